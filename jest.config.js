@@ -1,0 +1,32 @@
+// Jest in ESM mode (client-node 2.x is ESM-only). Type-checking is done once by `tsc` in `npm test`,
+// so ts-jest only transpiles (isolatedModules), which keeps the suite fast on 2 cores.
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
+};
+const common = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform,
+  testEnvironment: 'node',
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      // Pure code and the CLB emulator through the real SDK: no kube-apiserver needed.
+      testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/emulator/**/*.test.ts'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      // One real kube-apiserver + etcd per run, shared by every integration suite (a namespace each).
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testTimeout: 120000,
+    },
+  ],
+};

@@ -1,0 +1,90 @@
+// Helpers for integration tests: every suite talks to the one real kube-apiserver started by
+// global-setup.ts (or to an existing cluster named by KUBECONFIG) and isolates itself in a fresh namespace.
+import { execFile } from 'node:child_process';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+
+export function kubeconfigPath(): string {
+  const path = process.env.KUBECONFIG;
+  if (!path) throw new Error('KUBECONFIG is not set: integration tests must run under the jest integration project');
+  return path;
+}
+
+/** The unprivileged user's kubeconfig (no RBAC bindings unless a test grants them), when the harness made one. */
+export function userKubeconfigPath(): string | undefined {
+  return process.env.LOOPGUARD_TEST_USER_KUBECONFIG || undefined;
+}
+
+export function kubeConfig(path = kubeconfigPath()): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  return kc;
+}
+
+/** Creates a namespace with a generated name (e.g. `svc-x7k2p`) and returns its name. */
+export async function createNamespace(prefix: string, kc = kubeConfig()): Promise<string> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const ns = await core.createNamespace({
+    body: { metadata: { generateName: `${prefix.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 40)}-` } },
+  });
+  const name = ns.metadata?.name;
+  if (!name) throw new Error('namespace created without a name');
+  return name;
+}
+
+/**
+ * Deletes a namespace. The test control plane runs no namespace controller, so the namespace stays
+ * Terminating and its objects remain; that is harmless because every test uses a fresh one.
+ */
+export async function deleteNamespace(name: string, kc = kubeConfig()): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  await core.deleteNamespace({ name }).catch(() => undefined);
+}
+
+export interface CommandResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs kubectl as a user would, against the test cluster. Never throws on a non-zero exit. */
+export function kubectl(
+  args: string[],
+  options: { input?: string; kubeconfig?: string; timeoutMs?: number } = {},
+): Promise<CommandResult> {
+  const kubeconfig = options.kubeconfig ?? kubeconfigPath();
+  return new Promise((resolve) => {
+    const child = execFile(
+      'kubectl',
+      ['--kubeconfig', kubeconfig, ...args],
+      { timeout: options.timeoutMs ?? 60_000, maxBuffer: 16 * 1024 * 1024 },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
+    if (options.input !== undefined) child.stdin?.end(options.input);
+  });
+}
+
+/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs` with `what`. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined> | T | undefined,
+  { timeoutMs = 30_000, intervalMs = 100 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (err) {
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      const cause = lastError instanceof Error ? `: last error: ${lastError.message}` : '';
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}

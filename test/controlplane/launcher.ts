@@ -318,6 +318,6 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     const msg = err instanceof Error ? err.message : String(err);
     const report = `control plane failed to start: ${msg}\n--- kube-apiserver log (tail) ---\n${tail(apiLog)}\n--- etcd log (tail) ---\n${tail(etcdLog)}`;
     await stopControlPlane(state);
-    throw new Error(report);
+    throw new Error(report, { cause: err });
   }
 }

@@ -12,6 +12,8 @@ const common = {
 
 /** @type {import('jest').Config} */
 export default {
+  // Integration tests wait on a real apiserver; unit tests are far below this anyway.
+  testTimeout: 60000,
   projects: [
     {
       ...common,
@@ -26,7 +28,6 @@ export default {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 120000,
     },
   ],
 };

@@ -31,6 +31,8 @@ export interface ControlPlaneState {
   apiserverPid: number;
   ownerPid: number;
   version: string;
+  /** How the apiserver was started, so a test can restart it on the same port (watch-recovery tests). */
+  apiserver: { bin: string; args: string[]; log: string; detached: boolean; adminToken: string };
 }
 
 export const TEST_USER = 'loopguard-test-user';
@@ -257,8 +259,10 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     // 0 = detached (cluster:up): no owner to outlive; only cluster:down stops it.
     ownerPid: detached ? 0 : process.pid,
     version: '',
+    apiserver: { bin: binaries.kubeApiserver, args: [], log: apiLog, detached, adminToken },
   };
-  const persist = () => writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2));
+  // 0600: the state holds the admin token.
+  const persist = () => writeFileSync(join(dir, STATE_FILE), JSON.stringify(state, null, 2), { mode: 0o600 });
   persist();
 
   try {
@@ -269,9 +273,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
       () => (etcdExit ? `${etcdExit}\n${tail(etcdLog)}` : undefined),
     );
 
-    const api = spawnLogged(
-      binaries.kubeApiserver,
-      [
+    state.apiserver = {
+      bin: binaries.kubeApiserver,
+      args: [
         `--etcd-servers=http://127.0.0.1:${etcdPort}`,
         '--bind-address=127.0.0.1',
         '--advertise-address=127.0.0.1',
@@ -287,9 +291,11 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         '--allow-privileged=true',
         '--v=1',
       ],
-      apiLog,
+      log: apiLog,
       detached,
-    );
+      adminToken,
+    };
+    const api = spawnLogged(state.apiserver.bin, state.apiserver.args, apiLog, detached);
     state.apiserverPid = api.pid ?? -1;
     persist();
     let apiExit: string | undefined;
@@ -320,4 +326,25 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
     await stopControlPlane(state);
     throw new Error(report, { cause: err });
   }
+}
+
+/**
+ * Stops kube-apiserver (SIGKILL: as abrupt as a crash, so every watch breaks) and starts it again on the same
+ * port and etcd, then waits until it is ready. Clients keep their kubeconfig.
+ */
+export async function restartApiserver(state: ControlPlaneState, downtimeMs = 0): Promise<void> {
+  signal(state.apiserverPid, 'SIGKILL', state.apiserver.detached);
+  while (alive(state.apiserverPid)) await new Promise((r) => setTimeout(r, 50));
+  if (downtimeMs > 0) await new Promise((r) => setTimeout(r, downtimeMs));
+  const api = spawnLogged(state.apiserver.bin, state.apiserver.args, state.apiserver.log, state.apiserver.detached);
+  state.apiserverPid = api.pid ?? -1;
+  writeFileSync(join(state.dir, STATE_FILE), JSON.stringify(state, null, 2));
+  let exited: string | undefined;
+  api.on('exit', (code, sig) => (exited = `kube-apiserver exited (${code ?? sig})`));
+  await pollUntil(
+    'kube-apiserver /readyz after restart',
+    Date.now() + 60_000,
+    async () => (await httpsGet(`${state.server}/readyz`, state.apiserver.adminToken)).status === 200,
+    () => (exited ? `${exited}\n${tail(state.apiserver.log)}` : undefined),
+  );
 }

@@ -1,0 +1,122 @@
+// client-node's informer stops for good on any error but 410 (controller-conventions.md §3.3), and
+// `await start()` resolves even when the first LIST failed. This wrapper restarts it with capped, jittered
+// backoff (client-go's reflector: 800 ms → 30 s) and reports "synced" only after a LIST really succeeded.
+import {
+  makeInformer,
+  type Informer,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type ObjectCache,
+} from '@kubernetes/client-node';
+import { jitteredDelay } from './backoff.js';
+
+export type InformerEvent = 'add' | 'update' | 'delete';
+
+export interface InformerLogger {
+  warn(message: string, meta?: Record<string, unknown>): void;
+  info(message: string, meta?: Record<string, unknown>): void;
+}
+
+export interface ResilientInformerOptions<T extends KubernetesObject> {
+  name: string;
+  /** Watch path, e.g. `/api/v1/services` or `/apis/loopguard.dev/v1alpha1/loopbackpolicies`. */
+  path: string;
+  list: () => Promise<KubernetesListObject<T>>;
+  labelSelector?: string;
+  onEvent: (type: InformerEvent, obj: T) => void;
+  logger?: InformerLogger;
+  /** For tests: how long to wait before restart attempt n. */
+  restartDelay?: (attempt: number) => number;
+}
+
+export class ResilientInformer<T extends KubernetesObject> {
+  private readonly informer: Informer<T> & ObjectCache<T>;
+  private synced = false;
+  private stopped = false;
+  private attempt = 0;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private syncWaiters: Array<() => void> = [];
+  /** How many times the informer was restarted after an error (for health and tests). */
+  restarts = 0;
+
+  constructor(
+    kc: KubeConfig,
+    private readonly options: ResilientInformerOptions<T>,
+  ) {
+    const list = async () => {
+      const result = await options.list();
+      this.markSynced();
+      return result;
+    };
+    this.informer = makeInformer<T>(kc, options.path, list, options.labelSelector);
+    for (const type of ['add', 'update', 'delete'] as const) {
+      this.informer.on(type, (obj: T) => {
+        this.attempt = 0;
+        options.onEvent(type, obj);
+      });
+    }
+    this.informer.on('error', (err: unknown) => this.scheduleRestart(err));
+  }
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  get hasSynced(): boolean {
+    return this.synced;
+  }
+
+  /** Starts the informer and resolves once its first LIST has succeeded (retrying until then). */
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.informer.start().catch((err: unknown) => this.scheduleRestart(err));
+    await this.waitForSync();
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.restartTimer);
+    await this.informer.stop();
+  }
+
+  get(name: string, namespace?: string): T | undefined {
+    return this.informer.get(name, namespace);
+  }
+
+  list(namespace?: string): readonly T[] {
+    return this.informer.list(namespace);
+  }
+
+  private markSynced(): void {
+    this.attempt = 0;
+    if (this.synced) return;
+    this.synced = true;
+    const waiters = this.syncWaiters;
+    this.syncWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private scheduleRestart(err: unknown): void {
+    if (this.stopped || this.restartTimer) return;
+    const delay = this.options.restartDelay?.(this.attempt) ?? jitteredDelay(this.attempt, 800, 30_000);
+    this.attempt++;
+    this.options.logger?.warn('Informer failed, restarting', {
+      informer: this.options.name,
+      error: err instanceof Error ? err.message : String(err),
+      retryInMs: delay,
+    });
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (this.stopped) return;
+      this.restarts++;
+      this.informer.start().catch((e: unknown) => this.scheduleRestart(e));
+    }, delay);
+    this.restartTimer.unref();
+  }
+}

@@ -1,0 +1,194 @@
+// A keyed work queue with client-go's guarantees (util/workqueue/doc.go):
+// - stingy: a key is never processed by two workers at once, and adds of a key that is already waiting coalesce;
+// - a key added while it is being processed is processed once more afterwards (nothing is lost);
+// - failures are retried with per-key exponential backoff; success forgets the failures;
+// - bounded concurrency, delayed re-adds (RequeueAfter), and a draining shutdown.
+import { DEFAULT_ITEM_BACKOFF, ItemBackoff, type BackoffOptions } from './backoff.js';
+
+export interface ReconcileOutcome {
+  /** Process the key again after this long (periodic drift checks, waiting on someone else). */
+  requeueAfterMs?: number;
+}
+
+export type ReconcileHandler = (key: string, signal: AbortSignal) => Promise<ReconcileOutcome | void>;
+
+/** Thrown by a handler for an error that retrying cannot fix; it is reported, and the key is not retried. */
+export class TerminalError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'TerminalError';
+  }
+}
+
+export interface WorkQueueObserver {
+  depth?(name: string, depth: number): void;
+  added?(name: string): void;
+  retried?(name: string): void;
+  processed?(name: string, seconds: number, result: 'success' | 'error' | 'requeue_after' | 'terminal'): void;
+  failed?(name: string, key: string, error: unknown, retryInMs: number | undefined): void;
+}
+
+export interface WorkQueueOptions {
+  concurrency?: number;
+  backoff?: BackoffOptions;
+  observer?: WorkQueueObserver;
+}
+
+export class WorkQueue {
+  private readonly fifo: string[] = [];
+  private readonly dirty = new Set<string>();
+  private readonly processing = new Set<string>();
+  private readonly delayed = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  private readonly backoff: ItemBackoff<string>;
+  private readonly concurrency: number;
+  private readonly observer: WorkQueueObserver;
+  private readonly abort = new AbortController();
+  private running = false;
+  private shuttingDown = false;
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    readonly name: string,
+    private readonly handler: ReconcileHandler,
+    options: WorkQueueOptions = {},
+  ) {
+    this.concurrency = Math.max(1, options.concurrency ?? 1);
+    this.backoff = new ItemBackoff(options.backoff ?? DEFAULT_ITEM_BACKOFF);
+    this.observer = options.observer ?? {};
+  }
+
+  /** Keys waiting to be processed (not counting delayed ones or those in progress). */
+  get depth(): number {
+    return this.fifo.length;
+  }
+
+  get inProgress(): number {
+    return this.processing.size;
+  }
+
+  start(): void {
+    this.running = true;
+    this.pump();
+  }
+
+  add(key: string): void {
+    if (this.shuttingDown || this.dirty.has(key)) return;
+    this.dirty.add(key);
+    this.observer.added?.(this.name);
+    // A key being processed is only marked dirty; done() puts it back in line.
+    if (!this.processing.has(key)) {
+      this.fifo.push(key);
+      this.observer.depth?.(this.name, this.fifo.length);
+    }
+    this.pump();
+  }
+
+  /** Adds `key` after `ms`; of several pending delays for one key the earliest wins. */
+  addAfter(key: string, ms: number): void {
+    if (this.shuttingDown) return;
+    if (ms <= 0) return this.add(key);
+    const at = Date.now() + ms;
+    const pending = this.delayed.get(key);
+    if (pending && pending.at <= at) return;
+    if (pending) clearTimeout(pending.timer);
+    const timer = setTimeout(() => {
+      this.delayed.delete(key);
+      this.add(key);
+    }, ms);
+    timer.unref();
+    this.delayed.set(key, { at, timer });
+  }
+
+  /** Re-adds `key` after its backoff; returns the delay chosen. */
+  addRateLimited(key: string): number {
+    const delay = this.backoff.next(key);
+    this.observer.retried?.(this.name);
+    this.addAfter(key, delay);
+    return delay;
+  }
+
+  forget(key: string): void {
+    this.backoff.forget(key);
+  }
+
+  retries(key: string): number {
+    return this.backoff.retries(key);
+  }
+
+  /** Resolves once nothing is queued or in progress (delayed keys do not count). For tests and shutdown. */
+  whenIdle(): Promise<void> {
+    if (this.fifo.length === 0 && this.processing.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Stops taking work, cancels delayed adds, signals in-flight handlers to abort, and waits up to `drainMs`
+   * for them to finish. Returns whether everything finished in time.
+   */
+  async shutdown(drainMs = 8_000): Promise<boolean> {
+    this.shuttingDown = true;
+    for (const { timer } of this.delayed.values()) clearTimeout(timer);
+    this.delayed.clear();
+    this.fifo.length = 0;
+    this.dirty.clear();
+    this.abort.abort();
+    if (this.processing.size === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), drainMs);
+    });
+    const drained = this.whenIdle().then(() => true);
+    const result = await Promise.race([drained, timedOut]);
+    clearTimeout(timer);
+    return result;
+  }
+
+  private pump(): void {
+    while (this.running && !this.shuttingDown && this.processing.size < this.concurrency && this.fifo.length > 0) {
+      const key = this.fifo.shift()!;
+      this.dirty.delete(key);
+      this.processing.add(key);
+      this.observer.depth?.(this.name, this.fifo.length);
+      void this.process(key);
+    }
+    this.notifyIdle();
+  }
+
+  private async process(key: string): Promise<void> {
+    const started = performance.now();
+    let result: 'success' | 'error' | 'requeue_after' | 'terminal' = 'success';
+    try {
+      const outcome = await this.handler(key, this.abort.signal);
+      this.backoff.forget(key);
+      if (outcome?.requeueAfterMs !== undefined) {
+        result = 'requeue_after';
+        this.addAfter(key, outcome.requeueAfterMs);
+      }
+    } catch (err) {
+      if (err instanceof TerminalError || this.shuttingDown) {
+        result = 'terminal';
+        this.backoff.forget(key);
+        this.observer.failed?.(this.name, key, err, undefined);
+      } else {
+        result = 'error';
+        const retryIn = this.addRateLimited(key);
+        this.observer.failed?.(this.name, key, err, retryIn);
+      }
+    } finally {
+      this.processing.delete(key);
+      this.observer.processed?.(this.name, (performance.now() - started) / 1000, result);
+      if (this.dirty.has(key) && !this.shuttingDown) {
+        this.fifo.push(key);
+        this.observer.depth?.(this.name, this.fifo.length);
+      }
+      this.pump();
+    }
+  }
+
+  private notifyIdle(): void {
+    if (this.fifo.length > 0 || this.processing.size > 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+}

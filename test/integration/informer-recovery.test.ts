@@ -1,0 +1,49 @@
+// client-node informers stop on errors; ours must come back after the apiserver itself goes away.
+// This suite restarts an apiserver, so it runs its own private control plane, not the shared one.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CoreV1Api, KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
+import { restartApiserver, startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
+import { ResilientInformer } from '../../src/runtime/informer.js';
+import { waitFor } from '../support/kube.js';
+
+describe('ResilientInformer', () => {
+  let cp: ControlPlaneState;
+  let kc: KubeConfig;
+  beforeAll(async () => {
+    cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
+    kc = new KubeConfig();
+    kc.loadFromFile(cp.kubeconfig);
+  });
+  afterAll(async () => {
+    if (cp) await stopControlPlane(cp);
+  });
+
+  it('restarts after the apiserver crashes and keeps delivering events', async () => {
+    const core = kc.makeApiClient(CoreV1Api);
+    const seen = new Set<string>();
+    const warnings: string[] = [];
+    const informer = new ResilientInformer<V1ConfigMap>(kc, {
+      name: 'configmaps',
+      path: '/api/v1/namespaces/default/configmaps',
+      list: () => core.listNamespacedConfigMap({ namespace: 'default' }),
+      onEvent: (type, cm) => seen.add(`${type}:${cm.metadata?.name}`),
+      logger: { info: () => undefined, warn: (m) => warnings.push(m) },
+      restartDelay: () => 200,
+    });
+    await informer.start();
+    expect(informer.hasSynced).toBe(true);
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'before' } } });
+    await waitFor('event before the crash', () => (seen.has('add:before') ? true : undefined));
+
+    await restartApiserver(cp, 1_500);
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'after' } } });
+    await waitFor('event after the restart', () => (seen.has('add:after') ? true : undefined), { timeoutMs: 45_000 });
+    expect(informer.get('after', 'default')).toBeDefined();
+    expect(informer.get('before', 'default')).toBeDefined();
+    // client-node alone would have stopped for good: the recovery above is the wrapper's restart.
+    expect(informer.restarts).toBeGreaterThanOrEqual(1);
+    expect(warnings).toContain('Informer failed, restarting');
+    await informer.stop();
+  });
+});

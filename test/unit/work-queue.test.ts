@@ -1,0 +1,170 @@
+import { describe, expect, it } from '@jest/globals';
+import { ItemBackoff, jitteredDelay } from '../../src/runtime/backoff.js';
+import { TerminalError, WorkQueue } from '../../src/runtime/work-queue.js';
+
+/** A promise with its resolver, to hold a handler inside its critical section. */
+function gate(): { open: () => void; wait: Promise<void> } {
+  let open!: () => void;
+  const wait = new Promise<void>((r) => (open = r));
+  return { open, wait };
+}
+
+function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  return new Promise((resolve, reject) => {
+    const tick = () => {
+      if (check()) return resolve();
+      if (Date.now() > deadline) return reject(new Error(`timed out waiting for ${what}`));
+      setTimeout(tick, 2);
+    };
+    tick();
+  });
+}
+
+describe('ItemBackoff', () => {
+  it('doubles per failure from the base, caps at the max, and resets on forget', () => {
+    const b = new ItemBackoff<string>({ baseMs: 5, maxMs: 100 });
+    expect([b.next('a'), b.next('a'), b.next('a'), b.next('a'), b.next('a'), b.next('a')]).toEqual([5, 10, 20, 40, 80, 100]);
+    expect(b.next('b')).toBe(5);
+    b.forget('a');
+    expect(b.next('a')).toBe(5);
+  });
+
+  it('jittered delays stay within [base, min(max, base·2^n)]', () => {
+    expect(jitteredDelay(0, 800, 30_000, () => 0)).toBe(800);
+    expect(jitteredDelay(3, 800, 30_000, () => 0.999)).toBe(6393);
+    expect(jitteredDelay(20, 800, 30_000, () => 1)).toBe(30_000);
+  });
+});
+
+describe('WorkQueue', () => {
+  it('coalesces adds of a waiting key into one run', async () => {
+    const runs: string[] = [];
+    const q = new WorkQueue('t', async (key) => void runs.push(key));
+    q.add('a');
+    q.add('a');
+    q.add('b');
+    q.add('a');
+    q.start();
+    await q.whenIdle();
+    expect(runs).toEqual(['a', 'b']);
+  });
+
+  it('never runs one key twice at once, and re-runs it once when added during processing', async () => {
+    let active = 0;
+    let maxActive = 0;
+    let runs = 0;
+    const first = gate();
+    const q = new WorkQueue(
+      't',
+      async () => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        runs++;
+        if (runs === 1) await first.wait;
+        active--;
+      },
+      { concurrency: 4 },
+    );
+    q.start();
+    q.add('a');
+    await until(() => runs === 1, 'first run');
+    q.add('a');
+    q.add('a');
+    expect(q.inProgress).toBe(1);
+    first.open();
+    await until(() => runs === 2 && active === 0, 'second run');
+    await q.whenIdle();
+    expect(runs).toBe(2);
+    expect(maxActive).toBe(1);
+  });
+
+  it('bounds concurrency across keys', async () => {
+    let active = 0;
+    let maxActive = 0;
+    const q = new WorkQueue(
+      't',
+      async () => {
+        active++;
+        maxActive = Math.max(maxActive, active);
+        await new Promise((r) => setTimeout(r, 5));
+        active--;
+      },
+      { concurrency: 3 },
+    );
+    for (let i = 0; i < 20; i++) q.add(`k${i}`);
+    q.start();
+    await until(() => active === 0 && q.depth === 0 && q.inProgress === 0, 'drain');
+    expect(maxActive).toBe(3);
+  });
+
+  it('retries failures with growing per-key backoff and forgets them after success', async () => {
+    const times: number[] = [];
+    const failures: Array<number | undefined> = [];
+    const q = new WorkQueue(
+      't',
+      async () => {
+        times.push(Date.now());
+        if (times.length < 4) throw new Error('boom');
+      },
+      { backoff: { baseMs: 20, maxMs: 1_000 }, observer: { failed: (_n, _k, _e, retryIn) => failures.push(retryIn) } },
+    );
+    q.start();
+    q.add('x');
+    await until(() => times.length === 4, 'four attempts');
+    expect(failures).toEqual([20, 40, 80]);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    expect(gaps[0]!).toBeGreaterThanOrEqual(18);
+    expect(gaps[2]!).toBeGreaterThanOrEqual(78);
+    expect(q.retries('x')).toBe(0);
+  });
+
+  it('does not retry a TerminalError', async () => {
+    let runs = 0;
+    const q = new WorkQueue('t', async () => {
+      runs++;
+      throw new TerminalError('bad spec');
+    });
+    q.start();
+    q.add('x');
+    await q.whenIdle();
+    await new Promise((r) => setTimeout(r, 30));
+    expect(runs).toBe(1);
+  });
+
+  it('requeues after the requested delay, keeping the earliest of several', async () => {
+    const times: number[] = [];
+    const q = new WorkQueue('t', async () => {
+      times.push(Date.now());
+      return times.length === 1 ? { requeueAfterMs: 40 } : undefined;
+    });
+    q.start();
+    q.add('x');
+    await until(() => times.length === 2, 'requeue');
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(38);
+    q.addAfter('y', 10_000);
+    q.addAfter('y', 10);
+    await until(() => times.length === 3, 'earliest delay wins');
+  });
+
+  it('shutdown aborts in-flight handlers, drains them, and takes no more work', async () => {
+    const entered = gate();
+    let aborted = false;
+    let runs = 0;
+    const q = new WorkQueue('t', async (_key, signal) => {
+      runs++;
+      entered.open();
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+      aborted = signal.aborted;
+    });
+    q.start();
+    q.add('a');
+    await entered.wait;
+    q.addAfter('b', 5);
+    expect(await q.shutdown(1_000)).toBe(true);
+    expect(aborted).toBe(true);
+    q.add('c');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(runs).toBe(1);
+  });
+});

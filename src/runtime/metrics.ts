@@ -1,0 +1,108 @@
+// Prometheus metrics. Controller and workqueue metrics keep controller-runtime's names (controller-conventions.md
+// §1.8) so existing Grafana dashboards work; loopguard's own metrics are prefixed `loopguard_`.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { WorkQueueObserver } from './work-queue.js';
+
+const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60];
+
+export class Metrics {
+  readonly registry = new Registry();
+  readonly reconcileTotal = new Counter({
+    name: 'controller_runtime_reconcile_total',
+    help: 'Total number of reconciliations per controller',
+    labelNames: ['controller', 'result'] as const,
+    registers: [this.registry],
+  });
+  readonly reconcileErrors = new Counter({
+    name: 'controller_runtime_reconcile_errors_total',
+    help: 'Total number of reconciliation errors per controller',
+    labelNames: ['controller'] as const,
+    registers: [this.registry],
+  });
+  readonly reconcileTime = new Histogram({
+    name: 'controller_runtime_reconcile_time_seconds',
+    help: 'Length of time per reconciliation per controller',
+    labelNames: ['controller'] as const,
+    buckets: RECONCILE_BUCKETS,
+    registers: [this.registry],
+  });
+  readonly queueDepth = new Gauge({
+    name: 'workqueue_depth',
+    help: 'Current depth of workqueue',
+    labelNames: ['name'] as const,
+    registers: [this.registry],
+  });
+  readonly queueAdds = new Counter({
+    name: 'workqueue_adds_total',
+    help: 'Total number of adds handled by workqueue',
+    labelNames: ['name'] as const,
+    registers: [this.registry],
+  });
+  readonly queueRetries = new Counter({
+    name: 'workqueue_retries_total',
+    help: 'Total number of retries handled by workqueue',
+    labelNames: ['name'] as const,
+    registers: [this.registry],
+  });
+  readonly cloudRequests = new Counter({
+    name: 'loopguard_cloud_requests_total',
+    help: 'CLB API calls by action and outcome (ok, error, throttled)',
+    labelNames: ['action', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly cloudErrors = new Counter({
+    name: 'loopguard_cloud_errors_total',
+    help: 'CLB API errors by action and error code',
+    labelNames: ['action', 'code'] as const,
+    registers: [this.registry],
+  });
+  readonly cloudThrottles = new Counter({
+    name: 'loopguard_cloud_throttled_total',
+    help: 'CLB API calls answered with RequestLimitExceeded, by action',
+    labelNames: ['action'] as const,
+    registers: [this.registry],
+  });
+  readonly targetRisk = new Gauge({
+    name: 'loopguard_target_risk',
+    help: '1 for the current verdict of each target (AtRisk, Mitigated, ...), per policy',
+    labelNames: ['namespace', 'policy', 'kind', 'name', 'verdict'] as const,
+    registers: [this.registry],
+  });
+  readonly driftCorrections = new Counter({
+    name: 'loopguard_drift_corrections_total',
+    help: 'Changes made outside loopguard that it corrected',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+  readonly leader = new Gauge({
+    name: 'leader_election_master_status',
+    help: '1 while this replica is the leader',
+    labelNames: ['name'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Feeds workqueue and reconcile metrics from a WorkQueue (its name is the controller name). */
+  workQueueObserver(): WorkQueueObserver {
+    return {
+      depth: (name, depth) => this.queueDepth.set({ name }, depth),
+      added: (name) => this.queueAdds.inc({ name }),
+      retried: (name) => this.queueRetries.inc({ name }),
+      processed: (controller, seconds, result) => {
+        this.reconcileTime.observe({ controller }, seconds);
+        this.reconcileTotal.inc({ controller, result: result === 'terminal' ? 'error' : result });
+        if (result === 'error' || result === 'terminal') this.reconcileErrors.inc({ controller });
+      },
+    };
+  }
+
+  /** Hook for the CLB client: one call per API request. */
+  recordCloudCall(action: string, outcome: 'ok' | 'error' | 'throttled', code?: string): void {
+    this.cloudRequests.inc({ action, outcome });
+    if (outcome === 'throttled') this.cloudThrottles.inc({ action });
+    if (outcome !== 'ok') this.cloudErrors.inc({ action, code: code ?? 'Unknown' });
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * JSON shapes of the admin API (`/_admin/*`), shared by the server (admin.ts) and the typed client
+ * (admin-client.ts). Type-only: importing this file pulls in no server code.
+ */
+import type { Capabilities } from './capabilities.js';
+import type { HealthCheckState, ListenerProtocol, LoadBalancerRecord, TagInfo } from './model.js';
+import type { TaskView } from './tasks.js';
+
+export type { Capabilities } from './capabilities.js';
+export type { HealthCheckState, ListenerProtocol, ListenerRecord, LoadBalancerRecord, NodeRecord, RuleRecord, TagInfo } from './model.js';
+export type { TaskView } from './tasks.js';
+
+/** Runtime-tunable settings (`GET/PUT /_admin/config`; PUT merges top-level keys, `rpsPerAction` is replaced). */
+export interface EmulatorConfig {
+  taskDurationMs: number;
+  rps: number;
+  rpsPerAction: Record<string, number>;
+  healthConvergenceMs: number;
+}
+
+export type FaultKind = 'error' | 'http5xx' | 'reset' | 'latency' | 'taskFailure';
+
+export interface FaultRule {
+  /** `"*"` or an action name, e.g. `"ModifyListener"`. */
+  action: string;
+  /** Probability in [0, 1] per matching request. */
+  rate: number;
+  kind: FaultKind;
+  /** `error`: the API error code (default `InternalError`). */
+  code?: string;
+  /** `error`/`taskFailure`: message / task Message. */
+  message?: string;
+  /** `latency`: added delay before the request is processed. */
+  latencyMs?: number;
+  /** `http5xx`: HTTP status (default 503). */
+  status?: number;
+}
+
+export interface FaultPlan {
+  /** RNG seed; defaults to the emulator's `faultSeed`. Setting a plan always restarts the RNG. */
+  seed?: number;
+  rules: FaultRule[];
+}
+
+export interface StatsSnapshot {
+  calls: Record<string, number>;
+  throttled: Record<string, number>;
+  errors: Record<string, Record<string, number>>;
+  /** Accepted ModifyListener calls, key `lb-x/lbl-y`. */
+  listenerWrites: Record<string, number>;
+  /** Accepted ModifyRule calls, key `lb-x/lbl-y/loc-z`. */
+  ruleWrites: Record<string, number>;
+  tasks: { started: number; succeeded: number; failed: number };
+}
+
+export interface AdminLoadBalancer extends LoadBalancerRecord {
+  /** TaskId of the running task holding this CLB's lock, if any. */
+  lockedByTask: string | null;
+}
+
+export interface AdminState {
+  region: string;
+  loadBalancers: AdminLoadBalancer[];
+  tasks: TaskView[];
+}
+
+export interface NodeSpec {
+  ip: string;
+  instanceId?: string;
+  vipBound?: boolean;
+}
+
+/** Health-check fields for seeds and drift patches; missing fields keep defaults (seed) or current values (patch). */
+export type HealthCheckPatch = Partial<HealthCheckState>;
+
+export interface SeedRule {
+  LocationId?: string;
+  /** Defaults to the CLB's VIP (TKE's `domain: ""`). */
+  Domain?: string;
+  Url: string;
+  ForwardType?: 'HTTP' | 'HTTPS' | 'GRPC';
+  HealthCheck?: HealthCheckPatch;
+}
+
+export interface SeedListener {
+  ListenerId?: string;
+  ListenerName?: string;
+  Protocol: ListenerProtocol;
+  Port: number;
+  HealthCheck?: HealthCheckPatch;
+  KeepaliveEnable?: number;
+  SnatEnable?: boolean;
+  Rules?: SeedRule[];
+}
+
+export interface SeedLoadBalancer {
+  LoadBalancerId?: string;
+  LoadBalancerName?: string;
+  /** Default `INTERNAL`. */
+  LoadBalancerType?: 'OPEN' | 'INTERNAL';
+  /** Default `IPV4`. */
+  AddressIPVersion?: 'IPV4' | 'IPV6' | 'IPv6FullChain';
+  /** IPv4 VIP; allocated when omitted. */
+  Vip?: string;
+  /** IPv6 address (IPv6 CLBs); allocated when omitted. */
+  AddressIPv6?: string;
+  VpcId?: string;
+  SubnetId?: string;
+  Tags?: TagInfo[];
+  ClusterIds?: string[];
+  LoadBalancerPassToTarget?: boolean;
+  DeleteProtect?: boolean;
+  /** Default: three nodes 10.0.1.1–3. */
+  nodes?: NodeSpec[];
+  /** Marks the VIP bound on every node (overrides per-node `vipBound`). */
+  vipBound?: boolean;
+  Listeners?: SeedListener[];
+}
+
+export interface ListenerPatch {
+  ListenerName?: string;
+  /** Merged into the current health check (a console user editing fields), not reset. L4 only. */
+  HealthCheck?: HealthCheckPatch;
+  KeepaliveEnable?: number;
+  SnatEnable?: boolean;
+}
+
+export interface RulePatch {
+  Url?: string;
+  Domain?: string;
+  HealthCheck?: HealthCheckPatch;
+}
+
+export interface VipBoundRequest {
+  bound: boolean;
+  /** Node IPs to change; default all nodes of the CLB. */
+  nodes?: string[];
+}
+
+export interface AdminErrorBody {
+  error: string;
+}
+
+export type CapabilitiesPatch = Partial<Capabilities>;

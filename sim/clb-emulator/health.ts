@@ -1,0 +1,55 @@
+import type { HealthCheckState, ListenerRecord, LoadBalancerRecord, NodeRecord, RuleRecord } from './model.js';
+
+/**
+ * Target health, modelling the loopback fault of kubernetes/kubernetes#79783 (tke-clb.md §5): in IPVS mode
+ * kube-proxy binds the CLB VIP on every node, so a health probe whose *source* is the VIP (`SourceIpType` 0)
+ * looks like a martian/local-source packet and is dropped → the target is `Dead`. Probes from 100.64.0.0/10
+ * (`SourceIpType` 1) are unaffected → `Alive`.
+ *
+ * - `HealthSwitch` 0 → `Close` with `HealthStatus` true: the doc says "Close = health check off", and with checks
+ *   off CLB forwards to every target.
+ * - Within `healthConvergenceMs` after a health-check change → `Unknown`, `HealthStatus` false ("not probed yet").
+ * - Targets are the CLB's nodes; the target port is the modelled NodePort `30000 + (listenerPort % 2768)`, which
+ *   stays in Kubernetes' default NodePort range 30000–32767.
+ */
+
+export interface TargetHealthView {
+  IP: string;
+  Port: number;
+  HealthStatus: boolean;
+  TargetId: string;
+  HealthStatusDetail: 'Alive' | 'Dead' | 'Unknown' | 'Close';
+  TargetGroupId: string | null;
+  Weight: number;
+}
+
+export const nodePortFor = (listenerPort: number): number => 30000 + (listenerPort % 2768);
+
+export function probeTarget(hc: HealthCheckState, node: NodeRecord, changedAtMs: number, nowMs: number, convergenceMs: number) {
+  if (hc.HealthSwitch === 0) return { HealthStatus: true, HealthStatusDetail: 'Close' as const };
+  if (nowMs - changedAtMs < convergenceMs) return { HealthStatus: false, HealthStatusDetail: 'Unknown' as const };
+  const dropped = hc.SourceIpType === 0 && node.vipBound;
+  return dropped
+    ? { HealthStatus: false, HealthStatusDetail: 'Dead' as const }
+    : { HealthStatus: true, HealthStatusDetail: 'Alive' as const };
+}
+
+export function targetsFor(
+  lb: LoadBalancerRecord,
+  listener: ListenerRecord,
+  rule: RuleRecord | undefined,
+  nowMs: number,
+  convergenceMs: number,
+): TargetHealthView[] {
+  const hc = rule ? rule.HealthCheck : listener.HealthCheck;
+  const changedAt = rule ? rule.healthChangedAtMs : listener.healthChangedAtMs;
+  if (!hc) return [];
+  return lb.nodes.map((node) => ({
+    IP: node.ip,
+    Port: nodePortFor(listener.Port),
+    TargetId: node.instanceId,
+    TargetGroupId: null,
+    Weight: 10,
+    ...probeTarget(hc, node, changedAt, nowMs, convergenceMs),
+  }));
+}

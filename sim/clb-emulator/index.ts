@@ -1,0 +1,18 @@
+/** CLB API emulator: public surface for tests, the TKE simulator and the demo. */
+export { startClbEmulator, EMULATOR_HOST } from './server.js';
+export type { ClbEmulator } from './server.js';
+export { DEFAULT_TEST_CREDENTIALS, DEFAULT_OPTIONS } from './options.js';
+export type { EmulatorOptions } from './options.js';
+export { ClbAdminClient, ClbAdminError } from './admin-client.js';
+export type * from './admin-types.js';
+export {
+  DEFAULT_CAPABILITIES,
+  KEEPALIVE_SNAT_DISABLED_CODE,
+  KEEPALIVE_SNAT_DISABLED_MESSAGE,
+  SOURCE_100_64_DISABLED_CODE,
+  SOURCE_100_64_DISABLED_MESSAGE,
+} from './capabilities.js';
+export { API_VERSION } from './api.js';
+export { nodePortFor } from './health.js';
+export { defaultHealthCheck } from './health-check.js';
+export { ACTIONS } from './actions/index.js';

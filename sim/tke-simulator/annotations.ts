@@ -1,0 +1,54 @@
+// Annotation keys TKE's service-controller and l7-lb-controller read or write (shared/docs/tke-clb.md §1, §2).
+
+export const SERVICE = {
+  /** Read-only, written by TKE: the CLB ID the Service uses. */
+  loadBalancerId: 'service.kubernetes.io/loadbalance-id',
+  /** Create a private (INTERNAL) CLB in this subnet. */
+  internalSubnetId: 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid',
+  /** Use an existing CLB; TKE never deletes it. */
+  existedLbId: 'service.kubernetes.io/tke-existed-lbid',
+  /** JSON passed to CreateLoadBalancer, e.g. {"AddressIPVersion":"IPV6"}. */
+  extensiveParameters: 'service.kubernetes.io/service.extensiveParameters',
+  preventLoopback: 'service.cloud.tencent.com/prevent-loopback',
+  tkeServiceConfig: 'service.cloud.tencent.com/tke-service-config',
+  tkeServiceConfigAuto: 'service.cloud.tencent.com/tke-service-config-auto',
+} as const;
+
+export const INGRESS = {
+  ingressClass: 'kubernetes.io/ingress.class',
+  /** Read-only, written by TKE: the CLB ID the Ingress uses. */
+  loadBalancerId: 'kubernetes.io/ingress.qcloud-loadbalance-id',
+  /** Create a private (INTERNAL) CLB in this subnet. */
+  subnetId: 'kubernetes.io/ingress.subnetId',
+  /** "true": rules of TLS hosts go to HTTPS, the others to HTTP; otherwise TLS moves every rule to HTTPS. */
+  ruleMix: 'kubernetes.io/ingress.rule-mix',
+  tkeServiceConfig: 'ingress.cloud.tencent.com/tke-service-config',
+  tkeServiceConfigAuto: 'ingress.cloud.tencent.com/tke-service-config-auto',
+} as const;
+
+/** The only Ingress class TKE's l7-lb-controller serves; an Ingress without a class is treated as qcloud. */
+export const QCLOUD_INGRESS_CLASS = 'qcloud';
+
+/** Suffixes of the configs TKE generates; a hand-made config must not use them (TKE error E4051). */
+export const AUTO_SERVICE_CONFIG_SUFFIX = '-auto-service-config';
+export const AUTO_INGRESS_CONFIG_SUFFIX = '-auto-ingress-config';
+
+/**
+ * Finalizer that keeps a Service/Ingress until its CLB is cleaned up. The key is upstream's
+ * (k8s.io/cloud-provider service controller), which TKE's service-controller descends from; that TKE uses
+ * exactly this key is an assumption (sim/README.md).
+ */
+export const LB_CLEANUP_FINALIZER = 'service.kubernetes.io/load-balancer-cleanup';
+export const INGRESS_CLEANUP_FINALIZER = 'ingress.cloud.tencent.com/load-balancer-cleanup';
+
+/** CLB tags TKE sets (tke-clb.md §2 "Other useful TKE facts"): only CLBs tagged created-by are deleted. */
+export const TAG_CREATED_BY = 'tke-createdBy-flag';
+export const TAG_CLUSTER_ID = 'tke-clusterId';
+
+/** Event sources as TKE's controllers report them. */
+export const SERVICE_CONTROLLER = 'tke-service-controller';
+export const INGRESS_CONTROLLER = 'l7-lb-controller';
+
+export function annotationIsTrue(value: string | undefined): boolean {
+  return value?.trim().toLowerCase() === 'true';
+}

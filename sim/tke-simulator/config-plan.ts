@@ -1,0 +1,90 @@
+// Which CLB writes make the CLB match what a TkeServiceConfig declares (shared/docs/tke-clb.md §1 sync
+// behaviour): listeners without a fragment, and attributes a fragment does not declare, are never modified;
+// protocol/port/domain/url only select. Pure: returns requests, the caller sends them.
+import type {
+  HealthCheck,
+  Listener,
+  ModifyListenerRequest,
+  ModifyRuleRequest,
+} from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
+import { sameDomain, sameListener } from './auto-config.js';
+import { declaredHealthCheck, fullHealthCheck, healthCheckDiffers } from './health-check.js';
+import type { TkeServiceConfigSpec, TkeSession } from './tke-service-config.js';
+
+export type ClbModification =
+  | { action: 'ModifyListener'; target: string; request: ModifyListenerRequest }
+  | { action: 'ModifyRule'; target: string; request: ModifyRuleRequest };
+
+export interface SyncInput {
+  loadBalancerId: string;
+  vip: string;
+  listeners: Listener[];
+  spec: TkeServiceConfigSpec | undefined;
+  /** prevent-loopback on newer TKE: L4 health checks must use this source whatever the config says. */
+  forceL4SourceIpType?: number;
+}
+
+/** `session.enable: false` → 0 (off); `enable: true` → `sessionExpireTime`, default 30 s (tke-clb.md §1). */
+export function sessionExpireTime(session: TkeSession | undefined): number | undefined {
+  if (!session || typeof session.enable !== 'boolean') return undefined;
+  if (!session.enable) return 0;
+  return typeof session.sessionExpireTime === 'number' ? session.sessionExpireTime : 30;
+}
+
+function healthCheckChange(actual: HealthCheck | undefined, declared: HealthCheck): HealthCheck | undefined {
+  if (Object.keys(declared).length === 0 || !healthCheckDiffers(actual, declared)) return undefined;
+  return fullHealthCheck(actual, declared);
+}
+
+export function planConfigSync(input: SyncInput): ClbModification[] {
+  const out: ClbModification[] = [];
+  const lb = input.spec?.loadBalancer;
+  for (const l of input.listeners) {
+    const where = `${l.Protocol}:${l.Port}`;
+    if (l.Protocol === 'TCP' || l.Protocol === 'UDP') {
+      const f = lb?.l4Listeners?.find((x) => sameListener(x, l));
+      const declared = declaredHealthCheck(f?.healthCheck);
+      if (input.forceL4SourceIpType !== undefined) declared.SourceIpType = input.forceL4SourceIpType;
+      const request: ModifyListenerRequest = { LoadBalancerId: input.loadBalancerId, ListenerId: l.ListenerId ?? '' };
+      const hc = healthCheckChange(l.HealthCheck, declared);
+      if (hc) request.HealthCheck = hc;
+      if (f?.scheduler !== undefined && f.scheduler !== l.Scheduler) request.Scheduler = f.scheduler;
+      const session = sessionExpireTime(f?.session);
+      if (session !== undefined && session !== (l.SessionExpireTime ?? 0)) request.SessionExpireTime = session;
+      if (Object.keys(request).length > 2) out.push({ action: 'ModifyListener', target: where, request });
+      continue;
+    }
+    if (l.Protocol !== 'HTTP' && l.Protocol !== 'HTTPS') continue;
+    const f = lb?.l7Listeners?.find((x) => sameListener(x, l));
+    if (!f) continue;
+    if (typeof f.keepaliveEnable === 'number' && f.keepaliveEnable !== (l.KeepaliveEnable ?? 0)) {
+      out.push({
+        action: 'ModifyListener',
+        target: where,
+        request: { LoadBalancerId: input.loadBalancerId, ListenerId: l.ListenerId ?? '', KeepaliveEnable: f.keepaliveEnable },
+      });
+    }
+    for (const rule of l.Rules ?? []) {
+      const rf = f.domains?.find((d) => sameDomain(d.domain, rule, input.vip))?.rules?.find((r) => r.url === rule.Url);
+      if (!rf) continue;
+      const request: ModifyRuleRequest = {
+        LoadBalancerId: input.loadBalancerId,
+        ListenerId: l.ListenerId ?? '',
+        LocationId: rule.LocationId ?? '',
+      };
+      const hc = healthCheckChange(rule.HealthCheck, declaredHealthCheck(rf.healthCheck));
+      if (hc) request.HealthCheck = hc;
+      if (rf.scheduler !== undefined && rf.scheduler !== rule.Scheduler) request.Scheduler = rf.scheduler;
+      const session = sessionExpireTime(rf.session);
+      if (session !== undefined && session !== (rule.SessionExpireTime ?? 0)) request.SessionExpireTime = session;
+      // ForwardType is only settable on HTTPS listeners (tke-clb.md §3 ModifyRule).
+      if (l.Protocol === 'HTTPS' && rf.forwardType !== undefined && rf.forwardType !== rule.ForwardType) {
+        request.ForwardType = rf.forwardType;
+      }
+      if (Object.keys(request).length > 3) {
+        out.push({ action: 'ModifyRule', target: `${where} ${rule.Domain ?? ''}${rule.Url ?? ''}`, request });
+      }
+    }
+  }
+  return out;
+}

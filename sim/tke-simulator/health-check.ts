@@ -1,0 +1,86 @@
+// Mapping between a TkeServiceConfig `healthCheck` (lowerCamel) and the CLB API `HealthCheck` struct
+// (shared/docs/tke-clb.md §1 field list, §3 HealthCheck struct). Pure.
+import type { HealthCheck } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
+import type { TkeHealthCheck } from './tke-service-config.js';
+
+type NumberField = 'IntervalTime' | 'HealthNum' | 'UnHealthNum' | 'TimeOut' | 'SourceIpType' | 'HttpCode';
+type StringField = 'HttpCheckPath' | 'HttpCheckDomain' | 'HttpCheckMethod';
+
+const NUMBER_FIELDS: ReadonlyArray<[keyof TkeHealthCheck & string, NumberField]> = [
+  ['intervalTime', 'IntervalTime'],
+  ['healthNum', 'HealthNum'],
+  ['unHealthNum', 'UnHealthNum'],
+  ['timeout', 'TimeOut'],
+  ['sourceIpType', 'SourceIpType'],
+  ['httpCode', 'HttpCode'],
+];
+const STRING_FIELDS: ReadonlyArray<[keyof TkeHealthCheck & string, StringField]> = [
+  ['httpCheckPath', 'HttpCheckPath'],
+  ['httpCheckDomain', 'HttpCheckDomain'],
+  ['httpCheckMethod', 'HttpCheckMethod'],
+];
+
+/** The CLB fields a config declares; undeclared ones are absent, so they are never touched. */
+export function declaredHealthCheck(hc: TkeHealthCheck | undefined): HealthCheck {
+  const out: HealthCheck = {};
+  if (!hc) return out;
+  if (typeof hc.enable === 'boolean') out.HealthSwitch = hc.enable ? 1 : 0;
+  for (const [from, to] of NUMBER_FIELDS) {
+    const v = hc[from];
+    if (typeof v === 'number') out[to] = v;
+  }
+  for (const [from, to] of STRING_FIELDS) {
+    const v = hc[from];
+    if (typeof v === 'string') out[to] = to === 'HttpCheckMethod' ? v.toUpperCase() : v;
+  }
+  return out;
+}
+
+/** The CLB's struct without the nulls DescribeListeners returns for fields that do not apply. */
+export function withoutNulls(hc: HealthCheck | null | undefined): HealthCheck {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(hc ?? {})) if (v !== null && v !== undefined) out[k] = v;
+  return out as HealthCheck;
+}
+
+const same = (key: string, a: unknown, b: unknown): boolean =>
+  key === 'HttpCheckMethod' && typeof a === 'string' && typeof b === 'string' ? a.toUpperCase() === b.toUpperCase() : a === b;
+
+/** True when a declared field disagrees with the CLB. */
+export function healthCheckDiffers(actual: HealthCheck | null | undefined, declared: HealthCheck): boolean {
+  const current = withoutNulls(actual) as Record<string, unknown>;
+  return Object.entries(declared).some(([k, v]) => !same(k, current[k], v));
+}
+
+/**
+ * The full struct to send: the CLB's current values with the declared ones laid over them. ModifyListener /
+ * ModifyRule reset omitted HealthCheck fields to defaults (the emulator's strict model of tke-clb.md open
+ * question 4), so a partial struct would silently undo settings nobody declared.
+ */
+export function fullHealthCheck(actual: HealthCheck | null | undefined, declared: HealthCheck): HealthCheck {
+  return { ...withoutNulls(actual), ...declared };
+}
+
+/**
+ * A config fragment mirroring the CLB, as TKE writes into auto-generated configs (live export in tke-clb.md §1:
+ * enable, intervalTime, timeout, healthNum, unHealthNum, sourceIpType, and for L7 rules httpCode and the HTTP
+ * check fields).
+ */
+export function mirrorHealthCheck(actual: HealthCheck | null | undefined, layer7: boolean): TkeHealthCheck {
+  const hc = withoutNulls(actual);
+  const out: TkeHealthCheck = { enable: (hc.HealthSwitch ?? 1) === 1 };
+  const numbers: ReadonlyArray<[keyof TkeHealthCheck & string, NumberField]> = layer7
+    ? NUMBER_FIELDS
+    : NUMBER_FIELDS.filter(([, to]) => to !== 'HttpCode');
+  for (const [to, from] of numbers) {
+    const v = hc[from];
+    if (typeof v === 'number') out[to] = v;
+  }
+  if (layer7) {
+    for (const [to, from] of STRING_FIELDS) {
+      const v = hc[from];
+      if (typeof v === 'string' && v !== '') out[to] = from === 'HttpCheckMethod' ? v.toUpperCase() : v;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,59 @@
+// TKE's l7-lb-controller, simulated: a qcloud Ingress gets a CLB with HTTP:80 (and HTTPS:443 with TLS), one
+// rule per host/path with the VIP-sourced health check TKE sets, the read-only
+// `kubernetes.io/ingress.qcloud-loadbalance-id` annotation, the status IP and its TkeServiceConfig applied.
+import type { V1Ingress } from '@kubernetes/client-node';
+import { INGRESS, INGRESS_CLEANUP_FINALIZER, INGRESS_CONTROLLER } from './annotations.js';
+import { syncConfig } from './config-sync.js';
+import type { SimulatorContext } from './context.js';
+import { isManagedIngress, planIngress } from './ingress-plan.js';
+import type { OwnerKind } from './lifecycle.js';
+import {
+  cleanup,
+  ensureFinalizer,
+  listenerPrefix,
+  publishLoadBalancer,
+  recordedLoadBalancerId,
+  reportingFailures,
+} from './lifecycle.js';
+import { ensureL7Listeners, ensureLoadBalancer } from './load-balancer.js';
+import { chooseConfig } from './tke-service-config.js';
+
+export const INGRESS_KIND: OwnerKind = {
+  kind: 'Ingress',
+  component: INGRESS_CONTROLLER,
+  finalizer: INGRESS_CLEANUP_FINALIZER,
+  lbIdAnnotation: INGRESS.loadBalancerId,
+};
+
+export async function reconcileIngress(ctx: SimulatorContext, namespace: string, name: string): Promise<void> {
+  const found = await ctx.kube.getIngress(namespace, name);
+  if (!found) return;
+  if (!isManagedIngress(found)) {
+    const ours = recordedLoadBalancerId(INGRESS_KIND, found) || (found.metadata?.finalizers ?? []).includes(INGRESS_CLEANUP_FINALIZER);
+    if (ours) await reportingFailures(ctx, INGRESS_KIND, found, () => cleanup(ctx, INGRESS_KIND, found));
+    return;
+  }
+  const ing = (await ensureFinalizer(ctx, INGRESS_KIND, found)) as V1Ingress;
+  await reportingFailures(ctx, INGRESS_KIND, ing, () => syncIngress(ctx, ing));
+}
+
+async function syncIngress(ctx: SimulatorContext, ing: V1Ingress): Promise<void> {
+  const plan = planIngress(ing, ctx.clusterId);
+  const lb = await ensureLoadBalancer(ctx, plan.loadBalancer, recordedLoadBalancerId(INGRESS_KIND, ing), async (id) => {
+    await ctx.kube.patchMetadata('Ingress', ing, { annotations: { [INGRESS.loadBalancerId]: id } });
+  });
+  const listeners = await ensureL7Listeners(ctx, lb, plan.listeners, listenerPrefix(ing));
+  await publishLoadBalancer(ctx, INGRESS_KIND, ing, lb);
+  const annotations = ing.metadata?.annotations ?? {};
+  await syncConfig(ctx, {
+    kind: 'Ingress',
+    owner: ing,
+    component: INGRESS_CONTROLLER,
+    choice: chooseConfig('Ingress', ing.metadata?.name ?? '', annotations[INGRESS.tkeServiceConfigAuto], annotations[INGRESS.tkeServiceConfig], {
+      auto: INGRESS.tkeServiceConfigAuto,
+      manual: INGRESS.tkeServiceConfig,
+    }),
+    lb,
+    listeners,
+  });
+}

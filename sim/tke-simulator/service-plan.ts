@@ -1,0 +1,96 @@
+// What TKE's service-controller would build for a Service (shared/docs/tke-clb.md §2, Service annotations).
+// Pure: a Service in, a plan out; no API calls.
+import type { V1Service } from '@kubernetes/client-node';
+import { SERVICE, annotationIsTrue } from './annotations.js';
+
+export type LoadBalancerType = 'OPEN' | 'INTERNAL';
+/** `AddressIPVersion` values TKE passes to CreateLoadBalancer (tke-clb.md §3, HealthCheck paragraph). */
+export type AddressIpVersion = 'IPV4' | 'IPV6' | 'IPv6FullChain';
+
+export interface LoadBalancerPlan {
+  type: LoadBalancerType;
+  subnetId?: string;
+  addressIpVersion: AddressIpVersion;
+  /** Set when the user brought the CLB (`tke-existed-lbid`): never created or deleted by us. */
+  existingId?: string;
+  /** A readable CLB name; TKE's real naming scheme is unknown and nothing depends on it. */
+  name: string;
+}
+
+export interface L4ListenerPlan {
+  protocol: 'TCP' | 'UDP';
+  port: number;
+}
+
+export interface ServicePlan {
+  loadBalancer: LoadBalancerPlan;
+  listeners: L4ListenerPlan[];
+  preventLoopback: boolean;
+  /** Annotation problems TKE would report as Warning Events; the plan is still usable. */
+  problems: string[];
+}
+
+export function isLoadBalancerService(svc: V1Service): boolean {
+  return svc.spec?.type === 'LoadBalancer' && !svc.metadata?.deletionTimestamp;
+}
+
+/**
+ * `service.kubernetes.io/service.extensiveParameters` is JSON passed to CreateLoadBalancer. Only
+ * `AddressIPVersion` is modelled; other keys are ignored (sim/README.md).
+ */
+export function addressIpVersionFrom(extensive: string | undefined): { version: AddressIpVersion; problem?: string } {
+  if (!extensive?.trim()) return { version: 'IPV4' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(extensive);
+  } catch (err) {
+    return { version: 'IPV4', problem: `${SERVICE.extensiveParameters} is not valid JSON: ${(err as Error).message}` };
+  }
+  const raw = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>).AddressIPVersion : undefined;
+  if (raw === undefined) return { version: 'IPV4' };
+  const value = String(raw).toUpperCase();
+  if (value === 'IPV4') return { version: 'IPV4' };
+  if (value === 'IPV6') return { version: 'IPV6' };
+  if (value === 'IPV6FULLCHAIN') return { version: 'IPv6FullChain' };
+  return { version: 'IPV4', problem: `${SERVICE.extensiveParameters}: unsupported AddressIPVersion ${JSON.stringify(raw)}` };
+}
+
+export function isIpv6(version: AddressIpVersion): boolean {
+  return version !== 'IPV4';
+}
+
+/** One listener per distinct (protocol, port); SCTP has no CLB listener and is skipped. */
+export function listenersFor(svc: V1Service): L4ListenerPlan[] {
+  const seen = new Set<string>();
+  const out: L4ListenerPlan[] = [];
+  for (const p of svc.spec?.ports ?? []) {
+    const protocol = (p.protocol ?? 'TCP').toUpperCase();
+    if (protocol !== 'TCP' && protocol !== 'UDP') continue;
+    const key = `${protocol}/${p.port}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ protocol, port: p.port });
+  }
+  return out.sort((a, b) => a.port - b.port || a.protocol.localeCompare(b.protocol));
+}
+
+export function planService(svc: V1Service, clusterId: string): ServicePlan {
+  const annotations = svc.metadata?.annotations ?? {};
+  const problems: string[] = [];
+  const subnetId = annotations[SERVICE.internalSubnetId]?.trim() || undefined;
+  const { version, problem } = addressIpVersionFrom(annotations[SERVICE.extensiveParameters]);
+  if (problem) problems.push(problem);
+  const existingId = annotations[SERVICE.existedLbId]?.trim() || undefined;
+  return {
+    loadBalancer: {
+      type: subnetId ? 'INTERNAL' : 'OPEN',
+      ...(subnetId ? { subnetId } : {}),
+      addressIpVersion: version,
+      ...(existingId ? { existingId } : {}),
+      name: `${clusterId}_${svc.metadata?.namespace ?? ''}_${svc.metadata?.name ?? ''}`.slice(0, 60),
+    },
+    listeners: listenersFor(svc),
+    preventLoopback: annotationIsTrue(annotations[SERVICE.preventLoopback]),
+    problems,
+  };
+}

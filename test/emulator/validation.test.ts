@@ -1,0 +1,128 @@
+/** Parameter validation, IPv6 rules and account capabilities (tke-clb.md §3 HealthCheck, ModifyListener; §2). */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import type { HealthCheck } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
+import type { AdminLoadBalancer, ClbEmulator } from '../../sim/clb-emulator/index.js';
+import {
+  KEEPALIVE_SNAT_DISABLED_CODE, KEEPALIVE_SNAT_DISABLED_MESSAGE, SOURCE_100_64_DISABLED_CODE, SOURCE_100_64_DISABLED_MESSAGE,
+  startClbEmulator,
+} from '../../sim/clb-emulator/index.js';
+import type { ClbClient } from './support.js';
+import { clbClient, expectSdkError, writeAndWait } from './support.js';
+
+let emu: ClbEmulator;
+let client: ClbClient;
+let v4: AdminLoadBalancer;
+let v6: AdminLoadBalancer;
+
+const ids = (lb: AdminLoadBalancer, i: number) => ({ LoadBalancerId: lb.LoadBalancerId, ListenerId: lb.Listeners[i]?.ListenerId ?? '' });
+const rule = (lb: AdminLoadBalancer) => ({ ...ids(lb, 1), LocationId: lb.Listeners[1]?.Rules[0]?.LocationId ?? '' });
+
+beforeAll(async () => {
+  emu = await startClbEmulator({ taskDurationMs: 30 });
+  client = clbClient(emu);
+});
+afterAll(() => emu.close());
+beforeEach(async () => {
+  await emu.admin.reset();
+  const listeners = [
+    { Protocol: 'TCP' as const, Port: 80 },
+    { Protocol: 'HTTP' as const, Port: 8080, Rules: [{ Domain: 'a.example.com', Url: '/' }] },
+  ];
+  v4 = await emu.admin.seedLoadBalancer({ Listeners: listeners });
+  v6 = await emu.admin.seedLoadBalancer({ AddressIPVersion: 'IPV6', Listeners: listeners });
+});
+
+describe('IPv6 CLBs', () => {
+  it('reject SourceIpType=1 on listeners and rules with InvalidParameterValue naming it', async () => {
+    const e1 = await expectSdkError(client.ModifyListener({ ...ids(v6, 0), HealthCheck: { SourceIpType: 1 } }), 'InvalidParameterValue');
+    expect(e1.message).toContain('SourceIpType=1');
+    expect(e1.message).toContain('IPv6');
+    await expectSdkError(client.ModifyRule({ ...rule(v6), HealthCheck: { SourceIpType: 1 } }), 'InvalidParameterValue');
+    await expectSdkError(client.CreateListener({ LoadBalancerId: v6.LoadBalancerId, Ports: [90], Protocol: 'TCP', HealthCheck: { SourceIpType: 1 } }), 'InvalidParameterValue');
+  });
+
+  it('still accept SourceIpType=0 and require IntervalTime ≥ 5 (IPv4 allows 2)', async () => {
+    await writeAndWait(client, client.ModifyListener({ ...ids(v6, 0), HealthCheck: { SourceIpType: 0, IntervalTime: 5 } }));
+    await expectSdkError(client.ModifyListener({ ...ids(v6, 0), HealthCheck: { IntervalTime: 3, TimeOut: 2 } }), 'InvalidParameterValue.Range');
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), HealthCheck: { IntervalTime: 3, TimeOut: 2 } }));
+  });
+});
+
+describe('layer-7 listeners', () => {
+  it('reject HealthCheck on ModifyListener and point to ModifyRule', async () => {
+    const err = await expectSdkError(client.ModifyListener({ ...ids(v4, 1), HealthCheck: { SourceIpType: 1 } }), 'InvalidParameter');
+    expect(err.message).toContain('ModifyRule');
+  });
+
+  it('reject HealthCheck on CreateListener for HTTP', async () => {
+    await expectSdkError(client.CreateListener({ LoadBalancerId: v4.LoadBalancerId, Ports: [81], Protocol: 'HTTP', HealthCheck: { HealthSwitch: 1 } }), 'InvalidParameter');
+  });
+
+  it('KeepaliveEnable is only for HTTP/HTTPS listeners', async () => {
+    await emu.admin.setCapabilities({ l7KeepaliveSnat: true });
+    const err = await expectSdkError(client.ModifyListener({ ...ids(v4, 0), KeepaliveEnable: 1 }), 'InvalidParameter');
+    expect(err.message).toContain('KeepaliveEnable');
+    await expectSdkError(client.ModifyListener({ ...ids(v4, 1), KeepaliveEnable: 2 }), 'InvalidParameterValue');
+  });
+});
+
+describe('HealthCheck ranges', () => {
+  const cases: [string, HealthCheck, string][] = [
+    ['TimeOut 1', { TimeOut: 1 }, 'InvalidParameterValue.Range'],
+    ['TimeOut 61', { TimeOut: 61, IntervalTime: 100 }, 'InvalidParameterValue.Range'],
+    ['IntervalTime 1', { IntervalTime: 1 }, 'InvalidParameterValue.Range'],
+    ['IntervalTime 301', { IntervalTime: 301 }, 'InvalidParameterValue.Range'],
+    ['HealthNum 1', { HealthNum: 1 }, 'InvalidParameterValue.Range'],
+    ['HealthNum 11', { HealthNum: 11 }, 'InvalidParameterValue.Range'],
+    ['UnHealthNum 11', { UnHealthNum: 11 }, 'InvalidParameterValue.Range'],
+    ['HttpCode 0', { HttpCode: 0 }, 'InvalidParameterValue.Range'],
+    ['HttpCode 32', { HttpCode: 32 }, 'InvalidParameterValue.Range'],
+    ['SourceIpType 2', { SourceIpType: 2 }, 'InvalidParameterValue'],
+    ['HealthSwitch 2', { HealthSwitch: 2 }, 'InvalidParameterValue'],
+    ['TimeOut > IntervalTime', { TimeOut: 10, IntervalTime: 5 }, 'InvalidParameterValue'],
+    ['CheckType PING on TCP', { CheckType: 'PING' }, 'InvalidParameterValue'],
+    ['HTTP check without domain/version on TCP', { CheckType: 'HTTP' }, 'MissingParameter'],
+    ['unknown field', { Bogus: 1 } as HealthCheck, 'UnknownParameter'],
+  ];
+  it.each(cases)('%s → %s', async (_name, hc, code) => {
+    await expectSdkError(client.ModifyListener({ ...ids(v4, 0), HealthCheck: hc }), code);
+  });
+
+  it('the same ranges apply to ModifyRule', async () => {
+    await expectSdkError(client.ModifyRule({ ...rule(v4), HealthCheck: { HttpCode: 99 } }), 'InvalidParameterValue.Range');
+    await expectSdkError(client.ModifyRule({ ...rule(v4), HealthCheck: { HttpCheckMethod: 'POST' } }), 'InvalidParameterValue');
+  });
+
+  it('accepts the boundaries', async () => {
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), HealthCheck: { TimeOut: 60, IntervalTime: 300, HealthNum: 10, UnHealthNum: 2 } }));
+  });
+});
+
+describe('account capabilities', () => {
+  it('refuses KeepaliveEnable=1 and SnatEnable=true by default, accepts them after enabling l7KeepaliveSnat', async () => {
+    expect(await emu.admin.getCapabilities()).toEqual({ healthCheckSource100_64: true, l7KeepaliveSnat: false });
+    const e1 = await expectSdkError(client.ModifyListener({ ...ids(v4, 1), KeepaliveEnable: 1 }), KEEPALIVE_SNAT_DISABLED_CODE);
+    expect(e1.message).toBe(KEEPALIVE_SNAT_DISABLED_MESSAGE);
+    expect(KEEPALIVE_SNAT_DISABLED_CODE).toBe('FailedOperation');
+    await expectSdkError(client.ModifyListener({ ...ids(v4, 1), SnatEnable: true }), 'FailedOperation');
+    // Turning it off is always allowed.
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 1), KeepaliveEnable: 0 }));
+
+    await emu.admin.setCapabilities({ l7KeepaliveSnat: true });
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 1), KeepaliveEnable: 1, SnatEnable: true }));
+    const state = await emu.admin.getLoadBalancer(v4.LoadBalancerId);
+    expect(state.Listeners[1]).toMatchObject({ KeepaliveEnable: 1, SnatEnable: true });
+  });
+
+  it('refuses SourceIpType=1 when the 100.64 source is not enabled for the account', async () => {
+    await emu.admin.setCapabilities({ healthCheckSource100_64: false });
+    const err = await expectSdkError(client.ModifyListener({ ...ids(v4, 0), HealthCheck: { SourceIpType: 1 } }), SOURCE_100_64_DISABLED_CODE);
+    expect(SOURCE_100_64_DISABLED_CODE).toBe('UnauthorizedOperation');
+    expect(err.message).toBe(SOURCE_100_64_DISABLED_MESSAGE);
+    await expectSdkError(client.ModifyRule({ ...rule(v4), HealthCheck: { SourceIpType: 1 } }), 'UnauthorizedOperation');
+    await expectSdkError(client.CreateRule({ ...ids(v4, 1), Rules: [{ Domain: 'b', Url: '/', HealthCheck: { SourceIpType: 1 } }] }), 'UnauthorizedOperation');
+
+    await emu.admin.setCapabilities({ healthCheckSource100_64: true });
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), HealthCheck: { SourceIpType: 1 } }));
+  });
+});

@@ -2,7 +2,8 @@
 // `await start()` resolves even when the first LIST failed. This wrapper restarts it with capped, jittered
 // backoff (client-go's reflector: 800 ms → 30 s) and reports "synced" only after a LIST really succeeded.
 import {
-  makeInformer,
+  ListWatch,
+  Watch,
   type Informer,
   type KubeConfig,
   type KubernetesListObject,
@@ -24,6 +25,8 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   path: string;
   list: () => Promise<KubernetesListObject<T>>;
   labelSelector?: string;
+  /** e.g. `metadata.name=kube-proxy`: lets RBAC restrict list/watch to one object by resourceNames. */
+  fieldSelector?: string;
   onEvent: (type: InformerEvent, obj: T) => void;
   logger?: InformerLogger;
   /** For tests: how long to wait before restart attempt n. */
@@ -49,7 +52,8 @@ export class ResilientInformer<T extends KubernetesObject> {
       this.markSynced();
       return result;
     };
-    this.informer = makeInformer<T>(kc, options.path, list, options.labelSelector);
+    // autoStart=false: the default would start inside the constructor, before our error handler is attached.
+    this.informer = new ListWatch<T>(options.path, new Watch(kc), list, false, options.labelSelector, options.fieldSelector);
     for (const type of ['add', 'update', 'delete'] as const) {
       this.informer.on(type, (obj: T) => {
         this.attempt = 0;

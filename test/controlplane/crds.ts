@@ -20,7 +20,7 @@ function run(args: string[]): Promise<string> {
 export function crdFiles(dirs = CRD_DIRS): string[] {
   return dirs
     .filter((d) => existsSync(d))
-    .flatMap((d) => readdirSync(d).filter((f) => /\.ya?ml$/.test(f)).map((f) => join(d, f)))
+    .flatMap((d) => readdirSync(d).filter((f) => /\.ya?ml$/.test(f) && !/^kustomization\.ya?ml$/.test(f)).map((f) => join(d, f)))
     .sort();
 }
 

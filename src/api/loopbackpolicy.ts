@@ -1,0 +1,195 @@
+// LoopbackPolicy (loopguard.dev/v1alpha1): TypeScript mirror of crds/loopguard.dev_loopbackpolicies.yaml.
+// The CRD is the source of truth for validation and defaulting; these types and `withSpecDefaults`
+// mirror it so that pure code (and unit tests) can work with objects the apiserver has not defaulted.
+import type { Condition } from './conditions.js';
+
+export const GROUP = 'loopguard.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'LoopbackPolicy';
+export const PLURAL = 'loopbackpolicies';
+export const SINGULAR = 'loopbackpolicy';
+export const SHORT_NAME = 'lbp';
+/** Finalizer that makes deleting a policy wait until loopguard has reverted what it changed. */
+export const FINALIZER = 'loopguard.dev/revert';
+/** Server-side-apply field manager for everything loopguard writes (status, annotations). */
+export const FIELD_MANAGER = 'loopguard';
+/** Upper bound of `status.targets`; the rest is counted in `status.counts` and flagged as truncated. */
+export const MAX_STATUS_TARGETS = 100;
+
+export type PolicyMode = 'Enforce' | 'Audit';
+export type TargetKind = 'Service' | 'Ingress';
+/** `Range100_64` = CLB `HealthCheck.SourceIpType=1`, `VIP` = `SourceIpType=0`, `Unmanaged` = never touched. */
+export type HealthCheckSource = 'Range100_64' | 'VIP' | 'Unmanaged';
+/** When loopguard may set `service.cloud.tencent.com/prevent-loopback: "true"`. */
+export type PreventLoopback = 'Auto' | 'Always' | 'Never';
+export type SelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: SelectorOperator;
+  values?: string[];
+}
+
+/** metav1.LabelSelector; empty or absent selects every Service/Ingress in the policy's namespace. */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+export interface L4Spec {
+  healthCheckSource?: HealthCheckSource;
+  preventLoopback?: PreventLoopback;
+}
+
+export interface L7Spec {
+  keepalive?: boolean;
+  healthCheckSource?: HealthCheckSource;
+  /** Opt-in: turn on the CLB's `LoadBalancerPassToTarget` ("allow traffic from CLB by default"). */
+  allowCLBTrafficByDefault?: boolean;
+}
+
+export interface LoopbackPolicySpec {
+  mode?: PolicyMode;
+  selector?: LabelSelector;
+  targets?: TargetKind[];
+  l4?: L4Spec;
+  l7?: L7Spec;
+  revertOnDelete?: boolean;
+}
+
+/** The spec after defaulting: what the model works with. */
+export interface ResolvedPolicySpec {
+  mode: PolicyMode;
+  selector: LabelSelector;
+  targets: TargetKind[];
+  l4: Required<L4Spec>;
+  l7: Required<L7Spec>;
+  revertOnDelete: boolean;
+}
+
+export const SPEC_DEFAULTS: Readonly<ResolvedPolicySpec> = Object.freeze<ResolvedPolicySpec>({
+  mode: 'Enforce',
+  selector: {},
+  targets: ['Service', 'Ingress'],
+  l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto' },
+  l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
+  revertOnDelete: true,
+});
+
+/** Applies the CRD's defaults (same values as the schema's `default:`) without mutating the input. */
+export function withSpecDefaults(spec: LoopbackPolicySpec | undefined): ResolvedPolicySpec {
+  const s = spec ?? {};
+  return {
+    mode: s.mode ?? SPEC_DEFAULTS.mode,
+    selector: s.selector ?? {},
+    targets: s.targets && s.targets.length > 0 ? [...s.targets] : [...SPEC_DEFAULTS.targets],
+    l4: {
+      healthCheckSource: s.l4?.healthCheckSource ?? SPEC_DEFAULTS.l4.healthCheckSource,
+      preventLoopback: s.l4?.preventLoopback ?? SPEC_DEFAULTS.l4.preventLoopback,
+    },
+    l7: {
+      keepalive: s.l7?.keepalive ?? SPEC_DEFAULTS.l7.keepalive,
+      healthCheckSource: s.l7?.healthCheckSource ?? SPEC_DEFAULTS.l7.healthCheckSource,
+      allowCLBTrafficByDefault: s.l7?.allowCLBTrafficByDefault ?? SPEC_DEFAULTS.l7.allowCLBTrafficByDefault,
+    },
+    revertOnDelete: s.revertOnDelete ?? SPEC_DEFAULTS.revertOnDelete,
+  };
+}
+
+// ---- status ---------------------------------------------------------------------------------------
+
+export type Verdict = 'AtRisk' | 'Mitigated' | 'NotApplicable' | 'Unsupported' | 'Pending' | 'Skipped' | 'Conflict';
+export const VERDICTS: readonly Verdict[] = [
+  'AtRisk',
+  'Mitigated',
+  'NotApplicable',
+  'Unsupported',
+  'Pending',
+  'Skipped',
+  'Conflict',
+];
+
+export type KubeProxyMode = 'ipvs' | 'iptables' | 'nftables' | 'none' | 'unknown';
+export type ProfileSource = 'DaemonSet' | 'ConfigMap' | 'Flag' | 'Unknown';
+export type Tristate = 'True' | 'False' | 'Unknown';
+/**
+ * Whether kube-proxy binds a LoadBalancer Service's CLB VIP to a local interface (kube-ipvs0):
+ * `OnAnnotation` = TKE build that binds only Services annotated prevent-loopback; `Always` = upstream
+ * IPVS behaviour (kubernetes PR #63066); `Never` = iptables/nftables/none or a TKE build older than the fix.
+ */
+export type VipBinding = 'OnAnnotation' | 'Always' | 'Never' | 'Unknown';
+
+export interface ClusterProfileStatus {
+  kubeProxyMode: KubeProxyMode;
+  kubeProxyVersion?: string;
+  preventLoopbackSupported: Tristate;
+  vipBinding?: VipBinding;
+  /** The kube-proxy version to upgrade to for prevent-loopback support, when known. */
+  upgradeTo?: string;
+  source: ProfileSource;
+  message?: string;
+}
+
+export interface VerdictCounts {
+  atRisk: number;
+  mitigated: number;
+  notApplicable: number;
+  unsupported: number;
+  pending: number;
+  skipped: number;
+  conflict: number;
+  total: number;
+}
+
+export interface TargetStatus {
+  kind: TargetKind;
+  name: string;
+  verdict: Verdict;
+  /** CamelCase id from the root-cause catalogue (docs/diagnosis.md). */
+  rootCause: string;
+  /** Mitigations in effect on the target (observed, not planned). */
+  mitigations?: string[];
+  /** Changes the desired state still needs; in Audit mode this is what Enforce would do. */
+  plan?: string[];
+  message?: string;
+  loadBalancerId?: string;
+}
+
+export interface LoopbackPolicyStatus {
+  observedGeneration?: number;
+  conditions?: Condition[];
+  clusterProfile?: ClusterProfileStatus;
+  counts?: VerdictCounts;
+  targets?: TargetStatus[];
+  targetsTruncated?: boolean;
+  targetsNote?: string;
+  lastEvaluatedTime?: string;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  generation?: number;
+  resourceVersion?: string;
+  creationTimestamp?: string | Date;
+  deletionTimestamp?: string | Date;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  finalizers?: string[];
+}
+
+export interface LoopbackPolicy {
+  apiVersion: typeof API_VERSION;
+  kind: typeof KIND;
+  metadata: ObjectMeta;
+  spec?: LoopbackPolicySpec;
+  status?: LoopbackPolicyStatus;
+}
+
+export function isLoopbackPolicy(value: unknown): value is LoopbackPolicy {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as { apiVersion?: unknown; kind?: unknown; metadata?: unknown };
+  return v.apiVersion === API_VERSION && v.kind === KIND && typeof v.metadata === 'object' && v.metadata !== null;
+}

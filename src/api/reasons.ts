@@ -1,0 +1,85 @@
+// CamelCase reasons for LoopbackPolicy conditions and for Events. Reasons are the programmatic part
+// (stable, matched by alerts, Argo CD/Flux health checks and tests); messages are for people and say
+// what to do. Never rename a reason: it is API.
+
+/** Reasons of the `Ready` condition (always present). */
+export const ReadyReason = {
+  /** First reconcile of a generation has not finished; Ready=Unknown so kstatus does not report Current early. */
+  Initializing: 'Initializing',
+  /** Enforce: every target reached its desired state and none is at risk. */
+  Reconciled: 'Reconciled',
+  /** Enforce: loopguard did everything the policy and the platform allow; some targets stay at risk (see counts/message). */
+  ReconciledWithRisks: 'ReconciledWithRisks',
+  /** Audit: every target is diagnosed; nothing was changed. */
+  AuditComplete: 'AuditComplete',
+  /** Work remains (changes being applied, targets being observed). Mirrors Reconciling=True. */
+  Progressing: 'Progressing',
+} as const;
+
+/** Reasons of `Reconciling` (present only while True, kstatus "abnormal-true"). */
+export const ReconcilingReason = {
+  /** Enforce: desired-state changes are being applied to CLBs or targets. */
+  ApplyingChanges: 'ApplyingChanges',
+  /** loopguard has not finished observing some targets' CLBs. */
+  Observing: 'Observing',
+  /** A transient error (throttling, CLB busy, timeout) is being retried with backoff. */
+  RetryingAfterError: 'RetryingAfterError',
+  /** The policy's generation changed and has not been evaluated yet. */
+  NewGeneration: 'NewGeneration',
+} as const;
+
+/**
+ * Reasons of `Stalled` (present only while True): progress needs a human. Ready=False carries the same
+ * reason so `kubectl get lbp -o wide` shows it.
+ */
+export const StalledReason = {
+  /** CAM denied a CLB action (`UnauthorizedOperation`, `AuthFailure*`): grant the action named in the message. */
+  PermissionDenied: 'PermissionDenied',
+  /** The account lacks the CLB L7 SNAT + keepalive capability: file the ticket named in the message. */
+  KeepaliveCapabilityMissing: 'KeepaliveCapabilityMissing',
+  /** The CLB rejects the non-VIP (100.64.0.0/10) health-check source: file the ticket named in the message. */
+  HealthCheckSourceCapabilityMissing: 'HealthCheckSourceCapabilityMissing',
+  /** A target's TKE annotations contradict each other (e.g. tke-service-config and -auto both set). */
+  TargetMisconfigured: 'TargetMisconfigured',
+  /** The CLB API rejected a request as invalid (`InvalidParameter*`); the message quotes it. */
+  InvalidRequest: 'InvalidRequest',
+  /** The spec passed admission but cannot be acted on (should not happen with the CRD's CEL rules). */
+  InvalidSpec: 'InvalidSpec',
+} as const;
+
+/** Reasons of Events loopguard emits on Services, Ingresses and LoopbackPolicies. */
+export const EventReason = {
+  /** Normal: a listener's health-check source was switched (ModifyListener/ModifyRule task succeeded). */
+  HealthCheckSourceSwitched: 'HealthCheckSourceSwitched',
+  /** Normal: loopguard set service.cloud.tencent.com/prevent-loopback. */
+  PreventLoopbackAnnotated: 'PreventLoopbackAnnotated',
+  /** Normal: keepalive enabled on an L7 listener through the TkeServiceConfig. */
+  KeepaliveEnabled: 'KeepaliveEnabled',
+  /** Normal: LoadBalancerPassToTarget turned on (policy opt-in). */
+  ClbTrafficAllowedByDefault: 'ClbTrafficAllowedByDefault',
+  /** Normal: every mitigation of the target is in place. */
+  TargetMitigated: 'TargetMitigated',
+  /** Warning: a target is at risk and the policy (Audit mode or its settings) leaves it so. */
+  TargetAtRisk: 'TargetAtRisk',
+  /** Warning: something put back a value loopguard manages (console, TKE resync); loopguard corrected it. */
+  DriftCorrected: 'DriftCorrected',
+  /** Normal: recorded originals restored (policy deleted, target deselected or skipped). */
+  OriginalsRestored: 'OriginalsRestored',
+  /** Warning: a loopguard or TKE annotation on the target could not be parsed; it is ignored. */
+  InvalidAnnotation: 'InvalidAnnotation',
+  /** Warning: another, older policy already manages the target. */
+  PolicyConflict: 'PolicyConflict',
+  /** Warning: a CLB write failed permanently; the message quotes the CLB error. */
+  ClbWriteFailed: 'ClbWriteFailed',
+  /** Warning: a Kubernetes write (annotation, TkeServiceConfig patch) failed. */
+  TargetUpdateFailed: 'TargetUpdateFailed',
+  /** Warning: a CLB capability is missing for the account (ticket needed). */
+  CapabilityMissing: 'CapabilityMissing',
+  /** Warning: the CLB API denied an action; the message names it. */
+  PermissionDenied: 'PermissionDenied',
+} as const;
+
+export type ReadyReasonValue = (typeof ReadyReason)[keyof typeof ReadyReason];
+export type ReconcilingReasonValue = (typeof ReconcilingReason)[keyof typeof ReconcilingReason];
+export type StalledReasonValue = (typeof StalledReason)[keyof typeof StalledReason];
+export type EventReasonValue = (typeof EventReason)[keyof typeof EventReason];

@@ -1,0 +1,303 @@
+// Typed CLB errors. Every failure of a cloud call (SDK exception, network error, failed async task,
+// missing credentials, shutdown) becomes one `ClbError` that says whether retrying can help and, for
+// people, what went wrong and how to fix it. Facts: ../../../shared/docs/tke-clb.md §3 "Error codes"
+// and §4 "Errors"; the emulator's capability errors: sim/clb-emulator/capabilities.ts.
+import SdkExceptionModule from 'tencentcloud-sdk-nodejs/tencentcloud/common/exception/tencent_cloud_sdk_exception.js';
+import { classifyApiError, onLb } from './error-codes.js';
+import { redactSecrets } from './redact.js';
+
+/**
+ * CamelCase reasons, stable (they end up in condition reasons, Events and metrics labels). Where
+ * src/api/reasons.ts has a Stalled reason for the same cause the value is identical, so the
+ * controllers can pass it through.
+ */
+export type CloudErrorReason =
+  // retryable
+  | 'Throttled' // RequestLimitExceeded*: our budget or someone sharing the quota (TKE's controllers)
+  | 'ClbBusy' // another task holds the CLB (ResourceInOperating)
+  | 'CloudUnavailable' // InternalError, HTTP 5xx
+  | 'NetworkError' // reset, refused, DNS, request timeout
+  | 'ClbTaskFailed' // the async task ended with Status 1
+  | 'ClbTaskTimeout' // the async task did not finish in time (it may still finish)
+  // permanent: need a person
+  | 'CredentialsUnavailable' // no credential source worked
+  | 'CredentialsRejected' // AuthFailure.*: wrong/disabled key, bad token
+  | 'ClockSkew' // AuthFailure.SignatureExpire
+  | 'PermissionDenied' // CAM: grant clb:<Action>
+  | 'HealthCheckSourceCapabilityMissing' // 100.64.0.0/10 source not enabled for the account
+  | 'KeepaliveCapabilityMissing' // L7 SNAT + keepalive not whitelisted
+  | 'ClbNotFound'
+  | 'ListenerNotFound'
+  | 'RuleNotFound'
+  | 'InvalidRequest' // InvalidParameter*, MissingParameter, UnsupportedOperation, …
+  | 'QuotaExceeded' // LimitExceeded (resource quota, not the request rate)
+  | 'OperationDenied'
+  | 'CloudError' // an API error code we do not know
+  | 'Aborted'; // shutdown / caller cancelled
+
+export interface CloudErrorContext {
+  /** CLB API action, e.g. `ModifyListener`. */
+  action?: string;
+  loadBalancerId?: string;
+  /** Host (and port) of the API endpoint, for network errors. */
+  endpoint?: string;
+  /** The request parameters; quoted (redacted, truncated) in InvalidRequest messages. */
+  request?: unknown;
+}
+
+export interface CloudErrorInfo {
+  /** The API error code, `HTTP<status>`, or a loopguard code (`NetworkError`, `TaskFailed`, …). */
+  code: string;
+  retryable: boolean;
+  reason: CloudErrorReason;
+  /** Cause and fix, for condition messages and Events. */
+  message: string;
+  /** True for RequestLimitExceeded*: back off the action, wait ≥ 1 s before retrying. */
+  throttled: boolean;
+  action?: string;
+  loadBalancerId?: string;
+  requestId?: string;
+  httpCode?: number;
+}
+
+export class ClbError extends Error implements CloudErrorInfo {
+  readonly code: string;
+  readonly retryable: boolean;
+  readonly reason: CloudErrorReason;
+  readonly throttled: boolean;
+  readonly action?: string;
+  readonly loadBalancerId?: string;
+  readonly requestId?: string;
+  readonly httpCode?: number;
+  /** The message the API (or the network layer) returned, unmodified. */
+  readonly apiMessage: string;
+  /** Attempts made before giving up (set by the retry loop). */
+  attempts = 1;
+
+  constructor(info: CloudErrorInfo & { apiMessage: string }, options?: { cause?: unknown }) {
+    super(info.message, options);
+    this.name = 'ClbError';
+    this.code = info.code;
+    this.retryable = info.retryable;
+    this.reason = info.reason;
+    this.throttled = info.throttled;
+    this.apiMessage = info.apiMessage;
+    if (info.action !== undefined) this.action = info.action;
+    if (info.loadBalancerId !== undefined) this.loadBalancerId = info.loadBalancerId;
+    if (info.requestId !== undefined) this.requestId = info.requestId;
+    if (info.httpCode !== undefined) this.httpCode = info.httpCode;
+  }
+
+  info(): CloudErrorInfo {
+    return {
+      code: this.code,
+      retryable: this.retryable,
+      reason: this.reason,
+      message: this.message,
+      throttled: this.throttled,
+      ...(this.action === undefined ? {} : { action: this.action }),
+      ...(this.loadBalancerId === undefined ? {} : { loadBalancerId: this.loadBalancerId }),
+      ...(this.requestId === undefined ? {} : { requestId: this.requestId }),
+      ...(this.httpCode === undefined ? {} : { httpCode: this.httpCode }),
+    };
+  }
+}
+
+/** An async write whose task ended with `Status 1`. Retryable: the write is re-submitted (bounded). */
+export class ClbTaskFailedError extends ClbError {
+  constructor(
+    readonly taskId: string,
+    taskMessage: string,
+    ctx: CloudErrorContext,
+  ) {
+    super({
+      code: 'TaskFailed',
+      retryable: true,
+      reason: 'ClbTaskFailed',
+      throttled: false,
+      apiMessage: taskMessage,
+      requestId: taskId,
+      ...pickContext(ctx),
+      message: `The CLB task ${taskId} of ${ctx.action ?? 'a write'}${onLb(ctx)} failed: ${taskMessage || '(no message)'}`,
+    });
+    this.name = 'ClbTaskFailedError';
+  }
+}
+
+/**
+ * The task was still running when loopguard stopped polling. Not re-submitted (the write may still
+ * land, and a second write would only meet ResourceInOperating); the caller re-reads and requeues.
+ */
+export class ClbTaskTimeoutError extends ClbError {
+  constructor(
+    readonly taskId: string,
+    waitedMs: number,
+    ctx: CloudErrorContext,
+  ) {
+    super({
+      code: 'TaskTimeout',
+      retryable: true,
+      reason: 'ClbTaskTimeout',
+      throttled: false,
+      apiMessage: '',
+      requestId: taskId,
+      ...pickContext(ctx),
+      message:
+        `The CLB task ${taskId} of ${ctx.action ?? 'a write'}${onLb(ctx)} was still running after ` +
+        `${Math.round(waitedMs / 1000)} s; loopguard will read the CLB again and retry if needed.`,
+    });
+    this.name = 'ClbTaskTimeoutError';
+  }
+}
+
+/** No credential source produced a key (or a dynamic source failed). */
+export class CredentialsError extends ClbError {
+  constructor(message: string, retryable: boolean, options?: { cause?: unknown }) {
+    super(
+      {
+        code: 'CredentialsUnavailable',
+        retryable,
+        reason: 'CredentialsUnavailable',
+        throttled: false,
+        apiMessage: message,
+        message,
+      },
+      options,
+    );
+    this.name = 'CredentialsError';
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Recognising the SDK's exception
+
+/** The SDK's single exception class (CJS default export: from ESM the default import is the module). */
+const SdkException: unknown = (SdkExceptionModule as unknown as { default?: unknown }).default ?? SdkExceptionModule;
+
+interface SdkExceptionShape {
+  message: string;
+  requestId: string;
+  traceId: string;
+  code?: string;
+  httpCode?: number;
+}
+
+/**
+ * `instanceof` first; the shape as fallback, because a second copy of the SDK (or a test runner's
+ * module registry) gives a different class object with the same behaviour.
+ */
+export function isSdkException(err: unknown): err is Error & SdkExceptionShape {
+  if (!(err instanceof Error)) return false;
+  if (typeof SdkException === 'function' && err instanceof (SdkException as new () => Error)) return true;
+  const e = err as Partial<SdkExceptionShape>;
+  return typeof e.requestId === 'string' && typeof e.traceId === 'string';
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Converting what a call threw
+
+const NETWORK_PATTERNS = [
+  /socket hang up/i,
+  /ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|ENETUNREACH|EHOSTUNREACH|EAI_AGAIN|ENOTFOUND/,
+  /network timeout/i,
+  /request to .* failed/i,
+  /other side closed|fetch failed|premature close/i,
+];
+
+function pickContext(ctx: CloudErrorContext): Pick<CloudErrorInfo, 'action' | 'loadBalancerId'> {
+  return {
+    ...(ctx.action === undefined ? {} : { action: ctx.action }),
+    ...(ctx.loadBalancerId === undefined ? {} : { loadBalancerId: ctx.loadBalancerId }),
+  };
+}
+
+/** By name, not class: DOMException and AbortError may come from another realm (test VMs, undici). */
+function isAbortError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const { name, message } = err as { name?: unknown; message?: unknown };
+  return name === 'AbortError' || (typeof message === 'string' && /\baborted\b/i.test(message));
+}
+
+/**
+ * Turns anything a cloud call can throw into a `ClbError` (idempotent). Pass `signal` so that an
+ * abort — which the SDK reports as a plain exception — is recognised as such and never retried.
+ */
+export function toClbError(err: unknown, ctx: CloudErrorContext = {}, signal?: AbortSignal): ClbError {
+  if (err instanceof ClbError) return err;
+  const base = pickContext(ctx);
+  if (signal?.aborted || (isAbortError(err) && !isSdkException(err))) {
+    return new ClbError(
+      { code: 'Aborted', retryable: false, reason: 'Aborted', throttled: false, apiMessage: errorMessage(err), ...base, message: `${ctx.action ?? 'The CLB call'} was cancelled.` },
+      { cause: err },
+    );
+  }
+  if (isSdkException(err)) {
+    const requestId = err.requestId || undefined;
+    if (err.code) {
+      const v = classifyApiError(err.code, err.message, ctx);
+      return new ClbError(
+        { code: err.code, throttled: false, ...v, apiMessage: err.message, ...base, ...(requestId ? { requestId } : {}) },
+        { cause: err },
+      );
+    }
+    if (typeof err.httpCode === 'number') {
+      const status = err.httpCode;
+      const retryable = status >= 500 || status === 429 || status === 408;
+      return new ClbError(
+        {
+          code: `HTTP${status}`,
+          retryable,
+          throttled: status === 429,
+          reason: status === 429 ? 'Throttled' : retryable ? 'CloudUnavailable' : 'CloudError',
+          apiMessage: err.message,
+          httpCode: status,
+          ...base,
+          message: `The CLB API answered ${ctx.action ?? 'the call'} with HTTP ${status} ${err.message}${retryable ? '; retried with backoff.' : '.'}`,
+        },
+        { cause: err },
+      );
+    }
+    // No code, no status: the request never got an answer (the SDK wraps network errors this way).
+    return networkError(err, ctx);
+  }
+  if (err instanceof Error && NETWORK_PATTERNS.some((p) => p.test(err.message))) return networkError(err, ctx);
+  return new ClbError(
+    {
+      code: 'InternalError',
+      retryable: false,
+      reason: 'CloudError',
+      throttled: false,
+      apiMessage: errorMessage(err),
+      ...base,
+      message: `${ctx.action ?? 'A CLB call'} failed inside loopguard: ${errorMessage(err)}`,
+    },
+    { cause: err },
+  );
+}
+
+function networkError(err: Error, ctx: CloudErrorContext): ClbError {
+  const where = ctx.endpoint ? ` ${ctx.endpoint}` : '';
+  return new ClbError(
+    {
+      code: 'NetworkError',
+      retryable: true,
+      reason: 'NetworkError',
+      throttled: false,
+      apiMessage: err.message,
+      ...pickContext(ctx),
+      message:
+        `${ctx.action ?? 'A CLB call'} got no answer from the CLB API endpoint${where} (${redactSecrets(err.message)}); ` +
+        'retried with backoff. If it persists, check the pod\'s egress (DNS, NetworkPolicy, proxy).',
+    },
+    { cause: err },
+  );
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** For conditions and Events: code, whether retrying can help, a CamelCase reason, and cause + fix. */
+export function describeCloudError(err: unknown, ctx: CloudErrorContext = {}): CloudErrorInfo {
+  return toClbError(err, ctx).info();
+}

@@ -1,0 +1,155 @@
+// Per-action request budgets. The CLB API allows 20 requests/s per action per account and TKE's own
+// service and ingress controllers spend the same quota (tke-clb.md §3 "Rate limits", architecture.md
+// §5 "Share the quota"), so loopguard's default is half of it, per action, and configurable.
+//
+// One p-queue per action in strict (sliding-window) mode: no more than `burst` requests start in any
+// window of `burst / rps` seconds. A small burst spreads calls evenly over the second instead of
+// spending the account's whole allowance in one instant, which would throttle TKE's controller that
+// happens to call at that instant. A RequestLimitExceeded answer means someone else is using the
+// quota too: the action's queue pauses for a cool-down, so queued calls wait instead of piling on.
+import PQueue from 'p-queue';
+
+export interface ActionBudget {
+  /** Sustained requests per second for this action (> 0). */
+  rps: number;
+  /** Requests allowed to start together; the window is burst/rps seconds. Default ≈ rps/5 (see defaultBurst). */
+  burst?: number;
+  /** Requests of this action in flight at once. */
+  concurrency?: number;
+}
+
+export interface ThrottleOptions {
+  /** Budget of every action without its own entry. Default `{ rps: 10, concurrency: 10 }`. */
+  defaultBudget?: ActionBudget;
+  /** Per-action overrides, e.g. `{ DescribeTaskStatus: { rps: 15 } }`. */
+  budgets?: Record<string, Partial<ActionBudget>>;
+  /** How long an action pauses after a RequestLimitExceeded. Default 1000 ms. */
+  cooldownMs?: number;
+}
+
+export const DEFAULT_ACTION_BUDGET: Readonly<Required<ActionBudget>> = Object.freeze({ rps: 10, burst: 2, concurrency: 10 });
+export const DEFAULT_COOLDOWN_MS = 1_000;
+
+export interface ResolvedBudget {
+  rps: number;
+  burst: number;
+  concurrency: number;
+  /** p-queue window: `burst` starts per `intervalMs`, sliding. */
+  intervalMs: number;
+}
+
+export function resolveBudget(action: string, options: ThrottleOptions = {}): ResolvedBudget {
+  const base = options.defaultBudget ?? DEFAULT_ACTION_BUDGET;
+  const override = options.budgets?.[action] ?? {};
+  const rps = override.rps ?? base.rps;
+  if (!Number.isFinite(rps) || rps <= 0) throw new TypeError(`CLB budget for ${action}: rps must be a positive number, got ${rps}`);
+  const burst = override.burst ?? (override.rps === undefined ? base.burst : undefined) ?? defaultBurst(rps);
+  if (!Number.isInteger(burst) || burst < 1) throw new TypeError(`CLB budget for ${action}: burst must be an integer ≥ 1, got ${burst}`);
+  const concurrency = override.concurrency ?? base.concurrency ?? DEFAULT_ACTION_BUDGET.concurrency;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new TypeError(`CLB budget for ${action}: concurrency must be an integer ≥ 1, got ${concurrency}`);
+  }
+  return { rps, burst, concurrency, intervalMs: (burst * 1000) / rps };
+}
+
+/**
+ * About a fifth of the rate, but a divisor of it, so whole windows fit a second exactly: 19 rps in
+ * windows of 4 would let 20 start within one second; 19 windows of 1 do not.
+ */
+export function defaultBurst(rps: number): number {
+  if (!Number.isInteger(rps)) return 1;
+  for (let d = Math.max(1, Math.round(rps / 5)); d > 1; d--) if (rps % d === 0) return d;
+  return 1;
+}
+
+export interface ActionQueueStats {
+  /** Waiting for a token or a concurrency slot. */
+  waiting: number;
+  running: number;
+  /** In a RequestLimitExceeded cool-down. */
+  coolingDown: boolean;
+}
+
+interface ActionQueue {
+  queue: PQueue;
+  budget: ResolvedBudget;
+  resumeAt: number;
+  timer: NodeJS.Timeout | undefined;
+}
+
+export class ActionThrottle {
+  private readonly queues = new Map<string, ActionQueue>();
+  private readonly cooldownMs: number;
+
+  constructor(private readonly options: ThrottleOptions = {}) {
+    this.cooldownMs = options.cooldownMs ?? DEFAULT_COOLDOWN_MS;
+    // Fail at start-up, not on the first call, when a configured budget is invalid.
+    for (const action of Object.keys(options.budgets ?? {})) resolveBudget(action, options);
+    resolveBudget('*', { ...options, budgets: {} });
+  }
+
+  budgetOf(action: string): ResolvedBudget {
+    return this.entry(action).budget;
+  }
+
+  /**
+   * Runs `fn` when the action's budget allows. The signal given to `fn` aborts when the caller's does;
+   * a caller that aborts while waiting leaves the queue without spending a token.
+   */
+  run<T>(action: string, fn: () => Promise<T>, options: { signal?: AbortSignal; priority?: number } = {}): Promise<T> {
+    const { queue } = this.entry(action);
+    return queue.add(fn, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.priority === undefined ? {} : { priority: options.priority }),
+    });
+  }
+
+  /**
+   * The CLB said RequestLimitExceeded for `action`: pause its queue (calls in flight finish) until the
+   * cool-down has passed. Repeated signals extend the pause, they do not stack.
+   */
+  slowDown(action: string, ms: number = this.cooldownMs): void {
+    const q = this.entry(action);
+    const resumeAt = Date.now() + ms;
+    if (resumeAt <= q.resumeAt) return;
+    q.resumeAt = resumeAt;
+    q.queue.pause();
+    clearTimeout(q.timer);
+    q.timer = setTimeout(() => {
+      q.timer = undefined;
+      q.queue.start();
+    }, ms);
+  }
+
+  stats(): Record<string, ActionQueueStats> {
+    const out: Record<string, ActionQueueStats> = {};
+    for (const [action, q] of this.queues) {
+      out[action] = { waiting: q.queue.size, running: q.queue.pending, coolingDown: q.queue.isPaused };
+    }
+    return out;
+  }
+
+  /** Shutdown: rejects every waiting call with an AbortError (never retried) and drops cool-down timers. */
+  close(): void {
+    for (const q of this.queues.values()) {
+      clearTimeout(q.timer);
+      q.timer = undefined;
+      q.queue.clear();
+    }
+  }
+
+  private entry(action: string): ActionQueue {
+    let q = this.queues.get(action);
+    if (!q) {
+      const budget = resolveBudget(action, this.options);
+      q = {
+        budget,
+        queue: new PQueue({ concurrency: budget.concurrency, intervalCap: budget.burst, interval: budget.intervalMs, strict: true }),
+        resumeAt: 0,
+        timer: undefined,
+      };
+      this.queues.set(action, q);
+    }
+    return q;
+  }
+}

@@ -1,0 +1,92 @@
+// Gates shared by Services and Ingresses: opt-outs and the CLB's existence. Each returns a finished
+// Assessment when it decides the verdict, or undefined to let the layer-specific rules run.
+import { readSkip } from '../api/annotations.js';
+import { assessment, type Assessment } from './assessment-result.js';
+import type { ClbFacts, ClbObservation, TargetFacts } from './facts.js';
+
+/** Opt-outs come first: an opted-out target is never touched, whatever else is true of it. */
+export function skipGate(target: TargetFacts, warnings: string[]): Assessment | undefined {
+  const { skipped, problems } = readSkip(target.annotations, target.kind);
+  warnings.push(...problems);
+  if (skipped === 'loopguard') {
+    return assessment(target, {
+      rootCause: 'SkipAnnotation',
+      message: 'opted out by loopguard.dev/skip; loopguard reports the target and restores anything it changed',
+      warnings,
+    });
+  }
+  if (skipped === 'tke') {
+    const key = target.kind === 'Service' ? 'service.cloud.tencent.com/mode' : 'ingress.cloud.tencent.com/mode';
+    return assessment(target, {
+      rootCause: 'TkeSyncSkipped',
+      message: `${key}: skip stops TKE's controller from syncing this ${target.kind}, so loopguard leaves it alone too`,
+      warnings,
+    });
+  }
+  return undefined;
+}
+
+/** Resolves the observed CLB or decides Pending/Unsupported. */
+export function clbGate(
+  target: TargetFacts,
+  loadBalancerId: string | undefined,
+  idAnnotation: string,
+  observation: ClbObservation,
+  warnings: string[],
+): { clb: ClbFacts } | { done: Assessment } {
+  if (!loadBalancerId) {
+    return {
+      done: assessment(target, {
+        rootCause: 'ClbNotAssigned',
+        message: `waiting for TKE to assign a CLB (annotation ${idAnnotation} not set yet); loopguard re-assesses when it appears`,
+        warnings,
+      }),
+    };
+  }
+  if (observation.state === 'NotObserved') {
+    return {
+      done: assessment(target, {
+        rootCause: 'ClbNotObserved',
+        loadBalancerId,
+        message: `CLB ${loadBalancerId} not read yet`,
+        warnings,
+      }),
+    };
+  }
+  if (observation.state === 'NotFound') {
+    return {
+      done: assessment(target, {
+        rootCause: 'ClbNotFound',
+        loadBalancerId,
+        message: `CLB ${loadBalancerId} (from ${idAnnotation}) does not exist in this region; waiting for TKE to recreate it or update the annotation`,
+        warnings,
+      }),
+    };
+  }
+  const clb = observation.clb;
+  if (clb.status === 0) {
+    return {
+      done: assessment(target, { rootCause: 'ClbCreating', loadBalancerId, message: `CLB ${loadBalancerId} is still being created`, warnings }),
+    };
+  }
+  if (clb.forward === 0) {
+    return {
+      done: assessment(target, {
+        rootCause: 'ClassicClb',
+        loadBalancerId,
+        message: `CLB ${loadBalancerId} is a classic CLB; loopguard supports only CLB (Forward=1) instances`,
+        warnings,
+      }),
+    };
+  }
+  return { clb };
+}
+
+export function isPublic(clb: ClbFacts): boolean {
+  return clb.loadBalancerType === 'OPEN';
+}
+
+/** `IPV6` (NAT64) and `IPv6FullChain` CLBs: 100.64.0.0/10 is IPv4-only (tke-clb.md §3). */
+export function isIpv6(clb: ClbFacts): boolean {
+  return /ipv6/i.test(clb.addressIpVersion ?? '');
+}

@@ -1,0 +1,236 @@
+// Cluster profile: kube-proxy mode, version and prevent-loopback capability, from the
+// kube-system/kube-proxy DaemonSet, the kube-proxy ConfigMap as fallback, and operator flags that win
+// over both. Pure: the caller fetches the objects (src/kube) and passes them in.
+// Sources: tke-clb.md §6 (where TKE keeps kube-proxy, flags vs ConfigMap, DataPlaneV2 without kube-proxy),
+// seed 004 (minimum versions), seed 000 (TKE's older IPVS builds do not bind the EXTERNAL-IP),
+// landscape.md §1.4 / kubernetes PR #63066 (upstream IPVS binds every LB IP to kube-ipvs0 since 1.11).
+import { parse as parseYaml } from 'yaml';
+import type { ClusterProfileStatus, KubeProxyMode, ProfileSource, Tristate, VipBinding } from '../api/loopbackpolicy.js';
+import { parseKubeVersion, preventLoopbackSupport, type KubeVersion } from './kube-proxy-version.js';
+
+/** The parts of a V1Container the profile reads (a V1Container is assignable to it). */
+export interface ContainerFacts {
+  name?: string;
+  image?: string;
+  command?: string[];
+  args?: string[];
+}
+
+/** The parts of a V1DaemonSet the profile reads (a V1DaemonSet is assignable to it). */
+export interface DaemonSetFacts {
+  metadata?: { name?: string; namespace?: string };
+  spec?: { template?: { spec?: { containers?: ContainerFacts[] } } };
+}
+
+/** The parts of a V1ConfigMap the profile reads. */
+export interface ConfigMapFacts {
+  metadata?: { name?: string; namespace?: string };
+  data?: Record<string, string>;
+}
+
+/** Operator flags (`--kube-proxy-mode`, `--kube-proxy-version`, `--kube-proxy-prevent-loopback`). */
+export interface ProfileOverrides {
+  mode?: KubeProxyMode;
+  version?: string;
+  preventLoopbackSupported?: boolean;
+}
+
+export interface ProfileInputs {
+  daemonSet?: DaemonSetFacts;
+  configMap?: ConfigMapFacts;
+  overrides?: ProfileOverrides;
+  /** A kube-proxy replacement (e.g. Cilium on TKE DataPlaneV2) was detected; means `none` when no kube-proxy exists. */
+  kubeProxyReplacement?: boolean;
+}
+
+export interface ClusterProfile extends ClusterProfileStatus {
+  vipBinding: VipBinding;
+  version?: KubeVersion;
+  message: string;
+}
+
+const MODES: Record<string, KubeProxyMode> = { ipvs: 'ipvs', iptables: 'iptables', nftables: 'nftables' };
+
+/** Picks the kube-proxy container: by name, then by image, then by command, then the first. */
+export function kubeProxyContainer(ds: DaemonSetFacts | undefined): ContainerFacts | undefined {
+  const containers = ds?.spec?.template?.spec?.containers ?? [];
+  return (
+    containers.find((c) => c.name === 'kube-proxy') ??
+    containers.find((c) => /(^|\/)(kube-proxy|hyperkube)(:|@|$)/.test(c.image ?? '')) ??
+    containers.find((c) => [...(c.command ?? []), ...(c.args ?? [])].some((a) => /(^|\/|\s)kube-proxy(\s|$)/.test(a))) ??
+    containers[0]
+  );
+}
+
+/** `registry:5000/tkeimages/hyperkube:v1.20.6-tke.12@sha256:…` → `v1.20.6-tke.12`; no tag → undefined. */
+export function imageTag(image: string | undefined): string | undefined {
+  if (!image) return undefined;
+  const withoutDigest = image.split('@')[0] ?? '';
+  const lastSegment = withoutDigest.slice(withoutDigest.lastIndexOf('/') + 1);
+  const colon = lastSegment.lastIndexOf(':');
+  return colon >= 0 ? lastSegment.slice(colon + 1) || undefined : undefined;
+}
+
+/** Command-line tokens; a `sh -c "kube-proxy --proxy-mode=ipvs …"` string is split on spaces too. */
+function tokens(container: ContainerFacts): string[] {
+  return [...(container.command ?? []), ...(container.args ?? [])].flatMap((a) => a.split(/\s+/)).filter((t) => t !== '');
+}
+
+export interface FlagReading {
+  /** Value of the last `--proxy-mode` (pflag: last one wins); '' when given empty. */
+  proxyMode?: string;
+  /** Whether `--config` is given (mode may then come from the mounted ConfigMap). */
+  config: boolean;
+}
+
+/** Reads `--proxy-mode=ipvs`, `--proxy-mode ipvs` and `--config` from a container's command and args. */
+export function readKubeProxyFlags(container: ContainerFacts | undefined): FlagReading {
+  const reading: FlagReading = { config: false };
+  if (!container) return reading;
+  const t = tokens(container);
+  for (let i = 0; i < t.length; i++) {
+    const token = t[i] as string;
+    if (token.startsWith('--proxy-mode=')) reading.proxyMode = unquote(token.slice('--proxy-mode='.length));
+    else if (token === '--proxy-mode' && i + 1 < t.length) reading.proxyMode = unquote(t[++i] as string);
+    else if (token === '--config' || token.startsWith('--config=')) reading.config = true;
+  }
+  return reading;
+}
+
+function unquote(s: string): string {
+  return s.replace(/^["']|["']$/g, '');
+}
+
+/** `mode:` of a KubeProxyConfiguration in the ConfigMap (`config.conf` first, then any key that has one). */
+export function readConfigMapMode(cm: ConfigMapFacts | undefined): { mode?: string; key?: string; problem?: string } {
+  const data = cm?.data ?? {};
+  const keys = Object.keys(data).sort((a, b) => (a === 'config.conf' ? -1 : b === 'config.conf' ? 1 : a.localeCompare(b)));
+  let problem: string | undefined;
+  for (const key of keys) {
+    let doc: unknown;
+    try {
+      doc = parseYaml(data[key] as string);
+    } catch (err) {
+      problem ??= `ConfigMap key ${key} is not YAML (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`;
+      continue;
+    }
+    if (typeof doc === 'object' && doc !== null && 'mode' in doc) {
+      const mode = (doc as { mode: unknown }).mode;
+      return { mode: typeof mode === 'string' ? mode : mode === null ? '' : String(mode), key };
+    }
+  }
+  return problem !== undefined ? { problem } : {};
+}
+
+/** Maps a kube-proxy mode string; '' is kube-proxy's default on Linux (iptables). */
+function normalizeMode(value: string): KubeProxyMode {
+  const v = value.trim().toLowerCase();
+  if (v === '') return 'iptables';
+  return MODES[v] ?? 'unknown';
+}
+
+function vipBindingFor(mode: KubeProxyMode, supported: Tristate, version: KubeVersion | undefined, tkeBuild: boolean): VipBinding {
+  switch (mode) {
+    case 'iptables':
+    case 'nftables':
+    case 'none':
+      return 'Never';
+    case 'unknown':
+      return 'Unknown';
+    case 'ipvs':
+      if (supported === 'True') return 'OnAnnotation';
+      if (supported === 'Unknown') return 'Unknown';
+      // "Not supported" without a version can only come from the operator flag: a TKE build is implied.
+      if (!version) return 'Never';
+      // Older TKE builds deliberately do not bind the EXTERNAL-IP (seed 000); upstream builds bind every
+      // LB IP to kube-ipvs0 since 1.11 (PR #63066, seed 002).
+      if (tkeBuild) return 'Never';
+      return version.major === 1 && version.minor >= 11 ? 'Always' : 'Never';
+  }
+}
+
+/** Detects the cluster profile. Total: every combination of missing inputs yields a profile with a message. */
+export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
+  const { daemonSet, configMap, overrides = {} } = inputs;
+  const notes: string[] = [];
+  const container = kubeProxyContainer(daemonSet);
+  const dsName = `${daemonSet?.metadata?.namespace ?? 'kube-system'}/${daemonSet?.metadata?.name ?? 'kube-proxy'}`;
+
+  // --- mode
+  let mode: KubeProxyMode = 'unknown';
+  let source: ProfileSource = 'Unknown';
+  const flags = readKubeProxyFlags(container);
+  const cmMode = readConfigMapMode(configMap);
+  if (cmMode.problem) notes.push(cmMode.problem);
+  if (overrides.mode !== undefined) {
+    mode = overrides.mode;
+    source = 'Flag';
+    notes.push(`mode ${mode} from operator flag`);
+  } else if (daemonSet && flags.proxyMode !== undefined) {
+    mode = normalizeMode(flags.proxyMode);
+    source = 'DaemonSet';
+    notes.push(`mode ${mode} from DaemonSet ${dsName} (--proxy-mode=${flags.proxyMode})`);
+    if (mode === 'unknown') notes.push(`--proxy-mode=${flags.proxyMode} is not a mode loopguard knows (ipvs, iptables, nftables)`);
+  } else if (cmMode.mode !== undefined) {
+    mode = normalizeMode(cmMode.mode);
+    source = 'ConfigMap';
+    notes.push(`mode ${mode} from ConfigMap kube-system/kube-proxy (${cmMode.key}: mode: ${JSON.stringify(cmMode.mode)})`);
+  } else if (daemonSet && !flags.config) {
+    mode = 'iptables';
+    source = 'DaemonSet';
+    notes.push(`mode iptables: DaemonSet ${dsName} sets no --proxy-mode and kube-proxy defaults to iptables`);
+  } else if (daemonSet) {
+    notes.push(`DaemonSet ${dsName} reads --config but no kube-proxy ConfigMap with a mode was found; set --kube-proxy-mode`);
+  } else if (inputs.kubeProxyReplacement) {
+    mode = 'none';
+    notes.push('no kube-proxy DaemonSet and a kube-proxy replacement is running (e.g. DataPlaneV2/Cilium)');
+  } else {
+    notes.push(
+      'no kube-system/kube-proxy DaemonSet (kube-proxy may run as a node binary on older clusters); set --kube-proxy-mode and --kube-proxy-version',
+    );
+  }
+
+  // --- version
+  let versionText: string | undefined;
+  if (overrides.version !== undefined) {
+    versionText = overrides.version;
+  } else if (mode !== 'none') {
+    versionText = imageTag(container?.image);
+    if (daemonSet && versionText === undefined) notes.push(`cannot read a version tag from image ${JSON.stringify(container?.image ?? '')}`);
+  }
+  const version = versionText !== undefined ? parseKubeVersion(versionText) : undefined;
+  if (versionText !== undefined && !version) notes.push(`kube-proxy image tag ${JSON.stringify(versionText)} is not vX.Y.Z[-tke.N]`);
+
+  // --- capability
+  const support = preventLoopbackSupport(version);
+  let supported: Tristate = support.supported;
+  let upgradeTo = support.upgradeTo;
+  if (mode === 'none') {
+    supported = 'False';
+    upgradeTo = undefined;
+  } else if (overrides.preventLoopbackSupported !== undefined) {
+    supported = overrides.preventLoopbackSupported ? 'True' : 'False';
+    upgradeTo = overrides.preventLoopbackSupported ? undefined : upgradeTo;
+    notes.push(`prevent-loopback support ${supported} from operator flag`);
+  } else if (version || versionText !== undefined || daemonSet) {
+    notes.push(support.message);
+  }
+  const tkeBuild = overrides.preventLoopbackSupported === true || support.tkeBuild;
+
+  return {
+    kubeProxyMode: mode,
+    ...(versionText !== undefined ? { kubeProxyVersion: versionText } : {}),
+    ...(version ? { version } : {}),
+    preventLoopbackSupported: supported,
+    vipBinding: vipBindingFor(mode, supported, version, tkeBuild),
+    ...(upgradeTo !== undefined ? { upgradeTo } : {}),
+    source,
+    message: notes.join('; '),
+  };
+}
+
+/** The status projection of a profile (drops the parsed version). */
+export function profileStatus(profile: ClusterProfile): ClusterProfileStatus {
+  const { version: _version, ...status } = profile;
+  return status;
+}

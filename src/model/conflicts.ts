@@ -1,0 +1,67 @@
+// Two policies selecting one target: the oldest (creationTimestamp, then name) manages it and the others
+// report Conflict naming the winner. Age is stable, so adding a policy never takes a target away from
+// the one already managing it. A policy being deleted still wins until it is gone, so its revert and a
+// newcomer's changes never race on the same CLB.
+import type { TargetRef } from './facts.js';
+import { targetKey } from './facts.js';
+
+export interface PolicyIdentity {
+  namespace: string;
+  name: string;
+  /** RFC 3339; a policy without one (not yet persisted) sorts after every persisted policy. */
+  creationTimestamp?: string;
+}
+
+export interface Claim {
+  policy: PolicyIdentity;
+  target: TargetRef;
+}
+
+export interface Ownership {
+  target: TargetRef;
+  winner: PolicyIdentity;
+  /** Other policies selecting the target, oldest first. */
+  losers: PolicyIdentity[];
+}
+
+function timeOf(p: PolicyIdentity): number {
+  const t = p.creationTimestamp ? Date.parse(p.creationTimestamp) : NaN;
+  return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
+}
+
+/** Orders policies oldest first; equal timestamps (seconds precision) fall back to the name. */
+export function comparePolicyAge(a: PolicyIdentity, b: PolicyIdentity): number {
+  const ta = timeOf(a);
+  const tb = timeOf(b);
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  if (a.namespace !== b.namespace) return a.namespace < b.namespace ? -1 : 1;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+function samePolicy(a: PolicyIdentity, b: PolicyIdentity): boolean {
+  return a.namespace === b.namespace && a.name === b.name;
+}
+
+/** Groups claims by target and picks each target's winner. Keyed by `Kind/namespace/name`. */
+export function resolveConflicts(claims: readonly Claim[]): Map<string, Ownership> {
+  const byTarget = new Map<string, { target: TargetRef; policies: PolicyIdentity[] }>();
+  for (const claim of claims) {
+    const key = targetKey(claim.target);
+    const entry = byTarget.get(key) ?? { target: claim.target, policies: [] };
+    if (!entry.policies.some((p) => samePolicy(p, claim.policy))) entry.policies.push(claim.policy);
+    byTarget.set(key, entry);
+  }
+  const result = new Map<string, Ownership>();
+  for (const [key, { target, policies }] of byTarget) {
+    const sorted = [...policies].sort(comparePolicyAge);
+    const [winner, ...losers] = sorted as [PolicyIdentity, ...PolicyIdentity[]];
+    result.set(key, { target, winner, losers });
+  }
+  return result;
+}
+
+/** Whether `policy` manages the target, given the resolved ownership (unclaimed targets → false). */
+export function isWinner(ownership: ReadonlyMap<string, Ownership>, target: TargetRef, policy: PolicyIdentity): boolean {
+  const o = ownership.get(targetKey(target));
+  return !!o && samePolicy(o.winner, policy);
+}

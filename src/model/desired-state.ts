@@ -1,0 +1,103 @@
+// The desired state a target's mitigation should reach, and the ordered changes from the observed
+// state to it. The mitigation controllers (L4: CLB API; L7: TkeServiceConfig) apply `changes` in order;
+// in Audit mode the same list is reported. A `desired` value of undefined means "loopguard does not
+// manage this": leave it, or restore the recorded original if loopguard changed it earlier.
+import type { SourceIpType } from '../api/annotations.js';
+
+export interface L4ListenerState {
+  listenerId: string;
+  protocol: string;
+  port: number;
+  currentSourceIpType: SourceIpType;
+  desiredSourceIpType?: SourceIpType;
+}
+
+export interface L4DesiredState {
+  layer: 'L4';
+  loadBalancerId: string;
+  /** The TCP/UDP/TCP_SSL/QUIC listeners that serve the Service's ports. */
+  listeners: L4ListenerState[];
+  preventLoopback: {
+    present: boolean;
+    /** Whether loopguard wants `service.cloud.tencent.com/prevent-loopback: "true"` on the Service. */
+    desired: boolean;
+    /** Why (not): names the policy setting or the kube-proxy version to upgrade to. */
+    reason: string;
+  };
+  /** Named TkeServiceConfig, if any: its l4Listeners[].healthCheck may also declare the source. */
+  tkeServiceConfig?: string;
+}
+
+export interface L7RuleState {
+  locationId: string;
+  domain: string;
+  url: string;
+  currentSourceIpType: SourceIpType;
+  desiredSourceIpType?: SourceIpType;
+}
+
+export interface L7ListenerState {
+  listenerId: string;
+  protocol: string;
+  port: number;
+  currentKeepalive: 0 | 1;
+  desiredKeepalive?: 0 | 1;
+  rules: L7RuleState[];
+}
+
+export interface TkeServiceConfigRef {
+  name: string;
+  /** `Annotation`: named by the user; `Auto`: TKE's `<ingress>-auto-ingress-config`; `ToBeCreated`: loopguard must add the -auto annotation. */
+  source: 'Annotation' | 'Auto' | 'ToBeCreated';
+}
+
+export interface L7DesiredState {
+  layer: 'L7';
+  loadBalancerId: string;
+  tkeServiceConfig: TkeServiceConfigRef;
+  listeners: L7ListenerState[];
+  passToTarget: { current?: boolean; desired?: boolean };
+}
+
+export type DesiredState = L4DesiredState | L7DesiredState;
+
+export type Change =
+  | { action: 'SetListenerHealthCheckSource'; listenerId: string; protocol: string; port: number; from: SourceIpType; to: SourceIpType }
+  | { action: 'AddPreventLoopbackAnnotation' }
+  | { action: 'AddTkeServiceConfigAuto'; configName: string }
+  | { action: 'SetLoadBalancerPassToTarget'; from: boolean | undefined; to: boolean }
+  | { action: 'SetListenerKeepalive'; listenerId: string; protocol: string; port: number; from: 0 | 1; to: 0 | 1 }
+  | {
+      action: 'SetRuleHealthCheckSource';
+      listenerId: string;
+      locationId: string;
+      domain: string;
+      url: string;
+      from: SourceIpType;
+      to: SourceIpType;
+    };
+
+const SOURCE_NAME: Record<SourceIpType, string> = { 0: 'VIP', 1: '100.64.0.0/10' };
+
+/** One line per change for status.targets[].plan and Events. */
+export function describeChange(change: Change): string {
+  switch (change.action) {
+    case 'SetListenerHealthCheckSource':
+      return `listener ${change.listenerId} (${change.protocol}:${change.port}): health-check source ${SOURCE_NAME[change.from]} -> ${SOURCE_NAME[change.to]}`;
+    case 'AddPreventLoopbackAnnotation':
+      return 'annotate service.cloud.tencent.com/prevent-loopback: "true"';
+    case 'AddTkeServiceConfigAuto':
+      return `annotate ingress.cloud.tencent.com/tke-service-config-auto: "true" (TKE creates ${change.configName})`;
+    case 'SetLoadBalancerPassToTarget':
+      return `CLB LoadBalancerPassToTarget ${String(change.from ?? 'unknown')} -> ${String(change.to)}`;
+    case 'SetListenerKeepalive':
+      return `listener ${change.listenerId} (${change.protocol}:${change.port}): keepaliveEnable ${change.from} -> ${change.to}`;
+    case 'SetRuleHealthCheckSource':
+      return `rule ${change.locationId} (${change.domain || '<default>'}${change.url}): health-check source ${SOURCE_NAME[change.from]} -> ${SOURCE_NAME[change.to]}`;
+  }
+}
+
+/** A CLB HealthCheck.SourceIpType as observed; absent means the CLB default, the VIP. */
+export function sourceIpTypeOf(value: number | undefined): SourceIpType {
+  return value === 1 ? 1 : 0;
+}

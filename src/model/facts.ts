@@ -1,0 +1,119 @@
+// Plain-data inputs of the assessment: what loopguard observed about a target (from the informer
+// cache), its CLB (from the CLB API) and the account. No client types leak in here, so tests build
+// facts as object literals; src/model/target-facts.ts converts client-node objects.
+import type { TargetKind } from '../api/loopbackpolicy.js';
+
+export interface TargetRef {
+  kind: TargetKind;
+  namespace: string;
+  name: string;
+}
+
+export interface ServicePortFacts {
+  name?: string;
+  port: number;
+  protocol: 'TCP' | 'UDP' | 'SCTP';
+}
+
+export interface ServiceFacts extends TargetRef {
+  kind: 'Service';
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+  /** `ClusterIP` | `NodePort` | `LoadBalancer` | `ExternalName`. */
+  type: string;
+  /** Set → another LB implementation owns the Service, not TKE's service-controller. */
+  loadBalancerClass?: string;
+  externalTrafficPolicy?: 'Cluster' | 'Local';
+  ports: ServicePortFacts[];
+  /** IPs in status.loadBalancer.ingress (the CLB VIP once TKE has assigned it). */
+  loadBalancerIps?: string[];
+}
+
+export interface IngressRuleFacts {
+  host?: string;
+  paths: string[];
+}
+
+export interface IngressFacts extends TargetRef {
+  kind: 'Ingress';
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+  ingressClassName?: string;
+  rules: IngressRuleFacts[];
+  tls: boolean;
+}
+
+export type TargetFacts = ServiceFacts | IngressFacts;
+
+/** Health of a listener's or rule's backends (DescribeTargetHealth), when the caller fetched it. */
+export interface BackendHealth {
+  alive: number;
+  dead: number;
+  unknown?: number;
+}
+
+export interface HealthCheckFacts {
+  /** 0 = the CLB VIP is the health-check source (CLB default), 1 = 100.64.0.0/10. */
+  sourceIpType?: number;
+}
+
+export interface RuleFacts {
+  locationId: string;
+  domain: string;
+  url: string;
+  healthCheck?: HealthCheckFacts;
+  health?: BackendHealth;
+}
+
+export type ListenerProtocol = 'TCP' | 'UDP' | 'TCP_SSL' | 'QUIC' | 'HTTP' | 'HTTPS';
+
+export interface ListenerFacts {
+  listenerId: string;
+  protocol: ListenerProtocol | string;
+  port: number;
+  /** L4 listeners only: L7 health checks are per rule. */
+  healthCheck?: HealthCheckFacts;
+  /** L7 listeners only: 1 = keepalive (and with it SNAT) between CLB and backends. */
+  keepaliveEnable?: number;
+  rules?: RuleFacts[];
+  health?: BackendHealth;
+}
+
+export interface ClbFacts {
+  loadBalancerId: string;
+  /** `OPEN` (public) or `INTERNAL` (private). */
+  loadBalancerType: 'OPEN' | 'INTERNAL' | string;
+  /** `IPV4`, `IPV6` (NAT64) or `IPv6FullChain`. */
+  addressIpVersion?: string;
+  vips?: string[];
+  /** 0 = creating, 1 = running. */
+  status?: number;
+  /** 1 = CLB, 0 = classic CLB. */
+  forward?: number;
+  /** `LoadBalancerPassToTarget`: only the CLB's security group is checked ("allow by default"). */
+  passToTarget?: boolean;
+  listeners: ListenerFacts[];
+}
+
+/** The CLB of a target as observed: facts, confirmed absent, or not looked up yet. */
+export type ClbObservation = { state: 'Found'; clb: ClbFacts } | { state: 'NotFound'; loadBalancerId: string } | { state: 'NotObserved' };
+
+/**
+ * What loopguard learned about the account from earlier CLB answers (kept by the controller). Each
+ * value is the CLB error message that proved the capability missing.
+ */
+export interface AccountCapabilities {
+  /** ModifyListener KeepaliveEnable (or TKE applying keepaliveEnable) was rejected: no L7 SNAT/keepalive capability. */
+  keepaliveRejected?: string;
+  /** SourceIpType=1 was rejected: no non-VIP health-check source capability. */
+  range100_64Rejected?: string;
+}
+
+export const L4_PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'TCP_SSL', 'QUIC']);
+export const L7_PROTOCOLS: ReadonlySet<string> = new Set(['HTTP', 'HTTPS']);
+
+export function targetKey(ref: TargetRef): string {
+  return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}

@@ -1,0 +1,123 @@
+// kube-proxy image tags and the prevent-loopback capability of TKE builds.
+// Source: TKE "CLB Loopback" doc (seed 004): kube-proxy must support "binding the LB address to the IPVS
+// ENI": v1.20.6-tke.12, v1.18.4-tke.20, v1.16.3-tke.25, v1.14.3-tke.24, v1.12.4-tke.30 "or later";
+// tke-clb.md §2 (revision history) and §6 (tag format `vX.Y.Z-tke.N`).
+import type { Tristate } from '../api/loopbackpolicy.js';
+
+export interface KubeVersion {
+  major: number;
+  minor: number;
+  patch: number;
+  /** TKE build revision N of `-tke.N`; undefined for non-TKE (upstream) builds. */
+  tke?: number;
+  raw: string;
+}
+
+const TAG = /^v?(\d+)\.(\d+)\.(\d+)(?:-tke\.(\d+))?$/;
+
+/** Parses `v1.20.6-tke.12` or `v1.30.2`; anything else (`latest`, `v1.20.6-rc.1`) → undefined. */
+export function parseKubeVersion(tag: string): KubeVersion | undefined {
+  const m = TAG.exec(tag.trim());
+  if (!m) return undefined;
+  const [, major, minor, patch, tke] = m;
+  return {
+    major: Number(major),
+    minor: Number(minor),
+    patch: Number(patch),
+    ...(tke !== undefined ? { tke: Number(tke) } : {}),
+    raw: tag.trim(),
+  };
+}
+
+export function formatKubeVersion(v: Omit<KubeVersion, 'raw'>): string {
+  return `v${v.major}.${v.minor}.${v.patch}${v.tke !== undefined ? `-tke.${v.tke}` : ''}`;
+}
+
+/** Orders versions by major, minor, patch, then TKE revision (a build without revision sorts first). */
+export function compareKubeVersions(a: KubeVersion, b: KubeVersion): number {
+  return a.major - b.major || a.minor - b.minor || a.patch - b.patch || (a.tke ?? -1) - (b.tke ?? -1);
+}
+
+/** Minimum TKE kube-proxy per minor line that binds the CLB VIP for prevent-loopback (seed 004). */
+export const PREVENT_LOOPBACK_MINIMUMS: Readonly<Record<number, string>> = Object.freeze({
+  12: 'v1.12.4-tke.30',
+  14: 'v1.14.3-tke.24',
+  16: 'v1.16.3-tke.25',
+  18: 'v1.18.4-tke.20',
+  20: 'v1.20.6-tke.12',
+});
+
+/** First minor that TKE released after the fix; assumed to include it (no TKE document lists it). */
+export const FIRST_MINOR_ASSUMED_SUPPORTED = 22;
+/** TKE revision history: "lb vip binding issue fixed (kube-proxy)" (tke-clb.md §2). */
+export const VIP_BINDING_FIX_1_28 = 'v1.28.3-tke.3';
+
+export interface PreventLoopbackSupport {
+  supported: Tristate;
+  /** Version to upgrade kube-proxy to, when the current one is too old and the line is known. */
+  upgradeTo?: string;
+  /** Whether this is a TKE build (`-tke.N`); upstream builds know nothing of the annotation. */
+  tkeBuild: boolean;
+  message: string;
+}
+
+/** Decides whether a kube-proxy version honours `service.cloud.tencent.com/prevent-loopback`. */
+export function preventLoopbackSupport(version: KubeVersion | undefined): PreventLoopbackSupport {
+  if (!version) {
+    return {
+      supported: 'Unknown',
+      tkeBuild: false,
+      message:
+        'kube-proxy version unknown; set the operator flag --kube-proxy-version (e.g. v1.20.6-tke.12) or use l4.preventLoopback: Always',
+    };
+  }
+  const v = formatKubeVersion(version);
+  if (version.tke === undefined) {
+    return {
+      supported: 'False',
+      tkeBuild: false,
+      message: `kube-proxy ${v} is not a TKE build (no -tke.N suffix); only TKE builds know the prevent-loopback annotation`,
+    };
+  }
+  if (version.major !== 1) {
+    return { supported: 'Unknown', tkeBuild: true, message: `kube-proxy ${v}: unexpected major version` };
+  }
+  const minimum = PREVENT_LOOPBACK_MINIMUMS[version.minor];
+  if (minimum !== undefined) {
+    const min = parseKubeVersion(minimum) as KubeVersion;
+    if (compareKubeVersions(version, min) >= 0) {
+      return { supported: 'True', tkeBuild: true, message: `kube-proxy ${v} supports prevent-loopback (needs ${minimum} or later)` };
+    }
+    return {
+      supported: 'False',
+      upgradeTo: minimum,
+      tkeBuild: true,
+      message: `kube-proxy ${v} is older than ${minimum}; upgrade the kube-system/kube-proxy DaemonSet image to ${minimum} or later`,
+    };
+  }
+  if (version.minor < 12) {
+    return {
+      supported: 'False',
+      upgradeTo: PREVENT_LOOPBACK_MINIMUMS[12],
+      tkeBuild: true,
+      message: `kube-proxy ${v}: no 1.${version.minor} build supports prevent-loopback; upgrade the cluster to 1.12 or later (kube-proxy ${PREVENT_LOOPBACK_MINIMUMS[12]} or later)`,
+    };
+  }
+  if (version.minor >= FIRST_MINOR_ASSUMED_SUPPORTED) {
+    const note =
+      version.minor === 28 && compareKubeVersions(version, parseKubeVersion(VIP_BINDING_FIX_1_28) as KubeVersion) < 0
+        ? `; note: TKE's revision history lists "lb vip binding issue fixed" in ${VIP_BINDING_FIX_1_28}, consider upgrading`
+        : '';
+    return {
+      supported: 'True',
+      tkeBuild: true,
+      message: `kube-proxy ${v}: assumed to support prevent-loopback (TKE lines from 1.${FIRST_MINOR_ASSUMED_SUPPORTED} were released after the fix)${note}`,
+    };
+  }
+  // Odd minors (1.13 … 1.21) are not TKE release lines; nothing documents them either way.
+  return {
+    supported: 'Unknown',
+    tkeBuild: true,
+    message: `kube-proxy ${v}: TKE documents no prevent-loopback minimum for 1.${version.minor}; set --kube-proxy-prevent-loopback=true if you know it supports it, or upgrade to ${PREVENT_LOOPBACK_MINIMUMS[20]} or later`,
+  };
+}

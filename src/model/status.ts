@@ -1,0 +1,283 @@
+// Aggregates per-target assessments (plus what the controller saw while acting) into
+// LoopbackPolicy.status: counts, a bounded target list and kstatus conditions.
+//  - Stalled=True   (Enforce) progress needs a human: a blocker (missing capability, contradictory
+//                   annotations) or a permanent error (permission denied); Ready=False with its reason.
+//  - Reconciling=True  work remains: changes to apply (Enforce), CLBs not read yet, transient errors.
+//  - Ready=True     nothing left to do: Reconciled / ReconciledWithRisks (Enforce) or AuditComplete.
+// Targets Pending on TKE (no CLB yet, listeners missing) do not hold Ready back: loopguard has nothing to
+// do until TKE acts, and the informer brings them back when it does. Reconciling and Stalled are
+// "abnormal-true": removed when false (kstatus, controller-conventions §2.3).
+import { describeChange } from './desired-state.js';
+import type { Assessment } from './assessment-result.js';
+import type { RootCauseId } from './root-causes.js';
+import type { ClusterProfile } from './cluster-profile.js';
+import {
+  CONDITION_READY,
+  CONDITION_RECONCILING,
+  CONDITION_STALLED,
+  removeStatusCondition,
+  setStatusCondition,
+  toMetaTime,
+  type Condition,
+  type ConditionInput,
+} from '../api/conditions.js';
+import {
+  MAX_STATUS_TARGETS,
+  type ClusterProfileStatus,
+  type LoopbackPolicyStatus,
+  type PolicyMode,
+  type TargetStatus,
+  type Verdict,
+  type VerdictCounts,
+} from '../api/loopbackpolicy.js';
+import { ReadyReason, ReconcilingReason } from '../api/reasons.js';
+
+export interface TargetError {
+  /** CamelCase; for permanent errors a StalledReason (e.g. PermissionDenied). */
+  reason: string;
+  message: string;
+  /** Permanent = retrying cannot help (permissions, invalid request); transient = throttling, timeouts. */
+  permanent: boolean;
+}
+
+export interface TargetOutcome {
+  assessment: Assessment;
+  error?: TargetError;
+}
+
+export interface PolicyStatusInput {
+  generation?: number;
+  mode: PolicyMode;
+  profile?: ClusterProfile | ClusterProfileStatus;
+  outcomes: readonly TargetOutcome[];
+  previousConditions?: readonly Condition[];
+  /** A policy-wide problem only a human can fix (e.g. CAM denies DescribeLoadBalancers). */
+  policyError?: { reason: string; message: string };
+  now: Date;
+  maxTargets?: number;
+}
+
+export const MAX_PLAN_LINES = 32;
+const MAX_MESSAGE = 1024;
+const MAX_PLAN_LINE = 256;
+/** Pending causes that are loopguard's own unfinished work (the rest wait on TKE). */
+const OBSERVING: ReadonlySet<RootCauseId> = new Set<RootCauseId>(['ClbNotObserved']);
+
+/** Most severe first, so a truncated list keeps what needs attention. */
+const SEVERITY: Record<Verdict, number> = {
+  AtRisk: 0,
+  Unsupported: 1,
+  Conflict: 2,
+  Pending: 3,
+  Mitigated: 4,
+  Skipped: 5,
+  NotApplicable: 6,
+};
+
+const COUNT_KEY: Record<Verdict, keyof Omit<VerdictCounts, 'total'>> = {
+  AtRisk: 'atRisk',
+  Mitigated: 'mitigated',
+  NotApplicable: 'notApplicable',
+  Unsupported: 'unsupported',
+  Pending: 'pending',
+  Skipped: 'skipped',
+  Conflict: 'conflict',
+};
+
+export function countVerdicts(assessments: readonly Pick<Assessment, 'verdict'>[]): VerdictCounts {
+  const counts: VerdictCounts = { atRisk: 0, mitigated: 0, notApplicable: 0, unsupported: 0, pending: 0, skipped: 0, conflict: 0, total: 0 };
+  for (const a of assessments) {
+    counts[COUNT_KEY[a.verdict]]++;
+    counts.total++;
+  }
+  return counts;
+}
+
+/** "10 targets: 3 at risk, 5 mitigated, 2 not applicable" (zero counts omitted). */
+export function countsSummary(c: VerdictCounts): string {
+  const parts: string[] = [];
+  const add = (n: number, label: string) => n > 0 && parts.push(`${n} ${label}`);
+  add(c.atRisk, 'at risk');
+  add(c.unsupported, 'unsupported');
+  add(c.conflict, 'in conflict');
+  add(c.pending, 'pending');
+  add(c.mitigated, 'mitigated');
+  add(c.skipped, 'skipped');
+  add(c.notApplicable, 'not applicable');
+  return `${c.total} target${c.total === 1 ? '' : 's'}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
+}
+
+export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
+  const a = outcome.assessment;
+  const message = outcome.error ? `${a.rootCause.message} Last error (${outcome.error.reason}): ${outcome.error.message}` : a.rootCause.message;
+  const plan = a.changes.slice(0, MAX_PLAN_LINES).map((c) => clip(describeChange(c), MAX_PLAN_LINE));
+  if (a.changes.length > MAX_PLAN_LINES) plan[MAX_PLAN_LINES - 1] = `... and ${a.changes.length - MAX_PLAN_LINES + 1} more changes`;
+  return {
+    kind: a.target.kind,
+    name: a.target.name,
+    verdict: a.verdict,
+    rootCause: a.rootCause.id,
+    ...(a.mitigations.length > 0 ? { mitigations: [...a.mitigations] } : {}),
+    ...(plan.length > 0 ? { plan } : {}),
+    message: clip(message, MAX_MESSAGE),
+    ...(a.loadBalancerId ? { loadBalancerId: a.loadBalancerId } : {}),
+  };
+}
+
+export function compareTargetStatus(a: TargetStatus, b: TargetStatus): number {
+  return SEVERITY[a.verdict] - SEVERITY[b.verdict] || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name);
+}
+
+function label(o: TargetOutcome): string {
+  return `${o.assessment.target.kind}/${o.assessment.target.name}`;
+}
+
+/** "Service/a: msg; Ingress/b: msg (and 3 more)" */
+function examples(items: readonly { who: string; text: string }[], max = 3): string {
+  const shown = items.slice(0, max).map((i) => `${i.who}: ${i.text}`);
+  return shown.join('; ') + (items.length > max ? ` (and ${items.length - max} more)` : '');
+}
+
+interface Evaluation {
+  stalled?: { reason: string; message: string };
+  reconciling?: { reason: string; message: string };
+  ready: { status: 'True' | 'False'; reason: string; message: string };
+}
+
+function evaluate(input: PolicyStatusInput, counts: VerdictCounts): Evaluation {
+  const enforce = input.mode === 'Enforce';
+  const outcomes = input.outcomes;
+  const summary = countsSummary(counts);
+
+  // --- Stalled
+  let stalled: Evaluation['stalled'];
+  const permanent = outcomes.filter((o) => o.error?.permanent);
+  const blocked = enforce ? outcomes.filter((o) => o.assessment.blockers.length > 0) : [];
+  if (input.policyError) {
+    stalled = { reason: input.policyError.reason, message: input.policyError.message };
+  } else if (enforce && permanent.length > 0) {
+    const first = permanent[0] as TargetOutcome;
+    stalled = {
+      reason: (first.error as TargetError).reason,
+      message: examples(permanent.map((o) => ({ who: label(o), text: (o.error as TargetError).message }))),
+    };
+  } else if (blocked.length > 0) {
+    const first = blocked[0] as TargetOutcome;
+    const items = blocked.flatMap((o) => o.assessment.blockers.map((b) => ({ who: label(o), text: b.message })));
+    stalled = { reason: (first.assessment.blockers[0] as { reason: string }).reason, message: examples(items) };
+  }
+
+  // --- Reconciling
+  const observing = outcomes.filter((o) => OBSERVING.has(o.assessment.rootCause.id));
+  const retrying = outcomes.filter((o) => o.error && !o.error.permanent);
+  const applying = enforce
+    ? outcomes.filter((o) => o.assessment.changes.length > 0 && o.assessment.blockers.length === 0 && !o.error?.permanent)
+    : [];
+  let reconciling: Evaluation['reconciling'];
+  if (!stalled) {
+    if (retrying.length > 0) {
+      reconciling = {
+        reason: ReconcilingReason.RetryingAfterError,
+        message: `retrying after transient errors: ${examples(retrying.map((o) => ({ who: label(o), text: (o.error as TargetError).message })))}`,
+      };
+    } else if (applying.length > 0) {
+      const n = applying.reduce((sum, o) => sum + o.assessment.changes.length, 0);
+      reconciling = {
+        reason: ReconcilingReason.ApplyingChanges,
+        message: `applying ${n} change${n === 1 ? '' : 's'} to ${applying.length} target${applying.length === 1 ? '' : 's'}; ${summary}`,
+      };
+    } else if (observing.length > 0) {
+      reconciling = { reason: ReconcilingReason.Observing, message: `reading the CLB of ${observing.length} target(s); ${summary}` };
+    }
+  }
+
+  // --- Ready
+  let ready: Evaluation['ready'];
+  if (stalled) {
+    ready = { status: 'False', reason: stalled.reason, message: stalled.message };
+  } else if (reconciling) {
+    ready = { status: 'False', reason: ReadyReason.Progressing, message: reconciling.message };
+  } else {
+    const atRisk = outcomes.filter((o) => o.assessment.verdict === 'AtRisk');
+    const riskText = atRisk.length > 0 ? `; at risk: ${examples(atRisk.map((o) => ({ who: label(o), text: o.assessment.rootCause.id })))}` : '';
+    const waiting = counts.pending > 0 ? `; ${counts.pending} waiting for TKE to assign a CLB or listeners` : '';
+    if (!enforce) {
+      const planned = outcomes.filter((o) => o.assessment.changes.length > 0);
+      const n = planned.reduce((sum, o) => sum + o.assessment.changes.length, 0);
+      const plan = n > 0 ? `; Enforce mode would apply ${n} change${n === 1 ? '' : 's'} to ${planned.length} target${planned.length === 1 ? '' : 's'} (see status.targets[].plan)` : '; nothing to change';
+      const blockedText = outcomes.some((o) => o.assessment.blockers.length > 0) ? '; some mitigations need a ticket or a fix first (see targets)' : '';
+      ready = { status: 'True', reason: ReadyReason.AuditComplete, message: `diagnosis complete, nothing changed (Audit): ${summary}${riskText}${plan}${blockedText}${waiting}` };
+    } else if (atRisk.length > 0) {
+      ready = { status: 'True', reason: ReadyReason.ReconciledWithRisks, message: `${summary}${riskText}; see status.targets for what to do${waiting}` };
+    } else {
+      ready = { status: 'True', reason: ReadyReason.Reconciled, message: `${summary}${waiting}` };
+    }
+  }
+  return { ...(stalled ? { stalled } : {}), ...(reconciling ? { reconciling } : {}), ready };
+}
+
+/** Builds the full status from scratch (conditions keep their lastTransitionTime across calls). */
+export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatus {
+  const max = input.maxTargets ?? MAX_STATUS_TARGETS;
+  const counts = countVerdicts(input.outcomes.map((o) => o.assessment));
+  const all = input.outcomes.map(targetStatusOf).sort(compareTargetStatus);
+  const targets = all.slice(0, max);
+  const truncated = all.length > targets.length;
+  const evaluation = evaluate(input, counts);
+
+  const gen = input.generation !== undefined ? { observedGeneration: input.generation } : {};
+  let conditions: Condition[] = input.previousConditions ? [...input.previousConditions] : [];
+  const set = (c: ConditionInput) => {
+    conditions = setStatusCondition(conditions, c, input.now).conditions;
+  };
+  set({ type: CONDITION_READY, ...evaluation.ready, ...gen });
+  if (evaluation.reconciling) set({ type: CONDITION_RECONCILING, status: 'True', ...evaluation.reconciling, ...gen });
+  else conditions = removeStatusCondition(conditions, CONDITION_RECONCILING).conditions;
+  if (evaluation.stalled) set({ type: CONDITION_STALLED, status: 'True', ...evaluation.stalled, ...gen });
+  else conditions = removeStatusCondition(conditions, CONDITION_STALLED).conditions;
+
+  return {
+    ...gen,
+    conditions,
+    ...(input.profile ? { clusterProfile: profileProjection(input.profile) } : {}),
+    counts,
+    targets,
+    targetsTruncated: truncated,
+    ...(truncated
+      ? { targetsNote: `showing ${targets.length} of ${all.length} targets, most severe first; counts cover all of them` }
+      : {}),
+    lastEvaluatedTime: toMetaTime(input.now),
+  };
+}
+
+/** The status at the start of a generation: Ready=Unknown so kstatus does not report Current early. */
+export function initialPolicyStatus(generation: number, previousConditions: readonly Condition[] | undefined, now: Date): LoopbackPolicyStatus {
+  let conditions = setStatusCondition(
+    previousConditions,
+    { type: CONDITION_READY, status: 'Unknown', reason: ReadyReason.Initializing, message: 'evaluating the policy', observedGeneration: generation },
+    now,
+  ).conditions;
+  conditions = setStatusCondition(
+    conditions,
+    { type: CONDITION_RECONCILING, status: 'True', reason: ReconcilingReason.NewGeneration, message: `evaluating generation ${generation}`, observedGeneration: generation },
+    now,
+  ).conditions;
+  conditions = removeStatusCondition(conditions, CONDITION_STALLED).conditions;
+  return { observedGeneration: generation, conditions };
+}
+
+function profileProjection(p: ClusterProfile | ClusterProfileStatus): ClusterProfileStatus {
+  return {
+    kubeProxyMode: p.kubeProxyMode,
+    ...(p.kubeProxyVersion !== undefined ? { kubeProxyVersion: p.kubeProxyVersion } : {}),
+    preventLoopbackSupported: p.preventLoopbackSupported,
+    ...(p.vipBinding !== undefined ? { vipBinding: p.vipBinding } : {}),
+    ...(p.upgradeTo !== undefined ? { upgradeTo: p.upgradeTo } : {}),
+    source: p.source,
+    ...(p.message ? { message: clip(p.message, MAX_MESSAGE) } : {}),
+  };
+}

@@ -1,0 +1,54 @@
+// Converts client-node Service/Ingress objects into the plain facts the assessment reads.
+// Type-only imports: nothing here touches the network.
+import type { V1Ingress, V1Service } from '@kubernetes/client-node';
+import type { IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
+
+function isoTime(value: Date | string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return value instanceof Date ? value.toISOString() : value;
+}
+
+export function serviceFacts(svc: V1Service): ServiceFacts {
+  const md = svc.metadata ?? {};
+  const etp = svc.spec?.externalTrafficPolicy;
+  const ips = (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter((ip): ip is string => !!ip);
+  const created = isoTime(md.creationTimestamp);
+  return {
+    kind: 'Service',
+    namespace: md.namespace ?? '',
+    name: md.name ?? '',
+    ...(md.labels ? { labels: md.labels } : {}),
+    ...(md.annotations ? { annotations: md.annotations } : {}),
+    ...(created ? { creationTimestamp: created } : {}),
+    type: svc.spec?.type ?? 'ClusterIP',
+    ...(svc.spec?.loadBalancerClass ? { loadBalancerClass: svc.spec.loadBalancerClass } : {}),
+    ...(etp === 'Local' || etp === 'Cluster' ? { externalTrafficPolicy: etp } : {}),
+    ports: (svc.spec?.ports ?? []).map(
+      (p): ServicePortFacts => ({
+        ...(p.name ? { name: p.name } : {}),
+        port: p.port,
+        protocol: p.protocol === 'UDP' || p.protocol === 'SCTP' ? p.protocol : 'TCP',
+      }),
+    ),
+    ...(ips.length > 0 ? { loadBalancerIps: ips } : {}),
+  };
+}
+
+export function ingressFacts(ing: V1Ingress): IngressFacts {
+  const md = ing.metadata ?? {};
+  const created = isoTime(md.creationTimestamp);
+  return {
+    kind: 'Ingress',
+    namespace: md.namespace ?? '',
+    name: md.name ?? '',
+    ...(md.labels ? { labels: md.labels } : {}),
+    ...(md.annotations ? { annotations: md.annotations } : {}),
+    ...(created ? { creationTimestamp: created } : {}),
+    ...(ing.spec?.ingressClassName ? { ingressClassName: ing.spec.ingressClassName } : {}),
+    rules: (ing.spec?.rules ?? []).map((r) => ({
+      ...(r.host ? { host: r.host } : {}),
+      paths: (r.http?.paths ?? []).map((p) => p.path ?? '/'),
+    })),
+    tls: (ing.spec?.tls ?? []).length > 0,
+  };
+}

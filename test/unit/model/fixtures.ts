@@ -1,0 +1,117 @@
+// Builders for assessment table tests: plain facts, and cluster profiles produced by the real
+// detectClusterProfile from DaemonSets shaped like TKE's, so profile parsing and assessment meet.
+import { withSpecDefaults, type LoopbackPolicySpec } from '../../../src/api/loopbackpolicy.js';
+import type { AssessmentContext } from '../../../src/model/assessment.js';
+import { detectClusterProfile, type ClusterProfile } from '../../../src/model/cluster-profile.js';
+import type { Change } from '../../../src/model/desired-state.js';
+import type {
+  AccountCapabilities,
+  ClbFacts,
+  ClbObservation,
+  IngressFacts,
+  ListenerFacts,
+  ServiceFacts,
+} from '../../../src/model/facts.js';
+
+export function kubeProxyDaemonSet(image: string, args: string[] = []) {
+  return {
+    metadata: { name: 'kube-proxy', namespace: 'kube-system' },
+    spec: { template: { spec: { containers: [{ name: 'kube-proxy', image, command: ['kube-proxy'], args }] } } },
+  };
+}
+
+const TKE = 'ccr.ccs.tencentyun.com/tkeimages/hyperkube';
+
+export const PROFILES = {
+  ipvsNew: detectClusterProfile({ daemonSet: kubeProxyDaemonSet(`${TKE}:v1.20.6-tke.12`, ['--proxy-mode=ipvs']) }),
+  ipvsOld: detectClusterProfile({ daemonSet: kubeProxyDaemonSet(`${TKE}:v1.18.4-tke.19`, ['--proxy-mode=ipvs']) }),
+  ipvsVersionUnknown: detectClusterProfile({ daemonSet: kubeProxyDaemonSet(`${TKE}:latest`, ['--proxy-mode=ipvs']) }),
+  ipvsUpstream: detectClusterProfile({ daemonSet: kubeProxyDaemonSet('registry.k8s.io/kube-proxy:v1.30.2', ['--proxy-mode=ipvs']) }),
+  iptables: detectClusterProfile({ daemonSet: kubeProxyDaemonSet(`${TKE}:v1.20.6-tke.12`, ['--proxy-mode=iptables']) }),
+  nftables: detectClusterProfile({ daemonSet: kubeProxyDaemonSet('registry.k8s.io/kube-proxy:v1.33.1', ['--proxy-mode=nftables']) }),
+  none: detectClusterProfile({ kubeProxyReplacement: true }),
+  unknown: detectClusterProfile({}),
+} satisfies Record<string, ClusterProfile>;
+
+export type ProfileName = keyof typeof PROFILES;
+
+export function listener(id: string, protocol: string, port: number, extra: Partial<ListenerFacts> = {}): ListenerFacts {
+  return { listenerId: id, protocol, port, ...extra };
+}
+
+export function l4Listener(id: string, protocol: string, port: number, sourceIpType: 0 | 1, extra: Partial<ListenerFacts> = {}): ListenerFacts {
+  return listener(id, protocol, port, { healthCheck: { sourceIpType }, ...extra });
+}
+
+export function clb(extra: Partial<ClbFacts> = {}): ClbFacts {
+  return {
+    loadBalancerId: 'lb-abc',
+    loadBalancerType: 'INTERNAL',
+    addressIpVersion: 'IPV4',
+    vips: ['10.0.0.10'],
+    status: 1,
+    forward: 1,
+    listeners: [l4Listener('lbl-tcp', 'TCP', 80, 0)],
+    ...extra,
+  };
+}
+
+export function service(extra: Partial<ServiceFacts> = {}, annotations: Record<string, string> = {}): ServiceFacts {
+  return {
+    kind: 'Service',
+    namespace: 'shop',
+    name: 'web',
+    type: 'LoadBalancer',
+    ports: [{ port: 80, protocol: 'TCP' }],
+    externalTrafficPolicy: 'Cluster',
+    ...extra,
+    annotations: { 'service.kubernetes.io/loadbalance-id': 'lb-abc', ...annotations },
+  };
+}
+
+export function ingress(extra: Partial<IngressFacts> = {}, annotations: Record<string, string> = {}): IngressFacts {
+  return {
+    kind: 'Ingress',
+    namespace: 'shop',
+    name: 'front',
+    rules: [{ host: 'shop.example.com', paths: ['/'] }],
+    tls: true,
+    ...extra,
+    annotations: { 'kubernetes.io/ingress.qcloud-loadbalance-id': 'lb-ing', ...annotations },
+  };
+}
+
+export function context(opts: {
+  profile?: ProfileName | ClusterProfile;
+  policy?: LoopbackPolicySpec;
+  clb?: ClbFacts | ClbObservation;
+  capabilities?: AccountCapabilities;
+}): AssessmentContext {
+  const c = opts.clb ?? clb();
+  const observation: ClbObservation = 'state' in c ? c : { state: 'Found', clb: c };
+  const profile = typeof opts.profile === 'string' || opts.profile === undefined ? PROFILES[opts.profile ?? 'ipvsNew'] : opts.profile;
+  return {
+    policy: withSpecDefaults(opts.policy),
+    profile,
+    clb: observation,
+    ...(opts.capabilities ? { capabilities: opts.capabilities } : {}),
+  };
+}
+
+/** Compact, order-preserving form of a plan for table expectations. */
+export function short(change: Change): string {
+  switch (change.action) {
+    case 'SetListenerHealthCheckSource':
+      return `src:${change.listenerId}:${change.from}->${change.to}`;
+    case 'AddPreventLoopbackAnnotation':
+      return 'annotate';
+    case 'AddTkeServiceConfigAuto':
+      return `auto:${change.configName}`;
+    case 'SetLoadBalancerPassToTarget':
+      return 'passToTarget';
+    case 'SetListenerKeepalive':
+      return `keepalive:${change.listenerId}`;
+    case 'SetRuleHealthCheckSource':
+      return `rule:${change.locationId}:${change.from}->${change.to}`;
+  }
+}

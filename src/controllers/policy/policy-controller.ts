@@ -1,0 +1,218 @@
+// Reconciles one LoopbackPolicy: observe (caches + CLB API) → assess (pure model) → act (Enforce only, through
+// the mitigation hooks) → report (status by SSA, Events on targets, metrics). Level-triggered: every run
+// recomputes everything from current state, so a restart at any point converges.
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig, type V1Ingress, type V1Service } from '@kubernetes/client-node';
+import {
+  FINALIZER,
+  GROUP,
+  PLURAL,
+  VERSION,
+  withSpecDefaults,
+  type LoopbackPolicy,
+  type LoopbackPolicyStatus,
+  type ResolvedPolicySpec,
+} from '../../api/loopbackpolicy.js';
+import { EventReason } from '../../api/reasons.js';
+import { describeCloudError } from '../../cloud/index.js';
+import type { EventRecorder } from '../../kube/events.js';
+import type { PolicyStatusWriter } from '../../kube/status-writer.js';
+import { assessTarget, conflictAssessment, type Assessment } from '../../model/assessment.js';
+import type { ClusterProfile } from '../../model/cluster-profile.js';
+import { targetKey, type AccountCapabilities, type ClbObservation, type TargetFacts } from '../../model/facts.js';
+import { buildPolicyStatus, initialPolicyStatus, type TargetOutcome } from '../../model/status.js';
+import type { Logger } from '../../runtime/logger.js';
+import type { Metrics } from '../../runtime/metrics.js';
+import type { ReconcileOutcome } from '../../runtime/work-queue.js';
+import type { ClbObserver } from '../clb-observer.js';
+import { loadBalancerIdOf, namespaceView, policyIdentity } from './targets.js';
+
+/** What the policy controller reads: informer caches, never the API server directly. */
+export interface PolicyCaches {
+  policy(namespace: string, name: string): LoopbackPolicy | undefined;
+  policies(namespace: string): readonly LoopbackPolicy[];
+  services(namespace: string): readonly V1Service[];
+  ingresses(namespace: string): readonly V1Ingress[];
+}
+
+/**
+ * Enforce-mode effects (L4: CLB health-check source + prevent-loopback; L7: TkeServiceConfig). The mitigation
+ * issues plug in here; each returns the outcome to report for the targets it acted on.
+ */
+export interface Mitigator {
+  apply(policy: LoopbackPolicy, spec: ResolvedPolicySpec, assessments: readonly Assessment[], signal: AbortSignal): Promise<TargetOutcome[]>;
+  revert(policy: LoopbackPolicy, signal: AbortSignal): Promise<void>;
+}
+
+export interface PolicyControllerOptions {
+  kc: KubeConfig;
+  caches: PolicyCaches;
+  observer: ClbObserver;
+  statusWriter: PolicyStatusWriter;
+  events: EventRecorder;
+  metrics: Metrics;
+  logger: Logger;
+  profile: () => ClusterProfile;
+  capabilities: AccountCapabilities;
+  driftCheckIntervalMs: number;
+  mitigator?: Mitigator;
+}
+
+function jitter(ms: number): number {
+  return Math.round(ms * (0.9 + Math.random() * 0.2));
+}
+
+/** Status equality for "is a write needed": the evaluation time alone changing is not news. */
+function sameStatus(a: LoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus): boolean {
+  if (!a) return false;
+  const strip = (s: LoopbackPolicyStatus) => JSON.stringify({ ...s, lastEvaluatedTime: undefined });
+  return strip(a) === strip(b);
+}
+
+export class PolicyController {
+  private readonly custom: CustomObjectsApi;
+  /** Last verdict per target and policy, so Events fire on changes, not on every reconcile. */
+  private readonly lastVerdicts = new Map<string, string>();
+
+  constructor(private readonly o: PolicyControllerOptions) {
+    this.custom = o.kc.makeApiClient(CustomObjectsApi);
+  }
+
+  async reconcile(key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
+    const [namespace = '', name = ''] = key.split('/');
+    const policy = this.o.caches.policy(namespace, name);
+    if (!policy) {
+      this.forgetPolicy(namespace, name);
+      return;
+    }
+    if (policy.metadata.deletionTimestamp) {
+      await this.finalize(policy, signal);
+      return;
+    }
+    const spec = withSpecDefaults(policy.spec);
+    await this.ensureFinalizer(policy, spec.mode === 'Enforce' && spec.revertOnDelete);
+    const generation = policy.metadata.generation ?? 0;
+    let previous = policy.status;
+    if (previous?.observedGeneration !== generation) {
+      // Ready=Unknown + Reconciling first, so kstatus/Flux never see the old status as current.
+      previous = { ...initialPolicyStatus(generation, previous?.conditions, new Date()) };
+      await this.o.statusWriter.apply(namespace, name, previous);
+    }
+
+    const profile = this.o.profile();
+    const view = namespaceView(namespace, this.o.caches.services(namespace), this.o.caches.ingresses(namespace), this.o.caches.policies(namespace));
+    const me = policyIdentity(policy);
+    const mine: TargetFacts[] = [];
+    const conflicts: Assessment[] = [];
+    for (const target of view.candidates) {
+      const owner = view.ownership.get(targetKey(target));
+      if (!owner) continue;
+      if (owner.winner.namespace === me.namespace && owner.winner.name === me.name) mine.push(target);
+      else if (owner.losers.some((l) => l.name === me.name)) conflicts.push(conflictAssessment(target, owner.winner));
+    }
+
+    let policyError: { reason: string; message: string } | undefined;
+    let transient: Error | undefined;
+    let observations = new Map<string, ClbObservation>();
+    const ids = mine.map(loadBalancerIdOf).filter((id): id is string => !!id);
+    try {
+      observations = await this.o.observer.observe(ids, this.o.driftCheckIntervalMs, signal);
+    } catch (err) {
+      const info = describeCloudError(err);
+      if (info.retryable) transient = err instanceof Error ? err : new Error(String(err));
+      else policyError = { reason: info.reason, message: info.message };
+      this.o.logger.warn('Reading CLBs failed', { policy: key, code: info.code, reason: info.reason, retryable: info.retryable });
+    }
+
+    const assessments = mine.map((target) => {
+      const id = loadBalancerIdOf(target);
+      const clb: ClbObservation = id ? (observations.get(id) ?? { state: 'NotObserved' }) : { state: 'NotObserved' };
+      return assessTarget(target, { policy: spec, profile, clb, capabilities: this.o.capabilities });
+    });
+    let outcomes: TargetOutcome[] = [...assessments, ...conflicts].map((assessment) => ({ assessment }));
+    if (spec.mode === 'Enforce' && this.o.mitigator && !policyError && !transient) {
+      const acted = await this.o.mitigator.apply(policy, spec, assessments, signal);
+      const byKey = new Map(acted.map((o) => [targetKey(o.assessment.target), o]));
+      outcomes = outcomes.map((o) => byKey.get(targetKey(o.assessment.target)) ?? o);
+    }
+
+    const status = buildPolicyStatus({
+      generation,
+      mode: spec.mode,
+      profile,
+      outcomes: transient
+        ? outcomes.map((o) => ({ ...o, error: { reason: 'RetryingAfterError', message: transient.message, permanent: false } }))
+        : outcomes,
+      previousConditions: previous?.conditions,
+      ...(policyError ? { policyError } : {}),
+      now: new Date(),
+    });
+    if (!sameStatus(previous, status)) await this.o.statusWriter.apply(namespace, name, status);
+    await this.report(policy, outcomes);
+    if (transient) throw transient;
+    return { requeueAfterMs: jitter(this.o.driftCheckIntervalMs) };
+  }
+
+  /** Events on targets when their verdict changes, and the per-target risk gauge. */
+  private async report(policy: LoopbackPolicy, outcomes: readonly TargetOutcome[]): Promise<void> {
+    const namespace = policy.metadata.namespace ?? '';
+    const policyName = policy.metadata.name ?? '';
+    this.o.metrics.targetRisk.remove({ namespace, policy: policyName });
+    for (const { assessment: a } of outcomes) {
+      const t = a.target;
+      this.o.metrics.targetRisk.set({ namespace, policy: policyName, kind: t.kind, name: t.name, verdict: a.verdict }, 1);
+      const involved = {
+        apiVersion: t.kind === 'Service' ? 'v1' : 'networking.k8s.io/v1',
+        kind: t.kind,
+        namespace: t.namespace,
+        name: t.name,
+      };
+      for (const w of a.warnings) await this.o.events.record(involved, 'Warning', EventReason.InvalidAnnotation, w);
+      const memo = `${namespace}/${policyName}/${targetKey(t)}`;
+      const seen = `${a.verdict}/${a.rootCause.id}`;
+      if (this.lastVerdicts.get(memo) === seen) continue;
+      this.lastVerdicts.set(memo, seen);
+      const by = `(LoopbackPolicy ${namespace}/${policyName})`;
+      if (a.verdict === 'AtRisk') {
+        await this.o.events.record(involved, 'Warning', EventReason.TargetAtRisk, `${a.rootCause.id}: ${a.rootCause.message} ${by}`);
+      } else if (a.verdict === 'Conflict') {
+        await this.o.events.record(involved, 'Warning', EventReason.PolicyConflict, `${a.rootCause.message} ${by}`);
+      } else if (a.verdict === 'Mitigated') {
+        await this.o.events.record(involved, 'Normal', EventReason.TargetMitigated, `${a.rootCause.message} ${by}`);
+      }
+    }
+  }
+
+  private forgetPolicy(namespace: string, name: string): void {
+    this.o.metrics.targetRisk.remove({ namespace, policy: name });
+    for (const k of [...this.lastVerdicts.keys()]) if (k.startsWith(`${namespace}/${name}/`)) this.lastVerdicts.delete(k);
+  }
+
+  private async finalize(policy: LoopbackPolicy, signal: AbortSignal): Promise<void> {
+    if (!policy.metadata.finalizers?.includes(FINALIZER)) return;
+    const spec = withSpecDefaults(policy.spec);
+    if (spec.revertOnDelete && this.o.mitigator) await this.o.mitigator.revert(policy, signal);
+    await this.setFinalizers(policy, (policy.metadata.finalizers ?? []).filter((f) => f !== FINALIZER));
+    this.forgetPolicy(policy.metadata.namespace ?? '', policy.metadata.name ?? '');
+  }
+
+  private async ensureFinalizer(policy: LoopbackPolicy, wanted: boolean): Promise<void> {
+    const finalizers = policy.metadata.finalizers ?? [];
+    const has = finalizers.includes(FINALIZER);
+    if (wanted && !has) await this.setFinalizers(policy, [...finalizers, FINALIZER]);
+  }
+
+  /** Merge patch guarded by resourceVersion: another writer's finalizer is never dropped (409 → retry). */
+  private async setFinalizers(policy: LoopbackPolicy, finalizers: string[]): Promise<void> {
+    await this.custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace: policy.metadata.namespace ?? '',
+        name: policy.metadata.name ?? '',
+        body: { metadata: { finalizers, resourceVersion: policy.metadata.resourceVersion } },
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+}

@@ -1,0 +1,217 @@
+// Assembles the operator: informers on every replica (so a standby is ready to lead at once), the policy
+// queue and controller only on the leader, probes and metrics everywhere.
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  NetworkingV1Api,
+  type KubeConfig,
+  type KubernetesListObject,
+  type KubernetesObject,
+  type V1ConfigMap,
+  type V1DaemonSet,
+  type V1Ingress,
+  type V1Service,
+} from '@kubernetes/client-node';
+import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
+import type { ClbClient } from './cloud/index.js';
+import { ClbObserver } from './controllers/clb-observer.js';
+import { PolicyController, type Mitigator } from './controllers/policy/policy-controller.js';
+import { EventRecorder } from './kube/events.js';
+import { PolicyStatusWriter } from './kube/status-writer.js';
+import { detectClusterProfile, type ClusterProfile, type ProfileOverrides } from './model/cluster-profile.js';
+import type { AccountCapabilities } from './model/facts.js';
+import type { OperatorConfig } from './runtime/config.js';
+import { ResilientInformer } from './runtime/informer.js';
+import { LeaderElector } from './runtime/leader-election.js';
+import type { Logger } from './runtime/logger.js';
+import type { Metrics } from './runtime/metrics.js';
+import { ProbeServer } from './runtime/server.js';
+import { WorkQueue } from './runtime/work-queue.js';
+
+const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
+export const TKE_SERVICE_CONFIG = { group: 'cloud.tencent.com', version: 'v1alpha1', plural: 'tkeserviceconfigs' };
+
+export interface OperatorDeps {
+  kc: KubeConfig;
+  config: OperatorConfig;
+  clb: ClbClient;
+  logger: Logger;
+  metrics: Metrics;
+  mitigator?: Mitigator;
+  /** Called when leadership is lost: the process must exit (client-go/controller-runtime do the same). */
+  onLostLeadership: () => void;
+}
+
+export class Operator {
+  private readonly informers: Array<ResilientInformer<KubernetesObject>> = [];
+  private readonly services: ResilientInformer<V1Service>;
+  private readonly ingresses: ResilientInformer<V1Ingress>;
+  // LoopbackPolicy's metadata allows string timestamps (watch events carry strings, client-node issue #655),
+  // which client-node's KubernetesObject does not: the cache holds KubernetesObject, read back as policies.
+  private readonly policies: ResilientInformer<KubernetesObject>;
+  private readonly daemonSets: ResilientInformer<V1DaemonSet>;
+  private readonly configMaps: ResilientInformer<V1ConfigMap>;
+  private readonly queue: WorkQueue;
+  private readonly server: ProbeServer;
+  private readonly elector: LeaderElector | undefined;
+  private readonly capabilities: AccountCapabilities = {};
+  private leading = false;
+
+  constructor(private readonly d: OperatorDeps) {
+    const { kc, config, logger, metrics } = d;
+    const core = kc.makeApiClient(CoreV1Api);
+    const apps = kc.makeApiClient(AppsV1Api);
+    const net = kc.makeApiClient(NetworkingV1Api);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const informerLogger = { info: (m: string, x?: Record<string, unknown>) => logger.info(m, x), warn: (m: string, x?: Record<string, unknown>) => logger.warn(m, x) };
+    const make = <T extends KubernetesObject>(
+      name: string,
+      path: string,
+      list: () => Promise<KubernetesListObject<T>>,
+      onEvent: (obj: T) => void,
+      fieldSelector?: string,
+    ): ResilientInformer<T> => {
+      const inf = new ResilientInformer<T>(kc, { name, path, list, onEvent: (_t, obj) => onEvent(obj), logger: informerLogger, ...(fieldSelector ? { fieldSelector } : {}) });
+      this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
+      return inf;
+    };
+    const byNamespace = (obj: KubernetesObject) => this.enqueueNamespace(obj.metadata?.namespace ?? '');
+    this.services = make<V1Service>('services', '/api/v1/services', () => core.listServiceForAllNamespaces(), byNamespace);
+    this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', () => net.listIngressForAllNamespaces(), byNamespace);
+    this.policies = make<KubernetesObject>(
+      'loopbackpolicies',
+      `/apis/${GROUP}/${VERSION}/${PLURAL}`,
+      async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as KubernetesListObject<KubernetesObject>,
+      (p) => this.queue.add(`${p.metadata?.namespace}/${p.metadata?.name}`),
+    );
+    this.daemonSets = make<V1DaemonSet>(
+      'kube-proxy-daemonset',
+      `/apis/apps/v1/namespaces/${KUBE_PROXY.namespace}/daemonsets`,
+      () => apps.listNamespacedDaemonSet({ namespace: KUBE_PROXY.namespace, fieldSelector: KUBE_PROXY.fieldSelector }),
+      () => this.enqueueAll(),
+      KUBE_PROXY.fieldSelector,
+    );
+    this.configMaps = make<V1ConfigMap>(
+      'kube-proxy-configmap',
+      `/api/v1/namespaces/${KUBE_PROXY.namespace}/configmaps`,
+      () => core.listNamespacedConfigMap({ namespace: KUBE_PROXY.namespace, fieldSelector: KUBE_PROXY.fieldSelector }),
+      () => this.enqueueAll(),
+      KUBE_PROXY.fieldSelector,
+    );
+    make<KubernetesObject>(
+      'tkeserviceconfigs',
+      `/apis/${TKE_SERVICE_CONFIG.group}/${TKE_SERVICE_CONFIG.version}/${TKE_SERVICE_CONFIG.plural}`,
+      async () => (await custom.listClusterCustomObject(TKE_SERVICE_CONFIG)) as KubernetesListObject<KubernetesObject>,
+      byNamespace,
+    );
+
+    const controller = new PolicyController({
+      kc,
+      caches: {
+        policy: (ns, name) => this.policies.get(name, ns) as LoopbackPolicy | undefined,
+        policies: (ns) => this.policies.list(ns) as readonly LoopbackPolicy[],
+        services: (ns) => this.services.list(ns),
+        ingresses: (ns) => this.ingresses.list(ns),
+      },
+      observer: new ClbObserver(d.clb),
+      statusWriter: new PolicyStatusWriter(kc),
+      events: new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
+        logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
+      ),
+      metrics,
+      logger,
+      profile: () => this.profile(),
+      capabilities: this.capabilities,
+      driftCheckIntervalMs: config.driftCheckIntervalMs,
+      ...(d.mitigator ? { mitigator: d.mitigator } : {}),
+    });
+    this.queue = new WorkQueue('loopbackpolicy', (key, signal) => controller.reconcile(key, signal), {
+      concurrency: config.concurrency,
+      observer: {
+        ...metrics.workQueueObserver(),
+        failed: (_n, key, err, retryIn) =>
+          logger.warn('Reconcile failed', { policy: key, error: err instanceof Error ? err.message : String(err), retryInMs: retryIn }),
+      },
+    });
+    this.server = new ProbeServer({
+      host: config.probeHost,
+      port: config.probePort,
+      registry: metrics.registry,
+      liveness: [{ name: 'ping', check: () => true }],
+      // The TkeServiceConfig CRD may be absent (no TKE ingress controller): it never blocks readiness.
+      readiness: this.informers
+        .filter((i) => i.name !== 'tkeserviceconfigs')
+        .map((i) => ({ name: `informer-${i.name}`, check: () => i.hasSynced })),
+    });
+    if (config.leaderElect) {
+      this.elector = new LeaderElector(kc, {
+        namespace: config.leaseNamespace,
+        name: config.leaseName,
+        identity: config.identity,
+        onStartedLeading: () => this.startLeading(),
+        onStoppedLeading: () => {
+          metrics.leader.set({ name: config.leaseName }, 0);
+          d.onLostLeadership();
+        },
+        logger: informerLogger,
+      });
+    }
+  }
+
+  /** The port the probe server listens on (useful with port 0). */
+  async start(): Promise<number> {
+    const address = await this.server.start();
+    this.d.logger.info('Probe server listening', { host: address.address, port: address.port });
+    await Promise.all(this.informers.filter((i) => i.name !== 'tkeserviceconfigs').map((i) => i.start()));
+    void this.informers.find((i) => i.name === 'tkeserviceconfigs')?.start();
+    this.d.logger.info('Caches synced');
+    if (this.elector) this.elector.start();
+    else this.startLeading();
+    return address.port;
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Graceful: stop taking work, let in-flight reconciles finish (bounded), release the lease, stop watches. */
+  async stop(): Promise<void> {
+    const drained = await this.queue.shutdown(this.d.config.shutdownGraceMs);
+    if (!drained) this.d.logger.warn('Shutdown grace period ended with reconciles still running');
+    await this.elector?.stop();
+    await Promise.all(this.informers.map((i) => i.stop()));
+    await this.server.stop();
+    await this.d.clb.close();
+  }
+
+  private startLeading(): void {
+    this.leading = true;
+    this.d.metrics.leader.set({ name: this.d.config.leaseName }, 1);
+    this.queue.start();
+    this.enqueueAll();
+  }
+
+  private enqueueNamespace(namespace: string): void {
+    for (const p of this.policies.list(namespace)) this.queue.add(`${p.metadata?.namespace}/${p.metadata?.name}`);
+  }
+
+  private enqueueAll(): void {
+    for (const p of this.policies.list()) this.queue.add(`${p.metadata?.namespace}/${p.metadata?.name}`);
+  }
+
+  private profile(): ClusterProfile {
+    const { kubeProxyMode, kubeProxyVersion } = this.d.config;
+    const overrides: ProfileOverrides = {
+      ...(kubeProxyMode ? { mode: kubeProxyMode } : {}),
+      ...(kubeProxyVersion ? { version: kubeProxyVersion } : {}),
+    };
+    const ds = this.daemonSets.get('kube-proxy', KUBE_PROXY.namespace);
+    const cm = this.configMaps.get('kube-proxy', KUBE_PROXY.namespace);
+    return detectClusterProfile({
+      ...(ds ? { daemonSet: ds as Parameters<typeof detectClusterProfile>[0]['daemonSet'] } : {}),
+      ...(cm ? { configMap: cm as Parameters<typeof detectClusterProfile>[0]['configMap'] } : {}),
+      overrides,
+    });
+  }
+}

@@ -1,0 +1,160 @@
+// Operator core end to end, on the local TKE: real apiserver, the CLB emulator through the SDK, the TKE
+// simulator, and the operator as its own process under the ServiceAccount + RBAC of config/.
+// An Audit policy must diagnose every target correctly, become Ready, and write nothing anywhere.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CoreV1Api, NetworkingV1Api, type V1Ingress, type V1Service } from '@kubernetes/client-node';
+import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
+import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../../sim/tke-simulator/index.js';
+import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
+
+const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
+
+function lbService(name: string, opts: { annotations?: Record<string, string>; etp?: 'Local' | 'Cluster'; ports?: number[] }): V1Service {
+  return {
+    metadata: { name, annotations: opts.annotations ?? {}, labels: { app: name } },
+    spec: {
+      type: 'LoadBalancer',
+      externalTrafficPolicy: opts.etp ?? 'Cluster',
+      selector: { app: name },
+      ports: (opts.ports ?? [80]).map((port) => ({ name: `p${port}`, port, protocol: 'TCP', targetPort: port })),
+    },
+  };
+}
+
+interface TargetRow {
+  kind: string;
+  name: string;
+  verdict: string;
+  rootCause: string;
+  plan?: string[];
+}
+
+describe('Audit policy on the local TKE', () => {
+  let emulator: ClbEmulator;
+  let simulator: TkeSimulator;
+  let operator: OperatorProcess;
+  let ns: string;
+  const namespaces = new Set<string>();
+
+  beforeAll(async () => {
+    const kc = kubeConfig();
+    emulator = await startClbEmulator({ taskDurationMs: 50 });
+    await applyClusterProfile(kc, 'ipvs-new');
+    simulator = await startTkeSimulator({
+      kubeConfig: kc,
+      clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
+      namespaceFilter: (n) => namespaces.has(n),
+      resyncIntervalMs: 0,
+    });
+    await installOperatorRbac();
+    operator = await startOperatorProcess({ kubeconfig: await serviceAccountKubeconfig(), emulator });
+  });
+
+  afterAll(async () => {
+    await operator?.stop();
+    await simulator?.stop();
+    await emulator?.close();
+  });
+
+  it('diagnoses every target with its root cause, becomes Ready, and writes nothing', async () => {
+    ns = await createNamespace('audit');
+    namespaces.add(ns);
+    const kc = kubeConfig();
+    const core = kc.makeApiClient(CoreV1Api);
+    const net = kc.makeApiClient(NetworkingV1Api);
+    await core.createNamespacedService({ namespace: ns, body: lbService('private-local', { annotations: SUBNET, etp: 'Local', ports: [80, 443] }) });
+    await core.createNamespacedService({ namespace: ns, body: lbService('private-cluster', { annotations: SUBNET }) });
+    await core.createNamespacedService({ namespace: ns, body: lbService('public', {}) });
+    await core.createNamespacedService({
+      namespace: ns,
+      body: lbService('opted-out', { annotations: { ...SUBNET, 'loopguard.dev/skip': 'true' }, etp: 'Local' }),
+    });
+    await core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'internal' }, spec: { ports: [{ port: 80 }] } } });
+    const ingress: V1Ingress = {
+      metadata: { name: 'web', annotations: { 'kubernetes.io/ingress.class': 'qcloud', 'kubernetes.io/ingress.subnetId': 'subnet-demo0001' } },
+      spec: {
+        rules: [
+          {
+            host: 'web.example.com',
+            http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'private-cluster', port: { number: 80 } } } }] },
+          },
+        ],
+      },
+    };
+    await net.createNamespacedIngress({ namespace: ns, body: ingress });
+    // Wait for "TKE" to give every LB Service and the Ingress a CLB before taking the write baseline.
+    await waitFor('CLBs assigned', async () => {
+      const svcs = await core.listNamespacedService({ namespace: ns });
+      const ing = await net.readNamespacedIngress({ namespace: ns, name: 'web' });
+      const lbs = svcs.items.filter((s) => s.spec?.type === 'LoadBalancer');
+      const assigned = lbs.every((s) => s.metadata?.annotations?.['service.kubernetes.io/loadbalance-id']);
+      return assigned && ing.metadata?.annotations?.['kubernetes.io/ingress.qcloud-loadbalance-id'] ? true : undefined;
+    });
+    await emulator.admin.resetStats();
+
+    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: audit, namespace: ${ns}}\nspec: {mode: Audit}\n`;
+    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
+    const wait = await kubectl(['wait', '--for=condition=Ready', '-n', ns, 'lbp/audit', '--timeout=30s']);
+    expect(wait.stderr).toBe('');
+    expect(wait.code).toBe(0);
+
+    const got = JSON.parse((await kubectl(['get', '-n', ns, 'lbp/audit', '-o', 'json'])).stdout) as {
+      metadata: { generation: number; finalizers?: string[] };
+      status: { observedGeneration: number; counts: Record<string, number>; targets: TargetRow[]; conditions: Array<{ type: string; status: string; reason: string }> };
+    };
+    const verdicts = Object.fromEntries(got.status.targets.map((t) => [`${t.kind}/${t.name}`, `${t.verdict}/${t.rootCause}`]));
+    expect(verdicts).toEqual({
+      'Service/private-local': 'AtRisk/PodSourceNotMasqueraded',
+      'Service/private-cluster': 'NotApplicable/MasqueradedToNodeIp',
+      'Service/public': 'NotApplicable/PublicClb',
+      'Service/opted-out': 'Skipped/SkipAnnotation',
+      'Service/internal': 'NotApplicable/NotLoadBalancerService',
+      'Ingress/web': expect.stringMatching(/^AtRisk\//),
+    });
+    // Audit reports the plan Enforce would carry out.
+    const planOf = (name: string) => got.status.targets.find((t) => t.name === name)?.plan ?? [];
+    expect(planOf('private-local').length).toBeGreaterThan(0);
+    expect(got.status.observedGeneration).toBe(got.metadata.generation);
+    expect(got.status.counts).toMatchObject({ atRisk: 2, notApplicable: 3, skipped: 1, total: 6 });
+    expect(got.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'AuditComplete' });
+    expect(got.status.conditions.find((c) => c.type === 'Stalled')).toBeUndefined();
+    // Audit keeps nothing to revert, so it holds no finalizer.
+    expect(got.metadata.finalizers ?? []).toEqual([]);
+
+    // loopguard changed no CLB (TKE's Create* calls may still be finishing the Ingress's CLB; loopguard can only
+    // ever Modify*), and the targets carry no loopguard annotation.
+    const stats = await emulator.admin.stats();
+    expect(Object.keys(stats.calls).some((a) => a.startsWith('Describe'))).toBe(true);
+    expect(Object.entries(stats.calls).filter(([action]) => action.startsWith('Modify'))).toEqual([]);
+    const svcs = await core.listNamespacedService({ namespace: ns });
+    for (const s of svcs.items) {
+      expect(Object.keys(s.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/') && k !== 'loopguard.dev/skip')).toEqual([]);
+      expect(s.metadata?.annotations?.['service.cloud.tencent.com/prevent-loopback']).toBeUndefined();
+    }
+
+    // Readable for people: printer columns and describe.
+    const table = await kubectl(['get', '-n', ns, 'lbp']);
+    expect(table.stdout).toMatch(/NAME\s+MODE\s+TARGETS\s+MITIGATED\s+AT RISK\s+READY\s+AGE/);
+    expect(table.stdout).toMatch(/audit\s+Audit\s+6\s+0\s+2\s+True/);
+    const describe = await kubectl(['describe', '-n', ns, 'lbp/audit']);
+    expect(describe.stdout).toContain('PodSourceNotMasqueraded');
+    expect(describe.stdout).toContain('AuditComplete');
+
+    // Events on the at-risk target, for kubectl describe service.
+    await waitFor('TargetAtRisk event', async () => {
+      const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=private-local' });
+      return events.items.some((e) => e.reason === 'TargetAtRisk' && e.type === 'Warning') ? true : undefined;
+    });
+
+    // Metrics: per-target risk gauge and cloud call counters.
+    const metrics = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
+    expect(metrics).toContain(`loopguard_target_risk{namespace="${ns}",policy="audit",kind="Service",name="private-local",verdict="AtRisk"} 1`);
+    expect(metrics).toMatch(/loopguard_cloud_requests_total\{action="DescribeLoadBalancers",outcome="ok"\} [1-9]/);
+    expect(metrics).toMatch(/controller_runtime_reconcile_total\{controller="loopbackpolicy",result="requeue_after"\} [1-9]/);
+
+    // Credentials never reach the logs.
+    expect(operator.logs()).not.toContain(emulator.credentials.secretKey);
+    expect(operator.logs()).toContain('Caches synced');
+  });
+});

@@ -1,0 +1,142 @@
+// Runs the real operator (src/main.ts) as a separate process, the way it runs in a cluster: under the
+// `loopguard` ServiceAccount with the RBAC from config/, against the CLB emulator.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../controlplane/crds.js';
+import { kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
+
+export const OPERATOR_NAMESPACE = 'loopguard-system';
+
+/** Applies the namespace, ServiceAccount and RBAC of config/ (not the Deployment). Idempotent. */
+export async function installOperatorRbac(): Promise<void> {
+  for (const args of [
+    ['apply', '-f', join(REPO_ROOT, 'config/manager/namespace.yaml')],
+    ['apply', '-k', join(REPO_ROOT, 'config/rbac')],
+  ]) {
+    const res = await kubectl(args);
+    if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${res.stderr}`);
+  }
+}
+
+/** A kubeconfig that authenticates as the loopguard ServiceAccount (TokenRequest API, like a projected token). */
+export async function serviceAccountKubeconfig(): Promise<string> {
+  const res = await kubectl(['create', 'token', 'loopguard', '-n', OPERATOR_NAMESPACE, '--duration=2h']);
+  if (res.code !== 0) throw new Error(`kubectl create token: ${res.stderr}`);
+  const admin = kubeConfig();
+  const cluster = admin.getCurrentCluster();
+  if (!cluster) throw new Error('admin kubeconfig has no cluster');
+  const caLine = cluster.caFile ? `    certificate-authority: ${cluster.caFile}` : '    insecure-skip-tls-verify: true';
+  const dir = mkdtempSync(join(tmpdir(), 'loopguard-sa-'));
+  const path = join(dir, 'kubeconfig');
+  writeFileSync(
+    path,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: c',
+      '  cluster:',
+      `    server: ${cluster.server}`,
+      caLine,
+      'users:',
+      '- name: loopguard',
+      `  user: {token: ${res.stdout.trim()}}`,
+      'contexts:',
+      '- name: c',
+      '  context: {cluster: c, user: loopguard}',
+      'current-context: c',
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  return path;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const addr = srv.address();
+      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+export interface OperatorProcess {
+  child: ChildProcess;
+  port: number;
+  identity: string;
+  logs: () => string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface OperatorProcessOptions {
+  kubeconfig?: string;
+  emulator: { endpoint: string; region: string; credentials: { secretId: string; secretKey: string } };
+  identity?: string;
+  leaderElect?: boolean;
+  extraArgs?: string[];
+}
+
+/** Starts `src/main.ts` and waits until /readyz answers 200 (caches synced). */
+export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
+  const port = await freePort();
+  const identity = options.identity ?? `op-${port}`;
+  const args = [
+    '--import',
+    'tsx',
+    join(REPO_ROOT, 'src/main.ts'),
+    `--kubeconfig=${options.kubeconfig ?? kubeconfigPath()}`,
+    `--probe-host=127.0.0.1`,
+    `--probe-port=${port}`,
+    `--clb-endpoint=${options.emulator.endpoint}`,
+    '--clb-protocol=http://',
+    `--region=${options.emulator.region}`,
+    `--identity=${identity}`,
+    `--leader-elect=${options.leaderElect ?? true}`,
+    `--leader-election-namespace=${OPERATOR_NAMESPACE}`,
+    ...(options.extraArgs ?? []),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      TENCENTCLOUD_SECRET_ID: options.emulator.credentials.secretId,
+      TENCENTCLOUD_SECRET_KEY: options.emulator.credentials.secretKey,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let logs = '';
+  child.stdout?.on('data', (d: Buffer) => (logs += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (logs += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let done = false;
+  void exited.then(() => (done = true));
+  await waitFor(
+    `operator ${identity} ready`,
+    async () => {
+      if (done) throw new Error(`operator exited early:\n${logs}`);
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+      return res?.status === 200 ? true : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  ).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n--- operator logs ---\n${logs}`);
+  });
+  return {
+    child,
+    port,
+    identity,
+    logs: () => logs,
+    stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
+      if (!done) child.kill(signal);
+      return exited;
+    },
+  };
+}

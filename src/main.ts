@@ -3,6 +3,8 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { createCredentialProvider, TencentClbClient } from './cloud/index.js';
+import { createL4Mitigator } from './mitigation/l4/index.js';
+import { createL7Mitigator } from './mitigation/l7/index.js';
 import { Operator } from './operator.js';
 import { ConfigError, loadConfig, usage } from './runtime/config.js';
 import { createLogger } from './runtime/logger.js';
@@ -37,6 +39,7 @@ async function main(): Promise<void> {
     clb,
     logger,
     metrics,
+    layers: { l4: createL4Mitigator, l7: createL7Mitigator },
     onLostLeadership: () => {
       logger.error('Leader election lost; exiting so that a fresh process campaigns again');
       process.exit(1);

@@ -16,8 +16,9 @@ import {
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './controllers/clb-observer.js';
-import { PolicyController, type Mitigator } from './controllers/policy/policy-controller.js';
+import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
+import { createMitigator, type MitigatorLayers } from './mitigation/index.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { detectClusterProfile, type ClusterProfile, type ProfileOverrides } from './model/cluster-profile.js';
 import type { AccountCapabilities } from './model/facts.js';
@@ -38,7 +39,8 @@ export interface OperatorDeps {
   clb: ClbClient;
   logger: Logger;
   metrics: Metrics;
-  mitigator?: Mitigator;
+  /** Enforce-mode layers (L4, L7); without them Enforce policies only diagnose. */
+  layers?: MitigatorLayers;
   /** Called when leadership is lost: the process must exit (client-go/controller-runtime do the same). */
   onLostLeadership: () => void;
 }
@@ -52,6 +54,7 @@ export class Operator {
   private readonly policies: ResilientInformer<KubernetesObject>;
   private readonly daemonSets: ResilientInformer<V1DaemonSet>;
   private readonly configMaps: ResilientInformer<V1ConfigMap>;
+  private readonly tkeServiceConfigs: ResilientInformer<KubernetesObject>;
   private readonly queue: WorkQueue;
   private readonly server: ProbeServer;
   private readonly elector: LeaderElector | undefined;
@@ -99,13 +102,36 @@ export class Operator {
       () => this.enqueueAll(),
       KUBE_PROXY.fieldSelector,
     );
-    make<KubernetesObject>(
+    this.tkeServiceConfigs = make<KubernetesObject>(
       'tkeserviceconfigs',
       `/apis/${TKE_SERVICE_CONFIG.group}/${TKE_SERVICE_CONFIG.version}/${TKE_SERVICE_CONFIG.plural}`,
       async () => (await custom.listClusterCustomObject(TKE_SERVICE_CONFIG)) as KubernetesListObject<KubernetesObject>,
       byNamespace,
     );
 
+    const observer = new ClbObserver(d.clb);
+    const events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
+      logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
+    );
+    const mitigator = d.layers
+      ? createMitigator(
+          {
+            kc,
+            clb: d.clb,
+            observer,
+            caches: {
+              services: (ns) => this.services.list(ns),
+              ingresses: (ns) => this.ingresses.list(ns),
+              tkeServiceConfigs: (ns) => this.tkeServiceConfigs.list(ns),
+            },
+            events,
+            logger,
+            metrics,
+            capabilities: this.capabilities,
+          },
+          d.layers,
+        )
+      : undefined;
     const controller = new PolicyController({
       kc,
       caches: {
@@ -114,17 +140,15 @@ export class Operator {
         services: (ns) => this.services.list(ns),
         ingresses: (ns) => this.ingresses.list(ns),
       },
-      observer: new ClbObserver(d.clb),
+      observer,
       statusWriter: new PolicyStatusWriter(kc),
-      events: new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
-        logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
-      ),
+      events,
       metrics,
       logger,
       profile: () => this.profile(),
       capabilities: this.capabilities,
       driftCheckIntervalMs: config.driftCheckIntervalMs,
-      ...(d.mitigator ? { mitigator: d.mitigator } : {}),
+      ...(mitigator ? { mitigator } : {}),
     });
     this.queue = new WorkQueue('loopbackpolicy', (key, signal) => controller.reconcile(key, signal), {
       concurrency: config.concurrency,

@@ -22,25 +22,36 @@ function lbService(name: string, opts: { annotations?: Record<string, string>; e
   };
 }
 
+type Profile = 'ipvs-new' | 'ipvs-old' | 'iptables';
+
+/** Verdict/root cause per target and kube-proxy profile (docs/diagnosis.md). */
+const EXPECTED: Record<Profile, Record<string, string | ReturnType<typeof expect.stringMatching>>> = {
+  // IPVS with a kube-proxy that can bind the VIP: ETP Local loops back, and the fix is available.
+  'ipvs-new': { 'Service/private-local': 'AtRisk/PodSourceNotMasqueraded', 'Service/private-cluster': 'NotApplicable/MasqueradedToNodeIp' },
+  // IPVS with a kube-proxy too old for prevent-loopback: still at risk, and the message says which version to upgrade to.
+  'ipvs-old': { 'Service/private-local': 'AtRisk/KubeProxyTooOld', 'Service/private-cluster': 'NotApplicable/MasqueradedToNodeIp' },
+  // iptables answers the VIP on the node: in-cluster calls never reach the CLB.
+  iptables: { 'Service/private-local': 'NotApplicable/VipServedLocally', 'Service/private-cluster': 'NotApplicable/VipServedLocally' },
+};
+
 interface TargetRow {
   kind: string;
   name: string;
   verdict: string;
   rootCause: string;
   plan?: string[];
+  message?: string;
 }
 
 describe('Audit policy on the local TKE', () => {
   let emulator: ClbEmulator;
   let simulator: TkeSimulator;
   let operator: OperatorProcess;
-  let ns: string;
   const namespaces = new Set<string>();
 
   beforeAll(async () => {
     const kc = kubeConfig();
     emulator = await startClbEmulator({ taskDurationMs: 50 });
-    await applyClusterProfile(kc, 'ipvs-new');
     simulator = await startTkeSimulator({
       kubeConfig: kc,
       clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
@@ -57,10 +68,11 @@ describe('Audit policy on the local TKE', () => {
     await emulator?.close();
   });
 
-  it('diagnoses every target with its root cause, becomes Ready, and writes nothing', async () => {
-    ns = await createNamespace('audit');
-    namespaces.add(ns);
+  it.each<Profile>(['ipvs-new', 'ipvs-old', 'iptables'])('%s: diagnoses every target with its root cause, becomes Ready, writes nothing', async (profile) => {
     const kc = kubeConfig();
+    await applyClusterProfile(kc, profile);
+    const ns = await createNamespace(`audit-${profile}`);
+    namespaces.add(ns);
     const core = kc.makeApiClient(CoreV1Api);
     const net = kc.makeApiClient(NetworkingV1Api);
     await core.createNamespacedService({ namespace: ns, body: lbService('private-local', { annotations: SUBNET, etp: 'Local', ports: [80, 443] }) });
@@ -105,8 +117,7 @@ describe('Audit policy on the local TKE', () => {
     };
     const verdicts = Object.fromEntries(got.status.targets.map((t) => [`${t.kind}/${t.name}`, `${t.verdict}/${t.rootCause}`]));
     expect(verdicts).toEqual({
-      'Service/private-local': 'AtRisk/PodSourceNotMasqueraded',
-      'Service/private-cluster': 'NotApplicable/MasqueradedToNodeIp',
+      ...EXPECTED[profile],
       'Service/public': 'NotApplicable/PublicClb',
       'Service/opted-out': 'Skipped/SkipAnnotation',
       'Service/internal': 'NotApplicable/NotLoadBalancerService',
@@ -114,9 +125,18 @@ describe('Audit policy on the local TKE', () => {
     });
     // Audit reports the plan Enforce would carry out.
     const planOf = (name: string) => got.status.targets.find((t) => t.name === name)?.plan ?? [];
-    expect(planOf('private-local').length).toBeGreaterThan(0);
+    if (profile === 'ipvs-new') expect(planOf('private-local').length).toBeGreaterThan(0);
+    // Too old to fix: no plan, but the message names the kube-proxy build to upgrade to (v1.18 line).
+    if (profile === 'ipvs-old') {
+      expect(planOf('private-local')).toEqual([]);
+      expect(got.status.targets.find((t) => t.name === 'private-local')?.message).toContain('v1.18.4-tke.20');
+    }
+    expect(planOf('web').length).toBeGreaterThan(0);
     expect(got.status.observedGeneration).toBe(got.metadata.generation);
-    expect(got.status.counts).toMatchObject({ atRisk: 2, notApplicable: 3, skipped: 1, total: 6 });
+    const atRisk = profile === 'iptables' ? 1 : 2;
+    expect(got.status.counts).toMatchObject({ atRisk, notApplicable: 5 - atRisk, skipped: 1, total: 6 });
+    const expectedMode = profile === 'iptables' ? 'iptables' : 'ipvs';
+    expect((got.status as unknown as { clusterProfile: { kubeProxyMode: string } }).clusterProfile.kubeProxyMode).toBe(expectedMode);
     expect(got.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'AuditComplete' });
     expect(got.status.conditions.find((c) => c.type === 'Stalled')).toBeUndefined();
     // Audit keeps nothing to revert, so it holds no finalizer.
@@ -136,20 +156,20 @@ describe('Audit policy on the local TKE', () => {
     // Readable for people: printer columns and describe.
     const table = await kubectl(['get', '-n', ns, 'lbp']);
     expect(table.stdout).toMatch(/NAME\s+MODE\s+TARGETS\s+MITIGATED\s+AT RISK\s+READY\s+AGE/);
-    expect(table.stdout).toMatch(/audit\s+Audit\s+6\s+0\s+2\s+True/);
+    expect(table.stdout).toMatch(new RegExp(`audit\\s+Audit\\s+6\\s+0\\s+${atRisk}\\s+True`));
     const describe = await kubectl(['describe', '-n', ns, 'lbp/audit']);
-    expect(describe.stdout).toContain('PodSourceNotMasqueraded');
+    expect(describe.stdout).toContain('L7Loopback');
     expect(describe.stdout).toContain('AuditComplete');
 
-    // Events on the at-risk target, for kubectl describe service.
+    // Events on the at-risk target, for kubectl describe.
     await waitFor('TargetAtRisk event', async () => {
-      const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=private-local' });
+      const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=web' });
       return events.items.some((e) => e.reason === 'TargetAtRisk' && e.type === 'Warning') ? true : undefined;
     });
 
     // Metrics: per-target risk gauge and cloud call counters.
     const metrics = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
-    expect(metrics).toContain(`loopguard_target_risk{namespace="${ns}",policy="audit",kind="Service",name="private-local",verdict="AtRisk"} 1`);
+    expect(metrics).toContain(`loopguard_target_risk{namespace="${ns}",policy="audit",kind="Ingress",name="web",verdict="AtRisk"} 1`);
     expect(metrics).toMatch(/loopguard_cloud_requests_total\{action="DescribeLoadBalancers",outcome="ok"\} [1-9]/);
     expect(metrics).toMatch(/controller_runtime_reconcile_total\{controller="loopbackpolicy",result="requeue_after"\} [1-9]/);
 

@@ -11,21 +11,22 @@ import { kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
 export const OPERATOR_NAMESPACE = 'loopguard-system';
 
 /** Applies the namespace, ServiceAccount and RBAC of config/ (not the Deployment). Idempotent. */
-export async function installOperatorRbac(): Promise<void> {
+export async function installOperatorRbac(kubeconfig?: string): Promise<void> {
   for (const args of [
     ['apply', '-f', join(REPO_ROOT, 'config/manager/namespace.yaml')],
     ['apply', '-k', join(REPO_ROOT, 'config/rbac')],
   ]) {
-    const res = await kubectl(args);
+    const res = await kubectl(args, kubeconfig ? { kubeconfig } : {});
     if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${res.stderr}`);
   }
 }
 
 /** A kubeconfig that authenticates as the loopguard ServiceAccount (TokenRequest API, like a projected token). */
-export async function serviceAccountKubeconfig(): Promise<string> {
-  const res = await kubectl(['create', 'token', 'loopguard', '-n', OPERATOR_NAMESPACE, '--duration=2h']);
+export async function serviceAccountKubeconfig(adminKubeconfig?: string): Promise<string> {
+  const opts = adminKubeconfig ? { kubeconfig: adminKubeconfig } : {};
+  const res = await kubectl(['create', 'token', 'loopguard', '-n', OPERATOR_NAMESPACE, '--duration=2h'], opts);
   if (res.code !== 0) throw new Error(`kubectl create token: ${res.stderr}`);
-  const admin = kubeConfig();
+  const admin = kubeConfig(adminKubeconfig);
   const cluster = admin.getCurrentCluster();
   if (!cluster) throw new Error('admin kubeconfig has no cluster');
   const caLine = cluster.caFile ? `    certificate-authority: ${cluster.caFile}` : '    insecure-skip-tls-verify: true';

@@ -57,6 +57,13 @@ export interface PolicyControllerOptions {
   mitigator?: Mitigator;
 }
 
+/**
+ * Root causes that mean "TKE is still building this CLB": nothing changes on the Service when TKE finishes
+ * (listeners appear only in the CLB API), so such CLBs are re-read soon instead of at the drift interval.
+ */
+const CLB_IN_PROGRESS = new Set(['ClbCreating', 'ListenersNotReady', 'ClbNotFound', 'ClbNotObserved']);
+const IN_PROGRESS_RECHECK_MS = 3_000;
+
 function jitter(ms: number): number {
   return Math.round(ms * (0.9 + Math.random() * 0.2));
 }
@@ -149,7 +156,10 @@ export class PolicyController {
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(namespace, name, status);
     await this.report(policy, outcomes);
     if (transient) throw transient;
-    return { requeueAfterMs: jitter(this.o.driftCheckIntervalMs) };
+    const building = assessments.filter((a) => a.loadBalancerId && CLB_IN_PROGRESS.has(a.rootCause.id));
+    for (const a of building) this.o.observer.invalidate(a.loadBalancerId!);
+    const next = building.length > 0 ? Math.min(IN_PROGRESS_RECHECK_MS, this.o.driftCheckIntervalMs) : this.o.driftCheckIntervalMs;
+    return { requeueAfterMs: jitter(next) };
   }
 
   /** Events on targets when their verdict changes, and the per-target risk gauge. */

@@ -14,6 +14,9 @@ const common = {
 export default {
   // Integration tests wait on a real apiserver; unit tests are far below this anyway.
   testTimeout: 60000,
+  // Integration suites share cluster-wide state (the kube-system/kube-proxy profile, the operator's Lease),
+  // so files run one at a time; on the 2-core machines this is Jest's default anyway.
+  maxWorkers: 1,
   projects: [
     {
       ...common,

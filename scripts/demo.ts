@@ -38,7 +38,7 @@ function readDevEnv(): Record<string, string> {
 }
 
 function kubectl(kubeconfig: string, args: string[], input?: string): string {
-  return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', ...(input ? { input } : {}) });
+  return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], ...(input ? { input } : {}) });
 }
 
 async function waitReady(kubeconfig: string, operator: ChildProcess, logFile: string): Promise<void> {

@@ -2,11 +2,17 @@
 // simulator, and the operator as its own process under the ServiceAccount + RBAC of config/.
 // An Audit policy must diagnose every target correctly, become Ready, and write nothing anywhere.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api, NetworkingV1Api, type V1Ingress, type V1Service } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, NetworkingV1Api, type V1Ingress, type V1Service } from '@kubernetes/client-node';
 import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../../sim/tke-simulator/index.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
-import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
+import {
+  installOperatorRbac,
+  OPERATOR_NAMESPACE,
+  serviceAccountKubeconfig,
+  startOperatorProcess,
+  type OperatorProcess,
+} from '../support/operator.js';
 
 const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
 
@@ -176,5 +182,12 @@ describe('Audit policy on the local TKE', () => {
     // Credentials never reach the logs.
     expect(operator.logs()).not.toContain(emulator.credentials.secretKey);
     expect(operator.logs()).toContain('Caches synced');
+  });
+
+  it('shuts down gracefully on SIGTERM: exit 0 and the Lease released for the next leader', async () => {
+    expect(await operator.stop('SIGTERM')).toBe(0);
+    expect(operator.logs()).toContain('Stopped');
+    const lease = await kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: 'loopguard-leader', namespace: OPERATOR_NAMESPACE });
+    expect(lease.spec?.holderIdentity).toBeUndefined();
   });
 });

@@ -1,0 +1,225 @@
+// Pure: the JSON patch (RFC 6902) that sets loopguard's fields in a TkeServiceConfig, and nothing else.
+// The listener list belongs to TKE's ingress controller (architecture.md §5), so loopguard never replaces it:
+// every op addresses one field (`keepaliveEnable` of one l7Listener, `healthCheck.sourceIpType` of one rule),
+// each index is pinned by `test` ops on the element's identity (protocol/port, domain, url), and the whole
+// patch by a `test` on /metadata/resourceVersion. A fragment that does not exist yet (hand-made configs) is
+// added with only loopguard's field declared, appended with `-`, never by rewriting its parent list.
+
+export interface JsonPatchOp {
+  op: 'add' | 'replace' | 'remove' | 'test';
+  path: string;
+  value?: unknown;
+}
+
+/** One field loopguard wants to hold a value in the config. `domain` is the CLB rule's Domain (the VIP for a host-less rule). */
+export type FieldEdit =
+  | { kind: 'keepalive'; protocol: string; port: number; value: 0 | 1 }
+  | { kind: 'ruleSource'; protocol: string; port: number; domain: string; url: string; value: 0 | 1 };
+
+interface RuleFragment {
+  url?: unknown;
+  healthCheck?: unknown;
+  [field: string]: unknown;
+}
+interface DomainFragment {
+  domain?: unknown;
+  rules?: unknown;
+  [field: string]: unknown;
+}
+interface ListenerFragment {
+  protocol?: unknown;
+  port?: unknown;
+  keepaliveEnable?: unknown;
+  domains?: unknown;
+  [field: string]: unknown;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function arrayOf<T>(v: unknown): T[] | undefined {
+  return Array.isArray(v) ? (v as T[]) : undefined;
+}
+
+/** RFC 6901 escaping of one path segment. */
+export function pointerSegment(s: string | number): string {
+  return String(s).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+export function sameListenerFragment(f: ListenerFragment, protocol: string, port: number): boolean {
+  return typeof f.protocol === 'string' && f.protocol.toUpperCase() === protocol.toUpperCase() && f.port === port;
+}
+
+/** Config domain "" (or absent) is the CLB's default domain, whose CLB rule Domain is the VIP (tke-clb.md §1). */
+export function sameDomainFragment(configDomain: unknown, clbDomain: string, vip: string | undefined): boolean {
+  const d = (typeof configDomain === 'string' ? configDomain : '').toLowerCase();
+  const r = clbDomain.toLowerCase();
+  return d === r || (d === '' && vip !== undefined && r === vip.toLowerCase());
+}
+
+/** The config's domain for a CLB rule: "" for the VIP's default domain. */
+export function configDomainOf(clbDomain: string, vip: string | undefined): string {
+  return vip !== undefined && clbDomain.toLowerCase() === vip.toLowerCase() ? '' : clbDomain;
+}
+
+/** The value the config currently declares for an edit's field (undefined: not declared / fragment missing). */
+export function declaredValue(spec: unknown, edit: FieldEdit, vip: string | undefined): number | undefined {
+  const lb = isObject(spec) ? spec.loadBalancer : undefined;
+  const listeners = arrayOf<ListenerFragment>(isObject(lb) ? lb.l7Listeners : undefined) ?? [];
+  const l = listeners.find((f) => isObject(f) && sameListenerFragment(f, edit.protocol, edit.port));
+  if (!l) return undefined;
+  if (edit.kind === 'keepalive') return typeof l.keepaliveEnable === 'number' ? l.keepaliveEnable : undefined;
+  const d = (arrayOf<DomainFragment>(l.domains) ?? []).find((x) => isObject(x) && sameDomainFragment(x.domain, edit.domain, vip));
+  const r = (arrayOf<RuleFragment>(d?.rules) ?? []).find((x) => isObject(x) && x.url === edit.url);
+  const hc = r?.healthCheck;
+  return isObject(hc) && typeof hc.sourceIpType === 'number' ? hc.sourceIpType : undefined;
+}
+
+/** The edits whose field does not hold the wanted value in `spec`. */
+export function pendingEdits(spec: unknown, edits: readonly FieldEdit[], vip: string | undefined): FieldEdit[] {
+  return edits.filter((e) => declaredValue(spec, e, vip) !== e.value);
+}
+
+function newRule(e: Extract<FieldEdit, { kind: 'ruleSource' }>): RuleFragment {
+  return { url: e.url, healthCheck: { sourceIpType: e.value } };
+}
+
+/**
+ * Ops that make `spec` declare every edit's value; empty when it already does. Without resourceVersion guard
+ * (see `guardedPatch`). Existing fragments get single-field ops behind identity tests; missing ones are added.
+ */
+export function buildConfigPatch(spec: unknown, edits: readonly FieldEdit[], vip: string | undefined): JsonPatchOp[] {
+  const todo = pendingEdits(spec, edits, vip);
+  if (todo.length === 0) return [];
+  const ops: JsonPatchOp[] = [];
+  if (!isObject(spec)) {
+    ops.push({ op: 'add', path: '/spec', value: {} });
+  }
+  const lb = isObject(spec) ? spec.loadBalancer : undefined;
+  if (!isObject(lb)) ops.push({ op: 'add', path: '/spec/loadBalancer', value: {} });
+  const listeners = arrayOf<ListenerFragment>(isObject(lb) ? lb.l7Listeners : undefined);
+  const base = '/spec/loadBalancer/l7Listeners';
+
+  // Group by listener, keeping first-seen order so the output is deterministic.
+  const byListener = new Map<string, FieldEdit[]>();
+  for (const e of todo) {
+    const key = `${e.protocol.toUpperCase()}:${e.port}`;
+    byListener.set(key, [...(byListener.get(key) ?? []), e]);
+  }
+  const newListeners: ListenerFragment[] = [];
+  for (const group of byListener.values()) {
+    const first = group[0] as FieldEdit;
+    const index = listeners ? listeners.findIndex((f) => isObject(f) && sameListenerFragment(f, first.protocol, first.port)) : -1;
+    if (index < 0) {
+      newListeners.push(newListenerFragment(group, vip));
+      continue;
+    }
+    const l = (listeners as ListenerFragment[])[index] as ListenerFragment;
+    const lp = `${base}/${index}`;
+    ops.push({ op: 'test', path: `${lp}/protocol`, value: l.protocol }, { op: 'test', path: `${lp}/port`, value: l.port });
+    for (const e of group) if (e.kind === 'keepalive') ops.push({ op: 'add', path: `${lp}/keepaliveEnable`, value: e.value });
+    ops.push(...ruleOps(lp, l, group.filter((e): e is Extract<FieldEdit, { kind: 'ruleSource' }> => e.kind === 'ruleSource'), vip));
+  }
+  if (newListeners.length > 0) {
+    if (!listeners) ops.push({ op: 'add', path: base, value: newListeners });
+    else for (const f of newListeners) ops.push({ op: 'add', path: `${base}/-`, value: f });
+  }
+  return ops;
+}
+
+function newListenerFragment(group: readonly FieldEdit[], vip: string | undefined): ListenerFragment {
+  const first = group[0] as FieldEdit;
+  const f: ListenerFragment = { protocol: first.protocol.toUpperCase(), port: first.port };
+  for (const e of group) if (e.kind === 'keepalive') f.keepaliveEnable = e.value;
+  const domains: { domain: string; rules: RuleFragment[] }[] = [];
+  for (const e of group) {
+    if (e.kind !== 'ruleSource') continue;
+    const domain = configDomainOf(e.domain, vip);
+    let d = domains.find((x) => x.domain.toLowerCase() === domain.toLowerCase());
+    if (!d) domains.push((d = { domain, rules: [] }));
+    d.rules.push(newRule(e));
+  }
+  if (domains.length > 0) f.domains = domains;
+  return f;
+}
+
+function ruleOps(lp: string, l: ListenerFragment, edits: readonly Extract<FieldEdit, { kind: 'ruleSource' }>[], vip: string | undefined): JsonPatchOp[] {
+  if (edits.length === 0) return [];
+  const ops: JsonPatchOp[] = [];
+  const domains = arrayOf<DomainFragment>(l.domains);
+  const newDomains: { domain: string; rules: RuleFragment[] }[] = [];
+  const appendRules = new Map<number, RuleFragment[]>();
+  for (const e of edits) {
+    const di = domains ? domains.findIndex((d) => isObject(d) && sameDomainFragment(d.domain, e.domain, vip)) : -1;
+    if (di < 0) {
+      const domain = configDomainOf(e.domain, vip);
+      let d = newDomains.find((x) => x.domain.toLowerCase() === domain.toLowerCase());
+      if (!d) newDomains.push((d = { domain, rules: [] }));
+      d.rules.push(newRule(e));
+      continue;
+    }
+    const d = (domains as DomainFragment[])[di] as DomainFragment;
+    const dp = `${lp}/domains/${di}`;
+    const rules = arrayOf<RuleFragment>(d.rules);
+    const ri = rules ? rules.findIndex((r) => isObject(r) && r.url === e.url) : -1;
+    if (ri < 0) {
+      appendRules.set(di, [...(appendRules.get(di) ?? []), newRule(e)]);
+      continue;
+    }
+    const r = (rules as RuleFragment[])[ri] as RuleFragment;
+    const rp = `${dp}/rules/${ri}`;
+    if (d.domain !== undefined) ops.push({ op: 'test', path: `${dp}/domain`, value: d.domain });
+    ops.push({ op: 'test', path: `${rp}/url`, value: r.url });
+    if (isObject(r.healthCheck)) ops.push({ op: 'add', path: `${rp}/healthCheck/sourceIpType`, value: e.value });
+    else ops.push({ op: 'add', path: `${rp}/healthCheck`, value: { sourceIpType: e.value } });
+  }
+  for (const [di, added] of appendRules) {
+    const d = (domains as DomainFragment[])[di] as DomainFragment;
+    const dp = `${lp}/domains/${di}`;
+    if (d.domain !== undefined) ops.push({ op: 'test', path: `${dp}/domain`, value: d.domain });
+    if (arrayOf(d.rules)) for (const r of added) ops.push({ op: 'add', path: `${dp}/rules/-`, value: r });
+    else ops.push({ op: 'add', path: `${dp}/rules`, value: added });
+  }
+  if (newDomains.length > 0) {
+    if (domains) for (const d of newDomains) ops.push({ op: 'add', path: `${lp}/domains/-`, value: d });
+    else ops.push({ op: 'add', path: `${lp}/domains`, value: newDomains });
+  }
+  return ops;
+}
+
+/** The patch as sent: the resourceVersion test first, so a concurrent writer (TKE's resync) makes it fail whole. */
+export function guardedPatch(resourceVersion: string, ops: readonly JsonPatchOp[]): JsonPatchOp[] {
+  return [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, ...ops];
+}
+
+/** Applies a patch to a plain object (add/replace/remove/test), for tests and for re-checking a plan. Throws on a failed test. */
+export function applyJsonPatch<T>(doc: T, ops: readonly JsonPatchOp[]): T {
+  const root = structuredClone(doc) as unknown;
+  const wrapper: { root: unknown } = { root };
+  for (const o of ops) {
+    const segments = o.path === '' ? [] : o.path.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    let parent: unknown = wrapper;
+    let key: string = 'root';
+    for (const s of segments) {
+      parent = (parent as Record<string, unknown>)[key];
+      key = s;
+      if (parent === undefined || parent === null || typeof parent !== 'object') throw new Error(`path ${o.path}: parent missing`);
+    }
+    const container = parent as Record<string, unknown> | unknown[];
+    if (o.op === 'test') {
+      const current = Array.isArray(container) ? container[Number(key)] : container[key];
+      if (JSON.stringify(current) !== JSON.stringify(o.value)) throw new Error(`test failed at ${o.path}`);
+    } else if (o.op === 'remove') {
+      if (Array.isArray(container)) container.splice(Number(key), 1);
+      else delete container[key];
+    } else if (Array.isArray(container)) {
+      if (key === '-') container.push(o.value);
+      else if (o.op === 'add') container.splice(Number(key), 0, o.value);
+      else container[Number(key)] = o.value;
+    } else {
+      container[key] = o.value;
+    }
+  }
+  return wrapper.root as T;
+}

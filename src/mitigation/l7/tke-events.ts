@@ -1,0 +1,43 @@
+// Pure: reading TKE's own verdict on a TkeServiceConfig edit. TKE's ingress controller (l7-lb-controller)
+// reports a CLB write it could not make as a Warning Event on the Ingress, quoting the CLB error
+// (`SyncLoadBalancerFailed`, "… failed: Code=FailedOperation, Message=KeepaliveEnable/SnatEnable requires …").
+
+export const TKE_INGRESS_COMPONENT = 'l7-lb-controller';
+
+export interface EventView {
+  type?: string;
+  reason?: string;
+  message?: string;
+  source?: { component?: string };
+  reportingComponent?: string;
+  lastTimestamp?: Date | string;
+  eventTime?: Date | string;
+  firstTimestamp?: Date | string;
+  metadata?: { creationTimestamp?: Date | string };
+}
+
+function timeOf(e: EventView): number {
+  const t = e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp;
+  if (t === undefined) return 0;
+  const ms = t instanceof Date ? t.getTime() : Date.parse(t);
+  return Number.isNaN(ms) ? 0 : ms;
+}
+
+/** The newest Warning Event from TKE's ingress controller at or after `sinceMs` (second precision: allow slack). */
+export function latestTkeWarning(events: readonly EventView[], sinceMs: number): EventView | undefined {
+  let best: EventView | undefined;
+  for (const e of events) {
+    if (e.type !== 'Warning') continue;
+    const component = e.source?.component ?? e.reportingComponent;
+    if (component !== TKE_INGRESS_COMPONENT) continue;
+    if (timeOf(e) < sinceMs) continue;
+    if (!best || timeOf(e) >= timeOf(best)) best = e;
+  }
+  return best;
+}
+
+/** CLB's refusal for lack of the L7 SNAT + keepalive capability (FailedOperation "KeepaliveEnable/SnatEnable requires …"). */
+export function isKeepaliveCapabilityError(message: string | undefined): boolean {
+  if (!message) return false;
+  return /keepalive/i.test(message) && /(capabilit|ticket|whitelist|not (been )?enabled|FailedOperation)/i.test(message);
+}

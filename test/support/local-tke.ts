@@ -1,0 +1,70 @@
+// The local TKE for end-to-end suites: the CLB emulator (through the real SDK), the TKE simulator on the
+// test apiserver, a kube-proxy profile, and optionally the operator as its own process under the config/
+// ServiceAccount. Suites add the namespaces they create to `namespaces`; the simulator touches only those.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startClbEmulator, type ClbEmulator, type EmulatorOptions } from '../../sim/clb-emulator/index.js';
+import { applyClusterProfile, startTkeSimulator, type ClusterProfileName, type TkeSimulator } from '../../sim/tke-simulator/index.js';
+import { kubeConfig } from './kube.js';
+import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess, type OperatorProcessOptions } from './operator.js';
+
+export interface LocalTkeOptions {
+  /** Admin kubeconfig of the cluster; default the shared test control plane. */
+  kubeconfig?: string;
+  profile?: ClusterProfileName;
+  emulator?: Partial<EmulatorOptions>;
+  /** TKE's periodic TkeServiceConfig resync; 0 = only on demand (`simulator.resyncNow()`). */
+  resyncIntervalMs?: number;
+  /** Only namespaces in `namespaces` (default), or every namespace (a private control plane). */
+  allNamespaces?: boolean;
+  /** Start the operator too (default), with these extra options; false = not. */
+  operator?: Omit<OperatorProcessOptions, 'emulator' | 'kubeconfig'> | false;
+}
+
+export interface LocalTke {
+  kc: KubeConfig;
+  emulator: ClbEmulator;
+  simulator: TkeSimulator;
+  namespaces: Set<string>;
+  /** The ServiceAccount kubeconfig the operator runs with. */
+  operatorKubeconfig: string;
+  operator: OperatorProcess | undefined;
+  /** Starts (another) operator process with the ServiceAccount's kubeconfig. */
+  startOperator(options?: Omit<OperatorProcessOptions, 'emulator' | 'kubeconfig'>): Promise<OperatorProcess>;
+  stop(): Promise<void>;
+}
+
+export async function startLocalTke(options: LocalTkeOptions = {}): Promise<LocalTke> {
+  const kc = kubeConfig(options.kubeconfig);
+  const namespaces = new Set<string>();
+  const emulator = await startClbEmulator({ taskDurationMs: 50, ...options.emulator });
+  await applyClusterProfile(kc, options.profile ?? 'ipvs-new');
+  const simulator = await startTkeSimulator({
+    kubeConfig: kc,
+    clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
+    ...(options.allNamespaces ? {} : { namespaceFilter: (n: string) => namespaces.has(n) }),
+    resyncIntervalMs: options.resyncIntervalMs ?? 0,
+  });
+  await installOperatorRbac(options.kubeconfig);
+  const operatorKubeconfig = await serviceAccountKubeconfig(options.kubeconfig);
+  const started: OperatorProcess[] = [];
+  const startOperator = async (extra: Omit<OperatorProcessOptions, 'emulator' | 'kubeconfig'> = {}) => {
+    const op = await startOperatorProcess({ ...extra, kubeconfig: operatorKubeconfig, emulator });
+    started.push(op);
+    return op;
+  };
+  const operator = options.operator === false ? undefined : await startOperator(options.operator ?? {});
+  return {
+    kc,
+    emulator,
+    simulator,
+    namespaces,
+    operatorKubeconfig,
+    operator,
+    startOperator,
+    stop: async () => {
+      for (const op of started) await op.stop();
+      await simulator.stop();
+      await emulator.close();
+    },
+  };
+}

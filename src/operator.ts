@@ -128,6 +128,7 @@ export class Operator {
             logger,
             metrics,
             capabilities: this.capabilities,
+            profile: () => this.profile(),
           },
           d.layers,
         )

@@ -5,6 +5,7 @@ import type { ClbClient } from '../cloud/index.js';
 import type { ClbObserver } from '../controllers/clb-observer.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { Assessment } from '../model/assessment.js';
+import type { ClusterProfile } from '../model/cluster-profile.js';
 import type { AccountCapabilities } from '../model/facts.js';
 import type { TargetOutcome } from '../model/status.js';
 import type { Logger } from '../runtime/logger.js';
@@ -27,6 +28,8 @@ export interface MitigationContext {
   metrics: Metrics;
   /** Learned from CLB refusals (capability missing); read by the assessment. Mutate in place. */
   capabilities: AccountCapabilities;
+  /** The cluster profile the assessment uses, so a layer can re-assess a target after acting. */
+  profile?: () => ClusterProfile;
 }
 
 /**

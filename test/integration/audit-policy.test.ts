@@ -167,6 +167,9 @@ describe('Audit policy on the local TKE', () => {
     // Credentials never reach the logs.
     expect(operator.logs()).not.toContain(emulator.credentials.secretKey);
     expect(operator.logs()).toContain('Caches synced');
+
+    // Leave no live policy behind: later suites measure the operator's reconcile rate cluster-wide.
+    expect((await kubectl(['delete', '-n', ns, 'lbp/audit', '--wait=true', '--timeout=30s'])).code).toBe(0);
   });
 
   it('shuts down gracefully on SIGTERM: exit 0 and the Lease released for the next leader', async () => {

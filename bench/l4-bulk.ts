@@ -1,0 +1,217 @@
+// bench/l4-bulk: how close the L4 mitigation gets to the CLB write quota. N private LoadBalancer Services
+// (2 listeners each, externalTrafficPolicy Local, so every listener is at risk) are created at once on the local
+// TKE (own kube-apiserver, or an existing cluster with LOOPGUARD_USE_EXISTING_CLUSTER=true KUBECONFIG=…), the
+// TKE simulator gives each a CLB, then an Enforce policy is applied with the emulator's per-action quota set to q
+// and the operator's budget (--cloud-rate-limit) near q. Prints T_actual (policy applied → last listener switched),
+// the bound T_min = N·2/q (ModifyListener calls at the quota), their ratio, RequestLimitExceeded count, writes per
+// listener, and reaction time p50/p99 (CLB assigned → source switched) for a trickle of single Services.
+//
+//   npm run bench:l4 -- --n 500            (defaults: --n 20 --q 20 --rate-limit q --trickle 5 --task-ms 50)
+import { parseArgs } from 'node:util';
+import { CoreV1Api, type KubeConfig, type V1Service } from '@kubernetes/client-node';
+import { startClbEmulator } from '../sim/clb-emulator/index.js';
+import { applyClusterProfile, startTkeSimulator } from '../sim/tke-simulator/index.js';
+import { ensureControlPlaneBinaries } from '../test/controlplane/binaries.js';
+import { installCrds } from '../test/controlplane/crds.js';
+import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../test/controlplane/launcher.js';
+import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
+import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess } from '../test/support/operator.js';
+
+const { values } = parseArgs({
+  options: {
+    n: { type: 'string', default: '20' },
+    q: { type: 'string', default: '20' },
+    'rate-limit': { type: 'string' },
+    trickle: { type: 'string', default: '5' },
+    'task-ms': { type: 'string', default: '50' },
+  },
+});
+const N = Number(values.n);
+const Q = Number(values.q);
+const RATE = Math.min(20, Number(values['rate-limit'] ?? Q));
+const TRICKLE = Number(values.trickle);
+const TASK_MS = Number(values['task-ms']);
+const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-bench001' };
+const LB_ID = 'service.kubernetes.io/loadbalance-id';
+
+function service(name: string): V1Service {
+  return {
+    metadata: { name, annotations: { ...SUBNET }, labels: { app: name } },
+    spec: {
+      type: 'LoadBalancer',
+      externalTrafficPolicy: 'Local',
+      selector: { app: name },
+      ports: [
+        { name: 'http', port: 80, protocol: 'TCP', targetPort: 80 },
+        { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53 },
+      ],
+    },
+  };
+}
+
+function pct(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+const log = (s: string) => console.log(`[bench:l4] ${s}`);
+
+async function main(): Promise<void> {
+  let cp: ControlPlaneState | undefined;
+  if (process.env.LOOPGUARD_USE_EXISTING_CLUSTER === 'true') {
+    if (!process.env.KUBECONFIG) throw new Error('LOOPGUARD_USE_EXISTING_CLUSTER=true needs KUBECONFIG');
+    await installCrds(process.env.KUBECONFIG);
+  } else {
+    cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
+    await installCrds(cp.kubeconfig);
+    process.env.KUBECONFIG = cp.kubeconfig;
+  }
+  const kc: KubeConfig = kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  // Setup runs unthrottled; the quota q applies from the policy on.
+  const emulator = await startClbEmulator({ taskDurationMs: TASK_MS, rps: 0 });
+  const namespaces = new Set<string>();
+  await applyClusterProfile(kc, 'ipvs-new');
+  const simulator = await startTkeSimulator({
+    kubeConfig: kc,
+    clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
+    namespaceFilter: (n) => namespaces.has(n),
+    resyncIntervalMs: 0,
+    // TKE's own pacing (10/s per action, half the quota): it shares the account quota with loopguard.
+    concurrency: 32,
+  });
+  await installOperatorRbac();
+  const operator = await startOperatorProcess({
+    kubeconfig: await serviceAccountKubeconfig(),
+    emulator,
+    extraArgs: [`--cloud-rate-limit=${RATE}`, '--drift-check-interval=10m', '--log-level=warn'],
+  });
+  try {
+    // The test apiserver's service range is a /24; N > ~250 LoadBalancer Services need more ClusterIPs.
+    if (2 * N + 20 > 250) {
+      const cidr = 'apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: bench-l4}\nspec: {cidrs: [10.96.0.0/20]}\n';
+      const res = await kubectl(['apply', '-f', '-'], { input: cidr });
+      if (res.code !== 0) log(`could not add a ServiceCIDR (${res.stderr.trim()}); N is limited by the /24 service range`);
+    }
+    const ns = await createNamespace('bench-l4');
+    namespaces.add(ns);
+    log(`N=${N} services × 2 listeners, emulator quota q=${Q}/s per action, operator --cloud-rate-limit=${RATE}, task ${TASK_MS} ms`);
+    const t0 = Date.now();
+    // "At once": as fast as the apiserver takes them (bounded, retrying its ClusterIP allocation races).
+    let next = 0;
+    const create = async () => {
+      for (let i = next++; i < N; i = next++) {
+        const body = service(`svc-${String(i).padStart(4, '0')}`);
+        await waitFor(`create ${body.metadata?.name}`, async () => (await core.createNamespacedService({ namespace: ns, body }), true), { timeoutMs: 30_000, intervalMs: 50 });
+      }
+    };
+    await Promise.all(Array.from({ length: 16 }, create));
+    const lbIds = await waitFor(
+      'every CLB assigned with 2 listeners',
+      async () => {
+        const list = await core.listNamespacedService({ namespace: ns });
+        const ids = list.items.map((s) => s.metadata?.annotations?.[LB_ID]).filter((x): x is string => !!x);
+        if (ids.length < N) return undefined;
+        const state = await emulator.admin.state();
+        const ready = new Set(state.loadBalancers.filter((lb) => lb.Listeners.length >= 2).map((lb) => lb.LoadBalancerId));
+        return ids.every((id) => ready.has(id)) ? ids : undefined;
+      },
+      { timeoutMs: 600_000, intervalMs: 500 },
+    );
+    log(`TKE assigned ${lbIds.length} CLBs in ${((Date.now() - t0) / 1000).toFixed(1)} s (setup, not measured)`);
+
+    // Let TKE finish its follow-up syncs (status, finalizers) so the measurement starts on a quiet account.
+    let last = -1;
+    let quietSince = Date.now();
+    await waitFor(
+      'TKE idle',
+      async () => {
+        const calls = Object.values((await emulator.admin.stats()).calls).reduce((a, b) => a + b, 0);
+        if (calls !== last) {
+          last = calls;
+          quietSince = Date.now();
+        }
+        return Date.now() - quietSince > 3_000 ? true : undefined;
+      },
+      { timeoutMs: 300_000, intervalMs: 500 },
+    );
+    log(`TKE idle after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    await emulator.admin.setConfig({ rps: Q });
+    await emulator.admin.resetStats();
+    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: bulk, namespace: ${ns}}\nspec: {mode: Enforce, revertOnDelete: true}\n`;
+    const tPolicy = Date.now();
+    const applied = await kubectl(['apply', '-f', '-'], { input: policy });
+    if (applied.code !== 0) throw new Error(applied.stderr);
+    const wanted = new Set(lbIds);
+    let firstSwitch: number | undefined;
+    const tDone = await waitFor(
+      'every listener switched',
+      async () => {
+        const state = await emulator.admin.state();
+        let switched = 0;
+        for (const lb of state.loadBalancers) {
+          if (!wanted.has(lb.LoadBalancerId)) continue;
+          for (const l of lb.Listeners) if (l.HealthCheck?.SourceIpType === 1) switched++;
+        }
+        if (switched > 0 && firstSwitch === undefined) firstSwitch = Date.now();
+        return switched >= 2 * N ? Date.now() : undefined;
+      },
+      { timeoutMs: 900_000, intervalMs: 200 },
+    );
+    const stats = await emulator.admin.stats();
+    const tActual = (tDone - tPolicy) / 1000;
+    const tWrite = (tDone - (firstSwitch ?? tPolicy)) / 1000;
+    const tMin = (2 * N) / Q;
+    const writes = Object.values(stats.listenerWrites);
+    const rle = Object.values(stats.errors).reduce((a, e) => a + Object.entries(e).filter(([c]) => c.startsWith('RequestLimitExceeded')).reduce((x, [, v]) => x + v, 0), 0);
+    const throttled = Object.values(stats.throttled).reduce((a, b) => a + b, 0);
+    log(`T_actual = ${tActual.toFixed(1)} s (policy applied → last of ${2 * N} listeners switched; first switch after ${(((firstSwitch ?? tDone) - tPolicy) / 1000).toFixed(1)} s)`);
+    log(`T_min    = N·2/q = ${tMin.toFixed(1)} s`);
+    log(`ratio T_min/T_actual = ${(tMin / tActual).toFixed(3)}   (write phase only: T_min/T_write = ${(tMin / tWrite).toFixed(3)}, T_write = ${tWrite.toFixed(1)} s)`);
+    log(`RequestLimitExceeded = ${Math.max(rle, throttled)} (throttled by action: ${JSON.stringify(stats.throttled)})`);
+    log(`writes per listener: max ${Math.max(...writes)}, mean ${(writes.reduce((a, b) => a + b, 0) / Math.max(1, writes.length)).toFixed(2)} over ${writes.length} listeners`);
+    log(`calls by action: ${JSON.stringify(stats.calls)}`);
+
+    // Trickle: one Service at a time; reaction = CLB assigned (annotation + listeners) → both listeners on 100.64.
+    const reactions: number[] = [];
+    for (let i = 0; i < TRICKLE; i++) {
+      const name = `trickle-${i}`;
+      await core.createNamespacedService({ namespace: ns, body: service(name) });
+      const { id, at } = await waitFor(
+        `${name} assigned`,
+        async () => {
+          const s = await core.readNamespacedService({ namespace: ns, name });
+          const lbId = s.metadata?.annotations?.[LB_ID];
+          if (!lbId) return undefined;
+          const lb = await emulator.admin.getLoadBalancer(lbId);
+          return lb.Listeners.length >= 2 ? { id: lbId, at: Date.now() } : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 50 },
+      );
+      const done = await waitFor(
+        `${name} switched`,
+        async () => {
+          const lb = await emulator.admin.getLoadBalancer(id);
+          return lb.Listeners.every((l) => l.HealthCheck?.SourceIpType === 1) ? Date.now() : undefined;
+        },
+        { timeoutMs: 120_000, intervalMs: 50 },
+      );
+      reactions.push(done - at);
+    }
+    reactions.sort((a, b) => a - b);
+    if (TRICKLE > 0) log(`reaction time (CLB assigned → source switched), ${TRICKLE} single Services: p50 ${pct(reactions, 50)} ms, p99 ${pct(reactions, 99)} ms`);
+  } finally {
+    await operator.stop();
+    await simulator.stop();
+    await emulator.close();
+    if (cp) await stopControlPlane(cp);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,353 @@
+// L4 Enforce end to end on the local TKE (ipvs-new profile): real apiserver, the CLB emulator, the TKE simulator
+// and the operator as its own process under config/'s ServiceAccount. An Enforce policy over a mix of Services
+// switches exactly the at-risk listeners' health-check source (every other HealthCheck field untouched), adds
+// prevent-loopback after the switch, brings dropped health checks back, corrects drift, and restores every
+// original on deletion; with injected faults the same converges without extra listener writes.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Service } from '@kubernetes/client-node';
+import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
+import type { AdminLoadBalancer, HealthCheckState } from '../../sim/clb-emulator/admin-types.js';
+import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../../sim/tke-simulator/index.js';
+import { clbClient } from '../emulator/support.js';
+import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
+
+const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
+const LB_ID = 'service.kubernetes.io/loadbalance-id';
+const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
+
+function lbService(
+  name: string,
+  opts: { annotations?: Record<string, string>; etp?: 'Local' | 'Cluster'; ports?: Array<[number, 'TCP' | 'UDP']> },
+): V1Service {
+  return {
+    metadata: { name, annotations: opts.annotations ?? {}, labels: { app: name } },
+    spec: {
+      type: 'LoadBalancer',
+      externalTrafficPolicy: opts.etp ?? 'Cluster',
+      selector: { app: name },
+      ports: (opts.ports ?? [[80, 'TCP']]).map(([port, protocol]) => ({ name: `p${port}-${protocol.toLowerCase()}`, port, protocol, targetPort: port })),
+    },
+  };
+}
+
+interface TargetRow {
+  kind: string;
+  name: string;
+  verdict: string;
+  rootCause: string;
+}
+
+type HcSnapshot = Map<string, HealthCheckState | null>;
+
+describe('L4 Enforce on the local TKE (ipvs-new)', () => {
+  let emulator: ClbEmulator;
+  let simulator: TkeSimulator;
+  let operator: OperatorProcess;
+  const namespaces = new Set<string>();
+  const kc = kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+
+  beforeAll(async () => {
+    emulator = await startClbEmulator({ taskDurationMs: 50 });
+    await applyClusterProfile(kc, 'ipvs-new');
+    simulator = await startTkeSimulator({
+      kubeConfig: kc,
+      clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
+      namespaceFilter: (n) => namespaces.has(n),
+      resyncIntervalMs: 0,
+    });
+    await installOperatorRbac();
+    operator = await startOperatorProcess({
+      kubeconfig: await serviceAccountKubeconfig(),
+      emulator,
+      extraArgs: ['--drift-check-interval=2s'],
+    });
+  });
+
+  afterAll(async () => {
+    await operator?.stop();
+    await simulator?.stop();
+    await emulator?.close();
+  });
+
+  async function lbOf(ns: string, name: string): Promise<string> {
+    const s = await core.readNamespacedService({ namespace: ns, name });
+    return s.metadata?.annotations?.[LB_ID] ?? '';
+  }
+
+  async function listenersOf(lbId: string): Promise<AdminLoadBalancer['Listeners']> {
+    return (await emulator.admin.getLoadBalancer(lbId)).Listeners;
+  }
+
+  async function snapshot(lbIds: string[]): Promise<HcSnapshot> {
+    const out: HcSnapshot = new Map();
+    for (const id of lbIds) for (const l of await listenersOf(id)) out.set(`${id}/${l.ListenerId}`, l.HealthCheck ? { ...l.HealthCheck } : null);
+    return out;
+  }
+
+  async function health(lbId: string): Promise<string[]> {
+    const res = await clbClient(emulator).DescribeTargetHealth({ LoadBalancerIds: [lbId] });
+    return (res.LoadBalancers ?? []).flatMap((lb) =>
+      (lb.Listeners ?? []).flatMap((l) => (l.Rules ?? []).flatMap((r) => (r.Targets ?? []).map((t) => t.HealthStatusDetail ?? (t.HealthStatus ? 'Alive' : 'Dead')))),
+    );
+  }
+
+  async function policyStatus(ns: string, name: string) {
+    return JSON.parse((await kubectl(['get', '-n', ns, `lbp/${name}`, '-o', 'json'])).stdout) as {
+      status: { targets: TargetRow[]; conditions: Array<{ type: string; status: string; reason: string; message?: string }> };
+    };
+  }
+
+  async function applyPolicy(ns: string, name: string): Promise<void> {
+    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: {mode: Enforce, revertOnDelete: true}\n`;
+    const res = await kubectl(['apply', '-f', '-'], { input: policy });
+    expect(res.stderr).toBe('');
+  }
+
+  async function waitReady(ns: string, name: string, timeout = '45s'): Promise<void> {
+    const wait = await kubectl(['wait', '--for=condition=Ready', '-n', ns, `lbp/${name}`, `--timeout=${timeout}`], { timeoutMs: 60_000 });
+    if (wait.code !== 0) {
+      const st = await policyStatus(ns, name);
+      throw new Error(`policy not Ready: ${wait.stderr}\n${JSON.stringify(st.status, null, 1)}\n--- operator logs (tail) ---\n${operator.logs().slice(-4000)}`);
+    }
+  }
+
+  async function deletePolicy(ns: string, name: string): Promise<void> {
+    expect((await kubectl(['delete', '-n', ns, `lbp/${name}`, '--wait=false'])).code).toBe(0);
+    const wait = await kubectl(['wait', '--for=delete', '-n', ns, `lbp/${name}`, '--timeout=45s'], { timeoutMs: 60_000 });
+    if (wait.code !== 0) throw new Error(`policy not deleted: ${wait.stderr}\n${operator.logs().slice(-4000)}`);
+  }
+
+  async function createAndAssign(ns: string, services: V1Service[], unassigned: string[] = []): Promise<Record<string, string>> {
+    for (const body of services) await core.createNamespacedService({ namespace: ns, body });
+    return waitFor(
+      'CLBs assigned',
+      async () => {
+        const ids: Record<string, string> = {};
+        for (const s of services) {
+          const name = s.metadata?.name ?? '';
+          if (unassigned.includes(name)) continue;
+          const id = await lbOf(ns, name);
+          if (!id) return undefined;
+          const ls = await listenersOf(id);
+          if (ls.length < (s.spec?.ports?.length ?? 0)) return undefined;
+          ids[name] = id;
+        }
+        return ids;
+      },
+      { timeoutMs: 30_000 },
+    );
+  }
+
+  it('switches exactly the at-risk listeners, then prevent-loopback; corrects drift; restores everything on delete', async () => {
+    const ns = await createNamespace('l4-enforce');
+    namespaces.add(ns);
+    const ids = await createAndAssign(
+      ns,
+      [
+        lbService('local-multi', { annotations: SUBNET, etp: 'Local', ports: [[80, 'TCP'], [53, 'UDP']] }),
+        lbService('bound', { annotations: { ...SUBNET, [PREVENT]: 'true' } }),
+        lbService('private-cluster', { annotations: SUBNET }),
+        lbService('public', { etp: 'Local' }),
+        lbService('ipv6', { annotations: { ...SUBNET, 'service.kubernetes.io/service.extensiveParameters': '{"AddressIPVersion":"IPV6"}' }, etp: 'Local' }),
+        lbService('opted-out', { annotations: { ...SUBNET, 'loopguard.dev/skip': 'true' }, etp: 'Local' }),
+        lbService('pending', { annotations: { ...SUBNET, 'service.kubernetes.io/tke-existed-lbid': 'lb-notyet00' }, etp: 'Local' }),
+      ],
+      ['pending'],
+    );
+    // A console user's non-default health-check settings must survive every write.
+    const multi = await listenersOf(ids['local-multi'] ?? '');
+    const tcp = multi.find((l) => l.Protocol === 'TCP');
+    const udp = multi.find((l) => l.Protocol === 'UDP');
+    expect(tcp && udp).toBeTruthy();
+    await emulator.admin.patchListener(ids['local-multi'] ?? '', tcp?.ListenerId ?? '', { HealthCheck: { IntervalTime: 13, HealthNum: 4, TimeOut: 3 } });
+    await emulator.admin.patchListener(ids['local-multi'] ?? '', udp?.ListenerId ?? '', {
+      HealthCheck: { CheckType: 'CUSTOM', ContextType: 'TEXT', SendContext: 'ping', RecvContext: 'pong', UnHealthNum: 5 },
+    });
+    // kube-proxy (ipvs-new) binds the VIP for the user's prevent-loopback: VIP-sourced probes all drop.
+    const boundLb = ids.bound ?? '';
+    await waitFor('bound: all Dead', async () => {
+      const h = await health(boundLb);
+      return h.length > 0 && h.every((s) => s !== 'Alive') ? true : undefined;
+    });
+    const allIds = Object.values(ids);
+    const before = await snapshot(allIds);
+    await emulator.admin.resetStats();
+
+    await applyPolicy(ns, 'enforce');
+    await waitReady(ns, 'enforce');
+    const got = await policyStatus(ns, 'enforce');
+    const verdicts = Object.fromEntries(got.status.targets.map((t) => [t.name, `${t.verdict}/${t.rootCause}`]));
+    expect(verdicts).toEqual({
+      'local-multi': 'Mitigated/LoopbackPrevented',
+      bound: 'Mitigated/LoopbackPrevented',
+      'private-cluster': 'NotApplicable/MasqueradedToNodeIp',
+      public: 'NotApplicable/PublicClb',
+      ipv6: expect.stringMatching(/^Unsupported\/Ipv6Clb$/),
+      'opted-out': 'Skipped/SkipAnnotation',
+      pending: expect.stringMatching(/^Pending\//),
+    });
+    expect(got.status.conditions.find((c) => c.type === 'Stalled')).toBeUndefined();
+
+    // SourceIpType=1 exactly on the at-risk listeners; every other field as before.
+    const atRisk = new Set([...(await listenersOf(ids['local-multi'] ?? '')), ...(await listenersOf(boundLb))].map((l) => l.ListenerId));
+    const after = await snapshot(allIds);
+    for (const [key, hc] of before) {
+      const listenerId = key.split('/')[1] ?? '';
+      const expected = hc && atRisk.has(listenerId) ? { ...hc, SourceIpType: 1 } : hc;
+      expect({ key, hc: after.get(key) }).toEqual({ key, hc: expected });
+    }
+    // One write per switched listener, nothing else; no throttling with faults off.
+    const stats = await emulator.admin.stats();
+    expect(Object.values(stats.listenerWrites).sort()).toEqual([1, 1, 1]);
+    expect(Object.keys(stats.listenerWrites).every((k) => atRisk.has(k.split('/')[1] ?? ''))).toBe(true);
+    expect(Object.values(stats.throttled).reduce((a, b) => a + b, 0)).toBe(0);
+
+    // The annotation came after the switch and is recorded as absent originally.
+    const svc = await core.readNamespacedService({ namespace: ns, name: 'local-multi' });
+    expect(svc.metadata?.annotations?.[PREVENT]).toBe('true');
+    expect(JSON.parse(svc.metadata?.annotations?.['loopguard.dev/originals'] ?? '{}')).toEqual({
+      v: 1,
+      listeners: { [tcp?.ListenerId ?? '']: { sourceIpType: 0 }, [udp?.ListenerId ?? '']: { sourceIpType: 0 } },
+      annotations: { [PREVENT]: null },
+    });
+    expect(svc.metadata?.annotations?.['loopguard.dev/policy']).toBe(`${ns}/enforce`);
+    expect(svc.metadata?.managedFields?.some((f) => f.manager === 'loopguard')).toBe(true);
+    const switchedEvents = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=local-multi' });
+    expect(switchedEvents.items.map((e) => e.reason)).toEqual(expect.arrayContaining(['HealthCheckSourceSwitched', 'PreventLoopbackAnnotated']));
+
+    // Health checks from 100.64 are not dropped: all Dead → all Alive.
+    await waitFor('bound: all Alive', async () => {
+      const h = await health(boundLb);
+      return h.length > 0 && h.every((s) => s === 'Alive') ? true : undefined;
+    });
+
+    // Not yet assigned → picked up once TKE writes the CLB id (here: the named existing CLB appears).
+    await emulator.admin.seedLoadBalancer({ LoadBalancerId: 'lb-notyet00', LoadBalancerType: 'INTERNAL' });
+    await core.patchNamespacedService(
+      { namespace: ns, name: 'pending', body: { metadata: { labels: { nudge: '1' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await waitFor(
+      'late Service mitigated',
+      async () => {
+        const ls = await listenersOf('lb-notyet00');
+        if (ls.length < 1 || ls.some((l) => l.HealthCheck?.SourceIpType !== 1)) return undefined;
+        const row = (await policyStatus(ns, 'enforce')).status.targets.find((t) => t.name === 'pending');
+        return row?.verdict === 'Mitigated' ? true : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
+
+    // Opting a mitigated target out gives back what loopguard changed on it (and only that).
+    await core.patchNamespacedService(
+      { namespace: ns, name: 'bound', body: { metadata: { annotations: { 'loopguard.dev/skip': 'true' } } } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+    await waitFor('skipped target restored', async () => {
+      const s = await core.readNamespacedService({ namespace: ns, name: 'bound' });
+      if (s.metadata?.annotations?.['loopguard.dev/originals'] !== undefined) return undefined;
+      const ls = await listenersOf(boundLb);
+      return ls.every((l) => l.HealthCheck?.SourceIpType === 0) ? true : undefined;
+    });
+    expect((await core.readNamespacedService({ namespace: ns, name: 'bound' })).metadata?.annotations?.[PREVENT]).toBe('true');
+
+    // Drift: a console user puts one listener back to the VIP; loopguard corrects it with a Warning Event.
+    await emulator.admin.patchListener(ids['local-multi'] ?? '', tcp?.ListenerId ?? '', { HealthCheck: { SourceIpType: 0 } });
+    await waitFor(
+      'drift corrected',
+      async () => {
+        const l = (await listenersOf(ids['local-multi'] ?? '')).find((x) => x.ListenerId === tcp?.ListenerId);
+        if (l?.HealthCheck?.SourceIpType !== 1) return undefined;
+        const ev = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=local-multi' });
+        return ev.items.some((e) => e.reason === 'DriftCorrected' && e.type === 'Warning') ? true : undefined;
+      },
+      { timeoutMs: 20_000 },
+    );
+    const metrics = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
+    expect(metrics).toMatch(/loopguard_drift_corrections_total\{kind="ListenerHealthCheckSource"\} [1-9]/);
+
+    // Delete: annotation off first, sources restored exactly, loopguard's bookkeeping gone.
+    await deletePolicy(ns, 'enforce');
+    expect(await snapshot(allIds)).toEqual(before);
+    for (const s of (await core.listNamespacedService({ namespace: ns })).items) {
+      const ann = s.metadata?.annotations ?? {};
+      expect({ name: s.metadata?.name, keys: Object.keys(ann).filter((k) => k.startsWith('loopguard.dev/') && k !== 'loopguard.dev/skip') }).toEqual({
+        name: s.metadata?.name,
+        keys: [],
+      });
+    }
+    expect((await core.readNamespacedService({ namespace: ns, name: 'local-multi' })).metadata?.annotations?.[PREVENT]).toBeUndefined();
+    expect((await listenersOf('lb-notyet00')).map((l) => l.HealthCheck?.SourceIpType)).toEqual([0]);
+    // The user's own prevent-loopback stays.
+    expect((await core.readNamespacedService({ namespace: ns, name: 'bound' })).metadata?.annotations?.[PREVENT]).toBe('true');
+    const restoredEvents = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=local-multi' });
+    expect(restoredEvents.items.some((e) => e.reason === 'OriginalsRestored')).toBe(true);
+  });
+
+  it('converges with 20 % injected faults, one accepted write per listener', async () => {
+    const ns = await createNamespace('l4-faults');
+    namespaces.add(ns);
+    const names = ['f-a', 'f-b', 'f-c', 'f-d'];
+    const ids = await createAndAssign(
+      ns,
+      names.map((n) => lbService(n, { annotations: SUBNET, etp: 'Local', ports: [[80, 'TCP'], [53, 'UDP']] })),
+    );
+    const allIds = Object.values(ids);
+    const before = await snapshot(allIds);
+    await emulator.admin.resetStats();
+    await emulator.admin.setFaults({
+      seed: 42,
+      rules: [
+        { action: '*', rate: 0.08, kind: 'error', code: 'RequestLimitExceeded' },
+        { action: '*', rate: 0.06, kind: 'error', code: 'FailedOperation.ResourceInOperating' },
+        { action: '*', rate: 0.06, kind: 'http5xx' },
+      ],
+    });
+    try {
+      await applyPolicy(ns, 'faulty');
+      await waitReady(ns, 'faulty', '60s');
+      const got = await policyStatus(ns, 'faulty');
+      expect(got.status.targets.map((t) => `${t.name}:${t.verdict}`).sort()).toEqual(names.map((n) => `${n}:Mitigated`));
+      const after = await snapshot(allIds);
+      for (const [key, hc] of before) expect({ key, hc: after.get(key) }).toEqual({ key, hc: hc ? { ...hc, SourceIpType: 1 } : hc });
+      const stats = await emulator.admin.stats();
+      expect(Object.keys(stats.listenerWrites)).toHaveLength(names.length * 2);
+      expect(Math.max(...Object.values(stats.listenerWrites))).toBe(1);
+      expect(Object.values(stats.errors).length).toBeGreaterThan(0);
+    } finally {
+      await emulator.admin.clearFaults();
+    }
+    await deletePolicy(ns, 'faulty');
+    expect(await snapshot(allIds)).toEqual(before);
+  });
+  // Last: the operator remembers the refusal for the account (AccountCapabilities) for the rest of its life.
+  it('goes Stalled with the cause and fix when the account lacks the 100.64 source, and never annotates', async () => {
+    const ns = await createNamespace('l4-capability');
+    namespaces.add(ns);
+    const ids = await createAndAssign(ns, [lbService('nocap', { annotations: SUBNET, etp: 'Local', ports: [[80, 'TCP'], [53, 'UDP']] })]);
+    const before = await snapshot(Object.values(ids));
+    await emulator.admin.setCapabilities({ healthCheckSource100_64: false });
+    try {
+      await applyPolicy(ns, 'nocap');
+      const wait = await kubectl(['wait', '--for=condition=Stalled', '-n', ns, 'lbp/nocap', '--timeout=30s'], { timeoutMs: 45_000 });
+      expect(wait.code).toBe(0);
+      const st = await policyStatus(ns, 'nocap');
+      const stalled = st.status.conditions.find((c) => c.type === 'Stalled');
+      expect(stalled).toMatchObject({ status: 'True', reason: 'HealthCheckSourceCapabilityMissing' });
+      expect(stalled?.message ?? '').toMatch(/ticket/i);
+      expect(await snapshot(Object.values(ids))).toEqual(before);
+      const svc = await core.readNamespacedService({ namespace: ns, name: 'nocap' });
+      expect(svc.metadata?.annotations?.[PREVENT]).toBeUndefined();
+      const ev = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=nocap' });
+      expect(ev.items.some((e) => e.reason === 'CapabilityMissing' && e.type === 'Warning')).toBe(true);
+    } finally {
+      await emulator.admin.setCapabilities({ healthCheckSource100_64: true });
+    }
+    await deletePolicy(ns, 'nocap');
+    const after = await core.readNamespacedService({ namespace: ns, name: 'nocap' });
+    expect(Object.keys(after.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/'))).toEqual([]);
+    expect(await snapshot(Object.values(ids))).toEqual(before);
+  });
+});

@@ -1,0 +1,138 @@
+// L4 Enforce survives being killed between steps: originals are on the Service before any CLB write, so an
+// operator killed while the writes fail (SIGKILL) resumes after a restart with one accepted write per listener;
+// on deletion prevent-loopback comes off before any source goes back to the VIP, and a kill in between still
+// ends with every original restored exactly.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CoreV1Api, type V1Service } from '@kubernetes/client-node';
+import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
+import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../../sim/tke-simulator/index.js';
+import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
+
+const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
+const LB_ID = 'service.kubernetes.io/loadbalance-id';
+const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
+const ORIGINALS = 'loopguard.dev/originals';
+
+function lbService(name: string): V1Service {
+  return {
+    metadata: { name, annotations: { ...SUBNET }, labels: { app: name } },
+    spec: {
+      type: 'LoadBalancer',
+      externalTrafficPolicy: 'Local',
+      selector: { app: name },
+      ports: [
+        { name: 'tcp', port: 80, protocol: 'TCP', targetPort: 80 },
+        { name: 'udp', port: 53, protocol: 'UDP', targetPort: 53 },
+      ],
+    },
+  };
+}
+
+describe('L4 Enforce across operator kills', () => {
+  let emulator: ClbEmulator;
+  let simulator: TkeSimulator;
+  let operator: OperatorProcess | undefined;
+  let saKubeconfig: string;
+  const namespaces = new Set<string>();
+  const kc = kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const start = async () =>
+    startOperatorProcess({ kubeconfig: saKubeconfig, emulator, leaderElect: false, extraArgs: ['--drift-check-interval=2s'] });
+  const failWrites = () => emulator.admin.setFaults({ seed: 7, rules: [{ action: 'ModifyListener', rate: 1, kind: 'error', code: 'InternalError' }] });
+
+  beforeAll(async () => {
+    emulator = await startClbEmulator({ taskDurationMs: 50 });
+    await applyClusterProfile(kc, 'ipvs-new');
+    simulator = await startTkeSimulator({
+      kubeConfig: kc,
+      clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
+      namespaceFilter: (n) => namespaces.has(n),
+      resyncIntervalMs: 0,
+    });
+    await installOperatorRbac();
+    saKubeconfig = await serviceAccountKubeconfig();
+  });
+
+  afterAll(async () => {
+    await operator?.stop('SIGKILL');
+    await simulator?.stop();
+    await emulator?.close();
+  });
+
+  it('resumes after kills during apply and during revert, restoring every original exactly', async () => {
+    const ns = await createNamespace('l4-restart');
+    namespaces.add(ns);
+    const names = ['k-a', 'k-b'];
+    for (const n of names) await core.createNamespacedService({ namespace: ns, body: lbService(n) });
+    const ids = await waitFor('CLBs assigned', async () => {
+      const out: string[] = [];
+      for (const n of names) {
+        const id = (await core.readNamespacedService({ namespace: ns, name: n })).metadata?.annotations?.[LB_ID];
+        if (!id || (await emulator.admin.getLoadBalancer(id)).Listeners.length < 2) return undefined;
+        out.push(id);
+      }
+      return out;
+    });
+    const snapshot = async () => {
+      const out: Record<string, unknown> = {};
+      for (const id of ids) for (const l of (await emulator.admin.getLoadBalancer(id)).Listeners) out[`${id}/${l.ListenerId}`] = l.HealthCheck;
+      return out;
+    };
+    const sources = async () => {
+      const out: number[] = [];
+      for (const id of ids) for (const l of (await emulator.admin.getLoadBalancer(id)).Listeners) out.push(l.HealthCheck?.SourceIpType ?? -1);
+      return out;
+    };
+    const before = await snapshot();
+    await emulator.admin.resetStats();
+
+    // 1. Kill after the originals are recorded, while every ModifyListener fails.
+    await failWrites();
+    operator = await start();
+    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: restart, namespace: ${ns}}\nspec: {mode: Enforce, revertOnDelete: true}\n`;
+    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
+    await waitFor('originals recorded on every Service', async () => {
+      for (const n of names) {
+        const s = await core.readNamespacedService({ namespace: ns, name: n });
+        if (!s.metadata?.annotations?.[ORIGINALS]) return undefined;
+      }
+      return true;
+    });
+    await waitFor('a write attempted', async () => ((await emulator.admin.stats()).calls.ModifyListener ? true : undefined));
+    await operator.stop('SIGKILL');
+    expect(await sources()).toEqual([0, 0, 0, 0]);
+    for (const n of names) expect((await core.readNamespacedService({ namespace: ns, name: n })).metadata?.annotations?.[PREVENT]).toBeUndefined();
+
+    await emulator.admin.clearFaults();
+    operator = await start();
+    const ready = await kubectl(['wait', '--for=condition=Ready', '-n', ns, 'lbp/restart', '--timeout=40s'], { timeoutMs: 50_000 });
+    expect(ready.code).toBe(0);
+    expect(await sources()).toEqual([1, 1, 1, 1]);
+    const writes = (await emulator.admin.stats()).listenerWrites;
+    expect(Object.values(writes)).toEqual([1, 1, 1, 1]);
+    for (const n of names) expect((await core.readNamespacedService({ namespace: ns, name: n })).metadata?.annotations?.[PREVENT]).toBe('true');
+
+    // 2. Delete with restores failing: prevent-loopback comes off first while the sources stay on 100.64; kill there.
+    await failWrites();
+    expect((await kubectl(['delete', '-n', ns, 'lbp/restart', '--wait=false'])).code).toBe(0);
+    await waitFor('annotation off first', async () => {
+      for (const n of names) {
+        const s = await core.readNamespacedService({ namespace: ns, name: n });
+        if (s.metadata?.annotations?.[PREVENT] !== undefined) return undefined;
+      }
+      return true;
+    });
+    expect(await sources()).toEqual([1, 1, 1, 1]);
+    await operator.stop('SIGKILL');
+    await emulator.admin.clearFaults();
+    operator = await start();
+    const gone = await kubectl(['wait', '--for=delete', '-n', ns, 'lbp/restart', '--timeout=40s'], { timeoutMs: 50_000 });
+    expect(gone.code).toBe(0);
+    expect(await snapshot()).toEqual(before);
+    for (const n of names) {
+      const ann = (await core.readNamespacedService({ namespace: ns, name: n })).metadata?.annotations ?? {};
+      expect(Object.keys(ann).filter((k) => k.startsWith('loopguard.dev/') || k === PREVENT)).toEqual([]);
+    }
+  });
+});

@@ -38,7 +38,21 @@ export interface MitigationContext {
  * revert targets of this policy that are no longer managed (deselected, skipped). `revert` undoes everything
  * this policy changed (policy deleted with revertOnDelete).
  */
+export interface ApplyScope {
+  /** `targetKey`s of every target the policy manages now, of all kinds; others it changed are orphans. */
+  managed: ReadonlySet<string>;
+  /** Whether this call also releases orphans. The controller applies in chunks and releases orphans once. */
+  releaseOrphans: boolean;
+}
+
 export interface LayerMitigator {
-  apply(policy: LoopbackPolicy, spec: ResolvedPolicySpec, assessments: readonly Assessment[], signal: AbortSignal): Promise<TargetOutcome[]>;
+  /** Without `scope`, `assessments` is the whole managed set and orphans are released. */
+  apply(
+    policy: LoopbackPolicy,
+    spec: ResolvedPolicySpec,
+    assessments: readonly Assessment[],
+    signal: AbortSignal,
+    scope?: ApplyScope,
+  ): Promise<TargetOutcome[]>;
   revert(policy: LoopbackPolicy, signal: AbortSignal): Promise<void>;
 }

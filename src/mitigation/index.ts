@@ -4,9 +4,9 @@ import type { LoopbackPolicy, ResolvedPolicySpec } from '../api/loopbackpolicy.j
 import type { Mitigator } from '../controllers/policy/policy-controller.js';
 import type { Assessment } from '../model/assessment.js';
 import type { TargetOutcome } from '../model/status.js';
-import type { LayerMitigator, MitigationContext } from './context.js';
+import type { ApplyScope, LayerMitigator, MitigationContext } from './context.js';
 
-export type { LayerMitigator, MitigationContext, MitigationCaches } from './context.js';
+export type { ApplyScope, LayerMitigator, MitigationContext, MitigationCaches } from './context.js';
 
 export interface MitigatorLayers {
   l4?: (ctx: MitigationContext) => LayerMitigator;
@@ -17,13 +17,19 @@ export function createMitigator(ctx: MitigationContext, layers: MitigatorLayers)
   const l4 = layers.l4?.(ctx);
   const l7 = layers.l7?.(ctx);
   return {
-    async apply(policy: LoopbackPolicy, spec: ResolvedPolicySpec, assessments: readonly Assessment[], signal: AbortSignal): Promise<TargetOutcome[]> {
+    async apply(
+      policy: LoopbackPolicy,
+      spec: ResolvedPolicySpec,
+      assessments: readonly Assessment[],
+      signal: AbortSignal,
+      scope?: ApplyScope,
+    ): Promise<TargetOutcome[]> {
       const services = assessments.filter((a) => a.target.kind === 'Service');
       const ingresses = assessments.filter((a) => a.target.kind === 'Ingress');
       // L4 and L7 touch different CLBs and objects; running them side by side halves a policy's latency.
       const [a, b] = await Promise.all([
-        l4 ? l4.apply(policy, spec, services, signal) : Promise.resolve([]),
-        l7 ? l7.apply(policy, spec, ingresses, signal) : Promise.resolve([]),
+        l4 ? l4.apply(policy, spec, services, signal, scope) : Promise.resolve([]),
+        l7 ? l7.apply(policy, spec, ingresses, signal, scope) : Promise.resolve([]),
       ]);
       return [...a, ...b];
     },

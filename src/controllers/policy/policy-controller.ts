@@ -23,6 +23,7 @@ import { buildPolicyStatus, initialPolicyStatus, type TargetOutcome } from '../.
 import type { Logger } from '../../runtime/logger.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
+import type { ApplyScope } from '../../mitigation/context.js';
 import type { ClbObserver } from '../clb-observer.js';
 import { loadBalancerIdOf, namespaceView, policyIdentity } from './targets.js';
 
@@ -39,7 +40,13 @@ export interface PolicyCaches {
  * issues plug in here; each returns the outcome to report for the targets it acted on.
  */
 export interface Mitigator {
-  apply(policy: LoopbackPolicy, spec: ResolvedPolicySpec, assessments: readonly Assessment[], signal: AbortSignal): Promise<TargetOutcome[]>;
+  apply(
+    policy: LoopbackPolicy,
+    spec: ResolvedPolicySpec,
+    assessments: readonly Assessment[],
+    signal: AbortSignal,
+    scope?: ApplyScope,
+  ): Promise<TargetOutcome[]>;
   revert(policy: LoopbackPolicy, signal: AbortSignal): Promise<void>;
 }
 
@@ -63,6 +70,9 @@ export interface PolicyControllerOptions {
  */
 const CLB_IN_PROGRESS = new Set(['ClbCreating', 'ListenersNotReady', 'ClbNotFound', 'ClbNotObserved']);
 const IN_PROGRESS_RECHECK_MS = 3_000;
+/** Targets per observe/apply step: one DescribeLoadBalancers batch. */
+const CHUNK = 20;
+const CHUNKS_IN_FLIGHT = 3;
 
 function jitter(ms: number): number {
   return Math.round(ms * (0.9 + Math.random() * 0.2));
@@ -117,30 +127,11 @@ export class PolicyController {
       else if (owner.losers.some((l) => l.name === me.name)) conflicts.push(conflictAssessment(target, owner.winner));
     }
 
-    let policyError: { reason: string; message: string } | undefined;
-    let transient: Error | undefined;
-    let observations = new Map<string, ClbObservation>();
-    const ids = mine.map(loadBalancerIdOf).filter((id): id is string => !!id);
-    try {
-      observations = await this.o.observer.observe(ids, this.o.driftCheckIntervalMs, signal);
-    } catch (err) {
-      const info = describeCloudError(err);
-      if (info.retryable) transient = err instanceof Error ? err : new Error(String(err));
-      else policyError = { reason: info.reason, message: info.message };
-      this.o.logger.warn('Reading CLBs failed', { policy: key, code: info.code, reason: info.reason, retryable: info.retryable });
-    }
-
-    const assessments = mine.map((target) => {
-      const id = loadBalancerIdOf(target);
-      const clb: ClbObservation = id ? (observations.get(id) ?? { state: 'NotObserved' }) : { state: 'NotObserved' };
-      return assessTarget(target, { policy: spec, profile, clb, capabilities: this.o.capabilities });
-    });
-    let outcomes: TargetOutcome[] = [...assessments, ...conflicts].map((assessment) => ({ assessment }));
-    if (spec.mode === 'Enforce' && this.o.mitigator && !policyError && !transient) {
-      const acted = await this.o.mitigator.apply(policy, spec, assessments, signal);
-      const byKey = new Map(acted.map((o) => [targetKey(o.assessment.target), o]));
-      outcomes = outcomes.map((o) => byKey.get(targetKey(o.assessment.target)) ?? o);
-    }
+    const enforcing = spec.mode === 'Enforce' && this.o.mitigator !== undefined;
+    const run = await this.evaluate(policy, spec, profile, mine, enforcing, signal);
+    const { assessments, policyError, transient } = run;
+    const byKey = new Map(run.acted.map((o) => [targetKey(o.assessment.target), o]));
+    const outcomes: TargetOutcome[] = [...assessments, ...conflicts].map((assessment) => byKey.get(targetKey(assessment.target)) ?? { assessment });
 
     const status = buildPolicyStatus({
       generation,
@@ -160,6 +151,72 @@ export class PolicyController {
     for (const a of building) this.o.observer.invalidate(a.loadBalancerId!);
     const next = building.length > 0 ? Math.min(IN_PROGRESS_RECHECK_MS, this.o.driftCheckIntervalMs) : this.o.driftCheckIntervalMs;
     return { requeueAfterMs: jitter(next) };
+  }
+
+  /**
+   * Observe → assess → (Enforce) apply, in chunks of CHUNK targets with CHUNKS_IN_FLIGHT chunks at a time.
+   * Reading one chunk's CLBs overlaps with writing another's (reads and writes have separate per-action
+   * quotas), so a policy over hundreds of Services starts writing after the first chunk is read, not after
+   * all of them. Orphans (targets this policy changed but no longer manages) are released once, at the end.
+   */
+  private async evaluate(
+    policy: LoopbackPolicy,
+    spec: ResolvedPolicySpec,
+    profile: ClusterProfile,
+    targets: readonly TargetFacts[],
+    enforcing: boolean,
+    signal: AbortSignal,
+  ): Promise<{ assessments: Assessment[]; acted: TargetOutcome[]; policyError?: { reason: string; message: string }; transient?: Error }> {
+    const key = `${policy.metadata.namespace}/${policy.metadata.name}`;
+    const managed = new Set(targets.map(targetKey));
+    const assessments: Assessment[] = [];
+    const acted: TargetOutcome[] = [];
+    let policyError: { reason: string; message: string } | undefined;
+    let transient: Error | undefined;
+    const chunks: TargetFacts[][] = [];
+    for (let i = 0; i < targets.length; i += CHUNK) chunks.push(targets.slice(i, i + CHUNK));
+    const one = async (chunk: readonly TargetFacts[]) => {
+      let observations = new Map<string, ClbObservation>();
+      let observed = true;
+      try {
+        const ids = chunk.map(loadBalancerIdOf).filter((id): id is string => !!id);
+        observations = await this.o.observer.observe(ids, this.o.driftCheckIntervalMs, signal);
+      } catch (err) {
+        observed = false;
+        const info = describeCloudError(err);
+        if (info.retryable) transient ??= err instanceof Error ? err : new Error(String(err));
+        else policyError ??= { reason: info.reason, message: info.message };
+        this.o.logger.warn('Reading CLBs failed', { policy: key, code: info.code, reason: info.reason, retryable: info.retryable });
+      }
+      const assessed = chunk.map((target) => {
+        const id = loadBalancerIdOf(target);
+        const clb: ClbObservation = id ? (observations.get(id) ?? { state: 'NotObserved' }) : { state: 'NotObserved' };
+        return assessTarget(target, { policy: spec, profile, clb, capabilities: this.o.capabilities });
+      });
+      assessments.push(...assessed);
+      if (!enforcing || !observed || policyError) return;
+      try {
+        acted.push(...(await this.o.mitigator!.apply(policy, spec, assessed, signal, { managed, releaseOrphans: false })));
+      } catch (err) {
+        if (signal.aborted) throw err;
+        transient ??= err instanceof Error ? err : new Error(String(err));
+      }
+    };
+    // A sliding window: a slow chunk (CLB busy, retries) does not hold the others back.
+    let next = 0;
+    const worker = async () => {
+      while (next < chunks.length) await one(chunks[next++]!);
+    };
+    await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks.length) }, worker));
+    if (enforcing && !policyError) {
+      try {
+        acted.push(...(await this.o.mitigator!.apply(policy, spec, [], signal, { managed, releaseOrphans: true })));
+      } catch (err) {
+        if (signal.aborted) throw err;
+        transient ??= err instanceof Error ? err : new Error(String(err));
+      }
+    }
+    return { assessments, acted, ...(policyError ? { policyError } : {}), ...(transient ? { transient } : {}) };
   }
 
   /** Events on targets when their verdict changes, and the per-target risk gauge. */

@@ -10,10 +10,10 @@ import type { LoopbackPolicy, ResolvedPolicySpec } from '../../api/loopbackpolic
 import { EventReason } from '../../api/reasons.js';
 import { describeCloudError, type ListenerInfo } from '../../cloud/index.js';
 import { assessTarget, type Assessment } from '../../model/assessment.js';
-import type { ClbObservation } from '../../model/facts.js';
+import { targetKey, type ClbObservation } from '../../model/facts.js';
 import type { TargetError, TargetOutcome } from '../../model/status.js';
 import { serviceFacts } from '../../model/target-facts.js';
-import type { LayerMitigator, MitigationContext } from '../context.js';
+import type { ApplyScope, LayerMitigator, MitigationContext } from '../context.js';
 import {
   PREVENT_LOOPBACK,
   healthCheckFor,
@@ -80,14 +80,22 @@ export class L4Mitigator implements LayerMitigator {
     this.writer = new ServiceWriter(ctx.kc);
   }
 
-  async apply(policy: LoopbackPolicy, spec: ResolvedPolicySpec, assessments: readonly Assessment[], signal: AbortSignal): Promise<TargetOutcome[]> {
+  async apply(
+    policy: LoopbackPolicy,
+    spec: ResolvedPolicySpec,
+    assessments: readonly Assessment[],
+    signal: AbortSignal,
+    scope?: ApplyScope,
+  ): Promise<TargetOutcome[]> {
     const namespace = policy.metadata.namespace ?? '';
     const owner = ownerOf(namespace, policy.metadata.name ?? '');
     const services = this.ctx.caches.services(namespace);
     const byName = new Map(services.map((s) => [s.metadata?.name ?? '', s]));
-    const managed = new Set(assessments.map((a) => a.target.name));
+    const managed = scope?.managed ?? new Set(assessments.map((a) => targetKey(a.target)));
+    const isManaged = (name: string) => managed.has(targetKey({ kind: 'Service', namespace, name }));
     // Targets this policy changed earlier that it no longer manages (deselected, or taken by another policy).
-    const orphans = services.filter((s) => !managed.has(s.metadata?.name ?? '') && ownedBy(s.metadata?.annotations, owner));
+    const orphans =
+      (scope?.releaseOrphans ?? true) ? services.filter((s) => !isManaged(s.metadata?.name ?? '') && ownedBy(s.metadata?.annotations, owner)) : [];
 
     const work: Array<() => Promise<TargetOutcome | undefined>> = [
       ...assessments.map((a) => () => this.target(owner, spec, a, byName.get(a.target.name), signal)),
@@ -350,7 +358,7 @@ export class L4Mitigator implements LayerMitigator {
 export function createL4Mitigator(ctx: MitigationContext): LayerMitigator {
   const m = new L4Mitigator(ctx);
   return {
-    apply: (policy, spec, assessments, signal) => m.apply(policy, spec, assessments, signal),
+    apply: (policy, spec, assessments, signal, scope) => m.apply(policy, spec, assessments, signal, scope),
     revert: (policy, signal) => m.revert(policy, signal),
   };
 }

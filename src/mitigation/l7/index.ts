@@ -35,7 +35,7 @@ import { KEEPALIVE_TICKET } from '../../model/assess-ingress.js';
 import type { L7DesiredState } from '../../model/desired-state.js';
 import { targetKey, type ClbFacts } from '../../model/facts.js';
 import type { TargetError, TargetOutcome } from '../../model/status.js';
-import type { LayerMitigator, MitigationContext } from '../context.js';
+import type { ApplyScope, LayerMitigator, MitigationContext } from '../context.js';
 import { buildConfigPatch, guardedPatch, type FieldEdit, type JsonPatchOp } from './config-patch.js';
 import {
   autoAnnotationAddedByLoopguard,
@@ -144,11 +144,18 @@ class L7Mitigator implements LayerMitigator {
     this.graceMs = options.graceMs ?? DEFAULT_GRACE_MS;
   }
 
-  async apply(policy: LoopbackPolicy, spec: ResolvedPolicySpec, assessments: readonly Assessment[], signal: AbortSignal): Promise<TargetOutcome[]> {
+  async apply(
+    policy: LoopbackPolicy,
+    spec: ResolvedPolicySpec,
+    assessments: readonly Assessment[],
+    signal: AbortSignal,
+    scope?: ApplyScope,
+  ): Promise<TargetOutcome[]> {
     const namespace = policy.metadata.namespace ?? '';
     const me = policyRef(policy);
     const outcomes: TargetOutcome[] = [];
     const managed = new Set<string>();
+    for (const key of scope?.managed ?? []) if (key.startsWith(`Ingress/${namespace}/`)) managed.add(key.slice(`Ingress/${namespace}/`.length));
     for (const a of assessments) {
       if (a.target.kind !== 'Ingress') continue;
       managed.add(a.target.name);
@@ -162,7 +169,7 @@ class L7Mitigator implements LayerMitigator {
       }
     }
     // Targets this policy changed that it no longer manages (deselected, class changed, conflict lost).
-    for (const ing of this.ctx.caches.ingresses(namespace)) {
+    for (const ing of (scope?.releaseOrphans ?? true) ? this.ctx.caches.ingresses(namespace) : []) {
       const name = ing.metadata?.name ?? '';
       if (managed.has(name) || ing.metadata?.annotations?.[LoopguardAnnotation.Policy] !== me) continue;
       try {

@@ -60,6 +60,7 @@ export class Operator {
   private readonly elector: LeaderElector | undefined;
   private readonly capabilities: AccountCapabilities = {};
   private leading = false;
+  private readonly policySeen = new Map<string, string>();
 
   constructor(private readonly d: OperatorDeps) {
     const { kc, config, logger, metrics } = d;
@@ -86,7 +87,7 @@ export class Operator {
       'loopbackpolicies',
       `/apis/${GROUP}/${VERSION}/${PLURAL}`,
       async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as KubernetesListObject<KubernetesObject>,
-      (p) => this.queue.add(`${p.metadata?.namespace}/${p.metadata?.name}`),
+      (p) => this.onPolicyEvent(p),
     );
     this.daemonSets = make<V1DaemonSet>(
       'kube-proxy-daemonset',
@@ -215,6 +216,21 @@ export class Operator {
     this.d.metrics.leader.set({ name: this.d.config.leaseName }, 1);
     this.queue.start();
     this.enqueueAll();
+  }
+
+  /**
+   * Our own status writes come back as update events; reconciling on them would double every reconcile. Like
+   * controller-runtime's GenerationChangedPredicate, only spec (generation), deletion and finalizer changes
+   * enqueue; everything else reaches the policy through its targets' events or its drift requeue.
+   */
+  private onPolicyEvent(p: KubernetesObject): void {
+    const key = `${p.metadata?.namespace}/${p.metadata?.name}`;
+    const md = p.metadata;
+    const fingerprint = `${md?.generation ?? ''}|${md?.deletionTimestamp ? 'deleting' : ''}|${(md?.finalizers ?? []).join(',')}`;
+    if (this.policySeen.get(key) === fingerprint && this.policies.get(md?.name ?? '', md?.namespace)) return;
+    if (this.policies.get(md?.name ?? '', md?.namespace)) this.policySeen.set(key, fingerprint);
+    else this.policySeen.delete(key);
+    this.queue.add(key);
   }
 
   private enqueueNamespace(namespace: string): void {

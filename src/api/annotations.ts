@@ -126,6 +126,19 @@ export function valueOr<T>(result: AnnotationValue<T>, fallback: T): T {
 export type SourceIpType = 0 | 1;
 
 /**
+ * What loopguard added to a TkeServiceConfig when it first declared a field that the config did not declare
+ * (innermost first): the field itself, the rule's `healthCheck` object, the rule entry, the rule list, the
+ * domain entry, the domain list, the l7Listener entry, the `l7Listeners` list, `loadBalancer`, `spec`.
+ * Absent: the field was declared (the revert sets the recorded value back and leaves the declaration).
+ */
+export const ADDED_LEVELS = ['field', 'healthCheck', 'rule', 'rules', 'domain', 'domains', 'listener', 'listeners', 'loadBalancer', 'spec'] as const;
+export type AddedLevel = (typeof ADDED_LEVELS)[number];
+
+function isAddedLevel(v: unknown): v is AddedLevel {
+  return typeof v === 'string' && (ADDED_LEVELS as readonly string[]).includes(v);
+}
+
+/**
  * What loopguard changed on a target and the value before its first change. Written (by the mitigation
  * controllers, with loopguard's field manager) *before* the change, so a restart at any point can restore.
  */
@@ -133,10 +146,13 @@ export interface OriginalsRecord {
   v: 1;
   /** Annotation values before loopguard's change; `null` = the annotation was absent. */
   annotations?: Record<string, string | null>;
-  /** Per CLB listener id: original HealthCheck.SourceIpType / KeepaliveEnable. */
-  listeners?: Record<string, { sourceIpType?: SourceIpType; keepaliveEnable?: 0 | 1 }>;
-  /** Per `<listenerId>/<locationId>`: original rule HealthCheck.SourceIpType. */
-  rules?: Record<string, { sourceIpType: SourceIpType }>;
+  /**
+   * Per CLB listener id: original HealthCheck.SourceIpType / KeepaliveEnable; `keepaliveAdded`: what loopguard
+   * added to the TkeServiceConfig to declare keepaliveEnable (absent: it was declared).
+   */
+  listeners?: Record<string, { sourceIpType?: SourceIpType; keepaliveEnable?: 0 | 1; keepaliveAdded?: AddedLevel }>;
+  /** Per `<listenerId>/<locationId>`: original rule HealthCheck.SourceIpType; `added` as `keepaliveAdded`. */
+  rules?: Record<string, { sourceIpType: SourceIpType; added?: AddedLevel }>;
   /** Original CLB attributes. */
   loadBalancer?: { passToTarget?: boolean };
 }
@@ -165,12 +181,14 @@ export function validateOriginals(value: unknown): string | undefined {
       if (!isRecord(l)) return `listeners[${JSON.stringify(id)}] must be an object`;
       if (l.sourceIpType !== undefined && !isBit(l.sourceIpType)) return `listeners[${JSON.stringify(id)}].sourceIpType must be 0 or 1`;
       if (l.keepaliveEnable !== undefined && !isBit(l.keepaliveEnable)) return `listeners[${JSON.stringify(id)}].keepaliveEnable must be 0 or 1`;
+      if (l.keepaliveAdded !== undefined && !isAddedLevel(l.keepaliveAdded)) return `listeners[${JSON.stringify(id)}].keepaliveAdded must be one of ${ADDED_LEVELS.join(', ')}`;
     }
   }
   if (value.rules !== undefined) {
     if (!isRecord(value.rules)) return '"rules" must be an object';
     for (const [id, r] of Object.entries(value.rules)) {
       if (!isRecord(r) || !isBit(r.sourceIpType)) return `rules[${JSON.stringify(id)}].sourceIpType must be 0 or 1`;
+      if (r.added !== undefined && !isAddedLevel(r.added)) return `rules[${JSON.stringify(id)}].added must be one of ${ADDED_LEVELS.join(', ')}`;
     }
   }
   if (value.loadBalancer !== undefined) {

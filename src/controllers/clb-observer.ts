@@ -61,6 +61,8 @@ export class ClbObserver {
   private readonly cache = new Map<string, Entry>();
   /** Raw listeners as last read, for writers that must send a listener's full HealthCheck back. */
   private readonly listeners = new Map<string, ListenerInfo[]>();
+  /** The rest of the last full read, so a read-back after a write costs one DescribeListeners. */
+  private readonly loadBalancers = new Map<string, { lb: LoadBalancerInfo; health?: LoadBalancerHealthInfo }>();
 
   constructor(private readonly clb: ClbClient) {}
 
@@ -88,6 +90,20 @@ export class ClbObserver {
     this.listeners.delete(id);
   }
 
+  /**
+   * Re-reads only the listeners of a CLB read before (a write's read-back): the CLB's own attributes do not
+   * change with a listener write, and backend health is only advisory. Falls back to a full read.
+   */
+  async refreshListeners(id: string, signal?: AbortSignal): Promise<ClbObservation> {
+    const known = this.loadBalancers.get(id);
+    if (!known) return (await this.observe([id], 0, signal)).get(id) ?? { state: 'NotObserved' };
+    const listeners = await this.clb.describeListeners(id, { signal });
+    this.listeners.set(id, listeners);
+    const observation: ClbObservation = { state: 'Found', clb: clbFacts(known.lb, listeners, known.health) };
+    this.cache.set(id, { at: Date.now(), observation });
+    return observation;
+  }
+
   private async refresh(ids: string[], signal?: AbortSignal): Promise<void> {
     const found = await this.clb.describeLoadBalancers(ids, { signal });
     const byId = new Map(found.map((lb) => [lb.loadBalancerId, lb]));
@@ -100,13 +116,17 @@ export class ClbObserver {
     found.forEach((lb, i) => {
       const listeners = listenerSets[i] ?? [];
       this.listeners.set(lb.loadBalancerId, listeners);
+      const health = healthById.get(lb.loadBalancerId);
+      this.loadBalancers.set(lb.loadBalancerId, { lb, ...(health ? { health } : {}) });
       this.cache.set(lb.loadBalancerId, {
         at,
         observation: { state: 'Found', clb: clbFacts(lb, listeners, healthById.get(lb.loadBalancerId)) },
       });
     });
     for (const id of ids) {
-      if (!byId.has(id)) this.cache.set(id, { at, observation: { state: 'NotFound', loadBalancerId: id } });
+      if (byId.has(id)) continue;
+      this.loadBalancers.delete(id);
+      this.cache.set(id, { at, observation: { state: 'NotFound', loadBalancerId: id } });
     }
   }
 }

@@ -107,6 +107,8 @@ describe('L7 Enforce on the local TKE', () => {
       namespace: ns,
       body: { apiVersion: 'cloud.tencent.com/v1alpha1', kind: 'TkeServiceConfig', metadata: { name: 'blog-config' }, spec: manualSpec },
     });
+    // The hand-made spec as stored, before loopguard touches it: deleting the policy must give exactly this back.
+    const blogSpecBefore = ((await custom.getNamespacedCustomObject({ ...TSC, namespace: ns, name: 'blog-config' })) as { spec: unknown }).spec;
     await net.createNamespacedIngress({
       namespace: ns,
       body: ingress('blog', { annotations: { 'ingress.cloud.tencent.com/tke-service-config': 'blog-config' }, rules: [{ host: 'c.example.com', paths: ['/'] }, { paths: ['/x'] }] }),
@@ -209,6 +211,10 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     expect(shopAfter.LoadBalancerPassToTarget).toBe(false);
     expect(blogAfter.Listeners.map((l) => l.KeepaliveEnable)).toEqual([0]);
     expect(blogAfter.Listeners[0]?.Rules.map((r) => r.HealthCheck.SourceIpType)).toEqual([0, 0]);
+    // The hand-made config is back to what it was: loopguard's added declarations (keepaliveEnable, the rule's
+    // sourceIpType, the VIP domain fragment) are gone, not written as the CLB's values.
+    const blogSpecAfter = ((await custom.getNamespacedCustomObject({ ...TSC, namespace: ns, name: 'blog-config' })) as { spec: unknown }).spec;
+    expect(blogSpecAfter).toEqual(blogSpecBefore);
     for (const name of ['shop', 'blog', 'public', 'later-skipped']) {
       const ann = (await net.readNamespacedIngress({ namespace: ns, name })).metadata?.annotations ?? {};
       expect(Object.keys(ann).filter((k) => k.startsWith('loopguard.dev/') && k !== 'loopguard.dev/skip')).toEqual([]);
@@ -217,6 +223,9 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     // And it stays restored through TKE's resync.
     await simulator.resyncNow();
     expect((await lbOf(ns, 'shop')).Listeners.map((l) => l.KeepaliveEnable)).toEqual([0, 0]);
+    const blogResynced = await lbOf(ns, 'blog');
+    expect(blogResynced.Listeners.map((l) => l.KeepaliveEnable)).toEqual([0]);
+    expect(blogResynced.Listeners[0]?.Rules.map((r) => r.HealthCheck.SourceIpType)).toEqual([0, 0]);
   });
 
   it('converges when the operator is killed between steps and restarted', async () => {

@@ -1,7 +1,8 @@
 // L7 mitigation, pure parts: JSON patches on TkeServiceConfigs (single fields, identity tests, resourceVersion
 // guard, right indices), originals merge, revert plan, TKE event reading.
 import { describe, expect, it } from '@jest/globals';
-import { applyJsonPatch, buildConfigPatch, guardedPatch, pendingEdits, type FieldEdit } from '../../src/mitigation/l7/config-patch.js';
+import { validateOriginals, type OriginalsRecord } from '../../src/api/annotations.js';
+import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, guardedPatch, pendingEdits, type FieldEdit } from '../../src/mitigation/l7/config-patch.js';
 import { autoAnnotationAddedByLoopguard, clbRestored, mergeOriginals, revertPlan, type ClbListenerView } from '../../src/mitigation/l7/originals.js';
 import { desiredEdits, originalsFor } from '../../src/mitigation/l7/plan.js';
 import { isKeepaliveCapabilityError, latestTkeWarning } from '../../src/mitigation/l7/tke-events.js';
@@ -213,6 +214,199 @@ describe('revert plan', () => {
       { ...clb[1]!, rules: [{ locationId: 'loc-a', domain: VIP, url: '/', healthCheck: { sourceIpType: 0 } }] },
     ];
     expect(clbRestored(record, back)).toBe(true);
+  });
+});
+
+describe('declarations loopguard added (hand-made configs)', () => {
+  /** A hand-made config: HTTP:80 without keepaliveEnable, a rule without a health check, one with one. */
+  function handSpec() {
+    return {
+      loadBalancer: {
+        internetMaxBandwidthOut: 20,
+        l7Listeners: [
+          {
+            protocol: 'HTTP',
+            port: 80,
+            defaultServer: 'a.example.com',
+            domains: [
+              {
+                domain: 'a.example.com',
+                rules: [
+                  { url: '/', scheduler: 'WRR', healthCheck: { enable: true, intervalTime: 7 } },
+                  { url: '/nohc', scheduler: 'WRR' },
+                ],
+              },
+              { domain: 'norules.example.com' },
+            ],
+          },
+          { protocol: 'HTTP', port: 8080, keepaliveEnable: 0 },
+        ],
+      },
+    };
+  }
+  const clb: ClbListenerView[] = [
+    {
+      listenerId: 'lbl-80',
+      protocol: 'HTTP',
+      port: 80,
+      keepaliveEnable: 0,
+      rules: [
+        { locationId: 'loc-a', domain: 'a.example.com', url: '/', healthCheck: { sourceIpType: 0 } },
+        { locationId: 'loc-nohc', domain: 'a.example.com', url: '/nohc', healthCheck: { sourceIpType: 0 } },
+        { locationId: 'loc-new', domain: 'a.example.com', url: '/new', healthCheck: { sourceIpType: 0 } },
+        { locationId: 'loc-vip', domain: VIP, url: '/x', healthCheck: { sourceIpType: 0 } },
+        { locationId: 'loc-vip2', domain: VIP, url: '/y', healthCheck: { sourceIpType: 0 } },
+        { locationId: 'loc-nr', domain: 'norules.example.com', url: '/', healthCheck: { sourceIpType: 0 } },
+      ],
+    },
+    { listenerId: 'lbl-8080', protocol: 'HTTP', port: 8080, keepaliveEnable: 0, rules: [] },
+    { listenerId: 'lbl-443', protocol: 'HTTPS', port: 443, keepaliveEnable: 0, rules: [{ locationId: 'loc-s', domain: 's.example.com', url: '/', healthCheck: { sourceIpType: 0 } }] },
+  ];
+  const handDesired: L7DesiredState = {
+    layer: 'L7',
+    loadBalancerId: 'lb-1',
+    tkeServiceConfig: { name: 'hand', source: 'Annotation' },
+    passToTarget: { current: false },
+    listeners: clb.map((l) => ({
+      listenerId: l.listenerId,
+      protocol: l.protocol,
+      port: l.port,
+      currentKeepalive: 0 as const,
+      desiredKeepalive: 1 as const,
+      rules: (l.rules ?? []).map((r) => ({ locationId: r.locationId, domain: r.domain, url: r.url, currentSourceIpType: 0 as const, desiredSourceIpType: 1 as const })),
+    })),
+  };
+  const edits = desiredEdits(handDesired, undefined, false);
+
+  it('tells, per field, what declaring it adds', () => {
+    const spec = handSpec();
+    const levels = edits.map((e) => [e.kind === 'keepalive' ? `${e.port}` : `${e.port}${e.domain}${e.url}`, addedLevel(spec, e, VIP) ?? 'declared']);
+    expect(levels).toEqual([
+      ['80', 'field'],
+      ['80a.example.com/', 'field'],
+      ['80a.example.com/nohc', 'healthCheck'],
+      ['80a.example.com/new', 'rule'],
+      [`80${VIP}/x`, 'domain'],
+      [`80${VIP}/y`, 'domain'],
+      ['80norules.example.com/', 'rules'],
+      ['8080', 'declared'],
+      ['443', 'listener'],
+      ['443s.example.com/', 'listener'],
+    ]);
+    expect(addedLevel({ loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80 }] } }, src(80, 'a', '/'), VIP)).toBe('domains');
+    expect(addedLevel({ loadBalancer: {} }, keep('HTTP', 80), VIP)).toBe('listeners');
+    expect(addedLevel({ other: 1 }, keep('HTTP', 80), VIP)).toBe('loadBalancer');
+    expect(addedLevel(undefined, keep('HTTP', 80), VIP)).toBe('spec');
+  });
+
+  it('records undeclared fields (even when the CLB value does not change) with their level; absent flag = declared', () => {
+    const add = originalsFor(handDesired, edits, { spec: handSpec(), vip: VIP });
+    expect(add.keepalive).toEqual({ 'lbl-80': 0, 'lbl-8080': 0, 'lbl-443': 0 });
+    expect(add.keepaliveAdded).toEqual({ 'lbl-80': 'field', 'lbl-443': 'listener' });
+    expect(add.ruleAdded).toEqual({
+      'lbl-80/loc-a': 'field',
+      'lbl-80/loc-nohc': 'healthCheck',
+      'lbl-80/loc-new': 'rule',
+      'lbl-80/loc-vip': 'domain',
+      'lbl-80/loc-vip2': 'domain',
+      'lbl-80/loc-nr': 'rules',
+      'lbl-443/loc-s': 'listener',
+    });
+    const record = mergeOriginals(undefined, add);
+    expect(record.listeners?.['lbl-80']).toEqual({ keepaliveEnable: 0, keepaliveAdded: 'field' });
+    expect(record.listeners?.['lbl-8080']).toEqual({ keepaliveEnable: 0 });
+    expect(record.rules?.['lbl-80/loc-nohc']).toEqual({ sourceIpType: 0, added: 'healthCheck' });
+    expect(validateOriginals(record)).toBeUndefined();
+    // A field already declared with the wanted value, CLB unchanged: nothing recorded (as before).
+    const declared = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 8080, keepaliveEnable: 1 }] } };
+    const on: L7DesiredState = { ...handDesired, listeners: [{ listenerId: 'lbl-8080', protocol: 'HTTP', port: 8080, currentKeepalive: 1, desiredKeepalive: 1, rules: [] }] };
+    expect(originalsFor(on, [keep('HTTP', 8080)], { spec: declared, vip: VIP })).toEqual({ keepalive: {}, ruleSource: {} });
+    // Without the config (old callers) everything counts as declared.
+    expect(originalsFor(handDesired, edits).keepaliveAdded).toBeUndefined();
+  });
+
+  it('merge: a recorded value keeps its own flag (absent = declared), new entries bring theirs', () => {
+    const existing: OriginalsRecord = { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0 } }, rules: { 'lbl-80/loc-a': { sourceIpType: 0, added: 'field' } } };
+    const merged = mergeOriginals(existing, {
+      keepalive: { 'lbl-80': 0, 'lbl-443': 0 },
+      keepaliveAdded: { 'lbl-80': 'field', 'lbl-443': 'listener' },
+      ruleSource: { 'lbl-80/loc-a': 0 },
+    });
+    expect(merged.listeners).toEqual({ 'lbl-80': { keepaliveEnable: 0 }, 'lbl-443': { keepaliveEnable: 0, keepaliveAdded: 'listener' } });
+    expect(merged.rules).toEqual({ 'lbl-80/loc-a': { sourceIpType: 0, added: 'field' } });
+  });
+
+  it('validates the flags', () => {
+    expect(validateOriginals({ v: 1, listeners: { l: { keepaliveEnable: 0, keepaliveAdded: 'rule' } }, rules: { 'l/r': { sourceIpType: 0, added: 'domains' } } })).toBeUndefined();
+    expect(validateOriginals({ v: 1, listeners: { l: { keepaliveEnable: 0, keepaliveAdded: 'everything' } } })).toMatch(/keepaliveAdded must be one of/);
+    expect(validateOriginals({ v: 1, rules: { 'l/r': { sourceIpType: 0, added: true } } })).toMatch(/added must be one of/);
+  });
+
+  it('revert: restores values first, then removing what loopguard added gives back the hand-made spec exactly', () => {
+    const original = handSpec();
+    const record = mergeOriginals(undefined, originalsFor(handDesired, edits, { spec: original, vip: VIP }));
+    const edited = applyJsonPatch({ spec: original }, buildConfigPatch(original, edits, VIP)).spec;
+    expect(pendingEdits(edited, edits, VIP)).toEqual([]);
+    const plan = revertPlan(record, clb);
+    expect(plan.removals.map((r) => r.level)).toEqual(['field', 'listener', 'field', 'healthCheck', 'rule', 'domain', 'domain', 'rules', 'listener']);
+    // Step 1: the recorded values are declared (what TKE needs to put the CLB back).
+    const restored = applyJsonPatch({ spec: edited }, buildConfigPatch(edited, plan.edits, VIP)).spec;
+    expect(restored.loadBalancer.l7Listeners[0]).toMatchObject({ keepaliveEnable: 0 });
+    // Step 2 (once the CLB shows them): loopguard's declarations go.
+    const ops = buildRemovalPatch(restored, plan.removals, VIP);
+    for (const o of ops) expect(['test', 'remove']).toContain(o.op);
+    const after = applyJsonPatch({ metadata: { resourceVersion: '9' }, spec: restored }, guardedPatch('9', ops));
+    expect(after.spec).toEqual(original);
+    // Idempotent: nothing left to remove.
+    expect(buildRemovalPatch(after.spec, plan.removals, VIP)).toEqual([]);
+    // A concurrent writer (stale resourceVersion) fails the whole patch.
+    expect(() => applyJsonPatch({ metadata: { resourceVersion: '10' }, spec: restored }, guardedPatch('9', ops))).toThrow(/test failed/);
+  });
+
+  it('removes by identity, in order, re-planning indices after each removal', () => {
+    const spec = {
+      loadBalancer: {
+        l7Listeners: [
+          { protocol: 'HTTP', port: 80, keepaliveEnable: 0 },
+          { protocol: 'HTTP', port: 81, keepaliveEnable: 0 },
+          { protocol: 'HTTP', port: 82, keepaliveEnable: 0, x: 1 },
+        ],
+      },
+    };
+    const ops = buildRemovalPatch(spec, [{ edit: keep('HTTP', 80, 0), level: 'listener' }, { edit: keep('HTTP', 81, 0), level: 'listener' }, { edit: keep('HTTP', 82, 0), level: 'field' }], VIP);
+    expect(ops).toEqual([
+      { op: 'test', path: '/spec/loadBalancer/l7Listeners/0/protocol', value: 'HTTP' },
+      { op: 'test', path: '/spec/loadBalancer/l7Listeners/0/port', value: 80 },
+      { op: 'remove', path: '/spec/loadBalancer/l7Listeners/0' },
+      { op: 'test', path: '/spec/loadBalancer/l7Listeners/0/protocol', value: 'HTTP' },
+      { op: 'test', path: '/spec/loadBalancer/l7Listeners/0/port', value: 81 },
+      { op: 'remove', path: '/spec/loadBalancer/l7Listeners/0' },
+      { op: 'test', path: '/spec/loadBalancer/l7Listeners/0/protocol', value: 'HTTP' },
+      { op: 'test', path: '/spec/loadBalancer/l7Listeners/0/port', value: 82 },
+      { op: 'remove', path: '/spec/loadBalancer/l7Listeners/0/keepaliveEnable' },
+    ]);
+    expect(applyJsonPatch({ spec }, ops).spec).toEqual({ loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 82, x: 1 }] } });
+  });
+
+  it('takes out lists and objects it created only when they are left empty', () => {
+    for (const original of [undefined, { other: 1 }, { loadBalancer: {} }, { loadBalancer: { l4Listeners: [] } }]) {
+      const e = [keep('HTTP', 80), src(80, 'a.example.com', '/')];
+      const levels = e.map((x) => addedLevel(original, x, VIP));
+      const edited = applyJsonPatch({ spec: original } as { spec: unknown }, buildConfigPatch(original, e, VIP)).spec;
+      const removals = e.map((edit, i) => ({ edit, level: levels[i]! }));
+      expect(applyJsonPatch({ spec: edited }, buildRemovalPatch(edited, removals, VIP)).spec).toEqual(original);
+    }
+    // Something else was added to the list meanwhile: the list stays.
+    const withOther = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 1 }, { protocol: 'HTTP', port: 90 }] } };
+    expect(applyJsonPatch({ spec: withOther }, buildRemovalPatch(withOther, [{ edit: keep('HTTP', 80), level: 'listeners' }], VIP)).spec).toEqual({
+      loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 90 }] },
+    });
+  });
+
+  it('declared fields keep the old behaviour: value restored, nothing removed', () => {
+    const plan = revertPlan({ v: 1, listeners: { 'lbl-8080': { keepaliveEnable: 0 } } }, clb);
+    expect(plan.edits).toEqual([keep('HTTP', 8080, 0)]);
+    expect(plan.removals).toEqual([]);
   });
 });
 

@@ -228,7 +228,8 @@ export class L4Mitigator implements LayerMitigator {
     // 3. Read back (one fresh read that also feeds the re-assessment); the annotation only once every listener
     // it depends on is off the VIP.
     if (plan.switches.length > 0 || plan.addAnnotation) {
-      await this.ctx.observer.observe([lbId], plan.switches.length > 0 ? 0 : Number.MAX_SAFE_INTEGER, signal);
+      if (plan.switches.length > 0) await this.ctx.observer.refreshListeners(lbId, signal);
+      else await this.ctx.observer.observe([lbId], Number.MAX_SAFE_INTEGER, signal);
       const fresh = this.ctx.observer.rawListeners(lbId) ?? [];
       const check = plan.addAnnotation ? plan.requiredOnRange : plan.switches.map((s) => s.listenerId);
       const stillVip = check.filter((id) => sourceOf(fresh.find((l) => l.listenerId === id)) !== 1);
@@ -312,7 +313,8 @@ export class L4Mitigator implements LayerMitigator {
     const lbId = svc.metadata?.annotations?.[ServiceAnnotation.LoadBalancerId]?.trim();
     let clb: ClbObservation = { state: 'NotObserved' };
     // Fresh from the read-back above (a write invalidates the CLB, so nothing stale is used).
-    if (lbId) clb = (await this.ctx.observer.observe([lbId], 5_000, signal)).get(lbId) ?? clb;
+    // The controller's observation is at most one drift interval old, and a write just refreshed it.
+    if (lbId) clb = (await this.ctx.observer.observe([lbId], Number.MAX_SAFE_INTEGER, signal)).get(lbId) ?? clb;
     return assessTarget(serviceFacts(svc), { policy: spec, profile, clb, capabilities: this.ctx.capabilities });
   }
 

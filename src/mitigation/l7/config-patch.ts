@@ -5,6 +5,8 @@
 // patch by a `test` on /metadata/resourceVersion. A fragment that does not exist yet (hand-made configs) is
 // added with only loopguard's field declared, appended with `-`, never by rewriting its parent list.
 
+import { ADDED_LEVELS, type AddedLevel } from '../../api/annotations.js';
+
 export interface JsonPatchOp {
   op: 'add' | 'replace' | 'remove' | 'test';
   path: string;
@@ -74,6 +76,109 @@ export function declaredValue(spec: unknown, edit: FieldEdit, vip: string | unde
   const r = (arrayOf<RuleFragment>(d?.rules) ?? []).find((x) => isObject(x) && x.url === edit.url);
   const hc = r?.healthCheck;
   return isObject(hc) && typeof hc.sourceIpType === 'number' ? hc.sourceIpType : undefined;
+}
+
+/**
+ * What `buildConfigPatch` would add to `spec` to declare the edit's field: undefined when the field is declared
+ * (whatever its value), else the outermost fragment it creates (see `AddedLevel`).
+ */
+export function addedLevel(spec: unknown, edit: FieldEdit, vip: string | undefined): AddedLevel | undefined {
+  if (!isObject(spec)) return 'spec';
+  if (!isObject(spec.loadBalancer)) return 'loadBalancer';
+  const listeners = arrayOf<ListenerFragment>(spec.loadBalancer.l7Listeners);
+  if (!listeners) return 'listeners';
+  const l = listeners.find((f) => isObject(f) && sameListenerFragment(f, edit.protocol, edit.port));
+  if (!l) return 'listener';
+  if (edit.kind === 'keepalive') return l.keepaliveEnable !== undefined ? undefined : 'field';
+  const domains = arrayOf<DomainFragment>(l.domains);
+  if (!domains) return 'domains';
+  const d = domains.find((x) => isObject(x) && sameDomainFragment(x.domain, edit.domain, vip));
+  if (!d) return 'domain';
+  const rules = arrayOf<RuleFragment>(d.rules);
+  if (!rules) return 'rules';
+  const r = rules.find((x) => isObject(x) && x.url === edit.url);
+  if (!r) return 'rule';
+  if (!isObject(r.healthCheck)) return 'healthCheck';
+  return r.healthCheck.sourceIpType !== undefined ? undefined : 'field';
+}
+
+/** A declaration loopguard added (recorded as `AddedLevel`) to take out of the config again on revert. */
+export interface Removal {
+  edit: FieldEdit;
+  level: AddedLevel;
+}
+
+function atLeast(level: AddedLevel, than: AddedLevel): boolean {
+  return ADDED_LEVELS.indexOf(level) >= ADDED_LEVELS.indexOf(than);
+}
+
+/**
+ * Ops that take out of `spec` what loopguard added for each removal: the field, or the whole fragment it created
+ * (a list or object it created goes only when nothing else is left in it). Each removal is planned against the
+ * spec as the previous ones leave it, so indices stay right and a fragment already gone is skipped. Every
+ * remove is pinned by identity tests. Without resourceVersion guard (see `guardedPatch`).
+ */
+export function buildRemovalPatch(spec: unknown, removals: readonly Removal[], vip: string | undefined): JsonPatchOp[] {
+  let doc: { spec: unknown } = { spec: structuredClone(spec) };
+  const all: JsonPatchOp[] = [];
+  for (const r of removals) {
+    const ops = removalOps(doc.spec, r, vip);
+    if (ops.length === 0) continue;
+    doc = applyJsonPatch(doc, ops);
+    all.push(...ops);
+  }
+  return all;
+}
+
+function removalOps(spec: unknown, { edit, level }: Removal, vip: string | undefined): JsonPatchOp[] {
+  if (!isObject(spec) || !isObject(spec.loadBalancer)) return [];
+  const lb = spec.loadBalancer;
+  const listeners = arrayOf<ListenerFragment>(lb.l7Listeners);
+  const base = '/spec/loadBalancer/l7Listeners';
+  const li = listeners ? listeners.findIndex((f) => isObject(f) && sameListenerFragment(f, edit.protocol, edit.port)) : -1;
+  if (!listeners || li < 0) return [];
+  const l = listeners[li] as ListenerFragment;
+  const lp = `${base}/${li}`;
+  const ops: JsonPatchOp[] = [{ op: 'test', path: `${lp}/protocol`, value: l.protocol }, { op: 'test', path: `${lp}/port`, value: l.port }];
+  // Containers loopguard created go when empty; tested so a concurrent addition fails the patch.
+  const removeListener = (): JsonPatchOp[] => {
+    const out: JsonPatchOp[] = [...ops, { op: 'remove', path: lp }];
+    if (!atLeast(level, 'listeners') || listeners.length > 1) return out;
+    out.push({ op: 'test', path: base, value: [] }, { op: 'remove', path: base });
+    if (!atLeast(level, 'loadBalancer') || Object.keys(lb).length > 1) return out;
+    out.push({ op: 'test', path: '/spec/loadBalancer', value: {} }, { op: 'remove', path: '/spec/loadBalancer' });
+    if (!atLeast(level, 'spec') || Object.keys(spec).length > 1) return out;
+    out.push({ op: 'test', path: '/spec', value: {} }, { op: 'remove', path: '/spec' });
+    return out;
+  };
+  if (atLeast(level, 'listener')) return removeListener();
+  if (edit.kind === 'keepalive') return l.keepaliveEnable === undefined ? [] : [...ops, { op: 'remove', path: `${lp}/keepaliveEnable` }];
+
+  const domains = arrayOf<DomainFragment>(l.domains);
+  const di = domains ? domains.findIndex((x) => isObject(x) && sameDomainFragment(x.domain, edit.domain, vip)) : -1;
+  if (!domains || di < 0) return [];
+  const d = domains[di] as DomainFragment;
+  const dp = `${lp}/domains/${di}`;
+  if (d.domain !== undefined) ops.push({ op: 'test', path: `${dp}/domain`, value: d.domain });
+  if (atLeast(level, 'domain')) {
+    ops.push({ op: 'remove', path: dp });
+    if (level === 'domains' && domains.length === 1) ops.push({ op: 'test', path: `${lp}/domains`, value: [] }, { op: 'remove', path: `${lp}/domains` });
+    return ops;
+  }
+  const rules = arrayOf<RuleFragment>(d.rules);
+  const ri = rules ? rules.findIndex((x) => isObject(x) && x.url === edit.url) : -1;
+  if (!rules || ri < 0) return [];
+  const r = rules[ri] as RuleFragment;
+  const rp = `${dp}/rules/${ri}`;
+  ops.push({ op: 'test', path: `${rp}/url`, value: r.url });
+  if (atLeast(level, 'rule')) {
+    ops.push({ op: 'remove', path: rp });
+    if (level === 'rules' && rules.length === 1) ops.push({ op: 'test', path: `${dp}/rules`, value: [] }, { op: 'remove', path: `${dp}/rules` });
+    return ops;
+  }
+  if (!isObject(r.healthCheck)) return [];
+  if (level === 'healthCheck') return [...ops, { op: 'remove', path: `${rp}/healthCheck` }];
+  return r.healthCheck.sourceIpType === undefined ? [] : [...ops, { op: 'remove', path: `${rp}/healthCheck/sourceIpType` }];
 }
 
 /** The edits whose field does not hold the wanted value in `spec`. */

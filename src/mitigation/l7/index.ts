@@ -9,7 +9,9 @@
 //      TKE's Warning Event quoted, and a missing keepalive capability learned for the account;
 //   4. optionally turn on LoadBalancerPassToTarget (policy opt-in), original recorded;
 //   5. revert (policy deleted, target deselected or skipped): restore config fields, wait for TKE to apply
-//      them, restore PassToTarget, drop an auto annotation loopguard added, then the originals record.
+//      them, take out of the config the declarations loopguard added (fields a hand-made config did not
+//      declare, fragments it lacked: TKE leaves undeclared attributes alone, so this comes only once the CLB
+//      shows the originals), restore PassToTarget, drop an auto annotation loopguard added, then the record.
 import {
   ApiException,
   CoreV1Api,
@@ -36,7 +38,7 @@ import type { L7DesiredState } from '../../model/desired-state.js';
 import { targetKey, type ClbFacts } from '../../model/facts.js';
 import type { TargetError, TargetOutcome } from '../../model/status.js';
 import type { ApplyScope, LayerMitigator, MitigationContext } from '../context.js';
-import { buildConfigPatch, guardedPatch, type FieldEdit, type JsonPatchOp } from './config-patch.js';
+import { buildConfigPatch, buildRemovalPatch, guardedPatch, type FieldEdit, type JsonPatchOp, type Removal } from './config-patch.js';
 import {
   autoAnnotationAddedByLoopguard,
   clbRestored,
@@ -49,8 +51,8 @@ import {
 import { desiredEdits, originalsFor } from './plan.js';
 import { isKeepaliveCapabilityError, latestTkeWarning, type EventView } from './tke-events.js';
 
-export { buildConfigPatch, guardedPatch, pendingEdits, applyJsonPatch } from './config-patch.js';
-export type { FieldEdit, JsonPatchOp } from './config-patch.js';
+export { buildConfigPatch, buildRemovalPatch, guardedPatch, pendingEdits, applyJsonPatch, addedLevel } from './config-patch.js';
+export type { FieldEdit, JsonPatchOp, Removal } from './config-patch.js';
 export { mergeOriginals, revertPlan, clbRestored } from './originals.js';
 export { desiredEdits, originalsFor } from './plan.js';
 
@@ -249,7 +251,7 @@ class L7Mitigator implements LayerMitigator {
       if (buildConfigPatch((config as { spec?: unknown }).spec, edits, vip).length > 0) {
         // 2. Originals first, then the config.
         const hadRecord = record !== undefined && (Object.keys(record.listeners ?? {}).length > 0 || Object.keys(record.rules ?? {}).length > 0);
-        await this.annotateIngress(ing, me, originalsFor(desired, edits), {});
+        await this.annotateIngress(ing, me, originalsFor(desired, edits, { spec: (config as { spec?: unknown }).spec, vip }), {});
         written = await this.patchConfig(a.target.namespace, ref.name, edits, vip, signal);
         if (written && hadRecord) {
           // loopguard had declared these before: someone edited the config back.
@@ -407,10 +409,19 @@ class L7Mitigator implements LayerMitigator {
 
   /** Reads the config fresh and patches the fields that differ; a lost race (TKE's resync) is retried. Returns whether it wrote. */
   private async patchConfig(namespace: string, name: string, edits: readonly FieldEdit[], vip: string | undefined, signal: AbortSignal): Promise<boolean> {
+    return this.patchConfigWith(namespace, name, (spec) => buildConfigPatch(spec, edits, vip), signal);
+  }
+
+  /** Takes the declarations loopguard added out of the config (revert, after the CLB shows the originals). */
+  private async removeAdded(namespace: string, name: string, removals: readonly Removal[], vip: string | undefined, signal: AbortSignal): Promise<boolean> {
+    return this.patchConfigWith(namespace, name, (spec) => buildRemovalPatch(spec, removals, vip), signal);
+  }
+
+  private async patchConfigWith(namespace: string, name: string, plan: (spec: unknown) => JsonPatchOp[], signal: AbortSignal): Promise<boolean> {
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) return false;
       const config = (await this.custom.getNamespacedCustomObject({ ...TKE_SERVICE_CONFIG, namespace, name })) as KubernetesObject & { spec?: unknown };
-      const ops: JsonPatchOp[] = buildConfigPatch(config.spec, edits, vip);
+      const ops: JsonPatchOp[] = plan(config.spec);
       if (ops.length === 0) return false;
       try {
         await this.custom.patchNamespacedCustomObject(
@@ -448,9 +459,9 @@ class L7Mitigator implements LayerMitigator {
       const views = listenerViews(clb);
       const plan = revertPlan(record, views);
       const configName = this.configNameOf(ing);
+      const configExists = configName !== undefined && this.ctx.caches.tkeServiceConfigs(namespace).some((c) => c.metadata?.name === configName);
       if (plan.edits.length > 0 && configName) {
-        const exists = this.ctx.caches.tkeServiceConfigs(namespace).some((c) => c.metadata?.name === configName);
-        if (exists) {
+        if (configExists) {
           try {
             const wrote = await this.patchConfig(namespace, configName, plan.edits, clb?.vips?.[0], signal);
             if (wrote) this.ctx.observer.invalidate(lbId);
@@ -466,6 +477,16 @@ class L7Mitigator implements LayerMitigator {
       // With TKE not syncing the Ingress (mode: skip) the config cannot reach the CLB: do not wait for it.
       const tkeSkips = readSkip(annotations, 'Ingress').skipped === 'tke';
       if (clb && !tkeSkips && !clbRestored(record, views)) return false;
+      // The CLB shows the originals: declarations loopguard added go (TKE leaves undeclared attributes as they are).
+      if (plan.removals.length > 0 && configName && configExists) {
+        try {
+          await this.removeAdded(namespace, configName, plan.removals, clb?.vips?.[0], signal);
+        } catch (err) {
+          if (statusCode(err) !== 404) throw err;
+        }
+      }
+      // Keep the record (and so the plan) while the removal may not have been written.
+      if (signal.aborted) return false;
     }
     // Done with the CLB: drop the auto annotation if loopguard added it, and loopguard's own annotations.
     const patch: Record<string, string | null> = {};

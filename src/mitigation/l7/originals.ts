@@ -1,14 +1,18 @@
 // Pure: the originals record an L7 target carries (`loopguard.dev/originals` on the Ingress) and the plan to
 // restore it. Originals are CLB values as observed before loopguard's first change of each field; a value
 // already recorded is never overwritten (it is the true original, later values may be loopguard's own).
-import { IngressAnnotation, type OriginalsRecord, type SourceIpType } from '../../api/annotations.js';
-import type { FieldEdit } from './config-patch.js';
+import { IngressAnnotation, type AddedLevel, type OriginalsRecord, type SourceIpType } from '../../api/annotations.js';
+import type { FieldEdit, Removal } from './config-patch.js';
 
 export interface OriginalsAdditions {
   /** listenerId → KeepaliveEnable before the change. */
   keepalive?: Record<string, 0 | 1>;
   /** `<listenerId>/<locationId>` → rule HealthCheck.SourceIpType before the change. */
   ruleSource?: Record<string, SourceIpType>;
+  /** listenerId → what loopguard adds to the config to declare keepaliveEnable (absent: declared already). */
+  keepaliveAdded?: Record<string, AddedLevel>;
+  /** `<listenerId>/<locationId>` → what loopguard adds to declare the rule's sourceIpType (absent: declared already). */
+  ruleAdded?: Record<string, AddedLevel>;
   /** annotation → value before loopguard's change (null: absent). */
   annotations?: Record<string, string | null>;
   passToTarget?: boolean;
@@ -24,11 +28,22 @@ export function mergeOriginals(existing: OriginalsRecord | undefined, add: Origi
   const annotations = { ...(add.annotations ?? {}), ...(existing?.annotations ?? {}) };
   if (Object.keys(annotations).length > 0) out.annotations = annotations;
   const listeners: NonNullable<OriginalsRecord['listeners']> = {};
-  for (const [id, v] of Object.entries(add.keepalive ?? {})) listeners[id] = { keepaliveEnable: v };
-  for (const [id, l] of Object.entries(existing?.listeners ?? {})) listeners[id] = { ...(listeners[id] ?? {}), ...l };
+  for (const [id, v] of Object.entries(add.keepalive ?? {})) {
+    const added = add.keepaliveAdded?.[id];
+    listeners[id] = { keepaliveEnable: v, ...(added !== undefined ? { keepaliveAdded: added } : {}) };
+  }
+  for (const [id, l] of Object.entries(existing?.listeners ?? {})) {
+    const merged = { ...(listeners[id] ?? {}), ...l };
+    // The "added" flag belongs to the recorded value: a recorded value keeps its own (absent: declared).
+    if (l.keepaliveEnable !== undefined && l.keepaliveAdded === undefined) delete merged.keepaliveAdded;
+    listeners[id] = merged;
+  }
   if (Object.keys(listeners).length > 0) out.listeners = listeners;
   const rules: NonNullable<OriginalsRecord['rules']> = {};
-  for (const [k, v] of Object.entries(add.ruleSource ?? {})) rules[k] = { sourceIpType: v };
+  for (const [k, v] of Object.entries(add.ruleSource ?? {})) {
+    const added = add.ruleAdded?.[k];
+    rules[k] = { sourceIpType: v, ...(added !== undefined ? { added } : {}) };
+  }
   for (const [k, r] of Object.entries(existing?.rules ?? {})) rules[k] = r;
   if (Object.keys(rules).length > 0) out.rules = rules;
   const pass = existing?.loadBalancer?.passToTarget ?? add.passToTarget;
@@ -53,8 +68,10 @@ export interface ClbListenerView {
 }
 
 export interface RevertPlan {
-  /** Config fields to set back to their recorded originals. */
+  /** Config fields to set back to their recorded originals (declared ones and, first, those loopguard added). */
   edits: FieldEdit[];
+  /** Declarations loopguard added, to take out of the config once the CLB shows the originals. */
+  removals: Removal[];
   /** PassToTarget to restore, if loopguard changed it. */
   passToTarget?: boolean;
   /** Annotations to restore on the Ingress (null: remove), besides dropping loopguard's own. */
@@ -65,22 +82,34 @@ export interface RevertPlan {
 
 export function revertPlan(record: OriginalsRecord, listeners: readonly ClbListenerView[]): RevertPlan {
   const edits: FieldEdit[] = [];
+  const removals: Removal[] = [];
   const gone: string[] = [];
   for (const [id, l] of Object.entries(record.listeners ?? {})) {
     if (l.keepaliveEnable === undefined) continue;
     const found = listeners.find((x) => x.listenerId === id);
-    if (!found) gone.push(id);
-    else edits.push({ kind: 'keepalive', protocol: found.protocol, port: found.port, value: l.keepaliveEnable });
+    if (!found) {
+      gone.push(id);
+      continue;
+    }
+    const edit: FieldEdit = { kind: 'keepalive', protocol: found.protocol, port: found.port, value: l.keepaliveEnable };
+    edits.push(edit);
+    if (l.keepaliveAdded !== undefined) removals.push({ edit, level: l.keepaliveAdded });
   }
   for (const [key, r] of Object.entries(record.rules ?? {})) {
     const [lid = '', loc = ''] = key.split('/');
     const l = listeners.find((x) => x.listenerId === lid);
     const rule = l?.rules?.find((x) => x.locationId === loc);
-    if (!l || !rule) gone.push(key);
-    else edits.push({ kind: 'ruleSource', protocol: l.protocol, port: l.port, domain: rule.domain, url: rule.url, value: r.sourceIpType });
+    if (!l || !rule) {
+      gone.push(key);
+      continue;
+    }
+    const edit: FieldEdit = { kind: 'ruleSource', protocol: l.protocol, port: l.port, domain: rule.domain, url: rule.url, value: r.sourceIpType };
+    edits.push(edit);
+    if (r.added !== undefined) removals.push({ edit, level: r.added });
   }
   return {
     edits,
+    removals,
     ...(record.loadBalancer?.passToTarget !== undefined ? { passToTarget: record.loadBalancer.passToTarget } : {}),
     annotations: { ...(record.annotations ?? {}) },
     gone,

@@ -2,7 +2,8 @@
 // to record before writing them.
 import type { OriginalsRecord } from '../../api/annotations.js';
 import type { L7DesiredState } from '../../model/desired-state.js';
-import type { FieldEdit } from './config-patch.js';
+import type { AddedLevel } from '../../api/annotations.js';
+import { addedLevel, type FieldEdit } from './config-patch.js';
 import { ruleKey, type OriginalsAdditions } from './originals.js';
 
 /** The config fields the desired state asks for, plus recorded originals of fields it no longer manages. */
@@ -25,19 +26,30 @@ export function desiredEdits(desired: L7DesiredState, record: OriginalsRecord | 
   return edits;
 }
 
-/** Originals to record for the edits about to be written: the CLB's current values. */
-export function originalsFor(desired: L7DesiredState, edits: readonly FieldEdit[]): OriginalsAdditions {
+/**
+ * Originals to record for the edits about to be written: the CLB's current values, for fields whose value
+ * changes and for fields the config does not declare yet (with what loopguard adds to declare them, so the
+ * revert can take it out again). Without `config` every field counts as declared.
+ */
+export function originalsFor(desired: L7DesiredState, edits: readonly FieldEdit[], config?: { spec: unknown; vip: string | undefined }): OriginalsAdditions {
   const keepalive: Record<string, 0 | 1> = {};
   const ruleSource: Record<string, 0 | 1> = {};
+  const keepaliveAdded: Record<string, AddedLevel> = {};
+  const ruleAdded: Record<string, AddedLevel> = {};
   for (const e of edits) {
     const l = desired.listeners.find((x) => x.protocol.toUpperCase() === e.protocol.toUpperCase() && x.port === e.port);
     if (!l) continue;
+    const added = config ? addedLevel(config.spec, e, config.vip) : undefined;
     if (e.kind === 'keepalive') {
-      if (e.value !== l.currentKeepalive) keepalive[l.listenerId] = l.currentKeepalive;
+      if (e.value !== l.currentKeepalive || added !== undefined) keepalive[l.listenerId] = l.currentKeepalive;
+      if (added !== undefined) keepaliveAdded[l.listenerId] = added;
     } else {
       const r = l.rules.find((x) => x.domain === e.domain && x.url === e.url);
-      if (r && e.value !== r.currentSourceIpType) ruleSource[ruleKey(l.listenerId, r.locationId)] = r.currentSourceIpType;
+      if (!r) continue;
+      const key = ruleKey(l.listenerId, r.locationId);
+      if (e.value !== r.currentSourceIpType || added !== undefined) ruleSource[key] = r.currentSourceIpType;
+      if (added !== undefined) ruleAdded[key] = added;
     }
   }
-  return { keepalive, ruleSource };
+  return { keepalive, ruleSource, ...(Object.keys(keepaliveAdded).length > 0 ? { keepaliveAdded } : {}), ...(Object.keys(ruleAdded).length > 0 ? { ruleAdded } : {}) };
 }

@@ -1,0 +1,78 @@
+// L4 Enforce in the kube-proxy profiles where loopguard has nothing it may change: a kube-proxy too old for
+// prevent-loopback (the loopback stays, and the policy says which build to upgrade to) and iptables (the node
+// answers the VIP itself). The policy must end Ready without a single CLB write or annotation.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CoreV1Api, type V1Service } from '@kubernetes/client-node';
+import type { ClusterProfileName } from '../../sim/tke-simulator/index.js';
+import { createNamespace, kubectl, waitFor } from '../support/kube.js';
+import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+
+const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-prof0001' };
+
+function service(name: string, annotations: Record<string, string>, etp: 'Local' | 'Cluster'): V1Service {
+  return {
+    metadata: { name, annotations },
+    spec: {
+      type: 'LoadBalancer',
+      externalTrafficPolicy: etp,
+      ports: [
+        { name: 'tcp', port: 80, protocol: 'TCP' },
+        { name: 'udp', port: 53, protocol: 'UDP' },
+      ],
+    },
+  };
+}
+
+const CASES: Array<{ profile: ClusterProfileName; local: string; ready: string }> = [
+  { profile: 'ipvs-old', local: 'AtRisk/KubeProxyTooOld', ready: 'ReconciledWithRisks' },
+  { profile: 'iptables', local: 'NotApplicable/VipServedLocally', ready: 'Reconciled' },
+];
+
+describe.each(CASES)('L4 Enforce with kube-proxy profile $profile', ({ profile, local, ready }) => {
+  let tke: LocalTke;
+  beforeAll(async () => {
+    tke = await startLocalTke({ profile });
+  });
+  afterAll(async () => {
+    await tke?.stop();
+  });
+
+  it(`ends Ready (${ready}) with ${local} and changes nothing`, async () => {
+    const ns = await createNamespace(`l4-${profile}`);
+    tke.namespaces.add(ns);
+    const core = tke.kc.makeApiClient(CoreV1Api);
+    await core.createNamespacedService({ namespace: ns, body: service('private-local', SUBNET, 'Local') });
+    await core.createNamespacedService({ namespace: ns, body: service('public', {}, 'Cluster') });
+    await waitFor('CLBs with listeners', async () => {
+      const state = await tke.emulator.admin.state();
+      const mine = state.loadBalancers.filter((lb) => lb.Listeners.length === 2);
+      return mine.length >= 2 ? true : undefined;
+    });
+    await tke.emulator.admin.resetStats();
+
+    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: fix, namespace: ${ns}}\nspec: {mode: Enforce}\n`;
+    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
+    const wait = await kubectl(['wait', '--for=condition=Ready', '-n', ns, 'lbp/fix', '--timeout=30s']);
+    expect(wait.code).toBe(0);
+    const got = JSON.parse((await kubectl(['get', '-n', ns, 'lbp/fix', '-o', 'json'])).stdout) as {
+      status: { targets: Array<{ name: string; verdict: string; rootCause: string; message?: string }>; conditions: Array<{ type: string; reason: string }> };
+    };
+    const verdicts = Object.fromEntries(got.status.targets.map((t) => [t.name, `${t.verdict}/${t.rootCause}`]));
+    expect(verdicts).toEqual({ 'private-local': local, public: 'NotApplicable/PublicClb' });
+    expect(got.status.conditions.find((c) => c.type === 'Ready')?.reason).toBe(ready);
+    if (profile === 'ipvs-old') {
+      expect(got.status.targets.find((t) => t.name === 'private-local')?.message).toContain('v1.18.4-tke.20');
+    }
+
+    // Enforce had nothing it may do: no CLB write, every listener still on the VIP source, no annotation.
+    const stats = await tke.emulator.admin.stats();
+    expect(Object.keys(stats.calls).filter((a) => a.startsWith('Modify'))).toEqual([]);
+    for (const lb of (await tke.emulator.admin.state()).loadBalancers) {
+      for (const l of lb.Listeners) expect(l.HealthCheck?.SourceIpType ?? 0).toBe(0);
+    }
+    const svc = await core.readNamespacedService({ namespace: ns, name: 'private-local' });
+    expect(svc.metadata?.annotations?.['service.cloud.tencent.com/prevent-loopback']).toBeUndefined();
+    expect(Object.keys(svc.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/'))).toEqual([]);
+    expect((await kubectl(['delete', '-n', ns, 'lbp/fix', '--wait=true', '--timeout=30s'])).code).toBe(0);
+  });
+});

@@ -171,6 +171,13 @@ async function main(): Promise<void> {
     log(`RequestLimitExceeded = ${Math.max(rle, throttled)} (throttled by action: ${JSON.stringify(stats.throttled)})`);
     log(`writes per listener: max ${Math.max(...writes)}, mean ${(writes.reduce((a, b) => a + b, 0) / Math.max(1, writes.length)).toFixed(2)} over ${writes.length} listeners`);
     log(`calls by action: ${JSON.stringify(stats.calls)}`);
+    // Every action has its own quota q. ModifyListener alone gives T_min, but the busiest action decides: with a
+    // read-back per CLB and TKE reading each Service's CLB again when loopguard annotates it, that is usually
+    // DescribeListeners. T_floor is the time the busiest action needs at q; T_floor/T_actual shows how close
+    // loopguard gets to what the quota allows for the calls this run actually needed.
+    const [busiest, busiestCalls] = Object.entries(stats.calls).sort((a, b) => b[1] - a[1])[0] ?? ['none', 0];
+    const tFloor = Math.max(tMin, busiestCalls / Q);
+    log(`T_floor  = ${tFloor.toFixed(1)} s (busiest action ${busiest}: ${busiestCalls} calls at q); T_floor/T_actual = ${(tFloor / tActual).toFixed(3)}`);
 
     // Trickle: one Service at a time; reaction = CLB assigned (annotation + listeners) → both listeners on 100.64.
     const reactions: number[] = [];

@@ -5,12 +5,12 @@
 // original on deletion; with injected faults the same converges without extra listener writes.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Service } from '@kubernetes/client-node';
-import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
+import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import type { AdminLoadBalancer, HealthCheckState } from '../../sim/clb-emulator/admin-types.js';
-import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../../sim/tke-simulator/index.js';
 import { clbClient } from '../emulator/support.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
-import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
+import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import type { OperatorProcess } from '../support/operator.js';
 
 const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
@@ -41,34 +41,21 @@ interface TargetRow {
 type HcSnapshot = Map<string, HealthCheckState | null>;
 
 describe('L4 Enforce on the local TKE (ipvs-new)', () => {
+  let tke: LocalTke;
   let emulator: ClbEmulator;
-  let simulator: TkeSimulator;
   let operator: OperatorProcess;
-  const namespaces = new Set<string>();
+  let namespaces: Set<string>;
   const kc = kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
 
   beforeAll(async () => {
-    emulator = await startClbEmulator({ taskDurationMs: 50 });
-    await applyClusterProfile(kc, 'ipvs-new');
-    simulator = await startTkeSimulator({
-      kubeConfig: kc,
-      clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
-      namespaceFilter: (n) => namespaces.has(n),
-      resyncIntervalMs: 0,
-    });
-    await installOperatorRbac();
-    operator = await startOperatorProcess({
-      kubeconfig: await serviceAccountKubeconfig(),
-      emulator,
-      extraArgs: ['--drift-check-interval=2s'],
-    });
+    tke = await startLocalTke({ operator: { extraArgs: ['--drift-check-interval=2s'] } });
+    ({ emulator, namespaces } = tke);
+    operator = tke.operator!;
   });
 
   afterAll(async () => {
-    await operator?.stop();
-    await simulator?.stop();
-    await emulator?.close();
+    await tke?.stop();
   });
 
   async function lbOf(ns: string, name: string): Promise<string> {

@@ -4,10 +4,10 @@
 // ends with every original restored exactly.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, type V1Service } from '@kubernetes/client-node';
-import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
-import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../../sim/tke-simulator/index.js';
+import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
-import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
+import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import type { OperatorProcess } from '../support/operator.js';
 
 const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
@@ -30,34 +30,23 @@ function lbService(name: string): V1Service {
 }
 
 describe('L4 Enforce across operator kills', () => {
+  let tke: LocalTke;
   let emulator: ClbEmulator;
-  let simulator: TkeSimulator;
   let operator: OperatorProcess | undefined;
-  let saKubeconfig: string;
-  const namespaces = new Set<string>();
+  let namespaces: Set<string>;
   const kc = kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
-  const start = async () =>
-    startOperatorProcess({ kubeconfig: saKubeconfig, emulator, leaderElect: false, extraArgs: ['--drift-check-interval=2s'] });
+  const start = async () => tke.startOperator({ leaderElect: false, extraArgs: ['--drift-check-interval=2s'] });
   const failWrites = () => emulator.admin.setFaults({ seed: 7, rules: [{ action: 'ModifyListener', rate: 1, kind: 'error', code: 'InternalError' }] });
 
   beforeAll(async () => {
-    emulator = await startClbEmulator({ taskDurationMs: 50 });
-    await applyClusterProfile(kc, 'ipvs-new');
-    simulator = await startTkeSimulator({
-      kubeConfig: kc,
-      clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
-      namespaceFilter: (n) => namespaces.has(n),
-      resyncIntervalMs: 0,
-    });
-    await installOperatorRbac();
-    saKubeconfig = await serviceAccountKubeconfig();
+    tke = await startLocalTke({ operator: false });
+    ({ emulator, namespaces } = tke);
   });
 
   afterAll(async () => {
     await operator?.stop('SIGKILL');
-    await simulator?.stop();
-    await emulator?.close();
+    await tke?.stop();
   });
 
   it('resumes after kills during apply and during revert, restoring every original exactly', async () => {

@@ -23,7 +23,7 @@ import { buildPolicyStatus, initialPolicyStatus, type TargetOutcome } from '../.
 import type { Logger } from '../../runtime/logger.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import type { ApplyScope } from '../../mitigation/context.js';
+import type { LayerMitigator } from '../../mitigation/context.js';
 import type { ClbObserver } from '../clb-observer.js';
 import { loadBalancerIdOf, namespaceView, policyIdentity } from './targets.js';
 
@@ -36,19 +36,10 @@ export interface PolicyCaches {
 }
 
 /**
- * Enforce-mode effects (L4: CLB health-check source + prevent-loopback; L7: TkeServiceConfig). The mitigation
- * issues plug in here; each returns the outcome to report for the targets it acted on.
+ * Enforce-mode effects (L4: CLB health-check source + prevent-loopback; L7: TkeServiceConfig): the composed
+ * layers of src/mitigation, with the same contract as one layer.
  */
-export interface Mitigator {
-  apply(
-    policy: LoopbackPolicy,
-    spec: ResolvedPolicySpec,
-    assessments: readonly Assessment[],
-    signal: AbortSignal,
-    scope?: ApplyScope,
-  ): Promise<TargetOutcome[]>;
-  revert(policy: LoopbackPolicy, signal: AbortSignal): Promise<void>;
-}
+export type Mitigator = LayerMitigator;
 
 export interface PolicyControllerOptions {
   kc: KubeConfig;
@@ -137,8 +128,9 @@ export class PolicyController {
       generation,
       mode: spec.mode,
       profile,
+      // A transient failure marks the targets without an error of their own; a permanent one (Stalled) stays.
       outcomes: transient
-        ? outcomes.map((o) => ({ ...o, error: { reason: 'RetryingAfterError', message: transient.message, permanent: false } }))
+        ? outcomes.map((o) => (o.error ? o : { ...o, error: { reason: 'RetryingAfterError', message: transient.message, permanent: false } }))
         : outcomes,
       previousConditions: previous?.conditions,
       ...(policyError ? { policyError } : {}),

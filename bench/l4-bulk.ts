@@ -8,7 +8,7 @@
 //
 //   npm run bench:l4 -- --n 500            (defaults: --n 20 --q 20 --rate-limit q --trickle 5 --task-ms 50)
 import { parseArgs } from 'node:util';
-import { CoreV1Api, type KubeConfig, type V1Service } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startClbEmulator } from '../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator } from '../sim/tke-simulator/index.js';
 import { ensureControlPlaneBinaries } from '../test/controlplane/binaries.js';
@@ -16,6 +16,7 @@ import { installCrds } from '../test/controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../test/controlplane/launcher.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess } from '../test/support/operator.js';
+import { AT_RISK_L4, lbService } from '../test/support/workload.js';
 
 const { values } = parseArgs({
   options: {
@@ -31,23 +32,7 @@ const Q = Number(values.q);
 const RATE = Math.min(20, Number(values['rate-limit'] ?? Q));
 const TRICKLE = Number(values.trickle);
 const TASK_MS = Number(values['task-ms']);
-const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-bench001' };
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
-
-function service(name: string): V1Service {
-  return {
-    metadata: { name, annotations: { ...SUBNET }, labels: { app: name } },
-    spec: {
-      type: 'LoadBalancer',
-      externalTrafficPolicy: 'Local',
-      selector: { app: name },
-      ports: [
-        { name: 'http', port: 80, protocol: 'TCP', targetPort: 80 },
-        { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53 },
-      ],
-    },
-  };
-}
 
 function pct(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
@@ -101,7 +86,7 @@ async function main(): Promise<void> {
     let next = 0;
     const create = async () => {
       for (let i = next++; i < N; i = next++) {
-        const body = service(`svc-${String(i).padStart(4, '0')}`);
+        const body = lbService(`svc-${String(i).padStart(4, '0')}`, AT_RISK_L4);
         await waitFor(`create ${body.metadata?.name}`, async () => (await core.createNamespacedService({ namespace: ns, body }), true), { timeoutMs: 30_000, intervalMs: 50 });
       }
     };
@@ -183,7 +168,7 @@ async function main(): Promise<void> {
     const reactions: number[] = [];
     for (let i = 0; i < TRICKLE; i++) {
       const name = `trickle-${i}`;
-      await core.createNamespacedService({ namespace: ns, body: service(name) });
+      await core.createNamespacedService({ namespace: ns, body: lbService(name, AT_RISK_L4) });
       const { id, at } = await waitFor(
         `${name} assigned`,
         async () => {

@@ -15,6 +15,7 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { clusterDown, clusterUp } from '../test/controlplane/cli.js';
 import { REPO_ROOT } from '../test/controlplane/crds.js';
+import { alive } from '../test/controlplane/launcher.js';
 import type { ClusterProfileName } from '../sim/tke-simulator/profiles.js';
 import { applyClusterProfile, CLUSTER_PROFILES, isClusterProfileName } from '../sim/tke-simulator/profiles.js';
 
@@ -31,15 +32,6 @@ const EMULATOR: Background = { name: 'clb-emulator', pidFile: join(DEV, 'clb-emu
 const SIMULATOR: Background = { name: 'tke-simulator', pidFile: join(DEV, 'tke-simulator.pid'), logFile: join(DEV, 'tke-simulator.log') };
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function readPid(bg: Background): number | undefined {
   if (!existsSync(bg.pidFile)) return undefined;

@@ -39,7 +39,8 @@ export const TEST_USER = 'loopguard-test-user';
 const STATE_FILE = 'state.json';
 const DIR_PREFIX = 'loopguard-cp-';
 
-async function freePort(): Promise<number> {
+/** A free TCP port on 127.0.0.1 (for servers that must be told their port before they start). */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
@@ -132,7 +133,7 @@ function kubeconfigYaml(server: string, caFile: string, user: string, token: str
   ].join('\n');
 }
 
-function alive(pid: number): boolean {
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

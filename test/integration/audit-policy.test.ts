@@ -2,26 +2,15 @@
 // simulator, and the operator as its own process under the ServiceAccount + RBAC of config/.
 // An Audit policy must diagnose every target correctly, become Ready, and write nothing anywhere.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoordinationV1Api, CoreV1Api, NetworkingV1Api, type V1Ingress, type V1Service } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, NetworkingV1Api, type V1Ingress } from '@kubernetes/client-node';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { applyClusterProfile } from '../../sim/tke-simulator/index.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE, type OperatorProcess } from '../support/operator.js';
+import { lbService, PRIVATE_SUBNET } from '../support/workload.js';
 
-const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
-
-function lbService(name: string, opts: { annotations?: Record<string, string>; etp?: 'Local' | 'Cluster'; ports?: number[] }): V1Service {
-  return {
-    metadata: { name, annotations: opts.annotations ?? {}, labels: { app: name } },
-    spec: {
-      type: 'LoadBalancer',
-      externalTrafficPolicy: opts.etp ?? 'Cluster',
-      selector: { app: name },
-      ports: (opts.ports ?? [80]).map((port) => ({ name: `p${port}`, port, protocol: 'TCP', targetPort: port })),
-    },
-  };
-}
+const SUBNET = PRIVATE_SUBNET;
 
 type Profile = 'ipvs-new' | 'ipvs-old' | 'iptables';
 

@@ -11,25 +11,11 @@ import { clbClient } from '../emulator/support.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
+import { lbService } from '../support/workload.js';
 
 const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
-
-function lbService(
-  name: string,
-  opts: { annotations?: Record<string, string>; etp?: 'Local' | 'Cluster'; ports?: Array<[number, 'TCP' | 'UDP']> },
-): V1Service {
-  return {
-    metadata: { name, annotations: opts.annotations ?? {}, labels: { app: name } },
-    spec: {
-      type: 'LoadBalancer',
-      externalTrafficPolicy: opts.etp ?? 'Cluster',
-      selector: { app: name },
-      ports: (opts.ports ?? [[80, 'TCP']]).map(([port, protocol]) => ({ name: `p${port}-${protocol.toLowerCase()}`, port, protocol, targetPort: port })),
-    },
-  };
-}
 
 interface TargetRow {
   kind: string;

@@ -2,26 +2,13 @@
 // prevent-loopback (the loopback stays, and the policy says which build to upgrade to) and iptables (the node
 // answers the VIP itself). The policy must end Ready without a single CLB write or annotation.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api, type V1Service } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import type { ClusterProfileName } from '../../sim/tke-simulator/index.js';
 import { createNamespace, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import { lbService } from '../support/workload.js';
 
 const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-prof0001' };
-
-function service(name: string, annotations: Record<string, string>, etp: 'Local' | 'Cluster'): V1Service {
-  return {
-    metadata: { name, annotations },
-    spec: {
-      type: 'LoadBalancer',
-      externalTrafficPolicy: etp,
-      ports: [
-        { name: 'tcp', port: 80, protocol: 'TCP' },
-        { name: 'udp', port: 53, protocol: 'UDP' },
-      ],
-    },
-  };
-}
 
 const CASES: Array<{ profile: ClusterProfileName; local: string; ready: string }> = [
   { profile: 'ipvs-old', local: 'AtRisk/KubeProxyTooOld', ready: 'ReconciledWithRisks' },
@@ -41,8 +28,8 @@ describe.each(CASES)('L4 Enforce with kube-proxy profile $profile', ({ profile, 
     const ns = await createNamespace(`l4-${profile}`);
     tke.namespaces.add(ns);
     const core = tke.kc.makeApiClient(CoreV1Api);
-    await core.createNamespacedService({ namespace: ns, body: service('private-local', SUBNET, 'Local') });
-    await core.createNamespacedService({ namespace: ns, body: service('public', {}, 'Cluster') });
+    await core.createNamespacedService({ namespace: ns, body: lbService('private-local', { annotations: SUBNET, etp: 'Local', ports: [[80, 'TCP'], [53, 'UDP']] }) });
+    await core.createNamespacedService({ namespace: ns, body: lbService('public', { ports: [[80, 'TCP'], [53, 'UDP']] }) });
     await waitFor('CLBs with listeners', async () => {
       const state = await tke.emulator.admin.state();
       const mine = state.loadBalancers.filter((lb) => lb.Listeners.length === 2);

@@ -3,31 +3,16 @@
 // on deletion prevent-loopback comes off before any source goes back to the VIP, and a kill in between still
 // ends with every original restored exactly.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api, type V1Service } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
+import { AT_RISK_L4, lbService } from '../support/workload.js';
 
-const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
 const ORIGINALS = 'loopguard.dev/originals';
-
-function lbService(name: string): V1Service {
-  return {
-    metadata: { name, annotations: { ...SUBNET }, labels: { app: name } },
-    spec: {
-      type: 'LoadBalancer',
-      externalTrafficPolicy: 'Local',
-      selector: { app: name },
-      ports: [
-        { name: 'tcp', port: 80, protocol: 'TCP', targetPort: 80 },
-        { name: 'udp', port: 53, protocol: 'UDP', targetPort: 53 },
-      ],
-    },
-  };
-}
 
 describe('L4 Enforce across operator kills', () => {
   let tke: LocalTke;
@@ -53,7 +38,7 @@ describe('L4 Enforce across operator kills', () => {
     const ns = await createNamespace('l4-restart');
     namespaces.add(ns);
     const names = ['k-a', 'k-b'];
-    for (const n of names) await core.createNamespacedService({ namespace: ns, body: lbService(n) });
+    for (const n of names) await core.createNamespacedService({ namespace: ns, body: lbService(n, AT_RISK_L4) });
     const ids = await waitFor('CLBs assigned', async () => {
       const out: string[] = [];
       for (const n of names) {

@@ -2,10 +2,10 @@
 // `loopguard` ServiceAccount with the RBAC from config/, against the CLB emulator.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
+import { freePort } from '../controlplane/launcher.js';
 import { kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
 
 export const OPERATOR_NAMESPACE = 'loopguard-system';
@@ -54,17 +54,6 @@ export async function serviceAccountKubeconfig(adminKubeconfig?: string): Promis
     { mode: 0o600 },
   );
   return path;
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
 }
 
 export interface OperatorProcess {

@@ -75,13 +75,20 @@ describe('Audit policy on the local TKE', () => {
       },
     };
     await net.createNamespacedIngress({ namespace: ns, body: ingress });
-    // Wait for "TKE" to give every LB Service and the Ingress a CLB before taking the write baseline.
-    await waitFor('CLBs assigned', async () => {
+    // Wait for "TKE" to finish every CLB (id annotation *and* one listener per port) before taking the write
+    // baseline: TKE annotates the id before it creates the listeners, and a target whose listeners are still
+    // missing is (rightly) Pending, which is not what this test is about.
+    await waitFor('CLBs and listeners built', async () => {
       const svcs = await core.listNamespacedService({ namespace: ns });
       const ing = await net.readNamespacedIngress({ namespace: ns, name: 'web' });
-      const lbs = svcs.items.filter((s) => s.spec?.type === 'LoadBalancer');
-      const assigned = lbs.every((s) => s.metadata?.annotations?.['service.kubernetes.io/loadbalance-id']);
-      return assigned && ing.metadata?.annotations?.['kubernetes.io/ingress.qcloud-loadbalance-id'] ? true : undefined;
+      const built: Array<[string | undefined, number]> = svcs.items
+        .filter((s) => s.spec?.type === 'LoadBalancer')
+        .map((s) => [s.metadata?.annotations?.['service.kubernetes.io/loadbalance-id'], s.spec?.ports?.length ?? 0]);
+      built.push([ing.metadata?.annotations?.['kubernetes.io/ingress.qcloud-loadbalance-id'], 1]);
+      for (const [id, ports] of built) {
+        if (!id || (await emulator.admin.getLoadBalancer(id)).Listeners.length < ports) return undefined;
+      }
+      return true;
     });
     await emulator.admin.resetStats();
 

@@ -7,14 +7,7 @@ import { syncConfig } from './config-sync.js';
 import type { SimulatorContext } from './context.js';
 import { isManagedIngress, planIngress } from './ingress-plan.js';
 import type { OwnerKind } from './lifecycle.js';
-import {
-  cleanup,
-  ensureFinalizer,
-  listenerPrefix,
-  publishLoadBalancer,
-  recordedLoadBalancerId,
-  reportingFailures,
-} from './lifecycle.js';
+import { listenerPrefix, publishLoadBalancer, reconcileOwner, recordedLoadBalancerId } from './lifecycle.js';
 import { ensureL7Listeners, ensureLoadBalancer } from './load-balancer.js';
 import { chooseConfig } from './tke-service-config.js';
 
@@ -26,15 +19,7 @@ export const INGRESS_KIND: OwnerKind = {
 };
 
 export async function reconcileIngress(ctx: SimulatorContext, namespace: string, name: string): Promise<void> {
-  const found = await ctx.kube.getIngress(namespace, name);
-  if (!found) return;
-  if (!isManagedIngress(found)) {
-    const ours = recordedLoadBalancerId(INGRESS_KIND, found) || (found.metadata?.finalizers ?? []).includes(INGRESS_CLEANUP_FINALIZER);
-    if (ours) await reportingFailures(ctx, INGRESS_KIND, found, () => cleanup(ctx, INGRESS_KIND, found));
-    return;
-  }
-  const ing = (await ensureFinalizer(ctx, INGRESS_KIND, found)) as V1Ingress;
-  await reportingFailures(ctx, INGRESS_KIND, ing, () => syncIngress(ctx, ing));
+  await reconcileOwner(ctx, INGRESS_KIND, await ctx.kube.getIngress(namespace, name), isManagedIngress, (ing) => syncIngress(ctx, ing));
 }
 
 async function syncIngress(ctx: SimulatorContext, ing: V1Ingress): Promise<void> {

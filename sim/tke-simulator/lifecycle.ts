@@ -70,6 +70,27 @@ export async function cleanup(ctx: SimulatorContext, k: OwnerKind, obj: Owner): 
 }
 
 /**
+ * One reconcile of a Service or Ingress, the same for both controllers: objects this controller does not (or no
+ * longer) manage get their CLB released if we still hold one; managed ones get the finalizer, then `sync`.
+ */
+export async function reconcileOwner<T extends Owner>(
+  ctx: SimulatorContext,
+  k: OwnerKind,
+  found: T | undefined,
+  managed: (obj: T) => boolean,
+  sync: (obj: T) => Promise<void>,
+): Promise<void> {
+  if (!found) return;
+  if (!managed(found)) {
+    const ours = recordedLoadBalancerId(k, found) || (found.metadata?.finalizers ?? []).includes(k.finalizer);
+    if (ours) await reportingFailures(ctx, k, found, () => cleanup(ctx, k, found));
+    return;
+  }
+  const obj = (await ensureFinalizer(ctx, k, found)) as T;
+  await reportingFailures(ctx, k, obj, () => sync(obj));
+}
+
+/**
  * Runs a reconcile step; a CLB rejection or a sync problem becomes a Warning Event on the object (then the
  * error propagates, so the queue retries with backoff).
  */

@@ -7,14 +7,7 @@ import { syncConfig, warn } from './config-sync.js';
 import type { SimulatorContext } from './context.js';
 import { bindsVip, kubeProxyProfile } from './kube-proxy.js';
 import type { OwnerKind } from './lifecycle.js';
-import {
-  cleanup,
-  ensureFinalizer,
-  listenerPrefix,
-  publishLoadBalancer,
-  recordedLoadBalancerId,
-  reportingFailures,
-} from './lifecycle.js';
+import { listenerPrefix, publishLoadBalancer, reconcileOwner, recordedLoadBalancerId } from './lifecycle.js';
 import { ensureL4Listeners, ensureLoadBalancer } from './load-balancer.js';
 import { isLoadBalancerService, planService } from './service-plan.js';
 import { chooseConfig } from './tke-service-config.js';
@@ -28,15 +21,7 @@ export const SERVICE_KIND: OwnerKind = {
 };
 
 export async function reconcileService(ctx: SimulatorContext, namespace: string, name: string): Promise<void> {
-  const found = await ctx.kube.getService(namespace, name);
-  if (!found) return;
-  if (!isLoadBalancerService(found)) {
-    const ours = recordedLoadBalancerId(SERVICE_KIND, found) || (found.metadata?.finalizers ?? []).includes(LB_CLEANUP_FINALIZER);
-    if (ours) await reportingFailures(ctx, SERVICE_KIND, found, () => cleanup(ctx, SERVICE_KIND, found));
-    return;
-  }
-  const svc = (await ensureFinalizer(ctx, SERVICE_KIND, found)) as V1Service;
-  await reportingFailures(ctx, SERVICE_KIND, svc, () => syncService(ctx, svc));
+  await reconcileOwner(ctx, SERVICE_KIND, await ctx.kube.getService(namespace, name), isLoadBalancerService, (svc) => syncService(ctx, svc));
 }
 
 async function syncService(ctx: SimulatorContext, svc: V1Service): Promise<void> {

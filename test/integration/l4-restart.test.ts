@@ -1,7 +1,8 @@
 // L4 Enforce survives being killed between steps: originals are on the Service before any CLB write, so an
 // operator killed while the writes fail (SIGKILL) resumes after a restart with one accepted write per listener;
 // on deletion prevent-loopback comes off before any source goes back to the VIP, and a kill in between still
-// ends with every original restored exactly.
+// ends with every original restored exactly. A drift made while the operator is down is corrected after the restart
+// and reported as drift.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
@@ -86,6 +87,23 @@ describe('L4 Enforce across operator kills', () => {
     const writes = (await emulator.admin.stats()).listenerWrites;
     expect(Object.values(writes)).toEqual([1, 1, 1, 1]);
     for (const n of names) expect((await core.readNamespacedService({ namespace: ns, name: n })).metadata?.annotations?.[PREVENT]).toBe('true');
+
+    // 1b. Drift while loopguard is down: a restarted operator never saw that listener on 100.64, yet the
+    // prevent-loopback it added proves the listener was converged, so it is corrected as drift (Warning Event).
+    await operator.stop('SIGKILL');
+    const [driftLb = ''] = ids;
+    const drifted = (await emulator.admin.getLoadBalancer(driftLb)).Listeners[0]?.ListenerId ?? '';
+    await emulator.admin.patchListener(driftLb, drifted, { HealthCheck: { SourceIpType: 0 } });
+    operator = await start();
+    await waitFor(
+      'drift found after the restart corrected, with DriftCorrected',
+      async () => {
+        if ((await sources()).some((x) => x !== 1)) return undefined;
+        const ev = await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=${names[0]}` });
+        return ev.items.some((e) => e.reason === 'DriftCorrected' && e.type === 'Warning' && e.message?.includes(drifted)) ? true : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
 
     // 2. Delete with restores failing: prevent-loopback comes off first while the sources stay on 100.64; kill there.
     await failWrites();

@@ -5,6 +5,7 @@ import { assessService } from '../../src/model/assess-service.js';
 import type { ListenerInfo } from '../../src/cloud/index.js';
 import {
   PREVENT_LOOPBACK,
+  convergedBefore,
   healthCheckFor,
   isPermanent,
   keptBy,
@@ -108,6 +109,26 @@ describe('originals record', () => {
     expect(ownedBy(ann, 'ns/q')).toBe(false);
     expect(originalsOf(ann)?.listeners).toEqual({ 'lbl-a': { sourceIpType: 0 } });
     expect(originalsOf({ 'loopguard.dev/originals': '{bad' })).toBeUndefined();
+  });
+});
+
+describe('convergedBefore', () => {
+  const record = (original: string | null | undefined) => ({
+    v: 1 as const,
+    listeners: { 'lbl-a': { sourceIpType: 0 as const } },
+    ...(original !== undefined ? { annotations: { [PREVENT_LOOPBACK]: original } } : {}),
+  });
+
+  it('is true only while the prevent-loopback loopguard set is still there', () => {
+    // loopguard added it (absent or "false" before): it did so after every listener read back on 100.64.
+    expect(convergedBefore(record(null), { [PREVENT_LOOPBACK]: 'true' })).toBe(true);
+    expect(convergedBefore(record('false'), { [PREVENT_LOOPBACK]: 'true' })).toBe(true);
+    // not added yet: a crash between the switch and the annotation is not drift.
+    expect(convergedBefore(record(null), {})).toBe(false);
+    // the user's own annotation (recorded "true", or never recorded) proves nothing about loopguard's switch.
+    expect(convergedBefore(record('true'), { [PREVENT_LOOPBACK]: 'true' })).toBe(false);
+    expect(convergedBefore(record(undefined), { [PREVENT_LOOPBACK]: 'true' })).toBe(false);
+    expect(convergedBefore(undefined, { [PREVENT_LOOPBACK]: 'true' })).toBe(false);
   });
 });
 

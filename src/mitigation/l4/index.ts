@@ -16,6 +16,7 @@ import { serviceFacts } from '../../model/target-facts.js';
 import type { ApplyScope, LayerMitigator, MitigationContext } from '../context.js';
 import {
   PREVENT_LOOPBACK,
+  convergedBefore,
   healthCheckFor,
   isPermanent,
   keptBy,
@@ -186,6 +187,8 @@ export class L4Mitigator implements LayerMitigator {
     const name = cached.metadata?.name ?? '';
     const lbId = plan.loadBalancerId;
     const priorRecord = originalsOf(cached.metadata?.annotations);
+    // Converged before this run (possibly before a restart): a VIP source found now is drift, not a first switch.
+    const wasConverged = convergedBefore(priorRecord, cached.metadata?.annotations);
 
     // 1. Originals first, so a crash after any later step can still restore them.
     let svc = await this.writer.patchAnnotations(namespace, name, (fresh) => {
@@ -214,7 +217,7 @@ export class L4Mitigator implements LayerMitigator {
         await this.ctx.clb.modifyListenerHealthCheck(lbId, s.listenerId, healthCheckFor(listener, s.to), { signal });
         const key = `${lbId}/${s.listenerId}`;
         const what = `listener ${s.listenerId} (${s.protocol}:${s.port}) of CLB ${lbId}: health-check source VIP -> 100.64.0.0/10`;
-        if (this.converged.has(key) && priorRecord?.listeners?.[s.listenerId]?.sourceIpType !== undefined) {
+        if ((this.converged.has(key) || wasConverged) && priorRecord?.listeners?.[s.listenerId]?.sourceIpType !== undefined) {
           this.ctx.metrics.driftCorrections.inc({ kind: 'ListenerHealthCheckSource' });
           await this.ctx.events.record(involved(ref), 'Warning', EventReason.DriftCorrected, `${what} (it had been put back to the VIP outside loopguard)`);
         } else {

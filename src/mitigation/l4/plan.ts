@@ -34,6 +34,17 @@ export function ownedBy(annotations: Annotations, owner: string): boolean {
   return annotations?.[LoopguardAnnotation.Policy] === owner && annotations[LoopguardAnnotation.Originals] !== undefined;
 }
 
+/**
+ * Whether this Service's listeners were already converged before the current run, as far as the Service itself
+ * can tell: loopguard adds prevent-loopback only after every listener it depends on read back on 100.64, so an
+ * annotation loopguard set (its original, recorded, was not "true") that is still there means "was converged". Lets a
+ * restarted operator call a VIP source it finds there drift, though it never saw the listener itself.
+ */
+export function convergedBefore(record: OriginalsRecord | undefined, annotations: Annotations): boolean {
+  const original = record?.annotations?.[PREVENT_LOOPBACK];
+  return original !== undefined && original !== 'true' && annotations?.[PREVENT_LOOPBACK] === 'true';
+}
+
 export interface ListenerSwitch {
   listenerId: string;
   protocol: string;

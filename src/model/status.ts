@@ -148,6 +148,14 @@ interface Evaluation {
   ready: { status: 'True' | 'False'; reason: string; message: string };
 }
 
+/**
+ * Why a target cannot be (or was not) mitigated, as the policy's conditions see it: its own error from the last
+ * reconcile, else (Enforce only) the first blocker that keeps loopguard from trying, e.g. a missing capability.
+ */
+export function targetProblem(outcome: TargetOutcome, enforce: boolean): string | undefined {
+  return outcome.error?.reason ?? (enforce ? outcome.assessment.blockers[0]?.reason : undefined);
+}
+
 function evaluate(input: PolicyStatusInput, counts: VerdictCounts): Evaluation {
   const enforce = input.mode === 'Enforce';
   const outcomes = input.outcomes;

@@ -238,8 +238,14 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
       },
       { timeoutMs: 20_000 },
     );
-    const metrics = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
+    const metrics = await waitFor('local-multi reported Mitigated', async () => {
+      const text = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
+      return text.includes(`loopguard_target_risk{namespace="${ns}",policy="enforce",kind="Service",name="local-multi",verdict="Mitigated"} 1`) ? text : undefined;
+    });
     expect(metrics).toMatch(/loopguard_drift_corrections_total\{kind="ListenerHealthCheckSource"\} [1-9]/);
+    // Its earlier AtRisk series is gone (an AtRisk alert clears), and it has no error series.
+    expect(metrics).not.toContain(`loopguard_target_risk{namespace="${ns}",policy="enforce",kind="Service",name="local-multi",verdict="AtRisk"}`);
+    expect(metrics).not.toContain(`loopguard_target_errors{namespace="${ns}",policy="enforce",kind="Service",name="local-multi"`);
 
     // Delete: annotation off first, sources restored exactly, loopguard's bookkeeping gone.
     await deletePolicy(ns, 'enforce');

@@ -293,6 +293,8 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     expect(writes).toBe(0);
     const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=web' });
     expect(events.items.some((e) => e.reason === 'SyncLoadBalancerFailed' && e.source?.component === 'l7-lb-controller')).toBe(true);
+    // An alert can name the failing target and why.
+    expect(m1).toContain(`loopguard_target_errors{namespace="${ns}",policy="l7",kind="Ingress",name="web",reason="KeepaliveCapabilityMissing"} 1`);
 
     // Deleting it still restores the config and removes the auto annotation loopguard added.
     expect((await kubectl(['delete', '-n', ns, 'lbp/l7', '--wait=true', '--timeout=30s'])).code).toBe(0);

@@ -19,7 +19,7 @@ import type { PolicyStatusWriter } from '../../kube/status-writer.js';
 import { assessTarget, conflictAssessment, type Assessment } from '../../model/assessment.js';
 import type { ClusterProfile } from '../../model/cluster-profile.js';
 import { targetKey, type AccountCapabilities, type ClbObservation, type TargetFacts } from '../../model/facts.js';
-import { buildPolicyStatus, initialPolicyStatus, type TargetOutcome } from '../../model/status.js';
+import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
@@ -137,7 +137,7 @@ export class PolicyController {
       now: new Date(),
     });
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(namespace, name, status);
-    await this.report(policy, outcomes);
+    await this.report(policy, outcomes, enforcing);
     if (transient) throw transient;
     const building = assessments.filter((a) => a.loadBalancerId && CLB_IN_PROGRESS.has(a.rootCause.id));
     for (const a of building) this.o.observer.invalidate(a.loadBalancerId!);
@@ -211,14 +211,20 @@ export class PolicyController {
     return { assessments, acted, ...(policyError ? { policyError } : {}), ...(transient ? { transient } : {}) };
   }
 
-  /** Events on targets when their verdict changes, and the per-target risk gauge. */
-  private async report(policy: LoopbackPolicy, outcomes: readonly TargetOutcome[]): Promise<void> {
+  /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
+  private async report(policy: LoopbackPolicy, outcomes: readonly TargetOutcome[], enforcing: boolean): Promise<void> {
     const namespace = policy.metadata.namespace ?? '';
     const policyName = policy.metadata.name ?? '';
-    this.o.metrics.targetRisk.remove({ namespace, policy: policyName });
+    this.o.metrics.reportTargets(
+      namespace,
+      policyName,
+      outcomes.map((o) => {
+        const problem = targetProblem(o, enforcing);
+        return { kind: o.assessment.target.kind, name: o.assessment.target.name, verdict: o.assessment.verdict, ...(problem ? { error: problem } : {}) };
+      }),
+    );
     for (const { assessment: a } of outcomes) {
       const t = a.target;
-      this.o.metrics.targetRisk.set({ namespace, policy: policyName, kind: t.kind, name: t.name, verdict: a.verdict }, 1);
       const involved = {
         apiVersion: t.kind === 'Service' ? 'v1' : 'networking.k8s.io/v1',
         kind: t.kind,
@@ -242,7 +248,7 @@ export class PolicyController {
   }
 
   private forgetPolicy(namespace: string, name: string): void {
-    this.o.metrics.targetRisk.remove({ namespace, policy: name });
+    this.o.metrics.forgetTargets(namespace, name);
     for (const k of [...this.lastVerdicts.keys()]) if (k.startsWith(`${namespace}/${name}/`)) this.lastVerdicts.delete(k);
   }
 

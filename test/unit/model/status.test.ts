@@ -10,6 +10,7 @@ import {
   countVerdicts,
   initialPolicyStatus,
   MAX_PLAN_LINES,
+  targetProblem,
   targetStatusOf,
   type TargetOutcome,
 } from '../../../src/model/status.js';
@@ -187,6 +188,18 @@ describe('buildPolicyStatus conditions', () => {
     expect(cond(s, 'Reconciling')).toBe('True/NewGeneration');
     expect(cond(s, 'Stalled')).toBe('absent');
     expect(s.observedGeneration).toBe(4);
+  });
+});
+
+describe('targetProblem (the per-target error gauge)', () => {
+  it('names the target’s own error first, then (Enforce only) what blocks it', () => {
+    expect(targetProblem(denied, true)).toBe(denied.error?.reason);
+    expect(targetProblem(denied, false)).toBe(denied.error?.reason);
+    expect(targetProblem(blocked, true)).toBe('KeepaliveCapabilityMissing');
+    // Audit reports blockers but does not try, so nothing failed.
+    expect(targetProblem(blocked, false)).toBeUndefined();
+    expect(targetProblem(atRiskPlan, true)).toBeUndefined();
+    expect(targetProblem(mitigated, true)).toBeUndefined();
   });
 });
 

@@ -1,0 +1,49 @@
+// Per-target gauges must follow the latest report exactly: prom-client removes only full label sets, so a
+// verdict that changed must not leave its old series behind (an AtRisk alert would never clear).
+import { describe, expect, it } from '@jest/globals';
+import { Metrics } from '../../src/runtime/metrics.js';
+
+async function series(m: Metrics, name: string): Promise<string[]> {
+  const text = await m.registry.metrics();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith(`${name}{`))
+    .sort();
+}
+
+describe('per-target metrics', () => {
+  it('replaces a policy’s series on every report and keeps other policies’ series', async () => {
+    const m = new Metrics({ processMetrics: false });
+    m.reportTargets('ns', 'p', [
+      { kind: 'Service', name: 'a', verdict: 'AtRisk', error: 'PermissionDenied' },
+      { kind: 'Ingress', name: 'web', verdict: 'AtRisk' },
+    ]);
+    m.reportTargets('ns', 'other', [{ kind: 'Service', name: 'z', verdict: 'Pending' }]);
+    expect(await series(m, 'loopguard_target_errors')).toEqual([
+      'loopguard_target_errors{namespace="ns",policy="p",kind="Service",name="a",reason="PermissionDenied"} 1',
+    ]);
+
+    m.reportTargets('ns', 'p', [
+      { kind: 'Service', name: 'a', verdict: 'Mitigated' },
+      { kind: 'Ingress', name: 'web', verdict: 'AtRisk', error: 'KeepaliveCapabilityMissing' },
+    ]);
+    expect(await series(m, 'loopguard_target_risk')).toEqual([
+      'loopguard_target_risk{namespace="ns",policy="other",kind="Service",name="z",verdict="Pending"} 1',
+      'loopguard_target_risk{namespace="ns",policy="p",kind="Ingress",name="web",verdict="AtRisk"} 1',
+      'loopguard_target_risk{namespace="ns",policy="p",kind="Service",name="a",verdict="Mitigated"} 1',
+    ]);
+    expect(await series(m, 'loopguard_target_errors')).toEqual([
+      'loopguard_target_errors{namespace="ns",policy="p",kind="Ingress",name="web",reason="KeepaliveCapabilityMissing"} 1',
+    ]);
+  });
+
+  it('forgets every series of a deleted policy', async () => {
+    const m = new Metrics({ processMetrics: false });
+    m.reportTargets('ns', 'p', [{ kind: 'Service', name: 'a', verdict: 'AtRisk', error: 'InvalidRequest' }]);
+    m.reportTargets('ns', 'q', [{ kind: 'Service', name: 'b', verdict: 'Mitigated' }]);
+    m.forgetTargets('ns', 'p');
+    m.forgetTargets('ns', 'never-reported');
+    expect(await series(m, 'loopguard_target_risk')).toEqual(['loopguard_target_risk{namespace="ns",policy="q",kind="Service",name="b",verdict="Mitigated"} 1']);
+    expect(await series(m, 'loopguard_target_errors')).toEqual([]);
+  });
+});

@@ -1,7 +1,8 @@
 // Builders for assessment table tests: plain facts, and cluster profiles produced by the real
 // detectClusterProfile from DaemonSets shaped like TKE's, so profile parsing and assessment meet.
-import { withSpecDefaults, type LoopbackPolicySpec } from '../../../src/api/loopbackpolicy.js';
-import type { AssessmentContext } from '../../../src/model/assessment.js';
+import { expect } from '@jest/globals';
+import { withSpecDefaults, type LoopbackPolicySpec, type Verdict } from '../../../src/api/loopbackpolicy.js';
+import type { Assessment, AssessmentContext } from '../../../src/model/assessment.js';
 import { detectClusterProfile, type ClusterProfile } from '../../../src/model/cluster-profile.js';
 import type { Change } from '../../../src/model/desired-state.js';
 import type {
@@ -12,6 +13,7 @@ import type {
   ListenerFacts,
   ServiceFacts,
 } from '../../../src/model/facts.js';
+import { ROOT_CAUSES, type RootCauseId } from '../../../src/model/root-causes.js';
 
 export function kubeProxyDaemonSet(image: string, args: string[] = []) {
   return {
@@ -96,6 +98,37 @@ export function context(opts: {
     clb: observation,
     ...(opts.capabilities ? { capabilities: opts.capabilities } : {}),
   };
+}
+
+/** What the Service and Ingress assessment tables share: the world a row sets up and what it expects. */
+export interface AssessRow {
+  name: string;
+  annotations?: Record<string, string>;
+  clb?: Partial<ClbFacts> | ClbObservation;
+  profile?: ProfileName;
+  policy?: LoopbackPolicySpec;
+  capabilities?: AccountCapabilities;
+  verdict: Verdict;
+  rootCause: RootCauseId;
+  changes?: string[];
+  message?: RegExp;
+  blocker?: string;
+}
+
+/** The context a row describes; `clbDefaults` fill the CLB fields the row leaves out. */
+export function rowContext(row: AssessRow, clbDefaults: Partial<ClbFacts> = {}): AssessmentContext {
+  const observed = row.clb && 'state' in row.clb ? row.clb : clb({ ...clbDefaults, ...row.clb });
+  return context({ ...row, clb: observed });
+}
+
+/** The checks every row gets: verdict and root cause (consistent with the catalogue), plan, message, blockers. */
+export function expectRow(a: Assessment, row: AssessRow): void {
+  expect({ verdict: a.verdict, rootCause: a.rootCause.id }).toEqual({ verdict: row.verdict, rootCause: row.rootCause });
+  expect(ROOT_CAUSES[a.rootCause.id].verdict).toBe(a.verdict);
+  if (row.changes) expect(a.changes.map(short)).toEqual(row.changes);
+  if (row.message) expect(a.rootCause.message).toMatch(row.message);
+  if (row.blocker) expect(a.blockers.map((b) => b.reason)).toContain(row.blocker);
+  else expect(a.blockers).toEqual([]);
 }
 
 /** Compact, order-preserving form of a plan for table expectations. */

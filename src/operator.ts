@@ -59,7 +59,7 @@ export class Operator {
   private readonly server: ProbeServer;
   private readonly elector: LeaderElector | undefined;
   private readonly capabilities: AccountCapabilities = {};
-  private leading = false;
+  private cachedProfile: ClusterProfile | undefined;
   private readonly policySeen = new Map<string, string>();
 
   constructor(private readonly d: OperatorDeps) {
@@ -93,14 +93,14 @@ export class Operator {
       'kube-proxy-daemonset',
       `/apis/apps/v1/namespaces/${KUBE_PROXY.namespace}/daemonsets`,
       () => apps.listNamespacedDaemonSet({ namespace: KUBE_PROXY.namespace, fieldSelector: KUBE_PROXY.fieldSelector }),
-      () => this.enqueueAll(),
+      () => this.onKubeProxyEvent(),
       KUBE_PROXY.fieldSelector,
     );
     this.configMaps = make<V1ConfigMap>(
       'kube-proxy-configmap',
       `/api/v1/namespaces/${KUBE_PROXY.namespace}/configmaps`,
       () => core.listNamespacedConfigMap({ namespace: KUBE_PROXY.namespace, fieldSelector: KUBE_PROXY.fieldSelector }),
-      () => this.enqueueAll(),
+      () => this.onKubeProxyEvent(),
       KUBE_PROXY.fieldSelector,
     );
     this.tkeServiceConfigs = make<KubernetesObject>(
@@ -197,10 +197,6 @@ export class Operator {
     return address.port;
   }
 
-  get isLeader(): boolean {
-    return this.leading;
-  }
-
   /** Graceful: stop taking work, let in-flight reconciles finish (bounded), release the lease, stop watches. */
   async stop(): Promise<void> {
     const drained = await this.queue.shutdown(this.d.config.shutdownGraceMs);
@@ -212,7 +208,6 @@ export class Operator {
   }
 
   private startLeading(): void {
-    this.leading = true;
     this.d.metrics.leader.set({ name: this.d.config.leaseName }, 1);
     this.queue.start();
     this.enqueueAll();
@@ -241,18 +236,27 @@ export class Operator {
     for (const p of this.policies.list()) this.queue.add(`${p.metadata?.namespace}/${p.metadata?.name}`);
   }
 
+  /** The cluster profile; detected again only after a kube-proxy DaemonSet/ConfigMap event (it parses YAML). */
   private profile(): ClusterProfile {
-    const { kubeProxyMode, kubeProxyVersion } = this.d.config;
+    if (this.cachedProfile) return this.cachedProfile;
+    const { kubeProxyMode, kubeProxyVersion, kubeProxyPreventLoopback } = this.d.config;
     const overrides: ProfileOverrides = {
       ...(kubeProxyMode ? { mode: kubeProxyMode } : {}),
       ...(kubeProxyVersion ? { version: kubeProxyVersion } : {}),
+      ...(kubeProxyPreventLoopback ? { preventLoopbackSupported: kubeProxyPreventLoopback === 'true' } : {}),
     };
     const ds = this.daemonSets.get('kube-proxy', KUBE_PROXY.namespace);
     const cm = this.configMaps.get('kube-proxy', KUBE_PROXY.namespace);
-    return detectClusterProfile({
+    this.cachedProfile = detectClusterProfile({
       ...(ds ? { daemonSet: ds as Parameters<typeof detectClusterProfile>[0]['daemonSet'] } : {}),
       ...(cm ? { configMap: cm as Parameters<typeof detectClusterProfile>[0]['configMap'] } : {}),
       overrides,
     });
+    return this.cachedProfile;
+  }
+
+  private onKubeProxyEvent(): void {
+    this.cachedProfile = undefined;
+    this.enqueueAll();
   }
 }

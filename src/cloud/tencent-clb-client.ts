@@ -396,11 +396,6 @@ export class TencentClbClient implements ClbClient {
     throw e;
   }
 
-  /** Queue depths for metrics: per action, and of the write gate. */
-  queueStats(): { actions: ReturnType<ActionThrottle['stats']>; writes: ReturnType<ClbWriteGate['stats']> } {
-    return { actions: this.throttle.stats(), writes: this.gate.stats() };
-  }
-
   close(): Promise<void> {
     this.throttle.close();
     this.agent?.destroy();

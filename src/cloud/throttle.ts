@@ -88,10 +88,6 @@ export class ActionThrottle {
     resolveBudget('*', { ...options, budgets: {} });
   }
 
-  budgetOf(action: string): ResolvedBudget {
-    return this.entry(action).budget;
-  }
-
   /**
    * Runs `fn` when the action's budget allows. The signal given to `fn` aborts when the caller's does;
    * a caller that aborts while waiting leaves the queue without spending a token.

@@ -22,6 +22,8 @@ export interface OperatorConfig {
   driftCheckIntervalMs: number;
   kubeProxyMode: KubeProxyModeOverride | '';
   kubeProxyVersion: string;
+  /** Whether kube-proxy honours prevent-loopback, for builds TKE documents no minimum for; '' = decide from the version. */
+  kubeProxyPreventLoopback: '' | 'true' | 'false';
   logLevel: 'error' | 'warn' | 'info' | 'debug';
   shutdownGraceMs: number;
 }
@@ -55,6 +57,14 @@ export const FIELDS: readonly Field[] = [
   { key: 'driftCheckIntervalMs', flag: 'drift-check-interval', env: 'LOOPGUARD_DRIFT_CHECK_INTERVAL', kind: 'duration', min: 1_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
   { key: 'kubeProxyMode', flag: 'kube-proxy-mode', env: 'LOOPGUARD_KUBE_PROXY_MODE', kind: 'string', allowed: ['', 'ipvs', 'iptables', 'none'], help: 'override the detected kube-proxy mode' },
   { key: 'kubeProxyVersion', flag: 'kube-proxy-version', env: 'LOOPGUARD_KUBE_PROXY_VERSION', kind: 'string', help: 'override the detected kube-proxy version, e.g. v1.20.6-tke.12' },
+  {
+    key: 'kubeProxyPreventLoopback',
+    flag: 'kube-proxy-prevent-loopback',
+    env: 'LOOPGUARD_KUBE_PROXY_PREVENT_LOOPBACK',
+    kind: 'string',
+    allowed: ['', 'true', 'false'],
+    help: 'whether kube-proxy supports prevent-loopback (default: decided from its version)',
+  },
   { key: 'logLevel', flag: 'log-level', env: 'LOOPGUARD_LOG_LEVEL', kind: 'string', allowed: ['error', 'warn', 'info', 'debug'], help: 'log level' },
   { key: 'shutdownGraceMs', flag: 'shutdown-grace', env: 'LOOPGUARD_SHUTDOWN_GRACE', kind: 'duration', min: 0, help: 'how long in-flight work may finish on SIGTERM' },
 ];
@@ -75,6 +85,7 @@ export const DEFAULTS: OperatorConfig = {
   driftCheckIntervalMs: 5 * 60_000,
   kubeProxyMode: '',
   kubeProxyVersion: '',
+  kubeProxyPreventLoopback: '',
   logLevel: 'info',
   shutdownGraceMs: 8_000,
 };

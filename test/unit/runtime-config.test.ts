@@ -20,6 +20,11 @@ describe('operator configuration', () => {
     expect(c.clbProtocol).toBe('http://');
   });
 
+  it('--kube-proxy-prevent-loopback, which diagnosis messages point to, is a flag with true/false', () => {
+    expect(loadConfig(['--kube-proxy-prevent-loopback=true'], base).kubeProxyPreventLoopback).toBe('true');
+    expect(() => loadConfig(['--kube-proxy-prevent-loopback=maybe'], base)).toThrow(/must be one of true, false/);
+  });
+
   it('a bare boolean flag means true', () => {
     expect(loadConfig(['--leader-elect'], { ...base, LOOPGUARD_LEADER_ELECT: 'false' }).leaderElect).toBe(true);
   });

@@ -13,6 +13,7 @@ import {
   type V1Ingress,
   type V1Service,
 } from '@kubernetes/client-node';
+import { TKE_SERVICE_CONFIG } from './api/annotations.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './controllers/clb-observer.js';
@@ -31,7 +32,6 @@ import { ProbeServer } from './runtime/server.js';
 import { WorkQueue } from './runtime/work-queue.js';
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
-export const TKE_SERVICE_CONFIG = { group: 'cloud.tencent.com', version: 'v1alpha1', plural: 'tkeserviceconfigs' };
 
 export interface OperatorDeps {
   kc: KubeConfig;

@@ -2,6 +2,8 @@
 // Tencent's Go SDK). Writes are async: each waits for its task (DescribeTaskStatus with TaskId = RequestId,
 // tke-clb.md §3), and `ResourceInOperating` / `RequestLimitExceeded` are retried with backoff, as
 // tkestack/tke-extend-network-controller does (tke-clb.md §3 "Error codes").
+import http from 'node:http';
+import https from 'node:https';
 import { Client } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_client.js';
 import type {
   CreateListenerRequest,
@@ -85,7 +87,15 @@ export class ClbApi {
     this.client = new Client({
       credential: { secretId: conn.credentials.secretId, secretKey: conn.credentials.secretKey },
       region: conn.region,
-      profile: { httpProfile: { protocol: conn.protocol ?? 'http://', endpoint: conn.endpoint, reqTimeout: 30 } },
+      // An agent of our own: without one the SDK routes through any http_proxy in the environment.
+      profile: {
+        httpProfile: {
+          protocol: conn.protocol ?? 'http://',
+          endpoint: conn.endpoint,
+          reqTimeout: 30,
+          agent: (conn.protocol ?? 'http://') === 'http://' ? new http.Agent() : new https.Agent(),
+        },
+      },
     });
     this.maxAttempts = options.maxAttempts ?? 8;
     this.taskTimeoutMs = options.taskTimeoutMs ?? 60_000;

@@ -52,6 +52,9 @@ export const LoopguardAnnotation = {
   Policy: 'loopguard.dev/policy',
 } as const;
 
+/** TKE's TkeServiceConfig resource (cloud.tencent.com/v1alpha1), watched by the operator and edited by L7. */
+export const TKE_SERVICE_CONFIG = { group: 'cloud.tencent.com', version: 'v1alpha1', plural: 'tkeserviceconfigs' } as const;
+
 export type Annotations = Readonly<Record<string, string>> | undefined;
 
 /** Result of reading one annotation. `absent` is not an error. */

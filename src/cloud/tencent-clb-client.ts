@@ -19,7 +19,7 @@ import { cleanHealthCheck, toListenerInfo, toLoadBalancerHealthInfo, toLoadBalan
 import type { CloudCredential, CredentialProvider } from './credentials.js';
 import { StaticCredentialProvider } from './credentials.js';
 import type { CloudErrorContext } from './errors.js';
-import { ClbError, ClbTaskTimeoutError, toClbError } from './errors.js';
+import { ClbError, toClbError } from './errors.js';
 import type { CloudCallEvent, CloudLogger } from './hooks.js';
 import { safeLog, silentLogger } from './hooks.js';
 import type { RetryPolicy } from './retry.js';
@@ -293,7 +293,8 @@ export class TencentClbClient implements ClbClient {
             policy: this.retryPolicy,
             ...(signal ? { signal } : {}),
             toError: (err) => toClbError(err, ctx, signal),
-            shouldRetry: (e) => e.retryable && !(e instanceof ClbTaskTimeoutError) && !pollFailures.has(e),
+            // Any polling failure but a failed task (timeouts included) ends the write: the task may have succeeded.
+            shouldRetry: (e) => e.retryable && !pollFailures.has(e),
             onRetry: ({ error, attempt, delayMs }) => this.logRetry(error, attempt, delayMs),
           },
         ).catch((err: unknown) => this.logFailure(err));

@@ -292,6 +292,20 @@ describe('faults', () => {
     expect((await client.describeListeners(lb.LoadBalancerId)).map((l) => l.healthCheck?.SourceIpType)).toEqual(Array(6).fill(1));
   });
 
+  it('does not re-submit a write whose task outlived polling: the task may still succeed', async () => {
+    const lb = await emu.admin.seedLoadBalancer({ Listeners: [{ Protocol: 'TCP', Port: 80 }] });
+    const client = makeClient({ taskPoll: { initialDelayMs: 10, factor: 1.5, maxDelayMs: 50, timeoutMs: 150 } });
+    const [l] = await client.describeListeners(lb.LoadBalancerId);
+    await emu.admin.setConfig({ taskDurationMs: 1_000 });
+    try {
+      const err = await caught(client.modifyListenerHealthCheck(lb.LoadBalancerId, l?.listenerId ?? '', withSourceIpType(l?.healthCheck ?? {}, 1)));
+      expect(err.info()).toMatchObject({ reason: 'ClbTaskTimeout' });
+      expect((await emu.admin.stats()).calls.ModifyListener).toBe(1);
+    } finally {
+      await emu.admin.setConfig({ taskDurationMs: 40 }); // as beforeAll started it
+    }
+  });
+
   it('retries request timeouts', async () => {
     await emu.admin.setFaults({ seed: 3, rules: [{ action: 'DescribeListeners', rate: 0.5, kind: 'latency', latencyMs: 1_000 }] });
     const lb = await emu.admin.seedLoadBalancer({ Listeners: [{ Protocol: 'TCP', Port: 80 }] });

@@ -15,7 +15,7 @@ const SUBNET = PRIVATE_SUBNET;
 type Profile = 'ipvs-new' | 'ipvs-old' | 'iptables';
 
 /** Verdict/root cause per target and kube-proxy profile (docs/diagnosis.md). */
-const EXPECTED: Record<Profile, Record<string, string | ReturnType<typeof expect.stringMatching>>> = {
+const EXPECTED: Record<Profile, Record<string, string>> = {
   // IPVS with a kube-proxy that can bind the VIP: ETP Local loops back, and the fix is available.
   'ipvs-new': { 'Service/private-local': 'AtRisk/PodSourceNotMasqueraded', 'Service/private-cluster': 'NotApplicable/MasqueradedToNodeIp' },
   // IPVS with a kube-proxy too old for prevent-loopback: still at risk, and the message says which version to upgrade to.
@@ -108,7 +108,7 @@ describe('Audit policy on the local TKE', () => {
       'Service/public': 'NotApplicable/PublicClb',
       'Service/opted-out': 'Skipped/SkipAnnotation',
       'Service/internal': 'NotApplicable/NotLoadBalancerService',
-      'Ingress/web': expect.stringMatching(/^AtRisk\//),
+      'Ingress/web': 'AtRisk/L7Loopback',
     });
     // Audit reports the plan Enforce would carry out.
     const planOf = (name: string) => got.status.targets.find((t) => t.name === name)?.plan ?? [];
@@ -139,6 +139,10 @@ describe('Audit policy on the local TKE', () => {
       expect(Object.keys(s.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/') && k !== 'loopguard.dev/skip')).toEqual([]);
       expect(s.metadata?.annotations?.['service.cloud.tencent.com/prevent-loopback']).toBeUndefined();
     }
+    // Nor the Ingress: no loopguard bookkeeping, no auto-config request, so TKE made no TkeServiceConfig.
+    const web = await net.readNamespacedIngress({ namespace: ns, name: 'web' });
+    expect(Object.keys(web.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/') || k.includes('tke-service-config'))).toEqual([]);
+    expect((await kubectl(['get', 'tkeserviceconfigs', '-n', ns, '-o', 'name'])).stdout.trim()).toBe('');
 
     // Readable for people: printer columns and describe.
     const table = await kubectl(['get', '-n', ns, 'lbp']);

@@ -113,7 +113,7 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     );
   }
 
-  it('switches exactly the at-risk listeners, then prevent-loopback; corrects drift; restores everything on delete', async () => {
+  it('switches exactly the at-risk listeners and sets prevent-loopback; corrects drift; restores everything on delete', async () => {
     const ns = await createNamespace('l4-enforce');
     namespaces.add(ns);
     const ids = await createAndAssign(
@@ -177,7 +177,8 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     expect(Object.keys(stats.listenerWrites).every((k) => atRisk.has(k.split('/')[1] ?? ''))).toBe(true);
     expect(Object.values(stats.throttled).reduce((a, b) => a + b, 0)).toBe(0);
 
-    // The annotation came after the switch and is recorded as absent originally.
+    // The annotation is set and recorded as absent originally (that it waits for the switch, and comes off
+    // first on delete, is shown under failing writes in l4-restart.test.ts).
     const svc = await core.readNamespacedService({ namespace: ns, name: 'local-multi' });
     expect(svc.metadata?.annotations?.[PREVENT]).toBe('true');
     expect(JSON.parse(svc.metadata?.annotations?.['loopguard.dev/originals'] ?? '{}')).toEqual({
@@ -247,7 +248,7 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     expect(metrics).not.toContain(`loopguard_target_risk{namespace="${ns}",policy="enforce",kind="Service",name="local-multi",verdict="AtRisk"}`);
     expect(metrics).not.toContain(`loopguard_target_errors{namespace="${ns}",policy="enforce",kind="Service",name="local-multi"`);
 
-    // Delete: annotation off first, sources restored exactly, loopguard's bookkeeping gone.
+    // Delete: sources restored exactly, loopguard's bookkeeping gone (the order is shown in l4-restart.test.ts).
     await deletePolicy(ns, 'enforce');
     expect(await snapshot(allIds)).toEqual(before);
     for (const s of (await core.listNamespacedService({ namespace: ns })).items) {

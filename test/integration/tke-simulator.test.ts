@@ -3,12 +3,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { CoreV1Event, KubeConfig, V1Ingress, V1Service } from '@kubernetes/client-node';
 import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { Client } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_client.js';
 import type { Listener } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 import type { AdminLoadBalancer, ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { KEEPALIVE_SNAT_DISABLED_CODE, KEEPALIVE_SNAT_DISABLED_MESSAGE, startClbEmulator } from '../../sim/clb-emulator/index.js';
 import type { TkeServiceConfig, TkeSimulator, TkeSimulatorOptions } from '../../sim/tke-simulator/index.js';
 import { annotations, applyClusterProfile, startTkeSimulator, TKE_SERVICE_CONFIG } from '../../sim/tke-simulator/index.js';
+import { clbClient, type ClbClient } from '../emulator/support.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
 
 const { SERVICE, INGRESS } = annotations;
@@ -23,7 +23,7 @@ describe('TKE controller simulator', () => {
   let net: NetworkingV1Api;
   let custom: CustomObjectsApi;
   let emulator: ClbEmulator;
-  let sdk: Client;
+  let sdk: ClbClient;
   let sim: TkeSimulator;
   let ns: string;
   const namespaces: string[] = [];
@@ -51,11 +51,7 @@ describe('TKE controller simulator', () => {
     custom = kc.makeApiClient(CustomObjectsApi);
     await applyClusterProfile(kc, 'ipvs-new');
     emulator = await startClbEmulator({ taskDurationMs: 100 });
-    sdk = new Client({
-      credential: emulator.credentials,
-      region: emulator.region,
-      profile: { httpProfile: { protocol: 'http://', endpoint: emulator.endpoint } },
-    });
+    sdk = clbClient(emulator);
     sim = await startTkeSimulator(simulatorOptions(MAIN_PREFIX));
   });
 

@@ -148,22 +148,26 @@ const desired: L7DesiredState = {
   ],
 };
 
+const NONE_REFUSED = { keepalive: false, range100_64: false };
+
 describe('desired edits and originals', () => {
-  it('asks for the desired fields; skips new keepalive when the capability is known missing', () => {
-    expect(desiredEdits(desired, undefined, false)).toEqual([keep('HTTP', 80), keep('HTTPS', 443), src(443, 'a.example.com', '/')]);
-    expect(desiredEdits(desired, undefined, true)).toEqual([src(443, 'a.example.com', '/')]);
+  it('asks for the desired fields; skips what the account is known to refuse', () => {
+    expect(desiredEdits(desired, undefined, NONE_REFUSED)).toEqual([keep('HTTP', 80), keep('HTTPS', 443), src(443, 'a.example.com', '/')]);
+    expect(desiredEdits(desired, undefined, { keepalive: true, range100_64: false })).toEqual([src(443, 'a.example.com', '/')]);
+    // The 100.64 source refused: rule sources are held back, as the model's blocker says; keepalive still goes.
+    expect(desiredEdits(desired, undefined, { keepalive: false, range100_64: true })).toEqual([keep('HTTP', 80), keep('HTTPS', 443)]);
   });
 
   it('restores recorded originals of fields the policy no longer manages', () => {
     const unmanaged: L7DesiredState = { ...desired, listeners: desired.listeners.map(({ desiredKeepalive: _k, ...l }) => ({ ...l, rules: l.rules.map(({ desiredSourceIpType: _s, ...r }) => r) })) };
-    expect(desiredEdits(unmanaged, { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0 } }, rules: { 'lbl-443/loc-a': { sourceIpType: 0 } } }, false)).toEqual([
+    expect(desiredEdits(unmanaged, { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0 } }, rules: { 'lbl-443/loc-a': { sourceIpType: 0 } } }, { keepalive: true, range100_64: true })).toEqual([
       keep('HTTP', 80, 0),
       src(443, 'a.example.com', '/', 0),
     ]);
   });
 
   it('records CLB values only for fields that change', () => {
-    expect(originalsFor(desired, desiredEdits(desired, undefined, false))).toEqual({ keepalive: { 'lbl-80': 0 }, ruleSource: { 'lbl-443/loc-a': 0 } });
+    expect(originalsFor(desired, desiredEdits(desired, undefined, NONE_REFUSED))).toEqual({ keepalive: { 'lbl-80': 0 }, ruleSource: { 'lbl-443/loc-a': 0 } });
   });
 
   it('merges: recorded values win, new ones are added', () => {
@@ -276,7 +280,7 @@ describe('declarations loopguard added (hand-made configs)', () => {
       rules: (l.rules ?? []).map((r) => ({ locationId: r.locationId, domain: r.domain, url: r.url, currentSourceIpType: 0 as const, desiredSourceIpType: 1 as const })),
     })),
   };
-  const edits = desiredEdits(handDesired, undefined, false);
+  const edits = desiredEdits(handDesired, undefined, NONE_REFUSED);
 
   it('tells, per field, what declaring it adds', () => {
     const spec = handSpec();

@@ -1,11 +1,21 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError, DEFAULTS, loadConfig, parseDuration } from '../../src/runtime/config.js';
+import { ConfigError, loadConfig, parseDuration } from '../../src/runtime/config.js';
 
 const base = { TENCENTCLOUD_REGION: 'ap-guangzhou' };
 
 describe('operator configuration', () => {
   it('uses defaults, then environment, then flags (flags win)', () => {
-    expect(loadConfig([], base)).toEqual({ ...DEFAULTS, region: 'ap-guangzhou' });
+    // The defaults the README's flag table and probe section promise.
+    expect(loadConfig([], base)).toMatchObject({
+      region: 'ap-guangzhou',
+      cloudRateLimit: 10,
+      driftCheckIntervalMs: 300_000,
+      kubeProxyMode: '',
+      kubeProxyVersion: '',
+      kubeProxyPreventLoopback: '',
+      probePort: 8081,
+      leaderElect: true,
+    });
     const c = loadConfig(['--concurrency=8', '--drift-check-interval', '90s', '--leader-elect=false', '--log-level', 'debug'], {
       ...base,
       LOOPGUARD_CONCURRENCY: '2',

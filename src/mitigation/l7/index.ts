@@ -28,6 +28,7 @@ import {
   readOriginals,
   readSkip,
   serializeOriginals,
+  TKE_SERVICE_CONFIG,
 } from '../../api/annotations.js';
 import type { LoopbackPolicy, ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
 import { EventReason, StalledReason } from '../../api/reasons.js';
@@ -70,8 +71,6 @@ const DEFAULT_GRACE_CHECKS = 2;
 const DEFAULT_GRACE_MS = 5_000;
 /** Event timestamps have second precision. */
 const EVENT_SLACK_MS = 2_000;
-/** cloud.tencent.com/v1alpha1 TkeServiceConfig (as in operator.ts; not imported to keep this layer free of the operator). */
-const TKE_SERVICE_CONFIG = { group: 'cloud.tencent.com', version: 'v1alpha1', plural: 'tkeserviceconfigs' };
 const KEEPALIVE_CAPABILITY = 'CLB layer-7 SNAT + keepalive, by ticket';
 
 /** Reason for a TKE-reported failure that is not the keepalive capability (Stalled reason, API). */
@@ -217,12 +216,26 @@ class L7Mitigator implements LayerMitigator {
 
     const originals = readOriginals(ing.metadata.annotations);
     const record = originals.kind === 'value' ? originals.value : undefined;
-    const keepaliveRejected = this.ctx.capabilities.keepaliveRejected !== undefined;
-    const edits = desiredEdits(desired, record, keepaliveRejected);
+    const caps = this.ctx.capabilities;
+    const edits = desiredEdits(desired, record, { keepalive: caps.keepaliveRejected !== undefined, range100_64: caps.range100_64Rejected !== undefined });
     const passWanted = desired.passToTarget.desired === true && desired.passToTarget.current === false;
     if (edits.length === 0 && !passWanted) return undefined;
 
-    // 1. The governing config; create the auto one through TKE when there is none.
+    // 1. "Allow by default" (policy opt-in) first, as the model orders it: keepalive makes the CLB reach nodes
+    // from 100.127/16, which the security group must already let in. Original recorded first.
+    let written = false;
+    if (passWanted) {
+      await this.annotateIngress(ing, me, { passToTarget: false }, {});
+      try {
+        await this.ctx.clb.modifyLoadBalancerPassToTarget(desired.loadBalancerId, true, { signal });
+      } finally {
+        this.ctx.observer.invalidate(desired.loadBalancerId);
+      }
+      await this.ctx.events.record(involved(a), 'Normal', EventReason.ClbTrafficAllowedByDefault, `LoadBalancerPassToTarget turned on for CLB ${desired.loadBalancerId} (l7.allowCLBTrafficByDefault)`);
+      written = true;
+    }
+
+    // 2. The governing config; create the auto one through TKE when there is none.
     const ref = desired.tkeServiceConfig;
     if (ref.source === 'ToBeCreated') {
       if (edits.length > 0) {
@@ -233,7 +246,6 @@ class L7Mitigator implements LayerMitigator {
       }
       return { assessment: a };
     }
-    let written = false;
     if (edits.length > 0) {
       const config = this.ctx.caches.tkeServiceConfigs(a.target.namespace).find((c) => c.metadata?.name === ref.name);
       if (!config) {
@@ -249,7 +261,7 @@ class L7Mitigator implements LayerMitigator {
       }
       const vip = await this.vipOf(desired.loadBalancerId, signal);
       if (buildConfigPatch((config as { spec?: unknown }).spec, edits, vip).length > 0) {
-        // 2. Originals first, then the config.
+        // 3. Originals first, then the config.
         const hadRecord = record !== undefined && (Object.keys(record.listeners ?? {}).length > 0 || Object.keys(record.rules ?? {}).length > 0);
         await this.annotateIngress(ing, me, originalsFor(desired, edits, { spec: (config as { spec?: unknown }).spec, vip }), {});
         written = await this.patchConfig(a.target.namespace, ref.name, edits, vip, signal);
@@ -269,20 +281,9 @@ class L7Mitigator implements LayerMitigator {
       }
     }
 
-    // 4. "Allow by default" (policy opt-in), original recorded first.
-    if (passWanted) {
-      await this.annotateIngress(ing, me, { passToTarget: false }, {});
-      try {
-        await this.ctx.clb.modifyLoadBalancerPassToTarget(desired.loadBalancerId, true, { signal });
-      } finally {
-        this.ctx.observer.invalidate(desired.loadBalancerId);
-      }
-      await this.ctx.events.record(involved(a), 'Normal', EventReason.ClbTrafficAllowedByDefault, `LoadBalancerPassToTarget turned on for CLB ${desired.loadBalancerId} (l7.allowCLBTrafficByDefault)`);
-      written = true;
-    }
     if (written) return { assessment: a };
 
-    // 3. Nothing left to declare: verify that TKE applied it.
+    // 4. Nothing left to declare: verify that TKE applied it.
     return this.verify(a, desired, ing, signal);
   }
 

@@ -6,20 +6,26 @@ import type { AddedLevel } from '../../api/annotations.js';
 import { addedLevel, type FieldEdit } from './config-patch.js';
 import { ruleKey, type OriginalsAdditions } from './originals.js';
 
-/** The config fields the desired state asks for, plus recorded originals of fields it no longer manages. */
-export function desiredEdits(desired: L7DesiredState, record: OriginalsRecord | undefined, keepaliveRejected: boolean): FieldEdit[] {
+/** Capabilities the account refused (`AccountCapabilities`): such values are not declared anew. */
+export interface RejectedCapabilities {
+  keepalive: boolean;
+  range100_64: boolean;
+}
+
+/**
+ * The config fields the desired state asks for, plus recorded originals of fields it no longer manages. A value
+ * the account has refused is not declared anew (TKE would only fail, as the model's blocker says); what is
+ * declared already stays.
+ */
+export function desiredEdits(desired: L7DesiredState, record: OriginalsRecord | undefined, rejected: RejectedCapabilities): FieldEdit[] {
   const edits: FieldEdit[] = [];
+  const wanted = <T extends 0 | 1>(desiredValue: T | undefined, recorded: T | undefined, refused: boolean): T | undefined =>
+    desiredValue === undefined ? recorded : refused && desiredValue === 1 ? undefined : desiredValue;
   for (const l of desired.listeners) {
-    const recorded = record?.listeners?.[l.listenerId]?.keepaliveEnable;
-    // A known-missing capability: do not declare keepalive anew (TKE would only fail); keep what is declared.
-    if (l.desiredKeepalive !== undefined && !(keepaliveRejected && l.desiredKeepalive === 1)) {
-      edits.push({ kind: 'keepalive', protocol: l.protocol, port: l.port, value: l.desiredKeepalive });
-    } else if (l.desiredKeepalive === undefined && recorded !== undefined) {
-      edits.push({ kind: 'keepalive', protocol: l.protocol, port: l.port, value: recorded });
-    }
+    const keepalive = wanted(l.desiredKeepalive, record?.listeners?.[l.listenerId]?.keepaliveEnable, rejected.keepalive);
+    if (keepalive !== undefined) edits.push({ kind: 'keepalive', protocol: l.protocol, port: l.port, value: keepalive });
     for (const r of l.rules) {
-      const recordedRule = record?.rules?.[ruleKey(l.listenerId, r.locationId)]?.sourceIpType;
-      const value = r.desiredSourceIpType ?? recordedRule;
+      const value = wanted(r.desiredSourceIpType, record?.rules?.[ruleKey(l.listenerId, r.locationId)]?.sourceIpType, rejected.range100_64);
       if (value !== undefined) edits.push({ kind: 'ruleSource', protocol: l.protocol, port: l.port, domain: r.domain, url: r.url, value });
     }
   }

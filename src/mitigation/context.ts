@@ -1,7 +1,7 @@
 // What a mitigation needs to act: clients, caches, and the shared account knowledge. One context per operator.
 import type { KubeConfig, V1Ingress, V1Service, KubernetesObject } from '@kubernetes/client-node';
 import type { LoopbackPolicy, ResolvedPolicySpec } from '../api/loopbackpolicy.js';
-import type { ClbClient } from '../cloud/index.js';
+import type { ClbClient, CloudErrorInfo } from '../cloud/index.js';
 import type { ClbObserver } from '../controllers/clb-observer.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { Assessment } from '../model/assessment.js';
@@ -55,4 +55,25 @@ export interface LayerMitigator {
     scope?: ApplyScope,
   ): Promise<TargetOutcome[]>;
   revert(policy: LoopbackPolicy, signal: AbortSignal): Promise<void>;
+}
+
+/** Cloud failures that retrying cannot fix: the policy goes Stalled with the error's cause and fix. */
+const PERMANENT = new Set<string>([
+  'PermissionDenied',
+  'InvalidRequest',
+  'HealthCheckSourceCapabilityMissing',
+  'CredentialsRejected',
+  'CredentialsUnavailable',
+  'ClockSkew',
+  'QuotaExceeded',
+  'OperationDenied',
+  'CloudError',
+]);
+
+/**
+ * Whether a failed CLB step is permanent (both layers classify alike). The client already retried transient failures; what is left as
+ * retryable, plus vanished CLBs/listeners (re-observed next run) and task timeouts (re-read), is transient.
+ */
+export function isPermanent(info: Pick<CloudErrorInfo, 'reason' | 'retryable'>): boolean {
+  return !info.retryable && PERMANENT.has(info.reason);
 }

@@ -7,7 +7,6 @@ import {
   PREVENT_LOOPBACK,
   convergedBefore,
   healthCheckFor,
-  isPermanent,
   keptBy,
   mergeOriginals,
   originalsOf,
@@ -15,6 +14,7 @@ import {
   planEnforce,
   planRelease,
 } from '../../src/mitigation/l4/plan.js';
+import { isPermanent } from '../../src/mitigation/context.js';
 import { clb, context, l4Listener, service } from './model/fixtures.js';
 
 const multiPort = clb({

@@ -13,12 +13,11 @@ import { assessTarget, type Assessment } from '../../model/assessment.js';
 import { targetKey, type ClbObservation } from '../../model/facts.js';
 import type { TargetError, TargetOutcome } from '../../model/status.js';
 import { serviceFacts } from '../../model/target-facts.js';
-import type { ApplyScope, LayerMitigator, MitigationContext } from '../context.js';
+import { isPermanent, type ApplyScope, type LayerMitigator, type MitigationContext } from '../context.js';
 import {
   PREVENT_LOOPBACK,
   convergedBefore,
   healthCheckFor,
-  isPermanent,
   keptBy,
   mergeOriginals,
   originalsOf,

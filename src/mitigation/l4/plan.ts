@@ -12,7 +12,6 @@ import {
   type SourceIpType,
 } from '../../api/annotations.js';
 import type { HealthCheck, ListenerInfo } from '../../cloud/clb-client.js';
-import type { CloudErrorInfo } from '../../cloud/errors.js';
 import type { Assessment } from '../../model/assessment.js';
 import type { L4DesiredState } from '../../model/desired-state.js';
 
@@ -181,25 +180,4 @@ export function keptBy(desired: L4DesiredState | undefined): Required<ReleaseOpt
     keepListeners: new Set(desired.listeners.filter((l) => l.desiredSourceIpType === 1).map((l) => l.listenerId)),
     keepAnnotation: desired.preventLoopback.desired,
   };
-}
-
-/** Cloud failures that retrying cannot fix: the policy goes Stalled with the error's cause and fix. */
-const PERMANENT = new Set<string>([
-  'PermissionDenied',
-  'InvalidRequest',
-  'HealthCheckSourceCapabilityMissing',
-  'CredentialsRejected',
-  'CredentialsUnavailable',
-  'ClockSkew',
-  'QuotaExceeded',
-  'OperationDenied',
-  'CloudError',
-]);
-
-/**
- * Whether a failed step is permanent. The client already retried transient failures; what is left as
- * retryable, plus vanished CLBs/listeners (re-observed next run) and task timeouts (re-read), is transient.
- */
-export function isPermanent(info: Pick<CloudErrorInfo, 'reason' | 'retryable'>): boolean {
-  return !info.retryable && PERMANENT.has(info.reason);
 }

@@ -38,7 +38,7 @@ import { KEEPALIVE_TICKET } from '../../model/assess-ingress.js';
 import type { L7DesiredState } from '../../model/desired-state.js';
 import { targetKey, type ClbFacts } from '../../model/facts.js';
 import type { TargetError, TargetOutcome } from '../../model/status.js';
-import type { ApplyScope, LayerMitigator, MitigationContext } from '../context.js';
+import { isPermanent, type ApplyScope, type LayerMitigator, type MitigationContext } from '../context.js';
 import { buildConfigPatch, buildRemovalPatch, guardedPatch, type FieldEdit, type JsonPatchOp, type Removal } from './config-patch.js';
 import {
   autoAnnotationAddedByLoopguard,
@@ -110,7 +110,8 @@ function targetError(err: unknown, what: string): TargetError {
     return { reason: permanent ? (err.code === 403 ? StalledReason.PermissionDenied : StalledReason.InvalidRequest) : 'RetryingAfterError', message: `${what}: ${errorText(err)}`, permanent };
   }
   const info = describeCloudError(err);
-  return { reason: info.retryable ? 'RetryingAfterError' : info.reason, message: `${what}: ${info.message}`, permanent: !info.retryable };
+  // As in L4: a vanished CLB/listener/rule or a task timeout is re-observed next run, not Stalled.
+  return { reason: info.retryable ? 'RetryingAfterError' : info.reason, message: `${what}: ${info.message}`, permanent: isPermanent(info) };
 }
 
 /** The CLB's listeners in the shape the pure planners take. */

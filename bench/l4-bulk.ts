@@ -5,18 +5,23 @@
 // and the operator's budget (--cloud-rate-limit) near q. Prints T_actual (policy applied → last listener switched),
 // the bound T_min = N·2/q (ModifyListener calls at the quota), their ratio, RequestLimitExceeded count, writes per
 // listener, and reaction time p50/p99 (CLB assigned → source switched) for a trickle of single Services.
+// loopguard and TKE call the CLB with their own credentials, so the emulator counts their calls apart: the bench
+// prints the Enforce phase's calls by action × caller and the calls per mitigated listener (TKE's reads that
+// loopguard's Service patches cause are in the TKE column: TKE was idle before the policy, with no resync).
 //
 //   npm run bench:l4 -- --n 500            (defaults: --n 20 --q 20 --rate-limit q --trickle 5 --task-ms 50)
 import { parseArgs } from 'node:util';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { startClbEmulator } from '../sim/clb-emulator/index.js';
+import { diffStats, startClbEmulator, type ClbEmulator } from '../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator } from '../sim/tke-simulator/index.js';
 import { ensureControlPlaneBinaries } from '../test/controlplane/binaries.js';
 import { installCrds } from '../test/controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../test/controlplane/launcher.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
+import { localTkeCallers } from '../test/support/local-tke.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess } from '../test/support/operator.js';
 import { AT_RISK_L4, lbService } from '../test/support/workload.js';
+import { callsTable, failures, perListener, summarize } from './calls-table.js';
 
 const { values } = parseArgs({
   options: {
@@ -41,6 +46,24 @@ function pct(sorted: number[], p: number): number {
 
 const log = (s: string) => console.log(`[bench:l4] ${s}`);
 
+/** Resolves once the emulator has seen no API call for `quietMs` (everyone idle); returns when that began. */
+async function quiet(emulator: ClbEmulator, quietMs = 3_000): Promise<number> {
+  let last = -1;
+  let quietSince = Date.now();
+  return waitFor(
+    'CLB callers idle',
+    async () => {
+      const calls = Object.values((await emulator.admin.stats()).calls).reduce((a, b) => a + b, 0);
+      if (calls !== last) {
+        last = calls;
+        quietSince = Date.now();
+      }
+      return Date.now() - quietSince > quietMs ? quietSince : undefined;
+    },
+    { timeoutMs: 300_000, intervalMs: 500 },
+  );
+}
+
 async function main(): Promise<void> {
   let cp: ControlPlaneState | undefined;
   if (process.env.LOOPGUARD_USE_EXISTING_CLUSTER === 'true') {
@@ -54,12 +77,15 @@ async function main(): Promise<void> {
   const kc: KubeConfig = kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   // Setup runs unthrottled; the quota q applies from the policy on.
-  const emulator = await startClbEmulator({ taskDurationMs: TASK_MS, rps: 0 });
+  // loopguard first: `emulator.credentials` is what the operator process is given.
+  const emulator = await startClbEmulator({ taskDurationMs: TASK_MS, rps: 0, callers: localTkeCallers() });
+  const tkeCredentials = emulator.callers['tke'];
+  if (!tkeCredentials) throw new Error('the emulator has no tke caller');
   const namespaces = new Set<string>();
   await applyClusterProfile(kc, 'ipvs-new');
   const simulator = await startTkeSimulator({
     kubeConfig: kc,
-    clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
+    clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: tkeCredentials, protocol: 'http://' },
     namespaceFilter: (n) => namespaces.has(n),
     resyncIntervalMs: 0,
     // TKE's own pacing (10/s per action, half the quota): it shares the account quota with loopguard.
@@ -106,29 +132,18 @@ async function main(): Promise<void> {
     log(`TKE assigned ${lbIds.length} CLBs in ${((Date.now() - t0) / 1000).toFixed(1)} s (setup, not measured)`);
 
     // Let TKE finish its follow-up syncs (status, finalizers) so the measurement starts on a quiet account.
-    let last = -1;
-    let quietSince = Date.now();
-    await waitFor(
-      'TKE idle',
-      async () => {
-        const calls = Object.values((await emulator.admin.stats()).calls).reduce((a, b) => a + b, 0);
-        if (calls !== last) {
-          last = calls;
-          quietSince = Date.now();
-        }
-        return Date.now() - quietSince > 3_000 ? true : undefined;
-      },
-      { timeoutMs: 300_000, intervalMs: 500 },
-    );
+    await quiet(emulator);
     log(`TKE idle after ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     await emulator.admin.setConfig({ rps: Q });
-    await emulator.admin.resetStats();
+    // The Enforce phase's counts are everything after this mark: TKE's CLB-creation work before it is not counted.
+    await emulator.admin.markStats('enforce');
     const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: bulk, namespace: ${ns}}\nspec: {mode: Enforce, revertOnDelete: true}\n`;
     const tPolicy = Date.now();
     const applied = await kubectl(['apply', '-f', '-'], { input: policy });
     if (applied.code !== 0) throw new Error(applied.stderr);
     const wanted = new Set(lbIds);
     let firstSwitch: number | undefined;
+    let mitigated = 0;
     const tDone = await waitFor(
       'every listener switched',
       async () => {
@@ -139,11 +154,12 @@ async function main(): Promise<void> {
           for (const l of lb.Listeners) if (l.HealthCheck?.SourceIpType === 1) switched++;
         }
         if (switched > 0 && firstSwitch === undefined) firstSwitch = Date.now();
+        mitigated = switched;
         return switched >= 2 * N ? Date.now() : undefined;
       },
       { timeoutMs: 900_000, intervalMs: 200 },
     );
-    const stats = await emulator.admin.stats();
+    const stats = await emulator.admin.statsSince('enforce');
     const tActual = (tDone - tPolicy) / 1000;
     const tWrite = (tDone - (firstSwitch ?? tPolicy)) / 1000;
     const tMin = (2 * N) / Q;
@@ -163,6 +179,24 @@ async function main(): Promise<void> {
     const [busiest, busiestCalls] = Object.entries(stats.calls).sort((a, b) => b[1] - a[1])[0] ?? ['none', 0];
     const tFloor = Math.max(tMin, busiestCalls / Q);
     log(`T_floor  = ${tFloor.toFixed(1)} s (busiest action ${busiest}: ${busiestCalls} calls at q); T_floor/T_actual = ${(tFloor / tActual).toFixed(3)}`);
+
+    // Who made those calls. The phase ends when the last switch is seen (polled every 200 ms), so the read-backs,
+    // annotations and TKE re-reads that follow the last few writes are not all in it; the tail is shown apart.
+    const phase = summarize(stats);
+    log(`CLB calls in the Enforce phase (policy applied → last listener switched), by action × caller:`);
+    for (const row of callsTable(phase, mitigated)) log(`  ${row}`);
+    const lg = phase.totals['loopguard'] ?? 0;
+    const tke = phase.totals['tke'] ?? 0;
+    log(`calls per mitigated listener = (loopguard ${lg} + TKE ${tke}) / ${mitigated} listeners = ${perListener(lg + tke, mitigated)} (loopguard ${perListener(lg, mitigated)}, TKE ${perListener(tke, mitigated)})`);
+    const failed = failures(stats);
+    if (Object.keys(failed).length > 0) log(`calls not answered OK, by caller: ${JSON.stringify(failed)}`);
+    const quietFrom = await quiet(emulator);
+    const settledStats = await emulator.admin.statsSince('enforce');
+    const settled = summarize(settledStats);
+    const slg = settled.totals['loopguard'] ?? 0;
+    const stke = settled.totals['tke'] ?? 0;
+    log(`after the last switch until quiet (~${((quietFrom - tDone) / 1000).toFixed(1)} s): ${JSON.stringify(summarize(diffStats(settledStats, stats)).byCaller)}`);
+    log(`calls per mitigated listener until quiet = (loopguard ${slg} + TKE ${stke}) / ${mitigated} = ${perListener(slg + stke, mitigated)} (loopguard ${perListener(slg, mitigated)}, TKE ${perListener(stke, mitigated)})`);
 
     // Trickle: one Service at a time; reaction = CLB assigned (annotation + listeners) → both listeners on 100.64.
     const reactions: number[] = [];

@@ -4,7 +4,8 @@
 //   .dev/cluster             control plane pointer (written by test/controlplane/cli.ts)
 //   .dev/clb-emulator.pid    .dev/clb-emulator.log
 //   .dev/tke-simulator.pid   .dev/tke-simulator.log
-//   .dev/env                 `source` it: KUBECONFIG, LOOPGUARD_CLB_ENDPOINT, TENCENTCLOUD_* (mode 0600)
+//   .dev/env                 `source` it: KUBECONFIG, LOOPGUARD_CLB_ENDPOINT/_PROTOCOL, TENCENTCLOUD_* (mode 0600) —
+//                            everything `npm start` needs, and nothing else
 // Credentials are generated per `dev:up`, handed to children through the environment (not argv, which `ps`
 // shows), written only to .dev/env, and never printed.
 import { spawn } from 'node:child_process';
@@ -157,10 +158,13 @@ async function up(profile: ClusterProfileName): Promise<void> {
     await waitForLog(SIMULATOR, simulatorPid, (log) => (log.includes('tke-simulator started') ? true : undefined), 60_000);
     console.error(`tke-simulator (pid ${simulatorPid}) running; log ${SIMULATOR.logFile}`);
 
+    // The endpoint stays host:port (the TKE simulator's --clb-endpoint form); the emulator speaks plain HTTP,
+    // which the protocol says: without it the operator would send TLS to it and fail with EPROTO.
     const env = [
       '# loopguard dev environment (npm run dev:up); secrets for the local CLB emulator only',
       `export KUBECONFIG=${shellQuote(cluster.kubeconfig)}`,
       `export LOOPGUARD_CLB_ENDPOINT=${shellQuote(endpoint)}`,
+      `export LOOPGUARD_CLB_PROTOCOL=${shellQuote('http://')}`,
       `export TENCENTCLOUD_SECRET_ID=${shellQuote(credentials.secretId)}`,
       `export TENCENTCLOUD_SECRET_KEY=${shellQuote(credentials.secretKey)}`,
       `export TENCENTCLOUD_REGION=${shellQuote(REGION)}`,
@@ -172,6 +176,7 @@ async function up(profile: ClusterProfileName): Promise<void> {
     throw err;
   }
   console.log('source .dev/env');
+  console.error('then: npm start (the operator against this cluster and the CLB emulator)');
 }
 
 async function down(): Promise<void> {

@@ -1,14 +1,69 @@
 // Wiring only: configuration, clients, the operator, signals. Everything else lives in src/operator.ts.
-import { KubeConfig } from '@kubernetes/client-node';
+// Start-up fails fast, with one line naming the cause and the fix, on what only a configuration change can
+// fix (flags, kubeconfig, probe port, CLB protocol/region/credentials); what may heal is retried while
+// /readyz says why it is false (see runtime/cloud-health.ts and runtime/leader-election.ts).
+import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { KubeConfig } from '@kubernetes/client-node';
+import winston from 'winston';
 import { createCredentialProvider, TencentClbClient } from './cloud/index.js';
-import { createL4Mitigator } from './mitigation/l4/index.js';
-import { createL7Mitigator } from './mitigation/l7/index.js';
 import { Operator } from './operator.js';
-import { ConfigError, loadConfig, usage } from './runtime/config.js';
-import { createLogger } from './runtime/logger.js';
+import { CloudHealth } from './runtime/cloud-health.js';
+import {
+  ConfigError,
+  loadConfig,
+  resolveRuntimeDefaults,
+  SERVICE_ACCOUNT_NAMESPACE_FILE,
+  usage,
+  type OperatorConfig,
+  type RuntimeEnvironment,
+} from './runtime/config.js';
+import { scrubLogValue } from './runtime/kube-errors.js';
+import { createLogger, type Logger } from './runtime/logger.js';
 import { Metrics } from './runtime/metrics.js';
+
+/** A start-up failure that is the user's to fix: printed as one line, no stack. */
+class StartupError extends Error {}
+
+/** A CLB id that cannot exist: DescribeLoadBalancers filters by it and answers an empty list, after checking everything else. */
+const PROBE_LOAD_BALANCER_ID = 'lb-00000000';
+const PROBE_TIMEOUT_MS = 5_000;
+
+function serviceAccountNamespace(): string | undefined {
+  if (!existsSync(SERVICE_ACCOUNT_NAMESPACE_FILE)) return undefined;
+  return readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8').trim() || undefined;
+}
+
+function loadKubeConfig(config: OperatorConfig): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new StartupError(
+      `Cannot read kubeconfig ${config.kubeconfig || '(default)'}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}. ` +
+        'Fix: point KUBECONFIG or --kubeconfig at a readable kubeconfig file.',
+    );
+  }
+  // loadFromDefault's last resort is an unauthenticated http://localhost:8080, which client-node 2.x refuses anyway.
+  if (!kc.getCurrentCluster()) {
+    throw new StartupError('No cluster to talk to: no kubeconfig and not in a pod. Fix: set KUBECONFIG or --kubeconfig (npm run dev:up writes one: source .dev/env).');
+  }
+  return kc;
+}
+
+/** ApiException messages carry every response header; logs keep the status code and the apiserver's message. */
+function withoutHeaderDumps(logger: Logger): Logger {
+  const scrub = winston.format((info) => {
+    for (const key of Object.keys(info)) {
+      if (key !== 'level') info[key] = scrubLogValue(info[key]);
+    }
+    return info;
+  });
+  logger.format = winston.format.combine(scrub(), logger.format);
+  return logger;
+}
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help')) {
@@ -17,20 +72,73 @@ async function main(): Promise<void> {
   }
   const config = loadConfig(process.argv.slice(2), process.env);
   if (!config.identity) config.identity = `${hostname()}-${randomBytes(3).toString('hex')}`;
-  const logger = createLogger({ level: config.logLevel });
-  const metrics = new Metrics();
-  const kc = new KubeConfig();
-  if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
-  else kc.loadFromDefault();
+  const logger = withoutHeaderDumps(createLogger({ level: config.logLevel }));
+  const fatal = (message: string): never => {
+    logger.error(`Cannot start: ${message}`);
+    // Let the transport flush the line before exiting.
+    logger.on('finish', () => process.exit(1));
+    logger.end();
+    setTimeout(() => process.exit(1), 1_000).unref();
+    throw new StartupError(message);
+  };
 
-  const clb = new TencentClbClient({
-    region: config.region || 'ap-guangzhou',
-    credentials: createCredentialProvider({ logger }),
-    ...(config.clbEndpoint ? { endpoint: config.clbEndpoint, protocol: config.clbProtocol === 'http://' ? 'http' : 'https' } : {}),
-    throttle: { defaultBudget: { rps: config.cloudRateLimit } },
+  let kc: KubeConfig;
+  try {
+    kc = loadKubeConfig(config);
+  } catch (err) {
+    return fatal((err as Error).message);
+  }
+  const context = kc.getContextObject(kc.getCurrentContext());
+  const where: RuntimeEnvironment = {
+    ...(serviceAccountNamespace() !== undefined ? { serviceAccountNamespace: serviceAccountNamespace()! } : {}),
+    ...(context ? { context: { name: context.name, ...(context.namespace ? { namespace: context.namespace } : {}) } } : {}),
+  };
+  const defaults = resolveRuntimeDefaults(config, where);
+  const metrics = new Metrics();
+
+  const credentials = createCredentialProvider({ logger });
+  const endpoint = config.clbEndpoint ? { endpoint: config.clbEndpoint, protocol: config.clbProtocol === 'http://' ? ('http' as const) : ('https' as const) } : {};
+  const region = config.region || 'ap-guangzhou';
+  // The probe's own client: one attempt and a short timeout, so that start-up reports a bad endpoint in seconds.
+  const probeClient = new TencentClbClient({
+    region,
+    credentials,
+    ...endpoint,
+    requestTimeoutMs: PROBE_TIMEOUT_MS,
+    retry: { maxAttempts: 1 },
+    throttle: { defaultBudget: { rps: 1 } },
     logger,
     onCall: (e) => metrics.recordCloudCall(e.action, e.outcome, e.code),
   });
+  const health = new CloudHealth({ probe: (signal) => probeClient.describeLoadBalancers([PROBE_LOAD_BALANCER_ID], { signal }), logger });
+  const clb = new TencentClbClient({
+    region,
+    credentials,
+    ...endpoint,
+    throttle: { defaultBudget: { rps: config.cloudRateLimit } },
+    logger,
+    onCall: (e) => {
+      metrics.recordCloudCall(e.action, e.outcome, e.code);
+      health.observe(e);
+    },
+  });
+
+  logger.info('Starting loopguard', {
+    identity: config.identity,
+    leaderElect: config.leaderElect,
+    region,
+    clbEndpoint: `${config.clbEndpoint ? config.clbProtocol : 'https://'}${config.clbEndpoint || 'clb.tencentcloudapi.com'}`,
+    kubeconfigContext: context?.name,
+    probe: `${config.probeHost}:${config.probePort} (${defaults.probeHostFrom})`,
+  });
+  if (config.leaderElect) {
+    logger.info(`Leader election Lease ${config.leaseNamespace}/${config.leaseName} (namespace: ${defaults.leaseNamespaceFrom})`);
+  }
+  const verdict = await health.startupCheck();
+  if (verdict.kind === 'misconfigured') {
+    health.stop();
+    return fatal(verdict.message);
+  }
 
   let stopping = false;
   const operator = new Operator({
@@ -39,7 +147,8 @@ async function main(): Promise<void> {
     clb,
     logger,
     metrics,
-    layers: { l4: createL4Mitigator, l7: createL7Mitigator },
+    enforce: true,
+    readiness: [{ name: 'clb-api', check: () => health.problem === undefined, reason: () => health.problem }],
     onLostLeadership: () => {
       logger.error('Leader election lost; exiting so that a fresh process campaigns again');
       process.exit(1);
@@ -49,24 +158,28 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info('Shutting down', { signal });
+    health.stop();
     await operator.stop();
+    await probeClient.close();
     logger.info('Stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
-  logger.info('Starting loopguard', {
-    identity: config.identity,
-    leaderElect: config.leaderElect,
-    region: config.region,
-    clbEndpoint: config.clbEndpoint || 'clb.tencentcloudapi.com',
-  });
-  await operator.start();
+  try {
+    await operator.start();
+  } catch (err) {
+    if (err instanceof Error && /^(The probe port|Cannot listen on)/.test(err.message)) return fatal(err.message);
+    throw err;
+  }
 }
 
 main().catch((err: unknown) => {
+  if (err instanceof StartupError) return; // already logged; fatal() exits once the line is out
   if (err instanceof ConfigError) {
-    console.error(`${err.message}\n\nRun with --help for every flag.`);
+    // One problem, one line; several are listed one per line.
+    const only = err.problems.length === 1 ? `: ${err.problems[0]} ` : `:\n${err.problems.map((p) => `  - ${p}`).join('\n')}\n`;
+    console.error(`loopguard: invalid configuration${only}(--help lists every flag)`);
     process.exit(2);
   }
   console.error(err instanceof Error ? (err.stack ?? err.message) : err);

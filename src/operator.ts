@@ -19,17 +19,21 @@ import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './controllers/clb-observer.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
-import { createMitigator, type MitigatorLayers } from './mitigation/index.js';
+import { LearnedCapabilities } from './mitigation/capabilities.js';
+import { Executor } from './mitigation/executor.js';
+import { KubeWriter } from './kube/writer.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { detectClusterProfile, type ClusterProfile, type ProfileOverrides } from './model/cluster-profile.js';
-import type { AccountCapabilities } from './model/facts.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer } from './runtime/informer.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import type { Logger } from './runtime/logger.js';
 import type { Metrics } from './runtime/metrics.js';
-import { ProbeServer } from './runtime/server.js';
+import { ProbeServer, type HealthCheck } from './runtime/server.js';
 import { WorkQueue } from './runtime/work-queue.js';
+
+/** How long TKE gets to apply a declared TkeServiceConfig before loopguard says it did not (TKE applies edits within seconds). */
+const TKE_GRACE_MS = 10_000;
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
@@ -39,10 +43,12 @@ export interface OperatorDeps {
   clb: ClbClient;
   logger: Logger;
   metrics: Metrics;
-  /** Enforce-mode layers (L4, L7); without them Enforce policies only diagnose. */
-  layers?: MitigatorLayers;
+  /** Whether Enforce policies are carried out; without it they only diagnose. */
+  enforce?: boolean;
   /** Called when leadership is lost: the process must exit (client-go/controller-runtime do the same). */
   onLostLeadership: () => void;
+  /** More readiness checks (e.g. the CLB API is usable), next to the informers' and the elector's. */
+  readiness?: HealthCheck[];
 }
 
 export class Operator {
@@ -58,7 +64,7 @@ export class Operator {
   private readonly queue: WorkQueue;
   private readonly server: ProbeServer;
   private readonly elector: LeaderElector | undefined;
-  private readonly capabilities: AccountCapabilities = {};
+  private readonly capabilities = new LearnedCapabilities();
   private cachedProfile: ClusterProfile | undefined;
   private readonly policySeen = new Map<string, string>();
 
@@ -114,43 +120,29 @@ export class Operator {
     const events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
       logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
     );
-    const mitigator = d.layers
-      ? createMitigator(
-          {
-            kc,
-            clb: d.clb,
-            observer,
-            caches: {
-              services: (ns) => this.services.list(ns),
-              ingresses: (ns) => this.ingresses.list(ns),
-              tkeServiceConfigs: (ns) => this.tkeServiceConfigs.list(ns),
-            },
-            events,
-            logger,
-            metrics,
-            capabilities: this.capabilities,
-            profile: () => this.profile(),
-          },
-          d.layers,
-        )
+    const writer = new KubeWriter(kc);
+    const executor = d.enforce
+      ? new Executor({ writer, clb: d.clb, observer, capabilities: this.capabilities, events, logger, metrics })
       : undefined;
     const controller = new PolicyController({
-      kc,
       caches: {
         policy: (ns, name) => this.policies.get(name, ns) as LoopbackPolicy | undefined,
         policies: (ns) => this.policies.list(ns) as readonly LoopbackPolicy[],
         services: (ns) => this.services.list(ns),
         ingresses: (ns) => this.ingresses.list(ns),
       },
+      tkeServiceConfigs: (ns) => this.tkeServiceConfigs.list(ns) as readonly (KubernetesObject & { spec?: unknown })[],
       observer,
+      capabilities: this.capabilities,
       statusWriter: new PolicyStatusWriter(kc),
+      writer,
       events,
       metrics,
       logger,
       profile: () => this.profile(),
-      capabilities: this.capabilities,
       driftCheckIntervalMs: config.driftCheckIntervalMs,
-      ...(mitigator ? { mitigator } : {}),
+      tkeGraceMs: TKE_GRACE_MS,
+      ...(executor ? { executor } : {}),
     });
     this.queue = new WorkQueue('loopbackpolicy', (key, signal) => controller.reconcile(key, signal), {
       concurrency: config.concurrency,
@@ -166,9 +158,15 @@ export class Operator {
       registry: metrics.registry,
       liveness: [{ name: 'ping', check: () => true }],
       // The TkeServiceConfig CRD may be absent (no TKE ingress controller): it never blocks readiness.
-      readiness: this.informers
-        .filter((i) => i.name !== 'tkeserviceconfigs')
-        .map((i) => ({ name: `informer-${i.name}`, check: () => i.hasSynced })),
+      readiness: [
+        ...this.informers
+          .filter((i) => i.name !== 'tkeserviceconfigs')
+          .map((i) => ({ name: `informer-${i.name}`, check: () => i.hasSynced })),
+        // A replica that cannot take part in the election (no Lease namespace, no RBAC) cannot act; a
+        // standby that simply sees another leader is ready.
+        { name: 'leader-election', check: () => this.elector?.problem === undefined, reason: () => this.elector?.problem },
+        ...(d.readiness ?? []),
+      ],
     });
     if (config.leaderElect) {
       this.elector = new LeaderElector(kc, {
@@ -180,7 +178,7 @@ export class Operator {
           metrics.leader.set({ name: config.leaseName }, 0);
           d.onLostLeadership();
         },
-        logger: informerLogger,
+        logger: { ...informerLogger, error: (m: string, x?: Record<string, unknown>) => logger.error(m, x) },
       });
     }
   }

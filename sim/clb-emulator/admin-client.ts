@@ -1,5 +1,5 @@
 import type {
-  AdminErrorBody, AdminLoadBalancer, AdminState, Capabilities, CapabilitiesPatch, EmulatorConfig, FaultPlan,
+  AdminErrorBody, AdminLoadBalancer, AdminState, CallerView, Capabilities, CapabilitiesPatch, EmulatorConfig, FaultPlan,
   ListenerPatch, NodeSpec, RulePatch, SeedLoadBalancer, StatsSnapshot, TaskView,
 } from './admin-types.js';
 
@@ -119,6 +119,21 @@ export class ClbAdminClient {
 
   async resetStats(): Promise<void> {
     await this.call('POST', 'stats/reset');
+  }
+
+  /** Remembers the counters as of now under `name` (replacing an older mark of that name) and returns them. */
+  markStats(name: string): Promise<StatsSnapshot> {
+    return this.call('PUT', `stats/marks/${encodeURIComponent(name)}`);
+  }
+
+  /** Counters accumulated since `markStats(name)`; 404 (ClbAdminError) if there is no such mark. */
+  statsSince(name: string): Promise<StatsSnapshot> {
+    return this.call('GET', `stats/since/${encodeURIComponent(name)}`);
+  }
+
+  /** The configured callers and their SecretIds (never the keys). */
+  callers(): Promise<CallerView[]> {
+    return this.call('GET', 'callers');
   }
 
   tasks(): Promise<TaskView[]> {

@@ -34,6 +34,8 @@ export interface FaultRule {
   latencyMs?: number;
   /** `http5xx`: HTTP status (default 503). */
   status?: number;
+  /** Only requests that name this CLB (`LoadBalancerId` or one of `LoadBalancerIds`); default every request. */
+  loadBalancerId?: string;
 }
 
 export interface FaultPlan {
@@ -42,8 +44,16 @@ export interface FaultPlan {
   rules: FaultRule[];
 }
 
+/** Outcome of one call in `byCaller`: `OK`, or the error code (`HTTP<status>` / `ConnectionReset` for transport faults). */
+export type CallOutcome = string;
+
 export interface StatsSnapshot {
   calls: Record<string, number>;
+  /**
+   * Every call of `calls`, by caller (the `callers` name of its SecretId, `(unauthenticated)` when it did not
+   * authenticate), action and outcome: `byCaller.loopguard.ModifyListener.OK`.
+   */
+  byCaller: Record<string, Record<string, Record<CallOutcome, number>>>;
   throttled: Record<string, number>;
   errors: Record<string, Record<string, number>>;
   /** Accepted ModifyListener calls, key `lb-x/lbl-y`. */
@@ -51,6 +61,12 @@ export interface StatsSnapshot {
   /** Accepted ModifyRule calls, key `lb-x/lbl-y/loc-z`. */
   ruleWrites: Record<string, number>;
   tasks: { started: number; succeeded: number; failed: number };
+}
+
+/** `GET /_admin/callers`: who may call, without the keys. */
+export interface CallerView {
+  caller: string;
+  secretId: string;
 }
 
 export interface AdminLoadBalancer extends LoadBalancerRecord {

@@ -213,6 +213,19 @@ const ROUTES: Route[] = [
     core.stats.reset();
     return { ok: true };
   } },
+  // Marks freeze the counters at the moment the request arrives (the event loop makes that exact), so a benchmark
+  // can measure one phase without resetting counters other observers rely on.
+  { method: 'PUT', pattern: new RegExp(`^/_admin/stats/marks/${ID}$`), handler: (core, m) => core.stats.mark(m[0] ?? '') },
+  {
+    method: 'GET',
+    pattern: new RegExp(`^/_admin/stats/since/${ID}$`),
+    handler: (core, m) => {
+      const since = core.stats.since(m[0] ?? '');
+      if (!since) throw new AdminError(404, `no stats mark ${m[0] ?? ''} (marks are forgotten on reset)`);
+      return since;
+    },
+  },
+  { method: 'GET', pattern: /^\/_admin\/callers$/, handler: (core) => core.options.callers.map(({ caller, secretId }) => ({ caller, secretId })) },
   { method: 'GET', pattern: /^\/_admin\/tasks$/, handler: (core) => core.tasks.list() },
   { method: 'POST', pattern: /^\/_admin\/tasks\/complete$/, handler: (core) => ({ completed: core.tasks.completeAll() }) },
 ];

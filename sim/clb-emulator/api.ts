@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { findAction } from './actions/index.js';
 import type { EmulatorCore } from './emulator.js';
 import { ApiError, missingParameter } from './errors.js';
+import { UNAUTHENTICATED_CALLER } from './options.js';
 import { isRecord } from './params.js';
 import { verifyTc3 } from './signature.js';
 
@@ -51,6 +52,12 @@ export async function handleApiRequest(core: EmulatorCore, req: ApiRequest): Pro
   const action = header(req.headers, 'x-tc-action');
   const statsKey = action ?? '(none)';
   if (action) core.stats.call(action);
+  // Attribution: a request counts for the caller of its SecretId only once the signature proved it holds the key.
+  let caller = UNAUTHENTICATED_CALLER;
+  const finish = (outcome: string, result: ApiOutcome): ApiOutcome => {
+    if (action) core.stats.outcome(caller, action, outcome);
+    return result;
+  };
   try {
     if (req.method !== 'POST') {
       throw new ApiError('UnsupportedProtocol', 'The emulator accepts only POST requests (the SDK default reqMethod).');
@@ -61,7 +68,7 @@ export async function handleApiRequest(core: EmulatorCore, req: ApiRequest): Pro
     }
     if (!action) throw missingParameter('X-TC-Action');
 
-    verifyTc3({
+    const verified = verifyTc3({
       method: req.method,
       path: req.path,
       query: req.query,
@@ -71,6 +78,7 @@ export async function handleApiRequest(core: EmulatorCore, req: ApiRequest): Pro
       nowSec: Math.floor(Date.now() / 1000),
       maxSkewSec: core.options.maxClockSkewSec,
     });
+    caller = core.options.callerOf[verified.secretId] ?? verified.secretId;
 
     const version = header(req.headers, 'x-tc-version');
     if (!version) throw missingParameter('X-TC-Version');
@@ -91,31 +99,42 @@ export async function handleApiRequest(core: EmulatorCore, req: ApiRequest): Pro
       throw err;
     }
 
-    const fault = core.faults.decide(action, def.async);
+    const fault = core.faults.decide(action, def.async, faultTargets(req.body));
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     if (fault.terminal?.kind === 'error') throw new ApiError(fault.terminal.code, fault.terminal.message);
     if (fault.terminal?.kind === 'http5xx') {
       core.stats.error(statsKey, `HTTP${fault.terminal.status}`);
-      return { kind: 'http', status: fault.terminal.status };
+      return finish(`HTTP${fault.terminal.status}`, { kind: 'http', status: fault.terminal.status });
     }
     if (fault.terminal?.kind === 'reset') {
       core.stats.error(statsKey, 'ConnectionReset');
-      return { kind: 'reset' };
+      return finish('ConnectionReset', { kind: 'reset' });
     }
 
     const params = parseParams(req.body);
     const nowMs = Date.now();
     core.tasks.settleDue(nowMs);
     const result = def.run({ core, requestId, taskFailure: fault.taskFailure, nowMs }, params);
-    return { kind: 'json', body: { Response: { ...result, RequestId: requestId } } };
+    return finish('OK', { kind: 'json', body: { Response: { ...result, RequestId: requestId } } });
   } catch (err) {
     const apiError =
       err instanceof ApiError ? err : new ApiError('InternalError', 'An internal error occurred in the CLB emulator.');
     if (!(err instanceof ApiError)) core.options.log(`clb-emulator: internal error in ${statsKey}: ${String(err)}`);
     core.stats.error(statsKey, apiError.code);
-    return {
+    return finish(apiError.code, {
       kind: 'json',
       body: { Response: { Error: { Code: apiError.code, Message: apiError.message }, RequestId: requestId } },
-    };
+    });
+  }
+}
+
+/** The CLB ids a request names (`LoadBalancerId`, `LoadBalancerIds`), for faults aimed at one CLB; parse errors surface later. */
+function faultTargets(body: Buffer): string[] {
+  try {
+    const p = JSON.parse(body.toString('utf8') || '{}') as { LoadBalancerId?: unknown; LoadBalancerIds?: unknown };
+    const ids = Array.isArray(p.LoadBalancerIds) ? p.LoadBalancerIds : [];
+    return [p.LoadBalancerId, ...ids].filter((x): x is string => typeof x === 'string');
+  } catch {
+    return [];
   }
 }

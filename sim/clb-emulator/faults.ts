@@ -48,6 +48,7 @@ export function validateFaultPlan(plan: unknown): FaultPlan {
       throw new Error(`rules[${i}].latencyMs must be a non-negative number`);
     }
     if (rule.status !== undefined && (rule.status < 500 || rule.status > 599)) throw new Error(`rules[${i}].status must be 5xx`);
+    if (rule.loadBalancerId !== undefined && (typeof rule.loadBalancerId !== 'string' || rule.loadBalancerId === '')) throw new Error(`rules[${i}].loadBalancerId must be a CLB id`);
     return { ...rule } as FaultRule;
   });
   return seed === undefined ? { rules: checked } : { seed, rules: checked };
@@ -74,10 +75,12 @@ export class FaultInjector {
     this.set({ rules: [] });
   }
 
-  decide(action: string, isAsyncWrite: boolean): FaultDecision {
+  /** `loadBalancerIds`: the CLBs the request names; a rule with `loadBalancerId` matches only those requests. */
+  decide(action: string, isAsyncWrite: boolean, loadBalancerIds: readonly string[] = []): FaultDecision {
     const decision: FaultDecision = { latencyMs: 0, terminal: undefined, taskFailure: undefined };
     for (const rule of this.plan.rules) {
       if (rule.action !== '*' && rule.action !== action) continue;
+      if (rule.loadBalancerId !== undefined && !loadBalancerIds.includes(rule.loadBalancerId)) continue;
       const fires = this.rng() < rule.rate;
       if (!fires) continue;
       switch (rule.kind) {

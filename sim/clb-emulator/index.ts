@@ -1,8 +1,9 @@
 /** CLB API emulator: public surface for tests, the TKE simulator and the demo. */
 export { startClbEmulator, EMULATOR_HOST } from './server.js';
 export type { ClbEmulator } from './server.js';
-export { DEFAULT_TEST_CREDENTIALS, DEFAULT_OPTIONS } from './options.js';
-export type { EmulatorOptions } from './options.js';
+export { DEFAULT_TEST_CREDENTIALS, DEFAULT_OPTIONS, UNAUTHENTICATED_CALLER } from './options.js';
+export type { CallerCredentials, EmulatorOptions } from './options.js';
+export { callsByCallerAndAction, diffStats } from './stats-diff.js';
 export { ClbAdminClient, ClbAdminError } from './admin-client.js';
 export type * from './admin-types.js';
 export {

@@ -1,11 +1,14 @@
 /**
- * CLI: `npm run sim:clb -- [--port N] [--region R] [--secret-id ID] [--secret-key KEY] [--task-ms MS] [--rps N] [--seed N]`
+ * CLI: `npm run sim:clb -- [--port N] [--region R] [--secret-id ID] [--secret-key KEY] [--caller NAME:ID:KEY]…
+ * [--task-ms MS] [--rps N] [--seed N]`
  *
- * Credentials: --secret-id/--secret-key, else env CLB_EMULATOR_SECRET_ID/CLB_EMULATOR_SECRET_KEY, else the built-in
- * test account (DEFAULT_TEST_CREDENTIALS in sim/clb-emulator/options.ts). Prints ONE JSON line with the endpoint,
- * region, SecretId and where the key came from — never the key itself.
+ * Credentials: --secret-id/--secret-key, else env CLB_EMULATOR_SECRET_ID/CLB_EMULATOR_SECRET_KEY; plus any number
+ * of named pairs `--caller NAME:SECRET_ID:SECRET_KEY` (stats count calls per caller); with none of these, the
+ * built-in test account (DEFAULT_TEST_CREDENTIALS in sim/clb-emulator/options.ts). Prints ONE JSON line with the
+ * endpoint, region, SecretIds and where the key came from — never a key itself.
  */
 import { parseArgs } from 'node:util';
+import type { CallerCredentials } from './options.js';
 import { DEFAULT_TEST_CREDENTIALS } from './options.js';
 import { startClbEmulator } from './server.js';
 
@@ -16,6 +19,14 @@ function intOption(value: string | undefined, name: string): number | undefined 
   return n;
 }
 
+/** `NAME:SECRET_ID:SECRET_KEY`; the key is everything after the second colon. */
+function callerOption(value: string): CallerCredentials {
+  const [caller = '', secretId = '', ...rest] = value.split(':');
+  const secretKey = rest.join(':');
+  if (!caller || !secretId || !secretKey) throw new Error('--caller must be NAME:SECRET_ID:SECRET_KEY');
+  return { caller, secretId, secretKey };
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -23,6 +34,7 @@ async function main(): Promise<void> {
       region: { type: 'string' },
       'secret-id': { type: 'string' },
       'secret-key': { type: 'string' },
+      caller: { type: 'string', multiple: true },
       'task-ms': { type: 'string' },
       rps: { type: 'string' },
       seed: { type: 'string' },
@@ -36,12 +48,15 @@ async function main(): Promise<void> {
   if ((secretId === undefined) !== (secretKey === undefined)) {
     throw new Error('give both a SecretId and a SecretKey (flags or CLB_EMULATOR_SECRET_ID/CLB_EMULATOR_SECRET_KEY), or neither');
   }
+  const callers = (values.caller ?? []).map(callerOption);
   const keySource =
     values['secret-key'] !== undefined
       ? '--secret-key'
       : secretKey !== undefined
         ? 'env CLB_EMULATOR_SECRET_KEY'
-        : 'DEFAULT_TEST_CREDENTIALS.secretKey in sim/clb-emulator/options.ts';
+        : callers.length > 0
+          ? '--caller'
+          : 'DEFAULT_TEST_CREDENTIALS.secretKey in sim/clb-emulator/options.ts';
 
   const port = intOption(values.port, 'port');
   const taskDurationMs = intOption(values['task-ms'], 'task-ms');
@@ -50,7 +65,8 @@ async function main(): Promise<void> {
   const emulator = await startClbEmulator({
     ...(port === undefined ? {} : { port }),
     ...(values.region ? { region: values.region } : {}),
-    ...(secretId && secretKey ? { accounts: { [secretId]: secretKey } } : {}),
+    // The single pair first, so it stays the one `secretId` reports; it is counted under its SecretId.
+    callers: [...(secretId && secretKey ? [{ caller: secretId, secretId, secretKey }] : []), ...callers],
     ...(taskDurationMs === undefined ? {} : { taskDurationMs }),
     ...(rps === undefined ? {} : { rps }),
     ...(faultSeed === undefined ? {} : { faultSeed }),
@@ -81,6 +97,7 @@ async function main(): Promise<void> {
       region: emulator.region,
       secretId: emulator.credentials.secretId,
       secretKeySource: keySource,
+      callers: Object.fromEntries(Object.entries(emulator.callers).map(([name, c]) => [name, c.secretId])),
       defaultAccount: emulator.credentials.secretId === DEFAULT_TEST_CREDENTIALS.secretId,
     }),
   );

@@ -11,11 +11,30 @@ export const DEFAULT_TEST_CREDENTIALS: Readonly<{ secretId: string; secretKey: s
   secretKey: 'loopguardEmulatorTestSecretKey000001',
 });
 
+/**
+ * A named credential pair. Stats count calls per caller, so a benchmark can tell loopguard's calls from TKE's
+ * even though both spend the one account's quota.
+ */
+export interface CallerCredentials {
+  /** Name in the stats (`byCaller`), e.g. `loopguard`, `tke`. Several pairs may share a name. */
+  caller: string;
+  secretId: string;
+  secretKey: string;
+}
+
+/** Caller of requests that did not authenticate (missing/garbled Authorization, unknown SecretId, bad signature). */
+export const UNAUTHENTICATED_CALLER = '(unauthenticated)';
+
 export interface EmulatorOptions {
   /** TCP port on 127.0.0.1; 0 picks a free one. */
   port: number;
-  /** SecretId → SecretKey. All keys belong to one account: state, quota and capabilities are shared. */
+  /**
+   * SecretId → SecretKey. All keys belong to one account: state, quota and capabilities are shared. Calls made
+   * with these keys are attributed to the SecretId itself; use `callers` to name them.
+   */
   accounts: Record<string, string>;
+  /** Named credential pairs, accepted next to (and listed before) `accounts`; same single account. */
+  callers: CallerCredentials[];
   /** The only region served; requests naming another one get `InvalidParameter.RegionNotFound`. */
   region: string;
   /** How long an async write stays `Status 2` before it completes. */
@@ -38,7 +57,7 @@ export interface EmulatorOptions {
   log: (line: string) => void;
 }
 
-export const DEFAULT_OPTIONS: Readonly<Omit<EmulatorOptions, 'accounts' | 'capabilities' | 'rpsPerAction'>> = Object.freeze({
+export const DEFAULT_OPTIONS: Readonly<Omit<EmulatorOptions, 'accounts' | 'callers' | 'capabilities' | 'rpsPerAction'>> = Object.freeze({
   port: 0,
   region: 'ap-guangzhou',
   taskDurationMs: 300,
@@ -50,18 +69,44 @@ export const DEFAULT_OPTIONS: Readonly<Omit<EmulatorOptions, 'accounts' | 'capab
   log: () => undefined,
 });
 
-export interface ResolvedOptions extends Omit<EmulatorOptions, 'capabilities'> {
+export interface ResolvedOptions extends Omit<EmulatorOptions, 'capabilities' | 'callers'> {
   capabilities: Capabilities;
+  /** Every accepted pair in configuration order (`callers`, then `accounts`); never empty. */
+  callers: CallerCredentials[];
+  /** SecretId → caller name, for attributing verified requests. */
+  callerOf: Record<string, string>;
+}
+
+/**
+ * Merges `callers` and `accounts` into one credential list (the default test account when both are empty).
+ * A SecretId given twice with different keys or caller names is a configuration error, not a silent override.
+ */
+function resolveCallers(options: Partial<EmulatorOptions>): CallerCredentials[] {
+  const listed = [
+    ...(options.callers ?? []),
+    ...Object.entries(options.accounts ?? {}).map(([secretId, secretKey]) => ({ caller: secretId, secretId, secretKey })),
+  ];
+  const all = listed.length > 0 ? listed : [{ caller: DEFAULT_TEST_CREDENTIALS.secretId, ...DEFAULT_TEST_CREDENTIALS }];
+  const seen = new Map<string, CallerCredentials>();
+  for (const c of all) {
+    if (!c.caller || !c.secretId || !c.secretKey) throw new Error('every caller needs a non-empty caller name, SecretId and SecretKey');
+    if (c.caller === UNAUTHENTICATED_CALLER) throw new Error(`caller name ${UNAUTHENTICATED_CALLER} is reserved`);
+    const prev = seen.get(c.secretId);
+    if (prev && (prev.secretKey !== c.secretKey || prev.caller !== c.caller)) {
+      throw new Error(`SecretId ${c.secretId} is configured twice with different keys or caller names`);
+    }
+    seen.set(c.secretId, { ...c });
+  }
+  return [...seen.values()];
 }
 
 export function resolveOptions(options: Partial<EmulatorOptions> = {}): ResolvedOptions {
-  const accounts =
-    options.accounts && Object.keys(options.accounts).length > 0
-      ? { ...options.accounts }
-      : { [DEFAULT_TEST_CREDENTIALS.secretId]: DEFAULT_TEST_CREDENTIALS.secretKey };
+  const callers = resolveCallers(options);
   return {
     port: options.port ?? DEFAULT_OPTIONS.port,
-    accounts,
+    accounts: Object.fromEntries(callers.map((c) => [c.secretId, c.secretKey])),
+    callers,
+    callerOf: Object.fromEntries(callers.map((c) => [c.secretId, c.caller])),
     region: options.region ?? DEFAULT_OPTIONS.region,
     taskDurationMs: options.taskDurationMs ?? DEFAULT_OPTIONS.taskDurationMs,
     rps: options.rps ?? DEFAULT_OPTIONS.rps,

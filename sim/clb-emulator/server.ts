@@ -20,8 +20,10 @@ export interface ClbEmulator {
   endpoint: string;
   /** `http://127.0.0.1:PORT` */
   url: string;
-  /** The first configured account (the default test account unless `accounts` was given). */
+  /** The first configured pair (`callers[0]`, else the first of `accounts`, else the default test account). */
   credentials: { secretId: string; secretKey: string };
+  /** Caller name → its first configured pair, for handing each client its own credentials. */
+  callers: Record<string, { secretId: string; secretKey: string }>;
   region: string;
   admin: ClbAdminClient;
   close(): Promise<void>;
@@ -105,7 +107,9 @@ export async function startClbEmulator(options?: Partial<EmulatorOptions>): Prom
   const port = (server.address() as AddressInfo).port;
   const endpoint = `${EMULATOR_HOST}:${port}`;
   const url = `http://${endpoint}`;
-  const [secretId, secretKey] = Object.entries(resolved.accounts)[0] ?? ['', ''];
+  const { secretId, secretKey } = resolved.callers[0] ?? { secretId: '', secretKey: '' };
+  const callers: ClbEmulator['callers'] = {};
+  for (const c of resolved.callers) callers[c.caller] ??= { secretId: c.secretId, secretKey: c.secretKey };
 
   let closed: Promise<void> | undefined;
   return {
@@ -113,6 +117,7 @@ export async function startClbEmulator(options?: Partial<EmulatorOptions>): Prom
     endpoint,
     url,
     credentials: { secretId, secretKey },
+    callers,
     region: resolved.region,
     admin: new ClbAdminClient(url),
     close() {

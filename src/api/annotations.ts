@@ -158,6 +158,13 @@ export interface OriginalsRecord {
   rules?: Record<string, { sourceIpType: SourceIpType; added?: AddedLevel }>;
   /** Original CLB attributes. */
   loadBalancer?: { passToTarget?: boolean };
+  /**
+   * Fields (`fieldKey` in src/plan/record.ts) loopguard has seen take effect. The one drift rule: such a field
+   * found back at its original was put back outside loopguard.
+   */
+  applied?: string[];
+  /** When loopguard last declared L7 fields in a TkeServiceConfig: TKE's grace period runs from here, across restarts. */
+  declaredAt?: string;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -198,6 +205,12 @@ export function validateOriginals(value: unknown): string | undefined {
     if (!isRecord(value.loadBalancer)) return '"loadBalancer" must be an object';
     const p = value.loadBalancer.passToTarget;
     if (p !== undefined && typeof p !== 'boolean') return 'loadBalancer.passToTarget must be a boolean';
+  }
+  if (value.applied !== undefined && (!Array.isArray(value.applied) || value.applied.some((k) => typeof k !== 'string'))) {
+    return '"applied" must be a list of strings';
+  }
+  if (value.declaredAt !== undefined && (typeof value.declaredAt !== 'string' || Number.isNaN(Date.parse(value.declaredAt)))) {
+    return '"declaredAt" must be an RFC 3339 time';
   }
   return undefined;
 }

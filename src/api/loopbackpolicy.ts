@@ -156,6 +156,13 @@ export interface TargetStatus {
   loadBalancerId?: string;
 }
 
+export interface ReleaseStatus {
+  kind: TargetKind;
+  name: string;
+  plan?: string[];
+  message?: string;
+}
+
 export interface LoopbackPolicyStatus {
   observedGeneration?: number;
   conditions?: Condition[];
@@ -164,6 +171,8 @@ export interface LoopbackPolicyStatus {
   targets?: TargetStatus[];
   targetsTruncated?: boolean;
   targetsNote?: string;
+  /** Targets the policy changed but no longer manages, and the steps that give their originals back. */
+  releases?: ReleaseStatus[];
   lastEvaluatedTime?: string;
 }
 

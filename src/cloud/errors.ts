@@ -198,6 +198,7 @@ export function isSdkException(err: unknown): err is Error & SdkExceptionShape {
 
 const NETWORK_PATTERNS = [
   /socket hang up/i,
+  /\bEPROTO\b/,
   /ECONNRESET|ECONNREFUSED|ETIMEDOUT|EPIPE|ENETUNREACH|EHOSTUNREACH|EAI_AGAIN|ENOTFOUND/,
   /network timeout/i,
   /request to .* failed/i,
@@ -275,8 +276,51 @@ export function toClbError(err: unknown, ctx: CloudErrorContext = {}, signal?: A
   );
 }
 
+/**
+ * TLS sent to a plain-HTTP server (the local CLB emulator, a sidecar) dies inside OpenSSL as
+ * `EPROTO … wrong version number`. No retry can fix that: only the protocol setting can.
+ */
+const TLS_TO_PLAIN_HTTP = /\bEPROTO\b|wrong version number|WRONG_VERSION_NUMBER|packet length too long|SSL routines:[^:]*:unknown protocol/i;
+
+/** The network layer's text on one line, OpenSSL's `<hex>:error:<hex>:SSL routines:<fn>:<reason>:<file>:<line>` cut to its reason. */
+function networkDetail(message: string): string {
+  const ssl = /[0-9A-Fa-f]+:error:[0-9A-Fa-f]+:SSL routines:[^:]*:([^:\n]+)[^\n]*/.exec(message);
+  const line = (ssl ? message.replace(ssl[0], `TLS ${ssl[1]}`) : message).split('\n')[0]?.trim() ?? '';
+  return redactSecrets(line);
+}
+
+/** What to check for a connection-level failure, by its cause. */
+function networkFix(message: string, endpointSet: boolean): string {
+  const endpoint = endpointSet ? '--clb-endpoint (LOOPGUARD_CLB_ENDPOINT)' : 'the CLB API endpoint';
+  if (/ECONNREFUSED/.test(message)) return `Nothing accepts connections there: check ${endpoint} and that the server is running.`;
+  if (/ENOTFOUND|EAI_AGAIN/.test(message)) return `The host name does not resolve: check ${endpoint} and DNS.`;
+  if (/request to http:\/\/[^ ]* failed, reason: socket hang up/.test(message)) {
+    return `The server closed the connection: if it speaks HTTPS, set --clb-protocol=https:// (LOOPGUARD_CLB_PROTOCOL); else check ${endpoint}.`;
+  }
+  return `If it persists, check that ${endpointSet ? 'the endpoint' : 'clb.tencentcloudapi.com'} is reachable from where loopguard runs (in a pod: DNS, NetworkPolicy, egress proxy).`;
+}
+
 function networkError(err: Error, ctx: CloudErrorContext): ClbError {
   const where = ctx.endpoint ? ` ${ctx.endpoint}` : '';
+  const detail = networkDetail(err.message);
+  const customEndpoint = ctx.endpoint !== undefined && !/(^|\.)tencentcloudapi\.com(:\d+)?$/.test(ctx.endpoint);
+  if (TLS_TO_PLAIN_HTTP.test(err.message)) {
+    return new ClbError(
+      {
+        code: 'EndpointProtocolMismatch',
+        retryable: false,
+        reason: 'NetworkError',
+        throttled: false,
+        apiMessage: err.message,
+        ...pickContext(ctx),
+        message:
+          `${ctx.action ?? 'A CLB call'} spoke HTTPS to the CLB API endpoint${where}, which answers in plain HTTP (${detail}). ` +
+          'Fix: set --clb-protocol=http:// (LOOPGUARD_CLB_PROTOCOL=http://) or write the endpoint as http://host:port, ' +
+          'as the local CLB emulator needs; for the real CLB API leave --clb-endpoint unset.',
+      },
+      { cause: err },
+    );
+  }
   return new ClbError(
     {
       code: 'NetworkError',
@@ -286,8 +330,8 @@ function networkError(err: Error, ctx: CloudErrorContext): ClbError {
       apiMessage: err.message,
       ...pickContext(ctx),
       message:
-        `${ctx.action ?? 'A CLB call'} got no answer from the CLB API endpoint${where} (${redactSecrets(err.message)}); ` +
-        'retried with backoff. If it persists, check the pod\'s egress (DNS, NetworkPolicy, proxy).',
+        `${ctx.action ?? 'A CLB call'} got no answer from the CLB API endpoint${where} (${detail}); retried with backoff. ` +
+        networkFix(err.message, customEndpoint),
     },
     { cause: err },
   );

@@ -1,10 +1,25 @@
-// Secret redaction for everything that may reach a log line, an Event or a status message.
-// Two layers, because either alone leaks: (1) the exact values of every credential loopguard has
-// loaded (registered by the credential providers), wherever they appear; (2) patterns and key names
-// that look like secrets (SecretIds start with AKID, TC3 Authorization headers, `secret_key = …`),
-// for values loopguard never loaded itself (e.g. a mistyped key quoted in an error message).
+// The one secret-redaction policy for everything that may reach a log line, an Event or a status message.
+// winston's format (src/runtime/logger.ts) and the cloud layer (safeLog, quoted requests, error texts) both
+// call `redactSecrets`, so a cloud log line, which passes through both, comes out as it would through one:
+// the function is idempotent.
+//
+// The policy:
+// 1. By key, at any depth: the value under a key that names a secret (SecretKey, password, token,
+//    Authorization, Signature, private or API key) becomes `[REDACTED]`, whatever its type. A
+//    `credential(s)` object is walked instead, so its SecretId stays recognisable and its key does not.
+// 2. SecretIds are masked, not dropped: an operator debugging a CAM problem must be able to tell which key
+//    was used, but a log must not hold a whole credential half. Every AKID… value, the value under a SecretId
+//    key, and a registered SecretId keep a short prefix (`AKIDab12***`), wherever they appear, strings included.
+// 3. Inside strings: TC3 Authorization headers, `Signature=<hex>` and `secret_key = …`, `token: …`, `password=…`
+//    assignments (INI files, env dumps, query strings, JSON) are redacted; SecretId assignments are masked.
+// 4. Every credential value loopguard has loaded (registered by the credential providers) is removed from any
+//    string, for values no pattern recognises (e.g. a SecretKey quoted in an error message).
 
 const REDACTED = '[REDACTED]';
+/** Marks a masked SecretId; a value already ending with it is left as is (idempotence). */
+const MASK = '***';
+/** How much of a SecretId stays visible: `AKID` plus 4 characters, enough to tell an account's keys apart. */
+const MASK_PREFIX = 8;
 
 /** Values shorter than this are not registered: replacing short strings everywhere mangles logs. */
 const MIN_SECRET_LENGTH = 8;
@@ -13,7 +28,8 @@ const registered = new Set<string>();
 
 /**
  * Remembers a credential value (SecretId, SecretKey, session token) so that `redactSecrets` removes it
- * from any string. The set is bounded: rotated temporary credentials replace the oldest entries.
+ * from any string (a SecretId-looking one is masked). The set is bounded: rotated temporary credentials
+ * replace the oldest entries.
  */
 export function registerSecret(value: string | undefined | null): void {
   if (!value || value.length < MIN_SECRET_LENGTH || registered.has(value)) return;
@@ -24,33 +40,77 @@ export function registerSecret(value: string | undefined | null): void {
   }
 }
 
-/** Object keys whose values are never logged, whatever they contain. */
-const SENSITIVE_KEY = /secret|passw|token|authorization|signature|credential|private.?key|api.?key|^x-tc-token$/i;
+/** Tencent SecretIds, permanent and temporary, start with AKID (real ones are 36 characters). */
+const SECRET_ID = /\bAKID[A-Za-z0-9]{8,}/g;
+const SECRET_ID_EXACT = /^AKID[A-Za-z0-9]{8,}$/;
+/** Keys whose value is a SecretId: secretId, SecretId, TmpSecretId, secret_id, TENCENTCLOUD_SECRET_ID. */
+const SECRET_ID_KEY = /secret[_-]?id$/i;
+/** Keys whose value is never logged, whatever it contains. */
+const SECRET_KEY = /secret|passw|token|authorization|signature|private.?key|api.?key/i;
+/** Keys that match SECRET_KEY but name where a secret lives, not the secret itself. */
+const NOT_SECRET_KEY = /^(?:secretName|secretRef|tokenFile|tokenPath)$/i;
+/** Containers of a SecretId and a SecretKey: walked, so that rules 1 and 2 apply to their fields. */
+const CREDENTIAL_KEY = /^credentials?$/i;
 
-const STRING_PATTERNS: Array<[RegExp, string]> = [
+/** `AKIDab12***`: a prefix of at most half the value, so that a short id is never mostly visible. */
+export function maskSecretId(id: string): string {
+  if (id.endsWith(MASK)) return id;
+  return `${id.slice(0, Math.min(MASK_PREFIX, Math.floor(id.length / 2)))}${MASK}`;
+}
+
+type Replacer = (match: string, ...groups: string[]) => string;
+const redactAfter: Replacer = (_match, key) => `${key}${REDACTED}`;
+
+const STRING_PATTERNS: Array<[RegExp, Replacer]> = [
   // TC3 Authorization header value (Credential=<SecretId>/…, Signature=<hex>).
-  [/TC3-HMAC-SHA256\s+Credential=[^\s"',]*(?:,\s*SignedHeaders=[^\s"',]*)?(?:,\s*Signature=[0-9a-fA-F]*)?/g, `TC3-HMAC-SHA256 ${REDACTED}`],
-  [/(Authorization["']?\s*[:=]\s*["']?)[^"'\r\n]+/gi, `$1${REDACTED}`],
-  [/(Signature=)[0-9a-fA-F]{16,}/g, `$1${REDACTED}`],
+  [/TC3-HMAC-SHA256\s+Credential=[^\s"',]*(?:,\s*SignedHeaders=[^\s"',]*)?(?:,\s*Signature=[0-9a-fA-F]*)?/g, () => `TC3-HMAC-SHA256 ${REDACTED}`],
+  [/(Authorization["']?\s*[:=]\s*["']?)[^"'\r\n]+/gi, redactAfter],
+  [/(Signature=)[0-9a-fA-F]{16,}/g, redactAfter],
   // key = value forms: INI profile files, env dumps, query strings, JSON.
+  [/((?:secret[_-]?id|TENCENTCLOUD_SECRET_ID)["']?\s*[:=]\s*["']?)([^\s"',&}]+)/gi, (_match, key = '', id = '') => `${key}${maskSecretId(id)}`],
   [
-    /((?:secret[_-]?id|secret[_-]?key|session[_-]?token|TENCENTCLOUD_SECRET_ID|TENCENTCLOUD_SECRET_KEY|TENCENTCLOUD_SESSION_TOKEN|X-TC-Token|token)["']?\s*[:=]\s*["']?)[^\s"',&}]+/gi,
-    `$1${REDACTED}`,
+    /((?:secret[_-]?key|session[_-]?token|passw(?:or)?d|TENCENTCLOUD_SECRET_KEY|TENCENTCLOUD_SESSION_TOKEN|X-TC-Token|token)["']?\s*[:=]\s*["']?)[^\s"',&}]+/gi,
+    redactAfter,
   ],
-  // Tencent SecretIds (permanent and temporary) start with AKID.
-  [/\bAKID[A-Za-z0-9]{8,}/g, `AKID${REDACTED}`],
+  [SECRET_ID, (id) => maskSecretId(id)],
 ];
 
 function redactString(s: string): string {
   let out = s;
   for (const secret of registered) {
-    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+    if (out.includes(secret)) out = out.split(secret).join(SECRET_ID_EXACT.test(secret) ? maskSecretId(secret) : REDACTED);
   }
-  for (const [pattern, replacement] of STRING_PATTERNS) out = out.replace(pattern, replacement);
+  for (const [pattern, replacer] of STRING_PATTERNS) out = out.replace(pattern, replacer);
   return out;
 }
 
+type KeyRule = 'secret' | 'secretId' | 'walk';
+
+function keyRule(key: string): KeyRule {
+  if (SECRET_ID_KEY.test(key)) return 'secretId';
+  if (SECRET_KEY.test(key) && !NOT_SECRET_KEY.test(key)) return 'secret';
+  return 'walk';
+}
+
 const MAX_DEPTH = 10;
+
+function redactEntry(key: string, value: unknown, seen: WeakMap<object, unknown>, depth: number): unknown {
+  // Empty values stay visible: "the key is empty" is what a broken credential setup needs to show.
+  if (value === undefined || value === null || value === '') return value;
+  switch (keyRule(key)) {
+    case 'secret':
+      return REDACTED;
+    case 'secretId': {
+      if (typeof value !== 'string') return redactValue(value, seen, depth + 1);
+      // A registered or AKID value is already handled by the string rules; any other id is masked whole.
+      const redacted = redactString(value);
+      return redacted !== value ? redacted : maskSecretId(value);
+    }
+    case 'walk':
+      if (CREDENTIAL_KEY.test(key) && typeof value !== 'object') return REDACTED;
+      return redactValue(value, seen, depth + 1);
+  }
+}
 
 function redactValue(value: unknown, seen: WeakMap<object, unknown>, depth: number): unknown {
   if (typeof value === 'string') return redactString(value);
@@ -71,24 +131,20 @@ function redactValue(value: unknown, seen: WeakMap<object, unknown>, depth: numb
     const copy = Object.create(Object.getPrototypeOf(value) as object) as Record<string, unknown>;
     seen.set(value, copy);
     for (const key of Object.getOwnPropertyNames(value)) {
-      const v = (value as unknown as Record<string, unknown>)[key];
-      copy[key] = SENSITIVE_KEY.test(key) && v != null ? REDACTED : redactValue(v, seen, depth + 1);
+      copy[key] = redactEntry(key, (value as unknown as Record<string, unknown>)[key], seen, depth);
     }
     if ('cause' in value) copy['cause'] = redactValue(value.cause, seen, depth + 1);
     return copy;
   }
   const out: Record<string, unknown> = {};
   seen.set(value, out);
-  for (const [key, v] of Object.entries(value)) {
-    out[key] = SENSITIVE_KEY.test(key) && v != null && v !== '' ? REDACTED : redactValue(v, seen, depth + 1);
-  }
+  for (const [key, v] of Object.entries(value)) out[key] = redactEntry(key, v, seen, depth);
   return out;
 }
 
 /**
- * Returns a copy of `value` (string, plain object, array, Error) with secrets replaced by
- * `[REDACTED]`: values under sensitive keys, registered credential values, SecretIds (AKID…), TC3
- * Authorization headers and `secret_key = …` style assignments. Never throws; cycles are kept.
+ * Returns a copy of `value` (string, plain object, array, Error) with the policy above applied. Never
+ * throws; cycles are kept; applying it twice gives the same result as once.
  */
 export function redactSecrets<T>(value: T): T {
   return redactValue(value, new WeakMap(), 0) as T;

@@ -1,6 +1,9 @@
 // Reads CLBs for the assessment and keeps what it read for a while. A policy reconcile only fetches CLBs it
 // has not seen, or has not seen within `maxAgeMs` (the drift-check interval), so 500 Services appearing at
-// once cost 500 new reads, not 500 × the number of reconciles. Writes invalidate the CLB they touched.
+// once cost 500 new reads, not 500 × the number of reconciles. Reads that arrive together are coalesced into
+// DescribeLoadBalancers calls of up to 20 ids. A write whose async task succeeded updates the cached facts in
+// place (the task's success is the verification); the next drift check reads the CLB again and sees any drift.
+import { MAX_LOAD_BALANCER_IDS } from '../cloud/batching.js';
 import type { ClbClient, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo } from '../cloud/index.js';
 import type { BackendHealth, ClbFacts, ClbObservation, ListenerFacts } from '../model/facts.js';
 
@@ -61,10 +64,44 @@ export class ClbObserver {
   private readonly cache = new Map<string, Entry>();
   /** Raw listeners as last read, for writers that must send a listener's full HealthCheck back. */
   private readonly listeners = new Map<string, ListenerInfo[]>();
-  /** The rest of the last full read, so a read-back after a write costs one DescribeListeners. */
-  private readonly loadBalancers = new Map<string, { lb: LoadBalancerInfo; health?: LoadBalancerHealthInfo }>();
+
+  /** Ids waiting for the next coalesced read, each with the callers waiting on it. */
+  private pending: { ids: Set<string>; done: Promise<void> } | undefined;
 
   constructor(private readonly clb: ClbClient) {}
+
+  /** The cached observation, without reading (undefined when not cached or invalidated). */
+  cached(id: string): ClbObservation | undefined {
+    return this.cache.get(id)?.observation;
+  }
+
+  /** When the CLB was last read (ms since the epoch), if it is cached. */
+  observedAt(id: string): number | undefined {
+    return this.cache.get(id)?.at;
+  }
+
+  /**
+   * A listener write whose task succeeded: the cached listener now has `sourceIpType` (facts and raw struct),
+   * keeping the entry's read time, so drift checks still happen on schedule.
+   */
+  listenerSourceWritten(id: string, listenerId: string, sourceIpType: 0 | 1): void {
+    const raw = this.listeners.get(id);
+    if (raw) this.listeners.set(id, raw.map((l) => (l.listenerId === listenerId ? { ...l, healthCheck: { ...(l.healthCheck ?? {}), SourceIpType: sourceIpType } } : l)));
+    this.patchFacts(id, (clb) => ({
+      ...clb,
+      listeners: clb.listeners.map((l) => (l.listenerId === listenerId ? { ...l, healthCheck: { ...(l.healthCheck ?? {}), sourceIpType } } : l)),
+    }));
+  }
+
+  /** A ModifyLoadBalancerAttributes task that succeeded: the cached CLB now has `passToTarget`. */
+  passToTargetWritten(id: string, passToTarget: boolean): void {
+    this.patchFacts(id, (clb) => ({ ...clb, passToTarget }));
+  }
+
+  private patchFacts(id: string, change: (clb: ClbFacts) => ClbFacts): void {
+    const e = this.cache.get(id);
+    if (e?.observation.state === 'Found') this.cache.set(id, { at: e.at, observation: { state: 'Found', clb: change(e.observation.clb) } });
+  }
 
   /** Observations for `ids`, reading from the CLB API those not read within `maxAgeMs`. */
   async observe(ids: readonly string[], maxAgeMs: number, signal?: AbortSignal): Promise<Map<string, ClbObservation>> {
@@ -74,7 +111,7 @@ export class ClbObserver {
       const e = this.cache.get(id);
       return !e || now - e.at > maxAgeMs;
     });
-    if (stale.length > 0) await this.refresh(stale, signal);
+    if (stale.length > 0) await this.coalesced(stale, signal);
     const result = new Map<string, ClbObservation>();
     for (const id of unique) result.set(id, this.cache.get(id)?.observation ?? { state: 'NotObserved' });
     return result;
@@ -91,17 +128,25 @@ export class ClbObserver {
   }
 
   /**
-   * Re-reads only the listeners of a CLB read before (a write's read-back): the CLB's own attributes do not
-   * change with a listener write, and backend health is only advisory. Falls back to a full read.
+   * Joins the read that is about to start (same tick) or starts one: chunks observed side by side share
+   * DescribeLoadBalancers calls of up to 20 ids instead of each sending its own.
    */
-  async refreshListeners(id: string, signal?: AbortSignal): Promise<ClbObservation> {
-    const known = this.loadBalancers.get(id);
-    if (!known) return (await this.observe([id], 0, signal)).get(id) ?? { state: 'NotObserved' };
-    const listeners = await this.clb.describeListeners(id, { signal });
-    this.listeners.set(id, listeners);
-    const observation: ClbObservation = { state: 'Found', clb: clbFacts(known.lb, listeners, known.health) };
-    this.cache.set(id, { at: Date.now(), observation });
-    return observation;
+  private async coalesced(ids: readonly string[], signal?: AbortSignal): Promise<void> {
+    if (!this.pending) {
+      const batch = { ids: new Set<string>(), done: Promise.resolve() };
+      batch.done = new Promise<void>((resolve, reject) => {
+        setImmediate(() => {
+          if (this.pending === batch) this.pending = undefined;
+          const all = [...batch.ids];
+          const chunks: string[][] = [];
+          for (let i = 0; i < all.length; i += MAX_LOAD_BALANCER_IDS) chunks.push(all.slice(i, i + MAX_LOAD_BALANCER_IDS));
+          Promise.all(chunks.map((c) => this.refresh(c, signal))).then(() => resolve(), reject);
+        });
+      });
+      this.pending = batch;
+    }
+    for (const id of ids) this.pending.ids.add(id);
+    await this.pending.done;
   }
 
   private async refresh(ids: string[], signal?: AbortSignal): Promise<void> {
@@ -116,8 +161,6 @@ export class ClbObserver {
     found.forEach((lb, i) => {
       const listeners = listenerSets[i] ?? [];
       this.listeners.set(lb.loadBalancerId, listeners);
-      const health = healthById.get(lb.loadBalancerId);
-      this.loadBalancers.set(lb.loadBalancerId, { lb, ...(health ? { health } : {}) });
       this.cache.set(lb.loadBalancerId, {
         at,
         observation: { state: 'Found', clb: clbFacts(lb, listeners, healthById.get(lb.loadBalancerId)) },
@@ -125,7 +168,6 @@ export class ClbObserver {
     });
     for (const id of ids) {
       if (byId.has(id)) continue;
-      this.loadBalancers.delete(id);
       this.cache.set(id, { at, observation: { state: 'NotFound', loadBalancerId: id } });
     }
   }

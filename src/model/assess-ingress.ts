@@ -9,6 +9,7 @@
 import { IngressAnnotation, TKE_INGRESS_CLASS, readBool, readString } from '../api/annotations.js';
 import type { SourceIpType } from '../api/annotations.js';
 import { assessment, type Assessment, type AssessmentContext, type Blocker, type Mitigation } from './assessment-result.js';
+import { boundLoadBalancerId } from './target-facts.js';
 import { clbGate, isIpv6, isPublic, skipGate } from './assess-common.js';
 import { sourceIpTypeOf, type Change, type L7DesiredState, type L7ListenerState, type TkeServiceConfigRef } from './desired-state.js';
 import { L7_PROTOCOLS, type IngressFacts } from './facts.js';
@@ -58,8 +59,8 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
       warnings,
     });
   }
-  const idValue = readString(ing.annotations, IngressAnnotation.LoadBalancerId);
-  const loadBalancerId = idValue.kind === 'value' && idValue.value.trim() !== '' ? idValue.value.trim() : undefined;
+  // Facts built by target-facts.ts carry the parsed id; plain-data facts (tests, manifests) may only have the annotation.
+  const loadBalancerId = ing.loadBalancerId ?? boundLoadBalancerId(ing.annotations, 'Ingress');
   const gate = clbGate(ing, loadBalancerId, IngressAnnotation.LoadBalancerId, ctx.clb, warnings);
   if ('done' in gate) return gate.done;
   const clb = gate.clb;

@@ -9,6 +9,7 @@
 // supporting TKE kube-proxy bind the VIP so calls are answered on the node.
 import { ServiceAnnotation, readBool, readString } from '../api/annotations.js';
 import { assessment, type Assessment, type AssessmentContext, type Blocker, type Mitigation } from './assessment-result.js';
+import { boundLoadBalancerId } from './target-facts.js';
 import { clbGate, isIpv6, isPublic, skipGate } from './assess-common.js';
 import { sourceIpTypeOf, type Change, type L4DesiredState, type L4ListenerState } from './desired-state.js';
 import { L4_PROTOCOLS, L7_PROTOCOLS, type ClbFacts, type ListenerFacts, type ServiceFacts } from './facts.js';
@@ -80,8 +81,8 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
       warnings,
     });
   }
-  const idValue = readString(svc.annotations, ServiceAnnotation.LoadBalancerId);
-  const loadBalancerId = idValue.kind === 'value' && idValue.value.trim() !== '' ? idValue.value.trim() : undefined;
+  // Facts built by target-facts.ts carry the parsed id; plain-data facts (tests, manifests) may only have the annotation.
+  const loadBalancerId = svc.loadBalancerId ?? boundLoadBalancerId(svc.annotations, 'Service');
   const gate = clbGate(svc, loadBalancerId, ServiceAnnotation.LoadBalancerId, ctx.clb, warnings);
   if ('done' in gate) return gate.done;
   const clb = gate.clb;

@@ -9,13 +9,18 @@ export interface TargetRef {
   name: string;
 }
 
+/** The CLB TKE bound the target to (`service.kubernetes.io/loadbalance-id` / `kubernetes.io/ingress.qcloud-loadbalance-id`), parsed once. */
+export interface BoundClb {
+  loadBalancerId?: string;
+}
+
 export interface ServicePortFacts {
   name?: string;
   port: number;
   protocol: 'TCP' | 'UDP' | 'SCTP';
 }
 
-export interface ServiceFacts extends TargetRef {
+export interface ServiceFacts extends TargetRef, BoundClb {
   kind: 'Service';
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
@@ -35,7 +40,7 @@ export interface IngressRuleFacts {
   paths: string[];
 }
 
-export interface IngressFacts extends TargetRef {
+export interface IngressFacts extends TargetRef, BoundClb {
   kind: 'Ingress';
   labels?: Record<string, string>;
   annotations?: Record<string, string>;

@@ -43,6 +43,16 @@ export interface TargetError {
 export interface TargetOutcome {
   assessment: Assessment;
   error?: TargetError;
+  /** The plan's steps still to carry out (src/plan), described; without it the assessment's changes stand in. */
+  plan?: readonly string[];
+}
+
+/** A target the policy changed but no longer manages, with the steps that give its originals back. */
+export interface ReleaseOutcome {
+  kind: TargetStatus['kind'];
+  name: string;
+  plan: readonly string[];
+  error?: TargetError;
 }
 
 export interface PolicyStatusInput {
@@ -51,6 +61,7 @@ export interface PolicyStatusInput {
   profile?: ClusterProfile | ClusterProfileStatus;
   outcomes: readonly TargetOutcome[];
   previousConditions?: readonly Condition[];
+  releases?: readonly ReleaseOutcome[];
   /** A policy-wide problem only a human can fix (e.g. CAM denies DescribeLoadBalancers). */
   policyError?: { reason: string; message: string };
   now: Date;
@@ -58,6 +69,8 @@ export interface PolicyStatusInput {
 }
 
 export const MAX_PLAN_LINES = 32;
+/** Upper bound of status.releases (the CRD's maxItems). */
+export const MAX_RELEASES = 32;
 const MAX_MESSAGE = 1024;
 const MAX_PLAN_LINE = 256;
 /** Pending causes that are loopguard's own unfinished work (the rest wait on TKE). */
@@ -111,11 +124,22 @@ function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 3)}...` : text;
 }
 
+/** Plan lines as status shows them: at most MAX_PLAN_LINES, each clipped. */
+function planLines(lines: readonly string[]): string[] {
+  const plan = lines.slice(0, MAX_PLAN_LINES).map((l) => clip(l, MAX_PLAN_LINE));
+  if (lines.length > MAX_PLAN_LINES) plan[MAX_PLAN_LINES - 1] = `... and ${lines.length - MAX_PLAN_LINES + 1} more steps`;
+  return plan;
+}
+
+/** Steps still planned for a target: the plan's when it has one, else the assessment's changes. */
+function stepCount(o: TargetOutcome): number {
+  return o.plan?.length ?? o.assessment.changes.length;
+}
+
 export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
   const a = outcome.assessment;
   const message = outcome.error ? `${a.rootCause.message} Last error (${outcome.error.reason}): ${outcome.error.message}` : a.rootCause.message;
-  const plan = a.changes.slice(0, MAX_PLAN_LINES).map((c) => clip(describeChange(c), MAX_PLAN_LINE));
-  if (a.changes.length > MAX_PLAN_LINES) plan[MAX_PLAN_LINES - 1] = `... and ${a.changes.length - MAX_PLAN_LINES + 1} more changes`;
+  const plan = planLines(outcome.plan ?? a.changes.map(describeChange));
   return {
     kind: a.target.kind,
     name: a.target.name,
@@ -183,7 +207,7 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts): Evaluation {
   const observing = outcomes.filter((o) => OBSERVING.has(o.assessment.rootCause.id));
   const retrying = outcomes.filter((o) => o.error && !o.error.permanent);
   const applying = enforce
-    ? outcomes.filter((o) => o.assessment.changes.length > 0 && o.assessment.blockers.length === 0 && !o.error?.permanent)
+    ? outcomes.filter((o) => stepCount(o) > 0 && o.assessment.blockers.length === 0 && !o.error?.permanent)
     : [];
   let reconciling: Evaluation['reconciling'];
   if (!stalled) {
@@ -193,10 +217,10 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts): Evaluation {
         message: `retrying after transient errors: ${examples(retrying.map((o) => ({ who: label(o), text: (o.error as TargetError).message })))}`,
       };
     } else if (applying.length > 0) {
-      const n = applying.reduce((sum, o) => sum + o.assessment.changes.length, 0);
+      const n = applying.reduce((sum, o) => sum + stepCount(o), 0);
       reconciling = {
         reason: ReconcilingReason.ApplyingChanges,
-        message: `applying ${n} change${n === 1 ? '' : 's'} to ${applying.length} target${applying.length === 1 ? '' : 's'}; ${summary}`,
+        message: `applying ${n} step${n === 1 ? '' : 's'} to ${applying.length} target${applying.length === 1 ? '' : 's'}; ${summary}`,
       };
     } else if (observing.length > 0) {
       reconciling = { reason: ReconcilingReason.Observing, message: `reading the CLB of ${observing.length} target(s); ${summary}` };
@@ -214,9 +238,9 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts): Evaluation {
     const riskText = atRisk.length > 0 ? `; at risk: ${examples(atRisk.map((o) => ({ who: label(o), text: o.assessment.rootCause.id })))}` : '';
     const waiting = counts.pending > 0 ? `; ${counts.pending} waiting for TKE to assign a CLB or listeners` : '';
     if (!enforce) {
-      const planned = outcomes.filter((o) => o.assessment.changes.length > 0);
-      const n = planned.reduce((sum, o) => sum + o.assessment.changes.length, 0);
-      const plan = n > 0 ? `; Enforce mode would apply ${n} change${n === 1 ? '' : 's'} to ${planned.length} target${planned.length === 1 ? '' : 's'} (see status.targets[].plan)` : '; nothing to change';
+      const planned = outcomes.filter((o) => stepCount(o) > 0);
+      const n = planned.reduce((sum, o) => sum + stepCount(o), 0);
+      const plan = n > 0 ? `; Enforce mode would carry out ${n} step${n === 1 ? '' : 's'} on ${planned.length} target${planned.length === 1 ? '' : 's'} (see status.targets[].plan)` : '; nothing to change';
       const blockedText = outcomes.some((o) => o.assessment.blockers.length > 0) ? '; some mitigations need a ticket or a fix first (see targets)' : '';
       ready = { status: 'True', reason: ReadyReason.AuditComplete, message: `diagnosis complete, nothing changed (Audit): ${summary}${riskText}${plan}${blockedText}${waiting}` };
     } else if (atRisk.length > 0) {
@@ -255,6 +279,16 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
     counts,
     targets,
     targetsTruncated: truncated,
+    ...(input.releases && input.releases.length > 0
+      ? {
+          releases: input.releases.slice(0, MAX_RELEASES).map((r) => ({
+            kind: r.kind,
+            name: r.name,
+            plan: planLines(r.plan),
+            ...(r.error ? { message: clip(`${r.error.reason}: ${r.error.message}`, MAX_MESSAGE) } : {}),
+          })),
+        }
+      : {}),
     ...(truncated
       ? { targetsNote: `showing ${targets.length} of ${all.length} targets, most severe first; counts cover all of them` }
       : {}),

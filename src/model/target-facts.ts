@@ -1,7 +1,14 @@
 // Converts client-node Service/Ingress objects into the plain facts the assessment reads.
 // Type-only imports: nothing here touches the network.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
+import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import type { IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
+
+/** The CLB id TKE wrote on the target, trimmed; undefined when absent or blank. */
+export function boundLoadBalancerId(annotations: Readonly<Record<string, string>> | undefined, kind: 'Service' | 'Ingress'): string | undefined {
+  const id = annotations?.[kind === 'Service' ? ServiceAnnotation.LoadBalancerId : IngressAnnotation.LoadBalancerId]?.trim();
+  return id ? id : undefined;
+}
 
 function isoTime(value: Date | string | undefined): string | undefined {
   if (value === undefined) return undefined;
@@ -13,12 +20,14 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
   const etp = svc.spec?.externalTrafficPolicy;
   const ips = (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter((ip): ip is string => !!ip);
   const created = isoTime(md.creationTimestamp);
+  const loadBalancerId = boundLoadBalancerId(md.annotations, 'Service');
   return {
     kind: 'Service',
     namespace: md.namespace ?? '',
     name: md.name ?? '',
     ...(md.labels ? { labels: md.labels } : {}),
     ...(md.annotations ? { annotations: md.annotations } : {}),
+    ...(loadBalancerId ? { loadBalancerId } : {}),
     ...(created ? { creationTimestamp: created } : {}),
     type: svc.spec?.type ?? 'ClusterIP',
     ...(svc.spec?.loadBalancerClass ? { loadBalancerClass: svc.spec.loadBalancerClass } : {}),
@@ -37,12 +46,14 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
 export function ingressFacts(ing: V1Ingress): IngressFacts {
   const md = ing.metadata ?? {};
   const created = isoTime(md.creationTimestamp);
+  const loadBalancerId = boundLoadBalancerId(md.annotations, 'Ingress');
   return {
     kind: 'Ingress',
     namespace: md.namespace ?? '',
     name: md.name ?? '',
     ...(md.labels ? { labels: md.labels } : {}),
     ...(md.annotations ? { annotations: md.annotations } : {}),
+    ...(loadBalancerId ? { loadBalancerId } : {}),
     ...(created ? { creationTimestamp: created } : {}),
     ...(ing.spec?.ingressClassName ? { ingressClassName: ing.spec.ingressClassName } : {}),
     rules: (ing.spec?.rules ?? []).map((r) => ({

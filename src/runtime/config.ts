@@ -1,5 +1,7 @@
 // Operator configuration from flags (`--name=value` or `--name value`) and environment variables, flags
 // winning. Every problem is collected and reported at once, naming the flag, its variable and what is allowed.
+// Two defaults depend on where the operator runs and are settled by `resolveRuntimeDefaults` once the
+// kubeconfig is loaded: the Lease namespace and the probe address (see there).
 
 export type KubeProxyModeOverride = 'ipvs' | 'iptables' | 'none';
 
@@ -7,13 +9,15 @@ export interface OperatorConfig {
   /** Empty: in-cluster config, else KUBECONFIG / ~/.kube/config. */
   kubeconfig: string;
   leaderElect: boolean;
+  /** '' until `resolveRuntimeDefaults`: the pod's namespace in a cluster, else the kubeconfig context's. */
   leaseNamespace: string;
   leaseName: string;
   identity: string;
+  /** '' until `resolveRuntimeDefaults`: 0.0.0.0 in a pod (the kubelet probes the pod IP), else 127.0.0.1. */
   probeHost: string;
   probePort: number;
   region: string;
-  /** host[:port] of a CLB API endpoint; empty means the public Tencent Cloud endpoint. */
+  /** host[:port] of a CLB API endpoint (a scheme given with it moves to clbProtocol); empty = the public endpoint. */
   clbEndpoint: string;
   clbProtocol: 'https://' | 'http://';
   /** Requests per second per CLB action (the account quota is 20 and TKE's controllers share it). */
@@ -34,6 +38,8 @@ interface Field {
   key: keyof OperatorConfig;
   flag: string;
   env: string;
+  /** Older or conventional names that still work; the primary names win over them. */
+  aliases?: { flags?: readonly string[]; envs?: readonly string[] };
   kind: Kind;
   help: string;
   allowed?: readonly string[];
@@ -44,14 +50,22 @@ interface Field {
 export const FIELDS: readonly Field[] = [
   { key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', kind: 'string', help: 'kubeconfig file; empty = in-cluster' },
   { key: 'leaderElect', flag: 'leader-elect', env: 'LOOPGUARD_LEADER_ELECT', kind: 'bool', help: 'elect a leader among replicas (only the leader writes)' },
-  { key: 'leaseNamespace', flag: 'leader-election-namespace', env: 'POD_NAMESPACE', kind: 'string', help: 'namespace of the Lease' },
+  {
+    key: 'leaseNamespace',
+    flag: 'lease-namespace',
+    env: 'LOOPGUARD_LEASE_NAMESPACE',
+    // POD_NAMESPACE: what the Deployment sets from the downward API; --leader-election-namespace: controller-runtime's name.
+    aliases: { flags: ['leader-election-namespace'], envs: ['POD_NAMESPACE'] },
+    kind: 'string',
+    help: "namespace of the Lease (default: the pod's namespace in a cluster, else the kubeconfig context's, else default)",
+  },
   { key: 'leaseName', flag: 'leader-election-id', env: 'LOOPGUARD_LEASE_NAME', kind: 'string', help: 'name of the Lease' },
   { key: 'identity', flag: 'identity', env: 'POD_NAME', kind: 'string', help: 'this replica in the Lease (default: hostname + random suffix)' },
-  { key: 'probeHost', flag: 'probe-host', env: 'LOOPGUARD_PROBE_HOST', kind: 'string', help: 'address of /healthz, /readyz, /metrics' },
+  { key: 'probeHost', flag: 'probe-host', env: 'LOOPGUARD_PROBE_HOST', kind: 'string', help: 'address of /healthz, /readyz, /metrics (default: 0.0.0.0 in a pod, else 127.0.0.1)' },
   { key: 'probePort', flag: 'probe-port', env: 'LOOPGUARD_PROBE_PORT', kind: 'int', min: 0, max: 65535, help: 'port of /healthz, /readyz, /metrics (0 = any free port)' },
   { key: 'region', flag: 'region', env: 'TENCENTCLOUD_REGION', kind: 'string', help: 'Tencent Cloud region of the cluster, e.g. ap-guangzhou' },
-  { key: 'clbEndpoint', flag: 'clb-endpoint', env: 'LOOPGUARD_CLB_ENDPOINT', kind: 'string', help: 'CLB API endpoint override, host[:port] (the local emulator)' },
-  { key: 'clbProtocol', flag: 'clb-protocol', env: 'LOOPGUARD_CLB_PROTOCOL', kind: 'string', allowed: ['https://', 'http://'], help: 'protocol of the CLB endpoint' },
+  { key: 'clbEndpoint', flag: 'clb-endpoint', env: 'LOOPGUARD_CLB_ENDPOINT', kind: 'string', help: 'CLB API endpoint override, host[:port] or http(s)://host[:port] (the local emulator)' },
+  { key: 'clbProtocol', flag: 'clb-protocol', env: 'LOOPGUARD_CLB_PROTOCOL', kind: 'string', allowed: ['https://', 'http://', 'https', 'http'], help: 'protocol of the CLB endpoint (the emulator speaks http://)' },
   { key: 'cloudRateLimit', flag: 'cloud-rate-limit', env: 'LOOPGUARD_CLOUD_RATE_LIMIT', kind: 'int', min: 1, max: 20, help: 'CLB API requests per second per action (quota 20, shared with TKE)' },
   { key: 'concurrency', flag: 'concurrency', env: 'LOOPGUARD_CONCURRENCY', kind: 'int', min: 1, max: 64, help: 'targets reconciled at once' },
   { key: 'driftCheckIntervalMs', flag: 'drift-check-interval', env: 'LOOPGUARD_DRIFT_CHECK_INTERVAL', kind: 'duration', min: 1_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
@@ -72,10 +86,10 @@ export const FIELDS: readonly Field[] = [
 export const DEFAULTS: OperatorConfig = {
   kubeconfig: '',
   leaderElect: true,
-  leaseNamespace: 'loopguard-system',
+  leaseNamespace: '',
   leaseName: 'loopguard-leader',
   identity: '',
-  probeHost: '0.0.0.0',
+  probeHost: '',
   probePort: 8081,
   region: '',
   clbEndpoint: '',
@@ -105,8 +119,11 @@ export function parseDuration(text: string): number | undefined {
   return Math.round(Number(m[1]) * factor);
 }
 
+function fieldOfFlag(name: string): Field | undefined {
+  return FIELDS.find((f) => f.flag === name || f.aliases?.flags?.includes(name));
+}
+
 function parseFlags(argv: readonly string[], problems: string[]): Map<string, string> {
-  const known = new Set(FIELDS.map((f) => f.flag));
   const out = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -116,12 +133,12 @@ function parseFlags(argv: readonly string[], problems: string[]): Map<string, st
       continue;
     }
     const name = m[1]!;
-    if (!known.has(name)) {
+    const field = fieldOfFlag(name);
+    if (!field) {
       problems.push(`unknown flag --${name}`);
       continue;
     }
     let value = m[2];
-    const field = FIELDS.find((f) => f.flag === name)!;
     if (value === undefined) {
       const next = argv[i + 1];
       if (field.kind === 'bool' && (next === undefined || next.startsWith('--'))) value = 'true';
@@ -142,11 +159,12 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
   const problems: string[] = [];
   const flags = parseFlags(argv, problems);
   const config: Record<string, unknown> = { ...DEFAULTS };
+  const given = new Set<keyof OperatorConfig>();
   for (const f of FIELDS) {
-    const fromFlag = flags.get(f.flag);
-    const raw = fromFlag ?? env[f.env];
-    if (raw === undefined || (fromFlag === undefined && raw === '')) continue;
-    const where = fromFlag !== undefined ? `--${f.flag}` : `${f.env}`;
+    const source = firstSet(f, flags, env);
+    if (!source) continue;
+    given.add(f.key);
+    const { where, raw } = source;
     const fail = (what: string) => problems.push(`${where}="${raw}": ${what} (${f.help})`);
     switch (f.kind) {
       case 'string':
@@ -174,6 +192,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
     }
   }
   const result = config as unknown as OperatorConfig;
+  normaliseClbEndpoint(result, given.has('clbProtocol'), problems);
   if (!result.region && !result.clbEndpoint) {
     problems.push('no region: set --region or TENCENTCLOUD_REGION (e.g. ap-guangzhou), the region of the cluster\'s CLBs');
   }
@@ -184,6 +203,92 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
   return result;
 }
 
+/** The value a field takes and where it came from: its flags (primary first), then its variables; '' in a variable means unset. */
+function firstSet(f: Field, flags: Map<string, string>, env: NodeJS.ProcessEnv): { where: string; raw: string } | undefined {
+  for (const flag of [f.flag, ...(f.aliases?.flags ?? [])]) {
+    const raw = flags.get(flag);
+    if (raw !== undefined) return { where: `--${flag}`, raw };
+  }
+  for (const name of [f.env, ...(f.aliases?.envs ?? [])]) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') return { where: name, raw };
+  }
+  return undefined;
+}
+
+/**
+ * One protocol form ('http://') whichever was given ('http', 'http://'), and a scheme written into the
+ * endpoint moves to clbProtocol: `LOOPGUARD_CLB_ENDPOINT=http://127.0.0.1:9000` means what it says instead of
+ * sending TLS to a plain-HTTP server (EPROTO). A scheme that contradicts an explicit protocol is a problem.
+ */
+function normaliseClbEndpoint(c: OperatorConfig, explicit: boolean, problems: string[]): void {
+  c.clbProtocol = (c.clbProtocol.endsWith('://') ? c.clbProtocol : `${c.clbProtocol}://`) as OperatorConfig['clbProtocol'];
+  if (!c.clbEndpoint) return;
+  const m = /^(https?):\/\/([^/]+)\/?$/i.exec(c.clbEndpoint);
+  if (m) {
+    const scheme = `${m[1]!.toLowerCase()}://` as OperatorConfig['clbProtocol'];
+    if (explicit && scheme !== c.clbProtocol) {
+      problems.push(`--clb-endpoint="${c.clbEndpoint}" says ${scheme} but --clb-protocol (LOOPGUARD_CLB_PROTOCOL) says ${c.clbProtocol}: drop one of them`);
+    }
+    c.clbEndpoint = m[2]!;
+    c.clbProtocol = scheme;
+  } else if (c.clbEndpoint.includes('/')) {
+    problems.push(`--clb-endpoint="${c.clbEndpoint}": expected host[:port] or http(s)://host[:port] (LOOPGUARD_CLB_ENDPOINT)`);
+  }
+}
+
+/** Where the operator runs, as far as its defaults care. */
+export interface RuntimeEnvironment {
+  /** Contents of the ServiceAccount namespace file; set only inside a pod. */
+  serviceAccountNamespace?: string;
+  /** The kubeconfig context in use, out of cluster. */
+  context?: { name: string; namespace?: string };
+}
+
+/** The settled configuration plus one sentence per default chosen, for the start-up log. */
+export interface ResolvedDefaults {
+  leaseNamespaceFrom: string;
+  probeHostFrom: string;
+}
+
+export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+
+/**
+ * Settles the defaults that depend on where loopguard runs (a flag or variable always wins):
+ * - Lease namespace: in a pod its own namespace (the ServiceAccount file, as controller-runtime does); out of
+ *   cluster the namespace of the kubeconfig context, else `default`, so that `npm start` against any cluster
+ *   finds a namespace that exists instead of retrying forever on one only the Deployment creates.
+ * - Probe address: 0.0.0.0 in a pod (the kubelet probes the pod IP); 127.0.0.1 on a workstation, where
+ *   nothing outside needs /metrics.
+ */
+export function resolveRuntimeDefaults(config: OperatorConfig, where: RuntimeEnvironment): ResolvedDefaults {
+  const inCluster = where.serviceAccountNamespace !== undefined && where.serviceAccountNamespace.trim() !== '';
+  let leaseNamespaceFrom = 'set by --lease-namespace or LOOPGUARD_LEASE_NAMESPACE/POD_NAMESPACE';
+  if (!config.leaseNamespace) {
+    if (inCluster) {
+      config.leaseNamespace = where.serviceAccountNamespace!.trim();
+      leaseNamespaceFrom = "the pod's own namespace (ServiceAccount)";
+    } else if (where.context?.namespace) {
+      config.leaseNamespace = where.context.namespace;
+      leaseNamespaceFrom = `the namespace of kubeconfig context "${where.context.name}"`;
+    } else {
+      config.leaseNamespace = 'default';
+      leaseNamespaceFrom = where.context
+        ? `default: kubeconfig context "${where.context.name}" names no namespace`
+        : 'default: no kubeconfig context names a namespace';
+    }
+  }
+  let probeHostFrom = 'set by --probe-host or LOOPGUARD_PROBE_HOST';
+  if (!config.probeHost) {
+    config.probeHost = inCluster ? '0.0.0.0' : '127.0.0.1';
+    probeHostFrom = inCluster ? 'in a pod: every interface, for the kubelet' : 'out of cluster: loopback only';
+  }
+  return { leaseNamespaceFrom, probeHostFrom };
+}
+
 export function usage(): string {
-  return FIELDS.map((f) => `  --${f.flag.padEnd(28)} ${f.env.padEnd(32)} ${f.help}`).join('\n');
+  return FIELDS.map((f) => {
+    const also = [...(f.aliases?.flags ?? []).map((a) => `--${a}`), ...(f.aliases?.envs ?? [])];
+    return `  --${f.flag.padEnd(28)} ${f.env.padEnd(32)} ${f.help}${also.length > 0 ? ` (also: ${also.join(', ')})` : ''}`;
+  }).join('\n');
 }

@@ -4,7 +4,11 @@
 // - the leader renews every `retryPeriod` and steps down if it could not renew within `renewDeadline`;
 // - updates carry the resourceVersion, so of two candidates racing for an expired lease exactly one wins (409);
 // - on shutdown the leader releases the lease (empty holder, 1 s duration) so a standby takes over at once.
-import { ApiException, CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+// Failures are told apart: a missing namespace, a 403 or a 401 will not go away by retrying every 2 s, so a
+// candidate backs off (up to 30 s), reports one line with the cause and the fix, and `problem` says so for
+// /readyz; a timeout or a 5xx is retried at the normal pace and does not make the replica unready.
+import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
+import { kubeErrorMessage, kubeStatus } from './kube-errors.js';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -16,10 +20,18 @@ export interface LeaderElectionOptions {
   onStartedLeading: () => void;
   /** Called once when leadership is lost (not on a voluntary release). The process should exit. */
   onStoppedLeading: () => void;
-  logger?: { info(msg: string, meta?: Record<string, unknown>): void; warn(msg: string, meta?: Record<string, unknown>): void };
+  logger?: {
+    info(msg: string, meta?: Record<string, unknown>): void;
+    warn(msg: string, meta?: Record<string, unknown>): void;
+    error?(msg: string, meta?: Record<string, unknown>): void;
+  };
 }
 
 export const LEASE_DEFAULTS = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+/** Cap of the backoff after failures that need a person (missing namespace, RBAC). */
+export const LEASE_MAX_BACKOFF_MS = 30_000;
+/** The same failure is logged again at most this often. */
+const REPEAT_LOG_MS = 60_000;
 
 /** client-go requires leaseDuration > renewDeadline > 1.2 × retryPeriod. */
 export function validateLeaseTimings(t: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number }): void {
@@ -27,8 +39,55 @@ export function validateLeaseTimings(t: { leaseDurationMs: number; renewDeadline
   if (!(t.renewDeadlineMs > 1.2 * t.retryPeriodMs)) throw new Error('renew deadline must be greater than 1.2 × the retry period');
 }
 
-function status(err: unknown): number | undefined {
-  return err instanceof ApiException ? err.code : undefined;
+const status = kubeStatus;
+
+/** A failed attempt, said once: what went wrong, how to fix it, and whether waiting can fix it. */
+export class LeaseError extends Error {
+  constructor(
+    message: string,
+    /** Network errors, timeouts, 429 and 5xx: retried at the normal pace, readiness unaffected. */
+    readonly transient: boolean,
+  ) {
+    super(message);
+    this.name = 'LeaseError';
+  }
+}
+
+type LeaseStep = 'read' | 'create' | 'update';
+
+/** Turns what a Lease call threw into one line with cause and fix (status code and apiserver message, no headers). */
+export function describeLeaseFailure(err: unknown, step: LeaseStep, namespace: string, name: string): LeaseError {
+  const code = status(err);
+  const said = kubeErrorMessage(err);
+  const lease = `Lease ${namespace}/${name}`;
+  const chooseOther = 'or point --lease-namespace (LOOPGUARD_LEASE_NAMESPACE) at a namespace that exists';
+  if (code === 404 && step !== 'read') {
+    return new LeaseError(
+      `Cannot ${step} ${lease}: namespace "${namespace}" does not exist (${said}). Fix: kubectl create namespace ${namespace}, ${chooseOther}.`,
+      false,
+    );
+  }
+  if (code === 403) {
+    return new LeaseError(
+      `Not allowed to ${step} ${lease} (${said}). Fix: grant get, create and update on leases.coordination.k8s.io in ` +
+        `namespace ${namespace} to loopguard's identity (config/rbac/leader_election_role.yaml), ${chooseOther}.`,
+      false,
+    );
+  }
+  if (code === 401) {
+    return new LeaseError(
+      `The apiserver rejected loopguard's credentials (${step} ${lease}: ${said}). Fix: check the kubeconfig user ` +
+        '(KUBECONFIG / --kubeconfig) or, in a pod, the ServiceAccount token.',
+      false,
+    );
+  }
+  if (code !== undefined && code >= 400 && code < 500 && code !== 408 && code !== 409 && code !== 429) {
+    return new LeaseError(
+      `The apiserver refused to ${step} ${lease} (${said}). Fix: check --lease-namespace and --leader-election-id.`,
+      false,
+    );
+  }
+  return new LeaseError(`Could not ${step} ${lease} (${said}); retrying.`, true);
 }
 
 /**
@@ -49,6 +108,10 @@ export class LeaderElector {
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   private lastRenew = 0;
+  /** Consecutive failures that need a person (drive the backoff). */
+  private failures = 0;
+  private failure: LeaseError | undefined;
+  private lastLogged: { message: string; at: number } | undefined;
   /** The record we last saw and when we saw it change, by our own clock. */
   private observed: { key: string; at: number } | undefined;
 
@@ -67,6 +130,11 @@ export class LeaderElector {
 
   get isLeader(): boolean {
     return this.leading;
+  }
+
+  /** Why this candidate cannot take part in the election, while that needs a person; undefined otherwise. */
+  get problem(): string | undefined {
+    return this.failure && !this.failure.transient ? this.failure.message : undefined;
   }
 
   start(): void {
@@ -93,7 +161,7 @@ export class LeaderElector {
       await this.api.replaceNamespacedLease({ name: this.options.name, namespace: this.options.namespace, body: lease });
       this.options.logger?.info('Released leader lease', { lease: this.options.name });
     } catch (err) {
-      this.options.logger?.warn('Could not release leader lease', { error: err instanceof Error ? err.message : String(err) });
+      this.options.logger?.warn('Could not release leader lease', { error: kubeErrorMessage(err) });
     }
   }
 
@@ -109,8 +177,10 @@ export class LeaderElector {
     let ok = false;
     try {
       ok = await this.tryAcquireOrRenew();
+      this.recovered();
     } catch (err) {
-      this.options.logger?.warn('Leader election attempt failed', { error: err instanceof Error ? err.message : String(err) });
+      const failure = err instanceof LeaseError ? err : describeLeaseFailure(err, 'read', this.options.namespace, this.options.name);
+      this.failed(failure);
     }
     const now = Date.now();
     if (ok) {
@@ -127,7 +197,32 @@ export class LeaderElector {
       this.options.onStoppedLeading();
       return;
     }
-    this.schedule(this.t.retryPeriodMs);
+    // A leader keeps the normal pace whatever happens (it must renew within the deadline); a candidate that
+    // cannot work until someone creates a namespace or a RoleBinding backs off.
+    const backoff = !this.leading && this.failures > 0 ? Math.min(LEASE_MAX_BACKOFF_MS, this.t.retryPeriodMs * 2 ** this.failures) : 0;
+    this.schedule(Math.max(this.t.retryPeriodMs, backoff));
+  }
+
+  private failed(failure: LeaseError): void {
+    this.failure = failure;
+    if (!failure.transient) this.failures++;
+    const now = Date.now();
+    const repeat = this.lastLogged?.message === failure.message && now - this.lastLogged.at < REPEAT_LOG_MS;
+    if (repeat) return;
+    this.lastLogged = { message: failure.message, at: now };
+    const log = this.options.logger;
+    const meta = { lease: `${this.options.namespace}/${this.options.name}` };
+    if (failure.transient) log?.warn(`Leader election attempt failed: ${failure.message}`, meta);
+    else if (log?.error) log.error(`Leader election cannot proceed: ${failure.message}`, meta);
+    else log?.warn(`Leader election cannot proceed: ${failure.message}`, meta);
+  }
+
+  private recovered(): void {
+    if (!this.failure) return;
+    if (this.lastLogged) this.options.logger?.info('Leader election works again', { lease: `${this.options.namespace}/${this.options.name}` });
+    this.failure = undefined;
+    this.failures = 0;
+    this.lastLogged = undefined;
   }
 
   private async tryAcquireOrRenew(): Promise<boolean> {
@@ -137,7 +232,7 @@ export class LeaderElector {
     try {
       lease = await this.api.readNamespacedLease({ name, namespace });
     } catch (err) {
-      if (status(err) !== 404) throw err;
+      if (status(err) !== 404) throw describeLeaseFailure(err, 'read', namespace, name);
       try {
         await this.api.createNamespacedLease({
           namespace,
@@ -155,7 +250,7 @@ export class LeaderElector {
         return true;
       } catch (createErr) {
         if (status(createErr) === 409) return false;
-        throw createErr;
+        throw describeLeaseFailure(createErr, 'create', namespace, name);
       }
     }
 
@@ -181,7 +276,7 @@ export class LeaderElector {
       return true;
     } catch (err) {
       if (status(err) === 409) return false;
-      throw err;
+      throw describeLeaseFailure(err, 'update', namespace, name);
     }
   }
 }

@@ -1,33 +1,18 @@
-// Structured JSON logs (winston). Secrets never reach a transport: values under secret-looking keys are
-// replaced before formatting, whatever object a caller passes in.
+// Structured JSON logs (winston). Secrets never reach a transport: every field, the message included, goes
+// through the same redaction policy as the cloud layer's own logging (src/cloud/redact.ts), whatever object
+// a caller passes in.
 import winston from 'winston';
+import { redactSecrets } from '../cloud/redact.js';
 
-const SECRET_KEY = /secret|password|token|authorization|credential/i;
-/** Keys that look secret but only carry identifiers. */
-const NOT_SECRET = new Set(['secretId', 'SecretId', 'secretName', 'tokenFile']);
-
-/** Objects under a secret-looking key are walked, not dropped, so that e.g. credential.secretId stays visible. */
-function isSecretValue(key: string, value: unknown): boolean {
-  if (!SECRET_KEY.test(key) || NOT_SECRET.has(key)) return false;
-  return value !== undefined && value !== '' && (value === null || typeof value !== 'object');
-}
-
-export function redact(value: unknown, depth = 0): unknown {
-  if (depth > 8 || value === null || typeof value !== 'object') return value;
-  if (value instanceof Error) return { name: value.name, message: value.message };
-  if (Array.isArray(value)) return value.map((v) => redact(v, depth + 1));
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    out[k] = isSecretValue(k, v) ? '[REDACTED]' : redact(v, depth + 1);
-  }
-  return out;
+/** JSON drops an Error's non-enumerable name and message; keep them (the stack stays out of the log line). */
+function serialisable(value: unknown): unknown {
+  return value instanceof Error ? { name: value.name, message: value.message } : value;
 }
 
 const redactFormat = winston.format((info) => {
   for (const key of Object.keys(info)) {
-    if (key === 'level' || key === 'message') continue;
-    const value = info[key];
-    info[key] = isSecretValue(key, value) ? '[REDACTED]' : redact(value);
+    if (key === 'level') continue;
+    info[key] = serialisable(redactSecrets({ [key]: info[key] })[key]);
   }
   return info;
 });

@@ -1,5 +1,7 @@
-// /healthz (liveness), /readyz (informer caches synced) and /metrics on one small HTTP server.
-// Readiness is deliberately not tied to leadership: standbys are ready too (controller-conventions.md §1.9).
+// /healthz (liveness), /readyz (informer caches synced, and nothing known to stop the operator from acting)
+// and /metrics on one small HTTP server. Readiness is deliberately not tied to leadership: standbys are ready
+// too (controller-conventions.md §1.9). A failing check may say why, so `curl /readyz` answers the question
+// a 503 raises.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
@@ -7,6 +9,8 @@ import type { Registry } from 'prom-client';
 export interface HealthCheck {
   name: string;
   check: () => boolean;
+  /** Cause and fix, shown after a failing check (one line). */
+  reason?: () => string | undefined;
 }
 
 export interface ProbeServerOptions {
@@ -18,9 +22,12 @@ export interface ProbeServerOptions {
 }
 
 function report(checks: HealthCheck[], verbose: boolean): { ok: boolean; body: string } {
-  const results = checks.map((c) => ({ name: c.name, ok: safe(c.check) }));
+  const results = checks.map((c) => {
+    const ok = safe(c.check);
+    return { name: c.name, ok, reason: ok ? undefined : safeReason(c) };
+  });
   const ok = results.every((r) => r.ok);
-  const lines = results.map((r) => `[${r.ok ? '+' : '-'}]${r.name} ${r.ok ? 'ok' : 'failed'}`);
+  const lines = results.map((r) => `[${r.ok ? '+' : '-'}]${r.name} ${r.ok ? 'ok' : 'failed'}${r.reason ? `: ${r.reason}` : ''}`);
   const summary = ok ? 'ok' : 'failed';
   return { ok, body: verbose || !ok ? `${lines.join('\n')}\n${summary}\n` : `${summary}\n` };
 }
@@ -30,6 +37,14 @@ function safe(check: () => boolean): boolean {
     return check();
   } catch {
     return false;
+  }
+}
+
+function safeReason(c: HealthCheck): string | undefined {
+  try {
+    return c.reason?.()?.replace(/\s*\n\s*/g, ' ');
+  } catch {
+    return undefined;
   }
 }
 
@@ -58,9 +73,17 @@ export class ProbeServer {
       res.writeHead(404).end('not found\n');
     });
     const server = this.server;
+    const { host, port } = this.options;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.options.port, this.options.host, () => resolve());
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        const where = `${host}:${port}`;
+        if (err.code === 'EADDRINUSE') {
+          reject(new Error(`The probe port ${where} is in use (EADDRINUSE). Fix: stop what listens there (another loopguard?) or set --probe-port (LOOPGUARD_PROBE_PORT; 0 = any free port).`, { cause: err }));
+        } else if (err.code === 'EADDRNOTAVAIL' || err.code === 'EACCES') {
+          reject(new Error(`Cannot listen on ${where} (${err.code}). Fix: set --probe-host/--probe-port (LOOPGUARD_PROBE_HOST/_PORT) to an address and port this process may use.`, { cause: err }));
+        } else reject(err);
+      });
+      server.listen(port, host, () => resolve());
     });
     return server.address() as AddressInfo;
   }

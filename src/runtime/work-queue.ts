@@ -8,6 +8,11 @@ import { DEFAULT_ITEM_BACKOFF, ItemBackoff, type BackoffOptions } from './backof
 export interface ReconcileOutcome {
   /** Process the key again after this long (periodic drift checks, waiting on someone else). */
   requeueAfterMs?: number;
+  /**
+   * The round finished and reported everything, but part of it failed transiently: process the key again after
+   * its per-key backoff (counted as an error), not after `requeueAfterMs`.
+   */
+  retry?: Error;
 }
 
 export type ReconcileHandler = (key: string, signal: AbortSignal) => Promise<ReconcileOutcome | void>;
@@ -159,6 +164,12 @@ export class WorkQueue {
     let result: 'success' | 'error' | 'requeue_after' | 'terminal' = 'success';
     try {
       const outcome = await this.handler(key, this.abort.signal);
+      if (outcome?.retry && !this.shuttingDown) {
+        result = 'error';
+        const retryIn = this.addRateLimited(key);
+        this.observer.failed?.(this.name, key, outcome.retry, retryIn);
+        return;
+      }
       this.backoff.forget(key);
       if (outcome?.requeueAfterMs !== undefined) {
         result = 'requeue_after';

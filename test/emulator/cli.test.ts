@@ -56,4 +56,25 @@ describe('sim/clb-emulator/main.ts', () => {
       expect((await exited)[0]).toBe(0);
     }
   }, 20000);
+
+  it('takes named callers next to the single pair and prints their SecretIds, not their keys', async () => {
+    const args = ['--secret-id', 'AKIDsingle', '--secret-key', 'single-key-value', '--caller', 'loopguard:AKIDlg:lg-key:with-colon', '--caller', 'tke:AKIDtke:tke-key-value'];
+    const child = spawn(process.execPath, ['--import', 'tsx', 'sim/clb-emulator/main.ts', ...args], {
+      cwd: process.cwd(),
+      env: withoutCredentialEnv(),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      const [first] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+      for (const key of ['single-key-value', 'lg-key', 'tke-key-value']) expect(first).not.toContain(key);
+      const info = JSON.parse(first) as Record<string, unknown>;
+      expect(info).toMatchObject({ secretId: 'AKIDsingle', secretKeySource: '--secret-key', callers: { AKIDsingle: 'AKIDsingle', loopguard: 'AKIDlg', tke: 'AKIDtke' } });
+      const callers = (await (await fetch(`http://${String(info['endpoint'])}/_admin/callers`)).json()) as unknown[];
+      expect(callers).toHaveLength(3);
+    } finally {
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      expect((await exited)[0]).toBe(0);
+    }
+  }, 20000);
 });

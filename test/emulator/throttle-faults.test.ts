@@ -153,7 +153,7 @@ describe('stats', () => {
     expect(stats.tasks).toEqual({ started: 3, succeeded: 3, failed: 0 });
 
     await emu.admin.resetStats();
-    expect(await emu.admin.stats()).toEqual({ calls: {}, throttled: {}, errors: {}, listenerWrites: {}, ruleWrites: {}, tasks: { started: 0, succeeded: 0, failed: 0 } });
+    expect(await emu.admin.stats()).toEqual({ calls: {}, byCaller: {}, throttled: {}, errors: {}, listenerWrites: {}, ruleWrites: {}, tasks: { started: 0, succeeded: 0, failed: 0 } });
   });
 
   it('the SDK exception class is what the client throws', async () => {

@@ -2,13 +2,14 @@
 // simulator, and the operator as its own process under the ServiceAccount + RBAC of config/.
 // An Audit policy must diagnose every target correctly, become Ready, and write nothing anywhere.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoordinationV1Api, CoreV1Api, NetworkingV1Api, type V1Ingress } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { applyClusterProfile } from '../../sim/tke-simulator/index.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE, type OperatorProcess } from '../support/operator.js';
-import { lbService, PRIVATE_SUBNET } from '../support/workload.js';
+import { applyPolicy, deletePolicy, getPolicy, reportedStatus } from '../support/policy.js';
+import { lbIngress, lbService, PRIVATE_INGRESS, PRIVATE_SUBNET } from '../support/workload.js';
 
 const SUBNET = PRIVATE_SUBNET;
 
@@ -23,15 +24,6 @@ const EXPECTED: Record<Profile, Record<string, string>> = {
   // iptables answers the VIP on the node: in-cluster calls never reach the CLB.
   iptables: { 'Service/private-local': 'NotApplicable/VipServedLocally', 'Service/private-cluster': 'NotApplicable/VipServedLocally' },
 };
-
-interface TargetRow {
-  kind: string;
-  name: string;
-  verdict: string;
-  rootCause: string;
-  plan?: string[];
-  message?: string;
-}
 
 describe('Audit policy on the local TKE', () => {
   let tke: LocalTke;
@@ -63,46 +55,40 @@ describe('Audit policy on the local TKE', () => {
       body: lbService('opted-out', { annotations: { ...SUBNET, 'loopguard.dev/skip': 'true' }, etp: 'Local' }),
     });
     await core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'internal' }, spec: { ports: [{ port: 80 }] } } });
-    const ingress: V1Ingress = {
-      metadata: { name: 'web', annotations: { 'kubernetes.io/ingress.class': 'qcloud', 'kubernetes.io/ingress.subnetId': 'subnet-demo0001' } },
-      spec: {
-        rules: [
-          {
-            host: 'web.example.com',
-            http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'private-cluster', port: { number: 80 } } } }] },
-          },
-        ],
-      },
-    };
-    await net.createNamespacedIngress({ namespace: ns, body: ingress });
+    await net.createNamespacedIngress({
+      namespace: ns,
+      body: lbIngress('web', { annotations: PRIVATE_INGRESS, rules: [{ host: 'web.example.com', paths: ['/'] }], backend: { name: 'private-cluster', port: 80 } }),
+    });
     // Wait for "TKE" to finish every CLB (id annotation *and* one listener per port) before taking the write
     // baseline: TKE annotates the id before it creates the listeners, and a target whose listeners are still
     // missing is (rightly) Pending, which is not what this test is about.
-    await waitFor('CLBs and listeners built', async () => {
-      const svcs = await core.listNamespacedService({ namespace: ns });
-      const ing = await net.readNamespacedIngress({ namespace: ns, name: 'web' });
-      const built: Array<[string | undefined, number]> = svcs.items
-        .filter((s) => s.spec?.type === 'LoadBalancer')
-        .map((s) => [s.metadata?.annotations?.['service.kubernetes.io/loadbalance-id'], s.spec?.ports?.length ?? 0]);
-      built.push([ing.metadata?.annotations?.['kubernetes.io/ingress.qcloud-loadbalance-id'], 1]);
-      for (const [id, ports] of built) {
-        if (!id || (await emulator.admin.getLoadBalancer(id)).Listeners.length < ports) return undefined;
-      }
-      return true;
-    });
+    await waitFor(
+      'CLBs and listeners built',
+      async () => {
+        const svcs = await core.listNamespacedService({ namespace: ns });
+        const ing = await net.readNamespacedIngress({ namespace: ns, name: 'web' });
+        const wanted: Array<[string | undefined, number]> = svcs.items
+          .filter((s) => s.spec?.type === 'LoadBalancer')
+          .map((s) => [s.metadata?.annotations?.['service.kubernetes.io/loadbalance-id'], s.spec?.ports?.length ?? 0]);
+        wanted.push([ing.metadata?.annotations?.['kubernetes.io/ingress.qcloud-loadbalance-id'], 1]);
+        const built: Array<{ id?: string; ports: number; listeners: number }> = [];
+        for (const [id, ports] of wanted) built.push({ id, ports, listeners: id ? (await emulator.admin.getLoadBalancer(id)).Listeners.length : 0 });
+        return built;
+      },
+      { until: (built) => built.every((b) => b.id !== undefined && b.listeners >= b.ports) },
+    );
     await emulator.admin.resetStats();
 
-    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: audit, namespace: ${ns}}\nspec: {mode: Audit}\n`;
-    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
+    const ref = { namespace: ns, name: 'audit' };
+    expect((await applyPolicy(`apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: audit, namespace: ${ns}}\nspec: {mode: Audit}\n`)).code).toBe(0);
+    // kubectl wait itself, not the helpers' polling: that it works on lbp as it is (kstatus) is part of the contract.
     const wait = await kubectl(['wait', '--for=condition=Ready', '-n', ns, 'lbp/audit', '--timeout=30s']);
     expect(wait.stderr).toBe('');
     expect(wait.code).toBe(0);
 
-    const got = JSON.parse((await kubectl(['get', '-n', ns, 'lbp/audit', '-o', 'json'])).stdout) as {
-      metadata: { generation: number; finalizers?: string[] };
-      status: { observedGeneration: number; counts: Record<string, number>; targets: TargetRow[]; conditions: Array<{ type: string; status: string; reason: string }> };
-    };
-    const verdicts = Object.fromEntries(got.status.targets.map((t) => [`${t.kind}/${t.name}`, `${t.verdict}/${t.rootCause}`]));
+    const got = await getPolicy(ref);
+    const status = reportedStatus(got);
+    const verdicts = Object.fromEntries(status.targets.map((t) => [`${t.kind}/${t.name}`, `${t.verdict}/${t.rootCause}`]));
     expect(verdicts).toEqual({
       ...EXPECTED[profile],
       'Service/public': 'NotApplicable/PublicClb',
@@ -111,21 +97,21 @@ describe('Audit policy on the local TKE', () => {
       'Ingress/web': 'AtRisk/L7Loopback',
     });
     // Audit reports the plan Enforce would carry out.
-    const planOf = (name: string) => got.status.targets.find((t) => t.name === name)?.plan ?? [];
+    const planOf = (name: string) => status.targets.find((t) => t.name === name)?.plan ?? [];
     if (profile === 'ipvs-new') expect(planOf('private-local').length).toBeGreaterThan(0);
     // Too old to fix: no plan, but the message names the kube-proxy build to upgrade to (v1.18 line).
     if (profile === 'ipvs-old') {
       expect(planOf('private-local')).toEqual([]);
-      expect(got.status.targets.find((t) => t.name === 'private-local')?.message).toContain('v1.18.4-tke.20');
+      expect(status.targets.find((t) => t.name === 'private-local')?.message).toContain('v1.18.4-tke.20');
     }
     expect(planOf('web').length).toBeGreaterThan(0);
-    expect(got.status.observedGeneration).toBe(got.metadata.generation);
+    expect(status.observedGeneration).toBe(got.metadata.generation);
     const atRisk = profile === 'iptables' ? 1 : 2;
-    expect(got.status.counts).toMatchObject({ atRisk, notApplicable: 5 - atRisk, skipped: 1, total: 6 });
+    expect(status.counts).toMatchObject({ atRisk, notApplicable: 5 - atRisk, skipped: 1, total: 6 });
     const expectedMode = profile === 'iptables' ? 'iptables' : 'ipvs';
-    expect((got.status as unknown as { clusterProfile: { kubeProxyMode: string } }).clusterProfile.kubeProxyMode).toBe(expectedMode);
-    expect(got.status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'AuditComplete' });
-    expect(got.status.conditions.find((c) => c.type === 'Stalled')).toBeUndefined();
+    expect(status.clusterProfile?.kubeProxyMode).toBe(expectedMode);
+    expect(status.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True', reason: 'AuditComplete' });
+    expect(status.conditions.find((c) => c.type === 'Stalled')).toBeUndefined();
     // Audit keeps nothing to revert, so it holds no finalizer.
     expect(got.metadata.finalizers ?? []).toEqual([]);
 
@@ -153,10 +139,11 @@ describe('Audit policy on the local TKE', () => {
     expect(describe.stdout).toContain('AuditComplete');
 
     // Events on the at-risk target, for kubectl describe.
-    await waitFor('TargetAtRisk event', async () => {
-      const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=web' });
-      return events.items.some((e) => e.reason === 'TargetAtRisk' && e.type === 'Warning') ? true : undefined;
-    });
+    await waitFor(
+      'TargetAtRisk event',
+      async () => (await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=web' })).items.map((e) => `${e.type}/${e.reason}`),
+      { until: (events) => events.includes('Warning/TargetAtRisk') },
+    );
 
     // Metrics: per-target risk gauge and cloud call counters.
     const metrics = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
@@ -169,7 +156,7 @@ describe('Audit policy on the local TKE', () => {
     expect(operator.logs()).toContain('Caches synced');
 
     // Leave no live policy behind: later suites measure the operator's reconcile rate cluster-wide.
-    expect((await kubectl(['delete', '-n', ns, 'lbp/audit', '--wait=true', '--timeout=30s'])).code).toBe(0);
+    await deletePolicy(ref, { timeoutMs: 30_000 });
   });
 
   it('shuts down gracefully on SIGTERM: exit 0 and the Lease released for the next leader', async () => {

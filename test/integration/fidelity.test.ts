@@ -87,11 +87,11 @@ describe('test ground fidelity', () => {
         namespace: ns,
         body: { metadata: { name: 'web' }, spec: { ports: [{ port: 80 }], selector: { app: 'web' } } },
       });
-      await waitFor('add event', () => (seen.includes('add:web') ? true : undefined));
+      await waitFor('add event', () => seen, { until: (events) => events.includes('add:web') });
       await core.patchNamespacedService({ namespace: ns, name: 'web', body: [{ op: 'add', path: '/metadata/labels', value: { stage: 'two' } }] });
-      await waitFor('update event', () => (seen.includes('update:web:two') ? true : undefined));
+      await waitFor('update event', () => seen, { until: (events) => events.includes('update:web:two') });
       await core.deleteNamespacedService({ namespace: ns, name: 'web' });
-      await waitFor('delete event', () => (seen.includes('delete:web') ? true : undefined));
+      await waitFor('delete event', () => seen, { until: (events) => events.includes('delete:web') });
       expect(informer.get('web', ns)).toBeUndefined();
     } finally {
       await informer.stop();

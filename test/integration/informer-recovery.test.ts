@@ -34,11 +34,11 @@ describe('ResilientInformer', () => {
     await informer.start();
     expect(informer.hasSynced).toBe(true);
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'before' } } });
-    await waitFor('event before the crash', () => (seen.has('add:before') ? true : undefined));
+    await waitFor('event before the crash', () => seen, { until: (events) => events.has('add:before') });
 
     await restartApiserver(cp, 1_500);
     await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'after' } } });
-    await waitFor('event after the restart', () => (seen.has('add:after') ? true : undefined), { timeoutMs: 45_000 });
+    await waitFor('event after the restart', () => seen, { until: (events) => events.has('add:after'), timeoutMs: 45_000 });
     expect(informer.get('after', 'default')).toBeDefined();
     expect(informer.get('before', 'default')).toBeDefined();
     // client-node alone would have stopped for good: the recovery above is the wrapper's restart.

@@ -8,21 +8,15 @@ import { CoreV1Api, PatchStrategy, setHeaderOptions, type V1Service } from '@kub
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import type { AdminLoadBalancer, HealthCheckState } from '../../sim/clb-emulator/admin-types.js';
 import { clbClient } from '../emulator/support.js';
-import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
+import { applyPolicy, deletePolicy, getPolicy, policyManifest, reportedStatus, waitForCondition, type PolicyRef } from '../support/policy.js';
 import { lbService } from '../support/workload.js';
 
 const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
-
-interface TargetRow {
-  kind: string;
-  name: string;
-  verdict: string;
-  rootCause: string;
-}
 
 type HcSnapshot = Map<string, HealthCheckState | null>;
 
@@ -66,30 +60,12 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     );
   }
 
-  async function policyStatus(ns: string, name: string) {
-    return JSON.parse((await kubectl(['get', '-n', ns, `lbp/${name}`, '-o', 'json'])).stdout) as {
-      status: { targets: TargetRow[]; conditions: Array<{ type: string; status: string; reason: string; message?: string }> };
-    };
-  }
+  /** A policy wait that times out shows the operator's side too. */
+  const operatorLogs = () => `--- operator logs (tail) ---\n${operator.logs().slice(-4000)}`;
 
-  async function applyPolicy(ns: string, name: string): Promise<void> {
-    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: ${name}, namespace: ${ns}}\nspec: {mode: Enforce, revertOnDelete: true}\n`;
-    const res = await kubectl(['apply', '-f', '-'], { input: policy });
-    expect(res.stderr).toBe('');
-  }
-
-  async function waitReady(ns: string, name: string, timeout = '45s'): Promise<void> {
-    const wait = await kubectl(['wait', '--for=condition=Ready', '-n', ns, `lbp/${name}`, `--timeout=${timeout}`], { timeoutMs: 60_000 });
-    if (wait.code !== 0) {
-      const st = await policyStatus(ns, name);
-      throw new Error(`policy not Ready: ${wait.stderr}\n${JSON.stringify(st.status, null, 1)}\n--- operator logs (tail) ---\n${operator.logs().slice(-4000)}`);
-    }
-  }
-
-  async function deletePolicy(ns: string, name: string): Promise<void> {
-    expect((await kubectl(['delete', '-n', ns, `lbp/${name}`, '--wait=false'])).code).toBe(0);
-    const wait = await kubectl(['wait', '--for=delete', '-n', ns, `lbp/${name}`, '--timeout=45s'], { timeoutMs: 60_000 });
-    if (wait.code !== 0) throw new Error(`policy not deleted: ${wait.stderr}\n${operator.logs().slice(-4000)}`);
+  /** An Enforce policy that reverts on delete, applied without a word on stderr. */
+  async function applyEnforce(ref: PolicyRef): Promise<void> {
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', revertOnDelete: true }))).stderr).toBe('');
   }
 
   async function createAndAssign(ns: string, services: V1Service[], unassigned: string[] = []): Promise<Record<string, string>> {
@@ -148,10 +124,11 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     const before = await snapshot(allIds);
     await emulator.admin.resetStats();
 
-    await applyPolicy(ns, 'enforce');
-    await waitReady(ns, 'enforce');
-    const got = await policyStatus(ns, 'enforce');
-    const verdicts = Object.fromEntries(got.status.targets.map((t) => [t.name, `${t.verdict}/${t.rootCause}`]));
+    const policy = { namespace: ns, name: 'enforce' };
+    await applyEnforce(policy);
+    await waitForCondition(policy, 'Ready', { timeoutMs: 45_000, context: operatorLogs });
+    const got = reportedStatus(await getPolicy(policy));
+    const verdicts = Object.fromEntries(got.targets.map((t) => [t.name, `${t.verdict}/${t.rootCause}`]));
     expect(verdicts).toEqual({
       'local-multi': 'Mitigated/LoopbackPrevented',
       bound: 'Mitigated/LoopbackPrevented',
@@ -161,7 +138,7 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
       'opted-out': 'Skipped/SkipAnnotation',
       pending: expect.stringMatching(/^Pending\//),
     });
-    expect(got.status.conditions.find((c) => c.type === 'Stalled')).toBeUndefined();
+    expect(got.conditions.find((c) => c.type === 'Stalled')).toBeUndefined();
 
     // SourceIpType=1 exactly on the at-risk listeners; every other field as before.
     const atRisk = new Set([...(await listenersOf(ids['local-multi'] ?? '')), ...(await listenersOf(boundLb))].map((l) => l.ListenerId));
@@ -181,10 +158,12 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     // first on delete, is shown under failing writes in l4-restart.test.ts).
     const svc = await core.readNamespacedService({ namespace: ns, name: 'local-multi' });
     expect(svc.metadata?.annotations?.[PREVENT]).toBe('true');
+    // The record also names what took effect (the drift rule reads it), written with the annotation.
     expect(JSON.parse(svc.metadata?.annotations?.['loopguard.dev/originals'] ?? '{}')).toEqual({
       v: 1,
       listeners: { [tcp?.ListenerId ?? '']: { sourceIpType: 0 }, [udp?.ListenerId ?? '']: { sourceIpType: 0 } },
       annotations: { [PREVENT]: null },
+      applied: [`annotation/${PREVENT}`, `listener/${tcp?.ListenerId ?? ''}/sourceIpType`, `listener/${udp?.ListenerId ?? ''}/sourceIpType`].sort(),
     });
     expect(svc.metadata?.annotations?.['loopguard.dev/policy']).toBe(`${ns}/enforce`);
     expect(svc.metadata?.managedFields?.some((f) => f.manager === 'loopguard')).toBe(true);
@@ -208,7 +187,7 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
       async () => {
         const ls = await listenersOf('lb-notyet00');
         if (ls.length < 1 || ls.some((l) => l.HealthCheck?.SourceIpType !== 1)) return undefined;
-        const row = (await policyStatus(ns, 'enforce')).status.targets.find((t) => t.name === 'pending');
+        const row = reportedStatus(await getPolicy(policy)).targets.find((t) => t.name === 'pending');
         return row?.verdict === 'Mitigated' ? true : undefined;
       },
       { timeoutMs: 20_000 },
@@ -249,7 +228,7 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     expect(metrics).not.toContain(`loopguard_target_errors{namespace="${ns}",policy="enforce",kind="Service",name="local-multi"`);
 
     // Delete: sources restored exactly, loopguard's bookkeeping gone (the order is shown in l4-restart.test.ts).
-    await deletePolicy(ns, 'enforce');
+    await deletePolicy(policy, { context: operatorLogs });
     expect(await snapshot(allIds)).toEqual(before);
     for (const s of (await core.listNamespacedService({ namespace: ns })).items) {
       const ann = s.metadata?.annotations ?? {};
@@ -285,11 +264,12 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
         { action: '*', rate: 0.06, kind: 'http5xx' },
       ],
     });
+    const policy = { namespace: ns, name: 'faulty' };
     try {
-      await applyPolicy(ns, 'faulty');
-      await waitReady(ns, 'faulty', '60s');
-      const got = await policyStatus(ns, 'faulty');
-      expect(got.status.targets.map((t) => `${t.name}:${t.verdict}`).sort()).toEqual(names.map((n) => `${n}:Mitigated`));
+      await applyEnforce(policy);
+      await waitForCondition(policy, 'Ready', { timeoutMs: 60_000, context: operatorLogs });
+      const got = reportedStatus(await getPolicy(policy));
+      expect(got.targets.map((t) => `${t.name}:${t.verdict}`).sort()).toEqual(names.map((n) => `${n}:Mitigated`));
       const after = await snapshot(allIds);
       for (const [key, hc] of before) expect({ key, hc: after.get(key) }).toEqual({ key, hc: hc ? { ...hc, SourceIpType: 1 } : hc });
       const stats = await emulator.admin.stats();
@@ -299,7 +279,7 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     } finally {
       await emulator.admin.clearFaults();
     }
-    await deletePolicy(ns, 'faulty');
+    await deletePolicy(policy, { context: operatorLogs });
     expect(await snapshot(allIds)).toEqual(before);
   });
   // Last: the operator remembers the refusal for the account (AccountCapabilities) for the rest of its life.
@@ -309,12 +289,12 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     const ids = await createAndAssign(ns, [lbService('nocap', { annotations: SUBNET, etp: 'Local', ports: [[80, 'TCP'], [53, 'UDP']] })]);
     const before = await snapshot(Object.values(ids));
     await emulator.admin.setCapabilities({ healthCheckSource100_64: false });
+    const policy = { namespace: ns, name: 'nocap' };
     try {
-      await applyPolicy(ns, 'nocap');
-      const wait = await kubectl(['wait', '--for=condition=Stalled', '-n', ns, 'lbp/nocap', '--timeout=30s'], { timeoutMs: 45_000 });
-      expect(wait.code).toBe(0);
-      const st = await policyStatus(ns, 'nocap');
-      const stalled = st.status.conditions.find((c) => c.type === 'Stalled');
+      await applyEnforce(policy);
+      await waitForCondition(policy, 'Stalled', { timeoutMs: 30_000, context: operatorLogs });
+      const st = reportedStatus(await getPolicy(policy));
+      const stalled = st.conditions.find((c) => c.type === 'Stalled');
       expect(stalled).toMatchObject({ status: 'True', reason: 'HealthCheckSourceCapabilityMissing' });
       expect(stalled?.message ?? '').toMatch(/ticket/i);
       expect(await snapshot(Object.values(ids))).toEqual(before);
@@ -325,7 +305,7 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     } finally {
       await emulator.admin.setCapabilities({ healthCheckSource100_64: true });
     }
-    await deletePolicy(ns, 'nocap');
+    await deletePolicy(policy, { context: operatorLogs });
     const after = await core.readNamespacedService({ namespace: ns, name: 'nocap' });
     expect(Object.keys(after.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/'))).toEqual([]);
     expect(await snapshot(Object.values(ids))).toEqual(before);

@@ -4,8 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { ClusterProfileName } from '../../sim/tke-simulator/index.js';
-import { createNamespace, kubectl, waitFor } from '../support/kube.js';
+import { createNamespace, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import { applyPolicy, deletePolicy, getPolicy, policyManifest, reportedStatus, waitForCondition } from '../support/policy.js';
 import { lbService } from '../support/workload.js';
 
 const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-prof0001' };
@@ -30,25 +31,20 @@ describe.each(CASES)('L4 Enforce with kube-proxy profile $profile', ({ profile, 
     const core = tke.kc.makeApiClient(CoreV1Api);
     await core.createNamespacedService({ namespace: ns, body: lbService('private-local', { annotations: SUBNET, etp: 'Local', ports: [[80, 'TCP'], [53, 'UDP']] }) });
     await core.createNamespacedService({ namespace: ns, body: lbService('public', { ports: [[80, 'TCP'], [53, 'UDP']] }) });
-    await waitFor('CLBs with listeners', async () => {
-      const state = await tke.emulator.admin.state();
-      const mine = state.loadBalancers.filter((lb) => lb.Listeners.length === 2);
-      return mine.length >= 2 ? true : undefined;
+    await waitFor('2 CLBs with 2 listeners each', async () => (await tke.emulator.admin.state()).loadBalancers.map((lb) => lb.Listeners.length), {
+      until: (listeners) => listeners.filter((n) => n === 2).length >= 2,
     });
     await tke.emulator.admin.resetStats();
 
-    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: fix, namespace: ${ns}}\nspec: {mode: Enforce}\n`;
-    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
-    const wait = await kubectl(['wait', '--for=condition=Ready', '-n', ns, 'lbp/fix', '--timeout=30s']);
-    expect(wait.code).toBe(0);
-    const got = JSON.parse((await kubectl(['get', '-n', ns, 'lbp/fix', '-o', 'json'])).stdout) as {
-      status: { targets: Array<{ name: string; verdict: string; rootCause: string; message?: string }>; conditions: Array<{ type: string; reason: string }> };
-    };
-    const verdicts = Object.fromEntries(got.status.targets.map((t) => [t.name, `${t.verdict}/${t.rootCause}`]));
+    const ref = { namespace: ns, name: 'fix' };
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce' }))).code).toBe(0);
+    await waitForCondition(ref, 'Ready', { timeoutMs: 30_000 });
+    const status = reportedStatus(await getPolicy(ref));
+    const verdicts = Object.fromEntries(status.targets.map((t) => [t.name, `${t.verdict}/${t.rootCause}`]));
     expect(verdicts).toEqual({ 'private-local': local, public: 'NotApplicable/PublicClb' });
-    expect(got.status.conditions.find((c) => c.type === 'Ready')?.reason).toBe(ready);
+    expect(status.conditions.find((c) => c.type === 'Ready')?.reason).toBe(ready);
     if (profile === 'ipvs-old') {
-      expect(got.status.targets.find((t) => t.name === 'private-local')?.message).toContain('v1.18.4-tke.20');
+      expect(status.targets.find((t) => t.name === 'private-local')?.message).toContain('v1.18.4-tke.20');
     }
 
     // Enforce had nothing it may do: no CLB write, every listener still on the VIP source, no annotation.
@@ -60,6 +56,6 @@ describe.each(CASES)('L4 Enforce with kube-proxy profile $profile', ({ profile, 
     const svc = await core.readNamespacedService({ namespace: ns, name: 'private-local' });
     expect(svc.metadata?.annotations?.['service.cloud.tencent.com/prevent-loopback']).toBeUndefined();
     expect(Object.keys(svc.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/'))).toEqual([]);
-    expect((await kubectl(['delete', '-n', ns, 'lbp/fix', '--wait=true', '--timeout=30s'])).code).toBe(0);
+    await deletePolicy(ref, { timeoutMs: 30_000 });
   });
 });

@@ -6,9 +6,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
-import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
+import { applyPolicy, deletePolicy, policyManifest, waitForCondition, waitForPolicyGone } from '../support/policy.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
 
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
@@ -65,8 +66,8 @@ describe('L4 Enforce across operator kills', () => {
     // 1. Kill after the originals are recorded, while every ModifyListener fails.
     await failWrites();
     operator = await start();
-    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: restart, namespace: ${ns}}\nspec: {mode: Enforce, revertOnDelete: true}\n`;
-    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
+    const policy = { namespace: ns, name: 'restart' };
+    expect((await applyPolicy(policyManifest(policy, { mode: 'Enforce', revertOnDelete: true }))).code).toBe(0);
     await waitFor('originals recorded on every Service', async () => {
       for (const n of names) {
         const s = await core.readNamespacedService({ namespace: ns, name: n });
@@ -81,8 +82,7 @@ describe('L4 Enforce across operator kills', () => {
 
     await emulator.admin.clearFaults();
     operator = await start();
-    const ready = await kubectl(['wait', '--for=condition=Ready', '-n', ns, 'lbp/restart', '--timeout=40s'], { timeoutMs: 50_000 });
-    expect(ready.code).toBe(0);
+    await waitForCondition(policy, 'Ready', { timeoutMs: 40_000 });
     expect(await sources()).toEqual([1, 1, 1, 1]);
     const writes = (await emulator.admin.stats()).listenerWrites;
     expect(Object.values(writes)).toEqual([1, 1, 1, 1]);
@@ -107,7 +107,7 @@ describe('L4 Enforce across operator kills', () => {
 
     // 2. Delete with restores failing: prevent-loopback comes off first while the sources stay on 100.64; kill there.
     await failWrites();
-    expect((await kubectl(['delete', '-n', ns, 'lbp/restart', '--wait=false'])).code).toBe(0);
+    await deletePolicy(policy, { wait: false });
     await waitFor('annotation off first', async () => {
       for (const n of names) {
         const s = await core.readNamespacedService({ namespace: ns, name: n });
@@ -119,8 +119,7 @@ describe('L4 Enforce across operator kills', () => {
     await operator.stop('SIGKILL');
     await emulator.admin.clearFaults();
     operator = await start();
-    const gone = await kubectl(['wait', '--for=delete', '-n', ns, 'lbp/restart', '--timeout=40s'], { timeoutMs: 50_000 });
-    expect(gone.code).toBe(0);
+    await waitForPolicyGone(policy, { timeoutMs: 40_000 });
     expect(await snapshot()).toEqual(before);
     for (const n of names) {
       const ann = (await core.readNamespacedService({ namespace: ns, name: n })).metadata?.annotations ?? {};

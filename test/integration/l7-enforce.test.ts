@@ -1,47 +1,19 @@
 // L7 mitigation end to end on the local TKE: real apiserver, the CLB emulator, the TKE simulator (its
 // l7-lb-controller applies TkeServiceConfigs), and the operator as its own process under config/'s RBAC.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions, type V1Ingress } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import type { AdminLoadBalancer } from '../../sim/clb-emulator/admin-types.js';
 import type { TkeSimulator } from '../../sim/tke-simulator/index.js';
-import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
+import { applyPolicy, deletePolicy, getPolicy, policyManifest, reportedStatus, waitForCondition } from '../support/policy.js';
+import { lbIngress, PRIVATE_INGRESS, QCLOUD_INGRESS } from '../support/workload.js';
 
-const SUBNET = 'subnet-demo0001';
 const AUTO = 'ingress.cloud.tencent.com/tke-service-config-auto';
 const LB_ID = 'kubernetes.io/ingress.qcloud-loadbalance-id';
 const TSC = { group: 'cloud.tencent.com', version: 'v1alpha1', plural: 'tkeserviceconfigs' };
-
-function ingress(name: string, opts: { private?: boolean; annotations?: Record<string, string>; rules: { host?: string; paths: string[] }[]; tls?: string[] }): V1Ingress {
-  return {
-    metadata: {
-      name,
-      annotations: { 'kubernetes.io/ingress.class': 'qcloud', ...(opts.private === false ? {} : { 'kubernetes.io/ingress.subnetId': SUBNET }), ...(opts.annotations ?? {}) },
-    },
-    spec: {
-      ...(opts.tls ? { tls: [{ hosts: opts.tls, secretName: 'cert' }] } : {}),
-      rules: opts.rules.map((r) => ({
-        ...(r.host ? { host: r.host } : {}),
-        http: { paths: r.paths.map((path) => ({ path, pathType: 'Prefix', backend: { service: { name: 'backend', port: { number: 80 } } } })) },
-      })),
-    },
-  };
-}
-
-interface Condition {
-  type: string;
-  status: string;
-  reason: string;
-  message: string;
-}
-
-async function conditions(ns: string, name: string): Promise<Condition[]> {
-  const res = await kubectl(['get', '-n', ns, `lbp/${name}`, '-o', 'json']);
-  if (res.code !== 0) return [];
-  return ((JSON.parse(res.stdout) as { status?: { conditions?: Condition[] } }).status?.conditions ?? []);
-}
 
 function metricSum(text: string, name: string, filter = ''): number {
   return text
@@ -68,6 +40,8 @@ describe('L7 Enforce on the local TKE', () => {
   };
   const listenersReady = (ns: string, name: string, n: number) =>
     waitFor(`${n} listener(s) on ${name}`, async () => ((await lbOf(ns, name)).Listeners.length >= n ? true : undefined));
+  /** A policy wait that times out shows the operator's side too. */
+  const operatorLogs = () => `--- operator logs (tail) ---\n${operator.logs().slice(-4000)}`;
 
   beforeAll(async () => {
     tke = await startLocalTke({ emulator: { taskDurationMs: 30 }, resyncIntervalMs: 1_500, operator: operatorOptions });
@@ -86,7 +60,7 @@ describe('L7 Enforce on the local TKE', () => {
     // Auto config (loopguard adds the annotation): HTTP + HTTPS with TLS, several hosts and paths.
     await net.createNamespacedIngress({
       namespace: ns,
-      body: ingress('shop', { rules: [{ host: 'a.example.com', paths: ['/', '/api'] }, { host: 'b.example.com', paths: ['/'] }], tls: ['a.example.com', 'b.example.com'] }),
+      body: lbIngress('shop', { annotations: PRIVATE_INGRESS, rules: [{ host: 'a.example.com', paths: ['/', '/api'] }, { host: 'b.example.com', paths: ['/'] }], tls: ['a.example.com', 'b.example.com'] }),
     });
     // Hand-made config with fields loopguard does not own; a host-less rule (VIP domain) it lacks.
     const manualSpec = {
@@ -111,12 +85,12 @@ describe('L7 Enforce on the local TKE', () => {
     const blogSpecBefore = ((await custom.getNamespacedCustomObject({ ...TSC, namespace: ns, name: 'blog-config' })) as { spec: unknown }).spec;
     await net.createNamespacedIngress({
       namespace: ns,
-      body: ingress('blog', { annotations: { 'ingress.cloud.tencent.com/tke-service-config': 'blog-config' }, rules: [{ host: 'c.example.com', paths: ['/'] }, { paths: ['/x'] }] }),
+      body: lbIngress('blog', { annotations: { ...PRIVATE_INGRESS, 'ingress.cloud.tencent.com/tke-service-config': 'blog-config' }, rules: [{ host: 'c.example.com', paths: ['/'] }, { paths: ['/x'] }] }),
     });
     // Opted out later with loopguard.dev/skip: loopguard must put it back while the policy lives.
-    await net.createNamespacedIngress({ namespace: ns, body: ingress('later-skipped', { rules: [{ host: 's.example.com', paths: ['/'] }] }) });
+    await net.createNamespacedIngress({ namespace: ns, body: lbIngress('later-skipped', { annotations: PRIVATE_INGRESS, rules: [{ host: 's.example.com', paths: ['/'] }] }) });
     // Public: no loopback, must stay untouched.
-    await net.createNamespacedIngress({ namespace: ns, body: ingress('public', { private: false, rules: [{ host: 'p.example.com', paths: ['/'] }] }) });
+    await net.createNamespacedIngress({ namespace: ns, body: lbIngress('public', { annotations: QCLOUD_INGRESS, rules: [{ host: 'p.example.com', paths: ['/'] }] }) });
     await listenersReady(ns, 'shop', 2);
     await listenersReady(ns, 'blog', 1);
     await listenersReady(ns, 'public', 1);
@@ -126,19 +100,14 @@ describe('L7 Enforce on the local TKE', () => {
     expect(before.shop.LoadBalancerPassToTarget).toBe(false);
     await waitFor('blog rules on the CLB', async () => ((await lbOf(ns, 'blog')).Listeners[0]?.Rules.length === 2 ? true : undefined));
 
-    const policy = `apiVersion: loopguard.dev/v1alpha1
+    const policy = { namespace: ns, name: 'l7' };
+    const yaml = `apiVersion: loopguard.dev/v1alpha1
 kind: LoopbackPolicy
 metadata: {name: l7, namespace: ${ns}}
 spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allowCLBTrafficByDefault: true}}
 `;
-    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
-    await waitFor(
-      'policy Ready=True/Reconciled',
-      async () => ((await conditions(ns, 'l7')).some((c) => c.type === 'Ready' && c.status === 'True' && c.reason === 'Reconciled') ? true : undefined),
-      { timeoutMs: 40_000, intervalMs: 250 },
-    ).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}\n${JSON.stringify(await conditions(ns, 'l7'), null, 1)}\n${operator.logs().slice(-4000)}`);
-    });
+    expect((await applyPolicy(yaml)).code).toBe(0);
+    await waitForCondition(policy, 'Ready', { reason: 'Reconciled', timeoutMs: 40_000, intervalMs: 250, context: operatorLogs });
 
     const check = async () => {
       const shop = await lbOf(ns, 'shop');
@@ -181,7 +150,7 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     const https = shopLb.Listeners.find((l) => l.Protocol === 'HTTPS');
     await emulator.admin.patchListener(shopLb.LoadBalancerId, https?.ListenerId ?? '', { KeepaliveEnable: 0 });
     await waitFor('drift corrected', async () => ((await lbOf(ns, 'shop')).Listeners.every((l) => l.KeepaliveEnable === 1) ? true : undefined), { timeoutMs: 15_000 });
-    await waitFor('still Ready', async () => ((await conditions(ns, 'l7')).some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined));
+    await waitForCondition(policy, 'Ready');
     await check();
 
     // Skip annotation: the target's originals are restored, loopguard's annotations and the auto one removed.
@@ -203,7 +172,7 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     );
 
     // Delete the policy: every original back, the auto annotation loopguard added removed.
-    expect((await kubectl(['delete', '-n', ns, 'lbp/l7', '--wait=true', '--timeout=40s'])).code).toBe(0);
+    await deletePolicy(policy, { timeoutMs: 40_000, context: operatorLogs });
     const shopAfter = await lbOf(ns, 'shop');
     const blogAfter = await lbOf(ns, 'blog');
     expect(shopAfter.Listeners.map((l) => [l.Protocol, l.KeepaliveEnable]).sort()).toEqual(before.shop.Listeners.map((l) => [l.Protocol, l.KeepaliveEnable]).sort());
@@ -232,25 +201,21 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     await emulator.admin.setCapabilities({ l7KeepaliveSnat: true });
     const ns = await createNamespace('l7-restart');
     namespaces.add(ns);
-    await net.createNamespacedIngress({ namespace: ns, body: ingress('web', { rules: [{ host: 'r.example.com', paths: ['/', '/a'] }] }) });
+    await net.createNamespacedIngress({ namespace: ns, body: lbIngress('web', { annotations: PRIVATE_INGRESS, rules: [{ host: 'r.example.com', paths: ['/', '/a'] }] }) });
     await listenersReady(ns, 'web', 1);
-    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: l7, namespace: ${ns}}\nspec: {mode: Enforce}\n`;
-    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
+    const policy = { namespace: ns, name: 'l7' };
+    expect((await applyPolicy(policyManifest(policy, { mode: 'Enforce' }))).code).toBe(0);
     // Kill it as soon as the first step (the auto annotation + originals) is visible.
     await waitFor('auto annotation added', async () => ((await net.readNamespacedIngress({ namespace: ns, name: 'web' })).metadata?.annotations?.[AUTO] === 'true' ? true : undefined), {
       intervalMs: 20,
     });
     await operator.stop('SIGKILL');
     operator = await tke.startOperator(operatorOptions);
-    await waitFor(
-      'policy Ready=True/Reconciled after restart',
-      async () => ((await conditions(ns, 'l7')).some((c) => c.type === 'Ready' && c.status === 'True' && c.reason === 'Reconciled') ? true : undefined),
-      { timeoutMs: 40_000, intervalMs: 250 },
-    );
+    await waitForCondition(policy, 'Ready', { reason: 'Reconciled', timeoutMs: 40_000, intervalMs: 250, context: operatorLogs });
     const lb = await lbOf(ns, 'web');
     expect(lb.Listeners.map((l) => l.KeepaliveEnable)).toEqual([1]);
     expect(lb.Listeners[0]?.Rules.map((r) => r.HealthCheck.SourceIpType)).toEqual([1, 1]);
-    expect((await kubectl(['delete', '-n', ns, 'lbp/l7', '--wait=true', '--timeout=30s'])).code).toBe(0);
+    await deletePolicy(policy, { timeoutMs: 30_000, context: operatorLogs });
     const after = await lbOf(ns, 'web');
     expect(after.Listeners.map((l) => l.KeepaliveEnable)).toEqual([0]);
     expect(after.Listeners[0]?.Rules.map((r) => r.HealthCheck.SourceIpType)).toEqual([0, 0]);
@@ -261,21 +226,15 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     await emulator.admin.setCapabilities({ l7KeepaliveSnat: false });
     const ns = await createNamespace('l7-nocap');
     namespaces.add(ns);
-    await net.createNamespacedIngress({ namespace: ns, body: ingress('web', { rules: [{ host: 'w.example.com', paths: ['/'] }] }) });
+    await net.createNamespacedIngress({ namespace: ns, body: lbIngress('web', { annotations: PRIVATE_INGRESS, rules: [{ host: 'w.example.com', paths: ['/'] }] }) });
     await listenersReady(ns, 'web', 1);
-    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: l7, namespace: ${ns}}\nspec: {mode: Enforce}\n`;
-    expect((await kubectl(['apply', '-f', '-'], { input: policy })).code).toBe(0);
-    const stalled = await waitFor(
-      'policy Stalled',
-      async () => (await conditions(ns, 'l7')).find((c) => c.type === 'Stalled' && c.status === 'True'),
-      { timeoutMs: 40_000, intervalMs: 250 },
-    ).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}\n${JSON.stringify(await conditions(ns, 'l7'), null, 1)}\n${operator.logs().slice(-4000)}`);
-    });
+    const policy = { namespace: ns, name: 'l7' };
+    expect((await applyPolicy(policyManifest(policy, { mode: 'Enforce' }))).code).toBe(0);
+    const stalled = await waitForCondition(policy, 'Stalled', { timeoutMs: 40_000, intervalMs: 250, context: operatorLogs });
     expect(stalled.reason).toBe('KeepaliveCapabilityMissing');
     expect(stalled.message).toMatch(/layer-7 SNAT/i);
     expect(stalled.message).toMatch(/ticket/i);
-    expect((await conditions(ns, 'l7')).find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'KeepaliveCapabilityMissing' });
+    expect(reportedStatus(await getPolicy(policy)).conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'KeepaliveCapabilityMissing' });
 
     // Nothing loops: over 4 s (two drift intervals) a handful of reconciles and CLB reads, no writes by loopguard.
     const m0 = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
@@ -297,7 +256,7 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     expect(m1).toContain(`loopguard_target_errors{namespace="${ns}",policy="l7",kind="Ingress",name="web",reason="KeepaliveCapabilityMissing"} 1`);
 
     // Deleting it still restores the config and removes the auto annotation loopguard added.
-    expect((await kubectl(['delete', '-n', ns, 'lbp/l7', '--wait=true', '--timeout=30s'])).code).toBe(0);
+    await deletePolicy(policy, { timeoutMs: 30_000, context: operatorLogs });
     const ann = (await net.readNamespacedIngress({ namespace: ns, name: 'web' })).metadata?.annotations ?? {};
     expect(ann[AUTO]).toBeUndefined();
     expect(Object.keys(ann).filter((k) => k.startsWith('loopguard.dev/'))).toEqual([]);

@@ -2,13 +2,14 @@
 // leader crashes, and recovery when the kube-apiserver restarts under a running operator. This suite kills
 // an apiserver, so it runs on its own private control plane.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
 import { installCrds } from '../controlplane/crds.js';
 import { restartApiserver, startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
 import { kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
+import { applyPolicy, waitForPolicy, type PolicyRef } from '../support/policy.js';
 
 const LEADER_METRIC = 'leader_election_master_status{name="loopguard-leader"} 1';
 
@@ -28,6 +29,7 @@ describe('operator availability', () => {
   let cp: ControlPlaneState;
   let kc: KubeConfig;
   let tke: LocalTke;
+  let ha: PolicyRef;
   const operators: OperatorProcess[] = [];
 
   beforeAll(async () => {
@@ -36,6 +38,7 @@ describe('operator availability', () => {
     kc = new KubeConfig();
     kc.loadFromFile(cp.kubeconfig);
     tke = await startLocalTke({ kubeconfig: cp.kubeconfig, allNamespaces: true, operator: false });
+    ha = { namespace: 'default', name: 'ha', kubeconfig: cp.kubeconfig };
   });
 
   afterAll(async () => {
@@ -44,31 +47,13 @@ describe('operator availability', () => {
     if (cp) await stopControlPlane(cp);
   });
 
-  async function policyState(name: string): Promise<{ generation: number; observed?: number; ready?: string }> {
-    const p = (await kc.makeApiClient(CustomObjectsApi).getNamespacedCustomObject({
-      group: 'loopguard.dev',
-      version: 'v1alpha1',
-      plural: 'loopbackpolicies',
-      namespace: 'default',
-      name,
-    })) as { metadata: { generation: number }; status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string }> } };
-    return {
-      generation: p.metadata.generation,
-      ...(p.status?.observedGeneration !== undefined ? { observed: p.status.observedGeneration } : {}),
-      ...(p.status?.conditions ? { ready: p.status.conditions.find((c) => c.type === 'Ready')?.status } : {}),
-    };
-  }
-
-  async function converged(name: string, timeoutMs = 30_000): Promise<void> {
-    await waitFor(
-      `policy ${name} Ready at its latest generation`,
-      async () => {
-        const s = await policyState(name);
-        return s.observed === s.generation && s.ready === 'True' ? true : undefined;
-      },
+  const converged = (timeoutMs = 30_000) =>
+    waitForPolicy(
+      ha,
+      'Ready at its latest generation',
+      (p) => p.status?.observedGeneration === p.metadata.generation && p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
       { timeoutMs },
     );
-  }
 
   it('runs two replicas where only the leader reconciles, and hands over within 20 s when the leader dies', async () => {
     const a = await tke.startOperator({ identity: 'replica-a' });
@@ -78,8 +63,8 @@ describe('operator availability', () => {
     operators.push(b);
 
     const policy = 'apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: ha, namespace: default}\nspec: {mode: Audit}\n';
-    expect((await kubectl(['apply', '-f', '-'], { input: policy, kubeconfig: cp.kubeconfig })).code).toBe(0);
-    await converged('ha');
+    expect((await applyPolicy(policy, { kubeconfig: cp.kubeconfig })).code).toBe(0);
+    await converged();
     expect(reconciles(await metricsOf(a))).toBeGreaterThan(0);
     // The standby is ready (caches synced) but has reconciled nothing.
     expect((await fetch(`http://127.0.0.1:${b.port}/readyz`)).status).toBe(200);
@@ -98,7 +83,7 @@ describe('operator availability', () => {
 
     // The new leader reconciles a spec change.
     expect((await kubectl(['patch', '-n', 'default', 'lbp/ha', '--type=merge', '-p', '{"spec":{"targets":["Service"]}}'], { kubeconfig: cp.kubeconfig })).code).toBe(0);
-    await converged('ha');
+    await converged();
     expect(reconciles(await metricsOf(b))).toBeGreaterThan(0);
   });
 
@@ -115,19 +100,14 @@ describe('operator availability', () => {
       },
     });
     expect((await kubectl(['patch', '-n', 'default', 'lbp/ha', '--type=merge', '-p', '{"spec":{"targets":["Service","Ingress"]}}'], { kubeconfig: cp.kubeconfig })).code).toBe(0);
-    await converged('ha', 45_000);
-    await waitFor(
-      'the new Service diagnosed',
-      async () => {
-        const out = await kubectl(['get', '-n', 'default', 'lbp/ha', '-o', 'jsonpath={.status.targets[?(@.name=="after-restart")].verdict}'], { kubeconfig: cp.kubeconfig });
-        if (out.stdout !== 'AtRisk') {
-          const svc = await core.readNamespacedService({ namespace: 'default', name: 'after-restart' });
-          throw new Error(`verdict ${out.stdout}; loadbalance-id ${svc.metadata?.annotations?.['service.kubernetes.io/loadbalance-id']}`);
-        }
-        return true;
+    await converged(45_000);
+    await waitForPolicy(ha, 'the new Service diagnosed AtRisk', (p) => p.status?.targets?.find((t) => t.name === 'after-restart')?.verdict === 'AtRisk', {
+      timeoutMs: 45_000,
+      context: async () => {
+        const svc = await core.readNamespacedService({ namespace: 'default', name: 'after-restart' });
+        return `loadbalance-id of the Service: ${svc.metadata?.annotations?.['service.kubernetes.io/loadbalance-id']}`;
       },
-      { timeoutMs: 45_000 },
-    );
+    });
     expect(leader!.child.exitCode).toBeNull();
   });
 });

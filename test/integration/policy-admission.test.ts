@@ -3,6 +3,7 @@
 // defaulted by the CRD's schema (crds/loopguard.dev_loopbackpolicies.yaml).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createNamespace, deleteNamespace, kubectl } from '../support/kube.js';
+import { applyPolicy, getPolicy, policyManifest } from '../support/policy.js';
 
 let ns: string;
 
@@ -14,23 +15,9 @@ afterAll(async () => {
   if (ns) await deleteNamespace(ns);
 });
 
-function manifest(name: string, spec: unknown, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({
-    apiVersion: 'loopguard.dev/v1alpha1',
-    kind: 'LoopbackPolicy',
-    metadata: { name, namespace: ns },
-    ...(spec === undefined ? {} : { spec }),
-    ...extra,
-  });
-}
-
-const apply = (name: string, spec: unknown, extra?: Record<string, unknown>) => kubectl(['apply', '-f', '-'], { input: manifest(name, spec, extra) });
-
-async function getPolicy(name: string): Promise<{ spec?: Record<string, unknown>; status?: unknown; metadata: { generation?: number } }> {
-  const r = await kubectl(['get', 'loopbackpolicy', name, '-n', ns, '-o', 'json']);
-  expect(r.stderr).toBe('');
-  return JSON.parse(r.stdout) as { spec?: Record<string, unknown>; metadata: { generation?: number } };
-}
+const apply = (name: string, spec: unknown, extra?: Record<string, unknown>) => applyPolicy(policyManifest({ namespace: ns, name }, spec, extra));
+/** The policy as stored (defaulted by the CRD). */
+const stored = (name: string) => getPolicy({ namespace: ns, name });
 
 const label63 = 'a'.repeat(63);
 const longPrefix = Array.from({ length: 5 }, () => 'b'.repeat(60)).join('.'); // valid DNS labels, 304 chars
@@ -163,7 +150,7 @@ describe('LoopbackPolicy admission', () => {
     const r = await apply('defaults', {});
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect((await getPolicy('defaults')).spec).toEqual({
+    expect((await stored('defaults')).spec).toEqual({
       mode: 'Enforce',
       targets: ['Service', 'Ingress'],
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto' },
@@ -175,7 +162,7 @@ describe('LoopbackPolicy admission', () => {
   it('defaults a policy without a spec', async () => {
     const r = await apply('no-spec', undefined);
     expect(r.code).toBe(0);
-    expect((await getPolicy('no-spec')).spec).toMatchObject({ mode: 'Enforce', l4: { preventLoopback: 'Auto' }, l7: { keepalive: true } });
+    expect((await stored('no-spec')).spec).toMatchObject({ mode: 'Enforce', l4: { preventLoopback: 'Auto' }, l7: { keepalive: true } });
   });
 
   it('keeps what the user set and defaults the rest', async () => {
@@ -193,7 +180,7 @@ describe('LoopbackPolicy admission', () => {
     };
     const r = await apply('partial', spec);
     expect(r.stderr).toBe('');
-    expect((await getPolicy('partial')).spec).toEqual({
+    expect((await stored('partial')).spec).toEqual({
       ...spec,
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto' },
       l7: { keepalive: false, healthCheckSource: 'Unmanaged', allowCLBTrafficByDefault: false },
@@ -204,13 +191,13 @@ describe('LoopbackPolicy admission', () => {
   it('accepts the VIP source together with preventLoopback Never', async () => {
     const r = await apply('vip', { l4: { healthCheckSource: 'VIP', preventLoopback: 'Never' }, revertOnDelete: false });
     expect(r.code).toBe(0);
-    expect((await getPolicy('vip')).spec).toMatchObject({ l4: { healthCheckSource: 'VIP', preventLoopback: 'Never' }, revertOnDelete: false });
+    expect((await stored('vip')).spec).toMatchObject({ l4: { healthCheckSource: 'VIP', preventLoopback: 'Never' }, revertOnDelete: false });
   });
 
   it('accepts the opt-in for CLB traffic by default', async () => {
     const r = await apply('pass', { targets: ['Ingress'], l7: { allowCLBTrafficByDefault: true } });
     expect(r.code).toBe(0);
-    expect((await getPolicy('pass')).spec).toMatchObject({ l7: { keepalive: true, allowCLBTrafficByDefault: true } });
+    expect((await stored('pass')).spec).toMatchObject({ l7: { keepalive: true, allowCLBTrafficByDefault: true } });
   });
 
   it('validates updates too', async () => {
@@ -218,13 +205,13 @@ describe('LoopbackPolicy admission', () => {
     const r = await apply('update', { mode: 'Audit', l4: { healthCheckSource: 'Unmanaged' } });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('l4.preventLoopback: Auto needs l4.healthCheckSource: Range100_64');
-    expect((await getPolicy('update')).spec).toMatchObject({ l4: { healthCheckSource: 'Range100_64' } });
+    expect((await stored('update')).spec).toMatchObject({ l4: { healthCheckSource: 'Range100_64' } });
   });
 
   it('ignores status sent with the main resource (status subresource)', async () => {
     const r = await apply('with-status', {}, { status: { observedGeneration: 7, counts: { total: 3 } } });
     expect(r.code).toBe(0);
-    expect((await getPolicy('with-status')).status).toBeUndefined();
+    expect((await stored('with-status')).status).toBeUndefined();
   });
 
   it('is reachable by its short name and prints the agreed columns', async () => {

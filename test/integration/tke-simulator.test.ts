@@ -10,6 +10,7 @@ import type { TkeServiceConfig, TkeSimulator, TkeSimulatorOptions } from '../../
 import { annotations, applyClusterProfile, startTkeSimulator, TKE_SERVICE_CONFIG } from '../../sim/tke-simulator/index.js';
 import { clbClient, type ClbClient } from '../emulator/support.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { lbIngress } from '../support/workload.js';
 
 const { SERVICE, INGRESS } = annotations;
 const crd = { group: TKE_SERVICE_CONFIG.group, version: TKE_SERVICE_CONFIG.version, plural: TKE_SERVICE_CONFIG.plural };
@@ -103,21 +104,15 @@ describe('TKE controller simulator', () => {
     return emulator.admin.getLoadBalancer(id).catch(() => undefined);
   }
 
+  /** A host rule and a VIP-domain rule; no ingress.class unless `ann` sets one (TKE takes class-less Ingresses). */
   async function createIngress(name: string, ann: Record<string, string>, inNs = ns): Promise<void> {
     await net.createNamespacedIngress({
       namespace: inNs,
-      body: {
-        metadata: { name, annotations: ann },
-        spec: {
-          rules: [
-            {
-              host: 'shop.example.com',
-              http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] },
-            },
-            { http: { paths: [{ path: '/healthz', pathType: 'Exact', backend: { service: { name: 'web', port: { number: 80 } } } }] } },
-          ],
-        },
-      },
+      body: lbIngress(name, {
+        annotations: ann,
+        rules: [{ host: 'shop.example.com', paths: ['/'] }, { paths: [{ path: '/healthz', pathType: 'Exact' }] }],
+        backend: { name: 'web', port: 80 },
+      }),
     });
   }
 

@@ -66,24 +66,57 @@ export function kubectl(
   });
 }
 
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs` with `what`. */
+export interface WaitOptions<T> {
+  timeoutMs?: number;
+  intervalMs?: number;
+  /** Done when this holds for the value read; without it, when the value read is not undefined. */
+  until?: (value: T) => boolean;
+  /** Appended to the timeout message, e.g. the operator's log tail. */
+  context?: () => string | Promise<string>;
+}
+
+const SHOWN_CHARS = 3000;
+
+/** The last value for a timeout message: JSON (Maps and Sets as entries), cut to a readable length. */
+function show(value: unknown): string {
+  let text: string;
+  try {
+    text = JSON.stringify(value, (_key, v: unknown) => (v instanceof Map || v instanceof Set ? [...v] : v)) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > SHOWN_CHARS ? `${text.slice(0, SHOWN_CHARS)}…` : text;
+}
+
+/**
+ * The one polling helper of the tests: calls `read` every `intervalMs` until `until(value)` holds (or, without
+ * `until`, until it returns a value other than undefined) and returns that value. A read that throws counts as
+ * not yet. After `timeoutMs` it fails with what was awaited, the last value read and the last error, so a
+ * failure says how far things got, not only that they did not finish.
+ */
+export async function waitFor<T>(what: string, read: () => Promise<T> | T, options: WaitOptions<T> & { until: (value: T) => boolean }): Promise<T>;
+export async function waitFor<T>(what: string, read: () => Promise<T | undefined> | T | undefined, options?: WaitOptions<T>): Promise<T>;
 export async function waitFor<T>(
   what: string,
-  check: () => Promise<T | undefined> | T | undefined,
-  { timeoutMs = 30_000, intervalMs = 100 }: { timeoutMs?: number; intervalMs?: number } = {},
+  read: () => Promise<T | undefined> | T | undefined,
+  { timeoutMs = 30_000, intervalMs = 100, until, context }: WaitOptions<T> = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  let last: { value: T | undefined } | undefined;
   let lastError: unknown;
   for (;;) {
     try {
-      const value = await check();
-      if (value !== undefined) return value;
+      const value = await read();
+      if (until ? until(value as T) : value !== undefined) return value as T;
+      last = { value };
     } catch (err) {
       lastError = err;
     }
     if (Date.now() > deadline) {
-      const cause = lastError instanceof Error ? `: last error: ${lastError.message}` : '';
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
+      const parts = [`timed out after ${timeoutMs} ms waiting for ${what}`, last ? `last value: ${show(last.value)}` : 'no value read'];
+      if (lastError !== undefined) parts.push(`last error: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
+      if (context) parts.push(await (async () => context())().catch((err: unknown) => `(context failed: ${String(err)})`));
+      throw new Error(parts.join('\n'));
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }

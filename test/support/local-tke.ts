@@ -1,11 +1,25 @@
 // The local TKE for end-to-end suites: the CLB emulator (through the real SDK), the TKE simulator on the
 // test apiserver, a kube-proxy profile, and optionally the operator as its own process under the config/
 // ServiceAccount. Suites add the namespaces they create to `namespaces`; the simulator touches only those.
+import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { startClbEmulator, type ClbEmulator, type EmulatorOptions } from '../../sim/clb-emulator/index.js';
+import { startClbEmulator, type CallerCredentials, type ClbEmulator, type EmulatorOptions } from '../../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator, type ClusterProfileName, type TkeSimulator } from '../../sim/tke-simulator/index.js';
 import { kubeConfig } from './kube.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess, type OperatorProcessOptions } from './operator.js';
+
+/**
+ * The operator and TKE's controllers get their own credentials, so the emulator's stats tell their calls apart
+ * (`byCaller.loopguard` / `byCaller.tke`); both still share the one account's quota. loopguard comes first, so
+ * `emulator.credentials` stays the pair the operator runs with. Fresh keys per run: nothing to leak or reuse.
+ */
+export function localTkeCallers(): CallerCredentials[] {
+  return ['loopguard', 'tke'].map((caller) => ({
+    caller,
+    secretId: `AKID${caller}${randomBytes(8).toString('hex')}`,
+    secretKey: randomBytes(24).toString('hex'),
+  }));
+}
 
 export interface LocalTkeOptions {
   /** Admin kubeconfig of the cluster; default the shared test control plane. */
@@ -36,11 +50,14 @@ export interface LocalTke {
 export async function startLocalTke(options: LocalTkeOptions = {}): Promise<LocalTke> {
   const kc = kubeConfig(options.kubeconfig);
   const namespaces = new Set<string>();
-  const emulator = await startClbEmulator({ taskDurationMs: 50, ...options.emulator });
+  // A suite's own `accounts` stay the first (operator) pair, as before.
+  const callers = options.emulator?.accounts ? [] : localTkeCallers();
+  const emulator = await startClbEmulator({ taskDurationMs: 50, callers, ...options.emulator });
   await applyClusterProfile(kc, options.profile ?? 'ipvs-new');
   const simulator = await startTkeSimulator({
     kubeConfig: kc,
-    clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.credentials, protocol: 'http://' },
+    // A suite that brings its own accounts without a `tke` caller gets the old shared credentials.
+    clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.callers['tke'] ?? emulator.credentials, protocol: 'http://' },
     ...(options.allNamespaces ? {} : { namespaceFilter: (n: string) => namespaces.has(n) }),
     resyncIntervalMs: options.resyncIntervalMs ?? 0,
   });

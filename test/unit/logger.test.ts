@@ -1,34 +1,37 @@
+// The logger's own concerns: JSON lines, Errors that survive JSON, and every field (the message included)
+// passed through the shared redaction policy, which cloud-redact.test.ts pins.
 import { describe, expect, it } from '@jest/globals';
 import { PassThrough } from 'node:stream';
-import { createLogger, redact } from '../../src/runtime/logger.js';
+import { redactSecrets } from '../../src/cloud/redact.js';
+import { createLogger } from '../../src/runtime/logger.js';
+
+async function logLine(write: (log: ReturnType<typeof createLogger>) => void): Promise<Record<string, unknown>> {
+  const stream = new PassThrough();
+  let out = '';
+  stream.on('data', (d: Buffer) => (out += d.toString()));
+  write(createLogger({ stream }));
+  await new Promise((r) => setImmediate(r));
+  return JSON.parse(out.trim()) as Record<string, unknown>;
+}
 
 describe('logger', () => {
-  it('writes JSON lines and never the values of secret-looking keys, at any depth', async () => {
-    const stream = new PassThrough();
-    let out = '';
-    stream.on('data', (d: Buffer) => (out += d.toString()));
-    const log = createLogger({ stream });
-    log.info('Reconciled', {
+  it('writes JSON lines with every field, the message included, redacted by the shared policy', async () => {
+    const meta = {
       target: 'default/web',
-      credential: { secretId: 'AKIDexample', secretKey: 'SUPERSECRETKEY' },
+      credential: { secretId: 'AKIDexample00000000000000000000001', secretKey: 'SUPERSECRETKEY' },
       headers: { Authorization: 'TC3-HMAC-SHA256 Credential=AKIDexample/...Signature=abc' },
       token: 'bearer-xyz',
-    });
-    await new Promise((r) => setImmediate(r));
-    const line = JSON.parse(out.trim()) as Record<string, unknown>;
-    expect(line.message).toBe('Reconciled');
-    expect(line.target).toBe('default/web');
-    expect(out).not.toContain('SUPERSECRETKEY');
-    expect(out).not.toContain('Signature=abc');
-    expect(out).not.toContain('bearer-xyz');
-    // Identifiers stay visible: they are what an operator needs to debug a CAM problem.
-    expect(out).toContain('AKIDexample');
+    };
+    const line = await logLine((log) => log.info('Reconciled with AKIDexample00000000000000000000001', meta));
+    const { level, timestamp, ...rest } = line;
+    expect(level).toBe('info');
+    expect(typeof timestamp).toBe('string');
+    expect(rest).toEqual(redactSecrets({ message: 'Reconciled with AKIDexample00000000000000000000001', ...meta }));
+    expect(rest).toMatchObject({ target: 'default/web', message: 'Reconciled with AKIDexam***', token: '[REDACTED]' });
   });
 
-  it('redact keeps non-secret structure and summarises errors', () => {
-    expect(redact({ a: [{ password: 'p', b: 1 }], e: new Error('boom') })).toEqual({
-      a: [{ password: '[REDACTED]', b: 1 }],
-      e: { name: 'Error', message: 'boom' },
-    });
+  it('keeps the name and message of an Error field, redacted', async () => {
+    const line = await logLine((log) => log.warn('Reconcile failed', { e: new Error('boom with password=hunter2') }));
+    expect(line.e).toEqual({ name: 'Error', message: 'boom with password=[REDACTED]' });
   });
 });

@@ -37,4 +37,38 @@ describe('probe server', () => {
     expect(text).toContain('controller_runtime_reconcile_errors_total{controller="service"} 1');
     expect((await fetch(`${base}/nope`)).status).toBe(404);
   });
+
+  it('says why a failing readiness check fails, on one line', async () => {
+    let problem: string | undefined = 'Cannot create Lease default/x: namespace "default" does not exist.\nFix: create it.';
+    server = new ProbeServer({
+      host: '127.0.0.1',
+      port: 0,
+      registry: new Metrics({ processMetrics: false }).registry,
+      liveness: [{ name: 'ping', check: () => true }],
+      readiness: [
+        { name: 'informers-synced', check: () => true },
+        { name: 'leader-election', check: () => problem === undefined, reason: () => problem },
+      ],
+    });
+    const { port } = await server.start();
+    const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(res.status).toBe(503);
+    expect(await res.text()).toBe(
+      '[+]informers-synced ok\n[-]leader-election failed: Cannot create Lease default/x: namespace "default" does not exist. Fix: create it.\nfailed\n',
+    );
+    problem = undefined;
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    // Liveness is not affected by readiness problems.
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+  });
+
+  it('a port in use is one line naming the flag to change', async () => {
+    const registry = new Metrics({ processMetrics: false }).registry;
+    server = new ProbeServer({ host: '127.0.0.1', port: 0, registry, liveness: [], readiness: [] });
+    const { port } = await server.start();
+    const second = new ProbeServer({ host: '127.0.0.1', port, registry, liveness: [], readiness: [] });
+    await expect(second.start()).rejects.toThrow(
+      `The probe port 127.0.0.1:${port} is in use (EADDRINUSE). Fix: stop what listens there (another loopguard?) or set --probe-port (LOOPGUARD_PROBE_PORT; 0 = any free port).`,
+    );
+  });
 });

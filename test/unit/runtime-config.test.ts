@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError, loadConfig, parseDuration } from '../../src/runtime/config.js';
+import { ConfigError, loadConfig, parseDuration, resolveRuntimeDefaults, usage } from '../../src/runtime/config.js';
 
 const base = { TENCENTCLOUD_REGION: 'ap-guangzhou' };
 
@@ -69,5 +69,73 @@ describe('operator configuration', () => {
     expect(parseDuration('5m')).toBe(300_000);
     expect(parseDuration('1.5h')).toBe(5_400_000);
     expect(parseDuration('5 minutes')).toBeUndefined();
+  });
+
+  describe('defaults that depend on where loopguard runs', () => {
+    const resolve = (argv: string[], env: NodeJS.ProcessEnv, where: Parameters<typeof resolveRuntimeDefaults>[1]) => {
+      const c = loadConfig(argv, { ...base, ...env });
+      const notes = resolveRuntimeDefaults(c, where);
+      return { leaseNamespace: c.leaseNamespace, probeHost: c.probeHost, notes };
+    };
+
+    it('out of cluster the Lease goes to the kubeconfig context namespace, and says so', () => {
+      const r = resolve([], {}, { context: { name: 'dev', namespace: 'team-a' } });
+      expect(r.leaseNamespace).toBe('team-a');
+      expect(r.notes.leaseNamespaceFrom).toBe('the namespace of kubeconfig context "dev"');
+    });
+
+    it('out of cluster without a context namespace the Lease goes to default', () => {
+      expect(resolve([], {}, { context: { name: 'loopguard-test' } })).toMatchObject({
+        leaseNamespace: 'default',
+        notes: { leaseNamespaceFrom: 'default: kubeconfig context "loopguard-test" names no namespace' },
+      });
+      expect(resolve([], {}, {}).leaseNamespace).toBe('default');
+    });
+
+    it("in a pod the Lease goes to the pod's own namespace, whatever the kubeconfig context says", () => {
+      const r = resolve([], {}, { serviceAccountNamespace: 'loopguard-system\n', context: { name: 'inCluster', namespace: 'other' } });
+      expect(r.leaseNamespace).toBe('loopguard-system');
+      expect(r.notes.leaseNamespaceFrom).toContain("pod's own namespace");
+    });
+
+    it('an explicit flag or variable always wins; the flag over the variable, the primary names over the aliases', () => {
+      const pod = { serviceAccountNamespace: 'loopguard-system', context: { name: 'c', namespace: 'ctx' } };
+      expect(resolve(['--lease-namespace=flag'], { LOOPGUARD_LEASE_NAMESPACE: 'env' }, pod).leaseNamespace).toBe('flag');
+      expect(resolve([], { LOOPGUARD_LEASE_NAMESPACE: 'env', POD_NAMESPACE: 'downward' }, pod).leaseNamespace).toBe('env');
+      expect(resolve([], { POD_NAMESPACE: 'downward' }, {}).leaseNamespace).toBe('downward');
+      // controller-runtime's flag name (the tests' and older scripts' spelling) still works.
+      expect(resolve(['--leader-election-namespace', 'old'], {}, pod).leaseNamespace).toBe('old');
+      expect(resolve(['--lease-namespace=new', '--leader-election-namespace=old'], {}, pod).leaseNamespace).toBe('new');
+      // An empty variable is unset, as for every other variable.
+      expect(resolve([], { LOOPGUARD_LEASE_NAMESPACE: '' }, { context: { name: 'c', namespace: 'ctx' } }).leaseNamespace).toBe('ctx');
+    });
+
+    it('the probe server listens on loopback out of cluster and on every interface in a pod, unless told', () => {
+      expect(resolve([], {}, { context: { name: 'c' } }).probeHost).toBe('127.0.0.1');
+      expect(resolve([], {}, { serviceAccountNamespace: 'loopguard-system' }).probeHost).toBe('0.0.0.0');
+      expect(resolve(['--probe-host=10.0.0.1'], {}, {}).probeHost).toBe('10.0.0.1');
+    });
+
+    it('--help names the aliases', () => {
+      expect(usage()).toMatch(/--lease-namespace .*LOOPGUARD_LEASE_NAMESPACE.*\(also: --leader-election-namespace, POD_NAMESPACE\)/);
+    });
+  });
+
+  describe('CLB endpoint and protocol', () => {
+    it('a scheme in the endpoint becomes the protocol (the emulator speaks http://)', () => {
+      const c = loadConfig([], { LOOPGUARD_CLB_ENDPOINT: 'http://127.0.0.1:9000' });
+      expect([c.clbEndpoint, c.clbProtocol]).toEqual(['127.0.0.1:9000', 'http://']);
+    });
+
+    it('the protocol is https:// by default and accepts http or http://', () => {
+      expect(loadConfig([], { LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000' }).clbProtocol).toBe('https://');
+      expect(loadConfig(['--clb-protocol=http'], { LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000' }).clbProtocol).toBe('http://');
+      expect(loadConfig([], { LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000', LOOPGUARD_CLB_PROTOCOL: 'http://' }).clbProtocol).toBe('http://');
+    });
+
+    it('refuses a scheme that contradicts the protocol, and a path', () => {
+      expect(() => loadConfig(['--clb-protocol=https://'], { LOOPGUARD_CLB_ENDPOINT: 'http://127.0.0.1:9000' })).toThrow(/says http:\/\/ but --clb-protocol/);
+      expect(() => loadConfig([], { LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000/api' })).toThrow(/expected host\[:port\] or http\(s\):\/\/host\[:port\]/);
+    });
   });
 });

@@ -1,7 +1,6 @@
 // The targets a policy manages, read from the informer caches: selection, conflicts with other policies of the
 // namespace, and the CLB each one is bound to.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
-import { IngressAnnotation, ServiceAnnotation } from '../../api/annotations.js';
 import { withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import { resolveConflicts, type Claim, type Ownership, type PolicyIdentity } from '../../model/conflicts.js';
 import type { TargetFacts } from '../../model/facts.js';
@@ -15,12 +14,6 @@ export function policyIdentity(p: LoopbackPolicy): PolicyIdentity {
     name: p.metadata.name ?? '',
     ...(created ? { creationTimestamp: created instanceof Date ? created.toISOString() : String(created) } : {}),
   };
-}
-
-export function loadBalancerIdOf(target: TargetFacts): string | undefined {
-  const key = target.kind === 'Service' ? ServiceAnnotation.LoadBalancerId : IngressAnnotation.LoadBalancerId;
-  const id = target.annotations?.[key]?.trim();
-  return id ? id : undefined;
 }
 
 export interface NamespaceView {

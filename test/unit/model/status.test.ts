@@ -88,7 +88,7 @@ const rows: Row[] = [
     stalled: 'absent',
     readyMessage: /Service\/c: KubeProxyTooOld/,
   },
-  { name: 'Enforce, changes to apply', mode: 'Enforce', outcomes: [mitigated, atRiskPlan], ready: 'False/Progressing', reconciling: 'True/ApplyingChanges', stalled: 'absent', readyMessage: /applying 2 changes to 1 target/ },
+  { name: 'Enforce, changes to apply', mode: 'Enforce', outcomes: [mitigated, atRiskPlan], ready: 'False/Progressing', reconciling: 'True/ApplyingChanges', stalled: 'absent', readyMessage: /applying 2 steps to 1 target/ },
   {
     name: 'Enforce, Pending on TKE does not hold Ready back',
     mode: 'Enforce',
@@ -133,7 +133,7 @@ const rows: Row[] = [
     ready: 'True/AuditComplete',
     reconciling: 'absent',
     stalled: 'absent',
-    readyMessage: /Enforce mode would apply 2 changes to 1 target/,
+    readyMessage: /Enforce mode would carry out 2 steps on 1 target/,
   },
   {
     name: 'Audit, blockers are reported but do not stall',
@@ -260,7 +260,7 @@ describe('counts and target list', () => {
     });
     expect(t.plan).toHaveLength(MAX_PLAN_LINES);
     expect(t.plan?.[0]).toBe('listener lbl-0 (TCP:80): health-check source VIP -> 100.64.0.0/10');
-    expect(t.plan?.[MAX_PLAN_LINES - 1]).toBe('... and 9 more changes');
+    expect(t.plan?.[MAX_PLAN_LINES - 1]).toBe('... and 9 more steps');
     expect(t.message?.length).toBeLessThanOrEqual(1024);
     expect(t.message).toMatch(/Last error \(RequestLimitExceeded\)/);
     expect(t.loadBalancerId).toBe('lb-1');

@@ -1,10 +1,9 @@
 // Pure: from the model's L7 desired state to the TkeServiceConfig fields loopguard holds, and the originals
 // to record before writing them.
-import type { OriginalsRecord } from '../../api/annotations.js';
-import type { L7DesiredState } from '../../model/desired-state.js';
-import type { AddedLevel } from '../../api/annotations.js';
+import type { OriginalsRecord } from '../api/annotations.js';
+import type { L7DesiredState } from '../model/desired-state.js';
 import { addedLevel, type FieldEdit } from './config-patch.js';
-import { ruleKey, type OriginalsAdditions } from './originals.js';
+import { ruleKey } from './record.js';
 
 /** Capabilities the account refused (`AccountCapabilities`): such values are not declared anew. */
 export interface RejectedCapabilities {
@@ -35,27 +34,26 @@ export function desiredEdits(desired: L7DesiredState, record: OriginalsRecord | 
 /**
  * Originals to record for the edits about to be written: the CLB's current values, for fields whose value
  * changes and for fields the config does not declare yet (with what loopguard adds to declare them, so the
- * revert can take it out again). Without `config` every field counts as declared.
+ * release can take it out again). Without `config` every field counts as declared.
  */
-export function originalsFor(desired: L7DesiredState, edits: readonly FieldEdit[], config?: { spec: unknown; vip: string | undefined }): OriginalsAdditions {
-  const keepalive: Record<string, 0 | 1> = {};
-  const ruleSource: Record<string, 0 | 1> = {};
-  const keepaliveAdded: Record<string, AddedLevel> = {};
-  const ruleAdded: Record<string, AddedLevel> = {};
+export function originalsFor(desired: L7DesiredState, edits: readonly FieldEdit[], config?: { spec: unknown; vip: string | undefined }): OriginalsRecord {
+  const listeners: NonNullable<OriginalsRecord['listeners']> = {};
+  const rules: NonNullable<OriginalsRecord['rules']> = {};
   for (const e of edits) {
     const l = desired.listeners.find((x) => x.protocol.toUpperCase() === e.protocol.toUpperCase() && x.port === e.port);
     if (!l) continue;
     const added = config ? addedLevel(config.spec, e, config.vip) : undefined;
     if (e.kind === 'keepalive') {
-      if (e.value !== l.currentKeepalive || added !== undefined) keepalive[l.listenerId] = l.currentKeepalive;
-      if (added !== undefined) keepaliveAdded[l.listenerId] = added;
+      if (e.value !== l.currentKeepalive || added !== undefined) {
+        listeners[l.listenerId] = { keepaliveEnable: l.currentKeepalive, ...(added !== undefined ? { keepaliveAdded: added } : {}) };
+      }
     } else {
       const r = l.rules.find((x) => x.domain === e.domain && x.url === e.url);
       if (!r) continue;
-      const key = ruleKey(l.listenerId, r.locationId);
-      if (e.value !== r.currentSourceIpType || added !== undefined) ruleSource[key] = r.currentSourceIpType;
-      if (added !== undefined) ruleAdded[key] = added;
+      if (e.value !== r.currentSourceIpType || added !== undefined) {
+        rules[ruleKey(l.listenerId, r.locationId)] = { sourceIpType: r.currentSourceIpType, ...(added !== undefined ? { added } : {}) };
+      }
     }
   }
-  return { keepalive, ruleSource, ...(Object.keys(keepaliveAdded).length > 0 ? { keepaliveAdded } : {}), ...(Object.keys(ruleAdded).length > 0 ? { ruleAdded } : {}) };
+  return { v: 1, ...(Object.keys(listeners).length > 0 ? { listeners } : {}), ...(Object.keys(rules).length > 0 ? { rules } : {}) };
 }

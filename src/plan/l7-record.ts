@@ -1,62 +1,8 @@
-// Pure: the originals record an L7 target carries (`loopguard.dev/originals` on the Ingress) and the plan to
-// restore it. Originals are CLB values as observed before loopguard's first change of each field; a value
+// Pure: reading an L7 target's originals record against the CLB (what to restore, whether TKE has restored it). Originals are CLB values as observed before loopguard's first change of each field; a value
 // already recorded is never overwritten (it is the true original, later values may be loopguard's own).
-import { IngressAnnotation, type AddedLevel, type OriginalsRecord, type SourceIpType } from '../../api/annotations.js';
+import { IngressAnnotation, type OriginalsRecord } from '../api/annotations.js';
+import type { ClbFacts } from '../model/facts.js';
 import type { FieldEdit, Removal } from './config-patch.js';
-
-export interface OriginalsAdditions {
-  /** listenerId → KeepaliveEnable before the change. */
-  keepalive?: Record<string, 0 | 1>;
-  /** `<listenerId>/<locationId>` → rule HealthCheck.SourceIpType before the change. */
-  ruleSource?: Record<string, SourceIpType>;
-  /** listenerId → what loopguard adds to the config to declare keepaliveEnable (absent: declared already). */
-  keepaliveAdded?: Record<string, AddedLevel>;
-  /** `<listenerId>/<locationId>` → what loopguard adds to declare the rule's sourceIpType (absent: declared already). */
-  ruleAdded?: Record<string, AddedLevel>;
-  /** annotation → value before loopguard's change (null: absent). */
-  annotations?: Record<string, string | null>;
-  passToTarget?: boolean;
-}
-
-export function ruleKey(listenerId: string, locationId: string): string {
-  return `${listenerId}/${locationId}`;
-}
-
-/** `existing` plus `add`, existing entries winning. Returns the same shape whether or not anything was added. */
-export function mergeOriginals(existing: OriginalsRecord | undefined, add: OriginalsAdditions): OriginalsRecord {
-  const out: OriginalsRecord = { v: 1 };
-  const annotations = { ...(add.annotations ?? {}), ...(existing?.annotations ?? {}) };
-  if (Object.keys(annotations).length > 0) out.annotations = annotations;
-  const listeners: NonNullable<OriginalsRecord['listeners']> = {};
-  for (const [id, v] of Object.entries(add.keepalive ?? {})) {
-    const added = add.keepaliveAdded?.[id];
-    listeners[id] = { keepaliveEnable: v, ...(added !== undefined ? { keepaliveAdded: added } : {}) };
-  }
-  for (const [id, l] of Object.entries(existing?.listeners ?? {})) {
-    const merged = { ...(listeners[id] ?? {}), ...l };
-    // The "added" flag belongs to the recorded value: a recorded value keeps its own (absent: declared).
-    if (l.keepaliveEnable !== undefined && l.keepaliveAdded === undefined) delete merged.keepaliveAdded;
-    listeners[id] = merged;
-  }
-  if (Object.keys(listeners).length > 0) out.listeners = listeners;
-  const rules: NonNullable<OriginalsRecord['rules']> = {};
-  for (const [k, v] of Object.entries(add.ruleSource ?? {})) {
-    const added = add.ruleAdded?.[k];
-    rules[k] = { sourceIpType: v, ...(added !== undefined ? { added } : {}) };
-  }
-  for (const [k, r] of Object.entries(existing?.rules ?? {})) rules[k] = r;
-  if (Object.keys(rules).length > 0) out.rules = rules;
-  const pass = existing?.loadBalancer?.passToTarget ?? add.passToTarget;
-  if (existing?.loadBalancer || pass !== undefined) out.loadBalancer = { ...(existing?.loadBalancer ?? {}), ...(pass !== undefined ? { passToTarget: pass } : {}) };
-  return out;
-}
-
-/** Stable comparison of two records (key order independent). */
-export function sameOriginals(a: OriginalsRecord | undefined, b: OriginalsRecord | undefined): boolean {
-  const canon = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(canon) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => x.localeCompare(y)).map(([k, x]) => [k, canon(x)])) : v;
-  return JSON.stringify(canon(a)) === JSON.stringify(canon(b));
-}
 
 /** What the CLB currently has, enough to map record keys (listener ids, location ids) onto config fragments. */
 export interface ClbListenerView {
@@ -133,4 +79,17 @@ export function clbRestored(record: OriginalsRecord, listeners: readonly ClbList
 /** Whether loopguard added the `-auto` annotation (so TKE's auto config exists because of loopguard). */
 export function autoAnnotationAddedByLoopguard(record: OriginalsRecord | undefined): boolean {
   return !!record?.annotations && IngressAnnotation.TkeServiceConfigAuto in record.annotations;
+}
+
+/** The CLB's L7 listeners as facts, in the shape the release planners take. */
+export function listenerViews(clb: ClbFacts | undefined): ClbListenerView[] {
+  return (clb?.listeners ?? [])
+    .filter((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS')
+    .map((l) => ({
+      listenerId: l.listenerId,
+      protocol: l.protocol,
+      port: l.port,
+      ...(l.keepaliveEnable !== undefined ? { keepaliveEnable: l.keepaliveEnable } : {}),
+      rules: (l.rules ?? []).map((r) => ({ locationId: r.locationId, domain: r.domain, url: r.url, ...(r.healthCheck ? { healthCheck: r.healthCheck } : {}) })),
+    }));
 }

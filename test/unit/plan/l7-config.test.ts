@@ -1,12 +1,13 @@
 // L7 mitigation, pure parts: JSON patches on TkeServiceConfigs (single fields, identity tests, resourceVersion
 // guard, right indices), originals merge, revert plan, TKE event reading.
 import { describe, expect, it } from '@jest/globals';
-import { validateOriginals, type OriginalsRecord } from '../../src/api/annotations.js';
-import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, guardedPatch, pendingEdits, type FieldEdit } from '../../src/mitigation/l7/config-patch.js';
-import { autoAnnotationAddedByLoopguard, clbRestored, mergeOriginals, revertPlan, type ClbListenerView } from '../../src/mitigation/l7/originals.js';
-import { desiredEdits, originalsFor } from '../../src/mitigation/l7/plan.js';
-import { isKeepaliveCapabilityError, latestTkeWarning } from '../../src/mitigation/l7/tke-events.js';
-import type { L7DesiredState } from '../../src/model/desired-state.js';
+import { validateOriginals, type OriginalsRecord } from '../../../src/api/annotations.js';
+import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, guardedPatch, pendingEdits, type FieldEdit } from '../../../src/plan/config-patch.js';
+import { autoAnnotationAddedByLoopguard, clbRestored, revertPlan, type ClbListenerView } from '../../../src/plan/l7-record.js';
+import { mergeRecords } from '../../../src/plan/record.js';
+import { desiredEdits, originalsFor } from '../../../src/plan/l7-edits.js';
+import { isKeepaliveCapabilityError, latestTkeWarning } from '../../../src/mitigation/tke-events.js';
+import type { L7DesiredState } from '../../../src/model/desired-state.js';
 
 const VIP = '10.100.0.7';
 
@@ -167,12 +168,18 @@ describe('desired edits and originals', () => {
   });
 
   it('records CLB values only for fields that change', () => {
-    expect(originalsFor(desired, desiredEdits(desired, undefined, NONE_REFUSED))).toEqual({ keepalive: { 'lbl-80': 0 }, ruleSource: { 'lbl-443/loc-a': 0 } });
+    expect(originalsFor(desired, desiredEdits(desired, undefined, NONE_REFUSED))).toEqual({ v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0 } }, rules: { 'lbl-443/loc-a': { sourceIpType: 0 } } });
   });
 
   it('merges: recorded values win, new ones are added', () => {
     const existing = { v: 1 as const, annotations: { 'ingress.cloud.tencent.com/tke-service-config-auto': null }, listeners: { 'lbl-80': { keepaliveEnable: 0 as const } } };
-    const merged = mergeOriginals(existing, { keepalive: { 'lbl-80': 1, 'lbl-443': 0 }, ruleSource: { 'lbl-443/loc-a': 0 }, passToTarget: false, annotations: { 'ingress.cloud.tencent.com/tke-service-config-auto': 'false' } });
+    const merged = mergeRecords(existing, {
+      v: 1,
+      listeners: { 'lbl-80': { keepaliveEnable: 1 }, 'lbl-443': { keepaliveEnable: 0 } },
+      rules: { 'lbl-443/loc-a': { sourceIpType: 0 } },
+      loadBalancer: { passToTarget: false },
+      annotations: { 'ingress.cloud.tencent.com/tke-service-config-auto': 'false' },
+    });
     expect(merged).toEqual({
       v: 1,
       annotations: { 'ingress.cloud.tencent.com/tke-service-config-auto': null },
@@ -180,7 +187,7 @@ describe('desired edits and originals', () => {
       rules: { 'lbl-443/loc-a': { sourceIpType: 0 } },
       loadBalancer: { passToTarget: false },
     });
-    expect(mergeOriginals(merged, { passToTarget: true }).loadBalancer).toEqual({ passToTarget: false });
+    expect(mergeRecords(merged, { v: 1, loadBalancer: { passToTarget: true } }).loadBalancer).toEqual({ passToTarget: false });
     expect(autoAnnotationAddedByLoopguard(merged)).toBe(true);
     expect(autoAnnotationAddedByLoopguard({ v: 1 })).toBe(false);
   });
@@ -305,9 +312,9 @@ describe('declarations loopguard added (hand-made configs)', () => {
 
   it('records undeclared fields (even when the CLB value does not change) with their level; absent flag = declared', () => {
     const add = originalsFor(handDesired, edits, { spec: handSpec(), vip: VIP });
-    expect(add.keepalive).toEqual({ 'lbl-80': 0, 'lbl-8080': 0, 'lbl-443': 0 });
-    expect(add.keepaliveAdded).toEqual({ 'lbl-80': 'field', 'lbl-443': 'listener' });
-    expect(add.ruleAdded).toEqual({
+    expect(Object.fromEntries(Object.entries(add.listeners ?? {}).map(([k, l]) => [k, l.keepaliveEnable]))).toEqual({ 'lbl-80': 0, 'lbl-8080': 0, 'lbl-443': 0 });
+    expect(Object.fromEntries(Object.entries(add.listeners ?? {}).flatMap(([k, l]) => (l.keepaliveAdded ? [[k, l.keepaliveAdded]] : [])))).toEqual({ 'lbl-80': 'field', 'lbl-443': 'listener' });
+    expect(Object.fromEntries(Object.entries(add.rules ?? {}).flatMap(([k, r]) => (r.added ? [[k, r.added]] : [])))).toEqual({
       'lbl-80/loc-a': 'field',
       'lbl-80/loc-nohc': 'healthCheck',
       'lbl-80/loc-new': 'rule',
@@ -316,7 +323,7 @@ describe('declarations loopguard added (hand-made configs)', () => {
       'lbl-80/loc-nr': 'rules',
       'lbl-443/loc-s': 'listener',
     });
-    const record = mergeOriginals(undefined, add);
+    const record = mergeRecords(undefined, add);
     expect(record.listeners?.['lbl-80']).toEqual({ keepaliveEnable: 0, keepaliveAdded: 'field' });
     expect(record.listeners?.['lbl-8080']).toEqual({ keepaliveEnable: 0 });
     expect(record.rules?.['lbl-80/loc-nohc']).toEqual({ sourceIpType: 0, added: 'healthCheck' });
@@ -324,17 +331,17 @@ describe('declarations loopguard added (hand-made configs)', () => {
     // A field already declared with the wanted value, CLB unchanged: nothing recorded (as before).
     const declared = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 8080, keepaliveEnable: 1 }] } };
     const on: L7DesiredState = { ...handDesired, listeners: [{ listenerId: 'lbl-8080', protocol: 'HTTP', port: 8080, currentKeepalive: 1, desiredKeepalive: 1, rules: [] }] };
-    expect(originalsFor(on, [keep('HTTP', 8080)], { spec: declared, vip: VIP })).toEqual({ keepalive: {}, ruleSource: {} });
-    // Without the config (old callers) everything counts as declared.
-    expect(originalsFor(handDesired, edits).keepaliveAdded).toBeUndefined();
+    expect(originalsFor(on, [keep('HTTP', 8080)], { spec: declared, vip: VIP })).toEqual({ v: 1 });
+    // Without the config everything counts as declared.
+    expect(Object.values(originalsFor(handDesired, edits).listeners ?? {}).some((l) => l.keepaliveAdded !== undefined)).toBe(false);
   });
 
   it('merge: a recorded value keeps its own flag (absent = declared), new entries bring theirs', () => {
     const existing: OriginalsRecord = { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0 } }, rules: { 'lbl-80/loc-a': { sourceIpType: 0, added: 'field' } } };
-    const merged = mergeOriginals(existing, {
-      keepalive: { 'lbl-80': 0, 'lbl-443': 0 },
-      keepaliveAdded: { 'lbl-80': 'field', 'lbl-443': 'listener' },
-      ruleSource: { 'lbl-80/loc-a': 0 },
+    const merged = mergeRecords(existing, {
+      v: 1,
+      listeners: { 'lbl-80': { keepaliveEnable: 0, keepaliveAdded: 'field' }, 'lbl-443': { keepaliveEnable: 0, keepaliveAdded: 'listener' } },
+      rules: { 'lbl-80/loc-a': { sourceIpType: 0 } },
     });
     expect(merged.listeners).toEqual({ 'lbl-80': { keepaliveEnable: 0 }, 'lbl-443': { keepaliveEnable: 0, keepaliveAdded: 'listener' } });
     expect(merged.rules).toEqual({ 'lbl-80/loc-a': { sourceIpType: 0, added: 'field' } });
@@ -348,7 +355,7 @@ describe('declarations loopguard added (hand-made configs)', () => {
 
   it('revert: restores values first, then removing what loopguard added gives back the hand-made spec exactly', () => {
     const original = handSpec();
-    const record = mergeOriginals(undefined, originalsFor(handDesired, edits, { spec: original, vip: VIP }));
+    const record = mergeRecords(undefined, originalsFor(handDesired, edits, { spec: original, vip: VIP }));
     const edited = applyJsonPatch({ spec: original }, buildConfigPatch(original, edits, VIP)).spec;
     expect(pendingEdits(edited, edits, VIP)).toEqual([]);
     const plan = revertPlan(record, clb);

@@ -5,7 +5,7 @@
 // patch by a `test` on /metadata/resourceVersion. A fragment that does not exist yet (hand-made configs) is
 // added with only loopguard's field declared, appended with `-`, never by rewriting its parent list.
 
-import { ADDED_LEVELS, type AddedLevel } from '../../api/annotations.js';
+import { ADDED_LEVELS, type AddedLevel } from '../api/annotations.js';
 
 export interface JsonPatchOp {
   op: 'add' | 'replace' | 'remove' | 'test';

@@ -1,0 +1,200 @@
+// One policy round: observe → assess → plan → (Enforce) execute, in chunks of CHUNK targets with CHUNKS_IN_FLIGHT
+// chunks at a time, then the releases of targets the policy changed but no longer manages. Reading one chunk's
+// CLBs overlaps with writing another's (reads and writes have separate per-action quotas). Every target ends
+// with an outcome: a failed CLB read marks only its own chunk, a failed step only its own target.
+import type { LoopbackPolicy, ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
+import { describeCloudError } from '../../cloud/index.js';
+import { assessTarget, type Assessment } from '../../model/assessment.js';
+import type { ClusterProfile } from '../../model/cluster-profile.js';
+import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../../model/facts.js';
+import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';
+import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
+import type { Execution, Executor } from '../../mitigation/executor.js';
+import { governingConfigName, type ConfigView } from '../../plan/l7.js';
+import { planOrphan, planTarget, type ManagedTarget, type OrphanTarget } from '../../plan/policy-plan.js';
+import { describeStep, type Step, type TargetPlan } from '../../plan/steps.js';
+import type { Logger } from '../../runtime/logger.js';
+import { settleAll } from '../../runtime/settle.js';
+import type { ClbObserver } from '../clb-observer.js';
+
+/** Targets per observe/plan/execute step: one DescribeLoadBalancers batch. */
+const CHUNK = 20;
+const CHUNKS_IN_FLIGHT = 3;
+
+export interface RoundDeps {
+  observer: ClbObserver;
+  capabilities: LearnedCapabilities;
+  tkeServiceConfigs(namespace: string): readonly { metadata?: { name?: string }; spec?: unknown }[];
+  logger: Logger;
+  driftCheckIntervalMs: number;
+  /** How long TKE gets to apply a declared TkeServiceConfig. */
+  tkeGraceMs: number;
+  executor?: Executor;
+}
+
+export interface RoundInput {
+  policy: LoopbackPolicy;
+  spec: ResolvedPolicySpec;
+  profile: ClusterProfile;
+  owner: string;
+  targets: readonly TargetFacts[];
+  /** Targets of the namespace that carry this policy's record but are not managed by it now. */
+  orphans: readonly TargetFacts[];
+  enforcing: boolean;
+}
+
+export interface RoundResult {
+  outcomes: TargetOutcome[];
+  releases: ReleaseOutcome[];
+  policyError?: { reason: string; message: string };
+  /** Some target waits for TKE (an auto config, a declared config): read again soon. */
+  waiting: boolean;
+}
+
+function configView(deps: RoundDeps, t: TargetFacts): ConfigView | undefined {
+  if (t.kind !== 'Ingress') return undefined;
+  const name = governingConfigName(t.name, t.annotations);
+  if (!name) return undefined;
+  const found = deps.tkeServiceConfigs(t.namespace).find((c) => c.metadata?.name === name);
+  return found ? { name, spec: found.spec, exists: true } : { name, exists: false };
+}
+
+/** The steps not carried out yet; a wait stays on the list until TKE has done what it waits for. */
+export function remainingSteps(e: Execution): Step[] {
+  const rest = e.plan.steps.slice(e.executed.length);
+  return e.waiting ? [e.plan.steps[e.executed.length - 1] as Step, ...rest] : rest;
+}
+
+/** The target's annotations after the executed steps (for assessing it again without a read). */
+function annotationsAfter(annotations: Readonly<Record<string, string>> | undefined, executed: readonly Step[]): Record<string, string> {
+  const out: Record<string, string> = { ...(annotations ?? {}) };
+  for (const s of executed) {
+    if (s.kind !== 'AnnotateTarget') continue;
+    for (const [k, v] of Object.entries(s.set)) {
+      if (v === null) delete out[k];
+      else out[k] = v;
+    }
+  }
+  return out;
+}
+
+export class PolicyRound {
+  constructor(private readonly d: RoundDeps) {}
+
+  async run(input: RoundInput, signal: AbortSignal): Promise<RoundResult> {
+    const chunks: TargetFacts[][] = [];
+    for (let i = 0; i < input.targets.length; i += CHUNK) chunks.push(input.targets.slice(i, i + CHUNK));
+    const result: RoundResult = { outcomes: [], releases: [], waiting: false };
+    const settled = await settleAll(chunks, CHUNKS_IN_FLIGHT, (chunk) => this.chunk(input, chunk, result, signal));
+    for (const r of settled) if (r.status === 'rejected') throw r.reason;
+    await this.releases(input, result, signal);
+    return result;
+  }
+
+  private async observe(ids: readonly string[], signal: AbortSignal): Promise<{ observations: Map<string, ClbObservation>; error?: TargetError }> {
+    try {
+      return { observations: await this.d.observer.observe(ids, this.d.driftCheckIntervalMs, signal) };
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const info = describeCloudError(err);
+      this.d.logger.warn('Reading CLBs failed', { code: info.code, reason: info.reason, retryable: info.retryable });
+      return { observations: new Map(), error: { reason: info.retryable ? 'RetryingAfterError' : info.reason, message: info.message, permanent: !info.retryable } };
+    }
+  }
+
+  private assess(input: RoundInput, target: TargetFacts, clb: ClbObservation): Assessment {
+    return assessTarget(target, { policy: input.spec, profile: input.profile, clb, capabilities: this.d.capabilities.snapshot() });
+  }
+
+  private async chunk(input: RoundInput, chunk: readonly TargetFacts[], result: RoundResult, signal: AbortSignal): Promise<void> {
+    const ids = chunk.map((t) => t.loadBalancerId).filter((id): id is string => !!id);
+    const { observations, error } = await this.observe(ids, signal);
+    const observed = (t: TargetFacts): ClbObservation => (t.loadBalancerId ? (observations.get(t.loadBalancerId) ?? { state: 'NotObserved' }) : { state: 'NotObserved' });
+    const managed: ManagedTarget[] = chunk.map((t) => {
+      const clb = observed(t);
+      const config = configView(this.d, t);
+      const at = t.loadBalancerId ? this.d.observer.observedAt(t.loadBalancerId) : undefined;
+      return {
+        assessment: this.assess(input, t, clb),
+        annotations: t.annotations,
+        ...(clb.state === 'Found' ? { clb: clb.clb } : {}),
+        ...(at !== undefined ? { observedAt: at } : {}),
+        ...(config ? { config } : {}),
+      };
+    });
+    if (error) {
+      // Nothing is planned on facts that could not be read; a permanent failure (CAM) is the policy's.
+      if (error.permanent) result.policyError ??= { reason: error.reason, message: error.message };
+      result.outcomes.push(...managed.map((m) => ({ assessment: m.assessment, ...(error.permanent ? {} : { error }) })));
+      return;
+    }
+    const caps = this.d.capabilities.snapshot();
+    const planInput = { owner: input.owner, rejected: { keepalive: caps.keepaliveRejected !== undefined, range100_64: caps.range100_64Rejected !== undefined }, now: new Date(), graceMs: this.d.tkeGraceMs };
+    const plans = managed.map((m) => planTarget(planInput, m));
+    this.unlearn(managed);
+    if (!input.enforcing || !this.d.executor) {
+      // Audit: the plan as it is, reported. A problem only a human can fix shows in the message, without Stalled.
+      result.outcomes.push(...plans.map((p, i) => ({ assessment: (managed[i] as ManagedTarget).assessment, plan: p.steps.map(describeStep) })));
+      return;
+    }
+    const executions = await this.d.executor.execute(input.owner, plans, signal);
+    executions.forEach((e, i) => {
+      const m = managed[i] as ManagedTarget;
+      const t = chunk[i] as TargetFacts;
+      if (e.waiting) result.waiting = true;
+      let assessment = m.assessment;
+      if (e.executed.length > 0 && !e.gone) {
+        // The executed steps' effects are in the observer's cache and the annotations; no read-back needed.
+        const clb = t.loadBalancerId ? (this.d.observer.cached(t.loadBalancerId) ?? observed(t)) : observed(t);
+        assessment = this.assess(input, { ...t, annotations: annotationsAfter(t.annotations, e.executed) } as TargetFacts, clb);
+      }
+      result.outcomes.push({ assessment, plan: remainingSteps(e).map(describeStep), ...(e.error ? { error: e.error } : {}) });
+    });
+  }
+
+  /** Proof that a learned refusal no longer holds: keepalive seen on where it was wanted. */
+  private unlearn(managed: readonly ManagedTarget[]): void {
+    for (const m of managed) {
+      const d = m.assessment.desired;
+      if (d?.layer === 'L7' && d.listeners.some((l) => l.desiredKeepalive === 1) && d.listeners.every((l) => l.currentKeepalive === 1)) {
+        if (this.d.capabilities.forget('keepaliveRejected')) this.d.logger.info('Keepalive took effect; forgetting the missing-capability verdict', { target: targetKey(m.assessment.target) });
+      }
+    }
+  }
+
+  private async releases(input: RoundInput, result: RoundResult, signal: AbortSignal): Promise<void> {
+    if (input.orphans.length === 0) return;
+    const plans = await planReleases(this.d, input.owner, input.orphans, signal);
+    if (plans.length === 0) return;
+    if (!input.enforcing || !this.d.executor) {
+      result.releases.push(...plans.map((p) => ({ kind: p.target.kind, name: p.target.name, plan: p.steps.map(describeStep) })));
+      return;
+    }
+    for (const e of await this.d.executor.execute(input.owner, plans, signal)) {
+      if (e.waiting) result.waiting = true;
+      const rest = remainingSteps(e);
+      if (rest.length > 0 || e.error) result.releases.push({ kind: e.plan.target.kind, name: e.plan.target.name, plan: rest.map(describeStep), ...(e.error ? { error: e.error } : {}) });
+    }
+  }
+}
+
+/** Plans the release of each orphan; Ingresses need their CLB (what TKE has restored), Services do not. */
+export async function planReleases(d: RoundDeps, owner: string, orphans: readonly TargetFacts[], signal: AbortSignal): Promise<TargetPlan[]> {
+  const ids = orphans.filter((o) => o.kind === 'Ingress' && o.loadBalancerId).map((o) => o.loadBalancerId as string);
+  const observations = ids.length > 0 ? await d.observer.observe(ids, d.driftCheckIntervalMs, signal) : new Map<string, ClbObservation>();
+  return orphans
+    .map((o) => {
+      const obs = o.loadBalancerId ? observations.get(o.loadBalancerId) : undefined;
+      const config = configView(d, o);
+      const target: TargetRef = { kind: o.kind, namespace: o.namespace, name: o.name };
+      const orphan: OrphanTarget = {
+        target,
+        annotations: o.annotations,
+        ...(o.loadBalancerId ? { loadBalancerId: o.loadBalancerId } : {}),
+        ...(obs?.state === 'Found' ? { clb: obs.clb } : {}),
+        ...(config ? { config } : {}),
+      };
+      return planOrphan(owner, orphan);
+    })
+    .filter((p) => p.steps.length > 0);
+}

@@ -1,0 +1,146 @@
+// The one Kubernetes writer of Enforce mode: annotations on Services and Ingresses (merge patch of
+// metadata.annotations only), TkeServiceConfig fields (JSON patch, RFC 6902) and policy finalizers. Every write
+// carries loopguard's field manager and is guarded by the resourceVersion it was computed from, so a concurrent
+// writer (a user, TKE's controller) is never clobbered: on a conflict the object is read again and the change
+// computed again, a bounded number of times.
+import {
+  ApiException,
+  CoreV1Api,
+  CustomObjectsApi,
+  NetworkingV1Api,
+  PatchStrategy,
+  setHeaderOptions,
+  type KubeConfig,
+  type KubernetesObject,
+  type CoreV1Event,
+  type V1Ingress,
+  type V1Service,
+} from '@kubernetes/client-node';
+import { TKE_SERVICE_CONFIG } from '../api/annotations.js';
+import { FIELD_MANAGER, GROUP, PLURAL, VERSION, type LoopbackPolicy } from '../api/loopbackpolicy.js';
+import type { TargetKind } from '../api/loopbackpolicy.js';
+import { guardedPatch, type JsonPatchOp } from '../plan/config-patch.js';
+
+/** Annotation changes to make; `null` removes the key. */
+export type AnnotationPatch = Record<string, string | null>;
+
+export type Target = V1Service | V1Ingress;
+type ConfigObject = KubernetesObject & { spec?: unknown };
+
+/** Attempts per write: the first, then re-reads after a conflict. */
+const MAX_ATTEMPTS = 5;
+
+function isConflict(err: unknown): boolean {
+  // A failed JSON-patch `test` (someone wrote in between) is 422 for some apiservers, 409 for a stale resourceVersion.
+  return err instanceof ApiException && (err.code === 409 || err.code === 422);
+}
+
+function isNotFound(err: unknown): boolean {
+  return err instanceof ApiException && err.code === 404;
+}
+
+export class KubeWriter {
+  private readonly core: CoreV1Api;
+  private readonly net: NetworkingV1Api;
+  private readonly custom: CustomObjectsApi;
+
+  constructor(kc: KubeConfig) {
+    this.core = kc.makeApiClient(CoreV1Api);
+    this.net = kc.makeApiClient(NetworkingV1Api);
+    this.custom = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  /** The target as the API server has it now (not a cache that may lag loopguard's own writes); undefined when gone. */
+  async get(kind: TargetKind, namespace: string, name: string): Promise<Target | undefined> {
+    try {
+      return kind === 'Service' ? await this.core.readNamespacedService({ namespace, name }) : await this.net.readNamespacedIngress({ namespace, name });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async list(kind: TargetKind, namespace: string): Promise<Target[]> {
+    return kind === 'Service' ? (await this.core.listNamespacedService({ namespace })).items : (await this.net.listNamespacedIngress({ namespace })).items;
+  }
+
+  /**
+   * Reads the target, asks `compute` for the annotation changes on that version and patches them, guarded by its
+   * resourceVersion; on a conflict, again. Returns the target as written (or as read when nothing changes), or
+   * undefined when it is gone.
+   */
+  async patchAnnotations(kind: TargetKind, namespace: string, name: string, compute: (target: Target) => AnnotationPatch | undefined): Promise<Target | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const target = await this.get(kind, namespace, name);
+      if (!target) return undefined;
+      const patch = compute(target);
+      const current = target.metadata?.annotations ?? {};
+      if (!patch || Object.entries(patch).every(([k, v]) => (current[k] ?? null) === v)) return target;
+      const body = { metadata: { resourceVersion: target.metadata?.resourceVersion, annotations: patch } };
+      const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+      try {
+        return kind === 'Service'
+          ? await this.core.patchNamespacedService({ namespace, name, body, fieldManager: FIELD_MANAGER }, options)
+          : await this.net.patchNamespacedIngress({ namespace, name, body, fieldManager: FIELD_MANAGER }, options);
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** A TkeServiceConfig as the API server has it; undefined when gone. */
+  async getConfig(namespace: string, name: string): Promise<ConfigObject | undefined> {
+    try {
+      return (await this.custom.getNamespacedCustomObject({ ...TKE_SERVICE_CONFIG, namespace, name })) as ConfigObject;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Reads the config fresh, asks `plan` for the ops on that spec and sends them behind a resourceVersion `test`;
+   * a lost race (TKE's resync wrote in between) is planned again. Returns whether it wrote; false also when the
+   * config is gone.
+   */
+  async patchConfig(namespace: string, name: string, plan: (spec: unknown) => JsonPatchOp[]): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      const config = await this.getConfig(namespace, name);
+      if (!config) return false;
+      const ops = plan(config.spec);
+      if (ops.length === 0) return false;
+      try {
+        await this.custom.patchNamespacedCustomObject(
+          { ...TKE_SERVICE_CONFIG, namespace, name, body: guardedPatch(config.metadata?.resourceVersion ?? '', ops), fieldManager: FIELD_MANAGER },
+          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+        );
+        return true;
+      } catch (err) {
+        if (isNotFound(err)) return false;
+        if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** Events about a target, newest included (TKE's controllers report failed CLB syncs as Warning Events). */
+  async eventsOf(kind: TargetKind, namespace: string, name: string): Promise<CoreV1Event[]> {
+    return (await this.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` })).items;
+  }
+
+  /** Sets a policy's finalizers, guarded by the resourceVersion they were computed from (another writer's are never dropped). */
+  async setFinalizers(policy: LoopbackPolicy, finalizers: string[]): Promise<void> {
+    await this.custom.patchNamespacedCustomObject(
+      {
+        group: GROUP,
+        version: VERSION,
+        plural: PLURAL,
+        namespace: policy.metadata.namespace ?? '',
+        name: policy.metadata.name ?? '',
+        body: { metadata: { finalizers, resourceVersion: policy.metadata.resourceVersion } },
+        fieldManager: FIELD_MANAGER,
+      },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+}

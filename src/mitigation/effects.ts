@@ -1,0 +1,134 @@
+// Applying one step: the only place where a plan's step becomes a write. Each function is idempotent (it reads
+// what it changes and skips a write that would change nothing), so a step repeated after a restart is harmless.
+// A step's result is data, never an exception for the target's own failure: the executor classifies thrown
+// errors, and verification verdicts (TKE did not apply a config) come back as `failed`.
+import { LoopguardAnnotation, serializeOriginals } from '../api/annotations.js';
+import { StalledReason } from '../api/reasons.js';
+import type { ClbClient, ListenerInfo } from '../cloud/index.js';
+import type { ClbObserver } from '../controllers/clb-observer.js';
+import type { AnnotationPatch, KubeWriter } from '../kube/writer.js';
+import { KEEPALIVE_TICKET } from '../model/assess-ingress.js';
+import type { TargetRef } from '../model/facts.js';
+import type { TargetError } from '../model/status.js';
+import { buildConfigPatch, buildRemovalPatch } from '../plan/config-patch.js';
+import { healthCheckFor } from '../plan/l4.js';
+import { ownershipOf } from '../plan/ownership.js';
+import { mergeRecords } from '../plan/record.js';
+import type { Step } from '../plan/steps.js';
+import type { LearnedCapabilities } from './capabilities.js';
+import { isKeepaliveCapabilityError, latestTkeWarning, type EventView } from './tke-events.js';
+
+export type StepResult = { status: 'done' } | { status: 'waiting'; note: string } | { status: 'gone' } | { status: 'failed'; error: TargetError };
+
+export interface EffectDeps {
+  writer: KubeWriter;
+  clb: ClbClient;
+  observer: ClbObserver;
+  capabilities: LearnedCapabilities;
+}
+
+/** Event timestamps have second precision. */
+const EVENT_SLACK_MS = 2_000;
+const KEEPALIVE_CAPABILITY = 'CLB layer-7 SNAT + keepalive, by ticket';
+/** Reason for a TKE-reported failure that is not the keepalive capability (Stalled reason, API). */
+export const TKE_SYNC_FAILED = 'TkeSyncFailed';
+
+const DONE: StepResult = { status: 'done' };
+
+function sourceOf(l: ListenerInfo | undefined): 0 | 1 {
+  return l?.healthCheck?.SourceIpType === 1 ? 1 : 0;
+}
+
+export async function applyStep(deps: EffectDeps, owner: string, target: TargetRef, step: Step, signal: AbortSignal): Promise<StepResult> {
+  const { writer, clb, observer } = deps;
+  const { kind, namespace, name } = target;
+  switch (step.kind) {
+    case 'RecordOriginals': {
+      // Merged against the record as it is now: an original recorded by an earlier write always survives.
+      const written = await writer.patchAnnotations(kind, namespace, name, (fresh) => {
+        const current = ownershipOf(fresh.metadata?.annotations).record;
+        return { [LoopguardAnnotation.Originals]: serializeOriginals(mergeRecords(current, step.record)), [LoopguardAnnotation.Policy]: owner };
+      });
+      return written ? DONE : { status: 'gone' };
+    }
+    case 'AnnotateTarget': {
+      const patch: AnnotationPatch = { ...step.set };
+      if (step.record === null) Object.assign(patch, { [LoopguardAnnotation.Originals]: null, [LoopguardAnnotation.Policy]: null });
+      else if (step.record) Object.assign(patch, { [LoopguardAnnotation.Originals]: serializeOriginals(step.record), [LoopguardAnnotation.Policy]: owner });
+      const written = await writer.patchAnnotations(kind, namespace, name, () => patch);
+      return written ? DONE : { status: 'gone' };
+    }
+    case 'SetListenerHealthCheckSource': {
+      const lbId = step.loadBalancerId;
+      // A restore reads fresh (it may come long after the last observation); a switch uses the observation just made.
+      let raw = step.restore ? undefined : observer.rawListeners(lbId);
+      let listener = raw?.find((l) => l.listenerId === step.listenerId);
+      if (!listener) {
+        raw = await clb.describeListeners(lbId, { signal });
+        listener = raw.find((l) => l.listenerId === step.listenerId);
+      }
+      if (!listener) {
+        if (step.restore) return DONE; // the listener is gone: nothing left to restore
+        return { status: 'failed', error: { reason: 'ListenerNotFound', message: `listener ${step.listenerId} of CLB ${lbId} is gone; reading the CLB again`, permanent: false } };
+      }
+      if (sourceOf(listener) !== step.to) await clb.modifyListenerHealthCheck(lbId, step.listenerId, healthCheckFor(listener, step.to), { signal });
+      observer.listenerSourceWritten(lbId, step.listenerId, step.to);
+      if (step.to === 1) deps.capabilities.forget('range100_64Rejected');
+      return DONE;
+    }
+    case 'SetLoadBalancerPassToTarget':
+      await clb.modifyLoadBalancerPassToTarget(step.loadBalancerId, step.to, { signal });
+      observer.passToTargetWritten(step.loadBalancerId, step.to);
+      return DONE;
+    case 'DeclareInTkeServiceConfig': {
+      await writer.patchConfig(namespace, step.config, (spec) => buildConfigPatch(spec, step.edits, step.vip));
+      return DONE;
+    }
+    case 'RemoveFromTkeServiceConfig':
+      await writer.patchConfig(namespace, step.config, (spec) => buildRemovalPatch(spec, step.removals, step.vip));
+      return DONE;
+    case 'AwaitTke':
+      return awaitTke(deps, target, step, signal);
+  }
+}
+
+/** Verification of what TKE was asked to do: TKE's own Warning Event or the grace period decides a failure. */
+async function awaitTke(deps: EffectDeps, target: TargetRef, step: Extract<Step, { kind: 'AwaitTke' }>, signal: AbortSignal): Promise<StepResult> {
+  // Each wait ends with a fresh read of the CLB at the next round.
+  deps.observer.invalidate(step.loadBalancerId);
+  if (step.reason !== 'ConfigApplied') return { status: 'waiting', note: step.reason === 'ConfigCreated' ? `TKE has not created TkeServiceConfig ${step.config ?? ''} yet` : `TKE has not restored the originals on CLB ${step.loadBalancerId} yet` };
+  const since = step.since ? Date.parse(step.since) : Date.now();
+  let events: EventView[] = [];
+  if (!signal.aborted) events = (await deps.writer.eventsOf(target.kind, target.namespace, target.name)) as EventView[];
+  const warning = latestTkeWarning(events, since - EVENT_SLACK_MS);
+  if (!warning && !step.graceOver) return { status: 'waiting', note: `waiting for TKE to apply TkeServiceConfig ${step.config ?? ''} to CLB ${step.loadBalancerId}` };
+  let error: TargetError;
+  if (warning && isKeepaliveCapabilityError(warning.message)) {
+    deps.capabilities.learn('keepaliveRejected', warning.message ?? 'keepalive rejected');
+    error = {
+      reason: StalledReason.KeepaliveCapabilityMissing,
+      message: `TKE could not enable keepalive on CLB ${step.loadBalancerId}: the account lacks the ${KEEPALIVE_CAPABILITY} capability (TKE: "${warning.message ?? ''}"); ${KEEPALIVE_TICKET}`,
+      permanent: true,
+    };
+  } else if (warning) {
+    error = {
+      reason: TKE_SYNC_FAILED,
+      message: `TKE did not apply TkeServiceConfig ${step.config ?? ''} to CLB ${step.loadBalancerId}; its latest Warning Event (${warning.reason ?? 'unknown'}): "${warning.message ?? ''}"`,
+      permanent: true,
+    };
+  } else if (step.wantsKeepalive) {
+    deps.capabilities.learn('keepaliveRejected', 'keepalive never took effect');
+    error = {
+      reason: StalledReason.KeepaliveCapabilityMissing,
+      message: `keepaliveEnable: 1 is declared in TkeServiceConfig ${step.config ?? ''} but CLB ${step.loadBalancerId} still has keepalive off after the grace period and no TKE Warning Event explains it; most likely the account lacks the ${KEEPALIVE_CAPABILITY} capability: ${KEEPALIVE_TICKET}`,
+      permanent: true,
+    };
+  } else {
+    error = {
+      reason: TKE_SYNC_FAILED,
+      message: `the rule health-check source declared in TkeServiceConfig ${step.config ?? ''} has not reached CLB ${step.loadBalancerId} after the grace period; check TKE's ingress controller (kubectl describe ingress ${target.name})`,
+      permanent: true,
+    };
+  }
+  return { status: 'failed', error };
+}

@@ -1,0 +1,51 @@
+// The one classifier: any failure of a step (Kubernetes ApiException, CLB error, anything else) becomes a
+// target outcome error `{reason, message, permanent}`. Permanent errors make the policy Stalled with a message
+// that names the cause and the fix; the rest are retried with backoff.
+import { ApiException } from '@kubernetes/client-node';
+import { StalledReason } from '../api/reasons.js';
+import { describeCloudError, type CloudErrorInfo } from '../cloud/index.js';
+import type { TargetError } from '../model/status.js';
+
+/** Cloud failures that retrying cannot fix. */
+const PERMANENT = new Set<string>([
+  'PermissionDenied',
+  'InvalidRequest',
+  'HealthCheckSourceCapabilityMissing',
+  'CredentialsRejected',
+  'CredentialsUnavailable',
+  'ClockSkew',
+  'QuotaExceeded',
+  'OperationDenied',
+  'CloudError',
+]);
+
+/**
+ * Whether a failed CLB call is permanent. The client already retried transient failures; what is left as
+ * retryable, plus vanished CLBs/listeners (re-observed next round) and task timeouts (re-read), is transient.
+ */
+export function isPermanent(info: Pick<CloudErrorInfo, 'reason' | 'retryable'>): boolean {
+  return !info.retryable && PERMANENT.has(info.reason);
+}
+
+function apiMessage(err: ApiException<unknown>): string {
+  const body = typeof err.body === 'string' ? err.body : JSON.stringify(err.body);
+  const m = /"message":\s*"([^"]*)"/.exec(body ?? '');
+  return m?.[1] ?? `HTTP ${err.code}`;
+}
+
+/** `what` names the object or call that failed, e.g. "patching Service shop/web". */
+export function classifyError(err: unknown, what: string): TargetError {
+  if (err instanceof ApiException) {
+    const code = err.code;
+    if (code === 403) {
+      return { reason: StalledReason.PermissionDenied, message: `${what}: forbidden (${apiMessage(err)}); grant the loopguard ServiceAccount this verb (config/rbac)`, permanent: true };
+    }
+    if (code === 400 || code === 422) {
+      return { reason: StalledReason.InvalidRequest, message: `${what}: rejected by the API server (HTTP ${code}: ${apiMessage(err)})`, permanent: true };
+    }
+    return { reason: 'RetryingAfterError', message: `${what}: HTTP ${code}: ${apiMessage(err)}`, permanent: false };
+  }
+  const info = describeCloudError(err);
+  const permanent = isPermanent(info);
+  return { reason: permanent ? info.reason : info.retryable ? 'RetryingAfterError' : info.reason, message: `${what}: ${info.message}`, permanent };
+}

@@ -1,0 +1,116 @@
+// Enforce: runs a policy plan exactly as planned. Per target, steps run in order and the first one that does not
+// finish (a wait for TKE, a failure) ends the target's run: the order is the precondition of every later step
+// (originals before changes, sources before prevent-loopback). Targets run side by side (the CLB client paces
+// the calls). A target's failure is its outcome, never an exception, so one target can never hide another's
+// result; only an abort (shutdown, lost leadership) throws.
+import { EventReason } from '../api/reasons.js';
+import type { EventRecorder } from '../kube/events.js';
+import type { TargetRef } from '../model/facts.js';
+import type { TargetError } from '../model/status.js';
+import { PREVENT_LOOPBACK } from '../plan/l4.js';
+import { describeStep, type Step, type TargetPlan } from '../plan/steps.js';
+import type { Logger } from '../runtime/logger.js';
+import type { Metrics } from '../runtime/metrics.js';
+import { settleAll } from '../runtime/settle.js';
+import { applyStep, type EffectDeps } from './effects.js';
+import { classifyError } from './errors.js';
+
+/** What happened to one target's plan this round. */
+export interface Execution {
+  plan: TargetPlan;
+  /** The steps carried out, in order (a prefix of `plan.steps`). */
+  executed: Step[];
+  /** The run ended at a wait for TKE; the note says for what. */
+  waiting?: string;
+  error?: TargetError;
+  /** The target disappeared while its steps ran. */
+  gone?: boolean;
+}
+
+export interface ExecutorDeps extends EffectDeps {
+  events: EventRecorder;
+  logger: Logger;
+  metrics: Metrics;
+  /** Targets worked on at once; the CLB client's budgets and per-CLB write gate do the real pacing. */
+  concurrency?: number;
+}
+
+const DEFAULT_CONCURRENCY = 256;
+
+export function involvedObject(t: TargetRef): { apiVersion: string; kind: string; namespace: string; name: string } {
+  return { apiVersion: t.kind === 'Service' ? 'v1' : 'networking.k8s.io/v1', kind: t.kind, namespace: t.namespace, name: t.name };
+}
+
+/** The Event a finished step leaves on its target (none for bookkeeping and waits). */
+function eventFor(step: Step): { type: 'Normal' | 'Warning'; reason: string } | undefined {
+  switch (step.kind) {
+    case 'SetListenerHealthCheckSource':
+    case 'DeclareInTkeServiceConfig':
+      if (step.restore) return { type: 'Normal', reason: EventReason.OriginalsRestored };
+      if (step.drift) return { type: 'Warning', reason: EventReason.DriftCorrected };
+      if (step.kind === 'SetListenerHealthCheckSource') return { type: 'Normal', reason: EventReason.HealthCheckSourceSwitched };
+      return step.edits.some((e) => e.kind === 'keepalive' && e.value === 1) ? { type: 'Normal', reason: EventReason.KeepaliveEnabled } : undefined;
+    case 'SetLoadBalancerPassToTarget':
+      return { type: 'Normal', reason: step.restore ? EventReason.OriginalsRestored : EventReason.ClbTrafficAllowedByDefault };
+    case 'AnnotateTarget':
+      if (step.set[PREVENT_LOOPBACK] === 'true') return { type: 'Normal', reason: EventReason.PreventLoopbackAnnotated };
+      return step.restore ? { type: 'Normal', reason: EventReason.OriginalsRestored } : undefined;
+    case 'RemoveFromTkeServiceConfig':
+      return { type: 'Normal', reason: EventReason.OriginalsRestored };
+    default:
+      return undefined;
+  }
+}
+
+function failureEvent(error: TargetError): string {
+  if (error.reason === 'PermissionDenied') return EventReason.PermissionDenied;
+  if (/CapabilityMissing$/.test(error.reason)) return EventReason.CapabilityMissing;
+  return /^(InvalidRequest|TargetMisconfigured|TkeSyncFailed)$/.test(error.reason) ? EventReason.TargetUpdateFailed : EventReason.ClbWriteFailed;
+}
+
+export class Executor {
+  constructor(private readonly d: ExecutorDeps) {}
+
+  /** Runs every plan; resolves with one execution per plan, in the same order. */
+  async execute(owner: string, plans: readonly TargetPlan[], signal: AbortSignal): Promise<Execution[]> {
+    const settled = await settleAll(plans, this.d.concurrency ?? DEFAULT_CONCURRENCY, (plan) => this.run(owner, plan, signal));
+    if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
+    return settled.map((r, i) => (r.status === 'fulfilled' ? r.value : { plan: plans[i] as TargetPlan, executed: [], error: classifyError(r.reason, 'executing the plan') }));
+  }
+
+  private async run(owner: string, plan: TargetPlan, signal: AbortSignal): Promise<Execution> {
+    const t = plan.target;
+    const who = `${t.kind} ${t.namespace}/${t.name}`;
+    const executed: Step[] = [];
+    const by = `(LoopbackPolicy ${owner})`;
+    for (const step of plan.steps) {
+      if (signal.aborted) return { plan, executed };
+      let result;
+      try {
+        result = await applyStep(this.d, owner, t, step, signal);
+      } catch (err) {
+        if (signal.aborted) return { plan, executed };
+        result = { status: 'failed' as const, error: classifyError(err, `${describeStep(step)} for ${who}`) };
+      }
+      if (result.status === 'gone') return { plan, executed, gone: true };
+      if (result.status === 'failed') return this.failed(plan, executed, result.error, by);
+      executed.push(step);
+      this.d.logger.info('Step applied', { policy: owner, target: `${t.kind}/${t.namespace}/${t.name}`, step: describeStep(step) });
+      const event = eventFor(step);
+      if (event) await this.d.events.record(involvedObject(t), event.type, event.reason, `${describeStep(step)} ${by}`);
+      if (step.kind === 'SetListenerHealthCheckSource' && step.drift) this.d.metrics.driftCorrections.inc({ kind: 'ListenerHealthCheckSource' });
+      if (step.kind === 'DeclareInTkeServiceConfig' && step.drift) this.d.metrics.driftCorrections.inc({ kind: 'Ingress' });
+      if (result.status === 'waiting') return { plan, executed, waiting: result.note };
+    }
+    if (plan.error) return this.failed(plan, executed, plan.error, by);
+    return { plan, executed };
+  }
+
+  private async failed(plan: TargetPlan, executed: Step[], error: TargetError, by: string): Promise<Execution> {
+    const t = plan.target;
+    if (error.reason === 'HealthCheckSourceCapabilityMissing') this.d.capabilities.learn('range100_64Rejected', error.message);
+    this.d.logger.warn('Step failed', { target: `${t.kind}/${t.namespace}/${t.name}`, reason: error.reason, permanent: error.permanent, message: error.message });
+    if (error.permanent) await this.d.events.record(involvedObject(t), 'Warning', failureEvent(error), `${error.message} ${by}`);
+    return { plan, executed, error };
+  }
+}

@@ -1,0 +1,144 @@
+// Pure L4 planning (Services): from the assessment and the target's record to ordered steps.
+// Order (architecture §5, tke-clb.md §3): originals recorded → health-check sources to 100.64 (each task awaited:
+// the task's success is the verification) → prevent-loopback, in the same patch as the record of what took
+// effect. Release is the inverse: prevent-loopback back to its original first (kube-proxy stops binding the
+// VIP before any source returns to it) → sources restored → the record dropped (or what remains of it).
+import { ServiceAnnotation, type Annotations, type OriginalsRecord, type SourceIpType } from '../api/annotations.js';
+import type { HealthCheck, ListenerInfo } from '../cloud/clb-client.js';
+import type { Assessment } from '../model/assessment.js';
+import type { L4DesiredState } from '../model/desired-state.js';
+import { boundLoadBalancerId } from '../model/target-facts.js';
+import { fieldKey, isApplied, isEmptyRecord, mergeRecords, sameRecord, withApplied } from './record.js';
+import type { Step } from './steps.js';
+
+export const PREVENT_LOOPBACK = ServiceAnnotation.PreventLoopback;
+
+export interface L4TargetInput {
+  assessment: Assessment;
+  /** The Service's annotations now. */
+  annotations: Annotations;
+  /** The Service's record, when it has one (this policy's, or one to take over). */
+  record?: OriginalsRecord;
+  /** Whether `record` belongs to this policy (only then is anything released from it). */
+  owned: boolean;
+}
+
+/** What an L4 desired state still wants loopguard to hold (a partial release gives back the rest). */
+export interface Keep {
+  listeners: ReadonlySet<string>;
+  annotation: boolean;
+}
+
+export function keptBy(desired: L4DesiredState | undefined): Keep {
+  if (!desired) return { listeners: new Set(), annotation: false };
+  return {
+    listeners: new Set(desired.listeners.filter((l) => l.desiredSourceIpType === 1).map((l) => l.listenerId)),
+    annotation: desired.preventLoopback.desired,
+  };
+}
+
+/** The HealthCheck to write: the listener's full current struct, only `SourceIpType` changed. */
+export function healthCheckFor(listener: ListenerInfo, sourceIpType: SourceIpType): HealthCheck {
+  return { ...(listener.healthCheck ?? {}), SourceIpType: sourceIpType };
+}
+
+/** Steps for a Service the policy manages. Pending targets (CLB not read, listeners missing) get none. */
+export function planL4Target(input: L4TargetInput): Step[] {
+  const a = input.assessment;
+  const desired = a.desired?.layer === 'L4' ? a.desired : undefined;
+  if (!desired) {
+    // Skipped / not applicable / unsupported: give back what loopguard changed. Pending says nothing about
+    // what is wanted: leave everything as it is.
+    // A skipped target's assessment stops before reading the CLB id: take it from the Service.
+    const lbId = a.loadBalancerId ?? boundLoadBalancerId(input.annotations, 'Service');
+    if (input.record && input.owned && a.verdict !== 'Pending') return planL4Release(input.record, input.annotations, lbId);
+    return [];
+  }
+  const steps: Step[] = [];
+  let record = input.record;
+  if (record && input.owned) {
+    const release = planL4Release(record, input.annotations, desired.loadBalancerId, keptBy(desired));
+    if (release.length > 0) {
+      steps.push(...release);
+      const last = release[release.length - 1];
+      record = last?.kind === 'AnnotateTarget' && last.record ? last.record : undefined;
+    }
+  }
+  const onTarget = input.owned || steps.length > 0 ? record : undefined;
+
+  const switches = a.changes.flatMap((c) => (c.action === 'SetListenerHealthCheckSource' ? [c] : []));
+  const addAnnotation = a.changes.some((c) => c.action === 'AddPreventLoopbackAnnotation');
+  let merged = record ?? { v: 1 as const };
+  if (switches.length > 0) {
+    merged = mergeRecords(record, { v: 1, listeners: Object.fromEntries(switches.map((s) => [s.listenerId, { sourceIpType: s.from }])) });
+    if (!sameRecord(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
+  }
+  for (const s of switches) {
+    steps.push({
+      kind: 'SetListenerHealthCheckSource',
+      loadBalancerId: desired.loadBalancerId,
+      listenerId: s.listenerId,
+      protocol: s.protocol,
+      port: s.port,
+      to: s.to,
+      ...(isApplied(record, fieldKey.listenerSource(s.listenerId)) ? { drift: true } : {}),
+    });
+  }
+
+  // After the switches (each task succeeded), every listener the desired state wants on 100.64 is there.
+  let final = addAnnotation ? mergeRecords(merged, { v: 1, annotations: { [PREVENT_LOOPBACK]: input.annotations?.[PREVENT_LOOPBACK] ?? null } }) : merged;
+  const took = desired.listeners.filter((l) => l.desiredSourceIpType === 1).map((l) => fieldKey.listenerSource(l.listenerId));
+  if (addAnnotation || (desired.preventLoopback.desired && desired.preventLoopback.present)) took.push(fieldKey.annotation(PREVENT_LOOPBACK));
+  final = withApplied(final, [...(final.applied ?? []), ...took]);
+  const written = switches.length > 0 ? merged : onTarget;
+  if (addAnnotation || (!isEmptyRecord(final) && !sameRecord(final, written))) {
+    steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, record: final });
+  }
+  return steps;
+}
+
+/**
+ * Steps that give back what the record says loopguard changed, except what `keep` still wants: annotations
+ * first, then listener sources, then the record (what remains of it, or none). Empty when nothing is released.
+ * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest.
+ */
+export function planL4Release(record: OriginalsRecord, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep): Step[] {
+  const restoreAnnotations: Record<string, string | null> = {};
+  const remaining: OriginalsRecord = { v: 1 };
+  let released = false;
+  for (const [key, original] of Object.entries(record.annotations ?? {})) {
+    if (key === PREVENT_LOOPBACK && keep?.annotation) {
+      (remaining.annotations ??= {})[key] = original;
+      continue;
+    }
+    released = true;
+    if ((annotations?.[key] ?? null) !== original) restoreAnnotations[key] = original;
+  }
+  const listenerSteps: Step[] = [];
+  for (const [listenerId, l] of Object.entries(record.listeners ?? {})) {
+    const rest = { ...l };
+    if (l.sourceIpType !== undefined) {
+      if (keep?.listeners.has(listenerId)) {
+        (remaining.listeners ??= {})[listenerId] = rest;
+        continue;
+      }
+      released = true;
+      if (loadBalancerId) {
+        listenerSteps.push({ kind: 'SetListenerHealthCheckSource', loadBalancerId, listenerId, protocol: '', port: 0, to: l.sourceIpType, restore: true });
+      }
+      delete rest.sourceIpType;
+    }
+    // Another layer's fields (keepalive) stay recorded.
+    if (Object.keys(rest).length > 0) (remaining.listeners ??= {})[listenerId] = rest;
+  }
+  if (!released) return [];
+  if (record.rules) remaining.rules = record.rules;
+  if (record.loadBalancer) remaining.loadBalancer = record.loadBalancer;
+  if (record.declaredAt) remaining.declaredAt = record.declaredAt;
+  const left = withApplied(remaining, record.applied ?? []);
+  const steps: Step[] = [];
+  if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });
+  steps.push(...listenerSteps);
+  steps.push({ kind: 'AnnotateTarget', set: {}, record: isEmptyRecord(left) ? null : left });
+  return steps;
+}

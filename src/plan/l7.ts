@@ -1,0 +1,200 @@
+// Pure L7 planning (Ingresses): keepalive (and with it SNAT) per l7Listener and the rule health-check source,
+// declared in the Ingress's TkeServiceConfig so TKE's ingress controller applies them and its resync keeps them
+// (tke-clb.md §1). Per round, the steps possible from what is observed now; a step that needs TKE to act first
+// ends the plan with an AwaitTke, and a later observation plans the rest:
+//   LoadBalancerPassToTarget (policy opt-in, before keepalive: the CLB then reaches nodes from 100.127/16)
+//   → no config: `tke-service-config-auto: "true"` → wait for TKE's `<ingress>-auto-ingress-config`
+//   → originals recorded (with `declaredAt`, where TKE's grace period starts) → fields declared → wait for TKE
+//   → seen on the CLB: recorded as applied.
+// Release: originals declared back → wait until the CLB shows them → take out what loopguard added to the
+// config → PassToTarget back → the auto annotation (if loopguard added it) and the record dropped.
+import { IngressAnnotation, type Annotations, type OriginalsRecord } from '../api/annotations.js';
+import { StalledReason } from '../api/reasons.js';
+import type { Assessment } from '../model/assessment.js';
+import type { ClbFacts } from '../model/facts.js';
+import type { TargetError } from '../model/status.js';
+import { buildConfigPatch, pendingEdits } from './config-patch.js';
+import { desiredEdits, originalsFor, type RejectedCapabilities } from './l7-edits.js';
+import { autoAnnotationAddedByLoopguard, clbRestored, listenerViews, revertPlan } from './l7-record.js';
+import { fieldKey, isApplied, mergeRecords, ruleKey, sameRecord, withApplied } from './record.js';
+import type { Step } from './steps.js';
+
+/** The governing TkeServiceConfig as the informer cache has it. */
+export interface ConfigView {
+  name: string;
+  /** undefined: it does not exist (yet). */
+  spec?: unknown;
+  exists: boolean;
+}
+
+export interface L7TargetInput {
+  assessment: Assessment;
+  annotations: Annotations;
+  record?: OriginalsRecord;
+  owned: boolean;
+  /** The CLB as last read, and when (ms): TKE's grace period is over only for a read made after it. */
+  clb?: ClbFacts;
+  observedAt?: number;
+  /** The config the Ingress names (or its auto config); undefined when it names none. */
+  config?: ConfigView;
+  rejected: RejectedCapabilities;
+  now: Date;
+  graceMs: number;
+}
+
+export interface L7Plan {
+  steps: Step[];
+  error?: TargetError;
+}
+
+/** The config that governs an Ingress: the one it names, else its auto config when the auto annotation is on. */
+export function governingConfigName(name: string, annotations: Annotations): string | undefined {
+  const named = annotations?.[IngressAnnotation.TkeServiceConfig]?.trim();
+  if (named) return named;
+  if (annotations?.[IngressAnnotation.TkeServiceConfigAuto]?.trim().toLowerCase() === 'true') return `${name}-auto-ingress-config`;
+  return undefined;
+}
+
+export function planL7Target(input: L7TargetInput): L7Plan {
+  const a = input.assessment;
+  const desired = a.desired?.layer === 'L7' ? a.desired : undefined;
+  const misconfigured = a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
+  if (!desired || misconfigured) {
+    if (input.record && input.owned && a.verdict !== 'Pending' && !misconfigured) {
+      return planL7Release({ record: input.record, annotations: input.annotations, name: a.target.name, ...(input.clb ? { clb: input.clb } : {}), ...(input.config ? { config: input.config } : {}) });
+    }
+    return { steps: [] };
+  }
+  const record = input.record;
+  const onTarget = input.owned ? record : undefined;
+  const edits = desiredEdits(desired, record, input.rejected);
+  const passWanted = desired.passToTarget.desired === true && desired.passToTarget.current === false;
+  const vip = input.clb?.vips?.[0];
+  const steps: Step[] = [];
+  const ref = desired.tkeServiceConfig;
+  const passRecord: OriginalsRecord = passWanted ? { v: 1, loadBalancer: { passToTarget: false } } : { v: 1 };
+  const pass: Step[] = passWanted ? [{ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: desired.loadBalancerId, to: true }] : [];
+  const recordThen = (add: OriginalsRecord, then: Step[]): void => {
+    const merged = mergeRecords(record, mergeRecords(add, passRecord));
+    if (!sameRecord(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
+    steps.push(...pass, ...then);
+  };
+
+  if (ref.source === 'ToBeCreated') {
+    if (passWanted) recordThen({ v: 1 }, []);
+    if (edits.length > 0) {
+      const auto = IngressAnnotation.TkeServiceConfigAuto;
+      const base = passWanted ? mergeRecords(record, passRecord) : (record ?? { v: 1 as const });
+      steps.push({ kind: 'AnnotateTarget', set: { [auto]: 'true' }, record: mergeRecords(base, { v: 1, annotations: { [auto]: input.annotations?.[auto] ?? null } }) });
+      steps.push({ kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: desired.loadBalancerId, config: ref.name });
+    }
+    return { steps };
+  }
+  const config = input.config;
+  if (edits.length > 0 && (!config || !config.exists)) {
+    if (passWanted) recordThen({ v: 1 }, []);
+    if (ref.source === 'Auto') {
+      steps.push({ kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: desired.loadBalancerId, config: ref.name });
+      return { steps };
+    }
+    return {
+      steps,
+      error: {
+        reason: StalledReason.TargetMisconfigured,
+        message: `TkeServiceConfig ${ref.name} named by ${IngressAnnotation.TkeServiceConfig} does not exist: create it or remove the annotation`,
+        permanent: true,
+      },
+    };
+  }
+  if (edits.length > 0 && config && buildConfigPatch(config.spec, edits, vip).length > 0) {
+    const todo = pendingEdits(config.spec, edits, vip);
+    const drift = todo.some((e) => {
+      const l = desired.listeners.find((x) => x.protocol.toUpperCase() === e.protocol.toUpperCase() && x.port === e.port);
+      if (!l) return false;
+      if (e.kind === 'keepalive') return isApplied(record, fieldKey.keepalive(l.listenerId));
+      const r = l.rules.find((x) => x.domain === e.domain && x.url === e.url);
+      return r !== undefined && isApplied(record, fieldKey.ruleSource(l.listenerId, r.locationId));
+    });
+    const declaredAt = input.now.toISOString();
+    recordThen({ ...originalsFor(desired, edits, { spec: config.spec, vip }), declaredAt }, [
+      { kind: 'DeclareInTkeServiceConfig', config: config.name, loadBalancerId: desired.loadBalancerId, ...(vip ? { vip } : {}), edits: todo, ...(drift ? { drift: true } : {}) },
+      { kind: 'AwaitTke', reason: 'ConfigApplied', loadBalancerId: desired.loadBalancerId, config: config.name, since: declaredAt, wantsKeepalive: todo.some((e) => e.kind === 'keepalive' && e.value === 1) },
+    ]);
+    return { steps };
+  }
+  if (passWanted) recordThen({ v: 1 }, []);
+
+  // Everything is declared: wait until the CLB shows it, then record what took effect.
+  const pending = a.changes.filter((c) => c.action === 'SetListenerKeepalive' || c.action === 'SetRuleHealthCheckSource');
+  if (pending.length > 0 && config) {
+    const since = record?.declaredAt;
+    const graceOver = since !== undefined && input.observedAt !== undefined && input.observedAt >= Date.parse(since) + input.graceMs;
+    steps.push({
+      kind: 'AwaitTke',
+      reason: 'ConfigApplied',
+      loadBalancerId: desired.loadBalancerId,
+      config: config.name,
+      ...(since ? { since } : {}),
+      ...(graceOver ? { graceOver: true } : {}),
+      wantsKeepalive: pending.some((c) => c.action === 'SetListenerKeepalive'),
+    });
+    return { steps };
+  }
+  if (!record || !input.owned) return { steps };
+  const took: string[] = [];
+  for (const l of desired.listeners) {
+    if (l.desiredKeepalive !== undefined && l.currentKeepalive === l.desiredKeepalive) took.push(fieldKey.keepalive(l.listenerId));
+    for (const r of l.rules) {
+      if (r.desiredSourceIpType !== undefined && r.currentSourceIpType === r.desiredSourceIpType) took.push(fieldKey.ruleSource(l.listenerId, r.locationId));
+    }
+  }
+  if (desired.passToTarget.desired === true && desired.passToTarget.current === true) took.push(fieldKey.passToTarget());
+  const final = withApplied(record, [...(record.applied ?? []), ...took]);
+  if (!sameRecord(final, record)) steps.push({ kind: 'AnnotateTarget', set: {}, record: final });
+  return { steps };
+}
+
+export interface L7ReleaseInput {
+  record: OriginalsRecord;
+  annotations: Annotations;
+  name: string;
+  clb?: ClbFacts;
+  config?: ConfigView;
+}
+
+/**
+ * Steps that give back an Ingress's recorded originals. With the config gone, or TKE not syncing the Ingress
+ * (`mode: skip`), nothing can carry the originals to the CLB: the release does not wait for it (it would wait
+ * forever) and drops the record.
+ */
+export function planL7Release(input: L7ReleaseInput): L7Plan {
+  const { record, annotations, clb, config } = input;
+  const views = listenerViews(clb);
+  const plan = revertPlan(record, views);
+  const vip = clb?.vips?.[0];
+  const lbId = clb?.loadBalancerId ?? '';
+  const steps: Step[] = [];
+  const configLive = config?.exists === true;
+  if (plan.edits.length > 0 && configLive) {
+    const todo = pendingEdits(config.spec, plan.edits, vip);
+    if (todo.length > 0) steps.push({ kind: 'DeclareInTkeServiceConfig', config: config.name, loadBalancerId: lbId, ...(vip ? { vip } : {}), edits: todo, restore: true });
+  }
+  if (plan.passToTarget !== undefined && clb && clb.passToTarget !== plan.passToTarget) {
+    steps.push({ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: plan.passToTarget, restore: true });
+  }
+  const tkeSkips = annotations?.[IngressAnnotation.Mode]?.trim().toLowerCase() === 'skip';
+  if (clb && configLive && !tkeSkips && !clbRestored(record, views)) {
+    steps.push({ kind: 'AwaitTke', reason: 'OriginalsApplied', loadBalancerId: lbId, ...(config ? { config: config.name } : {}) });
+    return { steps };
+  }
+  if (plan.removals.length > 0 && configLive) {
+    steps.push({ kind: 'RemoveFromTkeServiceConfig', config: config.name, loadBalancerId: lbId, ...(vip ? { vip } : {}), removals: plan.removals });
+  }
+  const set: Record<string, string | null> = {};
+  const auto = IngressAnnotation.TkeServiceConfigAuto;
+  if (autoAnnotationAddedByLoopguard(record)) set[auto] = record.annotations?.[auto] ?? null;
+  steps.push({ kind: 'AnnotateTarget', set, record: null, restore: true });
+  return { steps };
+}
+
+export { ruleKey };

@@ -1,0 +1,102 @@
+// Pure: the originals record both layers keep (one shape, one merge, one drift rule). A record holds, per field
+// loopguard changed, the value before its first change; existing entries always win over later ones, because a
+// later "original" may be loopguard's own value. `applied` lists the fields loopguard has seen take effect: such a
+// field found back at its original was put back outside loopguard (drift), anything else is a first change.
+import type { AddedLevel, OriginalsRecord, SourceIpType } from '../api/annotations.js';
+
+/** Stable names of the fields a record can hold, used in `applied`. */
+export const fieldKey = {
+  listenerSource: (listenerId: string) => `listener/${listenerId}/sourceIpType`,
+  keepalive: (listenerId: string) => `listener/${listenerId}/keepaliveEnable`,
+  ruleSource: (listenerId: string, locationId: string) => `rule/${listenerId}/${locationId}/sourceIpType`,
+  annotation: (key: string) => `annotation/${key}`,
+  passToTarget: () => 'loadBalancer/passToTarget',
+} as const;
+
+export function ruleKey(listenerId: string, locationId: string): string {
+  return `${listenerId}/${locationId}`;
+}
+
+/** Whether loopguard has seen this field take effect before (the drift rule). */
+export function isApplied(record: OriginalsRecord | undefined, key: string): boolean {
+  return record?.applied?.includes(key) ?? false;
+}
+
+/** Every field key the record holds an original for. */
+export function recordedFields(record: OriginalsRecord | undefined): string[] {
+  if (!record) return [];
+  const keys: string[] = [];
+  for (const k of Object.keys(record.annotations ?? {})) keys.push(fieldKey.annotation(k));
+  for (const [id, l] of Object.entries(record.listeners ?? {})) {
+    if (l.sourceIpType !== undefined) keys.push(fieldKey.listenerSource(id));
+    if (l.keepaliveEnable !== undefined) keys.push(fieldKey.keepalive(id));
+  }
+  for (const k of Object.keys(record.rules ?? {})) {
+    const [lid = '', loc = ''] = k.split('/');
+    keys.push(fieldKey.ruleSource(lid, loc));
+  }
+  if (record.loadBalancer?.passToTarget !== undefined) keys.push(fieldKey.passToTarget());
+  return keys;
+}
+
+/** What a record holds beyond its version: an empty record is no record. */
+export function isEmptyRecord(record: OriginalsRecord | undefined): boolean {
+  return recordedFields(record).length === 0;
+}
+
+/**
+ * `existing` plus `add`; per field, an entry `existing` holds wins whole (its value and its `added` level).
+ * `applied` is the union, restricted to fields the result holds; `declaredAt` is the newer of the two.
+ */
+export function mergeRecords(existing: OriginalsRecord | undefined, add: OriginalsRecord): OriginalsRecord {
+  const out: OriginalsRecord = { v: 1 };
+  const annotations = { ...(add.annotations ?? {}), ...(existing?.annotations ?? {}) };
+  if (Object.keys(annotations).length > 0) out.annotations = annotations;
+
+  const listeners: NonNullable<OriginalsRecord['listeners']> = {};
+  for (const id of new Set([...Object.keys(add.listeners ?? {}), ...Object.keys(existing?.listeners ?? {})])) {
+    const a = add.listeners?.[id] ?? {};
+    const e = existing?.listeners?.[id] ?? {};
+    const entry: { sourceIpType?: SourceIpType; keepaliveEnable?: 0 | 1; keepaliveAdded?: AddedLevel } = {};
+    const source = e.sourceIpType ?? a.sourceIpType;
+    if (source !== undefined) entry.sourceIpType = source;
+    const keepalive = e.keepaliveEnable !== undefined ? e : a;
+    if (keepalive.keepaliveEnable !== undefined) entry.keepaliveEnable = keepalive.keepaliveEnable;
+    if (keepalive.keepaliveAdded !== undefined) entry.keepaliveAdded = keepalive.keepaliveAdded;
+    if (Object.keys(entry).length > 0) listeners[id] = entry;
+  }
+  if (Object.keys(listeners).length > 0) out.listeners = listeners;
+
+  const rules = { ...(add.rules ?? {}), ...(existing?.rules ?? {}) };
+  if (Object.keys(rules).length > 0) out.rules = rules;
+
+  const pass = existing?.loadBalancer?.passToTarget ?? add.loadBalancer?.passToTarget;
+  if (pass !== undefined) out.loadBalancer = { passToTarget: pass };
+
+  const declared = [existing?.declaredAt, add.declaredAt].filter((t): t is string => t !== undefined).sort((x, y) => Date.parse(y) - Date.parse(x))[0];
+  if (declared) out.declaredAt = declared;
+  return withApplied(out, [...(existing?.applied ?? []), ...(add.applied ?? [])]);
+}
+
+/** The record with `applied` set to `keys` (deduplicated, sorted), keeping only fields the record holds. */
+export function withApplied(record: OriginalsRecord, keys: readonly string[]): OriginalsRecord {
+  const held = new Set(recordedFields(record));
+  const applied = [...new Set(keys)].filter((k) => held.has(k)).sort();
+  const { applied: _drop, ...rest } = record;
+  return applied.length > 0 ? { ...rest, applied } : rest;
+}
+
+/** Order-independent equality of two records. */
+export function sameRecord(a: OriginalsRecord | undefined, b: OriginalsRecord | undefined): boolean {
+  const canon = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canon)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([x], [y]) => x.localeCompare(y))
+              .map(([k, x]) => [k, canon(x)]),
+          )
+        : v;
+  return JSON.stringify(canon(a)) === JSON.stringify(canon(b));
+}

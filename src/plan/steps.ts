@@ -1,0 +1,114 @@
+// The steps of a plan: one vocabulary for what Audit prints (status.targets[].plan) and what Enforce executes.
+// Each step is one write (or one wait) with everything the executor needs; its description is the line a user
+// reads, before (Audit) and after (the executor logs every executed step with the same text).
+import type { OriginalsRecord, SourceIpType } from '../api/annotations.js';
+import type { TargetRef } from '../model/facts.js';
+import type { TargetError } from '../model/status.js';
+import type { FieldEdit, Removal } from './config-patch.js';
+
+export type Layer = 'L4' | 'L7';
+
+/** What the executor waits for TKE to do; the target's plan ends there until a later observation. */
+export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied';
+
+export type Step =
+  /** Merge originals into the target's record (before the change they belong to: a crash can still restore). */
+  | { kind: 'RecordOriginals'; record: OriginalsRecord }
+  /** ModifyListener with the listener's full HealthCheck, only SourceIpType changed; the task is awaited. */
+  | {
+      kind: 'SetListenerHealthCheckSource';
+      loadBalancerId: string;
+      listenerId: string;
+      protocol: string;
+      port: number;
+      to: SourceIpType;
+      /** Restoring a recorded original (release). */
+      restore?: boolean;
+      /** loopguard had applied this before: something put the original back. */
+      drift?: boolean;
+    }
+  | { kind: 'SetLoadBalancerPassToTarget'; loadBalancerId: string; to: boolean; restore?: boolean }
+  /** Annotations on the target (null removes), with the record written in the same patch when `record` is set (null drops it). */
+  | { kind: 'AnnotateTarget'; set: Record<string, string | null>; record?: OriginalsRecord | null; restore?: boolean }
+  /** Single-field JSON patches in the TkeServiceConfig, guarded by `test` ops and resourceVersion. */
+  | { kind: 'DeclareInTkeServiceConfig'; config: string; loadBalancerId: string; vip?: string; edits: FieldEdit[]; restore?: boolean; drift?: boolean }
+  /** Take out of the config what loopguard added to declare its fields (release, once the CLB shows the originals). */
+  | { kind: 'RemoveFromTkeServiceConfig'; config: string; loadBalancerId: string; vip?: string; removals: Removal[] }
+  /**
+   * Wait for TKE: to create the auto config, to apply declared fields, or to apply restored originals. With
+   * `graceOver` (a CLB read after the grace period still shows the old values) the wait ends in a target error.
+   */
+  | { kind: 'AwaitTke'; reason: AwaitReason; loadBalancerId: string; config?: string; since?: string; graceOver?: boolean; wantsKeepalive?: boolean };
+
+export type StepKind = Step['kind'];
+
+export interface TargetPlan {
+  target: TargetRef;
+  layer: Layer;
+  /** `Mitigate`: a target the policy manages; `Release`: give back what loopguard changed on it. */
+  purpose: 'Mitigate' | 'Release';
+  steps: Step[];
+  /** A problem found while planning that only a human can fix; the steps stop before it. */
+  error?: TargetError;
+}
+
+/** The whole plan of one policy round: managed targets, then releases of targets it no longer manages. */
+export interface PolicyPlan {
+  owner: string;
+  targets: TargetPlan[];
+  releases: TargetPlan[];
+}
+
+const SOURCE: Record<SourceIpType, string> = { 0: 'VIP', 1: '100.64.0.0/10' };
+
+function editText(e: FieldEdit): string {
+  return e.kind === 'keepalive'
+    ? `keepaliveEnable: ${e.value} on ${e.protocol}:${e.port}`
+    : `rule ${e.domain || '<default>'}${e.url} (${e.protocol}:${e.port}) healthCheck.sourceIpType: ${e.value}`;
+}
+
+function recordText(record: OriginalsRecord): string {
+  const parts: string[] = [];
+  const listeners = Object.keys(record.listeners ?? {}).length;
+  const rules = Object.keys(record.rules ?? {}).length;
+  const annotations = Object.keys(record.annotations ?? {}).length;
+  if (listeners > 0) parts.push(`${listeners} listener(s)`);
+  if (rules > 0) parts.push(`${rules} rule(s)`);
+  if (annotations > 0) parts.push(`${annotations} annotation(s)`);
+  if (record.loadBalancer?.passToTarget !== undefined) parts.push('LoadBalancerPassToTarget');
+  return parts.length > 0 ? parts.join(', ') : 'nothing new';
+}
+
+function annotationText(set: Record<string, string | null>): string {
+  return Object.entries(set)
+    .map(([k, v]) => (v === null ? `remove ${k}` : `${k}: ${JSON.stringify(v)}`))
+    .join(', ');
+}
+
+/** The line Audit prints and the executor logs for a step. */
+export function describeStep(step: Step): string {
+  switch (step.kind) {
+    case 'RecordOriginals':
+      return `record the originals of ${recordText(step.record)} (loopguard.dev/originals)`;
+    case 'SetListenerHealthCheckSource':
+      return `${step.restore ? 'restore' : 'set'} listener ${step.listenerId}${step.protocol ? ` (${step.protocol}:${step.port})` : ''} of CLB ${step.loadBalancerId}: health-check source ${SOURCE[step.to]}${step.drift ? ' (drift: it had been put back outside loopguard)' : ''}`;
+    case 'SetLoadBalancerPassToTarget':
+      return `${step.restore ? 'restore' : 'set'} CLB ${step.loadBalancerId} LoadBalancerPassToTarget: ${String(step.to)}`;
+    case 'AnnotateTarget': {
+      const parts: string[] = [];
+      const text = annotationText(step.set);
+      if (text) parts.push(`${step.restore ? 'restore annotation(s) ' : 'annotate '}${text}`);
+      if (step.record === null) parts.push('drop loopguard.dev/originals and loopguard.dev/policy');
+      else if (step.record) parts.push(`record ${step.record.applied?.length ?? 0} applied field(s) (loopguard.dev/originals)`);
+      return parts.join('; ');
+    }
+    case 'DeclareInTkeServiceConfig':
+      return `${step.restore ? 'restore in' : 'declare in'} TkeServiceConfig ${step.config}: ${step.edits.map(editText).join('; ')}${step.drift ? ' (drift: the config no longer declared them)' : ''}`;
+    case 'RemoveFromTkeServiceConfig':
+      return `remove from TkeServiceConfig ${step.config} what loopguard added: ${step.removals.map((r) => `${editText(r.edit)} (${r.level})`).join('; ')}`;
+    case 'AwaitTke':
+      if (step.reason === 'ConfigCreated') return `wait for TKE to create TkeServiceConfig ${step.config ?? ''}`;
+      if (step.reason === 'ConfigApplied') return `wait for TKE to apply TkeServiceConfig ${step.config ?? ''} to CLB ${step.loadBalancerId}${step.graceOver ? ' (grace period over)' : ''}`;
+      return `wait for TKE to restore the originals on CLB ${step.loadBalancerId}`;
+  }
+}

@@ -1,0 +1,225 @@
+// One plan, one executor, end to end on the local TKE: what Audit prints (status.targets[].plan and
+// status.releases[].plan) is, step for step, what Enforce then carries out (the operator logs every executed step
+// with the same line); and one target failing transiently never hides another target's outcome in the same
+// round, while a permanent error makes the policy Stalled in the first round it occurs.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
+import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
+import { findCondition } from '../../src/api/conditions.js';
+import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import type { OperatorProcess } from '../support/operator.js';
+import { applyPolicy, getPolicy, policyManifest, reportedStatus, waitForCondition, waitForPolicy, type PolicyRef } from '../support/policy.js';
+import { AT_RISK_L4, PRIVATE_INGRESS, PRIVATE_SUBNET, lbIngress, lbService } from '../support/workload.js';
+
+const LB_ID = 'service.kubernetes.io/loadbalance-id';
+const ING_LB_ID = 'kubernetes.io/ingress.qcloud-loadbalance-id';
+const SELECT = { 'loopguard.dev/protect': 'true' };
+
+/** The object with the selector's labels added. */
+function selected<T extends { metadata?: { labels?: Record<string, string> } }>(obj: T): T {
+  return { ...obj, metadata: { ...obj.metadata, labels: { ...obj.metadata?.labels, ...SELECT } } };
+}
+
+/** The steps the operator executed for `policy`, per `Kind/name`, from its JSON log lines after `from`. */
+function executedSteps(logs: string, policy: string, from: number): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const line of logs.slice(from).split('\n')) {
+    if (!line.includes('"Step applied"')) continue;
+    const entry = JSON.parse(line) as { policy?: string; target?: string; step?: string };
+    if (entry.policy !== policy || !entry.target || !entry.step) continue;
+    const [kind, , name] = entry.target.split('/');
+    const key = `${kind}/${name}`;
+    out.set(key, [...(out.get(key) ?? []), entry.step]);
+  }
+  return out;
+}
+
+describe('one plan, one executor', () => {
+  let tke: LocalTke;
+  let emulator: ClbEmulator;
+  let operator: OperatorProcess;
+  const kc = kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const net = kc.makeApiClient(NetworkingV1Api);
+
+  beforeAll(async () => {
+    tke = await startLocalTke({ resyncIntervalMs: 1_500, operator: { extraArgs: ['--drift-check-interval=3s'] } });
+    emulator = tke.emulator;
+    operator = tke.operator!;
+  });
+
+  afterAll(async () => {
+    await tke?.stop();
+  });
+
+  const logs = () => `--- operator logs (tail) ---\n${operator.logs().slice(-6000)}`;
+
+  async function serviceLb(ns: string, name: string): Promise<string> {
+    return waitFor(`CLB and listeners of Service ${name}`, async () => {
+      const s = await core.readNamespacedService({ namespace: ns, name });
+      const id = s.metadata?.annotations?.[LB_ID];
+      if (!id) return undefined;
+      return (await emulator.admin.getLoadBalancer(id)).Listeners.length >= (s.spec?.ports?.length ?? 1) ? id : undefined;
+    });
+  }
+
+  async function ingressLb(ns: string, name: string, listeners: number): Promise<string> {
+    return waitFor(`CLB and listeners of Ingress ${name}`, async () => {
+      const i = await net.readNamespacedIngress({ namespace: ns, name });
+      const id = i.metadata?.annotations?.[ING_LB_ID];
+      if (!id) return undefined;
+      return (await emulator.admin.getLoadBalancer(id)).Listeners.length >= listeners ? id : undefined;
+    });
+  }
+
+  /** Audit's printed plan per `Kind/name`: selected targets and releases. */
+  async function printedPlans(ref: PolicyRef): Promise<Map<string, string[]>> {
+    const status = reportedStatus(await getPolicy(ref));
+    const out = new Map<string, string[]>();
+    for (const t of status.targets) if (t.plan?.length) out.set(`${t.kind}/${t.name}`, t.plan);
+    for (const r of status.releases ?? []) if (r.plan?.length) out.set(`${r.kind}/${r.name}`, r.plan);
+    return out;
+  }
+
+  /** Switches the policy's mode and waits until the new generation is Ready. */
+  async function setMode(ref: PolicyRef, mode: 'Audit' | 'Enforce', reason: RegExp): Promise<void> {
+    const manifest = policyManifest(ref, { mode, selector: { matchLabels: SELECT }, l7: { keepalive: true, healthCheckSource: 'Range100_64' } });
+    const res = await applyPolicy(manifest);
+    expect(res.stderr).toBe('');
+    const generation = (await getPolicy(ref)).metadata.generation;
+    await waitForPolicy(
+      ref,
+      `${mode} generation ${generation} Ready (${reason.source})`,
+      (p) => {
+        const ready = findCondition(p.status?.conditions, 'Ready');
+        return p.status?.observedGeneration === generation && ready?.status === 'True' && reason.test(ready.reason ?? '');
+      },
+      { timeoutMs: 90_000, context: logs },
+    );
+  }
+
+  it('Enforce carries out exactly the steps Audit printed: L4, L7 through TKE, and releases', async () => {
+    await emulator.admin.setCapabilities({ l7KeepaliveSnat: true });
+    const ns = await createNamespace('exec-plan');
+    tke.namespaces.add(ns);
+    for (const body of [
+      lbService('local', AT_RISK_L4),
+      lbService('cluster', { annotations: PRIVATE_SUBNET }),
+      lbService('public'),
+    ]) {
+      await core.createNamespacedService({ namespace: ns, body: selected(body) });
+    }
+    await net.createNamespacedIngress({ namespace: ns, body: selected(lbIngress('web', { annotations: PRIVATE_INGRESS, rules: [{ host: 'a.example.com', paths: ['/', '/api'] }] })) });
+    for (const name of ['local', 'cluster', 'public']) await serviceLb(ns, name);
+    await ingressLb(ns, 'web', 1);
+    const ref = { namespace: ns, name: 'p' };
+
+    // 1. Audit prints the plan; nothing is written.
+    await setMode(ref, 'Audit', /^AuditComplete$/);
+    const printed = await printedPlans(ref);
+    expect([...printed.keys()].sort()).toEqual(['Ingress/web', 'Service/local']);
+    expect(printed.get('Service/local')?.[0]).toMatch(/^record the originals of 2 listener\(s\)/);
+    expect(printed.get('Service/local')?.at(-1)).toMatch(/^annotate service\.cloud\.tencent\.com\/prevent-loopback: "true"; record 3 applied field/);
+    expect(printed.get('Ingress/web')).toEqual([
+      expect.stringMatching(/^annotate ingress\.cloud\.tencent\.com\/tke-service-config-auto: "true"; record/),
+      'wait for TKE to create TkeServiceConfig web-auto-ingress-config',
+    ]);
+
+    // 2. Enforce executes that plan, each target's steps in the printed order (an L7 target's first round ends
+    // at the wait for TKE; later rounds continue from what TKE did).
+    let from = operator.logs().length;
+    await setMode(ref, 'Enforce', /^Reconciled/);
+    let executed = executedSteps(operator.logs(), `${ns}/p`, from);
+    for (const [target, plan] of printed) expect({ target, steps: executed.get(target)?.slice(0, plan.length) }).toEqual({ target, steps: plan });
+    expect(executed.get('Service/local')).toEqual(printed.get('Service/local'));
+    expect(executed.has('Service/public')).toBe(false);
+    expect(executed.get('Ingress/web')?.some((s) => /^declare in TkeServiceConfig web-auto-ingress-config: keepaliveEnable: 1/.test(s))).toBe(true);
+
+    // 3. Deselect a mitigated Service and an Ingress in Audit mode: the releases are printed, not carried out.
+    await setMode(ref, 'Audit', /^AuditComplete$/);
+    for (const args of [
+      ['label', 'service', 'local', 'loopguard.dev/protect-', '-n', ns],
+      ['label', 'ingress', 'web', 'loopguard.dev/protect-', '-n', ns],
+    ]) {
+      expect((await kubectl(args)).code).toBe(0);
+    }
+    const releases = await waitForPolicy(ref, 'releases printed', (p) => (p.status?.releases ?? []).length === 2, { context: logs });
+    const releasePlans = new Map((releases.status?.releases ?? []).map((r) => [`${r.kind}/${r.name}`, r.plan ?? []]));
+    expect(releasePlans.get('Service/local')?.[0]).toBe('restore annotation(s) remove service.cloud.tencent.com/prevent-loopback');
+    expect(releasePlans.get('Service/local')?.at(-1)).toBe('drop loopguard.dev/originals and loopguard.dev/policy');
+    expect((await core.readNamespacedService({ namespace: ns, name: 'local' })).metadata?.annotations?.['service.cloud.tencent.com/prevent-loopback']).toBe('true');
+
+    // 4. Enforce releases them with exactly those steps (the Ingress's first round ends at the wait for TKE).
+    from = operator.logs().length;
+    await setMode(ref, 'Enforce', /^Reconciled/);
+    await waitForPolicy(ref, 'releases done', (p) => (p.status?.releases ?? []).length === 0, { timeoutMs: 60_000, context: logs });
+    executed = executedSteps(operator.logs(), `${ns}/p`, from);
+    expect(executed.get('Service/local')).toEqual(releasePlans.get('Service/local'));
+    const webRelease = releasePlans.get('Ingress/web') ?? [];
+    expect(executed.get('Ingress/web')?.slice(0, webRelease.length)).toEqual(webRelease);
+    const svc = await core.readNamespacedService({ namespace: ns, name: 'local' });
+    expect(svc.metadata?.annotations?.['loopguard.dev/originals']).toBeUndefined();
+    expect(svc.metadata?.annotations?.['service.cloud.tencent.com/prevent-loopback']).toBeUndefined();
+  }, 180_000);
+
+  it('one target failing transiently hides no other outcome; a permanent error is Stalled in the first round', async () => {
+    await emulator.admin.setCapabilities({ l7KeepaliveSnat: false });
+    const ns = await createNamespace('exec-errors');
+    tke.namespaces.add(ns);
+    for (const name of ['ok', 'busy', 'denied']) await core.createNamespacedService({ namespace: ns, body: lbService(name, AT_RISK_L4) });
+    await net.createNamespacedIngress({ namespace: ns, body: lbIngress('web', { annotations: PRIVATE_INGRESS, rules: [{ host: 'a.example.com', paths: ['/'] }] }) });
+    const busy = await serviceLb(ns, 'busy');
+    const denied = await serviceLb(ns, 'denied');
+    await serviceLb(ns, 'ok');
+    await ingressLb(ns, 'web', 1);
+    await emulator.admin.setFaults({
+      rules: [
+        { action: 'ModifyListener', rate: 1, kind: 'error', code: 'RequestLimitExceeded', message: 'throttled (injected)', loadBalancerId: busy },
+        { action: 'ModifyListener', rate: 1, kind: 'error', code: 'UnauthorizedOperation', message: 'CAM denies clb:ModifyListener (injected)', loadBalancerId: denied },
+      ],
+    });
+    try {
+      const ref = { namespace: ns, name: 'p' };
+      // Watch every status the operator writes, from the first one on.
+      const seen: Array<ReturnType<typeof reportedStatus>> = [];
+      let watching = true;
+      const watcher = (async () => {
+        while (watching) {
+          const p = await getPolicy(ref).catch(() => undefined);
+          if (p?.status?.targets) seen.push(reportedStatus(p));
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })();
+      expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', l7: { keepalive: true } }))).stderr).toBe('');
+      await waitForCondition(ref, 'Stalled', { timeoutMs: 90_000, context: logs });
+      watching = false;
+      await watcher;
+      const stalled = await getPolicy(ref);
+
+      // The first evaluated status (Ready no longer Unknown) already has every target's own outcome.
+      const first = seen.find((s) => findCondition(s.conditions, 'Ready')?.status !== 'Unknown' && s.targets.length > 0);
+      expect(first).toBeDefined();
+      const byName = new Map(first!.targets.map((t) => [t.name, t]));
+      expect(findCondition(first!.conditions, 'Stalled')).toMatchObject({ status: 'True', reason: 'PermissionDenied' });
+      expect(byName.get('ok')?.verdict).toBe('Mitigated');
+      expect(byName.get('denied')?.message).toMatch(/Last error \(PermissionDenied\)/);
+      expect(byName.get('busy')?.message).toMatch(/Last error \(RetryingAfterError\)/);
+      expect(reportedStatus(stalled).targets.find((t) => t.name === 'busy')?.verdict).toBe('AtRisk');
+
+      // TKE's refusal of keepalive is reported while 'busy' keeps failing transiently.
+      const refused = await waitForPolicy(
+        ref,
+        'the Ingress reports the missing keepalive capability',
+        (p) => reportedStatus(p).targets.some((t) => t.name === 'web' && /KeepaliveCapabilityMissing/.test(t.message ?? '')),
+        { timeoutMs: 90_000, context: logs },
+      );
+      expect(reportedStatus(refused).targets.find((t) => t.name === 'busy')?.message).toMatch(/RetryingAfterError/);
+      expect(reportedStatus(refused).targets.find((t) => t.name === 'ok')?.verdict).toBe('Mitigated');
+    } finally {
+      await emulator.admin.clearFaults();
+    }
+    // Each round waits out the throttled target's client retries (seconds) before it reports; the Ingress needs
+    // three rounds (auto config, declaration, TKE's refusal).
+  }, 240_000);
+});

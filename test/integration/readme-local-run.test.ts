@@ -1,0 +1,192 @@
+// The README's local run ("Running the operator"), followed literally, the way a user types it: in bash,
+// from the checkout, with nothing in the environment but PATH and HOME (not the test's KUBECONFIG):
+//   npm run dev:up; source .dev/env; npm start (here in the background); kubectl apply the sample workload
+//   and the Audit policy; kubectl wait for Ready; stop npm start (SIGTERM: exit 0); npm run dev:down.
+// dev:up starts its own control plane next to the one of jest's global setup; that is fine.
+//
+// It runs in a copy of the checkout (node_modules linked): dev:up/dev:down keep their state in .dev/ of the
+// checkout, and a developer's own `npm run dev:up` in this one must survive the test's `dev:down`.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { REPO_ROOT } from '../controlplane/crds.js';
+import { alive, type ControlPlaneState } from '../controlplane/launcher.js';
+import { waitFor } from '../support/kube.js';
+
+/** The README's commands, in its order; the test fails if the README no longer says them. */
+const README = {
+  up: 'npm run dev:up',
+  env: 'source .dev/env',
+  start: 'npm start',
+  workload: 'kubectl apply -f config/samples/demo-workload.yaml',
+  policy: 'kubectl apply -n loopguard-demo -f config/samples/audit-policy.yaml',
+  wait: 'kubectl wait --for=condition=Ready lbp/audit-all -n loopguard-demo --timeout=60s',
+  down: 'npm run dev:down',
+};
+
+const TIMEOUT_MS = 6 * 60_000;
+
+/** The code lines of the README's "Running the operator" section, comments stripped. */
+function readmeCommands(): string[] {
+  const text = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const start = text.indexOf('### Running the operator');
+  const section = text.slice(start, text.indexOf('\n## ', start));
+  const lines: string[] = [];
+  for (const block of section.matchAll(/```sh\n([\s\S]*?)```/g)) {
+    for (const line of (block[1] ?? '').split('\n')) lines.push(line.replace(/\s+#.*$/, '').trim());
+  }
+  // Prose mentions count too ("run `npm run dev:down`").
+  for (const m of section.matchAll(/`([^`\n]+)`/g)) lines.push((m[1] ?? '').trim());
+  return lines.filter(Boolean);
+}
+
+/** Processes whose working directory is inside `dir`: everything the README's commands started there. */
+function processesIn(dir: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const cwd = readlinkSync(`/proc/${pid}/cwd`);
+      if (cwd !== dir && !cwd.startsWith(`${dir}/`)) continue;
+      found.push(`${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim()}`);
+    } catch {
+      // gone meanwhile, or a zombie
+    }
+  }
+  return found;
+}
+
+function copyCheckout(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'loopguard-readme-'));
+  const skip = new Set(['node_modules', '.git', '.dev', 'dist', 'coverage', '.cache']);
+  cpSync(REPO_ROOT, dir, { recursive: true, filter: (src) => !skip.has(relative(REPO_ROOT, src).split('/')[0] ?? '') });
+  symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'));
+  return dir;
+}
+
+interface Run {
+  code: number | null;
+  output: string;
+}
+
+/** Process groups of the scripts this file started, to stop on the way out (npm start runs in one). */
+const groups: number[] = [];
+
+/** bash with PATH and HOME only, as its own process group (so a timeout can stop all of it). */
+function bash(script: string, cwd: string, timeoutMs: number): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    if (child.pid) groups.push(child.pid);
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const timer = setTimeout(() => {
+      output += `\n[test] timed out after ${timeoutMs} ms; killing the script\n`;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+describe('README: running the operator locally', () => {
+  let checkout: string;
+  let out: string;
+  let run: Run;
+
+  beforeAll(async () => {
+    checkout = copyCheckout();
+    out = mkdtempSync(join(tmpdir(), 'loopguard-readme-out-'));
+    // The README's commands verbatim; the lines marked "test" only record what the assertions look at.
+    const script = [
+      'set -euo pipefail',
+      'trap \'echo "[test] failed at line $LINENO" >&2\' ERR',
+      README.up,
+      README.env,
+      `cp "$(cat .dev/cluster)/state.json" ${q(join(out, 'cluster-state.json'))}; cat .dev/*.pid > ${q(join(out, 'background.pids'))}  # test`,
+      `${README.start} > ${q(join(out, 'operator.log'))} 2>&1 &`,
+      'operator=$!',
+      README.workload,
+      README.policy,
+      README.wait,
+      // test: what a user would look at with curl (there is no curl on every machine: node is here).
+      `node -e "fetch('http://127.0.0.1:8081/readyz?verbose').then(async (r) => console.log(r.status + '\\n' + (await r.text())))" > ${q(join(out, 'readyz'))}  # test`,
+      'kill -TERM "$operator"',
+      'set +e; wait "$operator"; echo $? > ' + q(join(out, 'operator.rc')) + '; set -e',
+      README.down,
+    ].join('\n');
+    run = await bash(script, checkout, TIMEOUT_MS - 60_000);
+  }, TIMEOUT_MS);
+
+  afterAll(async () => {
+    // Only after a failure can npm start outlive its script (the script waits for it otherwise).
+    for (const pgid of run?.code === 0 ? [] : groups) {
+      try {
+        process.kill(-pgid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+    }
+    if (!checkout) return;
+    // After a failure, stop whatever the script left behind (dev:down knows the background processes).
+    if (existsSync(join(checkout, '.dev', 'cluster')) || existsSync(join(checkout, '.dev', 'env'))) {
+      await bash(README.down, checkout, 60_000);
+    }
+    rmSync(checkout, { recursive: true, force: true });
+    rmSync(out, { recursive: true, force: true });
+  }, 90_000);
+
+  const file = (name: string): string => (existsSync(join(out, name)) ? readFileSync(join(out, name), 'utf8') : '');
+  const explain = (): string => `--- script output ---\n${run.output}\n--- npm start output ---\n${file('operator.log')}`;
+
+  it('the README still says these commands', () => {
+    const commands = readmeCommands();
+    for (const command of Object.values(README)) expect({ command, inReadme: commands.includes(command) }).toEqual({ command, inReadme: true });
+  });
+
+  it('every step succeeds: the policy becomes Ready, npm start exits 0 on SIGTERM', () => {
+    expect({ code: run.code, output: run.code === 0 ? '' : explain() }).toEqual({ code: 0, output: '' });
+    expect(file('operator.rc').trim()).toBe('0');
+    expect(run.output).toContain('condition met');
+  });
+
+  it('the operator was ready, said where its Lease is, and logged no HTTP header dumps or CLB failures', () => {
+    const log = file('operator.log');
+    expect(file('readyz')).toMatch(/^200\n/);
+    expect(log).toContain('Leader election Lease default/loopguard-leader (namespace: default: kubeconfig context');
+    expect(log).toContain('Became leader');
+    for (const bad of ['Headers:', 'HTTP-Code', 'EPROTO', 'CLB API unusable', 'Cannot start']) {
+      expect({ bad, found: log.includes(bad) }).toEqual({ bad, found: false });
+    }
+  });
+
+  it('nothing is left running: not the operator, the CLB emulator, the TKE simulator or the control plane', async () => {
+    const pids = file('background.pids').split('\n').map(Number).filter((n) => n > 0);
+    // dev:down deletes the control plane's state directory; the script kept a copy of its state file.
+    const cluster = JSON.parse(file('cluster-state.json') || '{}') as Partial<ControlPlaneState>;
+    expect(pids).toHaveLength(2);
+    expect(cluster).toMatchObject({ apiserverPid: expect.any(Number), etcdPid: expect.any(Number) });
+    pids.push(cluster.apiserverPid ?? 0, cluster.etcdPid ?? 0);
+    // dev:down waits for each process to exit, so this holds at once; the wait only absorbs reaping.
+    await waitFor('every started process gone', () => (pids.every((p) => !alive(p)) && processesIn(checkout).length === 0 ? true : undefined), {
+      timeoutMs: 10_000,
+    }).catch((err: unknown) => {
+      throw new Error(`${(err as Error).message}\nstill alive: ${pids.filter(alive).join(', ')}\n${processesIn(checkout).join('\n')}`);
+    });
+    expect(existsSync(join(checkout, '.dev', 'env'))).toBe(false);
+  });
+});

@@ -1,0 +1,201 @@
+// The L4 plan as a table (external-dns plan_test style): the Service's facts, its CLB and its record in, the
+// ordered steps out. Order is the contract: originals → sources → prevent-loopback with the applied record;
+// release: annotation → sources → record.
+import { describe, expect, it } from '@jest/globals';
+import type { OriginalsRecord } from '../../../src/api/annotations.js';
+import type { ListenerInfo } from '../../../src/cloud/index.js';
+import { assessService } from '../../../src/model/assess-service.js';
+import type { ClbFacts, ServiceFacts } from '../../../src/model/facts.js';
+import { isPermanent } from '../../../src/mitigation/errors.js';
+import { PREVENT_LOOPBACK, healthCheckFor, keptBy, planL4Release, planL4Target } from '../../../src/plan/l4.js';
+import { planPolicy } from '../../../src/plan/policy-plan.js';
+import { describeStep, type Step } from '../../../src/plan/steps.js';
+import { clb, context, l4Listener, service } from '../model/fixtures.js';
+
+const OWNER = 'ns/p';
+const two = (a: 0 | 1, b: 0 | 1) => clb({ listeners: [l4Listener('lbl-tcp', 'TCP', 80, a), l4Listener('lbl-udp', 'UDP', 53, b), l4Listener('lbl-other', 'TCP', 9000, 0)] });
+const ports = [
+  { port: 80, protocol: 'TCP' as const },
+  { port: 53, protocol: 'UDP' as const },
+];
+const record = (r: Omit<OriginalsRecord, 'v'>): OriginalsRecord => ({ v: 1, ...r });
+const owned = (r: OriginalsRecord, extra: Record<string, string> = {}) => ({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': OWNER, ...extra });
+
+interface Row {
+  name: string;
+  svc: ServiceFacts;
+  clb: ClbFacts | { state: 'NotObserved' };
+  profile?: 'ipvsNew' | 'ipvsOld';
+  steps: Step[];
+}
+
+const recorded = record({ listeners: { 'lbl-tcp': { sourceIpType: 0 }, 'lbl-udp': { sourceIpType: 0 } } });
+const converged = record({ ...recorded, annotations: { [PREVENT_LOOPBACK]: null }, applied: ['annotation/' + PREVENT_LOOPBACK, 'listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'] });
+
+const rows: Row[] = [
+  {
+    name: 'first mitigation: record, switch each serving listener, then annotate with the applied record',
+    svc: service({ externalTrafficPolicy: 'Local', ports }),
+    clb: two(0, 0),
+    steps: [
+      { kind: 'RecordOriginals', record: recorded },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, to: 1 },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1 },
+      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: converged },
+    ],
+  },
+  {
+    name: 'listeners already on 100.64 before loopguard: only the annotation, its original recorded in the same patch',
+    svc: service({ externalTrafficPolicy: 'Local', ports }),
+    clb: two(1, 1),
+    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: record({ annotations: { [PREVENT_LOOPBACK]: null }, applied: ['annotation/' + PREVENT_LOOPBACK] }) }],
+  },
+  {
+    name: 'ipvs-old (Auto): kube-proxy does not bind the VIP, so VIP-sourced checks work: nothing to write',
+    svc: service({ externalTrafficPolicy: 'Local', ports }),
+    clb: two(0, 0),
+    profile: 'ipvsOld',
+    steps: [],
+  },
+  {
+    name: 'converged: nothing',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(converged, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(1, 1),
+    steps: [],
+  },
+  {
+    name: 'drift: a source loopguard had applied is back on the VIP; corrected, no new record',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(converged, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(0, 1),
+    steps: [{ kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, to: 1, drift: true }],
+  },
+  {
+    name: 'a crash after the switches: the next round only marks them applied and annotates (no drift)',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(recorded)),
+    clb: two(1, 1),
+    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: converged }],
+  },
+  {
+    name: 'public CLB after loopguard changed it: prevent-loopback given back, the sources left as they are (public CLBs are left alone)',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(converged, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: { ...two(1, 1), loadBalancerType: 'OPEN' },
+    steps: [
+      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
+      { kind: 'AnnotateTarget', set: {}, record: { ...recorded, applied: ['listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'] } },
+    ],
+  },
+  {
+    name: 'opted out (loopguard.dev/skip) after loopguard changed it: everything given back, annotation first',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(converged, { [PREVENT_LOOPBACK]: 'true', 'loopguard.dev/skip': 'true' })),
+    clb: two(1, 1),
+    steps: [
+      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: '', port: 0, to: 0, restore: true },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: '', port: 0, to: 0, restore: true },
+      { kind: 'AnnotateTarget', set: {}, record: null },
+    ],
+  },
+  {
+    name: 'Pending (CLB not read): nothing is planned, whatever the record says',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(converged, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: { state: 'NotObserved' },
+    steps: [],
+  },
+  {
+    name: 'another policy\'s record: taken over, its originals kept (never loopguard\'s own value as "original")',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, { 'loopguard.dev/originals': JSON.stringify(record({ listeners: { 'lbl-tcp': { sourceIpType: 0 } } })), 'loopguard.dev/policy': 'ns/old' }),
+    clb: two(1, 0),
+    steps: [
+      { kind: 'RecordOriginals', record: recorded },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1 },
+      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: converged },
+    ],
+  },
+];
+
+describe('planL4Target', () => {
+  it.each(rows)('$name', (row) => {
+    const a = assessService(row.svc, context({ profile: row.profile ?? 'ipvsNew', clb: row.clb }));
+    const [plan] = planPolicy({ owner: OWNER, managed: [{ assessment: a, annotations: row.svc.annotations }], orphans: [], rejected: { keepalive: false, range100_64: false }, now: new Date(0), graceMs: 0 }).targets;
+    expect(plan?.steps).toEqual(row.steps);
+    // Every step has a line a user can read in Audit.
+    for (const s of plan?.steps ?? []) expect(describeStep(s)).toMatch(/\S/);
+  });
+
+  it('the annotation comes only after every listener it depends on (never before a switch)', () => {
+    const a = assessService(service({ externalTrafficPolicy: 'Local', ports }), context({ clb: two(0, 0) }));
+    const steps = planL4Target({ assessment: a, annotations: {}, owned: false });
+    const annotate = steps.findIndex((s) => s.kind === 'AnnotateTarget' && s.set[PREVENT_LOOPBACK] === 'true');
+    const lastSwitch = steps.map((s) => s.kind).lastIndexOf('SetListenerHealthCheckSource');
+    expect(annotate).toBeGreaterThan(lastSwitch);
+    expect(steps[0]?.kind).toBe('RecordOriginals');
+  });
+});
+
+describe('planL4Release', () => {
+  const r = record({ listeners: { 'lbl-a': { sourceIpType: 0 }, 'lbl-b': { sourceIpType: 0 } }, annotations: { [PREVENT_LOOPBACK]: null } });
+
+  it('restores a pre-existing annotation value, skips one already back', () => {
+    expect(planL4Release(record({ annotations: { [PREVENT_LOOPBACK]: 'false' } }), { [PREVENT_LOOPBACK]: 'true' }, 'lb-1')[0]).toEqual({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'false' }, restore: true });
+    expect(planL4Release(record({ annotations: { [PREVENT_LOOPBACK]: null } }), {}, 'lb-1')).toEqual([{ kind: 'AnnotateTarget', set: {}, record: null }]);
+  });
+
+  it("a partial release keeps what is still wanted and another layer's fields", () => {
+    const withKeepalive = { ...r, listeners: { ...r.listeners, 'lbl-c': { keepaliveEnable: 0 as const } } };
+    expect(planL4Release(withKeepalive, { [PREVENT_LOOPBACK]: 'true' }, 'lb-1', { listeners: new Set(['lbl-a']), annotation: false })).toEqual([
+      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-1', listenerId: 'lbl-b', protocol: '', port: 0, to: 0, restore: true },
+      { kind: 'AnnotateTarget', set: {}, record: { v: 1, listeners: { 'lbl-a': { sourceIpType: 0 }, 'lbl-c': { keepaliveEnable: 0 } } } },
+    ]);
+    expect(planL4Release(r, {}, 'lb-1', { listeners: new Set(['lbl-a', 'lbl-b']), annotation: true })).toEqual([]);
+  });
+
+  it('without a CLB id the listeners cannot be reached: the record still goes', () => {
+    expect(planL4Release(r, {}, undefined)).toEqual([{ kind: 'AnnotateTarget', set: {}, record: null }]);
+  });
+
+  it('keptBy follows the desired state', () => {
+    const a = assessService(service({ externalTrafficPolicy: 'Local', ports }), context({ clb: two(0, 0) }));
+    const kept = keptBy(a.desired?.layer === 'L4' ? a.desired : undefined);
+    expect([...kept.listeners]).toEqual(['lbl-tcp', 'lbl-udp']);
+    expect(kept.annotation).toBe(true);
+    expect(keptBy(undefined)).toEqual({ listeners: new Set(), annotation: false });
+  });
+
+  it('orphans of this policy are released; another policy\'s record is never touched', () => {
+    const target = { kind: 'Service' as const, namespace: 'ns', name: 'web' };
+    const plan = planPolicy({
+      owner: OWNER,
+      managed: [],
+      orphans: [
+        { target, annotations: owned(r, { [PREVENT_LOOPBACK]: 'true' }), loadBalancerId: 'lb-1' },
+        { target: { ...target, name: 'other' }, annotations: { 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': 'ns/q' }, loadBalancerId: 'lb-2' },
+      ],
+      rejected: { keepalive: false, range100_64: false },
+      now: new Date(0),
+      graceMs: 0,
+    });
+    expect(plan.releases.map((p) => p.target.name)).toEqual(['web']);
+    expect(plan.releases[0]?.steps.map((s) => s.kind)).toEqual(['AnnotateTarget', 'SetListenerHealthCheckSource', 'SetListenerHealthCheckSource', 'AnnotateTarget']);
+  });
+});
+
+describe('healthCheckFor', () => {
+  it('keeps every field as read and changes only SourceIpType', () => {
+    const hc = { HealthSwitch: 1, TimeOut: 7, IntervalTime: 11, HealthNum: 4, UnHealthNum: 5, CheckType: 'CUSTOM', ContextType: 'HEX', SourceIpType: 0 };
+    const l: ListenerInfo = { listenerId: 'lbl-1', name: 'x', protocol: 'UDP', port: 53, healthCheck: hc, rules: [] };
+    expect(healthCheckFor(l, 1)).toEqual({ ...hc, SourceIpType: 1 });
+    expect(l.healthCheck).toEqual(hc); // not mutated
+  });
+});
+
+describe('isPermanent', () => {
+  it('stalls on permissions, invalid requests and missing capability; retries the rest', () => {
+    expect(isPermanent({ reason: 'PermissionDenied', retryable: false })).toBe(true);
+    expect(isPermanent({ reason: 'InvalidRequest', retryable: false })).toBe(true);
+    expect(isPermanent({ reason: 'HealthCheckSourceCapabilityMissing', retryable: false })).toBe(true);
+    expect(isPermanent({ reason: 'Throttled', retryable: true })).toBe(false);
+    expect(isPermanent({ reason: 'ClbTaskTimeout', retryable: false })).toBe(false);
+    expect(isPermanent({ reason: 'ListenerNotFound', retryable: false })).toBe(false);
+  });
+});

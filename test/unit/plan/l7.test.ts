@@ -1,0 +1,159 @@
+// The L7 plan as a table: the Ingress, its CLB, its TkeServiceConfig and its record in, the ordered steps of this
+// round out (external-dns plan_test style). A round's steps end where TKE must act first (AwaitTke).
+import { describe, expect, it } from '@jest/globals';
+import type { OriginalsRecord } from '../../../src/api/annotations.js';
+import { assessIngress } from '../../../src/model/assess-ingress.js';
+import type { ClbFacts, IngressFacts, ListenerFacts } from '../../../src/model/facts.js';
+import type { ConfigView } from '../../../src/plan/l7.js';
+import { planL7Release } from '../../../src/plan/l7.js';
+import { planTarget } from '../../../src/plan/policy-plan.js';
+import { describeStep, type Step } from '../../../src/plan/steps.js';
+import { clb, context, ingress, listener } from '../model/fixtures.js';
+
+const OWNER = 'shop/p';
+const NOW = new Date('2026-11-22T10:00:00Z');
+const AUTO = 'ingress.cloud.tencent.com/tke-service-config-auto';
+const CONFIG = 'front-auto-ingress-config';
+const VIP = '10.0.0.9';
+
+function http(keepalive: 0 | 1, source: 0 | 1): ListenerFacts {
+  return listener('lbl-80', 'HTTP', 80, { keepaliveEnable: keepalive, rules: [{ locationId: 'loc-a', domain: 'shop.example.com', url: '/', healthCheck: { sourceIpType: source } }] });
+}
+const lb = (keepalive: 0 | 1, source: 0 | 1, extra: Partial<ClbFacts> = {}): ClbFacts => clb({ loadBalancerId: 'lb-ing', vips: [VIP], listeners: [http(keepalive, source)], ...extra });
+const owned = (r: OriginalsRecord, extra: Record<string, string> = {}) => ({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': OWNER, ...extra });
+const declared = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 1, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 1 } }] }] }] } };
+const autoConfig = (spec: unknown = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/' }] }] }] } }): ConfigView => ({ name: CONFIG, spec, exists: true });
+const KEEPALIVE_AND_SOURCE = { l7: { keepalive: true, healthCheckSource: 'Range100_64' as const } };
+const originals: OriginalsRecord = { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0, keepaliveAdded: 'field' } }, rules: { 'lbl-80/loc-a': { sourceIpType: 0, added: 'healthCheck' } }, declaredAt: NOW.toISOString() };
+
+interface Row {
+  name: string;
+  ing: IngressFacts;
+  clb: ClbFacts;
+  config?: ConfigView;
+  observedAt?: number;
+  steps: Step[];
+  error?: string;
+}
+
+const rows: Row[] = [
+  {
+    name: 'no config: ask TKE for its auto config (the original annotation recorded in the same patch), then wait',
+    ing: ingress({}, {}),
+    clb: lb(0, 0),
+    steps: [
+      { kind: 'AnnotateTarget', set: { [AUTO]: 'true' }, record: { v: 1, annotations: { [AUTO]: null } } },
+      { kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: 'lb-ing', config: CONFIG },
+    ],
+  },
+  {
+    name: 'auto annotation on, TKE has not created the config yet: wait',
+    ing: ingress({}, { [AUTO]: 'true' }),
+    clb: lb(0, 0),
+    config: { name: CONFIG, exists: false },
+    steps: [{ kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: 'lb-ing', config: CONFIG }],
+  },
+  {
+    name: 'config exists: record originals with declaredAt, declare only loopguard\'s fields, wait for TKE',
+    ing: ingress({}, { [AUTO]: 'true' }),
+    clb: lb(0, 0),
+    config: autoConfig(),
+    steps: [
+      { kind: 'RecordOriginals', record: originals },
+      {
+        kind: 'DeclareInTkeServiceConfig',
+        config: CONFIG,
+        loadBalancerId: 'lb-ing',
+        vip: VIP,
+        edits: [
+          { kind: 'keepalive', protocol: 'HTTP', port: 80, value: 1 },
+          { kind: 'ruleSource', protocol: 'HTTP', port: 80, domain: 'shop.example.com', url: '/', value: 1 },
+        ],
+      },
+      { kind: 'AwaitTke', reason: 'ConfigApplied', loadBalancerId: 'lb-ing', config: CONFIG, since: NOW.toISOString(), wantsKeepalive: true },
+    ],
+  },
+  {
+    name: 'declared, TKE not done within the grace period and a fresh read says so: the wait ends (graceOver)',
+    ing: ingress({}, owned(originals, { [AUTO]: 'true' })),
+    clb: lb(0, 0),
+    config: autoConfig(declared),
+    observedAt: NOW.getTime() + 10_000,
+    steps: [{ kind: 'AwaitTke', reason: 'ConfigApplied', loadBalancerId: 'lb-ing', config: CONFIG, since: NOW.toISOString(), graceOver: true, wantsKeepalive: true }],
+  },
+  {
+    name: 'declared, the read predates the end of the grace period: still waiting (a restart keeps declaredAt)',
+    ing: ingress({}, owned(originals, { [AUTO]: 'true' })),
+    clb: lb(0, 0),
+    config: autoConfig(declared),
+    observedAt: NOW.getTime() + 9_000,
+    steps: [{ kind: 'AwaitTke', reason: 'ConfigApplied', loadBalancerId: 'lb-ing', config: CONFIG, since: NOW.toISOString(), wantsKeepalive: true }],
+  },
+  {
+    name: 'TKE applied it: record what took effect (the drift rule reads it)',
+    ing: ingress({}, owned(originals, { [AUTO]: 'true' })),
+    clb: lb(1, 1),
+    config: autoConfig(declared),
+    steps: [{ kind: 'AnnotateTarget', set: {}, record: { ...originals, applied: ['listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'] } }],
+  },
+  {
+    name: 'someone took loopguard\'s declaration out of the config after it took effect: declared again as drift, the grace period restarts',
+    ing: ingress({}, owned({ ...originals, declaredAt: '2026-11-22T09:00:00.000Z', applied: ['listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'] }, { [AUTO]: 'true' })),
+    clb: lb(0, 1),
+    config: autoConfig({ loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 1 } }] }] }] } }),
+    steps: [
+      { kind: 'RecordOriginals', record: { ...originals, applied: ['listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'] } },
+      { kind: 'DeclareInTkeServiceConfig', config: CONFIG, loadBalancerId: 'lb-ing', vip: VIP, edits: [{ kind: 'keepalive', protocol: 'HTTP', port: 80, value: 1 }], drift: true },
+      { kind: 'AwaitTke', reason: 'ConfigApplied', loadBalancerId: 'lb-ing', config: CONFIG, since: NOW.toISOString(), wantsKeepalive: true },
+    ],
+  },
+  {
+    name: 'a named config that does not exist: nothing to write, a permanent error naming the fix',
+    ing: ingress({}, { 'ingress.cloud.tencent.com/tke-service-config': 'mine' }),
+    clb: lb(0, 0),
+    config: { name: 'mine', exists: false },
+    steps: [],
+    error: 'TargetMisconfigured',
+  },
+];
+
+describe('planL7Target', () => {
+  it.each(rows)('$name', (row) => {
+    const a = assessIngress(row.ing, context({ clb: row.clb, policy: KEEPALIVE_AND_SOURCE }));
+    const plan = planTarget(
+      { owner: OWNER, rejected: { keepalive: false, range100_64: false }, now: NOW, graceMs: 10_000 },
+      { assessment: a, annotations: row.ing.annotations, clb: row.clb, ...(row.observedAt !== undefined ? { observedAt: row.observedAt } : {}), ...(row.config ? { config: row.config } : {}) },
+    );
+    expect(plan.steps).toEqual(row.steps);
+    expect(plan.error?.reason).toBe(row.error);
+    for (const s of plan.steps) expect(describeStep(s)).toMatch(/\S/);
+  });
+});
+
+describe('planL7Release', () => {
+  const record: OriginalsRecord = { ...originals, annotations: { [AUTO]: null } };
+
+  it('declares the originals back and waits until the CLB shows them', () => {
+    const { steps } = planL7Release({ record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', clb: lb(1, 1), config: autoConfig(declared) });
+    expect(steps.map((s) => s.kind)).toEqual(['DeclareInTkeServiceConfig', 'AwaitTke']);
+    expect(steps[0]).toMatchObject({ restore: true, edits: [{ kind: 'keepalive', value: 0 }, { kind: 'ruleSource', value: 0 }] });
+  });
+
+  it('once the CLB shows them: takes out what loopguard added, then drops the auto annotation it added and the record', () => {
+    const restored = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 0, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 0 } }] }] }] } };
+    const { steps } = planL7Release({ record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', clb: lb(0, 0), config: autoConfig(restored) });
+    expect(steps.map((s) => s.kind)).toEqual(['RemoveFromTkeServiceConfig', 'AnnotateTarget']);
+    expect(steps[1]).toEqual({ kind: 'AnnotateTarget', set: { [AUTO]: null }, record: null, restore: true });
+  });
+
+  it('the config is gone: nothing can carry the originals to the CLB, so the release does not wait forever', () => {
+    const { steps } = planL7Release({ record, annotations: owned(record), name: 'front', clb: lb(1, 1), config: { name: CONFIG, exists: false } });
+    expect(steps).toEqual([{ kind: 'AnnotateTarget', set: { [AUTO]: null }, record: null, restore: true }]);
+  });
+
+  it('PassToTarget loopguard turned on goes back', () => {
+    const r: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false } };
+    const { steps } = planL7Release({ record: r, annotations: owned(r), name: 'front', clb: lb(0, 0, { passToTarget: true }) });
+    expect(steps[0]).toEqual({ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: 'lb-ing', to: false, restore: true });
+  });
+});

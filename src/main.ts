@@ -2,7 +2,6 @@
 // Start-up fails fast, with one line naming the cause and the fix, on what only a configuration change can
 // fix (flags, kubeconfig, probe port, CLB protocol/region/credentials); what may heal is retried while
 // /readyz says why it is false (see runtime/cloud-health.ts and runtime/leader-election.ts).
-import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
@@ -12,12 +11,11 @@ import { Operator } from './operator.js';
 import { CloudHealth } from './runtime/cloud-health.js';
 import {
   ConfigError,
+  detectRuntimeEnvironment,
   loadConfig,
   resolveRuntimeDefaults,
-  SERVICE_ACCOUNT_NAMESPACE_FILE,
   usage,
   type OperatorConfig,
-  type RuntimeEnvironment,
 } from './runtime/config.js';
 import { scrubLogValue } from './runtime/kube-errors.js';
 import { createLogger, type Logger } from './runtime/logger.js';
@@ -29,11 +27,6 @@ class StartupError extends Error {}
 /** A CLB id that cannot exist: DescribeLoadBalancers filters by it and answers an empty list, after checking everything else. */
 const PROBE_LOAD_BALANCER_ID = 'lb-00000000';
 const PROBE_TIMEOUT_MS = 5_000;
-
-function serviceAccountNamespace(): string | undefined {
-  if (!existsSync(SERVICE_ACCOUNT_NAMESPACE_FILE)) return undefined;
-  return readFileSync(SERVICE_ACCOUNT_NAMESPACE_FILE, 'utf8').trim() || undefined;
-}
 
 function loadKubeConfig(config: OperatorConfig): KubeConfig {
   const kc = new KubeConfig();
@@ -89,10 +82,7 @@ async function main(): Promise<void> {
     return fatal((err as Error).message);
   }
   const context = kc.getContextObject(kc.getCurrentContext());
-  const where: RuntimeEnvironment = {
-    ...(serviceAccountNamespace() !== undefined ? { serviceAccountNamespace: serviceAccountNamespace()! } : {}),
-    ...(context ? { context: { name: context.name, ...(context.namespace ? { namespace: context.namespace } : {}) } } : {}),
-  };
+  const where = detectRuntimeEnvironment({ kubeconfig: config.kubeconfig, kubeconfigEnv: process.env['KUBECONFIG'], ...(context ? { context } : {}) });
   const defaults = resolveRuntimeDefaults(config, where);
   const metrics = new Metrics();
 

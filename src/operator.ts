@@ -132,6 +132,7 @@ export class Operator {
         ingresses: (ns) => this.ingresses.list(ns),
       },
       tkeServiceConfigs: (ns) => this.tkeServiceConfigs.list(ns) as readonly (KubernetesObject & { spec?: unknown })[],
+      tkeServiceConfigsSynced: () => this.tkeServiceConfigs.hasSynced,
       observer,
       capabilities: this.capabilities,
       statusWriter: new PolicyStatusWriter(kc),

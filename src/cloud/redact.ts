@@ -5,8 +5,9 @@
 //
 // The policy:
 // 1. By key, at any depth: the value under a key that names a secret (SecretKey, password, token,
-//    Authorization, Signature, private or API key) becomes `[REDACTED]`, whatever its type. A
-//    `credential(s)` object is walked instead, so its SecretId stays recognisable and its key does not.
+//    Authorization, Signature, private or API key) becomes `[REDACTED]`, whatever its type. Inside a
+//    `credential(s)` container every field is redacted, whatever its name (`key`, `value`, …), except a
+//    SecretId (rule 2), so that the id stays recognisable and nothing else of the credential shows.
 // 2. SecretIds are masked, not dropped: an operator debugging a CAM problem must be able to tell which key
 //    was used, but a log must not hold a whole credential half. Every AKID… value, the value under a SecretId
 //    key, and a registered SecretId keep a short prefix (`AKIDab12***`), wherever they appear, strings included.
@@ -49,7 +50,7 @@ const SECRET_ID_KEY = /secret[_-]?id$/i;
 const SECRET_KEY = /secret|passw|token|authorization|signature|private.?key|api.?key/i;
 /** Keys that match SECRET_KEY but name where a secret lives, not the secret itself. */
 const NOT_SECRET_KEY = /^(?:secretName|secretRef|tokenFile|tokenPath)$/i;
-/** Containers of a SecretId and a SecretKey: walked, so that rules 1 and 2 apply to their fields. */
+/** Containers of a SecretId and a SecretKey: every field but the SecretId is redacted (see `redactCredential`). */
 const CREDENTIAL_KEY = /^credentials?$/i;
 
 /** `AKIDab12***`: a prefix of at most half the value, so that a short id is never mostly visible. */
@@ -107,9 +108,33 @@ function redactEntry(key: string, value: unknown, seen: WeakMap<object, unknown>
       return redacted !== value ? redacted : maskSecretId(value);
     }
     case 'walk':
-      if (CREDENTIAL_KEY.test(key) && typeof value !== 'object') return REDACTED;
+      if (CREDENTIAL_KEY.test(key)) return redactCredential(value, seen, depth + 1);
       return redactValue(value, seen, depth + 1);
   }
+}
+
+/**
+ * A credential container: a SecretId-like field is masked, nested objects and arrays get the same treatment,
+ * and every other value becomes `[REDACTED]`, whatever its key says (a field named `key` or `value` carries the
+ * secret as surely as one named SecretKey). A credential given as one string cannot be split: all of it goes.
+ */
+function redactCredential(value: unknown, seen: WeakMap<object, unknown>, depth: number): unknown {
+  if (value === undefined || value === null || value === '') return value;
+  if (typeof value !== 'object' || value instanceof Date || Buffer.isBuffer(value) || value instanceof Error) return REDACTED;
+  if (seen.has(value)) return seen.get(value) ?? '[Circular]';
+  if (depth > MAX_DEPTH) return '[Truncated]';
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    seen.set(value, out);
+    for (const item of value) out.push(redactCredential(item, seen, depth + 1));
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  seen.set(value, out);
+  for (const [key, v] of Object.entries(value)) {
+    out[key] = keyRule(key) === 'secretId' && typeof v === 'string' ? redactEntry(key, v, seen, depth) : redactCredential(v, seen, depth + 1);
+  }
+  return out;
 }
 
 function redactValue(value: unknown, seen: WeakMap<object, unknown>, depth: number): unknown {

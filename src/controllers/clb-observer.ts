@@ -1,9 +1,9 @@
 // Reads CLBs for the assessment and keeps what it read for a while. A policy reconcile only fetches CLBs it
 // has not seen, or has not seen within `maxAgeMs` (the drift-check interval), so 500 Services appearing at
-// once cost 500 new reads, not 500 × the number of reconciles. Reads that arrive together are coalesced into
-// DescribeLoadBalancers calls of up to 20 ids. A write whose async task succeeded updates the cached facts in
+// once cost 500 new reads, not 500 × the number of reconciles. Ids are read in DescribeLoadBalancers calls of
+// up to 20. A write whose async task succeeded updates the cached facts in
 // place (the task's success is the verification); the next drift check reads the CLB again and sees any drift.
-import { MAX_LOAD_BALANCER_IDS } from '../cloud/batching.js';
+import { MAX_LOAD_BALANCER_IDS, batches } from '../cloud/batching.js';
 import type { ClbClient, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo } from '../cloud/index.js';
 import type { BackendHealth, ClbFacts, ClbObservation, ListenerFacts } from '../model/facts.js';
 
@@ -65,9 +65,6 @@ export class ClbObserver {
   /** Raw listeners as last read, for writers that must send a listener's full HealthCheck back. */
   private readonly listeners = new Map<string, ListenerInfo[]>();
 
-  /** Ids waiting for the next coalesced read, each with the callers waiting on it. */
-  private pending: { ids: Set<string>; done: Promise<void> } | undefined;
-
   constructor(private readonly clb: ClbClient) {}
 
   /** The cached observation, without reading (undefined when not cached or invalidated). */
@@ -111,7 +108,9 @@ export class ClbObserver {
       const e = this.cache.get(id);
       return !e || now - e.at > maxAgeMs;
     });
-    if (stale.length > 0) await this.coalesced(stale, signal);
+    // One DescribeLoadBalancers per 20 ids. Each caller reads its own ids: the policy round's chunks are 20
+    // targets, and reading them apart keeps one chunk's reads overlapping another chunk's writes.
+    if (stale.length > 0) await Promise.all(batches(stale, MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal)));
     const result = new Map<string, ClbObservation>();
     for (const id of unique) result.set(id, this.cache.get(id)?.observation ?? { state: 'NotObserved' });
     return result;
@@ -125,28 +124,6 @@ export class ClbObserver {
   invalidate(id: string): void {
     this.cache.delete(id);
     this.listeners.delete(id);
-  }
-
-  /**
-   * Joins the read that is about to start (same tick) or starts one: chunks observed side by side share
-   * DescribeLoadBalancers calls of up to 20 ids instead of each sending its own.
-   */
-  private async coalesced(ids: readonly string[], signal?: AbortSignal): Promise<void> {
-    if (!this.pending) {
-      const batch = { ids: new Set<string>(), done: Promise.resolve() };
-      batch.done = new Promise<void>((resolve, reject) => {
-        setImmediate(() => {
-          if (this.pending === batch) this.pending = undefined;
-          const all = [...batch.ids];
-          const chunks: string[][] = [];
-          for (let i = 0; i < all.length; i += MAX_LOAD_BALANCER_IDS) chunks.push(all.slice(i, i + MAX_LOAD_BALANCER_IDS));
-          Promise.all(chunks.map((c) => this.refresh(c, signal))).then(() => resolve(), reject);
-        });
-      });
-      this.pending = batch;
-    }
-    for (const id of ids) this.pending.ids.add(id);
-    await this.pending.done;
   }
 
   private async refresh(ids: string[], signal?: AbortSignal): Promise<void> {

@@ -101,23 +101,22 @@ export class KubeWriter {
 
   /**
    * Reads the config fresh, asks `plan` for the ops on that spec and sends them behind a resourceVersion `test`;
-   * a lost race (TKE's resync wrote in between) is planned again. Returns whether it wrote; false also when the
-   * config is gone.
+   * a lost race (TKE's resync wrote in between) is planned again.
    */
-  async patchConfig(namespace: string, name: string, plan: (spec: unknown) => JsonPatchOp[]): Promise<boolean> {
+  async patchConfig(namespace: string, name: string, plan: (spec: unknown) => JsonPatchOp[]): Promise<'written' | 'unchanged' | 'gone'> {
     for (let attempt = 1; ; attempt++) {
       const config = await this.getConfig(namespace, name);
-      if (!config) return false;
+      if (!config) return 'gone';
       const ops = plan(config.spec);
-      if (ops.length === 0) return false;
+      if (ops.length === 0) return 'unchanged';
       try {
         await this.custom.patchNamespacedCustomObject(
           { ...TKE_SERVICE_CONFIG, namespace, name, body: guardedPatch(config.metadata?.resourceVersion ?? '', ops), fieldManager: FIELD_MANAGER },
           setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
         );
-        return true;
+        return 'written';
       } catch (err) {
-        if (isNotFound(err)) return false;
+        if (isNotFound(err)) return 'gone';
         if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
       }
     }

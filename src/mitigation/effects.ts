@@ -4,7 +4,7 @@
 // errors, and verification verdicts (TKE did not apply a config) come back as `failed`.
 import { LoopguardAnnotation, serializeOriginals } from '../api/annotations.js';
 import { StalledReason } from '../api/reasons.js';
-import type { ClbClient, ListenerInfo } from '../cloud/index.js';
+import { describeCloudError, type ClbClient, type ListenerInfo } from '../cloud/index.js';
 import type { ClbObserver } from '../controllers/clb-observer.js';
 import type { AnnotationPatch, KubeWriter } from '../kube/writer.js';
 import { KEEPALIVE_TICKET } from '../model/assess-ingress.js';
@@ -13,7 +13,7 @@ import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, buildRemovalPatch } from '../plan/config-patch.js';
 import { healthCheckFor } from '../plan/l4.js';
 import { ownershipOf } from '../plan/ownership.js';
-import { mergeRecords } from '../plan/record.js';
+import { isEmptyRecord, mergeRecords, withoutFields } from '../plan/record.js';
 import type { Step } from '../plan/steps.js';
 import type { LearnedCapabilities } from './capabilities.js';
 import { isKeepaliveCapabilityError, latestTkeWarning, type EventView } from './tke-events.js';
@@ -52,10 +52,15 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
       return written ? DONE : { status: 'gone' };
     }
     case 'AnnotateTarget': {
-      const patch: AnnotationPatch = { ...step.set };
-      if (step.record === null) Object.assign(patch, { [LoopguardAnnotation.Originals]: null, [LoopguardAnnotation.Policy]: null });
-      else if (step.record) Object.assign(patch, { [LoopguardAnnotation.Originals]: serializeOriginals(step.record), [LoopguardAnnotation.Policy]: owner });
-      const written = await writer.patchAnnotations(kind, namespace, name, () => patch);
+      // The record change applies to the record as read now (the plan's copy may come from a lagging cache).
+      const written = await writer.patchAnnotations(kind, namespace, name, (fresh) => {
+        const patch: AnnotationPatch = { ...step.set };
+        if (!step.record && !step.forget) return patch;
+        let next = withoutFields(ownershipOf(fresh.metadata?.annotations).record, step.forget ?? []);
+        if (step.record) next = mergeRecords(next, step.record);
+        if (isEmptyRecord(next)) return { ...patch, [LoopguardAnnotation.Originals]: null, [LoopguardAnnotation.Policy]: null };
+        return { ...patch, [LoopguardAnnotation.Originals]: serializeOriginals(next), [LoopguardAnnotation.Policy]: owner };
+      });
       return written ? DONE : { status: 'gone' };
     }
     case 'SetListenerHealthCheckSource': {
@@ -64,7 +69,13 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
       let raw = step.restore ? undefined : observer.rawListeners(lbId);
       let listener = raw?.find((l) => l.listenerId === step.listenerId);
       if (!listener) {
-        raw = await clb.describeListeners(lbId, { signal });
+        try {
+          raw = await clb.describeListeners(lbId, { signal });
+        } catch (err) {
+          // A CLB that is gone has nothing left to restore.
+          if (step.restore && describeCloudError(err).reason === 'ClbNotFound') return DONE;
+          throw err;
+        }
         listener = raw.find((l) => l.listenerId === step.listenerId);
       }
       if (!listener) {
@@ -81,8 +92,9 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
       observer.passToTargetWritten(step.loadBalancerId, step.to);
       return DONE;
     case 'DeclareInTkeServiceConfig': {
-      await writer.patchConfig(namespace, step.config, (spec) => buildConfigPatch(spec, step.edits, step.vip));
-      return DONE;
+      const result = await writer.patchConfig(namespace, step.config, (spec) => buildConfigPatch(spec, step.edits, step.vip));
+      // Gone between the plan and now: the next round plans on the config as it is (or its absence).
+      return result === 'gone' ? { status: 'waiting', note: `TkeServiceConfig ${step.config} disappeared; planning again` } : DONE;
     }
     case 'RemoveFromTkeServiceConfig':
       await writer.patchConfig(namespace, step.config, (spec) => buildRemovalPatch(spec, step.removals, step.vip));
@@ -117,7 +129,7 @@ async function awaitTke(deps: EffectDeps, target: TargetRef, step: Extract<Step,
       permanent: true,
     };
   } else if (step.wantsKeepalive) {
-    deps.capabilities.learn('keepaliveRejected', 'keepalive never took effect');
+    // A timeout alone is this target's verdict, never the account's: only TKE's or the CLB's refusal is learned.
     error = {
       reason: StalledReason.KeepaliveCapabilityMissing,
       message: `keepaliveEnable: 1 is declared in TkeServiceConfig ${step.config ?? ''} but CLB ${step.loadBalancerId} still has keepalive off after the grace period and no TKE Warning Event explains it; most likely the account lacks the ${KEEPALIVE_CAPABILITY} capability: ${KEEPALIVE_TICKET}`,

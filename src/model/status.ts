@@ -187,15 +187,18 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts): Evaluation {
 
   // --- Stalled
   let stalled: Evaluation['stalled'];
-  const permanent = outcomes.filter((o) => o.error?.permanent);
+  // A release that cannot be carried out needs a human as much as a target that cannot be mitigated.
+  const permanent = [
+    ...outcomes.flatMap((o) => (o.error?.permanent ? [{ who: label(o), error: o.error }] : [])),
+    ...(input.releases ?? []).flatMap((r) => (r.error?.permanent ? [{ who: `${r.kind}/${r.name} (release)`, error: r.error }] : [])),
+  ];
   const blocked = enforce ? outcomes.filter((o) => o.assessment.blockers.length > 0) : [];
   if (input.policyError) {
     stalled = { reason: input.policyError.reason, message: input.policyError.message };
   } else if (enforce && permanent.length > 0) {
-    const first = permanent[0] as TargetOutcome;
     stalled = {
-      reason: (first.error as TargetError).reason,
-      message: examples(permanent.map((o) => ({ who: label(o), text: (o.error as TargetError).message }))),
+      reason: permanent[0]!.error.reason,
+      message: examples(permanent.map((p) => ({ who: p.who, text: p.error.message }))),
     };
   } else if (blocked.length > 0) {
     const first = blocked[0] as TargetOutcome;

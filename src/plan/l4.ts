@@ -8,7 +8,7 @@ import type { HealthCheck, ListenerInfo } from '../cloud/clb-client.js';
 import type { Assessment } from '../model/assessment.js';
 import type { L4DesiredState } from '../model/desired-state.js';
 import { boundLoadBalancerId } from '../model/target-facts.js';
-import { fieldKey, isApplied, isEmptyRecord, mergeRecords, sameRecord, withApplied } from './record.js';
+import { fieldKey, isApplied, isEmptyRecord, mergeRecords, sameRecord, withApplied, withoutFields } from './record.js';
 import type { Step } from './steps.js';
 
 export const PREVENT_LOOPBACK = ServiceAnnotation.PreventLoopback;
@@ -61,7 +61,8 @@ export function planL4Target(input: L4TargetInput): Step[] {
     if (release.length > 0) {
       steps.push(...release);
       const last = release[release.length - 1];
-      record = last?.kind === 'AnnotateTarget' && last.record ? last.record : undefined;
+      const left = last?.kind === 'AnnotateTarget' ? withoutFields(record, last.forget ?? []) : record;
+      record = isEmptyRecord(left) ? undefined : left;
     }
   }
   const onTarget = input.owned || steps.length > 0 ? record : undefined;
@@ -87,7 +88,12 @@ export function planL4Target(input: L4TargetInput): Step[] {
 
   // After the switches (each task succeeded), every listener the desired state wants on 100.64 is there.
   let final = addAnnotation ? mergeRecords(merged, { v: 1, annotations: { [PREVENT_LOOPBACK]: input.annotations?.[PREVENT_LOOPBACK] ?? null } }) : merged;
-  const took = desired.listeners.filter((l) => l.desiredSourceIpType === 1).map((l) => fieldKey.listenerSource(l.listenerId));
+  // Only what is on 100.64 once this plan's switches succeed: seen there, or switched now (a switch held back by a
+  // refused capability is not applied, so granting it later is a first change, not drift).
+  const switched = new Set(switches.map((c) => c.listenerId));
+  const took = desired.listeners
+    .filter((l) => l.desiredSourceIpType === 1 && (l.currentSourceIpType === 1 || switched.has(l.listenerId)))
+    .map((l) => fieldKey.listenerSource(l.listenerId));
   if (addAnnotation || (desired.preventLoopback.desired && desired.preventLoopback.present)) took.push(fieldKey.annotation(PREVENT_LOOPBACK));
   final = withApplied(final, [...(final.applied ?? []), ...took]);
   const written = switches.length > 0 ? merged : onTarget;
@@ -105,6 +111,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
 export function planL4Release(record: OriginalsRecord, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep): Step[] {
   const restoreAnnotations: Record<string, string | null> = {};
   const remaining: OriginalsRecord = { v: 1 };
+  const forget: string[] = [];
   let released = false;
   for (const [key, original] of Object.entries(record.annotations ?? {})) {
     if (key === PREVENT_LOOPBACK && keep?.annotation) {
@@ -112,6 +119,7 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
       continue;
     }
     released = true;
+    forget.push(fieldKey.annotation(key));
     if ((annotations?.[key] ?? null) !== original) restoreAnnotations[key] = original;
   }
   const listenerSteps: Step[] = [];
@@ -123,6 +131,7 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
         continue;
       }
       released = true;
+      forget.push(fieldKey.listenerSource(listenerId));
       if (loadBalancerId) {
         listenerSteps.push({ kind: 'SetListenerHealthCheckSource', loadBalancerId, listenerId, protocol: '', port: 0, to: l.sourceIpType, restore: true });
       }
@@ -139,6 +148,6 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
   const steps: Step[] = [];
   if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });
   steps.push(...listenerSteps);
-  steps.push({ kind: 'AnnotateTarget', set: {}, record: isEmptyRecord(left) ? null : left });
+  steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyRecord(left) ? { drops: true } : {}) });
   return steps;
 }

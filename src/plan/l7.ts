@@ -16,7 +16,7 @@ import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, pendingEdits } from './config-patch.js';
 import { desiredEdits, originalsFor, type RejectedCapabilities } from './l7-edits.js';
 import { autoAnnotationAddedByLoopguard, clbRestored, listenerViews, revertPlan } from './l7-record.js';
-import { fieldKey, isApplied, mergeRecords, ruleKey, sameRecord, withApplied } from './record.js';
+import { fieldKey, isApplied, mergeRecords, recordedFields, ruleKey, sameRecord, withApplied } from './record.js';
 import type { Step } from './steps.js';
 
 /** The governing TkeServiceConfig as the informer cache has it. */
@@ -127,8 +127,15 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   // Everything is declared: wait until the CLB shows it, then record what took effect.
   const pending = a.changes.filter((c) => c.action === 'SetListenerKeepalive' || c.action === 'SetRuleHealthCheckSource');
   if (pending.length > 0 && config) {
-    const since = record?.declaredAt;
-    const graceOver = since !== undefined && input.observedAt !== undefined && input.observedAt >= Date.parse(since) + input.graceMs;
+    // The grace period is for TKE applying what loopguard declared: only this policy's own record says when, and
+    // never later than now. A field that had taken effect before and is off now was changed on the CLB: TKE's
+    // resync puts it back, and no grace period runs out on it (it says nothing about the account's capability).
+    const declared = input.owned && record?.declaredAt ? Math.min(Date.parse(record.declaredAt), input.now.getTime()) : undefined;
+    const since = declared !== undefined && !Number.isNaN(declared) ? new Date(declared).toISOString() : undefined;
+    const firstTime = pending.some((c) =>
+      c.action === 'SetListenerKeepalive' ? !isApplied(record, fieldKey.keepalive(c.listenerId)) : !isApplied(record, fieldKey.ruleSource(c.listenerId, c.locationId)),
+    );
+    const graceOver = firstTime && since !== undefined && input.observedAt !== undefined && input.observedAt >= Date.parse(since) + input.graceMs;
     steps.push({
       kind: 'AwaitTke',
       reason: 'ConfigApplied',
@@ -193,7 +200,7 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   const set: Record<string, string | null> = {};
   const auto = IngressAnnotation.TkeServiceConfigAuto;
   if (autoAnnotationAddedByLoopguard(record)) set[auto] = record.annotations?.[auto] ?? null;
-  steps.push({ kind: 'AnnotateTarget', set, record: null, restore: true });
+  steps.push({ kind: 'AnnotateTarget', set, forget: recordedFields(record), drops: true, restore: true });
   return { steps };
 }
 

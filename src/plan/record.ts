@@ -100,3 +100,33 @@ export function sameRecord(a: OriginalsRecord | undefined, b: OriginalsRecord | 
         : v;
   return JSON.stringify(canon(a)) === JSON.stringify(canon(b));
 }
+
+/**
+ * The record without `keys` (fields given back by a release), `applied` pruned to what is left. Entries of
+ * fields not named stay, including ones written after the plan was made (the executor applies this to the
+ * record as it reads it, never to the plan's copy).
+ */
+export function withoutFields(record: OriginalsRecord | undefined, keys: readonly string[]): OriginalsRecord {
+  const out: OriginalsRecord = structuredClone(record ?? { v: 1 });
+  const drop = new Set(keys);
+  for (const k of Object.keys(out.annotations ?? {})) if (drop.has(fieldKey.annotation(k))) delete out.annotations![k];
+  for (const [id, l] of Object.entries(out.listeners ?? {})) {
+    if (drop.has(fieldKey.listenerSource(id))) delete l.sourceIpType;
+    if (drop.has(fieldKey.keepalive(id))) {
+      delete l.keepaliveEnable;
+      delete l.keepaliveAdded;
+    }
+    if (Object.keys(l).length === 0) delete out.listeners![id];
+  }
+  for (const k of Object.keys(out.rules ?? {})) {
+    const [lid = '', loc = ''] = k.split('/');
+    if (drop.has(fieldKey.ruleSource(lid, loc))) delete out.rules![k];
+  }
+  if (drop.has(fieldKey.passToTarget())) delete out.loadBalancer;
+  if (out.annotations && Object.keys(out.annotations).length === 0) delete out.annotations;
+  if (out.listeners && Object.keys(out.listeners).length === 0) delete out.listeners;
+  if (out.rules && Object.keys(out.rules).length === 0) delete out.rules;
+  const left = withApplied(out, out.applied ?? []);
+  if (isEmptyRecord(left)) delete left.declaredAt;
+  return left;
+}

@@ -28,8 +28,12 @@ export type Step =
       drift?: boolean;
     }
   | { kind: 'SetLoadBalancerPassToTarget'; loadBalancerId: string; to: boolean; restore?: boolean }
-  /** Annotations on the target (null removes), with the record written in the same patch when `record` is set (null drops it). */
-  | { kind: 'AnnotateTarget'; set: Record<string, string | null>; record?: OriginalsRecord | null; restore?: boolean }
+  /**
+   * Annotations on the target (null removes), and in the same patch a change of its record, applied to the record
+   * as read at write time: `record` merged in (existing entries win), `forget` field keys given back by a release.
+   * A record left empty goes with loopguard's annotations; `drops` says the plan expects that.
+   */
+  | { kind: 'AnnotateTarget'; set: Record<string, string | null>; record?: OriginalsRecord; forget?: string[]; drops?: boolean; restore?: boolean }
   /** Single-field JSON patches in the TkeServiceConfig, guarded by `test` ops and resourceVersion. */
   | { kind: 'DeclareInTkeServiceConfig'; config: string; loadBalancerId: string; vip?: string; edits: FieldEdit[]; restore?: boolean; drift?: boolean }
   /** Take out of the config what loopguard added to declare its fields (release, once the CLB shows the originals). */
@@ -98,8 +102,10 @@ export function describeStep(step: Step): string {
       const parts: string[] = [];
       const text = annotationText(step.set);
       if (text) parts.push(`${step.restore ? 'restore annotation(s) ' : 'annotate '}${text}`);
-      if (step.record === null) parts.push('drop loopguard.dev/originals and loopguard.dev/policy');
-      else if (step.record) parts.push(`record ${step.record.applied?.length ?? 0} applied field(s) (loopguard.dev/originals)`);
+      if (step.drops) parts.push('drop loopguard.dev/originals and loopguard.dev/policy');
+      else if (step.forget?.length) parts.push(`forget ${step.forget.length} restored field(s) in loopguard.dev/originals`);
+      if (step.record?.applied?.length) parts.push(`record ${step.record.applied.length} applied field(s) (loopguard.dev/originals)`);
+      else if (step.record) parts.push(`record the originals of ${recordText(step.record)} (loopguard.dev/originals)`);
       return parts.join('; ');
     }
     case 'DeclareInTkeServiceConfig':

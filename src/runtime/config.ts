@@ -239,7 +239,7 @@ function normaliseClbEndpoint(c: OperatorConfig, explicit: boolean, problems: st
 
 /** Where the operator runs, as far as its defaults care. */
 export interface RuntimeEnvironment {
-  /** Contents of the ServiceAccount namespace file; set only inside a pod. */
+  /** The pod's namespace (the ServiceAccount namespace file); set only inside a pod (see `detectRuntimeEnvironment`). */
   serviceAccountNamespace?: string;
   /** The kubeconfig context in use, out of cluster. */
   context?: { name: string; namespace?: string };
@@ -251,7 +251,36 @@ export interface ResolvedDefaults {
   probeHostFrom: string;
 }
 
-export const SERVICE_ACCOUNT_NAMESPACE_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/namespace';
+/** The names client-node's KubeConfig.loadFromCluster gives what it loads (client-node 2.x dist/config.js). */
+export const CLIENT_NODE_IN_CLUSTER = { context: 'inClusterContext', cluster: 'inCluster', user: 'inClusterUser' } as const;
+
+/** What main.ts knows once the kubeconfig is loaded; `detectRuntimeEnvironment` decides from it alone. */
+export interface RuntimeFacts {
+  /** --kubeconfig, or KUBECONFIG through loadConfig ('' = neither). */
+  kubeconfig: string;
+  /** KUBECONFIG as client-node's loadFromDefault reads it (process.env). */
+  kubeconfigEnv: string | undefined;
+  /** The current context of what client-node loaded (in cluster, its namespace is the ServiceAccount file's). */
+  context?: { name: string; cluster?: string; user?: string; namespace?: string };
+}
+
+/**
+ * In a pod only when no kubeconfig was given (no --kubeconfig, no KUBECONFIG) and client-node fell back to its
+ * in-cluster config (no ~/.kube/config either). The ServiceAccount file alone says nothing: `npm start` in a dev
+ * container or a CI pod has one, yet talks to the cluster its kubeconfig names, and must put the Lease in that
+ * context's namespace and keep its probes on loopback.
+ */
+export function detectRuntimeEnvironment(facts: RuntimeFacts): RuntimeEnvironment {
+  const namespace = facts.context?.namespace?.trim() ?? '';
+  const context = facts.context ? { name: facts.context.name, ...(namespace ? { namespace } : {}) } : undefined;
+  const kubeconfigGiven = facts.kubeconfig !== '' || (facts.kubeconfigEnv ?? '') !== '';
+  const loadedInCluster =
+    facts.context?.name === CLIENT_NODE_IN_CLUSTER.context &&
+    facts.context.cluster === CLIENT_NODE_IN_CLUSTER.cluster &&
+    facts.context.user === CLIENT_NODE_IN_CLUSTER.user;
+  const inCluster = !kubeconfigGiven && loadedInCluster && namespace !== '';
+  return { ...(inCluster ? { serviceAccountNamespace: namespace } : {}), ...(context ? { context } : {}) };
+}
 
 /**
  * Settles the defaults that depend on where loopguard runs (a flag or variable always wins):

@@ -9,8 +9,8 @@ export function kubeStatus(err: unknown): number | undefined {
   return err instanceof ApiException ? err.code : undefined;
 }
 
-/** Status.message from a response body that may be a Status object, its JSON text, or that text JSON-encoded again. */
-export function statusMessage(body: unknown): string | undefined {
+/** A response body that may be a Status object, its JSON text, or that text JSON-encoded again, decoded. */
+function decodeBody(body: unknown): unknown {
   let value = body;
   for (let i = 0; i < 2 && typeof value === 'string'; i++) {
     try {
@@ -19,6 +19,21 @@ export function statusMessage(body: unknown): string | undefined {
       break;
     }
   }
+  return value;
+}
+
+/** Status.details.kind of an apiserver error (`namespaces`, `leases`, …): what the error is about. */
+export function kubeStatusKind(err: unknown): string | undefined {
+  if (!(err instanceof ApiException)) return undefined;
+  const value = decodeBody(err.body);
+  const details = typeof value === 'object' && value !== null ? (value as { details?: unknown }).details : undefined;
+  const kind = typeof details === 'object' && details !== null ? (details as { kind?: unknown }).kind : undefined;
+  return typeof kind === 'string' ? kind : undefined;
+}
+
+/** Status.message from a response body that may be a Status object, its JSON text, or that text JSON-encoded again. */
+export function statusMessage(body: unknown): string | undefined {
+  const value = decodeBody(body);
   if (typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string') {
     return (value as { message: string }).message;
   }

@@ -4,11 +4,13 @@
 // - the leader renews every `retryPeriod` and steps down if it could not renew within `renewDeadline`;
 // - updates carry the resourceVersion, so of two candidates racing for an expired lease exactly one wins (409);
 // - on shutdown the leader releases the lease (empty holder, 1 s duration) so a standby takes over at once.
-// Failures are told apart: a missing namespace, a 403 or a 401 will not go away by retrying every 2 s, so a
-// candidate backs off (up to 30 s), reports one line with the cause and the fix, and `problem` says so for
-// /readyz; a timeout or a 5xx is retried at the normal pace and does not make the replica unready.
+// Failures are told apart: a missing namespace (a 404 whose Status names a namespace; a 404 naming the Lease on
+// update only means it was deleted meanwhile, and the next attempt creates it), a 403 or a 401 will not go
+// away by retrying every 2 s, so a candidate backs off (up to 30 s), reports one line with the cause and the
+// fix, and `problem` says so for /readyz; a timeout or a 5xx is retried at the normal pace and does not make
+// the replica unready.
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
-import { kubeErrorMessage, kubeStatus } from './kube-errors.js';
+import { kubeErrorMessage, kubeStatus, kubeStatusKind } from './kube-errors.js';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -61,11 +63,17 @@ export function describeLeaseFailure(err: unknown, step: LeaseStep, namespace: s
   const said = kubeErrorMessage(err);
   const lease = `Lease ${namespace}/${name}`;
   const chooseOther = 'or point --lease-namespace (LOOPGUARD_LEASE_NAMESPACE) at a namespace that exists';
-  if (code === 404 && step !== 'read') {
+  // A 404 is about a namespace only when the Status says so: an update's 404 that names the Lease
+  // (`leases.coordination.k8s.io "loopguard-leader" not found`) means it was deleted since we read it.
+  const namespaceMissing = code === 404 && (kubeStatusKind(err) === 'namespaces' || /\bnamespaces "[^"]*" not found/.test(said));
+  if (namespaceMissing && step !== 'read') {
     return new LeaseError(
       `Cannot ${step} ${lease}: namespace "${namespace}" does not exist (${said}). Fix: kubectl create namespace ${namespace}, ${chooseOther}.`,
       false,
     );
+  }
+  if (code === 404 && step === 'update') {
+    return new LeaseError(`${lease} was deleted before it could be updated (${said}); reading it again and creating it.`, true);
   }
   if (code === 403) {
     return new LeaseError(

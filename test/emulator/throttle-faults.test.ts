@@ -102,6 +102,19 @@ describe('fault injection', () => {
     expect(await outcome(client.DescribeTaskStatus({ TaskId: 'x' }))).toBe('InvalidParameter');
   });
 
+  it('aims a fault at one CLB: requests naming it (LoadBalancerId or LoadBalancerIds) fail, others do not', async () => {
+    await emu.admin.seedLoadBalancer({ LoadBalancerId: 'lb-hit' });
+    await emu.admin.seedLoadBalancer({ LoadBalancerId: 'lb-miss' });
+    await emu.admin.setFaults({ rules: [{ action: '*', rate: 1, kind: 'error', code: 'UnauthorizedOperation', message: 'denied (injected)', loadBalancerId: 'lb-hit' }] });
+    await expectSdkError(client.DescribeListeners({ LoadBalancerId: 'lb-hit' }), 'UnauthorizedOperation');
+    await expectSdkError(client.DescribeLoadBalancers({ LoadBalancerIds: ['lb-miss', 'lb-hit'] }), 'UnauthorizedOperation');
+    expect(await outcome(client.DescribeListeners({ LoadBalancerId: 'lb-miss' }))).toBe('OK');
+    expect(await outcome(client.DescribeLoadBalancers({ LoadBalancerIds: ['lb-miss'] }))).toBe('OK');
+    expect(await outcome(client.DescribeLoadBalancers({}))).toBe('OK');
+    // A rule naming no CLB id is refused with the field named.
+    await expect(emu.admin.setFaults({ rules: [{ action: '*', rate: 1, kind: 'error', loadBalancerId: '' }] })).rejects.toThrow(/loadBalancerId/);
+  });
+
   it('adds latency', async () => {
     await emu.admin.setFaults({ rules: [{ action: 'DescribeLoadBalancers', rate: 1, kind: 'latency', latencyMs: 200 }] });
     const started = Date.now();

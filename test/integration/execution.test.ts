@@ -3,7 +3,8 @@
 // with the same line); and one target failing transiently never hides another target's outcome in the same
 // round, while a permanent error makes the policy Stalled in the first round it occurs.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, NetworkingV1Api, Watch } from '@kubernetes/client-node';
+import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { findCondition } from '../../src/api/conditions.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
@@ -181,27 +182,25 @@ describe('one plan, one executor', () => {
     });
     try {
       const ref = { namespace: ns, name: 'p' };
-      // Watch every status the operator writes, from the first one on.
-      const seen: Array<ReturnType<typeof reportedStatus>> = [];
-      let watching = true;
-      const watcher = (async () => {
-        while (watching) {
-          const p = await getPolicy(ref).catch(() => undefined);
-          if (p?.status?.targets) seen.push(reportedStatus(p));
-          await new Promise((r) => setTimeout(r, 100));
-        }
-      })();
+      // A real watch sees every status version the operator writes, from the first one on.
+      const seen: LoopbackPolicy[] = [];
+      const watch = await new Watch(kc).watch(
+        `/apis/loopguard.dev/v1alpha1/namespaces/${ns}/loopbackpolicies`,
+        {},
+        (_phase, obj: LoopbackPolicy) => void seen.push(obj),
+        () => undefined,
+      );
       expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', l7: { keepalive: true } }))).stderr).toBe('');
       await waitForCondition(ref, 'Stalled', { timeoutMs: 90_000, context: logs });
-      watching = false;
-      await watcher;
+      watch.abort();
       const stalled = await getPolicy(ref);
 
       // The first evaluated status (Ready no longer Unknown) already has every target's own outcome.
-      const first = seen.find((s) => findCondition(s.conditions, 'Ready')?.status !== 'Unknown' && s.targets.length > 0);
-      expect(first).toBeDefined();
-      const byName = new Map(first!.targets.map((t) => [t.name, t]));
-      expect(findCondition(first!.conditions, 'Stalled')).toMatchObject({ status: 'True', reason: 'PermissionDenied' });
+      const evaluated = seen.filter((p) => (p.status?.targets?.length ?? 0) > 0 && findCondition(p.status?.conditions, 'Ready')?.status !== 'Unknown');
+      expect(evaluated.length).toBeGreaterThan(0);
+      const first = reportedStatus(evaluated[0]!);
+      const byName = new Map(first.targets.map((t) => [t.name, t]));
+      expect(findCondition(first.conditions, 'Stalled')).toMatchObject({ status: 'True', reason: 'PermissionDenied' });
       expect(byName.get('ok')?.verdict).toBe('Mitigated');
       expect(byName.get('denied')?.message).toMatch(/Last error \(PermissionDenied\)/);
       expect(byName.get('busy')?.message).toMatch(/Last error \(RetryingAfterError\)/);

@@ -1,21 +1,26 @@
-// The README's local run ("Running the operator"), followed literally, the way a user types it: in bash,
-// from the checkout, with nothing in the environment but PATH and HOME (not the test's KUBECONFIG):
-//   npm run dev:up; source .dev/env; npm start (here in the background); kubectl apply the sample workload
-//   and the Audit policy; kubectl wait for Ready; stop npm start (SIGTERM: exit 0); npm run dev:down.
-// dev:up starts its own control plane next to the one of jest's global setup; that is fine.
+// The README's local run ("Running the operator"), its commands as written, the way a user types them: in
+// bash, from the checkout, with nothing in the environment but PATH and HOME (not the test's KUBECONFIG):
+//   npm run dev:up; source .dev/env; npm start (here in the background, not in a second shell); kubectl apply
+//   the sample workload and the Audit policy; kubectl wait for Ready; stop npm start; npm run dev:down.
+// Where it differs from a user: npm start is stopped with SIGTERM, not Ctrl-C (a background job of a
+// non-interactive bash ignores SIGINT), and must exit 0; `kubectl describe`, which only shows, is not run.
+// It checks that the README still says each command, in this order.
+// dev:up starts its own control plane next to the one of jest's global setup; that is fine. npm start serves
+// its probes on the default port, 127.0.0.1:8081, so the test first checks that nothing else listens there.
 //
 // It runs in a copy of the checkout (node_modules linked): dev:up/dev:down keep their state in .dev/ of the
 // checkout, and a developer's own `npm run dev:up` in this one must survive the test's `dev:down`.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { alive, type ControlPlaneState } from '../controlplane/launcher.js';
 import { waitFor } from '../support/kube.js';
 
-/** The README's commands, in its order; the test fails if the README no longer says them. */
+/** The README's commands, in its order; the test fails if the README no longer says them, or not in this order. */
 const README = {
   up: 'npm run dev:up',
   env: 'source .dev/env',
@@ -27,19 +32,70 @@ const README = {
 };
 
 const TIMEOUT_MS = 6 * 60_000;
+/** The README's npm start serves /healthz, /readyz and /metrics on the default --probe-port, on loopback. */
+const PROBE_PORT = 8081;
 
-/** The code lines of the README's "Running the operator" section, comments stripped. */
+/**
+ * The commands of the README's "Running the operator" section in the order it says them: the lines of its
+ * sh blocks (comments stripped) and, where the prose names one ("then run `npm run dev:down`"), that too.
+ */
 function readmeCommands(): string[] {
   const text = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
   const start = text.indexOf('### Running the operator');
   const section = text.slice(start, text.indexOf('\n## ', start));
   const lines: string[] = [];
-  for (const block of section.matchAll(/```sh\n([\s\S]*?)```/g)) {
-    for (const line of (block[1] ?? '').split('\n')) lines.push(line.replace(/\s+#.*$/, '').trim());
+  for (const m of section.matchAll(/```sh\n([\s\S]*?)```|`([^`\n]+)`/g)) {
+    if (m[1] !== undefined) {
+      for (const line of m[1].split('\n')) lines.push(line.replace(/\s+#.*$/, '').trim());
+    } else {
+      lines.push((m[2] ?? '').trim());
+    }
   }
-  // Prose mentions count too ("run `npm run dev:down`").
-  for (const m of section.matchAll(/`([^`\n]+)`/g)) lines.push((m[1] ?? '').trim());
   return lines.filter(Boolean);
+}
+
+/** What listens on TCP `port` here, as "pid: command line" (from /proc/net/tcp* and /proc/<pid>/fd). */
+function listenersOn(port: number): string[] {
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const row of text.split('\n').slice(1)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      const f = row.trim().split(/\s+/);
+      if (f.length > 9 && f[3] === '0A' && parseInt(f[1]?.split(':').pop() ?? '', 16) === port) inodes.add(f[9]!);
+    }
+  }
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const sockets = readdirSync(`/proc/${pid}/fd`).map((fd) => readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (!sockets.some((l) => inodes.has(l.replace(/^socket:\[(\d+)\]$/, '$1')))) continue;
+      found.push(`${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ').trim()}`);
+    } catch {
+      // gone meanwhile, or not ours to look at
+    }
+  }
+  return found;
+}
+
+/** Undefined when 127.0.0.1:`port` can be listened on; otherwise why not and what to stop. */
+async function portProblem(port: number): Promise<string | undefined> {
+  const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    const server = createServer();
+    server.once('error', resolve);
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(undefined)));
+  });
+  if (!error) return undefined;
+  const holders = listenersOn(port);
+  return (
+    `127.0.0.1:${port} is not free (${error.code ?? error.message}); the README's npm start serves its probes there ` +
+    `(the default --probe-port), so this test cannot run. Stop ${holders.length > 0 ? `what listens there: ${holders.join('; ')}` : `what listens on port ${port} (ss -ltnp 'sport = :${port}' names it)`}, then run the test again.`
+  );
 }
 
 /** Processes whose working directory is inside `dir`: everything the README's commands started there. */
@@ -109,6 +165,9 @@ describe('README: running the operator locally', () => {
   let run: Run;
 
   beforeAll(async () => {
+    // Else npm start fails "probe port in use", or the readiness check below asks another process.
+    const busy = await portProblem(PROBE_PORT);
+    if (busy) throw new Error(busy);
     checkout = copyCheckout();
     out = mkdtempSync(join(tmpdir(), 'loopguard-readme-out-'));
     // The README's commands verbatim; the lines marked "test" only record what the assertions look at.
@@ -124,7 +183,7 @@ describe('README: running the operator locally', () => {
       README.policy,
       README.wait,
       // test: what a user would look at with curl (there is no curl on every machine: node is here).
-      `node -e "fetch('http://127.0.0.1:8081/readyz?verbose').then(async (r) => console.log(r.status + '\\n' + (await r.text())))" > ${q(join(out, 'readyz'))}  # test`,
+      `node -e "fetch('http://127.0.0.1:${PROBE_PORT}/readyz?verbose').then(async (r) => console.log(r.status + '\\n' + (await r.text())))" > ${q(join(out, 'readyz'))}  # test`,
       'kill -TERM "$operator"',
       'set +e; wait "$operator"; echo $? > ' + q(join(out, 'operator.rc')) + '; set -e',
       README.down,
@@ -153,9 +212,15 @@ describe('README: running the operator locally', () => {
   const file = (name: string): string => (existsSync(join(out, name)) ? readFileSync(join(out, name), 'utf8') : '');
   const explain = (): string => `--- script output ---\n${run.output}\n--- npm start output ---\n${file('operator.log')}`;
 
-  it('the README still says these commands', () => {
+  it('the README still says these commands, in this order', () => {
     const commands = readmeCommands();
-    for (const command of Object.values(README)) expect({ command, inReadme: commands.includes(command) }).toEqual({ command, inReadme: true });
+    let from = 0;
+    for (const command of Object.values(README)) {
+      const at = commands.indexOf(command, from);
+      const inReadme = commands.includes(command);
+      expect({ command, inReadme, afterThePreviousOne: at >= 0 }).toEqual({ command, inReadme: true, afterThePreviousOne: true });
+      if (at >= 0) from = at + 1;
+    }
   });
 
   it('every step succeeds: the policy becomes Ready, npm start exits 0 on SIGTERM', () => {

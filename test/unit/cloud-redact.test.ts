@@ -56,6 +56,35 @@ describe('redactSecrets', () => {
     expect(redactSecrets({ credential: `${ID}:key` })).toEqual({ credential: '[REDACTED]' });
   });
 
+  it('inside a credential container redacts every field but the SecretId, whatever the fields are called', () => {
+    expect(redactSecrets({ credential: { secretId: 'AKIDabcd1234', key: 'RAWKEY123456' } })).toEqual({ credential: { secretId: 'AKIDab***', key: '[REDACTED]' } });
+    const out = redactSecrets({
+      region: 'ap-guangzhou',
+      credentials: {
+        SecretId: ID,
+        value: 'RAWVALUE0001',
+        expires: 1700000000,
+        parts: ['RAWPART00001', { id: 'RAWID0000001' }],
+        nested: { TmpSecretId: ID, k: 'RAWNESTED001' },
+        empty: '',
+      },
+    });
+    expect(out).toEqual({
+      region: 'ap-guangzhou',
+      credentials: {
+        SecretId: MASKED,
+        value: '[REDACTED]',
+        expires: '[REDACTED]',
+        parts: ['[REDACTED]', { id: '[REDACTED]' }],
+        nested: { TmpSecretId: MASKED, k: '[REDACTED]' },
+        // "the key is empty" is what a broken credential setup needs to show.
+        empty: '',
+      },
+    });
+    expect(JSON.stringify(out)).not.toMatch(/RAW/);
+    expect(redactSecrets(out)).toEqual(out);
+  });
+
   it('redacts secrets inside strings by pattern and masks the SecretIds among them', () => {
     const text = [
       `Authorization: TC3-HMAC-SHA256 Credential=${ID}/2024-01-01/clb/tc3_request, SignedHeaders=content-type;host, Signature=0123456789abcdef0123456789abcdef`,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ConfigError, loadConfig, parseDuration, resolveRuntimeDefaults, usage } from '../../src/runtime/config.js';
+import { CLIENT_NODE_IN_CLUSTER, ConfigError, detectRuntimeEnvironment, loadConfig, parseDuration, resolveRuntimeDefaults, usage } from '../../src/runtime/config.js';
 
 const base = { TENCENTCLOUD_REGION: 'ap-guangzhou' };
 
@@ -114,6 +114,47 @@ describe('operator configuration', () => {
       expect(resolve([], {}, { context: { name: 'c' } }).probeHost).toBe('127.0.0.1');
       expect(resolve([], {}, { serviceAccountNamespace: 'loopguard-system' }).probeHost).toBe('0.0.0.0');
       expect(resolve(['--probe-host=10.0.0.1'], {}, {}).probeHost).toBe('10.0.0.1');
+    });
+
+    describe("in a pod or not: only client-node's in-cluster config, with no kubeconfig given, is a pod", () => {
+      // What client-node's loadFromCluster loads; its namespace is the ServiceAccount file's.
+      const inClusterContext = { name: CLIENT_NODE_IN_CLUSTER.context, cluster: CLIENT_NODE_IN_CLUSTER.cluster, user: CLIENT_NODE_IN_CLUSTER.user, namespace: 'ci-runners\n' };
+      const devContext = { name: 'dev', cluster: 'dev', user: 'dev', namespace: 'team-a' };
+      const start = (argv: string[], env: NodeJS.ProcessEnv, context: typeof devContext | undefined) => {
+        const c = loadConfig(argv, { ...base, ...env });
+        resolveRuntimeDefaults(c, detectRuntimeEnvironment({ kubeconfig: c.kubeconfig, kubeconfigEnv: env['KUBECONFIG'], ...(context ? { context } : {}) }));
+        return { leaseNamespace: c.leaseNamespace, probeHost: c.probeHost };
+      };
+
+      it('in a pod with no kubeconfig: the pod namespace and every interface', () => {
+        expect(start([], {}, inClusterContext)).toEqual({ leaseNamespace: 'ci-runners', probeHost: '0.0.0.0' });
+      });
+
+      it('npm start in a dev container or CI pod with KUBECONFIG or --kubeconfig: the context namespace and loopback', () => {
+        expect(start([], { KUBECONFIG: '/work/.dev/kubeconfig' }, devContext)).toEqual({ leaseNamespace: 'team-a', probeHost: '127.0.0.1' });
+        expect(start(['--kubeconfig=/work/.dev/kubeconfig'], {}, devContext)).toEqual({ leaseNamespace: 'team-a', probeHost: '127.0.0.1' });
+        expect(start([], { KUBECONFIG: '/work/.dev/kubeconfig' }, { ...devContext, namespace: '' })).toEqual({ leaseNamespace: 'default', probeHost: '127.0.0.1' });
+        // Even a kubeconfig that points at the ServiceAccount like client-node does is a kubeconfig given.
+        expect(start([], { KUBECONFIG: '/tmp/sa.kubeconfig' }, inClusterContext)).toEqual({ leaseNamespace: 'ci-runners', probeHost: '127.0.0.1' });
+      });
+
+      it('in a pod with ~/.kube/config (client-node did not fall back to in-cluster): out of cluster', () => {
+        expect(start([], {}, devContext)).toEqual({ leaseNamespace: 'team-a', probeHost: '127.0.0.1' });
+        expect(start([], {}, undefined)).toEqual({ leaseNamespace: 'default', probeHost: '127.0.0.1' });
+      });
+
+      it('the decision itself', () => {
+        expect(detectRuntimeEnvironment({ kubeconfig: '', kubeconfigEnv: undefined, context: inClusterContext })).toEqual({
+          serviceAccountNamespace: 'ci-runners',
+          context: { name: 'inClusterContext', namespace: 'ci-runners' },
+        });
+        expect(detectRuntimeEnvironment({ kubeconfig: '', kubeconfigEnv: '', context: inClusterContext }).serviceAccountNamespace).toBe('ci-runners');
+        expect(detectRuntimeEnvironment({ kubeconfig: '/k', kubeconfigEnv: undefined, context: inClusterContext })).not.toHaveProperty('serviceAccountNamespace');
+        expect(detectRuntimeEnvironment({ kubeconfig: '', kubeconfigEnv: '/k', context: inClusterContext })).not.toHaveProperty('serviceAccountNamespace');
+        expect(detectRuntimeEnvironment({ kubeconfig: '', kubeconfigEnv: undefined, context: { ...devContext, name: 'inClusterContext' } })).toEqual({
+          context: { name: 'inClusterContext', namespace: 'team-a' },
+        });
+      });
     });
 
     it('--help names the aliases', () => {

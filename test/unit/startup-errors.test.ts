@@ -18,7 +18,15 @@ function apiError(code: string, message: string): Error {
 
 /** What client-node 2.x throws for a 404 on create: the Status JSON as text, and every response header. */
 function namespaceNotFound(): ApiException<unknown> {
-  const status = { kind: 'Status', apiVersion: 'v1', status: 'Failure', message: 'namespaces "loopguard-system" not found', reason: 'NotFound', code: 404 };
+  const status = {
+    kind: 'Status',
+    apiVersion: 'v1',
+    status: 'Failure',
+    message: 'namespaces "loopguard-system" not found',
+    reason: 'NotFound',
+    details: { name: 'loopguard-system', kind: 'namespaces' },
+    code: 404,
+  };
   return new ApiException(404, 'Unknown API Status Code!', JSON.stringify(status), {
     'audit-id': '0b8a4c5e',
     'content-type': 'application/json',
@@ -59,6 +67,39 @@ describe('Lease failures', () => {
         '(HTTP 404: namespaces "loopguard-system" not found). Fix: kubectl create namespace loopguard-system, ' +
         'or point --lease-namespace (LOOPGUARD_LEASE_NAMESPACE) at a namespace that exists.',
     );
+  });
+
+  it('a 404 is a missing namespace only when the Status names a namespace (details.kind or message)', () => {
+    const messageOnly = new ApiException(404, 'Unknown API Status Code!', JSON.stringify({ kind: 'Status', message: 'namespaces "ns" not found', code: 404 }), {});
+    for (const err of [namespaceNotFound(), messageOnly]) {
+      for (const step of ['create', 'update'] as const) {
+        expect(describeLeaseFailure(err, step, 'ns', 'l')).toMatchObject({ transient: false, message: expect.stringContaining('kubectl create namespace ns') });
+      }
+    }
+  });
+
+  it('a 404 naming the Lease on update is transient: it was deleted meanwhile, the next attempt re-reads and creates it', () => {
+    const leaseGone = new ApiException(
+      404,
+      'Unknown API Status Code!',
+      JSON.stringify({
+        kind: 'Status',
+        apiVersion: 'v1',
+        status: 'Failure',
+        message: 'leases.coordination.k8s.io "loopguard-leader" not found',
+        reason: 'NotFound',
+        details: { name: 'loopguard-leader', group: 'coordination.k8s.io', kind: 'leases' },
+        code: 404,
+      }),
+      { 'audit-id': 'x' },
+    );
+    const f = describeLeaseFailure(leaseGone, 'update', 'loopguard-system', 'loopguard-leader');
+    expect(f.transient).toBe(true);
+    expect(f.message).toBe(
+      'Lease loopguard-system/loopguard-leader was deleted before it could be updated ' +
+        '(HTTP 404: leases.coordination.k8s.io "loopguard-leader" not found); reading it again and creating it.',
+    );
+    expect(f.message).not.toContain('namespace');
   });
 
   it('RBAC is not transient; 5xx and network errors are', () => {

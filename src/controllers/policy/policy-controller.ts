@@ -65,7 +65,7 @@ export class PolicyController {
   private readonly round: PolicyRound;
   /** Last verdict per target and policy, so Events fire on changes, not on every reconcile. */
   private readonly lastVerdicts = new Map<string, string>();
-  /** Consecutive rounds a policy waited on CLBs TKE is building, for the recheck backoff. */
+  /** Consecutive rounds a policy waited on TKE (CLBs being built, configs to apply), for the recheck backoff. */
   private readonly building = new Map<string, number>();
 
   constructor(private readonly o: PolicyControllerOptions) {
@@ -136,7 +136,8 @@ export class PolicyController {
     const inProgress = run.outcomes.filter((o) => o.assessment.loadBalancerId && CLB_IN_PROGRESS.has(o.assessment.rootCause.id));
     for (const o of inProgress) this.o.observer.invalidate(o.assessment.loadBalancerId!);
     if (inProgress.length > 0 || run.waiting) {
-      const streak = inProgress.length > 0 ? (this.building.get(key) ?? 0) + 1 : 0;
+      // Waiting on TKE (a CLB being built, a config to create or apply): read again soon, less often while it lasts.
+      const streak = (this.building.get(key) ?? 0) + 1;
       this.building.set(key, streak);
       const wait = Math.min(RECHECK_MS * 2 ** Math.max(0, streak - 1), RECHECK_MAX_MS, this.o.driftCheckIntervalMs);
       return { requeueAfterMs: jitter(wait) };

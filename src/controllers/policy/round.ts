@@ -25,6 +25,11 @@ export interface RoundDeps {
   observer: ClbObserver;
   capabilities: LearnedCapabilities;
   tkeServiceConfigs(namespace: string): readonly { metadata?: { name?: string }; spec?: unknown }[];
+  /**
+   * Whether the TkeServiceConfig cache has synced. Until it has, an absent config means "not known yet", not
+   * "gone": no L7 step is planned (a release that took it for gone would drop originals it never restored).
+   */
+  tkeServiceConfigsSynced(): boolean;
   logger: Logger;
   driftCheckIntervalMs: number;
   /** How long TKE gets to apply a declared TkeServiceConfig. */
@@ -130,7 +135,9 @@ export class PolicyRound {
     }
     const caps = this.d.capabilities.snapshot();
     const planInput = { owner: input.owner, rejected: { keepalive: caps.keepaliveRejected !== undefined, range100_64: caps.range100_64Rejected !== undefined }, now: new Date(), graceMs: this.d.tkeGraceMs };
-    const plans = managed.map((m) => planTarget(planInput, m));
+    const configsKnown = this.d.tkeServiceConfigsSynced();
+    const plans = managed.map((m) => (m.assessment.target.kind === 'Ingress' && !configsKnown ? { target: m.assessment.target, layer: 'L7' as const, purpose: 'Mitigate' as const, steps: [] } : planTarget(planInput, m)));
+    if (!configsKnown && managed.some((m) => m.assessment.target.kind === 'Ingress')) result.waiting = true;
     this.unlearn(managed);
     if (!input.enforcing || !this.d.executor) {
       // Audit: the plan as it is, reported. A problem only a human can fix shows in the message, without Stalled.
@@ -164,7 +171,17 @@ export class PolicyRound {
 
   private async releases(input: RoundInput, result: RoundResult, signal: AbortSignal): Promise<void> {
     if (input.orphans.length === 0) return;
-    const plans = await planReleases(this.d, input.owner, input.orphans, signal);
+    let plans: TargetPlan[];
+    try {
+      plans = await planReleases(this.d, input.owner, input.orphans, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      // The orphans' CLBs could not be read: each release reports it, the round goes on.
+      const info = describeCloudError(err);
+      const error: TargetError = { reason: info.retryable ? 'RetryingAfterError' : info.reason, message: info.message, permanent: !info.retryable && info.reason === 'PermissionDenied' };
+      result.releases.push(...input.orphans.map((o) => ({ kind: o.kind, name: o.name, plan: [], error })));
+      return;
+    }
     if (plans.length === 0) return;
     if (!input.enforcing || !this.d.executor) {
       result.releases.push(...plans.map((p) => ({ kind: p.target.kind, name: p.target.name, plan: p.steps.map(describeStep) })));
@@ -180,6 +197,8 @@ export class PolicyRound {
 
 /** Plans the release of each orphan; Ingresses need their CLB (what TKE has restored), Services do not. */
 export async function planReleases(d: RoundDeps, owner: string, orphans: readonly TargetFacts[], signal: AbortSignal): Promise<TargetPlan[]> {
+  // Ingresses wait for the TkeServiceConfig cache (see RoundDeps.tkeServiceConfigsSynced).
+  if (!d.tkeServiceConfigsSynced()) orphans = orphans.filter((o) => o.kind !== 'Ingress');
   const ids = orphans.filter((o) => o.kind === 'Ingress' && o.loadBalancerId).map((o) => o.loadBalancerId as string);
   const observations = ids.length > 0 ? await d.observer.observe(ids, d.driftCheckIntervalMs, signal) : new Map<string, ClbObservation>();
   return orphans

@@ -81,7 +81,7 @@ const rows: Row[] = [
     clb: { ...two(1, 1), loadBalancerType: 'OPEN' },
     steps: [
       { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
-      { kind: 'AnnotateTarget', set: {}, record: { ...recorded, applied: ['listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'] } },
+      { kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`] },
     ],
   },
   {
@@ -92,7 +92,7 @@ const rows: Row[] = [
       { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: '', port: 0, to: 0, restore: true },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: '', port: 0, to: 0, restore: true },
-      { kind: 'AnnotateTarget', set: {}, record: null },
+      { kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'], drops: true },
     ],
   },
   {
@@ -137,7 +137,7 @@ describe('planL4Release', () => {
 
   it('restores a pre-existing annotation value, skips one already back', () => {
     expect(planL4Release(record({ annotations: { [PREVENT_LOOPBACK]: 'false' } }), { [PREVENT_LOOPBACK]: 'true' }, 'lb-1')[0]).toEqual({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'false' }, restore: true });
-    expect(planL4Release(record({ annotations: { [PREVENT_LOOPBACK]: null } }), {}, 'lb-1')).toEqual([{ kind: 'AnnotateTarget', set: {}, record: null }]);
+    expect(planL4Release(record({ annotations: { [PREVENT_LOOPBACK]: null } }), {}, 'lb-1')).toEqual([{ kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`], drops: true }]);
   });
 
   it("a partial release keeps what is still wanted and another layer's fields", () => {
@@ -145,13 +145,13 @@ describe('planL4Release', () => {
     expect(planL4Release(withKeepalive, { [PREVENT_LOOPBACK]: 'true' }, 'lb-1', { listeners: new Set(['lbl-a']), annotation: false })).toEqual([
       { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-1', listenerId: 'lbl-b', protocol: '', port: 0, to: 0, restore: true },
-      { kind: 'AnnotateTarget', set: {}, record: { v: 1, listeners: { 'lbl-a': { sourceIpType: 0 }, 'lbl-c': { keepaliveEnable: 0 } } } },
+      { kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-b/sourceIpType'] },
     ]);
     expect(planL4Release(r, {}, 'lb-1', { listeners: new Set(['lbl-a', 'lbl-b']), annotation: true })).toEqual([]);
   });
 
   it('without a CLB id the listeners cannot be reached: the record still goes', () => {
-    expect(planL4Release(r, {}, undefined)).toEqual([{ kind: 'AnnotateTarget', set: {}, record: null }]);
+    expect(planL4Release(r, {}, undefined)).toEqual([{ kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-a/sourceIpType', 'listener/lbl-b/sourceIpType'], drops: true }]);
   });
 
   it('keptBy follows the desired state', () => {

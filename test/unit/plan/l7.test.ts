@@ -143,12 +143,12 @@ describe('planL7Release', () => {
     const restored = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 0, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 0 } }] }] }] } };
     const { steps } = planL7Release({ record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', clb: lb(0, 0), config: autoConfig(restored) });
     expect(steps.map((s) => s.kind)).toEqual(['RemoveFromTkeServiceConfig', 'AnnotateTarget']);
-    expect(steps[1]).toEqual({ kind: 'AnnotateTarget', set: { [AUTO]: null }, record: null, restore: true });
+    expect(steps[1]).toEqual({ kind: 'AnnotateTarget', set: { [AUTO]: null }, forget: [`annotation/${AUTO}`, 'listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'], drops: true, restore: true });
   });
 
   it('the config is gone: nothing can carry the originals to the CLB, so the release does not wait forever', () => {
     const { steps } = planL7Release({ record, annotations: owned(record), name: 'front', clb: lb(1, 1), config: { name: CONFIG, exists: false } });
-    expect(steps).toEqual([{ kind: 'AnnotateTarget', set: { [AUTO]: null }, record: null, restore: true }]);
+    expect(steps).toEqual([{ kind: 'AnnotateTarget', set: { [AUTO]: null }, forget: [`annotation/${AUTO}`, 'listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'], drops: true, restore: true }]);
   });
 
   it('PassToTarget loopguard turned on goes back', () => {

@@ -22,6 +22,8 @@ import { EventRecorder } from './kube/events.js';
 import { LearnedCapabilities } from './mitigation/capabilities.js';
 import { Executor } from './mitigation/executor.js';
 import { KubeWriter } from './kube/writer.js';
+import { RecordStore } from './kube/record-store.js';
+import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { detectClusterProfile, type ClusterProfile, type ProfileOverrides } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
@@ -61,6 +63,8 @@ export class Operator {
   private readonly daemonSets: ResilientInformer<V1DaemonSet>;
   private readonly configMaps: ResilientInformer<V1ConfigMap>;
   private readonly tkeServiceConfigs: ResilientInformer<KubernetesObject>;
+  /** LoopbackRecords: loopguard's own bookkeeping (the registry's read side). */
+  private readonly records: ResilientInformer<KubernetesObject>;
   private readonly queue: WorkQueue;
   private readonly server: ProbeServer;
   private readonly elector: LeaderElector | undefined;
@@ -116,21 +120,34 @@ export class Operator {
       byNamespace,
     );
 
+    // Written only by loopguard itself: no reconcile to trigger, the cache only serves the planner's reads.
+    this.records = make<KubernetesObject>(
+      'loopbackrecords',
+      `/apis/${GROUP}/${VERSION}/${RECORD_PLURAL}`,
+      async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: RECORD_PLURAL })) as KubernetesListObject<KubernetesObject>,
+      () => undefined,
+    );
+
     const observer = new ClbObserver(d.clb);
     const events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
       logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
     );
     const writer = new KubeWriter(kc);
+    const records = new RecordStore(kc);
     const executor = d.enforce
-      ? new Executor({ writer, clb: d.clb, observer, capabilities: this.capabilities, events, logger, metrics })
+      ? new Executor({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, events, logger, metrics })
       : undefined;
+    const recordsOf = (ns: string) => (this.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => r.spec?.target?.namespace === ns);
     const controller = new PolicyController({
       caches: {
         policy: (ns, name) => this.policies.get(name, ns) as LoopbackPolicy | undefined,
         policies: (ns) => this.policies.list(ns) as readonly LoopbackPolicy[],
         services: (ns) => this.services.list(ns),
         ingresses: (ns) => this.ingresses.list(ns),
+        records: recordsOf,
       },
+      record: (t) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined,
+      records,
       tkeServiceConfigs: (ns) => this.tkeServiceConfigs.list(ns) as readonly (KubernetesObject & { spec?: unknown })[],
       tkeServiceConfigsSynced: () => this.tkeServiceConfigs.hasSynced,
       observer,

@@ -46,10 +46,6 @@ export const TKE_INGRESS_CLASS = 'qcloud';
 export const LoopguardAnnotation = {
   /** `"true"` opts a Service/Ingress out: loopguard reports it as Skipped and reverts what it changed. */
   Skip: 'loopguard.dev/skip',
-  /** JSON `OriginalsRecord`: values loopguard changed, recorded before the first change, so they can be restored. */
-  Originals: 'loopguard.dev/originals',
-  /** `<namespace>/<name>` of the LoopbackPolicy that manages the target (written with the originals). */
-  Policy: 'loopguard.dev/policy',
 } as const;
 
 /** TKE's TkeServiceConfig resource (cloud.tencent.com/v1alpha1), watched by the operator and edited by L7. */
@@ -142,8 +138,8 @@ function isAddedLevel(v: unknown): v is AddedLevel {
 }
 
 /**
- * What loopguard changed on a target and the value before its first change. Written (by the mitigation
- * controllers, with loopguard's field manager) *before* the change, so a restart at any point can restore.
+ * What loopguard changed on a target and the value before its first change: the `originals` of the target's
+ * LoopbackRecord (src/api/loopbackrecord.ts), written *before* the change, so a restart at any point can restore.
  */
 export interface OriginalsRecord {
   v: 1;
@@ -175,7 +171,7 @@ function isBit(v: unknown): v is 0 | 1 {
   return v === 0 || v === 1;
 }
 
-/** Shape check for `loopguard.dev/originals`; returns an error sentence or undefined. */
+/** Shape check for a LoopbackRecord's `originals`; returns an error sentence or undefined. */
 export function validateOriginals(value: unknown): string | undefined {
   if (!isRecord(value)) return 'expected a JSON object';
   if (value.v !== 1) return 'unsupported record version (expected "v": 1)';
@@ -213,14 +209,6 @@ export function validateOriginals(value: unknown): string | undefined {
     return '"declaredAt" must be an RFC 3339 time';
   }
   return undefined;
-}
-
-export function readOriginals(annotations: Annotations): AnnotationValue<OriginalsRecord> {
-  return readJson<OriginalsRecord>(annotations, LoopguardAnnotation.Originals, validateOriginals);
-}
-
-export function serializeOriginals(record: OriginalsRecord): string {
-  return JSON.stringify(record);
 }
 
 // ---- target-level readings used by the model --------------------------------------------------------

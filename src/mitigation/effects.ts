@@ -2,18 +2,17 @@
 // what it changes and skips a write that would change nothing), so a step repeated after a restart is harmless.
 // A step's result is data, never an exception for the target's own failure: the executor classifies thrown
 // errors, and verification verdicts (TKE did not apply a config) come back as `failed`.
-import { LoopguardAnnotation, serializeOriginals } from '../api/annotations.js';
 import { StalledReason } from '../api/reasons.js';
 import { describeCloudError, type ClbClient, type ListenerInfo } from '../cloud/index.js';
 import type { ClbObserver } from '../controllers/clb-observer.js';
-import type { AnnotationPatch, KubeWriter } from '../kube/writer.js';
+import type { RecordStore } from '../kube/record-store.js';
+import type { KubeWriter } from '../kube/writer.js';
 import { KEEPALIVE_TICKET } from '../model/assess-ingress.js';
 import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, buildRemovalPatch } from '../plan/config-patch.js';
 import { healthCheckFor } from '../plan/l4.js';
-import { ownershipOf } from '../plan/ownership.js';
-import { isEmptyRecord, mergeRecords, withoutFields } from '../plan/record.js';
+import { mergeRecords, withoutFields } from '../plan/record.js';
 import type { Step } from '../plan/steps.js';
 import type { LearnedCapabilities } from './capabilities.js';
 import { isKeepaliveCapabilityError, latestTkeWarning, type EventView } from './tke-events.js';
@@ -22,6 +21,8 @@ export type StepResult = { status: 'done' } | { status: 'waiting'; note: string 
 
 export interface EffectDeps {
   writer: KubeWriter;
+  /** The originals registry (LoopbackRecords). */
+  records: RecordStore;
   clb: ClbClient;
   observer: ClbObserver;
   capabilities: LearnedCapabilities;
@@ -43,25 +44,17 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
   const { writer, clb, observer } = deps;
   const { kind, namespace, name } = target;
   switch (step.kind) {
-    case 'RecordOriginals': {
-      // Merged against the record as it is now: an original recorded by an earlier write always survives.
-      const written = await writer.patchAnnotations(kind, namespace, name, (fresh) => {
-        const current = ownershipOf(fresh.metadata?.annotations).record;
-        return { [LoopguardAnnotation.Originals]: serializeOriginals(mergeRecords(current, step.record)), [LoopguardAnnotation.Policy]: owner };
-      });
-      return written ? DONE : { status: 'gone' };
-    }
+    case 'RecordOriginals':
+      // Merged into the record as stored now: an original recorded by an earlier write always survives.
+      await deps.records.update(target, owner, (current) => mergeRecords(current, step.record));
+      return DONE;
     case 'AnnotateTarget': {
-      // The record change applies to the record as read now (the plan's copy may come from a lagging cache).
-      const written = await writer.patchAnnotations(kind, namespace, name, (fresh) => {
-        const patch: AnnotationPatch = { ...step.set };
-        if (!step.record && !step.forget) return patch;
-        let next = withoutFields(ownershipOf(fresh.metadata?.annotations).record, step.forget ?? []);
-        if (step.record) next = mergeRecords(next, step.record);
-        if (isEmptyRecord(next)) return { ...patch, [LoopguardAnnotation.Originals]: null, [LoopguardAnnotation.Policy]: null };
-        return { ...patch, [LoopguardAnnotation.Originals]: serializeOriginals(next), [LoopguardAnnotation.Policy]: owner };
-      });
-      return written ? DONE : { status: 'gone' };
+      // Originals before the change they belong to; a release's forgetting after the restore it records.
+      if (step.record) await deps.records.update(target, owner, (current) => mergeRecords(withoutFields(current, step.forget ?? []), step.record!));
+      const written = Object.keys(step.set).length === 0 ? await writer.get(kind, namespace, name) : await writer.patchAnnotations(kind, namespace, name, () => step.set);
+      if (step.forget && !step.record) await deps.records.update(target, owner, (current) => withoutFields(current, step.forget ?? []));
+      // A target that is gone has nothing left to annotate; its record is forgotten all the same.
+      return written || step.forget ? DONE : { status: 'gone' };
     }
     case 'SetListenerHealthCheckSource': {
       const lbId = step.loadBalancerId;

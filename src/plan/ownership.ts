@@ -1,15 +1,15 @@
-// Pure: the read side of the one originals registry. Today the record lives on the target itself
-// (`loopguard.dev/originals`, owner in `loopguard.dev/policy`, both written only with loopguard's field manager);
-// every reader goes through here, so moving it to a store namespace users cannot write changes this file and the
-// registry writer only.
-import { LoopguardAnnotation, readOriginals, type Annotations, type OriginalsRecord } from '../api/annotations.js';
+// Pure: the read side of the one originals registry. Records live in LoopbackRecords (cluster-scoped, written only
+// by loopguard; src/kube/record-store.ts), never on the target, where anyone with `edit` on it could forge one.
+// A record's originals are validated here like any stored input: an invalid one is reported, never acted on.
+import { validateOriginals, type OriginalsRecord } from '../api/annotations.js';
+import type { LoopbackRecord } from '../api/loopbackrecord.js';
 
 export interface Ownership {
-  /** The record, when the annotation holds a valid one. */
+  /** The record, when it holds a valid one. */
   record?: OriginalsRecord;
   /** `<namespace>/<name>` of the policy the record belongs to. */
   owner?: string;
-  /** Why the record could not be read (a Warning for the target's owner). */
+  /** Why the record could not be read (logged; the record is left alone). */
   problem?: string;
 }
 
@@ -18,17 +18,14 @@ export function ownerOf(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-export function ownershipOf(annotations: Annotations): Ownership {
-  const owner = annotations?.[LoopguardAnnotation.Policy];
-  const parsed = readOriginals(annotations);
-  return {
-    ...(owner ? { owner } : {}),
-    ...(parsed.kind === 'value' ? { record: parsed.value } : {}),
-    ...(parsed.kind === 'invalid' ? { problem: parsed.error } : {}),
-  };
+export function ownershipOf(entry: LoopbackRecord | undefined): Ownership {
+  if (!entry) return {};
+  const owner = ownerOf(entry.spec.policy.namespace, entry.spec.policy.name);
+  const problem = validateOriginals(entry.spec.originals);
+  return problem ? { owner, problem: `LoopbackRecord ${entry.metadata?.name ?? ''}: ${problem}` } : { owner, record: entry.spec.originals };
 }
 
-/** Whether the registry holds bookkeeping of `owner` on a target with these annotations. */
-export function ownedBy(annotations: Annotations, owner: string): boolean {
-  return annotations?.[LoopguardAnnotation.Policy] === owner && annotations[LoopguardAnnotation.Originals] !== undefined;
+/** Whether the registry holds bookkeeping of `owner` in this entry. */
+export function ownedBy(entry: LoopbackRecord | undefined, owner: string): boolean {
+  return entry !== undefined && ownerOf(entry.spec.policy.namespace, entry.spec.policy.name) === owner;
 }

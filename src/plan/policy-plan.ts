@@ -8,12 +8,14 @@ import type { ClbFacts, TargetRef } from '../model/facts.js';
 import { planL4Release, planL4Target } from './l4.js';
 import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
-import { ownershipOf } from './ownership.js';
+import type { Ownership } from './ownership.js';
 import type { PolicyPlan, TargetPlan } from './steps.js';
 
 /** What the planner knows of one target besides its assessment. */
 export interface TargetView {
   annotations: Annotations;
+  /** The target's entry in the registry (its record and the policy it belongs to). */
+  ownership?: Ownership;
   clb?: ClbFacts;
   /** When `clb` was read (ms since the epoch). */
   observedAt?: number;
@@ -42,7 +44,7 @@ export interface PlanInput {
 
 export function planTarget(input: Omit<PlanInput, 'managed' | 'orphans'>, t: ManagedTarget): TargetPlan {
   const a = t.assessment;
-  const { record, owner } = ownershipOf(t.annotations);
+  const { record, owner } = t.ownership ?? {};
   const owned = record !== undefined && owner === input.owner;
   const base = { target: a.target, layer: a.target.kind === 'Service' ? ('L4' as const) : ('L7' as const), purpose: 'Mitigate' as const };
   if (a.target.kind === 'Service') {
@@ -65,7 +67,7 @@ export function planTarget(input: Omit<PlanInput, 'managed' | 'orphans'>, t: Man
 
 /** The release of one target this policy changed (empty steps: nothing of this policy's is left on it). */
 export function planOrphan(owner: string, o: OrphanTarget): TargetPlan {
-  const { record, owner: recorded } = ownershipOf(o.annotations);
+  const { record, owner: recorded } = o.ownership ?? {};
   const base = { target: o.target, layer: o.target.kind === 'Service' ? ('L4' as const) : ('L7' as const), purpose: 'Release' as const };
   if (!record || recorded !== owner) return { ...base, steps: [] };
   if (o.target.kind === 'Service') return { ...base, steps: planL4Release(record, o.annotations, o.loadBalancerId) };

@@ -12,7 +12,7 @@ export type Layer = 'L4' | 'L7';
 export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied';
 
 export type Step =
-  /** Merge originals into the target's record (before the change they belong to: a crash can still restore). */
+  /** Merge originals into the target's LoopbackRecord (before the change they belong to: a crash can still restore). */
   | { kind: 'RecordOriginals'; record: OriginalsRecord }
   /** ModifyListener with the listener's full HealthCheck, only SourceIpType changed; the task is awaited. */
   | {
@@ -29,9 +29,9 @@ export type Step =
     }
   | { kind: 'SetLoadBalancerPassToTarget'; loadBalancerId: string; to: boolean; restore?: boolean }
   /**
-   * Annotations on the target (null removes), and in the same patch a change of its record, applied to the record
-   * as read at write time: `record` merged in (existing entries win), `forget` field keys given back by a release.
-   * A record left empty goes with loopguard's annotations; `drops` says the plan expects that.
+   * Annotations on the target (null removes), with a change of its LoopbackRecord applied to the record as read at
+   * write time: `record` merged in (existing entries win) before the annotations change, `forget` (field keys given
+   * back by a release) after. A record left empty is deleted; `drops` says the plan expects that.
    */
   | { kind: 'AnnotateTarget'; set: Record<string, string | null>; record?: OriginalsRecord; forget?: string[]; drops?: boolean; restore?: boolean }
   /** Single-field JSON patches in the TkeServiceConfig, guarded by `test` ops and resourceVersion. */
@@ -93,7 +93,7 @@ function annotationText(set: Record<string, string | null>): string {
 export function describeStep(step: Step): string {
   switch (step.kind) {
     case 'RecordOriginals':
-      return `record the originals of ${recordText(step.record)} (loopguard.dev/originals)`;
+      return `record the originals of ${recordText(step.record)} (LoopbackRecord)`;
     case 'SetListenerHealthCheckSource':
       return `${step.restore ? 'restore' : 'set'} listener ${step.listenerId}${step.protocol ? ` (${step.protocol}:${step.port})` : ''} of CLB ${step.loadBalancerId}: health-check source ${SOURCE[step.to]}${step.drift ? ' (drift: it had been put back outside loopguard)' : ''}`;
     case 'SetLoadBalancerPassToTarget':
@@ -102,10 +102,10 @@ export function describeStep(step: Step): string {
       const parts: string[] = [];
       const text = annotationText(step.set);
       if (text) parts.push(`${step.restore ? 'restore annotation(s) ' : 'annotate '}${text}`);
-      if (step.drops) parts.push('drop loopguard.dev/originals and loopguard.dev/policy');
-      else if (step.forget?.length) parts.push(`forget ${step.forget.length} restored field(s) in loopguard.dev/originals`);
-      if (step.record?.applied?.length) parts.push(`record ${step.record.applied.length} applied field(s) (loopguard.dev/originals)`);
-      else if (step.record) parts.push(`record the originals of ${recordText(step.record)} (loopguard.dev/originals)`);
+      if (step.drops) parts.push('delete the LoopbackRecord');
+      else if (step.forget?.length) parts.push(`forget ${step.forget.length} restored field(s) in the LoopbackRecord`);
+      if (step.record?.applied?.length) parts.push(`record ${step.record.applied.length} applied field(s) (LoopbackRecord)`);
+      else if (step.record) parts.push(`record the originals of ${recordText(step.record)} (LoopbackRecord)`);
       return parts.join('; ');
     }
     case 'DeclareInTkeServiceConfig':

@@ -11,6 +11,7 @@ import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.j
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
 import { applyPolicy, getPolicy, policyManifest, reportedStatus, waitForCondition, waitForPolicy, type PolicyRef } from '../support/policy.js';
+import { findRecord } from '../support/records.js';
 import { AT_RISK_L4, PRIVATE_INGRESS, PRIVATE_SUBNET, lbIngress, lbService } from '../support/workload.js';
 
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
@@ -148,7 +149,7 @@ describe('one plan, one executor', () => {
     const releases = await waitForPolicy(ref, 'releases printed', (p) => (p.status?.releases ?? []).length === 2, { context: logs });
     const releasePlans = new Map((releases.status?.releases ?? []).map((r) => [`${r.kind}/${r.name}`, r.plan ?? []]));
     expect(releasePlans.get('Service/local')?.[0]).toBe('restore annotation(s) remove service.cloud.tencent.com/prevent-loopback');
-    expect(releasePlans.get('Service/local')?.at(-1)).toBe('drop loopguard.dev/originals and loopguard.dev/policy');
+    expect(releasePlans.get('Service/local')?.at(-1)).toBe('delete the LoopbackRecord');
     expect((await core.readNamespacedService({ namespace: ns, name: 'local' })).metadata?.annotations?.['service.cloud.tencent.com/prevent-loopback']).toBe('true');
 
     // 4. Enforce releases them with exactly those steps (the Ingress's first round ends at the wait for TKE).
@@ -160,7 +161,7 @@ describe('one plan, one executor', () => {
     const webRelease = releasePlans.get('Ingress/web') ?? [];
     expect(executed.get('Ingress/web')?.slice(0, webRelease.length)).toEqual(webRelease);
     const svc = await core.readNamespacedService({ namespace: ns, name: 'local' });
-    expect(svc.metadata?.annotations?.['loopguard.dev/originals']).toBeUndefined();
+    expect(await findRecord('Service', ns, 'local')).toBeUndefined();
     expect(svc.metadata?.annotations?.['service.cloud.tencent.com/prevent-loopback']).toBeUndefined();
   }, 180_000);
 

@@ -12,6 +12,7 @@ import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
 import { applyPolicy, deletePolicy, getPolicy, policyManifest, reportedStatus, waitForCondition, type PolicyRef } from '../support/policy.js';
+import { findRecord } from '../support/records.js';
 import { lbService } from '../support/workload.js';
 
 const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
@@ -159,13 +160,16 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     const svc = await core.readNamespacedService({ namespace: ns, name: 'local-multi' });
     expect(svc.metadata?.annotations?.[PREVENT]).toBe('true');
     // The record also names what took effect (the drift rule reads it), written with the annotation.
-    expect(JSON.parse(svc.metadata?.annotations?.['loopguard.dev/originals'] ?? '{}')).toEqual({
+    // The originals live in a LoopbackRecord no namespace user can write, not on the Service.
+    expect(Object.keys(svc.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/'))).toEqual([]);
+    const entry = await findRecord('Service', ns, 'local-multi');
+    expect(entry?.spec.policy).toEqual({ namespace: ns, name: 'enforce' });
+    expect(entry?.spec.originals).toEqual({
       v: 1,
       listeners: { [tcp?.ListenerId ?? '']: { sourceIpType: 0 }, [udp?.ListenerId ?? '']: { sourceIpType: 0 } },
       annotations: { [PREVENT]: null },
       applied: [`annotation/${PREVENT}`, `listener/${tcp?.ListenerId ?? ''}/sourceIpType`, `listener/${udp?.ListenerId ?? ''}/sourceIpType`].sort(),
     });
-    expect(svc.metadata?.annotations?.['loopguard.dev/policy']).toBe(`${ns}/enforce`);
     expect(svc.metadata?.managedFields?.some((f) => f.manager === 'loopguard')).toBe(true);
     const switchedEvents = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=local-multi' });
     expect(switchedEvents.items.map((e) => e.reason)).toEqual(expect.arrayContaining(['HealthCheckSourceSwitched', 'PreventLoopbackAnnotated']));
@@ -199,8 +203,7 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
     await waitFor('skipped target restored', async () => {
-      const s = await core.readNamespacedService({ namespace: ns, name: 'bound' });
-      if (s.metadata?.annotations?.['loopguard.dev/originals'] !== undefined) return undefined;
+      if ((await findRecord('Service', ns, 'bound')) !== undefined) return undefined;
       const ls = await listenersOf(boundLb);
       return ls.every((l) => l.HealthCheck?.SourceIpType === 0) ? true : undefined;
     });

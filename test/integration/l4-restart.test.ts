@@ -10,11 +10,11 @@ import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
 import { applyPolicy, deletePolicy, policyManifest, waitForCondition, waitForPolicyGone } from '../support/policy.js';
+import { findRecord } from '../support/records.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
 
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
-const ORIGINALS = 'loopguard.dev/originals';
 
 describe('L4 Enforce across operator kills', () => {
   let tke: LocalTke;
@@ -68,11 +68,8 @@ describe('L4 Enforce across operator kills', () => {
     operator = await start();
     const policy = { namespace: ns, name: 'restart' };
     expect((await applyPolicy(policyManifest(policy, { mode: 'Enforce', revertOnDelete: true }))).code).toBe(0);
-    await waitFor('originals recorded on every Service', async () => {
-      for (const n of names) {
-        const s = await core.readNamespacedService({ namespace: ns, name: n });
-        if (!s.metadata?.annotations?.[ORIGINALS]) return undefined;
-      }
+    await waitFor('originals recorded for every Service', async () => {
+      for (const n of names) if (!(await findRecord('Service', ns, n))) return undefined;
       return true;
     });
     await waitFor('a write attempted', async () => ((await emulator.admin.stats()).calls.ModifyListener ? true : undefined));

@@ -9,6 +9,7 @@ import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
 import { applyPolicy, deletePolicy, getPolicy, policyManifest, reportedStatus, waitForCondition } from '../support/policy.js';
+import { findRecord } from '../support/records.js';
 import { lbIngress, PRIVATE_INGRESS, QCLOUD_INGRESS } from '../support/workload.js';
 
 const AUTO = 'ingress.cloud.tencent.com/tke-service-config-auto';
@@ -129,9 +130,10 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     // The auto annotation was added and recorded; originals recorded on the Ingress.
     const shopIng = await net.readNamespacedIngress({ namespace: ns, name: 'shop' });
     expect(shopIng.metadata?.annotations?.[AUTO]).toBe('true');
-    const record = JSON.parse(shopIng.metadata?.annotations?.['loopguard.dev/originals'] ?? '{}') as Record<string, unknown>;
-    expect(record).toMatchObject({ v: 1, annotations: { [AUTO]: null }, loadBalancer: { passToTarget: false } });
-    expect(shopIng.metadata?.annotations?.['loopguard.dev/policy']).toBe(`${ns}/l7`);
+    const entry = await findRecord('Ingress', ns, 'shop');
+    expect(entry?.spec.originals).toMatchObject({ v: 1, annotations: { [AUTO]: null }, loadBalancer: { passToTarget: false } });
+    expect(entry?.spec.policy).toEqual({ namespace: ns, name: 'l7' });
+    expect(Object.keys(shopIng.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/'))).toEqual([]);
     // Hand-made config: only loopguard's fields were added.
     const blogConfig = (await custom.getNamespacedCustomObject({ ...TSC, namespace: ns, name: 'blog-config' })) as { spec: typeof manualSpec };
     const l80 = blogConfig.spec.loadBalancer.l7Listeners[0] as Record<string, unknown> & { domains: { domain: string; rules: Record<string, unknown>[] }[] };
@@ -164,7 +166,7 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
       async () => {
         const lb = await lbOf(ns, 'later-skipped');
         const ann = (await net.readNamespacedIngress({ namespace: ns, name: 'later-skipped' })).metadata?.annotations ?? {};
-        const clean = ann[AUTO] === undefined && ann['loopguard.dev/originals'] === undefined && ann['loopguard.dev/policy'] === undefined;
+        const clean = ann[AUTO] === undefined && (await findRecord('Ingress', ns, 'later-skipped')) === undefined;
         const restored = lb.Listeners.every((l) => l.KeepaliveEnable === 0) && lb.Listeners.every((l) => l.Rules.every((r) => r.HealthCheck.SourceIpType === 0));
         return clean && restored ? true : undefined;
       },

@@ -9,6 +9,8 @@ import { EventReason } from '../../api/reasons.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { PolicyStatusWriter } from '../../kube/status-writer.js';
 import type { KubeWriter } from '../../kube/writer.js';
+import type { RecordStore } from '../../kube/record-store.js';
+import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { conflictAssessment, type Assessment } from '../../model/assessment.js';
 import type { ClusterProfile } from '../../model/cluster-profile.js';
 import { targetKey, type TargetFacts } from '../../model/facts.js';
@@ -18,11 +20,28 @@ import { involvedObject, type Executor } from '../../mitigation/executor.js';
 import { ownedBy, ownerOf } from '../../plan/ownership.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import { planReleases, PolicyRound, remainingSteps, type RoundDeps } from './round.js';
+import { planReleases, PolicyRound, remainingSteps, type Orphan, type RoundDeps } from './round.js';
 import { namespaceView, policyIdentity } from './targets.js';
+
+/**
+ * The targets whose records belong to `owner` but that it does not manage (now): released. A target that is gone
+ * stands in with no annotations, so its record is forgotten.
+ */
+function orphansOf(records: readonly LoopbackRecord[], owner: string, managed: ReadonlySet<string>, candidates: readonly TargetFacts[]): Orphan[] {
+  const byKey = new Map(candidates.map((t) => [targetKey(t), t]));
+  return records
+    .filter((r) => ownedBy(r, owner) && !managed.has(targetKey(r.spec.target)))
+    .map((entry) => {
+      const t = entry.spec.target;
+      const facts = byKey.get(targetKey(t)) ?? ({ kind: t.kind, namespace: t.namespace, name: t.name, ...(t.kind === 'Service' ? { type: 'LoadBalancer', ports: [] } : { rules: [], tls: false }) } as TargetFacts);
+      return { facts, entry };
+    });
+}
 
 /** What the policy controller reads: informer caches, never the API server directly. */
 export interface PolicyCaches {
+  /** LoopbackRecords of targets in the namespace. */
+  records(namespace: string): readonly LoopbackRecord[];
   policy(namespace: string, name: string): LoopbackPolicy | undefined;
   policies(namespace: string): readonly LoopbackPolicy[];
   services(namespace: string): readonly V1Service[];
@@ -34,6 +53,8 @@ export interface PolicyControllerOptions extends RoundDeps {
   statusWriter: PolicyStatusWriter;
   /** Enforce's Kubernetes writer (finalizers; the revert reads targets through it). */
   writer: KubeWriter;
+  /** The originals registry, read from the API server by the revert. */
+  records: RecordStore;
   events: EventRecorder;
   metrics: Metrics;
   profile: () => ClusterProfile;
@@ -110,7 +131,7 @@ export class PolicyController {
       else if (claim.losers.some((l) => l.name === me.name)) conflicts.push(conflictAssessment(target, claim.winner));
     }
     const managed = new Set(mine.map(targetKey));
-    const orphans = view.candidates.filter((t) => !managed.has(targetKey(t)) && ownedBy(t.annotations, owner));
+    const orphans = orphansOf(this.o.caches.records(namespace), owner, managed, view.candidates);
 
     const enforcing = spec.mode === 'Enforce' && this.o.executor !== undefined;
     const run = await this.round.run({ policy, spec, profile, owner, targets: mine, orphans, enforcing }, signal);
@@ -194,9 +215,9 @@ export class PolicyController {
     const owner = ownerOf(namespace, policy.metadata.name ?? '');
     const spec = withSpecDefaults(policy.spec);
     if (spec.revertOnDelete && this.o.executor) {
-      const [services, ingresses] = await Promise.all([this.o.writer.list('Service', namespace), this.o.writer.list('Ingress', namespace)]);
+      const [services, ingresses, records] = await Promise.all([this.o.writer.list('Service', namespace), this.o.writer.list('Ingress', namespace), this.o.records.list(namespace)]);
       const facts = [...services.map((s) => serviceFacts(s as V1Service)), ...ingresses.map((i) => ingressFacts(i as V1Ingress))];
-      const plans = await planReleases(this.o, owner, facts.filter((t) => ownedBy(t.annotations, owner)), signal);
+      const plans = await planReleases(this.o, owner, orphansOf(records, owner, new Set(), facts), signal);
       const left = (await this.o.executor.execute(owner, plans, signal)).filter((e) => !e.gone && (e.error || remainingSteps(e).length > 0));
       if (left.length > 0) {
         const first = left[0]!;

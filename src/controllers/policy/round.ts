@@ -11,6 +11,8 @@ import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/sta
 import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
 import type { Execution, Executor } from '../../mitigation/executor.js';
 import { governingConfigName, type ConfigView } from '../../plan/l7.js';
+import { ownershipOf } from '../../plan/ownership.js';
+import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { planOrphan, planTarget, type ManagedTarget, type OrphanTarget } from '../../plan/policy-plan.js';
 import { describeStep, type Step, type TargetPlan } from '../../plan/steps.js';
 import type { Logger } from '../../runtime/logger.js';
@@ -30,6 +32,8 @@ export interface RoundDeps {
    * "gone": no L7 step is planned (a release that took it for gone would drop originals it never restored).
    */
   tkeServiceConfigsSynced(): boolean;
+  /** The target's LoopbackRecord from the informer cache (the executor re-reads it before every write). */
+  record(target: TargetRef): LoopbackRecord | undefined;
   logger: Logger;
   driftCheckIntervalMs: number;
   /** How long TKE gets to apply a declared TkeServiceConfig. */
@@ -43,9 +47,15 @@ export interface RoundInput {
   profile: ClusterProfile;
   owner: string;
   targets: readonly TargetFacts[];
-  /** Targets of the namespace that carry this policy's record but are not managed by it now. */
-  orphans: readonly TargetFacts[];
+  /** Targets whose record belongs to this policy but that it does not manage now, with their records. */
+  orphans: readonly Orphan[];
   enforcing: boolean;
+}
+
+/** A target the policy changed but no longer manages, and its registry entry. */
+export interface Orphan {
+  facts: TargetFacts;
+  entry: LoopbackRecord;
 }
 
 export interface RoundResult {
@@ -122,6 +132,7 @@ export class PolicyRound {
       return {
         assessment: this.assess(input, t, clb),
         annotations: t.annotations,
+        ownership: ownershipOf(this.d.record(t)),
         ...(clb.state === 'Found' ? { clb: clb.clb } : {}),
         ...(at !== undefined ? { observedAt: at } : {}),
         ...(config ? { config } : {}),
@@ -179,7 +190,7 @@ export class PolicyRound {
       // The orphans' CLBs could not be read: each release reports it, the round goes on.
       const info = describeCloudError(err);
       const error: TargetError = { reason: info.retryable ? 'RetryingAfterError' : info.reason, message: info.message, permanent: !info.retryable && info.reason === 'PermissionDenied' };
-      result.releases.push(...input.orphans.map((o) => ({ kind: o.kind, name: o.name, plan: [], error })));
+      result.releases.push(...input.orphans.map((o) => ({ kind: o.facts.kind, name: o.facts.name, plan: [], error })));
       return;
     }
     if (plans.length === 0) return;
@@ -196,19 +207,20 @@ export class PolicyRound {
 }
 
 /** Plans the release of each orphan; Ingresses need their CLB (what TKE has restored), Services do not. */
-export async function planReleases(d: RoundDeps, owner: string, orphans: readonly TargetFacts[], signal: AbortSignal): Promise<TargetPlan[]> {
+export async function planReleases(d: RoundDeps, owner: string, orphans: readonly Orphan[], signal: AbortSignal): Promise<TargetPlan[]> {
   // Ingresses wait for the TkeServiceConfig cache (see RoundDeps.tkeServiceConfigsSynced).
-  if (!d.tkeServiceConfigsSynced()) orphans = orphans.filter((o) => o.kind !== 'Ingress');
-  const ids = orphans.filter((o) => o.kind === 'Ingress' && o.loadBalancerId).map((o) => o.loadBalancerId as string);
+  if (!d.tkeServiceConfigsSynced()) orphans = orphans.filter((o) => o.facts.kind !== 'Ingress');
+  const ids = orphans.filter((o) => o.facts.kind === 'Ingress' && o.facts.loadBalancerId).map((o) => o.facts.loadBalancerId as string);
   const observations = ids.length > 0 ? await d.observer.observe(ids, d.driftCheckIntervalMs, signal) : new Map<string, ClbObservation>();
   return orphans
-    .map((o) => {
+    .map(({ facts: o, entry }) => {
       const obs = o.loadBalancerId ? observations.get(o.loadBalancerId) : undefined;
       const config = configView(d, o);
       const target: TargetRef = { kind: o.kind, namespace: o.namespace, name: o.name };
       const orphan: OrphanTarget = {
         target,
         annotations: o.annotations,
+        ownership: ownershipOf(entry),
         ...(o.loadBalancerId ? { loadBalancerId: o.loadBalancerId } : {}),
         ...(obs?.state === 'Found' ? { clb: obs.clb } : {}),
         ...(config ? { config } : {}),

@@ -1,13 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import {
-  LoopguardAnnotation,
   readBool,
   readEnum,
   readJson,
-  readOriginals,
   readSkip,
   readString,
-  serializeOriginals,
   validateOriginals,
   valueOr,
   type OriginalsRecord,
@@ -82,9 +79,9 @@ describe('originals record', () => {
     loadBalancer: { passToTarget: false },
   };
 
-  it('round-trips', () => {
-    const r = readOriginals({ [LoopguardAnnotation.Originals]: serializeOriginals(record) });
-    expect(r).toEqual({ kind: 'value', value: record });
+  it('accepts a full record, with what took effect and when TKE was asked', () => {
+    expect(validateOriginals(record)).toBeUndefined();
+    expect(validateOriginals({ ...record, applied: ['listener/lbl-1/sourceIpType'], declaredAt: '2026-11-22T10:00:00Z' })).toBeUndefined();
   });
 
   it.each<[unknown, RegExp]>([
@@ -97,10 +94,10 @@ describe('originals record', () => {
     [{ v: 1, listeners: { x: 1 } }, /must be an object/],
     [{ v: 1, rules: { x: {} } }, /rules/],
     [{ v: 1, loadBalancer: { passToTarget: 'no' } }, /passToTarget/],
+    [{ v: 1, applied: 'all' }, /applied/],
+    [{ v: 1, declaredAt: 'yesterday' }, /declaredAt/],
   ])('rejects %j', (value, error) => {
     expect(validateOriginals(value)).toMatch(error);
-    const r = readOriginals({ [LoopguardAnnotation.Originals]: JSON.stringify(value) });
-    expect(r.kind).toBe('invalid');
   });
 });
 

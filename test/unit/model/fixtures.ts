@@ -1,5 +1,7 @@
 // Builders for assessment table tests: plain facts, and cluster profiles produced by the real
 // detectClusterProfile from DaemonSets shaped like TKE's, so profile parsing and assessment meet.
+import type { Ownership } from '../../../src/plan/ownership.js';
+import type { OriginalsRecord } from '../../../src/api/annotations.js';
 import { expect } from '@jest/globals';
 import { withSpecDefaults, type LoopbackPolicySpec, type Verdict } from '../../../src/api/loopbackpolicy.js';
 import type { Assessment, AssessmentContext } from '../../../src/model/assessment.js';
@@ -147,4 +149,14 @@ export function short(change: Change): string {
     case 'SetRuleHealthCheckSource':
       return `rule:${change.locationId}:${change.from}->${change.to}`;
   }
+}
+
+/**
+ * Plan tables write a target's registry entry as the two pseudo-annotations `loopguard.dev/originals` and
+ * `loopguard.dev/policy` (readable in a row); this splits them into the target's real annotations and the
+ * ownership the planner reads from the LoopbackRecord.
+ */
+export function registryView(annotations: Record<string, string> | undefined): { annotations: Record<string, string>; ownership: Ownership } {
+  const { 'loopguard.dev/originals': originals, 'loopguard.dev/policy': owner, ...rest } = annotations ?? {};
+  return { annotations: rest, ownership: { ...(originals ? { record: JSON.parse(originals) as OriginalsRecord } : {}), ...(owner ? { owner } : {}) } };
 }

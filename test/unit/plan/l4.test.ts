@@ -10,7 +10,7 @@ import { isPermanent } from '../../../src/mitigation/errors.js';
 import { PREVENT_LOOPBACK, healthCheckFor, keptBy, planL4Release, planL4Target } from '../../../src/plan/l4.js';
 import { planPolicy } from '../../../src/plan/policy-plan.js';
 import { describeStep, type Step } from '../../../src/plan/steps.js';
-import { clb, context, l4Listener, service } from '../model/fixtures.js';
+import { clb, context, l4Listener, registryView, service } from '../model/fixtures.js';
 
 const OWNER = 'ns/p';
 const two = (a: 0 | 1, b: 0 | 1) => clb({ listeners: [l4Listener('lbl-tcp', 'TCP', 80, a), l4Listener('lbl-udp', 'UDP', 53, b), l4Listener('lbl-other', 'TCP', 9000, 0)] });
@@ -115,8 +115,9 @@ const rows: Row[] = [
 
 describe('planL4Target', () => {
   it.each(rows)('$name', (row) => {
-    const a = assessService(row.svc, context({ profile: row.profile ?? 'ipvsNew', clb: row.clb }));
-    const [plan] = planPolicy({ owner: OWNER, managed: [{ assessment: a, annotations: row.svc.annotations }], orphans: [], rejected: { keepalive: false, range100_64: false }, now: new Date(0), graceMs: 0 }).targets;
+    const view = registryView(row.svc.annotations);
+    const a = assessService({ ...row.svc, annotations: view.annotations }, context({ profile: row.profile ?? 'ipvsNew', clb: row.clb }));
+    const [plan] = planPolicy({ owner: OWNER, managed: [{ assessment: a, ...view }], orphans: [], rejected: { keepalive: false, range100_64: false }, now: new Date(0), graceMs: 0 }).targets;
     expect(plan?.steps).toEqual(row.steps);
     // Every step has a line a user can read in Audit.
     for (const s of plan?.steps ?? []) expect(describeStep(s)).toMatch(/\S/);
@@ -168,8 +169,8 @@ describe('planL4Release', () => {
       owner: OWNER,
       managed: [],
       orphans: [
-        { target, annotations: owned(r, { [PREVENT_LOOPBACK]: 'true' }), loadBalancerId: 'lb-1' },
-        { target: { ...target, name: 'other' }, annotations: { 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': 'ns/q' }, loadBalancerId: 'lb-2' },
+        { target, ...registryView(owned(r, { [PREVENT_LOOPBACK]: 'true' })), loadBalancerId: 'lb-1' },
+        { target: { ...target, name: 'other' }, ...registryView({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': 'ns/q' }), loadBalancerId: 'lb-2' },
       ],
       rejected: { keepalive: false, range100_64: false },
       now: new Date(0),

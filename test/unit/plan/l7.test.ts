@@ -8,7 +8,7 @@ import type { ConfigView } from '../../../src/plan/l7.js';
 import { planL7Release } from '../../../src/plan/l7.js';
 import { planTarget } from '../../../src/plan/policy-plan.js';
 import { describeStep, type Step } from '../../../src/plan/steps.js';
-import { clb, context, ingress, listener } from '../model/fixtures.js';
+import { clb, context, ingress, listener, registryView } from '../model/fixtures.js';
 
 const OWNER = 'shop/p';
 const NOW = new Date('2026-11-22T10:00:00Z');
@@ -119,10 +119,11 @@ const rows: Row[] = [
 
 describe('planL7Target', () => {
   it.each(rows)('$name', (row) => {
-    const a = assessIngress(row.ing, context({ clb: row.clb, policy: KEEPALIVE_AND_SOURCE }));
+    const view = registryView(row.ing.annotations);
+    const a = assessIngress({ ...row.ing, annotations: view.annotations }, context({ clb: row.clb, policy: KEEPALIVE_AND_SOURCE }));
     const plan = planTarget(
       { owner: OWNER, rejected: { keepalive: false, range100_64: false }, now: NOW, graceMs: 10_000 },
-      { assessment: a, annotations: row.ing.annotations, clb: row.clb, ...(row.observedAt !== undefined ? { observedAt: row.observedAt } : {}), ...(row.config ? { config: row.config } : {}) },
+      { assessment: a, ...view, clb: row.clb, ...(row.observedAt !== undefined ? { observedAt: row.observedAt } : {}), ...(row.config ? { config: row.config } : {}) },
     );
     expect(plan.steps).toEqual(row.steps);
     expect(plan.error?.reason).toBe(row.error);

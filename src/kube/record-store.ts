@@ -1,0 +1,72 @@
+// The write side of the originals registry: LoopbackRecords, written only by loopguard. Every change is applied
+// to the record as the API server has it (a create, or an update guarded by its resourceVersion, again after a
+// conflict), so an original recorded by an earlier write is never lost to a stale cache. A record left empty is
+// deleted.
+import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import type { OriginalsRecord } from '../api/annotations.js';
+import { API_VERSION, FIELD_MANAGER, GROUP, VERSION } from '../api/loopbackpolicy.js';
+import { RECORD_KIND, RECORD_PLURAL, TARGET_NAMESPACE_LABEL, recordName, type LoopbackRecord } from '../api/loopbackrecord.js';
+import type { TargetRef } from '../model/facts.js';
+import { isEmptyRecord } from '../plan/record.js';
+
+const MAX_ATTEMPTS = 5;
+const API = { group: GROUP, version: VERSION, plural: RECORD_PLURAL };
+
+function code(err: unknown): number | undefined {
+  return err instanceof ApiException ? err.code : undefined;
+}
+
+export class RecordStore {
+  private readonly custom: CustomObjectsApi;
+
+  constructor(kc: KubeConfig) {
+    this.custom = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  async get(target: TargetRef): Promise<LoopbackRecord | undefined> {
+    try {
+      return (await this.custom.getClusterCustomObject({ ...API, name: recordName(target) })) as LoopbackRecord;
+    } catch (err) {
+      if (code(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  /** Every record of targets in `namespace`, from the API server (the revert must not miss a record just written). */
+  async list(namespace: string): Promise<LoopbackRecord[]> {
+    const list = (await this.custom.listClusterCustomObject({ ...API, labelSelector: `${TARGET_NAMESPACE_LABEL}=${namespace}` })) as { items?: LoopbackRecord[] };
+    return list.items ?? [];
+  }
+
+  /**
+   * Sets the target's record to `change(current)` for `owner` (`<namespace>/<name>`): created, updated, or deleted
+   * when the result holds nothing. Returns the record as written (undefined when deleted or never created).
+   */
+  async update(target: TargetRef, owner: string, change: (current: OriginalsRecord | undefined) => OriginalsRecord): Promise<OriginalsRecord | undefined> {
+    const [policyNamespace = '', policyName = ''] = owner.split('/');
+    const name = recordName(target);
+    for (let attempt = 1; ; attempt++) {
+      const current = await this.get(target);
+      const next = change(current?.spec.originals);
+      try {
+        if (isEmptyRecord(next)) {
+          if (current) await this.custom.deleteClusterCustomObject({ ...API, name, body: { preconditions: { resourceVersion: current.metadata?.resourceVersion } } });
+          return undefined;
+        }
+        const body: LoopbackRecord = {
+          apiVersion: API_VERSION,
+          kind: RECORD_KIND,
+          metadata: { name, labels: { [TARGET_NAMESPACE_LABEL]: target.namespace }, ...(current ? { resourceVersion: current.metadata?.resourceVersion } : {}) },
+          spec: { target: { kind: target.kind, namespace: target.namespace, name: target.name }, policy: { namespace: policyNamespace, name: policyName }, originals: next },
+        };
+        if (current) await this.custom.replaceClusterCustomObject({ ...API, name, body, fieldManager: FIELD_MANAGER });
+        else await this.custom.createClusterCustomObject({ ...API, body, fieldManager: FIELD_MANAGER });
+        return next;
+      } catch (err) {
+        // 409: someone wrote in between (or created it first); 404 on delete: already gone.
+        if (code(err) === 404 && isEmptyRecord(next)) return undefined;
+        if (code(err) !== 409 || attempt >= MAX_ATTEMPTS) throw err;
+      }
+    }
+  }
+}

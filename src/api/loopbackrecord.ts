@@ -10,7 +10,7 @@ export const RECORD_KIND = 'LoopbackRecord';
 export const TARGET_NAMESPACE_LABEL = 'loopguard.dev/target-namespace';
 
 export interface LoopbackRecordSpec {
-  target: { kind: TargetKind; namespace: string; name: string };
+  target: { kind: TargetKind; namespace: string; name: string; uid?: string };
   policy: { namespace: string; name: string };
   originals: OriginalsRecord;
 }

@@ -40,32 +40,46 @@ export class RecordStore {
 
   /**
    * Sets the target's record to `change(current)` for `owner` (`<namespace>/<name>`): created, updated, or deleted
-   * when the result holds nothing. Returns the record as written (undefined when deleted or never created).
+   * when the result holds nothing. A record of an earlier object of the same name (another uid) counts as none.
+   * Without `takeOver`, a record another policy holds is left alone ('skipped'): only a mitigation takes a target
+   * over, a release never writes another policy's record.
    */
-  async update(target: TargetRef, owner: string, change: (current: OriginalsRecord | undefined) => OriginalsRecord): Promise<OriginalsRecord | undefined> {
+  async update(
+    target: TargetRef & { uid?: string },
+    owner: string,
+    change: (current: OriginalsRecord | undefined) => OriginalsRecord,
+    options: { takeOver: boolean },
+  ): Promise<'written' | 'skipped'> {
     const [policyNamespace = '', policyName = ''] = owner.split('/');
     const name = recordName(target);
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(target);
-      const next = change(current?.spec.originals);
+      const stale = current?.spec.target.uid !== undefined && target.uid !== undefined && current.spec.target.uid !== target.uid;
+      const heldBy = current ? `${current.spec.policy.namespace}/${current.spec.policy.name}` : undefined;
+      if (current && !stale && heldBy !== owner && !options.takeOver) return 'skipped';
+      const next = change(stale ? undefined : current?.spec.originals);
       try {
         if (isEmptyRecord(next)) {
           if (current) await this.custom.deleteClusterCustomObject({ ...API, name, body: { preconditions: { resourceVersion: current.metadata?.resourceVersion } } });
-          return undefined;
+          return 'written';
         }
         const body: LoopbackRecord = {
           apiVersion: API_VERSION,
           kind: RECORD_KIND,
           metadata: { name, labels: { [TARGET_NAMESPACE_LABEL]: target.namespace }, ...(current ? { resourceVersion: current.metadata?.resourceVersion } : {}) },
-          spec: { target: { kind: target.kind, namespace: target.namespace, name: target.name }, policy: { namespace: policyNamespace, name: policyName }, originals: next },
+          spec: {
+            target: { kind: target.kind, namespace: target.namespace, name: target.name, ...(target.uid ? { uid: target.uid } : {}) },
+            policy: { namespace: policyNamespace, name: policyName },
+            originals: next,
+          },
         };
         if (current) await this.custom.replaceClusterCustomObject({ ...API, name, body, fieldManager: FIELD_MANAGER });
         else await this.custom.createClusterCustomObject({ ...API, body, fieldManager: FIELD_MANAGER });
-        return next;
+        return 'written';
       } catch (err) {
-        // 409: someone wrote in between (or created it first); 404 on delete: already gone.
-        if (code(err) === 404 && isEmptyRecord(next)) return undefined;
-        if (code(err) !== 409 || attempt >= MAX_ATTEMPTS) throw err;
+        // 409: someone wrote in between (or created it first); 404: deleted in between (a delete: done).
+        if (code(err) === 404 && isEmptyRecord(next)) return 'written';
+        if ((code(err) !== 409 && code(err) !== 404) || attempt >= MAX_ATTEMPTS) throw err;
       }
     }
   }

@@ -44,17 +44,26 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
   const { writer, clb, observer } = deps;
   const { kind, namespace, name } = target;
   switch (step.kind) {
-    case 'RecordOriginals':
-      // Merged into the record as stored now: an original recorded by an earlier write always survives.
-      await deps.records.update(target, owner, (current) => mergeRecords(current, step.record));
+    case 'RecordOriginals': {
+      // Only for the object that is there now (its uid ties the record to it); merged into the record as stored,
+      // so an original recorded by an earlier write always survives.
+      const object = await writer.get(kind, namespace, name);
+      if (!object) return { status: 'gone' };
+      await deps.records.update({ ...target, uid: object.metadata?.uid }, owner, (current) => mergeRecords(current, step.record), { takeOver: true });
       return DONE;
+    }
     case 'AnnotateTarget': {
+      const object = await writer.get(kind, namespace, name);
+      const self = { ...target, uid: object?.metadata?.uid };
       // Originals before the change they belong to; a release's forgetting after the restore it records.
-      if (step.record) await deps.records.update(target, owner, (current) => mergeRecords(withoutFields(current, step.forget ?? []), step.record!));
-      const written = Object.keys(step.set).length === 0 ? await writer.get(kind, namespace, name) : await writer.patchAnnotations(kind, namespace, name, () => step.set);
-      if (step.forget && !step.record) await deps.records.update(target, owner, (current) => withoutFields(current, step.forget ?? []));
-      // A target that is gone has nothing left to annotate; its record is forgotten all the same.
-      return written || step.forget ? DONE : { status: 'gone' };
+      if (step.record) {
+        if (!object) return { status: 'gone' };
+        await deps.records.update(self, owner, (current) => mergeRecords(withoutFields(current, step.forget ?? []), step.record!), { takeOver: true });
+      }
+      if (object && Object.keys(step.set).length > 0) await writer.patchAnnotations(kind, namespace, name, () => step.set);
+      if (step.forget && !step.record) await deps.records.update(self, owner, (current) => withoutFields(current, step.forget ?? []), { takeOver: false });
+      // A target that is gone has nothing left to annotate or restore; a release goes on to forget its record.
+      return object || step.forget || step.restore ? DONE : { status: 'gone' };
     }
     case 'SetListenerHealthCheckSource': {
       const lbId = step.loadBalancerId;

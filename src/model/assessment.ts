@@ -17,6 +17,6 @@ export function assessTarget(target: TargetFacts, ctx: AssessmentContext): Asses
 export function conflictAssessment(target: TargetRef, winner: PolicyIdentity): Assessment {
   return assessment(target, {
     rootCause: 'PolicyConflict',
-    message: `also selected by LoopbackPolicy ${winner.namespace}/${winner.name}, which is older and manages it; narrow one of the selectors so each target has one policy`,
+    message: `also selected by LoopbackPolicy ${winner.namespace}/${winner.name}, which manages it (it holds the target's record, or is older); narrow one of the selectors so each target has one policy`,
   });
 }

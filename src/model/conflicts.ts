@@ -1,7 +1,8 @@
-// Two policies selecting one target: the oldest (creationTimestamp, then name) manages it and the others
-// report Conflict naming the winner. Age is stable, so adding a policy never takes a target away from
-// the one already managing it. A policy being deleted still wins until it is gone, so its revert and a
-// newcomer's changes never race on the same CLB.
+// Two policies selecting one target: the one already managing it (holding its originals record) keeps it;
+// otherwise the oldest (creationTimestamp, then name) wins, and the others report Conflict naming the winner.
+// Timestamps have second precision, so age alone cannot order policies a GitOps tool applies together: the
+// record settles it, and adding a policy never takes a target away from the one managing it. A policy being
+// deleted still wins until it is gone, so its revert and a newcomer's changes never race on the same CLB.
 import type { TargetRef } from './facts.js';
 import { targetKey } from './facts.js';
 
@@ -42,8 +43,11 @@ function samePolicy(a: PolicyIdentity, b: PolicyIdentity): boolean {
   return a.namespace === b.namespace && a.name === b.name;
 }
 
-/** Groups claims by target and picks each target's winner. Keyed by `Kind/namespace/name`. */
-export function resolveConflicts(claims: readonly Claim[]): Map<string, Ownership> {
+/**
+ * Groups claims by target and picks each target's winner. Keyed by `Kind/namespace/name`. `holder` names the
+ * policy (`<namespace>/<name>`) that holds the target's record, if any.
+ */
+export function resolveConflicts(claims: readonly Claim[], holder: (target: TargetRef) => string | undefined = () => undefined): Map<string, Ownership> {
   const byTarget = new Map<string, { target: TargetRef; policies: PolicyIdentity[] }>();
   for (const claim of claims) {
     const key = targetKey(claim.target);
@@ -53,7 +57,9 @@ export function resolveConflicts(claims: readonly Claim[]): Map<string, Ownershi
   }
   const result = new Map<string, Ownership>();
   for (const [key, { target, policies }] of byTarget) {
-    const sorted = [...policies].sort(comparePolicyAge);
+    const held = holder(target);
+    const holds = (p: PolicyIdentity) => (`${p.namespace}/${p.name}` === held ? 0 : 1);
+    const sorted = [...policies].sort((a, b) => holds(a) - holds(b) || comparePolicyAge(a, b));
     const [winner, ...losers] = sorted as [PolicyIdentity, ...PolicyIdentity[]];
     result.set(key, { target, winner, losers });
   }

@@ -12,6 +12,8 @@ export interface TargetRef {
 /** The CLB TKE bound the target to (`service.kubernetes.io/loadbalance-id` / `kubernetes.io/ingress.qcloud-loadbalance-id`), parsed once. */
 export interface BoundClb {
   loadBalancerId?: string;
+  /** metadata.uid: tells this object from an earlier one of the same name (a record belongs to one of them). */
+  uid?: string;
 }
 
 export interface ServicePortFacts {

@@ -69,6 +69,8 @@ export interface PolicyStatusInput {
 }
 
 export const MAX_PLAN_LINES = 32;
+/** The CRD's maxLength of status.targets[].loadBalancerId. */
+const MAX_LOAD_BALANCER_ID = 64;
 /** Upper bound of status.releases (the CRD's maxItems). */
 export const MAX_RELEASES = 32;
 const MAX_MESSAGE = 1024;
@@ -148,7 +150,9 @@ export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
     ...(a.mitigations.length > 0 ? { mitigations: [...a.mitigations] } : {}),
     ...(plan.length > 0 ? { plan } : {}),
     message: clip(message, MAX_MESSAGE),
-    ...(a.loadBalancerId ? { loadBalancerId: a.loadBalancerId } : {}),
+    // The id comes from an annotation anyone with edit on the target can write: clip it to the CRD's bound so one
+    // bad value can never make the whole status write fail (422) and freeze the policy.
+    ...(a.loadBalancerId ? { loadBalancerId: clip(a.loadBalancerId, MAX_LOAD_BALANCER_ID) } : {}),
   };
 }
 

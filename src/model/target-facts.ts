@@ -28,6 +28,7 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
     ...(md.labels ? { labels: md.labels } : {}),
     ...(md.annotations ? { annotations: md.annotations } : {}),
     ...(loadBalancerId ? { loadBalancerId } : {}),
+    ...(md.uid ? { uid: md.uid } : {}),
     ...(created ? { creationTimestamp: created } : {}),
     type: svc.spec?.type ?? 'ClusterIP',
     ...(svc.spec?.loadBalancerClass ? { loadBalancerClass: svc.spec.loadBalancerClass } : {}),
@@ -54,6 +55,7 @@ export function ingressFacts(ing: V1Ingress): IngressFacts {
     ...(md.labels ? { labels: md.labels } : {}),
     ...(md.annotations ? { annotations: md.annotations } : {}),
     ...(loadBalancerId ? { loadBalancerId } : {}),
+    ...(md.uid ? { uid: md.uid } : {}),
     ...(created ? { creationTimestamp: created } : {}),
     ...(ing.spec?.ingressClassName ? { ingressClassName: ing.spec.ingressClassName } : {}),
     rules: (ing.spec?.rules ?? []).map((r) => ({

@@ -9,6 +9,7 @@ import { planL4Release, planL4Target } from './l4.js';
 import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
 import type { Ownership } from './ownership.js';
+import { recordedFields } from './record.js';
 import type { PolicyPlan, TargetPlan } from './steps.js';
 
 /** What the planner knows of one target besides its assessment. */
@@ -30,6 +31,11 @@ export interface ManagedTarget extends TargetView {
 export interface OrphanTarget extends TargetView {
   target: TargetRef;
   loadBalancerId?: string;
+  /**
+   * The object the record was made for is gone (deleted, or replaced by another of the same name): nothing on it
+   * can be restored, and the new object's values must not be touched; the record is only forgotten.
+   */
+  stale?: boolean;
 }
 
 export interface PlanInput {
@@ -70,6 +76,7 @@ export function planOrphan(owner: string, o: OrphanTarget): TargetPlan {
   const { record, owner: recorded } = o.ownership ?? {};
   const base = { target: o.target, layer: o.target.kind === 'Service' ? ('L4' as const) : ('L7' as const), purpose: 'Release' as const };
   if (!record || recorded !== owner) return { ...base, steps: [] };
+  if (o.stale) return { ...base, steps: [{ kind: 'AnnotateTarget', set: {}, forget: recordedFields(record), drops: true, restore: true }] };
   if (o.target.kind === 'Service') return { ...base, steps: planL4Release(record, o.annotations, o.loadBalancerId) };
   const l7 = planL7Release({ record, annotations: o.annotations, name: o.target.name, ...(o.clb ? { clb: o.clb } : {}), ...(o.config ? { config: o.config } : {}) });
   return { ...base, steps: l7.steps };

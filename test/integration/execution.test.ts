@@ -181,8 +181,8 @@ describe('one plan, one executor', () => {
         { action: 'ModifyListener', rate: 1, kind: 'error', code: 'UnauthorizedOperation', message: 'CAM denies clb:ModifyListener (injected)', loadBalancerId: denied },
       ],
     });
+    const ref = { namespace: ns, name: 'p' };
     try {
-      const ref = { namespace: ns, name: 'p' };
       // A real watch sees every status version the operator writes, from the first one on.
       const seen: LoopbackPolicy[] = [];
       const watch = await new Watch(kc).watch(
@@ -219,6 +219,13 @@ describe('one plan, one executor', () => {
     } finally {
       await emulator.admin.clearFaults();
     }
+
+    // A mitigated Service deleted: its record (nothing left to restore on it) is forgotten, no release lingers.
+    expect(await findRecord('Service', ns, 'ok')).toBeDefined();
+    await core.deleteNamespacedService({ namespace: ns, name: 'ok' });
+    await waitFor('the deleted Service\'s record forgotten', async () => ((await findRecord('Service', ns, 'ok')) === undefined ? true : undefined), { timeoutMs: 60_000, context: logs });
+    const after = await waitForPolicy(ref, 'no release left for the deleted Service', (p) => !(p.status?.releases ?? []).some((r) => r.name === 'ok'), { context: logs });
+    expect(reportedStatus(after).targets.some((t) => t.name === 'ok')).toBe(false);
     // Each round waits out the throttled target's client retries (seconds) before it reports; the Ingress needs
     // three rounds (auto config, declaration, TKE's refusal).
   }, 240_000);

@@ -17,25 +17,29 @@ import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { involvedObject, type Executor } from '../../mitigation/executor.js';
-import { ownedBy, ownerOf } from '../../plan/ownership.js';
+import { ownedBy, ownerOf, ownershipOf } from '../../plan/ownership.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import { planReleases, PolicyRound, remainingSteps, type Orphan, type RoundDeps } from './round.js';
+import { planReleases, PolicyRound, remainingSteps, sameObject, type Orphan, type RoundDeps } from './round.js';
 import { namespaceView, policyIdentity } from './targets.js';
 
 /**
- * The targets whose records belong to `owner` but that it does not manage (now): released. A target that is gone
- * stands in with no annotations, so its record is forgotten.
+ * The targets whose records belong to `owner` but that it does not manage (now): released. A record whose object
+ * is gone (deleted, or replaced by another of the same name) is stale: it is only forgotten.
  */
 function orphansOf(records: readonly LoopbackRecord[], owner: string, managed: ReadonlySet<string>, candidates: readonly TargetFacts[]): Orphan[] {
   const byKey = new Map(candidates.map((t) => [targetKey(t), t]));
-  return records
-    .filter((r) => ownedBy(r, owner) && !managed.has(targetKey(r.spec.target)))
-    .map((entry) => {
-      const t = entry.spec.target;
-      const facts = byKey.get(targetKey(t)) ?? ({ kind: t.kind, namespace: t.namespace, name: t.name, ...(t.kind === 'Service' ? { type: 'LoadBalancer', ports: [] } : { rules: [], tls: false }) } as TargetFacts);
-      return { facts, entry };
-    });
+  return records.flatMap((entry): Orphan[] => {
+    if (!ownedBy(entry, owner)) return [];
+    const t = entry.spec.target;
+    // A managed target ignores a stale record (its next recording replaces it); releasing it here as well could
+    // forget originals that round just recorded.
+    if (managed.has(targetKey(t))) return [];
+    const live = byKey.get(targetKey(t));
+    const stale = !live || !sameObject(entry, live);
+    const facts = live ?? ({ kind: t.kind, namespace: t.namespace, name: t.name, ...(t.kind === 'Service' ? { type: 'LoadBalancer', ports: [] } : { rules: [], tls: false }) } as TargetFacts);
+    return [{ facts, entry, ...(stale ? { stale: true } : {}) }];
+  });
 }
 
 /** What the policy controller reads: informer caches, never the API server directly. */
@@ -119,7 +123,7 @@ export class PolicyController {
     const profile = this.o.profile();
     const services = this.o.caches.services(namespace);
     const ingresses = this.o.caches.ingresses(namespace);
-    const view = namespaceView(namespace, services, ingresses, this.o.caches.policies(namespace));
+    const view = namespaceView(namespace, services, ingresses, this.o.caches.policies(namespace), (t) => ownershipOf(this.o.record(t)).owner);
     const me = policyIdentity(policy);
     const owner = ownerOf(namespace, name);
     const mine: TargetFacts[] = [];
@@ -217,6 +221,9 @@ export class PolicyController {
     if (spec.revertOnDelete && this.o.executor) {
       const [services, ingresses, records] = await Promise.all([this.o.writer.list('Service', namespace), this.o.writer.list('Ingress', namespace), this.o.records.list(namespace)]);
       const facts = [...services.map((s) => serviceFacts(s as V1Service)), ...ingresses.map((i) => ingressFacts(i as V1Ingress))];
+      if (!this.o.tkeServiceConfigsSynced() && records.some((r) => r.spec.target.kind === 'Ingress' && ownedBy(r, owner))) {
+        throw new Error('reverting before the finalizer is released: waiting for the TkeServiceConfig cache to sync before releasing Ingresses');
+      }
       const plans = await planReleases(this.o, owner, orphansOf(records, owner, new Set(), facts), signal);
       const left = (await this.o.executor.execute(owner, plans, signal)).filter((e) => !e.gone && (e.error || remainingSteps(e).length > 0));
       if (left.length > 0) {

@@ -11,7 +11,7 @@ import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/sta
 import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
 import type { Execution, Executor } from '../../mitigation/executor.js';
 import { governingConfigName, type ConfigView } from '../../plan/l7.js';
-import { ownershipOf } from '../../plan/ownership.js';
+import { ownershipOf, type Ownership } from '../../plan/ownership.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { planOrphan, planTarget, type ManagedTarget, type OrphanTarget } from '../../plan/policy-plan.js';
 import { describeStep, type Step, type TargetPlan } from '../../plan/steps.js';
@@ -56,6 +56,18 @@ export interface RoundInput {
 export interface Orphan {
   facts: TargetFacts;
   entry: LoopbackRecord;
+  /** The object the record was made for is gone (see OrphanTarget.stale). */
+  stale?: boolean;
+}
+
+/** Whether a record was made for this very object (an earlier object of the same name had another uid). */
+export function sameObject(entry: LoopbackRecord, t: { uid?: string }): boolean {
+  return entry.spec.target.uid === undefined || t.uid === undefined || entry.spec.target.uid === t.uid;
+}
+
+/** The target's ownership, from a record made for it; a record of an earlier object counts as none. */
+function recordFor(entry: LoopbackRecord | undefined, t: TargetFacts): Ownership {
+  return entry && sameObject(entry, t) ? ownershipOf(entry) : {};
 }
 
 export interface RoundResult {
@@ -132,7 +144,7 @@ export class PolicyRound {
       return {
         assessment: this.assess(input, t, clb),
         annotations: t.annotations,
-        ownership: ownershipOf(this.d.record(t)),
+        ownership: recordFor(this.d.record(t), t),
         ...(clb.state === 'Found' ? { clb: clb.clb } : {}),
         ...(at !== undefined ? { observedAt: at } : {}),
         ...(config ? { config } : {}),
@@ -213,7 +225,7 @@ export async function planReleases(d: RoundDeps, owner: string, orphans: readonl
   const ids = orphans.filter((o) => o.facts.kind === 'Ingress' && o.facts.loadBalancerId).map((o) => o.facts.loadBalancerId as string);
   const observations = ids.length > 0 ? await d.observer.observe(ids, d.driftCheckIntervalMs, signal) : new Map<string, ClbObservation>();
   return orphans
-    .map(({ facts: o, entry }) => {
+    .map(({ facts: o, entry, stale }) => {
       const obs = o.loadBalancerId ? observations.get(o.loadBalancerId) : undefined;
       const config = configView(d, o);
       const target: TargetRef = { kind: o.kind, namespace: o.namespace, name: o.name };
@@ -221,6 +233,7 @@ export async function planReleases(d: RoundDeps, owner: string, orphans: readonl
         target,
         annotations: o.annotations,
         ownership: ownershipOf(entry),
+        ...(stale ? { stale: true } : {}),
         ...(o.loadBalancerId ? { loadBalancerId: o.loadBalancerId } : {}),
         ...(obs?.state === 'Found' ? { clb: obs.clb } : {}),
         ...(config ? { config } : {}),

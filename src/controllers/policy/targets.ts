@@ -3,7 +3,7 @@
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import { resolveConflicts, type Claim, type Ownership, type PolicyIdentity } from '../../model/conflicts.js';
-import type { TargetFacts } from '../../model/facts.js';
+import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import { selectTargets } from '../../model/selection.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 
@@ -27,6 +27,7 @@ export function namespaceView(
   services: readonly V1Service[],
   ingresses: readonly V1Ingress[],
   policies: readonly LoopbackPolicy[],
+  holder?: (target: TargetRef) => string | undefined,
 ): NamespaceView {
   const candidates: TargetFacts[] = [...services.map(serviceFacts), ...ingresses.map(ingressFacts)].filter((t) => t.namespace === namespace);
   const claims: Claim[] = [];
@@ -35,5 +36,5 @@ export function namespaceView(
     const scope = { namespace, spec: withSpecDefaults(p.spec) };
     for (const t of selectTargets(scope, candidates)) claims.push({ policy: policyIdentity(p), target: t });
   }
-  return { candidates, ownership: resolveConflicts(claims) };
+  return { candidates, ownership: resolveConflicts(claims, holder) };
 }

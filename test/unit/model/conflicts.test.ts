@@ -44,6 +44,17 @@ describe('resolveConflicts', () => {
     expect(o.get('Service/shop/db')).toEqual({ target: svc('db'), winner: fresh, losers: [] });
   });
 
+  it('the policy holding the target\'s record keeps it: a policy applied in the same second never takes over', () => {
+    // zeta (Enforce) manages web; alpha arrives in the same second and would win on its name alone.
+    const zeta = p('zeta', '2025-03-01T00:00:00Z');
+    const claims: Claim[] = [zeta, mid].map((policy) => ({ policy, target: svc('web') }));
+    expect(resolveConflicts(claims).get('Service/shop/web')?.winner).toEqual(mid);
+    const held = resolveConflicts(claims, (t) => (t.name === 'web' ? 'shop/zeta' : undefined)).get('Service/shop/web');
+    expect(held).toEqual({ target: svc('web'), winner: zeta, losers: [mid] });
+    // A record of a policy that no longer selects the target changes nothing among the others.
+    expect(resolveConflicts(claims, () => 'shop/gone').get('Service/shop/web')?.winner).toEqual(mid);
+  });
+
   it('does not depend on claim order', () => {
     const claims: Claim[] = [old, mid, sameTimeB, fresh].map((policy) => ({ policy, target: svc('web') }));
     const forward = resolveConflicts(claims).get('Service/shop/web');

@@ -267,6 +267,12 @@ describe('counts and target list', () => {
     expect(t).not.toHaveProperty('mitigations');
   });
 
+  it('clips a CLB id a user wrote into the annotation to the CRD bound (one bad value never fails the status write)', () => {
+    const o = outcome('web', 'PodSourceNotMasqueraded');
+    const long = { ...o, assessment: { ...o.assessment, loadBalancerId: `lb-${'x'.repeat(300)}` } };
+    expect(targetStatusOf(long).loadBalancerId?.length).toBe(64);
+  });
+
   it('projects the cluster profile and stamps the evaluation time', () => {
     const s = status('Enforce', [mitigated]);
     expect(s.clusterProfile).toEqual({

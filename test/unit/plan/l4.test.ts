@@ -181,6 +181,23 @@ describe('planL4Release', () => {
   });
 });
 
+describe('stale records', () => {
+  it('a record whose object is gone or was replaced is only forgotten: nothing is restored onto the new object', () => {
+    const r = record({ listeners: { 'lbl-a': { sourceIpType: 0 } }, annotations: { [PREVENT_LOOPBACK]: null } });
+    const target = { kind: 'Service' as const, namespace: 'ns', name: 'web' };
+    // The new 'web' carries the user's own prevent-loopback: a release from the old record would remove it.
+    const plan = planPolicy({
+      owner: OWNER,
+      managed: [],
+      orphans: [{ target, annotations: { [PREVENT_LOOPBACK]: 'true' }, ownership: { record: r, owner: OWNER }, loadBalancerId: 'lb-new', stale: true }],
+      rejected: { keepalive: false, range100_64: false },
+      now: new Date(0),
+      graceMs: 0,
+    });
+    expect(plan.releases[0]?.steps).toEqual([{ kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-a/sourceIpType'], drops: true, restore: true }]);
+  });
+});
+
 describe('healthCheckFor', () => {
   it('keeps every field as read and changes only SourceIpType', () => {
     const hc = { HealthSwitch: 1, TimeOut: 7, IntervalTime: 11, HealthNum: 4, UnHealthNum: 5, CheckType: 'CUSTOM', ContextType: 'HEX', SourceIpType: 0 };

@@ -266,7 +266,8 @@ describe('TKE controller simulator', () => {
       await waitFor('SourceIpType 1 on the listener', async () =>
         (await listeners(id))[0]?.HealthCheck?.SourceIpType === 1 ? true : undefined,
       );
-      expect(allBound(await lbState(id))).toBe(true);
+      // The simulated kube-proxy binds the VIP in its own step, after the switch: wait for it (under load it lags).
+      await waitFor('the VIP to be bound', async () => (allBound(await lbState(id)) ? true : undefined));
       const config = await waitFor('the auto config', () => getConfig('loop-auto-service-config', own));
       expect(config.spec?.loadBalancer?.l4Listeners?.[0]?.healthCheck?.sourceIpType).toBe(1);
     } finally {

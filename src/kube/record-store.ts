@@ -3,13 +3,21 @@
 // conflict), so an original recorded by an earlier write is never lost to a stale cache. A record left empty is
 // deleted.
 import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import type { OriginalsRecord } from '../api/annotations.js';
+import { validateOriginals, type OriginalsRecord } from '../api/annotations.js';
 import { API_VERSION, FIELD_MANAGER, GROUP, VERSION } from '../api/loopbackpolicy.js';
 import { RECORD_KIND, RECORD_PLURAL, TARGET_NAMESPACE_LABEL, recordName, type LoopbackRecord } from '../api/loopbackrecord.js';
 import type { TargetRef } from '../model/facts.js';
 import { isEmptyRecord } from '../plan/record.js';
 
 const MAX_ATTEMPTS = 5;
+
+/** A stored record that fails validation: never merged into or overwritten (it may hold the only originals). */
+export class InvalidRecordError extends Error {
+  constructor(readonly recordName: string, problem: string) {
+    super(`LoopbackRecord ${recordName} is invalid (${problem}); loopguard leaves it alone: fix it, or delete it to let loopguard record anew`);
+    this.name = 'InvalidRecordError';
+  }
+}
 const API = { group: GROUP, version: VERSION, plural: RECORD_PLURAL };
 
 function code(err: unknown): number | undefined {
@@ -55,6 +63,8 @@ export class RecordStore {
     for (let attempt = 1; ; attempt++) {
       const current = await this.get(target);
       const stale = current?.spec.target.uid !== undefined && target.uid !== undefined && current.spec.target.uid !== target.uid;
+      const problem = current && !stale ? validateOriginals(current.spec.originals) : undefined;
+      if (problem) throw new InvalidRecordError(name, problem);
       const heldBy = current ? `${current.spec.policy.namespace}/${current.spec.policy.name}` : undefined;
       if (current && !stale && heldBy !== owner && !options.takeOver) return 'skipped';
       const next = change(stale ? undefined : current?.spec.originals);

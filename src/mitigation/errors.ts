@@ -5,6 +5,7 @@ import { ApiException } from '@kubernetes/client-node';
 import { StalledReason } from '../api/reasons.js';
 import { describeCloudError, type CloudErrorInfo } from '../cloud/index.js';
 import type { TargetError } from '../model/status.js';
+import { InvalidRecordError } from '../kube/record-store.js';
 
 /** Cloud failures that retrying cannot fix. */
 const PERMANENT = new Set<string>([
@@ -35,6 +36,7 @@ function apiMessage(err: ApiException<unknown>): string {
 
 /** `what` names the object or call that failed, e.g. "patching Service shop/web". */
 export function classifyError(err: unknown, what: string): TargetError {
+  if (err instanceof InvalidRecordError) return { reason: 'InvalidRecord', message: err.message, permanent: true };
   if (err instanceof ApiException) {
     const code = err.code;
     if (code === 403) {

@@ -144,7 +144,7 @@ export class PolicyRound {
       return {
         assessment: this.assess(input, t, clb),
         annotations: t.annotations,
-        ownership: recordFor(this.d.record(t), t),
+        ownership: this.ownership(t),
         ...(clb.state === 'Found' ? { clb: clb.clb } : {}),
         ...(at !== undefined ? { observedAt: at } : {}),
         ...(config ? { config } : {}),
@@ -180,6 +180,13 @@ export class PolicyRound {
       }
       result.outcomes.push({ assessment, plan: remainingSteps(e).map(describeStep), ...(e.error ? { error: e.error } : {}) });
     });
+  }
+
+  /** The target's ownership; a record that fails validation is left alone (never acted on) and reported. */
+  private ownership(t: TargetFacts): Ownership {
+    const o = recordFor(this.d.record(t), t);
+    if (o.problem) this.d.logger.warn('Ignoring an invalid LoopbackRecord', { target: targetKey(t), problem: o.problem });
+    return o;
   }
 
   /** Proof that a learned refusal no longer holds: keepalive seen on where it was wanted. */

@@ -5,7 +5,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { KubeConfig } from '@kubernetes/client-node';
-import winston from 'winston';
 import { createCredentialProvider, TencentClbClient } from './cloud/index.js';
 import { Operator } from './operator.js';
 import { CloudHealth } from './runtime/cloud-health.js';
@@ -17,8 +16,7 @@ import {
   usage,
   type OperatorConfig,
 } from './runtime/config.js';
-import { scrubLogValue } from './runtime/kube-errors.js';
-import { createLogger, type Logger } from './runtime/logger.js';
+import { createLogger } from './runtime/logger.js';
 import { Metrics } from './runtime/metrics.js';
 
 /** A start-up failure that is the user's to fix: printed as one line, no stack. */
@@ -46,18 +44,6 @@ function loadKubeConfig(config: OperatorConfig): KubeConfig {
   return kc;
 }
 
-/** ApiException messages carry every response header; logs keep the status code and the apiserver's message. */
-function withoutHeaderDumps(logger: Logger): Logger {
-  const scrub = winston.format((info) => {
-    for (const key of Object.keys(info)) {
-      if (key !== 'level') info[key] = scrubLogValue(info[key]);
-    }
-    return info;
-  });
-  logger.format = winston.format.combine(scrub(), logger.format);
-  return logger;
-}
-
 async function main(): Promise<void> {
   if (process.argv.includes('--help')) {
     console.log(`loopguard: removes Tencent Cloud CLB loopback faults in TKE clusters\n\nflag / environment variable / meaning\n${usage()}`);
@@ -65,7 +51,7 @@ async function main(): Promise<void> {
   }
   const config = loadConfig(process.argv.slice(2), process.env);
   if (!config.identity) config.identity = `${hostname()}-${randomBytes(3).toString('hex')}`;
-  const logger = withoutHeaderDumps(createLogger({ level: config.logLevel }));
+  const logger = createLogger({ level: config.logLevel });
   const fatal = (message: string): never => {
     logger.error(`Cannot start: ${message}`);
     // Let the transport flush the line before exiting.
@@ -88,7 +74,7 @@ async function main(): Promise<void> {
 
   const credentials = createCredentialProvider({ logger });
   const endpoint = config.clbEndpoint ? { endpoint: config.clbEndpoint, protocol: config.clbProtocol === 'http://' ? ('http' as const) : ('https' as const) } : {};
-  const region = config.region || 'ap-guangzhou';
+  const region = config.region;
   // The probe's own client: one attempt and a short timeout, so that start-up reports a bad endpoint in seconds.
   const probeClient = new TencentClbClient({
     region,
@@ -124,7 +110,7 @@ async function main(): Promise<void> {
   if (config.leaderElect) {
     logger.info(`Leader election Lease ${config.leaseNamespace}/${config.leaseName} (namespace: ${defaults.leaseNamespaceFrom})`);
   }
-  const verdict = await health.startupCheck();
+  const verdict = await health.check(true);
   if (verdict.kind === 'misconfigured') {
     health.stop();
     return fatal(verdict.message);

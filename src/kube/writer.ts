@@ -65,13 +65,20 @@ export class KubeWriter {
   }
 
   /**
-   * Reads the target, asks `compute` for the annotation changes on that version and patches them, guarded by its
-   * resourceVersion; on a conflict, again. Returns the target as written (or as read when nothing changes), or
+   * Reads the target (or takes `read`), asks `compute` for the annotation changes on that version and patches
+   * them, guarded by its resourceVersion; on a conflict, reads again. Returns the target as written (or as read when nothing changes), or
    * undefined when it is gone.
    */
-  async patchAnnotations(kind: TargetKind, namespace: string, name: string, compute: (target: Target) => AnnotationPatch | undefined): Promise<Target | undefined> {
+  async patchAnnotations(
+    kind: TargetKind,
+    namespace: string,
+    name: string,
+    compute: (target: Target) => AnnotationPatch | undefined,
+    /** The target as the caller just read it: the first attempt uses it instead of reading again. */
+    read?: Target,
+  ): Promise<Target | undefined> {
     for (let attempt = 1; ; attempt++) {
-      const target = await this.get(kind, namespace, name);
+      const target = attempt === 1 && read ? read : await this.get(kind, namespace, name);
       if (!target) return undefined;
       const patch = compute(target);
       const current = target.metadata?.annotations ?? {};

@@ -60,7 +60,7 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
         if (!object) return { status: 'gone' };
         await deps.records.update(self, owner, (current) => mergeRecords(withoutFields(current, step.forget ?? []), step.record!), { takeOver: true });
       }
-      if (object && Object.keys(step.set).length > 0) await writer.patchAnnotations(kind, namespace, name, () => step.set);
+      if (object && Object.keys(step.set).length > 0) await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
       if (step.forget && !step.record) await deps.records.update(self, owner, (current) => withoutFields(current, step.forget ?? []), { takeOver: false });
       // A target that is gone has nothing left to annotate or restore; a release goes on to forget its record.
       return object || step.forget || step.restore ? DONE : { status: 'gone' };

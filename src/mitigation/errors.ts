@@ -4,6 +4,7 @@
 import { ApiException } from '@kubernetes/client-node';
 import { StalledReason } from '../api/reasons.js';
 import { describeCloudError, type CloudErrorInfo } from '../cloud/index.js';
+import { kubeErrorMessage } from '../runtime/kube-errors.js';
 import type { TargetError } from '../model/status.js';
 import { InvalidRecordError } from '../kube/record-store.js';
 
@@ -28,24 +29,18 @@ export function isPermanent(info: Pick<CloudErrorInfo, 'reason' | 'retryable'>):
   return !info.retryable && PERMANENT.has(info.reason);
 }
 
-function apiMessage(err: ApiException<unknown>): string {
-  const body = typeof err.body === 'string' ? err.body : JSON.stringify(err.body);
-  const m = /"message":\s*"([^"]*)"/.exec(body ?? '');
-  return m?.[1] ?? `HTTP ${err.code}`;
-}
-
 /** `what` names the object or call that failed, e.g. "patching Service shop/web". */
 export function classifyError(err: unknown, what: string): TargetError {
   if (err instanceof InvalidRecordError) return { reason: 'InvalidRecord', message: err.message, permanent: true };
   if (err instanceof ApiException) {
     const code = err.code;
     if (code === 403) {
-      return { reason: StalledReason.PermissionDenied, message: `${what}: forbidden (${apiMessage(err)}); grant the loopguard ServiceAccount this verb (config/rbac)`, permanent: true };
+      return { reason: StalledReason.PermissionDenied, message: `${what}: forbidden (${kubeErrorMessage(err)}); grant the loopguard ServiceAccount this verb (config/rbac)`, permanent: true };
     }
     if (code === 400 || code === 422) {
-      return { reason: StalledReason.InvalidRequest, message: `${what}: rejected by the API server (HTTP ${code}: ${apiMessage(err)})`, permanent: true };
+      return { reason: StalledReason.InvalidRequest, message: `${what}: rejected by the API server (${kubeErrorMessage(err)})`, permanent: true };
     }
-    return { reason: 'RetryingAfterError', message: `${what}: HTTP ${code}: ${apiMessage(err)}`, permanent: false };
+    return { reason: 'RetryingAfterError', message: `${what}: ${kubeErrorMessage(err)}`, permanent: false };
   }
   const info = describeCloudError(err);
   const permanent = isPermanent(info);

@@ -20,8 +20,6 @@ export interface RevertPlan {
   removals: Removal[];
   /** PassToTarget to restore, if loopguard changed it. */
   passToTarget?: boolean;
-  /** Annotations to restore on the Ingress (null: remove), besides dropping loopguard's own. */
-  annotations: Record<string, string | null>;
   /** Record entries whose listener/rule no longer exists on the CLB (nothing to restore). */
   gone: string[];
 }
@@ -57,7 +55,6 @@ export function revertPlan(record: OriginalsRecord, listeners: readonly ClbListe
     edits,
     removals,
     ...(record.loadBalancer?.passToTarget !== undefined ? { passToTarget: record.loadBalancer.passToTarget } : {}),
-    annotations: { ...(record.annotations ?? {}) },
     gone,
   };
 }

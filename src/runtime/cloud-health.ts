@@ -79,18 +79,12 @@ export class CloudHealth {
     return this.verdict.kind === 'ok' ? undefined : this.verdict.message;
   }
 
-  /** Probes now (joining a probe in flight); a failure schedules the next probe with backoff. */
-  check(): Promise<ProbeVerdict> {
-    this.probing ??= this.runProbe(false).finally(() => (this.probing = undefined));
-    return this.probing;
-  }
-
   /**
-   * The first probe. A misconfiguration is returned, not logged or retried: the caller exits with it as its
-   * one line. Anything else is handled as by `check`.
+   * Probes now (joining a probe in flight); a failure schedules the next probe with backoff. At start-up a
+   * misconfiguration is returned, not logged or retried: the caller exits with it as its one line.
    */
-  startupCheck(): Promise<ProbeVerdict> {
-    this.probing ??= this.runProbe(true).finally(() => (this.probing = undefined));
+  check(startup = false): Promise<ProbeVerdict> {
+    this.probing ??= this.runProbe(startup).finally(() => (this.probing = undefined));
     return this.probing;
   }
 

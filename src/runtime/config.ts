@@ -193,7 +193,8 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
   }
   const result = config as unknown as OperatorConfig;
   normaliseClbEndpoint(result, given.has('clbProtocol'), problems);
-  if (!result.region && !result.clbEndpoint) {
+  // Also with --clb-endpoint: a VPC endpoint still serves one region, and guessing one would act on the wrong CLBs.
+  if (!result.region) {
     problems.push('no region: set --region or TENCENTCLOUD_REGION (e.g. ap-guangzhou), the region of the cluster\'s CLBs');
   }
   if (result.kubeProxyVersion && !/^v\d+\.\d+\.\d+(-tke\.\d+)?$/.test(result.kubeProxyVersion)) {

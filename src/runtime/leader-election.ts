@@ -190,6 +190,8 @@ export class LeaderElector {
       const failure = err instanceof LeaseError ? err : describeLeaseFailure(err, 'read', this.options.namespace, this.options.name);
       this.failed(failure);
     }
+    // stop() may have run while the request was in flight: a renewal landing after it is not a new leadership.
+    if (this.stopped) return;
     const now = Date.now();
     if (ok) {
       this.lastRenew = now;

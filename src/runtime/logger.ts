@@ -3,16 +3,19 @@
 // a caller passes in.
 import winston from 'winston';
 import { redactSecrets } from '../cloud/redact.js';
+import { scrubLogValue } from './kube-errors.js';
 
 /** JSON drops an Error's non-enumerable name and message; keep them (the stack stays out of the log line). */
 function serialisable(value: unknown): unknown {
   return value instanceof Error ? { name: value.name, message: value.message } : value;
 }
 
+// One walk over every field: secrets redacted, and client-node's API errors cut to status and message (their
+// text embeds the full response headers).
 const redactFormat = winston.format((info) => {
   for (const key of Object.keys(info)) {
     if (key === 'level') continue;
-    info[key] = serialisable(redactSecrets({ [key]: info[key] })[key]);
+    info[key] = serialisable(scrubLogValue(redactSecrets({ [key]: info[key] })[key]));
   }
   return info;
 });

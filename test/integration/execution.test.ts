@@ -7,7 +7,7 @@ import { CoreV1Api, NetworkingV1Api, Watch } from '@kubernetes/client-node';
 import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { findCondition } from '../../src/api/conditions.js';
-import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { createNamespace, kubeConfig, kubectl, userKubeconfigPath, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
 import { applyPolicy, getPolicy, policyManifest, reportedStatus, waitForCondition, waitForPolicy, type PolicyRef } from '../support/policy.js';
@@ -164,6 +164,26 @@ describe('one plan, one executor', () => {
     expect(await findRecord('Service', ns, 'local')).toBeUndefined();
     expect(svc.metadata?.annotations?.['service.cloud.tencent.com/prevent-loopback']).toBeUndefined();
   }, 180_000);
+
+  it('a namespace user who may edit their Services and Ingresses can neither forge nor erase a LoopbackRecord', async () => {
+    const ns = await createNamespace('exec-tenant');
+    tke.namespaces.add(ns);
+    // What the built-in `edit` role grants on targets (the test ground runs no controller-manager, so the aggregated
+    // `edit` ClusterRole itself has no rules here): every verb, in the tenant's own namespace.
+    const role = await kubectl(['create', 'role', 'tenant-edit', '--verb=*', '--resource=services,ingresses.networking.k8s.io', '-n', ns]);
+    expect(role.stderr).toBe('');
+    const bind = await kubectl(['create', 'rolebinding', 'tenant-edit', '--role=tenant-edit', '--user=loopguard-test-user', '-n', ns]);
+    expect(bind.stderr).toBe('');
+    const user = userKubeconfigPath()!;
+    const can = async (...args: string[]) => (await kubectl(['auth', 'can-i', ...args], { kubeconfig: user })).stdout.trim();
+    // The binding reaches the authorizer's cache within moments.
+    await waitFor('edit granted in the namespace', async () => ((await can('patch', 'services', '-n', ns)) === 'yes' ? true : undefined), { timeoutMs: 30_000 });
+    for (const verb of ['create', 'update', 'patch', 'delete', 'get']) expect({ verb, answer: await can(verb, 'loopbackrecords.loopguard.dev') }).toEqual({ verb, answer: 'no' });
+    const forged = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackRecord\nmetadata: {name: service.${ns}.web}\nspec: {target: {kind: Service, namespace: ${ns}, name: web}, policy: {namespace: ${ns}, name: p}, originals: {v: 1}}\n`;
+    const res = await kubectl(['apply', '-f', '-'], { input: forged, kubeconfig: user });
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/forbidden/i);
+  });
 
   it('one target failing transiently hides no other outcome; a permanent error is Stalled in the first round', async () => {
     await emulator.admin.setCapabilities({ l7KeepaliveSnat: false });

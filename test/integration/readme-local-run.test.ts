@@ -28,6 +28,7 @@ const README = {
   workload: 'kubectl apply -f config/samples/demo-workload.yaml',
   policy: 'kubectl apply -n loopguard-demo -f config/samples/audit-policy.yaml',
   wait: 'kubectl wait --for=condition=Ready lbp/audit-all -n loopguard-demo --timeout=60s',
+  diagnosed: "kubectl wait --for=jsonpath='{.status.counts.pending}'=0 lbp/audit-all -n loopguard-demo --timeout=60s",
   down: 'npm run dev:down',
 };
 
@@ -182,6 +183,8 @@ describe('README: running the operator locally', () => {
       README.workload,
       README.policy,
       README.wait,
+      README.diagnosed,
+      `kubectl get lbp audit-all -n loopguard-demo -o json > ${q(join(out, 'policy.json'))}  # test: what describe shows`,
       // test: what a user would look at with curl (there is no curl on every machine: node is here).
       `node -e "fetch('http://127.0.0.1:${PROBE_PORT}/readyz?verbose').then(async (r) => console.log(r.status + '\\n' + (await r.text())))" > ${q(join(out, 'readyz'))}  # test`,
       'kill -TERM "$operator"',
@@ -229,11 +232,20 @@ describe('README: running the operator locally', () => {
     expect(run.output).toContain('condition met');
   });
 
+  it('once no target is Pending, the diagnosis shows the sample workload\'s two risks and the plan for each', () => {
+    const policy = JSON.parse(file('policy.json') || '{}') as { status?: { counts?: { atRisk?: number; pending?: number }; targets?: { kind: string; name: string; verdict: string; plan?: string[] }[] } };
+    expect(policy.status?.counts).toMatchObject({ atRisk: 2, pending: 0 });
+    const atRisk = (policy.status?.targets ?? []).filter((t) => t.verdict === 'AtRisk');
+    expect(atRisk.map((t) => `${t.kind}/${t.name}`).sort()).toEqual(['Ingress/api', 'Service/orders']);
+    for (const t of atRisk) expect(t.plan?.length).toBeGreaterThan(0);
+  });
+
   it('the operator was ready, said where its Lease is, and logged no HTTP header dumps or CLB failures', () => {
     const log = file('operator.log');
     expect(file('readyz')).toMatch(/^200\n/);
     expect(log).toContain('Leader election Lease default/loopguard-leader (namespace: default: kubeconfig context');
-    expect(log).toContain('Became leader');
+    // Once: a renewal in flight when npm start stops must not count as leading again (it restarted the queue).
+    expect(log.match(/"Became leader"/g)).toHaveLength(1);
     for (const bad of ['Headers:', 'HTTP-Code', 'EPROTO', 'CLB API unusable', 'Cannot start']) {
       expect({ bad, found: log.includes(bad) }).toEqual({ bad, found: false });
     }

@@ -15,6 +15,15 @@ async function logLine(write: (log: ReturnType<typeof createLogger>) => void): P
 }
 
 describe('logger', () => {
+  it('cuts client-node API errors to status and message: no response headers in any field', async () => {
+    const { ApiException } = await import('@kubernetes/client-node');
+    const err = new ApiException(404, 'Not Found', JSON.stringify({ kind: 'Status', message: 'namespaces "x" not found' }), { 'audit-id': 'abc', 'x-kubernetes-pf-flowschema-uid': 'def' });
+    const line = await logLine((log) => log.warn('Lease failed', { error: err, nested: { text: err.message } }));
+    const text = JSON.stringify(line);
+    expect(text).toContain('namespaces \\"x\\" not found');
+    expect(text).not.toMatch(/audit-id|flowschema|HTTP-Code|Headers:/);
+  });
+
   it('writes JSON lines with every field, the message included, redacted by the shared policy', async () => {
     const meta = {
       target: 'default/web',

@@ -18,6 +18,7 @@ describe('classifyError', () => {
     const e = classifyError(api(code, 'services "web" is forbidden'), 'patching Service shop/web');
     expect(e).toMatchObject({ reason, permanent });
     expect(e.message).toMatch(/^patching Service shop\/web: /);
+    expect(e.message).toContain(`HTTP ${code}: services "web" is forbidden`);
     if (code === 403) expect(e.message).toMatch(/grant the loopguard ServiceAccount/);
   });
 

@@ -163,15 +163,19 @@ describe('operator configuration', () => {
   });
 
   describe('CLB endpoint and protocol', () => {
+    it('an endpoint does not stand in for the region (a VPC endpoint serves one region; guessing acts on the wrong CLBs)', () => {
+      expect(() => loadConfig([], { LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000' })).toThrow(/no region/);
+    });
+
     it('a scheme in the endpoint becomes the protocol (the emulator speaks http://)', () => {
-      const c = loadConfig([], { LOOPGUARD_CLB_ENDPOINT: 'http://127.0.0.1:9000' });
+      const c = loadConfig([], { TENCENTCLOUD_REGION: 'ap-guangzhou', LOOPGUARD_CLB_ENDPOINT: 'http://127.0.0.1:9000' });
       expect([c.clbEndpoint, c.clbProtocol]).toEqual(['127.0.0.1:9000', 'http://']);
     });
 
     it('the protocol is https:// by default and accepts http or http://', () => {
-      expect(loadConfig([], { LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000' }).clbProtocol).toBe('https://');
-      expect(loadConfig(['--clb-protocol=http'], { LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000' }).clbProtocol).toBe('http://');
-      expect(loadConfig([], { LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000', LOOPGUARD_CLB_PROTOCOL: 'http://' }).clbProtocol).toBe('http://');
+      expect(loadConfig([], { TENCENTCLOUD_REGION: 'ap-guangzhou', LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000' }).clbProtocol).toBe('https://');
+      expect(loadConfig(['--clb-protocol=http'], { TENCENTCLOUD_REGION: 'ap-guangzhou', LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000' }).clbProtocol).toBe('http://');
+      expect(loadConfig([], { TENCENTCLOUD_REGION: 'ap-guangzhou', LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000', LOOPGUARD_CLB_PROTOCOL: 'http://' }).clbProtocol).toBe('http://');
     });
 
     it('refuses a scheme that contradicts the protocol, and a path', () => {

@@ -210,7 +210,6 @@ describe('revert plan', () => {
     const plan = revertPlan(record, clb);
     expect(plan.edits).toEqual([keep('HTTP', 80, 0), src(443, VIP, '/', 0)]);
     expect(plan.passToTarget).toBe(false);
-    expect(plan.annotations).toEqual({ 'ingress.cloud.tencent.com/tke-service-config-auto': null });
     expect(plan.gone).toEqual(['lbl-gone']);
     // Applied to a config loopguard edited, it gives back TKE's values.
     const edited = applyJsonPatch({ spec: autoSpec() }, buildConfigPatch(autoSpec(), [keep('HTTP', 80), src(443, VIP, '/')], VIP)).spec;

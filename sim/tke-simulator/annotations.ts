@@ -44,6 +44,13 @@ export const INGRESS_CLEANUP_FINALIZER = 'ingress.cloud.tencent.com/load-balance
 /** CLB tags TKE sets (tke-clb.md §2 "Other useful TKE facts"): only CLBs tagged created-by are deleted. */
 export const TAG_CREATED_BY = 'tke-createdBy-flag';
 export const TAG_CLUSTER_ID = 'tke-clusterId';
+/**
+ * The object a TKE-created CLB belongs to: `tke-lb-serviceuuid: <Service uid>` (TKE doc "Service 使用已有 CLB" /
+ * "多个 Service 复用相同 CLB": set on CLBs created by Services in clusters without CLB reuse, the default since
+ * 2020-08-17) and `tke-lb-ingress-uuid: <Ingress uid>` (tke-clb.md §2, TKE doc 457/45685).
+ */
+export const TAG_SERVICE_UUID = 'tke-lb-serviceuuid';
+export const TAG_INGRESS_UUID = 'tke-lb-ingress-uuid';
 
 /** Event sources as TKE's controllers report them. */
 export const SERVICE_CONTROLLER = 'tke-service-controller';

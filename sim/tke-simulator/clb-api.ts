@@ -140,6 +140,12 @@ export class ClbApi {
     return res.LoadBalancerSet?.find((lb) => lb.LoadBalancerId === id);
   }
 
+  /** The CLBs carrying tag `key=value` (DescribeLoadBalancers filter `tag:<key>`). */
+  async describeLoadBalancersByTag(key: string, value: string): Promise<LoadBalancer[]> {
+    const res = await this.call('DescribeLoadBalancers', () => this.client.DescribeLoadBalancers({ Filters: [{ Name: `tag:${key}`, Values: [value] }] }));
+    return res.LoadBalancerSet ?? [];
+  }
+
   /**
    * Creates a CLB. `onCreated` runs with the new ID before the task is awaited, so the caller can record it
    * (on the Service) first: a CLB whose creation task is slow or times out is then found again, not duplicated.

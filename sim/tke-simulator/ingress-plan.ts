@@ -1,7 +1,7 @@
 // What TKE's l7-lb-controller would build for an Ingress (shared/docs/tke-clb.md §2, Ingress annotations).
 // Pure: an Ingress in, a plan out.
 import type { V1Ingress } from '@kubernetes/client-node';
-import { INGRESS, QCLOUD_INGRESS_CLASS, annotationIsTrue } from './annotations.js';
+import { INGRESS, QCLOUD_INGRESS_CLASS, TAG_INGRESS_UUID, annotationIsTrue } from './annotations.js';
 import type { LoadBalancerPlan } from './service-plan.js';
 
 export interface L7RulePlan {
@@ -74,6 +74,7 @@ export function planIngress(ing: V1Ingress, clusterId: string): IngressPlan {
       ...(subnetId ? { subnetId } : {}),
       addressIpVersion: 'IPV4',
       name: `${clusterId}_${ing.metadata?.namespace ?? ''}_${ing.metadata?.name ?? ''}`.slice(0, 60),
+      ...(ing.metadata?.uid ? { ownerTag: { key: TAG_INGRESS_UUID, value: ing.metadata.uid } } : {}),
     },
     listeners,
   };

@@ -2,7 +2,7 @@
 // Service/Ingress goes. TKE tags the CLBs it creates (`tke-createdBy-flag = yes`, `tke-clusterId`, tke-clb.md §2)
 // and deletes only those; a CLB named by `tke-existed-lbid` is the user's and survives.
 import type { Listener, LoadBalancer, RuleInput } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
-import { TAG_CLUSTER_ID, TAG_CREATED_BY } from './annotations.js';
+import { TAG_CLUSTER_ID, TAG_CREATED_BY, TAG_INGRESS_UUID, TAG_SERVICE_UUID } from './annotations.js';
 import { ClbError, isNotFound } from './clb-api.js';
 import type { SimulatorContext } from './context.js';
 import type { L7ListenerPlan } from './ingress-plan.js';
@@ -55,6 +55,11 @@ export function createdByCluster(lb: LoadBalancer, clusterId: string): boolean {
   return tag(TAG_CREATED_BY) === 'yes' && tag(TAG_CLUSTER_ID) === clusterId;
 }
 
+/** A CLB TKE made for another object: it carries an owner tag that is not `ownerTag`. */
+function madeForAnother(lb: LoadBalancer, ownerTag: LoadBalancerPlan['ownerTag']): boolean {
+  return (lb.Tags ?? []).some((t) => (t.TagKey === TAG_SERVICE_UUID || t.TagKey === TAG_INGRESS_UUID) && (t.TagKey !== ownerTag?.key || t.TagValue !== ownerTag?.value));
+}
+
 function handleOf(lb: LoadBalancer, owned: boolean): ClbHandle {
   const ipv6 = (lb.AddressIPVersion ?? 'ipv4').toLowerCase() !== 'ipv4' && !lb.LoadBalancerVips?.length;
   return { id: lb.LoadBalancerId ?? '', vip: vipOf(lb), ipv6, owned };
@@ -87,8 +92,15 @@ export async function ensureLoadBalancer(
   }
   if (recordedId) {
     const lb = await describeOrUndefined(ctx, recordedId);
-    if (lb) return handleOf(lb, createdByCluster(lb, ctx.clusterId));
-    ctx.log(`CLB ${recordedId} is gone; creating a new one`);
+    if (lb && !madeForAnother(lb, plan.ownerTag)) return handleOf(lb, createdByCluster(lb, ctx.clusterId));
+    if (!lb) ctx.log(`CLB ${recordedId} is gone; creating a new one`);
+    else if (plan.ownerTag) {
+      // The read-only id annotation was edited to another object's CLB: TKE keeps its own binding (the doc's
+      // LoadBalancerResource), so it goes on with the CLB tagged for this object and writes the id back.
+      ctx.log(`CLB ${recordedId} named on the object was made for another object; keeping this object's own CLB`);
+      const own = (await ctx.clb.describeLoadBalancersByTag(plan.ownerTag.key, plan.ownerTag.value))[0];
+      if (own) return handleOf(own, createdByCluster(own, ctx.clusterId));
+    }
   }
   const id = await ctx.clb.createLoadBalancer(
     {
@@ -100,6 +112,7 @@ export async function ensureLoadBalancer(
       Tags: [
         { TagKey: TAG_CREATED_BY, TagValue: 'yes' },
         { TagKey: TAG_CLUSTER_ID, TagValue: ctx.clusterId },
+        ...(plan.ownerTag ? [{ TagKey: plan.ownerTag.key, TagValue: plan.ownerTag.value }] : []),
       ],
     },
     record,

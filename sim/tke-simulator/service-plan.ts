@@ -1,7 +1,7 @@
 // What TKE's service-controller would build for a Service (shared/docs/tke-clb.md §2, Service annotations).
 // Pure: a Service in, a plan out; no API calls.
 import type { V1Service } from '@kubernetes/client-node';
-import { SERVICE, annotationIsTrue } from './annotations.js';
+import { SERVICE, TAG_SERVICE_UUID, annotationIsTrue } from './annotations.js';
 
 export type LoadBalancerType = 'OPEN' | 'INTERNAL';
 /** `AddressIPVersion` values TKE passes to CreateLoadBalancer (tke-clb.md §3, HealthCheck paragraph). */
@@ -15,6 +15,8 @@ export interface LoadBalancerPlan {
   existingId?: string;
   /** A readable CLB name; TKE's real naming scheme is unknown and nothing depends on it. */
   name: string;
+  /** The owner tag TKE puts on a CLB it creates for this object (`tke-lb-serviceuuid` / `tke-lb-ingress-uuid`). */
+  ownerTag?: { key: string; value: string };
 }
 
 export interface L4ListenerPlan {
@@ -88,6 +90,7 @@ export function planService(svc: V1Service, clusterId: string): ServicePlan {
       addressIpVersion: version,
       ...(existingId ? { existingId } : {}),
       name: `${clusterId}_${svc.metadata?.namespace ?? ''}_${svc.metadata?.name ?? ''}`.slice(0, 60),
+      ...(svc.metadata?.uid ? { ownerTag: { key: TAG_SERVICE_UUID, value: svc.metadata.uid } } : {}),
     },
     listeners: listenersFor(svc),
     preventLoopback: annotationIsTrue(annotations[SERVICE.preventLoopback]),

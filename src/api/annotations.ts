@@ -155,6 +155,11 @@ export interface OriginalsRecord {
   /** Original CLB attributes. */
   loadBalancer?: { passToTarget?: boolean };
   /**
+   * The CLB the listener, rule and attribute entries were read from. Restores go there, never to whatever CLB id
+   * the target's (user-writable) annotation names at release time.
+   */
+  loadBalancerId?: string;
+  /**
    * Fields (`fieldKey` in src/plan/record.ts) loopguard has seen take effect. The one drift rule: such a field
    * found back at its original was put back outside loopguard.
    */
@@ -201,6 +206,9 @@ export function validateOriginals(value: unknown): string | undefined {
     if (!isRecord(value.loadBalancer)) return '"loadBalancer" must be an object';
     const p = value.loadBalancer.passToTarget;
     if (p !== undefined && typeof p !== 'boolean') return 'loadBalancer.passToTarget must be a boolean';
+  }
+  if (value.loadBalancerId !== undefined && (typeof value.loadBalancerId !== 'string' || !/^lb-[0-9a-z]{1,61}$/.test(value.loadBalancerId))) {
+    return '"loadBalancerId" must be a CLB id (lb-…)';
   }
   if (value.applied !== undefined && (!Array.isArray(value.applied) || value.applied.some((k) => typeof k !== 'string'))) {
     return '"applied" must be a list of strings';

@@ -43,6 +43,8 @@ export const StalledReason = {
   TargetMisconfigured: 'TargetMisconfigured',
   /** The CLB API rejected a request as invalid (`InvalidParameter*`); the message quotes it. */
   InvalidRequest: 'InvalidRequest',
+  /** The policy is being deleted and the revert cannot finish; the message names the target, the cause and the way out. */
+  DeletionBlocked: 'DeletionBlocked',
   /** The spec passed admission but cannot be acted on (should not happen with the CRD's CEL rules). */
   InvalidSpec: 'InvalidSpec',
 } as const;
@@ -69,6 +71,12 @@ export const EventReason = {
   InvalidAnnotation: 'InvalidAnnotation',
   /** Warning: another, older policy already manages the target. */
   PolicyConflict: 'PolicyConflict',
+  /** Warning: a policy's deletion waits for a revert that cannot finish (cause and way out in the message). */
+  DeletionBlocked: 'DeletionBlocked',
+  /** Warning: a policy was deleted with loopguard.dev/abandon: its changes stay, unrecorded and unmaintained. */
+  RevertAbandoned: 'RevertAbandoned',
+  /** Warning: the CLB id on the target names a CLB that is not the target's (owner tag / status VIP); nothing written. */
+  ForeignClb: 'ForeignClb',
   /** Warning: a CLB write failed permanently; the message quotes the CLB error. */
   ClbWriteFailed: 'ClbWriteFailed',
   /** Warning: a Kubernetes write (annotation, TkeServiceConfig patch) failed. */

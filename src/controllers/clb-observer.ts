@@ -27,6 +27,8 @@ export function clbFacts(lb: LoadBalancerInfo, listeners: readonly ListenerInfo[
     loadBalancerType: lb.type,
     addressIpVersion: lb.addressIpVersion,
     vips: lb.vips,
+    ...(lb.ipv6Address ? { ipv6Address: lb.ipv6Address } : {}),
+    tags: lb.tags,
     status: lb.status,
     forward: lb.forward,
     passToTarget: lb.passToTarget,

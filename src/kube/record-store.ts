@@ -46,6 +46,15 @@ export class RecordStore {
     return list.items ?? [];
   }
 
+  /** Deletes this record as read (resourceVersion precondition); gone already is fine. */
+  async remove(record: LoopbackRecord): Promise<void> {
+    try {
+      await this.custom.deleteClusterCustomObject({ ...API, name: record.metadata?.name ?? '', body: { preconditions: { resourceVersion: record.metadata?.resourceVersion } } });
+    } catch (err) {
+      if (code(err) !== 404) throw err;
+    }
+  }
+
   /**
    * Sets the target's record to `change(current)` for `owner` (`<namespace>/<name>`): created, updated, or deleted
    * when the result holds nothing. A record of an earlier object of the same name (another uid) counts as none.

@@ -2,6 +2,7 @@
 // Assessment when it decides the verdict, or undefined to let the layer-specific rules run.
 import { readSkip } from '../api/annotations.js';
 import { assessment, type Assessment } from './assessment-result.js';
+import { clbOwnership } from './clb-ownership.js';
 import type { ClbFacts, ClbObservation, TargetFacts } from './facts.js';
 
 /** Opt-outs come first: an opted-out target is never touched, whatever else is true of it. */
@@ -64,6 +65,21 @@ export function clbGate(
     };
   }
   const clb = observation.clb;
+  // Before anything else is concluded from it: the id is user-writable, the CLB may be somebody else's.
+  const owner = clbOwnership(target, clb);
+  if (owner.state === 'Foreign') {
+    return {
+      done: assessment(target, {
+        rootCause: 'ForeignClb',
+        loadBalancerId,
+        message: `${owner.why}. loopguard neither writes to it nor reports it as this ${target.kind}'s; ${idAnnotation} is written by TKE — if someone changed it, remove the change and TKE writes it back`,
+        warnings,
+      }),
+    };
+  }
+  if (owner.state === 'Unverified') {
+    return { done: assessment(target, { rootCause: 'ClbOwnershipUnverified', loadBalancerId, message: `${owner.why}; loopguard acts once it can tell the CLB is this ${target.kind}'s`, warnings }) };
+  }
   if (clb.status === 0) {
     return {
       done: assessment(target, { rootCause: 'ClbCreating', loadBalancerId, message: `CLB ${loadBalancerId} is still being created`, warnings }),
@@ -89,4 +105,12 @@ export function isPublic(clb: ClbFacts): boolean {
 /** `IPV6` (NAT64) and `IPv6FullChain` CLBs: 100.64.0.0/10 is IPv4-only (tke-clb.md §3). */
 export function isIpv6(clb: ClbFacts): boolean {
   return /ipv6/i.test(clb.addressIpVersion ?? '');
+}
+
+/**
+ * Targets whose state says nothing about what loopguard should give back: Pending (not read yet) and a foreign CLB
+ * (the id may be forged; the record's CLB is not in question). Their records are kept as they are, nothing written.
+ */
+export function holdsAsIs(a: { verdict: string; rootCause: { id: string } }): boolean {
+  return a.verdict === 'Pending' || a.rootCause.id === 'ForeignClb';
 }

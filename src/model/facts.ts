@@ -14,6 +14,8 @@ export interface BoundClb {
   loadBalancerId?: string;
   /** metadata.uid: tells this object from an earlier one of the same name (a record belongs to one of them). */
   uid?: string;
+  /** IPs in status.loadBalancer.ingress (the CLB VIP once TKE has assigned it; only TKE writes status). */
+  loadBalancerIps?: string[];
 }
 
 export interface ServicePortFacts {
@@ -33,8 +35,6 @@ export interface ServiceFacts extends TargetRef, BoundClb {
   loadBalancerClass?: string;
   externalTrafficPolicy?: 'Cluster' | 'Local';
   ports: ServicePortFacts[];
-  /** IPs in status.loadBalancer.ingress (the CLB VIP once TKE has assigned it). */
-  loadBalancerIps?: string[];
 }
 
 export interface IngressRuleFacts {
@@ -95,6 +95,10 @@ export interface ClbFacts {
   /** `IPV4`, `IPV6` (NAT64) or `IPv6FullChain`. */
   addressIpVersion?: string;
   vips?: string[];
+  /** An IPv6 CLB's address (its `vips` are empty). */
+  ipv6Address?: string;
+  /** The CLB's tags: set by the cloud account (TKE's owner tags), never by a namespace user. */
+  tags?: Record<string, string>;
   /** 0 = creating, 1 = running. */
   status?: number;
   /** 1 = CLB, 0 = classic CLB. */

@@ -9,6 +9,10 @@ export const ROOT_CAUSES = {
   TkeSyncSkipped: { verdict: 'Skipped', summary: "TKE's controller is told to skip the target (<kind>/mode: skip)" },
   // Conflict
   PolicyConflict: { verdict: 'Conflict', summary: 'an older LoopbackPolicy already manages the target' },
+  ForeignClb: {
+    verdict: 'Conflict',
+    summary: "the CLB id on the target names a CLB that is not the target's (TKE's owner tag or the status VIP disagree)",
+  },
   // NotApplicable
   NotLoadBalancerService: { verdict: 'NotApplicable', summary: 'the Service is not of type LoadBalancer: no CLB' },
   NotTkeLoadBalancer: { verdict: 'NotApplicable', summary: 'spec.loadBalancerClass hands the Service to another LB controller' },
@@ -24,6 +28,7 @@ export const ROOT_CAUSES = {
   ClbNotObserved: { verdict: 'Pending', summary: 'loopguard has not read the CLB yet' },
   ClbNotFound: { verdict: 'Pending', summary: 'the CLB id on the target does not exist (yet)' },
   ClbCreating: { verdict: 'Pending', summary: 'the CLB is still being created' },
+  ClbOwnershipUnverified: { verdict: 'Pending', summary: "the CLB has no owner tag and TKE has not published its VIP in the target's status" },
   ListenersNotReady: { verdict: 'Pending', summary: "TKE has not created the listeners for the target's ports yet" },
   // Unsupported
   Ipv6Clb: { verdict: 'Unsupported', summary: 'IPv6 CLBs cannot use the 100.64.0.0/10 health-check source' },

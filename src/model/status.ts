@@ -122,8 +122,14 @@ export function countsSummary(c: VerdictCounts): string {
   return `${c.total} target${c.total === 1 ? '' : 's'}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
 }
 
+/**
+ * Status text is bounded and printable: ids and messages may quote annotations anyone with `edit` on a target can
+ * write, so control characters become U+FFFD (they would garble `kubectl describe` and terminals) and length is cut.
+ */
 function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
+  // eslint-disable-next-line no-control-regex
+  const printable = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd');
+  return printable.length > max ? `${printable.slice(0, max - 3)}...` : printable;
 }
 
 /** Plan lines as status shows them: at most MAX_PLAN_LINES, each clipped. */

@@ -18,7 +18,7 @@ function isoTime(value: Date | string | undefined): string | undefined {
 export function serviceFacts(svc: V1Service): ServiceFacts {
   const md = svc.metadata ?? {};
   const etp = svc.spec?.externalTrafficPolicy;
-  const ips = (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter((ip): ip is string => !!ip);
+  const ips = statusIps(svc.status);
   const created = isoTime(md.creationTimestamp);
   const loadBalancerId = boundLoadBalancerId(md.annotations, 'Service');
   return {
@@ -44,8 +44,14 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
   };
 }
 
+/** The IPs TKE published in status.loadBalancer.ingress. */
+function statusIps(status: { loadBalancer?: { ingress?: { ip?: string }[] } } | undefined): string[] {
+  return (status?.loadBalancer?.ingress ?? []).map((i) => i.ip).filter((ip): ip is string => !!ip);
+}
+
 export function ingressFacts(ing: V1Ingress): IngressFacts {
   const md = ing.metadata ?? {};
+  const ips = statusIps(ing.status);
   const created = isoTime(md.creationTimestamp);
   const loadBalancerId = boundLoadBalancerId(md.annotations, 'Ingress');
   return {
@@ -63,5 +69,6 @@ export function ingressFacts(ing: V1Ingress): IngressFacts {
       paths: (r.http?.paths ?? []).map((p) => p.path ?? '/'),
     })),
     tls: (ing.spec?.tls ?? []).length > 0,
+    ...(ips.length > 0 ? { loadBalancerIps: ips } : {}),
   };
 }

@@ -7,6 +7,7 @@ import { ServiceAnnotation, type Annotations, type OriginalsRecord, type SourceI
 import type { HealthCheck, ListenerInfo } from '../cloud/clb-client.js';
 import type { Assessment } from '../model/assessment.js';
 import type { L4DesiredState } from '../model/desired-state.js';
+import { holdsAsIs } from '../model/assess-common.js';
 import { boundLoadBalancerId } from '../model/target-facts.js';
 import { fieldKey, isApplied, isEmptyRecord, mergeRecords, sameRecord, withApplied, withoutFields } from './record.js';
 import type { Step } from './steps.js';
@@ -51,7 +52,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // what is wanted: leave everything as it is.
     // A skipped target's assessment stops before reading the CLB id: take it from the Service.
     const lbId = a.loadBalancerId ?? boundLoadBalancerId(input.annotations, 'Service');
-    if (input.record && input.owned && a.verdict !== 'Pending') return planL4Release(input.record, input.annotations, lbId);
+    if (input.record && input.owned && !holdsAsIs(a)) return planL4Release(input.record, input.annotations, lbId);
     return [];
   }
   const steps: Step[] = [];
@@ -71,7 +72,11 @@ export function planL4Target(input: L4TargetInput): Step[] {
   const addAnnotation = a.changes.some((c) => c.action === 'AddPreventLoopbackAnnotation');
   let merged = record ?? { v: 1 as const };
   if (switches.length > 0) {
-    merged = mergeRecords(record, { v: 1, listeners: Object.fromEntries(switches.map((s) => [s.listenerId, { sourceIpType: s.from }])) });
+    merged = mergeRecords(record, {
+      v: 1,
+      listeners: Object.fromEntries(switches.map((s) => [s.listenerId, { sourceIpType: s.from }])),
+      loadBalancerId: desired.loadBalancerId,
+    });
     if (!sameRecord(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
   }
   for (const s of switches) {
@@ -123,6 +128,8 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
     if ((annotations?.[key] ?? null) !== original) restoreAnnotations[key] = original;
   }
   const listenerSteps: Step[] = [];
+  // The CLB the originals were read from; the target's annotation may name another one by now.
+  const lbId = record.loadBalancerId ?? loadBalancerId;
   for (const [listenerId, l] of Object.entries(record.listeners ?? {})) {
     const rest = { ...l };
     if (l.sourceIpType !== undefined) {
@@ -132,8 +139,8 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
       }
       released = true;
       forget.push(fieldKey.listenerSource(listenerId));
-      if (loadBalancerId) {
-        listenerSteps.push({ kind: 'SetListenerHealthCheckSource', loadBalancerId, listenerId, protocol: '', port: 0, to: l.sourceIpType, restore: true });
+      if (lbId) {
+        listenerSteps.push({ kind: 'SetListenerHealthCheckSource', loadBalancerId: lbId, listenerId, protocol: '', port: 0, to: l.sourceIpType, restore: true });
       }
       delete rest.sourceIpType;
     }
@@ -144,6 +151,7 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
   if (record.rules) remaining.rules = record.rules;
   if (record.loadBalancer) remaining.loadBalancer = record.loadBalancer;
   if (record.declaredAt) remaining.declaredAt = record.declaredAt;
+  if (record.loadBalancerId) remaining.loadBalancerId = record.loadBalancerId;
   const left = withApplied(remaining, record.applied ?? []);
   const steps: Step[] = [];
   if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });

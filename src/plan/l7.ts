@@ -10,6 +10,7 @@
 // config → PassToTarget back → the auto annotation (if loopguard added it) and the record dropped.
 import { IngressAnnotation, type Annotations, type OriginalsRecord } from '../api/annotations.js';
 import { StalledReason } from '../api/reasons.js';
+import { holdsAsIs } from '../model/assess-common.js';
 import type { Assessment } from '../model/assessment.js';
 import type { ClbFacts } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
@@ -60,7 +61,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const desired = a.desired?.layer === 'L7' ? a.desired : undefined;
   const misconfigured = a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
   if (!desired || misconfigured) {
-    if (input.record && input.owned && a.verdict !== 'Pending' && !misconfigured) {
+    if (input.record && input.owned && !holdsAsIs(a) && !misconfigured) {
       return planL7Release({ record: input.record, annotations: input.annotations, name: a.target.name, ...(input.clb ? { clb: input.clb } : {}), ...(input.config ? { config: input.config } : {}) });
     }
     return { steps: [] };
@@ -72,7 +73,10 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const vip = input.clb?.vips?.[0];
   const steps: Step[] = [];
   const ref = desired.tkeServiceConfig;
-  const passRecord: OriginalsRecord = passWanted ? { v: 1, loadBalancer: { passToTarget: false } } : { v: 1 };
+  // Every record names the CLB its entries came from (restores go there, whatever the annotation says later).
+  const passRecord: OriginalsRecord = passWanted
+    ? { v: 1, loadBalancer: { passToTarget: false }, loadBalancerId: desired.loadBalancerId }
+    : { v: 1, loadBalancerId: desired.loadBalancerId };
   const pass: Step[] = passWanted ? [{ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: desired.loadBalancerId, to: true }] : [];
   const recordThen = (add: OriginalsRecord, then: Step[]): void => {
     const merged = mergeRecords(record, mergeRecords(add, passRecord));
@@ -85,7 +89,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
     if (edits.length > 0) {
       const auto = IngressAnnotation.TkeServiceConfigAuto;
       const base = passWanted ? mergeRecords(record, passRecord) : (record ?? { v: 1 as const });
-      steps.push({ kind: 'AnnotateTarget', set: { [auto]: 'true' }, record: mergeRecords(base, { v: 1, annotations: { [auto]: input.annotations?.[auto] ?? null } }) });
+      steps.push({ kind: 'AnnotateTarget', set: { [auto]: 'true' }, record: mergeRecords(base, { v: 1, annotations: { [auto]: input.annotations?.[auto] ?? null }, loadBalancerId: desired.loadBalancerId }) });
       steps.push({ kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: desired.loadBalancerId, config: ref.name });
     }
     return { steps };
@@ -175,7 +179,9 @@ export interface L7ReleaseInput {
  * forever) and drops the record.
  */
 export function planL7Release(input: L7ReleaseInput): L7Plan {
-  const { record, annotations, clb, config } = input;
+  const { record, annotations, config } = input;
+  // A CLB other than the one the originals came from (the user-writable id changed) is never written to.
+  const clb = record.loadBalancerId && input.clb?.loadBalancerId !== record.loadBalancerId ? undefined : input.clb;
   const views = listenerViews(clb);
   const plan = revertPlan(record, views);
   const vip = clb?.vips?.[0];

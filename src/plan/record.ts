@@ -73,6 +73,9 @@ export function mergeRecords(existing: OriginalsRecord | undefined, add: Origina
   const pass = existing?.loadBalancer?.passToTarget ?? add.loadBalancer?.passToTarget;
   if (pass !== undefined) out.loadBalancer = { passToTarget: pass };
 
+  const lbId = existing?.loadBalancerId ?? add.loadBalancerId;
+  if (lbId) out.loadBalancerId = lbId;
+
   const declared = [existing?.declaredAt, add.declaredAt].filter((t): t is string => t !== undefined).sort((x, y) => Date.parse(y) - Date.parse(x))[0];
   if (declared) out.declaredAt = declared;
   return withApplied(out, [...(existing?.applied ?? []), ...(add.applied ?? [])]);
@@ -127,6 +130,9 @@ export function withoutFields(record: OriginalsRecord | undefined, keys: readonl
   if (out.listeners && Object.keys(out.listeners).length === 0) delete out.listeners;
   if (out.rules && Object.keys(out.rules).length === 0) delete out.rules;
   const left = withApplied(out, out.applied ?? []);
-  if (isEmptyRecord(left)) delete left.declaredAt;
+  if (isEmptyRecord(left)) {
+    delete left.declaredAt;
+    delete left.loadBalancerId;
+  }
   return left;
 }

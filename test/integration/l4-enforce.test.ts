@@ -168,6 +168,8 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
       v: 1,
       listeners: { [tcp?.ListenerId ?? '']: { sourceIpType: 0 }, [udp?.ListenerId ?? '']: { sourceIpType: 0 } },
       annotations: { [PREVENT]: null },
+      // The CLB the listener originals were read from: a restore goes there, whatever the annotation says later.
+      loadBalancerId: ids['local-multi'],
       applied: [`annotation/${PREVENT}`, `listener/${tcp?.ListenerId ?? ''}/sourceIpType`, `listener/${udp?.ListenerId ?? ''}/sourceIpType`].sort(),
     });
     expect(svc.metadata?.managedFields?.some((f) => f.manager === 'loopguard')).toBe(true);

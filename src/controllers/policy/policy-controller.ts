@@ -15,32 +15,13 @@ import { conflictAssessment, type Assessment } from '../../model/assessment.js';
 import type { ClusterProfile } from '../../model/cluster-profile.js';
 import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
-import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { involvedObject, type Executor } from '../../mitigation/executor.js';
-import { ownedBy, ownerOf, ownershipOf } from '../../plan/ownership.js';
+import { ownerOf, ownershipOf } from '../../plan/ownership.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import { planReleases, PolicyRound, remainingSteps, sameObject, type Orphan, type RoundDeps } from './round.js';
-import { namespaceView, policyIdentity } from './targets.js';
-
-/**
- * The targets whose records belong to `owner` but that it does not manage (now): released. A record whose object
- * is gone (deleted, or replaced by another of the same name) is stale: it is only forgotten.
- */
-function orphansOf(records: readonly LoopbackRecord[], owner: string, managed: ReadonlySet<string>, candidates: readonly TargetFacts[]): Orphan[] {
-  const byKey = new Map(candidates.map((t) => [targetKey(t), t]));
-  return records.flatMap((entry): Orphan[] => {
-    if (!ownedBy(entry, owner)) return [];
-    const t = entry.spec.target;
-    // A managed target ignores a stale record (its next recording replaces it); releasing it here as well could
-    // forget originals that round just recorded.
-    if (managed.has(targetKey(t))) return [];
-    const live = byKey.get(targetKey(t));
-    const stale = !live || !sameObject(entry, live);
-    const facts = live ?? ({ kind: t.kind, namespace: t.namespace, name: t.name, ...(t.kind === 'Service' ? { type: 'LoadBalancer', ports: [] } : { rules: [], tls: false }) } as TargetFacts);
-    return [{ facts, entry, ...(stale ? { stale: true } : {}) }];
-  });
-}
+import { PolicyDeletion } from './deletion.js';
+import { PolicyRound, type RoundDeps } from './round.js';
+import { namespaceView, orphansOf, policyIdentity } from './targets.js';
 
 /** What the policy controller reads: informer caches, never the API server directly. */
 export interface PolicyCaches {
@@ -93,8 +74,11 @@ export class PolicyController {
   /** Consecutive rounds a policy waited on TKE (CLBs being built, configs to apply), for the recheck backoff. */
   private readonly building = new Map<string, number>();
 
+  private readonly deletion: PolicyDeletion;
+
   constructor(private readonly o: PolicyControllerOptions) {
     this.round = new PolicyRound(o);
+    this.deletion = new PolicyDeletion(o);
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
@@ -105,7 +89,8 @@ export class PolicyController {
       return;
     }
     if (policy.metadata.deletionTimestamp) {
-      await this.finalize(policy, signal);
+      await this.deletion.finalize(policy, signal);
+      this.forgetPolicy(namespace, name);
       return;
     }
     const spec = withSpecDefaults(policy.spec);
@@ -195,7 +180,8 @@ export class PolicyController {
       if (a.verdict === 'AtRisk') {
         await this.o.events.record(involved, 'Warning', EventReason.TargetAtRisk, `${a.rootCause.id}: ${a.rootCause.message} ${by}`);
       } else if (a.verdict === 'Conflict') {
-        await this.o.events.record(involved, 'Warning', EventReason.PolicyConflict, `${a.rootCause.message} ${by}`);
+        const reason = a.rootCause.id === 'ForeignClb' ? EventReason.ForeignClb : EventReason.PolicyConflict;
+        await this.o.events.record(involved, 'Warning', reason, `${a.rootCause.message} ${by}`);
       } else if (a.verdict === 'Mitigated') {
         await this.o.events.record(involved, 'Normal', EventReason.TargetMitigated, `${a.rootCause.message} ${by}`);
       }
@@ -208,31 +194,5 @@ export class PolicyController {
     for (const k of [...this.lastVerdicts.keys()]) if (k.startsWith(`${namespace}/${name}/`)) this.lastVerdicts.delete(k);
   }
 
-  /**
-   * Deleting a policy with revertOnDelete: every target that carries its record, read from the API server (the
-   * cache may not show a record written moments before the deletion), is released by the same plan and executor
-   * as in a round. The finalizer goes only when nothing of the policy is left; until then the queue retries.
-   */
-  private async finalize(policy: LoopbackPolicy, signal: AbortSignal): Promise<void> {
-    if (!policy.metadata.finalizers?.includes(FINALIZER)) return;
-    const namespace = policy.metadata.namespace ?? '';
-    const owner = ownerOf(namespace, policy.metadata.name ?? '');
-    const spec = withSpecDefaults(policy.spec);
-    if (spec.revertOnDelete && this.o.executor) {
-      const [services, ingresses, records] = await Promise.all([this.o.writer.list('Service', namespace), this.o.writer.list('Ingress', namespace), this.o.records.list(namespace)]);
-      const facts = [...services.map((s) => serviceFacts(s as V1Service)), ...ingresses.map((i) => ingressFacts(i as V1Ingress))];
-      if (!this.o.tkeServiceConfigsSynced() && records.some((r) => r.spec.target.kind === 'Ingress' && ownedBy(r, owner))) {
-        throw new Error('reverting before the finalizer is released: waiting for the TkeServiceConfig cache to sync before releasing Ingresses');
-      }
-      const plans = await planReleases(this.o, owner, orphansOf(records, owner, new Set(), facts), signal);
-      const left = (await this.o.executor.execute(owner, plans, signal)).filter((e) => !e.gone && (e.error || remainingSteps(e).length > 0));
-      if (left.length > 0) {
-        const first = left[0]!;
-        const why = first.error ? `${first.error.reason}: ${first.error.message}` : (first.waiting ?? 'steps remain');
-        throw new Error(`reverting before the finalizer is released: ${left.length} target(s) not restored yet, e.g. ${first.plan.target.kind} ${first.plan.target.name}: ${why}`);
-      }
-    }
-    await this.o.writer.setFinalizers(policy, (policy.metadata.finalizers ?? []).filter((f) => f !== FINALIZER));
-    this.forgetPolicy(namespace, policy.metadata.name ?? '');
-  }
+
 }

@@ -2,6 +2,10 @@
 // namespace, and the CLB each one is bound to.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
+import type { LoopbackRecord } from '../../api/loopbackrecord.js';
+import { ownedBy } from '../../plan/ownership.js';
+import { targetKey } from '../../model/facts.js';
+import { sameObject, type Orphan } from './round.js';
 import { resolveConflicts, type Claim, type Ownership, type PolicyIdentity } from '../../model/conflicts.js';
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import { selectTargets } from '../../model/selection.js';
@@ -37,4 +41,23 @@ export function namespaceView(
     for (const t of selectTargets(scope, candidates)) claims.push({ policy: policyIdentity(p), target: t });
   }
   return { candidates, ownership: resolveConflicts(claims, holder) };
+}
+
+/**
+ * The targets whose records belong to `owner` but that it does not manage (now): released. A record whose object
+ * is gone (deleted, or replaced by another of the same name) is stale: it is only forgotten.
+ */
+export function orphansOf(records: readonly LoopbackRecord[], owner: string, managed: ReadonlySet<string>, candidates: readonly TargetFacts[]): Orphan[] {
+  const byKey = new Map(candidates.map((t) => [targetKey(t), t]));
+  return records.flatMap((entry): Orphan[] => {
+    if (!ownedBy(entry, owner)) return [];
+    const t = entry.spec.target;
+    // A managed target ignores a stale record (its next recording replaces it); releasing it here as well could
+    // forget originals that round just recorded.
+    if (managed.has(targetKey(t))) return [];
+    const live = byKey.get(targetKey(t));
+    const stale = !live || !sameObject(entry, live);
+    const facts = live ?? ({ kind: t.kind, namespace: t.namespace, name: t.name, ...(t.kind === 'Service' ? { type: 'LoadBalancer', ports: [] } : { rules: [], tls: false }) } as TargetFacts);
+    return [{ facts, entry, ...(stale ? { stale: true } : {}) }];
+  });
 }

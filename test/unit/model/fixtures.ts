@@ -68,6 +68,8 @@ export function service(extra: Partial<ServiceFacts> = {}, annotations: Record<s
     type: 'LoadBalancer',
     ports: [{ port: 80, protocol: 'TCP' }],
     externalTrafficPolicy: 'Cluster',
+    // TKE publishes the CLB's VIP in status: the CLB is the Service's own (src/model/clb-ownership.ts).
+    loadBalancerIps: ['10.0.0.10'],
     ...extra,
     annotations: { 'service.kubernetes.io/loadbalance-id': 'lb-abc', ...annotations },
   };
@@ -80,6 +82,7 @@ export function ingress(extra: Partial<IngressFacts> = {}, annotations: Record<s
     name: 'front',
     rules: [{ host: 'shop.example.com', paths: ['/'] }],
     tls: true,
+    loadBalancerIps: ['10.0.0.10'],
     ...extra,
     annotations: { 'kubernetes.io/ingress.qcloud-loadbalance-id': 'lb-ing', ...annotations },
   };

@@ -29,7 +29,7 @@ interface Row {
   steps: Step[];
 }
 
-const recorded = record({ listeners: { 'lbl-tcp': { sourceIpType: 0 }, 'lbl-udp': { sourceIpType: 0 } } });
+const recorded = record({ listeners: { 'lbl-tcp': { sourceIpType: 0 }, 'lbl-udp': { sourceIpType: 0 } }, loadBalancerId: 'lb-abc' });
 const converged = record({ ...recorded, annotations: { [PREVENT_LOOPBACK]: null }, applied: ['annotation/' + PREVENT_LOOPBACK, 'listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'] });
 
 const rows: Row[] = [
@@ -82,6 +82,32 @@ const rows: Row[] = [
     steps: [
       { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
       { kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`] },
+    ],
+  },
+  {
+    name: "the CLB id now names another Service's CLB (owner tag): a foreign CLB, nothing written, the record kept",
+    svc: service({ externalTrafficPolicy: 'Local', ports, uid: 'uid-web' }, owned(converged, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: { ...two(0, 0), tags: { 'tke-lb-serviceuuid': 'uid-of-another-service' } },
+    steps: [],
+  },
+  {
+    name: "the CLB id now names a CLB whose VIP is not in the Service's status: a foreign CLB, nothing written",
+    svc: service({ externalTrafficPolicy: 'Local', ports, loadBalancerIps: ['10.9.9.9'] }, owned(converged, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(0, 0),
+    steps: [],
+  },
+  {
+    name: 'opted out with the CLB id changed to another CLB: the sources are restored on the CLB they were recorded from',
+    svc: service(
+      { externalTrafficPolicy: 'Local', ports },
+      owned(converged, { [PREVENT_LOOPBACK]: 'true', 'loopguard.dev/skip': 'true', 'service.kubernetes.io/loadbalance-id': 'lb-victim' }),
+    ),
+    clb: two(1, 1),
+    steps: [
+      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: '', port: 0, to: 0, restore: true },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: '', port: 0, to: 0, restore: true },
+      { kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'], drops: true },
     ],
   },
   {

@@ -8,13 +8,15 @@ import type { ConfigView } from '../../../src/plan/l7.js';
 import { planL7Release } from '../../../src/plan/l7.js';
 import { planTarget } from '../../../src/plan/policy-plan.js';
 import { describeStep, type Step } from '../../../src/plan/steps.js';
-import { clb, context, ingress, listener, registryView } from '../model/fixtures.js';
+import { clb, context, ingress as ingressFacts, listener, registryView } from '../model/fixtures.js';
 
 const OWNER = 'shop/p';
 const NOW = new Date('2026-11-22T10:00:00Z');
 const AUTO = 'ingress.cloud.tencent.com/tke-service-config-auto';
 const CONFIG = 'front-auto-ingress-config';
 const VIP = '10.0.0.9';
+/** An Ingress whose status shows its CLB's VIP (as TKE publishes it). */
+const ingress = (extra: Parameters<typeof ingressFacts>[0] = {}, annotations: Record<string, string> = {}) => ingressFacts({ loadBalancerIps: [VIP], ...extra }, annotations);
 
 function http(keepalive: 0 | 1, source: 0 | 1): ListenerFacts {
   return listener('lbl-80', 'HTTP', 80, { keepaliveEnable: keepalive, rules: [{ locationId: 'loc-a', domain: 'shop.example.com', url: '/', healthCheck: { sourceIpType: source } }] });
@@ -24,7 +26,7 @@ const owned = (r: OriginalsRecord, extra: Record<string, string> = {}) => ({ 'lo
 const declared = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 1, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 1 } }] }] }] } };
 const autoConfig = (spec: unknown = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/' }] }] }] } }): ConfigView => ({ name: CONFIG, spec, exists: true });
 const KEEPALIVE_AND_SOURCE = { l7: { keepalive: true, healthCheckSource: 'Range100_64' as const } };
-const originals: OriginalsRecord = { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0, keepaliveAdded: 'field' } }, rules: { 'lbl-80/loc-a': { sourceIpType: 0, added: 'healthCheck' } }, declaredAt: NOW.toISOString() };
+const originals: OriginalsRecord = { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0, keepaliveAdded: 'field' } }, rules: { 'lbl-80/loc-a': { sourceIpType: 0, added: 'healthCheck' } }, declaredAt: NOW.toISOString(), loadBalancerId: 'lb-ing' };
 
 interface Row {
   name: string;
@@ -42,7 +44,7 @@ const rows: Row[] = [
     ing: ingress({}, {}),
     clb: lb(0, 0),
     steps: [
-      { kind: 'AnnotateTarget', set: { [AUTO]: 'true' }, record: { v: 1, annotations: { [AUTO]: null } } },
+      { kind: 'AnnotateTarget', set: { [AUTO]: 'true' }, record: { v: 1, annotations: { [AUTO]: null }, loadBalancerId: 'lb-ing' } },
       { kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: 'lb-ing', config: CONFIG },
     ],
   },

@@ -1,0 +1,48 @@
+// Whether the CLB a target names is the target's own. The id comes from an annotation that anyone with `edit` on
+// the target can overwrite, so before any verdict that leads to a write loopguard checks it against what a
+// namespace user cannot write (issue 15 #1, docs/security.md):
+//  - the CLB's tags, which only the cloud account sets: TKE tags a CLB it creates for a Service with
+//    `tke-lb-serviceuuid: <Service uid>` and one for an Ingress with `tke-lb-ingress-uuid: <Ingress uid>` (TKE docs
+//    "Service 使用已有 CLB" and 457/45685; sim/README.md);
+//  - the target's status (`status.loadBalancer.ingress[].ip`), which TKE's controller writes through the status
+//    subresource that the `edit` role does not grant.
+// A CLB without an owner tag (one the user brought with `tke-existed-lbid`, or a cluster that shares CLBs) must
+// carry the status VIP. A mismatch is a ForeignClb verdict: reported with a Warning Event, never written to.
+import type { ClbFacts, TargetFacts } from './facts.js';
+
+export const OWNER_TAG = { Service: 'tke-lb-serviceuuid', Ingress: 'tke-lb-ingress-uuid' } as const;
+
+export type Ownership = { state: 'Own'; by: 'tag' | 'vip' } | { state: 'Foreign'; why: string } | { state: 'Unverified'; why: string };
+
+/** Values quoted in messages come from the cloud or from status: shown short. */
+function shown(value: string): string {
+  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+}
+
+export function clbOwnership(target: TargetFacts, clb: ClbFacts): Ownership {
+  const tags = clb.tags ?? {};
+  const id = clb.loadBalancerId;
+  const otherKind = target.kind === 'Service' ? 'Ingress' : 'Service';
+  const otherTag = tags[OWNER_TAG[otherKind]];
+  if (otherTag !== undefined) {
+    return { state: 'Foreign', why: `CLB ${id} was created by TKE for an ${otherKind} (tag ${OWNER_TAG[otherKind]}), not for this ${target.kind}` };
+  }
+  const ownTag = tags[OWNER_TAG[target.kind]];
+  if (ownTag !== undefined) {
+    if (target.uid && ownTag === target.uid) return { state: 'Own', by: 'tag' };
+    return {
+      state: 'Foreign',
+      why: `CLB ${id} was created by TKE for another ${target.kind} (tag ${OWNER_TAG[target.kind]}=${shown(ownTag)}, this ${target.kind}'s uid is ${shown(target.uid ?? 'unknown')})`,
+    };
+  }
+  const addresses = new Set([...(clb.vips ?? []), ...(clb.ipv6Address ? [clb.ipv6Address] : [])]);
+  const published = target.loadBalancerIps ?? [];
+  if (published.length === 0) {
+    return { state: 'Unverified', why: `CLB ${id} has no owner tag and TKE has not published its VIP in the ${target.kind}'s status yet` };
+  }
+  if (published.some((ip) => addresses.has(ip))) return { state: 'Own', by: 'vip' };
+  return {
+    state: 'Foreign',
+    why: `the ${target.kind}'s status address ${shown(published[0] ?? '')} is not an address of CLB ${id} (${[...addresses].map(shown).join(', ') || 'none'})`,
+  };
+}

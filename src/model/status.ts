@@ -45,6 +45,11 @@ export interface TargetOutcome {
   error?: TargetError;
   /** The plan's steps still to carry out (src/plan), described; without it the assessment's changes stand in. */
   plan?: readonly string[];
+  /**
+   * Audit only: the target keeps changes this policy made in Enforce (it holds the target's record). Audit makes no
+   * new change but corrects those when they drift back (docs/execution.md "Mode switch").
+   */
+  held?: boolean;
 }
 
 /** A target the policy changed but no longer manages, with the steps that give its originals back. */
@@ -144,9 +149,14 @@ function stepCount(o: TargetOutcome): number {
   return o.plan?.length ?? o.assessment.changes.length;
 }
 
+/** What a target under Audit that keeps Enforce's changes is told (docs/execution.md "Mode switch"). */
+export const HELD_NOTE =
+  '(Audit: loopguard keeps the changes it made in Enforce and puts them back if they drift, but makes no new ones; deselect the target or delete the policy to restore its originals.)';
+
 export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
   const a = outcome.assessment;
-  const message = outcome.error ? `${a.rootCause.message} Last error (${outcome.error.reason}): ${outcome.error.message}` : a.rootCause.message;
+  const base = outcome.held ? `${a.rootCause.message} ${HELD_NOTE}` : a.rootCause.message;
+  const message = outcome.error ? `${base} Last error (${outcome.error.reason}): ${outcome.error.message}` : base;
   const plan = planLines(outcome.plan ?? a.changes.map(describeChange));
   return {
     kind: a.target.kind,
@@ -255,7 +265,10 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts): Evaluation {
       const n = planned.reduce((sum, o) => sum + stepCount(o), 0);
       const plan = n > 0 ? `; Enforce mode would carry out ${n} step${n === 1 ? '' : 's'} on ${planned.length} target${planned.length === 1 ? '' : 's'} (see status.targets[].plan)` : '; nothing to change';
       const blockedText = outcomes.some((o) => o.assessment.blockers.length > 0) ? '; some mitigations need a ticket or a fix first (see targets)' : '';
-      ready = { status: 'True', reason: ReadyReason.AuditComplete, message: `diagnosis complete, nothing changed (Audit): ${summary}${riskText}${plan}${blockedText}${waiting}` };
+      const held = outcomes.filter((o) => o.held).length;
+      const heldText = held > 0 ? `; ${held} target${held === 1 ? '' : 's'} keep the changes made in Enforce (Audit corrects them if they drift back, makes no new ones; deselect the targets or delete the policy to restore them)` : '';
+      const what = held > 0 ? 'diagnosis complete (Audit)' : 'diagnosis complete, nothing changed (Audit)';
+      ready = { status: 'True', reason: ReadyReason.AuditComplete, message: `${what}: ${summary}${riskText}${plan}${blockedText}${heldText}${waiting}` };
     } else if (atRisk.length > 0) {
       ready = { status: 'True', reason: ReadyReason.ReconciledWithRisks, message: `${summary}${riskText}; see status.targets for what to do${waiting}` };
     } else {

@@ -164,7 +164,7 @@ export class PolicyRound {
     this.unlearn(managed);
     if (!input.enforcing || !this.d.executor) {
       // Audit: the plan as it is, reported. A problem only a human can fix shows in the message, without Stalled.
-      result.outcomes.push(...plans.map((p, i) => ({ assessment: (managed[i] as ManagedTarget).assessment, plan: p.steps.map(describeStep) })));
+      await this.maintainHeld(input, managed, plans, result, signal);
       return;
     }
     const executions = await this.d.executor.execute(input.owner, plans, signal);
@@ -179,6 +179,34 @@ export class PolicyRound {
         assessment = this.assess(input, { ...t, annotations: annotationsAfter(t.annotations, e.executed) } as TargetFacts, clb);
       }
       result.outcomes.push({ assessment, plan: remainingSteps(e).map(describeStep), ...(e.error ? { error: e.error } : {}) });
+    });
+  }
+
+  /**
+   * Audit after Enforce (docs/execution.md "Mode switch"): a target whose record this policy holds keeps the
+   * changes made in Enforce. Leaving them unmaintained could hurt (prevent-loopback kept while the source drifts
+   * back to the VIP drops every health check), so Audit carries out the plan's drift corrections of those fields,
+   * and nothing else: no new change, no release. Everything else of the plan is reported as Enforce would do it.
+   */
+  private async maintainHeld(input: RoundInput, managed: readonly ManagedTarget[], plans: TargetPlan[], result: RoundResult, signal: AbortSignal): Promise<void> {
+    const held = managed.map((m) => m.ownership?.owner === input.owner && m.ownership.record !== undefined);
+    const corrections = plans.map((p, i) => ({ ...p, steps: held[i] ? p.steps.filter((s) => 'drift' in s && s.drift === true) : [] }));
+    const todo = corrections.filter((p) => p.steps.length > 0);
+    const done = new Map<TargetPlan, { error?: TargetError }>();
+    if (todo.length > 0 && this.d.executor) {
+      const executions = await this.d.executor.execute(input.owner, todo, signal);
+      executions.forEach((e, k) => done.set(todo[k] as TargetPlan, e.error ? { error: e.error } : {}));
+    }
+    plans.forEach((p, i) => {
+      const c = corrections[i] as TargetPlan;
+      const outcome = done.get(c);
+      const rest = outcome && !outcome.error ? p.steps.filter((s) => !c.steps.includes(s)) : p.steps;
+      result.outcomes.push({
+        assessment: (managed[i] as ManagedTarget).assessment,
+        plan: rest.map(describeStep),
+        ...(held[i] ? { held: true } : {}),
+        ...(outcome?.error ? { error: outcome.error } : {}),
+      });
     });
   }
 

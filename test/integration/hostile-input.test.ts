@@ -4,7 +4,7 @@
 // by values built to break status (an id of 200 characters with control characters). The emulator's write log and
 // the API server's objects show loopguard wrote nothing outside the user's own targets.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, NetworkingV1Api } from '@kubernetes/client-node';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { createNamespace, kubeConfig, kubectl, userKubeconfigPath, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
@@ -12,7 +12,7 @@ import type { OperatorProcess } from '../support/operator.js';
 import type { getPolicy} from '../support/policy.js';
 import { applyPolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
 import { findRecord } from '../support/records.js';
-import { AT_RISK_L4, lbService } from '../support/workload.js';
+import { AT_RISK_L4, PRIVATE_INGRESS, lbIngress, lbService } from '../support/workload.js';
 
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
@@ -25,6 +25,8 @@ describe('hostile input from a namespace user', () => {
   let operator: OperatorProcess;
   const kc = kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
+  const net = kc.makeApiClient(NetworkingV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
   const logs = () => `--- operator logs (tail) ---\n${operator.logs().slice(-6000)}`;
 
   beforeAll(async () => {
@@ -268,6 +270,29 @@ describe('hostile input from a namespace user', () => {
     }, { timeoutMs: 30_000, context: logs });
     expect(await clbState(freshLb)).toEqual(before);
     expect((await core.readNamespacedService({ namespace: ns, name: 'fresh' })).metadata?.annotations?.[PREVENT]).toBeUndefined();
+  }, 180_000);
+
+  it('an Ingress whose TkeServiceConfig was deleted does not hold up the deletion of its policy', async () => {
+    const ns = await createNamespace('config-gone');
+    tke.namespaces.add(ns);
+    const capabilities = await emulator.admin.getCapabilities();
+    await emulator.admin.setCapabilities({ l7KeepaliveSnat: true });
+    const TSC = { group: 'cloud.tencent.com', version: 'v1alpha1', plural: 'tkeserviceconfigs' };
+    await custom.createNamespacedCustomObject({
+      ...TSC,
+      namespace: ns,
+      body: { apiVersion: 'cloud.tencent.com/v1alpha1', kind: 'TkeServiceConfig', metadata: { name: 'mine' }, spec: { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'a.example.com', rules: [{ url: '/' }] }] }] } } },
+    });
+    await net.createNamespacedIngress({ namespace: ns, body: lbIngress('web', { annotations: { ...PRIVATE_INGRESS, 'ingress.cloud.tencent.com/tke-service-config': 'mine' }, rules: [{ host: 'a.example.com', paths: ['/'] }] }) });
+    const ref: PolicyRef = { namespace: ns, name: 'p' };
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce' }))).code).toBe(0);
+    await waitForPolicy(ref, 'web Mitigated', (p) => targetOf(p, 'web')?.verdict === 'Mitigated', { timeoutMs: 90_000, context: logs });
+    expect(await findRecord('Ingress', ns, 'web')).toBeDefined();
+    await custom.deleteNamespacedCustomObject({ ...TSC, namespace: ns, name: 'mine' });
+    expect((await kubectl(['delete', 'loopbackpolicy', 'p', '-n', ns, '--wait=false'])).code).toBe(0);
+    await waitFor('the policy gone', async () => ((await kubectl(['get', 'loopbackpolicy', 'p', '-n', ns])).code !== 0 ? true : undefined), { timeoutMs: 60_000, context: logs });
+    expect(await findRecord('Ingress', ns, 'web')).toBeUndefined();
+    await emulator.admin.setCapabilities({ l7KeepaliveSnat: capabilities.l7KeepaliveSnat });
   }, 180_000);
 
   /**

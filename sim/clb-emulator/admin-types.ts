@@ -112,7 +112,7 @@ export interface SeedListener {
 export interface SeedLoadBalancer {
   LoadBalancerId?: string;
   LoadBalancerName?: string;
-  /** Default `INTERNAL`. */
+  /** Default `INTERNAL` for IPv4, `OPEN` for IPv6 (IPv6 CLBs are public-only; INTERNAL + IPv6 is a 400). */
   LoadBalancerType?: 'OPEN' | 'INTERNAL';
   /** Default `IPV4`. */
   AddressIPVersion?: 'IPV4' | 'IPV6' | 'IPv6FullChain';

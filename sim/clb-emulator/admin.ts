@@ -87,7 +87,8 @@ function patchListener(core: EmulatorCore, lbId: string | undefined, listenerId:
   const l7 = isLayer7(listener.Protocol);
   if (patch.HealthCheck !== undefined) {
     if (l7 || !listener.HealthCheck) throw new AdminError(400, 'layer-7 listeners have per-rule health checks; patch the rule');
-    const next = healthCheckFrom(patch.HealthCheck, { protocol: listener.Protocol, ipv6: lb.AddressIPVersion === 'ipv6' }, listener.HealthCheck, 'HealthCheck');
+    const ctx = { protocol: listener.Protocol, ipv6: lb.AddressIPVersion === 'ipv6' };
+    const next = healthCheckFrom(patch.HealthCheck, ctx, listener.HealthCheck, 'HealthCheck', lb.LoadBalancerId);
     if (healthCheckChanged(listener.HealthCheck, next)) listener.healthChangedAtMs = Date.now();
     listener.HealthCheck = next;
   }
@@ -114,7 +115,7 @@ function patchRule(core: EmulatorCore, m: string[], body: unknown): AdminLoadBal
   const patch = objectBody(body) as RulePatch;
   if (patch.HealthCheck !== undefined) {
     const ctx = { protocol: listener.Protocol, forwardType: rule.ForwardType, ipv6: lb.AddressIPVersion === 'ipv6' };
-    const next = healthCheckFrom(patch.HealthCheck, ctx, rule.HealthCheck, 'HealthCheck');
+    const next = healthCheckFrom(patch.HealthCheck, ctx, rule.HealthCheck, 'HealthCheck', lb.LoadBalancerId);
     if (healthCheckChanged(rule.HealthCheck, next)) rule.healthChangedAtMs = Date.now();
     rule.HealthCheck = next;
   }

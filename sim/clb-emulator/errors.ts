@@ -37,3 +37,24 @@ export const resourceInOperating = (lbId: string): ApiError =>
     'FailedOperation.ResourceInOperating',
     `Loadbalancer(${lbId}) is not in normal desState, maybe some tasks are being processed, please try later.`,
   );
+
+/**
+ * IPv6 CLBs are public-only: `AddressIPVersion` "仅适用于公网负载均衡" (clb_models.d.ts CreateLoadBalancerRequest,
+ * tke-clb.md §9 #4). The code is assumed (sim/README.md): the refusal is about two parameters together.
+ */
+export const ipv6NotInternal = (ipVersion: string): ApiError =>
+  new ApiError(
+    'InvalidParameterCombination',
+    `AddressIPVersion ${ipVersion} is only supported by public (LoadBalancerType OPEN) load balancers; an INTERNAL load balancer is IPv4.`,
+  );
+
+/** IPv6 CLBs cannot take health checks from 100.64.0.0/10 (tke-clb.md §3, §9 #4); the code is assumed. */
+export const ipv6Source100_64 = (lbId: string): ApiError =>
+  new ApiError(
+    'InvalidParameterValue',
+    `SourceIpType=1 (health-check source 100.64.0.0/10) is not supported by IPv6 load balancer ${lbId}; use SourceIpType=0.`,
+  );
+
+/** …nor `LoadBalancerPassToTarget` (tke-clb.md §3, §9 #4); the code is assumed. */
+export const ipv6PassToTarget = (lbId: string): ApiError =>
+  new ApiError('InvalidParameterValue', `LoadBalancerPassToTarget is not supported by IPv6 load balancer ${lbId}.`);

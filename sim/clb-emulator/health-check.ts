@@ -1,5 +1,6 @@
 import { ApiError, missingParameter } from './errors.js';
 import type { HealthCheckState, ListenerProtocol } from './model.js';
+import { isLayer7 } from './model.js';
 import type { Params } from './params.js';
 import { allowOnly, optEnum, optInt, optIntInRange, optString, optSwitch } from './params.js';
 
@@ -52,6 +53,18 @@ function defaultCheckType(ctx: HealthCheckContext): string {
 
 const isHttpCheck = (checkType: string): boolean => checkType === 'HTTP' || checkType === 'HTTPS';
 
+/**
+ * Fields that exist only for HTTP(S) probes (clb_models.d.ts HealthCheck: "仅适用于HTTP/HTTPS转发规则、TCP监听器的HTTP健康检查方式",
+ * each "may return null"; HttpVersion only for a TCP listener's HTTP check). On any other check they are null —
+ * never a default — and a write that sets one is refused, as terraform-provider-tencentcloud refuses
+ * `health_check_http_code` & co. unless the check is HTTP (tke-clb.md §9 #7). The refusal code is assumed.
+ */
+const HTTP_ONLY = ['HttpCode', 'HttpCheckPath', 'HttpCheckDomain', 'HttpCheckMethod', 'HttpVersion'] as const;
+
+function clearHttpOnly(hc: HealthCheckState): void {
+  for (const field of HTTP_ONLY) hc[field] = null;
+}
+
 export function defaultHealthCheck(ctx: HealthCheckContext): HealthCheckState {
   const checkType = defaultCheckType(ctx);
   const http = isHttpCheck(checkType);
@@ -61,7 +74,7 @@ export function defaultHealthCheck(ctx: HealthCheckContext): HealthCheckState {
     IntervalTime: 5,
     HealthNum: 3,
     UnHealthNum: 3,
-    HttpCode: 31,
+    HttpCode: http ? 31 : null,
     HttpCheckPath: http ? '/' : null,
     HttpCheckDomain: null,
     HttpCheckMethod: http ? 'HEAD' : null,
@@ -99,9 +112,25 @@ export function applyHealthCheck(input: Params, ctx: HealthCheckContext, base: H
   if (checkType !== undefined && checkType !== next.CheckType) {
     next.CheckType = checkType;
     if (isHttpCheck(checkType)) {
+      next.HttpCode ??= 31;
       next.HttpCheckPath ??= '/';
       next.HttpCheckMethod ??= 'HEAD';
+    } else {
+      // A drift patch moving an HTTP check to TCP/PING/CUSTOM: the HTTP settings stop existing.
+      clearHttpOnly(next);
     }
+  }
+  if (!isHttpCheck(next.CheckType)) {
+    const sent = HTTP_ONLY.filter((field) => input[field] !== undefined && input[field] !== null);
+    if (sent.length > 0) {
+      throw new ApiError(
+        'InvalidParameterValue',
+        `${sent.map(f).join(', ')} can only be set on an HTTP health check (HTTP/HTTPS rules, or CheckType HTTP on a TCP listener); this check is ${next.CheckType}.`,
+      );
+    }
+  }
+  if (input['HttpVersion'] !== undefined && input['HttpVersion'] !== null && isLayer7(ctx.protocol)) {
+    throw new ApiError('InvalidParameterValue', `${f('HttpVersion')} only applies to the HTTP health check of a TCP listener.`);
   }
   const method = optString(input, 'HttpCheckMethod', f('HttpCheckMethod'));
   if (method !== undefined) {

@@ -19,7 +19,6 @@ export interface TargetHealthView {
   HealthStatus: boolean;
   TargetId: string;
   HealthStatusDetail: 'Alive' | 'Dead' | 'Unknown' | 'Close';
-  TargetGroupId: string | null;
   Weight: number;
 }
 
@@ -48,7 +47,7 @@ export function targetsFor(
     IP: node.ip,
     Port: nodePortFor(listener.Port),
     TargetId: node.instanceId,
-    TargetGroupId: null,
+    // No TargetGroupId: targets are bound directly, and the model does not allow null there.
     Weight: 10,
     ...probeTarget(hc, node, changedAt, nowMs, convergenceMs),
   }));

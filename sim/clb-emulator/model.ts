@@ -55,9 +55,9 @@ export interface ListenerRecord {
   Scheduler: string | null;
   SessionExpireTime: number;
   SessionType: string;
-  /** L7 only: 0/1. Reported as 0 on L4 listeners. */
+  /** L7 only: 0/1. Rendered as null on L4 listeners (clb_models.d.ts: may return null). */
   KeepaliveEnable: number;
-  /** Write-only in the real API (no `SnatEnable` in `Listener` output, tke-clb.md §3); visible via admin only. */
+  /** No `SnatEnable` field in `Listener` output (tke-clb.md §3): rendered as `AttrFlags: ["SnatEnable"]` (§9 #6). */
   SnatEnable: boolean;
   DeregisterTargetRst: boolean;
   IdleConnectTimeout: number | null;

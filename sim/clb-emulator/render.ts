@@ -4,7 +4,8 @@ import { isLayer7 } from './model.js';
 /**
  * Records → API output (clb_models.d.ts `LoadBalancer`, `Listener`, `RuleOutput`). Fields the emulator does not
  * model are left out rather than faked; fields the real API documents as "may return null" are null where they do
- * not apply, so clients must cope with nulls as they must against the real API.
+ * not apply, so clients must cope with nulls as they must against the real API. Null appears nowhere else:
+ * test/emulator/response-shapes.test.ts holds every response to the SDK's model interfaces.
  */
 
 export function renderLoadBalancer(lb: LoadBalancerRecord): Record<string, unknown> {
@@ -73,10 +74,13 @@ export function renderListener(listener: ListenerRecord): Record<string, unknown
     EndPort: 0,
     TargetType: 'NODE',
     SessionType: listener.SessionType,
-    KeepaliveEnable: listener.KeepaliveEnable,
+    // HTTP/HTTPS only; the model says it may be null, which is what a TCP/UDP listener has (tke-clb.md §9 #7).
+    KeepaliveEnable: l7 ? listener.KeepaliveEnable : null,
     Toa: false,
     DeregisterTargetRst: listener.DeregisterTargetRst,
-    AttrFlags: [],
+    // The listener's switched-on features. SNAT is readable only here: `Listener` has no SnatEnable field
+    // (tke-clb.md §3), but AttrFlags lists it, as terraform-provider-tencentcloud reads it (§9 #6).
+    AttrFlags: listener.SnatEnable ? ['SnatEnable'] : [],
     MaxConn: -1,
     MaxCps: -1,
     IdleConnectTimeout: listener.IdleConnectTimeout,

@@ -1,6 +1,6 @@
 import type { HealthCheckPatch, NodeSpec, SeedListener, SeedLoadBalancer, SeedRule } from './admin-types.js';
 import type { EmulatorCore } from './emulator.js';
-import { ApiError } from './errors.js';
+import { ApiError, ipv6NotInternal, ipv6PassToTarget, ipv6Source100_64 } from './errors.js';
 import { buildListener, buildLoadBalancer, buildRule, portsClash } from './factories.js';
 import type { HealthCheckContext } from './health-check.js';
 import { applyHealthCheck, defaultHealthCheck } from './health-check.js';
@@ -32,12 +32,17 @@ function assertObject(value: unknown, label: string): void {
   if (!isRecord(value)) throw bad(`${label} must be an object`);
 }
 
+/** The API's refusal as a 400. */
+function refused(err: ApiError): AdminError {
+  return bad(`${err.code}: ${err.message}`);
+}
+
 /** Runs an API-style validator and turns its ApiError into a 400. */
 function validated<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof ApiError) throw bad(`${err.code}: ${err.message}`);
+    if (err instanceof ApiError) throw refused(err);
     throw err;
   }
 }
@@ -47,10 +52,24 @@ function withoutNulls(patch: HealthCheckPatch): Record<string, unknown> {
   return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== null && v !== undefined));
 }
 
-function healthCheckFrom(patch: HealthCheckPatch | undefined, ctx: HealthCheckContext, base: HealthCheckState, label: string): HealthCheckState {
+/**
+ * A seeded or drifted health check. The IPv6 rule is a property of the CLB, not of the account, so unlike the
+ * capability checks it holds for the admin too: no console user can give an IPv6 CLB the 100.64 source either.
+ */
+function healthCheckFrom(
+  patch: HealthCheckPatch | undefined,
+  ctx: HealthCheckContext,
+  base: HealthCheckState,
+  label: string,
+  lbId: string,
+): HealthCheckState {
   if (patch === undefined) return base;
   assertObject(patch, label);
-  return validated(() => applyHealthCheck(withoutNulls(patch), ctx, base, label));
+  return validated(() => {
+    const next = applyHealthCheck(withoutNulls(patch), ctx, base, label);
+    if (ctx.ipv6 && next.SourceIpType === 1) throw ipv6Source100_64(lbId);
+    return next;
+  });
 }
 
 export function nodesFrom(specs: unknown): NodeRecord[] {
@@ -74,7 +93,7 @@ function seedRule(lb: LoadBalancerRecord, listener: ListenerRecord, spec: SeedRu
   const domain = spec.Domain ?? primaryVip(lb);
   if (listener.Rules.some((r) => r.Domain === domain && r.Url === spec.Url)) throw bad(`${label}: duplicate rule ${domain}${spec.Url}`);
   return buildRule(
-    { id: spec.LocationId, domain, url: spec.Url, forwardType, healthCheck: healthCheckFrom(spec.HealthCheck, ctx, defaultHealthCheck(ctx), `${label}.HealthCheck`) },
+    { id: spec.LocationId, domain, url: spec.Url, forwardType, healthCheck: healthCheckFrom(spec.HealthCheck, ctx, defaultHealthCheck(ctx), `${label}.HealthCheck`, lb.LoadBalancerId) },
     nowMs,
   );
 }
@@ -97,7 +116,7 @@ function seedListener(lb: LoadBalancerRecord, spec: SeedListener, label: string,
       name: spec.ListenerName,
       protocol: spec.Protocol,
       port: spec.Port,
-      healthCheck: l7 ? null : healthCheckFrom(spec.HealthCheck, ctx, defaultHealthCheck(ctx), `${label}.HealthCheck`),
+      healthCheck: l7 ? null : healthCheckFrom(spec.HealthCheck, ctx, defaultHealthCheck(ctx), `${label}.HealthCheck`, lb.LoadBalancerId),
       keepalive: spec.KeepaliveEnable,
       snat: spec.SnatEnable,
     },
@@ -113,10 +132,15 @@ export function seedLoadBalancer(core: EmulatorCore, spec: SeedLoadBalancer): Lo
   if (spec.LoadBalancerId !== undefined && core.store.has(spec.LoadBalancerId)) {
     throw new AdminError(409, `load balancer ${spec.LoadBalancerId} already exists`);
   }
-  const type = spec.LoadBalancerType ?? 'INTERNAL';
-  if (type !== 'OPEN' && type !== 'INTERNAL') throw bad('LoadBalancerType must be OPEN or INTERNAL');
   const ipVersion = spec.AddressIPVersion ?? 'IPV4';
   if (!['IPV4', 'IPV6', 'IPv6FullChain'].includes(ipVersion)) throw bad('AddressIPVersion must be IPV4, IPV6 or IPv6FullChain');
+  // IPv6 CLBs are public-only (tke-clb.md §9 #4): an IPv6 seed defaults to OPEN, and INTERNAL is refused like
+  // CreateLoadBalancer refuses it, so no test can build a CLB the real API could not hold.
+  const ipv6 = ipVersion !== 'IPV4';
+  const type = spec.LoadBalancerType ?? (ipv6 ? 'OPEN' : 'INTERNAL');
+  if (type !== 'OPEN' && type !== 'INTERNAL') throw bad('LoadBalancerType must be OPEN or INTERNAL');
+  if (ipv6 && type === 'INTERNAL') throw refused(ipv6NotInternal(ipVersion));
+  if (ipv6 && spec.LoadBalancerPassToTarget) throw refused(ipv6PassToTarget(spec.LoadBalancerId ?? '(new)'));
   const nowMs = Date.now();
   const nodes = spec.nodes === undefined ? undefined : nodesFrom(spec.nodes);
   const lb = buildLoadBalancer(

@@ -24,10 +24,14 @@ export interface SyncInput {
   forceL4SourceIpType?: number;
 }
 
-/** `session.enable: false` → 0 (off); `enable: true` → `sessionExpireTime`, default 30 s (tke-clb.md §1). */
+/**
+ * `session.enable: false` → 0 (off); `enable: true` → `sessionExpireTime`, default 30 s (tke-clb.md §1). Some of
+ * Tencent's Ingress samples spell the switch `enabled` (§9 #10): read as well, `enable` winning if both are set.
+ */
 export function sessionExpireTime(session: TkeSession | undefined): number | undefined {
-  if (!session || typeof session.enable !== 'boolean') return undefined;
-  if (!session.enable) return 0;
+  const enable = typeof session?.enable === 'boolean' ? session.enable : session?.enabled;
+  if (!session || typeof enable !== 'boolean') return undefined;
+  if (!enable) return 0;
   return typeof session.sessionExpireTime === 'number' ? session.sessionExpireTime : 30;
 }
 

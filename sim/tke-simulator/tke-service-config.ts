@@ -28,6 +28,8 @@ export interface TkeHealthCheck {
 
 export interface TkeSession {
   enable?: boolean;
+  /** The same switch as some of Tencent's Ingress samples spell it (tke-clb.md §9 #10). */
+  enabled?: boolean;
   sessionExpireTime?: number;
   [field: string]: unknown;
 }

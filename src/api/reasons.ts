@@ -39,6 +39,10 @@ export const StalledReason = {
   KeepaliveCapabilityMissing: 'KeepaliveCapabilityMissing',
   /** The CLB rejects the non-VIP (100.64.0.0/10) health-check source: file the ticket named in the message. */
   HealthCheckSourceCapabilityMissing: 'HealthCheckSourceCapabilityMissing',
+  /** The CLB rejects LoadBalancerPassToTarget ("allow traffic from CLB by default"): see the message. */
+  PassToTargetCapabilityMissing: 'PassToTargetCapabilityMissing',
+  /** The CLB rejects SnatPro (cross-region binding 2.0): file the ticket named in the message. */
+  SnatProCapabilityMissing: 'SnatProCapabilityMissing',
   /** A target's TKE annotations contradict each other (e.g. tke-service-config and -auto both set). */
   TargetMisconfigured: 'TargetMisconfigured',
   /** The CLB API rejected a request as invalid (`InvalidParameter*`); the message quotes it. */

@@ -18,6 +18,28 @@ export function cleanHealthCheck(hc: HealthCheck | null | undefined): HealthChec
   return out as HealthCheck;
 }
 
+/**
+ * Fields that exist only for HTTP(S) probes (clb_models.d.ts HealthCheck: "only for HTTP/HTTPS rules and the HTTP
+ * check of a TCP listener", each "may return null"; HttpVersion only for a TCP listener's HTTP check).
+ */
+const HTTP_ONLY_FIELDS = ['HttpCode', 'HttpCheckPath', 'HttpCheckDomain', 'HttpCheckMethod', 'HttpVersion'] as const;
+/** Checks that never probe over HTTP (a layer-4 listener's TCP, UDP's PING, CUSTOM payloads). */
+const NON_HTTP_CHECKS = new Set(['TCP', 'PING', 'CUSTOM']);
+
+/**
+ * The health check as loopguard sends it back: what the CLB returned, nothing invented. Nulls go (the API's "no
+ * value"), and so do HTTP-only fields on a TCP/PING/CUSTOM check even if a read carried them: they do not apply,
+ * and the API may refuse them (terraform-provider-tencentcloud refuses `http_code` on such checks; the local
+ * emulator does too, tke-clb.md §9 #7). GRPC checks are left as read: whether HttpCode applies there is undocumented.
+ */
+export function writableHealthCheck(hc: HealthCheck | null | undefined): HealthCheck {
+  const clean: Record<string, unknown> = { ...cleanHealthCheck(hc) };
+  if (typeof clean['CheckType'] === 'string' && NON_HTTP_CHECKS.has(clean['CheckType'].toUpperCase())) {
+    for (const field of HTTP_ONLY_FIELDS) delete clean[field];
+  }
+  return clean as HealthCheck;
+}
+
 export function toLoadBalancerInfo(lb: LoadBalancer): LoadBalancerInfo {
   const addressIpVersion = lb.AddressIPVersion ?? 'IPV4';
   const tags: Record<string, string> = {};

@@ -1,16 +1,11 @@
 // The classification table for CLB API error codes: which are worth retrying, the CamelCase reason,
 // and a message with cause and fix. Sources: tke-clb.md §3 "Error codes" (CLB product codes, common
-// codes, per-API lists) and the emulator's capability errors (sim/clb-emulator/capabilities.ts) —
-// the real codes for missing capabilities are undocumented, so those are matched by message too.
+// codes, per-API lists) and §9 #9. The real codes for missing capabilities are undocumented, so those
+// are judged by the refused parameter (capability-refusals.ts), whatever the code.
+import { capabilityRefusal } from './capability-refusals.js';
 import type { CloudErrorContext, CloudErrorInfo } from './errors.js';
 import { redactSecrets } from './redact.js';
 
-/** The emulator's and (best guess) the real CLB's wording for a missing 100.64 source capability. */
-const SOURCE_CAPABILITY_PATTERN = /SourceIpType|100\.64|non-VIP health-check source|health-check source IP|健康检查源/i;
-/** …and for the missing L7 SNAT/keepalive capability (real codes are unknown, tke-clb.md open questions). */
-const KEEPALIVE_CAPABILITY_PATTERN = /Keepalive|SnatEnable|layer-7 SNAT|长连接/i;
-/** Codes under which a capability refusal may arrive (an InvalidParameter about keepalive is a bad request). */
-const CAPABILITY_CODES = /^(UnauthorizedOperation|FailedOperation|UnsupportedOperation|OperationDenied)(\.|$)/;
 
 /** ` on CLB lb-x` when the call concerns one CLB. */
 export function onLb(ctx: CloudErrorContext): string {
@@ -32,8 +27,8 @@ export type Verdict = Pick<CloudErrorInfo, 'reason' | 'retryable'> & { message: 
 
 /**
  * The classification table for API error codes. `msg` is the API's message, `what` names the call
- * ("ModifyListener on CLB lb-x"). Order matters: capability messages are checked before the generic
- * code they arrive under.
+ * ("ModifyListener on CLB lb-x"). Order matters: capability refusals are checked before the generic
+ * code they arrive under; `ctx.request` (the parameters sent) is what tells them apart.
  */
 export function classifyApiError(code: string, msg: string, ctx: CloudErrorContext = {}): Verdict {
   const action = ctx.action ?? 'the call';
@@ -57,24 +52,10 @@ export function classifyApiError(code: string, msg: string, ctx: CloudErrorConte
       message: `The CLB is busy with another task (${quoted}); loopguard retries ${what} when it is done.`,
     };
   }
-  if (CAPABILITY_CODES.test(code) && SOURCE_CAPABILITY_PATTERN.test(msg)) {
-    return {
-      reason: 'HealthCheckSourceCapabilityMissing',
-      retryable: false,
-      message:
-        `The CLB refused the 100.64.0.0/10 health-check source (SourceIpType=1) for ${what} (${quoted}). ` +
-        'Fix: enable the non-VIP health-check source IP for the account in the CLB console, or file a Tencent Cloud ' +
-        'ticket asking for it; loopguard retries once the policy or the CLB changes.',
-    };
-  }
-  if (CAPABILITY_CODES.test(code) && KEEPALIVE_CAPABILITY_PATTERN.test(msg)) {
-    return {
-      reason: 'KeepaliveCapabilityMissing',
-      retryable: false,
-      message:
-        `The CLB refused keepalive/SNAT on a layer-7 listener for ${what} (${quoted}). Fix: file a Tencent Cloud ticket ` +
-        'to enable the CLB layer-7 SNAT + keepalive capability (七层 SNAT / 长连接) for the account.',
-    };
+  // Before the generic codes: a capability refusal may arrive as InvalidParameterValue, FailedOperation, … (§9 #9).
+  const capability = capabilityRefusal(code, msg, ctx.request);
+  if (capability) {
+    return { reason: capability.reason, retryable: false, message: `The CLB refused ${capability.what} for ${what} (${quoted}). ${capability.fix}` };
   }
   if (code === 'AuthFailure.UnauthorizedOperation' || code.startsWith('UnauthorizedOperation')) {
     const grant = ctx.action ? `"clb:${ctx.action}"` : 'the clb:* action named in the message';

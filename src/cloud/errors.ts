@@ -26,6 +26,8 @@ export type CloudErrorReason =
   | 'PermissionDenied' // CAM: grant clb:<Action>
   | 'HealthCheckSourceCapabilityMissing' // 100.64.0.0/10 source not enabled for the account
   | 'KeepaliveCapabilityMissing' // L7 SNAT + keepalive not whitelisted
+  | 'PassToTargetCapabilityMissing' // LoadBalancerPassToTarget refused (IPv6 CLB, or not offered to the account)
+  | 'SnatProCapabilityMissing' // SnatPro (cross-region binding 2.0) refused
   | 'ClbNotFound'
   | 'ListenerNotFound'
   | 'RuleNotFound'
@@ -41,7 +43,10 @@ export interface CloudErrorContext {
   loadBalancerId?: string;
   /** Host (and port) of the API endpoint, for network errors. */
   endpoint?: string;
-  /** The request parameters; quoted (redacted, truncated) in InvalidRequest messages. */
+  /**
+   * The request parameters; quoted (redacted, truncated) in InvalidRequest messages, and what tells a
+   * capability refusal from a bad request (capability-refusals.ts).
+   */
   request?: unknown;
 }
 

@@ -15,7 +15,7 @@ import { batches, MAX_LISTENER_IDS, MAX_LOAD_BALANCER_IDS, MAX_PAGE_SIZE, MAX_TA
 import type {
   CallOptions, ClbClient, DescribeListenersOptions, HealthCheck, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo, WriteResult,
 } from './clb-client.js';
-import { cleanHealthCheck, toListenerInfo, toLoadBalancerHealthInfo, toLoadBalancerInfo } from './clb-mapping.js';
+import { toListenerInfo, toLoadBalancerHealthInfo, toLoadBalancerInfo, writableHealthCheck } from './clb-mapping.js';
 import type { CloudCredential, CredentialProvider } from './credentials.js';
 import { StaticCredentialProvider } from './credentials.js';
 import type { CloudErrorContext } from './errors.js';
@@ -412,8 +412,9 @@ function requireId(name: string, value: string): void {
   if (typeof value !== 'string' || value.trim() === '') throw new TypeError(`${name} must be a non-empty string`);
 }
 
+/** The struct as it goes on the wire: nothing null, nothing that does not apply to the check (writableHealthCheck). */
 function requireHealthCheck(hc: HealthCheck): HealthCheck {
-  const clean = cleanHealthCheck(hc);
-  if (!clean || Object.keys(clean).length === 0) throw new TypeError('healthCheck must be the full HealthCheck struct read from the CLB');
+  const clean = writableHealthCheck(hc);
+  if (Object.keys(clean).length === 0) throw new TypeError('healthCheck must be the full HealthCheck struct read from the CLB');
   return clean;
 }

@@ -5,6 +5,7 @@
 // VIP before any source returns to it) → sources restored → the record dropped (or what remains of it).
 import { ServiceAnnotation, type Annotations, type OriginalsRecord, type SourceIpType } from '../api/annotations.js';
 import type { HealthCheck, ListenerInfo } from '../cloud/clb-client.js';
+import { writableHealthCheck } from '../cloud/clb-mapping.js';
 import type { Assessment } from '../model/assessment.js';
 import type { L4DesiredState } from '../model/desired-state.js';
 import { holdsAsIs } from '../model/assess-common.js';
@@ -38,9 +39,12 @@ export function keptBy(desired: L4DesiredState | undefined): Keep {
   };
 }
 
-/** The HealthCheck to write: the listener's full current struct, only `SourceIpType` changed. */
+/**
+ * The HealthCheck to write: the listener's full current struct, only `SourceIpType` changed — and nothing the CLB
+ * did not return: no nulls, no HTTP-only field on a TCP/UDP check (tke-clb.md §9 #7; writableHealthCheck).
+ */
 export function healthCheckFor(listener: ListenerInfo, sourceIpType: SourceIpType): HealthCheck {
-  return { ...(listener.healthCheck ?? {}), SourceIpType: sourceIpType };
+  return { ...writableHealthCheck(listener.healthCheck), SourceIpType: sourceIpType };
 }
 
 /** Steps for a Service the policy manages. Pending targets (CLB not read, listeners missing) get none. */

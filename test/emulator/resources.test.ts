@@ -69,13 +69,25 @@ describe('CreateLoadBalancer', () => {
   it('creates an OPEN CLB with a public-looking VIP and an IPv6 CLB with AddressIPv6 only', async () => {
     const open = await createLb({ LoadBalancerType: 'OPEN' });
     const v6 = await createLb({ LoadBalancerType: 'OPEN', AddressIPVersion: 'IPV6' });
-    const full = await createLb({ LoadBalancerType: 'INTERNAL', SubnetId: 's', AddressIPVersion: 'IPv6FullChain' });
+    const full = await createLb({ LoadBalancerType: 'OPEN', AddressIPVersion: 'IPv6FullChain' });
     const set = (await client.DescribeLoadBalancers({ LoadBalancerIds: [open, v6, full] })).LoadBalancerSet ?? [];
     const byId = new Map(set.map((lb) => [lb.LoadBalancerId, lb]));
     expect(byId.get(open)?.LoadBalancerVips?.[0]).toMatch(/^(203\.0\.113|198\.51\.100)\./);
     expect(byId.get(v6)).toMatchObject({ AddressIPVersion: 'ipv6', IPv6Mode: 'IPv6Nat64', LoadBalancerVips: [] });
     expect(byId.get(v6)?.AddressIPv6).toMatch(/^2001:db8:/);
     expect(byId.get(full)).toMatchObject({ AddressIPVersion: 'ipv6', IPv6Mode: 'IPv6FullChain' });
+  });
+
+  it('refuses INTERNAL IPv6 CLBs: IPv6 is public-only (tke-clb.md §9 #4)', async () => {
+    for (const version of ['IPV6', 'IPv6FullChain', 'ipv6']) {
+      const err = await expectSdkError(
+        client.CreateLoadBalancer({ LoadBalancerType: 'INTERNAL', SubnetId: 's', AddressIPVersion: version }),
+        'InvalidParameterCombination',
+      );
+      expect(err.message).toMatch(/only supported by public/);
+    }
+    await createLb({ LoadBalancerType: 'INTERNAL', SubnetId: 's', AddressIPVersion: 'IPV4' });
+    expect((await emu.admin.state()).loadBalancers.map((lb) => lb.AddressIPVersion)).toEqual(['ipv4']);
   });
 
   it('requires a SubnetId for INTERNAL CLBs and a valid type', async () => {
@@ -272,7 +284,8 @@ describe('partial HealthCheck: omitted fields reset to defaults (stricter model)
       TimeOut: 2,
       HealthNum: 3,
       UnHealthNum: 3,
-      HttpCode: 31,
+      // HTTP-only: null on a TCP check, not an invented default (tke-clb.md §9 #7).
+      HttpCode: null,
       CheckType: 'TCP',
     });
   });

@@ -48,6 +48,54 @@ describe('IPv6 CLBs', () => {
   });
 });
 
+describe('IPv6 CLBs are public-only (tke-clb.md §9 #4), also for the admin', () => {
+  it('the admin refuses an INTERNAL IPv6 seed, defaults an IPv6 seed to OPEN, and refuses 100.64 and PassToTarget on it', async () => {
+    expect(v6.LoadBalancerType).toBe('OPEN');
+    await expect(emu.admin.seedLoadBalancer({ LoadBalancerType: 'INTERNAL', AddressIPVersion: 'IPv6FullChain' })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('InvalidParameterCombination'),
+    });
+    await expect(emu.admin.seedLoadBalancer({ AddressIPVersion: 'IPV6', LoadBalancerPassToTarget: true })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      emu.admin.seedLoadBalancer({ AddressIPVersion: 'IPV6', Listeners: [{ Protocol: 'TCP', Port: 80, HealthCheck: { SourceIpType: 1 } }] }),
+    ).rejects.toMatchObject({ status: 400, message: expect.stringContaining('SourceIpType=1') });
+    await expect(emu.admin.patchListener(v6.LoadBalancerId, v6.Listeners[0]?.ListenerId ?? '', { HealthCheck: { SourceIpType: 1 } })).rejects.toMatchObject({ status: 400 });
+    const loc = v6.Listeners[1]?.Rules[0]?.LocationId ?? '';
+    await expect(emu.admin.patchRule(v6.LoadBalancerId, v6.Listeners[1]?.ListenerId ?? '', loc, { HealthCheck: { SourceIpType: 1 } })).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe('HTTP-only health-check fields (tke-clb.md §9 #7)', () => {
+  it('are refused on TCP, PING and CUSTOM checks with InvalidParameterValue naming them', async () => {
+    const err = await expectSdkError(client.ModifyListener({ ...ids(v4, 0), HealthCheck: { HealthSwitch: 1, CheckType: 'TCP', HttpCode: 31 } }), 'InvalidParameterValue');
+    expect(err.message).toContain('HealthCheck.HttpCode');
+    expect(err.message).toContain('TCP');
+    await expectSdkError(client.ModifyListener({ ...ids(v4, 0), HealthCheck: { HttpCheckPath: '/' } }), 'InvalidParameterValue');
+    await expectSdkError(client.CreateListener({ LoadBalancerId: v4.LoadBalancerId, Ports: [53], Protocol: 'UDP', HealthCheck: { HttpCheckMethod: 'GET' } }), 'InvalidParameterValue');
+    await expectSdkError(
+      client.ModifyListener({ ...ids(v4, 0), HealthCheck: { CheckType: 'CUSTOM', ContextType: 'TEXT', SendContext: 'a', RecvContext: 'b', HttpCode: 2 } }),
+      'InvalidParameterValue',
+    );
+    // HttpVersion belongs to a TCP listener's HTTP check only.
+    await expectSdkError(client.ModifyRule({ ...rule(v4), HealthCheck: { HttpVersion: 'HTTP/1.1' } }), 'InvalidParameterValue');
+  });
+
+  it('are accepted on HTTP checks (TCP listener CheckType HTTP, L7 rules), defaulting HttpCode to 31 there only', async () => {
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), HealthCheck: { CheckType: 'HTTP', HttpCheckDomain: 'a', HttpVersion: 'HTTP/1.1', HttpCode: 2 } }));
+    await writeAndWait(client, client.ModifyRule({ ...rule(v4), HealthCheck: { HttpCode: 4, HttpCheckPath: '/hz' } }));
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), HealthCheck: { CheckType: 'HTTP', HttpCheckDomain: 'a', HttpVersion: 'HTTP/1.0' } }));
+    const state = await emu.admin.getLoadBalancer(v4.LoadBalancerId);
+    expect(state.Listeners[0]?.HealthCheck).toMatchObject({ CheckType: 'HTTP', HttpCode: 31, HttpCheckPath: '/', HttpCheckMethod: 'HEAD' });
+    expect(state.Listeners[1]?.Rules[0]?.HealthCheck).toMatchObject({ HttpCode: 4, HttpCheckPath: '/hz' });
+  });
+
+  it('disappear when a drift patch turns an HTTP check into a TCP one', async () => {
+    await emu.admin.patchListener(v4.LoadBalancerId, v4.Listeners[0]?.ListenerId ?? '', { HealthCheck: { CheckType: 'HTTP', HttpCheckDomain: 'a', HttpVersion: 'HTTP/1.1' } });
+    const lb = await emu.admin.patchListener(v4.LoadBalancerId, v4.Listeners[0]?.ListenerId ?? '', { HealthCheck: { CheckType: 'TCP' } });
+    expect(lb.Listeners[0]?.HealthCheck).toMatchObject({ CheckType: 'TCP', HttpCode: null, HttpCheckPath: null, HttpCheckMethod: null, HttpCheckDomain: null, HttpVersion: null });
+  });
+});
+
 describe('layer-7 listeners', () => {
   it('reject HealthCheck on ModifyListener and point to ModifyRule', async () => {
     const err = await expectSdkError(client.ModifyListener({ ...ids(v4, 1), HealthCheck: { SourceIpType: 1 } }), 'InvalidParameter');
@@ -58,10 +106,10 @@ describe('layer-7 listeners', () => {
     await expectSdkError(client.CreateListener({ LoadBalancerId: v4.LoadBalancerId, Ports: [81], Protocol: 'HTTP', HealthCheck: { HealthSwitch: 1 } }), 'InvalidParameter');
   });
 
-  it('KeepaliveEnable is only for HTTP/HTTPS listeners', async () => {
+  it('KeepaliveEnable is only for HTTP/HTTPS listeners, refused in the wording seen from the real API (§9 #9)', async () => {
     await emu.admin.setCapabilities({ l7KeepaliveSnat: true });
-    const err = await expectSdkError(client.ModifyListener({ ...ids(v4, 0), KeepaliveEnable: 1 }), 'InvalidParameter');
-    expect(err.message).toContain('KeepaliveEnable');
+    const err = await expectSdkError(client.ModifyListener({ ...ids(v4, 0), KeepaliveEnable: 1 }), 'InvalidParameterValue');
+    expect(err.message).toBe('This interface only support HTTP/HTTPS listener');
     await expectSdkError(client.ModifyListener({ ...ids(v4, 1), KeepaliveEnable: 2 }), 'InvalidParameterValue');
   });
 });

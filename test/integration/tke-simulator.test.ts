@@ -154,16 +154,16 @@ describe('TKE controller simulator', () => {
     expect(svc.metadata?.managedFields?.map((m) => m.manager)).toContain('tke-service-controller');
   });
 
-  it('gives a public Service an OPEN CLB, an IPv6 one an IPv6 CLB, and ignores other Service types', async () => {
+  it('gives a public Service an OPEN CLB, an IPv6 one a public IPv6 CLB, and ignores other Service types', async () => {
     await createService('public', {});
-    await createService('v6', { [SERVICE.internalSubnetId]: 'subnet-k8s0001', [SERVICE.extensiveParameters]: '{"AddressIPVersion":"IPV6"}' });
+    await createService('v6', { [SERVICE.extensiveParameters]: '{"AddressIPVersion":"IPV6"}' });
     await core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'plain' }, spec: { ports: [{ port: 80 }] } } });
 
     const pub = await serviceLoadBalancer('public');
     expect((await lbState(pub.id))?.LoadBalancerType).toBe('OPEN');
     const v6 = await serviceLoadBalancer('v6');
     const v6State = await lbState(v6.id);
-    expect(v6State).toMatchObject({ AddressIPVersion: 'ipv6', LoadBalancerVips: [] });
+    expect(v6State).toMatchObject({ AddressIPVersion: 'ipv6', LoadBalancerType: 'OPEN', LoadBalancerVips: [] });
     expect(v6.ip).toBe(v6State?.AddressIPv6);
 
     await sim.resyncNow();

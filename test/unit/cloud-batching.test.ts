@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { batches, MAX_LOAD_BALANCER_IDS, MAX_TARGET_HEALTH_IDS, paginate } from '../../src/cloud/batching.js';
 import { withSourceIpType } from '../../src/cloud/clb-client.js';
-import { cleanHealthCheck, toListenerInfo, toLoadBalancerHealthInfo, toLoadBalancerInfo } from '../../src/cloud/clb-mapping.js';
+import { cleanHealthCheck, toListenerInfo, toLoadBalancerHealthInfo, toLoadBalancerInfo, writableHealthCheck } from '../../src/cloud/clb-mapping.js';
 
 const ids = (n: number): string[] => Array.from({ length: n }, (_, i) => `lb-${i}`);
 
@@ -67,6 +67,24 @@ describe('mapping SDK shapes', () => {
     expect(clean).toEqual({ HealthSwitch: 1, TimeOut: 2, IntervalTime: 7, HttpCode: 31, CheckType: 'TCP', SourceIpType: 0 });
     expect(withSourceIpType(clean ?? {}, 1)).toEqual({ ...clean, SourceIpType: 1 });
     expect(cleanHealthCheck(null)).toBeUndefined();
+  });
+
+  it.each([
+    ['TCP', false],
+    ['PING', false],
+    ['custom', false],
+    ['HTTP', true],
+    ['HTTPS', true],
+    ['GRPC', true],
+  ])('writes back a %s check with its HTTP-only fields kept: %s', (checkType, kept) => {
+    const http = { HttpCode: 31, HttpCheckPath: '/', HttpCheckDomain: 'a', HttpCheckMethod: 'HEAD', HttpVersion: 'HTTP/1.1' };
+    const hc = { HealthSwitch: 1, CheckType: checkType, SourceIpType: 0, ContextType: null, ...http };
+    expect(writableHealthCheck(hc as never)).toEqual({ HealthSwitch: 1, CheckType: checkType, SourceIpType: 0, ...(kept ? http : {}) });
+  });
+
+  it('writes back a struct without CheckType as read, minus nulls', () => {
+    expect(writableHealthCheck({ HealthSwitch: 1, HttpCode: 31, CheckPort: null } as never)).toEqual({ HealthSwitch: 1, HttpCode: 31 });
+    expect(writableHealthCheck(undefined)).toEqual({});
   });
 
   it('maps load balancers, IPv6 whatever the casing', () => {

@@ -50,7 +50,6 @@ const TABLE: Array<[string, string, CloudErrorReason, boolean, string[]]> = [
   ['InvalidParameter', 'HealthCheck is only applicable to TCP/UDP', 'InvalidRequest', false, ['invalid', 'HealthCheck is only applicable', 'Request:']],
   ['InvalidParameter', 'KeepaliveEnable is only supported by HTTP/HTTPS listeners', 'InvalidRequest', false, ['invalid']],
   ['InvalidParameterValue.Range', 'out of range', 'InvalidRequest', false, ['out of range']],
-  ['InvalidParameterValue', 'SourceIpType=1 is not supported by IPv6 load balancer lb-1', 'InvalidRequest', false, ['IPv6']],
   ['MissingParameter', 'missing', 'InvalidRequest', false, ['invalid']],
   ['UnknownParameter', 'unknown', 'InvalidRequest', false, ['invalid']],
   ['UnsupportedOperation', 'classic', 'InvalidRequest', false, ['invalid']],
@@ -60,14 +59,59 @@ const TABLE: Array<[string, string, CloudErrorReason, boolean, string[]]> = [
   ['SomethingNew', 'new', 'CloudError', false, ['SomethingNew']],
 ];
 
+/** A full TCP health check as read back, with only SourceIpType changed: what loopguard's L4 write sends. */
+const FULL_HC = { HealthSwitch: 1, TimeOut: 2, IntervalTime: 5, HealthNum: 3, UnHealthNum: 3, CheckType: 'TCP', SourceIpType: 1 };
+const LISTENER = { LoadBalancerId: 'lb-1', ListenerId: 'lbl-1' };
+const REAL_L7_ONLY = 'This interface only support HTTP/HTTPS listener'; // tke-clb.md §9 #9 (terraform-provider-tencentcloud #37)
+
+/**
+ * Capability refusals are judged by the refused parameter, whatever the code (tke-clb.md §9 #9): code, API message,
+ * request sent (undefined: none known) → reason, words the message must contain.
+ */
+const CAPABILITY_TABLE: Array<[string, string, Record<string, unknown> | undefined, CloudErrorReason, string[]]> = [
+  // The real wording, the only non-trivial parameter being the capability.
+  ['InvalidParameterValue', REAL_L7_ONLY, { ...LISTENER, KeepaliveEnable: 1 }, 'KeepaliveCapabilityMissing', ['KeepaliveEnable=1', 'ticket', REAL_L7_ONLY]],
+  // The same refusal when the request asked for several things cannot be pinned on keepalive.
+  ['InvalidParameterValue', REAL_L7_ONLY, { ...LISTENER, ListenerName: 'web', KeepaliveEnable: 1 }, 'InvalidRequest', ['Request:']],
+  // Turning a feature off needs no capability.
+  ['InvalidParameterValue', REAL_L7_ONLY, { ...LISTENER, KeepaliveEnable: 0 }, 'InvalidRequest', []],
+  // The emulator's capability errors, and the same without a request (TKE relays them, callers may not pass one).
+  [KEEPALIVE_SNAT_DISABLED_CODE, KEEPALIVE_SNAT_DISABLED_MESSAGE, { ...LISTENER, SnatEnable: true }, 'KeepaliveCapabilityMissing', ['SnatEnable=true', 'layer-7 SNAT + keepalive']],
+  [KEEPALIVE_SNAT_DISABLED_CODE, KEEPALIVE_SNAT_DISABLED_MESSAGE, undefined, 'KeepaliveCapabilityMissing', ['ticket']],
+  [SOURCE_100_64_DISABLED_CODE, SOURCE_100_64_DISABLED_MESSAGE, { ...LISTENER, HealthCheck: FULL_HC }, 'HealthCheckSourceCapabilityMissing', ['SourceIpType=1', '100.64.0.0/10', 'console']],
+  ['InvalidParameterValue', 'SourceIpType=1 (health-check source 100.64.0.0/10) is not supported by IPv6 load balancer lb-1; use SourceIpType=0.', { ...LISTENER, HealthCheck: FULL_HC }, 'HealthCheckSourceCapabilityMissing', ['IPv6', '100.64.0.0/10']],
+  ['InvalidParameterValue', 'LoadBalancerPassToTarget is not supported by IPv6 load balancer lb-1.', { LoadBalancerId: 'lb-1', LoadBalancerPassToTarget: true }, 'PassToTargetCapabilityMissing', ['LoadBalancerPassToTarget=true', 'allow traffic from CLB by default']],
+  ['UnsupportedOperation', 'The operation is not supported.', { LoadBalancerId: 'lb-1', LoadBalancerPassToTarget: true }, 'PassToTargetCapabilityMissing', ['LoadBalancerPassToTarget=true']],
+  ['InvalidParameterValue', 'SnatPro is not supported in this region', { LoadBalancerId: 'lb-1', SnatPro: true }, 'SnatProCapabilityMissing', ['SnatPro=true', 'ticket']],
+  // A generic refusal of loopguard's health-check write: the struct is the CLB's own but for SourceIpType.
+  ['FailedOperation', 'operation failed', { ...LISTENER, HealthCheck: FULL_HC }, 'HealthCheckSourceCapabilityMissing', ['SourceIpType=1']],
+  // A refusal that names another parameter (or the whole struct) is a bad request.
+  ['InvalidParameterValue.Range', 'The value `99` of `HealthCheck.TimeOut` is out of range [2, 60].', { ...LISTENER, HealthCheck: FULL_HC }, 'InvalidRequest', ['TimeOut']],
+  ['InvalidParameter', 'HealthCheck is only applicable to TCP/UDP/TCP_SSL/QUIC listeners.', { ...LISTENER, HealthCheck: FULL_HC }, 'InvalidRequest', ['Request:']],
+  // A CAM denial names no parameter either: never pinned on the capability.
+  ['UnauthorizedOperation', 'you are not authorized to perform operation (clb:ModifyLoadBalancerAttributes)', { LoadBalancerId: 'lb-1', LoadBalancerPassToTarget: true }, 'PermissionDenied', ['CAM']],
+  // Throttling, busy CLBs and missing objects stay what they are.
+  ['RequestLimitExceeded', 'KeepaliveEnable: too many requests', { ...LISTENER, KeepaliveEnable: 1 }, 'Throttled', []],
+  ['FailedOperation.ResourceInOperating', 'Loadbalancer(lb-1) is not in normal desState', { LoadBalancerId: 'lb-1', LoadBalancerPassToTarget: true }, 'ClbBusy', []],
+  ['InvalidParameter.LBIdNotFound', 'LoadBalancer not exist: lb-1', { LoadBalancerId: 'lb-1', LoadBalancerPassToTarget: true }, 'ClbNotFound', []],
+];
+
 describe('CLB error classification', () => {
   it.each(TABLE)('%s (%s) → %s, retryable=%s', (code, message, reason, retryable, words) => {
-    const info = describeCloudError(apiError(code, message), { ...ctx, request: { LoadBalancerId: 'lb-1', HealthCheck: { SourceIpType: 1 } } });
+    // A request that asks for no capability: the code and the message alone decide (capability table below).
+    const info = describeCloudError(apiError(code, message), { ...ctx, request: { LoadBalancerId: 'lb-1', HealthCheck: { HealthSwitch: 1, SourceIpType: 0 } } });
     expect(info.code).toBe(code);
     expect(info.reason).toBe(reason);
     expect(info.retryable).toBe(retryable);
     expect(info.requestId).toBe('req-1');
     expect(info.action).toBe('ModifyListener');
+    for (const w of words) expect(info.message).toContain(w);
+  });
+
+  it.each(CAPABILITY_TABLE)('capability: %s %j with %j → %s', (code, message, request, reason, words) => {
+    const info = describeCloudError(apiError(code, message), { ...ctx, ...(request ? { request } : {}) });
+    expect(info.reason).toBe(reason);
+    expect(info.code).toBe(code);
     for (const w of words) expect(info.message).toContain(w);
   });
 

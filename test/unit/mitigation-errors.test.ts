@@ -2,6 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { ApiException } from '@kubernetes/client-node';
 import { InvalidRecordError } from '../../src/kube/record-store.js';
+import { toClbError } from '../../src/cloud/errors.js';
 import { classifyError } from '../../src/mitigation/errors.js';
 
 const api = (code: number, message: string) => new ApiException(code, 'HTTP', JSON.stringify({ kind: 'Status', message }), {});
@@ -25,6 +26,18 @@ describe('classifyError', () => {
   it('an invalid LoopbackRecord is permanent and says how to unblock it', () => {
     const e = classifyError(new InvalidRecordError('service.shop.web', '"v" must be 1'), 'x');
     expect(e).toEqual({ reason: 'InvalidRecord', permanent: true, message: expect.stringMatching(/service\.shop\.web.*delete it to let loopguard record anew/) });
+  });
+
+  it.each<[string, string, Record<string, unknown>, string]>([
+    ['InvalidParameterValue', 'This interface only support HTTP/HTTPS listener', { LoadBalancerId: 'lb-1', ListenerId: 'lbl-1', KeepaliveEnable: 1 }, 'KeepaliveCapabilityMissing'],
+    ['InvalidParameterValue', 'LoadBalancerPassToTarget is not supported by IPv6 load balancer lb-1.', { LoadBalancerId: 'lb-1', LoadBalancerPassToTarget: true }, 'PassToTargetCapabilityMissing'],
+    ['UnauthorizedOperation', 'The account has not enabled non-VIP health-check source IP (SourceIpType=1, 100.64.0.0/10)', { LoadBalancerId: 'lb-1', ListenerId: 'lbl-1', HealthCheck: { SourceIpType: 1 } }, 'HealthCheckSourceCapabilityMissing'],
+    ['InvalidParameterValue', 'SnatPro is not supported', { LoadBalancerId: 'lb-1', SnatPro: true }, 'SnatProCapabilityMissing'],
+  ])('a CLB refusal of a capability (%s "%s") is permanent and named: %j → %s', (code, message, request, reason) => {
+    const sdkError = Object.assign(new Error(message), { code, requestId: 'r', traceId: 't' });
+    const e = classifyError(toClbError(sdkError, { action: 'ModifyListener', loadBalancerId: 'lb-1', request }), 'step');
+    expect(e).toMatchObject({ reason, permanent: true });
+    expect(e.message).toMatch(/^step: The CLB refused /);
   });
 
   it('anything else is a transient cloud failure', () => {

@@ -8,10 +8,10 @@ import type { TkeServiceConfigSpec } from '../../sim/tke-simulator/tke-service-c
 
 const VIP = '10.100.0.3';
 
-// As the emulator renders them: nulls for fields that do not apply.
+// As the emulator renders them: nulls for fields that do not apply (HttpCode on a TCP check, tke-clb.md §9 #7).
 const l4Check = (over: Partial<HealthCheck> = {}): HealthCheck =>
   ({
-    HealthSwitch: 1, TimeOut: 2, IntervalTime: 5, HealthNum: 3, UnHealthNum: 3, HttpCode: 31, HttpCheckPath: null,
+    HealthSwitch: 1, TimeOut: 2, IntervalTime: 5, HealthNum: 3, UnHealthNum: 3, HttpCode: null, HttpCheckPath: null,
     HttpCheckDomain: null, HttpCheckMethod: null, CheckPort: null, CheckType: 'TCP', SourceIpType: 0, ...over,
   }) as unknown as HealthCheck;
 const ruleCheck = (over: Partial<HealthCheck> = {}): HealthCheck => ({
@@ -43,7 +43,7 @@ describe('health-check mapping', () => {
 
   it('sends the full struct: current values without nulls, declared ones laid over', () => {
     const full = fullHealthCheck(l4Check({ IntervalTime: 10 }), { SourceIpType: 1 });
-    expect(full).toEqual({ HealthSwitch: 1, TimeOut: 2, IntervalTime: 10, HealthNum: 3, UnHealthNum: 3, HttpCode: 31, CheckType: 'TCP', SourceIpType: 1 });
+    expect(full).toEqual({ HealthSwitch: 1, TimeOut: 2, IntervalTime: 10, HealthNum: 3, UnHealthNum: 3, CheckType: 'TCP', SourceIpType: 1 });
   });
 
   it('compares declared fields only (method case-insensitively)', () => {
@@ -64,6 +64,10 @@ describe('health-check mapping', () => {
     expect(sessionExpireTime({ enable: false, sessionExpireTime: 100 })).toBe(0);
     expect(sessionExpireTime({ enable: true })).toBe(30);
     expect(sessionExpireTime({ enable: true, sessionExpireTime: 300 })).toBe(300);
+    // The `enabled` spelling of Tencent's Ingress samples (tke-clb.md §9 #10); `enable` wins when both are set.
+    expect(sessionExpireTime({ enabled: true, sessionExpireTime: 120 })).toBe(120);
+    expect(sessionExpireTime({ enabled: false })).toBe(0);
+    expect(sessionExpireTime({ enable: false, enabled: true })).toBe(0);
   });
 });
 
@@ -168,7 +172,7 @@ describe('config sync plan', () => {
         request: {
           LoadBalancerId: 'lb-1',
           ListenerId: 'lbl-tcp80',
-          HealthCheck: { HealthSwitch: 1, TimeOut: 2, IntervalTime: 10, HealthNum: 3, UnHealthNum: 3, HttpCode: 31, CheckType: 'TCP', SourceIpType: 1 },
+          HealthCheck: { HealthSwitch: 1, TimeOut: 2, IntervalTime: 10, HealthNum: 3, UnHealthNum: 3, CheckType: 'TCP', SourceIpType: 1 },
           Scheduler: 'LEAST_CONN',
           SessionExpireTime: 30,
         },

@@ -1,4 +1,4 @@
-import { ApiError, missingParameter } from '../errors.js';
+import { ApiError, ipv6NotInternal, missingParameter } from '../errors.js';
 import type { IpVersionInput } from '../factories.js';
 import { buildLoadBalancer } from '../factories.js';
 import type { TagInfo } from '../model.js';
@@ -9,7 +9,7 @@ import type { ActionDefinition } from './types.js';
 /**
  * CreateLoadBalancer (async, tke-clb.md §3). The CLB is listed at once with `Status` 0 ("creating") and its lock
  * held; when the task completes it becomes `Status` 1. A failed task removes it again. INTERNAL CLBs need a
- * SubnetId (the TKE annotation path, tke-clb.md §2). VIPs are in-memory strings only (state.ts).
+ * SubnetId (the TKE annotation path, tke-clb.md §2) and are IPv4 (§9 #4). VIPs are in-memory strings only (state.ts).
  */
 const ALLOWED = [
   'LoadBalancerType', 'Forward', 'LoadBalancerName', 'VpcId', 'SubnetId', 'ProjectId', 'AddressIPVersion', 'Number',
@@ -53,6 +53,7 @@ export const createLoadBalancer: ActionDefinition = {
     const projectId = optInt(params, 'ProjectId');
     if (projectId !== undefined && projectId !== 0) throw new ApiError('InvalidParameterValue', 'Only ProjectId 0 exists.');
     const ipVersion = readIpVersion(optString(params, 'AddressIPVersion'));
+    if (ipVersion !== 'IPV4' && type === 'INTERNAL') throw ipv6NotInternal(ipVersion);
     const number = optIntInRange(params, 'Number', 1, 20) ?? 1;
     const tags = readTags(optArray(params, 'Tags', 20));
     const vip = optString(params, 'Vip');

@@ -1,6 +1,6 @@
 import { requireKeepaliveSnat, requireSource100_64 } from '../capabilities.js';
 import type { EmulatorCore } from '../emulator.js';
-import { ApiError, resourceInOperating } from '../errors.js';
+import { ApiError, ipv6Source100_64, resourceInOperating } from '../errors.js';
 import type { HealthCheckContext } from '../health-check.js';
 import { applyHealthCheck, defaultHealthCheck } from '../health-check.js';
 import type { HealthCheckState, ListenerProtocol, LoadBalancerRecord } from '../model.js';
@@ -23,12 +23,7 @@ export function ensureUnlocked(core: EmulatorCore, lbIds: readonly string[]): vo
  */
 export function checkSourceIp(core: EmulatorCore, lb: LoadBalancerRecord, hc: HealthCheckState | undefined): void {
   if (!hc || hc.SourceIpType !== 1) return;
-  if (isIpv6(lb)) {
-    throw new ApiError(
-      'InvalidParameterValue',
-      `SourceIpType=1 (health-check source 100.64.0.0/10) is not supported by IPv6 load balancer ${lb.LoadBalancerId}; use SourceIpType=0.`,
-    );
-  }
+  if (isIpv6(lb)) throw ipv6Source100_64(lb.LoadBalancerId);
   requireSource100_64(core.capabilities);
 }
 
@@ -39,9 +34,8 @@ export function checkKeepaliveSnat(
   keepalive: number | undefined,
   snat: boolean | undefined,
 ): void {
-  if (keepalive !== undefined && !isLayer7(protocol)) {
-    throw new ApiError('InvalidParameter', `KeepaliveEnable is only supported by HTTP/HTTPS listeners, not ${protocol}.`);
-  }
+  // The code and wording a refused protocol/parameter combination was seen with (tke-clb.md §9 #9).
+  if (keepalive !== undefined && !isLayer7(protocol)) throw new ApiError('InvalidParameterValue', 'This interface only support HTTP/HTTPS listener');
   if (keepalive === 1 || snat === true) requireKeepaliveSnat(core.capabilities);
 }
 

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError, ipv6PassToTarget } from '../errors.js';
 import { isIpv6 } from '../model.js';
 import { allowOnly, optBool, optString, reqString } from '../params.js';
 import { ensureUnlocked, liveLb, startTask } from './guards.js';
@@ -21,9 +21,7 @@ export const modifyLoadBalancerAttributes: ActionDefinition = {
       throw new ApiError('InvalidParameterValue.Length', 'LoadBalancerName must be 1–80 characters.');
     }
     const passToTarget = optBool(params, 'LoadBalancerPassToTarget');
-    if (passToTarget !== undefined && isIpv6(lb)) {
-      throw new ApiError('InvalidParameterValue', `LoadBalancerPassToTarget is not supported by IPv6 load balancer ${lbId}.`);
-    }
+    if (passToTarget !== undefined && isIpv6(lb)) throw ipv6PassToTarget(lbId);
     const deleteProtect = optBool(params, 'DeleteProtect');
     const snatPro = optBool(params, 'SnatPro');
     ensureUnlocked(core, [lbId]);

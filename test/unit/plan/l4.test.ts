@@ -231,6 +231,19 @@ describe('healthCheckFor', () => {
     expect(healthCheckFor(l, 1)).toEqual({ ...hc, SourceIpType: 1 });
     expect(l.healthCheck).toEqual(hc); // not mutated
   });
+
+  it('invents nothing: nulls and HTTP-only fields of a TCP check are dropped, not sent (tke-clb.md §9 #7)', () => {
+    // What the emulator used to render for a TCP listener (HttpCode 31 on a TCP check), plus the API's nulls.
+    const read = { HealthSwitch: 1, TimeOut: 2, IntervalTime: 5, HealthNum: 3, UnHealthNum: 3, HttpCode: 31, HttpCheckPath: null, HttpCheckMethod: null, CheckPort: null, CheckType: 'TCP', HttpVersion: null, SourceIpType: 0, ExtendedCode: null };
+    const l: ListenerInfo = { listenerId: 'lbl-1', name: 'x', protocol: 'TCP', port: 80, healthCheck: read as never, rules: [] };
+    expect(healthCheckFor(l, 1)).toEqual({ HealthSwitch: 1, TimeOut: 2, IntervalTime: 5, HealthNum: 3, UnHealthNum: 3, CheckType: 'TCP', SourceIpType: 1 });
+  });
+
+  it('keeps the HTTP fields of a TCP listener\'s HTTP check', () => {
+    const hc = { HealthSwitch: 1, CheckType: 'HTTP', HttpCode: 2, HttpCheckPath: '/hz', HttpCheckDomain: 'a', HttpCheckMethod: 'GET', HttpVersion: 'HTTP/1.1', SourceIpType: 0 };
+    const l: ListenerInfo = { listenerId: 'lbl-1', name: 'x', protocol: 'TCP', port: 80, healthCheck: hc, rules: [] };
+    expect(healthCheckFor(l, 1)).toEqual({ ...hc, SourceIpType: 1 });
+  });
 });
 
 describe('isPermanent', () => {

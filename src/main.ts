@@ -18,6 +18,7 @@ import {
 } from './runtime/config.js';
 import { createLogger } from './runtime/logger.js';
 import { Metrics } from './runtime/metrics.js';
+import { DEFAULT_UNWIND_MS } from './runtime/work-queue.js';
 
 /** A start-up failure that is the user's to fix: printed as one line, no stack. */
 class StartupError extends Error {}
@@ -25,6 +26,8 @@ class StartupError extends Error {}
 /** A CLB id that cannot exist: DescribeLoadBalancers filters by it and answers an empty list, after checking everything else. */
 const PROBE_LOAD_BALANCER_ID = 'lb-00000000';
 const PROBE_TIMEOUT_MS = 5_000;
+/** After the grace period and the unwind: time for the Lease release and stopping the watches. */
+const SHUTDOWN_SLACK_MS = 3_000;
 
 function loadKubeConfig(config: OperatorConfig): KubeConfig {
   const kc = new KubeConfig();
@@ -130,13 +133,27 @@ async function main(): Promise<void> {
       process.exit(1);
     },
   });
+  // One shutdown per process, whatever arrives after it (npm/tsx may relay the same Ctrl-C or SIGTERM again).
+  // Operator.stop drains: in-flight reconciles and their CLB tasks get --shutdown-grace; nothing is aborted
+  // before that, and the Lease is released only after.
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info('Shutting down', { signal });
+    logger.info('Shutting down', { signal, graceMs: config.shutdownGraceMs });
+    // An apiserver that stops answering must not keep the process past the drain (the Lease release and the
+    // watches have no deadline of their own): the kubelet would SIGKILL it anyway, and `npm start` would hang.
+    setTimeout(() => {
+      logger.error('Shutdown did not finish in time; exiting without it');
+      process.exit(1);
+    }, config.shutdownGraceMs + DEFAULT_UNWIND_MS + SHUTDOWN_SLACK_MS).unref();
     health.stop();
-    await operator.stop();
-    await probeClient.close();
+    try {
+      await operator.stop();
+      await probeClient.close();
+    } catch (err) {
+      logger.error('Shutdown failed', { error: err instanceof Error ? err.message : String(err) });
+      process.exit(1);
+    }
     logger.info('Stopped');
     process.exit(0);
   };

@@ -1,5 +1,6 @@
 // Assembles the operator: informers on every replica (so a standby is ready to lead at once), the policy
 // queue and controller only on the leader, probes and metrics everywhere.
+import { setMaxListeners } from 'node:events';
 import {
   AppsV1Api,
   CoreV1Api,
@@ -32,7 +33,7 @@ import { LeaderElector } from './runtime/leader-election.js';
 import type { Logger } from './runtime/logger.js';
 import type { Metrics } from './runtime/metrics.js';
 import { ProbeServer, type HealthCheck } from './runtime/server.js';
-import { WorkQueue } from './runtime/work-queue.js';
+import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
 
 /** How long TKE gets to apply a declared TkeServiceConfig before loopguard says it did not (TKE applies edits within seconds). */
 const TKE_GRACE_MS = 10_000;
@@ -71,9 +72,13 @@ export class Operator {
   private readonly capabilities = new LearnedCapabilities();
   private cachedProfile: ClusterProfile | undefined;
   private readonly policySeen = new Map<string, string>();
+  /** Aborts when shutdown begins: the executor starts no new step after it (work-queue.ts drains the rest). */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly d: OperatorDeps) {
     const { kc, config, logger, metrics } = d;
+    // Every write waiting for its turn listens to it (up to the executor's concurrency): not a leak.
+    setMaxListeners(0, this.stopping.signal);
     const core = kc.makeApiClient(CoreV1Api);
     const apps = kc.makeApiClient(AppsV1Api);
     const net = kc.makeApiClient(NetworkingV1Api);
@@ -135,7 +140,7 @@ export class Operator {
     const writer = new KubeWriter(kc);
     const records = new RecordStore(kc);
     const executor = d.enforce
-      ? new Executor({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, events, logger, metrics })
+      ? new Executor({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, events, logger, metrics, stopping: this.stopping.signal })
       : undefined;
     const recordsOf = (ns: string) => (this.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => r.spec?.target?.namespace === ns);
     const controller = new PolicyController({
@@ -160,6 +165,7 @@ export class Operator {
       profile: () => this.profile(),
       driftCheckIntervalMs: config.driftCheckIntervalMs,
       tkeGraceMs: TKE_GRACE_MS,
+      stopping: this.stopping.signal,
       ...(executor ? { executor } : {}),
     });
     this.queue = new WorkQueue('loopbackpolicy', (key, signal) => controller.reconcile(key, signal), {
@@ -213,10 +219,19 @@ export class Operator {
     return address.port;
   }
 
-  /** Graceful: stop taking work, let in-flight reconciles finish (bounded), release the lease, stop watches. */
+  /**
+   * Graceful: stop taking work (no new key, no new step), let in-flight reconciles and the CLB tasks they await
+   * finish within --shutdown-grace, abort what is left and let it say where it stopped; only then release the
+   * lease (a successor must not start on a CLB this replica may still be writing), and stop the watches.
+   */
   async stop(): Promise<void> {
-    const drained = await this.queue.shutdown(this.d.config.shutdownGraceMs);
-    if (!drained) this.d.logger.warn('Shutdown grace period ended with reconciles still running');
+    const graceMs = this.d.config.shutdownGraceMs;
+    this.d.logger.info('Draining', { policies: this.queue.inProgressKeys, graceMs });
+    this.stopping.abort(new ShutdownAbortError('shutdown began: no new work is started'));
+    const drained = await this.queue.shutdown(graceMs, {
+      onGraceOver: (policies) => this.d.logger.warn('Shutdown grace period ended; aborting', { policies, graceMs }),
+    });
+    if (drained) this.d.logger.info('Drained');
     await this.elector?.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.server.stop();

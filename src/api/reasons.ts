@@ -89,6 +89,8 @@ export const EventReason = {
   CapabilityMissing: 'CapabilityMissing',
   /** Warning: the CLB API denied an action; the message names it. */
   PermissionDenied: 'PermissionDenied',
+  /** Normal, on a policy: shutdown stopped its round mid-plan; the message names where; the next leader resumes it. */
+  RoundInterrupted: 'RoundInterrupted',
 } as const;
 
 export type ReadyReasonValue = (typeof ReadyReason)[keyof typeof ReadyReason];

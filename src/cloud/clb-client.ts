@@ -94,8 +94,14 @@ export interface DescribeListenersOptions {
 }
 
 export interface CallOptions {
-  /** Aborts waiting, retries and the HTTP request (shutdown, lost leadership). */
+  /** Aborts waiting, retries and the HTTP request (the shutdown grace period ended). */
   signal?: AbortSignal;
+  /**
+   * Writes only, shutdown began: a write not submitted yet when it aborts (waiting for the CLB's previous
+   * write, a slot or the budget) is dropped (ClbError `Aborted`); a submitted one runs on, its task awaited,
+   * until `signal` aborts.
+   */
+  stopping?: AbortSignal;
 }
 
 export interface WriteResult {

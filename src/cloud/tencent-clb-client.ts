@@ -217,7 +217,7 @@ export class TencentClbClient implements ClbClient {
       'ModifyListener',
       loadBalancerId,
       { LoadBalancerId: loadBalancerId, ListenerId: listenerId, HealthCheck: requireHealthCheck(healthCheck) },
-      options.signal,
+      options,
     );
   }
 
@@ -234,7 +234,7 @@ export class TencentClbClient implements ClbClient {
       'ModifyRule',
       loadBalancerId,
       { LoadBalancerId: loadBalancerId, ListenerId: listenerId, LocationId: locationId, HealthCheck: requireHealthCheck(healthCheck) },
-      options.signal,
+      options,
     );
   }
 
@@ -244,7 +244,7 @@ export class TencentClbClient implements ClbClient {
       'ModifyListener',
       loadBalancerId,
       { LoadBalancerId: loadBalancerId, ListenerId: listenerId, KeepaliveEnable: enable ? 1 : 0 },
-      options.signal,
+      options,
     );
   }
 
@@ -253,7 +253,7 @@ export class TencentClbClient implements ClbClient {
       'ModifyLoadBalancerAttributes',
       loadBalancerId,
       { LoadBalancerId: loadBalancerId, LoadBalancerPassToTarget: enable },
-      options.signal,
+      options,
     );
   }
 
@@ -262,8 +262,10 @@ export class TencentClbClient implements ClbClient {
    * (another writer, e.g. TKE) or a failed task means submitting again, within the retry policy. A task
    * that is still running when polling times out is NOT resubmitted (ClbTaskTimeoutError goes to the
    * caller), and neither is a write whose polling itself failed: the task may well have succeeded.
+   * `stopping` drops the write while it waits for its turn or budget, never once submitted (CallOptions).
    */
-  private write<A extends WriteAction>(action: A, loadBalancerId: string, request: ClbActions[A][0], signal?: AbortSignal): Promise<WriteResult> {
+  private write<A extends WriteAction>(action: A, loadBalancerId: string, request: ClbActions[A][0], options: CallOptions): Promise<WriteResult> {
+    const { signal, stopping } = options;
     requireId('loadBalancerId', loadBalancerId);
     const ctx: CloudErrorContext = { action, loadBalancerId, request, endpoint: this.endpoint.host };
     const started = Date.now();
@@ -273,7 +275,7 @@ export class TencentClbClient implements ClbClient {
         const pollFailures = new WeakSet<ClbError>();
         const result = await withRetry(
           async (attempt) => {
-            const resp = await this.attempt(action, request, ctx, signal);
+            const resp = await this.attempt(action, request, ctx, signal, stopping);
             const taskId = resp.RequestId ?? '';
             const pollCtx: CloudErrorContext = { action, loadBalancerId };
             try {
@@ -284,6 +286,8 @@ export class TencentClbClient implements ClbClient {
               });
             } catch (err) {
               const e = toClbError(err, pollCtx, signal);
+              // Accepted, only the wait ends (shutdown): name the task, a change may still land on the CLB.
+              if (e.reason === 'Aborted') safeLog(this.logger, 'warn', 'Stopped waiting for a CLB task', { action, loadBalancerId, taskId, note: 'the task may still finish; the next round reads the CLB again' });
               if (e.reason !== 'ClbTaskFailed') pollFailures.add(e);
               throw e;
             }
@@ -308,6 +312,7 @@ export class TencentClbClient implements ClbClient {
         return result;
       },
       signal,
+      stopping,
     );
   }
 
@@ -330,12 +335,13 @@ export class TencentClbClient implements ClbClient {
     }).catch((err: unknown) => this.logFailure(err));
   }
 
-  /** One HTTP attempt within the action's budget; reports the outcome; slows the action down on throttling. */
+  /** One HTTP attempt within the action's budget (`stopping` ends the wait); reports the outcome; slows the action down on throttling. */
   private async attempt<A extends Action>(
     action: A,
     request: ClbActions[A][0],
     ctx: CloudErrorContext,
     signal?: AbortSignal,
+    stopping?: AbortSignal,
   ): Promise<ClbActions[A][1]> {
     // Resolve credentials first: the SDK would wrap a provider failure into a code-less exception
     // that looks like a network error.
@@ -357,7 +363,7 @@ export class TencentClbClient implements ClbClient {
           throw e;
         }
       },
-      signal ? { signal } : {},
+      { ...(signal ? { signal } : {}), ...(stopping ? { stopping } : {}) },
     );
   }
 

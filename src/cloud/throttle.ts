@@ -8,6 +8,7 @@
 // happens to call at that instant. A RequestLimitExceeded answer means someone else is using the
 // quota too: the action's queue pauses for a cool-down, so queued calls wait instead of piling on.
 import PQueue from 'p-queue';
+import { queueSignal } from './queue-signal.js';
 
 export interface ActionBudget {
   /** Sustained requests per second for this action (> 0). */
@@ -90,14 +91,22 @@ export class ActionThrottle {
 
   /**
    * Runs `fn` when the action's budget allows. The signal given to `fn` aborts when the caller's does;
-   * a caller that aborts while waiting leaves the queue without spending a token.
+   * a caller that aborts while waiting leaves the queue without spending a token. `stopping` ends only the
+   * wait: a call that has not started when it aborts is dropped, one that has is not (queue-signal.ts).
    */
-  run<T>(action: string, fn: () => Promise<T>, options: { signal?: AbortSignal; priority?: number } = {}): Promise<T> {
+  run<T>(action: string, fn: () => Promise<T>, options: { signal?: AbortSignal; priority?: number; stopping?: AbortSignal } = {}): Promise<T> {
     const { queue } = this.entry(action);
-    return queue.add(fn, {
-      ...(options.signal ? { signal: options.signal } : {}),
-      ...(options.priority === undefined ? {} : { priority: options.priority }),
-    });
+    const wait = queueSignal(options.signal, options.stopping);
+    return queue.add(
+      () => {
+        wait.started();
+        return fn();
+      },
+      {
+        ...(wait.signal ? { signal: wait.signal } : {}),
+        ...(options.priority === undefined ? {} : { priority: options.priority }),
+      },
+    );
   }
 
   /**

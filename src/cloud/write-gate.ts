@@ -3,6 +3,7 @@
 // FailedOperation.ResourceInOperating (tke-clb.md §3), so loopguard must never race itself there
 // (TKE's controllers still can; that is retried). Writes to different CLBs run concurrently, bounded.
 import PQueue from 'p-queue';
+import { queueSignal } from './queue-signal.js';
 
 export const DEFAULT_WRITE_CONCURRENCY = 16;
 
@@ -21,16 +22,18 @@ export class ClbWriteGate {
   /**
    * Runs `fn` once every earlier write to `lbId` has finished and a slot is free. The CLB's turn is
    * taken before the slot, so writes queued behind a busy CLB do not hold slots other CLBs could use.
+   * `stopping` (shutdown began) ends only the wait: a write still waiting is dropped, a running one is not.
    */
-  async run<T>(lbId: string, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async run<T>(lbId: string, fn: () => Promise<T>, signal?: AbortSignal, stopping?: AbortSignal): Promise<T> {
     const previous = this.tails.get(lbId) ?? Promise.resolve();
     let release!: () => void;
     const mine = new Promise<void>((resolve) => (release = resolve));
     // Our turn ends after the previous one, even if we give up waiting (abort), so the chain holds.
     const tail = previous.then(() => mine);
     this.tails.set(lbId, tail);
+    const wait = queueSignal(signal, stopping);
     try {
-      await abortable(previous, signal);
+      await abortable(previous, wait.signal);
     } catch (err) {
       void previous.then(release);
       this.forget(lbId, tail);
@@ -43,13 +46,14 @@ export class ClbWriteGate {
       return await this.slots.add(
         async () => {
           started = true;
+          wait.started();
           try {
             return await fn();
           } finally {
             release();
           }
         },
-        signal ? { signal } : {},
+        wait.signal ? { signal: wait.signal } : {},
       );
     } finally {
       if (!started) release();

@@ -26,6 +26,8 @@ export interface EffectDeps {
   clb: ClbClient;
   observer: ClbObserver;
   capabilities: LearnedCapabilities;
+  /** Aborts when shutdown begins: a CLB write not submitted yet is dropped then (CallOptions.stopping). */
+  stopping?: AbortSignal;
 }
 
 /** Event timestamps have second precision. */
@@ -38,6 +40,10 @@ const DONE: StepResult = { status: 'done' };
 
 function sourceOf(l: ListenerInfo | undefined): 0 | 1 {
   return l?.healthCheck?.SourceIpType === 1 ? 1 : 0;
+}
+
+function writeOptions(deps: EffectDeps, signal: AbortSignal): { signal: AbortSignal; stopping?: AbortSignal } {
+  return deps.stopping ? { signal, stopping: deps.stopping } : { signal };
 }
 
 export async function applyStep(deps: EffectDeps, owner: string, target: TargetRef, step: Step, signal: AbortSignal): Promise<StepResult> {
@@ -84,13 +90,13 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
         if (step.restore) return DONE; // the listener is gone: nothing left to restore
         return { status: 'failed', error: { reason: 'ListenerNotFound', message: `listener ${step.listenerId} of CLB ${lbId} is gone; reading the CLB again`, permanent: false } };
       }
-      if (sourceOf(listener) !== step.to) await clb.modifyListenerHealthCheck(lbId, step.listenerId, healthCheckFor(listener, step.to), { signal });
+      if (sourceOf(listener) !== step.to) await clb.modifyListenerHealthCheck(lbId, step.listenerId, healthCheckFor(listener, step.to), writeOptions(deps, signal));
       observer.listenerSourceWritten(lbId, step.listenerId, step.to);
       if (step.to === 1) deps.capabilities.forget('range100_64Rejected');
       return DONE;
     }
     case 'SetLoadBalancerPassToTarget':
-      await clb.modifyLoadBalancerPassToTarget(step.loadBalancerId, step.to, { signal });
+      await clb.modifyLoadBalancerPassToTarget(step.loadBalancerId, step.to, writeOptions(deps, signal));
       observer.passToTargetWritten(step.loadBalancerId, step.to);
       return DONE;
     case 'DeclareInTkeServiceConfig': {

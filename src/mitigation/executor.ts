@@ -2,8 +2,11 @@
 // finish (a wait for TKE, a failure) ends the target's run: the order is the precondition of every later step
 // (originals before changes, sources before prevent-loopback). Targets run side by side (the CLB client paces
 // the calls). A target's failure is its outcome, never an exception, so one target can never hide another's
-// result; only an abort (shutdown, lost leadership) throws.
+// result; only an abort (the shutdown grace period ended) throws. Once shutdown begins (`stopping`), no new step
+// starts, while a step in flight (a CLB write whose task is being awaited) goes on until its signal aborts: a write
+// started during the grace period is the one most likely to be cut off mid-task.
 import { EventReason } from '../api/reasons.js';
+import { describeCloudError } from '../cloud/index.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
@@ -25,6 +28,28 @@ export interface Execution {
   error?: TargetError;
   /** The target disappeared while its steps ran. */
   gone?: boolean;
+  /**
+   * Shutdown ended the run at `step`: before it started (`inFlight` false: shutdown had begun), or while it ran
+   * (true: the grace period ended; a CLB task it submitted may still finish).
+   */
+  stopped?: { step: Step; inFlight: boolean };
+}
+
+/** Thrown by `execute` when its signal aborted; `stopped` says where each interrupted target was. */
+export class ExecutionInterrupted extends Error {
+  constructor(
+    readonly stopped: readonly Execution[],
+    options?: ErrorOptions,
+  ) {
+    super(`interrupted by shutdown: ${stopped.length} target(s) stopped mid-plan`, options);
+    this.name = 'ExecutionInterrupted';
+  }
+
+  /** One interruption out of several (chunks of a round), plus targets stopped earlier: every target stopped. */
+  static merge(errors: readonly unknown[], stoppedBefore: readonly Execution[] = []): ExecutionInterrupted {
+    const stopped = errors.flatMap((e) => (e instanceof ExecutionInterrupted ? e.stopped : []));
+    return new ExecutionInterrupted([...stoppedBefore, ...stopped], { cause: errors[0] });
+  }
 }
 
 export interface ExecutorDeps extends EffectDeps {
@@ -74,7 +99,10 @@ export class Executor {
   /** Runs every plan; resolves with one execution per plan, in the same order. */
   async execute(owner: string, plans: readonly TargetPlan[], signal: AbortSignal): Promise<Execution[]> {
     const settled = await settleAll(plans, this.d.concurrency ?? DEFAULT_CONCURRENCY, (plan) => this.run(owner, plan, signal));
-    if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('aborted');
+    if (signal.aborted) {
+      const stopped = settled.flatMap((r) => (r.status === 'fulfilled' && r.value.stopped ? [r.value] : []));
+      throw new ExecutionInterrupted(stopped, { cause: signal.reason });
+    }
     return settled.map((r, i) => (r.status === 'fulfilled' ? r.value : { plan: plans[i] as TargetPlan, executed: [], error: classifyError(r.reason, 'executing the plan') }));
   }
 
@@ -84,12 +112,18 @@ export class Executor {
     const executed: Step[] = [];
     const by = `(LoopbackPolicy ${owner})`;
     for (const step of plan.steps) {
-      if (signal.aborted) return { plan, executed };
+      if (signal.aborted || this.d.stopping?.aborted) return { plan, executed, stopped: { step, inFlight: false } };
       let result;
       try {
         result = await applyStep(this.d, owner, t, step, signal);
       } catch (err) {
-        if (signal.aborted) return { plan, executed };
+        if (signal.aborted) {
+          // Where this target stopped, for whoever picks the round up (the next leader re-plans from the CLB).
+          this.d.logger.warn('Step interrupted by shutdown', { policy: owner, target: `${t.kind}/${t.namespace}/${t.name}`, step: describeStep(step) });
+          return { plan, executed, stopped: { step, inFlight: true } };
+        }
+        // A write still waiting for its turn when shutdown began was dropped before it was submitted.
+        if (this.d.stopping?.aborted && describeCloudError(err).reason === 'Aborted') return { plan, executed, stopped: { step, inFlight: false } };
         result = { status: 'failed' as const, error: classifyError(err, `${describeStep(step)} for ${who}`) };
       }
       if (result.status === 'gone') return { plan, executed, gone: true };

@@ -80,7 +80,7 @@ export const FIELDS: readonly Field[] = [
     help: 'whether kube-proxy supports prevent-loopback (default: decided from its version)',
   },
   { key: 'logLevel', flag: 'log-level', env: 'LOOPGUARD_LOG_LEVEL', kind: 'string', allowed: ['error', 'warn', 'info', 'debug'], help: 'log level' },
-  { key: 'shutdownGraceMs', flag: 'shutdown-grace', env: 'LOOPGUARD_SHUTDOWN_GRACE', kind: 'duration', min: 0, help: 'how long in-flight work may finish on SIGTERM' },
+  { key: 'shutdownGraceMs', flag: 'shutdown-grace', env: 'LOOPGUARD_SHUTDOWN_GRACE', kind: 'duration', min: 0, help: 'on SIGTERM/SIGINT, how long in-flight reconciles and the CLB tasks they await may finish before they are aborted' },
 ];
 
 export const DEFAULTS: OperatorConfig = {

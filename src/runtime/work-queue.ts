@@ -2,7 +2,8 @@
 // - stingy: a key is never processed by two workers at once, and adds of a key that is already waiting coalesce;
 // - a key added while it is being processed is processed once more afterwards (nothing is lost);
 // - failures are retried with per-key exponential backoff; success forgets the failures;
-// - bounded concurrency, delayed re-adds (RequeueAfter), and a draining shutdown.
+// - bounded concurrency, delayed re-adds (RequeueAfter), and a draining shutdown that aborts handlers only once
+//   its grace period is over.
 import { DEFAULT_ITEM_BACKOFF, ItemBackoff, type BackoffOptions } from './backoff.js';
 
 export interface ReconcileOutcome {
@@ -13,6 +14,23 @@ export interface ReconcileOutcome {
    * its per-key backoff (counted as an error), not after `requeueAfterMs`.
    */
   retry?: Error;
+}
+
+/**
+ * How long aborted handlers get, after the grace period, to unwind and say where they stopped (a log line, an
+ * Event) before shutdown goes on without them.
+ */
+export const DEFAULT_UNWIND_MS = 2_000;
+
+/**
+ * The reason shutdown aborts with: here, the grace period ended with handlers still running. Named AbortError,
+ * so the CLB client classifies what it cancels as `Aborted` (never retried, never reported as a CLB error).
+ */
+export class ShutdownAbortError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AbortError';
+  }
 }
 
 export type ReconcileHandler = (key: string, signal: AbortSignal) => Promise<ReconcileOutcome | void>;
@@ -31,6 +49,13 @@ export interface WorkQueueObserver {
   retried?(name: string): void;
   processed?(name: string, seconds: number, result: 'success' | 'error' | 'requeue_after' | 'terminal'): void;
   failed?(name: string, key: string, error: unknown, retryInMs: number | undefined): void;
+}
+
+export interface ShutdownOptions {
+  /** After the grace period, how long aborted handlers get to finish (default DEFAULT_UNWIND_MS). */
+  unwindMs?: number;
+  /** Called once the grace period is over, just before the keys still in progress are aborted. */
+  onGraceOver?: (inProgress: string[]) => void;
 }
 
 export interface WorkQueueOptions {
@@ -126,24 +151,38 @@ export class WorkQueue {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /** Keys being processed right now (for the shutdown log: which policies a drain waits for). */
+  get inProgressKeys(): string[] {
+    return [...this.processing];
+  }
+
   /**
-   * Stops taking work, cancels delayed adds, signals in-flight handlers to abort, and waits up to `drainMs`
-   * for them to finish. Returns whether everything finished in time.
+   * Stops taking work (no new keys, no requeues, delayed adds cancelled) and lets in-flight handlers finish
+   * for up to `drainMs`: their signal stays live, so a CLB task they await is seen to its end rather than cut
+   * off. Only when the grace period is over are they aborted, and then given `unwindMs` more to record where
+   * they stopped. Returns whether everything finished within the grace period.
    */
-  async shutdown(drainMs = 8_000): Promise<boolean> {
+  async shutdown(drainMs = 8_000, options: ShutdownOptions = {}): Promise<boolean> {
     this.shuttingDown = true;
     for (const { timer } of this.delayed.values()) clearTimeout(timer);
     this.delayed.clear();
     this.fifo.length = 0;
     this.dirty.clear();
-    this.abort.abort();
+    if (await this.idleWithin(drainMs)) return true;
+    options.onGraceOver?.(this.inProgressKeys);
+    this.abort.abort(new ShutdownAbortError(`shutdown grace period (${drainMs} ms) ended`));
+    await this.idleWithin(options.unwindMs ?? DEFAULT_UNWIND_MS);
+    return false;
+  }
+
+  private async idleWithin(ms: number): Promise<boolean> {
     if (this.processing.size === 0) return true;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), drainMs);
+      timer = setTimeout(() => resolve(false), ms);
     });
-    const drained = this.whenIdle().then(() => true);
-    const result = await Promise.race([drained, timedOut]);
+    const idle = this.whenIdle().then(() => true);
+    const result = await Promise.race([idle, timedOut]);
     clearTimeout(timer);
     return result;
   }
@@ -179,7 +218,8 @@ export class WorkQueue {
       if (err instanceof TerminalError || this.shuttingDown) {
         result = 'terminal';
         this.backoff.forget(key);
-        this.observer.failed?.(this.name, key, err, undefined);
+        // Aborted at the end of the grace period is no failure: the handler has said where it stopped.
+        if (!this.abort.signal.aborted) this.observer.failed?.(this.name, key, err, undefined);
       } else {
         result = 'error';
         const retryIn = this.addRateLimited(key);

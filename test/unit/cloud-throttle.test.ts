@@ -85,6 +85,22 @@ describe('ActionThrottle', () => {
     throttle.close();
   });
 
+  it('`stopping` drops a call still waiting for the budget, never one already running', async () => {
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 1, burst: 1 } });
+    const stopping = new AbortController();
+    let finish!: () => void;
+    const running = throttle.run('A', () => new Promise<string>((resolve) => (finish = () => resolve('done'))), { stopping: stopping.signal });
+    let ran = false;
+    const waiting = throttle.run('A', () => Promise.resolve((ran = true)), { stopping: stopping.signal });
+    await flush();
+    stopping.abort(new Error('shutdown began'));
+    await expect(waiting).rejects.toThrow('shutdown began');
+    finish();
+    await expect(running).resolves.toBe('done');
+    expect(ran).toBe(false);
+    throttle.close();
+  });
+
   it('close() rejects waiting calls instead of leaving them hanging', async () => {
     const throttle = new ActionThrottle({ cooldownMs: 60_000 });
     throttle.slowDown('A');

@@ -15,6 +15,7 @@ describe('operator configuration', () => {
       kubeProxyPreventLoopback: '',
       probePort: 8081,
       leaderElect: true,
+      shutdownGraceMs: 8_000,
     });
     const c = loadConfig(['--concurrency=8', '--drift-check-interval', '90s', '--leader-elect=false', '--log-level', 'debug'], {
       ...base,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ItemBackoff, jitteredDelay } from '../../src/runtime/backoff.js';
-import { TerminalError, WorkQueue } from '../../src/runtime/work-queue.js';
+import { ShutdownAbortError, TerminalError, WorkQueue } from '../../src/runtime/work-queue.js';
 
 /** A promise with its resolver, to hold a handler inside its critical section. */
 function gate(): { open: () => void; wait: Promise<void> } {
@@ -147,24 +147,66 @@ describe('WorkQueue', () => {
     await until(() => times.length === 3, 'earliest delay wins');
   });
 
-  it('shutdown aborts in-flight handlers, drains them, and takes no more work', async () => {
+  it('shutdown lets an in-flight handler finish without aborting it, and takes no more work', async () => {
     const entered = gate();
-    let aborted = false;
+    const release = gate();
+    let abortedWhileRunning: boolean | undefined;
     let runs = 0;
     const q = new WorkQueue('t', async (_key, signal) => {
       runs++;
       entered.open();
-      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
-      aborted = signal.aborted;
+      // Like a CLB task being awaited: it ends on its own, and must not be cut off while the grace lasts.
+      await release.wait;
+      abortedWhileRunning = signal.aborted;
     });
     q.start();
     q.add('a');
     await entered.wait;
     q.addAfter('b', 5);
-    expect(await q.shutdown(1_000)).toBe(true);
-    expect(aborted).toBe(true);
+    const shutdown = q.shutdown(10_000);
     q.add('c');
+    expect(q.inProgressKeys).toEqual(['a']);
+    release.open();
+    expect(await shutdown).toBe(true);
+    expect(abortedWhileRunning).toBe(false);
     await new Promise((r) => setTimeout(r, 20));
     expect(runs).toBe(1);
+  });
+
+  it('shutdown aborts what is still running when the grace period ends, and waits for it to unwind', async () => {
+    const entered = gate();
+    const events: string[] = [];
+    let reason: unknown;
+    const q = new WorkQueue('t', async (_key, signal) => {
+      entered.open();
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve()));
+      reason = signal.reason;
+      // Recording where it stopped (an Event, a log line) takes a moment; shutdown waits for it.
+      await new Promise((r) => setTimeout(r, 10));
+      events.push('unwound');
+      throw signal.reason;
+    });
+    q.start();
+    q.add('a');
+    await entered.wait;
+    const drained = await q.shutdown(30, { unwindMs: 5_000, onGraceOver: (keys) => events.push(`grace over: ${keys.join(',')}`) });
+    expect(drained).toBe(false);
+    expect(events).toEqual(['grace over: a', 'unwound']);
+    expect(reason).toBeInstanceOf(ShutdownAbortError);
+    expect((reason as Error).message).toContain('30 ms');
+    expect(q.inProgress).toBe(0);
+  });
+
+  it('shutdown gives up on a handler that ignores the abort after the unwind time', async () => {
+    const entered = gate();
+    const q = new WorkQueue('t', async () => {
+      entered.open();
+      await new Promise(() => undefined);
+    });
+    q.start();
+    q.add('a');
+    await entered.wait;
+    expect(await q.shutdown(10, { unwindMs: 10 })).toBe(false);
+    expect(q.inProgressKeys).toEqual(['a']);
   });
 });

@@ -10,7 +10,7 @@ import { CONDITION_READY, CONDITION_RECONCILING, CONDITION_STALLED, removeStatus
 import { FINALIZER, withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { EventReason, StalledReason } from '../../api/reasons.js';
-import { involvedObject } from '../../mitigation/executor.js';
+import { involvedObject, type Execution } from '../../mitigation/executor.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { ownedBy, ownerOf } from '../../plan/ownership.js';
 import { recordedFields } from '../../plan/record.js';
@@ -43,8 +43,14 @@ function changedFields(r: LoopbackRecord): string {
   return fields.length > 0 ? fields.join(', ') : 'nothing';
 }
 
+/** Shutdown stopped some releases mid-way: said once (log line, Event) by the controller. */
+export type StoppedReporter = (policy: LoopbackPolicy, stopped: readonly Execution[]) => Promise<void>;
+
 export class PolicyDeletion {
-  constructor(private readonly o: PolicyControllerOptions) {}
+  constructor(
+    private readonly o: PolicyControllerOptions,
+    private readonly reportStopped: StoppedReporter,
+  ) {}
 
   /** Resolves once the finalizer is gone; throws (the queue retries with backoff) while the revert is blocked. */
   async finalize(policy: LoopbackPolicy, signal: AbortSignal): Promise<void> {
@@ -90,6 +96,12 @@ export class PolicyDeletion {
     }
     const plans = await planReleases(this.o, owner, orphansOf(releasable, owner, new Set(), facts), signal);
     const executions = await this.o.executor!.execute(owner, plans, signal);
+    const stopped = executions.filter((e) => e.stopped);
+    if (stopped.length > 0) {
+      // Not blocked: shutdown began. The next leader resumes the revert; no Stalled for that.
+      await this.reportStopped(policy, stopped);
+      throw new Error(`reverting before the finalizer is released: stopped by shutdown with ${stopped.length} target(s) not restored yet`);
+    }
     for (const e of executions) {
       if (e.gone || (!e.error && remainingSteps(e).length === 0)) continue;
       const why = e.error ? `${e.error.reason}: ${e.error.message}` : (e.waiting ?? 'steps remain');

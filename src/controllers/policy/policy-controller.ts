@@ -4,7 +4,7 @@
 // A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
-import { FINALIZER, withSpecDefaults, type LoopbackPolicy, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
+import { API_VERSION, FINALIZER, KIND, withSpecDefaults, type LoopbackPolicy, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import { EventReason } from '../../api/reasons.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { PolicyStatusWriter } from '../../kube/status-writer.js';
@@ -15,7 +15,8 @@ import { conflictAssessment, type Assessment } from '../../model/assessment.js';
 import type { ClusterProfile } from '../../model/cluster-profile.js';
 import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
-import { involvedObject, type Executor } from '../../mitigation/executor.js';
+import { ExecutionInterrupted, involvedObject, type Execution, type Executor } from '../../mitigation/executor.js';
+import { describeStep } from '../../plan/steps.js';
 import { ownerOf, ownershipOf } from '../../plan/ownership.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
@@ -55,6 +56,8 @@ export interface PolicyControllerOptions extends RoundDeps {
 const CLB_IN_PROGRESS = new Set(['ClbCreating', 'ListenersNotReady', 'ClbNotFound', 'ClbNotObserved']);
 const RECHECK_MS = 3_000;
 const RECHECK_MAX_MS = 5 * 60_000;
+/** Targets named in a RoundInterrupted Event (the log line names all of them). */
+const MAX_STOPPED_SHOWN = 5;
 
 function jitter(ms: number): number {
   return Math.round(ms * (0.9 + Math.random() * 0.2));
@@ -78,7 +81,7 @@ export class PolicyController {
 
   constructor(private readonly o: PolicyControllerOptions) {
     this.round = new PolicyRound(o);
-    this.deletion = new PolicyDeletion(o);
+    this.deletion = new PolicyDeletion(o, (policy, stopped) => this.reportStopped(policy, stopped, false));
   }
 
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
@@ -88,6 +91,18 @@ export class PolicyController {
       this.forgetPolicy(namespace, name);
       return;
     }
+    try {
+      return await this.evaluate(policy, key, signal);
+    } catch (err) {
+      // The shutdown grace period ended mid-round: say where it stopped before the process goes.
+      if (signal.aborted) await this.reportStopped(policy, err instanceof ExecutionInterrupted ? err.stopped : [], true);
+      throw err;
+    }
+  }
+
+  private async evaluate(policy: LoopbackPolicy, key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
+    const namespace = policy.metadata.namespace ?? '';
+    const name = policy.metadata.name ?? '';
     if (policy.metadata.deletionTimestamp) {
       await this.deletion.finalize(policy, signal);
       this.forgetPolicy(namespace, name);
@@ -124,6 +139,12 @@ export class PolicyController {
 
     const enforcing = spec.mode === 'Enforce' && this.o.executor !== undefined;
     const run = await this.round.run({ policy, spec, profile, owner, targets: mine, orphans, enforcing }, signal);
+    if (run.skipped > 0) {
+      // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
+      // status stays; the log line and Event say where the round stopped.
+      await this.reportStopped(policy, run.stopped, false, run.skipped);
+      return;
+    }
     const outcomes: TargetOutcome[] = [...run.outcomes, ...conflicts.map((assessment) => ({ assessment }))];
 
     const status = buildPolicyStatus({
@@ -138,6 +159,8 @@ export class PolicyController {
     });
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(namespace, name, status);
     await this.report(policy, outcomes, enforcing);
+    // Shutdown began during the round: the status shows the steps left; this says why they were left.
+    if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
 
     const transient = [...outcomes.map((o) => o.error), ...run.releases.map((r) => r.error)].filter((e) => e && !e.permanent);
     if (transient.length > 0) {
@@ -186,6 +209,36 @@ export class PolicyController {
         await this.o.events.record(involved, 'Normal', EventReason.TargetMitigated, `${a.rootCause.message} ${by}`);
       }
     }
+  }
+
+  /**
+   * Where shutdown left the policy's round: one log line and an Event on the policy. `graceOver`: the grace
+   * period ended with the round still running (steps in flight were aborted); otherwise shutdown began and the
+   * round started no further step. Either way the next leader plans again from what the CLB and targets show.
+   */
+  async reportStopped(policy: LoopbackPolicy, stopped: readonly Execution[], graceOver: boolean, notReached = 0): Promise<void> {
+    const namespace = policy.metadata.namespace ?? '';
+    const name = policy.metadata.name ?? '';
+    const at = stopped.map((e) => {
+      const t = e.plan.target;
+      const step = e.stopped ? `"${describeStep(e.stopped.step)}" (${e.stopped.inFlight ? 'in flight' : 'not started'})` : 'its next step';
+      return `${t.kind} ${t.namespace}/${t.name} at ${step}`;
+    });
+    this.o.logger.warn('Round stopped by shutdown', {
+      policy: `${namespace}/${name}`,
+      graceOver,
+      targets: stopped.map((e) => `${e.plan.target.kind}/${e.plan.target.namespace}/${e.plan.target.name}`),
+      at,
+      ...(notReached > 0 ? { notReached } : {}),
+    });
+    const shown =
+      at.slice(0, MAX_STOPPED_SHOWN).join('; ') +
+      (at.length > MAX_STOPPED_SHOWN ? `; and ${at.length - MAX_STOPPED_SHOWN} more target(s)` : '') +
+      (notReached > 0 ? `${at.length > 0 ? '; ' : ''}${notReached} target(s) not reached yet` : '');
+    const what = graceOver
+      ? `Shutdown ended this round when its grace period ran out: ${shown || 'no step was in flight (it was reading or reporting)'}. A CLB task in flight may still finish; the next leader reads the CLB again and resumes the round.`
+      : `Shutdown stopped this round before its next steps: ${shown}. The next leader resumes the round.`;
+    await this.o.events.record({ apiVersion: API_VERSION, kind: KIND, namespace, name, ...(policy.metadata.uid ? { uid: policy.metadata.uid } : {}) }, 'Normal', EventReason.RoundInterrupted, what);
   }
 
   private forgetPolicy(namespace: string, name: string): void {

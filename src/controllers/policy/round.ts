@@ -9,7 +9,7 @@ import type { ClusterProfile } from '../../model/cluster-profile.js';
 import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../../model/facts.js';
 import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';
 import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
-import type { Execution, Executor } from '../../mitigation/executor.js';
+import { ExecutionInterrupted, type Execution, type Executor } from '../../mitigation/executor.js';
 import { governingConfigName, type ConfigView } from '../../plan/l7.js';
 import { ownershipOf, type Ownership } from '../../plan/ownership.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
@@ -39,6 +39,8 @@ export interface RoundDeps {
   /** How long TKE gets to apply a declared TkeServiceConfig. */
   tkeGraceMs: number;
   executor?: Executor;
+  /** Aborts when shutdown begins: no further chunk or release is started (the chunks under way finish). */
+  stopping?: AbortSignal;
 }
 
 export interface RoundInput {
@@ -76,6 +78,10 @@ export interface RoundResult {
   policyError?: { reason: string; message: string };
   /** Some target waits for TKE (an auto config, a declared config): read again soon. */
   waiting: boolean;
+  /** Targets whose plan shutdown stopped before its next step (see Execution.stopped). */
+  stopped: Execution[];
+  /** Targets and releases the round did not reach because shutdown began: the outcomes are partial. */
+  skipped: number;
 }
 
 function configView(deps: RoundDeps, t: TargetFacts): ConfigView | undefined {
@@ -111,10 +117,16 @@ export class PolicyRound {
   async run(input: RoundInput, signal: AbortSignal): Promise<RoundResult> {
     const chunks: TargetFacts[][] = [];
     for (let i = 0; i < input.targets.length; i += CHUNK) chunks.push(input.targets.slice(i, i + CHUNK));
-    const result: RoundResult = { outcomes: [], releases: [], waiting: false };
+    const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
     const settled = await settleAll(chunks, CHUNKS_IN_FLIGHT, (chunk) => this.chunk(input, chunk, result, signal));
-    for (const r of settled) if (r.status === 'rejected') throw r.reason;
-    await this.releases(input, result, signal);
+    const rejected = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    // Aborted, every chunk tells where its targets stopped; the report needs all of them, not the first.
+    if (rejected.length > 0) throw signal.aborted ? ExecutionInterrupted.merge(rejected, result.stopped) : rejected[0];
+    try {
+      await this.releases(input, result, signal);
+    } catch (err) {
+      throw signal.aborted ? ExecutionInterrupted.merge([err], result.stopped) : err;
+    }
     return result;
   }
 
@@ -134,6 +146,11 @@ export class PolicyRound {
   }
 
   private async chunk(input: RoundInput, chunk: readonly TargetFacts[], result: RoundResult, signal: AbortSignal): Promise<void> {
+    // Reading a chunk's CLBs during the drain only delays the process's exit: what it would find, the next leader reads.
+    if (this.d.stopping?.aborted) {
+      result.skipped += chunk.length;
+      return;
+    }
     const ids = chunk.map((t) => t.loadBalancerId).filter((id): id is string => !!id);
     const { observations, error } = await this.observe(ids, signal);
     const observed = (t: TargetFacts): ClbObservation => (t.loadBalancerId ? (observations.get(t.loadBalancerId) ?? { state: 'NotObserved' }) : { state: 'NotObserved' });
@@ -172,6 +189,7 @@ export class PolicyRound {
       const m = managed[i] as ManagedTarget;
       const t = chunk[i] as TargetFacts;
       if (e.waiting) result.waiting = true;
+      if (e.stopped) result.stopped.push(e);
       let assessment = m.assessment;
       if (e.executed.length > 0 && !e.gone) {
         // The executed steps' effects are in the observer's cache and the annotations; no read-back needed.
@@ -229,6 +247,10 @@ export class PolicyRound {
 
   private async releases(input: RoundInput, result: RoundResult, signal: AbortSignal): Promise<void> {
     if (input.orphans.length === 0) return;
+    if (this.d.stopping?.aborted) {
+      result.skipped += input.orphans.length;
+      return;
+    }
     let plans: TargetPlan[];
     try {
       plans = await planReleases(this.d, input.owner, input.orphans, signal);
@@ -247,6 +269,7 @@ export class PolicyRound {
     }
     for (const e of await this.d.executor.execute(input.owner, plans, signal)) {
       if (e.waiting) result.waiting = true;
+      if (e.stopped) result.stopped.push(e);
       const rest = remainingSteps(e);
       if (rest.length > 0 || e.error) result.releases.push({ kind: e.plan.target.kind, name: e.plan.target.name, plan: rest.map(describeStep), ...(e.error ? { error: e.error } : {}) });
     }

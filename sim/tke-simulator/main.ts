@@ -7,7 +7,7 @@ import { applyClusterProfile, CLUSTER_PROFILES, isClusterProfileName } from './p
 import { startTkeSimulator } from './simulator.js';
 
 const USAGE = `usage: sim:tke [--kubeconfig FILE] [--clb-endpoint HOST:PORT] [--region R] [--resync SECONDS]
-       [--switch-health-check-source] [--cluster-id ID] [--vpc-id ID] [--namespace-prefix P]... [--profile NAME]
+       [--switch-health-check-source on|off] [--cluster-id ID] [--vpc-id ID] [--namespace-prefix P]... [--profile NAME]
 Environment: KUBECONFIG, LOOPGUARD_CLB_ENDPOINT, TENCENTCLOUD_SECRET_ID, TENCENTCLOUD_SECRET_KEY, TENCENTCLOUD_REGION
 (default credentials: the CLB emulator's built-in test account). Profiles: ${CLUSTER_PROFILES.join(', ')}`;
 
@@ -18,7 +18,7 @@ async function main(): Promise<void> {
       'clb-endpoint': { type: 'string' },
       region: { type: 'string' },
       resync: { type: 'string' },
-      'switch-health-check-source': { type: 'boolean', default: false },
+      'switch-health-check-source': { type: 'string', default: 'on' },
       'cluster-id': { type: 'string' },
       'vpc-id': { type: 'string' },
       'namespace-prefix': { type: 'string', multiple: true },
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
       },
     },
     resyncIntervalMs: resyncSeconds * 1000,
-    switchHealthCheckSourceOnPreventLoopback: values['switch-health-check-source'],
+    switchHealthCheckSourceOnPreventLoopback: values['switch-health-check-source'] !== 'off',
     ...(values['cluster-id'] ? { clusterId: values['cluster-id'] } : {}),
     ...(values['vpc-id'] ? { vpcId: values['vpc-id'] } : {}),
     ...(prefixes.length > 0 ? { namespaceFilter: (ns: string) => prefixes.some((p) => ns.startsWith(p)) } : {}),

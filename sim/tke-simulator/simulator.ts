@@ -28,7 +28,7 @@ export interface TkeSimulatorOptions {
   vpcId?: string;
   /** Periodic re-application of TkeServiceConfigs; default 30 s. 0 disables (use `resyncNow()`). */
   resyncIntervalMs?: number;
-  /** Behave like newer TKE: prevent-loopback also switches L4 health-check sources to 1. Default false. */
+  /** TKE switches L4 health-check sources to 1 on prevent-loopback, as documented (tke-clb.md §9 #1). Default true; false models a controller that does not. */
   switchHealthCheckSourceOnPreventLoopback?: boolean;
   /** Only objects in namespaces passing this filter are handled (tests share one apiserver). Default: all. */
   namespaceFilter?: (namespace: string) => boolean;
@@ -70,7 +70,7 @@ export async function startTkeSimulator(options: TkeSimulatorOptions): Promise<T
     events: new EventRecorder(kube.core, log),
     clusterId: options.clusterId ?? 'cls-sim00001',
     vpcId: options.vpcId ?? 'vpc-sim00001',
-    switchHealthCheckSourceOnPreventLoopback: options.switchHealthCheckSourceOnPreventLoopback ?? false,
+    switchHealthCheckSourceOnPreventLoopback: options.switchHealthCheckSourceOnPreventLoopback ?? true,
     log,
   };
   const inScope = (obj: KubernetesObject): boolean => !options.namespaceFilter || options.namespaceFilter(obj.metadata?.namespace ?? '');

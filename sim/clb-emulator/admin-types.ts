@@ -6,7 +6,7 @@ import type { Capabilities } from './capabilities.js';
 import type { HealthCheckState, ListenerProtocol, LoadBalancerRecord, TagInfo } from './model.js';
 import type { TaskView } from './tasks.js';
 
-export type { Capabilities } from './capabilities.js';
+export type { AccountProfile, Capabilities } from './capabilities.js';
 export type { HealthCheckState, ListenerProtocol, ListenerRecord, LoadBalancerRecord, NodeRecord, RuleRecord, TagInfo } from './model.js';
 export type { TaskView } from './tasks.js';
 

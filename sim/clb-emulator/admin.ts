@@ -3,6 +3,7 @@ import type {
   VipBoundRequest,
 } from './admin-types.js';
 import type { Capabilities } from './capabilities.js';
+import { ACCOUNT_PROFILES, incoherentCapabilities, isAccountProfile } from './capabilities.js';
 import type { EmulatorCore } from './emulator.js';
 import { validateFaultPlan } from './faults.js';
 import { healthCheckChanged } from './health-check.js';
@@ -55,12 +56,20 @@ function objectBody(body: unknown): Record<string, unknown> {
 
 function patchCapabilities(core: EmulatorCore, body: unknown): Capabilities {
   const patch = objectBody(body) as CapabilitiesPatch;
-  const next = { ...core.capabilities };
+  const next: Capabilities = { ...core.capabilities };
   for (const [key, value] of Object.entries(patch)) {
     if (!(key in next)) throw new AdminError(400, `unknown capability ${key}`);
+    if (key === 'account') {
+      if (!isAccountProfile(value)) throw new AdminError(400, `account must be one of ${ACCOUNT_PROFILES.join(', ')}`);
+      next.account = value;
+      continue;
+    }
     if (typeof value !== 'boolean') throw new AdminError(400, `capability ${key} must be a boolean`);
-    next[key as keyof Capabilities] = value;
+    next[key as 'healthCheckSource100_64' | 'l7KeepaliveSnat'] = value;
   }
+  // Checked on the result, so one PUT can move an account and its capability together in either direction.
+  const incoherent = incoherentCapabilities(next);
+  if (incoherent) throw new AdminError(400, incoherent);
   core.capabilities = next;
   return next;
 }

@@ -20,6 +20,11 @@ export interface HealthCheckContext {
   /** Rules only: backend protocol, decides the default CheckType on HTTPS listeners. */
   forwardType?: string;
   ipv6: boolean;
+  /**
+   * The account's default `SourceIpType` (tke-clb.md §9 #3: 1 for accounts new to CLB since 2023-02-24), used
+   * wherever a default applies: a create or a strict-reset modify that leaves the field out, and seeds. Default 0.
+   */
+  defaultSourceIpType?: number;
 }
 
 const FIELDS = [
@@ -84,7 +89,8 @@ export function defaultHealthCheck(ctx: HealthCheckContext): HealthCheckState {
     RecvContext: null,
     CheckType: checkType,
     HttpVersion: null,
-    SourceIpType: 0,
+    // IPv6 CLBs cannot use 100.64 (§9 #4), whatever the account's default.
+    SourceIpType: ctx.ipv6 ? 0 : (ctx.defaultSourceIpType ?? 0),
     ExtendedCode: null,
   };
 }

@@ -7,6 +7,8 @@ export { callsByCallerAndAction, diffStats } from './stats-diff.js';
 export { ClbAdminClient, ClbAdminError } from './admin-client.js';
 export type * from './admin-types.js';
 export {
+  ACCOUNT_PROFILES,
+  accountSourceIpType,
   DEFAULT_CAPABILITIES,
   KEEPALIVE_SNAT_DISABLED_CODE,
   KEEPALIVE_SNAT_DISABLED_MESSAGE,

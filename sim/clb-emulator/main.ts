@@ -1,6 +1,6 @@
 /**
  * CLI: `npm run sim:clb -- [--port N] [--region R] [--secret-id ID] [--secret-key KEY] [--caller NAME:ID:KEY]…
- * [--task-ms MS] [--rps N] [--seed N]`
+ * [--task-ms MS] [--rps N] [--seed N] [--account legacy|since2023]`
  *
  * Credentials: --secret-id/--secret-key, else env CLB_EMULATOR_SECRET_ID/CLB_EMULATOR_SECRET_KEY; plus any number
  * of named pairs `--caller NAME:SECRET_ID:SECRET_KEY` (stats count calls per caller); with none of these, the
@@ -8,6 +8,7 @@
  * endpoint, region, SecretIds and where the key came from — never a key itself.
  */
 import { parseArgs } from 'node:util';
+import { ACCOUNT_PROFILES, isAccountProfile } from './capabilities.js';
 import type { CallerCredentials } from './options.js';
 import { DEFAULT_TEST_CREDENTIALS } from './options.js';
 import { startClbEmulator } from './server.js';
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
       'task-ms': { type: 'string' },
       rps: { type: 'string' },
       seed: { type: 'string' },
+      account: { type: 'string' },
       verbose: { type: 'boolean' },
     },
     strict: true,
@@ -62,6 +64,8 @@ async function main(): Promise<void> {
   const taskDurationMs = intOption(values['task-ms'], 'task-ms');
   const rps = intOption(values.rps, 'rps');
   const faultSeed = intOption(values.seed, 'seed');
+  const account = values.account;
+  if (account !== undefined && !isAccountProfile(account)) throw new Error(`--account must be one of ${ACCOUNT_PROFILES.join(', ')}, got ${account}`);
   const emulator = await startClbEmulator({
     ...(port === undefined ? {} : { port }),
     ...(values.region ? { region: values.region } : {}),
@@ -70,6 +74,7 @@ async function main(): Promise<void> {
     ...(taskDurationMs === undefined ? {} : { taskDurationMs }),
     ...(rps === undefined ? {} : { rps }),
     ...(faultSeed === undefined ? {} : { faultSeed }),
+    ...(account === undefined ? {} : { capabilities: { account } }),
     ...(values.verbose ? { log: (line: string) => console.error(line) } : {}),
   });
 

@@ -1,5 +1,5 @@
 import type { Capabilities } from './capabilities.js';
-import { DEFAULT_CAPABILITIES } from './capabilities.js';
+import { DEFAULT_CAPABILITIES, incoherentCapabilities } from './capabilities.js';
 import type { FaultPlan } from './admin-types.js';
 
 /**
@@ -43,7 +43,7 @@ export interface EmulatorOptions {
   rps: number;
   /** Per-action overrides of `rps`, e.g. `{ ModifyListener: 5 }`. */
   rpsPerAction: Record<string, number>;
-  /** Overrides of the account capabilities (defaults: 100.64 source on, L7 keepalive/SNAT off). */
+  /** Overrides of the account capabilities (defaults: 100.64 source on, L7 keepalive/SNAT off, account `legacy`). */
   capabilities: Partial<Capabilities>;
   /** Seed of the fault RNG when a fault plan does not give its own. */
   faultSeed: number;
@@ -102,6 +102,9 @@ function resolveCallers(options: Partial<EmulatorOptions>): CallerCredentials[] 
 
 export function resolveOptions(options: Partial<EmulatorOptions> = {}): ResolvedOptions {
   const callers = resolveCallers(options);
+  const capabilities = { ...DEFAULT_CAPABILITIES, ...(options.capabilities ?? {}) };
+  const incoherent = incoherentCapabilities(capabilities);
+  if (incoherent) throw new Error(`capabilities: ${incoherent}`);
   return {
     port: options.port ?? DEFAULT_OPTIONS.port,
     accounts: Object.fromEntries(callers.map((c) => [c.secretId, c.secretKey])),
@@ -111,7 +114,7 @@ export function resolveOptions(options: Partial<EmulatorOptions> = {}): Resolved
     taskDurationMs: options.taskDurationMs ?? DEFAULT_OPTIONS.taskDurationMs,
     rps: options.rps ?? DEFAULT_OPTIONS.rps,
     rpsPerAction: { ...(options.rpsPerAction ?? {}) },
-    capabilities: { ...DEFAULT_CAPABILITIES, ...(options.capabilities ?? {}) },
+    capabilities,
     faultSeed: options.faultSeed ?? DEFAULT_OPTIONS.faultSeed,
     faults: options.faults,
     healthConvergenceMs: options.healthConvergenceMs ?? DEFAULT_OPTIONS.healthConvergenceMs,

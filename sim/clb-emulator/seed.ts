@@ -1,4 +1,5 @@
 import type { HealthCheckPatch, NodeSpec, SeedListener, SeedLoadBalancer, SeedRule } from './admin-types.js';
+import { accountSourceIpType } from './capabilities.js';
 import type { EmulatorCore } from './emulator.js';
 import { ApiError, ipv6NotInternal, ipv6PassToTarget, ipv6Source100_64 } from './errors.js';
 import { buildListener, buildLoadBalancer, buildRule, portsClash } from './factories.js';
@@ -85,11 +86,11 @@ export function nodesFrom(specs: unknown): NodeRecord[] {
   });
 }
 
-function seedRule(lb: LoadBalancerRecord, listener: ListenerRecord, spec: SeedRule, label: string, nowMs: number) {
+function seedRule(lb: LoadBalancerRecord, listener: ListenerRecord, spec: SeedRule, label: string, nowMs: number, defaultSource: 0 | 1) {
   assertObject(spec, label);
   if (typeof spec.Url !== 'string' || !spec.Url.startsWith('/')) throw bad(`${label}.Url must be a path starting with "/"`);
   const forwardType = spec.ForwardType ?? 'HTTP';
-  const ctx = { protocol: listener.Protocol, forwardType, ipv6: lb.AddressIPVersion === 'ipv6' };
+  const ctx = { protocol: listener.Protocol, forwardType, ipv6: lb.AddressIPVersion === 'ipv6', defaultSourceIpType: defaultSource };
   const domain = spec.Domain ?? primaryVip(lb);
   if (listener.Rules.some((r) => r.Domain === domain && r.Url === spec.Url)) throw bad(`${label}: duplicate rule ${domain}${spec.Url}`);
   return buildRule(
@@ -98,7 +99,7 @@ function seedRule(lb: LoadBalancerRecord, listener: ListenerRecord, spec: SeedRu
   );
 }
 
-function seedListener(lb: LoadBalancerRecord, spec: SeedListener, label: string, nowMs: number): ListenerRecord {
+function seedListener(lb: LoadBalancerRecord, spec: SeedListener, label: string, nowMs: number, defaultSource: 0 | 1): ListenerRecord {
   assertObject(spec, label);
   if (!LISTENER_PROTOCOLS.includes(spec.Protocol)) throw bad(`${label}.Protocol must be one of ${LISTENER_PROTOCOLS.join('|')}`);
   if (!Number.isInteger(spec.Port) || spec.Port < 1 || spec.Port > 65535) throw bad(`${label}.Port must be 1–65535`);
@@ -109,7 +110,7 @@ function seedListener(lb: LoadBalancerRecord, spec: SeedListener, label: string,
   if (spec.KeepaliveEnable !== undefined && (!l7 || (spec.KeepaliveEnable !== 0 && spec.KeepaliveEnable !== 1))) {
     throw bad(`${label}.KeepaliveEnable must be 0/1 on an HTTP/HTTPS listener`);
   }
-  const ctx = { protocol: spec.Protocol, ipv6: lb.AddressIPVersion === 'ipv6' };
+  const ctx = { protocol: spec.Protocol, ipv6: lb.AddressIPVersion === 'ipv6', defaultSourceIpType: defaultSource };
   const listener = buildListener(
     {
       id: spec.ListenerId,
@@ -123,7 +124,7 @@ function seedListener(lb: LoadBalancerRecord, spec: SeedListener, label: string,
     nowMs,
   );
   if (spec.Rules !== undefined && !Array.isArray(spec.Rules)) throw bad(`${label}.Rules must be an array`);
-  (spec.Rules ?? []).forEach((r, i) => listener.Rules.push(seedRule(lb, listener, r, `${label}.Rules[${i}]`, nowMs)));
+  (spec.Rules ?? []).forEach((r, i) => listener.Rules.push(seedRule(lb, listener, r, `${label}.Rules[${i}]`, nowMs, defaultSource)));
   return listener;
 }
 
@@ -165,7 +166,9 @@ export function seedLoadBalancer(core: EmulatorCore, spec: SeedLoadBalancer): Lo
   );
   if (spec.vipBound !== undefined) lb.nodes.forEach((n) => (n.vipBound = spec.vipBound === true));
   if (spec.Listeners !== undefined && !Array.isArray(spec.Listeners)) throw bad('Listeners must be an array');
-  (spec.Listeners ?? []).forEach((l, i) => lb.Listeners.push(seedListener(lb, l, `Listeners[${i}]`, nowMs)));
+  // A seeded CLB is one this account created: checks the seed leaves unset get the account's default source.
+  const defaultSource = accountSourceIpType(core.capabilities);
+  (spec.Listeners ?? []).forEach((l, i) => lb.Listeners.push(seedListener(lb, l, `Listeners[${i}]`, nowMs, defaultSource)));
   core.store.add(lb);
   return lb;
 }

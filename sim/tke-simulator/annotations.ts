@@ -10,6 +10,8 @@ export const SERVICE = {
   /** JSON passed to CreateLoadBalancer, e.g. {"AddressIPVersion":"IPV6"}. */
   extensiveParameters: 'service.kubernetes.io/service.extensiveParameters',
   preventLoopback: 'service.cloud.tencent.com/prevent-loopback',
+  /** "true"/"false": the CLB's `LoadBalancerPassToTarget` (tke-clb.md §9 #5). */
+  passToTarget: 'service.cloud.tencent.com/pass-to-target',
   tkeServiceConfig: 'service.cloud.tencent.com/tke-service-config',
   tkeServiceConfigAuto: 'service.cloud.tencent.com/tke-service-config-auto',
 } as const;
@@ -22,6 +24,8 @@ export const INGRESS = {
   subnetId: 'kubernetes.io/ingress.subnetId',
   /** "true": rules of TLS hosts go to HTTPS, the others to HTTP; otherwise TLS moves every rule to HTTPS. */
   ruleMix: 'kubernetes.io/ingress.rule-mix',
+  /** "true"/"false": the CLB's `LoadBalancerPassToTarget` (tke-clb.md §2 Ingress annotations). */
+  passToTarget: 'ingress.cloud.tencent.com/pass-to-target',
   tkeServiceConfig: 'ingress.cloud.tencent.com/tke-service-config',
   tkeServiceConfigAuto: 'ingress.cloud.tencent.com/tke-service-config-auto',
 } as const;

@@ -12,6 +12,7 @@ import type {
   Listener,
   LoadBalancer,
   ModifyListenerRequest,
+  ModifyLoadBalancerAttributesRequest,
   ModifyRuleRequest,
 } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 
@@ -188,6 +189,10 @@ export class ClbApi {
 
   async modifyListener(req: ModifyListenerRequest): Promise<void> {
     await this.write('ModifyListener', () => this.client.ModifyListener(req));
+  }
+
+  async modifyLoadBalancerAttributes(req: ModifyLoadBalancerAttributesRequest): Promise<void> {
+    await this.write('ModifyLoadBalancerAttributes', () => this.client.ModifyLoadBalancerAttributes(req));
   }
 
   async modifyRule(req: ModifyRuleRequest): Promise<void> {

@@ -1,6 +1,7 @@
 // Which CLB writes make the CLB match what a TkeServiceConfig declares (shared/docs/tke-clb.md §1 sync
 // behaviour): listeners without a fragment, and attributes a fragment does not declare, are never modified;
-// protocol/port/domain/url only select. Pure: returns requests, the caller sends them.
+// protocol/port/domain/url only select. With sync scope `all` (§9 #2) TKE's own L4 listeners also get their
+// whole health check put back to TKE's view. Pure: returns requests, the caller sends them.
 import type {
   HealthCheck,
   Listener,
@@ -8,7 +9,7 @@ import type {
   ModifyRuleRequest,
 } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 import { sameDomain, sameListener } from './auto-config.js';
-import { declaredHealthCheck, fullHealthCheck, healthCheckDiffers } from './health-check.js';
+import { declaredHealthCheck, fullHealthCheck, healthCheckDiffers, healthCheckIsNot, tkeL4HealthCheck } from './health-check.js';
 import type { TkeServiceConfigSpec, TkeSession } from './tke-service-config.js';
 
 export type ClbModification =
@@ -22,6 +23,11 @@ export interface SyncInput {
   spec: TkeServiceConfigSpec | undefined;
   /** prevent-loopback on newer TKE: L4 health checks must use this source whatever the config says. */
   forceL4SourceIpType?: number;
+  /**
+   * Sync scope `all`: the L4 listeners TKE made for this Service, whose whole health check is put back to TKE's
+   * view (`tkeL4HealthCheck`), and the source the account gives a check nobody chose (0 on IPv6 CLBs).
+   */
+  ownL4?: { listenerIds: ReadonlySet<string>; accountSourceIpType: number };
 }
 
 /**
@@ -40,6 +46,12 @@ function healthCheckChange(actual: HealthCheck | undefined, declared: HealthChec
   return fullHealthCheck(actual, declared);
 }
 
+/** Scope `all`: TKE's whole view, sent whole (source included, so it does not hinge on CLB's reset model). */
+function viewChange(l: Listener, declared: HealthCheck, accountSourceIpType: number): HealthCheck | undefined {
+  const view = tkeL4HealthCheck(l.Protocol, declared, accountSourceIpType);
+  return healthCheckIsNot(l.HealthCheck, view) ? view : undefined;
+}
+
 export function planConfigSync(input: SyncInput): ClbModification[] {
   const out: ClbModification[] = [];
   const lb = input.spec?.loadBalancer;
@@ -50,7 +62,8 @@ export function planConfigSync(input: SyncInput): ClbModification[] {
       const declared = declaredHealthCheck(f?.healthCheck);
       if (input.forceL4SourceIpType !== undefined) declared.SourceIpType = input.forceL4SourceIpType;
       const request: ModifyListenerRequest = { LoadBalancerId: input.loadBalancerId, ListenerId: l.ListenerId ?? '' };
-      const hc = healthCheckChange(l.HealthCheck, declared);
+      const own = input.ownL4?.listenerIds.has(l.ListenerId ?? '') ? input.ownL4 : undefined;
+      const hc = own ? viewChange(l, declared, own.accountSourceIpType) : healthCheckChange(l.HealthCheck, declared);
       if (hc) request.HealthCheck = hc;
       if (f?.scheduler !== undefined && f.scheduler !== l.Scheduler) request.Scheduler = f.scheduler;
       const session = sessionExpireTime(f?.session);

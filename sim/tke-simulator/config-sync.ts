@@ -5,7 +5,7 @@ import type { Listener } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb
 import { mergeAutoConfigSpec } from './auto-config.js';
 import type { ClbError } from './clb-api.js';
 import { isTransient } from './clb-api.js';
-import type { ClbModification } from './config-plan.js';
+import type { ClbModification, SyncInput } from './config-plan.js';
 import { planConfigSync } from './config-plan.js';
 import type { SimulatorContext } from './context.js';
 import { jsonEqual } from './json.js';
@@ -27,6 +27,8 @@ export interface ConfigSyncInput {
   lb: ClbHandle;
   listeners: Listener[];
   forceL4SourceIpType?: number;
+  /** Sync scope `all` (see `SyncInput.ownL4`). */
+  ownL4?: SyncInput['ownL4'];
 }
 
 const apiVersionOf = (kind: ConfigOwnerKind): string => (kind === 'Service' ? 'v1' : 'networking.k8s.io/v1');
@@ -94,6 +96,7 @@ export async function syncConfig(ctx: SimulatorContext, input: ConfigSyncInput):
     listeners: input.listeners,
     spec,
     ...(input.forceL4SourceIpType !== undefined ? { forceL4SourceIpType: input.forceL4SourceIpType } : {}),
+    ...(input.ownL4 ? { ownL4: input.ownL4 } : {}),
   });
   let transient: unknown;
   for (const m of modifications) {

@@ -8,6 +8,22 @@ export interface VipBinder {
   setVipBound(loadBalancerId: string, bound: boolean): Promise<void>;
 }
 
+/**
+ * The health-check source the CLB account gives a check when nobody chooses one (tke-clb.md §9 #3: 1 for accounts
+ * new to CLB since 2023-02-24, else 0). An account property TKE knows and the CLB API does not report; the
+ * simulator reads it from the emulator's admin API.
+ */
+export interface AccountDefaults {
+  defaultSourceIpType(): Promise<number>;
+}
+
+/**
+ * What TKE's periodic sync re-applies to the listeners it manages: `declared` = only fields a TkeServiceConfig
+ * declares; `all` = also the whole health check of its own L4 listeners, back to TKE's view (§9 #2).
+ */
+export type SyncScope = 'declared' | 'all';
+export const SYNC_SCOPES: readonly SyncScope[] = ['declared', 'all'];
+
 export interface SimulatorContext {
   clb: ClbApi;
   vips: VipBinder;
@@ -18,5 +34,7 @@ export interface SimulatorContext {
   vpcId: string;
   /** Newer TKE: prevent-loopback also switches L4 health-check sources to 100.64 (SourceIpType 1). */
   switchHealthCheckSourceOnPreventLoopback: boolean;
+  syncScope: SyncScope;
+  account: AccountDefaults;
   log: (line: string) => void;
 }

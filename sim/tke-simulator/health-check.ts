@@ -84,3 +84,34 @@ export function mirrorHealthCheck(actual: HealthCheck | null | undefined, layer7
   }
   return out;
 }
+
+/**
+ * TKE's own view of an L4 listener's health check, for sync scope `all` (tke-clb.md §9 #2: console edits to
+ * listeners of CLBs TKE manages "will be overwritten during automatic synchronization"): what it creates — the
+ * check on, CLB's documented defaults (§3 HealthCheck struct; CheckType by protocol) — with a TkeServiceConfig's
+ * declared fields laid over it. `declared.SourceIpType` carries the source TKE itself wants (100.64 on
+ * prevent-loopback); without one the check has the account's default source, `accountSourceIpType`.
+ */
+export function tkeL4HealthCheck(protocol: string | undefined, declared: HealthCheck, accountSourceIpType: number): HealthCheck {
+  return {
+    HealthSwitch: 1,
+    TimeOut: 2,
+    IntervalTime: 5,
+    HealthNum: 3,
+    UnHealthNum: 3,
+    CheckType: protocol === 'UDP' ? 'PING' : 'TCP',
+    SourceIpType: accountSourceIpType,
+    ...declared,
+  };
+}
+
+/**
+ * True when the CLB's check is not exactly `view`: a field differs, or the CLB has a field set that the view
+ * leaves unset (a console user's CheckPort, say). Used for scope `all`, so a resync writes only on a difference.
+ */
+export function healthCheckIsNot(actual: HealthCheck | null | undefined, view: HealthCheck): boolean {
+  const current = withoutNulls(actual) as Record<string, unknown>;
+  const wanted = view as Record<string, unknown>;
+  const keys = new Set([...Object.keys(current), ...Object.keys(wanted)]);
+  return [...keys].some((k) => !same(k, current[k], wanted[k]));
+}

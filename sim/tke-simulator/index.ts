@@ -2,7 +2,8 @@
 export { startTkeSimulator } from './simulator.js';
 export type { TkeSimulator, TkeSimulatorOptions } from './simulator.js';
 export type { ClbConnection } from './clb-api.js';
-export type { VipBinder } from './context.js';
+export type { AccountDefaults, SyncScope, VipBinder } from './context.js';
+export { SYNC_SCOPES } from './context.js';
 export { applyClusterProfile, clusterProfile, CLUSTER_PROFILES } from './profiles.js';
 export type { ClusterProfileName } from './profiles.js';
 export { kubeProxyProfile, parseTkeVersion, supportsPreventLoopback } from './kube-proxy.js';

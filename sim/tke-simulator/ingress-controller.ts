@@ -1,6 +1,6 @@
 // TKE's l7-lb-controller, simulated: a qcloud Ingress gets a CLB with HTTP:80 (and HTTPS:443 with TLS), one
-// rule per host/path with the VIP-sourced health check TKE sets, the read-only
-// `kubernetes.io/ingress.qcloud-loadbalance-id` annotation, the status IP and its TkeServiceConfig applied.
+// rule per host/path with the health check TKE sets, the read-only `kubernetes.io/ingress.qcloud-loadbalance-id`
+// annotation, the status IP, `pass-to-target` and its TkeServiceConfig applied.
 import type { V1Ingress } from '@kubernetes/client-node';
 import { INGRESS, INGRESS_CLEANUP_FINALIZER, INGRESS_CONTROLLER } from './annotations.js';
 import { syncConfig } from './config-sync.js';
@@ -9,6 +9,7 @@ import { isManagedIngress, planIngress } from './ingress-plan.js';
 import type { OwnerKind } from './lifecycle.js';
 import { listenerPrefix, publishLoadBalancer, reconcileOwner, recordedLoadBalancerId } from './lifecycle.js';
 import { ensureL7Listeners, ensureLoadBalancer } from './load-balancer.js';
+import { syncPassToTarget } from './pass-to-target.js';
 import { chooseConfig } from './tke-service-config.js';
 
 export const INGRESS_KIND: OwnerKind = {
@@ -29,6 +30,7 @@ async function syncIngress(ctx: SimulatorContext, ing: V1Ingress): Promise<void>
   });
   const listeners = await ensureL7Listeners(ctx, lb, plan.listeners, listenerPrefix(ing));
   await publishLoadBalancer(ctx, INGRESS_KIND, ing, lb);
+  await syncPassToTarget(ctx, { kind: 'Ingress', owner: ing, component: INGRESS_CONTROLLER }, lb, INGRESS.passToTarget);
   const annotations = ing.metadata?.annotations ?? {};
   await syncConfig(ctx, {
     kind: 'Ingress',

@@ -16,6 +16,8 @@ export interface ClbHandle {
   ipv6: boolean;
   /** Created by this cluster's TKE: we may delete it and every listener on it. */
   owned: boolean;
+  /** `LoadBalancerPassToTarget` as last described ("allow traffic from CLB by default"). */
+  passToTarget: boolean;
 }
 
 /** A Service/Ingress-level problem TKE reports as a Warning Event (e.g. a missing `tke-existed-lbid`). */
@@ -62,7 +64,7 @@ function madeForAnother(lb: LoadBalancer, ownerTag: LoadBalancerPlan['ownerTag']
 
 function handleOf(lb: LoadBalancer, owned: boolean): ClbHandle {
   const ipv6 = (lb.AddressIPVersion ?? 'ipv4').toLowerCase() !== 'ipv4' && !lb.LoadBalancerVips?.length;
-  return { id: lb.LoadBalancerId ?? '', vip: vipOf(lb), ipv6, owned };
+  return { id: lb.LoadBalancerId ?? '', vip: vipOf(lb), ipv6, owned, passToTarget: lb.LoadBalancerPassToTarget === true };
 }
 
 export async function describeOrUndefined(ctx: SimulatorContext, id: string): Promise<LoadBalancer | undefined> {
@@ -122,18 +124,19 @@ export async function ensureLoadBalancer(
   return { ...handleOf(lb, true), ipv6: isIpv6(plan.addressIpVersion) };
 }
 
-const sameL4 = (d: L4ListenerPlan, l: Listener): boolean => l.Protocol === d.protocol && l.Port === d.port;
+export const sameL4 = (d: L4ListenerPlan, l: Listener): boolean => l.Protocol === d.protocol && l.Port === d.port;
 
 /**
- * One TCP/UDP listener per planned port; health check on, source = `sourceIpType` (the account default 0,
- * or 1 for newer TKE with prevent-loopback). Listeners we created and no longer need are deleted; on a
- * user's CLB "ours" means named with `namePrefix`.
+ * One TCP/UDP listener per planned port, health check on. TKE names a source only when it wants 100.64
+ * (`wantSource100_64`: newer TKE with prevent-loopback, never on IPv6); otherwise it leaves `SourceIpType` out
+ * and CLB gives the account's default (tke-clb.md §9 #3). Listeners we created and no longer need are deleted;
+ * on a user's CLB "ours" means named with `namePrefix`.
  */
 export async function ensureL4Listeners(
   ctx: SimulatorContext,
   lb: ClbHandle,
   desired: L4ListenerPlan[],
-  sourceIpType: number,
+  wantSource100_64: boolean,
   namePrefix: string,
 ): Promise<Listener[]> {
   const actual = await ctx.clb.describeListeners(lb.id);
@@ -145,7 +148,7 @@ export async function ensureL4Listeners(
       Ports: [d.port],
       Protocol: d.protocol,
       ListenerNames: [`${namePrefix}${d.protocol}-${d.port}`],
-      HealthCheck: { HealthSwitch: 1, SourceIpType: lb.ipv6 ? 0 : sourceIpType },
+      HealthCheck: { HealthSwitch: 1, ...(wantSource100_64 && !lb.ipv6 ? { SourceIpType: 1 } : {}) },
     });
     changed = true;
   }
@@ -157,12 +160,14 @@ export async function ensureL4Listeners(
   return changed ? ctx.clb.describeListeners(lb.id) : actual;
 }
 
-const isOurs = (lb: ClbHandle, l: Listener, namePrefix: string): boolean =>
+export const isOurs = (lb: ClbHandle, l: Listener, namePrefix: string): boolean =>
   lb.owned || (l.ListenerName ?? '').startsWith(namePrefix);
 
 /**
  * The rule health check TKE's ingress controller sets, as seen in a config it generated (tke-clb.md §1 live
- * export: enable, 5 s interval, 5 s timeout, 3/3, httpCode 31, HEAD /, source = VIP).
+ * export: enable, 5 s interval, 5 s timeout, 3/3, httpCode 31, HEAD /). The export's `sourceIpType: 0` mirrors
+ * that account's CLB; like the service-controller, TKE names no source here, so CLB gives the account's
+ * default (0 for legacy accounts, 100.64 for accounts new since 2023-02-24, §9 #3).
  */
 export function defaultRuleHealthCheck(host: string | undefined): NonNullable<RuleInput['HealthCheck']> {
   return {
@@ -175,7 +180,6 @@ export function defaultRuleHealthCheck(host: string | undefined): NonNullable<Ru
     HttpCheckPath: '/',
     HttpCheckMethod: 'HEAD',
     ...(host ? { HttpCheckDomain: host } : {}),
-    SourceIpType: 0,
   };
 }
 

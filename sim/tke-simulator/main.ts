@@ -4,10 +4,11 @@ import { parseArgs } from 'node:util';
 import { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_TEST_CREDENTIALS } from '../clb-emulator/options.js';
 import { applyClusterProfile, CLUSTER_PROFILES, isClusterProfileName } from './profiles.js';
+import { SYNC_SCOPES } from './context.js';
 import { startTkeSimulator } from './simulator.js';
 
 const USAGE = `usage: sim:tke [--kubeconfig FILE] [--clb-endpoint HOST:PORT] [--region R] [--resync SECONDS]
-       [--switch-health-check-source on|off] [--cluster-id ID] [--vpc-id ID] [--namespace-prefix P]... [--profile NAME]
+       [--switch-health-check-source on|off] [--sync-scope all|declared] [--cluster-id ID] [--vpc-id ID] [--namespace-prefix P]... [--profile NAME]
 Environment: KUBECONFIG, LOOPGUARD_CLB_ENDPOINT, TENCENTCLOUD_SECRET_ID, TENCENTCLOUD_SECRET_KEY, TENCENTCLOUD_REGION
 (default credentials: the CLB emulator's built-in test account). Profiles: ${CLUSTER_PROFILES.join(', ')}`;
 
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
       region: { type: 'string' },
       resync: { type: 'string' },
       'switch-health-check-source': { type: 'string', default: 'on' },
+      'sync-scope': { type: 'string', default: 'all' },
       'cluster-id': { type: 'string' },
       'vpc-id': { type: 'string' },
       'namespace-prefix': { type: 'string', multiple: true },
@@ -43,6 +45,10 @@ async function main(): Promise<void> {
   }
   const resyncSeconds = values.resync !== undefined ? Number(values.resync) : 30;
   if (!Number.isFinite(resyncSeconds) || resyncSeconds < 0) throw new Error(`--resync must be a number of seconds ≥ 0`);
+  const syncScope = SYNC_SCOPES.find((s) => s === values['sync-scope']);
+  if (!syncScope) throw new Error(`--sync-scope must be one of ${SYNC_SCOPES.join(', ')}\n${USAGE}`);
+  const switchSource = values['switch-health-check-source'];
+  if (switchSource !== 'on' && switchSource !== 'off') throw new Error(`--switch-health-check-source must be on or off\n${USAGE}`);
   const prefixes = values['namespace-prefix'] ?? [];
   const log = (line: string): void => console.error(`${new Date().toISOString()} ${line}`);
 
@@ -57,7 +63,8 @@ async function main(): Promise<void> {
       },
     },
     resyncIntervalMs: resyncSeconds * 1000,
-    switchHealthCheckSourceOnPreventLoopback: values['switch-health-check-source'] !== 'off',
+    switchHealthCheckSourceOnPreventLoopback: switchSource === 'on',
+    syncScope,
     ...(values['cluster-id'] ? { clusterId: values['cluster-id'] } : {}),
     ...(values['vpc-id'] ? { vpcId: values['vpc-id'] } : {}),
     ...(prefixes.length > 0 ? { namespaceFilter: (ns: string) => prefixes.some((p) => ns.startsWith(p)) } : {}),

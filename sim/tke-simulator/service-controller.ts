@@ -1,14 +1,20 @@
 // TKE's service-controller, simulated: a LoadBalancer Service gets a CLB with one listener per port, the
-// read-only `service.kubernetes.io/loadbalance-id` annotation, the status IP, its TkeServiceConfig applied,
-// and — when kube-proxy would bind the VIP (prevent-loopback) — the VIP marked bound in the emulator.
+// read-only `service.kubernetes.io/loadbalance-id` annotation, the status IP, `pass-to-target`, its
+// TkeServiceConfig applied (with sync scope `all`, its listeners' health checks put back to TKE's view), and —
+// when kube-proxy would bind the VIP (prevent-loopback) — the VIP marked bound in the emulator.
 import type { V1Service } from '@kubernetes/client-node';
+import type { Listener } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 import { LB_CLEANUP_FINALIZER, SERVICE, SERVICE_CONTROLLER } from './annotations.js';
+import type { ConfigSyncInput } from './config-sync.js';
 import { syncConfig, warn } from './config-sync.js';
 import type { SimulatorContext } from './context.js';
 import { bindsVip, kubeProxyProfile } from './kube-proxy.js';
 import type { OwnerKind } from './lifecycle.js';
 import { listenerPrefix, publishLoadBalancer, reconcileOwner, recordedLoadBalancerId } from './lifecycle.js';
-import { ensureL4Listeners, ensureLoadBalancer } from './load-balancer.js';
+import type { ClbHandle } from './load-balancer.js';
+import { ensureL4Listeners, ensureLoadBalancer, isOurs, sameL4 } from './load-balancer.js';
+import { syncPassToTarget } from './pass-to-target.js';
+import type { L4ListenerPlan } from './service-plan.js';
 import { isLoadBalancerService, planService } from './service-plan.js';
 import { chooseConfig } from './tke-service-config.js';
 
@@ -35,8 +41,10 @@ async function syncService(ctx: SimulatorContext, svc: V1Service): Promise<void>
   });
   // Newer TKE switches the health-check source itself on prevent-loopback; IPv6 CLBs cannot use 100.64.
   const force = ctx.switchHealthCheckSourceOnPreventLoopback && plan.preventLoopback && !lb.ipv6 ? 1 : undefined;
-  const listeners = await ensureL4Listeners(ctx, lb, plan.listeners, force ?? 0, listenerPrefix(svc));
+  const prefix = listenerPrefix(svc);
+  const listeners = await ensureL4Listeners(ctx, lb, plan.listeners, force === 1, prefix);
   await publishLoadBalancer(ctx, SERVICE_KIND, svc, lb);
+  await syncPassToTarget(ctx, who, lb, SERVICE.passToTarget);
 
   const profile = kubeProxyProfile(await ctx.kube.getKubeProxy());
   await ctx.vips.setVipBound(lb.id, bindsVip(profile, plan.preventLoopback));
@@ -51,5 +59,22 @@ async function syncService(ctx: SimulatorContext, svc: V1Service): Promise<void>
     lb,
     listeners,
     ...(force !== undefined ? { forceL4SourceIpType: force } : {}),
+    ...(ctx.syncScope === 'all' ? { ownL4: await ownL4Listeners(ctx, lb, plan.listeners, listeners, prefix) } : {}),
   });
+}
+
+/**
+ * Sync scope `all`: the listeners TKE made for this Service (planned ports, on its own CLB or named with its
+ * prefix on a user's CLB), and the source the account gives them. The account is asked only when there are some.
+ */
+async function ownL4Listeners(
+  ctx: SimulatorContext,
+  lb: ClbHandle,
+  planned: L4ListenerPlan[],
+  listeners: Listener[],
+  prefix: string,
+): Promise<NonNullable<ConfigSyncInput['ownL4']>> {
+  const own = listeners.filter((l) => planned.some((d) => sameL4(d, l)) && isOurs(lb, l, prefix));
+  const accountSourceIpType = own.length === 0 || lb.ipv6 ? 0 : await ctx.account.defaultSourceIpType();
+  return { listenerIds: new Set(own.map((l) => l.ListenerId ?? '')), accountSourceIpType };
 }

@@ -5,7 +5,7 @@ import { ClbAdminClient } from '../clb-emulator/admin-client.js';
 import { INGRESS, LB_CLEANUP_FINALIZER, SERVICE } from './annotations.js';
 import type { ClbConnection } from './clb-api.js';
 import { ClbApi } from './clb-api.js';
-import type { SimulatorContext, VipBinder } from './context.js';
+import type { AccountDefaults, SimulatorContext, SyncScope, VipBinder } from './context.js';
 import { EventRecorder } from './events.js';
 import type { ResilientInformer } from './informer.js';
 import { startInformer } from './informer.js';
@@ -30,6 +30,13 @@ export interface TkeSimulatorOptions {
   resyncIntervalMs?: number;
   /** TKE switches L4 health-check sources to 1 on prevent-loopback, as documented (tke-clb.md §9 #1). Default true; false models a controller that does not. */
   switchHealthCheckSourceOnPreventLoopback?: boolean;
+  /**
+   * What each sync re-applies (tke-clb.md §9 #2): `all` (default) also puts the whole health check of TKE's own L4
+   * listeners back to TKE's view; `declared` re-applies only TkeServiceConfig-declared fields.
+   */
+  syncScope?: SyncScope;
+  /** The CLB account's default health-check source; default: read from the emulator admin API on `clb.endpoint`. */
+  account?: AccountDefaults;
   /** Only objects in namespaces passing this filter are handled (tests share one apiserver). Default: all. */
   namespaceFilter?: (namespace: string) => boolean;
   /** Client-side pacing of CLB calls, per action; default 10 requests/s (CLB allows 20). */
@@ -71,6 +78,9 @@ export async function startTkeSimulator(options: TkeSimulatorOptions): Promise<T
     clusterId: options.clusterId ?? 'cls-sim00001',
     vpcId: options.vpcId ?? 'vpc-sim00001',
     switchHealthCheckSourceOnPreventLoopback: options.switchHealthCheckSourceOnPreventLoopback ?? true,
+    syncScope: options.syncScope ?? 'all',
+    // The account profile is a CLB property the emulator's admin API reports (`since2023` → 100.64 by default).
+    account: options.account ?? { defaultSourceIpType: async () => ((await admin.getCapabilities()).account === 'since2023' ? 1 : 0) },
     log,
   };
   const inScope = (obj: KubernetesObject): boolean => !options.namespaceFilter || options.namespaceFilter(obj.metadata?.namespace ?? '');
@@ -156,7 +166,7 @@ export async function startTkeSimulator(options: TkeSimulatorOptions): Promise<T
   await Promise.all([services.synced, ingresses.synced, daemonSets.synced]);
   const interval = options.resyncIntervalMs ?? 30_000;
   const timer = interval > 0 ? setInterval(() => allKeys().forEach((k) => queue.add(k)), interval) : undefined;
-  log(`tke-simulator started (cluster ${ctx.clusterId}, CLB API ${options.clb.endpoint}, resync ${interval} ms)`);
+  log(`tke-simulator started (cluster ${ctx.clusterId}, CLB API ${options.clb.endpoint}, resync ${interval} ms, sync scope ${ctx.syncScope})`);
 
   return {
     resyncNow: () => queue.addAndWait(allKeys()),

@@ -96,7 +96,7 @@ describe('config, capabilities, reset', () => {
     expect(await emu.admin.setConfig({ taskDurationMs: 10 })).toMatchObject({ taskDurationMs: 10, rps: 20 });
     await expect(emu.admin.setConfig({ rps: -1 })).rejects.toMatchObject({ status: 400 });
     await expect(emu.admin.setConfig({ bogus: 1 } as never)).rejects.toMatchObject({ status: 400 });
-    expect(await emu.admin.getCapabilities()).toEqual({ healthCheckSource100_64: true, l7KeepaliveSnat: true });
+    expect(await emu.admin.getCapabilities()).toEqual({ healthCheckSource100_64: true, l7KeepaliveSnat: true, account: 'legacy' });
     await expect(emu.admin.setCapabilities({ l7KeepaliveSnat: 'yes' } as never)).rejects.toMatchObject({ status: 400 });
   });
 

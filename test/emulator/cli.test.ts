@@ -14,7 +14,7 @@ function withoutCredentialEnv(): NodeJS.ProcessEnv {
 
 describe('sim/clb-emulator/main.ts', () => {
   it('starts on a free port, prints endpoint/region/secretId only, serves the API, exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'sim/clb-emulator/main.ts', '--port', '0', '--task-ms', '50', '--seed', '3'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'sim/clb-emulator/main.ts', '--port', '0', '--task-ms', '50', '--seed', '3', '--account', 'since2023'], {
       cwd: process.cwd(),
       env: withoutCredentialEnv(),
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -32,6 +32,8 @@ describe('sim/clb-emulator/main.ts', () => {
 
       const config = (await (await fetch(`http://${String(info['endpoint'])}/_admin/config`)).json()) as Record<string, unknown>;
       expect(config['taskDurationMs']).toBe(50);
+      const capabilities = (await (await fetch(`http://${String(info['endpoint'])}/_admin/capabilities`)).json()) as Record<string, unknown>;
+      expect(capabilities['account']).toBe('since2023');
     } finally {
       const exited = once(child, 'exit');
       child.kill('SIGTERM');

@@ -148,7 +148,7 @@ describe('HealthCheck ranges', () => {
 
 describe('account capabilities', () => {
   it('refuses KeepaliveEnable=1 and SnatEnable=true by default, accepts them after enabling l7KeepaliveSnat', async () => {
-    expect(await emu.admin.getCapabilities()).toEqual({ healthCheckSource100_64: true, l7KeepaliveSnat: false });
+    expect(await emu.admin.getCapabilities()).toEqual({ healthCheckSource100_64: true, l7KeepaliveSnat: false, account: 'legacy' });
     const e1 = await expectSdkError(client.ModifyListener({ ...ids(v4, 1), KeepaliveEnable: 1 }), KEEPALIVE_SNAT_DISABLED_CODE);
     expect(e1.message).toBe(KEEPALIVE_SNAT_DISABLED_MESSAGE);
     expect(KEEPALIVE_SNAT_DISABLED_CODE).toBe('FailedOperation');

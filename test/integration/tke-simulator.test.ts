@@ -235,8 +235,9 @@ describe('TKE controller simulator', () => {
       mergePatch,
     );
     await waitFor('the VIP to be unbound', async () => ((allBound(await lbState(id))) === false ? true : undefined));
-    // The health-check source is not TKE's to change here (older controller behaviour, the default).
-    expect((await listeners(id))[0]?.HealthCheck?.SourceIpType).toBe(0);
+    // TKE switched the source to 100.64 for prevent-loopback (the default); without the annotation its view is the
+    // account's default (legacy: the VIP), which sync scope `all` (the default) puts back.
+    await waitFor('the source back on the VIP', async () => ((await listeners(id))[0]?.HealthCheck?.SourceIpType === 0 ? true : undefined));
   });
 
   it('does not bind the VIP in iptables mode', async () => {
@@ -381,33 +382,40 @@ describe('TKE controller simulator', () => {
     }
   });
 
-  it('leaves fields a hand-made config does not declare alone, and applies those it does', async () => {
-    await custom.createNamespacedCustomObject({
-      ...crd,
-      namespace: ns,
-      body: {
-        apiVersion: 'cloud.tencent.com/v1alpha1',
-        kind: 'TkeServiceConfig',
-        metadata: { name: 'tuned' },
-        spec: { loadBalancer: { l4Listeners: [{ protocol: 'TCP', port: 80, healthCheck: { intervalTime: 10 } }] } },
-      },
-    });
-    await createService('tuned', { [SERVICE.internalSubnetId]: 'subnet-k8s0001', [SERVICE.tkeServiceConfig]: 'tuned' });
-    const { id } = await serviceLoadBalancer('tuned');
-    const [listener] = await waitFor('IntervalTime 10 from the config', async () => {
-      const found = await listeners(id);
-      return found[0]?.HealthCheck?.IntervalTime === 10 ? found : undefined;
-    });
+  it('with sync scope declared, leaves fields a hand-made config does not declare alone, and applies those it does', async () => {
+    const prefix = 'tkesim-declared';
+    const declaredTke = await startTkeSimulator(simulatorOptions(prefix, { syncScope: 'declared' }));
+    try {
+      const own = await namespace(prefix);
+      await custom.createNamespacedCustomObject({
+        ...crd,
+        namespace: own,
+        body: {
+          apiVersion: 'cloud.tencent.com/v1alpha1',
+          kind: 'TkeServiceConfig',
+          metadata: { name: 'tuned' },
+          spec: { loadBalancer: { l4Listeners: [{ protocol: 'TCP', port: 80, healthCheck: { intervalTime: 10 } }] } },
+        },
+      });
+      await createService('tuned', { [SERVICE.internalSubnetId]: 'subnet-k8s0001', [SERVICE.tkeServiceConfig]: 'tuned' }, undefined, own);
+      const { id } = await serviceLoadBalancer('tuned', own);
+      const [listener] = await waitFor('IntervalTime 10 from the config', async () => {
+        const found = await listeners(id);
+        return found[0]?.HealthCheck?.IntervalTime === 10 ? found : undefined;
+      });
 
-    // What loopguard does: switch the source directly. The config does not declare sourceIpType.
-    await emulator.admin.patchListener(id, listener?.ListenerId ?? '', { HealthCheck: { SourceIpType: 1 } });
-    await sim.resyncNow();
-    expect((await listeners(id))[0]?.HealthCheck).toMatchObject({ SourceIpType: 1, IntervalTime: 10 });
+      // What loopguard does: switch the source directly. The config does not declare sourceIpType.
+      await emulator.admin.patchListener(id, listener?.ListenerId ?? '', { HealthCheck: { SourceIpType: 1 } });
+      await declaredTke.resyncNow();
+      expect((await listeners(id))[0]?.HealthCheck).toMatchObject({ SourceIpType: 1, IntervalTime: 10 });
 
-    // A declared field drifting is put back.
-    await emulator.admin.patchListener(id, listener?.ListenerId ?? '', { HealthCheck: { IntervalTime: 30 } });
-    await sim.resyncNow();
-    expect((await listeners(id))[0]?.HealthCheck).toMatchObject({ SourceIpType: 1, IntervalTime: 10 });
+      // A declared field drifting is put back.
+      await emulator.admin.patchListener(id, listener?.ListenerId ?? '', { HealthCheck: { IntervalTime: 30 } });
+      await declaredTke.resyncNow();
+      expect((await listeners(id))[0]?.HealthCheck).toMatchObject({ SourceIpType: 1, IntervalTime: 10 });
+    } finally {
+      await declaredTke.stop();
+    }
   });
 
   it('reports a hand-made config name that looks auto-generated', async () => {

@@ -1,3 +1,4 @@
+import { accountSourceIpType } from '../capabilities.js';
 import { ApiError, missingParameter } from '../errors.js';
 import { buildListener, portsClash } from '../factories.js';
 import { defaultHealthCheck } from '../health-check.js';
@@ -46,7 +47,8 @@ export const createListener: ActionDefinition = {
     }
     const l7 = isLayer7(protocol);
     if (l7 && params['HealthCheck'] !== undefined) throw new ApiError('InvalidParameter', L7_HEALTH_CHECK_MESSAGE);
-    const hcCtx = { protocol, ipv6: isIpv6(lb) };
+    // Without a HealthCheck, or without its SourceIpType, the listener gets the account's default source (§9 #3).
+    const hcCtx = { protocol, ipv6: isIpv6(lb), defaultSourceIpType: accountSourceIpType(core.capabilities) };
     const healthCheck = readHealthCheck(params, hcCtx);
     optObject(params, 'Certificate');
     const session = optIntInRange(params, 'SessionExpireTime', 0, 3600);

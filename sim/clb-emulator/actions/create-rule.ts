@@ -1,3 +1,4 @@
+import { accountSourceIpType } from '../capabilities.js';
 import { ApiError, missingParameter } from '../errors.js';
 import { buildRule } from '../factories.js';
 import { applyHealthCheck, defaultHealthCheck } from '../health-check.js';
@@ -45,7 +46,7 @@ export const createRule: ActionDefinition = {
       if (seen.has(`${domain}${url}`)) throw new ApiError('InvalidParameterValue.Duplicate', `A rule for ${domain}${url} already exists.`);
       seen.add(`${domain}${url}`);
       const forwardType = optEnum(p, 'ForwardType', forwardTypes, `${label}.ForwardType`) ?? 'HTTP';
-      const hcCtx = { protocol: listener.Protocol, forwardType, ipv6: isIpv6(lb) };
+      const hcCtx = { protocol: listener.Protocol, forwardType, ipv6: isIpv6(lb), defaultSourceIpType: accountSourceIpType(core.capabilities) };
       const hcInput = optObject(p, 'HealthCheck', `${label}.HealthCheck`);
       const healthCheck = hcInput ? applyHealthCheck(hcInput, hcCtx, defaultHealthCheck(hcCtx), `${label}.HealthCheck`) : defaultHealthCheck(hcCtx);
       checkSourceIp(core, lb, healthCheck);

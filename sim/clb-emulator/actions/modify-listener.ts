@@ -1,3 +1,4 @@
+import { accountSourceIpType } from '../capabilities.js';
 import { ApiError } from '../errors.js';
 import { healthCheckChanged } from '../health-check.js';
 import { isIpv6, isLayer7 } from '../model.js';
@@ -38,7 +39,7 @@ export const modifyListener: ActionDefinition = {
       throw new ApiError('InvalidParameterValue.Length', 'ListenerName must be 1–80 characters.');
     }
     if (l7 && params['HealthCheck'] !== undefined) throw new ApiError('InvalidParameter', L7_HEALTH_CHECK_MESSAGE);
-    const healthCheck = readHealthCheck(params, { protocol: listener.Protocol, ipv6: isIpv6(lb) });
+    const healthCheck = readHealthCheck(params, { protocol: listener.Protocol, ipv6: isIpv6(lb), defaultSourceIpType: accountSourceIpType(core.capabilities) });
     l4Only('SessionExpireTime');
     const session = optIntInRange(params, 'SessionExpireTime', 0, 3600);
     if (session !== undefined && session !== 0 && session < 30) {

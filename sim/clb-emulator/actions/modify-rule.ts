@@ -1,3 +1,4 @@
+import { accountSourceIpType } from '../capabilities.js';
 import { ApiError } from '../errors.js';
 import { healthCheckChanged } from '../health-check.js';
 import { isIpv6, isLayer7 } from '../model.js';
@@ -41,6 +42,7 @@ export const modifyRule: ActionDefinition = {
       protocol: listener.Protocol,
       forwardType: forwardType ?? rule.ForwardType,
       ipv6: isIpv6(lb),
+      defaultSourceIpType: accountSourceIpType(core.capabilities),
     });
     const scheduler = optEnum(params, 'Scheduler', ['WRR', 'LEAST_CONN', 'IP_HASH']);
     const session = optIntInRange(params, 'SessionExpireTime', 0, 86400);

@@ -235,8 +235,8 @@ describe('TKE controller simulator', () => {
       mergePatch,
     );
     await waitFor('the VIP to be unbound', async () => ((allBound(await lbState(id))) === false ? true : undefined));
-    // The health-check source is not TKE's to change here (older controller behaviour, the default).
-    expect((await listeners(id))[0]?.HealthCheck?.SourceIpType).toBe(0);
+    // TKE switched the source to 100.64 on prevent-loopback (the documented default) and leaves it on removal.
+    expect((await listeners(id))[0]?.HealthCheck?.SourceIpType).toBe(1);
   });
 
   it('does not bind the VIP in iptables mode', async () => {

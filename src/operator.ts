@@ -18,6 +18,7 @@ import { TKE_SERVICE_CONFIG } from './api/annotations.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './controllers/clb-observer.js';
+import { ABANDON_ANNOTATION } from './controllers/policy/deletion.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { LearnedCapabilities } from './mitigation/capabilities.js';
@@ -125,12 +126,18 @@ export class Operator {
       byNamespace,
     );
 
-    // Written only by loopguard itself: no reconcile to trigger, the cache only serves the planner's reads.
+    // Written by loopguard itself, so a change does not call for a reconcile, except one way out of a blocked
+    // deletion: an administrator deleting (or fixing) a corrupt record. That wakes the deleting policy at once
+    // instead of at its next backoff retry.
     this.records = make<KubernetesObject>(
       'loopbackrecords',
       `/apis/${GROUP}/${VERSION}/${RECORD_PLURAL}`,
       async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: RECORD_PLURAL })) as KubernetesListObject<KubernetesObject>,
-      () => undefined,
+      (r) => {
+        const owner = (r as unknown as LoopbackRecord).spec?.policy;
+        const policy = owner ? this.policies.get(owner.name, owner.namespace) : undefined;
+        if (policy?.metadata?.deletionTimestamp) this.queue.add(`${owner?.namespace}/${owner?.name}`);
+      },
     );
 
     const observer = new ClbObserver(d.clb);
@@ -252,7 +259,9 @@ export class Operator {
   private onPolicyEvent(p: KubernetesObject): void {
     const key = `${p.metadata?.namespace}/${p.metadata?.name}`;
     const md = p.metadata;
-    const fingerprint = `${md?.generation ?? ''}|${md?.deletionTimestamp ? 'deleting' : ''}|${(md?.finalizers ?? []).join(',')}`;
+    // The abandon annotation is the user's way out of a blocked deletion: it must act at once.
+    const abandon = md?.annotations?.[ABANDON_ANNOTATION] ?? '';
+    const fingerprint = `${md?.generation ?? ''}|${md?.deletionTimestamp ? 'deleting' : ''}|${(md?.finalizers ?? []).join(',')}|${abandon}`;
     if (this.policySeen.get(key) === fingerprint && this.policies.get(md?.name ?? '', md?.namespace)) return;
     if (this.policies.get(md?.name ?? '', md?.namespace)) this.policySeen.set(key, fingerprint);
     else this.policySeen.delete(key);

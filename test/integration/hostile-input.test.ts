@@ -239,39 +239,6 @@ describe('hostile input from a namespace user', () => {
     expect((await clbState(lb)).sources).toEqual([1, 1]);
   }, 180_000);
 
-  it('Enforce → Audit keeps the changes made in Enforce, corrects their drift, makes no new change, and says so', async () => {
-    const ns = await createNamespace('mode-switch');
-    tke.namespaces.add(ns);
-    const lb = await createService(ns, 'web');
-    const ref: PolicyRef = { namespace: ns, name: 'p' };
-    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce' }))).code).toBe(0);
-    await waitForPolicy(ref, 'web Mitigated', (p) => targetOf(p, 'web')?.verdict === 'Mitigated', { timeoutMs: 60_000, context: logs });
-    expect((await applyPolicy(policyManifest(ref, { mode: 'Audit' }))).code).toBe(0);
-    const audit = await waitForPolicy(ref, 'Audit evaluated', (p) => p.status?.observedGeneration === p.metadata?.generation && reportedStatus(p).conditions.some((c) => c.reason === 'AuditComplete'), {
-      timeoutMs: 60_000,
-      context: logs,
-    });
-    expect(reportedStatus(audit).conditions.find((c) => c.type === 'Ready')?.message).toMatch(/1 target keep the changes made in Enforce/);
-    expect(targetOf(audit, 'web')?.message).toMatch(/Audit: loopguard keeps the changes it made in Enforce/);
-    expect((await core.readNamespacedService({ namespace: ns, name: 'web' })).metadata?.annotations?.[PREVENT]).toBe('true');
-
-    // A new at-risk Service under Audit: reported with its plan, never written.
-    const freshLb = await createService(ns, 'fresh');
-    const before = await clbState(freshLb);
-    await waitForPolicy(ref, 'fresh planned', (p) => (targetOf(p, 'fresh')?.plan ?? []).length > 0, { timeoutMs: 60_000, context: logs });
-
-    // Someone puts web's listener back on the VIP while prevent-loopback stays: every health check would drop.
-    const listener = (await emulator.admin.getLoadBalancer(lb)).Listeners[0]!;
-    await emulator.admin.patchListener(lb, listener.ListenerId ?? '', { HealthCheck: { SourceIpType: 0 } });
-    await waitFor('the drift corrected under Audit', async () => ((await clbState(lb)).sources.every((x) => x === 1) ? true : undefined), { timeoutMs: 60_000 });
-    await waitFor('a DriftCorrected Event on web', async () => {
-      const drift = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=DriftCorrected,involvedObject.name=web' });
-      return drift.items.length > 0 ? true : undefined;
-    }, { timeoutMs: 30_000, context: logs });
-    expect(await clbState(freshLb)).toEqual(before);
-    expect((await core.readNamespacedService({ namespace: ns, name: 'fresh' })).metadata?.annotations?.[PREVENT]).toBeUndefined();
-  }, 180_000);
-
   it('an Ingress whose TkeServiceConfig was deleted does not hold up the deletion of its policy', async () => {
     const ns = await createNamespace('config-gone');
     tke.namespaces.add(ns);

@@ -11,7 +11,7 @@ import { clbClient } from '../emulator/support.js';
 import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
-import { applyPolicy, deletePolicy, getPolicy, policyManifest, reportedStatus, waitForCondition, type PolicyRef } from '../support/policy.js';
+import { applyPolicy, deletePolicy, getPolicy, policyManifest, reportedStatus, waitForCondition, waitForPolicy, type PolicyRef } from '../support/policy.js';
 import { findRecord } from '../support/records.js';
 import { lbService } from '../support/workload.js';
 
@@ -30,7 +30,10 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
   const core = kc.makeApiClient(CoreV1Api);
 
   beforeAll(async () => {
-    tke = await startLocalTke({ operator: { extraArgs: ['--drift-check-interval=2s'] } });
+    // A TKE whose service controller does not switch the source on prevent-loopback (older controllers; the
+    // documented default does, see sim/README.md): here a user's own prevent-loopback drops every health check,
+    // which is the fault loopguard must find and fix by itself.
+    tke = await startLocalTke({ simulator: { switchHealthCheckSourceOnPreventLoopback: false }, operator: { extraArgs: ['--drift-check-interval=2s'] } });
     ({ emulator, namespaces } = tke);
     operator = tke.operator!;
   });
@@ -289,6 +292,44 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     await deletePolicy(policy, { context: operatorLogs });
     expect(await snapshot(allIds)).toEqual(before);
   });
+  // Issue 15 #7, in this TKE that does not maintain the source itself (in the documented default TKE puts a
+  // drifted source back on its own resync, because prevent-loopback asks it to).
+  it('Enforce → Audit keeps the changes made in Enforce, corrects their drift, makes no new change, and says so', async () => {
+    const ns = await createNamespace('mode-switch');
+    namespaces.add(ns);
+    const ids = await createAndAssign(ns, [lbService('web', { annotations: SUBNET, etp: 'Local' })]);
+    const lb = ids.web ?? '';
+    const ref: PolicyRef = { namespace: ns, name: 'p' };
+    await applyEnforce(ref);
+    await waitForPolicy(ref, 'web Mitigated', (p) => reportedStatus(p).targets.find((t) => t.name === 'web')?.verdict === 'Mitigated', { timeoutMs: 60_000, context: operatorLogs });
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Audit', revertOnDelete: true }))).stderr).toBe('');
+    const audit = await waitForPolicy(ref, 'Audit evaluated', (p) => p.status?.observedGeneration === p.metadata?.generation && reportedStatus(p).conditions.some((c) => c.reason === 'AuditComplete'), {
+      timeoutMs: 60_000,
+      context: operatorLogs,
+    });
+    expect(reportedStatus(audit).conditions.find((c) => c.type === 'Ready')?.message).toMatch(/1 target keep the changes made in Enforce/);
+    expect(reportedStatus(audit).targets.find((t) => t.name === 'web')?.message).toMatch(/Audit: loopguard keeps the changes it made in Enforce/);
+    expect((await core.readNamespacedService({ namespace: ns, name: 'web' })).metadata?.annotations?.[PREVENT]).toBe('true');
+
+    // A new at-risk Service under Audit: reported with its plan, never written.
+    const fresh = (await createAndAssign(ns, [lbService('fresh', { annotations: SUBNET, etp: 'Local' })])).fresh ?? '';
+    const freshBefore = await snapshot([fresh]);
+    await waitForPolicy(ref, 'fresh planned', (p) => (reportedStatus(p).targets.find((t) => t.name === 'fresh')?.plan ?? []).length > 0, { timeoutMs: 60_000, context: operatorLogs });
+
+    // Someone puts web's listener back on the VIP while prevent-loopback stays: every health check would drop.
+    const listener = (await listenersOf(lb))[0]!;
+    await emulator.admin.patchListener(lb, listener.ListenerId ?? '', { HealthCheck: { SourceIpType: 0 } });
+    await waitFor('the drift corrected under Audit', async () => ((await listenersOf(lb)).every((l) => l.HealthCheck?.SourceIpType === 1) ? true : undefined), { timeoutMs: 60_000 });
+    await waitFor(
+      'a DriftCorrected Event on web',
+      async () => ((await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=DriftCorrected,involvedObject.name=web' })).items.length > 0 ? true : undefined),
+      { timeoutMs: 30_000, context: operatorLogs },
+    );
+    expect(await snapshot([fresh])).toEqual(freshBefore);
+    expect((await core.readNamespacedService({ namespace: ns, name: 'fresh' })).metadata?.annotations?.[PREVENT]).toBeUndefined();
+    await deletePolicy(ref, { context: operatorLogs });
+  });
+
   // Last: the operator remembers the refusal for the account (AccountCapabilities) for the rest of its life.
   it('goes Stalled with the cause and fix when the account lacks the 100.64 source, and never annotates', async () => {
     const ns = await createNamespace('l4-capability');

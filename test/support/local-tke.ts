@@ -30,6 +30,8 @@ export interface LocalTkeOptions {
   resyncIntervalMs?: number;
   /** Only namespaces in `namespaces` (default), or every namespace (a private control plane). */
   allNamespaces?: boolean;
+  /** TKE's behaviour beyond the documented defaults, e.g. a controller that does not switch on prevent-loopback. */
+  simulator?: { switchHealthCheckSourceOnPreventLoopback?: boolean };
   /** Start the operator too (default), with these extra options; false = not. */
   operator?: Omit<OperatorProcessOptions, 'emulator' | 'kubeconfig'> | false;
 }
@@ -60,6 +62,7 @@ export async function startLocalTke(options: LocalTkeOptions = {}): Promise<Loca
     clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.callers['tke'] ?? emulator.credentials, protocol: 'http://' },
     ...(options.allNamespaces ? {} : { namespaceFilter: (n: string) => namespaces.has(n) }),
     resyncIntervalMs: options.resyncIntervalMs ?? 0,
+    ...options.simulator,
   });
   await installOperatorRbac(options.kubeconfig);
   const operatorKubeconfig = await serviceAccountKubeconfig(options.kubeconfig);

@@ -59,13 +59,14 @@ async function syncService(ctx: SimulatorContext, svc: V1Service): Promise<void>
     lb,
     listeners,
     ...(force !== undefined ? { forceL4SourceIpType: force } : {}),
-    ...(ctx.syncScope === 'all' ? { ownL4: await ownL4Listeners(ctx, lb, plan.listeners, listeners, prefix) } : {}),
+    ...(ctx.syncScope === 'all' ? { ownL4: await ownL4Listeners(ctx, lb, plan.listeners, listeners, prefix, force !== undefined) } : {}),
   });
 }
 
 /**
  * Sync scope `all`: the listeners TKE made for this Service (planned ports, on its own CLB or named with its
- * prefix on a user's CLB), and the source the account gives them. The account is asked only when there are some.
+ * prefix on a user's CLB), and the source the account gives them. The account is asked only when it matters:
+ * there are such listeners, and TKE does not choose the source itself (`sourceChosen`, prevent-loopback).
  */
 async function ownL4Listeners(
   ctx: SimulatorContext,
@@ -73,8 +74,9 @@ async function ownL4Listeners(
   planned: L4ListenerPlan[],
   listeners: Listener[],
   prefix: string,
+  sourceChosen: boolean,
 ): Promise<NonNullable<ConfigSyncInput['ownL4']>> {
   const own = listeners.filter((l) => planned.some((d) => sameL4(d, l)) && isOurs(lb, l, prefix));
-  const accountSourceIpType = own.length === 0 || lb.ipv6 ? 0 : await ctx.account.defaultSourceIpType();
+  const accountSourceIpType = own.length === 0 || lb.ipv6 || sourceChosen ? 0 : await ctx.account.defaultSourceIpType();
   return { listenerIds: new Set(own.map((l) => l.ListenerId ?? '')), accountSourceIpType };
 }

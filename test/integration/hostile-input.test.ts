@@ -30,7 +30,10 @@ describe('hostile input from a namespace user', () => {
   const logs = () => `--- operator logs (tail) ---\n${operator.logs().slice(-6000)}`;
 
   beforeAll(async () => {
-    tke = await startLocalTke({ resyncIntervalMs: 1_500, operator: { extraArgs: ['--drift-check-interval=3s'] } });
+    // TKE re-applies only declared fields (sync scope `declared`): this suite counts loopguard's writes and checks
+    // what an abandoned revert leaves, which TKE's documented `all` sync would rewrite on its 1.5 s resync (after an
+    // abandon that already removed prevent-loopback it puts the VIP source back itself).
+    tke = await startLocalTke({ resyncIntervalMs: 1_500, simulator: { syncScope: 'declared' }, operator: { extraArgs: ['--drift-check-interval=3s'] } });
     emulator = tke.emulator;
     operator = tke.operator!;
   });

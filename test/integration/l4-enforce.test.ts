@@ -32,8 +32,13 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
   beforeAll(async () => {
     // A TKE whose service controller does not switch the source on prevent-loopback (older controllers; the
     // documented default does, see sim/README.md): here a user's own prevent-loopback drops every health check,
-    // which is the fault loopguard must find and fix by itself.
-    tke = await startLocalTke({ simulator: { switchHealthCheckSourceOnPreventLoopback: false }, operator: { extraArgs: ['--drift-check-interval=2s'] } });
+    // which is the fault loopguard must find and fix by itself. Its sync re-applies only declared fields (sync scope
+    // `declared`): with the documented `all` a sync would put back the console user's custom checks this suite
+    // holds loopguard to preserve, and — without the switch — undo loopguard's own switch (sim/README.md).
+    tke = await startLocalTke({
+      simulator: { switchHealthCheckSourceOnPreventLoopback: false, syncScope: 'declared' },
+      operator: { extraArgs: ['--drift-check-interval=2s'] },
+    });
     ({ emulator, namespaces } = tke);
     operator = tke.operator!;
   });

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { startClbEmulator, type CallerCredentials, type ClbEmulator, type EmulatorOptions } from '../../sim/clb-emulator/index.js';
-import { applyClusterProfile, startTkeSimulator, type ClusterProfileName, type TkeSimulator } from '../../sim/tke-simulator/index.js';
+import { applyClusterProfile, startTkeSimulator, type ClusterProfileName, type TkeSimulator, type TkeSimulatorOptions } from '../../sim/tke-simulator/index.js';
 import { kubeConfig } from './kube.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess, type OperatorProcessOptions } from './operator.js';
 
@@ -31,7 +31,7 @@ export interface LocalTkeOptions {
   /** Only namespaces in `namespaces` (default), or every namespace (a private control plane). */
   allNamespaces?: boolean;
   /** TKE's behaviour beyond the documented defaults, e.g. a controller that does not switch on prevent-loopback. */
-  simulator?: { switchHealthCheckSourceOnPreventLoopback?: boolean };
+  simulator?: Pick<TkeSimulatorOptions, 'switchHealthCheckSourceOnPreventLoopback' | 'syncScope'>;
   /** Start the operator too (default), with these extra options; false = not. */
   operator?: Omit<OperatorProcessOptions, 'emulator' | 'kubeconfig'> | false;
 }

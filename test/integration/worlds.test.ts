@@ -1,0 +1,142 @@
+// loopguard in every TKE it may meet (issue 10 #3): Enforce and revert over the same workload in each world that
+// matters of {TKE switches the source on prevent-loopback} × {TKE's sync puts back its view of all health-check
+// fields, or only declared ones} × {the CLB account's default source: VIP (legacy) or 100.64 (since 2023)}.
+// In each: the policy ends Ready with both targets Mitigated, loopguard writes each listener at most once, nobody
+// writes a listener over three TKE resyncs and drift checks once converged (no write fight), and the revert leaves
+// every listener as TKE and the account have it without loopguard. Each world prints its figures.
+//
+// The worlds (5 of 8, and why):
+//  - switch on × all × legacy: the documented TKE (tke-clb.md §9 #1, #2), the default of the local TKE;
+//  - switch on × declared × legacy: a TKE whose sync leaves console edits alone (§9 #2 says which fields is unstated);
+//  - switch on × all × since2023 and switch on × declared × since2023: accounts new to CLB (§9 #3), sources 100.64
+//    from the start — loopguard must not touch them, and must not "restore" them to the VIP;
+//  - switch off × declared × legacy: an older TKE controller that neither switches nor reverts (the world in which
+//    a user's own prevent-loopback drops every health check).
+//  Left out: switch off × all (a controller that overwrites every health-check field yet ignores prevent-loopback
+//  leaves the source settable only through a TkeServiceConfig l4Listeners declaration, which loopguard does not
+//  make for Services yet: it would correct TKE's overwrite on every drift check), and switch off × since2023 (the
+//  account default already is 100.64; nothing for loopguard to write, as in the since2023 worlds above).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { StatsSnapshot } from '../../sim/clb-emulator/admin-types.js';
+import type { SyncScope } from '../../sim/tke-simulator/index.js';
+import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
+import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import { applyPolicy, deletePolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
+import { AT_RISK_L4, lbService } from '../support/workload.js';
+
+const LB_ID = 'service.kubernetes.io/loadbalance-id';
+const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
+
+interface World {
+  name: string;
+  switchOnPreventLoopback: boolean;
+  syncScope: SyncScope;
+  account: 'legacy' | 'since2023';
+}
+
+const WORLDS: World[] = [
+  { name: 'documented TKE (switch, sync all, legacy account)', switchOnPreventLoopback: true, syncScope: 'all', account: 'legacy' },
+  { name: 'switch, sync declared, legacy account', switchOnPreventLoopback: true, syncScope: 'declared', account: 'legacy' },
+  { name: 'switch, sync all, account since 2023', switchOnPreventLoopback: true, syncScope: 'all', account: 'since2023' },
+  { name: 'switch, sync declared, account since 2023', switchOnPreventLoopback: true, syncScope: 'declared', account: 'since2023' },
+  { name: 'older TKE (no switch, sync declared, legacy account)', switchOnPreventLoopback: false, syncScope: 'declared', account: 'legacy' },
+];
+
+/** ModifyListener calls accepted, by caller, in a stats window. */
+function listenerWrites(stats: StatsSnapshot): { loopguard: number; tke: number } {
+  const ok = (caller: string) => stats.byCaller[caller]?.ModifyListener?.OK ?? 0;
+  return { loopguard: ok('loopguard'), tke: ok('tke') };
+}
+
+describe.each(WORLDS)('loopguard in a TKE world: $name', (world) => {
+  let tke: LocalTke;
+  const core = kubeConfig().makeApiClient(CoreV1Api);
+  const figures: Record<string, unknown> = { world: world.name };
+  const logs = () => `--- operator logs (tail) ---\n${tke.operator!.logs().slice(-4000)}`;
+
+  beforeAll(async () => {
+    tke = await startLocalTke({
+      simulator: { switchHealthCheckSourceOnPreventLoopback: world.switchOnPreventLoopback, syncScope: world.syncScope },
+      emulator: { capabilities: { account: world.account } },
+      operator: { extraArgs: ['--drift-check-interval=2s'] },
+    });
+  });
+
+  afterAll(async () => {
+     
+    console.log(`[worlds] ${JSON.stringify(figures)}`);
+    await tke?.stop();
+  });
+
+  async function sources(ns: string, names: readonly string[]): Promise<Record<string, number[]>> {
+    const out: Record<string, number[]> = {};
+    for (const name of names) {
+      const id = (await core.readNamespacedService({ namespace: ns, name })).metadata?.annotations?.[LB_ID] ?? '';
+      out[name] = (await tke.emulator.admin.getLoadBalancer(id)).Listeners.map((l) => l.HealthCheck?.SourceIpType ?? 0);
+    }
+    return out;
+  }
+
+  it('Enforce converges with ≤ 1 write per listener, no write fight over 3 resyncs, and revert restores only what loopguard changed', async () => {
+    const ns = await createNamespace('worlds');
+    tke.namespaces.add(ns);
+    // web: private, at risk; bound: the user set prevent-loopback themselves.
+    const names = ['web', 'bound'] as const;
+    await core.createNamespacedService({ namespace: ns, body: lbService('web', AT_RISK_L4) });
+    await core.createNamespacedService({ namespace: ns, body: lbService('bound', { ...AT_RISK_L4, annotations: { ...AT_RISK_L4.annotations, [PREVENT]: 'true' } }) });
+    await waitFor('CLBs and listeners', async () => {
+      for (const name of names) {
+        const s = await core.readNamespacedService({ namespace: ns, name });
+        const id = s.metadata?.annotations?.[LB_ID];
+        if (!id || !s.status?.loadBalancer?.ingress?.[0]?.ip || (await tke.emulator.admin.getLoadBalancer(id)).Listeners.length < 2) return undefined;
+      }
+      return true;
+    });
+    // What TKE and the account make of the workload without loopguard, once TKE has synced it.
+    await tke.simulator.resyncNow();
+    const before = await sources(ns, names);
+    figures.sourcesBefore = before;
+
+    await tke.emulator.admin.markStats('enforce');
+    const ref: PolicyRef = { namespace: ns, name: 'p' };
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', revertOnDelete: true }))).stderr).toBe('');
+    const ready = await waitForPolicy(
+      ref,
+      'Ready with both targets Mitigated',
+      (p) => reportedStatus(p).conditions.some((c) => c.type === 'Ready' && c.status === 'True') && names.every((n) => reportedStatus(p).targets.find((t) => t.name === n)?.verdict === 'Mitigated'),
+      { timeoutMs: 60_000, context: logs },
+    );
+    figures.verdicts = reportedStatus(ready).targets.map((t) => `${t.name}: ${t.verdict}/${t.rootCause}`);
+    const enforce = listenerWrites(await tke.emulator.admin.statsSince('enforce'));
+    figures.enforceWrites = enforce;
+    figures.loopguardWritesPerListener = enforce.loopguard / 4;
+    expect(enforce.loopguard).toBeLessThanOrEqual(4);
+    expect(await sources(ns, names)).toEqual({ web: [1, 1], bound: [1, 1] });
+
+    // Converged: three TKE resyncs, each followed by a drift check of the operator, change nothing.
+    await tke.emulator.admin.markStats('converged');
+    // A drift check reads the CLBs again: loopguard's DescribeListeners count moving is the sign one ran.
+    const reads = async () => (await tke.emulator.admin.statsSince('converged')).byCaller.loopguard?.DescribeListeners?.OK ?? 0;
+    for (let i = 0; i < 3; i++) {
+      await tke.simulator.resyncNow();
+      const seen = await reads();
+      await waitFor('a drift check after the resync', async () => ((await reads()) >= seen + 2 ? true : undefined), { timeoutMs: 30_000, context: logs });
+    }
+    const quiet = listenerWrites(await tke.emulator.admin.statsSince('converged'));
+    figures.writesOver3Resyncs = quiet;
+    expect(quiet).toEqual({ loopguard: 0, tke: 0 });
+    expect(await sources(ns, names)).toEqual({ web: [1, 1], bound: [1, 1] });
+
+    // Revert: back to what TKE and the account have without loopguard, after TKE's next sync too.
+    await tke.emulator.admin.markStats('revert');
+    await deletePolicy(ref, { context: logs });
+    await tke.simulator.resyncNow();
+    const after = await sources(ns, names);
+    figures.sourcesAfter = after;
+    figures.revertWrites = listenerWrites(await tke.emulator.admin.statsSince('revert'));
+    expect(after).toEqual(before);
+    expect((await core.readNamespacedService({ namespace: ns, name: 'web' })).metadata?.annotations?.[PREVENT]).toBeUndefined();
+    expect((await core.readNamespacedService({ namespace: ns, name: 'bound' })).metadata?.annotations?.[PREVENT]).toBe('true');
+  }, 240_000);
+});

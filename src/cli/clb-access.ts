@@ -33,8 +33,19 @@ export interface CallCounts {
 
 export interface ClbAccess {
   reader: ClbReader;
-  counts: CallCounts;
   close(): Promise<void>;
+}
+
+/** Counts every HTTP attempt per action (the probe's and the scan's), for the report and the bench. */
+export function callCounter(): { counts: CallCounts; onCall: (e: CloudCallEvent) => void } {
+  const counts: CallCounts = { calls: {}, throttled: 0 };
+  return {
+    counts,
+    onCall: (e) => {
+      counts.calls[e.action] = (counts.calls[e.action] ?? 0) + 1;
+      if (e.outcome === 'throttled') counts.throttled++;
+    },
+  };
 }
 
 function endpointOptions(s: ClbSettings): { endpoint?: string; protocol: 'https' | 'http' } {
@@ -42,11 +53,12 @@ function endpointOptions(s: ClbSettings): { endpoint?: string; protocol: 'https'
 }
 
 /** Throws a one-line CliError unless the CLB API answers a read with these settings. */
-export async function probeClbAccess(settings: ClbSettings, credentials: CredentialProvider): Promise<void> {
+export async function probeClbAccess(settings: ClbSettings, credentials: CredentialProvider, onCall?: (e: CloudCallEvent) => void): Promise<void> {
   const probe = new TencentClbClient({
     region: settings.region,
     credentials,
     ...endpointOptions(settings),
+    ...(onCall ? { onCall } : {}),
     requestTimeoutMs: PROBE_TIMEOUT_MS,
     retry: { maxAttempts: 1 },
     throttle: { defaultBudget: { rps: 1 } },
@@ -63,21 +75,17 @@ export async function probeClbAccess(settings: ClbSettings, credentials: Credent
   }
 }
 
-export function openClbAccess(settings: ClbSettings, credentials: CredentialProvider): ClbAccess {
-  const counts: CallCounts = { calls: {}, throttled: 0 };
+export function openClbAccess(settings: ClbSettings, credentials: CredentialProvider, onCall?: (e: CloudCallEvent) => void): ClbAccess {
   const client = new TencentClbClient({
     region: settings.region,
     credentials,
     ...endpointOptions(settings),
     throttle: { defaultBudget: { rps: settings.rateLimit } },
-    onCall: (e: CloudCallEvent) => {
-      counts.calls[e.action] = (counts.calls[e.action] ?? 0) + 1;
-      if (e.outcome === 'throttled') counts.throttled++;
-    },
+    ...(onCall ? { onCall } : {}),
   });
   // Only the read side leaves this function: nothing downstream can reach a write method.
   const reader: ClbReader = client;
-  return { reader, counts, close: () => client.close() };
+  return { reader, close: () => client.close() };
 }
 
 export interface ObservedClbs {

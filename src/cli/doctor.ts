@@ -5,7 +5,7 @@
 import type { KubeProxyMode } from '../api/loopbackpolicy.js';
 import { createCredentialProvider, type CredentialProvider } from '../cloud/index.js';
 import { detectClusterProfile, type ClusterProfile, type ProfileOverrides } from '../model/cluster-profile.js';
-import { probeClbAccess, openClbAccess, observeClbs, type ClbSettings } from './clb-access.js';
+import { callCounter, probeClbAccess, openClbAccess, observeClbs, type ClbSettings } from './clb-access.js';
 import { readCluster, type ClusterSnapshot } from './cluster-reads.js';
 import { loadKubeconfig } from './kubeconfig.js';
 import { progressBar, type ProgressStream } from './output/progress.js';
@@ -65,7 +65,8 @@ export async function runDoctor(options: DoctorOptions, io: CliIo, deps: DoctorD
   const loaded = loadKubeconfig({ ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}) });
   const credentials = deps.credentials ?? createCredentialProvider();
   // The CLB side first: a wrong region or missing credentials is one line before any listing.
-  await probeClbAccess(options.clb, credentials);
+  const calls = callCounter();
+  await probeClbAccess(options.clb, credentials, calls.onCall);
   const namespace = options.allNamespaces ? undefined : (options.namespace ?? loaded.namespace ?? 'default');
   const snapshot = await readCluster(loaded.kc, loaded.server, {
     ...(namespace ? { namespace } : {}),
@@ -73,7 +74,7 @@ export async function runDoctor(options: DoctorOptions, io: CliIo, deps: DoctorD
   });
   const profile = clusterProfile(snapshot, options);
   const ids = [...new Set(snapshotTargets(snapshot).flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])))];
-  const access = openClbAccess(options.clb, credentials);
+  const access = openClbAccess(options.clb, credentials, calls.onCall);
   const bar = progressBar(io.stderr, 'Reading CLBs', ids.length, options.progress);
   let observed;
   try {
@@ -87,8 +88,8 @@ export async function runDoctor(options: DoctorOptions, io: CliIo, deps: DoctorD
     scope: namespace ? `namespace ${namespace}` : 'all namespaces',
     context: loaded.context,
     clbsRead: ids.length,
-    clbCalls: access.counts.calls,
-    throttled: access.counts.throttled,
+    clbCalls: calls.counts.calls,
+    throttled: calls.counts.throttled,
     rateLimit: options.clb.rateLimit,
     durationMs: Date.now() - started,
   };

@@ -27,6 +27,7 @@ import { KubeWriter } from './kube/writer.js';
 import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
+import { TKE_GRACE_MS } from './plan/l7.js';
 import { detectClusterProfile, type ClusterProfile, type ProfileOverrides } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer } from './runtime/informer.js';
@@ -35,9 +36,6 @@ import type { Logger } from './runtime/logger.js';
 import type { Metrics } from './runtime/metrics.js';
 import { ProbeServer, type HealthCheck } from './runtime/server.js';
 import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
-
-/** How long TKE gets to apply a declared TkeServiceConfig before loopguard says it did not (TKE applies edits within seconds). */
-const TKE_GRACE_MS = 10_000;
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 

@@ -152,6 +152,8 @@ export interface TargetStatus {
   mitigations?: string[];
   /** Changes the desired state still needs; in Audit mode this is what Enforce would do. */
   plan?: string[];
+  /** Topology alternatives (src/model/topology.ts): what to do, what it fixes and leaves, and the source. */
+  alternatives?: string[];
   message?: string;
   loadBalancerId?: string;
 }

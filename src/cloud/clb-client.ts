@@ -143,6 +143,12 @@ export interface ClbClient {
   close(): Promise<void>;
 }
 
+/**
+ * The read side of the CLB API: all the observer needs, and all `loopguard doctor` holds, so that a read-only scan
+ * cannot write by construction (CAM: clb:DescribeLoadBalancers, clb:DescribeListeners, clb:DescribeTargetHealth).
+ */
+export type ClbReader = Pick<ClbClient, 'describeLoadBalancers' | 'describeListeners' | 'describeTargetHealth'>;
+
 /** The health check to write for a source switch: everything as read, only `SourceIpType` changed. */
 export function withSourceIpType(healthCheck: HealthCheck, sourceIpType: 0 | 1): HealthCheck {
   return { ...healthCheck, SourceIpType: sourceIpType };

@@ -4,7 +4,7 @@
 // up to 20. A write whose async task succeeded updates the cached facts in
 // place (the task's success is the verification); the next drift check reads the CLB again and sees any drift.
 import { MAX_LOAD_BALANCER_IDS, batches } from '../cloud/batching.js';
-import type { ClbClient, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo } from '../cloud/index.js';
+import type { ClbReader, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo } from '../cloud/index.js';
 import type { BackendHealth, ClbFacts, ClbObservation, ListenerFacts } from '../model/facts.js';
 
 interface Entry {
@@ -67,7 +67,7 @@ export class ClbObserver {
   /** Raw listeners as last read, for writers that must send a listener's full HealthCheck back. */
   private readonly listeners = new Map<string, ListenerInfo[]>();
 
-  constructor(private readonly clb: ClbClient) {}
+  constructor(private readonly clb: ClbReader) {}
 
   /** The cached observation, without reading (undefined when not cached or invalidated). */
   cached(id: string): ClbObservation | undefined {

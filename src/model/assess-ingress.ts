@@ -13,7 +13,8 @@ import { boundLoadBalancerId } from './target-facts.js';
 import { clbGate, isIpv6, isPublic, skipGate } from './assess-common.js';
 import { sourceIpTypeOf, type Change, type L7DesiredState, type L7ListenerState, type TkeServiceConfigRef } from './desired-state.js';
 import { L7_PROTOCOLS, type IngressFacts } from './facts.js';
-import { TOPOLOGY_ADVICE, type RootCauseId } from './root-causes.js';
+import type { RootCauseId } from './root-causes.js';
+import { TOPOLOGY_ADVICE, ingressAlternatives } from './topology.js';
 
 export const SECURITY_GROUP_ADVICE =
   'with keepalive the nodes see CLB addresses from 100.127.0.0/16: allow 100.127.0.0/16 in the nodes\' (CVM) security group, or enable the CLB\'s "allow traffic by default" (LoadBalancerPassToTarget; l7.allowCLBTrafficByDefault: true lets loopguard do it)';
@@ -90,7 +91,7 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
       loadBalancerId: lbId,
       message: `IPv6 CLB ${lbId}: loopguard does not manage IPv6 CLBs (the 100.64.0.0/10 source is IPv4-only); in-cluster callers should ${TOPOLOGY_ADVICE}`,
       mitigations: observedMitigations(l7Listeners, clb.passToTarget),
-      advice: [TOPOLOGY_ADVICE],
+      alternatives: ingressAlternatives(ing, 'Ipv6Clb'),
       warnings,
     });
   }
@@ -199,18 +200,15 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
   } else if (!wantKeepalive) {
     rootCause = 'MitigationDisabledByPolicy';
     message = `${risk} The policy sets l7.keepalive: false, so loopguard leaves it.`;
-    advice.push(TOPOLOGY_ADVICE);
   } else if (keepaliveRejected !== undefined) {
     rootCause = 'KeepaliveCapabilityMissing';
     message = `${risk} Keepalive was rejected (${keepaliveRejected}): ${KEEPALIVE_TICKET}.`;
-    advice.push(TOPOLOGY_ADVICE);
   } else if (configBlocked) {
     rootCause = 'TkeServiceConfigAmbiguous';
     message = `${risk} ${config.blocker.message}.`;
   } else {
     rootCause = 'L7Loopback';
     message = `${risk} Plan: keepaliveEnable: 1 on each L7 listener through TkeServiceConfig ${ref.name}${ref.source === 'ToBeCreated' ? ' (created by adding tke-service-config-auto)' : ''}; this needs the account's CLB L7 SNAT + keepalive capability (ticket).`;
-    advice.push(TOPOLOGY_ADVICE);
   }
   const direct = readBool(ing.annotations, IngressAnnotation.DirectAccess);
   if (direct.kind === 'invalid') warnings.push(direct.error);
@@ -226,6 +224,7 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
     changes,
     blockers,
     advice,
+    alternatives: ingressAlternatives(ing, rootCause),
     warnings,
   });
 }

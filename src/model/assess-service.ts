@@ -13,8 +13,9 @@ import { boundLoadBalancerId } from './target-facts.js';
 import { clbGate, isIpv6, isPublic, skipGate } from './assess-common.js';
 import { sourceIpTypeOf, type Change, type L4DesiredState, type L4ListenerState } from './desired-state.js';
 import { L4_PROTOCOLS, L7_PROTOCOLS, type ClbFacts, type ListenerFacts, type ServiceFacts } from './facts.js';
-import { ANTI_AFFINITY_ADVICE, TOPOLOGY_ADVICE, type RootCauseId } from './root-causes.js';
+import type { RootCauseId } from './root-causes.js';
 import type { ClusterProfile } from './cluster-profile.js';
+import { serviceAlternatives } from './topology.js';
 
 type Tri = 'yes' | 'no' | 'unknown';
 
@@ -124,6 +125,20 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
         ? 'PodSourceNotMasqueraded'
         : undefined;
 
+  const alternativesFor = (rootCause: RootCauseId) => serviceAlternatives(svc, { rootCause, profile, vip, publicClb: pub });
+  // KEP-1860: kube-proxy, in every mode, ignores an address whose ipMode is Proxy: it neither answers nor binds it, so
+  // calls always reach the CLB (whatever the ETP: no kube-proxy rule handles them) and no health check is dropped.
+  // Nothing loopguard writes helps: prevent-loopback cannot bind an address kube-proxy ignores. TKE does not set it.
+  if (!pub && (svc.ipModes ?? []).includes('Proxy')) {
+    return assessment(svc, {
+      rootCause: 'IpModeProxy',
+      loadBalancerId: lbId,
+      message: `status.loadBalancer.ingress[].ipMode is Proxy: ${kubeProxyText(profile)} does not answer VIP ${vip} on the node, so in-cluster calls go through private CLB ${lbId}, which may forward a call to the caller's own node, where it fails. loopguard has no fix for this: prevent-loopback cannot bind an address kube-proxy ignores; whoever sets ipMode (not TKE) can remove it.`,
+      alternatives: alternativesFor('IpModeProxy'),
+      warnings,
+    });
+  }
+
   // --- Is the VIP bound on the nodes? (decides the health-check drop and whether calls reach the CLB)
   let vipBound: Tri;
   let boundWhy = '';
@@ -198,12 +213,10 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
   if (annotationPresent) mitigations.push('PreventLoopbackAnnotation');
 
   // --- Verdict
-  const topologyAdvice = svc.externalTrafficPolicy === 'Local' ? ANTI_AFFINITY_ADVICE : TOPOLOGY_ADVICE;
   const listenerList = vipSourced.map((l) => `${l.listenerId} (${l.protocol}:${l.port})`).join(', ');
   const planText = changes.length > 0 ? ' Plan: health-check source 100.64.0.0/10' + (wantAnnotation && !annotationPresent ? ', then prevent-loopback.' : '.') : '';
   let rootCause: RootCauseId;
   let message: string;
-  const advice: string[] = [];
 
   if (pub) {
     if (hcDrop === 'yes') {
@@ -231,7 +244,6 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
       rootCause = 'KubeProxyVersionUnknown';
       message = `${risk} loopguard cannot tell whether ${kubeProxyText(profile)} supports prevent-loopback: set --kube-proxy-version or l4.preventLoopback: Always.${planText}`;
     }
-    advice.push(topologyAdvice);
   } else if (loopRisk === 'unknown' || hcDrop === 'unknown') {
     const modeUnknown = profile.kubeProxyMode === 'unknown';
     rootCause = modeUnknown ? 'KubeProxyModeUnknown' : 'KubeProxyVersionUnknown';
@@ -250,7 +262,6 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
         : 'Set the operator flag --kube-proxy-version (or --kube-proxy-prevent-loopback) so loopguard can decide.',
     );
     message = parts.join(' ') + planText;
-    advice.push(topologyAdvice);
   } else if (vipBound === 'yes') {
     rootCause = 'LoopbackPrevented';
     message = `kube-proxy answers VIP ${vip} on every node (${boundWhy}) and every listener health-checks from 100.64.0.0/10`;
@@ -274,7 +285,7 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
       loadBalancerId: lbId,
       message: `IPv6 CLB ${lbId} cannot use the 100.64.0.0/10 health-check source (IPv4 only), so loopguard cannot mitigate: ${message}${annotationPresent ? ' Remove service.cloud.tencent.com/prevent-loopback: with an IPv6 CLB it only drops health checks.' : ''}`,
       mitigations,
-      advice: [topologyAdvice],
+      alternatives: alternativesFor('Ipv6Clb'),
       warnings,
     });
   }
@@ -286,7 +297,7 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
     desired,
     changes,
     blockers,
-    advice,
+    alternatives: alternativesFor(rootCause),
     warnings,
   });
 }

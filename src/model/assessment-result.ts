@@ -5,6 +5,7 @@ import type { ClusterProfile } from './cluster-profile.js';
 import type { Change, DesiredState } from './desired-state.js';
 import type { AccountCapabilities, ClbObservation, TargetRef } from './facts.js';
 import { verdictOf, type RootCause, type RootCauseId } from './root-causes.js';
+import type { Alternative } from './topology.js';
 
 export interface AssessmentContext {
   policy: ResolvedPolicySpec;
@@ -39,8 +40,10 @@ export interface Assessment {
   /** Ordered steps from the observed state to `desired` (the plan). Empty = converged. */
   changes: Change[];
   blockers: Blocker[];
-  /** What the user can do beyond loopguard (security groups, topology). */
+  /** What the user can do beyond loopguard's plan (security groups, X-Forwarded-For). */
   advice: string[];
+  /** How callers could reach the target without the fault, each with its limits and source (src/model/topology.ts). */
+  alternatives: Alternative[];
   /** Problems with the target's annotations, for Warning Events. */
   warnings: string[];
 }
@@ -54,6 +57,7 @@ export interface AssessmentParts {
   changes?: Change[];
   blockers?: Blocker[];
   advice?: string[];
+  alternatives?: Alternative[];
   warnings?: string[];
 }
 
@@ -69,6 +73,7 @@ export function assessment(target: TargetRef, parts: AssessmentParts): Assessmen
     changes: parts.changes ?? [],
     blockers: parts.blockers ?? [],
     advice: parts.advice ?? [],
+    alternatives: parts.alternatives ?? [],
     warnings: parts.warnings ?? [],
   };
 }

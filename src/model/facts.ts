@@ -35,11 +35,18 @@ export interface ServiceFacts extends TargetRef, BoundClb {
   loadBalancerClass?: string;
   externalTrafficPolicy?: 'Cluster' | 'Local';
   ports: ServicePortFacts[];
+  /**
+   * `status.loadBalancer.ingress[].ipMode` values (KEP-1860, Kubernetes ≥ 1.30; only a load-balancer controller writes
+   * status). `Proxy` makes kube-proxy ignore the address: calls to it always leave the node.
+   */
+  ipModes?: string[];
 }
 
 export interface IngressRuleFacts {
   host?: string;
   paths: string[];
+  /** The backend Services of the rule's paths (for the topology advice: call them by their DNS names). */
+  services?: string[];
 }
 
 export interface IngressFacts extends TargetRef, BoundClb {
@@ -50,6 +57,8 @@ export interface IngressFacts extends TargetRef, BoundClb {
   ingressClassName?: string;
   rules: IngressRuleFacts[];
   tls: boolean;
+  /** spec.defaultBackend's Service. */
+  defaultBackend?: string;
 }
 
 export type TargetFacts = ServiceFacts | IngressFacts;

@@ -49,6 +49,10 @@ export const ROOT_CAUSES = {
   KubeProxyTooOld: { verdict: 'AtRisk', summary: 'loopback possible; kube-proxy is too old to bind the VIP (prevent-loopback)' },
   KubeProxyVersionUnknown: { verdict: 'AtRisk', summary: 'loopback possible; whether kube-proxy supports prevent-loopback is unknown' },
   KubeProxyModeUnknown: { verdict: 'AtRisk', summary: 'loopback possible; the kube-proxy mode is unknown' },
+  IpModeProxy: {
+    verdict: 'AtRisk',
+    summary: 'status.loadBalancer.ingress[].ipMode: Proxy: kube-proxy ignores the VIP, so in-cluster calls go through the CLB and can loop back',
+  },
   L7Loopback: { verdict: 'AtRisk', summary: 'private L7 CLB without keepalive/SNAT forwards the pod IP to a node: ~4 s stall or failure' },
   KeepaliveCapabilityMissing: { verdict: 'AtRisk', summary: 'the account lacks the CLB L7 SNAT + keepalive capability' },
   HealthCheckSourceCapabilityMissing: { verdict: 'AtRisk', summary: 'the CLB rejects the 100.64.0.0/10 health-check source' },
@@ -70,11 +74,3 @@ export interface RootCause {
 export function verdictOf(id: RootCauseId): Verdict {
   return ROOT_CAUSES[id].verdict;
 }
-
-/** Advice that works whatever the platform can do (seed 000/001/004, "Are there any suggestions?"). */
-export const TOPOLOGY_ADVICE =
-  'call the backend by its Service DNS name (<service>.<namespace>.svc.cluster.local) or a CoreDNS rewrite instead of the CLB address, or use externalTrafficPolicy: Local with client/server anti-affinity';
-
-/** For Services already on externalTrafficPolicy: Local, where the CLB only forwards to nodes with backend pods. */
-export const ANTI_AFFINITY_ADVICE =
-  "call the backend by its Service DNS name (<service>.<namespace>.svc.cluster.local) or a CoreDNS rewrite instead of the CLB address, or keep callers off the nodes that run this Service's pods (pod anti-affinity): with externalTrafficPolicy: Local the CLB only forwards to those nodes";

@@ -8,6 +8,7 @@
 // do until TKE acts, and the informer brings them back when it does. Reconciling and Stalled are
 // "abnormal-true": removed when false (kstatus, controller-conventions §2.3).
 import { describeChange } from './desired-state.js';
+import { alternativeText } from './topology.js';
 import type { Assessment } from './assessment-result.js';
 import type { RootCauseId } from './root-causes.js';
 import type { ClusterProfile } from './cluster-profile.js';
@@ -80,11 +81,14 @@ const MAX_LOAD_BALANCER_ID = 64;
 export const MAX_RELEASES = 32;
 const MAX_MESSAGE = 1024;
 const MAX_PLAN_LINE = 256;
+/** The CRD's bounds of status.targets[].alternatives. */
+export const MAX_ALTERNATIVES = 6;
+const MAX_ALTERNATIVE = 512;
 /** Pending causes that are loopguard's own unfinished work (the rest wait on TKE). */
 const OBSERVING: ReadonlySet<RootCauseId> = new Set<RootCauseId>(['ClbNotObserved']);
 
 /** Most severe first, so a truncated list keeps what needs attention. */
-const SEVERITY: Record<Verdict, number> = {
+export const SEVERITY: Record<Verdict, number> = {
   AtRisk: 0,
   Unsupported: 1,
   Conflict: 2,
@@ -165,6 +169,7 @@ export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
     rootCause: a.rootCause.id,
     ...(a.mitigations.length > 0 ? { mitigations: [...a.mitigations] } : {}),
     ...(plan.length > 0 ? { plan } : {}),
+    ...(a.alternatives.length > 0 ? { alternatives: a.alternatives.slice(0, MAX_ALTERNATIVES).map((x) => clip(alternativeText(x), MAX_ALTERNATIVE)) } : {}),
     message: clip(message, MAX_MESSAGE),
     // The id comes from an annotation anyone with edit on the target can write: clip it to the CRD's bound so one
     // bad value can never make the whole status write fail (422) and freeze the policy.

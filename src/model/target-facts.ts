@@ -19,6 +19,7 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
   const md = svc.metadata ?? {};
   const etp = svc.spec?.externalTrafficPolicy;
   const ips = statusIps(svc.status);
+  const ipModes = (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ipMode).filter((m): m is string => !!m);
   const created = isoTime(md.creationTimestamp);
   const loadBalancerId = boundLoadBalancerId(md.annotations, 'Service');
   return {
@@ -41,6 +42,7 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
       }),
     ),
     ...(ips.length > 0 ? { loadBalancerIps: ips } : {}),
+    ...(ipModes.length > 0 ? { ipModes } : {}),
   };
 }
 
@@ -64,11 +66,16 @@ export function ingressFacts(ing: V1Ingress): IngressFacts {
     ...(md.uid ? { uid: md.uid } : {}),
     ...(created ? { creationTimestamp: created } : {}),
     ...(ing.spec?.ingressClassName ? { ingressClassName: ing.spec.ingressClassName } : {}),
-    rules: (ing.spec?.rules ?? []).map((r) => ({
-      ...(r.host ? { host: r.host } : {}),
-      paths: (r.http?.paths ?? []).map((p) => p.path ?? '/'),
-    })),
+    rules: (ing.spec?.rules ?? []).map((r) => {
+      const services = (r.http?.paths ?? []).map((p) => p.backend?.service?.name).filter((n): n is string => !!n);
+      return {
+        ...(r.host ? { host: r.host } : {}),
+        paths: (r.http?.paths ?? []).map((p) => p.path ?? '/'),
+        ...(services.length > 0 ? { services } : {}),
+      };
+    }),
     tls: (ing.spec?.tls ?? []).length > 0,
+    ...(ing.spec?.defaultBackend?.service?.name ? { defaultBackend: ing.spec.defaultBackend.service.name } : {}),
     ...(ips.length > 0 ? { loadBalancerIps: ips } : {}),
   };
 }

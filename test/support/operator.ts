@@ -21,10 +21,13 @@ export async function installOperatorRbac(kubeconfig?: string): Promise<void> {
   }
 }
 
-/** A kubeconfig that authenticates as the loopguard ServiceAccount (TokenRequest API, like a projected token). */
-export async function serviceAccountKubeconfig(adminKubeconfig?: string): Promise<string> {
+/**
+ * A kubeconfig that authenticates as a ServiceAccount (TokenRequest API, like a projected token): the operator's
+ * `loopguard` by default, or another one a suite created (e.g. a read-only account for `loopguard doctor`).
+ */
+export async function serviceAccountKubeconfig(adminKubeconfig?: string, account: { name: string; namespace: string } = { name: 'loopguard', namespace: OPERATOR_NAMESPACE }): Promise<string> {
   const opts = adminKubeconfig ? { kubeconfig: adminKubeconfig } : {};
-  const res = await kubectl(['create', 'token', 'loopguard', '-n', OPERATOR_NAMESPACE, '--duration=2h'], opts);
+  const res = await kubectl(['create', 'token', account.name, '-n', account.namespace, '--duration=2h'], opts);
   if (res.code !== 0) throw new Error(`kubectl create token: ${res.stderr}`);
   const admin = kubeConfig(adminKubeconfig);
   const cluster = admin.getCurrentCluster();
@@ -43,11 +46,11 @@ export async function serviceAccountKubeconfig(adminKubeconfig?: string): Promis
       `    server: ${cluster.server}`,
       caLine,
       'users:',
-      '- name: loopguard',
+      `- name: ${account.name}`,
       `  user: {token: ${res.stdout.trim()}}`,
       'contexts:',
       '- name: c',
-      '  context: {cluster: c, user: loopguard}',
+      `  context: {cluster: c, user: ${account.name}}`,
       'current-context: c',
       '',
     ].join('\n'),

@@ -389,6 +389,26 @@ const rows: Row[] = [
   },
   { name: 'private IPv6, ETP Cluster: not at risk', clb: { addressIpVersion: 'IPV6' }, verdict: 'NotApplicable', rootCause: 'MasqueradedToNodeIp' },
   { name: 'private IPv6, iptables', svc: LOCAL, clb: { addressIpVersion: 'IPV6' }, profile: 'iptables', verdict: 'NotApplicable', rootCause: 'VipServedLocally' },
+  // --- status.loadBalancer.ingress[].ipMode (KEP-1860): Proxy makes kube-proxy ignore the VIP in every mode
+  {
+    name: 'ipMode Proxy, iptables: calls leave the node and reach the CLB',
+    svc: { ipModes: ['Proxy'] },
+    profile: 'iptables',
+    verdict: 'AtRisk',
+    rootCause: 'IpModeProxy',
+    changes: [],
+    message: /ipMode is Proxy/,
+  },
+  {
+    name: 'ipMode Proxy, IPVS new, ETP Local with prevent-loopback: nothing loopguard writes helps',
+    svc: { ...LOCAL, ipModes: ['Proxy'] },
+    annotations: { [PL]: 'true' },
+    verdict: 'AtRisk',
+    rootCause: 'IpModeProxy',
+    changes: [],
+  },
+  { name: 'ipMode Proxy on a public CLB: no loopback', svc: { ipModes: ['Proxy'] }, clb: { loadBalancerType: 'OPEN' }, verdict: 'NotApplicable', rootCause: 'PublicClb' },
+  { name: 'ipMode VIP is what kube-proxy short-circuits', svc: { ipModes: ['VIP'] }, profile: 'iptables', verdict: 'NotApplicable', rootCause: 'VipServedLocally' },
 ];
 
 function run(row: Row) {
@@ -440,7 +460,7 @@ describe('assessService', () => {
     const b = run({ name: 'new', svc: LOCAL, verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded' });
     expect((b.desired as L4DesiredState).listeners[0]?.desiredSourceIpType).toBe(1);
     expect(b.loadBalancerId).toBe('lb-abc');
-    expect(b.advice.join(' ')).toMatch(/svc\.cluster\.local/);
+    expect(b.alternatives.map((x) => x.advice).join(' ')).toMatch(/svc\.cluster\.local/);
   });
 
   it('carries a named TkeServiceConfig into the desired state', () => {

@@ -55,7 +55,7 @@ describe('ingressFacts', () => {
       namespace: 'shop',
       name: 'front',
       ingressClassName: 'qcloud',
-      rules: [{ host: 'shop.example.com', paths: ['/api'] }],
+      rules: [{ host: 'shop.example.com', paths: ['/api'], services: ['api'] }],
       tls: true,
     });
   });

@@ -1,0 +1,172 @@
+// What `loopguard doctor` reads from the Kubernetes API: only get and list, never a watch that outlives the scan and
+// never a write (config/doctor/cluster_role.yaml grants exactly these reads). The targets (Services, Ingresses) must
+// be readable or there is nothing to scan (exit 2); the rest refines the report and, when forbidden or absent, becomes
+// a note saying what the report then lacks: the kube-proxy DaemonSet and ConfigMap (the cluster profile, as the
+// operator detects it), TkeServiceConfigs (L7 plans), LoopbackRecords (what loopguard changed) and LoopbackPolicies
+// (which spec a target is assessed with).
+import {
+  AppsV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  NetworkingV1Api,
+  type KubeConfig,
+  type V1ConfigMap,
+  type V1DaemonSet,
+  type V1Ingress,
+  type V1Service,
+} from '@kubernetes/client-node';
+import { TKE_SERVICE_CONFIG } from '../api/annotations.js';
+import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from '../api/loopbackpolicy.js';
+import { RECORD_PLURAL, type LoopbackRecord } from '../api/loopbackrecord.js';
+import { kubeErrorMessage, kubeStatus } from '../runtime/kube-errors.js';
+import { CliError } from './errors.js';
+
+export interface ScanScope {
+  /** undefined: every namespace (-A). */
+  namespace?: string;
+  /** A label selector (-l), as kubectl takes it. */
+  selector?: string;
+}
+
+export interface TkeServiceConfigObject {
+  metadata?: { name?: string; namespace?: string };
+  spec?: unknown;
+}
+
+export interface ClusterSnapshot {
+  services: V1Service[];
+  ingresses: V1Ingress[];
+  daemonSet?: V1DaemonSet;
+  configMap?: V1ConfigMap;
+  /** undefined: they could not be read (L7 plans are then left out, as the operator does before its cache syncs). */
+  tkeServiceConfigs?: TkeServiceConfigObject[];
+  records: LoopbackRecord[];
+  policies: LoopbackPolicy[];
+  notes: string[];
+}
+
+const KUBE_PROXY = { namespace: 'kube-system', name: 'kube-proxy' };
+
+/** Why the API server could not be used at all, as one line with the fix. */
+function unreachable(what: string, server: string, err: unknown): CliError {
+  const status = kubeStatus(err);
+  const said = kubeErrorMessage(err);
+  if (status === 401) {
+    return new CliError(`cannot ${what}: the Kubernetes API server at ${server} does not accept the kubeconfig's credentials (${said}). Fix: renew the token or pick another --context`);
+  }
+  if (status === 403) {
+    return new CliError(`cannot ${what}: ${said}. Fix: grant get and list on Services and Ingresses (config/doctor/cluster_role.yaml) or scan a namespace you can read with -n`);
+  }
+  if (status !== undefined) return new CliError(`cannot ${what}: ${said}`);
+  return new CliError(`cannot ${what}: the Kubernetes API server at ${server} does not answer (${said}). Fix: check the kubeconfig's current context (kubectl config current-context)`);
+}
+
+const ATTEMPTS = 3;
+
+/** An apiserver that is starting up or shedding load (429, 5xx) answers a moment later: a scan retries a little. */
+async function retried<T>(read: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (err) {
+      const status = kubeStatus(err);
+      const transient = status === 429 || (status !== undefined && status >= 500);
+      if (!transient || attempt >= ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, 300 * 2 ** attempt));
+    }
+  }
+}
+
+/** Reads that may be refused or absent: the note says what the report then lacks. */
+async function optional<T>(what: string, lacks: string, read: () => Promise<T>, notes: string[], absent?: T): Promise<T | undefined> {
+  try {
+    return await retried(read);
+  } catch (err) {
+    const status = kubeStatus(err);
+    if (status === 404 && absent !== undefined) return absent;
+    notes.push(`could not read ${what} (${kubeErrorMessage(err)}): ${lacks}`);
+    return undefined;
+  }
+}
+
+export async function readCluster(kc: KubeConfig, server: string, scope: ScanScope): Promise<ClusterSnapshot> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const net = kc.makeApiClient(NetworkingV1Api);
+  const apps = kc.makeApiClient(AppsV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const ns = scope.namespace;
+  const where = ns ? `namespace ${ns}` : 'all namespaces';
+  const selector = scope.selector ? { labelSelector: scope.selector } : {};
+  const notes: string[] = [];
+
+  let services: V1Service[];
+  let ingresses: V1Ingress[];
+  try {
+    services = (await retried(() => (ns ? core.listNamespacedService({ namespace: ns, ...selector }) : core.listServiceForAllNamespaces(selector)))).items;
+  } catch (err) {
+    throw unreachable(`list Services in ${where}`, server, err);
+  }
+  try {
+    ingresses = (await retried(() => (ns ? net.listNamespacedIngress({ namespace: ns, ...selector }) : net.listIngressForAllNamespaces(selector)))).items;
+  } catch (err) {
+    throw unreachable(`list Ingresses in ${where}`, server, err);
+  }
+
+  const profileLacks = 'the kube-proxy mode and version are unknown; pass --kube-proxy-mode and --kube-proxy-version';
+  const daemonSet = await optional(
+    `DaemonSet ${KUBE_PROXY.namespace}/${KUBE_PROXY.name}`,
+    profileLacks,
+    async () => (await apps.listNamespacedDaemonSet({ namespace: KUBE_PROXY.namespace, fieldSelector: `metadata.name=${KUBE_PROXY.name}` })).items[0],
+    notes,
+  );
+  const configMap = await optional(
+    `ConfigMap ${KUBE_PROXY.namespace}/${KUBE_PROXY.name}`,
+    profileLacks,
+    async () => (await core.listNamespacedConfigMap({ namespace: KUBE_PROXY.namespace, fieldSelector: `metadata.name=${KUBE_PROXY.name}` })).items[0],
+    notes,
+  );
+  // No TkeServiceConfig CRD (404): no config exists, which is a known answer.
+  const tkeServiceConfigs = await optional<TkeServiceConfigObject[]>(
+    'TkeServiceConfigs',
+    "Ingress plans are left out (they depend on the Ingress's TkeServiceConfig)",
+    async () => {
+      const list = ns
+        ? await custom.listNamespacedCustomObject({ ...TKE_SERVICE_CONFIG, namespace: ns })
+        : await custom.listClusterCustomObject(TKE_SERVICE_CONFIG);
+      return ((list as { items?: TkeServiceConfigObject[] }).items ?? []);
+    },
+    notes,
+    [],
+  );
+  const records =
+    (await optional(
+      'LoopbackRecords',
+      'plans assume loopguard changed nothing so far',
+      async () => ((await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: RECORD_PLURAL })) as { items?: LoopbackRecord[] }).items ?? [],
+      notes,
+      [],
+    )) ?? [];
+  const policies =
+    (await optional(
+      'LoopbackPolicies',
+      "targets are assessed with the default policy settings, not their policy's",
+      async () => {
+        const list = ns
+          ? await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: ns })
+          : await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL });
+        return (list as { items?: LoopbackPolicy[] }).items ?? [];
+      },
+      notes,
+      [],
+    )) ?? [];
+  return {
+    services,
+    ingresses,
+    ...(daemonSet ? { daemonSet } : {}),
+    ...(configMap ? { configMap } : {}),
+    ...(tkeServiceConfigs ? { tkeServiceConfigs } : {}),
+    records,
+    policies,
+    notes,
+  };
+}

@@ -1,0 +1,44 @@
+// The kubeconfig `loopguard doctor` talks to, as kubectl picks it: --kubeconfig, else KUBECONFIG, else
+// ~/.kube/config; --context, else the current context. Whatever is wrong is one line (exit 2).
+import { KubeConfig } from '@kubernetes/client-node';
+import { CliError, messageOf } from './errors.js';
+
+export interface KubeconfigChoice {
+  kubeconfig?: string;
+  context?: string;
+}
+
+export interface LoadedKubeconfig {
+  kc: KubeConfig;
+  /** The context in use and the namespace it names (kubectl's default for -n). */
+  context: string;
+  namespace?: string;
+  server: string;
+}
+
+export function loadKubeconfig(choice: KubeconfigChoice): LoadedKubeconfig {
+  const kc = new KubeConfig();
+  const where = choice.kubeconfig ?? process.env['KUBECONFIG'] ?? '~/.kube/config';
+  try {
+    if (choice.kubeconfig) kc.loadFromFile(choice.kubeconfig);
+    else kc.loadFromDefault();
+  } catch (err) {
+    throw new CliError(
+      `cannot read kubeconfig ${where}: ${messageOf(err)}. Fix: point --kubeconfig or KUBECONFIG at a readable kubeconfig file`,
+    );
+  }
+  if (choice.context) {
+    if (!kc.getContextObject(choice.context)) {
+      throw new CliError(`kubeconfig ${where} has no context "${choice.context}" (it has: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'})`);
+    }
+    kc.setCurrentContext(choice.context);
+  }
+  const contextName = kc.getCurrentContext();
+  const cluster = kc.getCurrentCluster();
+  // loadFromDefault falls back to an unauthenticated localhost:8080, which is never what a user meant.
+  if (!cluster || !contextName || (contextName === 'loaded-context' && cluster.server === 'http://localhost:8080')) {
+    throw new CliError(`no cluster to scan: kubeconfig ${where} names no current context. Fix: set KUBECONFIG or --kubeconfig, or pick one with --context`);
+  }
+  const namespace = kc.getContextObject(contextName)?.namespace;
+  return { kc, context: contextName, ...(namespace ? { namespace } : {}), server: cluster.server };
+}

@@ -1,0 +1,9 @@
+// `loopguard`: the read-only command line (doctor, plan). Wiring only: process streams and the exit status.
+import { readAll } from './manifest-files.js';
+import { runCli } from './program.js';
+
+const code = await runCli(process.argv.slice(2), {
+  io: { stdout: process.stdout, stderr: process.stderr, readStdin: () => readAll(process.stdin) },
+});
+// Let stdout drain (a large JSON report into a pipe) before the status is set; nothing else keeps the loop alive.
+process.exitCode = code;

@@ -1,0 +1,192 @@
+// The `loopguard` command line: subcommands, flags and help, parsed by commander. Flag names and environment
+// variables are the operator's (src/runtime/config.ts), so one .dev/env or CI environment serves both. Exit status
+// of every subcommand: 0 no risk, 1 risk found, 2 could not scan (bad flags included), with the reason in one line.
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import type { KubeProxyMode } from '../api/loopbackpolicy.js';
+import { runDoctor, type DoctorDeps } from './doctor.js';
+import { CliError, errorText, EXIT_CANNOT_SCAN, EXIT_OK } from './errors.js';
+import { DOCTOR_FORMATS, PLAN_FORMATS, type OutputFormat } from './output/render.js';
+import { runPlan, type PlanIo } from './plan.js';
+import { packageVersion } from './version.js';
+
+export interface CliDeps {
+  io: PlanIo;
+  doctor?: DoctorDeps;
+}
+
+function integerIn(min: number, max: number): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
+    return n;
+  };
+}
+
+function kubeProxyVersion(value: string): string {
+  if (!/^v\d+\.\d+\.\d+(-tke\.\d+)?$/.test(value)) throw new InvalidArgumentError('expected a version such as v1.20.6-tke.12');
+  return value;
+}
+
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/** The kube-proxy flags both subcommands take (the operator's overrides). */
+function profileOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--kube-proxy-mode <mode>', 'kube-proxy mode, instead of the detected one').choices(['ipvs', 'iptables', 'nftables', 'none']).env('LOOPGUARD_KUBE_PROXY_MODE'))
+    .addOption(new Option('--kube-proxy-version <version>', 'kube-proxy version, e.g. v1.20.6-tke.12').argParser(kubeProxyVersion).env('LOOPGUARD_KUBE_PROXY_VERSION'))
+    .addOption(
+      new Option('--kube-proxy-prevent-loopback <bool>', 'whether kube-proxy honours prevent-loopback (default: decided from its version)')
+        .choices(['true', 'false'])
+        .env('LOOPGUARD_KUBE_PROXY_PREVENT_LOOPBACK'),
+    );
+}
+
+interface ProfileOpts {
+  kubeProxyMode?: KubeProxyMode;
+  kubeProxyVersion?: string;
+  kubeProxyPreventLoopback?: 'true' | 'false';
+}
+
+function profileFlags(o: ProfileOpts) {
+  return {
+    ...(o.kubeProxyMode ? { kubeProxyMode: o.kubeProxyMode } : {}),
+    ...(o.kubeProxyVersion ? { kubeProxyVersion: o.kubeProxyVersion } : {}),
+    ...(o.kubeProxyPreventLoopback ? { kubeProxyPreventLoopback: o.kubeProxyPreventLoopback === 'true' } : {}),
+  };
+}
+
+interface DoctorOpts extends ProfileOpts {
+  namespace?: string;
+  allNamespaces?: boolean;
+  selector?: string;
+  kubeconfig?: string;
+  context?: string;
+  region?: string;
+  clbEndpoint?: string;
+  clbProtocol: string;
+  cloudRateLimit: number;
+  output: OutputFormat;
+  progress: boolean;
+}
+
+interface PlanOpts extends ProfileOpts {
+  filename?: string[];
+  namespace: string;
+  profileFrom?: string;
+  healthCheckSource: 'vip' | '100.64' | 'unknown';
+  keepalive: 'on' | 'off' | 'unknown';
+  output: OutputFormat;
+  warnOnly?: boolean;
+  stdinName: string;
+}
+
+export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Command {
+  const { io } = deps;
+  const program = new Command('loopguard')
+    .description('Find Tencent Cloud CLB loopback faults in TKE clusters and manifests (read-only).')
+    .version(packageVersion())
+    .showSuggestionAfterError()
+    .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) })
+    .exitOverride();
+
+  const doctor = program
+    .command('doctor')
+    .description('Scan the current kubeconfig\'s cluster: per Service and Ingress the verdict, root cause, the plan Enforce would carry out, and topology alternatives. Never writes.')
+    .option('-n, --namespace <namespace>', "namespace to scan (default: the kubeconfig context's, else default)")
+    .option('-A, --all-namespaces', 'scan every namespace')
+    .option('-l, --selector <selector>', 'label selector, as kubectl takes it (e.g. app=web,tier!=batch)')
+    .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, else ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context (default: the current context)')
+    .addOption(new Option('--region <region>', 'Tencent Cloud region of the CLBs, e.g. ap-guangzhou').env('TENCENTCLOUD_REGION'))
+    .addOption(new Option('--clb-endpoint <host[:port]>', 'CLB API endpoint, e.g. the local emulator').env('LOOPGUARD_CLB_ENDPOINT'))
+    .addOption(new Option('--clb-protocol <protocol>', 'protocol of the CLB endpoint').choices(['https', 'http', 'https://', 'http://']).default('https').env('LOOPGUARD_CLB_PROTOCOL'))
+    .addOption(
+      new Option('--cloud-rate-limit <rps>', 'CLB API requests per second per action (quota 20, shared with TKE and the operator)')
+        .argParser(integerIn(1, 20))
+        .default(10)
+        .env('LOOPGUARD_CLOUD_RATE_LIMIT'),
+    )
+    .addOption(new Option('-o, --output <format>', 'output format').choices(DOCTOR_FORMATS).default('table'))
+    .option('--no-progress', 'no progress bar (it is shown only on a terminal, for more CLBs than it has rows)');
+  profileOptions(doctor).action(async (o: DoctorOpts) => {
+    if (o.namespace && o.allNamespaces) throw new CliError('give either -n NAMESPACE or -A, not both');
+    if (!o.region) throw new CliError("no region: set --region or TENCENTCLOUD_REGION (e.g. ap-guangzhou), the region of the cluster's CLBs");
+    const code = await runDoctor(
+      {
+        ...profileFlags(o),
+        ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+        ...(o.context ? { context: o.context } : {}),
+        ...(o.namespace ? { namespace: o.namespace } : {}),
+        allNamespaces: o.allNamespaces === true,
+        ...(o.selector ? { selector: o.selector } : {}),
+        clb: {
+          region: o.region,
+          ...(o.clbEndpoint ? { endpoint: o.clbEndpoint } : {}),
+          protocol: o.clbProtocol.startsWith('http:') || o.clbProtocol === 'http' ? 'http' : 'https',
+          rateLimit: Number(o.cloudRateLimit),
+        },
+        output: o.output,
+        progress: o.progress,
+      },
+      io,
+      deps.doctor,
+    );
+    setExit(code);
+  });
+
+  const plan = program
+    .command('plan')
+    .description('Diagnose manifests offline (files, directories, multi-document YAML, kustomize build / helm template output on stdin) for a cluster profile given by flags or a saved doctor -o json.')
+    .addOption(new Option('-f, --filename <path>', 'manifest file or directory, or - for standard input (repeatable)').argParser(collect))
+    .option('-n, --namespace <namespace>', 'namespace of objects that name none', 'default')
+    .option('--profile-from <file>', 'cluster profile from a saved `loopguard doctor -o json` (flags win)')
+    .addOption(new Option('--health-check-source <source>', "the CLBs' health-check source, if known (accounts created after 2023-02-24 default to 100.64)").choices(['vip', '100.64', 'unknown']).default('unknown'))
+    .addOption(new Option('--keepalive <state>', 'keepalive of Ingress listeners whose TkeServiceConfig is not among the manifests').choices(['on', 'off', 'unknown']).default('unknown'))
+    .addOption(new Option('-o, --output <format>', 'output format (markdown: a PR comment; sarif: code scanning)').choices(PLAN_FORMATS).default('table'))
+    .option('--warn-only', 'exit 0 even when a target is at risk')
+    .option('--stdin-name <path>', 'the name standard input gets in locations (e.g. the kustomization it was built from)', 'stdin');
+  profileOptions(plan).action(async (o: PlanOpts) => {
+    if (!o.filename || o.filename.length === 0) throw new CliError('no manifests: give -f PATH (a file, a directory, or - for standard input)');
+    const code = await runPlan(
+      {
+        ...profileFlags(o),
+        filenames: o.filename,
+        namespace: o.namespace,
+        ...(o.profileFrom ? { profileFrom: o.profileFrom } : {}),
+        pinned: {
+          ...(o.healthCheckSource !== 'unknown' ? { healthCheckSource: o.healthCheckSource === 'vip' ? (0 as const) : (1 as const) } : {}),
+          ...(o.keepalive !== 'unknown' ? { keepalive: o.keepalive === 'on' ? (1 as const) : (0 as const) } : {}),
+        },
+        output: o.output,
+        warnOnly: o.warnOnly === true,
+        stdinName: o.stdinName,
+      },
+      io,
+    );
+    setExit(code);
+  });
+  for (const cmd of [doctor, plan]) cmd.showSuggestionAfterError().exitOverride();
+  return program;
+}
+
+/** Runs `loopguard …` (argv without node and the script) and returns the exit status. */
+export async function runCli(argv: readonly string[], deps: CliDeps): Promise<number> {
+  let code: number = EXIT_OK;
+  const program = buildProgram(deps, (c) => (code = c));
+  if (argv.length === 0) {
+    deps.io.stderr.write(program.helpInformation());
+    return EXIT_CANNOT_SCAN;
+  }
+  const command = argv[0] === 'doctor' || argv[0] === 'plan' ? `loopguard ${argv[0]}` : 'loopguard';
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return code;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Help and --version end with exit code 0; commander has already printed a usage error.
+      return err.exitCode === 0 ? EXIT_OK : EXIT_CANNOT_SCAN;
+    }
+    deps.io.stderr.write(`${command}: ${errorText(err)}\n`);
+    return EXIT_CANNOT_SCAN;
+  }
+}

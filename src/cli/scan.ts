@@ -1,0 +1,78 @@
+// Pure: the doctor's report from what it read. Every selected Service and Ingress becomes facts (the operator's
+// serviceFacts/ingressFacts), is assessed with the spec of the policy that manages it (or the defaults) and the CLB
+// as read, and gets the plan that policy's Enforce would carry out, from its LoopbackRecord and TkeServiceConfig:
+// the same inputs a policy round has, so the verdicts and plans are the ones Audit prints.
+import type { LoopbackRecord } from '../api/loopbackrecord.js';
+import { recordName } from '../api/loopbackrecord.js';
+import { sameObject } from '../controllers/policy/round.js';
+import type { ClusterProfile } from '../model/cluster-profile.js';
+import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../model/facts.js';
+import { ingressFacts, serviceFacts } from '../model/target-facts.js';
+import { governingConfigName, TKE_GRACE_MS, type ConfigView } from '../plan/l7.js';
+import { ownershipOf, type Ownership } from '../plan/ownership.js';
+import { analyzeTarget } from './analysis.js';
+import type { ClusterSnapshot, TkeServiceConfigObject } from './cluster-reads.js';
+import { choosePolicies, DEFAULT_CHOICE } from './policy-spec.js';
+import { buildReport, targetReport, type Report } from './report.js';
+
+export interface ScanInput {
+  snapshot: Pick<ClusterSnapshot, 'services' | 'ingresses' | 'tkeServiceConfigs' | 'records' | 'policies' | 'notes'>;
+  profile: ClusterProfile;
+  observations: ReadonlyMap<string, ClbObservation>;
+  observedAt: ReadonlyMap<string, number>;
+  now: Date;
+}
+
+/** The targets of a snapshot as the assessment's facts. */
+export function snapshotTargets(snapshot: Pick<ClusterSnapshot, 'services' | 'ingresses'>): TargetFacts[] {
+  return [...snapshot.services.map(serviceFacts), ...snapshot.ingresses.map(ingressFacts)];
+}
+
+function configView(t: TargetFacts, configs: readonly TkeServiceConfigObject[]): ConfigView | undefined {
+  if (t.kind !== 'Ingress') return undefined;
+  const name = governingConfigName(t.name, t.annotations);
+  if (!name) return undefined;
+  const found = configs.find((c) => c.metadata?.namespace === t.namespace && c.metadata?.name === name);
+  return found ? { name, spec: found.spec, exists: true } : { name, exists: false };
+}
+
+export function scanReport(input: ScanInput): Report {
+  const { snapshot } = input;
+  const targets = snapshotTargets(snapshot);
+  const records = new Map<string, LoopbackRecord>(snapshot.records.map((r) => [r.metadata?.name ?? '', r]));
+  const notes = [...snapshot.notes];
+  const recordOf = (t: TargetFacts): Ownership => {
+    const entry = records.get(recordName(t));
+    if (!entry || !sameObject(entry, t)) return {};
+    const o = ownershipOf(entry);
+    if (o.problem) notes.push(`ignoring an invalid record of ${targetKey(t)}: ${o.problem}`);
+    return o;
+  };
+  const holder = (t: TargetRef): string | undefined => {
+    const entry = records.get(recordName(t));
+    return entry ? `${entry.spec.policy.namespace}/${entry.spec.policy.name}` : undefined;
+  };
+  const choices = choosePolicies(targets, snapshot.policies, holder);
+  const reports = targets.map((facts) => {
+    const choice = choices.get(targetKey(facts)) ?? DEFAULT_CHOICE;
+    const id = facts.loadBalancerId;
+    const clb: ClbObservation = id ? (input.observations.get(id) ?? { state: 'NotObserved' }) : { state: 'NotObserved' };
+    const observedAt = id ? input.observedAt.get(id) : undefined;
+    const config = snapshot.tkeServiceConfigs ? configView(facts, snapshot.tkeServiceConfigs) : undefined;
+    const analysis = analyzeTarget({
+      facts,
+      spec: choice.spec,
+      ...(choice.policy ? { policy: choice.policy } : {}),
+      profile: input.profile,
+      clb,
+      ...(observedAt !== undefined ? { observedAt } : {}),
+      ownership: recordOf(facts),
+      ...(config ? { config } : {}),
+      configsKnown: snapshot.tkeServiceConfigs !== undefined,
+      now: input.now,
+      graceMs: TKE_GRACE_MS,
+    });
+    return targetReport(analysis, choice.policy ? { policy: choice.policy } : {});
+  });
+  return buildReport('DoctorReport', input.profile, reports, notes, input.now);
+}

@@ -19,6 +19,7 @@ import {
 import { createLogger } from './runtime/logger.js';
 import { Metrics } from './runtime/metrics.js';
 import { DEFAULT_UNWIND_MS } from './runtime/work-queue.js';
+import { formatVersion, readBuildInfo } from './version.js';
 
 /** A start-up failure that is the user's to fix: printed as one line, no stack. */
 class StartupError extends Error {}
@@ -48,8 +49,16 @@ function loadKubeConfig(config: OperatorConfig): KubeConfig {
 }
 
 async function main(): Promise<void> {
+  const build = readBuildInfo();
+  if (process.argv.includes('--version')) {
+    console.log(formatVersion(build));
+    return;
+  }
   if (process.argv.includes('--help')) {
-    console.log(`loopguard: removes Tencent Cloud CLB loopback faults in TKE clusters\n\nflag / environment variable / meaning\n${usage()}`);
+    console.log(
+      `${formatVersion(build)}: removes Tencent Cloud CLB loopback faults in TKE clusters\n\nflag / environment variable / meaning\n${usage()}\n` +
+        `  --${'version'.padEnd(28)} ${''.padEnd(32)} print the version and commit, then exit`,
+    );
     return;
   }
   const config = loadConfig(process.argv.slice(2), process.env);
@@ -103,6 +112,8 @@ async function main(): Promise<void> {
   });
 
   logger.info('Starting loopguard', {
+    version: build.version,
+    commit: build.commit,
     identity: config.identity,
     leaderElect: config.leaderElect,
     region,

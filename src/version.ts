@@ -1,0 +1,61 @@
+// What this loopguard is: the package version and the git commit it was built from, for `loopguard --version`
+// and the start-up log line.
+//   - version: package.json's, read next to the code (the repo root from src/, /app from the image's dist/);
+//   - commit: dist/build-info.json when the image build wrote one (the LOOPGUARD_COMMIT build argument), else
+//     `git rev-parse` in the checkout the code runs from (with -dirty when tracked files differ from HEAD, as
+//     `npm run image` names it), else "unknown".
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface BuildInfo {
+  version: string;
+  commit: string;
+}
+
+const UNKNOWN = 'unknown';
+/** A commit as the image build and this module write it: hex, optionally -dirty. */
+const COMMIT = /^[0-9a-f]{7,40}(-dirty)?$/;
+
+function readJson(url: URL): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(readFileSync(url, 'utf8'));
+    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function git(cwd: string, args: string[]): { ok: boolean; out: string } {
+  try {
+    const out = execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 5_000 });
+    return { ok: true, out: out.trim() };
+  } catch {
+    return { ok: false, out: '' };
+  }
+}
+
+function commitFromGit(dir: string): string | undefined {
+  const head = git(dir, ['rev-parse', '--short=12', 'HEAD']);
+  if (!head.ok || !COMMIT.test(head.out)) return undefined;
+  return git(dir, ['diff', '--quiet', 'HEAD', '--']).ok ? head.out : `${head.out}-dirty`;
+}
+
+/**
+ * The build info of the code at `moduleUrl` (default: this module): `../package.json` and `./build-info.json`
+ * relative to it, else git in its directory.
+ */
+export function readBuildInfo(moduleUrl: string | URL = import.meta.url): BuildInfo {
+  const pkg = readJson(new URL('../package.json', moduleUrl));
+  const version = typeof pkg?.['version'] === 'string' ? pkg['version'] : UNKNOWN;
+  const baked = readJson(new URL('./build-info.json', moduleUrl))?.['commit'];
+  const commit =
+    typeof baked === 'string' && COMMIT.test(baked) ? baked : baked === undefined ? (commitFromGit(dirname(fileURLToPath(moduleUrl))) ?? UNKNOWN) : UNKNOWN;
+  return { version, commit };
+}
+
+/** What `loopguard --version` prints. */
+export function formatVersion(info: BuildInfo): string {
+  return `loopguard ${info.version} (commit ${info.commit})`;
+}

@@ -1,7 +1,9 @@
 // Two policies selecting one target: the one already managing it (holding its originals record) keeps it;
-// otherwise the oldest (creationTimestamp, then name) wins, and the others report Conflict naming the winner.
+// otherwise the oldest (creationTimestamp, then uid) wins, and the others report Conflict naming the winner.
 // Timestamps have second precision, so age alone cannot order policies a GitOps tool applies together: the
-// record settles it, and adding a policy never takes a target away from the one managing it. A policy being
+// record settles it, and adding a policy never takes a target away from the one managing it. Between newcomers
+// of the same second the uid decides: it is fixed at creation and has nothing to do with the names users pick
+// (a name tie-break would let a later `alpha` beat an earlier `zeta`), so every reconcile picks the same winner. A policy being
 // deleted still wins until it is gone, so its revert and a newcomer's changes never race on the same CLB.
 import type { TargetRef } from './facts.js';
 import { targetKey } from './facts.js';
@@ -11,6 +13,8 @@ export interface PolicyIdentity {
   name: string;
   /** RFC 3339; a policy without one (not yet persisted) sorts after every persisted policy. */
   creationTimestamp?: string;
+  /** metadata.uid: the tie-break between policies created in the same second. */
+  uid?: string;
 }
 
 export interface Claim {
@@ -30,11 +34,12 @@ function timeOf(p: PolicyIdentity): number {
   return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
 }
 
-/** Orders policies oldest first; equal timestamps (seconds precision) fall back to the name. */
+/** Orders policies oldest first; equal timestamps (seconds precision) fall back to the uid, then (unpersisted) the name. */
 export function comparePolicyAge(a: PolicyIdentity, b: PolicyIdentity): number {
   const ta = timeOf(a);
   const tb = timeOf(b);
   if (ta !== tb) return ta < tb ? -1 : 1;
+  if (a.uid && b.uid && a.uid !== b.uid) return a.uid < b.uid ? -1 : 1;
   if (a.namespace !== b.namespace) return a.namespace < b.namespace ? -1 : 1;
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

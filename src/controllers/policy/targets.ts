@@ -17,6 +17,7 @@ export function policyIdentity(p: LoopbackPolicy): PolicyIdentity {
     namespace: p.metadata.namespace ?? '',
     name: p.metadata.name ?? '',
     ...(created ? { creationTimestamp: created instanceof Date ? created.toISOString() : String(created) } : {}),
+    ...(p.metadata.uid ? { uid: p.metadata.uid } : {}),
   };
 }
 

@@ -28,6 +28,20 @@ describe('comparePolicyAge', () => {
   });
 });
 
+describe('same-second newcomers', () => {
+  it('are ordered by uid, not by name: a later alpha does not beat an earlier zeta on its name', () => {
+    const zeta = { ...p('zeta', '2025-03-01T00:00:00Z'), uid: '1b7c0c2e-0000-4000-8000-000000000001' };
+    const alpha = { ...p('alpha', '2025-03-01T00:00:00Z'), uid: 'f00d0c2e-0000-4000-8000-000000000002' };
+    expect(Math.sign(comparePolicyAge(zeta, alpha))).toBe(-1);
+    expect(Math.sign(comparePolicyAge(alpha, zeta))).toBe(1);
+    const claims: Claim[] = [alpha, zeta].map((policy) => ({ policy, target: svc('web') }));
+    expect(resolveConflicts(claims).get('Service/shop/web')?.winner).toEqual(zeta);
+    // Renaming does not move the winner: the uid stays with the object.
+    const renamed = { ...zeta, name: 'zzz' };
+    expect(resolveConflicts([alpha, renamed].map((policy) => ({ policy, target: svc('web') }))).get('Service/shop/web')?.winner).toEqual(renamed);
+  });
+});
+
 describe('resolveConflicts', () => {
   it('gives each target to its oldest policy, name breaking ties', () => {
     const claims: Claim[] = [

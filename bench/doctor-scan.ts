@@ -11,11 +11,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { Report } from '../src/cli/report.js';
-import { startClbEmulator, type ClbEmulator } from '../sim/clb-emulator/index.js';
+import { startClbEmulator } from '../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator } from '../sim/tke-simulator/index.js';
-import { ensureControlPlaneBinaries } from '../test/controlplane/binaries.js';
-import { installCrds, REPO_ROOT } from '../test/controlplane/crds.js';
-import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../test/controlplane/launcher.js';
+import { REPO_ROOT } from '../test/controlplane/crds.js';
+import { benchCluster, quiet } from './support.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
 import { localTkeCallers } from '../test/support/local-tke.js';
 import { AT_RISK_L4, lbService } from '../test/support/workload.js';
@@ -27,34 +26,8 @@ const RATE = Number(values['rate-limit']);
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const log = (s: string) => console.log(`[bench:doctor] ${s}`);
 
-/** Resolves once the emulator has seen no call for `quietMs` (TKE done with its follow-up syncs). */
-async function quiet(emulator: ClbEmulator, quietMs = 3_000): Promise<void> {
-  let last = -1;
-  let since = Date.now();
-  await waitFor(
-    'CLB callers idle',
-    async () => {
-      const calls = Object.values((await emulator.admin.stats()).calls).reduce((a, b) => a + b, 0);
-      if (calls !== last) {
-        last = calls;
-        since = Date.now();
-      }
-      return Date.now() - since > quietMs ? true : undefined;
-    },
-    { timeoutMs: 300_000, intervalMs: 500 },
-  );
-}
-
 async function main(): Promise<void> {
-  let cp: ControlPlaneState | undefined;
-  if (process.env.LOOPGUARD_USE_EXISTING_CLUSTER === 'true') {
-    if (!process.env.KUBECONFIG) throw new Error('LOOPGUARD_USE_EXISTING_CLUSTER=true needs KUBECONFIG');
-    await installCrds(process.env.KUBECONFIG);
-  } else {
-    cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
-    await installCrds(cp.kubeconfig);
-    process.env.KUBECONFIG = cp.kubeconfig;
-  }
+  const cluster = await benchCluster();
   const kc = kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const doctor = { caller: 'doctor', secretId: `AKIDdoctor${randomBytes(8).toString('hex')}`, secretKey: randomBytes(24).toString('hex') };
@@ -144,7 +117,7 @@ async function main(): Promise<void> {
   } finally {
     await simulator.stop();
     await emulator.close();
-    if (cp) await stopControlPlane(cp);
+    await cluster.stop();
   }
 }
 

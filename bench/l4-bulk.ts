@@ -12,11 +12,9 @@
 //   npm run bench:l4 -- --n 500            (defaults: --n 20 --q 20 --rate-limit q --trickle 5 --task-ms 50)
 import { parseArgs } from 'node:util';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
-import { diffStats, startClbEmulator, type ClbEmulator } from '../sim/clb-emulator/index.js';
+import { diffStats, startClbEmulator } from '../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator } from '../sim/tke-simulator/index.js';
-import { ensureControlPlaneBinaries } from '../test/controlplane/binaries.js';
-import { installCrds } from '../test/controlplane/crds.js';
-import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../test/controlplane/launcher.js';
+import { benchCluster, quiet } from './support.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
 import { localTkeCallers } from '../test/support/local-tke.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess } from '../test/support/operator.js';
@@ -46,34 +44,8 @@ function pct(sorted: number[], p: number): number {
 
 const log = (s: string) => console.log(`[bench:l4] ${s}`);
 
-/** Resolves once the emulator has seen no API call for `quietMs` (everyone idle); returns when that began. */
-async function quiet(emulator: ClbEmulator, quietMs = 3_000): Promise<number> {
-  let last = -1;
-  let quietSince = Date.now();
-  return waitFor(
-    'CLB callers idle',
-    async () => {
-      const calls = Object.values((await emulator.admin.stats()).calls).reduce((a, b) => a + b, 0);
-      if (calls !== last) {
-        last = calls;
-        quietSince = Date.now();
-      }
-      return Date.now() - quietSince > quietMs ? quietSince : undefined;
-    },
-    { timeoutMs: 300_000, intervalMs: 500 },
-  );
-}
-
 async function main(): Promise<void> {
-  let cp: ControlPlaneState | undefined;
-  if (process.env.LOOPGUARD_USE_EXISTING_CLUSTER === 'true') {
-    if (!process.env.KUBECONFIG) throw new Error('LOOPGUARD_USE_EXISTING_CLUSTER=true needs KUBECONFIG');
-    await installCrds(process.env.KUBECONFIG);
-  } else {
-    cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
-    await installCrds(cp.kubeconfig);
-    process.env.KUBECONFIG = cp.kubeconfig;
-  }
+  const cluster = await benchCluster();
   const kc: KubeConfig = kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   // Setup runs unthrottled; the quota q applies from the policy on.
@@ -230,7 +202,7 @@ async function main(): Promise<void> {
     await operator.stop();
     await simulator.stop();
     await emulator.close();
-    if (cp) await stopControlPlane(cp);
+    await cluster.stop();
   }
 }
 

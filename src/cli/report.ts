@@ -3,7 +3,7 @@
 // alternatives, and, for `plan`, where the target was declared and what its verdict depends on.
 import { API_VERSION, type ClusterProfileStatus, type TargetKind, type Verdict, type VerdictCounts } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
-import { countVerdicts, SEVERITY } from '../model/status.js';
+import { countVerdicts, profileProjection, SEVERITY } from '../model/status.js';
 import type { Alternative } from '../model/topology.js';
 import { describeStep } from '../plan/steps.js';
 import type { Analysis } from './analysis.js';
@@ -113,17 +113,8 @@ export function compareTargets(a: TargetReport, b: TargetReport): number {
   );
 }
 
-export function profileView(p: ClusterProfile | ClusterProfileStatus): ClusterProfileStatus {
-  return {
-    kubeProxyMode: p.kubeProxyMode,
-    ...(p.kubeProxyVersion !== undefined ? { kubeProxyVersion: p.kubeProxyVersion } : {}),
-    preventLoopbackSupported: p.preventLoopbackSupported,
-    ...(p.vipBinding !== undefined ? { vipBinding: p.vipBinding } : {}),
-    ...(p.upgradeTo !== undefined ? { upgradeTo: p.upgradeTo } : {}),
-    source: p.source,
-    ...(p.message ? { message: p.message } : {}),
-  };
-}
+/** The same projection as the policy status (one place decides what a profile shows). */
+export const profileView = profileProjection;
 
 export function buildReport(kind: ReportKind, profile: ClusterProfile | ClusterProfileStatus, targets: readonly TargetReport[], notes: readonly string[], now: Date): Report {
   const sorted = [...targets].sort(compareTargets);

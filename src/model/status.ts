@@ -343,7 +343,8 @@ export function initialPolicyStatus(generation: number, previousConditions: read
   return { observedGeneration: generation, conditions };
 }
 
-function profileProjection(p: ClusterProfile | ClusterProfileStatus): ClusterProfileStatus {
+/** The cluster profile as status (and the CLI's reports) show it. */
+export function profileProjection(p: ClusterProfile | ClusterProfileStatus): ClusterProfileStatus {
   return {
     kubeProxyMode: p.kubeProxyMode,
     ...(p.kubeProxyVersion !== undefined ? { kubeProxyVersion: p.kubeProxyVersion } : {}),

@@ -4,10 +4,11 @@
  * under a generic code is still reported as that capability (#9). Real SDK, no mocks.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import type { AdminLoadBalancer, ClbEmulator } from '../../sim/clb-emulator/index.js';
+import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { startClbEmulator } from '../../sim/clb-emulator/index.js';
+import { caught, listenerId } from './clb-client-support.js';
 import type { ListenerInfo } from '../../src/cloud/index.js';
-import { ClbError, TencentClbClient } from '../../src/cloud/index.js';
+import { TencentClbClient } from '../../src/cloud/index.js';
 import { healthCheckFor } from '../../src/plan/l4.js';
 
 let emu: ClbEmulator;
@@ -27,16 +28,6 @@ function makeClient(): TencentClbClient {
   return client;
 }
 
-const listenerId = (lb: AdminLoadBalancer, i = 0): string => lb.Listeners[i]?.ListenerId ?? '';
-
-async function caught(p: Promise<unknown>): Promise<ClbError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ClbError);
-  return err as ClbError;
-}
 
 beforeAll(async () => {
   emu = await startClbEmulator({ taskDurationMs: 20 });

@@ -6,8 +6,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { AdminLoadBalancer, ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { startClbEmulator } from '../../sim/clb-emulator/index.js';
+import { caught, listenerId } from './clb-client-support.js';
 import type { TencentClbClientOptions } from '../../src/cloud/index.js';
-import { ClbError, TencentClbClient, withSourceIpType } from '../../src/cloud/index.js';
+import { TencentClbClient, withSourceIpType } from '../../src/cloud/index.js';
 import type { CloudCallEvent, CloudLogger } from '../../src/cloud/index.js';
 
 let emu: ClbEmulator;
@@ -47,16 +48,6 @@ async function seedMany(n: number): Promise<AdminLoadBalancer[]> {
   return out;
 }
 
-const listenerId = (lb: AdminLoadBalancer, i = 0): string => lb.Listeners[i]?.ListenerId ?? '';
-
-async function caught(p: Promise<unknown>): Promise<ClbError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ClbError);
-  return err as ClbError;
-}
 
 beforeAll(async () => {
   // Quota off by default (tests that need it set it); short tasks keep the suite fast.

@@ -37,6 +37,8 @@ export const IngressAnnotation = {
   Mode: 'ingress.cloud.tencent.com/mode',
   TkeServiceConfig: 'ingress.cloud.tencent.com/tke-service-config',
   TkeServiceConfigAuto: 'ingress.cloud.tencent.com/tke-service-config-auto',
+  /** `"true"`/`"false"`: TKE sets the CLB's LoadBalancerPassToTarget to it (tke-clb.md §9 #5). */
+  PassToTarget: 'ingress.cloud.tencent.com/pass-to-target',
 } as const;
 
 /** The ingress class TKE's CLB ingress controller serves. */

@@ -162,8 +162,15 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
   }
   const keepaliveWanted = wantKeepalive && (keepaliveOn || keepaliveChanges.length > 0);
   const passChange: Change[] = [];
+  // The Ingress's own pass-to-target annotation is TKE's interface for the attribute: TKE re-applies it on every
+  // sync, so a direct write against it would be undone (a write fight). loopguard then leaves it to the annotation.
+  const declaredPass = readString(ing.annotations, IngressAnnotation.PassToTarget);
   if (keepaliveWanted && clb.passToTarget === false) {
-    if (l7.allowCLBTrafficByDefault) passChange.push({ action: 'SetLoadBalancerPassToTarget', from: false, to: true });
+    if (declaredPass.kind === 'value') {
+      advice.push(
+        `${IngressAnnotation.PassToTarget}: ${JSON.stringify(declaredPass.value)} declares the CLB's "allow traffic by default" and TKE applies it; loopguard does not overrule it: set it to "true", or allow 100.127.0.0/16 in the nodes' (CVM) security group`,
+      );
+    } else if (l7.allowCLBTrafficByDefault) passChange.push({ action: 'SetLoadBalancerPassToTarget', from: false, to: true });
     else advice.push(SECURITY_GROUP_ADVICE);
   }
   if (keepaliveChanges.length > 0) advice.push(XFF_NOTE);

@@ -183,6 +183,16 @@ const rows: Row[] = [
     noAdvice: /100\.127/,
   },
   {
+    name: 'pass-to-target declared off by the Ingress annotation, opted in: TKE owns it, no direct write, advice names the annotation',
+    annotations: { 'ingress.cloud.tencent.com/pass-to-target': 'false' },
+    clb: { ...L7, passToTarget: false },
+    policy: { l7: { allowCLBTrafficByDefault: true } },
+    verdict: 'AtRisk',
+    rootCause: 'L7Loopback',
+    changes: ALL_CHANGES,
+    advice: /ingress\.cloud\.tencent\.com\/pass-to-target: "false" declares/,
+  },
+  {
     name: 'pass-to-target already on: no advice',
     clb: { ...L7, passToTarget: true },
     verdict: 'AtRisk',

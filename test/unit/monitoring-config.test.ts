@@ -1,10 +1,10 @@
 // config/monitoring must keep matching the operator: every metric an alert uses exists with the labels the alert
-// groups and selects by, the alert texts only use labels that survive the aggregation, and the ServiceMonitor →
-// Service → Deployment port chain resolves.
+// groups and selects by (checked by test/support/promql.ts, shared with dashboard.test.ts), the alert texts only
+// use labels that survive the aggregation, and the ServiceMonitor → Service → Deployment port chain resolves.
 import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { parse, parseAllDocuments } from 'yaml';
-import { Metrics } from '../../src/runtime/metrics.js';
+import { checkPromQL } from '../support/promql.js';
 
 const read = (path: string) => readFileSync(new URL(`../../config/${path}`, import.meta.url), 'utf8');
 
@@ -16,32 +16,18 @@ interface Rule {
 
 const rules = (parse(read('monitoring/prometheus_rule.yaml')) as { spec: { groups: Array<{ rules: Rule[] }> } }).spec.groups.flatMap((g) => g.rules);
 
-// Label names of every metric the operator registers (prom-client keeps them on each metric object).
-const metrics = new Metrics({ processMetrics: false });
-const labelNames = new Map(
-  metrics.registry.getMetricsAsArray().map((m) => [m.name, new Set((m as unknown as { labelNames: string[] }).labelNames)]),
-);
-
 describe('PrometheusRule', () => {
   it('has alerts', () => {
     expect(rules.map((r) => r.alert)).toEqual(expect.arrayContaining(['LoopguardTargetAtRisk', 'LoopguardTargetError']));
   });
 
   it.each(rules.map((r) => [r.alert, r] as const))('%s uses existing metrics and labels', (_name, rule) => {
-    const used = [...rule.expr.matchAll(/\b((?:loopguard|controller_runtime|leader_election|workqueue)_[a-z_]+)(\{[^}]*\})?/g)];
-    expect(used.length).toBeGreaterThan(0);
-    for (const [, metric = '', selector] of used) {
-      const labels = labelNames.get(metric);
-      expect({ metric, exists: labels !== undefined }).toEqual({ metric, exists: true });
-      for (const [, label] of (selector ?? '').matchAll(/([a-z_]+)\s*=/g)) expect([metric, labels?.has(label ?? '')]).toEqual([metric, true]);
-    }
-    const by = [...rule.expr.matchAll(/by \(([^)]*)\)/g)].flatMap((m) => (m[1] ?? '').split(',').map((s) => s.trim()));
-    for (const label of by) {
-      expect({ label, onSomeMetric: used.some(([, metric = '']) => labelNames.get(metric)?.has(label)) }).toEqual({ label, onSomeMetric: true });
-    }
+    const { metrics, kept, problems } = checkPromQL(rule.expr);
+    expect(metrics.length).toBeGreaterThan(0);
+    expect({ expr: rule.expr, problems }).toEqual({ expr: rule.expr, problems: [] });
     // Alert texts may only use labels the aggregation keeps.
     for (const text of Object.values(rule.annotations)) {
-      for (const [, label] of text.matchAll(/\$labels\.([a-z_]+)/g)) expect({ text, kept: by.includes(label ?? '') }).toEqual({ text, kept: true });
+      for (const [, label] of text.matchAll(/\$labels\.([a-z_]+)/g)) expect({ text, kept: kept.has(label ?? '') }).toEqual({ text, kept: true });
     }
   });
 });
@@ -55,7 +41,7 @@ describe('scrape path', () => {
 
   it('ServiceMonitor selects the metrics Service, whose port reaches the container port serving /metrics', () => {
     const monitor = parse(read('monitoring/service_monitor.yaml')) as {
-      spec: { selector: { matchLabels: Record<string, string> }; endpoints: Array<{ port: string; path: string }> };
+      spec: { selector: { matchLabels: Record<string, string> }; endpoints: Array<{ port: string; path: string; honorLabels?: boolean }> };
     };
     const service = parse(read('monitoring/service.yaml')) as {
       metadata: { labels: Record<string, string> };
@@ -68,6 +54,9 @@ describe('scrape path', () => {
     expect(service.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
     const endpoint = monitor.spec.endpoints[0];
     expect(endpoint?.path).toBe('/metrics');
+    // loopguard_target_* carry the target's `namespace`; without honorLabels Prometheus would rename it to
+    // exported_namespace and put loopguard-system there, so alerts and the dashboard would group by the wrong one.
+    expect(endpoint?.honorLabels).toBe(true);
     const port = service.spec.ports.find((p) => p.name === endpoint?.port);
     expect(port).toBeDefined();
     expect(deployment?.spec.template.metadata.labels).toMatchObject(service.spec.selector);

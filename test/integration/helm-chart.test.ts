@@ -2,17 +2,35 @@
 //   - `helm template --include-crds … | kubectl apply --dry-run=server --validate=strict -f -` succeeds: the apiserver
 //     accepts every object the chart renders, by default and with the opt-ins that need no third-party CRDs
 //     (metrics Service, PodDisruptionBudget), as the chart README and the README's Install section say;
+//   - the README's "With Helm" `helm lint` and `helm template … | kubectl apply --dry-run=server` lines run as written;
 //   - `helm install`, `helm upgrade` and `helm uninstall` work for real (the CRDs exist already, so Helm leaves them
 //     alone), and uninstall removes the cluster-wide RBAC it created.
 // The test control plane runs no controller-manager or kubelet, so no pod starts; the image test's cluster does that.
 // Gate: test/support/helm.ts (skipped without Go unless LOOPGUARD_REQUIRE_HELM_TEST=true).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { REPO_ROOT } from '../controlplane/crds.js';
 import { createNamespace, deleteNamespace, kubeconfigPath, kubectl } from '../support/kube.js';
 import { CHART_DIR, helmBinary, runHelm } from '../support/helm.js';
 
 const gate = helmBinary('test/integration/helm-chart.test.ts');
 const suite = gate.skip ? describe.skip : describe;
+/** The README's "### With Helm" sh block, one command a line (continuations joined, comments stripped). */
+function readmeHelmCommands(): string[] {
+  const text = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+  const start = text.indexOf('### With Helm');
+  const block = /```sh\n([\s\S]*?)```/.exec(text.slice(start))?.[1] ?? '';
+  return block
+    .replace(/\\\n\s*/g, '')
+    .split('\n')
+    .map((l) => l.replace(/\s+#.*$/, '').trim())
+    .filter(Boolean);
+}
+
 const helm = (args: string[]) => runHelm(gate.helm ?? 'helm', [...args, '--kubeconfig', kubeconfigPath()]);
 
 suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.skip})` : ''}`, () => {
@@ -42,6 +60,34 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
     expect({ code: applied.code, stderr }).toEqual({ code: 0, stderr: [] });
     for (const kind of ['customresourcedefinition.apiextensions.k8s.io/loopbackpolicies.loopguard.dev', `clusterrole.rbac.authorization.k8s.io/${release}-loopguard-manager`, `deployment.apps/${release}-loopguard`]) {
       expect(applied.stdout).toContain(kind);
+    }
+  });
+
+  it("runs the README's helm lint and helm template | kubectl apply --dry-run=server as written", async () => {
+    const commands = readmeHelmCommands().filter((c) => c.startsWith('helm lint') || c.startsWith('helm template'));
+    expect(commands).toEqual([expect.stringMatching(/^helm lint charts\/loopguard /), expect.stringMatching(/^helm template .*\| kubectl apply --dry-run=server -f -$/)]);
+    // The README creates loopguard-system first; other suites share it, so only make sure it exists (a dry run
+    // changes nothing in it).
+    const created = await kubectl(['create', 'namespace', 'loopguard-system']);
+    if (created.code !== 0) expect(created.stderr).toContain('AlreadyExists');
+    const home = join(tmpdir(), 'loopguard-helm-home');
+    for (const command of commands) {
+      const r = spawnSync('bash', ['-o', 'pipefail', '-c', command], {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: {
+          ...process.env,
+          PATH: `${dirname(gate.helm ?? 'helm')}:${process.env['PATH'] ?? ''}`,
+          KUBECONFIG: kubeconfigPath(),
+          HELM_CACHE_HOME: join(home, 'cache'),
+          HELM_CONFIG_HOME: join(home, 'config'),
+          HELM_DATA_HOME: join(home, 'data'),
+        },
+      });
+      const stderr = (r.stderr ?? '').split('\n').filter((l) => l && !l.includes('is missing the kubectl.kubernetes.io/last-applied-configuration annotation'));
+      expect({ command, code: r.status, stderr }).toEqual({ command, code: 0, stderr: [] });
+      if (command.startsWith('helm template')) expect(r.stdout).toContain('deployment.apps/loopguard');
     }
   });
 

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { CHART_DIR, helmBinary, runHelm } from '../support/helm.js';
-import { DEFAULTS, FIELDS, loadConfig } from '../../src/runtime/config.js';
+import { DEFAULTS, FIELDS, loadConfig, parseDuration } from '../../src/runtime/config.js';
 
 type Obj = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> } };
 
@@ -201,6 +201,28 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     const election = find(docs, 'Role', 'loopguard-leader-election')[0] as Obj & { rules: Array<{ resourceNames?: string[] }> };
     expect(election.metadata.namespace).toBe('elsewhere');
     expect(election.rules.flatMap((r) => r.resourceNames ?? [])).toEqual(['my-lease']);
+  });
+
+  it("values.schema.json holds the operator's limits, so helm refuses what the operator would refuse", () => {
+    const schema = JSON.parse(read('charts/loopguard/values.schema.json').toString()) as {
+      properties: { operator: { properties: Record<string, { enum?: unknown[]; minimum?: number; maximum?: number; pattern?: string }> } };
+    };
+    const props = schema.properties.operator.properties;
+    const valueOf: Record<string, string> = { driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace' };
+    for (const f of FIELDS) {
+      const p = props[valueOf[f.key] ?? f.key];
+      if (!p) continue; // kubeconfig, identity, region: set by the chart
+      if (f.allowed) expect({ flag: f.flag, allowed: (p.enum ?? []).filter((v) => typeof v === 'string').sort() }).toEqual({ flag: f.flag, allowed: [...new Set(['', ...f.allowed])].sort() });
+      if (f.kind === 'int' && f.key !== 'probePort') expect({ flag: f.flag, min: p.minimum, max: p.maximum }).toEqual({ flag: f.flag, min: f.min, max: f.max });
+      if (f.kind === 'duration') {
+        const pattern = new RegExp(p.pattern ?? '');
+        for (const d of ['5m', '30s', '1500ms', '1h', '90', '2.5m', '5x', 'm', '-1s']) expect({ flag: f.flag, d, ok: pattern.test(d) }).toEqual({ flag: f.flag, d, ok: parseDuration(d) !== undefined });
+      }
+    }
+    for (const bad of ['operator.kubeProxyMode=userspace', 'operator.cloudRateLimit=21', 'operator.concurrency=0', 'operator.logLevel=trace', 'operator.shutdownGrace=soon', 'operator.kubeProxyVersion=1.20', 'regoin=ap-guangzhou', 'operator.unknownFlag=1']) {
+      const r = helm(['template', 'loopguard', CHART_DIR, '--set', 'region=ap-guangzhou', '--set', bad]);
+      expect({ bad, code: r.code, err: r.stderr }).toEqual({ bad, code: 1, err: expect.stringContaining("values don't meet the specifications of the schema") });
+    }
   });
 
   it('refuses two replicas without leader election', () => {

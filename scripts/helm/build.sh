@@ -8,6 +8,13 @@ set -euo pipefail
 
 HELM_VERSION=v3.21.4
 
+cache_root=${LOOPGUARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopguard}
+out="$cache_root/helm/$HELM_VERSION"
+if [ -x "$out/helm" ]; then
+  echo "$out/helm"
+  exit 0
+fi
+
 if ! command -v go >/dev/null 2>&1; then
   if [ -x /usr/local/go/bin/go ]; then
     export PATH="$PATH:/usr/local/go/bin"
@@ -15,13 +22,6 @@ if ! command -v go >/dev/null 2>&1; then
     echo "loopguard: no 'go' on PATH; the helm CLI for the chart tests is built from its Go module." >&2
     exit 3
   fi
-fi
-
-cache_root=${LOOPGUARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopguard}
-out="$cache_root/helm/$HELM_VERSION"
-if [ -x "$out/helm" ]; then
-  echo "$out/helm"
-  exit 0
 fi
 
 rm -rf "$out.tmp" && mkdir -p "$out.tmp"

@@ -83,6 +83,7 @@ describe('the chart keeps its copies identical to the repository', () => {
   it.each([
     ['files/prometheus_rule.yaml', 'config/monitoring/prometheus_rule.yaml'],
     ['files/argocd-health.lua', 'config/argocd/health.lua'],
+    ['files/dashboard.json', 'config/monitoring/dashboard.json'],
   ])('%s is %s', (copy, original) => {
     expect(read(`charts/loopguard/${copy}`).equals(read(original))).toBe(true);
   });
@@ -274,8 +275,14 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       'metrics.prometheusRule.enabled=true',
       'argocd.healthCheck.enabled=true',
       'podDisruptionBudget.enabled=true',
+      'metrics.dashboard.enabled=true',
     ]);
     const monitoring = kustomize('config/monitoring');
+    // The dashboard ConfigMap: config/monitoring's data and sidecar label, under the release's name.
+    const [dashboard] = find(all, 'ConfigMap', 'loopguard-dashboard') as Array<Obj & { data: unknown; metadata: { labels?: Record<string, string> } }>;
+    const [theirDashboard] = find(monitoring, 'ConfigMap', 'loopguard-dashboard') as Array<Obj & { data: unknown }>;
+    expect(dashboard?.data).toEqual(theirDashboard?.data);
+    expect(dashboard?.metadata.labels?.['grafana_dashboard']).toBe('1');
     for (const kind of ['Service', 'ServiceMonitor', 'PrometheusRule']) {
       const [ours] = find(all, kind) as Array<Obj & { spec: unknown }>;
       const [theirs] = find(monitoring, kind) as Array<Obj & { spec: unknown }>;
@@ -295,5 +302,6 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     const none = template('loopguard', 'loopguard-system');
     for (const kind of ['Service', 'ServiceMonitor', 'PrometheusRule', 'PodDisruptionBudget']) expect(find(none, kind)).toEqual([]);
     expect(find(none, 'ConfigMap', 'argocd-cm')).toEqual([]);
+    expect(find(none, 'ConfigMap', 'loopguard-dashboard')).toEqual([]);
   });
 });

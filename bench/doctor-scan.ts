@@ -14,16 +14,14 @@ import type { Report } from '../src/cli/report.js';
 import { startClbEmulator } from '../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator } from '../sim/tke-simulator/index.js';
 import { REPO_ROOT } from '../test/controlplane/crds.js';
-import { benchCluster, quiet } from './support.js';
-import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
+import { benchCluster, createAtRiskServices, quiet } from './support.js';
+import { createNamespace, kubeConfig } from '../test/support/kube.js';
 import { localTkeCallers } from '../test/support/local-tke.js';
-import { AT_RISK_L4, lbService } from '../test/support/workload.js';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '20' }, q: { type: 'string', default: '20' }, 'rate-limit': { type: 'string', default: '10' } } });
 const N = Number(values.n);
 const Q = Number(values.q);
 const RATE = Number(values['rate-limit']);
-const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const log = (s: string) => console.log(`[bench:doctor] ${s}`);
 
 async function main(): Promise<void> {
@@ -43,33 +41,11 @@ async function main(): Promise<void> {
     concurrency: 32,
   });
   try {
-    // The test apiserver's service range is a /24; N > ~250 LoadBalancer Services need more ClusterIPs.
-    if (2 * N + 20 > 250) {
-      const res = await kubectl(['apply', '-f', '-'], { input: 'apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: bench-doctor}\nspec: {cidrs: [10.96.0.0/20]}\n' });
-      if (res.code !== 0) log(`could not add a ServiceCIDR (${res.stderr.trim()}); N is limited by the /24 service range`);
-    }
     const ns = await createNamespace('bench-doctor');
     namespaces.add(ns);
     log(`N=${N} services × 2 listeners, emulator quota q=${Q}/s per action, doctor --cloud-rate-limit=${RATE}`);
     const t0 = Date.now();
-    let next = 0;
-    const create = async () => {
-      for (let i = next++; i < N; i = next++) {
-        const body = lbService(`svc-${String(i).padStart(4, '0')}`, AT_RISK_L4);
-        await waitFor(`create ${body.metadata?.name}`, async () => (await core.createNamespacedService({ namespace: ns, body }), true), { timeoutMs: 30_000, intervalMs: 50 });
-      }
-    };
-    await Promise.all(Array.from({ length: 16 }, create));
-    await waitFor(
-      'every CLB assigned with 2 listeners',
-      async () => {
-        const ids = (await core.listNamespacedService({ namespace: ns })).items.map((s) => s.metadata?.annotations?.[LB_ID]).filter((x): x is string => !!x);
-        if (ids.length < N) return undefined;
-        const ready = new Set((await emulator.admin.state()).loadBalancers.filter((lb) => lb.Listeners.length >= 2).map((lb) => lb.LoadBalancerId));
-        return ids.every((id) => ready.has(id)) ? true : undefined;
-      },
-      { timeoutMs: 900_000, intervalMs: 500 },
-    );
+    await createAtRiskServices(core, emulator, ns, N, log);
     await quiet(emulator);
     log(`TKE built ${N} CLBs in ${((Date.now() - t0) / 1000).toFixed(1)} s (setup, not measured)`);
     await emulator.admin.setConfig({ rps: Q });

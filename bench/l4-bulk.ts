@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { diffStats, startClbEmulator } from '../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator } from '../sim/tke-simulator/index.js';
-import { benchCluster, quiet } from './support.js';
+import { benchCluster, createAtRiskServices, quiet } from './support.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
 import { localTkeCallers } from '../test/support/local-tke.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess } from '../test/support/operator.js';
@@ -70,37 +70,11 @@ async function main(): Promise<void> {
     extraArgs: [`--cloud-rate-limit=${RATE}`, '--drift-check-interval=10m', '--log-level=warn'],
   });
   try {
-    // The test apiserver's service range is a /24; N > ~250 LoadBalancer Services need more ClusterIPs.
-    if (2 * N + 20 > 250) {
-      const cidr = 'apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: bench-l4}\nspec: {cidrs: [10.96.0.0/20]}\n';
-      const res = await kubectl(['apply', '-f', '-'], { input: cidr });
-      if (res.code !== 0) log(`could not add a ServiceCIDR (${res.stderr.trim()}); N is limited by the /24 service range`);
-    }
     const ns = await createNamespace('bench-l4');
     namespaces.add(ns);
     log(`N=${N} services × 2 listeners, emulator quota q=${Q}/s per action, operator --cloud-rate-limit=${RATE}, task ${TASK_MS} ms`);
     const t0 = Date.now();
-    // "At once": as fast as the apiserver takes them (bounded, retrying its ClusterIP allocation races).
-    let next = 0;
-    const create = async () => {
-      for (let i = next++; i < N; i = next++) {
-        const body = lbService(`svc-${String(i).padStart(4, '0')}`, AT_RISK_L4);
-        await waitFor(`create ${body.metadata?.name}`, async () => (await core.createNamespacedService({ namespace: ns, body }), true), { timeoutMs: 30_000, intervalMs: 50 });
-      }
-    };
-    await Promise.all(Array.from({ length: 16 }, create));
-    const lbIds = await waitFor(
-      'every CLB assigned with 2 listeners',
-      async () => {
-        const list = await core.listNamespacedService({ namespace: ns });
-        const ids = list.items.map((s) => s.metadata?.annotations?.[LB_ID]).filter((x): x is string => !!x);
-        if (ids.length < N) return undefined;
-        const state = await emulator.admin.state();
-        const ready = new Set(state.loadBalancers.filter((lb) => lb.Listeners.length >= 2).map((lb) => lb.LoadBalancerId));
-        return ids.every((id) => ready.has(id)) ? ids : undefined;
-      },
-      { timeoutMs: 600_000, intervalMs: 500 },
-    );
+    const lbIds = await createAtRiskServices(core, emulator, ns, N, log);
     log(`TKE assigned ${lbIds.length} CLBs in ${((Date.now() - t0) / 1000).toFixed(1)} s (setup, not measured)`);
 
     // Let TKE finish its follow-up syncs (status, finalizers) so the measurement starts on a quiet account.

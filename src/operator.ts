@@ -30,7 +30,7 @@ import { PolicyStatusWriter } from './kube/status-writer.js';
 import { TKE_GRACE_MS } from './plan/l7.js';
 import { detectClusterProfile, type ClusterProfile, type ProfileOverrides } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
-import { ResilientInformer } from './runtime/informer.js';
+import { ResilientInformer, type InformerEvent } from './runtime/informer.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import type { Logger } from './runtime/logger.js';
 import type { Metrics } from './runtime/metrics.js';
@@ -87,10 +87,10 @@ export class Operator {
       name: string,
       path: string,
       list: () => Promise<KubernetesListObject<T>>,
-      onEvent: (obj: T) => void,
+      onEvent: (obj: T, type: InformerEvent) => void,
       fieldSelector?: string,
     ): ResilientInformer<T> => {
-      const inf = new ResilientInformer<T>(kc, { name, path, list, onEvent: (_t, obj) => onEvent(obj), logger: informerLogger, ...(fieldSelector ? { fieldSelector } : {}) });
+      const inf = new ResilientInformer<T>(kc, { name, path, list, onEvent: (t, obj) => onEvent(obj, t), logger: informerLogger, ...(fieldSelector ? { fieldSelector } : {}) });
       this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
       return inf;
     };
@@ -125,13 +125,14 @@ export class Operator {
     );
 
     // Written by loopguard itself, so a change does not call for a reconcile, except one way out of a blocked
-    // deletion: an administrator deleting (or fixing) a corrupt record. That wakes the deleting policy at once
-    // instead of at its next backoff retry.
+    // deletion: an administrator deleting a corrupt record. A deleted record of a deleting policy wakes it at once
+    // instead of at its next backoff retry (loopguard's own deletes during the revert do too: each is progress).
     this.records = make<KubernetesObject>(
       'loopbackrecords',
       `/apis/${GROUP}/${VERSION}/${RECORD_PLURAL}`,
       async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: RECORD_PLURAL })) as KubernetesListObject<KubernetesObject>,
-      (r) => {
+      (r, type) => {
+        if (type !== 'delete') return;
         const owner = (r as unknown as LoopbackRecord).spec?.policy;
         const policy = owner ? this.policies.get(owner.name, owner.namespace) : undefined;
         if (policy?.metadata?.deletionTimestamp) this.queue.add(`${owner?.namespace}/${owner?.name}`);

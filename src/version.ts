@@ -55,6 +55,12 @@ export function readBuildInfo(moduleUrl: string | URL = import.meta.url): BuildI
   return { version, commit };
 }
 
+/** The package version alone (no git): what reports name their tool version with. */
+export function packageVersion(): string {
+  const v = readJson(new URL('../package.json', import.meta.url))?.['version'];
+  return typeof v === 'string' ? v : UNKNOWN;
+}
+
 /** What `loopguard --version` prints. */
 export function formatVersion(info: BuildInfo): string {
   return `loopguard ${info.version} (commit ${info.commit})`;

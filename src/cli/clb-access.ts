@@ -1,6 +1,6 @@
 // The CLB API as `loopguard doctor` uses it: the operator's client (credentials chain, per-action budgets, retries),
 // held only as a ClbReader, and read through the operator's ClbObserver (DescribeLoadBalancers in batches of 20,
-// DescribeListeners per CLB, DescribeTargetHealth in batches of 30). CAM needs only the three Describe actions.
+// DescribeListeners per CLB, DescribeTargetHealth in batches of 20). CAM needs only the three Describe actions.
 // Before the scan one cheap probe read, like the operator's start-up check, turns a wrong region, endpoint or
 // credentials into one line (exit 2) instead of a failure halfway through.
 import { batches, MAX_LOAD_BALANCER_IDS } from '../cloud/batching.js';
@@ -67,9 +67,10 @@ export async function probeClbAccess(settings: ClbSettings, credentials: Credent
     await probe.describeLoadBalancers([PROBE_ID]);
   } catch (err) {
     const verdict = judgeProbeFailure(err);
-    // The operator retries what may heal; a one-shot scan cannot wait: every failure ends it.
-    const message = verdict.kind === 'ok' ? describeCloudError(err).message : verdict.message;
-    throw new CliError(`cannot read CLBs in region ${settings.region}: ${message}`);
+    // An answer that proves access (throttled, busy: the operator's probe takes these as ok) lets the scan go on;
+    // its reads retry those. Anything else ends the one-shot scan.
+    if (verdict.kind === 'ok') return;
+    throw new CliError(`cannot read CLBs in region ${settings.region}: ${verdict.message}`);
   } finally {
     await probe.close();
   }

@@ -1,5 +1,5 @@
-// What `loopguard doctor` reads from the Kubernetes API: only get and list, never a watch that outlives the scan and
-// never a write (config/doctor/cluster_role.yaml grants exactly these reads). The targets (Services, Ingresses) must
+// What `loopguard doctor` reads from the Kubernetes API: only list calls (the read-only role also grants get and watch), never a watch that outlives the scan and
+// never a write (config/doctor/cluster_role.yaml grants them). The targets (Services, Ingresses) must
 // be readable or there is nothing to scan (exit 2); the rest refines the report and, when forbidden or absent, becomes
 // a note saying what the report then lacks: the kube-proxy DaemonSet and ConfigMap (the cluster profile, as the
 // operator detects it), TkeServiceConfigs (L7 plans), LoopbackRecords (what loopguard changed) and LoopbackPolicies

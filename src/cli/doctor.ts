@@ -12,7 +12,7 @@ import { progressBar, type ProgressStream } from './output/progress.js';
 import { render, type OutputFormat } from './output/render.js';
 import { exitCodeOf } from './report.js';
 import { scanReport, snapshotTargets } from './scan.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../version.js';
 
 export interface ProfileFlags {
   kubeProxyMode?: KubeProxyMode;

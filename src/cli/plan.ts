@@ -13,7 +13,7 @@ import { classify } from './manifests.js';
 import { planReport, type Pinned } from './offline.js';
 import { render, type OutputFormat } from './output/render.js';
 import { exitCodeOf } from './report.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../version.js';
 
 export interface PlanOptions extends ProfileFlags {
   filenames: string[];

@@ -3,7 +3,7 @@
 // same, so their verdicts match the policy's status. A target no policy selects is assessed with the defaults — what
 // an Audit policy without settings (config/samples/audit-policy.yaml) reports.
 import { withSpecDefaults, type LoopbackPolicy, type ResolvedPolicySpec } from '../api/loopbackpolicy.js';
-import { resolveConflicts, type Claim, type PolicyIdentity } from '../model/conflicts.js';
+import { policyIdentity, resolveConflicts, type Claim } from '../model/conflicts.js';
 import { targetKey, type TargetFacts, type TargetRef } from '../model/facts.js';
 import { selects } from '../model/selection.js';
 
@@ -14,15 +14,6 @@ export interface PolicyChoice {
 }
 
 export const DEFAULT_CHOICE: PolicyChoice = { spec: withSpecDefaults({ mode: 'Audit' }) };
-
-function identity(p: LoopbackPolicy): PolicyIdentity {
-  const created = p.metadata.creationTimestamp as unknown;
-  return {
-    namespace: p.metadata.namespace ?? '',
-    name: p.metadata.name ?? '',
-    ...(created ? { creationTimestamp: created instanceof Date ? created.toISOString() : String(created) } : {}),
-  };
-}
 
 /**
  * The policy choice per target key (`Kind/namespace/name`). `holder` names the policy holding a target's
@@ -36,7 +27,7 @@ export function choosePolicies(
   const claims: Claim[] = [];
   const specs = new Map<string, ResolvedPolicySpec>();
   for (const p of policies) {
-    const id = identity(p);
+    const id = policyIdentity(p);
     const spec = withSpecDefaults(p.spec);
     specs.set(`${id.namespace}/${id.name}`, spec);
     for (const t of targets) if (selects({ namespace: id.namespace, spec }, t)) claims.push({ policy: id, target: t });

@@ -7,7 +7,7 @@ import { runDoctor, type DoctorDeps } from './doctor.js';
 import { CliError, errorText, EXIT_CANNOT_SCAN, EXIT_OK } from './errors.js';
 import { DOCTOR_FORMATS, PLAN_FORMATS, type OutputFormat } from './output/render.js';
 import { runPlan, type PlanIo } from './plan.js';
-import { packageVersion } from './version.js';
+import { formatVersion, readBuildInfo } from '../version.js';
 
 export interface CliDeps {
   io: PlanIo;
@@ -84,7 +84,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
   const { io } = deps;
   const program = new Command('loopguard')
     .description('Find Tencent Cloud CLB loopback faults in TKE clusters and manifests (read-only).')
-    .version(packageVersion())
+    .version(formatVersion(readBuildInfo()))
     .showSuggestionAfterError()
     .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) })
     .exitOverride();

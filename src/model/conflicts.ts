@@ -5,6 +5,7 @@
 // of the same second the uid decides: it is fixed at creation and has nothing to do with the names users pick
 // (a name tie-break would let a later `alpha` beat an earlier `zeta`), so every reconcile picks the same winner. A policy being
 // deleted still wins until it is gone, so its revert and a newcomer's changes never race on the same CLB.
+import type { LoopbackPolicy } from '../api/loopbackpolicy.js';
 import type { TargetRef } from './facts.js';
 import { targetKey } from './facts.js';
 
@@ -27,6 +28,17 @@ export interface Ownership {
   winner: PolicyIdentity;
   /** Other policies selecting the target, oldest first. */
   losers: PolicyIdentity[];
+}
+
+/** A policy as conflict resolution sees it (the operator and the CLI build it the same way). */
+export function policyIdentity(p: LoopbackPolicy): PolicyIdentity {
+  const created = p.metadata.creationTimestamp as unknown;
+  return {
+    namespace: p.metadata.namespace ?? '',
+    name: p.metadata.name ?? '',
+    ...(created ? { creationTimestamp: created instanceof Date ? created.toISOString() : String(created) } : {}),
+    ...(p.metadata.uid ? { uid: p.metadata.uid } : {}),
+  };
 }
 
 function timeOf(p: PolicyIdentity): number {

@@ -155,7 +155,7 @@ function stepCount(o: TargetOutcome): number {
 
 /** What a target under Audit that keeps Enforce's changes is told (docs/execution.md "Mode switch"). */
 export const HELD_NOTE =
-  '(Audit: loopguard keeps the changes it made in Enforce and puts them back if they drift, but makes no new ones; deselect the target or delete the policy to restore its originals.)';
+  '(Audit: loopguard keeps the changes it made in Enforce and puts them back if they drift, but makes no new ones; to restore its originals, delete the policy (revertOnDelete) or deselect the target in Enforce mode.)';
 
 export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
   const a = outcome.assessment;
@@ -271,7 +271,7 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts): Evaluation {
       const plan = n > 0 ? `; Enforce mode would carry out ${n} step${n === 1 ? '' : 's'} on ${planned.length} target${planned.length === 1 ? '' : 's'} (see status.targets[].plan)` : '; nothing to change';
       const blockedText = outcomes.some((o) => o.assessment.blockers.length > 0) ? '; some mitigations need a ticket or a fix first (see targets)' : '';
       const held = outcomes.filter((o) => o.held).length;
-      const heldText = held > 0 ? `; ${held} target${held === 1 ? '' : 's'} keep the changes made in Enforce (Audit corrects them if they drift back, makes no new ones; deselect the targets or delete the policy to restore them)` : '';
+      const heldText = held > 0 ? `; ${held} target${held === 1 ? '' : 's'} keep the changes made in Enforce (Audit corrects them if they drift back, makes no new ones; to restore them, delete the policy (revertOnDelete) or deselect the targets in Enforce mode)` : '';
       const what = held > 0 ? 'diagnosis complete (Audit)' : 'diagnosis complete, nothing changed (Audit)';
       ready = { status: 'True', reason: ReadyReason.AuditComplete, message: `${what}: ${summary}${riskText}${plan}${blockedText}${heldText}${waiting}` };
     } else if (atRisk.length > 0) {

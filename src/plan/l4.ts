@@ -62,7 +62,11 @@ export function planL4Target(input: L4TargetInput): Step[] {
   const steps: Step[] = [];
   let record = input.record;
   if (record && input.owned) {
-    const release = planL4Release(record, input.annotations, desired.loadBalancerId, keptBy(desired));
+    // A record of another CLB (TKE gave the Service a new one): its listener originals belong there; give them back
+    // (or forget them, if that CLB is gone) before recording the new CLB's.
+    const movedClb = record.loadBalancerId !== undefined && record.loadBalancerId !== desired.loadBalancerId;
+    const keep = movedClb ? { listeners: new Set<string>(), annotation: keptBy(desired).annotation } : keptBy(desired);
+    const release = planL4Release(record, input.annotations, desired.loadBalancerId, keep);
     if (release.length > 0) {
       steps.push(...release);
       const last = release[release.length - 1];
@@ -155,7 +159,7 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
   if (record.rules) remaining.rules = record.rules;
   if (record.loadBalancer) remaining.loadBalancer = record.loadBalancer;
   if (record.declaredAt) remaining.declaredAt = record.declaredAt;
-  if (record.loadBalancerId) remaining.loadBalancerId = record.loadBalancerId;
+  if (record.loadBalancerId && (remaining.listeners || remaining.rules || remaining.loadBalancer)) remaining.loadBalancerId = record.loadBalancerId;
   const left = withApplied(remaining, record.applied ?? []);
   const steps: Step[] = [];
   if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });

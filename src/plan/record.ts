@@ -130,9 +130,8 @@ export function withoutFields(record: OriginalsRecord | undefined, keys: readonl
   if (out.listeners && Object.keys(out.listeners).length === 0) delete out.listeners;
   if (out.rules && Object.keys(out.rules).length === 0) delete out.rules;
   const left = withApplied(out, out.applied ?? []);
-  if (isEmptyRecord(left)) {
-    delete left.declaredAt;
-    delete left.loadBalancerId;
-  }
+  if (isEmptyRecord(left)) delete left.declaredAt;
+  // The CLB id names where the CLB-side entries came from; without any, it names nothing.
+  if (!left.listeners && !left.rules && !left.loadBalancer) delete left.loadBalancerId;
   return left;
 }

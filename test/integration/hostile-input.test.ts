@@ -9,8 +9,7 @@ import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { createNamespace, kubeConfig, kubectl, userKubeconfigPath, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
-import type { getPolicy} from '../support/policy.js';
-import { applyPolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
+import { applyPolicy, getPolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
 import { findRecord } from '../support/records.js';
 import { AT_RISK_L4, PRIVATE_INGRESS, lbIngress, lbService } from '../support/workload.js';
 
@@ -154,8 +153,12 @@ describe('hostile input from a namespace user', () => {
     const ref: PolicyRef = { namespace: a, name: 'p' };
     expect((await applyPolicy(policyManifest(ref, { mode: 'Audit' }))).code).toBe(0);
     await waitForPolicy(ref, 'forger assessed', (p) => targetOf(p, 'forger')?.rootCause === 'ForeignClb', { timeoutMs: 60_000, context: logs });
-    // The victim's policy runs its drift check every 3 s: it sees nothing to correct, nothing was put back.
-    const victimPolicy = await waitForPolicy(victimRef, 'a drift check after the forgery', (p) => targetOf(p, 'victim')?.verdict === 'Mitigated', { context: logs });
+    // The victim's policy runs its drift check every 3 s; loopguard reading CLB listeners twice more after the
+    // verdict shows one ran. It sees nothing to correct: nothing was put back.
+    await emulator.admin.markStats('after-forgery');
+    const reads = async () => (await emulator.admin.statsSince('after-forgery')).byCaller['loopguard']?.['DescribeListeners']?.['OK'] ?? 0;
+    await waitFor('a drift check after the forgery', async () => ((await reads()) >= 2 ? true : undefined), { timeoutMs: 30_000, context: logs });
+    const victimPolicy = await getPolicy(victimRef);
     expect(targetOf(victimPolicy, 'victim')?.verdict).toBe('Mitigated');
     expect(await clbState(victimLb)).toEqual(before);
     expect(await findRecord('Service', a, 'forger')).toBeUndefined();

@@ -10,7 +10,9 @@ import { CONDITION_READY, CONDITION_RECONCILING, CONDITION_STALLED, removeStatus
 import { FINALIZER, withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { EventReason, StalledReason } from '../../api/reasons.js';
+import { classifyError } from '../../mitigation/errors.js';
 import { involvedObject, type Execution } from '../../mitigation/executor.js';
+import type { TargetPlan } from '../../plan/steps.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { ownedBy, ownerOf } from '../../plan/ownership.js';
 import { recordedFields } from '../../plan/record.js';
@@ -61,18 +63,23 @@ export class PolicyDeletion {
       const records = (await this.o.records.list(namespace)).filter((r) => ownedBy(r, owner));
       if (abandonRequested(policy)) await this.abandon(policy, records);
       else {
-        const blocked = await this.revert(policy, records, signal);
+        const { blocked, pending } = await this.revert(policy, records, signal);
         if (blocked.length > 0) {
           const message = await this.reportBlocked(policy, blocked);
           throw new Error(message);
         }
+        // Waiting for TKE or retrying a transient error is progress, not a block: the queue's backoff retries it.
+        if (pending.length > 0) throw new Error(`reverting before the finalizer is released: ${pending.length} target(s) not restored yet, e.g. ${pending[0]}`);
       }
     }
     await this.o.writer.setFinalizers(policy, (policy.metadata.finalizers ?? []).filter((f) => f !== FINALIZER));
   }
 
-  /** Releases every target of the policy; returns what is still blocked. */
-  private async revert(policy: LoopbackPolicy, records: readonly LoopbackRecord[], signal: AbortSignal): Promise<Blocked[]> {
+  /**
+   * Releases every target of the policy. `blocked`: what retrying cannot fix (a corrupt record, a permanent error);
+   * `pending`: what is still on its way (a wait for TKE, a transient error).
+   */
+  private async revert(policy: LoopbackPolicy, records: readonly LoopbackRecord[], signal: AbortSignal): Promise<{ blocked: Blocked[]; pending: string[] }> {
     const namespace = policy.metadata.namespace ?? '';
     const owner = ownerOf(namespace, policy.metadata.name ?? '');
     const [services, ingresses] = await Promise.all([this.o.writer.list('Service', namespace), this.o.writer.list('Ingress', namespace)]);
@@ -90,11 +97,20 @@ export class PolicyDeletion {
       });
     }
     const releasable = records.filter((r) => !validateOriginals(r.spec.originals));
-    if (!this.o.tkeServiceConfigsSynced() && releasable.some((r) => r.spec.target.kind === 'Ingress')) {
-      blocked.push({ kind: 'Ingress', name: '*', why: 'waiting for the TkeServiceConfig cache to sync before releasing Ingresses' });
-      return blocked;
+    let plans: TargetPlan[];
+    try {
+      // planReleases leaves Ingresses out until the TkeServiceConfig cache has synced; they come back below as pending.
+      plans = await planReleases(this.o, owner, orphansOf(releasable, owner, new Set(), facts), signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const error = classifyError(err, "reading the targets' CLBs");
+      if (!error.permanent) throw err;
+      blocked.push({ kind: 'CLB', name: '*', why: `${error.reason}: ${error.message}` });
+      return { blocked, pending: [] };
     }
-    const plans = await planReleases(this.o, owner, orphansOf(releasable, owner, new Set(), facts), signal);
+    const pending: string[] = [];
+    const planned = new Set(plans.map((p) => `${p.target.kind}/${p.target.name}`));
+    for (const r of releasable) if (!planned.has(`${r.spec.target.kind}/${r.spec.target.name}`) && r.spec.target.kind === 'Ingress') pending.push(`Ingress ${r.spec.target.name}: waiting for the TkeServiceConfig cache to sync`);
     const executions = await this.o.executor!.execute(owner, plans, signal);
     const stopped = executions.filter((e) => e.stopped);
     if (stopped.length > 0) {
@@ -104,10 +120,10 @@ export class PolicyDeletion {
     }
     for (const e of executions) {
       if (e.gone || (!e.error && remainingSteps(e).length === 0)) continue;
-      const why = e.error ? `${e.error.reason}: ${e.error.message}` : (e.waiting ?? 'steps remain');
-      blocked.push({ kind: e.plan.target.kind, name: e.plan.target.name, why });
+      if (e.error?.permanent) blocked.push({ kind: e.plan.target.kind, name: e.plan.target.name, why: `${e.error.reason}: ${e.error.message}` });
+      else pending.push(`${e.plan.target.kind} ${e.plan.target.name}: ${e.error ? `${e.error.reason}: ${e.error.message}` : (e.waiting ?? 'steps remain')}`);
     }
-    return blocked;
+    return { blocked, pending };
   }
 
   /** Stalled/DeletionBlocked on the policy (kept from its last status otherwise) and Warning Events. */

@@ -208,22 +208,23 @@ export class PolicyRound {
    */
   private async maintainHeld(input: RoundInput, managed: readonly ManagedTarget[], plans: TargetPlan[], result: RoundResult, signal: AbortSignal): Promise<void> {
     const held = managed.map((m) => m.ownership?.owner === input.owner && m.ownership.record !== undefined);
-    const corrections = plans.map((p, i) => ({ ...p, steps: held[i] ? p.steps.filter((s) => 'drift' in s && s.drift === true) : [] }));
-    const todo = corrections.filter((p) => p.steps.length > 0);
-    const done = new Map<TargetPlan, { error?: TargetError }>();
+    // Only a listener source put back on the VIP is a harm of loopguard's own making (prevent-loopback stays); it
+    // needs no record step first. Everything else waits for Enforce.
+    const corrections = plans.map((p, i) => ({ ...p, steps: held[i] ? p.steps.filter((s) => s.kind === 'SetListenerHealthCheckSource' && s.drift === true) : [] }));
+    const todo = corrections.flatMap((p, i) => (p.steps.length > 0 ? [i] : []));
+    const executions = new Map<number, Execution>();
     if (todo.length > 0 && this.d.executor) {
-      const executions = await this.d.executor.execute(input.owner, todo, signal);
-      executions.forEach((e, k) => done.set(todo[k] as TargetPlan, e.error ? { error: e.error } : {}));
+      (await this.d.executor.execute(input.owner, todo.map((i) => corrections[i] as TargetPlan), signal)).forEach((e, k) => executions.set(todo[k] as number, e));
     }
     plans.forEach((p, i) => {
-      const c = corrections[i] as TargetPlan;
-      const outcome = done.get(c);
-      const rest = outcome && !outcome.error ? p.steps.filter((s) => !c.steps.includes(s)) : p.steps;
+      const e = executions.get(i);
+      if (e?.stopped) result.stopped.push(e);
+      const done = new Set(e?.executed ?? []);
       result.outcomes.push({
         assessment: (managed[i] as ManagedTarget).assessment,
-        plan: rest.map(describeStep),
+        plan: p.steps.filter((s) => !done.has(s)).map(describeStep),
         ...(held[i] ? { held: true } : {}),
-        ...(outcome?.error ? { error: outcome.error } : {}),
+        ...(e?.error ? { error: e.error } : {}),
       });
     });
   }

@@ -6,20 +6,13 @@ import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { ownedBy } from '../../plan/ownership.js';
 import { targetKey } from '../../model/facts.js';
 import { sameObject, type Orphan } from './round.js';
-import { resolveConflicts, type Claim, type Ownership, type PolicyIdentity } from '../../model/conflicts.js';
+import { policyIdentity, resolveConflicts, type Claim, type Ownership } from '../../model/conflicts.js';
+
+export { policyIdentity };
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import { selectTargets } from '../../model/selection.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 
-export function policyIdentity(p: LoopbackPolicy): PolicyIdentity {
-  const created = p.metadata.creationTimestamp as unknown;
-  return {
-    namespace: p.metadata.namespace ?? '',
-    name: p.metadata.name ?? '',
-    ...(created ? { creationTimestamp: created instanceof Date ? created.toISOString() : String(created) } : {}),
-    ...(p.metadata.uid ? { uid: p.metadata.uid } : {}),
-  };
-}
 
 export interface NamespaceView {
   candidates: TargetFacts[];

@@ -137,6 +137,20 @@ const rows: Row[] = [
       { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: converged },
     ],
   },
+  {
+    name: 'TKE moved the Service to a new CLB: the old CLB\'s listeners are given back there and forgotten, then the new CLB is recorded and switched',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned({ ...converged, loadBalancerId: 'lb-old' }, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(0, 0),
+    steps: [
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-old', listenerId: 'lbl-tcp', protocol: '', port: 0, to: 0, restore: true },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-old', listenerId: 'lbl-udp', protocol: '', port: 0, to: 0, restore: true },
+      { kind: 'AnnotateTarget', set: {}, forget: ['listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'] },
+      { kind: 'RecordOriginals', record: record({ annotations: { [PREVENT_LOOPBACK]: null }, applied: ['annotation/' + PREVENT_LOOPBACK], ...recorded }) },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, to: 1 },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1 },
+      { kind: 'AnnotateTarget', set: {}, record: converged },
+    ],
+  },
 ];
 
 describe('planL4Target', () => {

@@ -115,6 +115,8 @@ export class LeaderElector {
   private leading = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
+  /** The acquire/renew request in flight, if any: a release must not race it (it could re-take a freed Lease). */
+  private inFlight: Promise<boolean> | undefined;
   private lastRenew = 0;
   /** Consecutive failures that need a person (drive the backoff). */
   private failures = 0;
@@ -154,22 +156,31 @@ export class LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    if (!this.leading) return;
+    // A request that just took or renewed the Lease means we hold it, leader yet or not.
+    const justHeld = (await this.inFlight?.catch(() => false)) === true;
+    const held = this.leading || justHeld;
     this.leading = false;
-    try {
-      const lease = await this.api.readNamespacedLease({ name: this.options.name, namespace: this.options.namespace });
-      if (lease.spec?.holderIdentity !== this.options.identity) return;
-      lease.spec = {
-        ...lease.spec,
-        holderIdentity: undefined,
-        leaseDurationSeconds: 1,
-        acquireTime: microTime(lease.spec.acquireTime),
-        renewTime: microTime(new Date()),
-      };
-      await this.api.replaceNamespacedLease({ name: this.options.name, namespace: this.options.namespace, body: lease });
-      this.options.logger?.info('Released leader lease', { lease: this.options.name });
-    } catch (err) {
-      this.options.logger?.warn('Could not release leader lease', { error: kubeErrorMessage(err) });
+    if (!held) return;
+    // A renewal still in flight may write the Lease between our read and our write (409): read again and retry.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const lease = await this.api.readNamespacedLease({ name: this.options.name, namespace: this.options.namespace });
+        if (lease.spec?.holderIdentity !== this.options.identity) return;
+        lease.spec = {
+          ...lease.spec,
+          holderIdentity: undefined,
+          leaseDurationSeconds: 1,
+          acquireTime: microTime(lease.spec.acquireTime),
+          renewTime: microTime(new Date()),
+        };
+        await this.api.replaceNamespacedLease({ name: this.options.name, namespace: this.options.namespace, body: lease });
+        this.options.logger?.info('Released leader lease', { lease: this.options.name });
+        return;
+      } catch (err) {
+        if (kubeStatus(err) === 409 && attempt < 3) continue;
+        this.options.logger?.warn('Could not release leader lease', { error: kubeErrorMessage(err) });
+        return;
+      }
     }
   }
 
@@ -184,11 +195,14 @@ export class LeaderElector {
     if (this.stopped) return;
     let ok = false;
     try {
-      ok = await this.tryAcquireOrRenew();
+      this.inFlight = this.tryAcquireOrRenew();
+      ok = await this.inFlight;
       this.recovered();
     } catch (err) {
       const failure = err instanceof LeaseError ? err : describeLeaseFailure(err, 'read', this.options.namespace, this.options.name);
       this.failed(failure);
+    } finally {
+      this.inFlight = undefined;
     }
     // stop() may have run while the request was in flight: a renewal landing after it is not a new leadership.
     if (this.stopped) return;

@@ -1,30 +1,86 @@
 // What the benches share: their cluster (the test ground's control plane, or an existing one) and a wait until
 // the emulator has gone quiet (TKE done with its follow-up syncs).
-import type { CoreV1Api } from '@kubernetes/client-node';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CoreV1Api, V1Service } from '@kubernetes/client-node';
 import type { ClbEmulator } from '../sim/clb-emulator/index.js';
 import { ensureControlPlaneBinaries } from '../test/controlplane/binaries.js';
-import { installCrds } from '../test/controlplane/crds.js';
+import { installCrds, REPO_ROOT } from '../test/controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../test/controlplane/launcher.js';
-import { kubectl, waitFor } from '../test/support/kube.js';
+import { waitFor } from '../test/support/kube.js';
 import { AT_RISK_L4, lbService } from '../test/support/workload.js';
+import { auditFlags } from './apiserver-audit.js';
 
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 
 /**
  * A control plane of its own, or the cluster KUBECONFIG names when LOOPGUARD_USE_EXISTING_CLUSTER=true; CRDs
- * installed, KUBECONFIG set. `stop` tears down only what was started here.
+ * installed, KUBECONFIG set. `stop` tears down only what was started here. With `audit`, an own control plane
+ * logs the operator ServiceAccount's requests to `auditLog` (see apiserver-audit.ts); an existing cluster has none.
  */
-export async function benchCluster(): Promise<{ stop: () => Promise<void> }> {
+export async function benchCluster(options: { audit?: boolean } = {}): Promise<{ stop: () => Promise<void>; auditLog?: string }> {
   let cp: ControlPlaneState | undefined;
+  let auditDir: string | undefined;
+  let auditLog: string | undefined;
   if (process.env.LOOPGUARD_USE_EXISTING_CLUSTER === 'true') {
     if (!process.env.KUBECONFIG) throw new Error('LOOPGUARD_USE_EXISTING_CLUSTER=true needs KUBECONFIG');
     await installCrds(process.env.KUBECONFIG);
   } else {
-    cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
+    let extraApiserverArgs: string[] = [];
+    if (options.audit) {
+      auditDir = mkdtempSync(join(tmpdir(), 'loopguard-bench-audit-'));
+      const flags = auditFlags(auditDir);
+      extraApiserverArgs = flags.args;
+      auditLog = flags.log;
+    }
+    cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries(), extraApiserverArgs });
     await installCrds(cp.kubeconfig);
     process.env.KUBECONFIG = cp.kubeconfig;
   }
-  return { stop: async () => (cp ? stopControlPlane(cp) : undefined) };
+  return {
+    ...(auditLog ? { auditLog } : {}),
+    stop: async () => {
+      if (cp) await stopControlPlane(cp);
+      if (auditDir) rmSync(auditDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The apiserver's default NodePort range, 30000-32767: TKE's too, so it caps LoadBalancer Services there as well. */
+export const NODE_PORTS = 2768;
+
+/** NodePorts a Service takes: one per port, plus the health-check NodePort of externalTrafficPolicy Local. */
+export function nodePortsOf(svc: V1Service): number {
+  if (svc.spec?.type !== 'LoadBalancer' && svc.spec?.type !== 'NodePort') return 0;
+  return (svc.spec.ports?.length ?? 0) + (svc.spec.type === 'LoadBalancer' && svc.spec.externalTrafficPolicy === 'Local' ? 1 : 0);
+}
+
+/** Fails at once, naming the bound, when `need` NodePorts cannot fit the range (the apiserver would refuse late). */
+export function checkNodePorts(need: number, what: string): void {
+  if (need > NODE_PORTS) {
+    throw new Error(`${what} need ${need} NodePorts; the range 30000-32767 holds ${NODE_PORTS} (each port takes one, externalTrafficPolicy Local one more for its health check): use fewer LoadBalancer Services`);
+  }
+}
+
+/** Creates `n` objects, `concurrency` at a time, retrying each (apiserver races, 429s) until it exists. */
+export async function createAll(n: number, create: (i: number) => Promise<unknown>, concurrency = 32): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < n; i = next++) {
+      await waitFor(`create #${i}`, async () => {
+        try {
+          await create(i);
+        } catch (err) {
+          // Already there: an earlier attempt got through before its answer was lost.
+          if ((err as { code?: number }).code !== 409) throw err;
+        }
+        return true;
+      }, { timeoutMs: 60_000, intervalMs: 100 });
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
 /** Resolves once the emulator has seen no API call for `quietMs` (everyone idle); returns when that began. */
@@ -46,38 +102,39 @@ export async function quiet(emulator: ClbEmulator, quietMs = 3_000): Promise<num
 }
 
 /**
- * N at-risk private LoadBalancer Services (2 listeners each) in `ns`, created as fast as the apiserver takes them
- * (16 at a time, retrying its ClusterIP allocation races); resolves with their CLB ids once TKE has built every CLB
- * with both listeners. The test apiserver's service range is a /24, so a larger N first gets a ServiceCIDR.
+ * N at-risk private LoadBalancer Services in `ns` (AT_RISK_L4, 2 listeners, unless `spec` says otherwise), created
+ * as fast as the apiserver takes them; resolves with their CLB ids once TKE has built every CLB with all its
+ * listeners. N is bounded by the NodePort range (checkNodePorts).
  */
 export async function createAtRiskServices(
   core: CoreV1Api,
   emulator: ClbEmulator,
   ns: string,
   n: number,
-  log: (line: string) => void,
+  _log: (line: string) => void,
+  spec: Parameters<typeof lbService>[1] = AT_RISK_L4,
 ): Promise<string[]> {
-  if (2 * n + 20 > 250) {
-    const cidr = `apiVersion: networking.k8s.io/v1\nkind: ServiceCIDR\nmetadata: {name: bench-${ns}}\nspec: {cidrs: [10.96.0.0/20]}\n`;
-    const res = await kubectl(['apply', '-f', '-'], { input: cidr });
-    if (res.code !== 0) log(`could not add a ServiceCIDR (${res.stderr.trim()}); N is limited by the /24 service range`);
-  }
-  let next = 0;
-  const create = async () => {
-    for (let i = next++; i < n; i = next++) {
-      const body = lbService(`svc-${String(i).padStart(4, '0')}`, AT_RISK_L4);
-      await waitFor(`create ${body.metadata?.name}`, async () => (await core.createNamespacedService({ namespace: ns, body }), true), { timeoutMs: 30_000, intervalMs: 50 });
-    }
-  };
-  await Promise.all(Array.from({ length: 16 }, create));
+  const service = (i: number) => lbService(`svc-${String(i).padStart(4, '0')}`, spec);
+  checkNodePorts(n * nodePortsOf(service(0)), `${n} Services`);
+  const listeners = service(0).spec?.ports?.length ?? 1;
+  await createAll(n, (i) => core.createNamespacedService({ namespace: ns, body: service(i) }), 16);
   return waitFor(
-    'every CLB assigned with 2 listeners',
+    `every CLB assigned with ${listeners} listener(s)`,
     async () => {
       const ids = (await core.listNamespacedService({ namespace: ns })).items.map((s) => s.metadata?.annotations?.[LB_ID]).filter((x): x is string => !!x);
       if (ids.length < n) return undefined;
-      const ready = new Set((await emulator.admin.state()).loadBalancers.filter((lb) => lb.Listeners.length >= 2).map((lb) => lb.LoadBalancerId));
+      const ready = new Set((await emulator.admin.state()).loadBalancers.filter((lb) => lb.Listeners.length >= listeners).map((lb) => lb.LoadBalancerId));
       return ids.every((id) => ready.has(id)) ? ids : undefined;
     },
     { timeoutMs: 900_000, intervalMs: 500 },
   );
+}
+
+/**
+ * The operator as the image runs it: compiled by `npm run build` into dist/ (a few seconds), started as
+ * `node dist/main.js`. Memory figures of `tsx src/main.ts` would include the TypeScript loader (about 50 MiB).
+ */
+export function buildOperator(): string {
+  execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(REPO_ROOT, 'tsconfig.build.json')], { cwd: REPO_ROOT, stdio: 'inherit' });
+  return join(REPO_ROOT, 'dist/main.js');
 }

@@ -118,6 +118,11 @@ export class ClbObserver {
     return result;
   }
 
+  /** Reads `ids` again now, however recently they were read (the drift checks due, see drift.ts), 20 per call. */
+  async reread(ids: readonly string[], signal?: AbortSignal): Promise<void> {
+    await Promise.all(batches([...new Set(ids)], MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal)));
+  }
+
   /** The listeners of a CLB as last read (full SDK HealthCheck structs). */
   rawListeners(id: string): readonly ListenerInfo[] | undefined {
     return this.listeners.get(id);

@@ -84,6 +84,15 @@ const MAX_PLAN_LINE = 256;
 /** The CRD's bounds of status.targets[].alternatives. */
 export const MAX_ALTERNATIVES = 6;
 const MAX_ALTERNATIVE = 512;
+/**
+ * Bytes (as JSON) status.targets and status.releases may take. The entry counts alone do not bound the object: 100
+ * targets with 32 plan lines and 6 alternatives each would be 1.2 MiB, near etcd's 1.5 MiB limit on an object, and a
+ * status write over it fails. With these, the policy stays under 512 KiB at any N, whatever each target holds.
+ */
+export const MAX_TARGETS_BYTES = 320 * 1024;
+export const MAX_RELEASES_BYTES = 64 * 1024;
+/** The CRD's maxLength of status.targetsNote. */
+const MAX_TARGETS_NOTE = 256;
 /** Pending causes that are loopguard's own unfinished work (the rest wait on TKE). */
 const OBSERVING: ReadonlySet<RootCauseId> = new Set<RootCauseId>(['ClbNotObserved']);
 
@@ -177,9 +186,24 @@ export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
   };
 }
 
-export function compareTargetStatus(a: TargetStatus, b: TargetStatus): number {
+export function compareTargetStatus(a: Pick<TargetStatus, 'verdict' | 'kind' | 'name'>, b: Pick<TargetStatus, 'verdict' | 'kind' | 'name'>): number {
   return SEVERITY[a.verdict] - SEVERITY[b.verdict] || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name);
 }
+
+/** The leading entries that fit in `bytes` as JSON (each entry counted with its separating comma). */
+function withinBytes<T>(items: readonly T[], bytes: number): T[] {
+  let used = 2;
+  const out: T[] = [];
+  for (const item of items) {
+    used += JSON.stringify(item).length + 1;
+    if (used > bytes) break;
+    out.push(item);
+  }
+  return out;
+}
+
+/** Where every target's detail is when status.targets shows only some (docs/diagnosis.md "Target list"). */
+const EVERY_TARGET = "every target's verdict: `loopguard doctor`, the loopguard_target_risk metric, Events on each target";
 
 function label(o: TargetOutcome): string {
   return `${o.assessment.target.kind}/${o.assessment.target.name}`;
@@ -205,7 +229,7 @@ export function targetProblem(outcome: TargetOutcome, enforce: boolean): string 
   return outcome.error?.reason ?? (enforce ? outcome.assessment.blockers[0]?.reason : undefined);
 }
 
-function evaluate(input: PolicyStatusInput, counts: VerdictCounts): Evaluation {
+function evaluate(input: PolicyStatusInput, counts: VerdictCounts, shown: number): Evaluation {
   const enforce = input.mode === 'Enforce';
   const outcomes = input.outcomes;
   const summary = countsSummary(counts);
@@ -280,6 +304,8 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts): Evaluation {
       ready = { status: 'True', reason: ReadyReason.Reconciled, message: `${summary}${waiting}` };
     }
   }
+  // With a truncated list, Ready (what `kubectl describe` shows first) says where the rest is.
+  if (shown < counts.total) ready = { ...ready, message: `${ready.message}; status.targets shows the ${shown} most severe of ${counts.total} (${EVERY_TARGET})` };
   return { ...(stalled ? { stalled } : {}), ...(reconciling ? { reconciling } : {}), ready };
 }
 
@@ -287,10 +313,11 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts): Evaluation {
 export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatus {
   const max = input.maxTargets ?? MAX_STATUS_TARGETS;
   const counts = countVerdicts(input.outcomes.map((o) => o.assessment));
-  const all = input.outcomes.map(targetStatusOf).sort(compareTargetStatus);
-  const targets = all.slice(0, max);
-  const truncated = all.length > targets.length;
-  const evaluation = evaluate(input, counts);
+  // Sorted on the assessment, rendered only for the entries shown: a round of 12,000 targets renders 100.
+  const sorted = [...input.outcomes].sort((a, b) => compareTargetStatus({ ...a.assessment.target, verdict: a.assessment.verdict }, { ...b.assessment.target, verdict: b.assessment.verdict }));
+  const targets = withinBytes(sorted.slice(0, max).map(targetStatusOf), MAX_TARGETS_BYTES);
+  const truncated = input.outcomes.length > targets.length;
+  const evaluation = evaluate(input, counts, targets.length);
 
   const gen = input.generation !== undefined ? { observedGeneration: input.generation } : {};
   let conditions: Condition[] = input.previousConditions ? [...input.previousConditions] : [];
@@ -312,16 +339,19 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
     targetsTruncated: truncated,
     ...(input.releases && input.releases.length > 0
       ? {
-          releases: input.releases.slice(0, MAX_RELEASES).map((r) => ({
-            kind: r.kind,
-            name: r.name,
-            plan: planLines(r.plan),
-            ...(r.error ? { message: clip(`${r.error.reason}: ${r.error.message}`, MAX_MESSAGE) } : {}),
-          })),
+          releases: withinBytes(
+            input.releases.slice(0, MAX_RELEASES).map((r) => ({
+              kind: r.kind,
+              name: r.name,
+              plan: planLines(r.plan),
+              ...(r.error ? { message: clip(`${r.error.reason}: ${r.error.message}`, MAX_MESSAGE) } : {}),
+            })),
+            MAX_RELEASES_BYTES,
+          ),
         }
       : {}),
     ...(truncated
-      ? { targetsNote: `showing ${targets.length} of ${all.length} targets, most severe first; counts cover all of them` }
+      ? { targetsNote: clip(`showing ${targets.length} of ${input.outcomes.length} targets, most severe first; counts cover all of them; ${EVERY_TARGET}`, MAX_TARGETS_NOTE) }
       : {}),
     lastEvaluatedTime: toMetaTime(input.now),
   };

@@ -18,6 +18,8 @@ export interface ControlPlaneOptions {
    * otherwise they share the caller's group, so a Ctrl-C in the terminal also reaches them.
    */
   detached?: boolean;
+  /** More kube-apiserver flags (e.g. the benches' audit log, which counts the operator's requests). */
+  extraApiserverArgs?: string[];
 }
 
 /** Everything needed to reach the control plane or stop it later, also from another process. */
@@ -282,7 +284,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         '--advertise-address=127.0.0.1',
         `--secure-port=${apiPort}`,
         `--cert-dir=${pki}`,
-        '--service-cluster-ip-range=10.0.0.0/24',
+        // A /16 holds a large cluster's Services (bench:scale creates 10,000); a /24 stops at 254. The NodePort
+        // range stays the default 30000-32767, as on TKE: it caps LoadBalancer Services there too.
+        '--service-cluster-ip-range=10.0.0.0/16',
         `--service-account-issuer=${server}`,
         `--service-account-key-file=${join(dir, 'sa.pub')}`,
         `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
@@ -291,6 +295,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<C
         '--disable-admission-plugins=ServiceAccount',
         '--allow-privileged=true',
         '--v=1',
+        ...(options.extraApiserverArgs ?? []),
       ],
       log: apiLog,
       detached,

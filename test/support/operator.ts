@@ -73,6 +73,8 @@ export interface OperatorProcessOptions {
   identity?: string;
   leaderElect?: boolean;
   extraArgs?: string[];
+  /** A compiled entry point (e.g. dist/main.js after `npm run build`, what the image runs); default: src/main.ts through tsx. */
+  entry?: string;
 }
 
 /** Starts `src/main.ts` and waits until /readyz answers 200 (caches synced). */
@@ -80,9 +82,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const port = await freePort();
   const identity = options.identity ?? `op-${port}`;
   const args = [
-    '--import',
-    'tsx',
-    join(REPO_ROOT, 'src/main.ts'),
+    ...(options.entry ? [options.entry] : ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts')]),
     `--kubeconfig=${options.kubeconfig ?? kubeconfigPath()}`,
     `--probe-host=127.0.0.1`,
     `--probe-port=${port}`,

@@ -20,6 +20,7 @@ import { describeStep } from '../../plan/steps.js';
 import { ownerOf, ownershipOf } from '../../plan/ownership.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
+import { dueForDrift, nextDriftRoundMs, type DriftClock } from '../drift.js';
 import { PolicyDeletion } from './deletion.js';
 import { PolicyRound, type RoundDeps } from './round.js';
 import { namespaceView, orphansOf, policyIdentity } from './targets.js';
@@ -76,6 +77,8 @@ export class PolicyController {
   private readonly lastVerdicts = new Map<string, string>();
   /** Consecutive rounds a policy waited on TKE (CLBs being built, configs to apply), for the recheck backoff. */
   private readonly building = new Map<string, number>();
+  /** Per policy: when its drift checks last earned reads (drift.ts). */
+  private readonly driftClocks = new Map<string, DriftClock>();
 
   private readonly deletion: PolicyDeletion;
 
@@ -138,7 +141,14 @@ export class PolicyController {
     const orphans = orphansOf(this.o.caches.records(namespace), owner, managed, view.candidates);
 
     const enforcing = spec.mode === 'Enforce' && this.o.executor !== undefined;
-    const run = await this.round.run({ policy, spec, profile, owner, targets: mine, orphans, enforcing }, signal);
+    const readAt = new Map<string, number>();
+    for (const t of mine) {
+      const at = t.loadBalancerId ? this.o.observer.observedAt(t.loadBalancerId) : undefined;
+      if (at !== undefined) readAt.set(t.loadBalancerId as string, at);
+    }
+    const drift = dueForDrift(readAt, this.o.driftCheckIntervalMs, Date.now(), this.driftClocks.get(key));
+    this.driftClocks.set(key, drift.clock);
+    const run = await this.round.run({ policy, spec, profile, owner, targets: mine, orphans, enforcing, drift: drift.due }, signal);
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.
@@ -176,7 +186,9 @@ export class PolicyController {
       return { requeueAfterMs: jitter(wait) };
     }
     this.building.delete(key);
-    return { requeueAfterMs: jitter(this.o.driftCheckIntervalMs) };
+    // Converged: come back when the next batch of drift checks is due (spread over the interval, drift.ts).
+    const cached = new Set(mine.flatMap((t) => (t.loadBalancerId && this.o.observer.observedAt(t.loadBalancerId) !== undefined ? [t.loadBalancerId] : [])));
+    return { requeueAfterMs: jitter(nextDriftRoundMs(cached.size, this.o.driftCheckIntervalMs)) };
   }
 
   /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
@@ -243,6 +255,7 @@ export class PolicyController {
 
   private forgetPolicy(namespace: string, name: string): void {
     this.building.delete(`${namespace}/${name}`);
+    this.driftClocks.delete(`${namespace}/${name}`);
     this.o.metrics.forgetTargets(namespace, name);
     for (const k of [...this.lastVerdicts.keys()]) if (k.startsWith(`${namespace}/${name}/`)) this.lastVerdicts.delete(k);
   }

@@ -52,6 +52,8 @@ export interface RoundInput {
   /** Targets whose record belongs to this policy but that it does not manage now, with their records. */
   orphans: readonly Orphan[];
   enforcing: boolean;
+  /** Cached CLBs whose drift check is due this round (drift.ts): read again before the chunks, in full batches. */
+  drift?: readonly string[];
 }
 
 /** A target the policy changed but no longer manages, and its registry entry. */
@@ -118,6 +120,7 @@ export class PolicyRound {
     const chunks: TargetFacts[][] = [];
     for (let i = 0; i < input.targets.length; i += CHUNK) chunks.push(input.targets.slice(i, i + CHUNK));
     const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
+    await this.driftChecks(input.drift ?? [], signal);
     const settled = await settleAll(chunks, CHUNKS_IN_FLIGHT, (chunk) => this.chunk(input, chunk, result, signal));
     const rejected = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     // Aborted, every chunk tells where its targets stopped; the report needs all of them, not the first.
@@ -128,6 +131,22 @@ export class PolicyRound {
       throw signal.aborted ? ExecutionInterrupted.merge([err], result.stopped) : err;
     }
     return result;
+  }
+
+  /**
+   * The drift checks due, read before the chunks so that they go out in full DescribeLoadBalancers batches (spread
+   * over the chunks, each chunk would read its few in a call of its own). A failure leaves the cached facts: the
+   * CLBs stay due and the next round tries again.
+   */
+  private async driftChecks(ids: readonly string[], signal: AbortSignal): Promise<void> {
+    if (ids.length === 0 || this.d.stopping?.aborted) return;
+    try {
+      await this.d.observer.reread(ids, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const info = describeCloudError(err);
+      this.d.logger.warn('Drift checks failed; the CLBs stay due', { clbs: ids.length, code: info.code, reason: info.reason });
+    }
   }
 
   private async observe(ids: readonly string[], signal: AbortSignal): Promise<{ observations: Map<string, ClbObservation>; error?: TargetError }> {

@@ -252,6 +252,31 @@ describe('counts and target list', () => {
     expect(small.targets).toHaveLength(3);
   });
 
+  it('stays under 512 KiB at 12,000 targets however much each holds; counts exact; Ready says where the rest is', () => {
+    // The worst a target can carry: a 32-line plan of long lines, 6 long alternatives, a long message and error.
+    const longAlternatives = Array.from({ length: 6 }, (_, i) => ({ id: 'ServiceDnsName' as const, advice: `advice ${i} ${'a'.repeat(600)}`, limits: 'l'.repeat(300), source: 's' }));
+    const worst = (name: string, rootCause: RootCauseId): TargetOutcome => {
+      const o = outcome(name, rootCause, { changes: Array.from({ length: 40 }, (_, i) => ({ ...SRC, listenerId: `lbl-${i}-${'x'.repeat(300)}` })), error: { reason: 'RequestLimitExceeded', message: 'e'.repeat(2000), permanent: false } });
+      return { ...o, assessment: { ...o.assessment, alternatives: longAlternatives, rootCause: { ...o.assessment.rootCause, message: 'm'.repeat(2000) } }, plan: Array.from({ length: 40 }, (_, i) => `step ${i} ${'p'.repeat(300)}`) };
+    };
+    const outcomes = [
+      ...Array.from({ length: 9_000 }, (_, i) => outcome(`cip-${i}`, 'NotLoadBalancerService')),
+      ...Array.from({ length: 2_500 }, (_, i) => worst(`risk-${i}`, 'KubeProxyTooOld')),
+      ...Array.from({ length: 500 }, (_, i) => outcome(`ok-${i}`, 'LoopbackPrevented')),
+    ];
+    const releases = Array.from({ length: 40 }, (_, i) => ({ kind: 'Service' as const, name: `gone-${i}`, plan: Array.from({ length: 40 }, (_, j) => `restore ${j} ${'r'.repeat(300)}`), error: { reason: 'RequestLimitExceeded', message: 'e'.repeat(2000), permanent: false } }));
+    const s = status('Enforce', outcomes, { releases });
+    const bytes = JSON.stringify({ apiVersion: 'loopguard.dev/v1alpha1', kind: 'LoopbackPolicy', metadata: { name: 'p', namespace: 'shop' }, spec: {}, status: s }).length;
+    expect(bytes).toBeLessThan(512 * 1024);
+    expect(s.counts).toMatchObject({ total: 12_000, atRisk: 2_500 });
+    expect((s.counts?.atRisk ?? 0) + (s.counts?.notApplicable ?? 0) + (s.counts?.mitigated ?? 0)).toBe(12_000);
+    expect(s.targetsTruncated).toBe(true);
+    expect(s.targets?.length).toBeGreaterThan(0);
+    expect(s.targets?.every((t) => t.verdict === 'AtRisk')).toBe(true);
+    expect(s.targetsNote?.length).toBeLessThanOrEqual(256);
+    expect(findCondition(s.conditions, 'Ready')?.message).toMatch(new RegExp(`status.targets shows the ${s.targets?.length} most severe of 12000 .*loopguard doctor.*loopguard_target_risk`));
+  });
+
   it('renders a target: plan lines, mitigations, error, bounded sizes', () => {
     const many: Change[] = Array.from({ length: 40 }, (_, i) => ({ ...SRC, listenerId: `lbl-${i}` }));
     const t = targetStatusOf({

@@ -1,0 +1,215 @@
+// bench/scale: what a fresh replica costs on a large cluster. One Audit policy selects every Service and Ingress of
+// a namespace holding 1,000 LoadBalancer Services (2 ports, half externalTrafficPolicy Local), 9,000 ClusterIP
+// Services and 2,000 Ingresses (--scale multiplies the three; CI runs a small one). The workload and the policy
+// exist before the operator starts, so the figures are a cold start: time from operator start to `Ready` (every
+// target judged), peak and settled RSS and V8 heap of the operator process, the apiserver requests it made (the
+// apiserver's audit log, server-side), CLB calls by action and the peak rate against loopguard's share of the
+// quota, RequestLimitExceeded answers, and the policy object's size; then `kubectl describe lbp`'s length.
+// Run twice, each on a fresh control plane: without CLBs (no TKE: every LoadBalancer Service and Ingress waits
+// for one) and with CLBs (the TKE simulator builds them first; during the measurement TKE is idle, as Audit makes
+// no change it would react to).
+//
+// The LoadBalancer share is sized to the NodePort range (30000-32767, 2,768 ports; TKE keeps the default):
+// 1,000 Services × 2 ports + 500 health-check NodePorts of the Local half = 2,500.
+//
+//   npm run bench:scale                       (full size, both runs; about 25 min on 2 cores)
+//   npm run bench:scale -- --scale 0.05 --clbs without|with|both --settle 30s
+import { parseArgs } from 'node:util';
+import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, type V1Service } from '@kubernetes/client-node';
+import { startClbEmulator, type ClbEmulator } from '../sim/clb-emulator/index.js';
+import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../sim/tke-simulator/index.js';
+import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from '../src/api/loopbackpolicy.js';
+import { parseDuration } from '../src/runtime/config.js';
+import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
+import { localTkeCallers } from '../test/support/local-tke.js';
+import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess } from '../test/support/operator.js';
+import { PRIVATE_INGRESS, PRIVATE_SUBNET, lbIngress, lbService } from '../test/support/workload.js';
+import { countRequests, formatCounts } from './apiserver-audit.js';
+import { ClbTimeline, isRead } from './clb-timeline.js';
+import { MiB, OperatorSampler, mib } from './operator-sampler.js';
+import { benchCluster, buildOperator, checkNodePorts, createAll, nodePortsOf, quiet } from './support.js';
+
+const { values } = parseArgs({
+  options: {
+    scale: { type: 'string', default: '1' },
+    clbs: { type: 'string', default: 'both' },
+    settle: { type: 'string', default: '30s' },
+    q: { type: 'string', default: '20' },
+    'rate-limit': { type: 'string', default: '10' },
+    describe: { type: 'string', default: '40' },
+  },
+});
+const SCALE = Number(values.scale);
+const N_LB = Math.round(1000 * SCALE);
+const N_CLUSTER_IP = Math.round(9000 * SCALE);
+const N_INGRESS = Math.round(2000 * SCALE);
+const TOTAL = N_LB + N_CLUSTER_IP + N_INGRESS;
+const SETTLE_MS = parseDuration(values.settle) ?? 30_000;
+const Q = Number(values.q);
+const RATE = Number(values['rate-limit']);
+const DESCRIBE_LINES = Number(values.describe);
+const RUNS = values.clbs === 'both' ? ['without', 'with'] : [values.clbs];
+// The issue's goals (figures are printed as ratios against them, never asserted).
+const GOAL_RSS = 250 * MiB;
+const GOAL_READY_MS = 60_000;
+const GOAL_POLICY_BYTES = 512 * 1024;
+const LB_ID = 'service.kubernetes.io/loadbalance-id';
+const INGRESS_LB_ID = 'kubernetes.io/ingress.qcloud-loadbalance-id';
+
+const log = (s: string) => console.log(`[bench:scale] ${s}`);
+const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const ratio = (x: number, bound: number) => (x / bound).toFixed(2);
+
+function lbServiceAt(i: number): V1Service {
+  return lbService(`lb-${String(i).padStart(5, '0')}`, { annotations: { ...PRIVATE_SUBNET }, etp: i % 2 === 0 ? 'Local' : 'Cluster', ports: [80, 443] });
+}
+
+function clusterIpService(i: number): V1Service {
+  const name = `cip-${String(i).padStart(5, '0')}`;
+  return { metadata: { name, labels: { app: name } }, spec: { type: 'ClusterIP', selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } };
+}
+
+async function run(withClbs: boolean, entry: string): Promise<void> {
+  log(`--- ${withClbs ? 'with CLBs (TKE simulator on)' : 'without CLBs (TKE simulator off)'}: ${N_LB} LoadBalancer Services, ${N_CLUSTER_IP} ClusterIP Services, ${N_INGRESS} Ingresses = ${TOTAL} targets`);
+  const cluster = await benchCluster({ audit: true });
+  const kc = kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const net = kc.makeApiClient(NetworkingV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  // Setup runs unthrottled; the quota q applies from the operator's start on.
+  const emulator: ClbEmulator = await startClbEmulator({ taskDurationMs: 50, rps: 0, callers: localTkeCallers() });
+  const namespaces = new Set<string>();
+  let simulator: TkeSimulator | undefined;
+  const stops: Array<() => Promise<unknown>> = [];
+  try {
+    await applyClusterProfile(kc, 'ipvs-new');
+    if (withClbs) {
+      const tke = emulator.callers['tke'];
+      if (!tke) throw new Error('the emulator has no tke caller');
+      // TKE builds the CLBs faster than its real pace (setup, not measured), then stops before the operator starts.
+      simulator = await startTkeSimulator({
+        kubeConfig: kc,
+        clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: tke, protocol: 'http://' },
+        namespaceFilter: (n) => namespaces.has(n),
+        resyncIntervalMs: 0,
+        clbRequestsPerSecond: 500,
+        concurrency: 64,
+      });
+    }
+    await installOperatorRbac();
+    const operatorKubeconfig = await serviceAccountKubeconfig();
+    const ns = await createNamespace('bench-scale');
+    namespaces.add(ns);
+
+    checkNodePorts(Array.from({ length: N_LB }, (_, i) => nodePortsOf(lbServiceAt(i))).reduce((a, b) => a + b, 0), `${N_LB} LoadBalancer Services`);
+    const t0 = Date.now();
+    await createAll(N_LB, (i) => core.createNamespacedService({ namespace: ns, body: lbServiceAt(i) }));
+    await createAll(N_CLUSTER_IP, (i) => core.createNamespacedService({ namespace: ns, body: clusterIpService(i) }));
+    await createAll(N_INGRESS, (i) =>
+      net.createNamespacedIngress({
+        namespace: ns,
+        body: lbIngress(`ing-${String(i).padStart(5, '0')}`, { annotations: { ...PRIVATE_INGRESS }, rules: [{ paths: ['/'] }], backend: { name: 'cip-00000', port: 80 } }),
+      }),
+    );
+    log(`created ${TOTAL} objects in ${secs(Date.now() - t0)} (setup, not measured)`);
+    const applied = await kubectl(['apply', '-f', '-'], { input: `apiVersion: ${GROUP}/${VERSION}\nkind: LoopbackPolicy\nmetadata: {name: scale, namespace: ${ns}}\nspec: {mode: Audit}\n` });
+    if (applied.code !== 0) throw new Error(applied.stderr);
+
+    if (simulator) {
+      await waitFor(
+        'TKE assigned every CLB with its listeners',
+        async () => {
+          const svcs = (await core.listNamespacedService({ namespace: ns })).items.filter((s) => s.spec?.type === 'LoadBalancer');
+          const ings = (await net.listNamespacedIngress({ namespace: ns })).items;
+          const ids = [...svcs.map((s) => s.metadata?.annotations?.[LB_ID]), ...ings.map((i) => i.metadata?.annotations?.[INGRESS_LB_ID])];
+          if (ids.some((id) => !id)) return undefined;
+          const ready = new Set((await emulator.admin.state()).loadBalancers.filter((lb) => lb.Listeners.length > 0).map((lb) => lb.LoadBalancerId));
+          return ids.every((id) => ready.has(id as string)) ? ids.length : undefined;
+        },
+        { timeoutMs: 3_600_000, intervalMs: 3_000 },
+      );
+      await quiet(emulator);
+      await simulator.stop();
+      simulator = undefined;
+      log(`TKE built ${N_LB + N_INGRESS} CLBs; setup took ${secs(Date.now() - t0)}`);
+    }
+    await emulator.admin.setConfig({ rps: Q });
+    await emulator.admin.markStats('operator');
+    const timeline = await new ClbTimeline(emulator).start();
+    stops.push(() => timeline.stop());
+
+    // Cold start: from spawning the process to the policy's Ready=True for its generation, with every target counted.
+    const tStart = Date.now();
+    const operator = await startOperatorProcess({ kubeconfig: operatorKubeconfig, emulator, entry, extraArgs: [`--cloud-rate-limit=${RATE}`, '--log-level=warn'] });
+    stops.push(() => operator.stop());
+    const pid = operator.child.pid;
+    if (pid === undefined) throw new Error('the operator process has no pid');
+    const sampler = new OperatorSampler(pid, `http://127.0.0.1:${operator.port}/metrics`).start();
+    stops.push(async () => sampler.stop());
+    const tProcessReady = Date.now();
+    const read = async () => (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: ns, name: 'scale' })) as LoopbackPolicy;
+    const tReady = await waitFor(
+      'policy Ready with every target judged',
+      async () => {
+        const p = await read();
+        const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
+        return p.status?.observedGeneration === p.metadata.generation && ready?.status === 'True' && p.status?.counts?.total === TOTAL ? Date.now() : undefined;
+      },
+      { timeoutMs: 3_600_000, intervalMs: 250, context: () => operator.logs().slice(-3000) },
+    );
+    log(`settling ${secs(SETTLE_MS)} after Ready…`);
+    const tSettle = Date.now() + SETTLE_MS / 2;
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const tEnd = Date.now();
+    sampler.stop();
+    await timeline.stop();
+
+    const peak = sampler.peak();
+    const settled = sampler.since(tSettle);
+    const policy = await read();
+    const policyJson = JSON.stringify(policy);
+    const statusBytes = JSON.stringify(policy.status ?? {}).length;
+    const stats = await emulator.admin.statsSince('operator');
+    const lg = stats.byCaller['loopguard'] ?? {};
+    const callsByAction = Object.fromEntries(Object.entries(lg).map(([a, o]) => [a, Object.values(o).reduce((x, y) => x + y, 0)]));
+    const reads = Object.entries(callsByAction).filter(([a]) => isRead(a)).reduce((x, [, n]) => x + n, 0);
+    const rle = Object.values(stats.byCaller).flatMap((actions) => Object.values(actions).flatMap((o) => Object.entries(o))).filter(([k]) => k.startsWith('RequestLimitExceeded')).reduce((x, [, n]) => x + n, 0);
+    const peakRate = timeline.peakRate('loopguard', tStart, tEnd);
+    const counts = policy.status?.counts;
+
+    log(`time to Ready = ${secs(tReady - tStart)} from process start (readyz after ${secs(tProcessReady - tStart)});  goal < 60 s: ratio ${ratio(tReady - tStart, GOAL_READY_MS)}${withClbs ? ' (the goal is for the run without CLBs)' : ''}`);
+    log(`counts: ${JSON.stringify(counts)}; status.targets ${policy.status?.targets?.length ?? 0} shown, targetsTruncated=${policy.status?.targetsTruncated ?? false}`);
+    log(`RSS peak ${mib(peak.rssBytes)} (goal < 250 MiB: ratio ${ratio(peak.rssBytes, GOAL_RSS)}), settled ${mib(settled.rssBytes)}; heap used peak ${mib(peak.heapUsedBytes)}, settled ${mib(settled.heapUsedBytes)}`);
+    if (cluster.auditLog) {
+      log(`apiserver requests by the operator, start → Ready: ${formatCounts(countRequests(cluster.auditLog, tStart, tReady))}`);
+      log(`apiserver requests by the operator, start → end (${secs(tEnd - tStart)}): ${formatCounts(countRequests(cluster.auditLog, tStart))}`);
+    } else log('apiserver requests: not counted (an existing cluster has no audit log of ours)');
+    log(`CLB calls by loopguard, by action: ${JSON.stringify(callsByAction)} (reads ${reads}; ${N_LB + N_INGRESS} CLBs ${withClbs ? 'exist' : 'do not exist'})`);
+    log(`CLB peak rate of one action over 5 s: ${peakRate.rps.toFixed(1)}/s (${peakRate.action}); loopguard's share --cloud-rate-limit=${RATE}/s of the quota ${Q}/s: ratio ${ratio(peakRate.rps, RATE)}`);
+    log(`RequestLimitExceeded answers (every caller): ${rle} (goal 0)`);
+    log(`policy object: ${policyJson.length} bytes as JSON (status ${statusBytes}); goal < 512 KiB: ratio ${ratio(policyJson.length, GOAL_POLICY_BYTES)}`);
+    const describe = await kubectl(['describe', 'lbp', 'scale', '-n', ns]);
+    const lines = describe.stdout.split('\n');
+    log(`kubectl describe lbp: ${lines.length} lines, ${describe.stdout.length} bytes; the first ${DESCRIBE_LINES}:`);
+    for (const line of lines.slice(0, DESCRIBE_LINES)) console.log(`    ${line}`);
+  } finally {
+    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    await simulator?.stop();
+    await emulator.close();
+    await cluster.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  for (const mode of RUNS) if (mode !== 'with' && mode !== 'without') throw new Error(`--clbs must be with, without or both, not ${mode}`);
+  const entry = buildOperator();
+  for (const mode of RUNS) await run(mode === 'with', entry);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,44 @@
+// When converged CLBs are read again (the drift check), spread evenly over the interval. Re-reading every CLB whose
+// last read is older than the interval would read them all at once: a policy's CLBs are first read together, so
+// they all come due together, and 1,000 CLBs became a 100 s burst at the whole read budget every interval (and
+// stayed one). Instead each round of a policy earns reads in proportion to the time since its last round,
+// n · elapsed / interval for its n CLBs, and spends them on the CLBs read longest ago. Over any interval every CLB
+// is read once (oldest first is a round-robin), at a steady n / interval per second, in batches of about
+// DRIFT_BATCH (one DescribeLoadBalancers call), and the first interval already spreads the reads a cold start
+// bunched together. A CLB not read for a whole interval is always due, whatever the reads earned.
+// Pure: the controller keeps each policy's clock and supplies the read times.
+
+/** CLBs per DescribeLoadBalancers call: a drift round waits until about this many are due. */
+export const DRIFT_BATCH = 20;
+/** No policy round for drift checks more often than this (a round reassesses every target of the policy). */
+export const MIN_DRIFT_ROUND_MS = 5_000;
+
+export interface DriftClock {
+  /** The last round that took part in drift checks (ms since the epoch). */
+  at: number;
+  /** Reads earned but not spent (a fraction of a CLB, or what a small round left). */
+  carry: number;
+}
+
+/**
+ * The CLBs to read again this round, oldest read first, and the policy's clock after it. `readAt`: each cached CLB
+ * of the policy and when it was last read. Without a clock (the policy's first round) only CLBs overdue are due.
+ */
+export function dueForDrift(readAt: ReadonlyMap<string, number>, intervalMs: number, now: number, clock: DriftClock | undefined): { due: string[]; clock: DriftClock } {
+  const n = readAt.size;
+  const elapsed = clock ? Math.min(Math.max(0, now - clock.at), intervalMs) : 0;
+  const earned = (clock?.carry ?? 0) + (n * elapsed) / intervalMs;
+  const oldest = [...readAt].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]));
+  const overdue = oldest.filter(([, at]) => now - at >= intervalMs).length;
+  const take = Math.min(n, Math.max(overdue, Math.floor(earned)));
+  // What is left carries over, but never more than one batch: a policy that did not run for a while must not
+  // make up for it with a burst (what became overdue meanwhile is read anyway).
+  const carry = Math.min(Math.max(0, earned - take), DRIFT_BATCH);
+  return { due: oldest.slice(0, take).map(([id]) => id), clock: { at: now, carry } };
+}
+
+/** When a converged policy's next round is due: when about one batch of its n CLBs has earned its read. */
+export function nextDriftRoundMs(n: number, intervalMs: number): number {
+  if (n <= 0) return intervalMs;
+  return Math.min(intervalMs, Math.max(MIN_DRIFT_ROUND_MS, Math.min(intervalMs / 60, 60_000), (intervalMs * DRIFT_BATCH) / n));
+}

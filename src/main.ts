@@ -4,6 +4,7 @@
 // /readyz says why it is false (see runtime/cloud-health.ts and runtime/leader-election.ts).
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { setFlagsFromString } from 'node:v8';
 import { KubeConfig } from '@kubernetes/client-node';
 import { createCredentialProvider, TencentClbClient } from './cloud/index.js';
 import { Operator } from './operator.js';
@@ -20,6 +21,13 @@ import { createLogger } from './runtime/logger.js';
 import { Metrics } from './runtime/metrics.js';
 import { DEFAULT_UNWIND_MS } from './runtime/work-queue.js';
 import { formatVersion, readBuildInfo } from './version.js';
+
+// V8 sizes the young generation and lets the old one grow for the host's memory, not the pod's: on a large node
+// that is 16 MiB semi-spaces and a heap allowed to grow far past what is live, which a long-lived, mostly waiting
+// operator does not need. bench/scale at 12,000 targets: RSS 350 MiB without this, 165 MiB settled (200 MiB peak)
+// with it, the live heap being the same ~75 MiB; the Deployment's limit is 256 MiB. V8 reads the flag whenever the
+// heap grows or collects, so setting it here, before the informer caches fill, takes effect (measured).
+setFlagsFromString('--optimize-for-size');
 
 /** A start-up failure that is the user's to fix: printed as one line, no stack. */
 class StartupError extends Error {}

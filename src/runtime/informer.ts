@@ -33,6 +33,18 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   restartDelay?: (attempt: number) => number;
 }
 
+/**
+ * Drops what no reader of the caches needs before an object is cached, like controller-runtime's
+ * TransformStripManagedFields: managedFields is about a third of a Service as the apiserver sends it, and the caches
+ * hold every Service and Ingress of the cluster (bench/scale: 12,000). The cache keeps this very object (client-node
+ * stores the listed items and the watched objects it hands to the handlers), so trimming it here trims the cache.
+ * loopguard's writes read their target from the apiserver, never from here.
+ */
+export function slim<T extends KubernetesObject>(obj: T): T {
+  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  return obj;
+}
+
 export class ResilientInformer<T extends KubernetesObject> {
   private readonly informer: Informer<T> & ObjectCache<T>;
   private synced = false;
@@ -49,6 +61,7 @@ export class ResilientInformer<T extends KubernetesObject> {
   ) {
     const list = async () => {
       const result = await options.list();
+      for (const item of result.items) slim(item);
       this.markSynced();
       return result;
     };
@@ -57,7 +70,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     for (const type of ['add', 'update', 'delete'] as const) {
       this.informer.on(type, (obj: T) => {
         this.attempt = 0;
-        options.onEvent(type, obj);
+        options.onEvent(type, slim(obj));
       });
     }
     this.informer.on('error', (err: unknown) => this.scheduleRestart(err));

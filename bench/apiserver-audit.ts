@@ -29,7 +29,7 @@ export interface AuditCounts {
 
 /** Requests in the log received in [from, to) (ms since the epoch). */
 export function countRequests(log: string, from = 0, to = Infinity): AuditCounts {
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(log, 'utf8');
   } catch {

@@ -146,6 +146,15 @@ async function main(): Promise<void> {
       log(`apiserver requests by the operator in ${secs(tEnd - qStart)}: ${formatCounts(requests)}`);
       log(`apiserver writes by the operator, the leader Lease's renewals apart: ${requests.writes - leaseWrites} (goal 0); Lease renewals ${leaseWrites} (one per 2 s retry period, as client-go's)`);
     }
+    // Which Events, if any (each one a write): by reason, with one message.
+    const events = (await core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.source?.component === 'loopguard' && Date.parse(String(e.lastTimestamp ?? e.eventTime ?? 0)) >= qStart);
+    const byReason = new Map<string, { n: number; example: string }>();
+    for (const e of events) {
+      const r = byReason.get(e.reason ?? '') ?? { n: 0, example: `${e.involvedObject.name}: ${e.message ?? ''}`.slice(0, 200) };
+      r.n++;
+      byReason.set(e.reason ?? '', r);
+    }
+    for (const [reason, r] of byReason) log(`  Events ${reason} (last seen in the quiet period): ${r.n}, e.g. ${r.example}`);
     // CLB writes
     const calls = (caller: string) => Object.fromEntries(Object.entries(stats.byCaller[caller] ?? {}).map(([a, o]) => [a, sum(Object.values(o))]));
     const lg = calls('loopguard');

@@ -64,10 +64,17 @@ function jitter(ms: number): number {
   return Math.round(ms * (0.9 + Math.random() * 0.2));
 }
 
-/** Status equality for "is a write needed": the evaluation time alone changing is not news. */
-function sameStatus(a: LoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus): boolean {
+/**
+ * Status equality for "is a write needed": the evaluation time alone changing is not news. Keys are compared
+ * sorted: the cached status comes back from the apiserver in its own key order, not the order buildPolicyStatus
+ * writes, and comparing those strings as they were made every converged round write an unchanged status
+ * (bench/idle: 60 writes in 10 min of nothing changing).
+ */
+export function sameStatus(a: LoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus): boolean {
   if (!a) return false;
-  const strip = (s: LoopbackPolicyStatus) => JSON.stringify({ ...s, lastEvaluatedTime: undefined });
+  const sorted = (_key: string, v: unknown): unknown =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
+  const strip = (s: LoopbackPolicyStatus) => JSON.stringify({ ...s, lastEvaluatedTime: undefined }, sorted);
   return strip(a) === strip(b);
 }
 

@@ -185,6 +185,12 @@ async function run(withClbs: boolean, entry: string): Promise<void> {
       log(`apiserver requests by the operator, start → end (${secs(tEnd - tStart)}): ${formatCounts(countRequests(cluster.auditLog, tStart))}`);
     } else log('apiserver requests: not counted (an existing cluster has no audit log of ours)');
     log(`CLB calls by loopguard, by action: ${JSON.stringify(callsByAction)} (reads ${reads}; ${N_LB + N_INGRESS} CLBs ${withClbs ? 'exist' : 'do not exist'})`);
+    if (withClbs) {
+      // Reading every CLB once takes at least (the busiest action's calls) / the share: the bound for Ready.
+      const [busiest, calls] = Object.entries(callsByAction).sort((a, b) => b[1] - a[1])[0] ?? ['none', 0];
+      const tMin = (calls / RATE) * 1000;
+      log(`bound for Ready with CLBs: ${calls} ${busiest} calls at ${RATE}/s = ${secs(tMin)}; T_min/T_ready = ${(tMin / (tReady - tStart)).toFixed(2)}`);
+    }
     log(`CLB peak rate of one action over 5 s: ${peakRate.rps.toFixed(1)}/s (${peakRate.action}); loopguard's share --cloud-rate-limit=${RATE}/s of the quota ${Q}/s: ratio ${ratio(peakRate.rps, RATE)}`);
     log(`RequestLimitExceeded answers (every caller): ${rle} (goal 0)`);
     log(`policy object: ${policyJson.length} bytes as JSON (status ${statusBytes}); goal < 512 KiB: ratio ${ratio(policyJson.length, GOAL_POLICY_BYTES)}`);

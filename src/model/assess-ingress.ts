@@ -27,10 +27,9 @@ function desiredSource(setting: AssessmentContext['policy']['l7']['healthCheckSo
 }
 
 /** The TkeServiceConfig that governs the Ingress's CLB, or a blocker when the annotations contradict. */
-function tkeServiceConfigOf(ing: IngressFacts, warnings: string[]): { ref: TkeServiceConfigRef } | { blocker: Blocker } {
+function tkeServiceConfigOf(ing: IngressFacts): { ref: TkeServiceConfigRef } | { blocker: Blocker } {
   const named = readString(ing.annotations, IngressAnnotation.TkeServiceConfig);
   const auto = readBool(ing.annotations, IngressAnnotation.TkeServiceConfigAuto);
-  if (auto.kind === 'invalid') warnings.push(auto.error);
   const autoName = `${ing.name}-auto-ingress-config`;
   const autoOn = auto.kind === 'value' && auto.value;
   if (named.kind === 'value' && named.value.trim() !== '' && autoOn) {
@@ -99,7 +98,7 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
   const l7 = ctx.policy.l7;
   const blockers: Blocker[] = [];
   const advice: string[] = [];
-  const config = tkeServiceConfigOf(ing, warnings);
+  const config = tkeServiceConfigOf(ing);
   if ('blocker' in config) blockers.push(config.blocker);
   const ref: TkeServiceConfigRef = 'ref' in config ? config.ref : { name: `${ing.name}-auto-ingress-config`, source: 'Auto' };
 
@@ -218,7 +217,6 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
     message = `${risk} Plan: keepaliveEnable: 1 on each L7 listener through TkeServiceConfig ${ref.name}${ref.source === 'ToBeCreated' ? ' (created by adding tke-service-config-auto)' : ''}; this needs the account's CLB L7 SNAT + keepalive capability (ticket).`;
   }
   const direct = readBool(ing.annotations, IngressAnnotation.DirectAccess);
-  if (direct.kind === 'invalid') warnings.push(direct.error);
   if (direct.kind === 'value' && direct.value && !keepaliveOn) {
     message += ' (direct-access binds pods, not NodePorts; a call can still loop when the backend pod runs on the caller’s node)';
   }

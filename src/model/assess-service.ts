@@ -107,10 +107,8 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
   const { policy, profile } = ctx;
   const l4 = policy.l4;
   const annotation = readBool(svc.annotations, ServiceAnnotation.PreventLoopback);
-  if (annotation.kind === 'invalid') warnings.push(annotation.error);
   const annotationPresent = annotation.kind === 'value' && annotation.value;
   const directAccess = readBool(svc.annotations, ServiceAnnotation.DirectAccess);
-  if (directAccess.kind === 'invalid') warnings.push(directAccess.error);
   const tkeServiceConfig = readString(svc.annotations, ServiceAnnotation.TkeServiceConfig);
 
   const pub = isPublic(clb);

@@ -194,7 +194,10 @@ export class PolicyRound {
       if (e.executed.length > 0 && !e.gone) {
         // The executed steps' effects are in the observer's cache and the annotations; no read-back needed.
         const clb = t.loadBalancerId ? (this.d.observer.cached(t.loadBalancerId) ?? observed(t)) : observed(t);
-        assessment = this.assess(input, { ...t, annotations: annotationsAfter(t.annotations, e.executed) } as TargetFacts, clb);
+        const after = this.assess(input, { ...t, annotations: annotationsAfter(t.annotations, e.executed) } as TargetFacts, clb);
+        // What was wrong with the target as read is still news when a step replaced it (an invalid prevent-loopback
+        // overwritten with "true" comes back on revert): its warnings are reported with those of the result.
+        assessment = { ...after, warnings: [...new Set([...m.assessment.warnings, ...after.warnings])] };
       }
       result.outcomes.push({ assessment, plan: remainingSteps(e).map(describeStep), ...(e.error ? { error: e.error } : {}) });
     });

@@ -275,6 +275,18 @@ describe('bad input at scale', () => {
     expect(message.length).toBeLessThan(400);
     const policy = await kubectl(['get', 'lbp', 'p', '-n', ns, '-o', 'json']);
     expect(policy.stdout.length).toBeLessThan(16 * 1024);
+
+    // Enforce: the source switch goes through, the prevent-loopback annotation no longer fits. The apiserver's refusal
+    // is permanent, so the policy is Stalled and says why, in its words; nothing else is attempted on the target.
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce' }))).code).toBe(0);
+    const stalled = await waitForPolicy(ref, 'Stalled: the annotation does not fit', (p) => p.status?.conditions?.some((c) => c.type === 'Stalled' && c.status === 'True' && c.observedGeneration === p.metadata?.generation) === true, {
+      timeoutMs: 60_000,
+      context: logs,
+    });
+    const why = reportedStatus(stalled).conditions.find((c) => c.type === 'Stalled');
+    expect(why?.reason).toBe('InvalidRequest');
+    expect(why?.message).toContain('metadata.annotations: Too long: may not be more than 262144 bytes');
+    expect(reportedStatus(stalled).targets.find((t) => t.name === 'big')?.mitigations).toEqual(['HealthCheckSourceRange100_64']);
     expect(await healthy(operator)).toBe(true);
   }, 180_000);
 

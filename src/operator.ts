@@ -15,10 +15,9 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { TKE_SERVICE_CONFIG } from './api/annotations.js';
-import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
+import { ABANDON_ANNOTATION, GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './controllers/clb-observer.js';
-import { ABANDON_ANNOTATION } from './controllers/policy/deletion.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { LearnedCapabilities } from './mitigation/capabilities.js';

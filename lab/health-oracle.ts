@@ -15,6 +15,8 @@ export interface OracleStats {
   /** Probes sent, and how many got an answer, per source. */
   sent: Record<ProbeSource, number>;
   alive: Record<ProbeSource, number>;
+  /** Why failed probes failed (`timeout` when the node never answered), with counts. */
+  failures: Record<string, number>;
 }
 
 export interface LabHealthOracle {
@@ -34,7 +36,7 @@ export function labHealthOracle(lab: Lab, options: { refreshMs?: number; probeTi
   const refreshMs = options.refreshMs ?? 1000;
   const probeTimeoutMs = options.probeTimeoutMs ?? 1000;
   const entries = new Map<string, Entry>();
-  const stats: OracleStats = { sent: { vip: 0, range: 0 }, alive: { vip: 0, range: 0 } };
+  const stats: OracleStats = { sent: { vip: 0, range: 0 }, alive: { vip: 0, range: 0 }, failures: {} };
   let stopped = false;
 
   const refresh = (key: string, node: number, source: ProbeSource, entry: Entry) => {
@@ -43,6 +45,7 @@ export function labHealthOracle(lab: Lab, options: { refreshMs?: number; probeTi
     lab.probe(node, source, probeTimeoutMs).then(
       (o) => {
         if (o.ok) stats.alive[source] += 1;
+        else stats.failures[`${source} ${o.error ?? '?'}`] = (stats.failures[`${source} ${o.error ?? '?'}`] ?? 0) + 1;
         entries.set(key, { detail: o.ok ? 'Alive' : 'Dead', atMs: Date.now(), inflight: false });
       },
       () => {

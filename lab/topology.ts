@@ -81,7 +81,10 @@ export async function buildTopology(t: Topology): Promise<void> {
     `route add ${HC_VIP_SOURCE}/32 dev hc`,
     `route add ${HC_RANGE_SOURCE}/32 dev hc`,
   ]);
-  await sysctlNs(t.clb, { 'net.ipv4.ip_forward': 1 });
+  // arp_announce=2: the clb namespace asks "who has 192.0.2.11" from its own link address. By default Linux puts the
+  // packet's source in the ARP request — the VIP for a health check — and a node with the VIP bound drops that ARP
+  // as a martian too, so the SYN would never even leave the CLB. A real VPC has no ARP between CLB and nodes.
+  await sysctlNs(t.clb, { 'net.ipv4.ip_forward': 1, 'net.ipv4.conf.all.arp_announce': 2 });
   await Promise.all(t.nodes.map((ns) => sysctlNs(ns, { 'net.ipv4.conf.eth0.rp_filter': 0, 'net.ipv4.conf.eth0.accept_local': 0 })));
 }
 

@@ -9,6 +9,16 @@ export const VPC_GATEWAY = '192.0.2.1';
 /** Node i (0-based): 192.0.2.11, .12, .13. */
 export const nodeIp = (i: number): string => `192.0.2.${11 + i}`;
 export const nodeName = (i: number): string => `node${i + 1}`;
+/**
+ * The client pod on node1 (the seeds' client: "集群中的 Pod 访问 CLB"). Node1 routes its pod CIDR
+ * 203.0.113.128/28 to the pod's veth; the VPC routes it to node1 (TKE's GlobalRouter mode). The CLB cannot tell
+ * this IP belongs to node1, so its own guard (skip a real server whose IP is the source, seed 000) does not apply.
+ */
+export const POD_IP = '203.0.113.130';
+export const POD_CIDR = '203.0.113.128/28';
+/** The pod's gateway, on node1's side of the pod's veth (as Calico-style CNIs do). */
+export const POD_GATEWAY = '169.254.1.1';
+export const POD_SHADOW = '203.0.113.80';
 /** The CLB's side of the health checker's link. */
 export const CLB_HC_LINK = '203.0.113.1';
 /** The health checker's own address; the CLB rewrites it to the VIP (SourceIpType 0, "probe from the VIP"). */
@@ -33,5 +43,7 @@ export const L4_PORT = 81;
 export const L7_PORT = 80;
 
 export type ProbeSource = 'vip' | 'range';
+/** Who calls the CLB: the pod on node1 (default), or node1 itself (host network: source = the node's IP). */
+export type ClientKind = 'pod' | 'node';
 /** The health checker's bind address for each configured source (SourceIpType 0 → VIP, 1 → 100.64). */
 export const probeBindAddress = (source: ProbeSource): string => (source === 'vip' ? HC_VIP_SOURCE : HC_RANGE_SOURCE);

@@ -1,7 +1,7 @@
 // One running lab: the namespaces, the agents in them, and the knobs the scenarios turn (VIP binding, the CLB's
 // L4 backend and L7 mode, a node's sysctls). Always stopped: by its owner, by the exit handler, or on a signal.
 import { readFile } from 'node:fs/promises';
-import { CLB_SNAT_SOURCE, HTTP_NODEPORT, L7_PORT, TCP_NODEPORT, VIP, nodeIp, nodeName, probeBindAddress, shadowIp, type ProbeSource } from './addresses.js';
+import { CLB_SNAT_SOURCE, HTTP_NODEPORT, L7_PORT, POD_IP, POD_SHADOW, TCP_NODEPORT, VIP, nodeIp, nodeName, probeBindAddress, shadowIp, type ClientKind, type ProbeSource } from './addresses.js';
 import { Agent } from './agent-client.js';
 import type { Outcome } from './agent-protocol.js';
 import { NFT_TABLE, newPrefix } from './names.js';
@@ -66,7 +66,7 @@ export class Lab {
   private constructor(
     readonly topology: Topology,
     readonly options: LabOptions,
-    private readonly agents: { clb: Agent; hc: Agent; nodes: Agent[] },
+    private readonly agents: { clb: Agent; hc: Agent; pod: Agent; nodes: Agent[] },
     private readonly resources: Resources,
   ) {}
 
@@ -81,17 +81,17 @@ export class Lab {
       await buildTopology(topology);
       await nftNs(topology.clb, clbRuleset(o.nodes, 'random'));
       await Promise.all(topology.nodes.map((ns, i) => nftNs(ns, nodeObservationRuleset(i) + kubeProxyRuleset(false))));
-      const [clb, hc, ...nodes] = await Promise.all(
-        [topology.clb, topology.hc, ...topology.nodes].map(async (ns) => {
+      const [clb, hc, pod, ...nodes] = await Promise.all(
+        [topology.clb, topology.hc, topology.pod, ...topology.nodes].map(async (ns) => {
           const agent = await Agent.start(ns);
           resources.agents.push(agent);
           return agent;
         }),
       );
-      const lab = new Lab(topology, o, { clb: clb!, hc: hc!, nodes }, resources);
+      const lab = new Lab(topology, o, { clb: clb!, hc: hc!, pod: pod!, nodes }, resources);
       await Promise.all(nodes.map((a, i) => a.serve(nodeName(i), TCP_NODEPORT, HTTP_NODEPORT)));
       await lab.setL7Mode('passthrough');
-      o.log(`lab ${topology.prefix}* up in ${Date.now() - t0} ms: ${o.nodes} nodes, clb, hc`);
+      o.log(`lab ${topology.prefix}* up in ${Date.now() - t0} ms: ${o.nodes} nodes, a client pod on node1, clb, hc`);
       return lab;
     } catch (err) {
       await resources.release();
@@ -127,7 +127,7 @@ export class Lab {
       nodePort: HTTP_NODEPORT,
       attemptTimeoutMs: this.options.l7TimeoutMs,
       mode,
-      shadows: Object.fromEntries(this.allNodes().map((i) => [nodeIp(i), shadowIp(i)])),
+      shadows: { ...Object.fromEntries(this.allNodes().map((i) => [nodeIp(i), shadowIp(i)])), [POD_IP]: POD_SHADOW },
       snatSource: CLB_SNAT_SOURCE,
     });
     this.l7Mode = mode;
@@ -149,14 +149,18 @@ export class Lab {
     return o!;
   }
 
-  /** The client (on node1) connects to VIP:81 through the L4 CLB `count` times; each reads the answering node. */
-  l4Connections(count: number, concurrency: number, timeoutMs: number, port: number): Promise<Outcome[]> {
-    return this.agents.nodes[0]!.connect({ host: VIP, port, timeoutMs, count, concurrency, read: true });
+  private client(kind: ClientKind): Agent {
+    return kind === 'pod' ? this.agents.pod : this.agents.nodes[0]!;
   }
 
-  /** The client (on node1) sends `count` HTTP requests to the L7 CLB (VIP:80). */
-  l7Requests(count: number, concurrency: number, timeoutMs: number): Promise<Outcome[]> {
-    return this.agents.nodes[0]!.http({ host: VIP, port: L7_PORT, timeoutMs, count, concurrency });
+  /** The client on node1 connects to VIP:port through the L4 CLB `count` times; each reads the answering node. */
+  l4Connections(count: number, concurrency: number, timeoutMs: number, port: number, client: ClientKind = 'pod'): Promise<Outcome[]> {
+    return this.client(client).connect({ host: VIP, port, timeoutMs, count, concurrency, read: true });
+  }
+
+  /** The client on node1 sends `count` HTTP requests to the L7 CLB (VIP:80). */
+  l7Requests(count: number, concurrency: number, timeoutMs: number, client: ClientKind = 'pod'): Promise<Outcome[]> {
+    return this.client(client).http({ host: VIP, port: L7_PORT, timeoutMs, count, concurrency });
   }
 
   /** Node i's observation counters (lab/nft.ts): where packets of each source class got to. */

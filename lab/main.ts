@@ -47,7 +47,7 @@ async function main(): Promise<number> {
     const out = resolve(opts.out);
     await mkdir(out, { recursive: true });
     await writeFile(join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-    const title = `L7 CLB latency, client on node1 → VIP:80 (${results.l7[0]?.summary.total ?? 0} requests per mode, ${nodes} nodes)`;
+    const title = `L7 CLB latency, client pod on node1 → VIP:80 (${results.l7[0]?.summary.total ?? 0} requests per mode, ${nodes} nodes)`;
     await writeFile(join(out, 'latency.png'), await renderPng(latencySvg(results.l7, l7TimeoutMs, title)));
     console.log('');
     console.log(`wrote ${join(out, 'results.json')} and ${join(out, 'latency.png')}`);

@@ -26,10 +26,10 @@ export function report(r: LabResults): string[] {
     `(a) CLB health checks → each node's NodePort (TCP), ${r.profile.probesPerNode} per node and row, ${r.profile.connectTimeoutMs} ms timeout`,
     ...health,
     '',
-    `(b) L4 CLB, client on node1 → VIP:81 → NodePort, client IP preserved, no retry (${r.profile.connectTimeoutMs} ms connect timeout)`,
+    `(b) L4 CLB, client pod on node1 → VIP:81 → NodePort, client IP preserved, no retry (${r.profile.connectTimeoutMs} ms connect timeout)`,
     ...l4,
     '',
-    `(c) L7 CLB, client on node1 → VIP:80, ${r.l7[0]?.summary.total ?? 0} requests per mode, ${r.profile.concurrency} at a time; real-server timeout ${r.l7TimeoutMs} ms, then the next`,
+    `(c) L7 CLB, client pod on node1 → VIP:80, ${r.l7[0]?.summary.total ?? 0} requests per mode, ${r.profile.concurrency} at a time; real-server timeout ${r.l7TimeoutMs} ms, then the next`,
     ...l7,
   ];
 }

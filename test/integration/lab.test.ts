@@ -76,7 +76,7 @@ describe('the data-plane lab: faults from the kernel', () => {
     const accepted = await probeVip();
     expect(accepted.ok).toBe(false);
     expect(accepted.d.delivered_vip).toBeGreaterThan(0);
-    expect(accepted.d.reply_local_vip).toBeGreaterThan(0);
+    expect(accepted.d.reply_inside_vip).toBeGreaterThan(0);
     expect(accepted.d.reply_out_vip).toBe(0);
 
     // Seed 002's experiment: with the VIP's `local` route removed as well, the reply leaves and the check passes.
@@ -98,27 +98,36 @@ describe('the data-plane lab: faults from the kernel', () => {
     expect(routeCheck.d.delivered_vip).toBeGreaterThan(0);
   });
 
-  it("the L4 hairpin: node1's own IP arrives on eth0 and is dropped; accept_local delivers it, and the reply still bypasses the CLB", async () => {
+  it('the L4 loop from the pod: node1 accepts the SYN and answers the pod directly, not through the CLB; another node answers through it', async () => {
     await lab.setL4Backend(0);
     const before = await lab.counters(0);
-    const [dropped] = await lab.l4Connections(1, 1, 1000, 81);
+    const [looped] = await lab.l4Connections(1, 1, 1000, 81, 'pod');
+    const after = await lab.counters(0);
+    expect(looped?.ok).toBe(false);
+    expect((after.delivered_pod ?? 0) - (before.delivered_pod ?? 0)).toBeGreaterThan(0);
+    expect((after.reply_inside_pod ?? 0) - (before.reply_inside_pod ?? 0)).toBeGreaterThan(0);
+    expect((after.reply_out_pod ?? 0) - (before.reply_out_pod ?? 0)).toBe(0);
+    await lab.setL4Backend(1);
+    const [other] = await lab.l4Connections(1, 1, 1000, 81, 'pod');
+    expect(other).toMatchObject({ ok: true, answer: 'node2' });
+  });
+
+  it("a host-network client: node1's own IP arrives on eth0 and is dropped as a martian; accept_local delivers it, and the reply still stays inside node1", async () => {
+    await lab.setL4Backend(0);
+    const before = await lab.counters(0);
+    const [dropped] = await lab.l4Connections(1, 1, 1000, 81, 'node');
     const mid = await lab.counters(0);
     expect(dropped?.ok).toBe(false);
     expect((mid.seen_own ?? 0) - (before.seen_own ?? 0)).toBeGreaterThan(0);
     expect((mid.delivered_own ?? 0) - (before.delivered_own ?? 0)).toBe(0);
     await lab.sysctl(0, { 'net.ipv4.conf.eth0.accept_local': 1 });
-    const [still] = await lab.l4Connections(1, 1, 1000, 81);
+    const [still] = await lab.l4Connections(1, 1, 1000, 81, 'node');
     const after = await lab.counters(0);
     expect(still?.ok).toBe(false);
     expect((after.delivered_own ?? 0) - (mid.delivered_own ?? 0)).toBeGreaterThan(0);
     // The SYN-ACK goes to node1's own address straight back inside node1, not to the CLB that would un-NAT it.
-    expect((after.reply_local_own ?? 0) - (mid.reply_local_own ?? 0)).toBeGreaterThan(0);
+    expect((after.reply_inside_own ?? 0) - (mid.reply_inside_own ?? 0)).toBeGreaterThan(0);
     expect((after.reply_out_own ?? 0) - (mid.reply_out_own ?? 0)).toBe(0);
-    await lab.sysctl(0, { 'net.ipv4.conf.eth0.accept_local': 0 });
-    // Another node answers the same client through the same CLB.
-    await lab.setL4Backend(1);
-    const [other] = await lab.l4Connections(1, 1, 1000, 81);
-    expect(other).toMatchObject({ ok: true, answer: 'node2' });
   });
 });
 

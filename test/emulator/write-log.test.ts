@@ -28,16 +28,16 @@ describe('the write log', () => {
       ],
     });
     const [tcp, http] = lb.Listeners;
-    const hc = tcp?.HealthCheck;
+    const hc = { HealthSwitch: 1, SourceIpType: 1 };
     const loc = http?.Rules[0]?.LocationId ?? '';
     const a = clbClient(emu, A);
     const b = clbClient(emu, B);
     const args = { LoadBalancerId: lb.LoadBalancerId, ListenerId: tcp?.ListenerId ?? '' };
 
-    const first = await a.ModifyListener({ ...args, HealthCheck: { ...hc, SourceIpType: 1 } });
+    const first = await a.ModifyListener({ ...args, HealthCheck: hc });
     await waitForTask(a, first.RequestId ?? '');
     // The same value again: accepted and succeeded, but nothing changed — not an effective write.
-    const again = await b.ModifyListener({ ...args, HealthCheck: { ...hc, SourceIpType: 1 } });
+    const again = await b.ModifyListener({ ...args, HealthCheck: hc });
     await waitForTask(b, again.RequestId ?? '');
     const rule = await b.ModifyRule({ LoadBalancerId: lb.LoadBalancerId, ListenerId: http?.ListenerId ?? '', LocationId: loc, Scheduler: 'LEAST_CONN' });
     await waitForTask(b, rule.RequestId ?? '');
@@ -56,7 +56,7 @@ describe('the write log', () => {
     const lb = await emu.admin.seedLoadBalancer({ Listeners: [{ Protocol: 'TCP', Port: 80 }] });
     const listener = lb.Listeners[0];
     const a = clbClient(emu, A);
-    const args = { LoadBalancerId: lb.LoadBalancerId, ListenerId: listener?.ListenerId ?? '', HealthCheck: { ...listener?.HealthCheck, SourceIpType: 1 } };
+    const args = { LoadBalancerId: lb.LoadBalancerId, ListenerId: listener?.ListenerId ?? '', HealthCheck: { HealthSwitch: 1, SourceIpType: 1 } };
 
     await emu.admin.setFaults({ rules: [{ action: 'ModifyListener', rate: 1, kind: 'taskFailure' }] });
     const failed = await a.ModifyListener(args);

@@ -4,8 +4,8 @@
 //
 // Kill points are counts of loopguard's CLB calls since the phase began (the emulator counts them exactly), drawn
 // from the seeded RNG: k in [1, 3N] during an Enforce (about 5 calls per CLB: a read, 2 writes, 2 task polls), in
-// [1, N] during a revert (at least one read per CLB). If a phase ends before its k-th call, the kill comes when
-// the trigger gives up (`reached: false` in the figures).
+// [1, N] during a revert (at least one read per CLB), in [N, 4N] for the leader (past its first reads). If a phase
+// ends before its k-th call, the kill comes when the trigger gives up (`reached: false` in the figures).
 import { callsByCallerAndAction, type WriteLogEntry } from '../../sim/clb-emulator/index.js';
 import { restartApiserver } from '../controlplane/launcher.js';
 import { auditListsAndWatches, compactEtcd, readAuditLog } from '../controlplane/disruption.js';
@@ -192,7 +192,8 @@ export async function leaderAndApiserver(run: ChaosRun): Promise<{ leader: Leade
     await run.admin.markStats('leader');
     const seq0 = await run.lastWriteSeq();
     await run.enforce();
-    const hit = await run.trigger('leader', run.rng.int(1, 3 * n));
+    // From the N-th call on: past the first reads, so the leader usually dies with writes of its own in flight.
+    const hit = await run.trigger('leader', run.rng.int(n, 4 * n));
     const killedAt = await a.kill({ restart: false });
     await waitFor('chaos-b takes over', async () => ((await b.isLeader()) ? true : undefined), { timeoutMs: 40_000, intervalMs: 100, context: replicaLogs });
     const takeoverMs = Date.now() - killedAt;

@@ -18,5 +18,6 @@ export {
 } from './capabilities.js';
 export { API_VERSION } from './api.js';
 export { nodePortFor } from './health.js';
+export type { TargetHealthSource, TargetProbe } from './health.js';
 export { defaultHealthCheck } from './health-check.js';
 export { ACTIONS } from './actions/index.js';

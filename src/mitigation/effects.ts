@@ -13,7 +13,7 @@ import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, buildRemovalPatch } from '../plan/config-patch.js';
 import { healthCheckFor } from '../plan/l4.js';
 import { mergeRecords, withoutFields } from '../plan/record.js';
-import type { Step } from '../plan/steps.js';
+import type { AwaitReason, Step } from '../plan/steps.js';
 import type { LearnedCapabilities } from './capabilities.js';
 import { isKeepaliveCapabilityError, latestTkeWarning, type EventView } from './tke-events.js';
 
@@ -112,11 +112,17 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
   }
 }
 
+const AWAIT_NOTE: Record<Exclude<AwaitReason, 'ConfigApplied'>, (step: Extract<Step, { kind: 'AwaitTke' }>) => string> = {
+  ConfigCreated: (s) => `TKE has not created TkeServiceConfig ${s.config ?? ''} yet`,
+  OriginalsApplied: (s) => `TKE has not restored the originals on CLB ${s.loadBalancerId} yet`,
+  PassToTargetApplied: (s) => `TKE has not applied ingress.cloud.tencent.com/pass-to-target to CLB ${s.loadBalancerId} yet`,
+};
+
 /** Verification of what TKE was asked to do: TKE's own Warning Event or the grace period decides a failure. */
 async function awaitTke(deps: EffectDeps, target: TargetRef, step: Extract<Step, { kind: 'AwaitTke' }>, signal: AbortSignal): Promise<StepResult> {
   // Each wait ends with a fresh read of the CLB at the next round.
   deps.observer.invalidate(step.loadBalancerId);
-  if (step.reason !== 'ConfigApplied') return { status: 'waiting', note: step.reason === 'ConfigCreated' ? `TKE has not created TkeServiceConfig ${step.config ?? ''} yet` : `TKE has not restored the originals on CLB ${step.loadBalancerId} yet` };
+  if (step.reason !== 'ConfigApplied') return { status: 'waiting', note: AWAIT_NOTE[step.reason](step) };
   const since = step.since ? Date.parse(step.since) : Date.now();
   let events: EventView[] = [];
   if (!signal.aborted) events = (await deps.writer.eventsOf(target.kind, target.namespace, target.name)) as EventView[];

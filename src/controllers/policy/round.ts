@@ -295,9 +295,10 @@ export async function planReleases(d: RoundDeps, owner: string, orphans: readonl
         ...(stale ? { stale: true } : {}),
         ...(o.loadBalancerId ? { loadBalancerId: o.loadBalancerId } : {}),
         ...(obs?.state === 'Found' ? { clb: obs.clb } : {}),
+        ...(obs?.state === 'Found' && o.loadBalancerId && d.observer.observedAt(o.loadBalancerId) !== undefined ? { observedAt: d.observer.observedAt(o.loadBalancerId) } : {}),
         ...(config ? { config } : {}),
       };
-      return planOrphan(owner, orphan);
+      return planOrphan({ owner, now: new Date(), graceMs: d.tkeGraceMs }, orphan);
     })
     .filter((p) => p.steps.length > 0);
 }

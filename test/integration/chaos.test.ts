@@ -7,7 +7,7 @@
 // Replay a failure with the seed it prints: CHAOS_SEED=<seed> npm test -- --testPathPatterns chaos
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CHAOS_PROFILES, chaosFaultPlan, ChaosRng, chaosSeed, startChaosWorld, type ChaosWorld } from '../support/chaos-world.js';
-import { ChaosRun, killCycles, leaderAndApiserver } from '../support/chaos-scenarios.js';
+import { ChaosRun, killCycles, leaderAndApiserver, pausedLeader } from '../support/chaos-scenarios.js';
 
 const PROFILE = CHAOS_PROFILES.short;
 const SEED = chaosSeed();
@@ -44,4 +44,11 @@ describe(`chaos (CHAOS_SEED=${SEED})`, () => {
     expect(apiserver.relisted).toEqual(expect.arrayContaining(['loopbackpolicies', 'services']));
     expect({ seed: SEED, violations: run.violations }).toEqual({ seed: SEED, violations: [] });
   }, 600_000);
+
+  it('a leader frozen past its lease (SIGSTOP) and thawed after the standby took over decides no write more and exits', async () => {
+    const paused = await pausedLeader(run);
+    expect(paused.exited).toBe(true);
+    expect(paused.decidedAfterThaw).toBe(0);
+    expect({ seed: SEED, violations: run.violations }).toEqual({ seed: SEED, violations: [] });
+  }, 300_000);
 });

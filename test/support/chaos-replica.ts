@@ -67,6 +67,22 @@ export class Replica {
     return at;
   }
 
+  /** SIGSTOP: the process freezes (a VM pause, a long GC), its sockets and timers with it. */
+  pause(): number {
+    const pid = this.proc?.child.pid;
+    if (pid === undefined) throw new Error(`replica ${this.identity} is not running`);
+    process.kill(pid, 'SIGSTOP');
+    return Date.now();
+  }
+
+  /** SIGCONT: the frozen process runs on from where it stopped. */
+  resume(): number {
+    const pid = this.proc?.child.pid;
+    if (pid === undefined) throw new Error(`replica ${this.identity} is not running`);
+    process.kill(pid, 'SIGCONT');
+    return Date.now();
+  }
+
   async isLeader(): Promise<boolean> {
     const port = this.proc?.port;
     if (port === undefined || this.proc?.child.exitCode !== null) return false;

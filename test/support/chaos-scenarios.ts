@@ -268,3 +268,72 @@ export function relistsAfterExpiry(events: ReturnType<typeof readAuditLog>, comp
   }
   return { expired, relisted: [...relisted].sort(), notRelisted: [...expiredAt.keys()].filter((r) => !relisted.has(r)).sort() };
 }
+
+export interface PausedLeaderFigure {
+  pauseAtCall: number;
+  /** Pause → the standby leads. */
+  takeoverMs: number;
+  /** Writes sent before the freeze that landed after the thaw (tolerated: nothing can call them back). */
+  inFlightLanded: number;
+  /** Writes the thawed leader decided after the thaw (must be 0: its fence), and whether it then exited. */
+  decidedAfterThaw: number;
+  exited: boolean;
+}
+
+/**
+ * A leader frozen mid-Enforce (SIGSTOP: a VM pause, a long GC) past its lease while the standby takes over and
+ * converges, then thawed (SIGCONT): it runs on from where it stopped, with writes queued from a plan that is
+ * no longer true, and the renewal that would tell it so runs only after them. Its fence (LeaderElector.mayWrite,
+ * asked before every step and every CLB submission) must stop them all, and the process exits.
+ */
+export async function pausedLeader(run: ChaosRun): Promise<PausedLeaderFigure> {
+  const { world } = run;
+  const n = world.services.length;
+  const a = new Replica(world.tke, { identity: 'chaos-a', caller: REPLICA_CALLERS[0], extraArgs: OPERATOR_ARGS });
+  const b = new Replica(world.tke, { identity: 'chaos-b', caller: REPLICA_CALLERS[1], extraArgs: OPERATOR_ARGS });
+  const replicaLogs = () => `--- chaos-a ---\n${a.logs()}\n--- chaos-b ---\n${b.logs()}`;
+  let paused = false;
+  try {
+    await a.start();
+    await waitFor('chaos-a leads', async () => ((await a.isLeader()) ? true : undefined), { timeoutMs: 30_000 });
+    await b.start();
+    await run.admin.markStats('paused');
+    await run.enforce();
+    // Among its writes (past the first reads), so writes are queued behind running CLB tasks when it freezes.
+    const hit = await run.trigger('paused', run.rng.int(2 * n, 3 * n));
+    const pausedAt = a.pause();
+    paused = true;
+    await waitFor('chaos-b takes over from the frozen leader', async () => ((await b.isLeader()) ? true : undefined), { timeoutMs: 40_000, intervalMs: 100, context: replicaLogs });
+    const takeoverMs = Date.now() - pausedAt;
+    await run.converge('Enforce converged while the old leader was frozen', () => enforceGaps(world), replicaLogs);
+    const seq = await run.lastWriteSeq();
+    const deaths = a.deaths.length;
+    const resumedAt = a.resume();
+    paused = false;
+    await waitFor('the thawed leader exits', async () => (a.deaths.length > deaths ? true : undefined), { timeoutMs: 30_000, intervalMs: 100, context: replicaLogs });
+    // Whatever it still had in flight has landed or failed by now: its exit ends it. A write it had sent before the
+    // freeze may still land after the thaw (its bytes were queued in the frozen process; no client-side fence can
+    // call those back). One it decided after the thaw is the fence's failure: on one CLB, loopguard sends a write
+    // only after it has seen the previous one's task finish, so a late write whose predecessor on the CLB finished
+    // while the process was frozen was decided after the thaw.
+    const all = await run.admin.writes();
+    const late = all.filter((e) => e.seq > seq && e.caller === REPLICA_CALLERS[0]);
+    const decidedLate = late.filter((w) => {
+      const before = all.filter((e) => e.caller === REPLICA_CALLERS[0] && e.loadBalancerId === w.loadBalancerId && e.seq < w.seq).at(-1);
+      return before !== undefined && (before.finishedAtMs ?? Infinity) > pausedAt;
+    });
+    for (const w of decidedLate) {
+      run.violations.push(`paused leader: chaos-a wrote ${w.loadBalancerId}/${w.listenerId} ${w.acceptedAtMs - resumedAt} ms after it was thawed, after seeing a task finish that ended while it was frozen: decided after the thaw, while chaos-b led`);
+    }
+    const figure: PausedLeaderFigure = { pauseAtCall: hit.calls, takeoverMs, inFlightLanded: late.length - decidedLate.length, decidedAfterThaw: decidedLate.length, exited: a.deaths.length > deaths };
+    run.log(
+      `paused leader: froze chaos-a at loopguard call ${hit.calls}; chaos-b led after ${takeoverMs} ms and converged; thawed, chaos-a delivered ${figure.inFlightLanded} ` +
+        `write(s) sent before the freeze, decided ${figure.decidedAfterThaw} after it, and exited`,
+    );
+    return figure;
+  } finally {
+    if (paused) a.resume();
+    await a.stop();
+    await b.stop();
+  }
+}

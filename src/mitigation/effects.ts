@@ -3,7 +3,7 @@
 // A step's result is data, never an exception for the target's own failure: the executor classifies thrown
 // errors, and verification verdicts (TKE did not apply a config) come back as `failed`.
 import { StalledReason } from '../api/reasons.js';
-import { describeCloudError, type ClbClient, type ListenerInfo } from '../cloud/index.js';
+import { describeCloudError, type CallOptions, type ClbClient, type ListenerInfo } from '../cloud/index.js';
 import type { ClbObserver } from '../controllers/clb-observer.js';
 import type { RecordStore } from '../kube/record-store.js';
 import type { KubeWriter } from '../kube/writer.js';
@@ -28,6 +28,8 @@ export interface EffectDeps {
   capabilities: LearnedCapabilities;
   /** Aborts when shutdown begins: a CLB write not submitted yet is dropped then (CallOptions.stopping). */
   stopping?: AbortSignal;
+  /** The leader's fence (LeaderElector.mayWrite), asked before every step and every CLB submission. */
+  mayWrite?: () => boolean;
 }
 
 /** Event timestamps have second precision. */
@@ -42,8 +44,8 @@ function sourceOf(l: ListenerInfo | undefined): 0 | 1 {
   return l?.healthCheck?.SourceIpType === 1 ? 1 : 0;
 }
 
-function writeOptions(deps: EffectDeps, signal: AbortSignal): { signal: AbortSignal; stopping?: AbortSignal } {
-  return deps.stopping ? { signal, stopping: deps.stopping } : { signal };
+function writeOptions(deps: EffectDeps, signal: AbortSignal): CallOptions {
+  return { signal, ...(deps.stopping ? { stopping: deps.stopping } : {}), ...(deps.mayWrite ? { mayWrite: deps.mayWrite } : {}) };
 }
 
 export async function applyStep(deps: EffectDeps, owner: string, target: TargetRef, step: Step, signal: AbortSignal): Promise<StepResult> {

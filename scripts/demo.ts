@@ -119,7 +119,10 @@ async function main(): Promise<void> {
   }
   console.log(`\nThe operator keeps running. Try: source .dev/env && kubectl describe lbp -n ${NS} audit-all`);
   console.log('Ctrl-C stops the operator' + (startedStack ? ' and the local TKE.' : '.'));
-  await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()));
+  // Ctrl-C, and a SIGTERM/SIGHUP from a process manager, `timeout` or a closed terminal: the local TKE goes too.
+  await new Promise<void>((resolve) => {
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+  });
   await stop();
 }
 

@@ -15,10 +15,9 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { TKE_SERVICE_CONFIG } from './api/annotations.js';
-import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
+import { ABANDON_ANNOTATION, GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './controllers/clb-observer.js';
-import { ABANDON_ANNOTATION } from './controllers/policy/deletion.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { LearnedCapabilities } from './mitigation/capabilities.js';
@@ -28,7 +27,7 @@ import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { TKE_GRACE_MS } from './plan/l7.js';
-import { detectClusterProfile, type ClusterProfile, type ProfileOverrides } from './model/cluster-profile.js';
+import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent } from './runtime/informer.js';
 import { LeaderElector } from './runtime/leader-election.js';
@@ -146,7 +145,7 @@ export class Operator {
     const writer = new KubeWriter(kc);
     const records = new RecordStore(kc);
     const executor = d.enforce
-      ? new Executor({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, events, logger, metrics, stopping: this.stopping.signal })
+      ? new Executor({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, events, logger, metrics, stopping: this.stopping.signal, mayWrite: () => this.elector?.mayWrite() ?? true })
       : undefined;
     const recordsOf = (ns: string) => (this.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => r.spec?.target?.namespace === ns);
     const controller = new PolicyController({
@@ -278,19 +277,7 @@ export class Operator {
   /** The cluster profile; detected again only after a kube-proxy DaemonSet/ConfigMap event (it parses YAML). */
   private profile(): ClusterProfile {
     if (this.cachedProfile) return this.cachedProfile;
-    const { kubeProxyMode, kubeProxyVersion, kubeProxyPreventLoopback } = this.d.config;
-    const overrides: ProfileOverrides = {
-      ...(kubeProxyMode ? { mode: kubeProxyMode } : {}),
-      ...(kubeProxyVersion ? { version: kubeProxyVersion } : {}),
-      ...(kubeProxyPreventLoopback ? { preventLoopbackSupported: kubeProxyPreventLoopback === 'true' } : {}),
-    };
-    const ds = this.daemonSets.get('kube-proxy', KUBE_PROXY.namespace);
-    const cm = this.configMaps.get('kube-proxy', KUBE_PROXY.namespace);
-    this.cachedProfile = detectClusterProfile({
-      ...(ds ? { daemonSet: ds as Parameters<typeof detectClusterProfile>[0]['daemonSet'] } : {}),
-      ...(cm ? { configMap: cm as Parameters<typeof detectClusterProfile>[0]['configMap'] } : {}),
-      overrides,
-    });
+    this.cachedProfile = profileFrom({ daemonSet: this.daemonSets.get('kube-proxy', KUBE_PROXY.namespace), configMap: this.configMaps.get('kube-proxy', KUBE_PROXY.namespace) }, this.d.config);
     return this.cachedProfile;
   }
 

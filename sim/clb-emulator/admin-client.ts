@@ -1,6 +1,6 @@
 import type {
   AdminErrorBody, AdminLoadBalancer, AdminState, CallerView, Capabilities, CapabilitiesPatch, EmulatorConfig, FaultPlan,
-  ListenerPatch, NodeSpec, RulePatch, SeedLoadBalancer, StatsSnapshot, TaskView,
+  ListenerPatch, NodeSpec, RulePatch, SeedLoadBalancer, StatsSnapshot, TaskView, WriteLogEntry,
 } from './admin-types.js';
 
 /** Thrown for any non-2xx admin response; `status` is the HTTP status (400 bad input, 404 unknown id, …). */
@@ -129,6 +129,11 @@ export class ClbAdminClient {
   /** Counters accumulated since `markStats(name)`; 404 (ClbAdminError) if there is no such mark. */
   statsSince(name: string): Promise<StatsSnapshot> {
     return this.call('GET', `stats/since/${encodeURIComponent(name)}`);
+  }
+
+  /** The write log, oldest first: every accepted ModifyListener/ModifyRule with its caller, or those after `since` (a `seq`). */
+  writes(since?: number): Promise<WriteLogEntry[]> {
+    return this.call('GET', since === undefined ? 'writes' : `writes/since/${since}`);
   }
 
   /** The configured callers and their SecretIds (never the keys). */

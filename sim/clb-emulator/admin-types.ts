@@ -63,6 +63,31 @@ export interface StatsSnapshot {
   tasks: { started: number; succeeded: number; failed: number };
 }
 
+export type WriteLogStatus = 'running' | 'succeeded' | 'failed';
+
+/** One accepted ModifyListener/ModifyRule in the write log (`GET /_admin/writes`, write-log.ts). */
+export interface WriteLogEntry {
+  /** 1, 2, …: the order the emulator accepted the writes in. */
+  seq: number;
+  /** The caller name of the SecretId that sent it (see `callers`). */
+  caller: string;
+  action: 'ModifyListener' | 'ModifyRule';
+  loadBalancerId: string;
+  listenerId: string;
+  /** ModifyRule's rule; null for ModifyListener. */
+  locationId: string | null;
+  /** = the RequestId the write was answered with. */
+  taskId: string;
+  acceptedAtMs: number;
+  finishedAtMs: number | null;
+  status: WriteLogStatus;
+  /**
+   * Fields the task changed when it completed (`HealthCheck.SourceIpType`, `KeepaliveEnable`, …); empty while it
+   * runs, when it failed, and when it wrote the values already there. Effective write = succeeded with changes.
+   */
+  changed: string[];
+}
+
 /** `GET /_admin/callers`: who may call, without the keys. */
 export interface CallerView {
   caller: string;

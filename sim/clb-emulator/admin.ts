@@ -221,6 +221,7 @@ const ROUTES: Route[] = [
   { method: 'GET', pattern: /^\/_admin\/stats$/, handler: (core) => core.stats.snapshot() },
   { method: 'POST', pattern: /^\/_admin\/stats\/reset$/, handler: (core) => {
     core.stats.reset();
+    core.writeLog.clear();
     return { ok: true };
   } },
   // Marks freeze the counters at the moment the request arrives (the event loop makes that exact), so a benchmark
@@ -235,6 +236,9 @@ const ROUTES: Route[] = [
       return since;
     },
   },
+  // The write log (write-log.ts): who wrote which listener or rule, in order, and what each write changed.
+  { method: 'GET', pattern: /^\/_admin\/writes$/, handler: (core) => core.writeLog.list() },
+  { method: 'GET', pattern: /^\/_admin\/writes\/since\/(\d+)$/, handler: (core, m) => core.writeLog.list(Number(m[0])) },
   { method: 'GET', pattern: /^\/_admin\/callers$/, handler: (core) => core.options.callers.map(({ caller, secretId }) => ({ caller, secretId })) },
   { method: 'GET', pattern: /^\/_admin\/tasks$/, handler: (core) => core.tasks.list() },
   { method: 'POST', pattern: /^\/_admin\/tasks\/complete$/, handler: (core) => ({ completed: core.tasks.completeAll() }) },

@@ -114,7 +114,7 @@ export async function handleApiRequest(core: EmulatorCore, req: ApiRequest): Pro
     const params = parseParams(req.body);
     const nowMs = Date.now();
     core.tasks.settleDue(nowMs);
-    const result = def.run({ core, requestId, taskFailure: fault.taskFailure, nowMs }, params);
+    const result = def.run({ core, requestId, taskFailure: fault.taskFailure, nowMs, caller }, params);
     return finish('OK', { kind: 'json', body: { Response: { ...result, RequestId: requestId } } });
   } catch (err) {
     const apiError =

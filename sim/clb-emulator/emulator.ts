@@ -6,11 +6,13 @@ import { ClbStore } from './state.js';
 import { Stats } from './stats.js';
 import { TaskRegistry, TASK_SUCCEEDED } from './tasks.js';
 import { ActionThrottle } from './throttle.js';
+import { WriteLog } from './write-log.js';
 
 /** Everything one emulator instance knows; shared by the API pipeline, the actions and the admin routes. */
 export class EmulatorCore {
   readonly store = new ClbStore();
   readonly stats = new Stats();
+  readonly writeLog = new WriteLog();
   readonly throttle: ActionThrottle;
   readonly faults: FaultInjector;
   readonly tasks: TaskRegistry;
@@ -25,7 +27,11 @@ export class EmulatorCore {
     if (options.faults) this.faults.set(options.faults);
     this.tasks = new TaskRegistry(
       () => this.config.taskDurationMs,
-      (t) => this.stats.task(t.status === TASK_SUCCEEDED ? 'succeeded' : 'failed'),
+      (t) => {
+        const status = t.status === TASK_SUCCEEDED ? 'succeeded' : 'failed';
+        this.stats.task(status);
+        this.writeLog.finished(t.taskId, status);
+      },
     );
   }
 
@@ -34,6 +40,7 @@ export class EmulatorCore {
     this.tasks.clear();
     this.store.clear();
     this.stats.reset();
+    this.writeLog.clear();
     this.throttle.reset();
     this.config = initialConfig(this.options);
     this.capabilities = { ...this.options.capabilities };

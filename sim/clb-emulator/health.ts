@@ -1,4 +1,5 @@
 import type { HealthCheckState, ListenerRecord, LoadBalancerRecord, NodeRecord, RuleRecord } from './model.js';
+import { primaryVip } from './model.js';
 
 /**
  * Target health, modelling the loopback fault of kubernetes/kubernetes#79783 (tke-clb.md §5): in IPVS mode
@@ -24,9 +25,37 @@ export interface TargetHealthView {
 
 export const nodePortFor = (listenerPort: number): number => 30000 + (listenerPort % 2768);
 
-export function probeTarget(hc: HealthCheckState, node: NodeRecord, changedAtMs: number, nowMs: number, convergenceMs: number) {
+/** One target's health check as the CLB would send it: what an external source of truth needs to probe it. */
+export interface TargetProbe {
+  loadBalancerId: string;
+  vip: string;
+  listenerId: string;
+  /** L7 rules only. */
+  locationId: string | null;
+  protocol: ListenerRecord['Protocol'];
+  /** Position of the node in the CLB's node list (a lab maps it to one of its nodes). */
+  nodeIndex: number;
+  nodeIp: string;
+  nodePort: number;
+  /** The configured source: 0 = the VIP, 1 = 100.64.0.0/10. */
+  sourceIpType: number;
+  checkType: string;
+}
+
+/**
+ * Optional emulator mode (`EmulatorOptions.targetHealth`): health from real probes (the data-plane lab,
+ * lab/health-oracle.ts) instead of the rule below. Synchronous, like the real API: it answers from the latest probe
+ * results and probes in the background.
+ */
+export type TargetHealthSource = (probe: TargetProbe) => 'Alive' | 'Dead' | 'Unknown';
+
+export function probeTarget(hc: HealthCheckState, node: NodeRecord, changedAtMs: number, nowMs: number, convergenceMs: number, real?: () => 'Alive' | 'Dead' | 'Unknown') {
   if (hc.HealthSwitch === 0) return { HealthStatus: true, HealthStatusDetail: 'Close' as const };
   if (nowMs - changedAtMs < convergenceMs) return { HealthStatus: false, HealthStatusDetail: 'Unknown' as const };
+  if (real) {
+    const detail = real();
+    return { HealthStatus: detail === 'Alive', HealthStatusDetail: detail };
+  }
   const dropped = hc.SourceIpType === 0 && node.vipBound;
   return dropped
     ? { HealthStatus: false, HealthStatusDetail: 'Dead' as const }
@@ -39,16 +68,37 @@ export function targetsFor(
   rule: RuleRecord | undefined,
   nowMs: number,
   convergenceMs: number,
+  source?: TargetHealthSource,
 ): TargetHealthView[] {
   const hc = rule ? rule.HealthCheck : listener.HealthCheck;
   const changedAt = rule ? rule.healthChangedAtMs : listener.healthChangedAtMs;
   if (!hc) return [];
-  return lb.nodes.map((node) => ({
+  return lb.nodes.map((node, nodeIndex) => ({
     IP: node.ip,
     Port: nodePortFor(listener.Port),
     TargetId: node.instanceId,
     // No TargetGroupId: targets are bound directly, and the model does not allow null there.
     Weight: 10,
-    ...probeTarget(hc, node, changedAt, nowMs, convergenceMs),
+    ...probeTarget(
+      hc,
+      node,
+      changedAt,
+      nowMs,
+      convergenceMs,
+      source &&
+        (() =>
+          source({
+            loadBalancerId: lb.LoadBalancerId,
+            vip: primaryVip(lb),
+            listenerId: listener.ListenerId,
+            locationId: rule?.LocationId ?? null,
+            protocol: listener.Protocol,
+            nodeIndex,
+            nodeIp: node.ip,
+            nodePort: nodePortFor(listener.Port),
+            sourceIpType: hc.SourceIpType,
+            checkType: hc.CheckType,
+          })),
+    ),
   }));
 }

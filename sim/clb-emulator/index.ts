@@ -4,6 +4,7 @@ export type { ClbEmulator } from './server.js';
 export { DEFAULT_TEST_CREDENTIALS, DEFAULT_OPTIONS, UNAUTHENTICATED_CALLER } from './options.js';
 export type { CallerCredentials, EmulatorOptions } from './options.js';
 export { callsByCallerAndAction, diffStats } from './stats-diff.js';
+export { mulberry32 } from './faults.js';
 export { ClbAdminClient, ClbAdminError } from './admin-client.js';
 export type * from './admin-types.js';
 export {
@@ -17,5 +18,6 @@ export {
 } from './capabilities.js';
 export { API_VERSION } from './api.js';
 export { nodePortFor } from './health.js';
+export type { TargetHealthSource, TargetProbe } from './health.js';
 export { defaultHealthCheck } from './health-check.js';
 export { ACTIONS } from './actions/index.js';

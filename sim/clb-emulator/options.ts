@@ -1,6 +1,7 @@
 import type { Capabilities } from './capabilities.js';
 import { DEFAULT_CAPABILITIES, incoherentCapabilities } from './capabilities.js';
 import type { FaultPlan } from './admin-types.js';
+import type { TargetHealthSource } from './health.js';
 
 /**
  * Fixed credentials of the built-in test account. They are only ever accepted by this local emulator (which binds
@@ -55,6 +56,11 @@ export interface EmulatorOptions {
   maxClockSkewSec: number;
   /** Log sink for the few lines the emulator writes; never receives secrets. Default: silent. */
   log: (line: string) => void;
+  /**
+   * Target health from real probes (the data-plane lab: lab/health-oracle.ts) instead of the modelled rule
+   * (`SourceIpType` 0 and the VIP bound → Dead, health.ts). Default undefined: the rule. In-process only.
+   */
+  targetHealth: TargetHealthSource | undefined;
 }
 
 export const DEFAULT_OPTIONS: Readonly<Omit<EmulatorOptions, 'accounts' | 'callers' | 'capabilities' | 'rpsPerAction'>> = Object.freeze({
@@ -67,6 +73,7 @@ export const DEFAULT_OPTIONS: Readonly<Omit<EmulatorOptions, 'accounts' | 'calle
   healthConvergenceMs: 0,
   maxClockSkewSec: 300,
   log: () => undefined,
+  targetHealth: undefined,
 });
 
 export interface ResolvedOptions extends Omit<EmulatorOptions, 'capabilities' | 'callers'> {
@@ -120,5 +127,6 @@ export function resolveOptions(options: Partial<EmulatorOptions> = {}): Resolved
     healthConvergenceMs: options.healthConvergenceMs ?? DEFAULT_OPTIONS.healthConvergenceMs,
     maxClockSkewSec: options.maxClockSkewSec ?? DEFAULT_OPTIONS.maxClockSkewSec,
     log: options.log ?? DEFAULT_OPTIONS.log,
+    targetHealth: options.targetHealth,
   };
 }

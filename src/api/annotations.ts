@@ -2,6 +2,7 @@
 // throws: an unparsable value comes back as `invalid` with the raw text and a sentence the caller can
 // put into a Warning Event (EventReason.InvalidAnnotation), so one bad annotation cannot wedge a reconcile.
 // TKE spellings: ../shared/docs/tke-clb.md §2.
+import { quoteValue } from './text.js';
 
 /** TKE Service annotations. */
 export const ServiceAnnotation = {
@@ -64,11 +65,12 @@ export type AnnotationValue<T> =
 const ABSENT = Object.freeze({ kind: 'absent' as const });
 
 function invalid(key: string, raw: string, error: string): AnnotationValue<never> {
-  return { kind: 'invalid', key, raw, error: `annotation ${key}=${JSON.stringify(truncate(raw))}: ${error}` };
+  return { kind: 'invalid', key, raw, error: invalidAnnotationText(key, raw, error) };
 }
 
-function truncate(raw: string): string {
-  return raw.length > 80 ? `${raw.slice(0, 77)}...` : raw;
+/** The sentence for an Event: the annotation, its value quoted (escaped, clipped: anyone with `edit` writes it), what is wrong. */
+export function invalidAnnotationText(key: string, raw: string, error: string): string {
+  return `annotation ${key}=${quoteValue(raw)}: ${error}`;
 }
 
 export function readString(annotations: Annotations, key: string): AnnotationValue<string> {
@@ -170,6 +172,14 @@ export interface OriginalsRecord {
   declaredAt?: string;
 }
 
+/**
+ * A CLB id as the CLB API gives them (`lb-` and 8 lower-case letters and digits; up to 64 characters allowed, the
+ * status field's bound). Anything else names no CLB and is never sent to the CLB API.
+ */
+export function isClbId(id: string): boolean {
+  return /^lb-[0-9a-z]{1,61}$/.test(id);
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -209,7 +219,7 @@ export function validateOriginals(value: unknown): string | undefined {
     const p = value.loadBalancer.passToTarget;
     if (p !== undefined && typeof p !== 'boolean') return 'loadBalancer.passToTarget must be a boolean';
   }
-  if (value.loadBalancerId !== undefined && (typeof value.loadBalancerId !== 'string' || !/^lb-[0-9a-z]{1,61}$/.test(value.loadBalancerId))) {
+  if (value.loadBalancerId !== undefined && (typeof value.loadBalancerId !== 'string' || !isClbId(value.loadBalancerId))) {
     return '"loadBalancerId" must be a CLB id (lb-…)';
   }
   if (value.applied !== undefined && (!Array.isArray(value.applied) || value.applied.some((k) => typeof k !== 'string'))) {

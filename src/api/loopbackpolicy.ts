@@ -12,6 +12,8 @@ export const SINGULAR = 'loopbackpolicy';
 export const SHORT_NAME = 'lbp';
 /** Finalizer that makes deleting a policy wait until loopguard has reverted what it changed. */
 export const FINALIZER = 'loopguard.dev/revert';
+/** On a policy being deleted: release the finalizer without restoring (RevertAbandoned Events say what stays). */
+export const ABANDON_ANNOTATION = 'loopguard.dev/abandon';
 /** Server-side-apply field manager for everything loopguard writes (status, annotations). */
 export const FIELD_MANAGER = 'loopguard';
 /** Upper bound of `status.targets`; the rest is counted in `status.counts` and flagged as truncated. */

@@ -2,23 +2,16 @@
 // from the Kubernetes API (get/list only), the CLBs through the operator's client and observer (read actions only),
 // and prints per target the verdict, root cause, the plan Enforce would carry out and the topology alternatives.
 // It writes nothing, to the cluster or to a CLB. Exit status: 0 no risk, 1 risk found, 2 could not scan.
-import type { KubeProxyMode } from '../api/loopbackpolicy.js';
 import { createCredentialProvider, type CredentialProvider } from '../cloud/index.js';
-import { detectClusterProfile, type ClusterProfile, type ProfileOverrides } from '../model/cluster-profile.js';
+import { profileFrom, type ProfileFlags } from '../model/cluster-profile.js';
 import { callCounter, probeClbAccess, openClbAccess, observeClbs, type ClbSettings } from './clb-access.js';
-import { readCluster, type ClusterSnapshot } from './cluster-reads.js';
+import { readCluster } from './cluster-reads.js';
 import { loadKubeconfig } from './kubeconfig.js';
 import { progressBar, type ProgressStream } from './output/progress.js';
 import { render, type OutputFormat } from './output/render.js';
 import { exitCodeOf } from './report.js';
 import { scanReport, snapshotTargets } from './scan.js';
 import { packageVersion } from '../version.js';
-
-export interface ProfileFlags {
-  kubeProxyMode?: KubeProxyMode;
-  kubeProxyVersion?: string;
-  kubeProxyPreventLoopback?: boolean;
-}
 
 export interface DoctorOptions extends ProfileFlags {
   kubeconfig?: string;
@@ -42,23 +35,6 @@ export interface DoctorDeps {
   now?: () => Date;
 }
 
-/** The operator's flag overrides, as detectClusterProfile takes them. */
-export function profileOverrides(flags: ProfileFlags): ProfileOverrides {
-  return {
-    ...(flags.kubeProxyMode ? { mode: flags.kubeProxyMode } : {}),
-    ...(flags.kubeProxyVersion ? { version: flags.kubeProxyVersion } : {}),
-    ...(flags.kubeProxyPreventLoopback !== undefined ? { preventLoopbackSupported: flags.kubeProxyPreventLoopback } : {}),
-  };
-}
-
-/** The operator's detection, from what the scan read. */
-export function clusterProfile(snapshot: Pick<ClusterSnapshot, 'daemonSet' | 'configMap'>, flags: ProfileFlags): ClusterProfile {
-  return detectClusterProfile({
-    ...(snapshot.daemonSet ? { daemonSet: snapshot.daemonSet as Parameters<typeof detectClusterProfile>[0]['daemonSet'] } : {}),
-    ...(snapshot.configMap ? { configMap: snapshot.configMap as Parameters<typeof detectClusterProfile>[0]['configMap'] } : {}),
-    overrides: profileOverrides(flags),
-  });
-}
 
 export async function runDoctor(options: DoctorOptions, io: CliIo, deps: DoctorDeps = {}): Promise<number> {
   const started = Date.now();
@@ -72,7 +48,7 @@ export async function runDoctor(options: DoctorOptions, io: CliIo, deps: DoctorD
     ...(namespace ? { namespace } : {}),
     ...(options.selector ? { selector: options.selector } : {}),
   });
-  const profile = clusterProfile(snapshot, options);
+  const profile = profileFrom(snapshot, options);
   const ids = [...new Set(snapshotTargets(snapshot).flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])))];
   const access = openClbAccess(options.clb, credentials, calls.onCall);
   const bar = progressBar(io.stderr, 'Reading CLBs', ids.length, options.progress);

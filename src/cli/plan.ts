@@ -4,9 +4,9 @@
 // (src/cli/offline.ts). Exit status: 0 no risk, 1 risk found (also when it depends on an open CLB fact) unless
 // --warn-only, 2 could not read the manifests or the saved profile.
 import { readFileSync } from 'node:fs';
-import type { ClusterProfileStatus, KubeProxyMode } from '../api/loopbackpolicy.js';
-import { detectClusterProfile, type ClusterProfile } from '../model/cluster-profile.js';
-import { profileOverrides, type CliIo, type ProfileFlags } from './doctor.js';
+import type { ClusterProfileStatus } from '../api/loopbackpolicy.js';
+import { OVERRIDE_MODES, profileFrom, type ClusterProfile, type ProfileFlags } from '../model/cluster-profile.js';
+import type { CliIo } from './doctor.js';
 import { CliError, messageOf } from './errors.js';
 import { readManifests } from './manifest-files.js';
 import { classify } from './manifests.js';
@@ -29,7 +29,6 @@ export interface PlanIo extends CliIo {
   readStdin: () => Promise<string>;
 }
 
-const MODES: readonly KubeProxyMode[] = ['ipvs', 'iptables', 'nftables', 'none'];
 
 /** The kube-proxy settings of a saved `loopguard doctor -o json` (or -o yaml is not accepted: JSON only). */
 export function savedProfile(text: string, file: string): ProfileFlags {
@@ -43,7 +42,7 @@ export function savedProfile(text: string, file: string): ProfileFlags {
   if (typeof doc !== 'object' || doc === null || (doc as { kind?: unknown }).kind !== 'DoctorReport' || typeof p !== 'object' || p === null) {
     throw new CliError(`cannot read the cluster profile in ${file}: expected the output of loopguard doctor -o json (kind DoctorReport with a clusterProfile)`);
   }
-  const mode = MODES.find((m) => m === p.kubeProxyMode);
+  const mode = OVERRIDE_MODES.find((m) => m === p.kubeProxyMode);
   return {
     ...(mode ? { kubeProxyMode: mode } : {}),
     ...(typeof p.kubeProxyVersion === 'string' ? { kubeProxyVersion: p.kubeProxyVersion } : {}),
@@ -59,7 +58,7 @@ export function planProfile(flags: ProfileFlags, saved: ProfileFlags = {}): Clus
   if (flags.kubeProxyMode) merged.kubeProxyMode = flags.kubeProxyMode;
   if (flags.kubeProxyVersion) merged.kubeProxyVersion = flags.kubeProxyVersion;
   if (flags.kubeProxyPreventLoopback !== undefined) merged.kubeProxyPreventLoopback = flags.kubeProxyPreventLoopback;
-  return detectClusterProfile({ overrides: profileOverrides(merged) });
+  return profileFrom({}, merged);
 }
 
 function readProfileFile(path: string): ProfileFlags {

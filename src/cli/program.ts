@@ -2,8 +2,9 @@
 // variables are the operator's (src/runtime/config.ts), so one .dev/env or CI environment serves both. Exit status
 // of every subcommand: 0 no risk, 1 risk found, 2 could not scan (bad flags included), with the reason in one line.
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import type { KubeProxyMode } from '../api/loopbackpolicy.js';
-import { runDoctor, type DoctorDeps } from './doctor.js';
+import type { ProfileFlags } from '../model/cluster-profile.js';
+import { FIELDS, KUBE_PROXY_VERSION, type OperatorConfig } from '../runtime/config.js';
+import type { DoctorDeps } from './doctor.js';
 import { CliError, errorText, EXIT_CANNOT_SCAN, EXIT_OK } from './errors.js';
 import { DOCTOR_FORMATS, PLAN_FORMATS, type OutputFormat } from './output/render.js';
 import { runPlan, type PlanIo } from './plan.js';
@@ -14,44 +15,48 @@ export interface CliDeps {
   doctor?: DoctorDeps;
 }
 
-function integerIn(min: number, max: number): (value: string) => number {
-  return (value) => {
-    const n = Number(value);
-    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`expected a whole number from ${min} to ${max}`);
-    return n;
-  };
-}
-
-function kubeProxyVersion(value: string): string {
-  if (!/^v\d+\.\d+\.\d+(-tke\.\d+)?$/.test(value)) throw new InvalidArgumentError('expected a version such as v1.20.6-tke.12');
-  return value;
-}
-
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+
+/**
+ * A flag the operator also takes, built from its entry in src/runtime/config.ts: the same name, variable, help,
+ * allowed values and range, and the same reading of an empty variable (unset).
+ */
+function operatorOption(key: keyof OperatorConfig, valueName: string, description?: string): Option {
+  const field = FIELDS.find((f) => f.key === key);
+  if (!field) throw new Error(`no operator flag for ${key}`);
+  const allowed = field.allowed?.filter(Boolean);
+  const option = new Option(`--${field.flag} <${valueName}>`, description ?? field.help).env(field.env);
+  if (allowed) option.choices(allowed);
+  return option.argParser((raw: string) => {
+    if (raw === '') return undefined;
+    if (allowed && !allowed.includes(raw)) throw new InvalidArgumentError(`must be one of ${allowed.join(', ')}`);
+    if (key === 'kubeProxyVersion' && !KUBE_PROXY_VERSION.test(raw)) throw new InvalidArgumentError('expected a version such as v1.20.6-tke.12');
+    if (field.kind === 'int') {
+      const n = Number(raw);
+      if (!Number.isInteger(n) || (field.min !== undefined && n < field.min) || (field.max !== undefined && n > field.max)) {
+        throw new InvalidArgumentError(`expected a whole number from ${field.min ?? '-∞'} to ${field.max ?? '∞'}`);
+      }
+      return n;
+    }
+    return raw;
+  });
+}
 
 /** The kube-proxy flags both subcommands take (the operator's overrides). */
 function profileOptions(cmd: Command): Command {
   return cmd
-    .addOption(new Option('--kube-proxy-mode <mode>', 'kube-proxy mode, instead of the detected one').choices(['ipvs', 'iptables', 'nftables', 'none']).env('LOOPGUARD_KUBE_PROXY_MODE'))
-    .addOption(new Option('--kube-proxy-version <version>', 'kube-proxy version, e.g. v1.20.6-tke.12').argParser(kubeProxyVersion).env('LOOPGUARD_KUBE_PROXY_VERSION'))
-    .addOption(
-      new Option('--kube-proxy-prevent-loopback <bool>', 'whether kube-proxy honours prevent-loopback (default: decided from its version)')
-        .choices(['true', 'false'])
-        .env('LOOPGUARD_KUBE_PROXY_PREVENT_LOOPBACK'),
-    );
+    .addOption(operatorOption('kubeProxyMode', 'mode'))
+    .addOption(operatorOption('kubeProxyVersion', 'version'))
+    .addOption(operatorOption('kubeProxyPreventLoopback', 'bool'));
 }
 
-interface ProfileOpts {
-  kubeProxyMode?: KubeProxyMode;
-  kubeProxyVersion?: string;
-  kubeProxyPreventLoopback?: 'true' | 'false';
-}
+type ProfileOpts = ProfileFlags;
 
-function profileFlags(o: ProfileOpts) {
+function profileFlags(o: ProfileOpts): ProfileFlags {
   return {
     ...(o.kubeProxyMode ? { kubeProxyMode: o.kubeProxyMode } : {}),
     ...(o.kubeProxyVersion ? { kubeProxyVersion: o.kubeProxyVersion } : {}),
-    ...(o.kubeProxyPreventLoopback ? { kubeProxyPreventLoopback: o.kubeProxyPreventLoopback === 'true' } : {}),
+    ...(o.kubeProxyPreventLoopback !== undefined ? { kubeProxyPreventLoopback: o.kubeProxyPreventLoopback } : {}),
   };
 }
 
@@ -97,20 +102,17 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .option('-l, --selector <selector>', 'label selector, as kubectl takes it (e.g. app=web,tier!=batch)')
     .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, else ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context (default: the current context)')
-    .addOption(new Option('--region <region>', 'Tencent Cloud region of the CLBs, e.g. ap-guangzhou').env('TENCENTCLOUD_REGION'))
-    .addOption(new Option('--clb-endpoint <host[:port]>', 'CLB API endpoint, e.g. the local emulator').env('LOOPGUARD_CLB_ENDPOINT'))
-    .addOption(new Option('--clb-protocol <protocol>', 'protocol of the CLB endpoint').choices(['https', 'http', 'https://', 'http://']).default('https').env('LOOPGUARD_CLB_PROTOCOL'))
-    .addOption(
-      new Option('--cloud-rate-limit <rps>', 'CLB API requests per second per action (quota 20, shared with TKE and the operator)')
-        .argParser(integerIn(1, 20))
-        .default(10)
-        .env('LOOPGUARD_CLOUD_RATE_LIMIT'),
-    )
+    .addOption(operatorOption('region', 'region', 'Tencent Cloud region of the CLBs, e.g. ap-guangzhou'))
+    .addOption(operatorOption('clbEndpoint', 'host[:port]', 'CLB API endpoint, e.g. the local emulator'))
+    .addOption(operatorOption('clbProtocol', 'protocol').default('https'))
+    .addOption(operatorOption('cloudRateLimit', 'rps', 'CLB API requests per second per action (quota 20, shared with TKE and the operator)').default(10))
     .addOption(new Option('-o, --output <format>', 'output format').choices(DOCTOR_FORMATS).default('table'))
     .option('--no-progress', 'no progress bar (it is shown only on a terminal, for more CLBs than it has rows)');
   profileOptions(doctor).action(async (o: DoctorOpts) => {
     if (o.namespace && o.allNamespaces) throw new CliError('give either -n NAMESPACE or -A, not both');
     if (!o.region) throw new CliError("no region: set --region or TENCENTCLOUD_REGION (e.g. ap-guangzhou), the region of the cluster's CLBs");
+    // Loaded on use: `plan` and --help never load the Kubernetes client or the cloud SDK.
+    const { runDoctor } = await import('./doctor.js');
     const code = await runDoctor(
       {
         ...profileFlags(o),

@@ -102,6 +102,11 @@ export interface CallOptions {
    * until `signal` aborts.
    */
   stopping?: AbortSignal;
+  /**
+   * Writes only: asked right before each submission (the leader's fence, LeaderElector.mayWrite). false: the
+   * write is not sent (ClbError `Aborted`).
+   */
+  mayWrite?: () => boolean;
 }
 
 export interface WriteResult {

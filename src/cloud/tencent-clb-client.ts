@@ -275,6 +275,10 @@ export class TencentClbClient implements ClbClient {
         const pollFailures = new WeakSet<ClbError>();
         const result = await withRetry(
           async (attempt) => {
+            // The fence right before sending: a write that waited for its turn through a pause must not go out late.
+            if (options.mayWrite && !options.mayWrite()) {
+              throw new ClbError({ code: 'Aborted', retryable: false, reason: 'Aborted', throttled: false, apiMessage: 'not the leader', action, loadBalancerId, message: `${action} was not sent: this replica is no longer the leader.` });
+            }
             const resp = await this.attempt(action, request, ctx, signal, stopping);
             const taskId = resp.RequestId ?? '';
             const pollCtx: CloudErrorContext = { action, loadBalancerId };

@@ -3,6 +3,7 @@
 // once cost 500 new reads, not 500 × the number of reconciles. Ids are read in DescribeLoadBalancers calls of
 // up to 20. A write whose async task succeeded updates the cached facts in
 // place (the task's success is the verification); the next drift check reads the CLB again and sees any drift.
+import { isClbId } from '../api/annotations.js';
 import { MAX_LOAD_BALANCER_IDS, batches } from '../cloud/batching.js';
 import type { ClbReader, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo } from '../cloud/index.js';
 import type { BackendHealth, ClbFacts, ClbObservation, ListenerFacts } from '../model/facts.js';
@@ -105,7 +106,9 @@ export class ClbObserver {
   /** Observations for `ids`, reading from the CLB API those not read within `maxAgeMs`. */
   async observe(ids: readonly string[], maxAgeMs: number, signal?: AbortSignal): Promise<Map<string, ClbObservation>> {
     const now = Date.now();
-    const unique = [...new Set(ids)];
+    // An id is user-writable text on the target: one that is not a CLB id names no CLB and would only risk the whole
+    // DescribeLoadBalancers batch (the other targets' CLBs) on an InvalidParameter. It is never sent.
+    const unique = [...new Set(ids)].filter(isClbId);
     const stale = unique.filter((id) => {
       const e = this.cache.get(id);
       return !e || now - e.at > maxAgeMs;
@@ -114,7 +117,7 @@ export class ClbObserver {
     // targets, and reading them apart keeps one chunk's reads overlapping another chunk's writes.
     if (stale.length > 0) await Promise.all(batches(stale, MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal)));
     const result = new Map<string, ClbObservation>();
-    for (const id of unique) result.set(id, this.cache.get(id)?.observation ?? { state: 'NotObserved' });
+    for (const id of ids) result.set(id, isClbId(id) ? (this.cache.get(id)?.observation ?? { state: 'NotObserved' }) : { state: 'NotFound', loadBalancerId: id });
     return result;
   }
 

@@ -1,7 +1,14 @@
 // Events on targets and policies, deduplicated like client-go's recorder: the same (object, type, reason,
 // message) within the window bumps `count` and `lastTimestamp` on the existing Event instead of creating
 // another, so a reconcile loop never floods `kubectl describe` (controller-conventions.md §2.8).
-import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig, type V1ObjectReference } from '@kubernetes/client-node';
+//
+// A standing problem (an invalid annotation: true in every round until someone fixes it) is one Event, not one per
+// round: `recordStanding` writes it once, then only re-asserts it (count + 1 on the same Event) every
+// STANDING_REFRESH_MS, the events.k8s.io series refresh, so it outlives the apiserver's Event TTL (1 h by default)
+// while costing no write per round. After a restart or a leader change the Event already on the object is found and
+// adopted instead of a second one being created.
+import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig, type V1ObjectReference } from '@kubernetes/client-node';
+import { printable } from '../api/text.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -18,7 +25,14 @@ interface Seen {
   namespace: string;
   count: number;
   last: number;
+  /** How long the entry is worth keeping (the dedup window, or the standing refresh). */
+  keepMs: number;
 }
+
+/** An Event message: printable (it may quote user-written annotations) and within the Events API's note bound. */
+const MAX_MESSAGE = 1024;
+/** events.k8s.io's series refresh (client-go tools/events): an ongoing series is re-asserted this often. */
+export const STANDING_REFRESH_MS = 30 * 60_000;
 
 export class EventRecorder {
   private readonly core: CoreV1Api;
@@ -35,57 +49,109 @@ export class EventRecorder {
 
   /** Never throws: an Event that cannot be written must not fail a reconcile. */
   async record(target: EventTarget, type: EventType, reason: string, message: string): Promise<void> {
-    const key = `${target.kind}/${target.namespace}/${target.name}/${target.uid ?? ''}/${type}/${reason}/${message}`;
+    const text = printable(message, MAX_MESSAGE);
+    const key = this.key(target, type, reason, text);
     const now = Date.now();
     const previous = this.seen.get(key);
-    const timestamp = new Date(now);
     try {
-      if (previous && now - previous.last < this.windowMs) {
-        previous.count++;
-        previous.last = now;
-        await this.core.patchNamespacedEvent(
-          {
-            name: previous.name,
-            namespace: previous.namespace,
-            body: { count: previous.count, lastTimestamp: timestamp.toISOString() },
-          },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        );
+      if (previous && now - previous.last < this.windowMs) await this.bump(previous, now);
+      else await this.create(key, target, type, reason, text, now, this.windowMs);
+    } catch (err) {
+      this.failed(key, err);
+    }
+  }
+
+  /**
+   * A problem that holds until someone fixes it: one Event per (object, reason, message), written on first sight,
+   * re-asserted at most every `refreshMs`; every other call writes nothing. Never throws.
+   */
+  async recordStanding(target: EventTarget, type: EventType, reason: string, message: string, refreshMs = STANDING_REFRESH_MS): Promise<void> {
+    const text = printable(message, MAX_MESSAGE);
+    const key = this.key(target, type, reason, text);
+    const now = Date.now();
+    const previous = this.seen.get(key);
+    if (previous && now - previous.last < refreshMs) return;
+    try {
+      const existing = previous ?? (await this.find(target, type, reason, text, refreshMs));
+      if (!existing) {
+        await this.create(key, target, type, reason, text, now, refreshMs);
         return;
       }
-      const involvedObject: V1ObjectReference = {
-        apiVersion: target.apiVersion,
-        kind: target.kind,
-        namespace: target.namespace,
-        name: target.name,
-        uid: target.uid,
-      };
-      const created = await this.core.createNamespacedEvent({
-        namespace: target.namespace,
-        body: {
-          metadata: { generateName: `${target.name}.`, namespace: target.namespace },
-          involvedObject,
-          type,
-          reason,
-          message: message.slice(0, 1024),
-          source: { component: this.component },
-          reportingComponent: this.component,
-          firstTimestamp: timestamp,
-          lastTimestamp: timestamp,
-          count: 1,
-        },
-      });
-      this.seen.set(key, { name: created.metadata?.name ?? '', namespace: target.namespace, count: 1, last: now });
-      this.prune(now);
+      this.seen.set(key, existing);
+      // Adopted from an earlier process and still fresh: nothing to say yet.
+      if (!previous && now - existing.last < refreshMs) return;
+      await this.bump(existing, now);
     } catch (err) {
-      // The event may have expired (TTL 1 h) while we still remembered it: start a fresh one next time.
-      if (err instanceof ApiException && err.code === 404) this.seen.delete(key);
-      this.onError(err);
+      this.failed(key, err);
     }
+  }
+
+  private key(target: EventTarget, type: EventType, reason: string, text: string): string {
+    return `${target.kind}/${target.namespace}/${target.name}/${target.uid ?? ''}/${type}/${reason}/${text}`;
+  }
+
+  private async bump(seen: Seen, now: number): Promise<void> {
+    seen.count++;
+    seen.last = now;
+    await this.core.patchNamespacedEvent(
+      { name: seen.name, namespace: seen.namespace, body: { count: seen.count, lastTimestamp: new Date(now).toISOString() } },
+      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+    );
+  }
+
+  private async create(key: string, target: EventTarget, type: EventType, reason: string, text: string, now: number, keepMs: number): Promise<void> {
+    const timestamp = new Date(now);
+    const involvedObject: V1ObjectReference = {
+      apiVersion: target.apiVersion,
+      kind: target.kind,
+      namespace: target.namespace,
+      name: target.name,
+      uid: target.uid,
+    };
+    const created = await this.core.createNamespacedEvent({
+      namespace: target.namespace,
+      body: {
+        metadata: { generateName: `${target.name}.`, namespace: target.namespace },
+        involvedObject,
+        type,
+        reason,
+        message: text,
+        source: { component: this.component },
+        reportingComponent: this.component,
+        firstTimestamp: timestamp,
+        lastTimestamp: timestamp,
+        count: 1,
+      },
+    });
+    this.seen.set(key, { name: created.metadata?.name ?? '', namespace: target.namespace, count: 1, last: now, keepMs });
+    this.prune(now);
+  }
+
+  /** This component's Event for the same object, reason and message, as an earlier process left it (one LIST). */
+  private async find(target: EventTarget, type: EventType, reason: string, text: string, keepMs: number): Promise<Seen | undefined> {
+    const fields = [`involvedObject.kind=${target.kind}`, `involvedObject.name=${target.name}`, `reason=${reason}`, `type=${type}`];
+    if (target.uid) fields.push(`involvedObject.uid=${target.uid}`);
+    const list = await this.core.listNamespacedEvent({ namespace: target.namespace, fieldSelector: fields.join(',') });
+    const mine = list.items.filter((e) => e.message === text && (e.source?.component ?? e.reportingComponent) === this.component && e.metadata?.name);
+    const latest = mine.sort((a, b) => lastSeen(b) - lastSeen(a))[0];
+    if (!latest) return undefined;
+    return { name: latest.metadata?.name ?? '', namespace: target.namespace, count: latest.count ?? 1, last: lastSeen(latest), keepMs };
+  }
+
+  private failed(key: string, err: unknown): void {
+    // The event may have expired (TTL 1 h) while we still remembered it: start a fresh one next time.
+    if (err instanceof ApiException && err.code === 404) this.seen.delete(key);
+    this.onError(err);
   }
 
   private prune(now: number): void {
     if (this.seen.size < 4096) return;
-    for (const [k, v] of this.seen) if (now - v.last > this.windowMs) this.seen.delete(k);
+    for (const [k, v] of this.seen) if (now - v.last > v.keepMs) this.seen.delete(k);
   }
+}
+
+function lastSeen(e: CoreV1Event): number {
+  const t = e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp;
+  const ms = t === undefined ? NaN : new Date(t as Date | string).getTime();
+  return Number.isNaN(ms) ? 0 : ms;
 }

@@ -2,12 +2,13 @@
 // to the record as the API server has it (a create, or an update guarded by its resourceVersion, again after a
 // conflict), so an original recorded by an earlier write is never lost to a stale cache. A record left empty is
 // deleted.
-import { ApiException, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { validateOriginals, type OriginalsRecord } from '../api/annotations.js';
 import { API_VERSION, FIELD_MANAGER, GROUP, VERSION } from '../api/loopbackpolicy.js';
 import { RECORD_KIND, RECORD_PLURAL, TARGET_NAMESPACE_LABEL, recordName, type LoopbackRecord } from '../api/loopbackrecord.js';
 import type { TargetRef } from '../model/facts.js';
 import { isEmptyRecord } from '../plan/record.js';
+import { kubeStatus as code } from '../runtime/kube-errors.js';
 
 const MAX_ATTEMPTS = 5;
 
@@ -19,10 +20,6 @@ export class InvalidRecordError extends Error {
   }
 }
 const API = { group: GROUP, version: VERSION, plural: RECORD_PLURAL };
-
-function code(err: unknown): number | undefined {
-  return err instanceof ApiException ? err.code : undefined;
-}
 
 export class RecordStore {
   private readonly custom: CustomObjectsApi;
@@ -48,8 +45,12 @@ export class RecordStore {
 
   /** Deletes this record as read (resourceVersion precondition); gone already is fine. */
   async remove(record: LoopbackRecord): Promise<void> {
+    await this.deleteAsRead(record.metadata?.name ?? '', record);
+  }
+
+  private async deleteAsRead(name: string, record: LoopbackRecord): Promise<void> {
     try {
-      await this.custom.deleteClusterCustomObject({ ...API, name: record.metadata?.name ?? '', body: { preconditions: { resourceVersion: record.metadata?.resourceVersion } } });
+      await this.custom.deleteClusterCustomObject({ ...API, name, body: { preconditions: { resourceVersion: record.metadata?.resourceVersion } } });
     } catch (err) {
       if (code(err) !== 404) throw err;
     }
@@ -58,7 +59,7 @@ export class RecordStore {
   /**
    * Sets the target's record to `change(current)` for `owner` (`<namespace>/<name>`): created, updated, or deleted
    * when the result holds nothing. A record of an earlier object of the same name (another uid) counts as none.
-   * Without `takeOver`, a record another policy holds is left alone ('skipped'): only a mitigation takes a target
+   * Without `takeOver`, a record another policy holds is left alone: only a mitigation takes a target
    * over, a release never writes another policy's record.
    */
   async update(
@@ -66,7 +67,7 @@ export class RecordStore {
     owner: string,
     change: (current: OriginalsRecord | undefined) => OriginalsRecord,
     options: { takeOver: boolean },
-  ): Promise<'written' | 'skipped'> {
+  ): Promise<void> {
     const [policyNamespace = '', policyName = ''] = owner.split('/');
     const name = recordName(target);
     for (let attempt = 1; ; attempt++) {
@@ -75,12 +76,12 @@ export class RecordStore {
       const problem = current && !stale ? validateOriginals(current.spec.originals) : undefined;
       if (problem) throw new InvalidRecordError(name, problem);
       const heldBy = current ? `${current.spec.policy.namespace}/${current.spec.policy.name}` : undefined;
-      if (current && !stale && heldBy !== owner && !options.takeOver) return 'skipped';
+      if (current && !stale && heldBy !== owner && !options.takeOver) return;
       const next = change(stale ? undefined : current?.spec.originals);
       try {
         if (isEmptyRecord(next)) {
-          if (current) await this.custom.deleteClusterCustomObject({ ...API, name, body: { preconditions: { resourceVersion: current.metadata?.resourceVersion } } });
-          return 'written';
+          if (current) await this.deleteAsRead(name, current);
+          return;
         }
         const body: LoopbackRecord = {
           apiVersion: API_VERSION,
@@ -94,10 +95,9 @@ export class RecordStore {
         };
         if (current) await this.custom.replaceClusterCustomObject({ ...API, name, body, fieldManager: FIELD_MANAGER });
         else await this.custom.createClusterCustomObject({ ...API, body, fieldManager: FIELD_MANAGER });
-        return 'written';
+        return;
       } catch (err) {
-        // 409: someone wrote in between (or created it first); 404: deleted in between (a delete: done).
-        if (code(err) === 404 && isEmptyRecord(next)) return 'written';
+        // 409: someone wrote in between (or created it first); 404: deleted in between (replaced: read again).
         if ((code(err) !== 409 && code(err) !== 404) || attempt >= MAX_ATTEMPTS) throw err;
       }
     }

@@ -3,7 +3,7 @@
 // A step's result is data, never an exception for the target's own failure: the executor classifies thrown
 // errors, and verification verdicts (TKE did not apply a config) come back as `failed`.
 import { StalledReason } from '../api/reasons.js';
-import { describeCloudError, type ClbClient, type ListenerInfo } from '../cloud/index.js';
+import { describeCloudError, type CallOptions, type ClbClient, type ListenerInfo } from '../cloud/index.js';
 import type { ClbObserver } from '../controllers/clb-observer.js';
 import type { RecordStore } from '../kube/record-store.js';
 import type { KubeWriter } from '../kube/writer.js';
@@ -13,7 +13,7 @@ import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, buildRemovalPatch } from '../plan/config-patch.js';
 import { healthCheckFor } from '../plan/l4.js';
 import { mergeRecords, withoutFields } from '../plan/record.js';
-import type { Step } from '../plan/steps.js';
+import type { AwaitReason, Step } from '../plan/steps.js';
 import type { LearnedCapabilities } from './capabilities.js';
 import { isKeepaliveCapabilityError, latestTkeWarning, type EventView } from './tke-events.js';
 
@@ -28,6 +28,8 @@ export interface EffectDeps {
   capabilities: LearnedCapabilities;
   /** Aborts when shutdown begins: a CLB write not submitted yet is dropped then (CallOptions.stopping). */
   stopping?: AbortSignal;
+  /** The leader's fence (LeaderElector.mayWrite), asked before every step and every CLB submission. */
+  mayWrite?: () => boolean;
 }
 
 /** Event timestamps have second precision. */
@@ -42,8 +44,8 @@ function sourceOf(l: ListenerInfo | undefined): 0 | 1 {
   return l?.healthCheck?.SourceIpType === 1 ? 1 : 0;
 }
 
-function writeOptions(deps: EffectDeps, signal: AbortSignal): { signal: AbortSignal; stopping?: AbortSignal } {
-  return deps.stopping ? { signal, stopping: deps.stopping } : { signal };
+function writeOptions(deps: EffectDeps, signal: AbortSignal): CallOptions {
+  return { signal, ...(deps.stopping ? { stopping: deps.stopping } : {}), ...(deps.mayWrite ? { mayWrite: deps.mayWrite } : {}) };
 }
 
 export async function applyStep(deps: EffectDeps, owner: string, target: TargetRef, step: Step, signal: AbortSignal): Promise<StepResult> {
@@ -112,11 +114,17 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
   }
 }
 
+const AWAIT_NOTE: Record<Exclude<AwaitReason, 'ConfigApplied'>, (step: Extract<Step, { kind: 'AwaitTke' }>) => string> = {
+  ConfigCreated: (s) => `TKE has not created TkeServiceConfig ${s.config ?? ''} yet`,
+  OriginalsApplied: (s) => `TKE has not restored the originals on CLB ${s.loadBalancerId} yet`,
+  PassToTargetApplied: (s) => `TKE has not applied ingress.cloud.tencent.com/pass-to-target to CLB ${s.loadBalancerId} yet`,
+};
+
 /** Verification of what TKE was asked to do: TKE's own Warning Event or the grace period decides a failure. */
 async function awaitTke(deps: EffectDeps, target: TargetRef, step: Extract<Step, { kind: 'AwaitTke' }>, signal: AbortSignal): Promise<StepResult> {
   // Each wait ends with a fresh read of the CLB at the next round.
   deps.observer.invalidate(step.loadBalancerId);
-  if (step.reason !== 'ConfigApplied') return { status: 'waiting', note: step.reason === 'ConfigCreated' ? `TKE has not created TkeServiceConfig ${step.config ?? ''} yet` : `TKE has not restored the originals on CLB ${step.loadBalancerId} yet` };
+  if (step.reason !== 'ConfigApplied') return { status: 'waiting', note: AWAIT_NOTE[step.reason](step) };
   const since = step.since ? Date.parse(step.since) : Date.now();
   let events: EventView[] = [];
   if (!signal.aborted) events = (await deps.writer.eventsOf(target.kind, target.namespace, target.name)) as EventView[];

@@ -113,6 +113,8 @@ export class Executor {
     const by = `(LoopbackPolicy ${owner})`;
     for (const step of plan.steps) {
       if (signal.aborted || this.d.stopping?.aborted) return { plan, executed, stopped: { step, inFlight: false } };
+      // A leader paused past its lease may resume here while another replica leads: no step after that.
+      if (this.d.mayWrite && !this.d.mayWrite()) return { plan, executed, stopped: { step, inFlight: false } };
       let result;
       try {
         result = await applyStep(this.d, owner, t, step, signal);
@@ -123,7 +125,7 @@ export class Executor {
           return { plan, executed, stopped: { step, inFlight: true } };
         }
         // A write still waiting for its turn when shutdown began was dropped before it was submitted.
-        if (this.d.stopping?.aborted && describeCloudError(err).reason === 'Aborted') return { plan, executed, stopped: { step, inFlight: false } };
+        if ((this.d.stopping?.aborted || this.d.mayWrite?.() === false) && describeCloudError(err).reason === 'Aborted') return { plan, executed, stopped: { step, inFlight: false } };
         result = { status: 'failed' as const, error: classifyError(err, `${describeStep(step)} for ${who}`) };
       }
       if (result.status === 'gone') return { plan, executed, gone: true };

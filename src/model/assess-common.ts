@@ -1,14 +1,22 @@
 // Gates shared by Services and Ingresses: opt-outs and the CLB's existence. Each returns a finished
 // Assessment when it decides the verdict, or undefined to let the layer-specific rules run.
-import { readSkip } from '../api/annotations.js';
+import { annotationProblems } from '../api/annotation-checks.js';
+import { LoopguardAnnotation, isClbId, readSkip } from '../api/annotations.js';
+import { quoteValue } from '../api/text.js';
+import { boundLoadBalancerId } from './target-facts.js';
 import { assessment, type Assessment } from './assessment-result.js';
 import { clbOwnership } from './clb-ownership.js';
 import type { ClbFacts, ClbObservation, TargetFacts } from './facts.js';
 
-/** Opt-outs come first: an opted-out target is never touched, whatever else is true of it. */
+/**
+ * Opt-outs come first: an opted-out target is never touched, whatever else is true of it, and only a bad opt-out
+ * value is reported on it. Otherwise every annotation loopguard reads is checked here, once, before any path of the
+ * assessment: a bad value is reported whether or not the target's CLB is there yet.
+ */
 export function skipGate(target: TargetFacts, warnings: string[]): Assessment | undefined {
-  const { skipped, problems } = readSkip(target.annotations, target.kind);
-  warnings.push(...problems);
+  const { skipped } = readSkip(target.annotations, target.kind);
+  const problems = annotationProblems(target.annotations, target.kind);
+  warnings.push(...problems.filter((p) => skipped === undefined || p.key === LoopguardAnnotation.Skip).map((p) => p.message));
   if (skipped === 'loopguard') {
     return assessment(target, {
       rootCause: 'SkipAnnotation',
@@ -40,6 +48,18 @@ export function clbGate(
       done: assessment(target, {
         rootCause: 'ClbNotAssigned',
         message: `waiting for TKE to assign a CLB (annotation ${idAnnotation} not set yet); loopguard re-assesses when it appears`,
+        warnings,
+      }),
+    };
+  }
+  const written = boundLoadBalancerId(target.annotations, target.kind);
+  if (written !== undefined && !isClbId(written)) {
+    // Never sent to the CLB API (src/controllers/clb-observer.ts): it names no CLB. The Warning Event says the rest.
+    return {
+      done: assessment(target, {
+        rootCause: 'ClbNotFound',
+        loadBalancerId,
+        message: `${idAnnotation} is ${quoteValue(written, 40)}, which is not a CLB id (lb-…); waiting for TKE to write the id back`,
         warnings,
       }),
     };

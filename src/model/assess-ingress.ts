@@ -27,10 +27,9 @@ function desiredSource(setting: AssessmentContext['policy']['l7']['healthCheckSo
 }
 
 /** The TkeServiceConfig that governs the Ingress's CLB, or a blocker when the annotations contradict. */
-function tkeServiceConfigOf(ing: IngressFacts, warnings: string[]): { ref: TkeServiceConfigRef } | { blocker: Blocker } {
+function tkeServiceConfigOf(ing: IngressFacts): { ref: TkeServiceConfigRef } | { blocker: Blocker } {
   const named = readString(ing.annotations, IngressAnnotation.TkeServiceConfig);
   const auto = readBool(ing.annotations, IngressAnnotation.TkeServiceConfigAuto);
-  if (auto.kind === 'invalid') warnings.push(auto.error);
   const autoName = `${ing.name}-auto-ingress-config`;
   const autoOn = auto.kind === 'value' && auto.value;
   if (named.kind === 'value' && named.value.trim() !== '' && autoOn) {
@@ -99,7 +98,7 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
   const l7 = ctx.policy.l7;
   const blockers: Blocker[] = [];
   const advice: string[] = [];
-  const config = tkeServiceConfigOf(ing, warnings);
+  const config = tkeServiceConfigOf(ing);
   if ('blocker' in config) blockers.push(config.blocker);
   const ref: TkeServiceConfigRef = 'ref' in config ? config.ref : { name: `${ing.name}-auto-ingress-config`, source: 'Auto' };
 
@@ -162,15 +161,17 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
   }
   const keepaliveWanted = wantKeepalive && (keepaliveOn || keepaliveChanges.length > 0);
   const passChange: Change[] = [];
-  // The Ingress's own pass-to-target annotation is TKE's interface for the attribute: TKE re-applies it on every
-  // sync, so a direct write against it would be undone (a write fight). loopguard then leaves it to the annotation.
+  // The Ingress's own pass-to-target annotation is TKE's interface for the attribute (tke-clb.md §9 #5): TKE applies
+  // it on every sync. loopguard declares "true" there rather than writing the CLB (a direct write while the
+  // annotation says otherwise would be undone: a write fight), and never overrules a value the user set.
   const declaredPass = readString(ing.annotations, IngressAnnotation.PassToTarget);
+  const declaredTrue = declaredPass.kind === 'value' && declaredPass.value.trim().toLowerCase() === 'true';
   if (keepaliveWanted && clb.passToTarget === false) {
-    if (declaredPass.kind === 'value') {
+    if (declaredPass.kind === 'value' && !declaredTrue) {
       advice.push(
         `${IngressAnnotation.PassToTarget}: ${JSON.stringify(declaredPass.value)} declares the CLB's "allow traffic by default" and TKE applies it; loopguard does not overrule it: set it to "true", or allow 100.127.0.0/16 in the nodes' (CVM) security group`,
       );
-    } else if (l7.allowCLBTrafficByDefault) passChange.push({ action: 'SetLoadBalancerPassToTarget', from: false, to: true });
+    } else if (declaredTrue || l7.allowCLBTrafficByDefault) passChange.push({ action: 'SetLoadBalancerPassToTarget', from: false, to: true });
     else advice.push(SECURITY_GROUP_ADVICE);
   }
   if (keepaliveChanges.length > 0) advice.push(XFF_NOTE);
@@ -193,6 +194,7 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
     passToTarget: {
       ...(clb.passToTarget !== undefined ? { current: clb.passToTarget } : {}),
       ...(passChange.length > 0 ? { desired: true } : {}),
+      ...(declaredPass.kind === 'value' ? { declared: declaredPass.value } : {}),
     },
   };
 
@@ -215,10 +217,9 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
     message = `${risk} ${config.blocker.message}.`;
   } else {
     rootCause = 'L7Loopback';
-    message = `${risk} Plan: keepaliveEnable: 1 on each L7 listener through TkeServiceConfig ${ref.name}${ref.source === 'ToBeCreated' ? ' (created by adding tke-service-config-auto)' : ''}; this needs the account's CLB L7 SNAT + keepalive capability (ticket).`;
+    message = `${risk} Plan: ${passChange.length > 0 ? `first the CLB's "allow traffic by default" through ${IngressAnnotation.PassToTarget}: "true" (TKE applies it; loopguard writes the CLB only if TKE has not within its grace period), then ` : ''}keepaliveEnable: 1 on each L7 listener through TkeServiceConfig ${ref.name}${ref.source === 'ToBeCreated' ? ' (created by adding tke-service-config-auto)' : ''}, which TKE applies and keeps; this needs the account's CLB L7 SNAT + keepalive capability (ticket).`;
   }
   const direct = readBool(ing.annotations, IngressAnnotation.DirectAccess);
-  if (direct.kind === 'invalid') warnings.push(direct.error);
   if (direct.kind === 'value' && direct.value && !keepaliveOn) {
     message += ' (direct-access binds pods, not NodePorts; a call can still loop when the backend pod runs on the caller’s node)';
   }

@@ -107,10 +107,8 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
   const { policy, profile } = ctx;
   const l4 = policy.l4;
   const annotation = readBool(svc.annotations, ServiceAnnotation.PreventLoopback);
-  if (annotation.kind === 'invalid') warnings.push(annotation.error);
   const annotationPresent = annotation.kind === 'value' && annotation.value;
   const directAccess = readBool(svc.annotations, ServiceAnnotation.DirectAccess);
-  if (directAccess.kind === 'invalid') warnings.push(directAccess.error);
   const tkeServiceConfig = readString(svc.annotations, ServiceAnnotation.TkeServiceConfig);
 
   const pub = isPublic(clb);
@@ -214,7 +212,16 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
 
   // --- Verdict
   const listenerList = vipSourced.map((l) => `${l.listenerId} (${l.protocol}:${l.port})`).join(', ');
-  const planText = changes.length > 0 ? ' Plan: health-check source 100.64.0.0/10' + (wantAnnotation && !annotationPresent ? ', then prevent-loopback.' : '.') : '';
+  // The plan names the path and why: loopguard switches the source itself before the annotation, although TKE switches
+  // it on prevent-loopback too (tke-clb.md §9 #1), because kube-proxy binds the VIP as soon as it sees the annotation
+  // and health checks from the VIP fail until the switch; TKE then finds the source switched and writes nothing.
+  const switching = changes.some((c) => c.action === 'SetListenerHealthCheckSource');
+  const annotating = wantAnnotation && !annotationPresent;
+  const planText = switching
+    ? ` Plan: health-check source 100.64.0.0/10, written by loopguard (ModifyListener)${annotating ? ', then prevent-loopback (switching first keeps health checks passing once kube-proxy binds the VIP; TKE, which switches the source on prevent-loopback too, then finds it done)' : ''}.`
+    : annotating
+      ? ' Plan: prevent-loopback (every listener already health-checks from 100.64.0.0/10).'
+      : '';
   let rootCause: RootCauseId;
   let message: string;
 
@@ -329,7 +336,7 @@ function loopRiskShort(factor: RootCauseId | undefined): string {
 function dropFix(sourceNeeded: boolean, blocked: boolean, ipv6: boolean): string {
   if (ipv6) return ' IPv6 CLBs cannot use the 100.64.0.0/10 source: remove service.cloud.tencent.com/prevent-loopback.';
   if (blocked) return ' The switch to 100.64.0.0/10 is blocked (see Stalled).';
-  if (sourceNeeded) return ' Plan: health-check source 100.64.0.0/10.';
+  if (sourceNeeded) return ' Plan: health-check source 100.64.0.0/10, written by loopguard (ModifyListener): TKE switches it on prevent-loopback, but has not here.';
   return ' Set l4.healthCheckSource: Range100_64 so loopguard switches the source, or remove service.cloud.tencent.com/prevent-loopback.';
 }
 

@@ -35,6 +35,26 @@ export interface ProfileOverrides {
   preventLoopbackSupported?: boolean;
 }
 
+/** The operator's and the CLI's kube-proxy flags as given ('' = not set); one mapping for both (src/runtime/config.ts). */
+export interface ProfileFlags {
+  kubeProxyMode?: string;
+  kubeProxyVersion?: string;
+  kubeProxyPreventLoopback?: boolean | string;
+}
+
+/** The modes a flag may name (detection adds `unknown`). */
+export const OVERRIDE_MODES: readonly KubeProxyMode[] = ['ipvs', 'iptables', 'nftables', 'none'];
+
+export function profileOverrides(flags: ProfileFlags): ProfileOverrides {
+  const mode = OVERRIDE_MODES.find((m) => m === flags.kubeProxyMode);
+  const pl = flags.kubeProxyPreventLoopback;
+  return {
+    ...(mode ? { mode } : {}),
+    ...(flags.kubeProxyVersion ? { version: flags.kubeProxyVersion } : {}),
+    ...(pl === true || pl === 'true' ? { preventLoopbackSupported: true } : pl === false || pl === 'false' ? { preventLoopbackSupported: false } : {}),
+  };
+}
+
 export interface ProfileInputs {
   daemonSet?: DaemonSetFacts;
   configMap?: ConfigMapFacts;
@@ -233,4 +253,13 @@ export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
 export function profileStatus(profile: ClusterProfile): ClusterProfileStatus {
   const { version: _version, ...status } = profile;
   return status;
+}
+
+/** The profile from the kube-proxy DaemonSet and ConfigMap as read (informer cache or a scan) and the flags. */
+export function profileFrom(objects: { daemonSet?: unknown; configMap?: unknown }, flags: ProfileFlags): ClusterProfile {
+  return detectClusterProfile({
+    ...(objects.daemonSet ? { daemonSet: objects.daemonSet as DaemonSetFacts } : {}),
+    ...(objects.configMap ? { configMap: objects.configMap as ConfigMapFacts } : {}),
+    overrides: profileOverrides(flags),
+  });
 }

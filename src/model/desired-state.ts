@@ -56,7 +56,8 @@ export interface L7DesiredState {
   loadBalancerId: string;
   tkeServiceConfig: TkeServiceConfigRef;
   listeners: L7ListenerState[];
-  passToTarget: { current?: boolean; desired?: boolean };
+  /** `declared`: the Ingress's `ingress.cloud.tencent.com/pass-to-target` value, TKE's interface for the attribute. */
+  passToTarget: { current?: boolean; desired?: boolean; declared?: string };
 }
 
 export type DesiredState = L4DesiredState | L7DesiredState;

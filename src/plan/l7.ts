@@ -17,6 +17,7 @@ import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, pendingEdits } from './config-patch.js';
 import { desiredEdits, originalsFor, type RejectedCapabilities } from './l7-edits.js';
 import { autoAnnotationAddedByLoopguard, clbRestored, listenerViews, revertPlan } from './l7-record.js';
+import { passAnnotatedByLoopguard, planPassRelease, planPassToTarget } from './l7-pass.js';
 import { fieldKey, isApplied, mergeRecords, recordedFields, ruleKey, sameRecord, withApplied } from './record.js';
 import type { Step } from './steps.js';
 
@@ -65,22 +66,23 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const misconfigured = a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
   if (!desired || misconfigured) {
     if (input.record && input.owned && !holdsAsIs(a) && !misconfigured) {
-      return planL7Release({ record: input.record, annotations: input.annotations, name: a.target.name, ...(input.clb ? { clb: input.clb } : {}), ...(input.config ? { config: input.config } : {}) });
+      return planL7Release({ record: input.record, annotations: input.annotations, name: a.target.name, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}), ...(input.clb ? { clb: input.clb } : {}), ...(input.config ? { config: input.config } : {}) });
     }
     return { steps: [] };
   }
   const record = input.record;
   const onTarget = input.owned ? record : undefined;
   const edits = desiredEdits(desired, record, input.rejected);
-  const passWanted = desired.passToTarget.desired === true && desired.passToTarget.current === false;
+  const passPlan = planPassToTarget({ desired, record, owned: input.owned, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
+  // The CLB must let 100.127/16 in before keepalive makes the nodes see it: the rest waits for TKE.
+  if (passPlan.blocking) return { steps: passPlan.steps };
+  const pass = passPlan.steps;
+  const passWanted = pass.length > 0;
   const vip = input.clb?.vips?.[0];
   const steps: Step[] = [];
   const ref = desired.tkeServiceConfig;
   // Every record names the CLB its entries came from (restores go there, whatever the annotation says later).
-  const passRecord: OriginalsRecord = passWanted
-    ? { v: 1, loadBalancer: { passToTarget: false }, loadBalancerId: desired.loadBalancerId }
-    : { v: 1, loadBalancerId: desired.loadBalancerId };
-  const pass: Step[] = passWanted ? [{ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: desired.loadBalancerId, to: true }] : [];
+  const passRecord: OriginalsRecord = { v: 1, loadBalancerId: desired.loadBalancerId };
   const recordThen = (add: OriginalsRecord, then: Step[]): void => {
     const merged = mergeRecords(record, mergeRecords(add, passRecord));
     if (!sameRecord(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
@@ -174,6 +176,10 @@ export interface L7ReleaseInput {
   name: string;
   clb?: ClbFacts;
   config?: ConfigView;
+  now: Date;
+  /** When the CLB was last read (ms), for TKE's grace period on the pass-to-target annotation. */
+  observedAt?: number;
+  graceMs: number;
 }
 
 /**
@@ -195,10 +201,10 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
     const todo = pendingEdits(config.spec, plan.edits, vip);
     if (todo.length > 0) steps.push({ kind: 'DeclareInTkeServiceConfig', config: config.name, loadBalancerId: lbId, ...(vip ? { vip } : {}), edits: todo, restore: true });
   }
-  if (plan.passToTarget !== undefined && clb && clb.passToTarget !== plan.passToTarget) {
-    steps.push({ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: plan.passToTarget, restore: true });
-  }
   const tkeSkips = annotations?.[IngressAnnotation.Mode]?.trim().toLowerCase() === 'skip';
+  const pass = planPassRelease({ record, annotations, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
+  steps.push(...pass.steps);
+  if (pass.blocking) return { steps };
   if (clb && configLive && !tkeSkips && !clbRestored(record, views)) {
     steps.push({ kind: 'AwaitTke', reason: 'OriginalsApplied', loadBalancerId: lbId, ...(config ? { config: config.name } : {}) });
     return { steps };
@@ -209,6 +215,7 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   const set: Record<string, string | null> = {};
   const auto = IngressAnnotation.TkeServiceConfigAuto;
   if (autoAnnotationAddedByLoopguard(record)) set[auto] = record.annotations?.[auto] ?? null;
+  if (passAnnotatedByLoopguard(record)) set[IngressAnnotation.PassToTarget] = record.annotations?.[IngressAnnotation.PassToTarget] ?? null;
   steps.push({ kind: 'AnnotateTarget', set, forget: recordedFields(record), drops: true, restore: true });
   return { steps };
 }

@@ -72,13 +72,23 @@ export function planTarget(input: Omit<PlanInput, 'managed' | 'orphans'>, t: Man
 }
 
 /** The release of one target this policy changed (empty steps: nothing of this policy's is left on it). */
-export function planOrphan(owner: string, o: OrphanTarget): TargetPlan {
+export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, o: OrphanTarget): TargetPlan {
+  const owner = input.owner;
   const { record, owner: recorded } = o.ownership ?? {};
   const base = { target: o.target, layer: o.target.kind === 'Service' ? ('L4' as const) : ('L7' as const), purpose: 'Release' as const };
   if (!record || recorded !== owner) return { ...base, steps: [] };
   if (o.stale) return { ...base, steps: [{ kind: 'AnnotateTarget', set: {}, forget: recordedFields(record), drops: true, restore: true }] };
   if (o.target.kind === 'Service') return { ...base, steps: planL4Release(record, o.annotations, o.loadBalancerId) };
-  const l7 = planL7Release({ record, annotations: o.annotations, name: o.target.name, ...(o.clb ? { clb: o.clb } : {}), ...(o.config ? { config: o.config } : {}) });
+  const l7 = planL7Release({
+    record,
+    annotations: o.annotations,
+    name: o.target.name,
+    now: input.now,
+    graceMs: input.graceMs,
+    ...(o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
+    ...(o.clb ? { clb: o.clb } : {}),
+    ...(o.config ? { config: o.config } : {}),
+  });
   return { ...base, steps: l7.steps };
 }
 
@@ -86,6 +96,6 @@ export function planPolicy(input: PlanInput): PolicyPlan {
   return {
     owner: input.owner,
     targets: input.managed.map((t) => planTarget(input, t)),
-    releases: input.orphans.map((o) => planOrphan(input.owner, o)).filter((p) => p.steps.length > 0),
+    releases: input.orphans.map((o) => planOrphan(input, o)).filter((p) => p.steps.length > 0),
   };
 }

@@ -9,7 +9,7 @@ import type { FieldEdit, Removal } from './config-patch.js';
 export type Layer = 'L4' | 'L7';
 
 /** What the executor waits for TKE to do; the target's plan ends there until a later observation. */
-export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied';
+export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied' | 'PassToTargetApplied';
 
 export type Step =
   /** Merge originals into the target's LoopbackRecord (before the change they belong to: a crash can still restore). */
@@ -27,7 +27,8 @@ export type Step =
       /** loopguard had applied this before: something put the original back. */
       drift?: boolean;
     }
-  | { kind: 'SetLoadBalancerPassToTarget'; loadBalancerId: string; to: boolean; restore?: boolean }
+  /** A direct write; `why` says why not through the Ingress's pass-to-target annotation (TKE's interface). */
+  | { kind: 'SetLoadBalancerPassToTarget'; loadBalancerId: string; to: boolean; restore?: boolean; why?: string }
   /**
    * Annotations on the target (null removes), with a change of its LoopbackRecord applied to the record as read at
    * write time: `record` merged in (existing entries win) before the annotations change, `forget` (field keys given
@@ -97,7 +98,7 @@ export function describeStep(step: Step): string {
     case 'SetListenerHealthCheckSource':
       return `${step.restore ? 'restore' : 'set'} listener ${step.listenerId}${step.protocol ? ` (${step.protocol}:${step.port})` : ''} of CLB ${step.loadBalancerId}: health-check source ${SOURCE[step.to]}${step.drift ? ' (drift: it had been put back outside loopguard)' : ''}`;
     case 'SetLoadBalancerPassToTarget':
-      return `${step.restore ? 'restore' : 'set'} CLB ${step.loadBalancerId} LoadBalancerPassToTarget: ${String(step.to)}`;
+      return `${step.restore ? 'restore' : 'set'} CLB ${step.loadBalancerId} LoadBalancerPassToTarget: ${String(step.to)}${step.why ? ` directly (${step.why})` : ''}`;
     case 'AnnotateTarget': {
       const parts: string[] = [];
       const text = annotationText(step.set);
@@ -115,6 +116,7 @@ export function describeStep(step: Step): string {
     case 'AwaitTke':
       if (step.reason === 'ConfigCreated') return `wait for TKE to create TkeServiceConfig ${step.config ?? ''}`;
       if (step.reason === 'ConfigApplied') return `wait for TKE to apply TkeServiceConfig ${step.config ?? ''} to CLB ${step.loadBalancerId}${step.graceOver ? ' (grace period over)' : ''}`;
+      if (step.reason === 'PassToTargetApplied') return `wait for TKE to apply ingress.cloud.tencent.com/pass-to-target to CLB ${step.loadBalancerId}`;
       return `wait for TKE to restore the originals on CLB ${step.loadBalancerId}`;
   }
 }

@@ -47,6 +47,9 @@ interface Field {
   max?: number;
 }
 
+/** `--kube-proxy-version`: a Kubernetes version, with TKE's build suffix where it has one. */
+export const KUBE_PROXY_VERSION = /^v\d+\.\d+\.\d+(-tke\.\d+)?$/;
+
 export const FIELDS: readonly Field[] = [
   { key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', kind: 'string', help: 'kubeconfig file; empty = in-cluster' },
   { key: 'leaderElect', flag: 'leader-elect', env: 'LOOPGUARD_LEADER_ELECT', kind: 'bool', help: 'elect a leader among replicas (only the leader writes)' },
@@ -69,7 +72,7 @@ export const FIELDS: readonly Field[] = [
   { key: 'cloudRateLimit', flag: 'cloud-rate-limit', env: 'LOOPGUARD_CLOUD_RATE_LIMIT', kind: 'int', min: 1, max: 20, help: 'CLB API requests per second per action (quota 20, shared with TKE)' },
   { key: 'concurrency', flag: 'concurrency', env: 'LOOPGUARD_CONCURRENCY', kind: 'int', min: 1, max: 64, help: 'targets reconciled at once' },
   { key: 'driftCheckIntervalMs', flag: 'drift-check-interval', env: 'LOOPGUARD_DRIFT_CHECK_INTERVAL', kind: 'duration', min: 1_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
-  { key: 'kubeProxyMode', flag: 'kube-proxy-mode', env: 'LOOPGUARD_KUBE_PROXY_MODE', kind: 'string', allowed: ['', 'ipvs', 'iptables', 'none'], help: 'override the detected kube-proxy mode' },
+  { key: 'kubeProxyMode', flag: 'kube-proxy-mode', env: 'LOOPGUARD_KUBE_PROXY_MODE', kind: 'string', allowed: ['', 'ipvs', 'iptables', 'nftables', 'none'], help: 'override the detected kube-proxy mode' },
   { key: 'kubeProxyVersion', flag: 'kube-proxy-version', env: 'LOOPGUARD_KUBE_PROXY_VERSION', kind: 'string', help: 'override the detected kube-proxy version, e.g. v1.20.6-tke.12' },
   {
     key: 'kubeProxyPreventLoopback',
@@ -197,7 +200,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
   if (!result.region) {
     problems.push('no region: set --region or TENCENTCLOUD_REGION (e.g. ap-guangzhou), the region of the cluster\'s CLBs');
   }
-  if (result.kubeProxyVersion && !/^v\d+\.\d+\.\d+(-tke\.\d+)?$/.test(result.kubeProxyVersion)) {
+  if (result.kubeProxyVersion && !KUBE_PROXY_VERSION.test(result.kubeProxyVersion)) {
     problems.push(`--kube-proxy-version="${result.kubeProxyVersion}": expected a version such as v1.20.6-tke.12`);
   }
   if (problems.length > 0) throw new ConfigError(problems);

@@ -118,6 +118,11 @@ export class LeaderElector {
   /** The acquire/renew request in flight, if any: a release must not race it (it could re-take a freed Lease). */
   private inFlight: Promise<boolean> | undefined;
   private lastRenew = 0;
+  /**
+   * When the request behind the last successful acquire/renew was sent, by the monotonic clock (which keeps
+   * running while the process is paused): the lease is ours by our own clock until this + renewDeadline.
+   */
+  private heldSince = 0;
   /** Consecutive failures that need a person (drive the backoff). */
   private failures = 0;
   private failure: LeaseError | undefined;
@@ -140,6 +145,28 @@ export class LeaderElector {
 
   get isLeader(): boolean {
     return this.leading;
+  }
+
+  /**
+   * The fence before every write: whether the lease is still ours by this process's own monotonic clock. A leader
+   * paused (SIGSTOP, a VM freeze, a long GC) past its renew deadline may resume with writes queued while a standby
+   * has taken over; the renewal that would notice runs only after them. So each write asks first, and the first
+   * one that finds the deadline passed ends the leadership here, as a failed renewal does (the process exits).
+   * Without leader election (a single replica) it always may.
+   */
+  mayWrite(): boolean {
+    if (!this.leading) return false;
+    if (performance.now() - this.heldSince <= this.t.renewDeadlineMs) return true;
+    this.loseLeadership('lease not renewed within the deadline by this process\'s own clock (was it paused?); no further write');
+    return false;
+  }
+
+  private loseLeadership(why: string): void {
+    this.leading = false;
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.options.logger?.warn(`Lost leadership: ${why}`, { lease: this.options.name });
+    this.options.onStoppedLeading();
   }
 
   /** Why this candidate cannot take part in the election, while that needs a person; undefined otherwise. */
@@ -194,6 +221,7 @@ export class LeaderElector {
   private async tick(): Promise<void> {
     if (this.stopped) return;
     let ok = false;
+    const sent = performance.now();
     try {
       this.inFlight = this.tryAcquireOrRenew();
       ok = await this.inFlight;
@@ -209,16 +237,14 @@ export class LeaderElector {
     const now = Date.now();
     if (ok) {
       this.lastRenew = now;
+      this.heldSince = sent;
       if (!this.leading) {
         this.leading = true;
         this.options.logger?.info('Became leader', { lease: this.options.name, identity: this.options.identity });
         this.options.onStartedLeading();
       }
     } else if (this.leading && now - this.lastRenew > this.t.renewDeadlineMs) {
-      this.leading = false;
-      this.stopped = true;
-      this.options.logger?.warn('Lost leadership: lease not renewed within the deadline', { lease: this.options.name });
-      this.options.onStoppedLeading();
+      this.loseLeadership('lease not renewed within the deadline');
       return;
     }
     // A leader keeps the normal pace whatever happens (it must renew within the deadline); a candidate that

@@ -13,6 +13,7 @@ import { findRecord } from '../support/records.js';
 import { lbIngress, PRIVATE_INGRESS, QCLOUD_INGRESS } from '../support/workload.js';
 
 const AUTO = 'ingress.cloud.tencent.com/tke-service-config-auto';
+const PASS = 'ingress.cloud.tencent.com/pass-to-target';
 const LB_ID = 'kubernetes.io/ingress.qcloud-loadbalance-id';
 const TSC = { group: 'cloud.tencent.com', version: 'v1alpha1', plural: 'tkeserviceconfigs' };
 
@@ -107,8 +108,13 @@ kind: LoopbackPolicy
 metadata: {name: l7, namespace: ${ns}}
 spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allowCLBTrafficByDefault: true}}
 `;
+    await emulator.admin.markStats('l7-enforce');
     expect((await applyPolicy(yaml)).code).toBe(0);
     await waitForCondition(policy, 'Ready', { reason: 'Reconciled', timeoutMs: 40_000, intervalMs: 250, context: operatorLogs });
+    // "Allow traffic by default" went through TKE's interface: loopguard declared it on the Ingress, TKE wrote the CLB.
+    const attrWrites = (await emulator.admin.statsSince('l7-enforce')).byCaller;
+    expect(attrWrites['loopguard']?.['ModifyLoadBalancerAttributes']).toBeUndefined();
+    expect(attrWrites['tke']?.['ModifyLoadBalancerAttributes']?.['OK']).toBeGreaterThan(0);
 
     const check = async () => {
       const shop = await lbOf(ns, 'shop');
@@ -130,8 +136,9 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     // The auto annotation was added and recorded; originals recorded on the Ingress.
     const shopIng = await net.readNamespacedIngress({ namespace: ns, name: 'shop' });
     expect(shopIng.metadata?.annotations?.[AUTO]).toBe('true');
+    expect(shopIng.metadata?.annotations?.[PASS]).toBe('true');
     const entry = await findRecord('Ingress', ns, 'shop');
-    expect(entry?.spec.originals).toMatchObject({ v: 1, annotations: { [AUTO]: null }, loadBalancer: { passToTarget: false } });
+    expect(entry?.spec.originals).toMatchObject({ v: 1, annotations: { [AUTO]: null, [PASS]: null }, loadBalancer: { passToTarget: false } });
     expect(entry?.spec.policy).toEqual({ namespace: ns, name: 'l7' });
     expect(Object.keys(shopIng.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/'))).toEqual([]);
     // Hand-made config: only loopguard's fields were added.
@@ -190,9 +197,11 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
       const ann = (await net.readNamespacedIngress({ namespace: ns, name })).metadata?.annotations ?? {};
       expect(Object.keys(ann).filter((k) => k.startsWith('loopguard.dev/') && k !== 'loopguard.dev/skip')).toEqual([]);
       expect(ann[AUTO]).toBeUndefined();
+      expect(ann[PASS]).toBeUndefined();
     }
     // And it stays restored through TKE's resync.
     await simulator.resyncNow();
+    expect((await lbOf(ns, 'shop')).LoadBalancerPassToTarget).toBe(false);
     expect((await lbOf(ns, 'shop')).Listeners.map((l) => l.KeepaliveEnable)).toEqual([0, 0]);
     const blogResynced = await lbOf(ns, 'blog');
     expect(blogResynced.Listeners.map((l) => l.KeepaliveEnable)).toEqual([0]);

@@ -68,4 +68,23 @@ describe('LeaderElector', () => {
     expect(lease.spec?.leaseDurationSeconds).toBe(1);
     expect(log.filter((l) => l.includes(':warn:'))).toEqual([]);
   });
+
+  it('fences a leader whose process stalled past the renew deadline: mayWrite is false and the leadership ends, before any renewal could tell', async () => {
+    const log: string[] = [];
+    const a = candidate('fenced', log);
+    a.start();
+    await waitFor('it leads', () => (a.isLeader ? true : undefined));
+    expect(a.mayWrite()).toBe(true);
+    // A stall of the whole process (the event loop blocked, as SIGSTOP or a long GC would): no timer, no renewal runs.
+    const until = performance.now() + FAST.renewDeadlineMs + 200;
+    while (performance.now() < until) {
+      // busy: nothing else runs
+    }
+    // The first write asked after the stall is refused, synchronously, and the leadership ends there.
+    expect(a.mayWrite()).toBe(false);
+    expect(a.isLeader).toBe(false);
+    expect(log.filter((l) => l.startsWith('fenced:stop'))).toHaveLength(1);
+    expect(log.find((l) => l.includes('was it paused?'))).toBeDefined();
+    await a.stop();
+  });
 });

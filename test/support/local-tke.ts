@@ -13,8 +13,8 @@ import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, ty
  * (`byCaller.loopguard` / `byCaller.tke`); both still share the one account's quota. loopguard comes first, so
  * `emulator.credentials` stays the pair the operator runs with. Fresh keys per run: nothing to leak or reuse.
  */
-export function localTkeCallers(): CallerCredentials[] {
-  return ['loopguard', 'tke'].map((caller) => ({
+export function localTkeCallers(more: readonly string[] = []): CallerCredentials[] {
+  return ['loopguard', 'tke', ...more].map((caller) => ({
     caller,
     secretId: `AKID${caller}${randomBytes(8).toString('hex')}`,
     secretKey: randomBytes(24).toString('hex'),
@@ -34,7 +34,12 @@ export interface LocalTkeOptions {
   simulator?: Pick<TkeSimulatorOptions, 'switchHealthCheckSourceOnPreventLoopback' | 'syncScope'>;
   /** Start the operator too (default), with these extra options; false = not. */
   operator?: Omit<OperatorProcessOptions, 'emulator' | 'kubeconfig'> | false;
+  /** More callers with credentials of their own (e.g. one per operator replica, so the emulator tells them apart). */
+  moreCallers?: string[];
 }
+
+/** Operator options, plus the emulator caller whose credentials it runs with (default `loopguard`). */
+export type LocalOperatorOptions = Omit<OperatorProcessOptions, 'emulator' | 'kubeconfig'> & { caller?: string };
 
 export interface LocalTke {
   kc: KubeConfig;
@@ -45,7 +50,7 @@ export interface LocalTke {
   operatorKubeconfig: string;
   operator: OperatorProcess | undefined;
   /** Starts (another) operator process with the ServiceAccount's kubeconfig. */
-  startOperator(options?: Omit<OperatorProcessOptions, 'emulator' | 'kubeconfig'>): Promise<OperatorProcess>;
+  startOperator(options?: LocalOperatorOptions): Promise<OperatorProcess>;
   stop(): Promise<void>;
 }
 
@@ -53,7 +58,7 @@ export async function startLocalTke(options: LocalTkeOptions = {}): Promise<Loca
   const kc = kubeConfig(options.kubeconfig);
   const namespaces = new Set<string>();
   // A suite's own `accounts` stay the first (operator) pair, as before.
-  const callers = options.emulator?.accounts ? [] : localTkeCallers();
+  const callers = options.emulator?.accounts ? [] : localTkeCallers(options.moreCallers);
   const emulator = await startClbEmulator({ taskDurationMs: 50, callers, ...options.emulator });
   await applyClusterProfile(kc, options.profile ?? 'ipvs-new');
   const simulator = await startTkeSimulator({
@@ -67,8 +72,10 @@ export async function startLocalTke(options: LocalTkeOptions = {}): Promise<Loca
   await installOperatorRbac(options.kubeconfig);
   const operatorKubeconfig = await serviceAccountKubeconfig(options.kubeconfig);
   const started: OperatorProcess[] = [];
-  const startOperator = async (extra: Omit<OperatorProcessOptions, 'emulator' | 'kubeconfig'> = {}) => {
-    const op = await startOperatorProcess({ ...extra, kubeconfig: operatorKubeconfig, emulator });
+  const startOperator = async ({ caller, ...extra }: LocalOperatorOptions = {}) => {
+    const credentials = caller === undefined ? emulator.credentials : emulator.callers[caller];
+    if (!credentials) throw new Error(`the emulator has no caller ${caller ?? ''} (LocalTkeOptions.moreCallers)`);
+    const op = await startOperatorProcess({ ...extra, kubeconfig: operatorKubeconfig, emulator: { ...emulator, credentials } });
     started.push(op);
     return op;
   };

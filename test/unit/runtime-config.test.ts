@@ -58,7 +58,7 @@ describe('operator configuration', () => {
     expect(problems).toContain('--cloud-rate-limit="50": must be between 1 and 20');
     expect(problems).toContain('unexpected argument "stray"');
     expect(problems).toContain('LOOPGUARD_DRIFT_CHECK_INTERVAL="soon": must be a duration');
-    expect(problems).toContain('LOOPGUARD_KUBE_PROXY_MODE="userspace": must be one of ipvs, iptables, none');
+    expect(problems).toContain('LOOPGUARD_KUBE_PROXY_MODE="userspace": must be one of ipvs, iptables, nftables, none');
     expect(problems).toContain('no region');
     expect(problems).toContain('expected a version such as v1.20.6-tke.12');
     expect((err as ConfigError).problems).toHaveLength(8);

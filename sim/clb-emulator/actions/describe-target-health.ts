@@ -6,7 +6,7 @@ import type { ActionDefinition } from './types.js';
 /**
  * DescribeTargetHealth (tke-clb.md §3): ≤ 30 CLB ids, each unknown one is `InvalidParameter.LBIdNotFound`.
  * L4 listeners report through a single pseudo-rule whose `LocationId` is the listener id (the real value for L4 is
- * undocumented). Health semantics: health.ts.
+ * undocumented). Health semantics: health.ts (or real probes, `EmulatorOptions.targetHealth`).
  */
 export const describeTargetHealth: ActionDefinition = {
   async: false,
@@ -18,6 +18,7 @@ export const describeTargetHealth: ActionDefinition = {
     const { store, config } = ctx.core;
     const lbs = lbIds.map((id) => store.lb(id));
     const convergence = config.healthConvergenceMs;
+    const real = ctx.core.options.targetHealth;
     return {
       LoadBalancers: lbs.map((lb) => ({
         LoadBalancerId: lb.LoadBalancerId,
@@ -33,7 +34,7 @@ export const describeTargetHealth: ActionDefinition = {
                 Domain: r.Domain,
                 Url: r.Url,
                 RuleId: r.LocationId,
-                Targets: targetsFor(lb, l, r, ctx.nowMs, convergence),
+                Targets: targetsFor(lb, l, r, ctx.nowMs, convergence, real),
               }))
             : [
                 {
@@ -41,7 +42,7 @@ export const describeTargetHealth: ActionDefinition = {
                   Domain: null,
                   Url: null,
                   RuleId: l.ListenerId,
-                  Targets: targetsFor(lb, l, undefined, ctx.nowMs, convergence),
+                  Targets: targetsFor(lb, l, undefined, ctx.nowMs, convergence, real),
                 },
               ],
         })),

@@ -7,6 +7,7 @@ import {
   checkKeepaliveSnat, checkSourceIp, ensureUnlocked, L7_HEALTH_CHECK_MESSAGE, liveLb, readHealthCheck, startTask,
 } from './guards.js';
 import type { ActionDefinition } from './types.js';
+import { changedFields } from '../write-log.js';
 
 /**
  * ModifyListener (async, tke-clb.md §3): `HealthCheck` only for TCP/UDP/TCP_SSL/QUIC (L7 → `InvalidParameter`,
@@ -61,8 +62,10 @@ export const modifyListener: ActionDefinition = {
     ensureUnlocked(core, [lbId]);
 
     core.stats.listenerWrite(lbId, listenerId);
+    core.writeLog.accepted({ caller: ctx.caller, action: 'ModifyListener', loadBalancerId: lbId, listenerId, locationId: null, taskId: ctx.requestId });
     startTask(ctx, 'ModifyListener', [lbId], () => {
       const target = core.store.listener(liveLb(core, lbId), listenerId);
+      const before = structuredClone(target);
       if (name !== undefined) target.ListenerName = name;
       if (healthCheck && healthCheckChanged(target.HealthCheck, healthCheck)) {
         target.HealthCheck = healthCheck;
@@ -75,6 +78,7 @@ export const modifyListener: ActionDefinition = {
       if (idle !== undefined) target.IdleConnectTimeout = idle;
       if (keepalive !== undefined) target.KeepaliveEnable = keepalive;
       if (snat !== undefined) target.SnatEnable = snat;
+      core.writeLog.changed(ctx.requestId, changedFields(before, target));
     });
     return {};
   },

@@ -5,6 +5,7 @@ import { isIpv6, isLayer7 } from '../model.js';
 import { allowOnly, optEnum, optIntInRange, optString, reqString } from '../params.js';
 import { checkSourceIp, ensureUnlocked, liveLb, readHealthCheck, startTask } from './guards.js';
 import type { ActionDefinition } from './types.js';
+import { changedFields } from '../write-log.js';
 
 /**
  * ModifyRule (async, tke-clb.md §3): the per-rule health check of HTTP/HTTPS listeners (incl. SourceIpType).
@@ -54,8 +55,10 @@ export const modifyRule: ActionDefinition = {
     ensureUnlocked(core, [lbId]);
 
     core.stats.ruleWrite(lbId, listenerId, locationId);
+    core.writeLog.accepted({ caller: ctx.caller, action: 'ModifyRule', loadBalancerId: lbId, listenerId, locationId, taskId: ctx.requestId });
     startTask(ctx, 'ModifyRule', [lbId], () => {
       const target = core.store.rule(core.store.listener(liveLb(core, lbId), listenerId), locationId);
+      const before = structuredClone(target);
       if (url !== undefined) target.Url = url;
       if (forwardType !== undefined) target.ForwardType = forwardType;
       if (healthCheck && healthCheckChanged(target.HealthCheck, healthCheck)) {
@@ -64,6 +67,7 @@ export const modifyRule: ActionDefinition = {
       }
       if (scheduler !== undefined) target.Scheduler = scheduler;
       if (session !== undefined) target.SessionExpireTime = session;
+      core.writeLog.changed(ctx.requestId, changedFields(before, target));
     });
     return {};
   },

@@ -8,6 +8,8 @@ export interface ActionContext {
   /** Set when a `taskFailure` fault fired for this request (async writes only). */
   taskFailure: string | undefined;
   nowMs: number;
+  /** Who sent it (the caller name of its SecretId), for the write log. */
+  caller: string;
 }
 
 export type ActionResult = Record<string, unknown>;

@@ -7,7 +7,7 @@
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { validateOriginals } from '../../api/annotations.js';
 import { CONDITION_READY, CONDITION_RECONCILING, CONDITION_STALLED, removeStatusCondition, setStatusCondition } from '../../api/conditions.js';
-import { FINALIZER, withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
+import { ABANDON_ANNOTATION, FINALIZER, withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { EventReason, StalledReason } from '../../api/reasons.js';
 import { classifyError } from '../../mitigation/errors.js';
@@ -20,9 +20,7 @@ import type { PolicyControllerOptions } from './policy-controller.js';
 import { planReleases, remainingSteps } from './round.js';
 import { orphansOf } from './targets.js';
 
-/** On a LoopbackPolicy being deleted: release the finalizer without restoring anything. */
-export const ABANDON_ANNOTATION = 'loopguard.dev/abandon';
-
+/** `loopguard.dev/abandon: "true"` on a policy being deleted: release the finalizer without restoring anything. */
 export function abandonRequested(policy: LoopbackPolicy): boolean {
   return policy.metadata.annotations?.[ABANDON_ANNOTATION]?.trim().toLowerCase() === 'true';
 }

@@ -213,7 +213,8 @@ export class PolicyController {
     for (const { assessment: a } of outcomes) {
       const t = a.target;
       const involved = involvedObject(t);
-      for (const w of a.warnings) await this.o.events.record(involved, 'Warning', EventReason.InvalidAnnotation, w);
+      // True in every round until someone fixes it: one Event per problem, not one write per round.
+      for (const w of a.warnings) await this.o.events.recordStanding(involved, 'Warning', EventReason.InvalidAnnotation, w);
       const memo = `${namespace}/${policyName}/${targetKey(t)}`;
       const seen = `${a.verdict}/${a.rootCause.id}`;
       if (this.lastVerdicts.get(memo) === seen) continue;

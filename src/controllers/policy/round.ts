@@ -213,7 +213,10 @@ export class PolicyRound {
       if (e.executed.length > 0 && !e.gone) {
         // The executed steps' effects are in the observer's cache and the annotations; no read-back needed.
         const clb = t.loadBalancerId ? (this.d.observer.cached(t.loadBalancerId) ?? observed(t)) : observed(t);
-        assessment = this.assess(input, { ...t, annotations: annotationsAfter(t.annotations, e.executed) } as TargetFacts, clb);
+        const after = this.assess(input, { ...t, annotations: annotationsAfter(t.annotations, e.executed) } as TargetFacts, clb);
+        // What was wrong with the target as read is still news when a step replaced it (an invalid prevent-loopback
+        // overwritten with "true" comes back on revert): its warnings are reported with those of the result.
+        assessment = { ...after, warnings: [...new Set([...m.assessment.warnings, ...after.warnings])] };
       }
       result.outcomes.push({ assessment, plan: remainingSteps(e).map(describeStep), ...(e.error ? { error: e.error } : {}) });
     });
@@ -314,9 +317,10 @@ export async function planReleases(d: RoundDeps, owner: string, orphans: readonl
         ...(stale ? { stale: true } : {}),
         ...(o.loadBalancerId ? { loadBalancerId: o.loadBalancerId } : {}),
         ...(obs?.state === 'Found' ? { clb: obs.clb } : {}),
+        ...(obs?.state === 'Found' && o.loadBalancerId && d.observer.observedAt(o.loadBalancerId) !== undefined ? { observedAt: d.observer.observedAt(o.loadBalancerId) } : {}),
         ...(config ? { config } : {}),
       };
-      return planOrphan(owner, orphan);
+      return planOrphan({ owner, now: new Date(), graceMs: d.tkeGraceMs }, orphan);
     })
     .filter((p) => p.steps.length > 0);
 }

@@ -208,4 +208,24 @@ items:
     expect(flag.code).toBe(2);
     expect(oneLineError(flag)).toMatch(/expected a version such as v1\.20\.6-tke\.12/);
   });
+
+  it('takes the kube-proxy flags and variables exactly as the operator does (src/runtime/config.ts)', async () => {
+    const saved = process.env['LOOPGUARD_KUBE_PROXY_MODE'];
+    try {
+      // An empty variable is unset, as for the operator (a Deployment often renders an unset value as '').
+      process.env['LOOPGUARD_KUBE_PROXY_MODE'] = '';
+      expect((await cli(['plan', '-f', DEMO, '-o', 'json'])).code).not.toBe(2);
+      // nftables is a mode both take; one the operator refuses, the CLI refuses too, naming what is allowed.
+      process.env['LOOPGUARD_KUBE_PROXY_MODE'] = 'nftables';
+      const nft = report((await cli(['plan', '-f', DEMO, '-o', 'json'])).stdout);
+      expect(nft.clusterProfile.kubeProxyMode).toBe('nftables');
+      process.env['LOOPGUARD_KUBE_PROXY_MODE'] = 'userspace';
+      const bad = await cli(['plan', '-f', DEMO]);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/ipvs, iptables, nftables, none/);
+    } finally {
+      if (saved === undefined) delete process.env['LOOPGUARD_KUBE_PROXY_MODE'];
+      else process.env['LOOPGUARD_KUBE_PROXY_MODE'] = saved;
+    }
+  });
 });

@@ -13,6 +13,7 @@ import { clb, context, ingress as ingressFacts, listener, registryView } from '.
 const OWNER = 'shop/p';
 const NOW = new Date('2026-11-22T10:00:00Z');
 const AUTO = 'ingress.cloud.tencent.com/tke-service-config-auto';
+const PASS = 'ingress.cloud.tencent.com/pass-to-target';
 const CONFIG = 'front-auto-ingress-config';
 const VIP = '10.0.0.9';
 /** An Ingress whose status shows its CLB's VIP (as TKE publishes it). */
@@ -137,26 +138,94 @@ describe('planL7Release', () => {
   const record: OriginalsRecord = { ...originals, annotations: { [AUTO]: null } };
 
   it('declares the originals back and waits until the CLB shows them', () => {
-    const { steps } = planL7Release({ record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', clb: lb(1, 1), config: autoConfig(declared) });
+    const { steps } = planL7Release({ record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(1, 1), config: autoConfig(declared) });
     expect(steps.map((s) => s.kind)).toEqual(['DeclareInTkeServiceConfig', 'AwaitTke']);
     expect(steps[0]).toMatchObject({ restore: true, edits: [{ kind: 'keepalive', value: 0 }, { kind: 'ruleSource', value: 0 }] });
   });
 
   it('once the CLB shows them: takes out what loopguard added, then drops the auto annotation it added and the record', () => {
     const restored = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 0, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 0 } }] }] }] } };
-    const { steps } = planL7Release({ record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', clb: lb(0, 0), config: autoConfig(restored) });
+    const { steps } = planL7Release({ record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0), config: autoConfig(restored) });
     expect(steps.map((s) => s.kind)).toEqual(['RemoveFromTkeServiceConfig', 'AnnotateTarget']);
     expect(steps[1]).toEqual({ kind: 'AnnotateTarget', set: { [AUTO]: null }, forget: [`annotation/${AUTO}`, 'listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'], drops: true, restore: true });
   });
 
   it('the config is gone: nothing can carry the originals to the CLB, so the release does not wait forever', () => {
-    const { steps } = planL7Release({ record, annotations: owned(record), name: 'front', clb: lb(1, 1), config: { name: CONFIG, exists: false } });
+    const { steps } = planL7Release({ record, annotations: owned(record), name: 'front', now: NOW, graceMs: 10_000, clb: lb(1, 1), config: { name: CONFIG, exists: false } });
     expect(steps).toEqual([{ kind: 'AnnotateTarget', set: { [AUTO]: null }, forget: [`annotation/${AUTO}`, 'listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'], drops: true, restore: true }]);
   });
 
   it('PassToTarget loopguard turned on goes back', () => {
     const r: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false } };
-    const { steps } = planL7Release({ record: r, annotations: owned(r), name: 'front', clb: lb(0, 0, { passToTarget: true }) });
+    const { steps } = planL7Release({ record: r, annotations: owned(r), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: true }) });
     expect(steps[0]).toEqual({ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: 'lb-ing', to: false, restore: true });
+  });
+
+  it('PassToTarget loopguard declared: the original declared back through the annotation, TKE awaited, then the annotation given back', () => {
+    const r: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [PASS]: null }, loadBalancerId: 'lb-ing', declaredAt: '2026-11-22T09:00:00.000Z' };
+    const on = lb(0, 0, { passToTarget: true });
+    const first = planL7Release({ record: r, annotations: owned(r, { [PASS]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: on });
+    expect(first.steps).toEqual([
+      { kind: 'AnnotateTarget', set: { [PASS]: 'false' }, record: { v: 1, declaredAt: NOW.toISOString() }, restore: true },
+      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() },
+    ]);
+    const declaredNow = { ...r, declaredAt: NOW.toISOString() };
+    const waiting = planL7Release({ record: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, observedAt: NOW.getTime() + 5_000, clb: on });
+    expect(waiting.steps).toEqual([{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() }]);
+    const late = planL7Release({ record: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, observedAt: NOW.getTime() + 10_000, clb: on });
+    expect(late.steps[0]).toMatchObject({ kind: 'SetLoadBalancerPassToTarget', to: false, restore: true, why: expect.stringContaining('TKE did not apply') });
+    const done = planL7Release({ record: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: false }) });
+    expect(done.steps).toEqual([{ kind: 'AnnotateTarget', set: { [PASS]: null }, forget: [`annotation/${PASS}`, 'loadBalancer/passToTarget'], drops: true, restore: true }]);
+  });
+
+  it('PassToTarget of an Ingress TKE no longer syncs (mode: skip) goes back directly, saying why', () => {
+    const r: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [PASS]: null }, loadBalancerId: 'lb-ing' };
+    const { steps } = planL7Release({ record: r, annotations: owned(r, { [PASS]: 'true', 'ingress.cloud.tencent.com/mode': 'skip' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: true }) });
+    expect(steps[0]).toEqual({ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: 'lb-ing', to: false, restore: true, why: 'TKE does not sync this Ingress (mode: skip)' });
+  });
+});
+
+describe('planL7Target: LoadBalancerPassToTarget through the Ingress annotation (TKE\'s interface)', () => {
+  const POLICY = { l7: { keepalive: true, healthCheckSource: 'Unmanaged' as const, allowCLBTrafficByDefault: true } };
+  const plan = (annotations: Record<string, string>, clbFacts: ClbFacts, observedAt?: number) => {
+    const view = registryView(ingress({}, annotations).annotations);
+    const a = assessIngress({ ...ingress({}, annotations), annotations: view.annotations }, context({ clb: clbFacts, policy: POLICY }));
+    return planTarget(
+      { owner: OWNER, rejected: { keepalive: false, range100_64: false }, now: NOW, graceMs: 10_000 },
+      { assessment: a, ...view, clb: clbFacts, ...(observedAt !== undefined ? { observedAt } : {}), config: autoConfig() },
+    ).steps;
+  };
+  const declaredRecord: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [PASS]: null }, loadBalancerId: 'lb-ing', declaredAt: NOW.toISOString() };
+
+  it('declares "true" with the originals in the same patch, then waits for TKE before keepalive', () => {
+    expect(plan({ [AUTO]: 'true' }, lb(0, 0, { passToTarget: false }))).toEqual([
+      { kind: 'AnnotateTarget', set: { [PASS]: 'true' }, record: declaredRecord },
+      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() },
+    ]);
+  });
+
+  it('TKE has not applied it within the grace period: the same value written directly, saying why, and keepalive goes on', () => {
+    const steps = plan(owned(declaredRecord, { [AUTO]: 'true', [PASS]: 'true' }), lb(0, 0, { passToTarget: false }), NOW.getTime() + 10_000);
+    expect(steps[0]).toEqual({ kind: 'RecordOriginals', record: expect.objectContaining({ loadBalancer: { passToTarget: false } }) });
+    expect(steps[1]).toEqual({ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: 'lb-ing', to: true, why: `TKE did not apply ${PASS}: "true" within 10 s` });
+    expect(steps.map((s) => s.kind)).toContain('DeclareInTkeServiceConfig');
+    expect(describeStep(steps[1]!)).toContain('directly (TKE did not apply');
+  });
+
+  it('within the grace period: waits', () => {
+    expect(plan(owned(declaredRecord, { [AUTO]: 'true', [PASS]: 'true' }), lb(0, 0, { passToTarget: false }), NOW.getTime() + 5_000)).toEqual([
+      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() },
+    ]);
+  });
+
+  it('"true" the user declared: TKE\'s to apply; loopguard waits and writes nothing, whatever the grace period', () => {
+    expect(plan({ [AUTO]: 'true', [PASS]: 'true' }, lb(0, 0, { passToTarget: false }), NOW.getTime() + 60_000)).toEqual([
+      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing' },
+    ]);
+  });
+
+  it('"false" the user declared: never overruled (advice, no step)', () => {
+    const steps = plan({ [AUTO]: 'true', [PASS]: 'false' }, lb(0, 0, { passToTarget: false }));
+    expect(steps.some((s) => s.kind === 'SetLoadBalancerPassToTarget' || (s.kind === 'AnnotateTarget' && PASS in s.set))).toBe(false);
   });
 });

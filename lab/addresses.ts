@@ -1,0 +1,49 @@
+// The lab's addresses: documentation ranges only (RFC 5737) for the VPC and the VIP, 100.64.0.0/10 and
+// 100.127.0.0/16 for the CLB's own sources, as on Tencent Cloud (seed 004: "allow 100.127.0.0/16"). Nothing here
+// is routed outside the lab's namespaces.
+
+/** The CLB's VIP (a private CLB's address in the VPC). kube-proxy IPVS binds it on nodes (kube-ipvs0). */
+export const VIP = '198.51.100.10';
+/** The VPC router's address as every node sees it (the CLB namespace also routes the VPC). */
+export const VPC_GATEWAY = '192.0.2.1';
+/** Node i (0-based): 192.0.2.11, .12, .13. */
+export const nodeIp = (i: number): string => `192.0.2.${11 + i}`;
+export const nodeName = (i: number): string => `node${i + 1}`;
+/**
+ * The client pod on node1 (the seeds' client: "集群中的 Pod 访问 CLB"). Node1 routes its pod CIDR
+ * 203.0.113.128/28 to the pod's veth; the VPC routes it to node1 (TKE's GlobalRouter mode). The CLB cannot tell
+ * this IP belongs to node1, so its own guard (skip a real server whose IP is the source, seed 000) does not apply.
+ */
+export const POD_IP = '203.0.113.130';
+export const POD_CIDR = '203.0.113.128/28';
+/** The pod's gateway, on node1's side of the pod's veth (as Calico-style CNIs do). */
+export const POD_GATEWAY = '169.254.1.1';
+export const POD_SHADOW = '203.0.113.80';
+/** The CLB's side of the health checker's link. */
+export const CLB_HC_LINK = '203.0.113.1';
+/** The health checker's own address; the CLB rewrites it to the VIP (SourceIpType 0, "probe from the VIP"). */
+export const HC_VIP_SOURCE = '203.0.113.2';
+/** The health checker's 100.64.0.0/10 address (SourceIpType 1), left as it is. */
+export const HC_RANGE_SOURCE = '100.64.0.2';
+/** The L7 CLB's own source in SNAT/keepalive mode (seed 004: CLB then no longer passes the client IP through). */
+export const CLB_SNAT_SOURCE = '100.127.0.1';
+/**
+ * Node i's stand-in inside the CLB namespace: the L7 proxy binds its upstream socket here and nftables rewrites
+ * it to the client's IP (node i's), so the node sees the client IP as a pass-through CLB sends it. (Binding the
+ * client IP itself would need IP_TRANSPARENT, which Node.js cannot set.)
+ */
+export const shadowIp = (i: number): string => `203.0.113.${65 + i}`;
+export const SHADOW_RANGE = '203.0.113.64/27';
+
+/** NodePorts every node's backend answers on (the CLB's real servers). */
+export const TCP_NODEPORT = 30081;
+export const HTTP_NODEPORT = 30080;
+/** The CLB's listeners: L4 TCP and L7 HTTP. */
+export const L4_PORT = 81;
+export const L7_PORT = 80;
+
+export type ProbeSource = 'vip' | 'range';
+/** Who calls the CLB: the pod on node1 (default), or node1 itself (host network: source = the node's IP). */
+export type ClientKind = 'pod' | 'node';
+/** The health checker's bind address for each configured source (SourceIpType 0 → VIP, 1 → 100.64). */
+export const probeBindAddress = (source: ProbeSource): string => (source === 'vip' ? HC_VIP_SOURCE : HC_RANGE_SOURCE);

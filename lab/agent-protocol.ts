@@ -1,0 +1,36 @@
+// What the lab's in-namespace agents answer (lab/agent.ts): one JSON request per line on stdin, one JSON answer per
+// line on stdout. Shared by the agent and its client.
+
+export interface ProxyConfig {
+  listenHost: string;
+  listenPort: number;
+  /** Real servers (node IPs) on `nodePort`, tried from a random one on, as a CLB's scheduler would. */
+  nodes: string[];
+  nodePort: number;
+  /** Give up on a real server that has not accepted the connection after this long, and try the next (seed 004: ~4 s). */
+  attemptTimeoutMs: number;
+  /** passthrough: the real server sees the client's IP (via `shadows`); snat: the CLB's own 100.127 source, keepalive. */
+  mode: 'passthrough' | 'snat';
+  /** Client IP → the CLB-local address nftables rewrites to that client IP (lab/nft.ts). */
+  shadows: Record<string, string>;
+  snatSource: string;
+}
+
+export type AgentRequest =
+  | { op: 'serve'; name: string; tcpPort: number; httpPort: number }
+  | { op: 'connect'; host: string; port: number; localAddress?: string; timeoutMs: number; count: number; concurrency: number; read: boolean }
+  | { op: 'http'; host: string; port: number; timeoutMs: number; count: number; concurrency: number }
+  | { op: 'proxy'; config: ProxyConfig }
+  | { op: 'ping' };
+
+/** One connection or request. `answer`: the node that answered (its backend writes its name). */
+export interface Outcome {
+  ok: boolean;
+  ms: number;
+  answer?: string;
+  /** L7 only: real servers the CLB tried for this request. */
+  attempts?: number;
+  error?: string;
+}
+
+export type AgentResponse = { id: number; ok: true; result: unknown } | { id: number; ok: false; error: string };

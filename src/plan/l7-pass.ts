@@ -1,0 +1,104 @@
+// Pure: the CLB's "allow traffic by default" (LoadBalancerPassToTarget) of an Ingress, through TKE's declarative
+// interface first. TKE's ingress controller applies `ingress.cloud.tencent.com/pass-to-target` on every sync
+// (tke-clb.md §9 #5), so loopguard declares "true" there and waits; it writes the CLB itself only when TKE has not
+// applied its declaration within the grace period (the same value, so no write fight), or, on release, when TKE
+// no longer syncs the Ingress (`mode: skip`). Removing the annotation leaves the CLB as it is (sim/README.md), so a
+// release declares the original value, waits for TKE to apply it, and only then gives the annotation back.
+import { IngressAnnotation, type Annotations, type OriginalsRecord } from '../api/annotations.js';
+import type { L7DesiredState } from '../model/desired-state.js';
+import { fieldKey, isApplied } from './record.js';
+import type { Step } from './steps.js';
+
+const KEY = IngressAnnotation.PassToTarget;
+
+export interface PassInput {
+  desired: L7DesiredState;
+  record: OriginalsRecord | undefined;
+  owned: boolean;
+  now: Date;
+  /** When the CLB was last read (ms): TKE's grace period is over only for a read made after it. */
+  observedAt?: number;
+  graceMs: number;
+}
+
+export interface PassPlan {
+  /** Steps for this round. */
+  steps: Step[];
+  /** The rest of the target's plan waits (keepalive must not come before the CLB lets 100.127/16 in). */
+  blocking: boolean;
+  /** What the record must hold before the steps (merged into every record write of the target's plan). */
+  record?: OriginalsRecord;
+}
+
+/** Whether loopguard put the pass-to-target annotation on the Ingress (its record holds the original). */
+export function passAnnotatedByLoopguard(record: OriginalsRecord | undefined): boolean {
+  return !!record?.annotations && KEY in record.annotations;
+}
+
+function graceOver(record: OriginalsRecord | undefined, observedAt: number | undefined, now: Date, graceMs: number): boolean {
+  const declared = record?.declaredAt ? Math.min(Date.parse(record.declaredAt), now.getTime()) : NaN;
+  return !Number.isNaN(declared) && observedAt !== undefined && observedAt >= declared + graceMs;
+}
+
+export function planPassToTarget(input: PassInput): PassPlan {
+  const { desired, record, owned } = input;
+  const lbId = desired.loadBalancerId;
+  if (desired.passToTarget.desired !== true || desired.passToTarget.current !== false) return { steps: [], blocking: false };
+  const await_: Step = { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId };
+  const declared = desired.passToTarget.declared;
+  if (declared === undefined) {
+    const since = input.now.toISOString();
+    const add: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [KEY]: null }, loadBalancerId: lbId, declaredAt: since };
+    return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, record: add }, { ...await_, since }], blocking: true, record: add };
+  }
+  // "true" the user declared: TKE's to apply, whenever it does; loopguard owns nothing of it.
+  if (!owned || !passAnnotatedByLoopguard(record)) return { steps: [await_], blocking: true };
+  // Applied before and off now: changed on the CLB behind TKE's back; TKE's resync puts it back.
+  if (isApplied(record, fieldKey.passToTarget())) return { steps: [{ ...await_, ...(record?.declaredAt ? { since: record.declaredAt } : {}) }], blocking: true };
+  if (!graceOver(record, input.observedAt, input.now, input.graceMs)) return { steps: [{ ...await_, ...(record?.declaredAt ? { since: record.declaredAt } : {}) }], blocking: true };
+  return {
+    steps: [{ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: true, why: `TKE did not apply ${KEY}: "true" within ${Math.round(input.graceMs / 1000)} s` }],
+    blocking: false,
+  };
+}
+
+export interface PassReleaseInput {
+  record: OriginalsRecord;
+  annotations: Annotations;
+  /** The CLB's current value (undefined: the CLB is not known). */
+  current: boolean | undefined;
+  loadBalancerId: string;
+  /** TKE does not sync the Ingress (`mode: skip`): nothing applies an annotation. */
+  tkeSkips: boolean;
+  now: Date;
+  observedAt?: number;
+  graceMs: number;
+}
+
+/** Steps that give the original back; `blocking` while TKE has yet to apply it (the record must stay). */
+export function planPassRelease(input: PassReleaseInput): { steps: Step[]; blocking: boolean } {
+  const original = input.record.loadBalancer?.passToTarget;
+  if (original === undefined || input.current === undefined || input.current === original) return { steps: [], blocking: false };
+  const lbId = input.loadBalancerId;
+  const direct: Step = { kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: original, restore: true };
+  const onIngress = input.annotations?.[KEY];
+  // Loopguard's declaration still stands: declare the original, so TKE neither undoes a direct restore nor is bypassed.
+  if (!passAnnotatedByLoopguard(input.record) || input.tkeSkips || onIngress === undefined) {
+    return { steps: [{ ...direct, ...(input.tkeSkips ? { why: 'TKE does not sync this Ingress (mode: skip)' } : {}) }], blocking: false };
+  }
+  const wanted = String(original);
+  if (onIngress.trim().toLowerCase() !== wanted) {
+    const since = input.now.toISOString();
+    return {
+      steps: [
+        { kind: 'AnnotateTarget', set: { [KEY]: wanted }, record: { v: 1, declaredAt: since }, restore: true },
+        { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, since },
+      ],
+      blocking: true,
+    };
+  }
+  if (!graceOver(input.record, input.observedAt, input.now, input.graceMs)) {
+    return { steps: [{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, ...(input.record.declaredAt ? { since: input.record.declaredAt } : {}) }], blocking: true };
+  }
+  return { steps: [{ ...direct, why: `TKE did not apply ${KEY}: ${JSON.stringify(wanted)} within ${Math.round(input.graceMs / 1000)} s` }], blocking: false };
+}

@@ -1,0 +1,177 @@
+// The data-plane lab (lab/, docs/lab.md) in real kernels: the faults it measures come from the kernel's own
+// decisions, not from the lab's code (one kernel setting flipped at a time moves or removes the drop exactly as the
+// kernel path predicts, seed 002), and `npm run lab` leaves no namespace, veth or nft table behind, also when it is
+// stopped with SIGTERM. Needs root and network namespaces: CI has both, and without them these tests fail (the lab
+// says what is missing) rather than skip.
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { spawn, execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { VIP } from '../../lab/addresses.js';
+import { Lab, martianSourceDrops } from '../../lab/lab.js';
+import { LAB_PREFIX } from '../../lab/names.js';
+import type { LabResults } from '../../lab/scenarios.js';
+import { waitFor } from '../support/kube.js';
+
+const sh = (cmd: string, args: string[]) =>
+  new Promise<string>((resolve, reject) => execFile(cmd, args, { encoding: 'utf8' }, (err, out, stderr) => (err ? reject(new Error(`${cmd} ${args.join(' ')}: ${stderr}`)) : resolve(out))));
+
+/** What a lab run of process `pid` may have left: namespaces, links and nft tables (the caller's namespace too). */
+async function leftovers(pid: number): Promise<string[]> {
+  const prefix = `${LAB_PREFIX}${pid}-`;
+  const namespaces = (await sh('ip', ['netns', 'list'])).split('\n').filter((l) => l.startsWith(prefix));
+  const links = (await sh('ip', ['-o', 'link', 'show'])).split('\n').filter((l) => l.includes(LAB_PREFIX));
+  const tables = (await sh('nft', ['list', 'tables'])).split('\n').filter((l) => l.includes('lg_lab'));
+  return [...namespaces, ...links, ...tables];
+}
+
+/** `npm run lab` as one process (node + tsx), so its pid is the one in its namespaces' names. */
+function runLab(args: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'lab/main.ts', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => (output += d.toString()));
+  child.stderr.on('data', (d) => (output += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? -1 : null))));
+  return { child, exited, output: () => output };
+}
+
+describe('the data-plane lab: faults from the kernel', () => {
+  let lab: Lab;
+  // A fresh lab per test: each one turns kernel settings that must not leak into the next.
+  beforeEach(async () => {
+    lab = await Lab.start({ nodes: 2 });
+  });
+  afterEach(async () => {
+    await lab?.stop();
+  });
+
+  async function probeVip(): Promise<{ ok: boolean; d: Record<string, number>; martian: number }> {
+    const before = await lab.counters(0);
+    const m0 = await martianSourceDrops();
+    const o = await lab.probe(0, 'vip', 1000);
+    const after = await lab.counters(0);
+    const d = Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]));
+    return { ok: o.ok, d, martian: (await martianSourceDrops()) - m0 };
+  }
+
+  it('a health check from the VIP dies in the martian-source check; accept_local moves the drop to the reply route; both removed, it passes (seed 002)', async () => {
+    // Before the VIP is bound, the VIP-sourced check passes: the lab does not drop it by itself.
+    expect((await probeVip()).ok).toBe(true);
+
+    await lab.bindVip(true, [0]);
+    const bound = await probeVip();
+    expect(bound.ok).toBe(false);
+    // Seen on eth0 (PREROUTING), never delivered (INPUT): dropped by the routing decision in between, which counts
+    // it as a martian source (fib_validate_source: the source is a local address).
+    expect(bound.d.seen_vip).toBeGreaterThan(0);
+    expect(bound.d.delivered_vip).toBe(0);
+    expect(bound.martian).toBeGreaterThanOrEqual(bound.d.seen_vip ?? 1);
+    // The same node, the same moment: the check from 100.64 passes.
+    expect((await lab.probe(0, 'range', 1000)).ok).toBe(true);
+
+    // accept_local=1: the kernel accepts a local source on eth0, the SYN reaches the NodePort, and the check still
+    // fails — the SYN-ACK to the VIP is routed to the node itself (the VIP is local), never out of eth0.
+    await lab.sysctl(0, { 'net.ipv4.conf.eth0.accept_local': 1 });
+    const accepted = await probeVip();
+    expect(accepted.ok).toBe(false);
+    expect(accepted.d.delivered_vip).toBeGreaterThan(0);
+    expect(accepted.d.reply_inside_vip).toBeGreaterThan(0);
+    expect(accepted.d.reply_out_vip).toBe(0);
+
+    // Seed 002's experiment: with the VIP's `local` route removed as well, the reply leaves and the check passes.
+    await lab.ip(0, ['route', 'del', 'local', VIP, 'dev', 'kube-ipvs0', 'table', 'local']);
+    const fixed = await probeVip();
+    expect(fixed.ok).toBe(true);
+    expect(fixed.d.reply_out_vip).toBeGreaterThan(0);
+
+    // accept_local back to 0, the route still gone: with rp_filter 0 the kernel checks the source against the
+    // node's addresses (the VIP is still on kube-ipvs0), so the check dies as a martian again; rp_filter=2 makes it
+    // consult the routes instead, which no longer say "local" — the check passes without accept_local.
+    await lab.sysctl(0, { 'net.ipv4.conf.eth0.accept_local': 0 });
+    const addressCheck = await probeVip();
+    expect(addressCheck.ok).toBe(false);
+    expect(addressCheck.d.delivered_vip).toBe(0);
+    await lab.sysctl(0, { 'net.ipv4.conf.all.rp_filter': 2 });
+    const routeCheck = await probeVip();
+    expect(routeCheck.ok).toBe(true);
+    expect(routeCheck.d.delivered_vip).toBeGreaterThan(0);
+  });
+
+  it('the L4 loop from the pod: node1 accepts the SYN and answers the pod directly, not through the CLB; another node answers through it', async () => {
+    await lab.setL4Backend(0);
+    const before = await lab.counters(0);
+    const [looped] = await lab.l4Connections(1, 1, 1000, 81, 'pod');
+    const after = await lab.counters(0);
+    expect(looped?.ok).toBe(false);
+    expect((after.delivered_pod ?? 0) - (before.delivered_pod ?? 0)).toBeGreaterThan(0);
+    expect((after.reply_inside_pod ?? 0) - (before.reply_inside_pod ?? 0)).toBeGreaterThan(0);
+    expect((after.reply_out_pod ?? 0) - (before.reply_out_pod ?? 0)).toBe(0);
+    await lab.setL4Backend(1);
+    const [other] = await lab.l4Connections(1, 1, 1000, 81, 'pod');
+    expect(other).toMatchObject({ ok: true, answer: 'node2' });
+  });
+
+  it("a host-network client: node1's own IP arrives on eth0 and is dropped as a martian; accept_local delivers it, and the reply still stays inside node1", async () => {
+    await lab.setL4Backend(0);
+    const before = await lab.counters(0);
+    const [dropped] = await lab.l4Connections(1, 1, 1000, 81, 'node');
+    const mid = await lab.counters(0);
+    expect(dropped?.ok).toBe(false);
+    expect((mid.seen_own ?? 0) - (before.seen_own ?? 0)).toBeGreaterThan(0);
+    expect((mid.delivered_own ?? 0) - (before.delivered_own ?? 0)).toBe(0);
+    await lab.sysctl(0, { 'net.ipv4.conf.eth0.accept_local': 1 });
+    const [still] = await lab.l4Connections(1, 1, 1000, 81, 'node');
+    const after = await lab.counters(0);
+    expect(still?.ok).toBe(false);
+    expect((after.delivered_own ?? 0) - (mid.delivered_own ?? 0)).toBeGreaterThan(0);
+    // The SYN-ACK goes to node1's own address straight back inside node1, not to the CLB that would un-NAT it.
+    expect((after.reply_inside_own ?? 0) - (mid.reply_inside_own ?? 0)).toBeGreaterThan(0);
+    expect((after.reply_out_own ?? 0) - (mid.reply_out_own ?? 0)).toBe(0);
+  });
+});
+
+describe('npm run lab', () => {
+  let out: string;
+  beforeAll(async () => {
+    out = await mkdtemp(join(tmpdir(), 'lg-lab-out-'));
+  });
+  afterAll(async () => {
+    await rm(out, { recursive: true, force: true });
+  });
+
+  it('prints the three measurements, shows the faults and their fixes, writes the chart, and leaves nothing behind', async () => {
+    const run = runLab(['--profile', 'short', '--out', out]);
+    const code = await run.exited;
+    expect({ code, output: code === 0 ? '' : run.output() }).toEqual({ code: 0, output: '' });
+    const text = run.output();
+    for (const heading of ['(a) CLB health checks', '(b) L4 CLB', '(c) L7 CLB']) expect(text).toContain(heading);
+    expect(await leftovers(run.child.pid ?? -1)).toEqual([]);
+
+    const r = JSON.parse(await readFile(join(out, 'results.json'), 'utf8')) as LabResults;
+    const health = Object.fromEntries(r.health.map((h) => [`${h.source}/${h.vipBound ? 'bound' : 'unbound'}`, h.alive / h.probes]));
+    expect(health).toEqual({ 'vip/unbound': 1, 'vip/bound': 0, 'range/bound': 1 });
+    const l4 = r.l4.map((row) => row.summary.ok / row.summary.total);
+    expect(l4[0]).toBe(0); // CLB → the client's own node
+    expect(l4.slice(1, r.nodes)).toEqual(Array(r.nodes - 1).fill(1)); // → every other node
+    expect(l4[r.nodes]).toBeLessThan(1); // random choice, VIP not bound
+    expect(l4[r.nodes + 1]).toBe(1); // the mitigation
+    const [pass, snat] = r.l7;
+    expect(pass?.summary.ok).toBe(pass?.summary.total);
+    expect(pass?.summary.p99).toBeGreaterThanOrEqual(r.l7TimeoutMs); // the ~4 s tail
+    expect(snat?.summary.p99).toBeLessThan(r.l7TimeoutMs); // no tail
+    expect(snat?.summary.retried).toBe(0);
+    const png = await readFile(join(out, 'latency.png'));
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
+  }, 120_000);
+
+  it('removes everything when stopped with SIGTERM mid-run', async () => {
+    const run = runLab(['--profile', 'full', '--out', out]);
+    await waitFor('the lab measuring', () => (run.output().includes('(a) health checks') ? true : undefined), { timeoutMs: 60_000 });
+    const pid = run.child.pid ?? -1;
+    expect((await sh('ip', ['netns', 'list'])).includes(`${LAB_PREFIX}${pid}-`)).toBe(true);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(143);
+    expect(await leftovers(pid)).toEqual([]);
+  });
+});

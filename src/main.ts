@@ -25,7 +25,7 @@ import { formatVersion, readBuildInfo } from './version.js';
 // V8 sizes the young generation and lets the old one grow for the host's memory, not the pod's: on a large node
 // that is 16 MiB semi-spaces and a heap allowed to grow far past what is live, which a long-lived, mostly waiting
 // operator does not need. bench/scale at 12,000 targets: RSS peak 356 MiB without this (and the informer's
-// managedFields), 201 MiB with it, the live heap being the same ~75 MiB; the Deployment's limit is 256 MiB. V8 reads the flag whenever the
+// managedFields), 201 MiB with it, the live heap being the same ~75 MiB. V8 reads the flag whenever the
 // heap grows or collects, so setting it here, before the informer caches fill, takes effect (measured).
 setFlagsFromString('--optimize-for-size');
 

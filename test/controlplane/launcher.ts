@@ -201,7 +201,21 @@ export async function reapOrphans(): Promise<number> {
   return reaped;
 }
 
+/** Ports are probed free and handed over, so another process may take one in between: then start again. */
+const PORT_RACE_ATTEMPTS = 3;
+
 export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlaneState> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startControlPlaneOnce(options);
+    } catch (err) {
+      const lost = err instanceof Error && /bind: address already in use/.test(err.message);
+      if (!lost || attempt >= PORT_RACE_ATTEMPTS) throw err;
+    }
+  }
+}
+
+async function startControlPlaneOnce(options: ControlPlaneOptions): Promise<ControlPlaneState> {
   const { binaries } = options;
   const detached = options.detached ?? false;
   const deadline = Date.now() + (options.readyTimeoutMs ?? 60_000);

@@ -225,8 +225,16 @@ describe('hostile input from a namespace user', () => {
       );
       const stalled = reportedStatus(blocked).conditions.find((x) => x.type === 'Stalled');
       expect(stalled?.message).toContain(`kubectl annotate loopbackpolicy p -n ${ns} loopguard.dev/abandon=true`);
-      const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=DeletionBlocked' });
-      const on = new Map(events.items.map((e) => [e.involvedObject.name, e.message ?? '']));
+      // The Events follow the status write: wait until the policy and both targets have theirs.
+      const on = await waitFor(
+        'DeletionBlocked Events on the policy and both targets',
+        async () => {
+          const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=DeletionBlocked' });
+          const byName = new Map(events.items.map((e) => [e.involvedObject.name, e.message ?? '']));
+          return ['p', 'web', 'corrupt'].every((n) => byName.has(n)) ? byName : undefined;
+        },
+        { timeoutMs: 30_000, context: logs },
+      );
       expect(on.get('p')).toMatch(/deletion waits for the revert/);
       expect(on.get('web')).toMatch(/PermissionDenied|denied/);
       expect(on.get('corrupt')).toContain(`kubectl delete loopbackrecord ${recordName}`);

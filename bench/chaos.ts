@@ -11,7 +11,8 @@
 //   CHAOS_SEED=123 npm run bench:chaos           (replay; or --seed 123)
 import { parseArgs } from 'node:util';
 import { CHAOS_PROFILES, chaosFaultPlan, ChaosRng, chaosSeed, startChaosWorld, type ChaosProfile } from '../test/support/chaos-world.js';
-import { ChaosRun, killCycles, leaderAndApiserver, type PhaseFigure } from '../test/support/chaos-scenarios.js';
+import { ChaosRun, killCycles, leaderAndApiserver, pausedLeader, type PhaseFigure } from '../test/support/chaos-scenarios.js';
+import { runBench } from './support.js';
 
 const { values } = parseArgs({
   options: {
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
     const run = new ChaosRun(world, new ChaosRng(SEED), log);
     await killCycles(run, profile.cycles);
     const { leader, apiserver } = await leaderAndApiserver(run);
+    const paused = await pausedLeader(run);
 
     const all = await admin.statsSince('chaos');
     const calls = Object.values(all.calls).reduce((a, b) => a + b, 0);
@@ -72,6 +74,7 @@ async function main(): Promise<void> {
     console.log(`faults injected               ${faults} of ${calls} CLB calls (${((100 * faults) / Math.max(1, calls)).toFixed(1)} %), all callers`);
     console.log(`leader kill                   at loopguard call ${leader.killAtCall}; takeover ${(leader.takeoverMs / 1000).toFixed(1)} s (bound 20 s); converged ${(leader.convergeMs / 1000).toFixed(1)} s after; writes ${JSON.stringify(leader.writesByReplica)}`);
     console.log(`apiserver restart + compaction revision ${apiserver.compactedRevision}; ${apiserver.expiredWatches} watches expired (410); relisted ${apiserver.relisted.join(', ')}; restored ${(apiserver.convergeMs / 1000).toFixed(1)} s after; replica exits ${apiserver.exits}`);
+    console.log(`paused leader                 frozen at loopguard call ${paused.pauseAtCall}; standby led after ${(paused.takeoverMs / 1000).toFixed(1)} s; thawed: ${paused.inFlightLanded} write(s) sent before the freeze landed, ${paused.decidedAfterThaw} decided after it; exited: ${paused.exited}`);
     console.log(`total                         ${((Date.now() - t0) / 1000).toFixed(0)} s`);
     console.log(`violations                    ${run.violations.length === 0 ? 'none' : `\n  ${run.violations.join('\n  ')}`}`);
     if (run.violations.length > 0) process.exitCode = 1;
@@ -80,11 +83,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  // Lingering keep-alive sockets of the kube clients must not hold the process open.
-  () => process.exit(process.exitCode ?? 0),
-  (err: unknown) => {
-    console.error(`[bench:chaos] seed ${SEED} failed (replay: CHAOS_SEED=${SEED}):`, err);
-    process.exit(1);
-  },
-);
+runBench(main, (err) => console.error(`[bench:chaos] seed ${SEED} failed (replay: CHAOS_SEED=${SEED}):`, err));

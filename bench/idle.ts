@@ -26,7 +26,7 @@ import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess } f
 import { PRIVATE_SUBNET } from '../test/support/workload.js';
 import { countRequests, formatCounts } from './apiserver-audit.js';
 import { ClbTimeline, histogram, isRead } from './clb-timeline.js';
-import { benchCluster, buildOperator, createAtRiskServices, quiet } from './support.js';
+import { benchCluster, buildOperator, createAtRiskServices, quiet, runBench } from './support.js';
 
 const { values } = parseArgs({
   options: {
@@ -213,10 +213,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { diffStats, startClbEmulator } from '../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator } from '../sim/tke-simulator/index.js';
-import { benchCluster, createAtRiskServices, quiet } from './support.js';
+import { benchCluster, createAtRiskServices, quiet, runBench } from './support.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
 import { localTkeCallers } from '../test/support/local-tke.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess } from '../test/support/operator.js';
@@ -180,10 +180,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

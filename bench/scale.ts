@@ -27,7 +27,7 @@ import { PRIVATE_INGRESS, PRIVATE_SUBNET, lbIngress, lbService } from '../test/s
 import { countRequests, formatCounts } from './apiserver-audit.js';
 import { ClbTimeline, isRead } from './clb-timeline.js';
 import { MiB, OperatorSampler, mib } from './operator-sampler.js';
-import { benchCluster, buildOperator, checkNodePorts, createAll, nodePortsOf, quiet } from './support.js';
+import { benchCluster, buildOperator, checkNodePorts, createAll, nodePortsOf, quiet, runBench } from './support.js';
 
 const { values } = parseArgs({
   options: {
@@ -212,10 +212,4 @@ async function main(): Promise<void> {
   for (const mode of RUNS) await run(mode === 'with', entry);
 }
 
-main().then(
-  () => process.exit(0),
-  (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runBench(main);

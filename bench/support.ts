@@ -138,3 +138,17 @@ export function buildOperator(): string {
   execFileSync(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(REPO_ROOT, 'tsconfig.build.json')], { cwd: REPO_ROOT, stdio: 'inherit' });
   return join(REPO_ROOT, 'dist/main.js');
 }
+
+/**
+ * Runs a bench's main and exits with its outcome: lingering keep-alive sockets of the kube and CLB clients must
+ * not hold the process open once the figures are printed.
+ */
+export function runBench(main: () => Promise<void>, onError: (err: unknown) => void = (err) => console.error(err)): void {
+  main().then(
+    () => process.exit(process.exitCode ?? 0),
+    (err: unknown) => {
+      onError(err);
+      process.exit(1);
+    },
+  );
+}

@@ -308,6 +308,7 @@ export async function planReleases(d: RoundDeps, owner: string, orphans: readonl
   return orphans
     .map(({ facts: o, entry, stale }) => {
       const obs = o.loadBalancerId ? observations.get(o.loadBalancerId) : undefined;
+      const at = o.loadBalancerId ? d.observer.observedAt(o.loadBalancerId) : undefined;
       const config = configView(d, o);
       const target: TargetRef = { kind: o.kind, namespace: o.namespace, name: o.name };
       const orphan: OrphanTarget = {
@@ -317,7 +318,7 @@ export async function planReleases(d: RoundDeps, owner: string, orphans: readonl
         ...(stale ? { stale: true } : {}),
         ...(o.loadBalancerId ? { loadBalancerId: o.loadBalancerId } : {}),
         ...(obs?.state === 'Found' ? { clb: obs.clb } : {}),
-        ...(obs?.state === 'Found' && o.loadBalancerId && d.observer.observedAt(o.loadBalancerId) !== undefined ? { observedAt: d.observer.observedAt(o.loadBalancerId) } : {}),
+        ...(obs?.state === 'Found' && at !== undefined ? { observedAt: at } : {}),
         ...(config ? { config } : {}),
       };
       return planOrphan({ owner, now: new Date(), graceMs: d.tkeGraceMs }, orphan);

@@ -9,7 +9,8 @@
 // prints the Enforce phase's calls by action × caller and the calls per mitigated listener (TKE's reads that
 // loopguard's Service patches cause are in the TKE column: TKE was idle before the policy, with no resync).
 //
-//   npm run bench:l4 -- --n 500            (defaults: --n 20 --q 20 --rate-limit q --trickle 5 --task-ms 50)
+//   npm run bench:l4 -- --n 500            (defaults: --n 20 --q 20 --rate-limit q --trickle 5 --task-ms 50
+//                                           --source-switch Direct; TKEFirst measures TKE's path)
 import { parseArgs } from 'node:util';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { diffStats, startClbEmulator } from '../sim/clb-emulator/index.js';
@@ -28,6 +29,8 @@ const { values } = parseArgs({
     'rate-limit': { type: 'string' },
     trickle: { type: 'string', default: '5' },
     'task-ms': { type: 'string', default: '50' },
+    // l4.sourceSwitch of the policy: Direct (loopguard writes) or TKEFirst (TKE writes on prevent-loopback).
+    'source-switch': { type: 'string', default: 'Direct' },
   },
 });
 const N = Number(values.n);
@@ -35,6 +38,7 @@ const Q = Number(values.q);
 const RATE = Math.min(20, Number(values['rate-limit'] ?? Q));
 const TRICKLE = Number(values.trickle);
 const TASK_MS = Number(values['task-ms']);
+const SOURCE_SWITCH = values['source-switch'] === 'TKEFirst' ? 'TKEFirst' : 'Direct';
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 
 function pct(sorted: number[], p: number): number {
@@ -72,7 +76,7 @@ async function main(): Promise<void> {
   try {
     const ns = await createNamespace('bench-l4');
     namespaces.add(ns);
-    log(`N=${N} services × 2 listeners, emulator quota q=${Q}/s per action, operator --cloud-rate-limit=${RATE}, task ${TASK_MS} ms`);
+    log(`N=${N} services × 2 listeners, emulator quota q=${Q}/s per action, operator --cloud-rate-limit=${RATE}, task ${TASK_MS} ms, l4.sourceSwitch: ${SOURCE_SWITCH}`);
     const t0 = Date.now();
     const lbIds = await createAtRiskServices(core, emulator, ns, N, log);
     log(`TKE assigned ${lbIds.length} CLBs in ${((Date.now() - t0) / 1000).toFixed(1)} s (setup, not measured)`);
@@ -83,7 +87,7 @@ async function main(): Promise<void> {
     await emulator.admin.setConfig({ rps: Q });
     // The Enforce phase's counts are everything after this mark: TKE's CLB-creation work before it is not counted.
     await emulator.admin.markStats('enforce');
-    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: bulk, namespace: ${ns}}\nspec: {mode: Enforce, revertOnDelete: true}\n`;
+    const policy = `apiVersion: loopguard.dev/v1alpha1\nkind: LoopbackPolicy\nmetadata: {name: bulk, namespace: ${ns}}\nspec: {mode: Enforce, revertOnDelete: true, l4: {sourceSwitch: ${SOURCE_SWITCH}}}\n`;
     const tPolicy = Date.now();
     const applied = await kubectl(['apply', '-f', '-'], { input: policy });
     if (applied.code !== 0) throw new Error(applied.stderr);

@@ -26,7 +26,6 @@ import { KubeWriter } from './kube/writer.js';
 import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
-import { TKE_GRACE_MS } from './plan/l7.js';
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent } from './runtime/informer.js';
@@ -169,7 +168,7 @@ export class Operator {
       logger,
       profile: () => this.profile(),
       driftCheckIntervalMs: config.driftCheckIntervalMs,
-      tkeGraceMs: TKE_GRACE_MS,
+      tkeGraceMs: config.tkeGraceMs,
       stopping: this.stopping.signal,
       ...(executor ? { executor } : {}),
     });

@@ -25,6 +25,13 @@ export type TargetKind = 'Service' | 'Ingress';
 export type HealthCheckSource = 'Range100_64' | 'VIP' | 'Unmanaged';
 /** When loopguard may set `service.cloud.tencent.com/prevent-loopback: "true"`. */
 export type PreventLoopback = 'Auto' | 'Always' | 'Never';
+/**
+ * Who switches a Service's health-check sources when loopguard adds prevent-loopback: `Direct` = loopguard
+ * (ModifyListener) before the annotation, so health checks never come from a VIP kube-proxy has bound; `TKEFirst` =
+ * the annotation first and TKE's service controller switches (tke-clb.md §9 #1), loopguard only after the grace
+ * period. A Service that already carries prevent-loopback always gets TKE's grace period first.
+ */
+export type SourceSwitch = 'Direct' | 'TKEFirst';
 export type SelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
 
 export interface LabelSelectorRequirement {
@@ -42,6 +49,7 @@ export interface LabelSelector {
 export interface L4Spec {
   healthCheckSource?: HealthCheckSource;
   preventLoopback?: PreventLoopback;
+  sourceSwitch?: SourceSwitch;
 }
 
 export interface L7Spec {
@@ -74,7 +82,7 @@ export const SPEC_DEFAULTS: Readonly<ResolvedPolicySpec> = Object.freeze<Resolve
   mode: 'Enforce',
   selector: {},
   targets: ['Service', 'Ingress'],
-  l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto' },
+  l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
   l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
   revertOnDelete: true,
 });
@@ -89,6 +97,7 @@ export function withSpecDefaults(spec: LoopbackPolicySpec | undefined): Resolved
     l4: {
       healthCheckSource: s.l4?.healthCheckSource ?? SPEC_DEFAULTS.l4.healthCheckSource,
       preventLoopback: s.l4?.preventLoopback ?? SPEC_DEFAULTS.l4.preventLoopback,
+      sourceSwitch: s.l4?.sourceSwitch ?? SPEC_DEFAULTS.l4.sourceSwitch,
     },
     l7: {
       keepalive: s.l7?.keepalive ?? SPEC_DEFAULTS.l7.keepalive,

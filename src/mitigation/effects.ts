@@ -118,6 +118,7 @@ const AWAIT_NOTE: Record<Exclude<AwaitReason, 'ConfigApplied'>, (step: Extract<S
   ConfigCreated: (s) => `TKE has not created TkeServiceConfig ${s.config ?? ''} yet`,
   OriginalsApplied: (s) => `TKE has not restored the originals on CLB ${s.loadBalancerId} yet`,
   PassToTargetApplied: (s) => `TKE has not applied ingress.cloud.tencent.com/pass-to-target to CLB ${s.loadBalancerId} yet`,
+  SourceSwitched: (s) => `TKE has not switched the health-check sources of CLB ${s.loadBalancerId} to 100.64.0.0/10 yet (prevent-loopback)`,
 };
 
 /** Verification of what TKE was asked to do: TKE's own Warning Event or the grace period decides a failure. */

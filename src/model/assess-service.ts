@@ -197,12 +197,17 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
     currentSourceIpType: sourceIpTypeOf(l.healthCheck?.sourceIpType),
     ...(sourceNeeded ? { desiredSourceIpType: 1 as const } : {}),
   }));
+  // TKE answers prevent-loopback by switching the sources itself (tke-clb.md §9 #1): where the Service already
+  // asks TKE, or the policy has loopguard ask it first, TKE gets its grace period before loopguard writes.
+  const sourceBy = !ipv6 && (annotationPresent || (l4.sourceSwitch === 'TKEFirst' && wantAnnotation)) ? 'TKE' : 'loopguard';
   const annotationReason = preventLoopbackReason(wantAnnotation, { pub, ipv6, localMode, loopFactor, l4, profile });
   const desired: L4DesiredState = {
     layer: 'L4',
     loadBalancerId: lbId,
     listeners: listenerStates,
     preventLoopback: { present: annotationPresent, desired: wantAnnotation, reason: annotationReason },
+    sourceBy,
+    sourceSwitch: l4.sourceSwitch,
     ...(tkeServiceConfig.kind === 'value' ? { tkeServiceConfig: tkeServiceConfig.value } : {}),
   };
 
@@ -218,7 +223,9 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
   const switching = changes.some((c) => c.action === 'SetListenerHealthCheckSource');
   const annotating = wantAnnotation && !annotationPresent;
   const planText = switching
-    ? ` Plan: health-check source 100.64.0.0/10, written by loopguard (ModifyListener)${annotating ? ', then prevent-loopback (switching first keeps health checks passing once kube-proxy binds the VIP; TKE, which switches the source on prevent-loopback too, then finds it done)' : ''}.`
+    ? sourceBy === 'TKE'
+      ? ` Plan: ${annotating ? 'prevent-loopback (l4.sourceSwitch: TKEFirst), then ' : ''}health-check source 100.64.0.0/10 switched by TKE, which does so on prevent-loopback; loopguard writes it itself (ModifyListener) only if TKE has not within the grace period.`
+      : ` Plan: health-check source 100.64.0.0/10, written by loopguard (ModifyListener)${annotating ? ', then prevent-loopback (switching first keeps health checks passing once kube-proxy binds the VIP; TKE, which switches the source on prevent-loopback too, then finds it done)' : ''}.`
     : annotating
       ? ' Plan: prevent-loopback (every listener already health-checks from 100.64.0.0/10).'
       : '';

@@ -3,6 +3,7 @@
 // in Audit mode the same list is reported. A `desired` value of undefined means "loopguard does not
 // manage this": leave it, or restore the recorded original if loopguard changed it earlier.
 import type { SourceIpType } from '../api/annotations.js';
+import type { SourceSwitch } from '../api/loopbackpolicy.js';
 
 export interface L4ListenerState {
   listenerId: string;
@@ -24,6 +25,15 @@ export interface L4DesiredState {
     /** Why (not): names the policy setting or the kube-proxy version to upgrade to. */
     reason: string;
   };
+  /**
+   * Who switches the listeners' sources first. `TKE`: the Service carries prevent-loopback (or loopguard adds it
+   * first, l4.sourceSwitch: TKEFirst), to which TKE's service controller answers by switching them itself
+   * (tke-clb.md §9 #1): loopguard gives it the grace period before writing. `loopguard`: written directly, before
+   * the annotation (architecture §5).
+   */
+  sourceBy: 'loopguard' | 'TKE';
+  /** The policy's l4.sourceSwitch: with `Direct`, a prevent-loopback loopguard added itself asks TKE of nothing. */
+  sourceSwitch: SourceSwitch;
   /** Named TkeServiceConfig, if any: its l4Listeners[].healthCheck may also declare the source. */
   tkeServiceConfig?: string;
 }

@@ -1,7 +1,9 @@
 // Pure L4 planning (Services): from the assessment and the target's record to ordered steps.
 // Order (architecture §5, tke-clb.md §3): originals recorded → health-check sources to 100.64 (each task awaited:
 // the task's success is the verification) → prevent-loopback, in the same patch as the record of what took
-// effect. Release is the inverse: prevent-loopback back to its original first (kube-proxy stops binding the
+// effect. Where TKE is asked to switch the sources (prevent-loopback already on the Service, or added first with
+// l4.sourceSwitch: TKEFirst; tke-clb.md §9 #1): originals and prevent-loopback in one patch → wait for TKE → after
+// the grace period, loopguard writes what TKE left on the VIP. Release is the inverse: prevent-loopback back to its original first (kube-proxy stops binding the
 // VIP before any source returns to it) → sources restored → the record dropped (or what remains of it).
 import { ServiceAnnotation, type Annotations, type OriginalsRecord, type SourceIpType } from '../api/annotations.js';
 import type { HealthCheck, ListenerInfo } from '../cloud/clb-client.js';
@@ -10,7 +12,7 @@ import type { Assessment } from '../model/assessment.js';
 import type { L4DesiredState } from '../model/desired-state.js';
 import { holdsAsIs } from '../model/assess-common.js';
 import { boundLoadBalancerId } from '../model/target-facts.js';
-import { fieldKey, isApplied, isEmptyRecord, mergeRecords, sameRecord, withApplied, withoutFields } from './record.js';
+import { fieldKey, isApplied, isEmptyRecord, mergeRecords, sameRecord, tkeGraceOver, withApplied, withoutFields } from './record.js';
 import type { Step } from './steps.js';
 
 export const PREVENT_LOOPBACK = ServiceAnnotation.PreventLoopback;
@@ -23,6 +25,11 @@ export interface L4TargetInput {
   record?: OriginalsRecord;
   /** Whether `record` belongs to this policy (only then is anything released from it). */
   owned: boolean;
+  now: Date;
+  /** When the CLB was last read (ms): TKE's grace period is over only for a read made after it. */
+  observedAt?: number;
+  /** How long TKE gets to switch the sources it was asked to (prevent-loopback) before loopguard writes them. */
+  graceMs: number;
 }
 
 /** What an L4 desired state still wants loopguard to hold (a partial release gives back the rest). */
@@ -87,6 +94,33 @@ export function planL4Target(input: L4TargetInput): Step[] {
     });
     if (!sameRecord(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
   }
+  // TKE was asked (prevent-loopback on the Service): it gets its grace period first. A source loopguard had applied
+  // and finds back on the VIP is drift, corrected at once: TKE does not put the VIP back while asked for 100.64.
+  let why: string | undefined;
+  // With l4.sourceSwitch: Direct, a prevent-loopback loopguard added itself (a new CLB or listener since) is not the
+  // user asking TKE: loopguard writes at once, as it did first.
+  const ownAnnotation = input.owned && desired.sourceSwitch === 'Direct' && PREVENT_LOOPBACK in (record?.annotations ?? {});
+  if (desired.sourceBy === 'TKE' && !ownAnnotation && switches.length > 0 && !switches.some((s) => isApplied(record, fieldKey.listenerSource(s.listenerId)))) {
+    const declaredAt = input.owned ? record?.declaredAt : undefined;
+    if (!declaredAt) {
+      const since = input.now.toISOString();
+      const ask = mergeRecords(merged, {
+        v: 1,
+        ...(addAnnotation ? { annotations: { [PREVENT_LOOPBACK]: input.annotations?.[PREVENT_LOOPBACK] ?? null } } : {}),
+        declaredAt: since,
+      });
+      // The originals and the time TKE was asked, in the patch that asks it (a crash after it still restores).
+      if (steps.at(-1)?.kind === 'RecordOriginals') steps.pop();
+      steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, record: ask });
+      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since });
+      return steps;
+    }
+    if (!tkeGraceOver(declaredAt, input.observedAt, input.now, input.graceMs)) {
+      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since: declaredAt });
+      return steps;
+    }
+    why = `TKE did not switch it within ${Math.round(input.graceMs / 1000)} s of prevent-loopback`;
+  }
   for (const s of switches) {
     steps.push({
       kind: 'SetListenerHealthCheckSource',
@@ -96,6 +130,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
       port: s.port,
       to: s.to,
       ...(isApplied(record, fieldKey.listenerSource(s.listenerId)) ? { drift: true } : {}),
+      ...(why ? { why } : {}),
     });
   }
 

@@ -6,7 +6,7 @@
 // release declares the original value, waits for TKE to apply it, and only then gives the annotation back.
 import { IngressAnnotation, type Annotations, type OriginalsRecord } from '../api/annotations.js';
 import type { L7DesiredState } from '../model/desired-state.js';
-import { fieldKey, isApplied } from './record.js';
+import { fieldKey, isApplied, tkeGraceOver } from './record.js';
 import type { Step } from './steps.js';
 
 const KEY = IngressAnnotation.PassToTarget;
@@ -36,8 +36,7 @@ export function passAnnotatedByLoopguard(record: OriginalsRecord | undefined): b
 }
 
 function graceOver(record: OriginalsRecord | undefined, observedAt: number | undefined, now: Date, graceMs: number): boolean {
-  const declared = record?.declaredAt ? Math.min(Date.parse(record.declaredAt), now.getTime()) : NaN;
-  return !Number.isNaN(declared) && observedAt !== undefined && observedAt >= declared + graceMs;
+  return tkeGraceOver(record?.declaredAt, observedAt, now, graceMs);
 }
 
 export function planPassToTarget(input: PassInput): PassPlan {

@@ -44,7 +44,7 @@ export interface PlanInput {
   orphans: readonly OrphanTarget[];
   rejected: RejectedCapabilities;
   now: Date;
-  /** How long TKE gets to apply a declared TkeServiceConfig before loopguard reports that it did not. */
+  /** How long TKE gets to act on what it was asked (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
   graceMs: number;
 }
 
@@ -54,7 +54,18 @@ export function planTarget(input: Omit<PlanInput, 'managed' | 'orphans'>, t: Man
   const owned = record !== undefined && owner === input.owner;
   const base = { target: a.target, layer: a.target.kind === 'Service' ? ('L4' as const) : ('L7' as const), purpose: 'Mitigate' as const };
   if (a.target.kind === 'Service') {
-    return { ...base, steps: planL4Target({ assessment: a, annotations: t.annotations, ...(record ? { record } : {}), owned }) };
+    return {
+      ...base,
+      steps: planL4Target({
+        assessment: a,
+        annotations: t.annotations,
+        ...(record ? { record } : {}),
+        owned,
+        now: input.now,
+        graceMs: input.graceMs,
+        ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
+      }),
+    };
   }
   const l7 = planL7Target({
     assessment: a,

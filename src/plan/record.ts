@@ -22,6 +22,15 @@ export function isApplied(record: OriginalsRecord | undefined, key: string): boo
   return record?.applied?.includes(key) ?? false;
 }
 
+/**
+ * Whether TKE's grace period for a declaration made at `declaredAt` is over: only a CLB read made after it can
+ * tell (a read from before the grace ended may predate TKE's work). A declaration time in the future counts as now.
+ */
+export function tkeGraceOver(declaredAt: string | undefined, observedAt: number | undefined, now: Date, graceMs: number): boolean {
+  const declared = declaredAt ? Math.min(Date.parse(declaredAt), now.getTime()) : NaN;
+  return !Number.isNaN(declared) && observedAt !== undefined && observedAt >= declared + graceMs;
+}
+
 /** Every field key the record holds an original for. */
 export function recordedFields(record: OriginalsRecord | undefined): string[] {
   if (!record) return [];

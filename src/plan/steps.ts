@@ -9,7 +9,7 @@ import type { FieldEdit, Removal } from './config-patch.js';
 export type Layer = 'L4' | 'L7';
 
 /** What the executor waits for TKE to do; the target's plan ends there until a later observation. */
-export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied' | 'PassToTargetApplied';
+export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied' | 'PassToTargetApplied' | 'SourceSwitched';
 
 export type Step =
   /** Merge originals into the target's LoopbackRecord (before the change they belong to: a crash can still restore). */
@@ -26,6 +26,8 @@ export type Step =
       restore?: boolean;
       /** loopguard had applied this before: something put the original back. */
       drift?: boolean;
+      /** Why loopguard writes it although TKE was asked to (prevent-loopback): TKE did not within the grace period. */
+      why?: string;
     }
   /** A direct write; `why` says why not through the Ingress's pass-to-target annotation (TKE's interface). */
   | { kind: 'SetLoadBalancerPassToTarget'; loadBalancerId: string; to: boolean; restore?: boolean; why?: string }
@@ -96,7 +98,7 @@ export function describeStep(step: Step): string {
     case 'RecordOriginals':
       return `record the originals of ${recordText(step.record)} (LoopbackRecord)`;
     case 'SetListenerHealthCheckSource':
-      return `${step.restore ? 'restore' : 'set'} listener ${step.listenerId}${step.protocol ? ` (${step.protocol}:${step.port})` : ''} of CLB ${step.loadBalancerId}: health-check source ${SOURCE[step.to]}${step.drift ? ' (drift: it had been put back outside loopguard)' : ''}`;
+      return `${step.restore ? 'restore' : 'set'} listener ${step.listenerId}${step.protocol ? ` (${step.protocol}:${step.port})` : ''} of CLB ${step.loadBalancerId}: health-check source ${SOURCE[step.to]}${step.drift ? ' (drift: it had been put back outside loopguard)' : ''}${step.why ? ` directly (${step.why})` : ''}`;
     case 'SetLoadBalancerPassToTarget':
       return `${step.restore ? 'restore' : 'set'} CLB ${step.loadBalancerId} LoadBalancerPassToTarget: ${String(step.to)}${step.why ? ` directly (${step.why})` : ''}`;
     case 'AnnotateTarget': {
@@ -117,6 +119,7 @@ export function describeStep(step: Step): string {
       if (step.reason === 'ConfigCreated') return `wait for TKE to create TkeServiceConfig ${step.config ?? ''}`;
       if (step.reason === 'ConfigApplied') return `wait for TKE to apply TkeServiceConfig ${step.config ?? ''} to CLB ${step.loadBalancerId}${step.graceOver ? ' (grace period over)' : ''}`;
       if (step.reason === 'PassToTargetApplied') return `wait for TKE to apply ingress.cloud.tencent.com/pass-to-target to CLB ${step.loadBalancerId}`;
+      if (step.reason === 'SourceSwitched') return `wait for TKE to switch the health-check sources of CLB ${step.loadBalancerId} to 100.64.0.0/10 (its answer to prevent-loopback)`;
       return `wait for TKE to restore the originals on CLB ${step.loadBalancerId}`;
   }
 }

@@ -2,6 +2,7 @@
 // winning. Every problem is collected and reported at once, naming the flag, its variable and what is allowed.
 // Two defaults depend on where the operator runs and are settled by `resolveRuntimeDefaults` once the
 // kubeconfig is loaded: the Lease namespace and the probe address (see there).
+import { TKE_GRACE_MS } from '../plan/l7.js';
 
 export type KubeProxyModeOverride = 'ipvs' | 'iptables' | 'none';
 
@@ -24,6 +25,8 @@ export interface OperatorConfig {
   cloudRateLimit: number;
   concurrency: number;
   driftCheckIntervalMs: number;
+  /** How long TKE gets to act on what loopguard asked of it (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
+  tkeGraceMs: number;
   kubeProxyMode: KubeProxyModeOverride | '';
   kubeProxyVersion: string;
   /** Whether kube-proxy honours prevent-loopback, for builds TKE documents no minimum for; '' = decide from the version. */
@@ -72,6 +75,14 @@ export const FIELDS: readonly Field[] = [
   { key: 'cloudRateLimit', flag: 'cloud-rate-limit', env: 'LOOPGUARD_CLOUD_RATE_LIMIT', kind: 'int', min: 1, max: 20, help: 'CLB API requests per second per action (quota 20, shared with TKE)' },
   { key: 'concurrency', flag: 'concurrency', env: 'LOOPGUARD_CONCURRENCY', kind: 'int', min: 1, max: 64, help: 'targets reconciled at once' },
   { key: 'driftCheckIntervalMs', flag: 'drift-check-interval', env: 'LOOPGUARD_DRIFT_CHECK_INTERVAL', kind: 'duration', min: 1_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
+  {
+    key: 'tkeGraceMs',
+    flag: 'tke-grace-period',
+    env: 'LOOPGUARD_TKE_GRACE_PERIOD',
+    kind: 'duration',
+    min: 1_000,
+    help: 'how long TKE gets to apply what loopguard declared (TkeServiceConfig, pass-to-target, the source switch on prevent-loopback) before loopguard writes it itself or reports it',
+  },
   { key: 'kubeProxyMode', flag: 'kube-proxy-mode', env: 'LOOPGUARD_KUBE_PROXY_MODE', kind: 'string', allowed: ['', 'ipvs', 'iptables', 'nftables', 'none'], help: 'override the detected kube-proxy mode' },
   { key: 'kubeProxyVersion', flag: 'kube-proxy-version', env: 'LOOPGUARD_KUBE_PROXY_VERSION', kind: 'string', help: 'override the detected kube-proxy version, e.g. v1.20.6-tke.12' },
   {
@@ -100,6 +111,7 @@ export const DEFAULTS: OperatorConfig = {
   cloudRateLimit: 10,
   concurrency: 4,
   driftCheckIntervalMs: 5 * 60_000,
+  tkeGraceMs: TKE_GRACE_MS,
   kubeProxyMode: '',
   kubeProxyVersion: '',
   kubeProxyPreventLoopback: '',

@@ -238,7 +238,7 @@ describe('LoopbackPolicy admission', () => {
     expect((await stored('defaults')).spec).toEqual({
       mode: 'Enforce',
       targets: ['Service', 'Ingress'],
-      l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto' },
+      l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
       l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
       revertOnDelete: true,
     });
@@ -267,7 +267,7 @@ describe('LoopbackPolicy admission', () => {
     expect(r.stderr).toBe('');
     expect((await stored('partial')).spec).toEqual({
       ...spec,
-      l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto' },
+      l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
       l7: { keepalive: false, healthCheckSource: 'Unmanaged', allowCLBTrafficByDefault: false },
       revertOnDelete: true,
     });

@@ -12,6 +12,10 @@
 //    from the start — loopguard must not touch them, and must not "restore" them to the VIP;
 //  - switch off × declared × legacy: an older TKE controller that neither switches nor reverts (the world in which
 //    a user's own prevent-loopback drops every health check).
+// And loopguard's two L4 paths (l4.sourceSwitch): the worlds above run the default, Direct (loopguard switches before
+// it annotates; a Service the user annotated gets TKE's grace period first); TKEFirst (annotate first, TKE
+// switches, loopguard only after the grace period) runs in the two worlds that decide it: the documented TKE (0
+// writes by loopguard) and the older TKE (loopguard writes every listener once the grace period is over).
 //  Left out: switch off × all (a controller that overwrites every health-check field yet ignores prevent-loopback
 //  leaves the source settable only through a TkeServiceConfig l4Listeners declaration, which loopguard does not
 //  make for Services yet: it would correct TKE's overwrite on every drift check), and switch off × since2023 (the
@@ -33,14 +37,24 @@ interface World {
   switchOnPreventLoopback: boolean;
   syncScope: SyncScope;
   account: 'legacy' | 'since2023';
+  sourceSwitch: 'Direct' | 'TKEFirst';
+  /** Accepted ModifyListener calls while Enforce converges, by caller (4 listeners: web 2, bound 2). */
+  writes: { loopguard: number; tke: number };
+  /** loopguard writes a listener TKE was asked to switch (the grace period ended): its Events say so. */
+  lateWrites: boolean;
 }
 
 const WORLDS: World[] = [
-  { name: 'documented TKE (switch, sync all, legacy account)', switchOnPreventLoopback: true, syncScope: 'all', account: 'legacy' },
-  { name: 'switch, sync declared, legacy account', switchOnPreventLoopback: true, syncScope: 'declared', account: 'legacy' },
-  { name: 'switch, sync all, account since 2023', switchOnPreventLoopback: true, syncScope: 'all', account: 'since2023' },
-  { name: 'switch, sync declared, account since 2023', switchOnPreventLoopback: true, syncScope: 'declared', account: 'since2023' },
-  { name: 'older TKE (no switch, sync declared, legacy account)', switchOnPreventLoopback: false, syncScope: 'declared', account: 'legacy' },
+  // web: loopguard switches before it annotates; bound: TKE switched it on the user's annotation before loopguard came.
+  { name: 'documented TKE (switch, sync all, legacy account)', switchOnPreventLoopback: true, syncScope: 'all', account: 'legacy', sourceSwitch: 'Direct', writes: { loopguard: 2, tke: 0 }, lateWrites: false },
+  { name: 'switch, sync declared, legacy account', switchOnPreventLoopback: true, syncScope: 'declared', account: 'legacy', sourceSwitch: 'Direct', writes: { loopguard: 2, tke: 0 }, lateWrites: false },
+  { name: 'switch, sync all, account since 2023', switchOnPreventLoopback: true, syncScope: 'all', account: 'since2023', sourceSwitch: 'Direct', writes: { loopguard: 0, tke: 0 }, lateWrites: false },
+  { name: 'switch, sync declared, account since 2023', switchOnPreventLoopback: true, syncScope: 'declared', account: 'since2023', sourceSwitch: 'Direct', writes: { loopguard: 0, tke: 0 }, lateWrites: false },
+  // bound: TKE does not answer the user's annotation; loopguard waits out the grace period, then writes.
+  { name: 'older TKE (no switch, sync declared, legacy account)', switchOnPreventLoopback: false, syncScope: 'declared', account: 'legacy', sourceSwitch: 'Direct', writes: { loopguard: 4, tke: 0 }, lateWrites: true },
+  // web: loopguard annotates, TKE switches.
+  { name: 'documented TKE, l4.sourceSwitch: TKEFirst', switchOnPreventLoopback: true, syncScope: 'all', account: 'legacy', sourceSwitch: 'TKEFirst', writes: { loopguard: 0, tke: 2 }, lateWrites: false },
+  { name: 'older TKE, l4.sourceSwitch: TKEFirst', switchOnPreventLoopback: false, syncScope: 'declared', account: 'legacy', sourceSwitch: 'TKEFirst', writes: { loopguard: 4, tke: 0 }, lateWrites: true },
 ];
 
 /** ModifyListener calls accepted, by caller, in a stats window. */
@@ -100,7 +114,7 @@ describe.each(WORLDS)('loopguard in a TKE world: $name', (world) => {
 
     await tke.emulator.admin.markStats('enforce');
     const ref: PolicyRef = { namespace: ns, name: 'p' };
-    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', revertOnDelete: true }))).stderr).toBe('');
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', revertOnDelete: true, l4: { sourceSwitch: world.sourceSwitch } }))).stderr).toBe('');
     const ready = await waitForPolicy(
       ref,
       'Ready with both targets Mitigated',
@@ -116,7 +130,12 @@ describe.each(WORLDS)('loopguard in a TKE world: $name', (world) => {
     const perListener = Object.values(enforceStats.listenerWrites);
     figures.maxWritesOnOneListener = Math.max(0, ...perListener);
     expect(perListener.every((n) => n <= 1)).toBe(true);
+    expect(enforce).toEqual(world.writes);
     expect(await sources(ns, names)).toEqual({ web: [1, 1], bound: [1, 1] });
+    // A write of a listener TKE was asked to switch says why loopguard made it (the plan's path, in its Event).
+    const switched = (await core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.reason === 'HealthCheckSourceSwitched').map((e) => `${e.involvedObject.name}: ${e.message ?? ''}`);
+    figures.switchEvents = switched.length;
+    expect(switched.some((m) => /directly \(TKE did not switch it within 10 s of prevent-loopback\)/.test(m))).toBe(world.lateWrites);
 
     // Converged: three TKE resyncs, each followed by a drift check of the operator, change nothing.
     await tke.emulator.admin.markStats('converged');

@@ -149,7 +149,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
   it('maps every operator flag to a value, and the operator accepts what the chart passes', () => {
     const setByChart: Record<string, string> = { kubeconfig: 'in-cluster: no flag', identity: 'POD_NAME', region: 'region (ConfigMap)' };
     const values = (parse(read('charts/loopguard/values.yaml').toString()) as { operator: Record<string, unknown> }).operator;
-    const valueOf: Record<string, string> = { leaseName: 'leaseName', driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace' };
+    const valueOf: Record<string, string> = { leaseName: 'leaseName', driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod' };
     for (const f of FIELDS) {
       if (setByChart[f.key]) continue;
       expect({ flag: f.flag, hasValue: (valueOf[f.key] ?? f.key) in values }).toEqual({ flag: f.flag, hasValue: true });
@@ -166,6 +166,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       'operator.cloudRateLimit=5',
       'operator.concurrency=8',
       'operator.driftCheckInterval=10m',
+      'operator.tkeGracePeriod=30s',
       'operator.kubeProxyMode=ipvs',
       'operator.kubeProxyVersion=v1.20.6-tke.12',
       'operator.kubeProxyPreventLoopback=true',
@@ -191,6 +192,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       cloudRateLimit: 5,
       concurrency: 8,
       driftCheckIntervalMs: 600_000,
+      tkeGraceMs: 30_000,
       kubeProxyMode: 'ipvs',
       kubeProxyVersion: 'v1.20.6-tke.12',
       kubeProxyPreventLoopback: 'true',
@@ -209,7 +211,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       properties: { operator: { properties: Record<string, { enum?: unknown[]; minimum?: number; maximum?: number; pattern?: string }> } };
     };
     const props = schema.properties.operator.properties;
-    const valueOf: Record<string, string> = { driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace' };
+    const valueOf: Record<string, string> = { driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod' };
     for (const f of FIELDS) {
       const p = props[valueOf[f.key] ?? f.key];
       if (!p) continue; // kubeconfig, identity, region: set by the chart

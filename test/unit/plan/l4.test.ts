@@ -3,6 +3,7 @@
 // release: annotation → sources → record.
 import { describe, expect, it } from '@jest/globals';
 import type { OriginalsRecord } from '../../../src/api/annotations.js';
+import type { LoopbackPolicySpec } from '../../../src/api/loopbackpolicy.js';
 import type { ListenerInfo } from '../../../src/cloud/index.js';
 import { assessService } from '../../../src/model/assess-service.js';
 import type { ClbFacts, ServiceFacts } from '../../../src/model/facts.js';
@@ -26,11 +27,23 @@ interface Row {
   svc: ServiceFacts;
   clb: ClbFacts | { state: 'NotObserved' };
   profile?: 'ipvsNew' | 'ipvsOld';
+  policy?: LoopbackPolicySpec;
+  /** Now and when the CLB was read, in ms since the epoch (default 0 and unknown); TKE's grace period is 10 s. */
+  now?: number;
+  observedAt?: number;
   steps: Step[];
 }
 
 const recorded = record({ listeners: { 'lbl-tcp': { sourceIpType: 0 }, 'lbl-udp': { sourceIpType: 0 } }, loadBalancerId: 'lb-abc' });
 const converged = record({ ...recorded, annotations: { [PREVENT_LOOPBACK]: null }, applied: ['annotation/' + PREVENT_LOOPBACK, 'listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'] });
+
+// TKE asked to switch (prevent-loopback) at t = 0: the originals and the time it was asked, in one record.
+const T0 = new Date(0).toISOString();
+const asked = record({ ...recorded, annotations: { [PREVENT_LOOPBACK]: null }, declaredAt: T0 });
+const askedByUser = record({ ...recorded, declaredAt: T0 });
+const TKE_FIRST: LoopbackPolicySpec = { l4: { sourceSwitch: 'TKEFirst' } };
+const awaitTke: Step = { kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: 'lb-abc', since: T0 };
+const late = 'TKE did not switch it within 10 s of prevent-loopback';
 
 const rows: Row[] = [
   {
@@ -153,11 +166,89 @@ const rows: Row[] = [
   },
 ];
 
+const tkeRows: Row[] = [
+  {
+    name: 'TKEFirst: prevent-loopback first, with the originals and the time TKE was asked, then wait for TKE',
+    svc: service({ externalTrafficPolicy: 'Local', ports }),
+    clb: two(0, 0),
+    policy: TKE_FIRST,
+    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: asked }, awaitTke],
+  },
+  {
+    name: 'TKEFirst, within the grace period: still waiting, nothing written',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(asked, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(0, 0),
+    policy: TKE_FIRST,
+    now: 9_000,
+    observedAt: 9_000,
+    steps: [awaitTke],
+  },
+  {
+    name: 'TKEFirst, a CLB read from before the grace period ended: still waiting (it may predate TKE\'s work)',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(asked, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(0, 0),
+    policy: TKE_FIRST,
+    now: 60_000,
+    observedAt: 9_999,
+    steps: [awaitTke],
+  },
+  {
+    name: 'TKEFirst, TKE switched them: loopguard writes no listener, only records what took effect',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(asked, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(1, 1),
+    policy: TKE_FIRST,
+    now: 3_000,
+    observedAt: 3_000,
+    steps: [{ kind: 'AnnotateTarget', set: {}, record: { ...converged, declaredAt: T0 } }],
+  },
+  {
+    name: 'TKEFirst, grace period over with one listener still on the VIP: loopguard writes that one, saying why',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(asked, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(1, 0),
+    policy: TKE_FIRST,
+    now: 10_000,
+    observedAt: 10_000,
+    steps: [
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1, why: late },
+      { kind: 'AnnotateTarget', set: {}, record: { ...converged, declaredAt: T0 } },
+    ],
+  },
+  {
+    name: 'TKEFirst, drift (a source TKE or loopguard had switched is back on the VIP): corrected at once',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned({ ...converged, declaredAt: T0 }, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(0, 1),
+    policy: TKE_FIRST,
+    now: 1_000,
+    observedAt: 1_000,
+    steps: [{ kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, to: 1, drift: true }],
+  },
+  {
+    name: 'Direct, but the user set prevent-loopback (TKE is asked already): the originals recorded, TKE gets its grace period',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, { [PREVENT_LOOPBACK]: 'true' }),
+    clb: two(0, 0),
+    steps: [{ kind: 'AnnotateTarget', set: {}, record: askedByUser }, awaitTke],
+  },
+  {
+    name: "Direct, the user's prevent-loopback, grace period over: loopguard writes both, saying why",
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(askedByUser, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(0, 0),
+    now: 12_000,
+    observedAt: 11_000,
+    steps: [
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, to: 1, why: late },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1, why: late },
+      { kind: 'AnnotateTarget', set: {}, record: record({ ...askedByUser, applied: ['listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'] }) },
+    ],
+  },
+];
+
 describe('planL4Target', () => {
-  it.each(rows)('$name', (row) => {
+  it.each([...rows, ...tkeRows])('$name', (row) => {
     const view = registryView(row.svc.annotations);
-    const a = assessService({ ...row.svc, annotations: view.annotations }, context({ profile: row.profile ?? 'ipvsNew', clb: row.clb }));
-    const [plan] = planPolicy({ owner: OWNER, managed: [{ assessment: a, ...view }], orphans: [], rejected: { keepalive: false, range100_64: false }, now: new Date(0), graceMs: 0 }).targets;
+    const ctx = context({ profile: row.profile ?? 'ipvsNew', clb: row.clb, ...(row.policy ? { policy: row.policy } : {}) });
+    const a = assessService({ ...row.svc, annotations: view.annotations }, ctx);
+    const managed = [{ assessment: a, ...view, ...(row.observedAt !== undefined ? { observedAt: row.observedAt } : {}) }];
+    const [plan] = planPolicy({ owner: OWNER, managed, orphans: [], rejected: { keepalive: false, range100_64: false }, now: new Date(row.now ?? 0), graceMs: 10_000 }).targets;
     expect(plan?.steps).toEqual(row.steps);
     // Every step has a line a user can read in Audit.
     for (const s of plan?.steps ?? []) expect(describeStep(s)).toMatch(/\S/);
@@ -165,7 +256,7 @@ describe('planL4Target', () => {
 
   it('the annotation comes only after every listener it depends on (never before a switch)', () => {
     const a = assessService(service({ externalTrafficPolicy: 'Local', ports }), context({ clb: two(0, 0) }));
-    const steps = planL4Target({ assessment: a, annotations: {}, owned: false });
+    const steps = planL4Target({ assessment: a, annotations: {}, owned: false, now: new Date(0), graceMs: 0 });
     const annotate = steps.findIndex((s) => s.kind === 'AnnotateTarget' && s.set[PREVENT_LOOPBACK] === 'true');
     const lastSwitch = steps.map((s) => s.kind).lastIndexOf('SetListenerHealthCheckSource');
     expect(annotate).toBeGreaterThan(lastSwitch);

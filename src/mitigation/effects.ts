@@ -75,8 +75,10 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
     }
     case 'SetListenerHealthCheckSource': {
       const lbId = step.loadBalancerId;
-      // A restore reads fresh (it may come long after the last observation); a switch uses the observation just made.
-      let raw = step.restore ? undefined : observer.rawListeners(lbId);
+      // A restore reads fresh (it may come long after the last observation), and so does a switch TKE was asked to
+      // make (its grace period is over, but TKE may be acting right now: a listener it switched since the
+      // observation is not written twice); any other switch uses the observation just made.
+      let raw = step.restore || step.why ? undefined : observer.rawListeners(lbId);
       let listener = raw?.find((l) => l.listenerId === step.listenerId);
       if (!listener) {
         try {

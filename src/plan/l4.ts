@@ -144,11 +144,33 @@ export function planL4Target(input: L4TargetInput): Step[] {
     .map((l) => fieldKey.listenerSource(l.listenerId));
   if (addAnnotation || (desired.preventLoopback.desired && desired.preventLoopback.present)) took.push(fieldKey.annotation(PREVENT_LOOPBACK));
   final = withApplied(final, [...(final.applied ?? []), ...took]);
+  // TKE switched them on the user's own prevent-loopback while loopguard waited: TKE's change, not loopguard's. Their
+  // originals are forgotten, or a revert would put the VIP back under the user's annotation (every check dropped).
+  const byTke = tkeSwitchedForUser(desired, record, input.owned, switched);
+  if (byTke.length > 0) {
+    const left = withoutFields(final, byTke);
+    steps.push(isEmptyRecord(left) ? { kind: 'AnnotateTarget', set: {}, forget: byTke, drops: true } : { kind: 'AnnotateTarget', set: {}, record: left, forget: byTke });
+    return steps;
+  }
   const written = switches.length > 0 ? merged : onTarget;
   if (addAnnotation || (!isEmptyRecord(final) && !sameRecord(final, written))) {
     steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, record: final });
   }
   return steps;
+}
+
+/**
+ * The listener sources loopguard recorded while TKE was asked by the user's prevent-loopback (not loopguard's: the
+ * record holds no original of the annotation) that are on 100.64 now without loopguard having written them (not
+ * applied, not switched in this plan): TKE switched them. A crash between a late write of loopguard's and its record
+ * is indistinguishable and counted as TKE's; the cost is a source left on 100.64 by a revert, never a VIP put back.
+ */
+function tkeSwitchedForUser(desired: L4DesiredState, record: OriginalsRecord | undefined, owned: boolean, switched: ReadonlySet<string>): string[] {
+  if (!owned || !record || desired.sourceBy !== 'TKE' || !desired.preventLoopback.present || PREVENT_LOOPBACK in (record.annotations ?? {})) return [];
+  return desired.listeners
+    .filter((l) => l.currentSourceIpType === 1 && !switched.has(l.listenerId) && record.listeners?.[l.listenerId]?.sourceIpType !== undefined)
+    .map((l) => fieldKey.listenerSource(l.listenerId))
+    .filter((key) => !isApplied(record, key));
 }
 
 /**

@@ -229,6 +229,37 @@ const tkeRows: Row[] = [
     steps: [{ kind: 'AnnotateTarget', set: {}, record: askedByUser }, awaitTke],
   },
   {
+    name: "the user's prevent-loopback, TKE switched them while loopguard waited: TKE's change, the originals forgotten (a revert must not put the VIP back)",
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(askedByUser, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(1, 1),
+    now: 4_000,
+    observedAt: 4_000,
+    steps: [{ kind: 'AnnotateTarget', set: {}, forget: ['listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'], drops: true }],
+  },
+  {
+    name: "the user's prevent-loopback, TKE switched one, the grace period ended for the other: loopguard keeps only the original of the one it writes",
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(askedByUser, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(1, 0),
+    now: 10_000,
+    observedAt: 10_000,
+    steps: [
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1, why: late },
+      {
+        kind: 'AnnotateTarget',
+        set: {},
+        record: record({ listeners: { 'lbl-udp': { sourceIpType: 0 } }, loadBalancerId: 'lb-abc', declaredAt: T0, applied: ['listener/lbl-udp/sourceIpType'] }),
+        forget: ['listener/lbl-tcp/sourceIpType'],
+      },
+    ],
+  },
+  {
+    name: 'TKEFirst after a crash of Direct between its switches and the annotation: the switches are loopguard\'s, kept, and the annotation follows',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(recorded)),
+    clb: two(1, 1),
+    policy: TKE_FIRST,
+    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: converged }],
+  },
+  {
     name: "Direct, the user's prevent-loopback, grace period over: loopguard writes both, saying why",
     svc: service({ externalTrafficPolicy: 'Local', ports }, owned(askedByUser, { [PREVENT_LOOPBACK]: 'true' })),
     clb: two(0, 0),

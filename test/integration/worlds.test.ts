@@ -27,6 +27,7 @@ import type { SyncScope } from '../../sim/tke-simulator/index.js';
 import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, deletePolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
+import { findRecord } from '../support/records.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
 
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
@@ -162,4 +163,52 @@ describe.each(WORLDS)('loopguard in a TKE world: $name', (world) => {
     expect((await core.readNamespacedService({ namespace: ns, name: 'web' })).metadata?.annotations?.[PREVENT]).toBeUndefined();
     expect((await core.readNamespacedService({ namespace: ns, name: 'bound' })).metadata?.annotations?.[PREVENT]).toBe('true');
   }, 240_000);
+});
+
+// TKE answers the user's own prevent-loopback late, while loopguard waits out its grace period: the switch is TKE's,
+// so loopguard forgets the originals it recorded, and a revert does not put the VIP back under the user's
+// annotation (which would drop every health check). TKE's late switch is made through the emulator's console path.
+describe("a TKE that answers the user's prevent-loopback late", () => {
+  let tke: LocalTke;
+  const core = kubeConfig().makeApiClient(CoreV1Api);
+  const logs = () => `--- operator logs (tail) ---\n${tke.operator!.logs().slice(-4000)}`;
+
+  beforeAll(async () => {
+    tke = await startLocalTke({
+      simulator: { switchHealthCheckSourceOnPreventLoopback: false, syncScope: 'declared' },
+      operator: { extraArgs: ['--drift-check-interval=2s', '--tke-grace-period=10m'] },
+    });
+  });
+
+  afterAll(async () => {
+    await tke?.stop();
+  });
+
+  it('loopguard waits, writes nothing, forgets the originals once TKE switched, and its revert leaves the sources on 100.64', async () => {
+    const ns = await createNamespace('worlds-late');
+    tke.namespaces.add(ns);
+    await core.createNamespacedService({ namespace: ns, body: lbService('late', { ...AT_RISK_L4, annotations: { ...AT_RISK_L4.annotations, [PREVENT]: 'true' } }) });
+    const lbId = await waitFor('CLB and listeners', async () => {
+      const id = (await core.readNamespacedService({ namespace: ns, name: 'late' })).metadata?.annotations?.[LB_ID];
+      return id && (await tke.emulator.admin.getLoadBalancer(id)).Listeners.length >= 2 ? id : undefined;
+    });
+    await tke.emulator.admin.markStats('late');
+    const ref: PolicyRef = { namespace: ns, name: 'p' };
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', revertOnDelete: true }))).stderr).toBe('');
+    // Waiting: the originals recorded, the plan says what it waits for.
+    const waiting = await waitForPolicy(ref, 'late waiting for TKE', (p) => (reportedStatus(p).targets.find((t) => t.name === 'late')?.plan ?? []).some((s) => /^wait for TKE to switch the health-check sources/.test(s)), { timeoutMs: 60_000, context: logs });
+    expect(reportedStatus(waiting).targets.find((t) => t.name === 'late')?.verdict).not.toBe('Mitigated');
+    const recorded = await waitFor('the originals recorded', async () => (await findRecord('Service', ns, 'late'))?.spec.originals.listeners, { context: logs });
+    expect(Object.values(recorded).map((l) => l.sourceIpType)).toEqual([0, 0]);
+
+    // TKE switches, late.
+    for (const l of (await tke.emulator.admin.getLoadBalancer(lbId)).Listeners) await tke.emulator.admin.patchListener(lbId, l.ListenerId ?? '', { HealthCheck: { SourceIpType: 1 } });
+    await waitForPolicy(ref, 'late Mitigated', (p) => reportedStatus(p).targets.find((t) => t.name === 'late')?.verdict === 'Mitigated', { timeoutMs: 60_000, context: logs });
+    await waitFor('the record forgotten', async () => ((await findRecord('Service', ns, 'late')) === undefined ? true : undefined), { context: logs });
+    expect(listenerWrites(await tke.emulator.admin.statsSince('late')).loopguard).toBe(0);
+
+    await deletePolicy(ref, { context: logs });
+    expect((await tke.emulator.admin.getLoadBalancer(lbId)).Listeners.map((l) => l.HealthCheck?.SourceIpType)).toEqual([1, 1]);
+    expect((await core.readNamespacedService({ namespace: ns, name: 'late' })).metadata?.annotations?.[PREVENT]).toBe('true');
+  }, 180_000);
 });

@@ -17,7 +17,13 @@ import type { AwaitReason, Step } from '../plan/steps.js';
 import type { LearnedCapabilities } from './capabilities.js';
 import { isKeepaliveCapabilityError, latestTkeWarning, type EventView } from './tke-events.js';
 
-export type StepResult = { status: 'done' } | { status: 'waiting'; note: string } | { status: 'gone' } | { status: 'failed'; error: TargetError };
+export type StepResult =
+  | { status: 'done' }
+  | { status: 'waiting'; note: string }
+  /** Not carried out: what it was for happened meanwhile; the next round plans from a fresh read. */
+  | { status: 'superseded'; note: string }
+  | { status: 'gone' }
+  | { status: 'failed'; error: TargetError };
 
 export interface EffectDeps {
   writer: KubeWriter;
@@ -93,6 +99,12 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
       if (!listener) {
         if (step.restore) return DONE; // the listener is gone: nothing left to restore
         return { status: 'failed', error: { reason: 'ListenerNotFound', message: `listener ${step.listenerId} of CLB ${lbId} is gone; reading the CLB again`, permanent: false } };
+      }
+      if (step.why && sourceOf(listener) === step.to) {
+        // TKE switched it after the round's read: its change, not loopguard's. The plan's next steps would record it
+        // as loopguard's (restored on revert, even under the user's own prevent-loopback): plan again instead.
+        observer.invalidate(lbId);
+        return { status: 'superseded', note: `TKE switched listener ${step.listenerId} of CLB ${lbId} meanwhile; planning again from a fresh read` };
       }
       if (sourceOf(listener) !== step.to) await clb.modifyListenerHealthCheck(lbId, step.listenerId, healthCheckFor(listener, step.to), writeOptions(deps, signal));
       observer.listenerSourceWritten(lbId, step.listenerId, step.to);

@@ -129,6 +129,12 @@ export class Executor {
         result = { status: 'failed' as const, error: classifyError(err, `${describeStep(step)} for ${who}`) };
       }
       if (result.status === 'gone') return { plan, executed, gone: true };
+      if (result.status === 'superseded') {
+        // Listed with the executed steps the way a wait is (remainingSteps shows it again), yet neither logged as
+        // applied nor announced: nothing was written.
+        this.d.logger.info('Step superseded', { policy: owner, target: `${t.kind}/${t.namespace}/${t.name}`, step: describeStep(step), note: result.note });
+        return { plan, executed: [...executed, step], waiting: result.note };
+      }
       if (result.status === 'failed') return this.failed(plan, executed, result.error, by);
       executed.push(step);
       this.d.logger.info('Step applied', { policy: owner, target: `${t.kind}/${t.namespace}/${t.name}`, step: describeStep(step) });

@@ -199,13 +199,17 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
   }));
   // TKE answers prevent-loopback by switching the sources itself (tke-clb.md §9 #1): where the Service already
   // asks TKE, or the policy has loopguard ask it first, TKE gets its grace period before loopguard writes.
-  const sourceBy = !ipv6 && (annotationPresent || (l4.sourceSwitch === 'TKEFirst' && wantAnnotation)) ? 'TKE' : 'loopguard';
-  const annotationReason = preventLoopbackReason(wantAnnotation, { pub, ipv6, localMode, loopFactor, l4, profile });
+  const sourceBy = !ipv6 && !blockedBySource && (annotationPresent || (l4.sourceSwitch === 'TKEFirst' && wantAnnotation)) ? 'TKE' : 'loopguard';
+  // With the source switch blocked, loopguard's own annotation would make kube-proxy bind the VIP the checks still
+  // come from (every backend dead): not wanted, and given back if loopguard added it (TKEFirst asks first).
+  const annotationReason = blockedBySource
+    ? 'held back: the account rejected the 100.64.0.0/10 health-check source, and with the VIP bound every health check from it would be dropped'
+    : preventLoopbackReason(wantAnnotation, { pub, ipv6, localMode, loopFactor, l4, profile });
   const desired: L4DesiredState = {
     layer: 'L4',
     loadBalancerId: lbId,
     listeners: listenerStates,
-    preventLoopback: { present: annotationPresent, desired: wantAnnotation, reason: annotationReason },
+    preventLoopback: { present: annotationPresent, desired: wantAnnotation && !blockedBySource, reason: annotationReason },
     sourceBy,
     sourceSwitch: l4.sourceSwitch,
     ...(tkeServiceConfig.kind === 'value' ? { tkeServiceConfig: tkeServiceConfig.value } : {}),

@@ -5,7 +5,7 @@
 // l4.sourceSwitch: TKEFirst; tke-clb.md §9 #1): originals and prevent-loopback in one patch → wait for TKE → after
 // the grace period, loopguard writes what TKE left on the VIP. Release is the inverse: prevent-loopback back to its original first (kube-proxy stops binding the
 // VIP before any source returns to it) → sources restored → the record dropped (or what remains of it).
-import { ServiceAnnotation, type Annotations, type OriginalsRecord, type SourceIpType } from '../api/annotations.js';
+import { readBool, ServiceAnnotation, type Annotations, type OriginalsRecord, type SourceIpType } from '../api/annotations.js';
 import type { HealthCheck, ListenerInfo } from '../cloud/clb-client.js';
 import { writableHealthCheck } from '../cloud/clb-mapping.js';
 import type { Assessment } from '../model/assessment.js';
@@ -99,7 +99,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
   let why: string | undefined;
   // With l4.sourceSwitch: Direct, a prevent-loopback loopguard added itself (a new CLB or listener since) is not the
   // user asking TKE: loopguard writes at once, as it did first.
-  const ownAnnotation = input.owned && desired.sourceSwitch === 'Direct' && PREVENT_LOOPBACK in (record?.annotations ?? {});
+  const ownAnnotation = desired.sourceSwitch === 'Direct' && PREVENT_LOOPBACK in (record?.annotations ?? {});
   if (desired.sourceBy === 'TKE' && !ownAnnotation && switches.length > 0 && !switches.some((s) => isApplied(record, fieldKey.listenerSource(s.listenerId)))) {
     const declaredAt = input.owned ? record?.declaredAt : undefined;
     if (!declaredAt) {
@@ -195,6 +195,10 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
   const listenerSteps: Step[] = [];
   // The CLB the originals were read from; the target's annotation may name another one by now.
   const lbId = record.loadBalancerId ?? loadBalancerId;
+  // Under the user's own prevent-loopback, a source loopguard recorded but never saw take effect was TKE's to switch:
+  // if it is on 100.64 now, TKE did it, and putting the VIP back would drop every check. Forgotten, not restored.
+  const asked = readBool(annotations, PREVENT_LOOPBACK);
+  const userAsked = asked.kind === 'value' && asked.value && !(PREVENT_LOOPBACK in (record.annotations ?? {}));
   for (const [listenerId, l] of Object.entries(record.listeners ?? {})) {
     const rest = { ...l };
     if (l.sourceIpType !== undefined) {
@@ -204,7 +208,7 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
       }
       released = true;
       forget.push(fieldKey.listenerSource(listenerId));
-      if (lbId) {
+      if (lbId && !(userAsked && !isApplied(record, fieldKey.listenerSource(listenerId)))) {
         listenerSteps.push({ kind: 'SetListenerHealthCheckSource', loadBalancerId: lbId, listenerId, protocol: '', port: 0, to: l.sourceIpType, restore: true });
       }
       delete rest.sourceIpType;

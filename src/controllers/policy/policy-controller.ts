@@ -56,6 +56,8 @@ export interface PolicyControllerOptions extends RoundDeps {
  */
 const CLB_IN_PROGRESS = new Set(['ClbCreating', 'ListenersNotReady', 'ClbNotFound', 'ClbNotObserved']);
 const RECHECK_MS = 3_000;
+/** After a grace period's end: the CLB read that decides must be made after it (tkeGraceOver). */
+const GRACE_SLACK_MS = 250;
 const RECHECK_MAX_MS = 5 * 60_000;
 /** Targets named in a RoundInterrupted Event (the log line names all of them). */
 const MAX_STOPPED_SHOWN = 5;
@@ -190,6 +192,11 @@ export class PolicyController {
       const streak = (this.building.get(key) ?? 0) + 1;
       this.building.set(key, streak);
       const wait = Math.min(RECHECK_MS * 2 ** Math.max(0, streak - 1), RECHECK_MAX_MS, this.o.driftCheckIntervalMs);
+      // A grace period that ends sooner decides sooner: the read right after it lets loopguard act (a late switch),
+      // instead of leaving health checks on a bound VIP until the backoff comes round.
+      if (run.graceEndsAt !== undefined && run.graceEndsAt - Date.now() + GRACE_SLACK_MS < wait) {
+        return { requeueAfterMs: Math.max(0, run.graceEndsAt - Date.now()) + GRACE_SLACK_MS };
+      }
       return { requeueAfterMs: jitter(wait) };
     }
     this.building.delete(key);

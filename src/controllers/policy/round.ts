@@ -80,6 +80,8 @@ export interface RoundResult {
   policyError?: { reason: string; message: string };
   /** Some target waits for TKE (an auto config, a declared config): read again soon. */
   waiting: boolean;
+  /** The earliest end of a grace period a wait for TKE is counting (ms): the read that decides comes right after. */
+  graceEndsAt?: number;
   /** Targets whose plan shutdown stopped before its next step (see Execution.stopped). */
   stopped: Execution[];
   /** Targets and releases the round did not reach because shutdown began: the outcomes are partial. */
@@ -98,6 +100,17 @@ function configView(deps: RoundDeps, t: TargetFacts): ConfigView | undefined {
 export function remainingSteps(e: Execution): Step[] {
   const rest = e.plan.steps.slice(e.executed.length);
   return e.waiting ? [e.plan.steps[e.executed.length - 1] as Step, ...rest] : rest;
+}
+
+/** Notes a waiting execution: the round waits, and a wait with a start counts TKE's grace period from it. */
+function noteWait(result: RoundResult, e: Execution, graceMs: number): void {
+  if (!e.waiting) return;
+  result.waiting = true;
+  const step = e.executed.at(-1);
+  const since = step?.kind === 'AwaitTke' && step.since ? Date.parse(step.since) : NaN;
+  if (Number.isNaN(since)) return;
+  const ends = since + graceMs;
+  if (ends > Date.now()) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, ends);
 }
 
 /** The target's annotations after the executed steps (for assessing it again without a read). */
@@ -207,7 +220,7 @@ export class PolicyRound {
     executions.forEach((e, i) => {
       const m = managed[i] as ManagedTarget;
       const t = chunk[i] as TargetFacts;
-      if (e.waiting) result.waiting = true;
+      noteWait(result, e, this.d.tkeGraceMs);
       if (e.stopped) result.stopped.push(e);
       let assessment = m.assessment;
       if (e.executed.length > 0 && !e.gone) {
@@ -291,7 +304,7 @@ export class PolicyRound {
       return;
     }
     for (const e of await this.d.executor.execute(input.owner, plans, signal)) {
-      if (e.waiting) result.waiting = true;
+      noteWait(result, e, this.d.tkeGraceMs);
       if (e.stopped) result.stopped.push(e);
       const rest = remainingSteps(e);
       if (rest.length > 0 || e.error) result.releases.push({ kind: e.plan.target.kind, name: e.plan.target.name, plan: rest.map(describeStep), ...(e.error ? { error: e.error } : {}) });

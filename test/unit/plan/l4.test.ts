@@ -12,6 +12,7 @@ import { PREVENT_LOOPBACK, healthCheckFor, keptBy, planL4Release, planL4Target }
 import { planPolicy } from '../../../src/plan/policy-plan.js';
 import { describeStep, type Step } from '../../../src/plan/steps.js';
 import { clb, context, l4Listener, registryView, service } from '../model/fixtures.js';
+import type { AccountCapabilities } from '../../../src/model/facts.js';
 
 const OWNER = 'ns/p';
 const two = (a: 0 | 1, b: 0 | 1) => clb({ listeners: [l4Listener('lbl-tcp', 'TCP', 80, a), l4Listener('lbl-udp', 'UDP', 53, b), l4Listener('lbl-other', 'TCP', 9000, 0)] });
@@ -28,6 +29,7 @@ interface Row {
   clb: ClbFacts | { state: 'NotObserved' };
   profile?: 'ipvsNew' | 'ipvsOld';
   policy?: LoopbackPolicySpec;
+  capabilities?: AccountCapabilities;
   /** Now and when the CLB was read, in ms since the epoch (default 0 and unknown); TKE's grace period is 10 s. */
   now?: number;
   observedAt?: number;
@@ -260,6 +262,30 @@ const tkeRows: Row[] = [
     steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: converged }],
   },
   {
+    name: 'TKEFirst, and the account turns out to reject 100.64: loopguard gives its prevent-loopback back (a bound VIP with VIP-sourced checks drops them all)',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned(asked, { [PREVENT_LOOPBACK]: 'true' })),
+    clb: two(0, 0),
+    policy: TKE_FIRST,
+    capabilities: { range100_64Rejected: 'InvalidParameter: SourceIpType 1 is not supported' },
+    now: 20_000,
+    observedAt: 20_000,
+    steps: [
+      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
+      { kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`] },
+    ],
+  },
+  {
+    name: 'Direct taking over a record that shows loopguard added prevent-loopback: no grace period, written at once',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, { 'loopguard.dev/originals': JSON.stringify(record({ ...recorded, annotations: { [PREVENT_LOOPBACK]: null } })), 'loopguard.dev/policy': 'ns/old', [PREVENT_LOOPBACK]: 'true' }),
+    clb: two(0, 0),
+    steps: [
+      { kind: 'RecordOriginals', record: record({ ...recorded, annotations: { [PREVENT_LOOPBACK]: null } }) },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, to: 1 },
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1 },
+      { kind: 'AnnotateTarget', set: {}, record: converged },
+    ],
+  },
+  {
     name: "Direct, the user's prevent-loopback, grace period over: loopguard writes both, saying why",
     svc: service({ externalTrafficPolicy: 'Local', ports }, owned(askedByUser, { [PREVENT_LOOPBACK]: 'true' })),
     clb: two(0, 0),
@@ -276,7 +302,7 @@ const tkeRows: Row[] = [
 describe('planL4Target', () => {
   it.each([...rows, ...tkeRows])('$name', (row) => {
     const view = registryView(row.svc.annotations);
-    const ctx = context({ profile: row.profile ?? 'ipvsNew', clb: row.clb, ...(row.policy ? { policy: row.policy } : {}) });
+    const ctx = context({ profile: row.profile ?? 'ipvsNew', clb: row.clb, ...(row.policy ? { policy: row.policy } : {}), ...(row.capabilities ? { capabilities: row.capabilities } : {}) });
     const a = assessService({ ...row.svc, annotations: view.annotations }, ctx);
     const managed = [{ assessment: a, ...view, ...(row.observedAt !== undefined ? { observedAt: row.observedAt } : {}) }];
     const [plan] = planPolicy({ owner: OWNER, managed, orphans: [], rejected: { keepalive: false, range100_64: false }, now: new Date(row.now ?? 0), graceMs: 10_000 }).targets;
@@ -311,6 +337,16 @@ describe('planL4Release', () => {
       { kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-b/sourceIpType'] },
     ]);
     expect(planL4Release(r, {}, 'lb-1', { listeners: new Set(['lbl-a', 'lbl-b']), annotation: true })).toEqual([]);
+  });
+
+  it("under the user's own prevent-loopback, a source loopguard recorded but never applied is forgotten, not restored (TKE's to switch)", () => {
+    const waited = record({ listeners: { 'lbl-a': { sourceIpType: 0 }, 'lbl-b': { sourceIpType: 0 } }, declaredAt: new Date(0).toISOString(), applied: ['listener/lbl-b/sourceIpType'] });
+    expect(planL4Release(waited, { [PREVENT_LOOPBACK]: 'true' }, 'lb-1')).toEqual([
+      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-1', listenerId: 'lbl-b', protocol: '', port: 0, to: 0, restore: true },
+      { kind: 'AnnotateTarget', set: {}, forget: ['listener/lbl-a/sourceIpType', 'listener/lbl-b/sourceIpType'], drops: true },
+    ]);
+    // Without the user's annotation (or with loopguard's own) both were loopguard's to restore.
+    expect(planL4Release(waited, {}, 'lb-1').filter((s) => s.kind === 'SetListenerHealthCheckSource')).toHaveLength(2);
   });
 
   it('without a CLB id the listeners cannot be reached: the record still goes', () => {

@@ -50,6 +50,7 @@ const invalid: [string, unknown, string[], Sent?][] = [
   ['l4 as a string', { l4: 'Range100_64' }, ['spec.l4', 'must be of type object']],
   ['l4.healthCheckSource misspelt', { l4: { healthCheckSource: 'Range100-64' } }, ['spec.l4.healthCheckSource', 'Unsupported value: "Range100-64"']],
   ['l4.preventLoopback in lower case', { l4: { preventLoopback: 'always' } }, ['spec.l4.preventLoopback', 'Unsupported value: "always"']],
+  ['l4.sourceSwitch spelled as a person would say it', { l4: { sourceSwitch: 'TKE first' } }, ['spec.l4.sourceSwitch', 'Unsupported value: "TKE first"', '"Direct", "TKEFirst"']],
   [
     'VIP source with the default preventLoopback (Auto)',
     { l4: { healthCheckSource: 'VIP' } },

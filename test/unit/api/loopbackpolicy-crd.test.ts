@@ -120,6 +120,7 @@ describe('LoopbackPolicy CRD', () => {
     expect(p.targets!.items!.enum).toEqual(['Service', 'Ingress']);
     expect(p.l4!.properties!.healthCheckSource!.enum).toEqual(['Range100_64', 'VIP', 'Unmanaged']);
     expect(p.l4!.properties!.preventLoopback!.enum).toEqual(['Auto', 'Always', 'Never']);
+    expect(p.l4!.properties!.sourceSwitch!.enum).toEqual(['Direct', 'TKEFirst']);
     expect(p.selector!.properties!.matchExpressions!.items!.properties!.operator!.enum).toEqual(['In', 'NotIn', 'Exists', 'DoesNotExist']);
     const target = status.properties!.targets!.items!;
     expect(target.properties!.verdict!.enum).toEqual([...VERDICTS]);

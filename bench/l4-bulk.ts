@@ -38,7 +38,8 @@ const Q = Number(values.q);
 const RATE = Math.min(20, Number(values['rate-limit'] ?? Q));
 const TRICKLE = Number(values.trickle);
 const TASK_MS = Number(values['task-ms']);
-const SOURCE_SWITCH = values['source-switch'] === 'TKEFirst' ? 'TKEFirst' : 'Direct';
+const SOURCE_SWITCH = values['source-switch'];
+if (SOURCE_SWITCH !== 'Direct' && SOURCE_SWITCH !== 'TKEFirst') throw new Error(`--source-switch must be Direct or TKEFirst, not ${JSON.stringify(SOURCE_SWITCH)}`);
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 
 function pct(sorted: number[], p: number): number {

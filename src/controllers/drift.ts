@@ -8,7 +8,10 @@
 // bunched together. A CLB not read for a whole interval is always due, whatever the reads earned.
 // Pure: the controller keeps each policy's clock and supplies the read times.
 
-/** CLBs per DescribeLoadBalancers call: a drift round waits until about this many are due. */
+/**
+ * CLBs per DescribeLoadBalancers call. A converged policy's rounds are timed so that about this many are due
+ * (nextDriftRoundMs); a round that events trigger sooner reads what it has earned, which may be fewer.
+ */
 export const DRIFT_BATCH = 20;
 /** No policy round for drift checks more often than this (a round reassesses every target of the policy). */
 export const MIN_DRIFT_ROUND_MS = 5_000;

@@ -12,7 +12,7 @@ import type { Assessment } from '../model/assessment.js';
 import type { L4DesiredState } from '../model/desired-state.js';
 import { holdsAsIs } from '../model/assess-common.js';
 import { boundLoadBalancerId } from '../model/target-facts.js';
-import { fieldKey, isApplied, isEmptyRecord, mergeRecords, sameRecord, tkeGraceOver, withApplied, withoutFields } from './record.js';
+import { annotatedByLoopguard, fieldKey, isApplied, isEmptyRecord, mergeRecords, sameRecord, tkeGraceOver, withApplied, withoutFields } from './record.js';
 import type { Step } from './steps.js';
 
 export const PREVENT_LOOPBACK = ServiceAnnotation.PreventLoopback;
@@ -99,7 +99,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
   let why: string | undefined;
   // With l4.sourceSwitch: Direct, a prevent-loopback loopguard added itself (a new CLB or listener since) is not the
   // user asking TKE: loopguard writes at once, as it did first.
-  const ownAnnotation = desired.sourceSwitch === 'Direct' && PREVENT_LOOPBACK in (record?.annotations ?? {});
+  const ownAnnotation = desired.sourceSwitch === 'Direct' && annotatedByLoopguard(record, PREVENT_LOOPBACK);
   if (desired.sourceBy === 'TKE' && !ownAnnotation && switches.length > 0 && !switches.some((s) => isApplied(record, fieldKey.listenerSource(s.listenerId)))) {
     const declaredAt = input.owned ? record?.declaredAt : undefined;
     if (!declaredAt) {
@@ -166,7 +166,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
  * is indistinguishable and counted as TKE's; the cost is a source left on 100.64 by a revert, never a VIP put back.
  */
 function tkeSwitchedForUser(desired: L4DesiredState, record: OriginalsRecord | undefined, owned: boolean, switched: ReadonlySet<string>): string[] {
-  if (!owned || !record || desired.sourceBy !== 'TKE' || !desired.preventLoopback.present || PREVENT_LOOPBACK in (record.annotations ?? {})) return [];
+  if (!owned || !record || desired.sourceBy !== 'TKE' || !desired.preventLoopback.present || annotatedByLoopguard(record, PREVENT_LOOPBACK)) return [];
   return desired.listeners
     .filter((l) => l.currentSourceIpType === 1 && !switched.has(l.listenerId) && record.listeners?.[l.listenerId]?.sourceIpType !== undefined)
     .map((l) => fieldKey.listenerSource(l.listenerId))
@@ -198,7 +198,7 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
   // Under the user's own prevent-loopback, a source loopguard recorded but never saw take effect was TKE's to switch:
   // if it is on 100.64 now, TKE did it, and putting the VIP back would drop every check. Forgotten, not restored.
   const asked = readBool(annotations, PREVENT_LOOPBACK);
-  const userAsked = asked.kind === 'value' && asked.value && !(PREVENT_LOOPBACK in (record.annotations ?? {}));
+  const userAsked = asked.kind === 'value' && asked.value && !annotatedByLoopguard(record, PREVENT_LOOPBACK);
   for (const [listenerId, l] of Object.entries(record.listeners ?? {})) {
     const rest = { ...l };
     if (l.sourceIpType !== undefined) {

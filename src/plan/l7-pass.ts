@@ -6,7 +6,7 @@
 // release declares the original value, waits for TKE to apply it, and only then gives the annotation back.
 import { IngressAnnotation, type Annotations, type OriginalsRecord } from '../api/annotations.js';
 import type { L7DesiredState } from '../model/desired-state.js';
-import { fieldKey, isApplied, tkeGraceOver } from './record.js';
+import { annotatedByLoopguard, fieldKey, isApplied, tkeGraceOver } from './record.js';
 import type { Step } from './steps.js';
 
 const KEY = IngressAnnotation.PassToTarget;
@@ -30,14 +30,6 @@ export interface PassPlan {
   record?: OriginalsRecord;
 }
 
-/** Whether loopguard put the pass-to-target annotation on the Ingress (its record holds the original). */
-export function passAnnotatedByLoopguard(record: OriginalsRecord | undefined): boolean {
-  return !!record?.annotations && KEY in record.annotations;
-}
-
-function graceOver(record: OriginalsRecord | undefined, observedAt: number | undefined, now: Date, graceMs: number): boolean {
-  return tkeGraceOver(record?.declaredAt, observedAt, now, graceMs);
-}
 
 export function planPassToTarget(input: PassInput): PassPlan {
   const { desired, record, owned } = input;
@@ -51,10 +43,10 @@ export function planPassToTarget(input: PassInput): PassPlan {
     return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, record: add }, { ...await_, since }], blocking: true, record: add };
   }
   // "true" the user declared: TKE's to apply, whenever it does; loopguard owns nothing of it.
-  if (!owned || !passAnnotatedByLoopguard(record)) return { steps: [await_], blocking: true };
+  if (!owned || !annotatedByLoopguard(record, KEY)) return { steps: [await_], blocking: true };
   // Applied before and off now: changed on the CLB behind TKE's back; TKE's resync puts it back.
   if (isApplied(record, fieldKey.passToTarget())) return { steps: [{ ...await_, ...(record?.declaredAt ? { since: record.declaredAt } : {}) }], blocking: true };
-  if (!graceOver(record, input.observedAt, input.now, input.graceMs)) return { steps: [{ ...await_, ...(record?.declaredAt ? { since: record.declaredAt } : {}) }], blocking: true };
+  if (!tkeGraceOver(record?.declaredAt, input.observedAt, input.now, input.graceMs)) return { steps: [{ ...await_, ...(record?.declaredAt ? { since: record.declaredAt } : {}) }], blocking: true };
   return {
     steps: [{ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: true, why: `TKE did not apply ${KEY}: "true" within ${Math.round(input.graceMs / 1000)} s` }],
     blocking: false,
@@ -82,7 +74,7 @@ export function planPassRelease(input: PassReleaseInput): { steps: Step[]; block
   const direct: Step = { kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: original, restore: true };
   const onIngress = input.annotations?.[KEY];
   // Loopguard's declaration still stands: declare the original, so TKE neither undoes a direct restore nor is bypassed.
-  if (!passAnnotatedByLoopguard(input.record) || input.tkeSkips || onIngress === undefined) {
+  if (!annotatedByLoopguard(input.record, KEY) || input.tkeSkips || onIngress === undefined) {
     return { steps: [{ ...direct, ...(input.tkeSkips ? { why: 'TKE does not sync this Ingress (mode: skip)' } : {}) }], blocking: false };
   }
   const wanted = String(original);
@@ -96,7 +88,7 @@ export function planPassRelease(input: PassReleaseInput): { steps: Step[]; block
       blocking: true,
     };
   }
-  if (!graceOver(input.record, input.observedAt, input.now, input.graceMs)) {
+  if (!tkeGraceOver(input.record.declaredAt, input.observedAt, input.now, input.graceMs)) {
     return { steps: [{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, ...(input.record.declaredAt ? { since: input.record.declaredAt } : {}) }], blocking: true };
   }
   return { steps: [{ ...direct, why: `TKE did not apply ${KEY}: ${JSON.stringify(wanted)} within ${Math.round(input.graceMs / 1000)} s` }], blocking: false };

@@ -1,6 +1,6 @@
 // Pure: reading an L7 target's originals record against the CLB (what to restore, whether TKE has restored it). Originals are CLB values as observed before loopguard's first change of each field; a value
 // already recorded is never overwritten (it is the true original, later values may be loopguard's own).
-import { IngressAnnotation, type OriginalsRecord } from '../api/annotations.js';
+import type { OriginalsRecord } from '../api/annotations.js';
 import type { ClbFacts } from '../model/facts.js';
 import type { FieldEdit, Removal } from './config-patch.js';
 
@@ -71,11 +71,6 @@ export function clbRestored(record: OriginalsRecord, listeners: readonly ClbList
     if (rule && (rule.healthCheck?.sourceIpType ?? 0) !== r.sourceIpType) return false;
   }
   return true;
-}
-
-/** Whether loopguard added the `-auto` annotation (so TKE's auto config exists because of loopguard). */
-export function autoAnnotationAddedByLoopguard(record: OriginalsRecord | undefined): boolean {
-  return !!record?.annotations && IngressAnnotation.TkeServiceConfigAuto in record.annotations;
 }
 
 /** The CLB's L7 listeners as facts, in the shape the release planners take. */

@@ -16,9 +16,9 @@ import type { ClbFacts } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, pendingEdits } from './config-patch.js';
 import { desiredEdits, originalsFor, type RejectedCapabilities } from './l7-edits.js';
-import { autoAnnotationAddedByLoopguard, clbRestored, listenerViews, revertPlan } from './l7-record.js';
-import { passAnnotatedByLoopguard, planPassRelease, planPassToTarget } from './l7-pass.js';
-import { fieldKey, isApplied, mergeRecords, recordedFields, ruleKey, sameRecord, withApplied } from './record.js';
+import { clbRestored, listenerViews, revertPlan } from './l7-record.js';
+import { planPassRelease, planPassToTarget } from './l7-pass.js';
+import { annotatedByLoopguard, fieldKey, isApplied, mergeRecords, recordedFields, ruleKey, sameRecord, withApplied } from './record.js';
 import type { Step } from './steps.js';
 
 /** How long TKE gets to apply a declared TkeServiceConfig before loopguard says it did not (TKE applies edits within seconds). */
@@ -214,8 +214,8 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   }
   const set: Record<string, string | null> = {};
   const auto = IngressAnnotation.TkeServiceConfigAuto;
-  if (autoAnnotationAddedByLoopguard(record)) set[auto] = record.annotations?.[auto] ?? null;
-  if (passAnnotatedByLoopguard(record)) set[IngressAnnotation.PassToTarget] = record.annotations?.[IngressAnnotation.PassToTarget] ?? null;
+  if (annotatedByLoopguard(record, auto)) set[auto] = record.annotations?.[auto] ?? null;
+  if (annotatedByLoopguard(record, IngressAnnotation.PassToTarget)) set[IngressAnnotation.PassToTarget] = record.annotations?.[IngressAnnotation.PassToTarget] ?? null;
   steps.push({ kind: 'AnnotateTarget', set, forget: recordedFields(record), drops: true, restore: true });
   return { steps };
 }

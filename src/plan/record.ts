@@ -31,6 +31,11 @@ export function tkeGraceOver(declaredAt: string | undefined, observedAt: number 
   return !Number.isNaN(declared) && observedAt !== undefined && observedAt >= declared + graceMs;
 }
 
+/** Whether loopguard set the annotation `key` (the record holds its original value, absent ones as null). */
+export function annotatedByLoopguard(record: OriginalsRecord | undefined, key: string): boolean {
+  return record?.annotations !== undefined && key in record.annotations;
+}
+
 /** Every field key the record holds an original for. */
 export function recordedFields(record: OriginalsRecord | undefined): string[] {
   if (!record) return [];

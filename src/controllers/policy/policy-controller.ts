@@ -223,13 +223,11 @@ export class PolicyController {
       // True in every round until someone fixes it: one Event per problem, not one write per round.
       for (const w of a.warnings) await this.o.events.recordStanding(involved, 'Warning', EventReason.InvalidAnnotation, w);
       const memo = `${namespace}/${policyName}/${targetKey(t)}`;
-      const seen = `${a.verdict}/${a.rootCause.id}`;
-      const before = this.lastVerdicts.get(memo);
-      if (before === seen) continue;
+      // A Mitigated target whose cause is refined (the first read after Enforce learns that kube-proxy now binds
+      // the VIP) had its Event at the transition: one per change of verdict. A problem's Event names its cause.
+      const seen = a.verdict === 'Mitigated' ? a.verdict : `${a.verdict}/${a.rootCause.id}`;
+      if (this.lastVerdicts.get(memo) === seen) continue;
       this.lastVerdicts.set(memo, seen);
-      // Still mitigated, only the detail changed (the first read after Enforce learns that kube-proxy now binds the
-      // VIP): the transition had its Event; one per target per change of verdict, not per refinement of its cause.
-      if (a.verdict === 'Mitigated' && before?.startsWith('Mitigated/')) continue;
       const by = `(LoopbackPolicy ${namespace}/${policyName})`;
       if (a.verdict === 'AtRisk') {
         await this.o.events.record(involved, 'Warning', EventReason.TargetAtRisk, `${a.rootCause.id}: ${a.rootCause.message} ${by}`);

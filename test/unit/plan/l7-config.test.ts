@@ -3,7 +3,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { validateOriginals, type OriginalsRecord } from '../../../src/api/annotations.js';
 import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, guardedPatch, pendingEdits, type FieldEdit } from '../../../src/plan/config-patch.js';
-import { autoAnnotationAddedByLoopguard, clbRestored, revertPlan, type ClbListenerView } from '../../../src/plan/l7-record.js';
+import { clbRestored, revertPlan, type ClbListenerView } from '../../../src/plan/l7-record.js';
+import { annotatedByLoopguard } from '../../../src/plan/record.js';
 import { mergeRecords } from '../../../src/plan/record.js';
 import { desiredEdits, originalsFor } from '../../../src/plan/l7-edits.js';
 import { isKeepaliveCapabilityError, latestTkeWarning } from '../../../src/mitigation/tke-events.js';
@@ -188,8 +189,8 @@ describe('desired edits and originals', () => {
       loadBalancer: { passToTarget: false },
     });
     expect(mergeRecords(merged, { v: 1, loadBalancer: { passToTarget: true } }).loadBalancer).toEqual({ passToTarget: false });
-    expect(autoAnnotationAddedByLoopguard(merged)).toBe(true);
-    expect(autoAnnotationAddedByLoopguard({ v: 1 })).toBe(false);
+    expect(annotatedByLoopguard(merged, 'ingress.cloud.tencent.com/tke-service-config-auto')).toBe(true);
+    expect(annotatedByLoopguard({ v: 1 }, 'ingress.cloud.tencent.com/tke-service-config-auto')).toBe(false);
   });
 });
 

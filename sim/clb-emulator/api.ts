@@ -9,7 +9,7 @@ import { isRecord } from './params.js';
 import { verifyTc3 } from './signature.js';
 
 /**
- * One Tencent Cloud API 3.0 request, start to finish (tke-clb.md §4):
+ * One Tencent Cloud API 3.0 request, start to finish (tencent-cloud.md §4):
  * envelope checks → TC3 signature → version → region → action → per-action rate limit → faults → action.
  * Rate limiting comes after authentication (an unauthenticated flood does not eat the account's quota) and before
  * faults, so a throttled call never consumes a fault draw.

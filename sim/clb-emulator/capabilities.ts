@@ -1,7 +1,7 @@
 import { ApiError } from './errors.js';
 
 /**
- * When the account started using CLB, which decides its default health-check source (tke-clb.md §9 #3, CLB doc
+ * When the account started using CLB, which decides its default health-check source (tencent-cloud.md §9 #3, CLB doc
  * intl 214/53639): `since2023` accounts (new to CLB since 2023-02-24) get the 100.64 source by default, `legacy`
  * accounts the VIP source — the at-risk default loopguard exists for.
  */
@@ -11,7 +11,7 @@ export type AccountProfile = (typeof ACCOUNT_PROFILES)[number];
 export const isAccountProfile = (value: unknown): value is AccountProfile => (ACCOUNT_PROFILES as readonly unknown[]).includes(value);
 
 /**
- * Account-level CLB properties: features Tencent gates behind a console switch or a ticket (tke-clb.md §2
+ * Account-level CLB properties: features Tencent gates behind a console switch or a ticket (tencent-cloud.md §2
  * "Loopback fix requirements", §1 SNAT paragraph, open questions 6 and 9) and the account's profile. The real
  * error codes are unknown; the ones below are the emulator's documented choice (sim/README.md, Assumptions).
  */

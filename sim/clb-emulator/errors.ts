@@ -1,7 +1,7 @@
 /**
  * Tencent Cloud API 3.0 errors. The emulator throws `ApiError` anywhere in a request's life; the server turns
  * it into the HTTP-200 error envelope the SDK parses into `TencentCloudSDKHttpException.code`
- * (tke-clb.md §3 "Error codes", §4 "Errors").
+ * (tencent-cloud.md §3 "Error codes", §4 "Errors").
  */
 export class ApiError extends Error {
   constructor(
@@ -31,7 +31,7 @@ export const listenerNotFound = (id: string): ApiError =>
 export const locationNotFound = (id: string): ApiError =>
   new ApiError('InvalidParameter.LocationNotFound', `Location not exist: ${id}`);
 
-/** Exact real-world wording (tke-clb.md §3, from tkestack/tke-extend-network-controller `pkg/clb/api_test.go`). */
+/** Exact real-world wording (tencent-cloud.md §3, from tkestack/tke-extend-network-controller `pkg/clb/api_test.go`). */
 export const resourceInOperating = (lbId: string): ApiError =>
   new ApiError(
     'FailedOperation.ResourceInOperating',
@@ -40,7 +40,7 @@ export const resourceInOperating = (lbId: string): ApiError =>
 
 /**
  * IPv6 CLBs are public-only: `AddressIPVersion` "仅适用于公网负载均衡" (clb_models.d.ts CreateLoadBalancerRequest,
- * tke-clb.md §9 #4). The code is assumed (sim/README.md): the refusal is about two parameters together.
+ * tencent-cloud.md §9 #4). The code is assumed (sim/README.md): the refusal is about two parameters together.
  */
 export const ipv6NotInternal = (ipVersion: string): ApiError =>
   new ApiError(
@@ -48,13 +48,13 @@ export const ipv6NotInternal = (ipVersion: string): ApiError =>
     `AddressIPVersion ${ipVersion} is only supported by public (LoadBalancerType OPEN) load balancers; an INTERNAL load balancer is IPv4.`,
   );
 
-/** IPv6 CLBs cannot take health checks from 100.64.0.0/10 (tke-clb.md §3, §9 #4); the code is assumed. */
+/** IPv6 CLBs cannot take health checks from 100.64.0.0/10 (tencent-cloud.md §3, §9 #4); the code is assumed. */
 export const ipv6Source100_64 = (lbId: string): ApiError =>
   new ApiError(
     'InvalidParameterValue',
     `SourceIpType=1 (health-check source 100.64.0.0/10) is not supported by IPv6 load balancer ${lbId}; use SourceIpType=0.`,
   );
 
-/** …nor `LoadBalancerPassToTarget` (tke-clb.md §3, §9 #4); the code is assumed. */
+/** …nor `LoadBalancerPassToTarget` (tencent-cloud.md §3, §9 #4); the code is assumed. */
 export const ipv6PassToTarget = (lbId: string): ApiError =>
   new ApiError('InvalidParameterValue', `LoadBalancerPassToTarget is not supported by IPv6 load balancer ${lbId}.`);

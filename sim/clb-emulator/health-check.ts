@@ -6,9 +6,9 @@ import { allowOnly, optEnum, optInt, optIntInRange, optString, optSwitch } from 
 
 /**
  * The `HealthCheck` struct shared by listeners (L4) and rules (L7): defaults, ranges and the update model
- * (tke-clb.md §3 "HealthCheck struct").
+ * (tencent-cloud.md §3 "HealthCheck struct").
  *
- * Update model (tke-clb.md open question 4 is unresolved): the emulator takes the STRICT reading — a HealthCheck
+ * Update model (tencent-cloud.md open question 4 is unresolved): the emulator takes the STRICT reading — a HealthCheck
  * in ModifyListener/ModifyRule replaces the whole struct, and every omitted field falls back to its default. A
  * client that sends only `{SourceIpType: 1}` therefore also resets e.g. a custom IntervalTime or a disabled
  * HealthSwitch. Clients must send the full struct read back from DescribeListeners.
@@ -21,7 +21,7 @@ export interface HealthCheckContext {
   forwardType?: string;
   ipv6: boolean;
   /**
-   * The account's default `SourceIpType` (tke-clb.md §9 #3: 1 for accounts new to CLB since 2023-02-24), used
+   * The account's default `SourceIpType` (tencent-cloud.md §9 #3: 1 for accounts new to CLB since 2023-02-24), used
    * wherever a default applies: a create or a strict-reset modify that leaves the field out, and seeds. Default 0.
    */
   defaultSourceIpType?: number;
@@ -62,7 +62,7 @@ const isHttpCheck = (checkType: string): boolean => checkType === 'HTTP' || chec
  * Fields that exist only for HTTP(S) probes (clb_models.d.ts HealthCheck: "仅适用于HTTP/HTTPS转发规则、TCP监听器的HTTP健康检查方式",
  * each "may return null"; HttpVersion only for a TCP listener's HTTP check). On any other check they are null —
  * never a default — and a write that sets one is refused, as terraform-provider-tencentcloud refuses
- * `health_check_http_code` & co. unless the check is HTTP (tke-clb.md §9 #7). The refusal code is assumed.
+ * `health_check_http_code` & co. unless the check is HTTP (tencent-cloud.md §9 #7). The refusal code is assumed.
  */
 const HTTP_ONLY = ['HttpCode', 'HttpCheckPath', 'HttpCheckDomain', 'HttpCheckMethod', 'HttpVersion'] as const;
 
@@ -108,7 +108,7 @@ export function applyHealthCheck(input: Params, ctx: HealthCheckContext, base: H
   next.HealthSwitch = optSwitch(input, 'HealthSwitch', f('HealthSwitch')) ?? next.HealthSwitch;
   next.SourceIpType = optSwitch(input, 'SourceIpType', f('SourceIpType')) ?? next.SourceIpType;
   next.TimeOut = optIntInRange(input, 'TimeOut', 2, 60, f('TimeOut')) ?? next.TimeOut;
-  // IPv6 CLBs accept 5–300 only; IPv4 2–300 (tke-clb.md §3, clb_models.d.ts HealthCheck.IntervalTime).
+  // IPv6 CLBs accept 5–300 only; IPv4 2–300 (tencent-cloud.md §3, clb_models.d.ts HealthCheck.IntervalTime).
   next.IntervalTime = optIntInRange(input, 'IntervalTime', ctx.ipv6 ? 5 : 2, 300, f('IntervalTime')) ?? next.IntervalTime;
   next.HealthNum = optIntInRange(input, 'HealthNum', 2, 10, f('HealthNum')) ?? next.HealthNum;
   next.UnHealthNum = optIntInRange(input, 'UnHealthNum', 2, 10, f('UnHealthNum')) ?? next.UnHealthNum;

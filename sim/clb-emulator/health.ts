@@ -2,7 +2,7 @@ import type { HealthCheckState, ListenerRecord, LoadBalancerRecord, NodeRecord, 
 import { primaryVip } from './model.js';
 
 /**
- * Target health, modelling the loopback fault of kubernetes/kubernetes#79783 (tke-clb.md §5): in IPVS mode
+ * Target health, modelling the loopback fault of kubernetes/kubernetes#79783 (tencent-cloud.md §5): in IPVS mode
  * kube-proxy binds the CLB VIP on every node, so a health probe whose *source* is the VIP (`SourceIpType` 0)
  * looks like a martian/local-source packet and is dropped → the target is `Dead`. Probes from 100.64.0.0/10
  * (`SourceIpType` 1) are unaffected → `Alive`.

@@ -57,7 +57,7 @@ export interface ListenerRecord {
   SessionType: string;
   /** L7 only: 0/1. Rendered as null on L4 listeners (clb_models.d.ts: may return null). */
   KeepaliveEnable: number;
-  /** No `SnatEnable` field in `Listener` output (tke-clb.md §3): rendered as `AttrFlags: ["SnatEnable"]` (§9 #6). */
+  /** No `SnatEnable` field in `Listener` output (tencent-cloud.md §3): rendered as `AttrFlags: ["SnatEnable"]` (§9 #6). */
   SnatEnable: boolean;
   DeregisterTargetRst: boolean;
   IdleConnectTimeout: number | null;
@@ -90,7 +90,7 @@ export interface LoadBalancerRecord {
   Status: number;
   VpcId: string;
   SubnetId: string;
-  /** IPv4 VIPs; empty for IPv6 CLBs, whose address is `AddressIPv6` (tke-clb.md §3 HealthCheck paragraph). */
+  /** IPv4 VIPs; empty for IPv6 CLBs, whose address is `AddressIPv6` (tencent-cloud.md §3 HealthCheck paragraph). */
   LoadBalancerVips: string[];
   AddressIPVersion: AddressIpVersion;
   IPv6Mode: Ipv6Mode | null;

@@ -74,12 +74,12 @@ export function renderListener(listener: ListenerRecord): Record<string, unknown
     EndPort: 0,
     TargetType: 'NODE',
     SessionType: listener.SessionType,
-    // HTTP/HTTPS only; the model says it may be null, which is what a TCP/UDP listener has (tke-clb.md §9 #7).
+    // HTTP/HTTPS only; the model says it may be null, which is what a TCP/UDP listener has (tencent-cloud.md §9 #7).
     KeepaliveEnable: l7 ? listener.KeepaliveEnable : null,
     Toa: false,
     DeregisterTargetRst: listener.DeregisterTargetRst,
     // The listener's switched-on features. SNAT is readable only here: `Listener` has no SnatEnable field
-    // (tke-clb.md §3), but AttrFlags lists it, as terraform-provider-tencentcloud reads it (§9 #6).
+    // (tencent-cloud.md §3), but AttrFlags lists it, as terraform-provider-tencentcloud reads it (§9 #6).
     AttrFlags: listener.SnatEnable ? ['SnatEnable'] : [],
     MaxConn: -1,
     MaxCps: -1,

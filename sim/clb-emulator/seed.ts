@@ -135,7 +135,7 @@ export function seedLoadBalancer(core: EmulatorCore, spec: SeedLoadBalancer): Lo
   }
   const ipVersion = spec.AddressIPVersion ?? 'IPV4';
   if (!['IPV4', 'IPV6', 'IPv6FullChain'].includes(ipVersion)) throw bad('AddressIPVersion must be IPV4, IPV6 or IPv6FullChain');
-  // IPv6 CLBs are public-only (tke-clb.md §9 #4): an IPv6 seed defaults to OPEN, and INTERNAL is refused like
+  // IPv6 CLBs are public-only (tencent-cloud.md §9 #4): an IPv6 seed defaults to OPEN, and INTERNAL is refused like
   // CreateLoadBalancer refuses it, so no test can build a CLB the real API could not hold.
   const ipv6 = ipVersion !== 'IPV4';
   const type = spec.LoadBalancerType ?? (ipv6 ? 'OPEN' : 'INTERNAL');

@@ -4,7 +4,7 @@ import { ApiError, missingParameter } from './errors.js';
 
 /**
  * TC3-HMAC-SHA256 verification, mirroring what tencentcloud-sdk-nodejs 4.1.313 signs
- * (tke-clb.md §4 "TC3-HMAC-SHA256 exactly as the SDK does it"; `common/sign.js`, `common/http/http_connection.js`).
+ * (tencent-cloud.md §4 "TC3-HMAC-SHA256 exactly as the SDK does it"; `common/sign.js`, `common/http/http_connection.js`).
  *
  * The one quirk worth knowing: the SDK derives the credential-scope *service* as `endpoint.split(".")[0]` of the
  * endpoint string it was configured with, port included. With `127.0.0.1:PORT` that is `127`, with

@@ -1,5 +1,5 @@
 /**
- * Async write tasks (tke-clb.md §3 "Async (poll DescribeTaskStatus) write APIs", "DescribeTaskStatus").
+ * Async write tasks (tencent-cloud.md §3 "Async (poll DescribeTaskStatus) write APIs", "DescribeTaskStatus").
  *
  * A write is validated when it arrives, answered at once with its RequestId (= TaskId), and its state change is
  * applied only when the task completes (`Status` 2 → 0). That is the stricter of the two possible readings: a

@@ -1,7 +1,7 @@
 import { ApiError } from './errors.js';
 
 /**
- * Per-action token buckets: CLB allows 20 requests/s per API per account (tke-clb.md §3 "Rate limits"). Burst
+ * Per-action token buckets: CLB allows 20 requests/s per API per account (tencent-cloud.md §3 "Rate limits"). Burst
  * equals the rate, so a client that spreads its calls never sees `RequestLimitExceeded` while a client that bursts
  * 21 calls in one instant does. A rate of 0 disables the limit for that action.
  */

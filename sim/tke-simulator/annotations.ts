@@ -1,4 +1,4 @@
-// Annotation keys TKE's service-controller and l7-lb-controller read or write (shared/docs/tke-clb.md §1, §2).
+// Annotation keys TKE's service-controller and l7-lb-controller read or write (docs/tencent-cloud.md §1, §2).
 
 export const SERVICE = {
   /** Read-only, written by TKE: the CLB ID the Service uses. */
@@ -10,7 +10,7 @@ export const SERVICE = {
   /** JSON passed to CreateLoadBalancer, e.g. {"AddressIPVersion":"IPV6"}. */
   extensiveParameters: 'service.kubernetes.io/service.extensiveParameters',
   preventLoopback: 'service.cloud.tencent.com/prevent-loopback',
-  /** "true"/"false": the CLB's `LoadBalancerPassToTarget` (tke-clb.md §9 #5). */
+  /** "true"/"false": the CLB's `LoadBalancerPassToTarget` (tencent-cloud.md §9 #5). */
   passToTarget: 'service.cloud.tencent.com/pass-to-target',
   tkeServiceConfig: 'service.cloud.tencent.com/tke-service-config',
   tkeServiceConfigAuto: 'service.cloud.tencent.com/tke-service-config-auto',
@@ -24,7 +24,7 @@ export const INGRESS = {
   subnetId: 'kubernetes.io/ingress.subnetId',
   /** "true": rules of TLS hosts go to HTTPS, the others to HTTP; otherwise TLS moves every rule to HTTPS. */
   ruleMix: 'kubernetes.io/ingress.rule-mix',
-  /** "true"/"false": the CLB's `LoadBalancerPassToTarget` (tke-clb.md §2 Ingress annotations). */
+  /** "true"/"false": the CLB's `LoadBalancerPassToTarget` (tencent-cloud.md §2 Ingress annotations). */
   passToTarget: 'ingress.cloud.tencent.com/pass-to-target',
   tkeServiceConfig: 'ingress.cloud.tencent.com/tke-service-config',
   tkeServiceConfigAuto: 'ingress.cloud.tencent.com/tke-service-config-auto',
@@ -45,13 +45,13 @@ export const AUTO_INGRESS_CONFIG_SUFFIX = '-auto-ingress-config';
 export const LB_CLEANUP_FINALIZER = 'service.kubernetes.io/load-balancer-cleanup';
 export const INGRESS_CLEANUP_FINALIZER = 'ingress.cloud.tencent.com/load-balancer-cleanup';
 
-/** CLB tags TKE sets (tke-clb.md §2 "Other useful TKE facts"): only CLBs tagged created-by are deleted. */
+/** CLB tags TKE sets (tencent-cloud.md §2 "Other useful TKE facts"): only CLBs tagged created-by are deleted. */
 export const TAG_CREATED_BY = 'tke-createdBy-flag';
 export const TAG_CLUSTER_ID = 'tke-clusterId';
 /**
  * The object a TKE-created CLB belongs to: `tke-lb-serviceuuid: <Service uid>` (TKE doc "Service 使用已有 CLB" /
  * "多个 Service 复用相同 CLB": set on CLBs created by Services in clusters without CLB reuse, the default since
- * 2020-08-17) and `tke-lb-ingress-uuid: <Ingress uid>` (tke-clb.md §2, TKE doc 457/45685).
+ * 2020-08-17) and `tke-lb-ingress-uuid: <Ingress uid>` (tencent-cloud.md §2, TKE doc 457/45685).
  */
 export const TAG_SERVICE_UUID = 'tke-lb-serviceuuid';
 export const TAG_INGRESS_UUID = 'tke-lb-ingress-uuid';

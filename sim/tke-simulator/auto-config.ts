@@ -1,5 +1,5 @@
 // The `<name>-auto-service-config` / `<name>-auto-ingress-config` TKE keeps in step with the CLB
-// (shared/docs/tke-clb.md §1 "Auto-created config": fragments are added for new listeners/rules and removed for
+// (docs/tencent-cloud.md §1 "Auto-created config": fragments are added for new listeners/rules and removed for
 // gone ones; user edits to existing fragments are kept). Pure.
 import type { Listener, RuleOutput } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 import { mirrorHealthCheck } from './health-check.js';

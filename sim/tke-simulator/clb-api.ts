@@ -1,7 +1,7 @@
 // The CLB calls the simulator makes, through the unmodified tencentcloud-sdk-nodejs (as TKE's controllers use
 // Tencent's Go SDK). Writes are async: each waits for its task (DescribeTaskStatus with TaskId = RequestId,
-// tke-clb.md §3), and `ResourceInOperating` / `RequestLimitExceeded` are retried with backoff, as
-// tkestack/tke-extend-network-controller does (tke-clb.md §3 "Error codes").
+// tencent-cloud.md §3), and `ResourceInOperating` / `RequestLimitExceeded` are retried with backoff, as
+// tkestack/tke-extend-network-controller does (tencent-cloud.md §3 "Error codes").
 import http from 'node:http';
 import https from 'node:https';
 import { Client } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_client.js';
@@ -52,7 +52,7 @@ function toClbError(action: string, err: unknown): ClbError {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Client-side pacing per action (no bursts), below CLB's 20 requests/s per action (tke-clb.md §3 "Rate
+ * Client-side pacing per action (no bursts), below CLB's 20 requests/s per action (tencent-cloud.md §3 "Rate
  * limits"), so a resync of many objects queues instead of tripping `RequestLimitExceeded` — and leaves most
  * of the account's quota to the operator under test, which shares it.
  */
@@ -205,7 +205,7 @@ export function isTransient(err: unknown): boolean {
   return !(err instanceof ClbError) || RETRYABLE.test(err.code);
 }
 
-/** Not-found errors of CLB lookups by ID (tke-clb.md §3: matched by code or message). */
+/** Not-found errors of CLB lookups by ID (tencent-cloud.md §3: matched by code or message). */
 export function isNotFound(err: unknown): boolean {
   return (
     err instanceof ClbError &&

@@ -1,4 +1,4 @@
-// Which CLB writes make the CLB match what a TkeServiceConfig declares (shared/docs/tke-clb.md §1 sync
+// Which CLB writes make the CLB match what a TkeServiceConfig declares (docs/tencent-cloud.md §1 sync
 // behaviour): listeners without a fragment, and attributes a fragment does not declare, are never modified;
 // protocol/port/domain/url only select. With sync scope `all` (§9 #2) TKE's own L4 listeners also get their
 // whole health check put back to TKE's view. Pure: returns requests, the caller sends them.
@@ -31,7 +31,7 @@ export interface SyncInput {
 }
 
 /**
- * `session.enable: false` → 0 (off); `enable: true` → `sessionExpireTime`, default 30 s (tke-clb.md §1). Some of
+ * `session.enable: false` → 0 (off); `enable: true` → `sessionExpireTime`, default 30 s (tencent-cloud.md §1). Some of
  * Tencent's Ingress samples spell the switch `enabled` (§9 #10): read as well, `enable` winning if both are set.
  */
 export function sessionExpireTime(session: TkeSession | undefined): number | undefined {
@@ -94,7 +94,7 @@ export function planConfigSync(input: SyncInput): ClbModification[] {
       if (rf.scheduler !== undefined && rf.scheduler !== rule.Scheduler) request.Scheduler = rf.scheduler;
       const session = sessionExpireTime(rf.session);
       if (session !== undefined && session !== (rule.SessionExpireTime ?? 0)) request.SessionExpireTime = session;
-      // ForwardType is only settable on HTTPS listeners (tke-clb.md §3 ModifyRule).
+      // ForwardType is only settable on HTTPS listeners (tencent-cloud.md §3 ModifyRule).
       if (l.Protocol === 'HTTPS' && rf.forwardType !== undefined && rf.forwardType !== rule.ForwardType) {
         request.ForwardType = rf.forwardType;
       }

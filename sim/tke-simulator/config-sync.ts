@@ -1,4 +1,4 @@
-// Applying a Service's/Ingress's TkeServiceConfig to its CLB (shared/docs/tke-clb.md §1): keep the auto config
+// Applying a Service's/Ingress's TkeServiceConfig to its CLB (docs/tencent-cloud.md §1): keep the auto config
 // in step with the listeners, then send the writes `planConfigSync` asks for. A write CLB rejects becomes a
 // Warning Event on the owner, quoting CLB's code and message, as TKE does; the next resync tries again.
 import type { Listener } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';

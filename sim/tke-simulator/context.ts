@@ -9,7 +9,7 @@ export interface VipBinder {
 }
 
 /**
- * The health-check source the CLB account gives a check when nobody chooses one (tke-clb.md §9 #3: 1 for accounts
+ * The health-check source the CLB account gives a check when nobody chooses one (tencent-cloud.md §9 #3: 1 for accounts
  * new to CLB since 2023-02-24, else 0). An account property TKE knows and the CLB API does not report; the
  * simulator reads it from the emulator's admin API.
  */

@@ -1,5 +1,5 @@
 // Mapping between a TkeServiceConfig `healthCheck` (lowerCamel) and the CLB API `HealthCheck` struct
-// (shared/docs/tke-clb.md §1 field list, §3 HealthCheck struct). Pure.
+// (docs/tencent-cloud.md §1 field list, §3 HealthCheck struct). Pure.
 import type { HealthCheck } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 import type { TkeHealthCheck } from './tke-service-config.js';
 
@@ -54,7 +54,7 @@ export function healthCheckDiffers(actual: HealthCheck | null | undefined, decla
 
 /**
  * The full struct to send: the CLB's current values with the declared ones laid over them. ModifyListener /
- * ModifyRule reset omitted HealthCheck fields to defaults (the emulator's strict model of tke-clb.md open
+ * ModifyRule reset omitted HealthCheck fields to defaults (the emulator's strict model of tencent-cloud.md open
  * question 4), so a partial struct would silently undo settings nobody declared.
  */
 export function fullHealthCheck(actual: HealthCheck | null | undefined, declared: HealthCheck): HealthCheck {
@@ -62,7 +62,7 @@ export function fullHealthCheck(actual: HealthCheck | null | undefined, declared
 }
 
 /**
- * A config fragment mirroring the CLB, as TKE writes into auto-generated configs (live export in tke-clb.md §1:
+ * A config fragment mirroring the CLB, as TKE writes into auto-generated configs (live export in tencent-cloud.md §1:
  * enable, intervalTime, timeout, healthNum, unHealthNum, sourceIpType, and for L7 rules httpCode and the HTTP
  * check fields).
  */
@@ -86,7 +86,7 @@ export function mirrorHealthCheck(actual: HealthCheck | null | undefined, layer7
 }
 
 /**
- * TKE's own view of an L4 listener's health check, for sync scope `all` (tke-clb.md §9 #2: console edits to
+ * TKE's own view of an L4 listener's health check, for sync scope `all` (tencent-cloud.md §9 #2: console edits to
  * listeners of CLBs TKE manages "will be overwritten during automatic synchronization"): what it creates — the
  * check on, CLB's documented defaults (§3 HealthCheck struct; CheckType by protocol) — with a TkeServiceConfig's
  * declared fields laid over it. `declared.SourceIpType` carries the source TKE itself wants (100.64 on

@@ -1,4 +1,4 @@
-// What TKE's l7-lb-controller would build for an Ingress (shared/docs/tke-clb.md §2, Ingress annotations).
+// What TKE's l7-lb-controller would build for an Ingress (docs/tencent-cloud.md §2, Ingress annotations).
 // Pure: an Ingress in, a plan out.
 import type { V1Ingress } from '@kubernetes/client-node';
 import { INGRESS, QCLOUD_INGRESS_CLASS, TAG_INGRESS_UUID, annotationIsTrue } from './annotations.js';
@@ -40,7 +40,7 @@ const ruleKey = (r: L7RulePlan): string => `${r.host ?? ''}\u0000${r.url}`;
  * Rules go to HTTP:80, or to HTTPS:443 when TLS covers them. Without `kubernetes.io/ingress.rule-mix: "true"`
  * any TLS section moves every rule to HTTPS; with it, only rules whose host is listed in `spec.tls[].hosts`
  * (or all, for a TLS entry without hosts) do. HTTP:80 always exists, as in the TKE-generated config of
- * tke-clb.md §1 (live export: an HTTP:80 listener with no domains next to HTTPS:443). Certificates are not modelled.
+ * tencent-cloud.md §1 (live export: an HTTP:80 listener with no domains next to HTTPS:443). Certificates are not modelled.
  */
 export function planIngress(ing: V1Ingress, clusterId: string): IngressPlan {
   const annotations = ing.metadata?.annotations ?? {};

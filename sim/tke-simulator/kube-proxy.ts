@@ -1,5 +1,5 @@
 // What the cluster's kube-proxy would do with a CLB VIP, read from the `kube-system/kube-proxy` DaemonSet
-// (shared/docs/tke-clb.md §6). Pure. The simulator keeps its own small version parser on purpose: it must
+// (docs/tencent-cloud.md §6). Pure. The simulator keeps its own small version parser on purpose: it must
 // stay independent of the operator's code in src/model, or a bug there would be mirrored here and hidden.
 import type { V1DaemonSet } from '@kubernetes/client-node';
 
@@ -42,7 +42,7 @@ export function imageTag(image: string): string | undefined {
 
 /**
  * First builds per minor line that bind the LB address to the IPVS interface (TKE loopback doc, via
- * tke-clb.md §2). Minors above the newest listed line are assumed to include it (unconfirmed); minors below
+ * tencent-cloud.md §2). Minors above the newest listed line are assumed to include it (unconfirmed); minors below
  * the oldest, and minors between listed lines that have no entry (odd minors: TKE never shipped them), do not.
  */
 const PREVENT_LOOPBACK_MINIMUM: ReadonlyMap<string, TkeVersion> = new Map(
@@ -68,7 +68,7 @@ export function supportsPreventLoopback(v: TkeVersion): boolean {
 
 /**
  * `--proxy-mode=ipvs` / `--proxy-mode ipvs` in command+args; kube-proxy's own default is iptables.
- * TKE configures kube-proxy with flags, not the kubeadm ConfigMap (tke-clb.md §6).
+ * TKE configures kube-proxy with flags, not the kubeadm ConfigMap (tencent-cloud.md §6).
  */
 export function proxyModeFromArgs(argv: readonly string[]): ProxyMode {
   for (let i = 0; i < argv.length; i++) {

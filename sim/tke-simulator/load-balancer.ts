@@ -1,5 +1,5 @@
 // Making the CLB, its listeners and its rules exist as planned, and removing what TKE created when the
-// Service/Ingress goes. TKE tags the CLBs it creates (`tke-createdBy-flag = yes`, `tke-clusterId`, tke-clb.md §2)
+// Service/Ingress goes. TKE tags the CLBs it creates (`tke-createdBy-flag = yes`, `tke-clusterId`, tencent-cloud.md §2)
 // and deletes only those; a CLB named by `tke-existed-lbid` is the user's and survives.
 import type { Listener, LoadBalancer, RuleInput } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 import { TAG_CLUSTER_ID, TAG_CREATED_BY, TAG_INGRESS_UUID, TAG_SERVICE_UUID } from './annotations.js';
@@ -129,7 +129,7 @@ export const sameL4 = (d: L4ListenerPlan, l: Listener): boolean => l.Protocol ==
 /**
  * One TCP/UDP listener per planned port, health check on. TKE names a source only when it wants 100.64
  * (`wantSource100_64`: newer TKE with prevent-loopback, never on IPv6); otherwise it leaves `SourceIpType` out
- * and CLB gives the account's default (tke-clb.md §9 #3). Listeners we created and no longer need are deleted;
+ * and CLB gives the account's default (tencent-cloud.md §9 #3). Listeners we created and no longer need are deleted;
  * on a user's CLB "ours" means named with `namePrefix`.
  */
 export async function ensureL4Listeners(
@@ -164,7 +164,7 @@ export const isOurs = (lb: ClbHandle, l: Listener, namePrefix: string): boolean 
   lb.owned || (l.ListenerName ?? '').startsWith(namePrefix);
 
 /**
- * The rule health check TKE's ingress controller sets, as seen in a config it generated (tke-clb.md §1 live
+ * The rule health check TKE's ingress controller sets, as seen in a config it generated (tencent-cloud.md §1 live
  * export: enable, 5 s interval, 5 s timeout, 3/3, httpCode 31, HEAD /). The export's `sourceIpType: 0` mirrors
  * that account's CLB; like the service-controller, TKE names no source here, so CLB gives the account's
  * default (0 for legacy accounts, 100.64 for accounts new since 2023-02-24, §9 #3).

@@ -1,4 +1,4 @@
-// `service.cloud.tencent.com/pass-to-target` / `ingress.cloud.tencent.com/pass-to-target` (tke-clb.md §9 #5, §2):
+// `service.cloud.tencent.com/pass-to-target` / `ingress.cloud.tencent.com/pass-to-target` (tencent-cloud.md §9 #5, §2):
 // TKE sets the CLB's `LoadBalancerPassToTarget` ("allow traffic from CLB by default") to the annotation's value.
 import { annotationIsTrue } from './annotations.js';
 import type { ClbError } from './clb-api.js';

@@ -1,10 +1,10 @@
-// What TKE's service-controller would build for a Service (shared/docs/tke-clb.md §2, Service annotations).
+// What TKE's service-controller would build for a Service (docs/tencent-cloud.md §2, Service annotations).
 // Pure: a Service in, a plan out; no API calls.
 import type { V1Service } from '@kubernetes/client-node';
 import { SERVICE, TAG_SERVICE_UUID, annotationIsTrue } from './annotations.js';
 
 export type LoadBalancerType = 'OPEN' | 'INTERNAL';
-/** `AddressIPVersion` values TKE passes to CreateLoadBalancer (tke-clb.md §3, HealthCheck paragraph). */
+/** `AddressIPVersion` values TKE passes to CreateLoadBalancer (tencent-cloud.md §3, HealthCheck paragraph). */
 export type AddressIpVersion = 'IPV4' | 'IPV6' | 'IPv6FullChain';
 
 export interface LoadBalancerPlan {

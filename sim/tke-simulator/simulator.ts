@@ -28,10 +28,10 @@ export interface TkeSimulatorOptions {
   vpcId?: string;
   /** Periodic re-application of TkeServiceConfigs; default 30 s. 0 disables (use `resyncNow()`). */
   resyncIntervalMs?: number;
-  /** TKE switches L4 health-check sources to 1 on prevent-loopback, as documented (tke-clb.md §9 #1). Default true; false models a controller that does not. */
+  /** TKE switches L4 health-check sources to 1 on prevent-loopback, as documented (tencent-cloud.md §9 #1). Default true; false models a controller that does not. */
   switchHealthCheckSourceOnPreventLoopback?: boolean;
   /**
-   * What each sync re-applies (tke-clb.md §9 #2): `all` (default) also puts the whole health check of TKE's own L4
+   * What each sync re-applies (tencent-cloud.md §9 #2): `all` (default) also puts the whole health check of TKE's own L4
    * listeners back to TKE's view; `declared` re-applies only TkeServiceConfig-declared fields.
    */
   syncScope?: SyncScope;

@@ -1,4 +1,4 @@
-// The TkeServiceConfig resource as the simulator reads and writes it (sim/crds/, shared/docs/tke-clb.md §1).
+// The TkeServiceConfig resource as the simulator reads and writes it (sim/crds/, docs/tencent-cloud.md §1).
 // Every object type keeps an index signature: fields we do not model must survive a read-modify-write.
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { AUTO_INGRESS_CONFIG_SUFFIX, AUTO_SERVICE_CONFIG_SUFFIX } from './annotations.js';
@@ -28,7 +28,7 @@ export interface TkeHealthCheck {
 
 export interface TkeSession {
   enable?: boolean;
-  /** The same switch as some of Tencent's Ingress samples spell it (tke-clb.md §9 #10). */
+  /** The same switch as some of Tencent's Ingress samples spell it (tencent-cloud.md §9 #10). */
   enabled?: boolean;
   sessionExpireTime?: number;
   [field: string]: unknown;
@@ -111,7 +111,7 @@ export type ConfigChoice =
   | { kind: 'invalid'; reason: string };
 
 /**
- * Which config applies, from the owner's two mutually exclusive annotations (tke-clb.md §1): the auto one
+ * Which config applies, from the owner's two mutually exclusive annotations (tencent-cloud.md §1): the auto one
  * (value must be a bool, TKE error E4050) or a hand-made name that must not look auto-generated (E4051).
  */
 export function chooseConfig(

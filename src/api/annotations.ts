@@ -1,7 +1,7 @@
 // Every annotation loopguard reads or writes, and one typed, total parser for them. Parsing never
 // throws: an unparsable value comes back as `invalid` with the raw text and a sentence the caller can
 // put into a Warning Event (EventReason.InvalidAnnotation), so one bad annotation cannot wedge a reconcile.
-// TKE spellings: ../shared/docs/tke-clb.md §2.
+// TKE spellings: docs/tencent-cloud.md §2.
 import { quoteValue } from './text.js';
 
 /** TKE Service annotations. */
@@ -38,7 +38,7 @@ export const IngressAnnotation = {
   Mode: 'ingress.cloud.tencent.com/mode',
   TkeServiceConfig: 'ingress.cloud.tencent.com/tke-service-config',
   TkeServiceConfigAuto: 'ingress.cloud.tencent.com/tke-service-config-auto',
-  /** `"true"`/`"false"`: TKE sets the CLB's LoadBalancerPassToTarget to it (tke-clb.md §9 #5). */
+  /** `"true"`/`"false"`: TKE sets the CLB's LoadBalancerPassToTarget to it (tencent-cloud.md §9 #5). */
   PassToTarget: 'ingress.cloud.tencent.com/pass-to-target',
 } as const;
 

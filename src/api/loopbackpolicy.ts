@@ -28,7 +28,7 @@ export type PreventLoopback = 'Auto' | 'Always' | 'Never';
 /**
  * Who switches a Service's health-check sources when loopguard adds prevent-loopback: `Direct` = loopguard
  * (ModifyListener) before the annotation, so health checks never come from a VIP kube-proxy has bound; `TKEFirst` =
- * the annotation first and TKE's service controller switches (tke-clb.md §9 #1), loopguard only after the grace
+ * the annotation first and TKE's service controller switches (tencent-cloud.md §9 #1), loopguard only after the grace
  * period. A Service that already carries prevent-loopback always gets TKE's grace period first.
  */
 export type SourceSwitch = 'Direct' | 'TKEFirst';

@@ -1,4 +1,4 @@
-// API limits that shape batching (tke-clb.md §3): DescribeLoadBalancers takes ≤ 20 ids and pages of
+// API limits that shape batching (tencent-cloud.md §3): DescribeLoadBalancers takes ≤ 20 ids and pages of
 // ≤ 100; DescribeTargetHealth ≤ 30 ids; DescribeListeners ≤ 100 listener ids.
 export const MAX_LOAD_BALANCER_IDS = 20;
 export const MAX_PAGE_SIZE = 100;

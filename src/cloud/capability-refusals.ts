@@ -1,6 +1,6 @@
 // Which refusals are a missing CLB capability. Tencent does not publish the codes: a refused capability parameter
 // has been seen as `InvalidParameterValue` ("This interface only support HTTP/HTTPS listener"), the keepalive beta
-// is "内测中，请提交内测申请" with no code at all (tke-clb.md §9 #9, open question 6), and the local emulator uses
+// is "内测中，请提交内测申请" with no code at all (tencent-cloud.md §9 #9, open question 6), and the local emulator uses
 // UnauthorizedOperation / FailedOperation / InvalidParameterValue. So a refusal is judged by the parameter it
 // refused, whatever the code (src/cloud/README.md "Capability refusals" has the rules as a table).
 import type { CloudErrorReason } from './errors.js';

@@ -30,7 +30,7 @@ const NON_HTTP_CHECKS = new Set(['TCP', 'PING', 'CUSTOM']);
  * The health check as loopguard sends it back: what the CLB returned, nothing invented. Nulls go (the API's "no
  * value"), and so do HTTP-only fields on a TCP/PING/CUSTOM check even if a read carried them: they do not apply,
  * and the API may refuse them (terraform-provider-tencentcloud refuses `http_code` on such checks; the local
- * emulator does too, tke-clb.md §9 #7). GRPC checks are left as read: whether HttpCode applies there is undocumented.
+ * emulator does too, tencent-cloud.md §9 #7). GRPC checks are left as read: whether HttpCode applies there is undocumented.
  */
 export function writableHealthCheck(hc: HealthCheck | null | undefined): HealthCheck {
   const clean: Record<string, unknown> = { ...cleanHealthCheck(hc) };

@@ -1,4 +1,4 @@
-// The individual credential sources (tke-clb.md §4 "Credential providers"). The SDK has classes for
+// The individual credential sources (tencent-cloud.md §4 "Credential providers"). The SDK has classes for
 // all of them, but they do not fit an operator: ProfileCredential reads only the two fixed paths,
 // CvmRoleCredential fetches without a timeout (a blackholed metadata address hangs start-up),
 // OIDCRoleArnCredential refreshes only ~0.6 s before expiry (ms vs s mix-up) and honours http_proxy,

@@ -1,5 +1,5 @@
 // The classification table for CLB API error codes: which are worth retrying, the CamelCase reason,
-// and a message with cause and fix. Sources: tke-clb.md §3 "Error codes" (CLB product codes, common
+// and a message with cause and fix. Sources: tencent-cloud.md §3 "Error codes" (CLB product codes, common
 // codes, per-API lists) and §9 #9. The real codes for missing capabilities are undocumented, so those
 // are judged by the refused parameter (capability-refusals.ts), whatever the code.
 import { capabilityRefusal } from './capability-refusals.js';

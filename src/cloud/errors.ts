@@ -1,6 +1,6 @@
 // Typed CLB errors. Every failure of a cloud call (SDK exception, network error, failed async task,
 // missing credentials, shutdown) becomes one `ClbError` that says whether retrying can help and, for
-// people, what went wrong and how to fix it. Facts: ../../../shared/docs/tke-clb.md §3 "Error codes"
+// people, what went wrong and how to fix it. Facts: docs/tencent-cloud.md §3 "Error codes"
 // and §4 "Errors"; the emulator's capability errors: sim/clb-emulator/capabilities.ts.
 import SdkExceptionModule from 'tencentcloud-sdk-nodejs/tencentcloud/common/exception/tencent_cloud_sdk_exception.js';
 import { classifyApiError, onLb } from './error-codes.js';

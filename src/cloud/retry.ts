@@ -1,6 +1,6 @@
 // Retries with capped exponential backoff and full jitter (AWS architecture blog "Exponential Backoff
 // And Jitter"): many loopguard workers failing together must not retry together. Throttling waits at
-// least `throttledDelayMs` (1 s: the CLB quota is per second, tke-clb.md §3; tke-extend-network-controller
+// least `throttledDelayMs` (1 s: the CLB quota is per second, tencent-cloud.md §3; tke-extend-network-controller
 // sleeps 1 s too). Every wait is abortable, so shutdown is bounded by one in-flight request.
 import type { ClbError } from './errors.js';
 import { toClbError } from './errors.js';

@@ -1,6 +1,6 @@
 // Async CLB writes answer at once with a RequestId; the change lands when the task with TaskId =
 // RequestId finishes. DescribeTaskStatus: Status 0 = success, 1 = failed (Message says why),
-// 2 = in progress (tke-clb.md §3). Polls back off geometrically: most tasks finish within a second
+// 2 = in progress (tencent-cloud.md §3). Polls back off geometrically: most tasks finish within a second
 // or two, and every poll spends DescribeTaskStatus quota shared with TKE.
 import type { CloudErrorContext } from './errors.js';
 import { ClbTaskFailedError, ClbTaskTimeoutError } from './errors.js';

@@ -1,5 +1,5 @@
 // ClbClient on the unmodified tencentcloud-sdk-nodejs (CLB client only: loading the SDK root costs
-// ~0.5 s and 28 MB for 262 services, tke-clb.md §4). Layering of one call:
+// ~0.5 s and 28 MB for 262 services, tencent-cloud.md §4). Layering of one call:
 //   write gate (per-CLB order, bounded CLBs)  →  retry loop  →  action budget (p-queue)  →  SDK request
 // and for writes, inside the gate and the retry loop: submit → poll DescribeTaskStatus until done.
 import http from 'node:http';

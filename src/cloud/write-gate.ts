@@ -1,6 +1,6 @@
 // Writes to one CLB run strictly one after another, from submission until their async task has
 // finished: the CLB locks itself while a task runs and answers any other write with
-// FailedOperation.ResourceInOperating (tke-clb.md §3), so loopguard must never race itself there
+// FailedOperation.ResourceInOperating (tencent-cloud.md §3), so loopguard must never race itself there
 // (TKE's controllers still can; that is retried). Writes to different CLBs run concurrently, bounded.
 import PQueue from 'p-queue';
 import { queueSignal } from './queue-signal.js';

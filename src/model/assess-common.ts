@@ -122,7 +122,7 @@ export function isPublic(clb: ClbFacts): boolean {
   return clb.loadBalancerType === 'OPEN';
 }
 
-/** `IPV6` (NAT64) and `IPv6FullChain` CLBs: 100.64.0.0/10 is IPv4-only (tke-clb.md §3). */
+/** `IPV6` (NAT64) and `IPv6FullChain` CLBs: 100.64.0.0/10 is IPv4-only (tencent-cloud.md §3). */
 export function isIpv6(clb: ClbFacts): boolean {
   return /ipv6/i.test(clb.addressIpVersion ?? '');
 }

@@ -5,7 +5,7 @@
 // capability (ticket) and `keepaliveEnable: 1` per l7Listener in the Ingress's TkeServiceConfig; nodes
 // then see CLB addresses from 100.127.0.0/16, which the security group must allow ("allow by default",
 // i.e. LoadBalancerPassToTarget, or an explicit rule). Rule health checks may also move to 100.64.0.0/10
-// (healthCheck.sourceIpType per rule, tke-clb.md §1) when the policy asks.
+// (healthCheck.sourceIpType per rule, tencent-cloud.md §1) when the policy asks.
 import { IngressAnnotation, TKE_INGRESS_CLASS, readBool, readString } from '../api/annotations.js';
 import type { SourceIpType } from '../api/annotations.js';
 import { assessment, type Assessment, type AssessmentContext, type Blocker, type Mitigation } from './assessment-result.js';
@@ -51,7 +51,7 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
 
   const classAnnotation = readString(ing.annotations, IngressAnnotation.Class);
   const ingressClass = classAnnotation.kind === 'value' ? classAnnotation.value.trim() : ing.ingressClassName;
-  // TKE treats an Ingress without a class as qcloud (tke-clb.md §2).
+  // TKE treats an Ingress without a class as qcloud (tencent-cloud.md §2).
   if (ingressClass !== undefined && ingressClass !== '' && ingressClass !== TKE_INGRESS_CLASS) {
     return assessment(ing, {
       rootCause: 'NotClbIngress',
@@ -161,7 +161,7 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
   }
   const keepaliveWanted = wantKeepalive && (keepaliveOn || keepaliveChanges.length > 0);
   const passChange: Change[] = [];
-  // The Ingress's own pass-to-target annotation is TKE's interface for the attribute (tke-clb.md §9 #5): TKE applies
+  // The Ingress's own pass-to-target annotation is TKE's interface for the attribute (tencent-cloud.md §9 #5): TKE applies
   // it on every sync. loopguard declares "true" there rather than writing the CLB (a direct write while the
   // annotation says otherwise would be undone: a write fight), and never overrules a value the user set.
   const declaredPass = readString(ing.annotations, IngressAnnotation.PassToTarget);

@@ -197,7 +197,7 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
     currentSourceIpType: sourceIpTypeOf(l.healthCheck?.sourceIpType),
     ...(sourceNeeded ? { desiredSourceIpType: 1 as const } : {}),
   }));
-  // TKE answers prevent-loopback by switching the sources itself (tke-clb.md §9 #1): where the Service already
+  // TKE answers prevent-loopback by switching the sources itself (tencent-cloud.md §9 #1): where the Service already
   // asks TKE, or the policy has loopguard ask it first, TKE gets its grace period before loopguard writes.
   const sourceBy = !ipv6 && !blockedBySource && (annotationPresent || (l4.sourceSwitch === 'TKEFirst' && wantAnnotation)) ? 'TKE' : 'loopguard';
   // With the source switch blocked, loopguard's own annotation would make kube-proxy bind the VIP the checks still
@@ -222,7 +222,7 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
   // --- Verdict
   const listenerList = vipSourced.map((l) => `${l.listenerId} (${l.protocol}:${l.port})`).join(', ');
   // The plan names the path and why: loopguard switches the source itself before the annotation, although TKE switches
-  // it on prevent-loopback too (tke-clb.md §9 #1), because kube-proxy binds the VIP as soon as it sees the annotation
+  // it on prevent-loopback too (tencent-cloud.md §9 #1), because kube-proxy binds the VIP as soon as it sees the annotation
   // and health checks from the VIP fail until the switch; TKE then finds the source switched and writes nothing.
   const switching = changes.some((c) => c.action === 'SetListenerHealthCheckSource');
   const annotating = wantAnnotation && !annotationPresent;

@@ -1,7 +1,7 @@
 // Cluster profile: kube-proxy mode, version and prevent-loopback capability, from the
 // kube-system/kube-proxy DaemonSet, the kube-proxy ConfigMap as fallback, and operator flags that win
 // over both. Pure: the caller fetches the objects (src/kube) and passes them in.
-// Sources: tke-clb.md §6 (where TKE keeps kube-proxy, flags vs ConfigMap, DataPlaneV2 without kube-proxy),
+// Sources: tencent-cloud.md §6 (where TKE keeps kube-proxy, flags vs ConfigMap, DataPlaneV2 without kube-proxy),
 // seed 004 (minimum versions), seed 000 (TKE's older IPVS builds do not bind the EXTERNAL-IP),
 // landscape.md §1.4 / kubernetes PR #63066 (upstream IPVS binds every LB IP to kube-ipvs0 since 1.11).
 import { parse as parseYaml } from 'yaml';

@@ -28,7 +28,7 @@ export interface L4DesiredState {
   /**
    * Who switches the listeners' sources first. `TKE`: the Service carries prevent-loopback (or loopguard adds it
    * first, l4.sourceSwitch: TKEFirst), to which TKE's service controller answers by switching them itself
-   * (tke-clb.md §9 #1): loopguard gives it the grace period before writing. `loopguard`: written directly, before
+   * (tencent-cloud.md §9 #1): loopguard gives it the grace period before writing. `loopguard`: written directly, before
    * the annotation (architecture §5).
    */
   sourceBy: 'loopguard' | 'TKE';

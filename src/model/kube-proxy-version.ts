@@ -1,7 +1,7 @@
 // kube-proxy image tags and the prevent-loopback capability of TKE builds.
 // Source: TKE "CLB Loopback" doc (seed 004): kube-proxy must support "binding the LB address to the IPVS
 // ENI": v1.20.6-tke.12, v1.18.4-tke.20, v1.16.3-tke.25, v1.14.3-tke.24, v1.12.4-tke.30 "or later";
-// tke-clb.md §2 (revision history) and §6 (tag format `vX.Y.Z-tke.N`).
+// tencent-cloud.md §2 (revision history) and §6 (tag format `vX.Y.Z-tke.N`).
 import type { Tristate } from '../api/loopbackpolicy.js';
 
 export interface KubeVersion {
@@ -49,7 +49,7 @@ export const PREVENT_LOOPBACK_MINIMUMS: Readonly<Record<number, string>> = Objec
 
 /** First minor that TKE released after the fix; assumed to include it (no TKE document lists it). */
 export const FIRST_MINOR_ASSUMED_SUPPORTED = 22;
-/** TKE revision history: "lb vip binding issue fixed (kube-proxy)" (tke-clb.md §2). */
+/** TKE revision history: "lb vip binding issue fixed (kube-proxy)" (tencent-cloud.md §2). */
 export const VIP_BINDING_FIX_1_28 = 'v1.28.3-tke.3';
 
 export interface PreventLoopbackSupport {

@@ -29,7 +29,7 @@ const TKE_DOC = 'TKE "CLB Loopback" (tencentcloud.com/document/product/457/42976
 export const SOURCES = {
   suggestions: `seed 004: ${TKE_DOC}, FAQ "Are there any suggestions?"`,
   antiAffinity: `seed 004: ${TKE_DOC}, FAQ "Can anti-affinity deployment of the client and server avoid loopback?"`,
-  directAccess: `seed 004: ${TKE_DOC}, FAQ "Does the direct LB-Pod connection of VPC-CNI have the CLB loopback issue?"; tke-clb.md §2`,
+  directAccess: `seed 004: ${TKE_DOC}, FAQ "Does the direct LB-Pod connection of VPC-CNI have the CLB loopback issue?"; tencent-cloud.md §2`,
   localInIpvs: 'seed 003: field report "回环问题排查" (externalTrafficPolicy Local vs Cluster in IPVS mode)',
   ipMode: 'landscape.md §1.4: KEP-1860 status.loadBalancer.ingress[].ipMode (kube-proxy skips Proxy-mode addresses; GA in Kubernetes 1.32)',
 } as const;

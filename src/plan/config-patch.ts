@@ -53,7 +53,7 @@ export function sameListenerFragment(f: ListenerFragment, protocol: string, port
   return typeof f.protocol === 'string' && f.protocol.toUpperCase() === protocol.toUpperCase() && f.port === port;
 }
 
-/** Config domain "" (or absent) is the CLB's default domain, whose CLB rule Domain is the VIP (tke-clb.md §1). */
+/** Config domain "" (or absent) is the CLB's default domain, whose CLB rule Domain is the VIP (tencent-cloud.md §1). */
 export function sameDomainFragment(configDomain: unknown, clbDomain: string, vip: string | undefined): boolean {
   const d = (typeof configDomain === 'string' ? configDomain : '').toLowerCase();
   const r = clbDomain.toLowerCase();

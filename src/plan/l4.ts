@@ -1,8 +1,8 @@
 // Pure L4 planning (Services): from the assessment and the target's record to ordered steps.
-// Order (architecture §5, tke-clb.md §3): originals recorded → health-check sources to 100.64 (each task awaited:
+// Order (architecture §5, tencent-cloud.md §3): originals recorded → health-check sources to 100.64 (each task awaited:
 // the task's success is the verification) → prevent-loopback, in the same patch as the record of what took
 // effect. Where TKE is asked to switch the sources (prevent-loopback already on the Service, or added first with
-// l4.sourceSwitch: TKEFirst; tke-clb.md §9 #1): originals and prevent-loopback in one patch → wait for TKE → after
+// l4.sourceSwitch: TKEFirst; tencent-cloud.md §9 #1): originals and prevent-loopback in one patch → wait for TKE → after
 // the grace period, loopguard writes what TKE left on the VIP. Release is the inverse: prevent-loopback back to its original first (kube-proxy stops binding the
 // VIP before any source returns to it) → sources restored → the record dropped (or what remains of it).
 import { readBool, ServiceAnnotation, type Annotations, type OriginalsRecord, type SourceIpType } from '../api/annotations.js';
@@ -48,7 +48,7 @@ export function keptBy(desired: L4DesiredState | undefined): Keep {
 
 /**
  * The HealthCheck to write: the listener's full current struct, only `SourceIpType` changed — and nothing the CLB
- * did not return: no nulls, no HTTP-only field on a TCP/UDP check (tke-clb.md §9 #7; writableHealthCheck).
+ * did not return: no nulls, no HTTP-only field on a TCP/UDP check (tencent-cloud.md §9 #7; writableHealthCheck).
  */
 export function healthCheckFor(listener: ListenerInfo, sourceIpType: SourceIpType): HealthCheck {
   return { ...writableHealthCheck(listener.healthCheck), SourceIpType: sourceIpType };

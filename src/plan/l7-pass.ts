@@ -1,6 +1,6 @@
 // Pure: the CLB's "allow traffic by default" (LoadBalancerPassToTarget) of an Ingress, through TKE's declarative
 // interface first. TKE's ingress controller applies `ingress.cloud.tencent.com/pass-to-target` on every sync
-// (tke-clb.md §9 #5), so loopguard declares "true" there and waits; it writes the CLB itself only when TKE has not
+// (tencent-cloud.md §9 #5), so loopguard declares "true" there and waits; it writes the CLB itself only when TKE has not
 // applied its declaration within the grace period (the same value, so no write fight), or, on release, when TKE
 // no longer syncs the Ingress (`mode: skip`). Removing the annotation leaves the CLB as it is (sim/README.md), so a
 // release declares the original value, waits for TKE to apply it, and only then gives the annotation back.

@@ -1,6 +1,6 @@
 // Pure L7 planning (Ingresses): keepalive (and with it SNAT) per l7Listener and the rule health-check source,
 // declared in the Ingress's TkeServiceConfig so TKE's ingress controller applies them and its resync keeps them
-// (tke-clb.md §1). Per round, the steps possible from what is observed now; a step that needs TKE to act first
+// (tencent-cloud.md §1). Per round, the steps possible from what is observed now; a step that needs TKE to act first
 // ends the plan with an AwaitTke, and a later observation plans the rest:
 //   LoadBalancerPassToTarget (policy opt-in, before keepalive: the CLB then reaches nodes from 100.127/16)
 //   → no config: `tke-service-config-auto: "true"` → wait for TKE's `<ingress>-auto-ingress-config`

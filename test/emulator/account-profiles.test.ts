@@ -1,5 +1,5 @@
 /**
- * Account profiles (tke-clb.md §9 #3): accounts new to CLB since 2023-02-24 get the 100.64 health-check source by
+ * Account profiles (tencent-cloud.md §9 #3): accounts new to CLB since 2023-02-24 get the 100.64 health-check source by
  * default; `legacy` accounts the VIP source. The default applies wherever the caller does not choose a source.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';

@@ -1,6 +1,6 @@
 /**
  * loopguard's CLB client against the emulator where the emulator now follows TKE's documentation more closely
- * (tke-clb.md §9): what loopguard sends back invents nothing the CLB did not return (#7), and a capability refused
+ * (tencent-cloud.md §9): what loopguard sends back invents nothing the CLB did not return (#7), and a capability refused
  * under a generic code is still reported as that capability (#9). Real SDK, no mocks.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 
 describe('loopguard invents no health-check field', () => {
-  it('sends back a TCP check without HttpCode, which the CLB would refuse (tke-clb.md §9 #7)', async () => {
+  it('sends back a TCP check without HttpCode, which the CLB would refuse (tencent-cloud.md §9 #7)', async () => {
     const lb = await emu.admin.seedLoadBalancer({ Listeners: [{ Protocol: 'TCP', Port: 80, HealthCheck: { IntervalTime: 9 } }, { Protocol: 'UDP', Port: 53 }] });
     const client = makeClient();
     const listeners = await client.describeListeners(lb.LoadBalancerId);
@@ -59,7 +59,7 @@ describe('loopguard invents no health-check field', () => {
 });
 
 describe('capability refusals are named by the refused parameter', () => {
-  it('a capability refused under InvalidParameterValue is named by its parameter (tke-clb.md §9 #9)', async () => {
+  it('a capability refused under InvalidParameterValue is named by its parameter (tencent-cloud.md §9 #9)', async () => {
     await emu.admin.setCapabilities({ l7KeepaliveSnat: true });
     const v6 = await emu.admin.seedLoadBalancer({ AddressIPVersion: 'IPV6', Listeners: [{ Protocol: 'TCP', Port: 80 }] });
     const client = makeClient();

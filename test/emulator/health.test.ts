@@ -1,6 +1,6 @@
 /**
  * DescribeTargetHealth and the loopback health model: VIP bound on nodes (kube-proxy IPVS) + VIP-sourced probes
- * (SourceIpType 0) → Dead; 100.64 source → Alive (kubernetes/kubernetes#79783, tke-clb.md §5).
+ * (SourceIpType 0) → Dead; 100.64 source → Alive (kubernetes/kubernetes#79783, tencent-cloud.md §5).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { DescribeTargetHealthResponse } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';

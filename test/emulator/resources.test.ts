@@ -1,4 +1,4 @@
-/** Building and describing CLBs, listeners and rules; Modify* round-trips; deletes (tke-clb.md §3). */
+/** Building and describing CLBs, listeners and rules; Modify* round-trips; deletes (tencent-cloud.md §3). */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { HealthCheck } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
@@ -78,7 +78,7 @@ describe('CreateLoadBalancer', () => {
     expect(byId.get(full)).toMatchObject({ AddressIPVersion: 'ipv6', IPv6Mode: 'IPv6FullChain' });
   });
 
-  it('refuses INTERNAL IPv6 CLBs: IPv6 is public-only (tke-clb.md §9 #4)', async () => {
+  it('refuses INTERNAL IPv6 CLBs: IPv6 is public-only (tencent-cloud.md §9 #4)', async () => {
     for (const version of ['IPV6', 'IPv6FullChain', 'ipv6']) {
       const err = await expectSdkError(
         client.CreateLoadBalancer({ LoadBalancerType: 'INTERNAL', SubnetId: 's', AddressIPVersion: version }),
@@ -284,7 +284,7 @@ describe('partial HealthCheck: omitted fields reset to defaults (stricter model)
       TimeOut: 2,
       HealthNum: 3,
       UnHealthNum: 3,
-      // HTTP-only: null on a TCP check, not an invented default (tke-clb.md §9 #7).
+      // HTTP-only: null on a TCP check, not an invented default (tencent-cloud.md §9 #7).
       HttpCode: null,
       CheckType: 'TCP',
     });

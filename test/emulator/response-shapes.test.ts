@@ -2,7 +2,7 @@
  * Every response the emulator renders, held to the SDK's model interfaces (clb_models.d.ts, parsed with the
  * TypeScript compiler API in sdk-models.ts): no invented field, the documented JSON type, null only where the
  * model says "may return null", no missing required field. Plus the values the models pin down that a type check
- * cannot see (tke-clb.md §9 #6, #7): `AttrFlags` names `SnatEnable` when SNAT is on, the HTTP-only health-check
+ * cannot see (tencent-cloud.md §9 #6, #7): `AttrFlags` names `SnatEnable` when SNAT is on, the HTTP-only health-check
  * fields are null on TCP/UDP/PING/CUSTOM checks, `KeepaliveEnable` is null on layer-4 listeners.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -103,7 +103,7 @@ describe('emulator responses against clb_models.d.ts', () => {
   });
 });
 
-describe('values the model pins down (tke-clb.md §9)', () => {
+describe('values the model pins down (tencent-cloud.md §9)', () => {
   it('AttrFlags lists SnatEnable exactly on the listeners with SNAT on (#6)', async () => {
     const state = await emu.admin.getLoadBalancer(internal);
     const snatOn = state.Listeners.filter((l) => l.SnatEnable).map((l) => l.ListenerId);

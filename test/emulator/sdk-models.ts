@@ -1,7 +1,7 @@
 /**
  * The SDK's own description of CLB responses, read from `clb_models.d.ts` with the TypeScript compiler API, and a
  * checker that holds a JSON value to it. The emulator must answer as the real API does, and the .d.ts is the
- * closest thing to a schema Tencent publishes (tke-clb.md §3): every interface is a set of fields with a primitive,
+ * closest thing to a schema Tencent publishes (tencent-cloud.md §3): every interface is a set of fields with a primitive,
  * `Array<…>` or interface type, and a doc comment that says "此字段可能返回 null" when the API may return null.
  *
  * What the checker reports, with a JSON path each:

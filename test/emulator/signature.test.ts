@@ -1,4 +1,4 @@
-/** TC3-HMAC-SHA256 verification and the API 3.0 envelope (tke-clb.md §4), through the real SDK. */
+/** TC3-HMAC-SHA256 verification and the API 3.0 envelope (tencent-cloud.md §4), through the real SDK. */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AbstractClient } from 'tencentcloud-sdk-nodejs/tencentcloud/common/abstract_client.js';
 import http from 'node:http';

@@ -1,4 +1,4 @@
-/** Async tasks, DescribeTaskStatus and the per-CLB lock (tke-clb.md §3 "DescribeTaskStatus", "Error codes"). */
+/** Async tasks, DescribeTaskStatus and the per-CLB lock (tencent-cloud.md §3 "DescribeTaskStatus", "Error codes"). */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { AdminLoadBalancer, ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { startClbEmulator } from '../../sim/clb-emulator/index.js';

@@ -1,4 +1,4 @@
-/** Per-action rate limits (tke-clb.md §3 "Rate limits"), seeded fault injection and the call counters. */
+/** Per-action rate limits (tencent-cloud.md §3 "Rate limits"), seeded fault injection and the call counters. */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { ClbEmulator, FaultPlan } from '../../sim/clb-emulator/index.js';
 import { startClbEmulator } from '../../sim/clb-emulator/index.js';

@@ -1,4 +1,4 @@
-/** Parameter validation, IPv6 rules and account capabilities (tke-clb.md §3 HealthCheck, ModifyListener; §2). */
+/** Parameter validation, IPv6 rules and account capabilities (tencent-cloud.md §3 HealthCheck, ModifyListener; §2). */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { HealthCheck } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 import type { AdminLoadBalancer, ClbEmulator } from '../../sim/clb-emulator/index.js';
@@ -48,7 +48,7 @@ describe('IPv6 CLBs', () => {
   });
 });
 
-describe('IPv6 CLBs are public-only (tke-clb.md §9 #4), also for the admin', () => {
+describe('IPv6 CLBs are public-only (tencent-cloud.md §9 #4), also for the admin', () => {
   it('the admin refuses an INTERNAL IPv6 seed, defaults an IPv6 seed to OPEN, and refuses 100.64 and PassToTarget on it', async () => {
     expect(v6.LoadBalancerType).toBe('OPEN');
     await expect(emu.admin.seedLoadBalancer({ LoadBalancerType: 'INTERNAL', AddressIPVersion: 'IPv6FullChain' })).rejects.toMatchObject({
@@ -65,7 +65,7 @@ describe('IPv6 CLBs are public-only (tke-clb.md §9 #4), also for the admin', ()
   });
 });
 
-describe('HTTP-only health-check fields (tke-clb.md §9 #7)', () => {
+describe('HTTP-only health-check fields (tencent-cloud.md §9 #7)', () => {
   it('are refused on TCP, PING and CUSTOM checks with InvalidParameterValue naming them', async () => {
     const err = await expectSdkError(client.ModifyListener({ ...ids(v4, 0), HealthCheck: { HealthSwitch: 1, CheckType: 'TCP', HttpCode: 31 } }), 'InvalidParameterValue');
     expect(err.message).toContain('HealthCheck.HttpCode');

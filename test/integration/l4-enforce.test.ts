@@ -108,7 +108,7 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
         lbService('bound', { annotations: { ...SUBNET, [PREVENT]: 'true' } }),
         lbService('private-cluster', { annotations: SUBNET }),
         lbService('public', { etp: 'Local' }),
-        // IPv6 CLBs are public-only (tke-clb.md §9 #4). With prevent-loopback, kube-proxy still binds the IPv6 VIP and
+        // IPv6 CLBs are public-only (tencent-cloud.md §9 #4). With prevent-loopback, kube-proxy still binds the IPv6 VIP and
         // drops its VIP-sourced health checks, and no 100.64 source exists for IPv6: Unsupported, not just Public.
         lbService('ipv6', { annotations: { [PREVENT]: 'true', 'service.kubernetes.io/service.extensiveParameters': '{"AddressIPVersion":"IPV6"}' }, etp: 'Local' }),
         lbService('opted-out', { annotations: { ...SUBNET, 'loopguard.dev/skip': 'true' }, etp: 'Local' }),

@@ -1,4 +1,4 @@
-// The TKE controller simulator where it follows TKE's documentation (tke-clb.md §9): an IPv6 Service is public
+// The TKE controller simulator where it follows TKE's documentation (tencent-cloud.md §9): an IPv6 Service is public
 // because CLB refuses a private IPv6 CLB (#4), and TkeServiceConfigs written like Tencent's own samples are
 // accepted and applied (#10). Real kube-apiserver, the CLB emulator, the real SDK.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';

@@ -1,4 +1,4 @@
-// The TKE simulator's documented worlds (tke-clb.md §9): TKE's sync puts its view of its own listeners back (#2,
+// The TKE simulator's documented worlds (tencent-cloud.md §9): TKE's sync puts its view of its own listeners back (#2,
 // sync scope `all` vs `declared`), an account new to CLB since 2023 gets the 100.64 source by default (#3), and
 // TKE manages LoadBalancerPassToTarget through the pass-to-target annotations (#5). Real kube-apiserver, the CLB
 // emulator, the real SDK; each simulator watches its own namespace prefix.

@@ -6,7 +6,7 @@
 // every listener as TKE and the account have it without loopguard. Each world prints its figures.
 //
 // The worlds (5 of 8, and why):
-//  - switch on × all × legacy: the documented TKE (tke-clb.md §9 #1, #2), the default of the local TKE;
+//  - switch on × all × legacy: the documented TKE (tencent-cloud.md §9 #1, #2), the default of the local TKE;
 //  - switch on × declared × legacy: a TKE whose sync leaves console edits alone (§9 #2 says which fields is unstated);
 //  - switch on × all × since2023 and switch on × declared × since2023: accounts new to CLB (§9 #3), sources 100.64
 //    from the start — loopguard must not touch them, and must not "restore" them to the VIP;

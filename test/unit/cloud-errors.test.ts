@@ -62,10 +62,10 @@ const TABLE: Array<[string, string, CloudErrorReason, boolean, string[]]> = [
 /** A full TCP health check as read back, with only SourceIpType changed: what loopguard's L4 write sends. */
 const FULL_HC = { HealthSwitch: 1, TimeOut: 2, IntervalTime: 5, HealthNum: 3, UnHealthNum: 3, CheckType: 'TCP', SourceIpType: 1 };
 const LISTENER = { LoadBalancerId: 'lb-1', ListenerId: 'lbl-1' };
-const REAL_L7_ONLY = 'This interface only support HTTP/HTTPS listener'; // tke-clb.md §9 #9 (terraform-provider-tencentcloud #37)
+const REAL_L7_ONLY = 'This interface only support HTTP/HTTPS listener'; // tencent-cloud.md §9 #9 (terraform-provider-tencentcloud #37)
 
 /**
- * Capability refusals are judged by the refused parameter, whatever the code (tke-clb.md §9 #9): code, API message,
+ * Capability refusals are judged by the refused parameter, whatever the code (tencent-cloud.md §9 #9): code, API message,
  * request sent (undefined: none known) → reason, words the message must contain.
  */
 const CAPABILITY_TABLE: Array<[string, string, Record<string, unknown> | undefined, CloudErrorReason, string[]]> = [

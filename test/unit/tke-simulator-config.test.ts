@@ -8,7 +8,7 @@ import type { TkeServiceConfigSpec } from '../../sim/tke-simulator/tke-service-c
 
 const VIP = '10.100.0.3';
 
-// As the emulator renders them: nulls for fields that do not apply (HttpCode on a TCP check, tke-clb.md §9 #7).
+// As the emulator renders them: nulls for fields that do not apply (HttpCode on a TCP check, tencent-cloud.md §9 #7).
 const l4Check = (over: Partial<HealthCheck> = {}): HealthCheck =>
   ({
     HealthSwitch: 1, TimeOut: 2, IntervalTime: 5, HealthNum: 3, UnHealthNum: 3, HttpCode: null, HttpCheckPath: null,
@@ -64,7 +64,7 @@ describe('health-check mapping', () => {
     expect(sessionExpireTime({ enable: false, sessionExpireTime: 100 })).toBe(0);
     expect(sessionExpireTime({ enable: true })).toBe(30);
     expect(sessionExpireTime({ enable: true, sessionExpireTime: 300 })).toBe(300);
-    // The `enabled` spelling of Tencent's Ingress samples (tke-clb.md §9 #10); `enable` wins when both are set.
+    // The `enabled` spelling of Tencent's Ingress samples (tencent-cloud.md §9 #10); `enable` wins when both are set.
     expect(sessionExpireTime({ enabled: true, sessionExpireTime: 120 })).toBe(120);
     expect(sessionExpireTime({ enabled: false })).toBe(0);
     expect(sessionExpireTime({ enable: false, enabled: true })).toBe(0);

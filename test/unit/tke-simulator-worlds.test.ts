@@ -1,4 +1,4 @@
-// Pure planning of the TKE simulator's documented worlds (tke-clb.md §9): sync scope `all` puts TKE's view of its
+// Pure planning of the TKE simulator's documented worlds (tencent-cloud.md §9): sync scope `all` puts TKE's view of its
 // own L4 health checks back (#2), the account's default source (#3), and the pass-to-target annotation (#5).
 import { describe, expect, it } from '@jest/globals';
 import type { HealthCheck, Listener } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';

@@ -11,7 +11,7 @@ import {
 import type { ActionDefinition } from './types.js';
 
 /**
- * CreateListener (async, tke-clb.md §3, §5: `Ports` max 50 per call). Listener ids are returned at once; the
+ * CreateListener (async, tencent-cloud.md §3, §5: `Ports` max 50 per call). Listener ids are returned at once; the
  * listeners appear when the task completes. `Certificate` is accepted and ignored (not part of the loopback model).
  */
 const ALLOWED = [

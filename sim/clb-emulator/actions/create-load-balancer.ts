@@ -7,9 +7,9 @@ import { liveLb, startTask } from './guards.js';
 import type { ActionDefinition } from './types.js';
 
 /**
- * CreateLoadBalancer (async, tke-clb.md §3). The CLB is listed at once with `Status` 0 ("creating") and its lock
+ * CreateLoadBalancer (async, tencent-cloud.md §3). The CLB is listed at once with `Status` 0 ("creating") and its lock
  * held; when the task completes it becomes `Status` 1. A failed task removes it again. INTERNAL CLBs need a
- * SubnetId (the TKE annotation path, tke-clb.md §2) and are IPv4 (§9 #4). VIPs are in-memory strings only (state.ts).
+ * SubnetId (the TKE annotation path, tencent-cloud.md §2) and are IPv4 (§9 #4). VIPs are in-memory strings only (state.ts).
  */
 const ALLOWED = [
   'LoadBalancerType', 'Forward', 'LoadBalancerName', 'VpcId', 'SubnetId', 'ProjectId', 'AddressIPVersion', 'Number',

@@ -10,7 +10,7 @@ import { checkSourceIp, ensureUnlocked, liveLb, startTask } from './guards.js';
 import type { ActionDefinition } from './types.js';
 
 /**
- * CreateRule (async, tke-clb.md §3): HTTP/HTTPS listeners only; each rule gets its own HealthCheck (defaults +
+ * CreateRule (async, tencent-cloud.md §3): HTTP/HTTPS listeners only; each rule gets its own HealthCheck (defaults +
  * given fields). LocationIds are returned at once; the rules appear when the task completes.
  */
 const RULE_FIELDS = ['Url', 'Domain', 'Domains', 'SessionExpireTime', 'HealthCheck', 'Scheduler', 'ForwardType', 'DefaultServer'];

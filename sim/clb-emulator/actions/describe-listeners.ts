@@ -4,7 +4,7 @@ import { renderListener } from '../render.js';
 import type { ActionDefinition } from './types.js';
 
 /**
- * DescribeListeners (tke-clb.md §3): L4 listeners carry `HealthCheck`, L7 listeners carry `Rules[]` each with its
+ * DescribeListeners (tencent-cloud.md §3): L4 listeners carry `HealthCheck`, L7 listeners carry `Rules[]` each with its
  * own `HealthCheck`, and `KeepaliveEnable`. Unknown CLB → `InvalidParameter.LBIdNotFound`; unknown listener ids
  * are filtered out, not errors.
  */

@@ -8,9 +8,9 @@ import { renderLoadBalancer } from '../render.js';
 import type { ActionDefinition } from './types.js';
 
 /**
- * DescribeLoadBalancers (tke-clb.md §3): LoadBalancerIds ≤ 20, Limit ≤ 100 (default 20), VIP filter, default order
+ * DescribeLoadBalancers (tencent-cloud.md §3): LoadBalancerIds ≤ 20, Limit ≤ 100 (default 20), VIP filter, default order
  * CreateTime descending. Unknown ids are simply not returned (no error), as the real API does for a search.
- * Over-long id lists are `InvalidParameterValue.Length` (listed for this API in tke-clb.md §3 "Per-API lists").
+ * Over-long id lists are `InvalidParameterValue.Length` (listed for this API in tencent-cloud.md §3 "Per-API lists").
  */
 
 const ALLOWED = [

@@ -4,7 +4,7 @@ import { allowOnly, optStringArray, reqStringArray } from '../params.js';
 import type { ActionDefinition } from './types.js';
 
 /**
- * DescribeTargetHealth (tke-clb.md §3): ≤ 30 CLB ids, each unknown one is `InvalidParameter.LBIdNotFound`.
+ * DescribeTargetHealth (tencent-cloud.md §3): ≤ 30 CLB ids, each unknown one is `InvalidParameter.LBIdNotFound`.
  * L4 listeners report through a single pseudo-rule whose `LocationId` is the listener id (the real value for L4 is
  * undocumented). Health semantics: health.ts (or real probes, `EmulatorOptions.targetHealth`).
  */

@@ -3,7 +3,7 @@ import { allowOnly, optString } from '../params.js';
 import type { ActionDefinition } from './types.js';
 
 /**
- * DescribeTaskStatus (tke-clb.md §3): TaskId = RequestId of the async call; Status 2 running, 0 success,
+ * DescribeTaskStatus (tencent-cloud.md §3): TaskId = RequestId of the async call; Status 2 running, 0 success,
  * 1 failed with Message. Unknown TaskId → `InvalidParameter` (real code undocumented). DealName is not modelled.
  */
 export const describeTaskStatus: ActionDefinition = {

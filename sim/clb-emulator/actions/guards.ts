@@ -18,7 +18,7 @@ export function ensureUnlocked(core: EmulatorCore, lbIds: readonly string[]): vo
 }
 
 /**
- * `SourceIpType = 1` is refused on IPv6 CLBs (tke-clb.md §3: "IPv6 CLBs cannot use 100.64") and when the account
+ * `SourceIpType = 1` is refused on IPv6 CLBs (tencent-cloud.md §3: "IPv6 CLBs cannot use 100.64") and when the account
  * lacks the 100.64 capability. IPv6 is checked first: it can never work, whatever the account.
  */
 export function checkSourceIp(core: EmulatorCore, lb: LoadBalancerRecord, hc: HealthCheckState | undefined): void {
@@ -34,7 +34,7 @@ export function checkKeepaliveSnat(
   keepalive: number | undefined,
   snat: boolean | undefined,
 ): void {
-  // The code and wording a refused protocol/parameter combination was seen with (tke-clb.md §9 #9).
+  // The code and wording a refused protocol/parameter combination was seen with (tencent-cloud.md §9 #9).
   if (keepalive !== undefined && !isLayer7(protocol)) throw new ApiError('InvalidParameterValue', 'This interface only support HTTP/HTTPS listener');
   if (keepalive === 1 || snat === true) requireKeepaliveSnat(core.capabilities);
 }

@@ -10,7 +10,7 @@ import type { ActionDefinition } from './types.js';
 import { changedFields } from '../write-log.js';
 
 /**
- * ModifyListener (async, tke-clb.md §3): `HealthCheck` only for TCP/UDP/TCP_SSL/QUIC (L7 → `InvalidParameter`,
+ * ModifyListener (async, tencent-cloud.md §3): `HealthCheck` only for TCP/UDP/TCP_SSL/QUIC (L7 → `InvalidParameter`,
  * use ModifyRule), `KeepaliveEnable` only for HTTP/HTTPS, `SnatEnable` stored but not readable through
  * DescribeListeners (as in the real output model). Changes become visible when the task completes.
  */

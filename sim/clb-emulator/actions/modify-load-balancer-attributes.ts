@@ -5,8 +5,8 @@ import { ensureUnlocked, liveLb, startTask } from './guards.js';
 import type { ActionDefinition } from './types.js';
 
 /**
- * ModifyLoadBalancerAttributes (async, tke-clb.md §3): `LoadBalancerPassToTarget` ("allow traffic from CLB by
- * default"; refused on IPv6 CLBs, tke-clb.md §3 HealthCheck paragraph), `LoadBalancerName`, `DeleteProtect`,
+ * ModifyLoadBalancerAttributes (async, tencent-cloud.md §3): `LoadBalancerPassToTarget` ("allow traffic from CLB by
+ * default"; refused on IPv6 CLBs, tencent-cloud.md §3 HealthCheck paragraph), `LoadBalancerName`, `DeleteProtect`,
  * `SnatPro` (cross-region binding 2.0, NOT listener SNAT — stored only).
  */
 export const modifyLoadBalancerAttributes: ActionDefinition = {

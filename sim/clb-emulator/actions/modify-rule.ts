@@ -8,7 +8,7 @@ import type { ActionDefinition } from './types.js';
 import { changedFields } from '../write-log.js';
 
 /**
- * ModifyRule (async, tke-clb.md §3): the per-rule health check of HTTP/HTTPS listeners (incl. SourceIpType).
+ * ModifyRule (async, tencent-cloud.md §3): the per-rule health check of HTTP/HTTPS listeners (incl. SourceIpType).
  * Same strict HealthCheck reset model as ModifyListener (health-check.ts).
  */
 const ALLOWED = ['LoadBalancerId', 'ListenerId', 'LocationId', 'Url', 'HealthCheck', 'Scheduler', 'SessionExpireTime', 'ForwardType'];

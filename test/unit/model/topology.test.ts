@@ -8,7 +8,7 @@ import { clb, context, ingress, l4Listener, listener, service } from './fixtures
 
 const LOCAL = { externalTrafficPolicy: 'Local' as const };
 const ids = (a: readonly Alternative[]) => a.map((x) => x.id);
-const SOURCE = /^(seed 00[0-4]|landscape\.md|tke-clb\.md)/;
+const SOURCE = /^(seed 00[0-4]|landscape\.md|tencent-cloud\.md)/;
 
 const L7 = clb({
   loadBalancerId: 'lb-ing',
@@ -83,7 +83,7 @@ describe('topology alternatives', () => {
     expect(shown[0]).toBe(alternativeText(a.alternatives[0] as Alternative).slice(0, 512));
     for (const line of shown) {
       expect(line.length).toBeLessThanOrEqual(512);
-      expect(line).toMatch(/ — .* \[(seed|landscape|tke-clb)/);
+      expect(line).toMatch(/ — .* \[(seed|landscape|tencent-cloud)/);
     }
   });
 });

@@ -404,7 +404,7 @@ describe('healthCheckFor', () => {
     expect(l.healthCheck).toEqual(hc); // not mutated
   });
 
-  it('invents nothing: nulls and HTTP-only fields of a TCP check are dropped, not sent (tke-clb.md §9 #7)', () => {
+  it('invents nothing: nulls and HTTP-only fields of a TCP check are dropped, not sent (tencent-cloud.md §9 #7)', () => {
     // What the emulator used to render for a TCP listener (HttpCode 31 on a TCP check), plus the API's nulls.
     const read = { HealthSwitch: 1, TimeOut: 2, IntervalTime: 5, HealthNum: 3, UnHealthNum: 3, HttpCode: 31, HttpCheckPath: null, HttpCheckMethod: null, CheckPort: null, CheckType: 'TCP', HttpVersion: null, SourceIpType: 0, ExtendedCode: null };
     const l: ListenerInfo = { listenerId: 'lbl-1', name: 'x', protocol: 'TCP', port: 80, healthCheck: read as never, rules: [] };

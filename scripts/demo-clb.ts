@@ -23,7 +23,7 @@ export interface DemoTarget {
 /** One target's state as labelled facts, in display order: the demo prints how each one changes. */
 export type Facts = Array<[label: string, value: string]>;
 
-export const PREVENT_LOOPBACK = 'service.cloud.tencent.com/prevent-loopback';
+const PREVENT_LOOPBACK = 'service.cloud.tencent.com/prevent-loopback';
 const SOURCE: Record<number, string> = { 0: 'VIP (0)', 1: '100.64.0.0/10 (1)' };
 const source = (n: number | undefined): string => SOURCE[n ?? 0] ?? String(n);
 

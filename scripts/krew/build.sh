@@ -3,15 +3,15 @@
 # cmd/validate-krew-manifest at the version pinned below, with the dependency versions of krew's own go.mod,
 # checked against the Go checksum database) into a cache outside the repo, as scripts/helm/build.sh does helm.
 # The krew install test (test/integration/plugin-krew.test.ts) runs both.
-# Prints the cache directory (holding `krew` and `validate-krew-manifest`) on the last line of stdout; exit 3
-# when there is no Go toolchain.
+# Prints the cache directory (holding `krew`, `kubectl-krew` → krew, so that `kubectl krew` finds it with the
+# directory on PATH, and `validate-krew-manifest`) on the last line of stdout; exit 3 when there is no Go toolchain.
 set -euo pipefail
 
 KREW_VERSION=v0.4.3
 
 cache_root=${LOOPGUARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopguard}
 out="$cache_root/krew/$KREW_VERSION"
-if [ -x "$out/krew" ] && [ -x "$out/validate-krew-manifest" ]; then
+if [ -x "$out/krew" ] && [ -x "$out/validate-krew-manifest" ] && [ -L "$out/kubectl-krew" ]; then
   echo "$out"
   exit 0
 fi
@@ -31,6 +31,7 @@ echo "loopguard: building krew $KREW_VERSION (a few minutes the first time)" >&2
 GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod GOBIN="$out.tmp" \
   go install -trimpath -ldflags "-s -w -X sigs.k8s.io/krew/internal/version.gitTag=$KREW_VERSION" \
   "sigs.k8s.io/krew/cmd/krew@$KREW_VERSION" "sigs.k8s.io/krew/cmd/validate-krew-manifest@$KREW_VERSION" >&2
+ln -s krew "$out.tmp/kubectl-krew"
 rm -rf "$out" && mv "$out.tmp" "$out"
 echo "loopguard: krew built in $(( $(date +%s) - start ))s into $out" >&2
 echo "$out"

@@ -92,7 +92,7 @@ export function describeChanges(before: Facts, after: Facts): string[] {
 
 /** The facts that differ between two states (empty: the same). */
 export function differences(a: Facts, b: Facts): string[] {
-  const other = new Map(b);
-  const labels = new Set([...a.map(([l]) => l), ...b.map(([l]) => l)]);
-  return [...labels].filter((l) => new Map(a).get(l) !== other.get(l)).map((l) => `${l}: ${new Map(a).get(l) ?? '—'} vs ${other.get(l) ?? '—'}`);
+  const [one, other] = [new Map(a), new Map(b)];
+  const labels = new Set([...one.keys(), ...other.keys()]);
+  return [...labels].filter((l) => one.get(l) !== other.get(l)).map((l) => `${l}: ${one.get(l) ?? '—'} vs ${other.get(l) ?? '—'}`);
 }

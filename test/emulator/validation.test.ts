@@ -241,15 +241,24 @@ describe('what the real API refuses per public docs is refused', () => {
   it('listener SessionExpireTime is TCP/UDP-only (SDK CreateListenerRequest/ModifyListenerRequest "此参数仅适用于TCP/UDP监听器")', async () => {
     const lb = v4.LoadBalancerId;
     for (const [port, protocol] of [[443, 'TCP_SSL'], [444, 'QUIC'], [445, 'HTTP']] as const) {
-      const err = await expectSdkError(client.CreateListener({ LoadBalancerId: lb, Ports: [port], Protocol: protocol, SessionExpireTime: 30 }), 'InvalidParameter');
+      const err = await expectSdkError(client.CreateListener({ LoadBalancerId: lb, Ports: [port], Protocol: protocol, SessionExpireTime: 30 }), 'InvalidParameter.ProtocolCheckFailed');
       expect(err.message).toContain('TCP/UDP');
     }
     await writeAndWait(client, client.CreateListener({ LoadBalancerId: lb, Ports: [443], Protocol: 'TCP_SSL' }));
     const ssl = (await client.DescribeListeners({ LoadBalancerId: lb, Port: 443 })).Listeners?.[0]?.ListenerId ?? '';
-    await expectSdkError(client.ModifyListener({ LoadBalancerId: lb, ListenerId: ssl, SessionExpireTime: 60 }), 'InvalidParameter');
-    await expectSdkError(client.ModifyListener({ ...ids(v4, 1), SessionExpireTime: 60 }), 'InvalidParameter');
+    await expectSdkError(client.ModifyListener({ LoadBalancerId: lb, ListenerId: ssl, SessionExpireTime: 60 }), 'InvalidParameter.ProtocolCheckFailed');
+    await expectSdkError(client.ModifyListener({ ...ids(v4, 1), SessionExpireTime: 60 }), 'InvalidParameter.ProtocolCheckFailed');
     await expectSdkError(client.CreateListener({ LoadBalancerId: lb, Ports: [91], Protocol: 'TCP', SessionExpireTime: 10 }), 'InvalidParameterValue.Range');
     await writeAndWait(client, client.CreateListener({ LoadBalancerId: lb, Ports: [91], Protocol: 'UDP', SessionExpireTime: 30 }));
     await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), SessionExpireTime: 60 }));
+  });
+
+  it('a rule\'s SessionExpireTime is 0 or 30–86400 on CreateRule as on ModifyRule (SDK RuleInput)', async () => {
+    await expectSdkError(client.CreateRule({ ...ids(v4, 1), Rules: [{ Domain: 's.example.com', Url: '/', SessionExpireTime: 10 }] }), 'InvalidParameterValue.Range');
+    await writeAndWait(client, client.CreateRule({ ...ids(v4, 1), Rules: [{ Domain: 's.example.com', Url: '/', SessionExpireTime: 30 }] }));
+  });
+
+  it('an unmodelled DescribeLoadBalancers filter is refused with CLB\'s documented Filter code (InvalidParameterValue.InvalidFilter)', async () => {
+    await expectSdkError(client.DescribeLoadBalancers({ Filters: [{ Name: 'no-such-filter', Values: ['x'] }] }), 'InvalidParameterValue.InvalidFilter');
   });
 });

@@ -51,6 +51,10 @@ export const createRule: ActionDefinition = {
       const healthCheck = hcInput ? applyHealthCheck(hcInput, hcCtx, defaultHealthCheck(hcCtx), `${label}.HealthCheck`) : defaultHealthCheck(hcCtx);
       checkSourceIp(core, lb, healthCheck);
       const session = optIntInRange(p, 'SessionExpireTime', 0, 86400, `${label}.SessionExpireTime`);
+      // RuleInput.SessionExpireTime: "设置为0表示关闭会话保持，开启会话保持可取值30~86400" (as ModifyRule).
+      if (session !== undefined && session !== 0 && session < 30) {
+        throw new ApiError('InvalidParameterValue.Range', `${label}.SessionExpireTime must be 0 or 30–86400.`);
+      }
       const scheduler = optEnum(p, 'Scheduler', ['WRR', 'LEAST_CONN', 'IP_HASH'], `${label}.Scheduler`);
       const defaultServer = optBool(p, 'DefaultServer', `${label}.DefaultServer`);
       readTargetType(p, undefined, `${label}.TargetType`);

@@ -42,11 +42,13 @@ export function checkKeepaliveSnat(
 /**
  * Listener `SessionExpireTime`: "此参数仅适用于TCP/UDP监听器" (clb_models.d.ts CreateListenerRequest and
  * ModifyListenerRequest; terraform-provider-tencentcloud refuses `session_expire_time` on other listeners too,
- * resource_tc_clb_listener.go). Range "30~3600, 默认 0". The refusal code is assumed (tencent-cloud.md §3).
+ * resource_tc_clb_listener.go). Range "30~3600, 默认 0". The code is CLB's documented one for "相关协议不支持对应操作"
+ * (tencentcloud-sdk-go clb/v20180317/errors.go `InvalidParameter.ProtocolCheckFailed`); that this refusal uses it is
+ * assumed (tencent-cloud.md §3).
  */
 export function readListenerSession(params: Params, protocol: ListenerProtocol): number | undefined {
   if (params['SessionExpireTime'] !== undefined && protocol !== 'TCP' && protocol !== 'UDP') {
-    throw new ApiError('InvalidParameter', `SessionExpireTime is only applicable to TCP/UDP listeners; this listener is ${protocol}.`);
+    throw new ApiError('InvalidParameter.ProtocolCheckFailed', `SessionExpireTime is only applicable to TCP/UDP listeners; this listener is ${protocol}.`);
   }
   const session = optIntInRange(params, 'SessionExpireTime', 0, 3600);
   if (session !== undefined && session !== 0 && session < 30) {

@@ -61,8 +61,9 @@ const isHttpCheck = (checkType: string): boolean => checkType === 'HTTP' || chec
 /**
  * Fields that exist only for HTTP(S) probes (clb_models.d.ts HealthCheck: "仅适用于HTTP/HTTPS转发规则、TCP监听器的HTTP健康检查方式",
  * each "may return null"; HttpVersion only for a TCP listener's HTTP check). On any other check they are null —
- * never a default — and a write that sets one is refused, as terraform-provider-tencentcloud refuses
- * `health_check_http_code` & co. unless the check is HTTP (tencent-cloud.md §9 #7). The refusal code is assumed.
+ * never a default — and a write that sets one to a non-empty value is refused, as terraform-provider-tencentcloud
+ * refuses `health_check_http_code` & co. unless the check is HTTP (tencent-cloud.md §9 #7). That the API refuses
+ * rather than ignores, and the code, are assumptions (sim/clb-emulator/CONFORMANCE.md).
  */
 const HTTP_ONLY = ['HttpCode', 'HttpCheckPath', 'HttpCheckDomain', 'HttpCheckMethod', 'HttpVersion'] as const;
 

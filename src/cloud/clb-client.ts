@@ -1,8 +1,11 @@
 // What loopguard needs from the CLB API, in domain terms. Everything above src/cloud talks to this
 // interface; the Tencent implementation (tencent-clb-client.ts) does batching, pagination, budgets,
 // retries, per-CLB write serialization and task polling behind it. The one SDK shape kept as is:
-// `HealthCheck`, because a write must send back the full struct that was read, unchanged except for
-// the field loopguard manages (the CLB resets omitted fields; tencent-cloud.md §3, emulator health-check.ts).
+// `HealthCheck`, because a write sends back the full struct that was read, unchanged except for the
+// field loopguard manages. No public source says whether the CLB merges a partial HealthCheck or resets
+// the omitted fields to their defaults (an open question, tencent-cloud.md §3): sending every field as read
+// is correct under either reading, so loopguard never depends on the answer. The emulator takes the reset
+// reading (sim/clb-emulator/health-check.ts) so that a client which does rely on merging fails its tests.
 import type { HealthCheck } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 
 export type { HealthCheck };
@@ -129,7 +132,7 @@ export interface ClbClient {
   // Writes. Each resolves once the CLB's async task has succeeded (DescribeTaskStatus = 0); writes to
   // one CLB are serialized, to different CLBs concurrent (bounded). Failures are ClbErrors.
 
-  /** ModifyListener with the listener's FULL health check (L4 listeners; others are reset to defaults otherwise). */
+  /** ModifyListener with the listener's FULL health check (L4 listeners; full, so no field depends on merge-or-reset). */
   modifyListenerHealthCheck(loadBalancerId: string, listenerId: string, healthCheck: HealthCheck, options?: CallOptions): Promise<WriteResult>;
   /** ModifyRule with the rule's FULL health check (L7 rules). */
   modifyRuleHealthCheck(

@@ -2,7 +2,8 @@
 // interface; the Tencent implementation (tencent-clb-client.ts) does batching, pagination, budgets,
 // retries, per-CLB write serialization and task polling behind it. The one SDK shape kept as is:
 // `HealthCheck`, because a write must send back the full struct that was read, unchanged except for
-// the field loopguard manages (the CLB resets omitted fields; tencent-cloud.md §3, emulator health-check.ts).
+// the field loopguard manages: whether the CLB resets omitted fields is not documented (tencent-cloud.md §3, §8
+// open question 4), and the full struct is right either way (the emulator takes the strict reading, health-check.ts).
 import type { HealthCheck } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 
 export type { HealthCheck };

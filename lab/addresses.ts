@@ -10,7 +10,7 @@ export const VPC_GATEWAY = '192.0.2.1';
 export const nodeIp = (i: number): string => `192.0.2.${11 + i}`;
 export const nodeName = (i: number): string => `node${i + 1}`;
 /**
- * The client pod on node1 (the seeds' client: "集群中的 Pod 访问 CLB"). Node1 routes its pod CIDR
+ * The client pod on node1 (the TKE loopback docs' client: "集群中的 Pod 访问 CLB"). Node1 routes its pod CIDR
  * 203.0.113.128/28 to the pod's veth; the VPC routes it to node1 (TKE's GlobalRouter mode). The CLB cannot tell
  * this IP belongs to node1, so its own guard (skip a real server whose IP is the source, TKE-CN) does not apply.
  */

@@ -2,7 +2,7 @@
 // to record before writing them.
 import type { OriginalsRecord } from '../api/annotations.js';
 import type { L7DesiredState } from '../model/desired-state.js';
-import { addedLevel, enableMissing, type FieldEdit } from './config-patch.js';
+import { addedLevel, declaredValue, enableMissing, type FieldEdit } from './config-patch.js';
 import { ruleKey } from './record.js';
 
 /** Capabilities the account refused (`AccountCapabilities`): such values are not declared anew. */
@@ -53,8 +53,12 @@ export function originalsFor(desired: L7DesiredState, edits: readonly FieldEdit[
       const r = l.rules.find((x) => x.domain === e.domain && x.url === e.url);
       if (!r) continue;
       const enableAdded = config ? enableMissing(config.spec, e, config.vip) : false;
+      // Only `enable` added to a fragment that declares the wanted source already: the source is the user's, so it is
+      // its own original (the revert leaves it and takes out `enable` alone).
+      const usersSource = enableAdded && config !== undefined && declaredValue(config.spec, e, config.vip) === e.value;
       if (e.value !== r.currentSourceIpType || added !== undefined || enableAdded) {
-        rules[ruleKey(l.listenerId, r.locationId)] = { sourceIpType: r.currentSourceIpType, ...(added !== undefined ? { added } : {}), ...(enableAdded ? { enableAdded } : {}) };
+        const sourceIpType = usersSource ? e.value : r.currentSourceIpType;
+        rules[ruleKey(l.listenerId, r.locationId)] = { sourceIpType, ...(added !== undefined ? { added } : {}), ...(enableAdded ? { enableAdded } : {}) };
       }
     }
   }

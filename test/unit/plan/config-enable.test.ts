@@ -28,7 +28,7 @@ const ID_TESTS: JsonPatchOp[] = [
 const handSpec = (rule: Record<string, unknown>) => ({
   loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'a.example.com', rules: [{ url: '/', scheduler: 'WRR', ...rule }] }] }] },
 });
-const rule = (spec: unknown) => (spec as ReturnType<typeof handSpec>).loadBalancer.l7Listeners[0]!.domains[0]!.rules[0]!;
+const rule = (spec: unknown): Record<string, unknown> => (spec as ReturnType<typeof handSpec>).loadBalancer.l7Listeners[0]!.domains[0]!.rules[0]!;
 
 /** The CLB: one HTTP listener, the rule with the given switch (undefined: the CLB did not report one). */
 function view(healthSwitch: number | undefined, sourceIpType = 0): ClbListenerView[] {

@@ -148,7 +148,7 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     expect(l80.defaultServer).toBe('c.example.com');
     expect(l80.keepaliveEnable).toBe(1);
     expect(l80.domains[0]?.rules[0]).toEqual({ url: '/', scheduler: 'WRR', healthCheck: { enable: true, intervalTime: 7, timeout: 3, sourceIpType: 1 } });
-    expect(l80.domains[1]).toEqual({ domain: '', rules: [{ url: '/x', healthCheck: { sourceIpType: 1 } }] });
+    expect(l80.domains[1]).toEqual({ domain: '', rules: [{ url: '/x', healthCheck: { enable: true, sourceIpType: 1 } }] });
 
     // TKE's resync re-applies the configs: the changes are declared there, so they stay.
     await simulator.resyncNow();

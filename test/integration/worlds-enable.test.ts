@@ -116,13 +116,15 @@ describe.each(READINGS)('healthCheck without enable read as $reading', ({ readin
 
     const ref: PolicyRef = { namespace: ns, name: 'p' };
     await enforce(ref, 'blog');
+    // The CLB rules: checks on, the 100.64 source.
+    const after = await clbRules(ns, 'blog');
+    figures.clbAfter = after;
+    expect(after.map((r) => [r.where, r.healthSwitch, r.source])).toEqual(before.map((r) => [r.where, 1, 1]));
     // Every rule fragment loopguard added or edited: enable = the CLB rule's switch, the 100.64 source.
     const declared = fragments(await configSpec(ns, 'blog-config'), vip);
     figures.declared = Object.fromEntries(declared);
     expect([...declared.keys()].sort()).toEqual(before.map((r) => r.where));
     for (const r of before) expect(declared.get(r.where)).toEqual({ enable: r.healthSwitch === 1, sourceIpType: 1 });
-    const after = await clbRules(ns, 'blog');
-    expect(after.map((r) => [r.where, r.healthSwitch, r.source])).toEqual(before.map((r) => [r.where, 1, 1]));
     // TKE's next sync agrees: nothing refused, nothing switched.
     await tke.simulator.resyncNow();
     expect((await clbRules(ns, 'blog')).map((r) => [r.healthSwitch, r.source])).toEqual([[1, 1], [1, 1], [1, 1]]);
@@ -160,12 +162,12 @@ describe.each(READINGS)('healthCheck without enable read as $reading', ({ readin
 
     const ref: PolicyRef = { namespace: ns, name: 'p' };
     await enforce(ref, 'shop');
-    const hc = (await configSpec(ns, 'shop-config')).loadBalancer.l7Listeners[0]?.domains?.[0]?.rules?.[0]?.healthCheck;
-    figures.completed = hc;
-    expect(hc).toEqual({ intervalTime: 7, sourceIpType: 1, enable: brokenSwitchBefore === 1 });
     // The switch as it was; the source switched; the config now valid, so TKE applies the user's interval too.
     const [after] = await clbRules(ns, 'shop');
     expect(after).toMatchObject({ healthSwitch: brokenSwitchBefore, source: 1, interval: 7 });
+    const hc = (await configSpec(ns, 'shop-config')).loadBalancer.l7Listeners[0]?.domains?.[0]?.rules?.[0]?.healthCheck;
+    figures.completed = hc;
+    expect(hc).toEqual({ intervalTime: 7, sourceIpType: 1, enable: brokenSwitchBefore === 1 });
 
     await deletePolicy(ref, { timeoutMs: 40_000, context: logs });
     expect(await configSpec(ns, 'shop-config')).toEqual(specBefore);

@@ -141,6 +141,10 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     expect(entry?.spec.originals).toMatchObject({ v: 1, annotations: { [AUTO]: null, [PASS]: null }, loadBalancer: { passToTarget: false } });
     expect(entry?.spec.policy).toEqual({ namespace: ns, name: 'l7' });
     expect(Object.keys(shopIng.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/'))).toEqual([]);
+    // Auto config (TKE's own, loopguard edits it): every rule health check carries the required enable (tencent-cloud.md §1).
+    const shopConfig = (await custom.getNamespacedCustomObject({ ...TSC, namespace: ns, name: 'shop-auto-ingress-config' })) as { spec: { loadBalancer: { l7Listeners: { domains?: { rules?: { healthCheck?: { enable?: unknown; sourceIpType?: unknown } }[] }[] }[] } } };
+    const shopChecks = shopConfig.spec.loadBalancer.l7Listeners.flatMap((l) => (l.domains ?? []).flatMap((d) => (d.rules ?? []).map((r) => r.healthCheck)));
+    expect(shopChecks.map((hc) => [hc?.enable, hc?.sourceIpType])).toEqual([[true, 1], [true, 1], [true, 1]]);
     // Hand-made config: only loopguard's fields were added.
     const blogConfig = (await custom.getNamespacedCustomObject({ ...TSC, namespace: ns, name: 'blog-config' })) as { spec: typeof manualSpec };
     const l80 = blogConfig.spec.loadBalancer.l7Listeners[0] as Record<string, unknown> & { domains: { domain: string; rules: Record<string, unknown>[] }[] };

@@ -46,6 +46,7 @@ export class Agent {
   static async start(ns: string): Promise<Agent> {
     const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--import', 'tsx', join(LAB_DIR, 'agent.ts')], {
       cwd: REPO_ROOT,
+      env: labEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const agent = new Agent(ns, child);

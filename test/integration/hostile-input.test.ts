@@ -105,7 +105,7 @@ describe('hostile input from a namespace user', () => {
     }
     const p = await waitForPolicy(ref, 'web and web2 ForeignClb', (x) => ['web', 'web2'].every((n) => targetOf(x, n)?.rootCause === 'ForeignClb'), { timeoutMs: 60_000, context: logs });
     expect(targetOf(p, 'web')?.verdict).toBe('Conflict');
-    expect(targetOf(p, 'web')?.message).toMatch(/created by TKE for another Service/);
+    expect(targetOf(p, 'web')?.message).toMatch(/belongs to another object, which loopguard will not touch/);
     const events = await core.listNamespacedEvent({ namespace: a, fieldSelector: 'reason=ForeignClb' });
     expect(new Set(events.items.map((e) => e.involvedObject.name))).toEqual(new Set(['web', 'web2']));
     expect(events.items.every((e) => e.type === 'Warning')).toBe(true);

@@ -183,7 +183,7 @@ items:
     const md = await cli(['plan', '-f', DEMO, ...IPVS_18, '-o', 'markdown']);
     expect(md.stdout).toMatch(/^### loopguard plan: 2 targets at risk of CLB loopback/);
     expect(md.stdout).toContain('| `Service loopguard-demo/orders` | config/samples/demo-workload.yaml:8 | **AtRisk** | PodSourceNotMasqueraded | 4 steps |');
-    expect(md.stdout).toContain('<details><summary>Service loopguard-demo/orders: <b>AtRisk</b>');
+    expect(md.stdout).toContain('<details><summary><code>Service loopguard-demo/orders</code>: <b>AtRisk</b>');
     const yaml = await cli(['plan', '-f', DEMO, ...IPVS_18, '-o', 'yaml']);
     expect(yaml.stdout).toContain('kind: PlanReport');
     expect(yaml.code).toBe(1);

@@ -32,6 +32,8 @@ import { ResilientInformer, type InformerEvent } from './runtime/informer.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import type { Logger } from './runtime/logger.js';
 import type { Metrics } from './runtime/metrics.js';
+import { kubeReviewer, MetricsAuthorizer } from './runtime/metrics-auth.js';
+import { MetricsServer } from './runtime/metrics-server.js';
 import { ProbeServer, type HealthCheck } from './runtime/server.js';
 import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
 
@@ -65,6 +67,8 @@ export class Operator {
   private readonly records: ResilientInformer<KubernetesObject>;
   private readonly queue: WorkQueue;
   private readonly server: ProbeServer;
+  /** The authenticated HTTPS /metrics (--metrics-secure); without it the probe server serves /metrics. */
+  private readonly metricsServer: MetricsServer | undefined;
   private readonly elector: LeaderElector | undefined;
   private readonly capabilities = new LearnedCapabilities();
   private cachedProfile: ClusterProfile | undefined;
@@ -180,10 +184,20 @@ export class Operator {
           logger.warn('Reconcile failed', { policy: key, error: err instanceof Error ? err.message : String(err), retryInMs: retryIn }),
       },
     });
+    if (config.metricsSecure) {
+      this.metricsServer = new MetricsServer({
+        host: config.probeHost,
+        port: config.metricsPort,
+        registry: metrics.registry,
+        authorizer: new MetricsAuthorizer(kubeReviewer(kc)),
+        certDir: config.metricsCertDir,
+        onDenied: (status, message) => logger.debug('Refused a /metrics request', { status, message }),
+      });
+    }
     this.server = new ProbeServer({
       host: config.probeHost,
       port: config.probePort,
-      registry: metrics.registry,
+      ...(config.metricsSecure ? {} : { registry: metrics.registry }),
       liveness: [{ name: 'ping', check: () => true }],
       // The TkeServiceConfig CRD may be absent (no TKE ingress controller): it never blocks readiness.
       readiness: [
@@ -215,6 +229,10 @@ export class Operator {
   async start(): Promise<number> {
     const address = await this.server.start();
     this.d.logger.info('Probe server listening', { host: address.address, port: address.port });
+    if (this.metricsServer) {
+      const m = await this.metricsServer.start();
+      this.d.logger.info('Metrics server listening (HTTPS, TokenReview + SubjectAccessReview)', { host: m.address, port: m.port, certificate: this.d.config.metricsCertDir || 'self-signed' });
+    }
     await Promise.all(this.informers.filter((i) => i.name !== 'tkeserviceconfigs').map((i) => i.start()));
     void this.informers.find((i) => i.name === 'tkeserviceconfigs')?.start();
     this.d.logger.info('Caches synced');
@@ -239,6 +257,7 @@ export class Operator {
     await this.elector?.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.server.stop();
+    await this.metricsServer?.stop();
     await this.d.clb.close();
   }
 

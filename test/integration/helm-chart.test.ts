@@ -97,7 +97,7 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
     expect(installed.stdout).toContain('STATUS: deployed');
     const deploy = await kubectl(['-n', ns, 'get', 'deploy', `${release}-loopguard`, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']);
     expect(deploy).toMatchObject({ code: 0 });
-    expect(JSON.parse(deploy.stdout)).toEqual(['--probe-port=8081', `--leader-election-id=${release}-loopguard-leader`]);
+    expect(JSON.parse(deploy.stdout)).toEqual(['--probe-port=8081', '--metrics-port=8443', '--metrics-secure=true', `--leader-election-id=${release}-loopguard-leader`]);
 
     const upgraded = helm(['upgrade', release, CHART_DIR, '-n', ns, '--reuse-values', '--set', 'operator.logLevel=debug']);
     expect({ code: upgraded.code, stderr: upgraded.stderr }).toEqual({ code: 0, stderr: '' });

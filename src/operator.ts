@@ -39,6 +39,15 @@ import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
+/** loopguard's own CRDs, by informer: a missing one makes the replica unready, naming the fix (issue 22 #10). */
+const OWN_CRDS: Record<string, string> = { loopbackpolicies: `${PLURAL}.${GROUP}`, loopbackrecords: `${RECORD_PLURAL}.${GROUP}` };
+
+function notServedReason(i: ResilientInformer<KubernetesObject>): string | undefined {
+  if (i.notServed === undefined) return undefined;
+  const crd = OWN_CRDS[i.name];
+  return crd ? `${i.notServed}: the CRD ${crd} is missing. Fix: apply crds/ (kubectl apply -k config/crd, or the chart's crds/)` : i.notServed;
+}
+
 export interface OperatorDeps {
   kc: KubeConfig;
   config: OperatorConfig;
@@ -203,7 +212,7 @@ export class Operator {
       readiness: [
         ...this.informers
           .filter((i) => i.name !== 'tkeserviceconfigs')
-          .map((i) => ({ name: `informer-${i.name}`, check: () => i.hasSynced })),
+          .map((i) => ({ name: `informer-${i.name}`, check: () => i.hasSynced && i.notServed === undefined, reason: () => notServedReason(i) })),
         // A replica that cannot take part in the election (no Lease namespace, no RBAC) cannot act; a
         // standby that simply sees another leader is ready.
         { name: 'leader-election', check: () => this.elector?.problem === undefined, reason: () => this.elector?.problem },

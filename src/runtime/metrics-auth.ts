@@ -92,7 +92,7 @@ export class MetricsAuthorizer {
       this.access.set(accessKey, verdict, verdict.allowed ? CACHE_TTL.allow : CACHE_TTL.deny, this.now());
     }
     if (!verdict.allowed) {
-      return { status: 403, message: `Forbidden: user ${user.username} may not ${verb} ${path} (bind it to the ClusterRole loopguard-metrics-reader)` };
+      return { status: 403, message: `Forbidden: user ${user.username} may not ${verb} ${path} (bind it to the metrics-reader ClusterRole: loopguard-metrics-reader, or <release>-metrics-reader from the chart)` };
     }
     return { status: 200, user: user.username };
   }

@@ -3,6 +3,7 @@
 // certificate from --metrics-cert-dir (tls.crt, tls.key: a cert-manager Secret) or a self-signed one made at start,
 // and every request through MetricsAuthorizer. The probes stay on their plain-HTTP port for the kubelet.
 import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -20,6 +21,8 @@ export interface MetricsServerOptions {
   certDir: string;
   /** A denied or failed request (never the token). */
   onDenied?: (status: number, message: string) => void;
+  /** How often a certificate from certDir is read again; default CERT_RELOAD_MS. */
+  certReloadMs?: number;
 }
 
 /** How often a certificate from --metrics-cert-dir is read again (cert-manager renews it in place). */
@@ -55,20 +58,9 @@ export class MetricsServer {
         res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
         return;
       }
-      void this.options.authorizer.check(req.headers.authorization, req.method, path).then(async (decision) => {
-        if (decision.status !== 200) {
-          this.options.onDenied?.(decision.status, decision.message);
-          const headers: Record<string, string> = { 'content-type': 'text/plain' };
-          if (decision.status === 401) headers['www-authenticate'] = 'Bearer';
-          res.writeHead(decision.status, headers).end(`${decision.message}\n`);
-          return;
-        }
-        try {
-          const text = await this.options.registry.metrics();
-          res.writeHead(200, { 'content-type': this.options.registry.contentType }).end(req.method === 'HEAD' ? undefined : text);
-        } catch (err) {
-          res.writeHead(500).end(String(err));
-        }
+      void this.serve(req.headers.authorization, req.method, path, res).catch((err: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`${String(err)}\n`);
       });
     });
     this.server = server;
@@ -93,9 +85,22 @@ export class MetricsServer {
         } catch {
           // Keep serving the certificate already loaded; a half-written Secret is read again next time.
         }
-      }, CERT_RELOAD_MS).unref();
+      }, this.options.certReloadMs ?? CERT_RELOAD_MS).unref();
     }
     return server.address() as AddressInfo;
+  }
+
+  private async serve(authorization: string | undefined, method: string, path: string, res: ServerResponse): Promise<void> {
+    const decision = await this.options.authorizer.check(authorization, method, path);
+    if (decision.status !== 200) {
+      this.options.onDenied?.(decision.status, decision.message);
+      const headers: Record<string, string> = { 'content-type': 'text/plain' };
+      if (decision.status === 401) headers['www-authenticate'] = 'Bearer';
+      res.writeHead(decision.status, headers).end(`${decision.message}\n`);
+      return;
+    }
+    const text = await this.options.registry.metrics();
+    res.writeHead(200, { 'content-type': this.options.registry.contentType }).end(method === 'HEAD' ? undefined : text);
   }
 
   async stop(): Promise<void> {

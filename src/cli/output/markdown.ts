@@ -11,8 +11,8 @@ import { locationCell, planCell, printable, profileLine, summaryLine, verdictCel
 // GitHub links nothing. In a GFM table `|` splits cells before inline parsing, even inside a code span: `\|` there.
 type Where = 'table' | 'text';
 
-/** Mentions (@user, @org/team, e-mail addresses) and the URLs GFM's autolink extension would link. */
-const LINKABLE = /@[A-Za-z0-9][\w./-]*|\b(?:https?|ftp):\/\/[^\s<>]*|\bwww\.[^\s<>]*/gi;
+/** Mentions (@user, @org/team, e-mail addresses), issue references (#12, org/repo#12, GH-12) and the URLs GFM links. */
+const LINKABLE = /@[A-Za-z0-9][\w./-]*|(?:\b[\w.-]+\/[\w.-]+)?#\d+\b|\bGH-\d+\b|\b(?:https?|ftp):\/\/[^\s<>]*|\bwww\.[^\s<>]*/gi;
 
 /** Inline code showing `text` as it is, whatever backticks it holds (CommonMark: a longer fence, padded). */
 function code(text: string, where: Where = 'table'): string {

@@ -69,7 +69,7 @@ describe('report formats', () => {
 
   // Issue 22 #7: a manifest name is anyone's to choose and the comment lands in a pull request.
   it('markdown: a hostile name stays one inert cell: no table break, no image, link, mention or HTML', () => {
-    const name = 'ok|![x](https://e.x) [login](https://e.x) @someone <img src=x> `a|b` **bold** # h';
+    const name = 'ok|![x](https://e.x) [login](https://e.x) @someone <img src=x> `a|b` **bold** # h see #12 and org/repo#3';
     const hostile = target({ name, verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded', message: `Service shop/${name} loops`, advice: [`- see ${name}`], plan: [`1. patch ${name}`] });
     const md = renderMarkdown(buildReport('PlanReport', profile, [hostile], [], new Date(0)));
     const lines = md.split('\n');
@@ -81,12 +81,12 @@ describe('report formats', () => {
       .replace(/<code>.*?<\/code>/g, '')
       .replace(/(`+)(?:(?!\1)[\s\S])*?\1/g, '')
       .replace(/<\/?(details|summary|b)>/g, '');
-    expect(outsideCode).not.toMatch(/(?<!\\)!(?<!\\)\[|(?<!\\)\[[^\]]*(?<!\\)\]\(|@someone|https?:\/\/|<img|(?<!\\)\*\*bold/);
+    expect(outsideCode).not.toMatch(/(?<!\\)!(?<!\\)\[|(?<!\\)\[[^\]]*(?<!\\)\]\(|@someone|https?:\/\/|<img|(?<!\\)\*\*bold|#\d/);
     expect(outsideCode.split('\n').slice(1).join('\n')).not.toMatch(/^\s*(#|- |\d+\. patch)/m); // the title is loopguard's
     // The raw HTML summary line shows the name as code (GitHub links no mention there), entities for the markup.
-    expect(md).toContain('<summary><code>Service shop/ok|![x](https://e.x) [login](https://e.x) @someone &lt;img src=x&gt; `a|b` **bold** # h</code>');
+    expect(md).toContain('<summary><code>Service shop/ok|![x](https://e.x) [login](https://e.x) @someone &lt;img src=x&gt; `a|b` **bold** # h see #12 and org/repo#3</code>');
     // And the name is still all there to read, in the table's code span.
-    expect(row).toContain('``Service shop/ok\\|![x](https://e.x) [login](https://e.x) @someone <img src=x> `a\\|b` **bold** # h``');
+    expect(row).toContain('``Service shop/ok\\|![x](https://e.x) [login](https://e.x) @someone <img src=x> `a\\|b` **bold** # h see #12 and org/repo#3``');
   });
 
   it('terminal text has no control characters from annotations', () => {

@@ -1,7 +1,7 @@
 // charts/loopguard against the shared test kube-apiserver (issue 11 #2):
 //   - `helm template --include-crds … | kubectl apply --dry-run=server --validate=strict -f -` succeeds: the apiserver
 //     accepts every object the chart renders, by default and with the opt-ins that need no third-party CRDs
-//     (metrics Service, PodDisruptionBudget), as the chart README and the README's Install section say;
+//     (metrics Service, PodDisruptionBudget, NetworkPolicy), as the chart README and the README's Install section say;
 //   - the README's "With Helm" `helm lint` and `helm template … | kubectl apply --dry-run=server` lines run as written;
 //   - `helm install`, `helm upgrade` and `helm uninstall` work for real (the CRDs exist already, so Helm leaves them
 //     alone), and uninstall removes the cluster-wide RBAC it created.
@@ -50,7 +50,7 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
 
   it.each([
     ['the defaults', []],
-    ['the opt-ins without third-party CRDs', ['--set', 'metrics.service.enabled=true', '--set', 'podDisruptionBudget.enabled=true', '--set', 'credentials.existingSecret=cam-keys']],
+    ['the opt-ins without third-party CRDs', ['--set', 'metrics.service.enabled=true', '--set', 'podDisruptionBudget.enabled=true', '--set', 'credentials.existingSecret=cam-keys', '--set', 'metrics.networkPolicy.enabled=true']],
   ])('kubectl apply --dry-run=server accepts what helm template renders: %s', async (_what, sets) => {
     const rendered = helm(['template', release, CHART_DIR, '-n', ns, '--include-crds', '--set', 'region=ap-guangzhou', ...sets]);
     expect({ code: rendered.code, stderr: rendered.stderr }).toEqual({ code: 0, stderr: '' });
@@ -97,7 +97,7 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
     expect(installed.stdout).toContain('STATUS: deployed');
     const deploy = await kubectl(['-n', ns, 'get', 'deploy', `${release}-loopguard`, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']);
     expect(deploy).toMatchObject({ code: 0 });
-    expect(JSON.parse(deploy.stdout)).toEqual(['--probe-port=8081', `--leader-election-id=${release}-loopguard-leader`]);
+    expect(JSON.parse(deploy.stdout)).toEqual(['--probe-port=8081', '--metrics-port=8443', '--metrics-secure=true', `--leader-election-id=${release}-loopguard-leader`]);
 
     const upgraded = helm(['upgrade', release, CHART_DIR, '-n', ns, '--reuse-values', '--set', 'operator.logLevel=debug']);
     expect({ code: upgraded.code, stderr: upgraded.stderr }).toEqual({ code: 0, stderr: '' });

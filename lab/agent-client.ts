@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { AgentRequest, AgentResponse, Outcome, ProxyConfig } from './agent-protocol.js';
+import { labEnv } from './shell.js';
 
 const LAB_DIR = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = join(LAB_DIR, '..');

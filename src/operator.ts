@@ -20,6 +20,8 @@ import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './controllers/clb-observer.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
+import { AdmissionParamsWriter } from './kube/admission-params.js';
+import { buildAdmissionParams } from './admission/params.js';
 import { LearnedCapabilities } from './mitigation/capabilities.js';
 import { Executor } from './mitigation/executor.js';
 import { KubeWriter } from './kube/writer.js';
@@ -66,6 +68,8 @@ export class Operator {
   private readonly queue: WorkQueue;
   private readonly server: ProbeServer;
   private readonly elector: LeaderElector | undefined;
+  /** The admission policy's parameters (config/admission): kept true by the leader. */
+  private readonly admission: AdmissionParamsWriter;
   private readonly capabilities = new LearnedCapabilities();
   private cachedProfile: ClusterProfile | undefined;
   private readonly policySeen = new Map<string, string>();
@@ -137,6 +141,12 @@ export class Operator {
       },
     );
 
+    this.admission = new AdmissionParamsWriter(kc, {
+      namespace: config.leaseNamespace,
+      build: () => buildAdmissionParams({ profile: this.profile(), policies: this.policies.list() as readonly LoopbackPolicy[], enforcing: d.enforce === true }),
+      logger,
+      mayWrite: () => this.elector?.mayWrite() ?? true,
+    });
     const observer = new ClbObserver(d.clb);
     const events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
       logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
@@ -232,6 +242,7 @@ export class Operator {
     const graceMs = this.d.config.shutdownGraceMs;
     this.d.logger.info('Draining', { policies: this.queue.inProgressKeys, graceMs });
     this.stopping.abort(new ShutdownAbortError('shutdown began: no new work is started'));
+    this.admission.stop();
     const drained = await this.queue.shutdown(graceMs, {
       onGraceOver: (policies) => this.d.logger.warn('Shutdown grace period ended; aborting', { policies, graceMs }),
     });
@@ -246,6 +257,7 @@ export class Operator {
     this.d.metrics.leader.set({ name: this.d.config.leaseName }, 1);
     this.queue.start();
     this.enqueueAll();
+    this.admission.start();
   }
 
   /**
@@ -254,6 +266,7 @@ export class Operator {
    * enqueue; everything else reaches the policy through its targets' events or its drift requeue.
    */
   private onPolicyEvent(p: KubernetesObject): void {
+    this.admission.changed();
     const key = `${p.metadata?.namespace}/${p.metadata?.name}`;
     const md = p.metadata;
     // The abandon annotation is the user's way out of a blocked deletion: it must act at once.
@@ -283,5 +296,6 @@ export class Operator {
   private onKubeProxyEvent(): void {
     this.cachedProfile = undefined;
     this.enqueueAll();
+    this.admission.changed();
   }
 }

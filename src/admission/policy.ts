@@ -103,15 +103,15 @@ export function admissionPolicy(): Obj {
           name: 'rootCause',
           expression: [
             'variables.tkeTarget && !variables.optedOut && variables.privateClb && ("risk." + variables.shape) in variables.data',
-            '  ? variables.data["risk." + variables.shape]',
+            '  ? string(variables.data["risk." + variables.shape])',
             '  : ""',
           ].join('\n'),
         },
         { name: 'covered', expression: '("enforce." + request.kind.kind + "." + request.namespace) in variables.data' },
-        { name: 'upgradeTo', expression: `"upgradeTo" in variables.data ? variables.data["upgradeTo"] : ${q(UPGRADE_FALLBACK)}` },
+        { name: 'upgradeTo', expression: `"upgradeTo" in variables.data ? string(variables.data["upgradeTo"]) : ${q(UPGRADE_FALLBACK)}` },
         {
           name: 'where',
-          expression: 'variables.isService && "kubeProxy" in variables.data ? " in this cluster (" + variables.data["kubeProxy"] + ")" : ""',
+          expression: 'variables.isService && "kubeProxy" in variables.data ? " in this cluster (" + string(variables.data["kubeProxy"]) + ")" : ""',
         },
         { name: 'risks', expression: celMap(causes.map(([id, text]) => [id, q(text)]), '') },
         { name: 'fixes', expression: celMap(causes.map(([id]) => [id, celTemplate(FIXES[id] ?? FALLBACK_FIX)]), '') },
@@ -134,7 +134,7 @@ export function admissionPolicy(): Obj {
           message: 'loopguard: this object is at risk of CLB loopback in this cluster; see loopguard doctor and docs/diagnosis.md',
         },
       ],
-      auditAnnotations: [{ key: AUDIT_KEY, valueExpression: 'variables.rootCause != "" && !variables.covered ? variables.rootCause : null' }],
+      auditAnnotations: [{ key: AUDIT_KEY, valueExpression: '!variables.covered ? variables.rootCause : ""' }],
     },
   };
 }

@@ -146,6 +146,7 @@ export class Operator {
       build: () => buildAdmissionParams({ profile: this.profile(), policies: this.policies.list() as readonly LoopbackPolicy[], enforcing: d.enforce === true }),
       logger,
       mayWrite: () => this.elector?.mayWrite() ?? true,
+      resyncMs: config.driftCheckIntervalMs,
     });
     const observer = new ClbObserver(d.clb);
     const events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
@@ -266,7 +267,6 @@ export class Operator {
    * enqueue; everything else reaches the policy through its targets' events or its drift requeue.
    */
   private onPolicyEvent(p: KubernetesObject): void {
-    this.admission.changed();
     const key = `${p.metadata?.namespace}/${p.metadata?.name}`;
     const md = p.metadata;
     // The abandon annotation is the user's way out of a blocked deletion: it must act at once.
@@ -276,6 +276,7 @@ export class Operator {
     if (this.policies.get(md?.name ?? '', md?.namespace)) this.policySeen.set(key, fingerprint);
     else this.policySeen.delete(key);
     this.queue.add(key);
+    this.admission.changed();
   }
 
   private enqueueNamespace(namespace: string): void {

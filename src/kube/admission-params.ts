@@ -1,6 +1,8 @@
 // Keeps the admission policy's parameters (src/admission/params.ts) in the ConfigMap the binding's paramRef names,
-// in the operator's namespace. Writes only when the data changes: a burst of events (the informers' first list, a
-// GitOps sync of many policies) becomes one build and at most one write, and a failed write is tried again later.
+// in the operator's namespace. Writes only when the data differs from what the ConfigMap holds (read first, so a
+// deleted or edited ConfigMap is put back on the next change, or at the latest on the periodic resync): a burst of
+// events (the informers' first list, a GitOps sync of many policies) becomes one build, one read and at most one
+// write, and a failed write is tried again later.
 // RBAC: get/update on that one ConfigMap, create in the namespace (config/rbac/admission_params_role.yaml).
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { ADMISSION_PARAMS_NAME, sameData } from '../admission/params.js';
@@ -22,12 +24,12 @@ export interface AdmissionParamsOptions {
   settleMs?: number;
   /** When a failed write is tried again (ms). */
   retryMs?: number;
+  /** How often the ConfigMap is read again without a change (ms; the operator's drift-check interval). */
+  resyncMs?: number;
 }
 
 export class AdmissionParamsWriter {
   private readonly core: CoreV1Api;
-  /** What the ConfigMap is known to hold; undefined: not read yet, or a write failed. */
-  private written: Record<string, string> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private dueAt = 0;
   private running: Promise<void> | undefined;
@@ -85,12 +87,11 @@ export class AdmissionParamsWriter {
   private async sync(): Promise<void> {
     if (this.stopped || !this.o.mayWrite()) return;
     const data = this.o.build();
-    if (this.written && sameData(this.written, data)) return;
     const { namespace } = this.o;
     try {
       const current = await this.read();
       if (current && sameData(current.data, data)) {
-        this.written = data;
+        this.resync();
         return;
       }
       const body: V1ConfigMap = {
@@ -106,11 +107,10 @@ export class AdmissionParamsWriter {
       };
       if (current) await this.core.replaceNamespacedConfigMap({ name: ADMISSION_PARAMS_NAME, namespace, body });
       else await this.core.createNamespacedConfigMap({ namespace, body });
-      this.written = data;
       this.lastError = '';
+      this.resync();
       this.o.logger.info('Admission parameters written', { configMap: `${namespace}/${ADMISSION_PARAMS_NAME}`, keys: Object.keys(data).length });
     } catch (err) {
-      this.written = undefined;
       const text = kubeErrorMessage(err);
       // Once per distinct error: a missing Role would otherwise log on every retry.
       if (text !== this.lastError) {
@@ -123,6 +123,10 @@ export class AdmissionParamsWriter {
       // A conflict (another writer in between) is tried again at once; anything else after the retry delay.
       this.changed(kubeStatus(err) === 409 ? 0 : (this.o.retryMs ?? 30_000));
     }
+  }
+
+  private resync(): void {
+    if (this.o.resyncMs) this.changed(this.o.resyncMs);
   }
 
   private async read(): Promise<V1ConfigMap | undefined> {

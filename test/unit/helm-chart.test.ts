@@ -130,6 +130,18 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     expect(find(on, 'ValidatingAdmissionPolicyBinding').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
     const off = template('loopguard', 'loopguard-system', ['admissionPolicy.enabled=false']);
     expect(off.map((o) => o.kind).filter((k) => k.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
+    // Not where the apiserver does not serve the API (below 1.30): Helm's discovery lists the kinds it serves, or
+    // `helm template --kube-version` says the version.
+    const policies = (args: string[]) => {
+      const r = helm(['template', 'loopguard', CHART_DIR, '--set', 'region=r', ...args]);
+      expect(r.code).toBe(0);
+      return parseAllDocuments(r.stdout).map((d) => (d.toJS() as Obj | null)?.kind).filter((k) => k?.startsWith('ValidatingAdmissionPolicy')).length;
+    };
+    const webhook = ['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration'];
+    expect(policies(['--kube-version', '1.29.0'])).toBe(0);
+    expect(policies(['--kube-version', '1.30.0'])).toBe(2);
+    expect(policies(webhook)).toBe(0);
+    expect(policies([...webhook, '--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy'])).toBe(2);
     // The Role for the parameters stays: the operator keeps them either way.
     expect(find(off, 'Role', 'loopguard-admission-params')).toHaveLength(1);
     // Under another release, the binding names its policy and the parameters in the operator's (Lease) namespace.

@@ -41,6 +41,15 @@ export function enforcedNamespaces(policies: readonly LoopbackPolicy[], kind: Ta
   return out;
 }
 
+/** The operator keeps one profile object until kube-proxy changes: its shapes are assessed once. */
+const shapesByProfile = new WeakMap<ClusterProfile, Map<string, string>>();
+
+function risksOf(profile: ClusterProfile): Map<string, string> {
+  let risks = shapesByProfile.get(profile);
+  if (!risks) shapesByProfile.set(profile, (risks = riskyShapes(profile)));
+  return risks;
+}
+
 export function buildAdmissionParams(input: AdmissionParamsInput): Record<string, string> {
   const { profile } = input;
   const data: Record<string, string> = {
@@ -50,7 +59,7 @@ export function buildAdmissionParams(input: AdmissionParamsInput): Record<string
     upgradeTo: profile.upgradeTo ?? UPGRADE_FALLBACK,
   };
   if (profile.kubeProxyVersion) data['kubeProxyVersion'] = profile.kubeProxyVersion;
-  for (const [shape, cause] of riskyShapes(profile)) data[`risk.${shape}`] = cause;
+  for (const [shape, cause] of risksOf(profile)) data[`risk.${shape}`] = cause;
   if (input.enforcing) {
     for (const kind of ['Service', 'Ingress'] as const) {
       for (const [ns, names] of enforcedNamespaces(input.policies, kind)) data[`enforce.${kind}.${ns}`] = names.join(',');

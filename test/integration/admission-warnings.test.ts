@@ -35,6 +35,8 @@ describe('admission warnings on the real apiserver', () => {
   let cp: ControlPlaneState;
   let tke: LocalTke;
   let auditLog: string;
+  /** The parameters' resourceVersion once they cover the Enforce policy: unchanged while nothing they hold changes. */
+  let paramsVersion = '';
   const admin = () => ({ kubeconfig: cp.kubeconfig });
   const nsOf = (c: AdmissionCase) => (c.covered ? GUARDED : NS);
   const withNamespace = (m: Record<string, unknown>, namespace: string) => ({ ...m, metadata: { ...(m['metadata'] as object), namespace } });
@@ -129,6 +131,7 @@ describe('admission warnings on the real apiserver', () => {
     const ready = await kubectl(['wait', '--for=condition=Ready', '-n', GUARDED, `lbp/${ENFORCE.metadata.name}`, '--timeout=60s'], admin());
     expect(ready.stderr).toBe('');
     await waitParams('the Enforce policy covers its namespace', (d) => d?.[`enforce.Service.${GUARDED}`] === 'enforce-all' && d[`enforce.Ingress.${GUARDED}`] === 'enforce-all');
+    paramsVersion = (await kubectl(['get', 'configmap', ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.metadata.resourceVersion}'], admin())).stdout;
     await waitWarning('the apiserver has the parameters', caseNamed('private-local').manifest, NS, true);
     await waitWarning('the apiserver has the Enforce namespace', caseNamed('covered-local').manifest, GUARDED, false);
   });
@@ -150,6 +153,14 @@ describe('admission warnings on the real apiserver', () => {
     const fixed = await kubectl(['annotate', 'service', 'private-cluster', '-n', NS, 'service.cloud.tencent.com/prevent-loopback=true'], admin());
     expect(fixed.code).toBe(0);
     expect(ours(fixed.stderr)).toEqual([]);
+  });
+
+  it('writes the parameters only when they change: the Enforce policy’s rounds and every write above left them alone', async () => {
+    expect(paramsVersion).not.toBe('');
+    expect((await kubectl(['get', 'configmap', ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.metadata.resourceVersion}'], admin())).stdout).toBe(paramsVersion);
+    // Not vacuous: the Enforce policy did work in between (it mitigated the covered Service, and wrote its status).
+    const status = JSON.parse((await kubectl(['get', 'lbp', ENFORCE.metadata.name, '-n', GUARDED, '-o', 'json'], admin())).stdout) as { status?: { targets?: unknown[] } };
+    expect(status.status?.targets?.length).toBeGreaterThan(0);
   });
 
   it('records the risk in the audit log (the audit annotation and the Audit action’s validation failure)', async () => {

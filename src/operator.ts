@@ -20,6 +20,8 @@ import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './controllers/clb-observer.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
+import { AdmissionParamsWriter } from './kube/admission-params.js';
+import { buildAdmissionParams } from './admission/params.js';
 import { LearnedCapabilities } from './mitigation/capabilities.js';
 import { Executor } from './mitigation/executor.js';
 import { KubeWriter } from './kube/writer.js';
@@ -79,6 +81,8 @@ export class Operator {
   /** The authenticated HTTPS /metrics (--metrics-secure); without it the probe server serves /metrics. */
   private readonly metricsServer: MetricsServer | undefined;
   private readonly elector: LeaderElector | undefined;
+  /** The admission policy's parameters (config/admission): kept true by the leader. */
+  private readonly admission: AdmissionParamsWriter;
   private readonly capabilities = new LearnedCapabilities();
   private cachedProfile: ClusterProfile | undefined;
   private readonly policySeen = new Map<string, string>();
@@ -150,6 +154,13 @@ export class Operator {
       },
     );
 
+    this.admission = new AdmissionParamsWriter(kc, {
+      namespace: config.leaseNamespace,
+      build: () => buildAdmissionParams({ profile: this.profile(), policies: this.policies.list() as readonly LoopbackPolicy[], enforcing: d.enforce === true }),
+      logger,
+      mayWrite: () => this.elector?.mayWrite() ?? true,
+      resyncMs: config.driftCheckIntervalMs,
+    });
     const observer = new ClbObserver(d.clb);
     const events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
       logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
@@ -259,6 +270,7 @@ export class Operator {
     const graceMs = this.d.config.shutdownGraceMs;
     this.d.logger.info('Draining', { policies: this.queue.inProgressKeys, graceMs });
     this.stopping.abort(new ShutdownAbortError('shutdown began: no new work is started'));
+    this.admission.stop();
     const drained = await this.queue.shutdown(graceMs, {
       onGraceOver: (policies) => this.d.logger.warn('Shutdown grace period ended; aborting', { policies, graceMs }),
     });
@@ -274,6 +286,7 @@ export class Operator {
     this.d.metrics.leader.set({ name: this.d.config.leaseName }, 1);
     this.queue.start();
     this.enqueueAll();
+    this.admission.start();
   }
 
   /**
@@ -291,6 +304,7 @@ export class Operator {
     if (this.policies.get(md?.name ?? '', md?.namespace)) this.policySeen.set(key, fingerprint);
     else this.policySeen.delete(key);
     this.queue.add(key);
+    this.admission.changed();
   }
 
   private enqueueNamespace(namespace: string): void {
@@ -311,5 +325,6 @@ export class Operator {
   private onKubeProxyEvent(): void {
     this.cachedProfile = undefined;
     this.enqueueAll();
+    this.admission.changed();
   }
 }

@@ -58,7 +58,13 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
     // The harness created the CRDs without kubectl apply: that warning is the only one allowed.
     const stderr = applied.stderr.split('\n').filter((l) => l && !l.includes('is missing the kubectl.kubernetes.io/last-applied-configuration annotation'));
     expect({ code: applied.code, stderr }).toEqual({ code: 0, stderr: [] });
-    for (const kind of ['customresourcedefinition.apiextensions.k8s.io/loopbackpolicies.loopguard.dev', `clusterrole.rbac.authorization.k8s.io/${release}-loopguard-manager`, `deployment.apps/${release}-loopguard`]) {
+    for (const kind of [
+      'customresourcedefinition.apiextensions.k8s.io/loopbackpolicies.loopguard.dev',
+      `clusterrole.rbac.authorization.k8s.io/${release}-loopguard-manager`,
+      `deployment.apps/${release}-loopguard`,
+      `validatingadmissionpolicy.admissionregistration.k8s.io/${release}-loopguard-loopback-warning`,
+      `validatingadmissionpolicybinding.admissionregistration.k8s.io/${release}-loopguard-loopback-warning`,
+    ]) {
       expect(applied.stdout).toContain(kind);
     }
   });
@@ -98,6 +104,12 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
     const deploy = await kubectl(['-n', ns, 'get', 'deploy', `${release}-loopguard`, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']);
     expect(deploy).toMatchObject({ code: 0 });
     expect(JSON.parse(deploy.stdout)).toEqual(['--probe-port=8081', '--metrics-port=8443', '--metrics-secure=true', `--leader-election-id=${release}-loopguard-leader`]);
+    // Helm's discovery sees the 1.33 apiserver serve ValidatingAdmissionPolicy: the policy and its binding are
+    // installed, the binding's parameters in the release's namespace (no operator runs here: the policy stays silent).
+    const vap = `${release}-loopguard-loopback-warning`;
+    expect(await kubectl(['get', 'validatingadmissionpolicy', vap, '-o', 'name'])).toMatchObject({ code: 0 });
+    const paramRef = await kubectl(['get', 'validatingadmissionpolicybinding', vap, '-o', 'jsonpath={.spec.policyName} {.spec.paramRef.namespace} {.spec.validationActions}']);
+    expect(paramRef.stdout).toBe(`${vap} ${ns} ["Warn","Audit"]`);
 
     const upgraded = helm(['upgrade', release, CHART_DIR, '-n', ns, '--reuse-values', '--set', 'operator.logLevel=debug']);
     expect({ code: upgraded.code, stderr: upgraded.stderr }).toEqual({ code: 0, stderr: '' });
@@ -108,6 +120,7 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
     expect({ code: removed.code, stderr: removed.stderr }).toEqual({ code: 0, stderr: '' });
     const role = await kubectl(['get', 'clusterrole', `${release}-loopguard-manager`]);
     expect(role.code).not.toBe(0);
+    expect((await kubectl(['get', 'validatingadmissionpolicy', `${release}-loopguard-loopback-warning`])).code).not.toBe(0);
     // The CRDs stay (Helm never deletes crds/): deleting them would delete every LoopbackPolicy.
     expect(await kubectl(['get', 'crd', 'loopbackpolicies.loopguard.dev'])).toMatchObject({ code: 0 });
   });

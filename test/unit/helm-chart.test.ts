@@ -110,7 +110,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
   it('renders the RBAC, ServiceAccount, ConfigMap and Deployment of config/default (labels and image aside)', () => {
     const chart = template('loopguard', 'loopguard-system');
     const kust = kustomize('config/default');
-    const compared = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount', 'ConfigMap', 'Deployment'];
+    const compared = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount', 'ConfigMap', 'Deployment', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
     const pick = (docs: Obj[]) => new Map(docs.filter((d) => compared.includes(d.kind)).map((d) => [key(d), normalise(d)]));
     const [ours, theirs] = [pick(chart), pick(kust)];
     expect([...ours.keys()].sort()).toEqual([...theirs.keys()].sort());
@@ -122,6 +122,34 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     const d = deploymentOf(chart);
     expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
     expect(managerOf(chart).image).toBe('loopguard:0.1.0');
+  });
+
+  it('renders the admission policy and binding by default (config/admission), and neither with admissionPolicy.enabled=false', () => {
+    const on = template('loopguard', 'loopguard-system');
+    expect(find(on, 'ValidatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
+    expect(find(on, 'ValidatingAdmissionPolicyBinding').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
+    const off = template('loopguard', 'loopguard-system', ['admissionPolicy.enabled=false']);
+    expect(off.map((o) => o.kind).filter((k) => k.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
+    // Not where the apiserver does not serve the API (below 1.30): Helm's discovery lists the kinds it serves, or
+    // `helm template --kube-version` says the version.
+    const policies = (args: string[]) => {
+      const r = helm(['template', 'loopguard', CHART_DIR, '--set', 'region=r', ...args]);
+      expect(r.code).toBe(0);
+      return parseAllDocuments(r.stdout).map((d) => (d.toJS() as Obj | null)?.kind).filter((k) => k?.startsWith('ValidatingAdmissionPolicy')).length;
+    };
+    const webhook = ['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration'];
+    expect(policies(['--kube-version', '1.29.0'])).toBe(0);
+    expect(policies(['--kube-version', '1.30.0'])).toBe(2);
+    expect(policies(webhook)).toBe(0);
+    expect(policies([...webhook, '--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy'])).toBe(2);
+    // The Role for the parameters stays: the operator keeps them either way.
+    expect(find(off, 'Role', 'loopguard-admission-params')).toHaveLength(1);
+    // Under another release, the binding names its policy and the parameters in the operator's (Lease) namespace.
+    const other = template('lg', 'ops', ['operator.leaseNamespace=elsewhere']);
+    const [binding] = find(other, 'ValidatingAdmissionPolicyBinding') as Array<Obj & { spec: { policyName: string; paramRef: { name: string; namespace: string } } }>;
+    expect(find(other, 'ValidatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual([binding?.spec.policyName]);
+    expect(binding?.spec.paramRef).toMatchObject({ name: 'loopguard-admission-params', namespace: 'elsewhere' });
+    expect(find(other, 'Role', 'lg-loopguard-admission-params')[0]?.metadata.namespace).toBe('elsewhere');
   });
 
   it('under another release name and namespace, every reference meets', () => {

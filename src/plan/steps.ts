@@ -71,7 +71,7 @@ const SOURCE: Record<SourceIpType, string> = { 0: 'VIP', 1: '100.64.0.0/10' };
 function editText(e: FieldEdit): string {
   return e.kind === 'keepalive'
     ? `keepaliveEnable: ${e.value} on ${e.protocol}:${e.port}`
-    : `rule ${e.domain || '<default>'}${e.url} (${e.protocol}:${e.port}) healthCheck.sourceIpType: ${e.value} (with enable: ${String(e.enable)}, the CLB's switch, where undeclared)`;
+    : `rule ${e.domain || '<default>'}${e.url} (${e.protocol}:${e.port}) healthCheck.sourceIpType: ${e.value} (enable: ${String(e.enable)} as on the CLB, where undeclared)`;
 }
 
 function removalText(r: Removal): string {

@@ -253,7 +253,7 @@ describe('record flag', () => {
 describe('plan text', () => {
   it('says enable is declared with the source, and what the revert takes out', () => {
     const edit: FieldEdit = { kind: 'ruleSource', protocol: 'HTTP', port: 80, domain: 'a.example.com', url: '/', value: 1, enable: true };
-    expect(describeStep({ kind: 'DeclareInTkeServiceConfig', config: 'hand', loadBalancerId: 'lb-1', edits: [edit] })).toMatch(/healthCheck\.sourceIpType: 1 \(with enable: true/);
+    expect(describeStep({ kind: 'DeclareInTkeServiceConfig', config: 'hand', loadBalancerId: 'lb-1', edits: [edit] })).toMatch(/healthCheck\.sourceIpType: 1 \(enable: true as on the CLB/);
     expect(describeStep({ kind: 'RemoveFromTkeServiceConfig', config: 'hand', loadBalancerId: 'lb-1', removals: [{ edit, level: 'field', enableAdded: true }, { edit, enableAdded: true }] })).toMatch(
       /\(field \+ healthCheck\.enable\); .*\(healthCheck\.enable\)$/,
     );

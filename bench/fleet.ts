@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   try {
     for (const i of ids) clusters.push(await startFleetCluster(i, binaries, emulator));
     log(`${K} clusters × N=${N} Services × 2 listeners on one account, quota ${QUOTA}/s per action; loopguard --cloud-rate-limit=${RATE} --cloud-rate-adaptive=${ADAPTIVE}; task ${TASK_MS} ms`);
-    const work = new Map<FleetCluster, { ns: string; probeNs: string; lbIds: Set<string>; doneAt?: number }>();
+    const work = new Map<FleetCluster, { ns: string; probeNs: string; lbIds: Set<string>; firstAt?: number; doneAt?: number }>();
     await Promise.all(
       clusters.map(async (c) => {
         const ns = await tkeNamespace(c, 'fleet');
@@ -84,7 +84,11 @@ async function main(): Promise<void> {
       async () => {
         const state = await emulator.admin.state();
         const switched = new Set(state.loadBalancers.filter((lb) => lb.Listeners.length >= 2 && lb.Listeners.every((l) => l.HealthCheck?.SourceIpType === 1)).map((lb) => lb.LoadBalancerId));
-        for (const w of work.values()) if (w.doneAt === undefined && [...w.lbIds].every((id) => switched.has(id))) w.doneAt = Date.now();
+        const started = new Set(state.loadBalancers.filter((lb) => lb.Listeners.some((l) => l.HealthCheck?.SourceIpType === 1)).map((lb) => lb.LoadBalancerId));
+        for (const w of work.values()) {
+          if (w.firstAt === undefined && [...w.lbIds].some((id) => started.has(id))) w.firstAt = Date.now();
+          if (w.doneAt === undefined && [...w.lbIds].every((id) => switched.has(id))) w.doneAt = Date.now();
+        }
         if ([...work.values()].some((w) => w.doneAt === undefined)) return undefined;
         stats = await emulator.admin.statsSince('enforce');
         return true;
@@ -107,8 +111,9 @@ async function main(): Promise<void> {
       if (!w) continue;
       const writes = writesOf(w.lbIds);
       const t = w.doneAt === undefined ? NaN : (w.doneAt - tPolicy) / 1000;
+      const first = w.firstAt === undefined ? NaN : (w.firstAt - tPolicy) / 1000;
       log(
-        `${c.name}: T_actual ${t.toFixed(1)} s; writes per listener max ${Math.max(0, ...writes)} over ${writes.length}/${2 * N}; ` +
+        `${c.name}: T_actual ${t.toFixed(1)} s (first switch after ${first.toFixed(1)} s); writes per listener max ${Math.max(0, ...writes)} over ${writes.length}/${2 * N}; ` +
           `RequestLimitExceeded ${c.loopguard} ${show(callerCounts(stats, c.loopguard))}, ${c.tke} ${show(callerCounts(stats, c.tke))}`,
       );
     }

@@ -5,15 +5,15 @@ import { needsDetails, targetLabel } from '../report.js';
 import { locationCell, planCell, printable, profileLine, summaryLine, verdictCell } from './text.js';
 
 /** Text inside a table cell or inline code: no pipe, no newline, no HTML. */
-function cell(text: string): string {
+export function cell(text: string): string {
   return printable(text).replace(/\|/g, '\\|').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\n/g, ' ');
 }
 
-function code(text: string): string {
+export function code(text: string): string {
   return `\`${printable(text).replace(/`/g, "'")}\``;
 }
 
-function details(t: TargetReport): string[] {
+export function details(t: TargetReport): string[] {
   const out = [`<details><summary>${cell(targetLabel(t))}: <b>${cell(verdictCell(t))}</b> (${cell(t.rootCause)})</summary>`, ''];
   out.push(cell(t.message), '');
   if (t.condition) out.push(`**Condition:** ${cell(t.condition)}`, '');

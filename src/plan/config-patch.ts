@@ -1,5 +1,5 @@
 // Pure: the JSON patch (RFC 6902) that sets loopguard's fields in a TkeServiceConfig, and nothing else.
-// The listener list belongs to TKE's ingress controller (architecture.md §5), so loopguard never replaces it:
+// The listener list belongs to TKE's ingress controller (docs/architecture.md §5 "Never clobber"), so loopguard never replaces it:
 // every op addresses one field (`keepaliveEnable` of one l7Listener, `healthCheck.sourceIpType` of one rule),
 // each index is pinned by `test` ops on the element's identity (protocol/port, domain, url), and the whole
 // patch by a `test` on /metadata/resourceVersion. A fragment that does not exist yet (hand-made configs) is

@@ -1,4 +1,4 @@
-// client-node's informer stops for good on any error but 410 (controller-conventions.md §3.3), and
+// client-node's informer stops for good on any error but 410 (@kubernetes/client-node src/cache.ts, ListWatch), and
 // `await start()` resolves even when the first LIST failed. This wrapper restarts it with capped, jittered
 // backoff (client-go's reflector: 800 ms → 30 s) and reports "synced" only after a LIST really succeeded.
 import {

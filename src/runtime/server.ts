@@ -1,6 +1,6 @@
 // /healthz (liveness), /readyz (informer caches synced, and nothing known to stop the operator from acting)
 // and /metrics on one small HTTP server. Readiness is deliberately not tied to leadership: standbys are ready
-// too (controller-conventions.md §1.9). A failing check may say why, so `curl /readyz` answers the question
+// too (controller-runtime's pkg/healthz). A failing check may say why, so `curl /readyz` answers the question
 // a 503 raises.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

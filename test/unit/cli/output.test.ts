@@ -33,7 +33,7 @@ const risky = target({
   loadBalancerId: 'lb-1',
   message: 'loops | back <b>',
   plan: ['set listener lbl-1 (TCP:80) of CLB lb-1: health-check source 100.64.0.0/10'],
-  alternatives: [{ id: 'ServiceDnsName', advice: 'use orders.shop.svc.cluster.local', limits: 'no CLB on the path', source: 'seed 004' }],
+  alternatives: [{ id: 'ServiceDnsName', advice: 'use orders.shop.svc.cluster.local', limits: 'no CLB on the path', source: 'TKE "CLB Loopback" https://www.tencentcloud.com/document/product/457/42976' }],
 });
 
 describe('report formats', () => {
@@ -54,7 +54,7 @@ describe('report formats', () => {
     expect(text).toMatch(/shop\s+Service\s+orders\s+lb-1\s+AtRisk\s+PodSourceNotMasqueraded\s+1 step\n/);
     expect(text).toContain('Service shop/orders: AtRisk (PodSourceNotMasqueraded), CLB lb-1');
     expect(text).toContain('    1. set listener lbl-1 (TCP:80) of CLB lb-1: health-check source 100.64.0.0/10');
-    expect(text).toContain('    - use orders.shop.svc.cluster.local\n      fixes and leaves: no CLB on the path\n      source: seed 004');
+    expect(text).toContain('    - use orders.shop.svc.cluster.local\n      fixes and leaves: no CLB on the path\n      source: TKE "CLB Loopback" https://www.tencentcloud.com/document/product/457/42976');
     expect(text).not.toContain('Service shop/web:');
     expect(renderTable(report, true)).toContain('Service shop/web: NotApplicable');
     expect(text.trimEnd().split('\n').at(-1)).toBe('2 targets: 1 at risk, 1 not applicable');

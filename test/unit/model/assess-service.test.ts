@@ -472,14 +472,6 @@ describe('assessService', () => {
     }
   });
 
-  it('gives Audit and Enforce the same plan', () => {
-    for (const row of rows) {
-      const enforce = run({ ...row, policy: { ...row.policy, mode: 'Enforce' } });
-      const audit = run({ ...row, policy: { ...row.policy, mode: 'Audit' } });
-      expect(audit).toEqual(enforce);
-    }
-  });
-
   it('records the desired state per listener and why the annotation is not wanted', () => {
     const a = run({ name: 'old', svc: LOCAL, profile: 'ipvsOld', verdict: 'AtRisk', rootCause: 'KubeProxyTooOld' });
     const d = a.desired as L4DesiredState;

@@ -120,7 +120,11 @@ async function main(): Promise<void> {
     const lg = sumCounts(clusters.map((c) => callerCounts(stats ?? { byCaller: {} }, c.loopguard)));
     const tke = sumCounts(clusters.map((c) => callerCounts(stats ?? { byCaller: {} }, c.tke)));
     const writes = clusters.flatMap((c) => writesOf(work.get(c)?.lbIds ?? new Set()));
-    log(`total: T_actual ${tActual.toFixed(1)} s, T_min/T_actual ${(tMin(listeners) / tActual).toFixed(3)}; ModifyListener ${stats.calls['ModifyListener'] ?? 0} calls for ${listeners} listeners`);
+    const tFirst = (Math.min(...[...work.values()].map((w) => w.firstAt ?? NaN)) - tPolicy) / 1000;
+    // The write phase alone (first switch anywhere → last switch): how close the writes came to the quota, apart from
+    // the discovery before them.
+    const tWrite = tActual - tFirst;
+    log(`total: T_actual ${tActual.toFixed(1)} s, T_min/T_actual ${(tMin(listeners) / tActual).toFixed(3)}; write phase ${tWrite.toFixed(1)} s, T_min/T_write ${(tMin(listeners) / tWrite).toFixed(3)} (${(listeners / tWrite).toFixed(1)} writes/s of ${QUOTA}); ModifyListener ${stats.calls['ModifyListener'] ?? 0} calls for ${listeners} listeners`);
     log(`total: writes per listener max ${Math.max(0, ...writes)}, mean ${(writes.reduce((a, b) => a + b, 0) / Math.max(1, writes.length)).toFixed(2)}`);
     log(`total: RequestLimitExceeded to loopguards ${show(lg)}, to TKE ${show(tke)}; throttled by action ${JSON.stringify(stats.throttled)}`);
     log(`TKE: new Service → CLB with listeners, idle p50 ${percentile(idle, 50)} ms max ${Math.max(...idle)} ms (${idle.length}); during the storm p50 ${percentile(storm, 50)} ms max ${Math.max(0, ...storm)} ms (${storm.length}); storm/idle p50 ${(percentile(storm, 50) / percentile(idle, 50)).toFixed(2)}`);

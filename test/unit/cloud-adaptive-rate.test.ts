@@ -101,6 +101,26 @@ describe('ActionThrottle with the adaptive rate', () => {
     throttle.close();
   });
 
+  it('`stopping` drops a call still waiting for its turn at the cut rate, never one already running', async () => {
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { floor: 0.5 } });
+    const stopping = new AbortController();
+    let finish!: () => void;
+    const running = throttle.run('A', () => new Promise<string>((resolve) => (finish = () => resolve('done'))), { stopping: stopping.signal });
+    throttle.slowDown('A');
+    expect(throttle.rate('A')).toBeCloseTo(0.7, 2);
+    let ran = false;
+    // At 0.7 req/s the next start is ~1.4 s away: the call waits in the pacer.
+    const waiting = throttle.run('A', () => Promise.resolve((ran = true)), { stopping: stopping.signal });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(throttle.stats()['A']).toMatchObject({ waiting: 1, running: 1 });
+    stopping.abort(new Error('shutdown began'));
+    await expect(waiting).rejects.toThrow('shutdown began');
+    finish();
+    await expect(running).resolves.toBe('done');
+    expect(ran).toBe(false);
+    throttle.close();
+  });
+
   it('adaptive: false keeps the fixed rate and pauses instead', () => {
     const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: false, cooldownMs: 50 });
     throttle.slowDown('A');

@@ -42,7 +42,8 @@ export interface RateState {
 }
 
 export function resolveAdaptiveRate(ceiling: number, overrides: Partial<Omit<AdaptiveRateParams, 'ceiling'>> = {}): AdaptiveRateParams {
-  const p = { ...DEFAULT_ADAPTIVE_RATE, ...overrides, ceiling };
+  // A budget below the default floor (e.g. 0.2 req/s) is its own floor: the rate then stays fixed.
+  const p = { ...DEFAULT_ADAPTIVE_RATE, floor: Math.min(DEFAULT_ADAPTIVE_RATE.floor, ceiling), ...overrides, ceiling };
   if (!(p.ceiling > 0)) throw new TypeError(`adaptive rate: ceiling must be positive, got ${p.ceiling}`);
   if (!(p.floor > 0) || p.floor > p.ceiling) throw new TypeError(`adaptive rate: floor must be in (0, ceiling], got ${p.floor}`);
   if (!(p.beta > 0 && p.beta < 1)) throw new TypeError(`adaptive rate: beta must be in (0, 1), got ${p.beta}`);

@@ -67,6 +67,8 @@ describe('adaptive rate', () => {
     expect(() => resolveAdaptiveRate(0)).toThrow(/ceiling/);
     expect(() => resolveAdaptiveRate(10, { beta: 1 })).toThrow(/beta/);
     expect(() => resolveAdaptiveRate(10, { floor: 11 })).toThrow(/floor/);
+    // A budget below the default floor keeps its rate.
+    expect(resolveAdaptiveRate(0.2)).toMatchObject({ ceiling: 0.2, floor: 0.2 });
     expect(() => resolveAdaptiveRate(10, { increasePerSecond: 0 })).toThrow(/increasePerSecond/);
     expect(() => new ActionThrottle({ defaultBudget: { rps: 5 }, adaptive: { beta: 0 } })).toThrow(/beta/);
   });

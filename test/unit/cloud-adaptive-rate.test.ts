@@ -95,8 +95,9 @@ describe('ActionThrottle with the adaptive rate', () => {
     await Promise.all(Array.from({ length: 20 }, () => throttle.run('A', () => Promise.resolve())));
     throttle.slowDown('A');
     const rate = throttle.rate('A');
-    expect(rate).toBeGreaterThan(10);
-    expect(rate).toBeLessThan(20);
+    // 0.7 × the calls of the last second: 14/s when the 20 took less than a second (fewer on a slow machine).
+    expect(rate).toBeGreaterThan(1);
+    expect(rate).toBeLessThanOrEqual(14.01);
     const starts: number[] = [];
     await Promise.all(Array.from({ length: 4 }, () => throttle.run('A', () => Promise.resolve(starts.push(performance.now())))));
     expect((starts[3] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual((3 * 1000) / rate - 5);

@@ -120,6 +120,7 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
       url: r.url,
       currentSourceIpType: sourceIpTypeOf(r.healthCheck?.sourceIpType),
       ...(ruleSource !== undefined ? { desiredSourceIpType: ruleSource } : {}),
+      ...(r.healthCheck?.healthSwitch === 0 || r.healthCheck?.healthSwitch === 1 ? { currentHealthSwitch: r.healthCheck.healthSwitch } : {}),
     })),
   }));
 

@@ -282,7 +282,9 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
     message = parts.join(' ') + planText;
   } else if (vipBound === 'yes') {
     rootCause = 'LoopbackPrevented';
-    message = `kube-proxy answers VIP ${vip} on every node (${boundWhy}) and every listener health-checks from 100.64.0.0/10`;
+    // The Service's own listeners only: a shared CLB may hold other targets' listeners on the VIP (issue 22 #10).
+    const own = listeners.matched.map((l) => `${l.protocol}:${l.port}`).join(', ');
+    message = `kube-proxy answers VIP ${vip} on every node (${boundWhy}) and this Service's listener${listeners.matched.length === 1 ? '' : 's'} (${own}) health-check${listeners.matched.length === 1 ? 's' : ''} from 100.64.0.0/10`;
   } else if (localMode) {
     rootCause = 'VipServedLocally';
     message = `${kubeProxyText(profile)} answers VIP ${vip} on the node, so in-cluster calls never reach the CLB; no loopback`;

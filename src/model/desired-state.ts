@@ -44,6 +44,8 @@ export interface L7RuleState {
   url: string;
   currentSourceIpType: SourceIpType;
   desiredSourceIpType?: SourceIpType;
+  /** The rule's HealthCheck.HealthSwitch on the CLB (undefined: not reported); the `enable` loopguard declares with the source. */
+  currentHealthSwitch?: 0 | 1;
 }
 
 export interface L7ListenerState {

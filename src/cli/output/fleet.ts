@@ -7,7 +7,7 @@ import { stringify as toYaml } from 'yaml';
 import { countsSummary } from '../../model/status.js';
 import { fleetRollup, fleetTargets, type ClusterRollup, type ClusterRow, type FleetReport } from '../fleet-report.js';
 import { needsDetails, targetLabel, type TargetReport } from '../report.js';
-import { cell, code, details } from './markdown.js';
+import { cell, code, details, html } from './markdown.js';
 import type { OutputFormat } from './render.js';
 import { renderSarif, SARIF_SCHEMA } from './sarif.js';
 import { targetDetails } from './table.js';
@@ -63,7 +63,7 @@ function renderFleetMarkdown(report: FleetReport): string {
       out.push(`| ${code(t.cluster ?? '-')} | ${code(targetLabel(t))} | ${cell(t.loadBalancerId ?? '-')} | ${bold}${cell(verdictCell(t))}${bold} | ${cell(t.rootCause)} | ${cell(planCell(t))} |`);
     }
     out.push('');
-    for (const t of targets.filter(needsDetails)) out.push(...details(t).map((l, i) => (i === 0 ? l.replace('<summary>', `<summary>${cell(t.cluster ?? '')}: `) : l)));
+    for (const t of targets.filter(needsDetails)) out.push(...details(t).map((l, i) => (i === 0 ? l.replace('<summary>', `<summary>${html(t.cluster ?? '')}: `) : l)));
   }
   return `${out.join('\n').trimEnd()}\n`;
 }

@@ -78,9 +78,9 @@ describe('fleet formats', () => {
     const md = renderFleet(fleet, 'markdown', '0.1.0');
     expect(md).toContain('| Cluster | Status | Targets | At risk | Mitigated | Uncovered | Profile / error |');
     expect(md).toContain('| `east` | Scanned | 4 | 2 | 1 | 1 |');
-    expect(md).toContain('| `gone` | **Failed** | - | - | - | - | cannot reach the Kubernetes API at https://127.0.0.1:2: connect ECONNREFUSED |');
+    expect(md).toMatch(/\| `gone` \| \*\*Failed\*\* \| - \| - \| - \| - \| cannot reach the Kubernetes API at .*ECONNREFUSED \|/);
     expect(md).toMatch(/\| `east` \| `Service shop\/orders` \| lb-orders \| \*\*AtRisk\*\* \|/);
-    expect(md).toContain('<details><summary>east: Service shop/orders');
+    expect(md).toContain('<details><summary>east: <code>Service shop/orders</code>');
     const evil = renderFleet(buildFleetReport([{ cluster: 'x', error: 'a | b <script>' }], new Date(0)), 'markdown', '0.1.0');
     expect(evil).toContain('a \\| b &lt;script&gt;');
   });

@@ -59,7 +59,7 @@ export interface TencentClbClientOptions {
   protocol?: 'https' | 'http';
   /** Per HTTP request. Default 15 s (the SDK's own default is 60 s). */
   requestTimeoutMs?: number;
-  /** Per-action budgets; default 10 req/s per action (half the shared 20 req/s quota). */
+  /** Per-action budgets; default 10 req/s per action (half the shared 20 req/s quota), adaptive below that. */
   throttle?: ThrottleOptions;
   /** Retries of one call (reads, task polls, write submissions). */
   retry?: Partial<RetryPolicy>;
@@ -405,6 +405,11 @@ export class TencentClbClient implements ClbClient {
       });
     }
     throw e;
+  }
+
+  /** Per action called so far, the rate (req/s) calls are sent at now: the budget, or less after throttling. */
+  rateLimits(): Record<string, number> {
+    return this.throttle.rates();
   }
 
   close(): Promise<void> {

@@ -17,6 +17,7 @@ import type { Metrics } from '../runtime/metrics.js';
 import { settleAll } from '../runtime/settle.js';
 import { applyStep, type EffectDeps } from './effects.js';
 import { classifyError } from './errors.js';
+import { WaitClock } from './tke-wait.js';
 
 /** What happened to one target's plan this round. */
 export interface Execution {
@@ -94,7 +95,11 @@ function failureEvent(error: TargetError): string {
 }
 
 export class Executor {
-  constructor(private readonly d: ExecutorDeps) {}
+  private readonly d: ExecutorDeps;
+
+  constructor(deps: ExecutorDeps) {
+    this.d = { ...deps, waits: deps.waits ?? new WaitClock() };
+  }
 
   /** Runs every plan; resolves with one execution per plan, in the same order. */
   async execute(owner: string, plans: readonly TargetPlan[], signal: AbortSignal): Promise<Execution[]> {
@@ -107,6 +112,13 @@ export class Executor {
   }
 
   private async run(owner: string, plan: TargetPlan, signal: AbortSignal): Promise<Execution> {
+    const e = await this.steps(owner, plan, signal);
+    // A run that did not end at a wait for TKE ended every wait of the target: the next one starts its own clock.
+    if (!(e.waiting && e.executed.at(-1)?.kind === 'AwaitTke') && !e.stopped && !(e.error && plan.steps[e.executed.length]?.kind === 'AwaitTke')) this.d.waits?.ended(plan.target);
+    return e;
+  }
+
+  private async steps(owner: string, plan: TargetPlan, signal: AbortSignal): Promise<Execution> {
     const t = plan.target;
     const who = `${t.kind} ${t.namespace}/${t.name}`;
     const executed: Step[] = [];

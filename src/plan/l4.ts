@@ -112,11 +112,11 @@ export function planL4Target(input: L4TargetInput): Step[] {
       // The originals and the time TKE was asked, in the patch that asks it (a crash after it still restores).
       if (steps.at(-1)?.kind === 'RecordOriginals') steps.pop();
       steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, record: ask });
-      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since });
+      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since, fallback: true });
       return steps;
     }
     if (!tkeGraceOver(declaredAt, input.observedAt, input.now, input.graceMs)) {
-      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since: declaredAt });
+      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since: declaredAt, fallback: true });
       return steps;
     }
     why = `TKE did not switch it within ${Math.round(input.graceMs / 1000)} s of prevent-loopback`;

@@ -150,7 +150,8 @@ export function planL7Target(input: L7TargetInput): L7Plan {
       reason: 'ConfigApplied',
       loadBalancerId: desired.loadBalancerId,
       config: config.name,
-      ...(since ? { since } : {}),
+      // A drift's wait starts when the executor first sees it (tke-wait.ts), not at the declaration long ago.
+      ...(since && firstTime ? { since } : {}),
       ...(graceOver ? { graceOver: true } : {}),
       wantsKeepalive: pending.some((c) => c.action === 'SetListenerKeepalive'),
     });

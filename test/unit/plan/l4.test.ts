@@ -44,7 +44,7 @@ const T0 = new Date(0).toISOString();
 const asked = record({ ...recorded, annotations: { [PREVENT_LOOPBACK]: null }, declaredAt: T0 });
 const askedByUser = record({ ...recorded, declaredAt: T0 });
 const TKE_FIRST: LoopbackPolicySpec = { l4: { sourceSwitch: 'TKEFirst' } };
-const awaitTke: Step = { kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: 'lb-abc', since: T0 };
+const awaitTke: Step = { kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: 'lb-abc', since: T0, fallback: true };
 const late = 'TKE did not switch it within 10 s of prevent-loopback';
 
 const rows: Row[] = [

@@ -26,6 +26,8 @@ export const ReconcilingReason = {
   RetryingAfterError: 'RetryingAfterError',
   /** The policy's generation changed and has not been evaluated yet. */
   NewGeneration: 'NewGeneration',
+  /** The policy is being deleted and its revert is on its way (a wait for TKE, a retried error); the message names the cause. */
+  Terminating: 'Terminating',
 } as const;
 
 /**

@@ -6,10 +6,11 @@
 // every change as it is, recorded in Events on the policy and on each target.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { validateOriginals } from '../../api/annotations.js';
-import { CONDITION_READY, CONDITION_RECONCILING, CONDITION_STALLED, removeStatusCondition, setStatusCondition } from '../../api/conditions.js';
 import { ABANDON_ANNOTATION, FINALIZER, withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { EventReason, StalledReason } from '../../api/reasons.js';
+import { CONDITION_READY } from '../../api/conditions.js';
+import { EventReason, ReconcilingReason, StalledReason } from '../../api/reasons.js';
+import { deletionConditions, terminatingMessage, type DeletionState } from '../../model/deletion-status.js';
 import { classifyError } from '../../mitigation/errors.js';
 import { involvedObject, type Execution } from '../../mitigation/executor.js';
 import type { TargetPlan } from '../../plan/steps.js';
@@ -61,13 +62,22 @@ export class PolicyDeletion {
       const records = (await this.o.records.list(namespace)).filter((r) => ownedBy(r, owner));
       if (abandonRequested(policy)) await this.abandon(policy, records);
       else {
+        // Said before the revert runs (a throttled CLB can hold it up for a minute of retries), then with its cause.
+        const ready = policy.status?.conditions?.find((c) => c.type === CONDITION_READY);
+        if (records.length > 0 && ready?.reason !== ReconcilingReason.Terminating && ready?.reason !== StalledReason.DeletionBlocked) {
+          await this.writeConditions(policy, { blocked: false, message: terminatingMessage(records.map((r) => `${r.spec.target.kind} ${r.spec.target.name}: restoring`)) });
+        }
         const { blocked, pending } = await this.revert(policy, records, signal);
         if (blocked.length > 0) {
           const message = await this.reportBlocked(policy, blocked);
           throw new Error(message);
         }
-        // Waiting for TKE or retrying a transient error is progress, not a block: the queue's backoff retries it.
-        if (pending.length > 0) throw new Error(`reverting before the finalizer is released: ${pending.length} target(s) not restored yet, e.g. ${pending[0]}`);
+        // Waiting for TKE or retrying a transient error is progress, not a block: the queue's backoff retries it,
+        // and the status says so (Reconciling/Terminating), not the last round's Ready.
+        if (pending.length > 0) {
+          await this.writeConditions(policy, { blocked: false, message: terminatingMessage(pending) });
+          throw new Error(`reverting before the finalizer is released: ${pending.length} target(s) not restored yet, e.g. ${pending[0]}`);
+        }
       }
     }
     await this.o.writer.setFinalizers(policy, (policy.metadata.finalizers ?? []).filter((f) => f !== FINALIZER));
@@ -132,17 +142,7 @@ export class PolicyDeletion {
     const message =
       `deletion waits for the revert of ${blocked.length} target(s), e.g. ${first.kind} ${first.name}: ${first.why}. ` +
       `loopguard keeps retrying; to finish without restoring, run: kubectl annotate loopbackpolicy ${name} -n ${namespace} ${ABANDON_ANNOTATION}=true`;
-    const now = new Date();
-    const generation = policy.metadata.generation;
-    const g = generation !== undefined ? { observedGeneration: generation } : {};
-    let conditions = setStatusCondition(policy.status?.conditions, { type: CONDITION_STALLED, status: 'True', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
-    conditions = setStatusCondition(conditions, { type: CONDITION_READY, status: 'False', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
-    conditions = removeStatusCondition(conditions, CONDITION_RECONCILING).conditions;
-    try {
-      await this.o.statusWriter.apply(namespace, name, { ...policy.status, conditions });
-    } catch (err) {
-      this.o.logger.warn('Could not report the blocked deletion in status', { policy: `${namespace}/${name}`, error: (err as Error).message });
-    }
+    await this.writeConditions(policy, { blocked: true, message });
     const ref = { apiVersion: policy.apiVersion ?? 'loopguard.dev/v1alpha1', kind: 'LoopbackPolicy', namespace, name, ...(policy.metadata.uid ? { uid: policy.metadata.uid } : {}) };
     await this.o.events.record(ref, 'Warning', EventReason.DeletionBlocked, message);
     for (const b of blocked) {
@@ -150,6 +150,19 @@ export class PolicyDeletion {
       await this.o.events.record(involvedObject({ kind: b.kind as 'Service' | 'Ingress', namespace, name: b.name }), 'Warning', EventReason.DeletionBlocked, `LoopbackPolicy ${namespace}/${name} cannot restore this ${b.kind}: ${b.why}`);
     }
     return message;
+  }
+
+  /** Deletion conditions on the policy (the rest of its status kept); a failed write is logged, never thrown. */
+  private async writeConditions(policy: LoopbackPolicy, state: Omit<DeletionState, 'generation'>): Promise<void> {
+    const namespace = policy.metadata.namespace ?? '';
+    const name = policy.metadata.name ?? '';
+    const generation = policy.metadata.generation;
+    const conditions = deletionConditions(policy.status?.conditions, { ...state, ...(generation !== undefined ? { generation } : {}) }, new Date());
+    try {
+      await this.o.statusWriter.apply(namespace, name, { ...policy.status, conditions });
+    } catch (err) {
+      this.o.logger.warn('Could not report the deletion in status', { policy: `${namespace}/${name}`, error: (err as Error).message });
+    }
   }
 
   /** Forgets the policy's records without restoring; each target and the policy get a Warning Event saying so. */

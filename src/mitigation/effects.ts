@@ -19,7 +19,8 @@ import { judgeWait, type WaitClock } from './tke-wait.js';
 
 export type StepResult =
   | { status: 'done' }
-  | { status: 'waiting'; note: string }
+  /** `since`: when a wait for TKE began (ms), so the round reads again right after its grace period. */
+  | { status: 'waiting'; note: string; since?: number }
   /** Not carried out: what it was for happened meanwhile; the next round plans from a fresh read. */
   | { status: 'superseded'; note: string }
   | { status: 'gone' }
@@ -140,7 +141,7 @@ async function awaitTke(deps: EffectDeps, target: TargetRef, step: Extract<Step,
   let events: EventView[] = [];
   if (!signal.aborted) events = (await deps.writer.eventsOf(target.kind, target.namespace, target.name)) as EventView[];
   const verdict = judgeWait({ step, target, events, sinceMs, observedAtMs, nowMs: now, graceMs: deps.tkeGraceMs ?? TKE_GRACE_MS });
-  if (verdict.status === 'waiting') return verdict;
+  if (verdict.status === 'waiting') return { ...verdict, since: sinceMs };
   if (verdict.keepaliveRejected) deps.capabilities.learn('keepaliveRejected', verdict.keepaliveRejected);
   return { status: 'failed', error: verdict.error };
 }

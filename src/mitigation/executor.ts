@@ -26,6 +26,8 @@ export interface Execution {
   executed: Step[];
   /** The run ended at a wait for TKE; the note says for what. */
   waiting?: string;
+  /** When that wait began (ms; TKE's grace period counts from it). */
+  waitSince?: number;
   error?: TargetError;
   /** The target disappeared while its steps ran. */
   gone?: boolean;
@@ -154,7 +156,7 @@ export class Executor {
       if (event) await this.d.events.record(involvedObject(t), event.type, event.reason, `${describeStep(step)} ${by}`);
       if (step.kind === 'SetListenerHealthCheckSource' && step.drift) this.d.metrics.driftCorrections.inc({ kind: 'ListenerHealthCheckSource' });
       if (step.kind === 'DeclareInTkeServiceConfig' && step.drift) this.d.metrics.driftCorrections.inc({ kind: 'Ingress' });
-      if (result.status === 'waiting') return { plan, executed, waiting: result.note };
+      if (result.status === 'waiting') return { plan, executed, waiting: result.note, ...(result.since !== undefined ? { waitSince: result.since } : {}) };
     }
     if (plan.error) return this.failed(plan, executed, plan.error, by);
     return { plan, executed };

@@ -46,7 +46,7 @@ const rows: Row[] = [
     clb: lb(0, 0),
     steps: [
       { kind: 'AnnotateTarget', set: { [AUTO]: 'true' }, record: { v: 1, annotations: { [AUTO]: null }, loadBalancerId: 'lb-ing' } },
-      { kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: 'lb-ing', config: CONFIG },
+      { kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: 'lb-ing', config: CONFIG, since: NOW.toISOString() },
     ],
   },
   {

@@ -67,7 +67,7 @@ describe('every wait for TKE ends; a held-up deletion says so', () => {
     }
     // TKE recovers: the wait's verdict goes, the target gets mitigated (the Stalled was no dead end).
     await waitForPolicy(ref, 'web no longer Stalled on TKE', (p) => findCondition(p.status?.conditions, 'Stalled')?.reason !== 'TkeSyncFailed', { timeoutMs: 90_000, context: logs });
-  });
+  }, 180_000);
 
   it('a deletion with every ModifyListener throttled: Terminating with the cause in the status, then restored once the throttling ends', async () => {
     const ns = await createNamespace('wait-delete');
@@ -100,7 +100,7 @@ describe('every wait for TKE ends; a held-up deletion says so', () => {
     await waitForPolicyGone(ref, { timeoutMs: 120_000, context: logs });
     const listeners = (await tke.emulator.admin.getLoadBalancer(lb)).Listeners;
     expect(listeners.map((l) => l.HealthCheck?.SourceIpType)).toEqual(listeners.map(() => 0));
-  });
+  }, 300_000);
 
   it('TKE not running at all: the auto-config wait ends in Stalled after the grace period, with the way out', async () => {
     const ns = await createNamespace('wait-stopped');
@@ -121,5 +121,5 @@ describe('every wait for TKE ends; a held-up deletion says so', () => {
     expect(findCondition((await getPolicy(ref)).status?.conditions, 'Ready')).toMatchObject({ status: 'False', reason: 'TkeSyncFailed' });
     // eslint-disable-next-line no-console
     console.log(`TKE stopped: Stalled ${Math.round(took / 100) / 10} s after the policy was applied (grace ${GRACE_MS / 1000} s)`);
-  });
+  }, 120_000);
 });

@@ -52,7 +52,6 @@ describe('every wait for TKE ends; a held-up deletion says so', () => {
       expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', l7: { keepalive: true } }))).stderr).toBe('');
       const stalled = await waitForCondition(ref, 'Stalled', { reason: 'TkeSyncFailed', timeoutMs: GRACE_MS + ONE_ROUND_MS + 15_000, context: logs });
       const took = Date.now() - asked;
-      // eslint-disable-next-line no-console
       console.log(`TKE failing: Stalled ${Math.round(took / 100) / 10} s after the policy was applied (grace ${GRACE_MS / 1000} s)`);
       // loopguard asked (the auto annotation); TKE never created the config, and said why.
       expect((await net.readNamespacedIngress({ namespace: ns, name: 'web' })).metadata?.annotations?.[AUTO]).toBe('true');
@@ -119,7 +118,6 @@ describe('every wait for TKE ends; a held-up deletion says so', () => {
     expect(web?.message).toMatch(/ingress\.cloud\.tencent\.com\/tke-service-config/);
     // `kubectl wait` returns: the policy's Ready is False with the reason, not Progressing forever.
     expect(findCondition((await getPolicy(ref)).status?.conditions, 'Ready')).toMatchObject({ status: 'False', reason: 'TkeSyncFailed' });
-    // eslint-disable-next-line no-console
     console.log(`TKE stopped: Stalled ${Math.round(took / 100) / 10} s after the policy was applied (grace ${GRACE_MS / 1000} s)`);
   }, 120_000);
 });

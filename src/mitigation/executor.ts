@@ -93,6 +93,7 @@ function eventFor(step: Step): { type: 'Normal' | 'Warning'; reason: string } | 
 function failureEvent(error: TargetError): string {
   if (error.reason === 'PermissionDenied') return EventReason.PermissionDenied;
   if (/CapabilityMissing$/.test(error.reason)) return EventReason.CapabilityMissing;
+  if (error.reason === EventReason.RecordLost) return EventReason.RecordLost;
   return /^(InvalidRequest|TargetMisconfigured|TkeSyncFailed)$/.test(error.reason) ? EventReason.TargetUpdateFailed : EventReason.ClbWriteFailed;
 }
 

@@ -193,6 +193,7 @@ export class PolicyRound {
       return {
         assessment: this.assess(input, t, clb),
         annotations: t.annotations,
+        ...(t.setByLoopguard ? { setByLoopguard: t.setByLoopguard } : {}),
         ownership: this.ownership(t),
         ...(clb.state === 'Found' ? { clb: clb.clb } : {}),
         ...(at !== undefined ? { observedAt: at } : {}),

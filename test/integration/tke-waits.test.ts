@@ -4,9 +4,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import { findCondition } from '../../src/api/conditions.js';
-import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
+import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, deletePolicy, getPolicy, policyManifest, reportedStatus, waitForCondition, waitForPolicy, waitForPolicyGone } from '../support/policy.js';
+import { findRecord } from '../support/records.js';
 import { AT_RISK_L4, lbIngress, lbService, PRIVATE_INGRESS } from '../support/workload.js';
 
 const LB_ID = 'kubernetes.io/ingress.qcloud-loadbalance-id';
@@ -26,7 +27,7 @@ describe('every wait for TKE ends; a held-up deletion says so', () => {
   const logs = () => `--- operator logs (tail) ---\n${tke.operator?.logs().slice(-4000) ?? ''}`;
 
   beforeAll(async () => {
-    tke = await startLocalTke({ emulator: { taskDurationMs: 30 }, resyncIntervalMs: 1_500, operator: { leaderElect: false } });
+    tke = await startLocalTke({ emulator: { taskDurationMs: 30 }, resyncIntervalMs: 1_500, operator: { leaderElect: false, extraArgs: ['--drift-check-interval=5s'] } });
   });
 
   afterAll(async () => {
@@ -99,6 +100,31 @@ describe('every wait for TKE ends; a held-up deletion says so', () => {
     await waitForPolicyGone(ref, { timeoutMs: 120_000, context: logs });
     const listeners = (await tke.emulator.admin.getLoadBalancer(lb)).Listeners;
     expect(listeners.map((l) => l.HealthCheck?.SourceIpType)).toEqual(listeners.map(() => 0));
+  }, 300_000);
+
+  it('a lost LoopbackRecord (pruned): Stalled RecordLost naming the fix, and the deleted policy warns that the change stays', async () => {
+    const ns = await createNamespace('wait-lost');
+    tke.namespaces.add(ns);
+    await core.createNamespacedService({ namespace: ns, body: lbService('web', AT_RISK_L4) });
+    await waitFor('CLB of web', async () => (await core.readNamespacedService({ namespace: ns, name: 'web' })).metadata?.annotations?.[SERVICE_LB_ID]);
+    const ref = { namespace: ns, name: 'p' };
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce' }))).stderr).toBe('');
+    await waitForCondition(ref, 'Ready', { reason: 'Reconciled', timeoutMs: 60_000, context: logs });
+    const record = await findRecord('Service', ns, 'web');
+    expect(record).toBeDefined();
+    // What a GitOps prune of the LoopbackRecord CRD does to this target: its record is gone.
+    expect((await kubectl(['delete', 'loopbackrecord', record!.metadata!.name!])).code).toBe(0);
+    const stalled = await waitForCondition(ref, 'Stalled', { reason: 'RecordLost', timeoutMs: 150_000, context: logs });
+    expect(stalled.message).toMatch(/LoopbackRecord is missing/);
+    const web = reportedStatus(await getPolicy(ref)).targets.find((t) => t.name === 'web');
+    expect(web?.message).toContain(`kubectl annotate service web -n ${ns} ${PREVENT}-`);
+    const warned = async (object: string) => (await core.listNamespacedEvent({ namespace: ns, fieldSelector: `reason=RecordLost,involvedObject.name=${object}` })).items;
+    await waitFor('a RecordLost Warning on web', async () => ((await warned('web')).length > 0 ? true : undefined));
+
+    await deletePolicy(ref, { context: logs });
+    // Nothing could be restored: the change stays, and the deleted policy said so on the Service and on itself.
+    expect((await core.readNamespacedService({ namespace: ns, name: 'web' })).metadata?.annotations?.[PREVENT]).toBe('true');
+    await waitFor('the deletion warned about the lost record', async () => ((await warned('p')).some((e) => /deleted without restoring 1 target/.test(e.message ?? '')) ? true : undefined));
   }, 300_000);
 
   it('TKE not running at all: the auto-config wait ends in Stalled after the grace period, with the way out', async () => {

@@ -1,11 +1,9 @@
 // What loopguard needs from the CLB API, in domain terms. Everything above src/cloud talks to this
 // interface; the Tencent implementation (tencent-clb-client.ts) does batching, pagination, budgets,
 // retries, per-CLB write serialization and task polling behind it. The one SDK shape kept as is:
-// `HealthCheck`, because a write sends back the full struct that was read, unchanged except for the
-// field loopguard manages. No public source says whether the CLB merges a partial HealthCheck or resets
-// the omitted fields to their defaults (an open question, tencent-cloud.md §3): sending every field as read
-// is correct under either reading, so loopguard never depends on the answer. The emulator takes the reset
-// reading (sim/clb-emulator/health-check.ts) so that a client which does rely on merging fails its tests.
+// `HealthCheck`, because a write must send back the full struct that was read, unchanged except for
+// the field loopguard manages: whether the CLB resets omitted fields is not documented (tencent-cloud.md §3, §8
+// open question 4), and the full struct is right either way (the emulator takes the strict reading, health-check.ts).
 import type { HealthCheck } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 
 export type { HealthCheck };

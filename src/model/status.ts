@@ -6,7 +6,7 @@
 //  - Ready=True     nothing left to do: Reconciled / ReconciledWithRisks (Enforce) or AuditComplete.
 // Targets Pending on TKE (no CLB yet, listeners missing) do not hold Ready back: loopguard has nothing to
 // do until TKE acts, and the informer brings them back when it does. Reconciling and Stalled are
-// "abnormal-true": removed when false (kstatus, controller-conventions §2.3).
+// "abnormal-true": removed when false (kstatus: kubernetes-sigs/cli-utils pkg/kstatus).
 import { describeChange } from './desired-state.js';
 import { alternativeText } from './topology.js';
 import type { Assessment } from './assessment-result.js';

@@ -109,8 +109,11 @@ export function judgeWait(input: WaitInput): WaitVerdict {
   };
 }
 
-/** How long a wait not seen again stays remembered: a wait seen after that starts its clock anew. */
-const FORGET_AFTER_MS = 10 * 60_000;
+/**
+ * How long a wait not seen again stays remembered (a target no longer run: deleted, deselected); a wait seen after
+ * that starts its clock anew. Longer than any sensible drift-check interval, so a Stalled wait stays Stalled.
+ */
+const FORGET_AFTER_MS = 60 * 60_000;
 
 /**
  * When each wait began, for waits whose plan gives no start (an auto config TKE was asked for in an earlier round,

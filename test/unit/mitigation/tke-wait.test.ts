@@ -110,6 +110,7 @@ describe('WaitClock: the start of a wait the plan gives none', () => {
     clock.ended(ING);
     expect(clock.size).toBe(1);
     expect(clock.since(ING, created, T0 + 20_000)).toBe(T0 + 20_000);
-    expect(clock.since(SVC, userPass, T0 + 60 * 60_000)).toBe(T0 + 60 * 60_000);
+    expect(clock.since(SVC, userPass, T0 + 30 * 60_000)).toBe(T0);
+    expect(clock.since(SVC, userPass, T0 + 91 * 60_000)).toBe(T0 + 91 * 60_000);
   });
 });

@@ -168,7 +168,7 @@ export class Operator {
     const writer = new KubeWriter(kc);
     const records = new RecordStore(kc);
     const executor = d.enforce
-      ? new Executor({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, events, logger, metrics, stopping: this.stopping.signal, mayWrite: () => this.elector?.mayWrite() ?? true })
+      ? new Executor({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, events, logger, metrics, stopping: this.stopping.signal, mayWrite: () => this.elector?.mayWrite() ?? true, tkeGraceMs: config.tkeGraceMs })
       : undefined;
     const recordsOf = (ns: string) => (this.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => r.spec?.target?.namespace === ns);
     const controller = new PolicyController({

@@ -119,13 +119,15 @@ async function main(): Promise<void> {
     region,
     credentials,
     ...endpoint,
-    throttle: { defaultBudget: { rps: config.cloudRateLimit } },
+    throttle: { defaultBudget: { rps: config.cloudRateLimit }, adaptive: config.cloudRateAdaptive },
     logger,
     onCall: (e) => {
       metrics.recordCloudCall(e.action, e.outcome, e.code);
       health.observe(e);
     },
   });
+
+  metrics.watchCloudRate(() => clb.rateLimits());
 
   logger.info('Starting loopguard', {
     version: build.version,
@@ -136,6 +138,7 @@ async function main(): Promise<void> {
     clbEndpoint: `${config.clbEndpoint ? config.clbProtocol : 'https://'}${config.clbEndpoint || 'clb.tencentcloudapi.com'}`,
     kubeconfigContext: context?.name,
     probe: `${config.probeHost}:${config.probePort} (${defaults.probeHostFrom})`,
+    metrics: config.metricsSecure ? `https://${config.probeHost}:${config.metricsPort}/metrics (${defaults.metricsSecureFrom})` : `on the probe port (${defaults.metricsSecureFrom})`,
   });
   if (config.leaderElect) {
     logger.info(`Leader election Lease ${config.leaseNamespace}/${config.leaseName} (namespace: ${defaults.leaseNamespaceFrom})`);
@@ -189,7 +192,7 @@ async function main(): Promise<void> {
   try {
     await operator.start();
   } catch (err) {
-    if (err instanceof Error && /^(The probe port|Cannot listen on)/.test(err.message)) return fatal(err.message);
+    if (err instanceof Error && /^(The probe port|The metrics port|Cannot listen on|Cannot read the metrics certificate)/.test(err.message)) return fatal(err.message);
     throw err;
   }
 }

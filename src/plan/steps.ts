@@ -42,10 +42,22 @@ export type Step =
   /** Take out of the config what loopguard added to declare its fields (release, once the CLB shows the originals). */
   | { kind: 'RemoveFromTkeServiceConfig'; config: string; loadBalancerId: string; vip?: string; removals: Removal[] }
   /**
-   * Wait for TKE: to create the auto config, to apply declared fields, or to apply restored originals. With
-   * `graceOver` (a CLB read after the grace period still shows the old values) the wait ends in a target error.
+   * Wait for TKE: to create the auto config, to apply declared fields, or to apply restored originals. Past TKE's
+   * grace period (`graceOver`: a CLB read after it still shows the old values) or on TKE's Warning Event the wait
+   * ends in a target error (mitigation/tke-wait.ts), unless loopguard then writes it itself (`fallback`).
    */
-  | { kind: 'AwaitTke'; reason: AwaitReason; loadBalancerId: string; config?: string; since?: string; graceOver?: boolean; wantsKeepalive?: boolean };
+  | {
+      kind: 'AwaitTke';
+      reason: AwaitReason;
+      loadBalancerId: string;
+      config?: string;
+      /** When TKE was asked (the grace period's start); without it, the first time the executor saw the wait. */
+      since?: string;
+      graceOver?: boolean;
+      wantsKeepalive?: boolean;
+      /** loopguard writes it itself once the grace period is over (a later round plans it): the wait never fails. */
+      fallback?: boolean;
+    };
 
 export type StepKind = Step['kind'];
 
@@ -71,7 +83,12 @@ const SOURCE: Record<SourceIpType, string> = { 0: 'VIP', 1: '100.64.0.0/10' };
 function editText(e: FieldEdit): string {
   return e.kind === 'keepalive'
     ? `keepaliveEnable: ${e.value} on ${e.protocol}:${e.port}`
-    : `rule ${e.domain || '<default>'}${e.url} (${e.protocol}:${e.port}) healthCheck.sourceIpType: ${e.value}`;
+    : `rule ${e.domain || '<default>'}${e.url} (${e.protocol}:${e.port}) healthCheck.sourceIpType: ${e.value} (enable: ${String(e.enable)} as on the CLB, where undeclared)`;
+}
+
+function removalText(r: Removal): string {
+  const what = [r.level, r.enableAdded ? 'healthCheck.enable' : undefined].filter((x) => x !== undefined).join(' + ');
+  return `${editText(r.edit)} (${what})`;
 }
 
 function recordText(record: OriginalsRecord): string {
@@ -114,7 +131,7 @@ export function describeStep(step: Step): string {
     case 'DeclareInTkeServiceConfig':
       return `${step.restore ? 'restore in' : 'declare in'} TkeServiceConfig ${step.config}: ${step.edits.map(editText).join('; ')}${step.drift ? ' (drift: the config no longer declared them)' : ''}`;
     case 'RemoveFromTkeServiceConfig':
-      return `remove from TkeServiceConfig ${step.config} what loopguard added: ${step.removals.map((r) => `${editText(r.edit)} (${r.level})`).join('; ')}`;
+      return `remove from TkeServiceConfig ${step.config} what loopguard added: ${step.removals.map(removalText).join('; ')}`;
     case 'AwaitTke':
       if (step.reason === 'ConfigCreated') return `wait for TKE to create TkeServiceConfig ${step.config ?? ''}`;
       if (step.reason === 'ConfigApplied') return `wait for TKE to apply TkeServiceConfig ${step.config ?? ''} to CLB ${step.loadBalancerId}${step.graceOver ? ' (grace period over)' : ''}`;

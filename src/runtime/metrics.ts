@@ -1,5 +1,5 @@
-// Prometheus metrics. Controller and workqueue metrics keep controller-runtime's names (controller-conventions.md
-// §1.8) so existing Grafana dashboards work; loopguard's own metrics are prefixed `loopguard_`.
+// Prometheus metrics. Controller and workqueue metrics keep controller-runtime's names
+// (pkg/internal/controller/metrics, client-go workqueue metrics) so existing Grafana dashboards work; loopguard's own metrics are prefixed `loopguard_`.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WorkQueueObserver } from './work-queue.js';
 
@@ -72,6 +72,17 @@ export class Metrics {
     help: 'CLB API calls answered with RequestLimitExceeded, by action',
     labelNames: ['action'] as const,
     registers: [this.registry],
+  });
+  /** Read at scrape time from the CLB client (watchCloudRate). */
+  private cloudRateSource: () => Record<string, number> = () => ({});
+  readonly cloudRateLimit = new Gauge({
+    name: 'loopguard_cloud_rate_limit',
+    help: 'CLB API requests per second loopguard allows itself now, by action: --cloud-rate-limit, or less while the account quota is contended (adaptive rate)',
+    labelNames: ['action'] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const [action, rate] of Object.entries(this.cloudRateSource())) this.cloudRateLimit.set({ action }, rate);
+    },
   });
   readonly targetRisk = new Gauge({
     name: 'loopguard_target_risk',
@@ -146,6 +157,11 @@ export class Metrics {
     for (const labels of last.risk) this.targetRisk.remove(labels);
     for (const labels of last.errors) this.targetErrors.remove(labels);
     this.targetSeries.delete(key);
+  }
+
+  /** Where loopguard_cloud_rate_limit reads the current rates from (the CLB client's rateLimits). */
+  watchCloudRate(source: () => Record<string, number>): void {
+    this.cloudRateSource = source;
   }
 
   /** Hook for the CLB client: one call per API request. */

@@ -24,7 +24,7 @@ function http(keepalive: 0 | 1, source: 0 | 1): ListenerFacts {
 }
 const lb = (keepalive: 0 | 1, source: 0 | 1, extra: Partial<ClbFacts> = {}): ClbFacts => clb({ loadBalancerId: 'lb-ing', vips: [VIP], listeners: [http(keepalive, source)], ...extra });
 const owned = (r: OriginalsRecord, extra: Record<string, string> = {}) => ({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': OWNER, ...extra });
-const declared = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 1, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 1 } }] }] }] } };
+const declared = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 1, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 1 } }] }] }] } };
 const autoConfig = (spec: unknown = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/' }] }] }] } }): ConfigView => ({ name: CONFIG, spec, exists: true });
 const KEEPALIVE_AND_SOURCE = { l7: { keepalive: true, healthCheckSource: 'Range100_64' as const } };
 const originals: OriginalsRecord = { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0, keepaliveAdded: 'field' } }, rules: { 'lbl-80/loc-a': { sourceIpType: 0, added: 'healthCheck' } }, declaredAt: NOW.toISOString(), loadBalancerId: 'lb-ing' };
@@ -46,7 +46,7 @@ const rows: Row[] = [
     clb: lb(0, 0),
     steps: [
       { kind: 'AnnotateTarget', set: { [AUTO]: 'true' }, record: { v: 1, annotations: { [AUTO]: null }, loadBalancerId: 'lb-ing' } },
-      { kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: 'lb-ing', config: CONFIG },
+      { kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: 'lb-ing', config: CONFIG, since: NOW.toISOString() },
     ],
   },
   {
@@ -70,7 +70,7 @@ const rows: Row[] = [
         vip: VIP,
         edits: [
           { kind: 'keepalive', protocol: 'HTTP', port: 80, value: 1 },
-          { kind: 'ruleSource', protocol: 'HTTP', port: 80, domain: 'shop.example.com', url: '/', value: 1 },
+          { kind: 'ruleSource', protocol: 'HTTP', port: 80, domain: 'shop.example.com', url: '/', value: 1, enable: true },
         ],
       },
       { kind: 'AwaitTke', reason: 'ConfigApplied', loadBalancerId: 'lb-ing', config: CONFIG, since: NOW.toISOString(), wantsKeepalive: true },
@@ -103,7 +103,7 @@ const rows: Row[] = [
     name: 'someone took loopguard\'s declaration out of the config after it took effect: declared again as drift, the grace period restarts',
     ing: ingress({}, owned({ ...originals, declaredAt: '2026-11-22T09:00:00.000Z', applied: ['listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'] }, { [AUTO]: 'true' })),
     clb: lb(0, 1),
-    config: autoConfig({ loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 1 } }] }] }] } }),
+    config: autoConfig({ loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 1 } }] }] }] } }),
     steps: [
       { kind: 'RecordOriginals', record: { ...originals, applied: ['listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'] } },
       { kind: 'DeclareInTkeServiceConfig', config: CONFIG, loadBalancerId: 'lb-ing', vip: VIP, edits: [{ kind: 'keepalive', protocol: 'HTTP', port: 80, value: 1 }], drift: true },
@@ -144,7 +144,7 @@ describe('planL7Release', () => {
   });
 
   it('once the CLB shows them: takes out what loopguard added, then drops the auto annotation it added and the record', () => {
-    const restored = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 0, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 0 } }] }] }] } };
+    const restored = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 0, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 0 } }] }] }] } };
     const { steps } = planL7Release({ record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0), config: autoConfig(restored) });
     expect(steps.map((s) => s.kind)).toEqual(['RemoveFromTkeServiceConfig', 'AnnotateTarget']);
     expect(steps[1]).toEqual({ kind: 'AnnotateTarget', set: { [AUTO]: null }, forget: [`annotation/${AUTO}`, 'listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'], drops: true, restore: true });
@@ -167,11 +167,11 @@ describe('planL7Release', () => {
     const first = planL7Release({ record: r, annotations: owned(r, { [PASS]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: on });
     expect(first.steps).toEqual([
       { kind: 'AnnotateTarget', set: { [PASS]: 'false' }, record: { v: 1, declaredAt: NOW.toISOString() }, restore: true },
-      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() },
+      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true },
     ]);
     const declaredNow = { ...r, declaredAt: NOW.toISOString() };
     const waiting = planL7Release({ record: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, observedAt: NOW.getTime() + 5_000, clb: on });
-    expect(waiting.steps).toEqual([{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() }]);
+    expect(waiting.steps).toEqual([{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true }]);
     const late = planL7Release({ record: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, observedAt: NOW.getTime() + 10_000, clb: on });
     expect(late.steps[0]).toMatchObject({ kind: 'SetLoadBalancerPassToTarget', to: false, restore: true, why: expect.stringContaining('TKE did not apply') });
     const done = planL7Release({ record: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: false }) });
@@ -200,7 +200,7 @@ describe('planL7Target: LoadBalancerPassToTarget through the Ingress annotation 
   it('declares "true" with the originals in the same patch, then waits for TKE before keepalive', () => {
     expect(plan({ [AUTO]: 'true' }, lb(0, 0, { passToTarget: false }))).toEqual([
       { kind: 'AnnotateTarget', set: { [PASS]: 'true' }, record: declaredRecord },
-      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() },
+      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true },
     ]);
   });
 
@@ -214,11 +214,11 @@ describe('planL7Target: LoadBalancerPassToTarget through the Ingress annotation 
 
   it('within the grace period: waits', () => {
     expect(plan(owned(declaredRecord, { [AUTO]: 'true', [PASS]: 'true' }), lb(0, 0, { passToTarget: false }), NOW.getTime() + 5_000)).toEqual([
-      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() },
+      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true },
     ]);
   });
 
-  it('"true" the user declared: TKE\'s to apply; loopguard waits and writes nothing, whatever the grace period', () => {
+  it('"true" the user declared: TKE\'s to apply; loopguard writes nothing, and the wait (no fallback) ends in the executor', () => {
     expect(plan({ [AUTO]: 'true', [PASS]: 'true' }, lb(0, 0, { passToTarget: false }), NOW.getTime() + 60_000)).toEqual([
       { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing' },
     ]);

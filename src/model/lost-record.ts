@@ -49,6 +49,20 @@ export function lostRecordEvidence(input: LostRecordInput): string[] {
   });
 }
 
+/**
+ * When a missing record will count as lost (ms since the epoch): the earliest annotation loopguard set whose lag has
+ * not run out yet. The round is read again then, so the verdict does not wait for an unrelated event or drift check.
+ */
+export function lostRecordDueAt(input: LostRecordInput): number | undefined {
+  if (input.hasRecord || !input.setByLoopguard) return undefined;
+  const due = ANNOTATIONS_LOOPGUARD_SETS.flatMap((key) => {
+    const at = Date.parse(input.setByLoopguard?.[key] ?? '');
+    if (Number.isNaN(at) || input.annotations?.[key]?.trim().toLowerCase() !== 'true') return [];
+    return at + RECORD_LAG_MS > input.now.getTime() ? [at + RECORD_LAG_MS] : [];
+  });
+  return due.length > 0 ? Math.min(...due) : undefined;
+}
+
 /** The target's verdict when its record is lost: a human decides (Stalled), and the message names the fix. */
 export function lostRecordError(input: LostRecordInput): TargetError | undefined {
   const keys = lostRecordEvidence(input);

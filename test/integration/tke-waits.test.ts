@@ -76,7 +76,9 @@ describe('every wait for TKE ends; a held-up deletion says so', () => {
     const lb = await waitFor('CLB of web', async () => (await core.readNamespacedService({ namespace: ns, name: 'web' })).metadata?.annotations?.[SERVICE_LB_ID]);
     const ref = { namespace: ns, name: 'p' };
     expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce' }))).stderr).toBe('');
-    await waitForCondition(ref, 'Ready', { reason: 'Reconciled', timeoutMs: 60_000, context: logs });
+    // Mitigated first (Ready alone may be a round that found TKE's listeners not there yet): the deletion under test
+    // restores what Enforce changed, not a round still switching sources.
+    await waitForPolicy(ref, 'web mitigated', (p) => p.status?.counts?.mitigated === 1, { timeoutMs: 60_000, context: logs });
     await tke.emulator.admin.setFaults({ rules: [{ action: 'ModifyListener', rate: 1, kind: 'error', code: 'RequestLimitExceeded', message: 'throttled (injected)', loadBalancerId: lb }] });
     try {
       await deletePolicy(ref, { wait: false });
@@ -109,7 +111,7 @@ describe('every wait for TKE ends; a held-up deletion says so', () => {
     await waitFor('CLB of web', async () => (await core.readNamespacedService({ namespace: ns, name: 'web' })).metadata?.annotations?.[SERVICE_LB_ID]);
     const ref = { namespace: ns, name: 'p' };
     expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce' }))).stderr).toBe('');
-    await waitForCondition(ref, 'Ready', { reason: 'Reconciled', timeoutMs: 60_000, context: logs });
+    await waitForPolicy(ref, 'web mitigated', (p) => p.status?.counts?.mitigated === 1, { timeoutMs: 60_000, context: logs });
     const record = await findRecord('Service', ns, 'web');
     expect(record).toBeDefined();
     // What a GitOps prune of the LoopbackRecord CRD does to this target: its record is gone.

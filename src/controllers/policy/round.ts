@@ -7,6 +7,7 @@ import { describeCloudError } from '../../cloud/index.js';
 import { assessTarget, type Assessment } from '../../model/assessment.js';
 import type { ClusterProfile } from '../../model/cluster-profile.js';
 import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../../model/facts.js';
+import { lostRecordDueAt } from '../../model/lost-record.js';
 import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';
 import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
 import { ExecutionInterrupted, type Execution, type Executor } from '../../mitigation/executor.js';
@@ -205,6 +206,11 @@ export class PolicyRound {
       if (error.permanent) result.policyError ??= { reason: error.reason, message: error.message };
       result.outcomes.push(...managed.map((m) => ({ assessment: m.assessment, ...(error.permanent ? {} : { error }) })));
       return;
+    }
+    // A record missing right after loopguard's annotation may only be late; the round comes back when it would be lost.
+    for (const m of managed) {
+      const due = lostRecordDueAt({ ...m.assessment.target, annotations: m.annotations, setByLoopguard: m.setByLoopguard, hasRecord: m.ownership?.owner !== undefined, now: new Date() });
+      if (due !== undefined) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, due);
     }
     const caps = this.d.capabilities.snapshot();
     const planInput = { owner: input.owner, rejected: { keepalive: caps.keepaliveRejected !== undefined, range100_64: caps.range100_64Rejected !== undefined }, now: new Date(), graceMs: this.d.tkeGraceMs };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
-import { annotationsSetBy, lostRecordError, lostRecordEvidence, RECORD_LAG_MS, type LostRecordInput } from '../../../src/model/lost-record.js';
+import { annotationsSetBy, lostRecordDueAt, lostRecordError, lostRecordEvidence, RECORD_LAG_MS, type LostRecordInput } from '../../../src/model/lost-record.js';
 import { serviceFacts } from '../../../src/model/target-facts.js';
 
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
@@ -43,6 +43,14 @@ describe('lostRecordEvidence: a target loopguard changed whose record is gone', 
   ];
   it.each(cases)('$name', ({ over, lost }) => {
     expect(lostRecordEvidence({ ...base, ...over })).toEqual(lost);
+  });
+
+  it('a record missing within the lag is due when the lag runs out (the round comes back then), never after', () => {
+    const soon = new Date(Date.parse(T) + 5_000);
+    expect(lostRecordDueAt({ ...base, now: soon })).toBe(Date.parse(T) + RECORD_LAG_MS);
+    expect(lostRecordDueAt({ ...base, now: LATER })).toBeUndefined(); // already lost: the verdict is given now
+    expect(lostRecordDueAt({ ...base, now: soon, hasRecord: true })).toBeUndefined();
+    expect(lostRecordDueAt({ ...base, now: soon, setByLoopguard: { team: T } })).toBeUndefined();
   });
 
   it('the verdict is Stalled RecordLost and names the fix', () => {

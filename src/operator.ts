@@ -17,7 +17,7 @@ import {
 import { TKE_SERVICE_CONFIG } from './api/annotations.js';
 import { ABANDON_ANNOTATION, GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
-import { ClbObserver } from './controllers/clb-observer.js';
+import { ClbObserver } from './cloud/clb-observer.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { LearnedCapabilities } from './mitigation/capabilities.js';

@@ -4,12 +4,12 @@
 // the same inputs a policy round has, so the verdicts and plans are the ones Audit prints.
 import type { LoopbackRecord } from '../api/loopbackrecord.js';
 import { recordName } from '../api/loopbackrecord.js';
-import { sameObject } from '../controllers/policy/round.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../model/facts.js';
 import { ingressFacts, serviceFacts } from '../model/target-facts.js';
-import { governingConfigName, TKE_GRACE_MS, type ConfigView } from '../plan/l7.js';
-import { ownershipOf, type Ownership } from '../plan/ownership.js';
+import { governingConfigName, type ConfigView } from '../plan/l7.js';
+import { TKE_GRACE_MS } from '../model/tke-timing.js';
+import { ownershipOf, sameObject, type Ownership } from '../plan/ownership.js';
 import { analyzeTarget } from './analysis.js';
 import type { ClusterSnapshot, TkeServiceConfigObject } from './cluster-reads.js';
 import { choosePolicies, DEFAULT_CHOICE } from './policy-spec.js';

@@ -2,9 +2,10 @@
 // what it changes and skips a write that would change nothing), so a step repeated after a restart is harmless.
 // A step's result is data, never an exception for the target's own failure: the executor classifies thrown
 // errors, and verification verdicts (TKE did not apply a config) come back as `failed`.
+import type { OriginalsRecord } from '../api/annotations.js';
 import { StalledReason } from '../api/reasons.js';
 import { describeCloudError, type CallOptions, type ClbClient, type ListenerInfo } from '../cloud/index.js';
-import type { ClbObserver } from '../controllers/clb-observer.js';
+import type { ClbObserver } from '../cloud/clb-observer.js';
 import type { RecordStore } from '../kube/record-store.js';
 import type { KubeWriter } from '../kube/writer.js';
 import { KEEPALIVE_TICKET } from '../model/assess-ingress.js';
@@ -12,7 +13,7 @@ import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, buildRemovalPatch } from '../plan/config-patch.js';
 import { healthCheckFor } from '../plan/l4.js';
-import { mergeRecords, withoutFields } from '../plan/record.js';
+import { isEmptyRecord, mergeRecords, withoutFields } from '../plan/record.js';
 import type { AwaitReason, Step } from '../plan/steps.js';
 import type { LearnedCapabilities } from './capabilities.js';
 import { isKeepaliveCapabilityError, latestTkeWarning, type EventView } from './tke-events.js';
@@ -54,6 +55,11 @@ function writeOptions(deps: EffectDeps, signal: AbortSignal): CallOptions {
   return { signal, ...(deps.stopping ? { stopping: deps.stopping } : {}), ...(deps.mayWrite ? { mayWrite: deps.mayWrite } : {}) };
 }
 
+/** A record that holds nothing is no record: the store deletes it. */
+function nonEmpty(record: OriginalsRecord): OriginalsRecord | undefined {
+  return isEmptyRecord(record) ? undefined : record;
+}
+
 export async function applyStep(deps: EffectDeps, owner: string, target: TargetRef, step: Step, signal: AbortSignal): Promise<StepResult> {
   const { writer, clb, observer } = deps;
   const { kind, namespace, name } = target;
@@ -63,7 +69,7 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
       // so an original recorded by an earlier write always survives.
       const object = await writer.get(kind, namespace, name);
       if (!object) return { status: 'gone' };
-      await deps.records.update({ ...target, uid: object.metadata?.uid }, owner, (current) => mergeRecords(current, step.record), { takeOver: true });
+      await deps.records.update({ ...target, uid: object.metadata?.uid }, owner, (current) => nonEmpty(mergeRecords(current, step.record)), { takeOver: true });
       return DONE;
     }
     case 'AnnotateTarget': {
@@ -72,10 +78,10 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
       // Originals before the change they belong to; a release's forgetting after the restore it records.
       if (step.record) {
         if (!object) return { status: 'gone' };
-        await deps.records.update(self, owner, (current) => mergeRecords(withoutFields(current, step.forget ?? []), step.record!), { takeOver: true });
+        await deps.records.update(self, owner, (current) => nonEmpty(mergeRecords(withoutFields(current, step.forget ?? []), step.record!)), { takeOver: true });
       }
       if (object && Object.keys(step.set).length > 0) await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
-      if (step.forget && !step.record) await deps.records.update(self, owner, (current) => withoutFields(current, step.forget ?? []), { takeOver: false });
+      if (step.forget && !step.record) await deps.records.update(self, owner, (current) => nonEmpty(withoutFields(current, step.forget ?? [])), { takeOver: false });
       // A target that is gone has nothing left to annotate or restore; a release goes on to forget its record.
       return object || step.forget || step.restore ? DONE : { status: 'gone' };
     }

@@ -25,6 +25,11 @@ export function ownershipOf(entry: LoopbackRecord | undefined): Ownership {
   return problem ? { owner, problem: `LoopbackRecord ${entry.metadata?.name ?? ''}: ${problem}` } : { owner, record: entry.spec.originals };
 }
 
+/** Whether a record was made for this very object (an earlier object of the same name had another uid). */
+export function sameObject(entry: LoopbackRecord, t: { uid?: string }): boolean {
+  return entry.spec.target.uid === undefined || t.uid === undefined || entry.spec.target.uid === t.uid;
+}
+
 /** Whether the registry holds bookkeeping of `owner` in this entry. */
 export function ownedBy(entry: LoopbackRecord | undefined, owner: string): boolean {
   return entry !== undefined && ownerOf(entry.spec.policy.namespace, entry.spec.policy.name) === owner;

@@ -16,7 +16,7 @@ import type { TargetPlan } from '../../plan/steps.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { ownedBy, ownerOf } from '../../plan/ownership.js';
 import { recordedFields } from '../../plan/record.js';
-import type { PolicyControllerOptions } from './policy-controller.js';
+import type { PolicyControllerOptions } from './deps.js';
 import { planReleases, remainingSteps } from './round.js';
 import { orphansOf } from './targets.js';
 

@@ -3,51 +3,20 @@
 // Level-triggered: every round recomputes everything from current state, so a restart at any point converges.
 // A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
-import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { API_VERSION, FINALIZER, KIND, withSpecDefaults, type LoopbackPolicy, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import { EventReason } from '../../api/reasons.js';
-import type { EventRecorder } from '../../kube/events.js';
-import type { PolicyStatusWriter } from '../../kube/status-writer.js';
-import type { KubeWriter } from '../../kube/writer.js';
-import type { RecordStore } from '../../kube/record-store.js';
-import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { conflictAssessment, type Assessment } from '../../model/assessment.js';
-import type { ClusterProfile } from '../../model/cluster-profile.js';
 import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
-import { ExecutionInterrupted, involvedObject, type Execution, type Executor } from '../../mitigation/executor.js';
+import { ExecutionInterrupted, involvedObject, type Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
 import { ownerOf, ownershipOf } from '../../plan/ownership.js';
-import type { Metrics } from '../../runtime/metrics.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { dueForDrift, nextDriftRoundMs, type DriftClock } from '../drift.js';
 import { PolicyDeletion } from './deletion.js';
-import { PolicyRound, type RoundDeps } from './round.js';
+import type { PolicyControllerOptions } from './deps.js';
+import { PolicyRound } from './round.js';
 import { namespaceView, orphansOf, policyIdentity } from './targets.js';
-
-/** What the policy controller reads: informer caches, never the API server directly. */
-export interface PolicyCaches {
-  /** LoopbackRecords of targets in the namespace. */
-  records(namespace: string): readonly LoopbackRecord[];
-  policy(namespace: string, name: string): LoopbackPolicy | undefined;
-  policies(namespace: string): readonly LoopbackPolicy[];
-  services(namespace: string): readonly V1Service[];
-  ingresses(namespace: string): readonly V1Ingress[];
-}
-
-export interface PolicyControllerOptions extends RoundDeps {
-  caches: PolicyCaches;
-  statusWriter: PolicyStatusWriter;
-  /** Enforce's Kubernetes writer (finalizers; the revert reads targets through it). */
-  writer: KubeWriter;
-  /** The originals registry, read from the API server by the revert. */
-  records: RecordStore;
-  events: EventRecorder;
-  metrics: Metrics;
-  profile: () => ClusterProfile;
-  /** Without it, Enforce policies only diagnose. */
-  executor?: Executor;
-}
 
 /**
  * Root causes that mean "TKE is still building this CLB": nothing changes on the Service when TKE finishes

@@ -11,13 +11,13 @@ import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/sta
 import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
 import { ExecutionInterrupted, type Execution, type Executor } from '../../mitigation/executor.js';
 import { governingConfigName, type ConfigView } from '../../plan/l7.js';
-import { ownershipOf, type Ownership } from '../../plan/ownership.js';
+import { ownershipOf, sameObject, type Ownership } from '../../plan/ownership.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { planOrphan, planTarget, type ManagedTarget, type OrphanTarget } from '../../plan/policy-plan.js';
 import { describeStep, type Step, type TargetPlan } from '../../plan/steps.js';
 import type { Logger } from '../../runtime/logger.js';
 import { settleAll } from '../../runtime/settle.js';
-import type { ClbObserver } from '../clb-observer.js';
+import type { ClbObserver } from '../../cloud/clb-observer.js';
 
 /** Targets per observe/plan/execute step: one DescribeLoadBalancers batch. */
 const CHUNK = 20;
@@ -62,11 +62,6 @@ export interface Orphan {
   entry: LoopbackRecord;
   /** The object the record was made for is gone (see OrphanTarget.stale). */
   stale?: boolean;
-}
-
-/** Whether a record was made for this very object (an earlier object of the same name had another uid). */
-export function sameObject(entry: LoopbackRecord, t: { uid?: string }): boolean {
-  return entry.spec.target.uid === undefined || t.uid === undefined || entry.spec.target.uid === t.uid;
 }
 
 /** The target's ownership, from a record made for it; a record of an earlier object counts as none. */

@@ -3,9 +3,9 @@
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { ownedBy } from '../../plan/ownership.js';
+import { ownedBy, sameObject } from '../../plan/ownership.js';
 import { targetKey } from '../../model/facts.js';
-import { sameObject, type Orphan } from './round.js';
+import type { Orphan } from './round.js';
 import { policyIdentity, resolveConflicts, type Claim, type Ownership } from '../../model/conflicts.js';
 
 export { policyIdentity };

@@ -151,8 +151,8 @@ export class Operator {
       caches: {
         policy: (ns, name) => this.policies.get(name, ns) as LoopbackPolicy | undefined,
         policies: (ns) => this.policies.list(ns) as readonly LoopbackPolicy[],
-        services: (ns) => this.services.list(ns),
-        ingresses: (ns) => this.ingresses.list(ns),
+        services: (ns?) => this.services.list(ns),
+        ingresses: (ns?) => this.ingresses.list(ns),
         records: recordsOf,
       },
       record: (t) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined,

@@ -12,6 +12,7 @@ import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { EventReason, StalledReason } from '../../api/reasons.js';
 import { classifyError } from '../../mitigation/errors.js';
 import { involvedObject, type Execution } from '../../mitigation/executor.js';
+import { NO_SHARING } from '../../plan/snapshot.js';
 import type { TargetPlan } from '../../plan/steps.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { ownedBy, ownerOf } from '../../plan/ownership.js';
@@ -98,7 +99,7 @@ export class PolicyDeletion {
     let plans: TargetPlan[];
     try {
       // planReleases leaves Ingresses out until the TkeServiceConfig cache has synced; they come back below as pending.
-      plans = await planReleases(this.o, owner, orphansOf(releasable, owner, new Set(), facts), signal);
+      plans = await planReleases(this.o, { owner, spec: withSpecDefaults(policy.spec), profile: this.o.profile(), shared: NO_SHARING }, orphansOf(releasable, owner, new Set(), facts), signal);
     } catch (err) {
       if (signal.aborted) throw err;
       const error = classifyError(err, "reading the targets' CLBs");

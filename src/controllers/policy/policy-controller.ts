@@ -6,7 +6,7 @@
 import { API_VERSION, FINALIZER, KIND, withSpecDefaults, type LoopbackPolicy, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import { EventReason } from '../../api/reasons.js';
 import { conflictAssessment, type Assessment } from '../../model/assessment.js';
-import { targetKey, type TargetFacts } from '../../model/facts.js';
+import { targetKey, type TargetFacts, type TargetRef } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
 import { ExecutionInterrupted, involvedObject, type Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
@@ -16,7 +16,7 @@ import { dueForDrift, nextDriftRoundMs, type DriftClock } from '../drift.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { PolicyRound } from './round.js';
-import { namespaceView, orphansOf, policyIdentity } from './targets.js';
+import { namespaceView, orphansOf, policyIdentity, sharedWith } from './targets.js';
 
 /**
  * Root causes that mean "TKE is still building this CLB": nothing changes on the Service when TKE finishes
@@ -104,7 +104,8 @@ export class PolicyController {
     const profile = this.o.profile();
     const services = this.o.caches.services(namespace);
     const ingresses = this.o.caches.ingresses(namespace);
-    const view = namespaceView(namespace, services, ingresses, this.o.caches.policies(namespace), (t) => ownershipOf(this.o.record(t)).owner);
+    const holder = (t: TargetRef): string | undefined => ownershipOf(this.o.record(t)).owner;
+    const view = namespaceView(namespace, services, ingresses, this.o.caches.policies(namespace), holder);
     const me = policyIdentity(policy);
     const owner = ownerOf(namespace, name);
     const mine: TargetFacts[] = [];
@@ -126,7 +127,8 @@ export class PolicyController {
     }
     const drift = dueForDrift(readAt, this.o.driftCheckIntervalMs, Date.now(), this.driftClocks.get(key));
     this.driftClocks.set(key, drift.clock);
-    const run = await this.round.run({ policy, spec, profile, owner, targets: mine, orphans, enforcing, drift: drift.due }, signal);
+    const shared = sharedWith(mine, this.o.caches, { namespace, view }, holder);
+    const run = await this.round.run({ policy, spec, profile, owner, targets: mine, orphans, enforcing, drift: drift.due, shared }, signal);
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.

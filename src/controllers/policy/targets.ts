@@ -3,9 +3,10 @@
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { ownedBy, sameObject } from '../../plan/ownership.js';
+import { ownedBy, ownerOf, sameObject } from '../../plan/ownership.js';
+import { sharedView, type SharedView } from '../../plan/snapshot.js';
+import type { Orphan, PolicyCaches } from './deps.js';
 import { targetKey } from '../../model/facts.js';
-import type { Orphan } from './round.js';
 import { policyIdentity, resolveConflicts, type Claim, type Ownership } from '../../model/conflicts.js';
 
 export { policyIdentity };
@@ -35,6 +36,32 @@ export function namespaceView(
     for (const t of selectTargets(scope, candidates)) claims.push({ policy: policyIdentity(p), target: t });
   }
   return { candidates, ownership: resolveConflicts(claims, holder) };
+}
+
+/**
+ * Who shares the policy's targets' CLBs (any namespace) and TkeServiceConfigs (see SharedView). Which policy
+ * manages a target of another namespace is that namespace's claim, worked out only for namespaces that share.
+ */
+export function sharedWith(
+  targets: readonly TargetFacts[],
+  caches: Pick<PolicyCaches, 'services' | 'ingresses' | 'policies'>,
+  own: { namespace: string; view: NamespaceView },
+  holder: (target: TargetRef) => string | undefined,
+): SharedView {
+  const clbs = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
+  // Only the namespace's own Ingresses can name its TkeServiceConfigs; CLBs are shared across namespaces.
+  const others = [...caches.services().map(serviceFacts), ...caches.ingresses().map(ingressFacts)].filter((t) => t.namespace !== own.namespace && t.loadBalancerId && clbs.has(t.loadBalancerId));
+  const views = new Map<string, NamespaceView>([[own.namespace, own.view]]);
+  const viewOf = (ns: string): NamespaceView => {
+    let v = views.get(ns);
+    if (!v) views.set(ns, (v = namespaceView(ns, caches.services(ns), caches.ingresses(ns), caches.policies(ns), holder)));
+    return v;
+  };
+  const policyOf = (t: TargetRef): string | undefined => {
+    const winner = viewOf(t.namespace).ownership.get(targetKey(t))?.winner;
+    return winner ? ownerOf(winner.namespace, winner.name) : undefined;
+  };
+  return sharedView(targets, [...own.view.candidates, ...others], policyOf);
 }
 
 /**

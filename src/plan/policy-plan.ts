@@ -10,6 +10,7 @@ import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
 import type { Ownership } from './ownership.js';
 import { recordedFields } from './record.js';
+import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
 import type { TargetPlan } from './steps.js';
 
@@ -163,8 +164,12 @@ function orphanOf(o: OrphanSnapshot): OrphanTarget {
 export function planPolicy(s: Snapshot): PolicyPlan {
   const input = { owner: s.owner, rejected: rejectedOf(s), now: s.now, graceMs: s.graceMs };
   const targets = s.targets.map((t): PlannedTarget => {
-    const assessment = assessSnapshot(s, t);
+    const assessed = assessSnapshot(s, t);
+    const shared = sharedConfigAssessment(s, t, assessed);
+    const assessment = shared ?? assessed;
     if (t.facts.kind === 'Ingress' && !s.configsKnown) return { assessment, plan: { ...planHeader(assessment.target, 'Mitigate'), steps: [] } };
+    // A shared config is not changed: what this policy changed through it before is given back, nothing more.
+    if (shared) return { assessment, plan: planOrphan(input, orphanOf({ facts: t.facts, ownership: t.ownership ?? {}, clb: t.clb, ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}), ...(t.config ? { config: t.config } : {}) })) };
     return { assessment, plan: planTarget(input, managedOf(assessment, t)) };
   });
   const orphans = s.configsKnown ? s.orphans : s.orphans.filter((o) => o.facts.kind !== 'Ingress');

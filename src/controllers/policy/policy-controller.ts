@@ -203,7 +203,7 @@ export class PolicyController {
       if (a.verdict === 'AtRisk') {
         await this.o.events.record(involved, 'Warning', EventReason.TargetAtRisk, `${a.rootCause.id}: ${a.rootCause.message} ${by}`);
       } else if (a.verdict === 'Conflict') {
-        const reason = a.rootCause.id === 'ForeignClb' ? EventReason.ForeignClb : EventReason.PolicyConflict;
+        const reason = a.rootCause.id === 'ForeignClb' ? EventReason.ForeignClb : a.rootCause.id === 'SharedConfig' ? EventReason.SharedConfig : EventReason.PolicyConflict;
         await this.o.events.record(involved, 'Warning', reason, `${a.rootCause.message} ${by}`);
       } else if (a.verdict === 'Mitigated') {
         await this.o.events.record(involved, 'Normal', EventReason.TargetMitigated, `${a.rootCause.message} ${by}`);

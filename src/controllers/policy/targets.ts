@@ -6,6 +6,7 @@ import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { ownedBy, ownerOf, sameObject } from '../../plan/ownership.js';
 import { sharedView, type SharedView } from '../../plan/snapshot.js';
 import type { Orphan, PolicyCaches } from './deps.js';
+import { conflictAssessment, type Assessment } from '../../model/assessment.js';
 import { targetKey } from '../../model/facts.js';
 import { policyIdentity, resolveConflicts, type Claim, type Ownership } from '../../model/conflicts.js';
 
@@ -36,6 +37,31 @@ export function namespaceView(
     for (const t of selectTargets(scope, candidates)) claims.push({ policy: policyIdentity(p), target: t });
   }
   return { candidates, ownership: resolveConflicts(claims, holder) };
+}
+
+/** What a policy manages in its namespace, what it loses to an older policy, and what it must release. */
+export interface PolicyTargets {
+  view: NamespaceView;
+  mine: TargetFacts[];
+  /** Targets it selects that another policy manages: Conflict / PolicyConflict. */
+  conflicts: Assessment[];
+  orphans: Orphan[];
+}
+
+export function policyTargets(policy: LoopbackPolicy, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined): PolicyTargets {
+  const namespace = policy.metadata.namespace ?? '';
+  const view = namespaceView(namespace, caches.services(namespace), caches.ingresses(namespace), caches.policies(namespace), holder);
+  const me = policyIdentity(policy);
+  const mine: TargetFacts[] = [];
+  const conflicts: Assessment[] = [];
+  for (const target of view.candidates) {
+    const claim = view.ownership.get(targetKey(target));
+    if (!claim) continue;
+    if (claim.winner.namespace === me.namespace && claim.winner.name === me.name) mine.push(target);
+    else if (claim.losers.some((l) => l.name === me.name)) conflicts.push(conflictAssessment(target, claim.winner));
+  }
+  const orphans = orphansOf(caches.records(namespace), ownerOf(namespace, policy.metadata.name ?? ''), new Set(mine.map(targetKey)), view.candidates);
+  return { view, mine, conflicts, orphans };
 }
 
 /**

@@ -22,6 +22,7 @@ import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { LearnedCapabilities } from './mitigation/capabilities.js';
 import { Executor } from './mitigation/executor.js';
+import { clusterEffects } from './mitigation/effects.js';
 import { KubeWriter } from './kube/writer.js';
 import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
@@ -144,7 +145,15 @@ export class Operator {
     const writer = new KubeWriter(kc);
     const records = new RecordStore(kc);
     const executor = d.enforce
-      ? new Executor({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, events, logger, metrics, stopping: this.stopping.signal, mayWrite: () => this.elector?.mayWrite() ?? true })
+      ? new Executor({
+          effects: clusterEffects({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, stopping: this.stopping.signal, mayWrite: () => this.elector?.mayWrite() ?? true }),
+          capabilities: this.capabilities,
+          events,
+          logger,
+          metrics,
+          stopping: this.stopping.signal,
+          mayWrite: () => this.elector?.mayWrite() ?? true,
+        })
       : undefined;
     const recordsOf = (ns: string) => (this.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => r.spec?.target?.namespace === ns);
     const controller = new PolicyController({

@@ -39,6 +39,19 @@ export interface EffectDeps {
   mayWrite?: () => boolean;
 }
 
+/**
+ * What the executor does to carry out one step, as one interface: the cluster's (CLB API, Kubernetes) in the
+ * operator (clusterEffects), an in-memory world in the executor's unit tests.
+ */
+export interface Effects {
+  apply(owner: string, target: TargetRef, step: Step, signal: AbortSignal): Promise<StepResult>;
+}
+
+/** The effects on the cluster: CLB writes through the client, Kubernetes writes, LoopbackRecords. */
+export function clusterEffects(deps: EffectDeps): Effects {
+  return { apply: (owner, target, step, signal) => applyStep(deps, owner, target, step, signal) };
+}
+
 /** Event timestamps have second precision. */
 const EVENT_SLACK_MS = 2_000;
 const KEEPALIVE_CAPABILITY = 'CLB layer-7 SNAT + keepalive, by ticket';

@@ -15,7 +15,8 @@ import { describeStep, type Step, type TargetPlan } from '../plan/steps.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Metrics } from '../runtime/metrics.js';
 import { settleAll } from '../runtime/settle.js';
-import { applyStep, type EffectDeps } from './effects.js';
+import type { LearnedCapabilities } from './capabilities.js';
+import type { Effects } from './effects.js';
 import { classifyError } from './errors.js';
 
 /** What happened to one target's plan this round. */
@@ -52,10 +53,18 @@ export class ExecutionInterrupted extends Error {
   }
 }
 
-export interface ExecutorDeps extends EffectDeps {
-  events: EventRecorder;
-  logger: Logger;
-  metrics: Metrics;
+export interface ExecutorDeps {
+  /** How a step is carried out (clusterEffects in the operator). */
+  effects: Effects;
+  /** Refusals learned from failures (a missing 100.64 capability). */
+  capabilities: Pick<LearnedCapabilities, 'learn'>;
+  events: Pick<EventRecorder, 'record'>;
+  logger: Pick<Logger, 'info' | 'warn'>;
+  metrics: Pick<Metrics, 'driftCorrections'>;
+  /** Aborts when shutdown begins: no new step starts. */
+  stopping?: AbortSignal;
+  /** The leader's fence (LeaderElector.mayWrite), asked before every step. */
+  mayWrite?: () => boolean;
   /** Targets worked on at once; the CLB client's budgets and per-CLB write gate do the real pacing. */
   concurrency?: number;
 }
@@ -117,7 +126,7 @@ export class Executor {
       if (this.d.mayWrite && !this.d.mayWrite()) return { plan, executed, stopped: { step, inFlight: false } };
       let result;
       try {
-        result = await applyStep(this.d, owner, t, step, signal);
+        result = await this.d.effects.apply(owner, t, step, signal);
       } catch (err) {
         if (signal.aborted) {
           // Where this target stopped, for whoever picks the round up (the next leader re-plans from the CLB).

@@ -10,7 +10,7 @@ describe('nextReconcile', () => {
   it('a transient error anywhere (target or release) asks for a backoff retry and keeps the streak', () => {
     const error = { reason: 'RetryingAfterError', message: 'throttled', permanent: false };
     const r = nextReconcile({ ...base, streak: 2, outcomes: [target('L4Loopback')], releases: [{ kind: 'Service', name: 'x', plan: [], error }] });
-    expect('retry' in r.outcome && r.outcome.retry.message).toMatch(/1 target\(s\) failed transiently.*throttled/);
+    expect('retry' in r.outcome && r.outcome.retry?.message).toMatch(/1 target\(s\) failed transiently.*throttled/);
     expect(r.streak).toBe(2);
   });
 

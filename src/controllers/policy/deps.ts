@@ -30,21 +30,21 @@ export interface PolicyCaches {
 
 export interface PolicyControllerOptions extends RoundDeps {
   caches: PolicyCaches;
-  statusWriter: PolicyStatusWriter;
+  statusWriter: Pick<PolicyStatusWriter, 'apply'>;
   /** Enforce's Kubernetes writer (finalizers; the revert reads targets through it). */
-  writer: KubeWriter;
+  writer: Pick<KubeWriter, 'setFinalizers' | 'list'>;
   /** The originals registry, read from the API server by the revert. */
-  records: RecordStore;
-  events: EventRecorder;
-  metrics: Metrics;
+  records: Pick<RecordStore, 'list' | 'remove'>;
+  events: Pick<EventRecorder, 'record' | 'recordStanding'>;
+  metrics: Pick<Metrics, 'reportTargets' | 'forgetTargets'>;
   profile: () => ClusterProfile;
   /** Without it, Enforce policies only diagnose. */
   executor?: Executor;
 }
 
 export interface RoundDeps {
-  observer: ClbObserver;
-  capabilities: LearnedCapabilities;
+  observer: Pick<ClbObserver, 'observe' | 'reread' | 'observedAt' | 'cached' | 'invalidate'>;
+  capabilities: Pick<LearnedCapabilities, 'snapshot' | 'forget'>;
   tkeServiceConfigs(namespace: string): readonly { metadata?: { name?: string }; spec?: unknown }[];
   /**
    * Whether the TkeServiceConfig cache has synced. Until it has, an absent config means "not known yet", not
@@ -53,7 +53,7 @@ export interface RoundDeps {
   tkeServiceConfigsSynced(): boolean;
   /** The target's LoopbackRecord from the informer cache (the executor re-reads it before every write). */
   record(target: TargetRef): LoopbackRecord | undefined;
-  logger: Logger;
+  logger: Pick<Logger, 'info' | 'warn'>;
   driftCheckIntervalMs: number;
   /** How long TKE gets to apply a declared TkeServiceConfig. */
   tkeGraceMs: number;

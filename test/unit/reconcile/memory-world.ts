@@ -2,7 +2,10 @@
 // LoopbackRecords, and loopguard's Effects interface over them (what clusterEffects does against the CLB API and
 // Kubernetes, for the L4 steps). Faults can be queued per step. Not a Kubernetes API: it implements loopguard's
 // own interface, and gathers TargetSnapshots the way the operator's gather step does.
+import type { V1Service } from '@kubernetes/client-node';
 import type { OriginalsRecord } from '../../../src/api/annotations.js';
+import { recordName, type LoopbackRecord } from '../../../src/api/loopbackrecord.js';
+import type { ClbReader } from '../../../src/cloud/clb-client.js';
 import type { ServiceFacts, TargetRef } from '../../../src/model/facts.js';
 import type { Effects, StepResult } from '../../../src/mitigation/effects.js';
 import { isEmptyRecord, mergeRecords, withoutFields } from '../../../src/plan/record.js';
@@ -30,6 +33,40 @@ export class MemoryWorld implements Effects {
   /** Every step applied (done or waiting), in order. */
   readonly log: { target: string; step: Step }[] = [];
   private readonly faults: Fault[] = [];
+  /** Told of every source written, as clusterEffects tells the CLB observer (its cache is the post-write read). */
+  observer?: { listenerSourceWritten(id: string, listenerId: string, to: 0 | 1): void };
+  /** Labels per Service (selection). */
+  readonly labels = new Map<string, Record<string, string>>();
+  /** The next CLB reads fail with this (once each). */
+  readonly readFaults: Error[] = [];
+
+  /** The Services as the informer cache holds them. */
+  v1Services(): V1Service[] {
+    return [...this.facts.keys()].map((name) => ({
+      metadata: { namespace: 'shop', name, uid: `uid-${name}`, annotations: { ...this.annotations.get(name) }, labels: { ...this.labels.get(name) } },
+      spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Local', ports: [{ port: 80, protocol: 'TCP' }, { port: 53, protocol: 'UDP' }] },
+      status: { loadBalancer: { ingress: [{ ip: '10.0.0.10' }] } },
+    }));
+  }
+
+  /** The LoopbackRecords as the informer cache holds them. */
+  loopbackRecords(): LoopbackRecord[] {
+    return [...this.records].map(([name, { owner, record }]) => {
+      const [namespace = '', policy = ''] = owner.split('/');
+      return { metadata: { name: recordName({ kind: 'Service', namespace: 'shop', name }) }, spec: { target: { kind: 'Service', namespace: 'shop', name, uid: `uid-${name}` }, policy: { namespace, name: policy }, originals: record } };
+    });
+  }
+
+  /** The CLB API's read side over the world (loopguard's ClbReader interface). */
+  readonly reader: ClbReader = {
+    describeLoadBalancers: async (ids) => {
+      const fault = this.readFaults.shift();
+      if (fault) throw fault;
+      return ids.filter((id) => this.listeners.has(id)).map((id) => ({ loadBalancerId: id, name: id, type: 'INTERNAL', ipVersion: 'IPv4', addressIpVersion: 'IPV4', vips: ['10.0.0.10'], status: 1, forward: 1, tags: {}, passToTarget: false, clusterIds: [] }));
+    },
+    describeListeners: async (id) => (this.listeners.get(id) ?? []).map((l) => ({ listenerId: l.id, name: l.id, protocol: l.protocol, port: l.port, healthCheck: { HealthSwitch: 1, SourceIpType: l.source }, rules: [] })),
+    describeTargetHealth: async () => [],
+  };
 
   /** A LoadBalancer Service `name` (ETP Local) on CLB `lb` with a TCP :80 and a UDP :53 listener, sources from the VIP. */
   addService(name: string, lb: string, annotations: Record<string, string> = {}): void {
@@ -99,6 +136,7 @@ export class MemoryWorld implements Effects {
       case 'SetListenerHealthCheckSource':
         if (this.source(step.loadBalancerId, step.listenerId) === undefined) return { status: 'failed', error: { reason: 'ListenerNotFound', message: `listener ${step.listenerId} is gone`, permanent: false } };
         this.setSource(step.loadBalancerId, step.listenerId, step.to);
+        this.observer?.listenerSourceWritten(step.loadBalancerId, step.listenerId, step.to);
         return { status: 'done' };
       case 'AwaitTke':
         return { status: 'waiting', note: `waiting for TKE (${step.reason})` };

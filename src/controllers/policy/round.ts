@@ -5,6 +5,7 @@
 import { describeCloudError } from '../../cloud/index.js';
 import { targetKey, type ClbObservation, type TargetFacts } from '../../model/facts.js';
 import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';
+import { classifyError } from '../../mitigation/errors.js';
 import { ExecutionInterrupted, type Execution } from '../../mitigation/executor.js';
 import { assessSnapshot, planPolicy, type PlannedTarget } from '../../plan/policy-plan.js';
 import type { Snapshot, TargetSnapshot } from '../../plan/snapshot.js';
@@ -102,9 +103,9 @@ export class PolicyRound {
       return { observations: await this.d.observer.observe(ids, this.d.driftCheckIntervalMs, signal) };
     } catch (err) {
       if (signal.aborted) throw err;
-      const info = describeCloudError(err);
-      this.d.logger.warn('Reading CLBs failed', { code: info.code, reason: info.reason, retryable: info.retryable });
-      return { observations: new Map(), error: { reason: info.retryable ? 'RetryingAfterError' : info.reason, message: info.message, permanent: !info.retryable } };
+      const error = classifyError(err, 'reading CLBs');
+      this.d.logger.warn('Reading CLBs failed', { reason: error.reason, permanent: error.permanent });
+      return { observations: new Map(), error };
     }
   }
 
@@ -203,8 +204,7 @@ export class PolicyRound {
     } catch (err) {
       if (signal.aborted) throw err;
       // The orphans' CLBs could not be read: each release reports it, the round goes on.
-      const info = describeCloudError(err);
-      const error: TargetError = { reason: info.retryable ? 'RetryingAfterError' : info.reason, message: info.message, permanent: !info.retryable && info.reason === 'PermissionDenied' };
+      const error = classifyError(err, "reading the orphans' CLBs");
       result.releases.push(...input.orphans.map((o) => ({ kind: o.facts.kind, name: o.facts.name, plan: [], error })));
       return;
     }

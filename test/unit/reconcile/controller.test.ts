@@ -163,4 +163,14 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     await h.reconcile('p');
     expect(h.target('p', 'web')).toMatchObject({ verdict: 'Mitigated' });
   });
+
+  it('a CLB read refused for good (CAM): the policy is Stalled naming it, and no retry storm', async () => {
+    const h = harness('web');
+    h.world.readFaults.push(new ClbError({ code: 'UnauthorizedOperation', retryable: false, reason: 'PermissionDenied', message: 'grant clb:DescribeLoadBalancers', throttled: false, apiMessage: 'denied' }));
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    const outcome = await h.reconcile('p');
+    expect(outcome && 'retry' in outcome).toBe(false);
+    expect(h.policies.get('p')?.status?.conditions?.find((c) => c.type === 'Stalled')).toMatchObject({ status: 'True', reason: 'PermissionDenied' });
+    expect(h.world.log).toEqual([]);
+  });
 });

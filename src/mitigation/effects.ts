@@ -27,12 +27,13 @@ export type StepResult =
   | { status: 'failed'; error: TargetError };
 
 export interface EffectDeps {
-  writer: KubeWriter;
+  writer: Pick<KubeWriter, 'get' | 'patchAnnotations' | 'patchConfig' | 'eventsOf'>;
   /** The originals registry (LoopbackRecords). */
-  records: RecordStore;
-  clb: ClbClient;
-  observer: ClbObserver;
-  capabilities: LearnedCapabilities;
+  records: Pick<RecordStore, 'update'>;
+  clb: Pick<ClbClient, 'describeListeners' | 'modifyListenerHealthCheck' | 'modifyLoadBalancerPassToTarget'>;
+  /** Told of every write whose task succeeded (its cache is the post-write read). */
+  observer: Pick<ClbObserver, 'rawListeners' | 'invalidate' | 'listenerSourceWritten' | 'passToTargetWritten'>;
+  capabilities: Pick<LearnedCapabilities, 'learn' | 'forget'>;
   /** Aborts when shutdown begins: a CLB write not submitted yet is dropped then (CallOptions.stopping). */
   stopping?: AbortSignal;
   /** The leader's fence (LeaderElector.mayWrite), asked before every step and every CLB submission. */

@@ -6,7 +6,7 @@ import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import type { ClbObservation, TargetFacts } from '../model/facts.js';
 import type { ConfigView } from '../plan/l7.js';
-import type { Ownership } from '../plan/ownership.js';
+import type { RecordOwnership } from '../plan/ownership.js';
 import { planPolicy, type PlannedTarget } from '../plan/policy-plan.js';
 import { NO_SHARING, type SharedView } from '../plan/snapshot.js';
 
@@ -22,7 +22,7 @@ export interface AnalysisInput {
   clb: ClbObservation;
   /** When `clb` was read (ms since the epoch). */
   observedAt?: number;
-  ownership?: Ownership;
+  ownership?: RecordOwnership;
   /** The Ingress's governing TkeServiceConfig. */
   config?: ConfigView;
   /** Whether TkeServiceConfigs could be read: without them no L7 step is planned (the operator waits for its cache). */

@@ -9,7 +9,7 @@ import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from
 import { ingressFacts, serviceFacts } from '../model/target-facts.js';
 import { configViewOf, sharedView } from '../plan/snapshot.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
-import { ownershipOf, sameObject, type Ownership } from '../plan/ownership.js';
+import { ownershipOf, sameObject, type RecordOwnership } from '../plan/ownership.js';
 import { analyzeTarget } from './analysis.js';
 import type { ClusterSnapshot } from './cluster-reads.js';
 import { choosePolicies, DEFAULT_CHOICE } from './policy-spec.js';
@@ -33,7 +33,7 @@ export function scanReport(input: ScanInput): Report {
   const targets = snapshotTargets(snapshot);
   const records = new Map<string, LoopbackRecord>(snapshot.records.map((r) => [r.metadata?.name ?? '', r]));
   const notes = [...snapshot.notes];
-  const recordOf = (t: TargetFacts): Ownership => {
+  const recordOf = (t: TargetFacts): RecordOwnership => {
     const entry = records.get(recordName(t));
     if (!entry || !sameObject(entry, t)) return {};
     const o = ownershipOf(entry);

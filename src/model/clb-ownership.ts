@@ -12,14 +12,14 @@ import type { ClbFacts, TargetFacts } from './facts.js';
 
 export const OWNER_TAG = { Service: 'tke-lb-serviceuuid', Ingress: 'tke-lb-ingress-uuid' } as const;
 
-export type Ownership = { state: 'Own'; by: 'tag' | 'vip' } | { state: 'Foreign'; why: string } | { state: 'Unverified'; why: string };
+export type ClbOwnership = { state: 'Own'; by: 'tag' | 'vip' } | { state: 'Foreign'; why: string } | { state: 'Unverified'; why: string };
 
 /** Values quoted in messages come from the cloud or from status: shown short. */
 function shown(value: string): string {
   return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
 }
 
-export function clbOwnership(target: TargetFacts, clb: ClbFacts): Ownership {
+export function clbOwnership(target: TargetFacts, clb: ClbFacts): ClbOwnership {
   const tags = clb.tags ?? {};
   const id = clb.loadBalancerId;
   const otherKind = target.kind === 'Service' ? 'Ingress' : 'Service';

@@ -4,7 +4,7 @@
 import { validateOriginals, type OriginalsRecord } from '../api/annotations.js';
 import type { LoopbackRecord } from '../api/loopbackrecord.js';
 
-export interface Ownership {
+export interface RecordOwnership {
   /** The record, when it holds a valid one. */
   record?: OriginalsRecord;
   /** `<namespace>/<name>` of the policy the record belongs to. */
@@ -18,7 +18,7 @@ export function ownerOf(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-export function ownershipOf(entry: LoopbackRecord | undefined): Ownership {
+export function ownershipOf(entry: LoopbackRecord | undefined): RecordOwnership {
   if (!entry) return {};
   const owner = ownerOf(entry.spec.policy.namespace, entry.spec.policy.name);
   const problem = validateOriginals(entry.spec.originals);

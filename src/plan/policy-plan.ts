@@ -8,7 +8,7 @@ import type { ClbFacts, TargetRef } from '../model/facts.js';
 import { planL4Release, planL4Target } from './l4.js';
 import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
-import type { Ownership } from './ownership.js';
+import type { RecordOwnership } from './ownership.js';
 import { recordedFields } from './record.js';
 import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
@@ -18,7 +18,7 @@ import type { TargetPlan } from './steps.js';
 export interface TargetView {
   annotations: Annotations;
   /** The target's entry in the registry (its record and the policy it belongs to). */
-  ownership?: Ownership;
+  ownership?: RecordOwnership;
   clb?: ClbFacts;
   /** When `clb` was read (ms since the epoch). */
   observedAt?: number;

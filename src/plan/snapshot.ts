@@ -11,7 +11,7 @@ import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { targetKey, type AccountCapabilities, type ClbObservation, type TargetFacts, type TargetRef } from '../model/facts.js';
 import { governingConfigName, type ConfigView } from './l7.js';
-import type { Ownership } from './ownership.js';
+import type { RecordOwnership } from './ownership.js';
 
 /** A target the policy manages, as gathered. */
 export interface TargetSnapshot {
@@ -20,7 +20,7 @@ export interface TargetSnapshot {
   /** When `clb` was read (ms since the epoch). */
   observedAt?: number;
   /** The target's record, when one was made for this very object (else none). */
-  ownership?: Ownership;
+  ownership?: RecordOwnership;
   /** L7: the TkeServiceConfig that governs the Ingress, as the cache has it. */
   config?: ConfigView;
 }
@@ -28,7 +28,7 @@ export interface TargetSnapshot {
 /** A target whose record belongs to the policy but that the policy does not manage (now): released. */
 export interface OrphanSnapshot {
   facts: TargetFacts;
-  ownership: Ownership;
+  ownership: RecordOwnership;
   /** The object the record was made for is gone (deleted, or replaced by another of the same name): only forgotten. */
   stale?: boolean;
   /** Ingresses: the CLB as read (what TKE has restored). */

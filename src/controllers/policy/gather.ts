@@ -2,7 +2,7 @@
 // caches and the CLB observer. Reads only; nothing here decides.
 import type { ClbObservation, TargetFacts } from '../../model/facts.js';
 import { targetKey } from '../../model/facts.js';
-import { ownershipOf, sameObject, type Ownership } from '../../plan/ownership.js';
+import { ownershipOf, sameObject, type RecordOwnership } from '../../plan/ownership.js';
 import { configViewOf, type OrphanSnapshot, type Snapshot, type TargetSnapshot } from '../../plan/snapshot.js';
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';
 
@@ -21,7 +21,7 @@ export function snapshotBase(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'sp
 }
 
 /** The target's ownership, from a record made for this very object; an invalid record is left alone and logged. */
-function ownership(d: RoundDeps, t: TargetFacts): Ownership {
+function ownership(d: RoundDeps, t: TargetFacts): RecordOwnership {
   const entry = d.record(t);
   const o = entry && sameObject(entry, t) ? ownershipOf(entry) : {};
   if (o.problem) d.logger.warn('Ignoring an invalid LoopbackRecord', { target: targetKey(t), problem: o.problem });

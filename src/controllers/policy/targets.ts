@@ -8,7 +8,7 @@ import { sharedView, type SharedView } from '../../plan/snapshot.js';
 import type { Orphan, PolicyCaches } from './deps.js';
 import { conflictAssessment, type Assessment } from '../../model/assessment.js';
 import { targetKey } from '../../model/facts.js';
-import { policyIdentity, resolveConflicts, type Claim, type Ownership } from '../../model/conflicts.js';
+import { policyIdentity, resolveConflicts, type Claim, type ClaimResolution } from '../../model/conflicts.js';
 
 export { policyIdentity };
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
@@ -18,7 +18,7 @@ import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 
 export interface NamespaceView {
   candidates: TargetFacts[];
-  ownership: Map<string, Ownership>;
+  ownership: Map<string, ClaimResolution>;
 }
 
 /** Every Service and Ingress of the namespace as facts, and who owns each among the namespace's live policies. */
@@ -76,7 +76,8 @@ export function sharedWith(
 ): SharedView {
   const clbs = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
   // Only the namespace's own Ingresses can name its TkeServiceConfigs; CLBs are shared across namespaces.
-  const others = [...caches.services().map(serviceFacts), ...caches.ingresses().map(ingressFacts)].filter((t) => t.namespace !== own.namespace && t.loadBalancerId && clbs.has(t.loadBalancerId));
+  const elsewhere = (o: { metadata?: { namespace?: string } }) => o.metadata?.namespace !== own.namespace;
+  const others = [...caches.services().filter(elsewhere).map(serviceFacts), ...caches.ingresses().filter(elsewhere).map(ingressFacts)].filter((t) => t.loadBalancerId && clbs.has(t.loadBalancerId));
   const views = new Map<string, NamespaceView>([[own.namespace, own.view]]);
   const viewOf = (ns: string): NamespaceView => {
     let v = views.get(ns);

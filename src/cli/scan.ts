@@ -10,7 +10,7 @@ import { ingressFacts, serviceFacts } from '../model/target-facts.js';
 import { configViewOf, sharedView } from '../plan/snapshot.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
 import { ownershipOf, sameObject, type RecordOwnership } from '../plan/ownership.js';
-import { analyzeTarget } from './analysis.js';
+import { analyzeTarget, NO_POLICY } from './analysis.js';
 import type { ClusterSnapshot } from './cluster-reads.js';
 import { choosePolicies, DEFAULT_CHOICE } from './policy-spec.js';
 import { buildReport, targetReport, type Report } from './report.js';
@@ -46,7 +46,8 @@ export function scanReport(input: ScanInput): Report {
   };
   const choices = choosePolicies(targets, snapshot.policies, holder);
   // The doctor reads every namespace it is allowed to: who shares a CLB or a TkeServiceConfig is among its targets.
-  const shared = sharedView(targets, targets, (t) => choices.get(targetKey(t))?.policy);
+  // Targets no policy selects are planned as one default policy's (NO_POLICY), as analyzeTarget does.
+  const shared = sharedView(targets, targets, (t) => choices.get(targetKey(t))?.policy ?? NO_POLICY);
   const reports = targets.map((facts) => {
     const choice = choices.get(targetKey(facts)) ?? DEFAULT_CHOICE;
     const id = facts.loadBalancerId;

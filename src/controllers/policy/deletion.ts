@@ -7,7 +7,7 @@
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { validateOriginals } from '../../api/annotations.js';
 import { CONDITION_READY, CONDITION_RECONCILING, CONDITION_STALLED, removeStatusCondition, setStatusCondition } from '../../api/conditions.js';
-import { ABANDON_ANNOTATION, FINALIZER, withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
+import { ABANDON_ANNOTATION, FINALIZER, withSpecDefaults, type LoopbackPolicy, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { EventReason, StalledReason } from '../../api/reasons.js';
 import { classifyError } from '../../mitigation/errors.js';
@@ -27,7 +27,7 @@ export function abandonRequested(policy: LoopbackPolicy): boolean {
 }
 
 /** What blocks the revert of one target, for the status message and its Warning Event. */
-interface Blocked {
+export interface Blocked {
   kind: string;
   name: string;
   why: string;
@@ -42,6 +42,25 @@ function changedFields(r: LoopbackRecord): string {
   if (validateOriginals(r.spec.originals)) return 'unknown fields (its LoopbackRecord is unreadable)';
   const fields = recordedFields(r.spec.originals);
   return fields.length > 0 ? fields.join(', ') : 'nothing';
+}
+
+/**
+ * Pure: the policy's status while its deletion is blocked (Stalled and Ready=False with reason DeletionBlocked, the
+ * rest kept from its last status) and the message, which names what blocks the revert and the way out.
+ */
+export function deletionBlockedStatus(policy: LoopbackPolicy, blocked: readonly Blocked[], now: Date): { message: string; status: LoopbackPolicyStatus } {
+  const namespace = policy.metadata.namespace ?? '';
+  const name = policy.metadata.name ?? '';
+  const first = blocked[0]!;
+  const message =
+    `deletion waits for the revert of ${blocked.length} target(s), e.g. ${first.kind} ${first.name}: ${first.why}. ` +
+    `loopguard keeps retrying; to finish without restoring, run: kubectl annotate loopbackpolicy ${name} -n ${namespace} ${ABANDON_ANNOTATION}=true`;
+  const generation = policy.metadata.generation;
+  const g = generation !== undefined ? { observedGeneration: generation } : {};
+  let conditions = setStatusCondition(policy.status?.conditions, { type: CONDITION_STALLED, status: 'True', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
+  conditions = setStatusCondition(conditions, { type: CONDITION_READY, status: 'False', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
+  conditions = removeStatusCondition(conditions, CONDITION_RECONCILING).conditions;
+  return { message, status: { ...policy.status, conditions } };
 }
 
 /** Shutdown stopped some releases mid-way: said once (log line, Event) by the controller. */
@@ -129,18 +148,9 @@ export class PolicyDeletion {
   private async reportBlocked(policy: LoopbackPolicy, blocked: readonly Blocked[]): Promise<string> {
     const namespace = policy.metadata.namespace ?? '';
     const name = policy.metadata.name ?? '';
-    const first = blocked[0]!;
-    const message =
-      `deletion waits for the revert of ${blocked.length} target(s), e.g. ${first.kind} ${first.name}: ${first.why}. ` +
-      `loopguard keeps retrying; to finish without restoring, run: kubectl annotate loopbackpolicy ${name} -n ${namespace} ${ABANDON_ANNOTATION}=true`;
-    const now = new Date();
-    const generation = policy.metadata.generation;
-    const g = generation !== undefined ? { observedGeneration: generation } : {};
-    let conditions = setStatusCondition(policy.status?.conditions, { type: CONDITION_STALLED, status: 'True', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
-    conditions = setStatusCondition(conditions, { type: CONDITION_READY, status: 'False', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
-    conditions = removeStatusCondition(conditions, CONDITION_RECONCILING).conditions;
+    const { message, status } = deletionBlockedStatus(policy, blocked, new Date());
     try {
-      await this.o.statusWriter.apply(namespace, name, { ...policy.status, conditions });
+      await this.o.statusWriter.apply(namespace, name, status);
     } catch (err) {
       this.o.logger.warn('Could not report the blocked deletion in status', { policy: `${namespace}/${name}`, error: (err as Error).message });
     }

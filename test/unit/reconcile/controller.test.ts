@@ -21,6 +21,7 @@ function policyOf(name: string, spec: LoopbackPolicySpec, created = '2026-11-01T
 }
 
 function harness(...names: string[]) {
+  const stopping = new AbortController();
   const world = new MemoryWorld();
   names.forEach((n, i) => world.addService(n, `lb-${i + 1}`));
   const observer = new ClbObserver(world.reader);
@@ -71,10 +72,11 @@ function harness(...names: string[]) {
     driftCheckIntervalMs: 600_000,
     tkeGraceMs: 10_000,
     executor,
+    stopping: stopping.signal,
   });
   const reconcile = (name: string) => controller.reconcile(`shop/${name}`, new AbortController().signal);
   const target = (policy: string, name: string) => policies.get(policy)?.status?.targets?.find((t) => t.name === name);
-  return { world, policies, events, removed, reconcile, target };
+  return { world, policies, events, removed, reconcile, target, stopping, observer };
 }
 
 describe('PolicyController.reconcile over an in-memory world', () => {
@@ -172,5 +174,47 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     expect(outcome && 'retry' in outcome).toBe(false);
     expect(h.policies.get('p')?.status?.conditions?.find((c) => c.type === 'Stalled')).toMatchObject({ status: 'True', reason: 'PermissionDenied' });
     expect(h.world.log).toEqual([]);
+  });
+
+  it('Audit after Enforce: the changes made are held; a source drifted back is corrected, nothing else is done', async () => {
+    const h = harness('web', 'api');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    h.policies.set('p', { ...policyOf('p', { mode: 'Audit' }), metadata: { ...policyOf('p', {}).metadata, generation: 2, finalizers: [FINALIZER] } });
+    h.world.setSource('lb-1', 'lb-1-udp', 0);
+    // The drift check's read (due at the drift interval): the CLB is read again.
+    h.observer.invalidate('lb-1');
+    h.world.annotations.set('api', { 'service.kubernetes.io/loadbalance-id': 'lb-2' });
+    const before = h.world.log.length;
+    await h.reconcile('p');
+    // Only the drift correction of a held target: api's lost annotation waits for Enforce.
+    expect(h.world.log.slice(before).map((x) => `${x.target} ${x.step.kind}`)).toEqual(['web SetListenerHealthCheckSource']);
+    expect(h.world.source('lb-1', 'lb-1-udp')).toBe(1);
+    expect(h.target('p', 'api')?.plan?.length).toBeGreaterThan(0);
+    expect(h.world.annotations.get('api')?.[PREVENT]).toBeUndefined();
+  });
+
+  it('deleted with loopguard.dev/abandon: records forgotten, nothing restored, Events say so, the finalizer goes', async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    const p = h.policies.get('p') as LoopbackPolicy;
+    p.metadata.deletionTimestamp = new Date();
+    p.metadata.annotations = { 'loopguard.dev/abandon': 'true' };
+    await h.reconcile('p');
+    expect(h.removed).toEqual(['web']);
+    expect([h.world.source('lb-1', 'lb-1-tcp'), h.world.annotations.get('web')?.[PREVENT]]).toEqual([1, 'true']);
+    expect(h.events.filter((e) => e.reason === 'RevertAbandoned').map((e) => e.target)).toEqual(['web', 'p']);
+    expect(p.metadata.finalizers).toEqual([]);
+  });
+
+  it('shutdown before the round: no target is reached, the last status stays, an Event says where it stopped', async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    h.stopping.abort();
+    await h.reconcile('p');
+    expect(h.world.log).toEqual([]);
+    expect(h.policies.get('p')?.status?.targets).toBeUndefined();
+    expect(h.events).toContainEqual({ target: 'p', reason: 'RoundInterrupted', type: 'Normal' });
   });
 });

@@ -1,5 +1,5 @@
 // The lab's addresses: documentation ranges only (RFC 5737) for the VPC and the VIP, 100.64.0.0/10 and
-// 100.127.0.0/16 for the CLB's own sources, as on Tencent Cloud (seed 004: "allow 100.127.0.0/16"). Nothing here
+// 100.127.0.0/16 for the CLB's own sources, as on Tencent Cloud (TKE-LOOPBACK in tencent-cloud.md §7: "allow 100.127.0.0/16"). Nothing here
 // is routed outside the lab's namespaces.
 
 /** The CLB's VIP (a private CLB's address in the VPC). kube-proxy IPVS binds it on nodes (kube-ipvs0). */
@@ -10,9 +10,9 @@ export const VPC_GATEWAY = '192.0.2.1';
 export const nodeIp = (i: number): string => `192.0.2.${11 + i}`;
 export const nodeName = (i: number): string => `node${i + 1}`;
 /**
- * The client pod on node1 (the seeds' client: "集群中的 Pod 访问 CLB"). Node1 routes its pod CIDR
+ * The client pod on node1 (the TKE loopback docs' client: "集群中的 Pod 访问 CLB"). Node1 routes its pod CIDR
  * 203.0.113.128/28 to the pod's veth; the VPC routes it to node1 (TKE's GlobalRouter mode). The CLB cannot tell
- * this IP belongs to node1, so its own guard (skip a real server whose IP is the source, seed 000) does not apply.
+ * this IP belongs to node1, so its own guard (skip a real server whose IP is the source, TKE-CN) does not apply.
  */
 export const POD_IP = '203.0.113.130';
 export const POD_CIDR = '203.0.113.128/28';
@@ -25,7 +25,7 @@ export const CLB_HC_LINK = '203.0.113.1';
 export const HC_VIP_SOURCE = '203.0.113.2';
 /** The health checker's 100.64.0.0/10 address (SourceIpType 1), left as it is. */
 export const HC_RANGE_SOURCE = '100.64.0.2';
-/** The L7 CLB's own source in SNAT/keepalive mode (seed 004: CLB then no longer passes the client IP through). */
+/** The L7 CLB's own source in SNAT/keepalive mode (TKE-LOOPBACK: CLB then no longer passes the client IP through). */
 export const CLB_SNAT_SOURCE = '100.127.0.1';
 /**
  * Node i's stand-in inside the CLB namespace: the L7 proxy binds its upstream socket here and nftables rewrites

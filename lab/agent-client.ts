@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { AgentRequest, AgentResponse, Outcome, ProxyConfig } from './agent-protocol.js';
+import { labEnv } from './shell.js';
 
 const LAB_DIR = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = join(LAB_DIR, '..');
@@ -46,6 +47,7 @@ export class Agent {
   static async start(ns: string): Promise<Agent> {
     const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--import', 'tsx', join(LAB_DIR, 'agent.ts')], {
       cwd: REPO_ROOT,
+      env: labEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     const agent = new Agent(ns, child);

@@ -7,7 +7,7 @@ export interface ProxyConfig {
   /** Real servers (node IPs) on `nodePort`, tried from a random one on, as a CLB's scheduler would. */
   nodes: string[];
   nodePort: number;
-  /** Give up on a real server that has not accepted the connection after this long, and try the next (seed 004: ~4 s). */
+  /** Give up on a real server that has not accepted the connection after this long, and try the next (TKE-LOOPBACK in tencent-cloud.md §7: ~4 s). */
   attemptTimeoutMs: number;
   /** passthrough: the real server sees the client's IP (via `shadows`); snat: the CLB's own 100.127 source, keepalive. */
   mode: 'passthrough' | 'snat';

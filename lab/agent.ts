@@ -112,7 +112,7 @@ async function configureProxy(config: ProxyConfig): Promise<string> {
     await new Promise<void>((resolve) => proxy?.server.close(() => resolve()));
     proxy.server.closeAllConnections();
   }
-  // snat mode keeps connections to real servers open (keepalive, seed 004); pass-through opens one per request.
+  // snat mode keeps connections to real servers open (keepalive, TKE-LOOPBACK in tencent-cloud.md §7); pass-through opens one per request.
   const agent = new http.Agent({ keepAlive: config.mode === 'snat' });
   const server = http.createServer((req, res) => void forward(config, agent, req, res));
   await listen(server, config.listenHost, config.listenPort);

@@ -11,7 +11,7 @@ import { allNamespaces, buildTopology, removeNamespaces, removeNamespacesSync, s
 
 export interface LabOptions {
   nodes: number;
-  /** The L7 CLB's per-real-server timeout before it tries the next (seed 000/004: about 4 s). */
+  /** The L7 CLB's per-real-server timeout before it tries the next (TKE-CN/TKE-LOOPBACK in tencent-cloud.md §7: about 4 s). */
   l7TimeoutMs: number;
   log: (line: string) => void;
 }
@@ -138,7 +138,7 @@ export class Lab {
     await sysctlNs(this.topology.nodes[i] ?? '', settings);
   }
 
-  /** Runs `ip …` in node i (e.g. to remove the VIP's local route, as in seed 002). */
+  /** Runs `ip …` in node i (e.g. to remove the VIP's local route, as in IMROC-CASE). */
   ip(i: number, args: string[]): Promise<string> {
     return ipNs(this.topology.nodes[i] ?? '', args);
   }

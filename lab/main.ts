@@ -16,7 +16,7 @@ const program = new Command('lab')
   .description('Reproduce the CLB loopback faults in real Linux kernels (network namespaces) and measure their fixes')
   .addOption(new Option('--profile <name>', 'full (default, about a minute) or short (CI)').choices(['full', 'short']).default('full'))
   .option('--out <dir>', 'output folder for results.json and latency.png', '.lab')
-  .option('--l7-timeout-ms <ms>', "the L7 CLB's real-server timeout before it tries the next (seed 004: about 4 s)", '4000')
+  .option('--l7-timeout-ms <ms>', "the L7 CLB's real-server timeout before it tries the next (Tencent's CLB loopback doc: about 4 s)", '4000')
   .option('--nodes <n>', 'nodes in the lab (2–9)', '3')
   .option('--simulate-missing <list>', `pretend these are missing, to check the preflight (${['root', 'ip', 'netns', 'veth', 'nft', 'sysctl'].join(',')})`)
   .parse();

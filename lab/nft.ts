@@ -12,7 +12,7 @@ function replaceTable(name: string, body: string[]): string {
 
 /**
  * The CLB namespace. L4: DNAT of VIP:81 to a node's NodePort with no SNAT, so the node sees the client's own IP
- * (a private CLB "does not SNAT; it passes the real source IP through", seed 000/001). Health checks: the checker's
+ * (a private CLB "does not SNAT; it passes the real source IP through", TKE-CN/TKE-2021 in tencent-cloud.md §7). Health checks: the checker's
  * VIP-source probes leave with the VIP as source (SourceIpType 0). L7 pass-through: the proxy's per-client stand-in
  * addresses leave as the client's IP.
  */

@@ -106,7 +106,7 @@ export async function measureHealthChecks(lab: Lab, p: Profile): Promise<HealthR
 
 /**
  * Node1's SYN-ACKs to the client pod that never went back through the CLB (straight to the pod's veth), and the
- * pod's SYNs node1 accepted: the loop of seeds 000/001 in counters.
+ * pod's SYNs node1 accepted: the loop of TKE-CN/TKE-2021 in tencent-cloud.md §7 in counters.
  */
 function bypassNote(before: Array<Record<string, number>>, after: Array<Record<string, number>>): string {
   return `node1 accepted ${delta(before, after, 'delivered_pod', [0])} SYNs from the pod and sent ${delta(before, after, 'reply_inside_pod', [0])} SYN-ACKs straight to it, not via the CLB`;
@@ -152,7 +152,7 @@ export async function measureL4(lab: Lab, p: Profile): Promise<L4Row[]> {
 /** (c) The L7 CLB: pass-through (client IP kept, retry after the timeout) vs SNAT/keepalive from 100.127.0.1. */
 export async function measureL7(lab: Lab, p: Profile): Promise<L7Row[]> {
   const rows: L7Row[] = [];
-  // A client that waits longer than the CLB tries every real server sees the delay, not an error (seed 000).
+  // A client that waits longer than the CLB tries every real server sees the delay, not an error (TKE-CN).
   const clientTimeoutMs = lab.options.l7TimeoutMs * lab.nodeCount + 5000;
   await lab.bindVip(false);
   for (const mode of ['passthrough', 'snat'] as const) {

@@ -12,10 +12,15 @@ export class CommandError extends Error {
   }
 }
 
+// iproute2, nft and sysctl live in /usr/sbin and /sbin on Debian, which a non-login shell's PATH may lack; `ip netns
+// exec` looks its command up on the same PATH.
+const SBIN = ['/usr/sbin', '/sbin'];
+export const labEnv = { ...process.env, PATH: [...(process.env['PATH'] ?? '').split(':').filter(Boolean), ...SBIN.filter((d) => !(process.env['PATH'] ?? '').split(':').includes(d))].join(':') };
+
 export function run(argv: string[], input?: string): Promise<string> {
   const [cmd, ...args] = argv;
   return new Promise((resolve, reject) => {
-    const child = execFile(cmd ?? '', args, { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+    const child = execFile(cmd ?? '', args, { encoding: 'utf8', env: labEnv, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err) reject(new CommandError(argv, stderr || err.message, (err as NodeJS.ErrnoException).code ?? null));
       else resolve(stdout);
     });
@@ -27,7 +32,7 @@ export function run(argv: string[], input?: string): Promise<string> {
 export function runSyncQuiet(argv: string[]): string {
   const [cmd, ...args] = argv;
   try {
-    return execFileSync(cmd ?? '', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return execFileSync(cmd ?? '', args, { encoding: 'utf8', env: labEnv, stdio: ['ignore', 'pipe', 'ignore'] });
   } catch {
     return '';
   }

@@ -128,6 +128,7 @@ async function main(): Promise<void> {
     clbEndpoint: `${config.clbEndpoint ? config.clbProtocol : 'https://'}${config.clbEndpoint || 'clb.tencentcloudapi.com'}`,
     kubeconfigContext: context?.name,
     probe: `${config.probeHost}:${config.probePort} (${defaults.probeHostFrom})`,
+    metrics: config.metricsSecure ? `https://${config.probeHost}:${config.metricsPort}/metrics (${defaults.metricsSecureFrom})` : `on the probe port (${defaults.metricsSecureFrom})`,
   });
   if (config.leaderElect) {
     logger.info(`Leader election Lease ${config.leaseNamespace}/${config.leaseName} (namespace: ${defaults.leaseNamespaceFrom})`);
@@ -181,7 +182,7 @@ async function main(): Promise<void> {
   try {
     await operator.start();
   } catch (err) {
-    if (err instanceof Error && /^(The probe port|Cannot listen on)/.test(err.message)) return fatal(err.message);
+    if (err instanceof Error && /^(The probe port|The metrics port|Cannot listen on|Cannot read the metrics certificate)/.test(err.message)) return fatal(err.message);
     throw err;
   }
 }

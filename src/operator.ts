@@ -20,6 +20,8 @@ import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './cloud/clb-observer.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
+import { AdmissionParamsWriter } from './admission/params-writer.js';
+import { buildAdmissionParams } from './admission/params.js';
 import { LearnedCapabilities } from './mitigation/capabilities.js';
 import { Executor } from './mitigation/executor.js';
 import { clusterEffects } from './mitigation/effects.js';
@@ -33,10 +35,21 @@ import { ResilientInformer, type InformerEvent } from './runtime/informer.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import type { Logger } from './runtime/logger.js';
 import type { Metrics } from './runtime/metrics.js';
+import { kubeReviewer, MetricsAuthorizer } from './runtime/metrics-auth.js';
+import { MetricsServer } from './runtime/metrics-server.js';
 import { ProbeServer, type HealthCheck } from './runtime/server.js';
 import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
+
+/** loopguard's own CRDs, by informer: a missing one makes the replica unready, naming the fix (issue 22 #10). */
+const OWN_CRDS: Record<string, string> = { loopbackpolicies: `${PLURAL}.${GROUP}`, loopbackrecords: `${RECORD_PLURAL}.${GROUP}` };
+
+function notServedReason(i: ResilientInformer<KubernetesObject>): string | undefined {
+  if (i.notServed === undefined) return undefined;
+  const crd = OWN_CRDS[i.name];
+  return crd ? `${i.notServed}: the CRD ${crd} is missing. Fix: apply crds/ (kubectl apply -k config/crd, or the chart's crds/)` : i.notServed;
+}
 
 export interface OperatorDeps {
   kc: KubeConfig;
@@ -66,7 +79,11 @@ export class Operator {
   private readonly records: ResilientInformer<KubernetesObject>;
   private readonly queue: WorkQueue;
   private readonly server: ProbeServer;
+  /** The authenticated HTTPS /metrics (--metrics-secure); without it the probe server serves /metrics. */
+  private readonly metricsServer: MetricsServer | undefined;
   private readonly elector: LeaderElector | undefined;
+  /** The admission policy's parameters (config/admission): kept true by the leader. */
+  private readonly admission: AdmissionParamsWriter;
   private readonly capabilities = new LearnedCapabilities();
   private cachedProfile: ClusterProfile | undefined;
   private readonly policySeen = new Map<string, string>();
@@ -138,6 +155,13 @@ export class Operator {
       },
     );
 
+    this.admission = new AdmissionParamsWriter(kc, {
+      namespace: config.leaseNamespace,
+      build: () => buildAdmissionParams({ profile: this.profile(), policies: this.policies.list() as readonly LoopbackPolicy[], enforcing: d.enforce === true }),
+      logger,
+      mayWrite: () => this.elector?.mayWrite() ?? true,
+      resyncMs: config.driftCheckIntervalMs,
+    });
     const observer = new ClbObserver(d.clb);
     const events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
       logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
@@ -189,16 +213,26 @@ export class Operator {
           logger.warn('Reconcile failed', { policy: key, error: err instanceof Error ? err.message : String(err), retryInMs: retryIn }),
       },
     });
+    if (config.metricsSecure) {
+      this.metricsServer = new MetricsServer({
+        host: config.probeHost,
+        port: config.metricsPort,
+        registry: metrics.registry,
+        authorizer: new MetricsAuthorizer(kubeReviewer(kc)),
+        certDir: config.metricsCertDir,
+        onDenied: (status, message) => logger.debug('Refused a /metrics request', { status, message }),
+      });
+    }
     this.server = new ProbeServer({
       host: config.probeHost,
       port: config.probePort,
-      registry: metrics.registry,
+      ...(config.metricsSecure ? {} : { registry: metrics.registry }),
       liveness: [{ name: 'ping', check: () => true }],
       // The TkeServiceConfig CRD may be absent (no TKE ingress controller): it never blocks readiness.
       readiness: [
         ...this.informers
           .filter((i) => i.name !== 'tkeserviceconfigs')
-          .map((i) => ({ name: `informer-${i.name}`, check: () => i.hasSynced })),
+          .map((i) => ({ name: `informer-${i.name}`, check: () => i.hasSynced && i.notServed === undefined, reason: () => notServedReason(i) })),
         // A replica that cannot take part in the election (no Lease namespace, no RBAC) cannot act; a
         // standby that simply sees another leader is ready.
         { name: 'leader-election', check: () => this.elector?.problem === undefined, reason: () => this.elector?.problem },
@@ -224,6 +258,10 @@ export class Operator {
   async start(): Promise<number> {
     const address = await this.server.start();
     this.d.logger.info('Probe server listening', { host: address.address, port: address.port });
+    if (this.metricsServer) {
+      const m = await this.metricsServer.start();
+      this.d.logger.info('Metrics server listening (HTTPS, TokenReview + SubjectAccessReview)', { host: m.address, port: m.port, certificate: this.d.config.metricsCertDir || 'self-signed' });
+    }
     await Promise.all(this.informers.filter((i) => i.name !== 'tkeserviceconfigs').map((i) => i.start()));
     void this.informers.find((i) => i.name === 'tkeserviceconfigs')?.start();
     this.d.logger.info('Caches synced');
@@ -241,6 +279,7 @@ export class Operator {
     const graceMs = this.d.config.shutdownGraceMs;
     this.d.logger.info('Draining', { policies: this.queue.inProgressKeys, graceMs });
     this.stopping.abort(new ShutdownAbortError('shutdown began: no new work is started'));
+    this.admission.stop();
     const drained = await this.queue.shutdown(graceMs, {
       onGraceOver: (policies) => this.d.logger.warn('Shutdown grace period ended; aborting', { policies, graceMs }),
     });
@@ -248,6 +287,7 @@ export class Operator {
     await this.elector?.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.server.stop();
+    await this.metricsServer?.stop();
     await this.d.clb.close();
   }
 
@@ -255,6 +295,7 @@ export class Operator {
     this.d.metrics.leader.set({ name: this.d.config.leaseName }, 1);
     this.queue.start();
     this.enqueueAll();
+    this.admission.start();
   }
 
   /**
@@ -272,6 +313,7 @@ export class Operator {
     if (this.policies.get(md?.name ?? '', md?.namespace)) this.policySeen.set(key, fingerprint);
     else this.policySeen.delete(key);
     this.queue.add(key);
+    this.admission.changed();
   }
 
   private enqueueNamespace(namespace: string): void {
@@ -292,5 +334,6 @@ export class Operator {
   private onKubeProxyEvent(): void {
     this.cachedProfile = undefined;
     this.enqueueAll();
+    this.admission.changed();
   }
 }

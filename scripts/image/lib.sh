@@ -6,6 +6,10 @@ image_cache=${LOOPGUARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopguard}/images
 
 log() { echo "loopguard image: $*" >&2; }
 
+# Debian installs debootstrap (and chroot) in /usr/sbin, which a non-login shell or a CI environment may leave off
+# PATH: without it, an installed debootstrap reads as missing.
+case ":$PATH:" in *:/usr/sbin:*) ;; *) PATH="$PATH:/usr/sbin:/sbin" ;; esac
+
 lg_podman() { "$image_dir/podman.sh" "$@"; }
 
 # Exit status 3 means "podman cannot be installed or used on this machine": the image test's gate skips on it

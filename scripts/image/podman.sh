@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# podman with the settings the loopguard scripts and tests use (../shared/docs/containers.md):
+# podman with the settings the loopguard scripts and tests use (what the project's build machines need, see below):
 #   - containers.conf next to this file (no default ulimits, runc, cgroupfs), unless CONTAINERS_CONF is set;
 #   - the vfs storage driver (overlay is not available on these machines), unless
 #     LOOPGUARD_PODMAN_STORAGE_DRIVER names another one (e.g. overlay where it works: much faster).

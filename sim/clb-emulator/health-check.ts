@@ -61,14 +61,31 @@ const isHttpCheck = (checkType: string): boolean => checkType === 'HTTP' || chec
 /**
  * Fields that exist only for HTTP(S) probes (clb_models.d.ts HealthCheck: "仅适用于HTTP/HTTPS转发规则、TCP监听器的HTTP健康检查方式",
  * each "may return null"; HttpVersion only for a TCP listener's HTTP check). On any other check they are null —
- * never a default — and a write that sets one is refused, as terraform-provider-tencentcloud refuses
- * `health_check_http_code` & co. unless the check is HTTP (tencent-cloud.md §9 #7). The refusal code is assumed.
+ * never a default — and a write that sets one to a non-empty value is refused, as terraform-provider-tencentcloud
+ * refuses `health_check_http_code` & co. unless the check is HTTP (tencent-cloud.md §9 #7). That the API refuses
+ * rather than ignores, and the code, are assumptions (sim/clb-emulator/CONFORMANCE.md).
  */
 const HTTP_ONLY = ['HttpCode', 'HttpCheckPath', 'HttpCheckDomain', 'HttpCheckMethod', 'HttpVersion'] as const;
 
 function clearHttpOnly(hc: HealthCheckState): void {
   for (const field of HTTP_ONLY) hc[field] = null;
 }
+
+/**
+ * Tencent's own terraform provider fills `HttpCheckPath: ""` and `CheckPort: -1` into every enabled TCP listener
+ * check it sends, and `HttpCheckDomain: ""` into a TCP listener's HTTP check without a domain
+ * (terraform-provider-tencentcloud `tencentcloud/services/clb/service_tencentcloud_clb.go`, `checkHealthCheckPara` /
+ * `checkHealthCheckParaForUpdate`; its acceptance test `TestAccTencentCloudClbListenerTCPWithHTTP` reads the empty
+ * path and domain back). The real API evidently accepts them, so an empty string is "not set" here: ignored on a
+ * check it does not apply to, kept as sent on an HTTP check (tencent-cloud.md §3 HealthCheck).
+ */
+const isBlank = (v: unknown): boolean => v === undefined || v === null || v === '';
+
+/**
+ * IPv6 CLBs: "IPv6 版本的负载均衡的 TCP 监听器不支持 HTTP 健康检查和自定义方式健康检查；… UDP 监听器不支持自定义方式的健康检查"
+ * (CLB doc https://cloud.tencent.com/document/product/214/50011, "限制说明"; tencent-cloud.md §3). The code is assumed.
+ */
+const IPV6_REFUSED_CHECKS: Partial<Record<ListenerProtocol, readonly string[]>> = { TCP: ['HTTP', 'CUSTOM'], UDP: ['CUSTOM'] };
 
 export function defaultHealthCheck(ctx: HealthCheckContext): HealthCheckState {
   const checkType = defaultCheckType(ctx);
@@ -104,6 +121,8 @@ export function applyHealthCheck(input: Params, ctx: HealthCheckContext, base: H
   allowOnly(input, FIELDS, `${label}.`);
   const f = (name: string): string => `${label}.${name}`;
   const next: HealthCheckState = { ...base };
+  // `input` stays as sent; `p` is what the rules below read (blank HTTP-only fields of a non-HTTP check dropped).
+  let p: Params = input;
 
   next.HealthSwitch = optSwitch(input, 'HealthSwitch', f('HealthSwitch')) ?? next.HealthSwitch;
   next.SourceIpType = optSwitch(input, 'SourceIpType', f('SourceIpType')) ?? next.SourceIpType;
@@ -126,19 +145,27 @@ export function applyHealthCheck(input: Params, ctx: HealthCheckContext, base: H
       clearHttpOnly(next);
     }
   }
+  const refusedOnIpv6 = ctx.ipv6 ? IPV6_REFUSED_CHECKS[ctx.protocol] : undefined;
+  if (refusedOnIpv6?.includes(next.CheckType)) {
+    throw new ApiError(
+      'InvalidParameterValue',
+      `${f('CheckType')} ${next.CheckType} is not supported by the ${ctx.protocol} listeners of an IPv6 load balancer; use ${ctx.protocol === 'UDP' ? 'PING' : 'TCP'}.`,
+    );
+  }
   if (!isHttpCheck(next.CheckType)) {
-    const sent = HTTP_ONLY.filter((field) => input[field] !== undefined && input[field] !== null);
+    const sent = HTTP_ONLY.filter((field) => !isBlank(input[field]));
     if (sent.length > 0) {
       throw new ApiError(
         'InvalidParameterValue',
         `${sent.map(f).join(', ')} can only be set on an HTTP health check (HTTP/HTTPS rules, or CheckType HTTP on a TCP listener); this check is ${next.CheckType}.`,
       );
     }
+    p = Object.fromEntries(Object.entries(input).filter(([key]) => !(HTTP_ONLY as readonly string[]).includes(key)));
   }
-  if (input['HttpVersion'] !== undefined && input['HttpVersion'] !== null && isLayer7(ctx.protocol)) {
+  if (!isBlank(input['HttpVersion']) && isLayer7(ctx.protocol)) {
     throw new ApiError('InvalidParameterValue', `${f('HttpVersion')} only applies to the HTTP health check of a TCP listener.`);
   }
-  const method = optString(input, 'HttpCheckMethod', f('HttpCheckMethod'));
+  const method = optString(p, 'HttpCheckMethod', f('HttpCheckMethod'));
   if (method !== undefined) {
     const upper = method.toUpperCase();
     if (upper !== 'HEAD' && upper !== 'GET') {
@@ -146,15 +173,15 @@ export function applyHealthCheck(input: Params, ctx: HealthCheckContext, base: H
     }
     next.HttpCheckMethod = upper;
   }
-  const path = optString(input, 'HttpCheckPath', f('HttpCheckPath'));
+  const path = optString(p, 'HttpCheckPath', f('HttpCheckPath'));
   if (path !== undefined) {
-    if (!path.startsWith('/') || path.length > 200) {
+    if (path !== '' && (!path.startsWith('/') || path.length > 200)) {
       throw new ApiError('InvalidParameterValue', `\`${f('HttpCheckPath')}\` must start with "/" and be at most 200 characters.`);
     }
     next.HttpCheckPath = path;
   }
-  next.HttpCheckDomain = optString(input, 'HttpCheckDomain', f('HttpCheckDomain')) ?? next.HttpCheckDomain;
-  next.HttpVersion = optEnum(input, 'HttpVersion', ['HTTP/1.0', 'HTTP/1.1'], f('HttpVersion')) ?? next.HttpVersion;
+  next.HttpCheckDomain = optString(p, 'HttpCheckDomain', f('HttpCheckDomain')) ?? next.HttpCheckDomain;
+  next.HttpVersion = optEnum(p, 'HttpVersion', ['HTTP/1.0', 'HTTP/1.1'], f('HttpVersion')) ?? next.HttpVersion;
   next.ContextType = optEnum(input, 'ContextType', ['HEX', 'TEXT'], f('ContextType')) ?? next.ContextType;
   next.SendContext = optString(input, 'SendContext', f('SendContext')) ?? next.SendContext;
   next.RecvContext = optString(input, 'RecvContext', f('RecvContext')) ?? next.RecvContext;
@@ -175,10 +202,11 @@ export function applyHealthCheck(input: Params, ctx: HealthCheckContext, base: H
       `${f('TimeOut')} (${next.TimeOut}) must not exceed ${f('IntervalTime')} (${next.IntervalTime}).`,
     );
   }
-  // TCP-family listeners probing over HTTP need the Host header and HTTP version (clb_models.d.ts HealthCheck).
+  // TCP-family listeners probing over HTTP need the Host header and HTTP version (clb_models.d.ts HealthCheck:
+  // "必填"). The domain must be present, but may be empty: terraform sends "" and reads "" back (isBlank above).
   const l4 = ctx.protocol === 'TCP' || ctx.protocol === 'TCP_SSL' || ctx.protocol === 'QUIC';
   if (l4 && next.CheckType === 'HTTP') {
-    if (!next.HttpCheckDomain) throw missingParameter(f('HttpCheckDomain'));
+    if (next.HttpCheckDomain === null) throw missingParameter(f('HttpCheckDomain'));
     if (!next.HttpVersion) throw missingParameter(f('HttpVersion'));
   }
   if (next.CheckType === 'CUSTOM' && !next.ContextType) throw missingParameter(f('ContextType'));

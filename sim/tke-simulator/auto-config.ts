@@ -93,7 +93,8 @@ export function mergeAutoConfigSpec(existing: TkeServiceConfigSpec | undefined, 
     const old = lb.l4Listeners?.find((f) => sameListener(f, l));
     if (!old) return mirrorL4Listener(l, input.forceL4SourceIpType);
     if (input.forceL4SourceIpType === undefined) return old;
-    return { ...old, healthCheck: { ...(old.healthCheck ?? {}), sourceIpType: input.forceL4SourceIpType } };
+    // TKE's own fragments carry `enable` (docs/tencent-cloud.md §1): a removed healthCheck comes back mirrored.
+    return { ...old, healthCheck: { ...(old.healthCheck ?? mirrorHealthCheck(l.HealthCheck, false)), sourceIpType: input.forceL4SourceIpType } };
   });
   const l7: TkeL7Listener[] = input.listeners
     .filter(isL7)

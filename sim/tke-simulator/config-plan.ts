@@ -9,6 +9,7 @@ import type {
   ModifyRuleRequest,
 } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 import { sameDomain, sameListener } from './auto-config.js';
+import type { MissingEnableReading } from './health-check-enable.js';
 import { declaredHealthCheck, fullHealthCheck, healthCheckDiffers, healthCheckIsNot, tkeL4HealthCheck } from './health-check.js';
 import type { TkeServiceConfigSpec, TkeSession } from './tke-service-config.js';
 
@@ -28,6 +29,8 @@ export interface SyncInput {
    * view (`tkeL4HealthCheck`), and the source the account gives a check nobody chose (0 on IPv6 CLBs).
    */
   ownL4?: { listenerIds: ReadonlySet<string>; accountSourceIpType: number };
+  /** How a `healthCheck` without `enable` is read (health-check-enable.ts); default `refused` (never planned then). */
+  missingEnable?: MissingEnableReading;
 }
 
 /**
@@ -59,7 +62,7 @@ export function planConfigSync(input: SyncInput): ClbModification[] {
     const where = `${l.Protocol}:${l.Port}`;
     if (l.Protocol === 'TCP' || l.Protocol === 'UDP') {
       const f = lb?.l4Listeners?.find((x) => sameListener(x, l));
-      const declared = declaredHealthCheck(f?.healthCheck);
+      const declared = declaredHealthCheck(f?.healthCheck, input.missingEnable);
       if (input.forceL4SourceIpType !== undefined) declared.SourceIpType = input.forceL4SourceIpType;
       const request: ModifyListenerRequest = { LoadBalancerId: input.loadBalancerId, ListenerId: l.ListenerId ?? '' };
       const own = input.ownL4?.listenerIds.has(l.ListenerId ?? '') ? input.ownL4 : undefined;
@@ -89,7 +92,7 @@ export function planConfigSync(input: SyncInput): ClbModification[] {
         ListenerId: l.ListenerId ?? '',
         LocationId: rule.LocationId ?? '',
       };
-      const hc = healthCheckChange(rule.HealthCheck, declaredHealthCheck(rf.healthCheck));
+      const hc = healthCheckChange(rule.HealthCheck, declaredHealthCheck(rf.healthCheck, input.missingEnable));
       if (hc) request.HealthCheck = hc;
       if (rf.scheduler !== undefined && rf.scheduler !== rule.Scheduler) request.Scheduler = rf.scheduler;
       const session = sessionExpireTime(rf.session);

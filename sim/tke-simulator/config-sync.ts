@@ -5,6 +5,7 @@ import type { Listener } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb
 import { mergeAutoConfigSpec } from './auto-config.js';
 import type { ClbError } from './clb-api.js';
 import { isTransient } from './clb-api.js';
+import { healthChecksWithoutEnable, refusalMessage } from './health-check-enable.js';
 import type { ClbModification, SyncInput } from './config-plan.js';
 import { planConfigSync } from './config-plan.js';
 import type { SimulatorContext } from './context.js';
@@ -90,6 +91,13 @@ async function send(ctx: SimulatorContext, m: ClbModification): Promise<void> {
 /** Applies the config; throws only for transient failures (so the queue retries soon). */
 export async function syncConfig(ctx: SimulatorContext, input: ConfigSyncInput): Promise<void> {
   const spec = await resolveSpec(ctx, input);
+  // Reading `refused` of a healthCheck without its required `enable`: none of the config is applied (assumption,
+  // health-check-enable.ts); the Event repeats at every sync until the config is fixed.
+  const missing = ctx.missingHealthCheckEnable === 'refused' ? healthChecksWithoutEnable(spec) : [];
+  if (missing.length > 0 && (input.choice.kind === 'auto' || input.choice.kind === 'manual')) {
+    await warn(ctx, input, REASON_SYNC_FAILED, refusalMessage(input.choice.name, missing));
+    return;
+  }
   const modifications = planConfigSync({
     loadBalancerId: input.lb.id,
     vip: input.lb.vip,
@@ -97,6 +105,7 @@ export async function syncConfig(ctx: SimulatorContext, input: ConfigSyncInput):
     spec,
     ...(input.forceL4SourceIpType !== undefined ? { forceL4SourceIpType: input.forceL4SourceIpType } : {}),
     ...(input.ownL4 ? { ownL4: input.ownL4 } : {}),
+    missingEnable: ctx.missingHealthCheckEnable,
   });
   let transient: unknown;
   for (const m of modifications) {

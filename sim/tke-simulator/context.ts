@@ -1,6 +1,7 @@
 // What the reconcilers share. One object, built once by the simulator, passed explicitly (no globals).
 import type { ClbApi } from './clb-api.js';
 import type { EventRecorder } from './events.js';
+import type { MissingEnableReading } from './health-check-enable.js';
 import type { KubeApi } from './kube-api.js';
 
 /** Marks a CLB VIP as bound by kube-proxy on the nodes, in the emulator's health model (admin API). */
@@ -35,6 +36,8 @@ export interface SimulatorContext {
   /** Newer TKE: prevent-loopback also switches L4 health-check sources to 100.64 (SourceIpType 1). */
   switchHealthCheckSourceOnPreventLoopback: boolean;
   syncScope: SyncScope;
+  /** How a TkeServiceConfig `healthCheck` without `enable` is read (health-check-enable.ts). */
+  missingHealthCheckEnable: MissingEnableReading;
   account: AccountDefaults;
   log: (line: string) => void;
 }

@@ -1,6 +1,7 @@
 // Mapping between a TkeServiceConfig `healthCheck` (lowerCamel) and the CLB API `HealthCheck` struct
 // (docs/tencent-cloud.md §1 field list, §3 HealthCheck struct). Pure.
 import type { HealthCheck } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
+import type { MissingEnableReading } from './health-check-enable.js';
 import type { TkeHealthCheck } from './tke-service-config.js';
 
 type NumberField = 'IntervalTime' | 'HealthNum' | 'UnHealthNum' | 'TimeOut' | 'SourceIpType' | 'HttpCode';
@@ -20,11 +21,16 @@ const STRING_FIELDS: ReadonlyArray<[keyof TkeHealthCheck & string, StringField]>
   ['httpCheckMethod', 'HttpCheckMethod'],
 ];
 
-/** The CLB fields a config declares; undeclared ones are absent, so they are never touched. */
-export function declaredHealthCheck(hc: TkeHealthCheck | undefined): HealthCheck {
+/**
+ * The CLB fields a config declares; undeclared ones are absent, so they are never touched. A fragment without
+ * `enable` declares the check off in reading `switchOff` (health-check-enable.ts); in reading `refused` such a
+ * config never gets here (syncConfig refuses it whole).
+ */
+export function declaredHealthCheck(hc: TkeHealthCheck | undefined, missingEnable: MissingEnableReading = 'refused'): HealthCheck {
   const out: HealthCheck = {};
   if (!hc) return out;
   if (typeof hc.enable === 'boolean') out.HealthSwitch = hc.enable ? 1 : 0;
+  else if (missingEnable === 'switchOff') out.HealthSwitch = 0;
   for (const [from, to] of NUMBER_FIELDS) {
     const v = hc[from];
     if (typeof v === 'number') out[to] = v;

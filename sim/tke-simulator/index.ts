@@ -4,6 +4,8 @@ export type { TkeSimulator, TkeSimulatorOptions } from './simulator.js';
 export type { ClbConnection } from './clb-api.js';
 export type { AccountDefaults, SyncScope, VipBinder } from './context.js';
 export { SYNC_SCOPES } from './context.js';
+export { MISSING_ENABLE_READINGS } from './health-check-enable.js';
+export type { MissingEnableReading } from './health-check-enable.js';
 export { applyClusterProfile, clusterProfile, CLUSTER_PROFILES } from './profiles.js';
 export type { ClusterProfileName } from './profiles.js';
 export { kubeProxyProfile, parseTkeVersion, supportsPreventLoopback } from './kube-proxy.js';

@@ -1,6 +1,6 @@
 // A client-node informer that keeps running: created with autoStart=false so handlers are attached first,
 // restarted with capped backoff after any error (client-node 2.x stops for good on errors other than 410 /
-// timeouts, controller-conventions.md §3.3), and "synced" only after a LIST really succeeded.
+// timeouts, @kubernetes/client-node src/cache.ts, ListWatch), and "synced" only after a LIST really succeeded.
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { ListWatch, Watch } from '@kubernetes/client-node';
 

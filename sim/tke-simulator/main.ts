@@ -5,10 +5,11 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { DEFAULT_TEST_CREDENTIALS } from '../clb-emulator/options.js';
 import { applyClusterProfile, CLUSTER_PROFILES, isClusterProfileName } from './profiles.js';
 import { SYNC_SCOPES } from './context.js';
+import { MISSING_ENABLE_READINGS } from './health-check-enable.js';
 import { startTkeSimulator } from './simulator.js';
 
 const USAGE = `usage: sim:tke [--kubeconfig FILE] [--clb-endpoint HOST:PORT] [--region R] [--resync SECONDS]
-       [--switch-health-check-source on|off] [--sync-scope all|declared] [--cluster-id ID] [--vpc-id ID] [--namespace-prefix P]... [--profile NAME]
+       [--switch-health-check-source on|off] [--sync-scope all|declared] [--missing-enable refused|switchOff] [--cluster-id ID] [--vpc-id ID] [--namespace-prefix P]... [--profile NAME]
 Environment: KUBECONFIG, LOOPGUARD_CLB_ENDPOINT, TENCENTCLOUD_SECRET_ID, TENCENTCLOUD_SECRET_KEY, TENCENTCLOUD_REGION
 (default credentials: the CLB emulator's built-in test account). Profiles: ${CLUSTER_PROFILES.join(', ')}`;
 
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
       resync: { type: 'string' },
       'switch-health-check-source': { type: 'string', default: 'on' },
       'sync-scope': { type: 'string', default: 'all' },
+      'missing-enable': { type: 'string', default: 'refused' },
       'cluster-id': { type: 'string' },
       'vpc-id': { type: 'string' },
       'namespace-prefix': { type: 'string', multiple: true },
@@ -49,6 +51,8 @@ async function main(): Promise<void> {
   if (!syncScope) throw new Error(`--sync-scope must be one of ${SYNC_SCOPES.join(', ')}\n${USAGE}`);
   const switchSource = values['switch-health-check-source'];
   if (switchSource !== 'on' && switchSource !== 'off') throw new Error(`--switch-health-check-source must be on or off\n${USAGE}`);
+  const missingEnable = MISSING_ENABLE_READINGS.find((r) => r === values['missing-enable']);
+  if (!missingEnable) throw new Error(`--missing-enable must be one of ${MISSING_ENABLE_READINGS.join(', ')}\n${USAGE}`);
   const prefixes = values['namespace-prefix'] ?? [];
   const log = (line: string): void => console.error(`${new Date().toISOString()} ${line}`);
 
@@ -65,6 +69,7 @@ async function main(): Promise<void> {
     resyncIntervalMs: resyncSeconds * 1000,
     switchHealthCheckSourceOnPreventLoopback: switchSource === 'on',
     syncScope,
+    missingHealthCheckEnable: missingEnable,
     ...(values['cluster-id'] ? { clusterId: values['cluster-id'] } : {}),
     ...(values['vpc-id'] ? { vpcId: values['vpc-id'] } : {}),
     ...(prefixes.length > 0 ? { namespaceFilter: (ns: string) => prefixes.some((p) => ns.startsWith(p)) } : {}),

@@ -6,6 +6,7 @@ import { INGRESS, LB_CLEANUP_FINALIZER, SERVICE } from './annotations.js';
 import type { ClbConnection } from './clb-api.js';
 import { ClbApi } from './clb-api.js';
 import type { AccountDefaults, SimulatorContext, SyncScope, VipBinder } from './context.js';
+import type { MissingEnableReading } from './health-check-enable.js';
 import { EventRecorder } from './events.js';
 import type { ResilientInformer } from './informer.js';
 import { startInformer } from './informer.js';
@@ -35,6 +36,12 @@ export interface TkeSimulatorOptions {
    * listeners back to TKE's view; `declared` re-applies only TkeServiceConfig-declared fields.
    */
   syncScope?: SyncScope;
+  /**
+   * How a TkeServiceConfig `healthCheck` without its required `enable` is read (docs/tencent-cloud.md §1; not
+   * documented, both readings are assumptions): `refused` (default) — the config is not applied, Warning Event
+   * SyncLoadBalancerFailed; `switchOff` — the check is switched off. See health-check-enable.ts.
+   */
+  missingHealthCheckEnable?: MissingEnableReading;
   /** The CLB account's default health-check source; default: read from the emulator admin API on `clb.endpoint`. */
   account?: AccountDefaults;
   /** Only objects in namespaces passing this filter are handled (tests share one apiserver). Default: all. */
@@ -79,6 +86,7 @@ export async function startTkeSimulator(options: TkeSimulatorOptions): Promise<T
     vpcId: options.vpcId ?? 'vpc-sim00001',
     switchHealthCheckSourceOnPreventLoopback: options.switchHealthCheckSourceOnPreventLoopback ?? true,
     syncScope: options.syncScope ?? 'all',
+    missingHealthCheckEnable: options.missingHealthCheckEnable ?? 'refused',
     // The account profile is a CLB property the emulator's admin API reports (`since2023` → 100.64 by default).
     account: options.account ?? { defaultSourceIpType: async () => ((await admin.getCapabilities()).account === 'since2023' ? 1 : 0) },
     log,
@@ -166,7 +174,7 @@ export async function startTkeSimulator(options: TkeSimulatorOptions): Promise<T
   await Promise.all([services.synced, ingresses.synced, daemonSets.synced]);
   const interval = options.resyncIntervalMs ?? 30_000;
   const timer = interval > 0 ? setInterval(() => allKeys().forEach((k) => queue.add(k)), interval) : undefined;
-  log(`tke-simulator started (cluster ${ctx.clusterId}, CLB API ${options.clb.endpoint}, resync ${interval} ms, sync scope ${ctx.syncScope})`);
+  log(`tke-simulator started (cluster ${ctx.clusterId}, CLB API ${options.clb.endpoint}, resync ${interval} ms, sync scope ${ctx.syncScope}, healthCheck without enable: ${ctx.missingHealthCheckEnable})`);
 
   return {
     resyncNow: () => queue.addAndWait(allKeys()),

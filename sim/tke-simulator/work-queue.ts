@@ -1,4 +1,4 @@
-// A tiny keyed work queue with client-go semantics (controller-conventions.md §1.2): a key queued twice
+// A tiny keyed work queue with client-go semantics (client-go util/workqueue): a key queued twice
 // before it runs runs once; a key is never processed by two workers at once; a key re-added while running
 // runs again afterwards; failures retry with per-key exponential backoff.
 

@@ -154,8 +154,12 @@ export interface OriginalsRecord {
    * added to the TkeServiceConfig to declare keepaliveEnable (absent: it was declared).
    */
   listeners?: Record<string, { sourceIpType?: SourceIpType; keepaliveEnable?: 0 | 1; keepaliveAdded?: AddedLevel }>;
-  /** Per `<listenerId>/<locationId>`: original rule HealthCheck.SourceIpType; `added` as `keepaliveAdded`. */
-  rules?: Record<string, { sourceIpType: SourceIpType; added?: AddedLevel }>;
+  /**
+   * Per `<listenerId>/<locationId>`: original rule HealthCheck.SourceIpType; `added` as `keepaliveAdded`;
+   * `enableAdded`: loopguard added `healthCheck.enable` to the rule's existing `healthCheck` (the revert removes that
+   * field alone; a `healthCheck` loopguard created, `added` ≥ healthCheck, goes whole with its `enable`).
+   */
+  rules?: Record<string, { sourceIpType: SourceIpType; added?: AddedLevel; enableAdded?: boolean }>;
   /** Original CLB attributes. */
   loadBalancer?: { passToTarget?: boolean };
   /**
@@ -212,6 +216,7 @@ export function validateOriginals(value: unknown): string | undefined {
     for (const [id, r] of Object.entries(value.rules)) {
       if (!isRecord(r) || !isBit(r.sourceIpType)) return `rules[${JSON.stringify(id)}].sourceIpType must be 0 or 1`;
       if (r.added !== undefined && !isAddedLevel(r.added)) return `rules[${JSON.stringify(id)}].added must be one of ${ADDED_LEVELS.join(', ')}`;
+      if (r.enableAdded !== undefined && typeof r.enableAdded !== 'boolean') return `rules[${JSON.stringify(id)}].enableAdded must be a boolean`;
     }
   }
   if (value.loadBalancer !== undefined) {

@@ -58,7 +58,31 @@ function unreachable(what: string, server: string, err: unknown): CliError {
     return new CliError(`cannot ${what}: ${said}. Fix: grant get and list on Services and Ingresses (config/doctor/cluster_role.yaml) or scan a namespace you can read with -n`);
   }
   if (status !== undefined) return new CliError(`cannot ${what}: ${said}`);
+  const tls = tlsFailure(err);
+  if (tls) {
+    return new CliError(
+      `cannot ${what}: the TLS certificate of ${server} is not trusted: ${tls}. Fix: check the kubeconfig's certificate-authority (or certificate-authority-data) for this cluster, and that the server address is one the certificate names`,
+    );
+  }
   return new CliError(`cannot ${what}: the Kubernetes API server at ${server} does not answer (${said}). Fix: check the kubeconfig's current context (kubectl config current-context)`);
+}
+
+/**
+ * The certificate problem behind a failed request, if that is what it is: fetch (undici) says only "fetch failed"
+ * and keeps the TLS error as its `cause` (Node's codes: DEPTH_ZERO_SELF_SIGNED_CERT, CERT_HAS_EXPIRED,
+ * ERR_TLS_CERT_ALTNAME_INVALID, UNABLE_TO_VERIFY_LEAF_SIGNATURE, …). Issue 22 #10: doctor said "does not answer".
+ */
+export function tlsFailure(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 5 && typeof e === 'object' && e !== null; depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    const text = typeof message === 'string' ? message : '';
+    if ((typeof code === 'string' && /CERT|SELF_SIGNED|UNABLE_TO_(GET|VERIFY)|ERR_TLS_/.test(code)) || /x509|certificate/i.test(text)) {
+      return `${text.split('\n')[0] ?? ''}${typeof code === 'string' && !text.includes(code) ? ` (${code})` : ''}`;
+    }
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
 }
 
 const ATTEMPTS = 3;

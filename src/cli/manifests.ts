@@ -46,7 +46,14 @@ export function parseManifests(text: string, file: string): ManifestObject[] {
     }
     const contents = doc.contents;
     if (!contents) continue;
-    const value: unknown = doc.toJS({ maxAliasCount: 100 });
+    let value: unknown;
+    try {
+      // maxAliasCount: a "billion laughs" document (aliases of aliases) is refused instead of expanded.
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (err) {
+      const at = lines.linePos(contents.range?.[0] ?? 0);
+      throw new CliError(`cannot parse ${file} line ${at.line}: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    }
     if (!isObject(value)) continue;
     const line = lines.linePos(contents.range?.[0] ?? 0).line;
     if (typeof value['kind'] === 'string' && value['kind'].endsWith('List') && Array.isArray(value['items'])) {

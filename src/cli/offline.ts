@@ -1,7 +1,7 @@
 // Pure: `loopguard plan`'s verdicts without a cluster. A manifest says what TKE will build (a private CLB for a
 // Service with an internal-subnetid annotation, a public one otherwise; one listener per port; an Ingress's HTTP and
 // HTTPS listeners), but not what the CLB will hold once built: the health-check source (VIP for accounts older than
-// 2023-02-24, 100.64.0.0/10 for newer ones: landscape.md §4.3), whether a CLB brought with tke-existed-lbid/existLbId is
+// 2023-02-24, 100.64.0.0/10 for newer ones: tencent-cloud.md §9 #3), whether a CLB brought with tke-existed-lbid/existLbId is
 // private, and keepalive when the TkeServiceConfig lives outside the manifests. Each target is assessed (and planned)
 // with the real model once per combination of the facts it leaves open; when the verdicts differ, the report shows
 // the most severe and says what it depends on ("AtRisk (VipHealthCheckDropped) if the CLB keeps the VIP

@@ -74,7 +74,7 @@ export const CAPABILITY_PARAMETERS: readonly CapabilityParameter[] = [
 
 /** Codes that are never a capability refusal, whatever the message says: quota, busy, auth, missing objects, outages. */
 const NEVER =
-  /^(RequestLimitExceeded|InternalError|ResourceUnavailable|ServiceUnavailable|LimitExceeded|MissingParameter)(\.|$)|^FailedOperation\.(ResourceInOperating|InvalidLBStatus|ResourceInCloning)$|^InvalidParameter\.(LBIdNotFound|ListenerIdNotFound|LocationNotFound|RegionNotFound|FormatError)$|^AuthFailure\.(?!UnauthorizedOperation$)/;
+  /^(RequestLimitExceeded|InternalError|ResourceUnavailable|ResourceInUse|ServiceUnavailable|LimitExceeded|MissingParameter)(\.|$)|^FailedOperation\.(ResourceInOperating|InvalidLBStatus|ResourceInCloning)$|^InvalidParameter\.(LBIdNotFound|ListenerIdNotFound|LocationNotFound|RegionNotFound|FormatError)$|^AuthFailure\.(?!UnauthorizedOperation$)/;
 /** Codes a capability refusal arrives under even when the message names no parameter (the emulator's, too). */
 const CAPABILITY_CODES = /^(UnauthorizedOperation|FailedOperation|UnsupportedOperation|OperationDenied)(\.|$)/;
 /**

@@ -2,7 +2,8 @@
 // interface; the Tencent implementation (tencent-clb-client.ts) does batching, pagination, budgets,
 // retries, per-CLB write serialization and task polling behind it. The one SDK shape kept as is:
 // `HealthCheck`, because a write must send back the full struct that was read, unchanged except for
-// the field loopguard manages (the CLB resets omitted fields; tencent-cloud.md §3, emulator health-check.ts).
+// the field loopguard manages: whether the CLB resets omitted fields is not documented (tencent-cloud.md §3, §8
+// open question 4), and the full struct is right either way (the emulator takes the strict reading, health-check.ts).
 import type { HealthCheck } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 
 export type { HealthCheck };
@@ -129,7 +130,7 @@ export interface ClbClient {
   // Writes. Each resolves once the CLB's async task has succeeded (DescribeTaskStatus = 0); writes to
   // one CLB are serialized, to different CLBs concurrent (bounded). Failures are ClbErrors.
 
-  /** ModifyListener with the listener's FULL health check (L4 listeners; others are reset to defaults otherwise). */
+  /** ModifyListener with the listener's FULL health check (L4 listeners; full, so no field depends on merge-or-reset). */
   modifyListenerHealthCheck(loadBalancerId: string, listenerId: string, healthCheck: HealthCheck, options?: CallOptions): Promise<WriteResult>;
   /** ModifyRule with the rule's FULL health check (L7 rules). */
   modifyRuleHealthCheck(

@@ -6,7 +6,7 @@
 import { isClbId } from '../api/annotations.js';
 import { MAX_LOAD_BALANCER_IDS, batches } from './batching.js';
 import type { ClbReader, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo } from './clb-client.js';
-import type { BackendHealth, ClbFacts, ClbObservation, ListenerFacts } from '../model/facts.js';
+import type { BackendHealth, ClbFacts, ClbObservation, HealthCheckFacts, ListenerFacts } from '../model/facts.js';
 
 interface Entry {
   at: number;
@@ -18,6 +18,11 @@ function health(targets: readonly { status: string }[]): BackendHealth | undefin
   const alive = targets.filter((t) => t.status === 'Alive').length;
   const dead = targets.filter((t) => t.status === 'Dead').length;
   return { alive, dead, unknown: targets.length - alive - dead };
+}
+
+/** The health-check facts the model reads: the source, and the switch TkeServiceConfig fragments must carry (tencent-cloud.md §1). */
+function healthCheckFacts(hc: NonNullable<ListenerInfo['healthCheck']>): HealthCheckFacts {
+  return { sourceIpType: hc.SourceIpType ?? 0, ...(typeof hc.HealthSwitch === 'number' ? { healthSwitch: hc.HealthSwitch } : {}) };
 }
 
 /** Maps the CLB API's view onto the model's plain facts. */
@@ -40,7 +45,7 @@ export function clbFacts(lb: LoadBalancerInfo, listeners: readonly ListenerInfo[
         listenerId: l.listenerId,
         protocol: l.protocol,
         port: l.port,
-        ...(l.healthCheck ? { healthCheck: { sourceIpType: l.healthCheck.SourceIpType ?? 0 } } : {}),
+        ...(l.healthCheck ? { healthCheck: healthCheckFacts(l.healthCheck) } : {}),
         ...(l.keepaliveEnable !== undefined ? { keepaliveEnable: l.keepaliveEnable } : {}),
         ...(l.rules.length > 0
           ? {
@@ -51,7 +56,7 @@ export function clbFacts(lb: LoadBalancerInfo, listeners: readonly ListenerInfo[
                   locationId: r.locationId,
                   domain: r.domain,
                   url: r.url,
-                  ...(r.healthCheck ? { healthCheck: { sourceIpType: r.healthCheck.SourceIpType ?? 0 } } : {}),
+                  ...(r.healthCheck ? { healthCheck: healthCheckFacts(r.healthCheck) } : {}),
                   ...(ruleHealth ? { health: ruleHealth } : {}),
                 };
               }),

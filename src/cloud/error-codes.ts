@@ -45,7 +45,13 @@ export function classifyApiError(code: string, msg: string, ctx: CloudErrorConte
         `loopguard's request budget for ${action}: the 20 requests/s per action are shared with TKE's controllers.`,
     };
   }
-  if (code === 'FailedOperation.ResourceInOperating' || code === 'FailedOperation.InvalidLBStatus' || code === 'FailedOperation.ResourceInCloning') {
+  // ResourceInUse is Tencent Cloud API 3.0's common "resource is occupied" code; Tencent's terraform provider retries
+  // it for every product (tencentcloud/common/common.go retryableErrorCode, tencent-cloud.md §3 "Error codes"), as
+  // loopguard retries the CLB's own busy code.
+  if (
+    code === 'FailedOperation.ResourceInOperating' || code === 'FailedOperation.InvalidLBStatus' || code === 'FailedOperation.ResourceInCloning' ||
+    code === 'ResourceInUse' || code.startsWith('ResourceInUse.')
+  ) {
     return {
       reason: 'ClbBusy',
       retryable: true,

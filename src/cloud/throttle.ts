@@ -1,5 +1,5 @@
 // Per-action request budgets. The CLB API allows 20 requests/s per action per account and TKE's own
-// service and ingress controllers spend the same quota (tencent-cloud.md §3 "Rate limits", architecture.md
+// service and ingress controllers spend the same quota (tencent-cloud.md §3 "Rate limits", docs/architecture.md
 // §5 "Share the quota"), so loopguard's default is half of it, per action, and configurable.
 //
 // One p-queue per action in strict (sliding-window) mode: no more than `burst` requests start in any

@@ -1,6 +1,6 @@
 // Events on targets and policies, deduplicated like client-go's recorder: the same (object, type, reason,
 // message) within the window bumps `count` and `lastTimestamp` on the existing Event instead of creating
-// another, so a reconcile loop never floods `kubectl describe` (controller-conventions.md §2.8).
+// another, so a reconcile loop never floods `kubectl describe` (client-go tools/record's event correlator).
 //
 // A standing problem (an invalid annotation: true in every round until someone fixes it) is one Event, not one per
 // round: `recordStanding` writes it once, then only re-asserts it (count + 1 on the same Event) every

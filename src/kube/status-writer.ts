@@ -1,5 +1,5 @@
 // LoopbackPolicy status goes through the status subresource with server-side apply and loopguard's own
-// field manager, forced: the controller owns status outright (controller-conventions.md §2.7, §3.5).
+// field manager, forced: the controller owns status outright (Kubernetes docs "Server-Side Apply": controllers force conflicts on what they own).
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, FIELD_MANAGER, GROUP, KIND, PLURAL, VERSION, type LoopbackPolicyStatus } from '../api/loopbackpolicy.js';
 

@@ -92,7 +92,7 @@ export function clbGate(
       done: assessment(target, {
         rootCause: 'ForeignClb',
         loadBalancerId,
-        message: `${owner.why}. loopguard neither writes to it nor reports it as this ${target.kind}'s; ${idAnnotation} is written by TKE — if someone changed it, remove the change and TKE writes it back`,
+        message: `${owner.why}; ${idAnnotation} is written by TKE — if someone changed it, remove the change and TKE writes it back`,
         warnings,
       }),
     };

@@ -1,7 +1,7 @@
 // L7 assessment: a TKE CLB Ingress. A private L7 CLB forwards a pod's request to some node's NodePort
 // with the pod IP as source (no SNAT); when that node is the caller's, the reply never returns to the
 // CLB: ~4 s stall while the CLB retries another node, or a failure on a one-node cluster. This happens in
-// every kube-proxy mode (seeds 000/001/004). The fix (seed 004): the account's CLB L7 SNAT + keepalive
+// every kube-proxy mode (TKE-CN/TKE-2021/TKE-LOOPBACK in tencent-cloud.md §7). The fix (TKE-LOOPBACK): the account's CLB L7 SNAT + keepalive
 // capability (ticket) and `keepaliveEnable: 1` per l7Listener in the Ingress's TkeServiceConfig; nodes
 // then see CLB addresses from 100.127.0.0/16, which the security group must allow ("allow by default",
 // i.e. LoadBalancerPassToTarget, or an explicit rule). Rule health checks may also move to 100.64.0.0/10
@@ -120,6 +120,7 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
       url: r.url,
       currentSourceIpType: sourceIpTypeOf(r.healthCheck?.sourceIpType),
       ...(ruleSource !== undefined ? { desiredSourceIpType: ruleSource } : {}),
+      ...(r.healthCheck?.healthSwitch === 0 || r.healthCheck?.healthSwitch === 1 ? { currentHealthSwitch: r.healthCheck.healthSwitch } : {}),
     })),
   }));
 

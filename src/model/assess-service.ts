@@ -1,11 +1,11 @@
 // L4 assessment: a LoadBalancer Service and its CLB's TCP/UDP listeners. Two independent faults:
 //  1. Health-check drop: when kube-proxy binds the CLB VIP to kube-ipvs0, probes whose source is the VIP
-//     arrive with a local source address and are dropped; every backend looks dead (seeds 000/002/004).
+//     arrive with a local source address and are dropped; every backend looks dead (TKE-CN/IMROC-CASE/TKE-LOOPBACK in tencent-cloud.md §7).
 //  2. Loopback: when an in-cluster call reaches the CLB carrying the pod IP, the CLB may forward it to
-//     the caller's own node, where it is dropped (seeds 000/001/004). In IPVS mode without the VIP bound
+//     the caller's own node, where it is dropped (TKE-CN/TKE-2021/TKE-LOOPBACK). In IPVS mode without the VIP bound
 //     calls reach the CLB; with externalTrafficPolicy Cluster they are masqueraded to the node IP and the
-//     CLB never picks the RS with the caller's IP; with Local they keep the pod IP (seed 003).
-// The fix (seed 004): health-check source 100.64.0.0/10 first, then prevent-loopback, which makes a
+//     CLB never picks the RS with the caller's IP; with Local they keep the pod IP (kube-proxy's KUBE-LOAD-BALANCER-LOCAL, tencent-cloud.md §6).
+// The fix (TKE-LOOPBACK): health-check source 100.64.0.0/10 first, then prevent-loopback, which makes a
 // supporting TKE kube-proxy bind the VIP so calls are answered on the node.
 import { ServiceAnnotation, readBool, readString } from '../api/annotations.js';
 import { assessment, type Assessment, type AssessmentContext, type Blocker, type Mitigation } from './assessment-result.js';
@@ -187,7 +187,7 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
       changes.push({ action: 'SetListenerHealthCheckSource', listenerId: l.listenerId, protocol: l.protocol, port: l.port, from: 0, to: 1 });
     }
   }
-  // The annotation only after every source is off the VIP (architecture §5 "Order matters").
+  // The annotation only after every source is off the VIP (docs/architecture.md §5 "Order matters").
   if (wantAnnotation && !annotationPresent && !blockedBySource) changes.push({ action: 'AddPreventLoopbackAnnotation' });
 
   const listenerStates: L4ListenerState[] = listeners.matched.map((l) => ({
@@ -282,7 +282,9 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
     message = parts.join(' ') + planText;
   } else if (vipBound === 'yes') {
     rootCause = 'LoopbackPrevented';
-    message = `kube-proxy answers VIP ${vip} on every node (${boundWhy}) and every listener health-checks from 100.64.0.0/10`;
+    // The Service's own listeners only: a shared CLB may hold other targets' listeners on the VIP (issue 22 #10).
+    const own = listeners.matched.map((l) => `${l.protocol}:${l.port}`).join(', ');
+    message = `kube-proxy answers VIP ${vip} on every node (${boundWhy}) and this Service's listener${listeners.matched.length === 1 ? '' : 's'} (${own}) health-check${listeners.matched.length === 1 ? 's' : ''} from 100.64.0.0/10`;
   } else if (localMode) {
     rootCause = 'VipServedLocally';
     message = `${kubeProxyText(profile)} answers VIP ${vip} on the node, so in-cluster calls never reach the CLB; no loopback`;

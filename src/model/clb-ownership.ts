@@ -8,15 +8,18 @@
 //    subresource that the `edit` role does not grant.
 // A CLB without an owner tag (one the user brought with `tke-existed-lbid`, or a cluster that shares CLBs) must
 // carry the status VIP. A mismatch is a ForeignClb verdict: reported with a Warning Event, never written to.
+// The message of a Foreign verdict reaches an Event and the status in the target's namespace, where whoever forged the
+// id reads it: it says only that the CLB belongs to another object, never that object's uid, kind or the CLB's
+// addresses (issue 22 #9: otherwise it is an oracle for probing other tenants' CLB ids).
 import type { ClbFacts, TargetFacts } from './facts.js';
 
 export const OWNER_TAG = { Service: 'tke-lb-serviceuuid', Ingress: 'tke-lb-ingress-uuid' } as const;
 
 export type ClbOwnership = { state: 'Own'; by: 'tag' | 'vip' } | { state: 'Foreign'; why: string } | { state: 'Unverified'; why: string };
 
-/** Values quoted in messages come from the cloud or from status: shown short. */
-function shown(value: string): string {
-  return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+/** What a Foreign verdict says, whichever check failed: nothing about the object that owns the CLB. */
+function foreign(id: string, target: TargetFacts, check: string): ClbOwnership {
+  return { state: 'Foreign', why: `CLB ${id} belongs to another object, which loopguard will not touch (${check} this ${target.kind})` };
 }
 
 export function clbOwnership(target: TargetFacts, clb: ClbFacts): ClbOwnership {
@@ -25,15 +28,12 @@ export function clbOwnership(target: TargetFacts, clb: ClbFacts): ClbOwnership {
   const otherKind = target.kind === 'Service' ? 'Ingress' : 'Service';
   const otherTag = tags[OWNER_TAG[otherKind]];
   if (otherTag !== undefined) {
-    return { state: 'Foreign', why: `CLB ${id} was created by TKE for an ${otherKind} (tag ${OWNER_TAG[otherKind]}), not for this ${target.kind}` };
+    return foreign(id, target, "its owner tag does not name");
   }
   const ownTag = tags[OWNER_TAG[target.kind]];
   if (ownTag !== undefined) {
     if (target.uid && ownTag === target.uid) return { state: 'Own', by: 'tag' };
-    return {
-      state: 'Foreign',
-      why: `CLB ${id} was created by TKE for another ${target.kind} (tag ${OWNER_TAG[target.kind]}=${shown(ownTag)}, this ${target.kind}'s uid is ${shown(target.uid ?? 'unknown')})`,
-    };
+    return foreign(id, target, 'its owner tag does not name');
   }
   const addresses = new Set([...(clb.vips ?? []), ...(clb.ipv6Address ? [clb.ipv6Address] : [])]);
   const published = target.loadBalancerIps ?? [];
@@ -41,8 +41,5 @@ export function clbOwnership(target: TargetFacts, clb: ClbFacts): ClbOwnership {
     return { state: 'Unverified', why: `CLB ${id} has no owner tag and TKE has not published its VIP in the ${target.kind}'s status yet` };
   }
   if (published.some((ip) => addresses.has(ip))) return { state: 'Own', by: 'vip' };
-  return {
-    state: 'Foreign',
-    why: `the ${target.kind}'s status address ${shown(published[0] ?? '')} is not an address of CLB ${id} (${[...addresses].map(shown).join(', ') || 'none'})`,
-  };
+  return foreign(id, target, 'none of its addresses is in the status of');
 }

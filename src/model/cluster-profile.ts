@@ -2,8 +2,8 @@
 // kube-system/kube-proxy DaemonSet, the kube-proxy ConfigMap as fallback, and operator flags that win
 // over both. Pure: the caller fetches the objects (src/kube) and passes them in.
 // Sources: tencent-cloud.md §6 (where TKE keeps kube-proxy, flags vs ConfigMap, DataPlaneV2 without kube-proxy),
-// seed 004 (minimum versions), seed 000 (TKE's older IPVS builds do not bind the EXTERNAL-IP),
-// landscape.md §1.4 / kubernetes PR #63066 (upstream IPVS binds every LB IP to kube-ipvs0 since 1.11).
+// TKE-LOOPBACK in tencent-cloud.md §7 (minimum versions), TKE-CN (TKE's older IPVS builds do not bind the EXTERNAL-IP),
+// tencent-cloud.md §6 / kubernetes PR #63066 (upstream IPVS binds every LB IP to kube-ipvs0 since 1.11).
 import { parse as parseYaml } from 'yaml';
 import type { ClusterProfileStatus, KubeProxyMode, ProfileSource, Tristate, VipBinding } from '../api/loopbackpolicy.js';
 import { parseKubeVersion, preventLoopbackSupport, type KubeVersion } from './kube-proxy-version.js';
@@ -162,8 +162,8 @@ function vipBindingFor(mode: KubeProxyMode, supported: Tristate, version: KubeVe
       if (supported === 'Unknown') return 'Unknown';
       // "Not supported" without a version can only come from the operator flag: a TKE build is implied.
       if (!version) return 'Never';
-      // Older TKE builds deliberately do not bind the EXTERNAL-IP (seed 000); upstream builds bind every
-      // LB IP to kube-ipvs0 since 1.11 (PR #63066, seed 002).
+      // Older TKE builds deliberately do not bind the EXTERNAL-IP (TKE-CN); upstream builds bind every
+      // LB IP to kube-ipvs0 since 1.11 (PR #63066, IMROC-CASE).
       if (tkeBuild) return 'Never';
       return version.major === 1 && version.minor >= 11 ? 'Always' : 'Never';
   }

@@ -29,7 +29,7 @@ export interface L4DesiredState {
    * Who switches the listeners' sources first. `TKE`: the Service carries prevent-loopback (or loopguard adds it
    * first, l4.sourceSwitch: TKEFirst), to which TKE's service controller answers by switching them itself
    * (tencent-cloud.md §9 #1): loopguard gives it the grace period before writing. `loopguard`: written directly, before
-   * the annotation (architecture §5).
+   * the annotation (docs/architecture.md §5).
    */
   sourceBy: 'loopguard' | 'TKE';
   /** The policy's l4.sourceSwitch: with `Direct`, a prevent-loopback loopguard added itself asks TKE of nothing. */
@@ -44,6 +44,8 @@ export interface L7RuleState {
   url: string;
   currentSourceIpType: SourceIpType;
   desiredSourceIpType?: SourceIpType;
+  /** The rule's HealthCheck.HealthSwitch on the CLB (undefined: not reported); the `enable` loopguard declares with the source. */
+  currentHealthSwitch?: 0 | 1;
 }
 
 export interface L7ListenerState {

@@ -73,6 +73,8 @@ export interface BackendHealth {
 export interface HealthCheckFacts {
   /** 0 = the CLB VIP is the health-check source (CLB default), 1 = 100.64.0.0/10. */
   sourceIpType?: number;
+  /** HealthCheck.HealthSwitch: 1 = the check is on, 0 = off; absent when the CLB did not say. */
+  healthSwitch?: number;
 }
 
 export interface RuleFacts {

@@ -1,5 +1,5 @@
 // kube-proxy image tags and the prevent-loopback capability of TKE builds.
-// Source: TKE "CLB Loopback" doc (seed 004): kube-proxy must support "binding the LB address to the IPVS
+// Source: TKE "CLB Loopback" doc (TKE-LOOPBACK in tencent-cloud.md §7): kube-proxy must support "binding the LB address to the IPVS
 // ENI": v1.20.6-tke.12, v1.18.4-tke.20, v1.16.3-tke.25, v1.14.3-tke.24, v1.12.4-tke.30 "or later";
 // tencent-cloud.md §2 (revision history) and §6 (tag format `vX.Y.Z-tke.N`).
 import type { Tristate } from '../api/loopbackpolicy.js';
@@ -38,7 +38,7 @@ export function compareKubeVersions(a: KubeVersion, b: KubeVersion): number {
   return a.major - b.major || a.minor - b.minor || a.patch - b.patch || (a.tke ?? -1) - (b.tke ?? -1);
 }
 
-/** Minimum TKE kube-proxy per minor line that binds the CLB VIP for prevent-loopback (seed 004). */
+/** Minimum TKE kube-proxy per minor line that binds the CLB VIP for prevent-loopback (TKE-LOOPBACK). */
 export const PREVENT_LOOPBACK_MINIMUMS: Readonly<Record<number, string>> = Object.freeze({
   12: 'v1.12.4-tke.30',
   14: 'v1.14.3-tke.24',

@@ -6,7 +6,7 @@
 //  - Ready=True     nothing left to do: Reconciled / ReconciledWithRisks (Enforce) or AuditComplete.
 // Targets Pending on TKE (no CLB yet, listeners missing) do not hold Ready back: loopguard has nothing to
 // do until TKE acts, and the informer brings them back when it does. Reconciling and Stalled are
-// "abnormal-true": removed when false (kstatus, controller-conventions §2.3).
+// "abnormal-true": removed when false (kstatus: kubernetes-sigs/cli-utils pkg/kstatus).
 import { describeChange } from './desired-state.js';
 import { alternativeText } from './topology.js';
 import type { Assessment } from './assessment-result.js';
@@ -150,8 +150,8 @@ function clip(text: string, max: number): string {
   return printable.length > max ? `${printable.slice(0, max - 3)}...` : printable;
 }
 
-/** Plan lines as status shows them: at most MAX_PLAN_LINES, each clipped. */
-function planLines(lines: readonly string[]): string[] {
+/** Plan lines as status shows them: at most MAX_PLAN_LINES, each clipped (exported for tests that compare logs). */
+export function planLines(lines: readonly string[]): string[] {
   const plan = lines.slice(0, MAX_PLAN_LINES).map((l) => clip(l, MAX_PLAN_LINE));
   if (lines.length > MAX_PLAN_LINES) plan[MAX_PLAN_LINES - 1] = `... and ${lines.length - MAX_PLAN_LINES + 1} more steps`;
   return plan;

@@ -3,11 +3,11 @@
 // does not, and the document it rests on, so Audit (status.targets[].alternatives), `loopguard doctor` and
 // `loopguard plan` all print the same advice. Pure: built from the target's facts and the verdict's root cause.
 //
-// Sources (docs/diagnosis.md "Sources"; the seeds are in ../shared/seeds):
-//  - seed 004, TKE "CLB Loopback" FAQ: Service DNS name, CoreDNS `rewrite`, anti-affinity with
+// Sources (docs/diagnosis.md "Sources", docs/tencent-cloud.md §6, §7); each item names a public page a user can open:
+//  - TKE "CLB Loopback" FAQ: Service DNS name, CoreDNS `rewrite`, anti-affinity with
 //    externalTrafficPolicy: Local, direct-access (VPC-CNI) still loops for same-node pairs;
-//  - seed 003: in IPVS mode it is Local that keeps the pod IP (Cluster masquerades to the node IP);
-//  - landscape.md §1.4: KEP-1860 `ipMode: Proxy` makes kube-proxy ignore the LB address.
+//  - kube-proxy's IPVS rules: it is Local that keeps the pod IP (Cluster masquerades to the node IP);
+//  - KEP-1860 `ipMode: Proxy` makes kube-proxy ignore the LB address.
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import type { ClusterProfile } from './cluster-profile.js';
 import type { IngressFacts, ServiceFacts } from './facts.js';
@@ -25,13 +25,13 @@ export interface Alternative {
   source: string;
 }
 
-const TKE_DOC = 'TKE "CLB Loopback" (tencentcloud.com/document/product/457/42976)';
+const TKE_DOC = 'TKE "CLB Loopback" https://www.tencentcloud.com/document/product/457/42976';
 export const SOURCES = {
-  suggestions: `seed 004: ${TKE_DOC}, FAQ "Are there any suggestions?"`,
-  antiAffinity: `seed 004: ${TKE_DOC}, FAQ "Can anti-affinity deployment of the client and server avoid loopback?"`,
-  directAccess: `seed 004: ${TKE_DOC}, FAQ "Does the direct LB-Pod connection of VPC-CNI have the CLB loopback issue?"; tencent-cloud.md §2`,
-  localInIpvs: 'seed 003: field report "回环问题排查" (externalTrafficPolicy Local vs Cluster in IPVS mode)',
-  ipMode: 'landscape.md §1.4: KEP-1860 status.loadBalancer.ingress[].ipMode (kube-proxy skips Proxy-mode addresses; GA in Kubernetes 1.32)',
+  suggestions: `${TKE_DOC}, FAQ "Are there any suggestions?"`,
+  antiAffinity: `${TKE_DOC}, FAQ "Can anti-affinity deployment of the client and server avoid loopback?"`,
+  directAccess: `${TKE_DOC}, FAQ "Does the direct LB-Pod connection of VPC-CNI have the CLB loopback issue?"; annotations https://cloud.tencent.com/document/product/457/51258`,
+  localInIpvs: 'kube-proxy IPVS: KUBE-LOAD-BALANCER-LOCAL returns before KUBE-MARK-MASQ (https://github.com/kubernetes/kubernetes/blob/master/pkg/proxy/ipvs/proxier.go)',
+  ipMode: 'KEP-1860 status.loadBalancer.ingress[].ipMode, GA in Kubernetes 1.32: kube-proxy skips Proxy-mode addresses (https://kubernetes.io/docs/concepts/services-networking/service/#load-balancer-ip-mode)',
 } as const;
 
 /** A one-line summary of the topology workarounds, for messages that cannot carry the list. */

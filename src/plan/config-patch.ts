@@ -1,9 +1,14 @@
 // Pure: the JSON patch (RFC 6902) that sets loopguard's fields in a TkeServiceConfig, and nothing else.
-// The listener list belongs to TKE's ingress controller (architecture.md §5), so loopguard never replaces it:
+// The listener list belongs to TKE's ingress controller (docs/architecture.md §5 "Never clobber"), so loopguard never replaces it:
 // every op addresses one field (`keepaliveEnable` of one l7Listener, `healthCheck.sourceIpType` of one rule),
 // each index is pinned by `test` ops on the element's identity (protocol/port, domain, url), and the whole
 // patch by a `test` on /metadata/resourceVersion. A fragment that does not exist yet (hand-made configs) is
 // added with only loopguard's field declared, appended with `-`, never by rewriting its parent list.
+// Every rule `healthCheck` loopguard writes carries `enable`: TKE's reference marks it required ("必填，布尔值",
+// docs/tencent-cloud.md §1), and a fragment without it may be refused or read as "check off". loopguard declares
+// the CLB rule's current switch, so the switch stays as it is; a fragment that lacks `enable` gets it added
+// beside `sourceIpType`, behind the same identity tests, and the record says so (the revert takes it out again).
+// loopguard writes no listener-level `healthCheck` (its l7Listener fields are `keepaliveEnable` only).
 
 import { ADDED_LEVELS, type AddedLevel } from '../api/annotations.js';
 import type { JsonPatchOp } from '../api/json-patch.js';
@@ -11,7 +16,10 @@ import type { JsonPatchOp } from '../api/json-patch.js';
 /** One field loopguard wants to hold a value in the config. `domain` is the CLB rule's Domain (the VIP for a host-less rule). */
 export type FieldEdit =
   | { kind: 'keepalive'; protocol: string; port: number; value: 0 | 1 }
-  | { kind: 'ruleSource'; protocol: string; port: number; domain: string; url: string; value: 0 | 1 };
+  | { kind: 'ruleSource'; protocol: string; port: number; domain: string; url: string; value: 0 | 1; enable: boolean };
+
+/** A rule-source edit: `enable` is the CLB rule's current HealthSwitch (on when the CLB does not say). */
+export type RuleSourceEdit = Extract<FieldEdit, { kind: 'ruleSource' }>;
 
 interface RuleFragment {
   url?: unknown;
@@ -60,17 +68,38 @@ export function configDomainOf(clbDomain: string, vip: string | undefined): stri
   return vip !== undefined && clbDomain.toLowerCase() === vip.toLowerCase() ? '' : clbDomain;
 }
 
-/** The value the config currently declares for an edit's field (undefined: not declared / fragment missing). */
-export function declaredValue(spec: unknown, edit: FieldEdit, vip: string | undefined): number | undefined {
+function listenerFragment(spec: unknown, edit: FieldEdit): ListenerFragment | undefined {
   const lb = isObject(spec) ? spec.loadBalancer : undefined;
   const listeners = arrayOf<ListenerFragment>(isObject(lb) ? lb.l7Listeners : undefined) ?? [];
-  const l = listeners.find((f) => isObject(f) && sameListenerFragment(f, edit.protocol, edit.port));
-  if (!l) return undefined;
-  if (edit.kind === 'keepalive') return typeof l.keepaliveEnable === 'number' ? l.keepaliveEnable : undefined;
-  const d = (arrayOf<DomainFragment>(l.domains) ?? []).find((x) => isObject(x) && sameDomainFragment(x.domain, edit.domain, vip));
+  return listeners.find((f) => isObject(f) && sameListenerFragment(f, edit.protocol, edit.port));
+}
+
+/** The rule's `healthCheck` object in the config, if it has one. */
+function ruleHealthCheck(spec: unknown, edit: RuleSourceEdit, vip: string | undefined): Record<string, unknown> | undefined {
+  const l = listenerFragment(spec, edit);
+  const d = (arrayOf<DomainFragment>(l?.domains) ?? []).find((x) => isObject(x) && sameDomainFragment(x.domain, edit.domain, vip));
   const r = (arrayOf<RuleFragment>(d?.rules) ?? []).find((x) => isObject(x) && x.url === edit.url);
-  const hc = r?.healthCheck;
-  return isObject(hc) && typeof hc.sourceIpType === 'number' ? hc.sourceIpType : undefined;
+  return isObject(r?.healthCheck) ? r.healthCheck : undefined;
+}
+
+/** The value the config currently declares for an edit's field (undefined: not declared / fragment missing). */
+export function declaredValue(spec: unknown, edit: FieldEdit, vip: string | undefined): number | undefined {
+  if (edit.kind === 'keepalive') {
+    const l = listenerFragment(spec, edit);
+    return typeof l?.keepaliveEnable === 'number' ? l.keepaliveEnable : undefined;
+  }
+  const hc = ruleHealthCheck(spec, edit, vip);
+  return typeof hc?.sourceIpType === 'number' ? hc.sourceIpType : undefined;
+}
+
+/**
+ * Whether declaring the edit adds `healthCheck.enable` to a `healthCheck` object the config already has (a
+ * fragment loopguard creates carries it anyway): the rule's fragment exists and lacks it (docs/tencent-cloud.md §1).
+ */
+export function enableMissing(spec: unknown, edit: FieldEdit, vip: string | undefined): boolean {
+  if (edit.kind !== 'ruleSource') return false;
+  const hc = ruleHealthCheck(spec, edit, vip);
+  return hc !== undefined && hc.enable === undefined;
 }
 
 /**
@@ -97,13 +126,17 @@ export function addedLevel(spec: unknown, edit: FieldEdit, vip: string | undefin
   return r.healthCheck.sourceIpType !== undefined ? undefined : 'field';
 }
 
-/** A declaration loopguard added (recorded as `AddedLevel`) to take out of the config again on revert. */
+/**
+ * A declaration loopguard added (recorded as `AddedLevel`) to take out of the config again on revert; `enableAdded`:
+ * it also added `healthCheck.enable` to a `healthCheck` object that was there (that field goes alone).
+ */
 export interface Removal {
   edit: FieldEdit;
-  level: AddedLevel;
+  level?: AddedLevel;
+  enableAdded?: boolean;
 }
 
-function atLeast(level: AddedLevel, than: AddedLevel): boolean {
+function atLeastLevel(level: AddedLevel, than: AddedLevel): boolean {
   return ADDED_LEVELS.indexOf(level) >= ADDED_LEVELS.indexOf(than);
 }
 
@@ -125,7 +158,10 @@ export function buildRemovalPatch(spec: unknown, removals: readonly Removal[], v
   return all;
 }
 
-function removalOps(spec: unknown, { edit, level }: Removal, vip: string | undefined): JsonPatchOp[] {
+function removalOps(spec: unknown, { edit, level: recorded, enableAdded }: Removal, vip: string | undefined): JsonPatchOp[] {
+  // Only `enable` added: nothing else of the rule's declaration goes.
+  const level: AddedLevel | 'none' = recorded ?? 'none';
+  const atLeast = (than: AddedLevel): boolean => level !== 'none' && atLeastLevel(level, than);
   if (!isObject(spec) || !isObject(spec.loadBalancer)) return [];
   const lb = spec.loadBalancer;
   const listeners = arrayOf<ListenerFragment>(lb.l7Listeners);
@@ -138,16 +174,16 @@ function removalOps(spec: unknown, { edit, level }: Removal, vip: string | undef
   // Containers loopguard created go when empty; tested so a concurrent addition fails the patch.
   const removeListener = (): JsonPatchOp[] => {
     const out: JsonPatchOp[] = [...ops, { op: 'remove', path: lp }];
-    if (!atLeast(level, 'listeners') || listeners.length > 1) return out;
+    if (!atLeast('listeners') || listeners.length > 1) return out;
     out.push({ op: 'test', path: base, value: [] }, { op: 'remove', path: base });
-    if (!atLeast(level, 'loadBalancer') || Object.keys(lb).length > 1) return out;
+    if (!atLeast('loadBalancer') || Object.keys(lb).length > 1) return out;
     out.push({ op: 'test', path: '/spec/loadBalancer', value: {} }, { op: 'remove', path: '/spec/loadBalancer' });
-    if (!atLeast(level, 'spec') || Object.keys(spec).length > 1) return out;
+    if (!atLeast('spec') || Object.keys(spec).length > 1) return out;
     out.push({ op: 'test', path: '/spec', value: {} }, { op: 'remove', path: '/spec' });
     return out;
   };
-  if (atLeast(level, 'listener')) return removeListener();
-  if (edit.kind === 'keepalive') return l.keepaliveEnable === undefined ? [] : [...ops, { op: 'remove', path: `${lp}/keepaliveEnable` }];
+  if (atLeast('listener')) return removeListener();
+  if (edit.kind === 'keepalive') return level === 'none' || l.keepaliveEnable === undefined ? [] : [...ops, { op: 'remove', path: `${lp}/keepaliveEnable` }];
 
   const domains = arrayOf<DomainFragment>(l.domains);
   const di = domains ? domains.findIndex((x) => isObject(x) && sameDomainFragment(x.domain, edit.domain, vip)) : -1;
@@ -155,7 +191,7 @@ function removalOps(spec: unknown, { edit, level }: Removal, vip: string | undef
   const d = domains[di] as DomainFragment;
   const dp = `${lp}/domains/${di}`;
   if (d.domain !== undefined) ops.push({ op: 'test', path: `${dp}/domain`, value: d.domain });
-  if (atLeast(level, 'domain')) {
+  if (atLeast('domain')) {
     ops.push({ op: 'remove', path: dp });
     if (level === 'domains' && domains.length === 1) ops.push({ op: 'test', path: `${lp}/domains`, value: [] }, { op: 'remove', path: `${lp}/domains` });
     return ops;
@@ -166,23 +202,34 @@ function removalOps(spec: unknown, { edit, level }: Removal, vip: string | undef
   const r = rules[ri] as RuleFragment;
   const rp = `${dp}/rules/${ri}`;
   ops.push({ op: 'test', path: `${rp}/url`, value: r.url });
-  if (atLeast(level, 'rule')) {
+  if (atLeast('rule')) {
     ops.push({ op: 'remove', path: rp });
     if (level === 'rules' && rules.length === 1) ops.push({ op: 'test', path: `${dp}/rules`, value: [] }, { op: 'remove', path: `${dp}/rules` });
     return ops;
   }
-  if (!isObject(r.healthCheck)) return [];
-  if (level === 'healthCheck') return [...ops, { op: 'remove', path: `${rp}/healthCheck` }];
-  return r.healthCheck.sourceIpType === undefined ? [] : [...ops, { op: 'remove', path: `${rp}/healthCheck/sourceIpType` }];
+  const hc = r.healthCheck;
+  if (!isObject(hc)) return [];
+  const fields: string[] = [];
+  if (level === 'healthCheck' || level === 'field') fields.push('sourceIpType');
+  if (level === 'healthCheck' || enableAdded) fields.push('enable');
+  // A healthCheck loopguard created goes whole, unless someone has declared more in it since: then only its fields.
+  if (level === 'healthCheck' && Object.keys(hc).every((k) => fields.includes(k))) return [...ops, { op: 'remove', path: `${rp}/healthCheck` }];
+  const present = fields.filter((f) => hc[f] !== undefined);
+  return present.length === 0 ? [] : [...ops, ...present.map((f): JsonPatchOp => ({ op: 'remove', path: `${rp}/healthCheck/${f}` }))];
 }
 
-/** The edits whose field does not hold the wanted value in `spec`. */
+/** The edits whose field does not hold the wanted value in `spec`, or whose rule `healthCheck` lacks `enable`. */
 export function pendingEdits(spec: unknown, edits: readonly FieldEdit[], vip: string | undefined): FieldEdit[] {
-  return edits.filter((e) => declaredValue(spec, e, vip) !== e.value);
+  return edits.filter((e) => declaredValue(spec, e, vip) !== e.value || enableMissing(spec, e, vip));
 }
 
-function newRule(e: Extract<FieldEdit, { kind: 'ruleSource' }>): RuleFragment {
-  return { url: e.url, healthCheck: { sourceIpType: e.value } };
+/** The `healthCheck` loopguard writes where a rule has none: the source, and the switch as the CLB has it. */
+function newHealthCheck(e: RuleSourceEdit): Record<string, unknown> {
+  return { enable: e.enable, sourceIpType: e.value };
+}
+
+function newRule(e: RuleSourceEdit): RuleFragment {
+  return { url: e.url, healthCheck: newHealthCheck(e) };
 }
 
 /**
@@ -219,7 +266,7 @@ export function buildConfigPatch(spec: unknown, edits: readonly FieldEdit[], vip
     const lp = `${base}/${index}`;
     ops.push({ op: 'test', path: `${lp}/protocol`, value: l.protocol }, { op: 'test', path: `${lp}/port`, value: l.port });
     for (const e of group) if (e.kind === 'keepalive') ops.push({ op: 'add', path: `${lp}/keepaliveEnable`, value: e.value });
-    ops.push(...ruleOps(lp, l, group.filter((e): e is Extract<FieldEdit, { kind: 'ruleSource' }> => e.kind === 'ruleSource'), vip));
+    ops.push(...ruleOps(lp, l, group.filter((e): e is RuleSourceEdit => e.kind === 'ruleSource'), vip));
   }
   if (newListeners.length > 0) {
     if (!listeners) ops.push({ op: 'add', path: base, value: newListeners });
@@ -244,7 +291,7 @@ function newListenerFragment(group: readonly FieldEdit[], vip: string | undefine
   return f;
 }
 
-function ruleOps(lp: string, l: ListenerFragment, edits: readonly Extract<FieldEdit, { kind: 'ruleSource' }>[], vip: string | undefined): JsonPatchOp[] {
+function ruleOps(lp: string, l: ListenerFragment, edits: readonly RuleSourceEdit[], vip: string | undefined): JsonPatchOp[] {
   if (edits.length === 0) return [];
   const ops: JsonPatchOp[] = [];
   const domains = arrayOf<DomainFragment>(l.domains);
@@ -271,8 +318,13 @@ function ruleOps(lp: string, l: ListenerFragment, edits: readonly Extract<FieldE
     const rp = `${dp}/rules/${ri}`;
     if (d.domain !== undefined) ops.push({ op: 'test', path: `${dp}/domain`, value: d.domain });
     ops.push({ op: 'test', path: `${rp}/url`, value: r.url });
-    if (isObject(r.healthCheck)) ops.push({ op: 'add', path: `${rp}/healthCheck/sourceIpType`, value: e.value });
-    else ops.push({ op: 'add', path: `${rp}/healthCheck`, value: { sourceIpType: e.value } });
+    const hc = r.healthCheck;
+    if (!isObject(hc)) {
+      ops.push({ op: 'add', path: `${rp}/healthCheck`, value: newHealthCheck(e) });
+      continue;
+    }
+    if (hc.sourceIpType !== e.value) ops.push({ op: 'add', path: `${rp}/healthCheck/sourceIpType`, value: e.value });
+    if (hc.enable === undefined) ops.push({ op: 'add', path: `${rp}/healthCheck/enable`, value: e.enable });
   }
   for (const [di, added] of appendRules) {
     const d = (domains as DomainFragment[])[di] as DomainFragment;

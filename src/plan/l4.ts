@@ -1,5 +1,5 @@
 // Pure L4 planning (Services): from the assessment and the target's record to ordered steps.
-// Order (architecture §5, tencent-cloud.md §3): originals recorded → health-check sources to 100.64 (each task awaited:
+// Order (docs/architecture.md §5, tencent-cloud.md §3): originals recorded → health-check sources to 100.64 (each task awaited:
 // the task's success is the verification) → prevent-loopback, in the same patch as the record of what took
 // effect. Where TKE is asked to switch the sources (prevent-loopback already on the Service, or added first with
 // l4.sourceSwitch: TKEFirst; tencent-cloud.md §9 #1): originals and prevent-loopback in one patch → wait for TKE → after

@@ -2,7 +2,7 @@
 // to record before writing them.
 import type { OriginalsRecord } from '../api/annotations.js';
 import type { L7DesiredState } from '../model/desired-state.js';
-import { addedLevel, type FieldEdit } from './config-patch.js';
+import { addedLevel, declaredValue, enableMissing, type FieldEdit } from './config-patch.js';
 import { ruleKey } from './record.js';
 
 /** Capabilities the account refused (`AccountCapabilities`): such values are not declared anew. */
@@ -25,7 +25,8 @@ export function desiredEdits(desired: L7DesiredState, record: OriginalsRecord | 
     if (keepalive !== undefined) edits.push({ kind: 'keepalive', protocol: l.protocol, port: l.port, value: keepalive });
     for (const r of l.rules) {
       const value = wanted(r.desiredSourceIpType, record?.rules?.[ruleKey(l.listenerId, r.locationId)]?.sourceIpType, rejected.range100_64);
-      if (value !== undefined) edits.push({ kind: 'ruleSource', protocol: l.protocol, port: l.port, domain: r.domain, url: r.url, value });
+      // `enable` is the rule's switch as the CLB has it: declaring the source never turns a check on or off.
+      if (value !== undefined) edits.push({ kind: 'ruleSource', protocol: l.protocol, port: l.port, domain: r.domain, url: r.url, value, enable: r.currentHealthSwitch !== 0 });
     }
   }
   return edits;
@@ -34,7 +35,8 @@ export function desiredEdits(desired: L7DesiredState, record: OriginalsRecord | 
 /**
  * Originals to record for the edits about to be written: the CLB's current values, for fields whose value
  * changes and for fields the config does not declare yet (with what loopguard adds to declare them, so the
- * release can take it out again). Without `config` every field counts as declared.
+ * release can take it out again, and whether it adds `healthCheck.enable` to a fragment that lacks it). Without
+ * `config` every field counts as declared.
  */
 export function originalsFor(desired: L7DesiredState, edits: readonly FieldEdit[], config?: { spec: unknown; vip: string | undefined }): OriginalsRecord {
   const listeners: NonNullable<OriginalsRecord['listeners']> = {};
@@ -50,8 +52,13 @@ export function originalsFor(desired: L7DesiredState, edits: readonly FieldEdit[
     } else {
       const r = l.rules.find((x) => x.domain === e.domain && x.url === e.url);
       if (!r) continue;
-      if (e.value !== r.currentSourceIpType || added !== undefined) {
-        rules[ruleKey(l.listenerId, r.locationId)] = { sourceIpType: r.currentSourceIpType, ...(added !== undefined ? { added } : {}) };
+      const enableAdded = config ? enableMissing(config.spec, e, config.vip) : false;
+      // Only `enable` added to a fragment that declares the wanted source already: the source is the user's, so it is
+      // its own original (the revert leaves it and takes out `enable` alone).
+      const usersSource = enableAdded && config !== undefined && declaredValue(config.spec, e, config.vip) === e.value;
+      if (e.value !== r.currentSourceIpType || added !== undefined || enableAdded) {
+        const sourceIpType = usersSource ? e.value : r.currentSourceIpType;
+        rules[ruleKey(l.listenerId, r.locationId)] = { sourceIpType, ...(added !== undefined ? { added } : {}), ...(enableAdded ? { enableAdded } : {}) };
       }
     }
   }

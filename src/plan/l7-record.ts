@@ -10,7 +10,7 @@ export interface ClbListenerView {
   protocol: string;
   port: number;
   keepaliveEnable?: number;
-  rules?: readonly { locationId: string; domain: string; url: string; healthCheck?: { sourceIpType?: number } }[];
+  rules?: readonly { locationId: string; domain: string; url: string; healthCheck?: { sourceIpType?: number; healthSwitch?: number } }[];
 }
 
 export interface RevertPlan {
@@ -47,9 +47,10 @@ export function revertPlan(record: OriginalsRecord, listeners: readonly ClbListe
       gone.push(key);
       continue;
     }
-    const edit: FieldEdit = { kind: 'ruleSource', protocol: l.protocol, port: l.port, domain: rule.domain, url: rule.url, value: r.sourceIpType };
+    // A restore that must add `healthCheck.enable` declares the switch as the CLB has it (docs/tencent-cloud.md §1).
+    const edit: FieldEdit = { kind: 'ruleSource', protocol: l.protocol, port: l.port, domain: rule.domain, url: rule.url, value: r.sourceIpType, enable: rule.healthCheck?.healthSwitch !== 0 };
     edits.push(edit);
-    if (r.added !== undefined) removals.push({ edit, level: r.added });
+    if (r.added !== undefined || r.enableAdded) removals.push({ edit, ...(r.added !== undefined ? { level: r.added } : {}), ...(r.enableAdded ? { enableAdded: true } : {}) });
   }
   return {
     edits,

@@ -82,6 +82,8 @@ export function mergeRecords(existing: OriginalsRecord | undefined, add: Origina
   if (Object.keys(listeners).length > 0) out.listeners = listeners;
 
   const rules = { ...(add.rules ?? {}), ...(existing?.rules ?? {}) };
+  // A recorded rule keeps its value and level; `enable` added later (the fragment had lost it) is loopguard's too.
+  for (const [k, r] of Object.entries(rules)) if (!r.enableAdded && add.rules?.[k]?.enableAdded) rules[k] = { ...r, enableAdded: true };
   if (Object.keys(rules).length > 0) out.rules = rules;
 
   const pass = existing?.loadBalancer?.passToTarget ?? add.loadBalancer?.passToTarget;

@@ -64,7 +64,12 @@ const SOURCE: Record<SourceIpType, string> = { 0: 'VIP', 1: '100.64.0.0/10' };
 function editText(e: FieldEdit): string {
   return e.kind === 'keepalive'
     ? `keepaliveEnable: ${e.value} on ${e.protocol}:${e.port}`
-    : `rule ${e.domain || '<default>'}${e.url} (${e.protocol}:${e.port}) healthCheck.sourceIpType: ${e.value}`;
+    : `rule ${e.domain || '<default>'}${e.url} (${e.protocol}:${e.port}) healthCheck.sourceIpType: ${e.value} (enable: ${String(e.enable)} as on the CLB, where undeclared)`;
+}
+
+function removalText(r: Removal): string {
+  const what = [r.level, r.enableAdded ? 'healthCheck.enable' : undefined].filter((x) => x !== undefined).join(' + ');
+  return `${editText(r.edit)} (${what})`;
 }
 
 function recordText(record: OriginalsRecord): string {
@@ -107,7 +112,7 @@ export function describeStep(step: Step): string {
     case 'DeclareInTkeServiceConfig':
       return `${step.restore ? 'restore in' : 'declare in'} TkeServiceConfig ${step.config}: ${step.edits.map(editText).join('; ')}${step.drift ? ' (drift: the config no longer declared them)' : ''}`;
     case 'RemoveFromTkeServiceConfig':
-      return `remove from TkeServiceConfig ${step.config} what loopguard added: ${step.removals.map((r) => `${editText(r.edit)} (${r.level})`).join('; ')}`;
+      return `remove from TkeServiceConfig ${step.config} what loopguard added: ${step.removals.map(removalText).join('; ')}`;
     case 'AwaitTke':
       if (step.reason === 'ConfigCreated') return `wait for TKE to create TkeServiceConfig ${step.config ?? ''}`;
       if (step.reason === 'ConfigApplied') return `wait for TKE to apply TkeServiceConfig ${step.config ?? ''} to CLB ${step.loadBalancerId}${step.graceOver ? ' (grace period over)' : ''}`;

@@ -17,6 +17,14 @@ export interface OperatorConfig {
   /** '' until `resolveRuntimeDefaults`: 0.0.0.0 in a pod (the kubelet probes the pod IP), else 127.0.0.1. */
   probeHost: string;
   probePort: number;
+  /**
+   * /metrics over HTTPS on metricsPort for authenticated, authorized ServiceAccounts only (runtime/metrics-server.ts);
+   * false: on the probe port, open. undefined until `resolveRuntimeDefaults`: true in a pod, false out of cluster.
+   */
+  metricsSecure: boolean | undefined;
+  metricsPort: number;
+  /** tls.crt and tls.key for the metrics endpoint; '' = a self-signed certificate. */
+  metricsCertDir: string;
   region: string;
   /** host[:port] of a CLB API endpoint (a scheme given with it moves to clbProtocol); empty = the public endpoint. */
   clbEndpoint: string;
@@ -68,7 +76,16 @@ export const FIELDS: readonly Field[] = [
   { key: 'leaseName', flag: 'leader-election-id', env: 'LOOPGUARD_LEASE_NAME', kind: 'string', help: 'name of the Lease' },
   { key: 'identity', flag: 'identity', env: 'POD_NAME', kind: 'string', help: 'this replica in the Lease (default: hostname + random suffix)' },
   { key: 'probeHost', flag: 'probe-host', env: 'LOOPGUARD_PROBE_HOST', kind: 'string', help: 'address of /healthz, /readyz, /metrics (default: 0.0.0.0 in a pod, else 127.0.0.1)' },
-  { key: 'probePort', flag: 'probe-port', env: 'LOOPGUARD_PROBE_PORT', kind: 'int', min: 0, max: 65535, help: 'port of /healthz, /readyz, /metrics (0 = any free port)' },
+  { key: 'probePort', flag: 'probe-port', env: 'LOOPGUARD_PROBE_PORT', kind: 'int', min: 0, max: 65535, help: 'port of /healthz, /readyz (and /metrics when not --metrics-secure) (0 = any free port)' },
+  {
+    key: 'metricsSecure',
+    flag: 'metrics-secure',
+    env: 'LOOPGUARD_METRICS_SECURE',
+    kind: 'bool',
+    help: 'serve /metrics over HTTPS on --metrics-port to ServiceAccounts allowed to get it (TokenReview + SubjectAccessReview); false: on the probe port, open (default: true in a pod, else false)',
+  },
+  { key: 'metricsPort', flag: 'metrics-port', env: 'LOOPGUARD_METRICS_PORT', kind: 'int', min: 0, max: 65535, help: 'port of the HTTPS /metrics with --metrics-secure (0 = any free port)' },
+  { key: 'metricsCertDir', flag: 'metrics-cert-dir', env: 'LOOPGUARD_METRICS_CERT_DIR', kind: 'string', help: 'directory with tls.crt and tls.key for the HTTPS /metrics (read again each minute); empty: a self-signed certificate made at start' },
   { key: 'region', flag: 'region', env: 'TENCENTCLOUD_REGION', kind: 'string', help: 'Tencent Cloud region of the cluster, e.g. ap-guangzhou' },
   { key: 'clbEndpoint', flag: 'clb-endpoint', env: 'LOOPGUARD_CLB_ENDPOINT', kind: 'string', help: 'CLB API endpoint override, host[:port] or http(s)://host[:port] (the local emulator)' },
   { key: 'clbProtocol', flag: 'clb-protocol', env: 'LOOPGUARD_CLB_PROTOCOL', kind: 'string', allowed: ['https://', 'http://', 'https', 'http'], help: 'protocol of the CLB endpoint (the emulator speaks http://)' },
@@ -105,6 +122,9 @@ export const DEFAULTS: OperatorConfig = {
   identity: '',
   probeHost: '',
   probePort: 8081,
+  metricsSecure: undefined,
+  metricsPort: 8443,
+  metricsCertDir: '',
   region: '',
   clbEndpoint: '',
   clbProtocol: 'https://',
@@ -265,6 +285,7 @@ export interface RuntimeEnvironment {
 export interface ResolvedDefaults {
   leaseNamespaceFrom: string;
   probeHostFrom: string;
+  metricsSecureFrom: string;
 }
 
 /** The names client-node's KubeConfig.loadFromCluster gives what it loads (client-node 2.x dist/config.js). */
@@ -305,6 +326,8 @@ export function detectRuntimeEnvironment(facts: RuntimeFacts): RuntimeEnvironmen
  *   finds a namespace that exists instead of retrying forever on one only the Deployment creates.
  * - Probe address: 0.0.0.0 in a pod (the kubelet probes the pod IP); 127.0.0.1 on a workstation, where
  *   nothing outside needs /metrics.
+ * - Secure metrics: on in a pod, where /metrics would otherwise show every tenant's targets to anyone reaching the
+ *   pod IP (issue 22 #6); off on a workstation, where they are on loopback only.
  */
 export function resolveRuntimeDefaults(config: OperatorConfig, where: RuntimeEnvironment): ResolvedDefaults {
   const inCluster = where.serviceAccountNamespace !== undefined && where.serviceAccountNamespace.trim() !== '';
@@ -328,7 +351,12 @@ export function resolveRuntimeDefaults(config: OperatorConfig, where: RuntimeEnv
     config.probeHost = inCluster ? '0.0.0.0' : '127.0.0.1';
     probeHostFrom = inCluster ? 'in a pod: every interface, for the kubelet' : 'out of cluster: loopback only';
   }
-  return { leaseNamespaceFrom, probeHostFrom };
+  let metricsSecureFrom = 'set by --metrics-secure or LOOPGUARD_METRICS_SECURE';
+  if (config.metricsSecure === undefined) {
+    config.metricsSecure = inCluster;
+    metricsSecureFrom = inCluster ? 'in a pod: authenticated HTTPS' : 'out of cluster: on the probe port';
+  }
+  return { leaseNamespaceFrom, probeHostFrom, metricsSecureFrom };
 }
 
 export function usage(): string {

@@ -1,4 +1,4 @@
-// client-node's informer stops for good on any error but 410 (controller-conventions.md §3.3), and
+// client-node's informer stops for good on any error but 410 (@kubernetes/client-node src/cache.ts, ListWatch), and
 // `await start()` resolves even when the first LIST failed. This wrapper restarts it with capped, jittered
 // backoff (client-go's reflector: 800 ms → 30 s) and reports "synced" only after a LIST really succeeded.
 import {
@@ -11,6 +11,7 @@ import {
   type ObjectCache,
 } from '@kubernetes/client-node';
 import { jitteredDelay } from './backoff.js';
+import { kubeStatus } from './kube-errors.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
 
@@ -54,26 +55,48 @@ export class ResilientInformer<T extends KubernetesObject> {
   private syncWaiters: Array<() => void> = [];
   /** How many times the informer was restarted after an error (for health and tests). */
   restarts = 0;
+  /**
+   * Set while the last LIST answered 404: the apiserver does not serve the resource, e.g. its CRD was deleted (a
+   * GitOps prune) or never installed. The cache still holds what it last saw, so readiness must not trust it.
+   */
+  notServed: string | undefined;
 
   constructor(
     kc: KubeConfig,
     private readonly options: ResilientInformerOptions<T>,
   ) {
-    const list = async () => {
-      const result = await options.list();
-      for (const item of result.items) slim(item);
-      this.markSynced();
-      return result;
-    };
     // autoStart=false: the default would start inside the constructor, before our error handler is attached.
-    this.informer = new ListWatch<T>(options.path, new Watch(kc), list, false, options.labelSelector, options.fieldSelector);
+    this.informer = new ListWatch<T>(options.path, new Watch(kc), () => this.listed(), false, options.labelSelector, options.fieldSelector);
     for (const type of ['add', 'update', 'delete'] as const) {
       this.informer.on(type, (obj: T) => {
         this.attempt = 0;
         options.onEvent(type, slim(obj));
       });
     }
-    this.informer.on('error', (err: unknown) => this.scheduleRestart(err));
+    this.informer.on('error', (err: unknown) => {
+      // client-node's watch rejects with an Error carrying statusCode; its list with an ApiException.
+      if ((kubeStatus(err) ?? (err as { statusCode?: unknown } | undefined)?.statusCode) === 404) this.notServed = this.notServedText();
+      this.scheduleRestart(err);
+    });
+  }
+
+  private notServedText(): string {
+    return `the API server does not serve ${this.options.path} (HTTP 404)`;
+  }
+
+  /** The LIST, for the ListWatch and for the probe a restart after a 404 makes; sets and clears `notServed`. */
+  private async listed(): Promise<KubernetesListObject<T>> {
+    let result: KubernetesListObject<T>;
+    try {
+      result = await this.options.list();
+    } catch (err) {
+      if (kubeStatus(err) === 404) this.notServed = this.notServedText();
+      throw err;
+    }
+    this.notServed = undefined;
+    for (const item of result.items) slim(item);
+    this.markSynced();
+    return result;
   }
 
   get name(): string {
@@ -132,7 +155,10 @@ export class ResilientInformer<T extends KubernetesObject> {
       this.restartTimer = undefined;
       if (this.stopped) return;
       this.restarts++;
-      this.informer.start().catch((e: unknown) => this.scheduleRestart(e));
+      // After a 404 the ListWatch would only watch again from its resourceVersion, and a watch that succeeds says
+      // nothing: a LIST first tells when the resource is served again (its CRD re-created).
+      const served = this.notServed === undefined ? Promise.resolve() : this.listed().then(() => undefined);
+      served.then(() => this.informer.start()).catch((e: unknown) => this.scheduleRestart(e));
     }, delay);
     this.restartTimer.unref();
   }

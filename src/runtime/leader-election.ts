@@ -1,4 +1,4 @@
-// Lease-based leader election after client-go's tools/leaderelection (controller-conventions.md §1.6, §3.7):
+// Lease-based leader election after client-go's tools/leaderelection/leaderelection.go:
 // - a lease is valid while `leaseDuration` has not passed since *we observed* its record change (we never trust
 //   the holder's clock);
 // - the leader renews every `retryPeriod` and steps down if it could not renew within `renewDeadline`;

@@ -1,5 +1,5 @@
-// Prometheus metrics. Controller and workqueue metrics keep controller-runtime's names (controller-conventions.md
-// §1.8) so existing Grafana dashboards work; loopguard's own metrics are prefixed `loopguard_`.
+// Prometheus metrics. Controller and workqueue metrics keep controller-runtime's names
+// (pkg/internal/controller/metrics, client-go workqueue metrics) so existing Grafana dashboards work; loopguard's own metrics are prefixed `loopguard_`.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WorkQueueObserver } from './work-queue.js';
 

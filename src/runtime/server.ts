@@ -1,6 +1,7 @@
 // /healthz (liveness), /readyz (informer caches synced, and nothing known to stop the operator from acting)
-// and /metrics on one small HTTP server. Readiness is deliberately not tied to leadership: standbys are ready
-// too (controller-conventions.md §1.9). A failing check may say why, so `curl /readyz` answers the question
+// and, unless metrics are secured (--metrics-secure: runtime/metrics-server.ts), /metrics on one small HTTP server.
+// Readiness is deliberately not tied to leadership: standbys are ready too (controller-runtime's pkg/healthz). A
+// failing check may say why, so `curl /readyz` answers the question
 // a 503 raises.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +17,8 @@ export interface HealthCheck {
 export interface ProbeServerOptions {
   host: string;
   port: number;
-  registry: Registry;
+  /** Served at /metrics, unauthenticated; absent when the metrics server serves them (then /metrics says where). */
+  registry?: Registry;
   liveness: HealthCheck[];
   readiness: HealthCheck[];
 }
@@ -64,9 +66,14 @@ export class ProbeServer {
         return;
       }
       if (url.pathname === '/metrics') {
-        this.options.registry
+        const registry = this.options.registry;
+        if (!registry) {
+          res.writeHead(404, { 'content-type': 'text/plain' }).end('/metrics is served over HTTPS on --metrics-port, to ServiceAccounts allowed to get it (--metrics-secure)\n');
+          return;
+        }
+        registry
           .metrics()
-          .then((text) => res.writeHead(200, { 'content-type': this.options.registry.contentType }).end(text))
+          .then((text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text))
           .catch((err: unknown) => res.writeHead(500).end(String(err)));
         return;
       }

@@ -1,4 +1,4 @@
-// Starts a real etcd + kube-apiserver on free 127.0.0.1 ports, the way envtest does (test-ground.md §2),
+// Starts a real etcd + kube-apiserver on free 127.0.0.1 ports, the way controller-runtime's envtest does (pkg/internal/testing/controlplane),
 // writes kubeconfigs for an admin and for an unprivileged user, and tears both down by PID.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
@@ -11,7 +11,7 @@ import type { ControlPlaneBinaries } from './binaries.js';
 
 export interface ControlPlaneOptions {
   binaries: ControlPlaneBinaries;
-  /** Readiness budget for etcd and the apiserver together (test-ground.md §2.3: 60 s). */
+  /** Readiness budget for etcd and the apiserver together (60 s). */
   readyTimeoutMs?: number;
   /**
    * Detached children get their own process group and survive the launching process (cluster:up);

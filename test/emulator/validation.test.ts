@@ -174,3 +174,91 @@ describe('account capabilities', () => {
     await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), HealthCheck: { SourceIpType: 1 } }));
   });
 });
+
+/**
+ * Conformance to public evidence (sim/clb-emulator/CONFORMANCE.md). Each row fails without the rule it names.
+ */
+describe('what Tencent-written clients send is accepted (terraform-provider-tencentcloud, service_tencentcloud_clb.go checkHealthCheckPara)', () => {
+  it('a TCP check with HttpCheckPath "" and CheckPort -1: the empty HTTP field is ignored, -1 restores the backend port', async () => {
+    await emu.admin.patchListener(v4.LoadBalancerId, v4.Listeners[0]?.ListenerId ?? '', { HealthCheck: { CheckPort: 8081 } });
+    await writeAndWait(
+      client,
+      client.ModifyListener({ ...ids(v4, 0), HealthCheck: { HealthSwitch: 1, TimeOut: 4, IntervalTime: 10, CheckType: 'TCP', CheckPort: -1, HttpCheckPath: '' } }),
+    );
+    const state = await emu.admin.getLoadBalancer(v4.LoadBalancerId);
+    expect(state.Listeners[0]?.HealthCheck).toMatchObject({ CheckType: 'TCP', TimeOut: 4, IntervalTime: 10, CheckPort: null, HttpCheckPath: null, HttpCode: null });
+    // The other empty HTTP-only fields are "not set" too; a non-empty one is still refused (assumption, CONFORMANCE.md).
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), HealthCheck: { CheckType: 'TCP', HttpCheckDomain: '', HttpCheckMethod: '', HttpVersion: '' } }));
+    await expectSdkError(client.ModifyListener({ ...ids(v4, 0), HealthCheck: { CheckType: 'TCP', HttpCheckPath: '/' } }), 'InvalidParameterValue');
+  });
+
+  it('a TCP listener\'s HTTP check with HttpCheckDomain "" and HttpCheckPath "" is accepted and reads back empty (TestAccTencentCloudClbListenerTCPWithHTTP)', async () => {
+    await writeAndWait(
+      client,
+      client.ModifyListener({
+        ...ids(v4, 0),
+        HealthCheck: { CheckType: 'HTTP', HttpCode: 2, HttpCheckMethod: 'GET', HttpVersion: 'HTTP/1.0', HttpCheckDomain: '', HttpCheckPath: '', CheckPort: 200 },
+      }),
+    );
+    const [listener] = (await client.DescribeListeners({ LoadBalancerId: v4.LoadBalancerId, ListenerIds: [ids(v4, 0).ListenerId] })).Listeners ?? [];
+    expect(listener?.HealthCheck).toMatchObject({ CheckType: 'HTTP', HttpCode: 2, HttpCheckMethod: 'GET', HttpVersion: 'HTTP/1.0', HttpCheckDomain: '', HttpCheckPath: '', CheckPort: 200 });
+    // Absent (not empty) is still missing: the SDK marks the domain 必填 for a TCP listener's HTTP check.
+    await expectSdkError(client.ModifyListener({ ...ids(v4, 0), HealthCheck: { CheckType: 'HTTP', HttpVersion: 'HTTP/1.0' } }), 'MissingParameter');
+  });
+
+  it('TargetType NODE on CreateListener (TCP, TCP_SSL) and on CreateRule; target groups are not modelled; layer 7 sets it per rule', async () => {
+    const lb = v4.LoadBalancerId;
+    await writeAndWait(client, client.CreateListener({ LoadBalancerId: lb, Ports: [81], Protocol: 'TCP', TargetType: 'NODE' }));
+    await writeAndWait(client, client.CreateListener({ LoadBalancerId: lb, Ports: [82], Protocol: 'TCP_SSL', TargetType: 'NODE' }));
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), TargetType: 'NODE' }));
+    await writeAndWait(client, client.CreateRule({ ...ids(v4, 1), Rules: [{ Domain: 'n.example.com', Url: '/', TargetType: 'NODE' }] }));
+    await expectSdkError(client.CreateListener({ LoadBalancerId: lb, Ports: [83], Protocol: 'TCP', TargetType: 'TARGETGROUP' }), 'UnknownParameter');
+    await expectSdkError(client.CreateListener({ LoadBalancerId: lb, Ports: [84], Protocol: 'HTTP', TargetType: 'NODE' }), 'InvalidParameter');
+  });
+});
+
+describe('what the real API refuses per public docs is refused', () => {
+  it('IPv6 TCP listeners support neither HTTP nor CUSTOM checks (CLB doc 214/50011); TCP checks stay fine, IPv4 keeps both', async () => {
+    const http = { CheckType: 'HTTP', HttpCheckDomain: 'a', HttpVersion: 'HTTP/1.1' };
+    const custom = { CheckType: 'CUSTOM', ContextType: 'TEXT', SendContext: 'ping', RecvContext: 'pong' };
+    const e1 = await expectSdkError(client.ModifyListener({ ...ids(v6, 0), HealthCheck: http }), 'InvalidParameterValue');
+    expect(e1.message).toContain('IPv6');
+    await expectSdkError(client.ModifyListener({ ...ids(v6, 0), HealthCheck: custom }), 'InvalidParameterValue');
+    await expectSdkError(client.CreateListener({ LoadBalancerId: v6.LoadBalancerId, Ports: [90], Protocol: 'TCP', HealthCheck: custom }), 'InvalidParameterValue');
+    await expect(emu.admin.patchListener(v6.LoadBalancerId, ids(v6, 0).ListenerId, { HealthCheck: http })).rejects.toMatchObject({ status: 400 });
+    await writeAndWait(client, client.ModifyListener({ ...ids(v6, 0), HealthCheck: { CheckType: 'TCP', IntervalTime: 5 } }));
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), HealthCheck: custom }));
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), HealthCheck: http }));
+  });
+
+  it('IPv6 UDP listeners do not support CUSTOM checks (same doc); PING is fine', async () => {
+    const custom = { CheckType: 'CUSTOM', ContextType: 'HEX', SendContext: '0A', RecvContext: '0B' };
+    await expectSdkError(client.CreateListener({ LoadBalancerId: v6.LoadBalancerId, Ports: [53], Protocol: 'UDP', HealthCheck: custom }), 'InvalidParameterValue');
+    await writeAndWait(client, client.CreateListener({ LoadBalancerId: v6.LoadBalancerId, Ports: [53], Protocol: 'UDP', HealthCheck: { CheckType: 'PING', IntervalTime: 5 } }));
+    await writeAndWait(client, client.CreateListener({ LoadBalancerId: v4.LoadBalancerId, Ports: [53], Protocol: 'UDP', HealthCheck: custom }));
+  });
+
+  it('listener SessionExpireTime is TCP/UDP-only (SDK CreateListenerRequest/ModifyListenerRequest "此参数仅适用于TCP/UDP监听器")', async () => {
+    const lb = v4.LoadBalancerId;
+    for (const [port, protocol] of [[443, 'TCP_SSL'], [444, 'QUIC'], [445, 'HTTP']] as const) {
+      const err = await expectSdkError(client.CreateListener({ LoadBalancerId: lb, Ports: [port], Protocol: protocol, SessionExpireTime: 30 }), 'InvalidParameter.ProtocolCheckFailed');
+      expect(err.message).toContain('TCP/UDP');
+    }
+    await writeAndWait(client, client.CreateListener({ LoadBalancerId: lb, Ports: [443], Protocol: 'TCP_SSL' }));
+    const ssl = (await client.DescribeListeners({ LoadBalancerId: lb, Port: 443 })).Listeners?.[0]?.ListenerId ?? '';
+    await expectSdkError(client.ModifyListener({ LoadBalancerId: lb, ListenerId: ssl, SessionExpireTime: 60 }), 'InvalidParameter.ProtocolCheckFailed');
+    await expectSdkError(client.ModifyListener({ ...ids(v4, 1), SessionExpireTime: 60 }), 'InvalidParameter.ProtocolCheckFailed');
+    await expectSdkError(client.CreateListener({ LoadBalancerId: lb, Ports: [91], Protocol: 'TCP', SessionExpireTime: 10 }), 'InvalidParameterValue.Range');
+    await writeAndWait(client, client.CreateListener({ LoadBalancerId: lb, Ports: [91], Protocol: 'UDP', SessionExpireTime: 30 }));
+    await writeAndWait(client, client.ModifyListener({ ...ids(v4, 0), SessionExpireTime: 60 }));
+  });
+
+  it('a rule\'s SessionExpireTime is 0 or 30–86400 on CreateRule as on ModifyRule (SDK RuleInput)', async () => {
+    await expectSdkError(client.CreateRule({ ...ids(v4, 1), Rules: [{ Domain: 's.example.com', Url: '/', SessionExpireTime: 10 }] }), 'InvalidParameterValue.Range');
+    await writeAndWait(client, client.CreateRule({ ...ids(v4, 1), Rules: [{ Domain: 's.example.com', Url: '/', SessionExpireTime: 30 }] }));
+  });
+
+  it('an unmodelled DescribeLoadBalancers filter is refused with CLB\'s documented Filter code (InvalidParameterValue.InvalidFilter)', async () => {
+    await expectSdkError(client.DescribeLoadBalancers({ Filters: [{ Name: 'no-such-filter', Values: ['x'] }] }), 'InvalidParameterValue.InvalidFilter');
+  });
+});

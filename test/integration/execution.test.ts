@@ -7,6 +7,7 @@ import { CoreV1Api, NetworkingV1Api, Watch } from '@kubernetes/client-node';
 import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { findCondition } from '../../src/api/conditions.js';
+import { planLines } from '../../src/model/status.js';
 import { createNamespace, kubeConfig, kubectl, userKubeconfigPath, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
@@ -22,6 +23,9 @@ const SELECT = { 'loopguard.dev/protect': 'true' };
 function selected<T extends { metadata?: { labels?: Record<string, string> } }>(obj: T): T {
   return { ...obj, metadata: { ...obj.metadata, labels: { ...obj.metadata?.labels, ...SELECT } } };
 }
+
+/** Executed step lines as the status prints them (bounded: long lines are clipped the same way). */
+const shown = (lines: readonly string[] | undefined): string[] | undefined => (lines ? planLines(lines) : undefined);
 
 /** The steps the operator executed for `policy`, per `Kind/name`, from its JSON log lines after `from`. */
 function executedSteps(logs: string, policy: string, from: number): Map<string, string[]> {
@@ -133,8 +137,8 @@ describe('one plan, one executor', () => {
     let from = operator.logs().length;
     await setMode(ref, 'Enforce', /^Reconciled/);
     let executed = executedSteps(operator.logs(), `${ns}/p`, from);
-    for (const [target, plan] of printed) expect({ target, steps: executed.get(target)?.slice(0, plan.length) }).toEqual({ target, steps: plan });
-    expect(executed.get('Service/local')).toEqual(printed.get('Service/local'));
+    for (const [target, plan] of printed) expect({ target, steps: shown(executed.get(target)?.slice(0, plan.length)) }).toEqual({ target, steps: plan });
+    expect(shown(executed.get('Service/local'))).toEqual(printed.get('Service/local'));
     expect(executed.has('Service/public')).toBe(false);
     expect(executed.get('Ingress/web')?.some((s) => /^declare in TkeServiceConfig web-auto-ingress-config: keepaliveEnable: 1/.test(s))).toBe(true);
 
@@ -157,9 +161,9 @@ describe('one plan, one executor', () => {
     await setMode(ref, 'Enforce', /^Reconciled/);
     await waitForPolicy(ref, 'releases done', (p) => (p.status?.releases ?? []).length === 0, { timeoutMs: 60_000, context: logs });
     executed = executedSteps(operator.logs(), `${ns}/p`, from);
-    expect(executed.get('Service/local')).toEqual(releasePlans.get('Service/local'));
+    expect(shown(executed.get('Service/local'))).toEqual(releasePlans.get('Service/local'));
     const webRelease = releasePlans.get('Ingress/web') ?? [];
-    expect(executed.get('Ingress/web')?.slice(0, webRelease.length)).toEqual(webRelease);
+    expect(shown(executed.get('Ingress/web')?.slice(0, webRelease.length))).toEqual(webRelease);
     const svc = await core.readNamespacedService({ namespace: ns, name: 'local' });
     expect(await findRecord('Service', ns, 'local')).toBeUndefined();
     expect(svc.metadata?.annotations?.['service.cloud.tencent.com/prevent-loopback']).toBeUndefined();

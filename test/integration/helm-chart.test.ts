@@ -1,7 +1,7 @@
 // charts/loopguard against the shared test kube-apiserver (issue 11 #2):
 //   - `helm template --include-crds … | kubectl apply --dry-run=server --validate=strict -f -` succeeds: the apiserver
 //     accepts every object the chart renders, by default and with the opt-ins that need no third-party CRDs
-//     (metrics Service, PodDisruptionBudget), as the chart README and the README's Install section say;
+//     (metrics Service, PodDisruptionBudget, NetworkPolicy), as the chart README and the README's Install section say;
 //   - the README's "With Helm" `helm lint` and `helm template … | kubectl apply --dry-run=server` lines run as written;
 //   - `helm install`, `helm upgrade` and `helm uninstall` work for real (the CRDs exist already, so Helm leaves them
 //     alone), and uninstall removes the cluster-wide RBAC it created.
@@ -50,7 +50,7 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
 
   it.each([
     ['the defaults', []],
-    ['the opt-ins without third-party CRDs', ['--set', 'metrics.service.enabled=true', '--set', 'podDisruptionBudget.enabled=true', '--set', 'credentials.existingSecret=cam-keys']],
+    ['the opt-ins without third-party CRDs', ['--set', 'metrics.service.enabled=true', '--set', 'podDisruptionBudget.enabled=true', '--set', 'credentials.existingSecret=cam-keys', '--set', 'metrics.networkPolicy.enabled=true']],
   ])('kubectl apply --dry-run=server accepts what helm template renders: %s', async (_what, sets) => {
     const rendered = helm(['template', release, CHART_DIR, '-n', ns, '--include-crds', '--set', 'region=ap-guangzhou', ...sets]);
     expect({ code: rendered.code, stderr: rendered.stderr }).toEqual({ code: 0, stderr: '' });
@@ -58,7 +58,13 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
     // The harness created the CRDs without kubectl apply: that warning is the only one allowed.
     const stderr = applied.stderr.split('\n').filter((l) => l && !l.includes('is missing the kubectl.kubernetes.io/last-applied-configuration annotation'));
     expect({ code: applied.code, stderr }).toEqual({ code: 0, stderr: [] });
-    for (const kind of ['customresourcedefinition.apiextensions.k8s.io/loopbackpolicies.loopguard.dev', `clusterrole.rbac.authorization.k8s.io/${release}-loopguard-manager`, `deployment.apps/${release}-loopguard`]) {
+    for (const kind of [
+      'customresourcedefinition.apiextensions.k8s.io/loopbackpolicies.loopguard.dev',
+      `clusterrole.rbac.authorization.k8s.io/${release}-loopguard-manager`,
+      `deployment.apps/${release}-loopguard`,
+      `validatingadmissionpolicy.admissionregistration.k8s.io/${release}-loopguard-loopback-warning`,
+      `validatingadmissionpolicybinding.admissionregistration.k8s.io/${release}-loopguard-loopback-warning`,
+    ]) {
       expect(applied.stdout).toContain(kind);
     }
   });
@@ -97,7 +103,13 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
     expect(installed.stdout).toContain('STATUS: deployed');
     const deploy = await kubectl(['-n', ns, 'get', 'deploy', `${release}-loopguard`, '-o', 'jsonpath={.spec.template.spec.containers[0].args}']);
     expect(deploy).toMatchObject({ code: 0 });
-    expect(JSON.parse(deploy.stdout)).toEqual(['--probe-port=8081', `--leader-election-id=${release}-loopguard-leader`]);
+    expect(JSON.parse(deploy.stdout)).toEqual(['--probe-port=8081', '--metrics-port=8443', '--metrics-secure=true', `--leader-election-id=${release}-loopguard-leader`]);
+    // Helm's discovery sees the 1.33 apiserver serve ValidatingAdmissionPolicy: the policy and its binding are
+    // installed, the binding's parameters in the release's namespace (no operator runs here: the policy stays silent).
+    const vap = `${release}-loopguard-loopback-warning`;
+    expect(await kubectl(['get', 'validatingadmissionpolicy', vap, '-o', 'name'])).toMatchObject({ code: 0 });
+    const paramRef = await kubectl(['get', 'validatingadmissionpolicybinding', vap, '-o', 'jsonpath={.spec.policyName} {.spec.paramRef.namespace} {.spec.validationActions}']);
+    expect(paramRef.stdout).toBe(`${vap} ${ns} ["Warn","Audit"]`);
 
     const upgraded = helm(['upgrade', release, CHART_DIR, '-n', ns, '--reuse-values', '--set', 'operator.logLevel=debug']);
     expect({ code: upgraded.code, stderr: upgraded.stderr }).toEqual({ code: 0, stderr: '' });
@@ -108,6 +120,7 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
     expect({ code: removed.code, stderr: removed.stderr }).toEqual({ code: 0, stderr: '' });
     const role = await kubectl(['get', 'clusterrole', `${release}-loopguard-manager`]);
     expect(role.code).not.toBe(0);
+    expect((await kubectl(['get', 'validatingadmissionpolicy', `${release}-loopguard-loopback-warning`])).code).not.toBe(0);
     // The CRDs stay (Helm never deletes crds/): deleting them would delete every LoopbackPolicy.
     expect(await kubectl(['get', 'crd', 'loopbackpolicies.loopguard.dev'])).toMatchObject({ code: 0 });
   });

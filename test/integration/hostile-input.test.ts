@@ -105,10 +105,19 @@ describe('hostile input from a namespace user', () => {
     }
     const p = await waitForPolicy(ref, 'web and web2 ForeignClb', (x) => ['web', 'web2'].every((n) => targetOf(x, n)?.rootCause === 'ForeignClb'), { timeoutMs: 60_000, context: logs });
     expect(targetOf(p, 'web')?.verdict).toBe('Conflict');
-    expect(targetOf(p, 'web')?.message).toMatch(/created by TKE for another Service/);
+    expect(targetOf(p, 'web')?.message).toMatch(/belongs to another object, which loopguard will not touch/);
     const events = await core.listNamespacedEvent({ namespace: a, fieldSelector: 'reason=ForeignClb' });
     expect(new Set(events.items.map((e) => e.involvedObject.name))).toEqual(new Set(['web', 'web2']));
     expect(events.items.every((e) => e.type === 'Warning')).toBe(true);
+    // Issue 22 #9: namespace a learns nothing about b's Service: not its uid, not the kind of object owning the CLB.
+    const victimUid = (await core.readNamespacedService({ namespace: b, name: 'victim' })).metadata?.uid ?? 'no uid';
+    const bystanderUid = (await core.readNamespacedService({ namespace: a, name: 'bystander' })).metadata?.uid ?? 'no uid';
+    for (const text of [...events.items.map((e) => e.message ?? ''), targetOf(p, 'web')?.message ?? '', targetOf(p, 'web2')?.message ?? '']) {
+      expect(text).toMatch(/belongs to another object, which loopguard will not touch/);
+      expect(text).not.toContain(victimUid);
+      expect(text).not.toContain(bystanderUid);
+      expect(text).not.toMatch(/tke-lb-(serviceuuid|ingress-uuid)|for another Service|for an Ingress/);
+    }
 
     // Nothing was written to either victim's CLB, and nothing restored from the records of web/web2 onto them.
     expect(await clbState(victimLb)).toEqual(before.victim);

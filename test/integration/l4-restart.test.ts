@@ -90,8 +90,15 @@ describe('L4 Enforce across operator kills', () => {
     // 1b. Drift while loopguard is down: a restarted operator never saw that listener on 100.64, yet the
     // prevent-loopback it added proves the listener was converged, so it is corrected as drift (Warning Event).
     await operator.stop('SIGKILL');
+    // TKE answers prevent-loopback by switching the Service's sources itself (docs/tencent-cloud.md §9 #1), so a TKE
+    // sync still queued from the annotation above would undo the drift before the restarted operator reads the CLB:
+    // loopguard then rightly finds nothing to correct and no DriftCorrected Event ever comes (seen once on a loaded
+    // fresh machine: "timed out after 30 s, last value: undefined"; a TKE sync forced right after the drift
+    // reproduces exactly that). Let TKE finish its work first; the drift under test is the one nobody repairs.
+    await tke.simulator.resyncNow();
     const [driftLb = ''] = ids;
     const drifted = (await emulator.admin.getLoadBalancer(driftLb)).Listeners[0]?.ListenerId ?? '';
+    const sinceDrift = (await emulator.admin.writes()).at(-1)?.seq ?? 0;
     await emulator.admin.patchListener(driftLb, drifted, { HealthCheck: { SourceIpType: 0 } });
     operator = await start();
     await waitFor(
@@ -103,6 +110,9 @@ describe('L4 Enforce across operator kills', () => {
       },
       { timeoutMs: 30_000 },
     );
+    // loopguard's write repaired it, and only loopguard wrote that listener since the drift.
+    const repairs = (await emulator.admin.writes(sinceDrift)).filter((w) => w.listenerId === drifted && w.changed.length > 0);
+    expect(repairs.map((w) => w.caller)).toEqual(['loopguard']);
 
     // 2. Delete with restores failing: prevent-loopback comes off first while the sources stay on 100.64; kill there.
     await failWrites();

@@ -141,6 +141,10 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     expect(entry?.spec.originals).toMatchObject({ v: 1, annotations: { [AUTO]: null, [PASS]: null }, loadBalancer: { passToTarget: false } });
     expect(entry?.spec.policy).toEqual({ namespace: ns, name: 'l7' });
     expect(Object.keys(shopIng.metadata?.annotations ?? {}).filter((k) => k.startsWith('loopguard.dev/'))).toEqual([]);
+    // Auto config (TKE's own, loopguard edits it): every rule health check carries the required enable (tencent-cloud.md §1).
+    const shopConfig = (await custom.getNamespacedCustomObject({ ...TSC, namespace: ns, name: 'shop-auto-ingress-config' })) as { spec: { loadBalancer: { l7Listeners: { domains?: { rules?: { healthCheck?: { enable?: unknown; sourceIpType?: unknown } }[] }[] }[] } } };
+    const shopChecks = shopConfig.spec.loadBalancer.l7Listeners.flatMap((l) => (l.domains ?? []).flatMap((d) => (d.rules ?? []).map((r) => r.healthCheck)));
+    expect(shopChecks.map((hc) => [hc?.enable, hc?.sourceIpType])).toEqual([[true, 1], [true, 1], [true, 1]]);
     // Hand-made config: only loopguard's fields were added.
     const blogConfig = (await custom.getNamespacedCustomObject({ ...TSC, namespace: ns, name: 'blog-config' })) as { spec: typeof manualSpec };
     const l80 = blogConfig.spec.loadBalancer.l7Listeners[0] as Record<string, unknown> & { domains: { domain: string; rules: Record<string, unknown>[] }[] };
@@ -148,7 +152,7 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     expect(l80.defaultServer).toBe('c.example.com');
     expect(l80.keepaliveEnable).toBe(1);
     expect(l80.domains[0]?.rules[0]).toEqual({ url: '/', scheduler: 'WRR', healthCheck: { enable: true, intervalTime: 7, timeout: 3, sourceIpType: 1 } });
-    expect(l80.domains[1]).toEqual({ domain: '', rules: [{ url: '/x', healthCheck: { sourceIpType: 1 } }] });
+    expect(l80.domains[1]).toEqual({ domain: '', rules: [{ url: '/x', healthCheck: { enable: true, sourceIpType: 1 } }] });
 
     // TKE's resync re-applies the configs: the changes are declared there, so they stay.
     await simulator.resyncNow();

@@ -1,6 +1,6 @@
 // The data-plane lab (lab/, docs/lab.md) in real kernels: the faults it measures come from the kernel's own
 // decisions, not from the lab's code (one kernel setting flipped at a time moves or removes the drop exactly as the
-// kernel path predicts, seed 002), and `npm run lab` leaves no namespace, veth or nft table behind, also when it is
+// kernel path predicts, IMROC-CASE in tencent-cloud.md §7), and `npm run lab` leaves no namespace, veth or nft table behind, also when it is
 // stopped with SIGTERM. Needs root and network namespaces: CI has both, and without them these tests fail (the lab
 // says what is missing) rather than skip.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
@@ -55,7 +55,7 @@ describe('the data-plane lab: faults from the kernel', () => {
     return { ok: o.ok, d, martian: (await martianSourceDrops()) - m0 };
   }
 
-  it('a health check from the VIP dies in the martian-source check; accept_local moves the drop to the reply route; both removed, it passes (seed 002)', async () => {
+  it('a health check from the VIP dies in the martian-source check; accept_local moves the drop to the reply route; both removed, it passes (IMROC-CASE)', async () => {
     // Before the VIP is bound, the VIP-sourced check passes: the lab does not drop it by itself.
     expect((await probeVip()).ok).toBe(true);
 
@@ -79,7 +79,7 @@ describe('the data-plane lab: faults from the kernel', () => {
     expect(accepted.d.reply_inside_vip).toBeGreaterThan(0);
     expect(accepted.d.reply_out_vip).toBe(0);
 
-    // Seed 002's experiment: with the VIP's `local` route removed as well, the reply leaves and the check passes.
+    // IMROC-CASE's experiment: with the VIP's `local` route removed as well, the reply leaves and the check passes.
     await lab.ip(0, ['route', 'del', 'local', VIP, 'dev', 'kube-ipvs0', 'table', 'local']);
     const fixed = await probeVip();
     expect(fixed.ok).toBe(true);

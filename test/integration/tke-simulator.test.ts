@@ -394,7 +394,7 @@ describe('TKE controller simulator', () => {
           apiVersion: 'cloud.tencent.com/v1alpha1',
           kind: 'TkeServiceConfig',
           metadata: { name: 'tuned' },
-          spec: { loadBalancer: { l4Listeners: [{ protocol: 'TCP', port: 80, healthCheck: { intervalTime: 10 } }] } },
+          spec: { loadBalancer: { l4Listeners: [{ protocol: 'TCP', port: 80, healthCheck: { enable: true, intervalTime: 10 } }] } },
         },
       });
       await createService('tuned', { [SERVICE.internalSubnetId]: 'subnet-k8s0001', [SERVICE.tkeServiceConfig]: 'tuned' }, undefined, own);

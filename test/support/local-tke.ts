@@ -31,7 +31,7 @@ export interface LocalTkeOptions {
   /** Only namespaces in `namespaces` (default), or every namespace (a private control plane). */
   allNamespaces?: boolean;
   /** TKE's behaviour beyond the documented defaults, e.g. a controller that does not switch on prevent-loopback. */
-  simulator?: Pick<TkeSimulatorOptions, 'switchHealthCheckSourceOnPreventLoopback' | 'syncScope'>;
+  simulator?: Pick<TkeSimulatorOptions, 'switchHealthCheckSourceOnPreventLoopback' | 'syncScope' | 'missingHealthCheckEnable'>;
   /** Start the operator too (default), with these extra options; false = not. */
   operator?: Omit<OperatorProcessOptions, 'emulator' | 'kubeconfig'> | false;
   /** More callers with credentials of their own (e.g. one per operator replica, so the emulator tells them apart). */

@@ -31,6 +31,9 @@ const TABLE: Array<[string, string, CloudErrorReason, boolean, string[]]> = [
   ['RequestLimitExceeded.GlobalRegionUinLimitExceeded', 'x', 'Throttled', true, ['throttled']],
   ['FailedOperation.ResourceInOperating', 'Loadbalancer(lb-1) is not in normal desState', 'ClbBusy', true, ['busy']],
   ['FailedOperation.InvalidLBStatus', 'status', 'ClbBusy', true, ['busy']],
+  // Tencent's common "resource occupied" code; terraform-provider-tencentcloud retries it (common.go retryableErrorCode).
+  ['ResourceInUse', 'The resource is in use.', 'ClbBusy', true, ['busy']],
+  ['ResourceInUse.LoadBalancer', 'in use', 'ClbBusy', true, ['busy']],
   ['InternalError', 'oops', 'CloudUnavailable', true, ['internally']],
   ['InternalError.UnknownError', 'oops', 'CloudUnavailable', true, ['internally']],
   ['AuthFailure.SecretIdNotFound', 'The SecretId is not found', 'CredentialsRejected', false, ['Secret', 'CAM API key']],
@@ -93,6 +96,7 @@ const CAPABILITY_TABLE: Array<[string, string, Record<string, unknown> | undefin
   // Throttling, busy CLBs and missing objects stay what they are.
   ['RequestLimitExceeded', 'KeepaliveEnable: too many requests', { ...LISTENER, KeepaliveEnable: 1 }, 'Throttled', []],
   ['FailedOperation.ResourceInOperating', 'Loadbalancer(lb-1) is not in normal desState', { LoadBalancerId: 'lb-1', LoadBalancerPassToTarget: true }, 'ClbBusy', []],
+  ['ResourceInUse', 'LoadBalancerPassToTarget: resource in use', { LoadBalancerId: 'lb-1', LoadBalancerPassToTarget: true }, 'ClbBusy', []],
   ['InvalidParameter.LBIdNotFound', 'LoadBalancer not exist: lb-1', { LoadBalancerId: 'lb-1', LoadBalancerPassToTarget: true }, 'ClbNotFound', []],
 ];
 

@@ -110,7 +110,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
   it('renders the RBAC, ServiceAccount, ConfigMap and Deployment of config/default (labels and image aside)', () => {
     const chart = template('loopguard', 'loopguard-system');
     const kust = kustomize('config/default');
-    const compared = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount', 'ConfigMap', 'Deployment'];
+    const compared = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount', 'ConfigMap', 'Deployment', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
     const pick = (docs: Obj[]) => new Map(docs.filter((d) => compared.includes(d.kind)).map((d) => [key(d), normalise(d)]));
     const [ours, theirs] = [pick(chart), pick(kust)];
     expect([...ours.keys()].sort()).toEqual([...theirs.keys()].sort());
@@ -122,6 +122,34 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     const d = deploymentOf(chart);
     expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);
     expect(managerOf(chart).image).toBe('loopguard:0.1.0');
+  });
+
+  it('renders the admission policy and binding by default (config/admission), and neither with admissionPolicy.enabled=false', () => {
+    const on = template('loopguard', 'loopguard-system');
+    expect(find(on, 'ValidatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
+    expect(find(on, 'ValidatingAdmissionPolicyBinding').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
+    const off = template('loopguard', 'loopguard-system', ['admissionPolicy.enabled=false']);
+    expect(off.map((o) => o.kind).filter((k) => k.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
+    // Not where the apiserver does not serve the API (below 1.30): Helm's discovery lists the kinds it serves, or
+    // `helm template --kube-version` says the version.
+    const policies = (args: string[]) => {
+      const r = helm(['template', 'loopguard', CHART_DIR, '--set', 'region=r', ...args]);
+      expect(r.code).toBe(0);
+      return parseAllDocuments(r.stdout).map((d) => (d.toJS() as Obj | null)?.kind).filter((k) => k?.startsWith('ValidatingAdmissionPolicy')).length;
+    };
+    const webhook = ['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration'];
+    expect(policies(['--kube-version', '1.29.0'])).toBe(0);
+    expect(policies(['--kube-version', '1.30.0'])).toBe(2);
+    expect(policies(webhook)).toBe(0);
+    expect(policies([...webhook, '--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy'])).toBe(2);
+    // The Role for the parameters stays: the operator keeps them either way.
+    expect(find(off, 'Role', 'loopguard-admission-params')).toHaveLength(1);
+    // Under another release, the binding names its policy and the parameters in the operator's (Lease) namespace.
+    const other = template('lg', 'ops', ['operator.leaseNamespace=elsewhere']);
+    const [binding] = find(other, 'ValidatingAdmissionPolicyBinding') as Array<Obj & { spec: { policyName: string; paramRef: { name: string; namespace: string } } }>;
+    expect(find(other, 'ValidatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual([binding?.spec.policyName]);
+    expect(binding?.spec.paramRef).toMatchObject({ name: 'loopguard-admission-params', namespace: 'elsewhere' });
+    expect(find(other, 'Role', 'lg-loopguard-admission-params')[0]?.metadata.namespace).toBe('elsewhere');
   });
 
   it('under another release name and namespace, every reference meets', () => {
@@ -147,7 +175,13 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
   });
 
   it('maps every operator flag to a value, and the operator accepts what the chart passes', () => {
-    const setByChart: Record<string, string> = { kubeconfig: 'in-cluster: no flag', identity: 'POD_NAME', region: 'region (ConfigMap)' };
+    const setByChart: Record<string, string> = {
+      kubeconfig: 'in-cluster: no flag',
+      identity: 'POD_NAME',
+      region: 'region (ConfigMap)',
+      metricsSecure: 'metrics.secure',
+      metricsCertDir: 'metrics.certSecret (mounted there)',
+    };
     const values = (parse(read('charts/loopguard/values.yaml').toString()) as { operator: Record<string, unknown> }).operator;
     const valueOf: Record<string, string> = { leaseName: 'leaseName', driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod' };
     for (const f of FIELDS) {
@@ -156,6 +190,8 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     }
     const sets = [
       'operator.probePort=9090',
+      'operator.metricsPort=9443',
+      'metrics.certSecret=metrics-tls',
       'operator.probeHost=0.0.0.0',
       'operator.leaderElect=false',
       'replicas=1',
@@ -176,13 +212,16 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     ];
     const docs = template('loopguard', 'loopguard-system', sets);
     const { args } = managerOf(docs);
-    expect(args).toHaveLength(sets.length - 1); // replicas is no flag
+    expect(args).toHaveLength(sets.length - 1 + 1); // replicas is no flag; --metrics-secure is always passed
     const config = loadConfig(args, { TENCENTCLOUD_REGION: 'ap-guangzhou', POD_NAME: 'loopguard-0' });
     expect(config).toEqual({
       ...DEFAULTS,
       identity: 'loopguard-0',
       region: 'ap-guangzhou',
       probePort: 9090,
+      metricsSecure: true,
+      metricsPort: 9443,
+      metricsCertDir: '/etc/loopguard/metrics-certs',
       probeHost: '0.0.0.0',
       leaderElect: false,
       leaseNamespace: 'elsewhere',
@@ -199,7 +238,14 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       logLevel: 'warn', // extraArgs come last and win
       shutdownGraceMs: 5_000,
     });
-    expect(deploymentOf(docs).spec.template.spec.containers[0]).toMatchObject({ ports: [{ name: 'probes', containerPort: 9090 }] });
+    expect(deploymentOf(docs).spec.template.spec.containers[0]).toMatchObject({
+      ports: [
+        { name: 'probes', containerPort: 9090 },
+        { name: 'metrics', containerPort: 9443 },
+      ],
+      volumeMounts: expect.arrayContaining([{ name: 'metrics-certs', mountPath: '/etc/loopguard/metrics-certs', readOnly: true }]),
+    });
+    expect(deploymentOf(docs).spec.template.spec['volumes']).toContainEqual({ name: 'metrics-certs', secret: { secretName: 'metrics-tls' } });
     // The Lease's Role follows the Lease.
     const election = find(docs, 'Role', 'loopguard-leader-election')[0] as Obj & { rules: Array<{ resourceNames?: string[] }> };
     expect(election.metadata.namespace).toBe('elsewhere');
@@ -216,7 +262,8 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       const p = props[valueOf[f.key] ?? f.key];
       if (!p) continue; // kubeconfig, identity, region: set by the chart
       if (f.allowed) expect({ flag: f.flag, allowed: (p.enum ?? []).filter((v) => typeof v === 'string').sort() }).toEqual({ flag: f.flag, allowed: [...new Set(['', ...f.allowed])].sort() });
-      if (f.kind === 'int' && f.key !== 'probePort') expect({ flag: f.flag, min: p.minimum, max: p.maximum }).toEqual({ flag: f.flag, min: f.min, max: f.max });
+      // A container port cannot be 0 (the operator's "any free port").
+      if (f.kind === 'int' && f.key !== 'probePort' && f.key !== 'metricsPort') expect({ flag: f.flag, min: p.minimum, max: p.maximum }).toEqual({ flag: f.flag, min: f.min, max: f.max });
       if (f.kind === 'duration') {
         const pattern = new RegExp(p.pattern ?? '');
         for (const d of ['5m', '30s', '1500ms', '1h', '90', '2.5m', '5x', 'm', '-1s']) expect({ flag: f.flag, d, ok: pattern.test(d) }).toEqual({ flag: f.flag, d, ok: parseDuration(d) !== undefined });
@@ -305,5 +352,46 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     for (const kind of ['Service', 'ServiceMonitor', 'PrometheusRule', 'PodDisruptionBudget']) expect(find(none, kind)).toEqual([]);
     expect(find(none, 'ConfigMap', 'argocd-cm')).toEqual([]);
     expect(find(none, 'ConfigMap', 'loopguard-dashboard')).toEqual([]);
+  });
+  // Issue 22 #6: /metrics names every tenant's targets; by default only ServiceAccounts allowed to get it read it.
+  it('serves /metrics authenticated by default: HTTPS port, the review RBAC, a reader ClusterRole, an https ServiceMonitor', () => {
+    const docs = template('loopguard', 'loopguard-system', ['metrics.serviceMonitor.enabled=true']);
+    const manager = managerOf(docs) as Container & { ports: Array<{ name: string; containerPort: number }> };
+    expect(manager.args).toEqual(expect.arrayContaining(['--metrics-port=8443', '--metrics-secure=true']));
+    expect(manager.ports).toContainEqual({ name: 'metrics', containerPort: 8443 });
+    const rules = (name: string) => (find(docs, 'ClusterRole', name)[0] as (Obj & { rules: unknown }) | undefined)?.rules;
+    expect(rules('loopguard-metrics-auth')).toEqual([
+      { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+      { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    ]);
+    expect(rules('loopguard-metrics-reader')).toEqual([{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+    const binding = find(docs, 'ClusterRoleBinding', 'loopguard-metrics-auth')[0] as Obj & { subjects: unknown };
+    expect(binding.subjects).toEqual([{ kind: 'ServiceAccount', name: 'loopguard', namespace: 'loopguard-system' }]);
+    const service = find(docs, 'Service')[0] as Obj & { spec: { ports: unknown[] } };
+    expect(service.spec.ports).toEqual([{ name: 'metrics', port: 8443, targetPort: 'metrics', protocol: 'TCP' }]);
+    const monitor = find(docs, 'ServiceMonitor')[0] as Obj & { spec: { endpoints: Array<Record<string, unknown>> } };
+    expect(monitor.spec.endpoints[0]).toMatchObject({ port: 'metrics', scheme: 'https', bearerTokenFile: '/var/run/secrets/kubernetes.io/serviceaccount/token', tlsConfig: { insecureSkipVerify: true } });
+  });
+
+  it('metrics.secure=false: /metrics back on the probe port, plain, and no review RBAC', () => {
+    const docs = template('loopguard', 'loopguard-system', ['metrics.secure=false', 'metrics.serviceMonitor.enabled=true', 'metrics.certSecret=ignored']);
+    const manager = managerOf(docs) as Container & { ports: Array<{ name: string }> };
+    expect(manager.args).toContain('--metrics-secure=false');
+    expect(manager.args.some((a) => a.startsWith('--metrics-port') || a.startsWith('--metrics-cert-dir'))).toBe(false);
+    expect(manager.ports.map((p) => p.name)).toEqual(['probes']);
+    expect(find(docs, 'ClusterRole').map((r) => r.metadata.name)).toEqual(['loopguard-manager']);
+    expect((find(docs, 'Service')[0] as Obj & { spec: { ports: unknown[] } }).spec.ports).toEqual([{ name: 'metrics', port: 8081, targetPort: 'probes', protocol: 'TCP' }]);
+    expect((find(docs, 'ServiceMonitor')[0] as Obj & { spec: { endpoints: unknown[] } }).spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s', honorLabels: true }]);
+    expect(loadConfig(manager.args, { TENCENTCLOUD_REGION: 'r' }).metricsSecure).toBe(false);
+  });
+
+  it('the NetworkPolicy option renders config/network-policy (off by default)', () => {
+    expect(find(template('loopguard', 'loopguard-system'), 'NetworkPolicy')).toEqual([]);
+    const [ours] = find(template('loopguard', 'loopguard-system', ['metrics.networkPolicy.enabled=true']), 'NetworkPolicy') as Array<Obj & { spec: { podSelector: { matchLabels: Record<string, string> } } }>;
+    const [theirs] = parseAllDocuments(read('config/network-policy/allow_metrics_traffic.yaml').toString()).map((d) => d.toJS() as Obj & { spec: unknown });
+    expect(ours?.metadata.name).toBe(theirs?.metadata.name);
+    const spec = structuredClone(ours?.spec) as { podSelector: { matchLabels: Record<string, string> } };
+    delete spec.podSelector.matchLabels['app.kubernetes.io/instance'];
+    expect(spec).toEqual(theirs?.spec);
   });
 });

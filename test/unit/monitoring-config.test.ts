@@ -2,7 +2,11 @@
 // groups and selects by (checked by test/support/promql.ts, shared with dashboard.test.ts), the alert texts only
 // use labels that survive the aggregation, and the ServiceMonitor → Service → Deployment port chain resolves.
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
 import { checkPromQL } from '../support/promql.js';
 
@@ -62,5 +66,28 @@ describe('scrape path', () => {
     expect(deployment?.spec.template.metadata.labels).toMatchObject(service.spec.selector);
     const containerPorts = deployment?.spec.template.spec.containers.flatMap((c) => c.ports ?? []).map((p) => p.name);
     expect(containerPorts).toContain(port?.targetPort);
+  });
+});
+
+describe('config/network-policy', () => {
+  it('as a component of an overlay on config/default: selects the operator pods and opens only the metrics port', () => {
+    const overlay = mkdtempSync(join(tmpdir(), 'loopguard-overlay-'));
+    const config = relative(overlay, fileURLToPath(new URL('../../config', import.meta.url)));
+    writeFileSync(join(overlay, 'kustomization.yaml'), `resources: [${config}/default]\ncomponents: [${config}/network-policy]\n`);
+    const docs = parseAllDocuments(execFileSync('kubectl', ['kustomize', overlay], { encoding: 'utf8', timeout: 60_000 })).map(
+      (d) => d.toJS() as { kind: string; spec: Record<string, unknown> & { template?: { metadata: { labels: Record<string, string> }; spec: { containers: Array<{ ports?: Array<{ name: string; containerPort: number }>; args?: string[] }> } } } },
+    );
+    const policy = docs.find((d) => d.kind === 'NetworkPolicy') as { spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: Array<{ from: unknown[]; ports: Array<{ port: string }> }> } } | undefined;
+    const deployment = docs.find((d) => d.kind === 'Deployment');
+    expect(policy?.spec.policyTypes).toEqual(['Ingress']);
+    expect(deployment?.spec.template?.metadata.labels).toMatchObject(policy?.spec.podSelector.matchLabels ?? { missing: 'policy' });
+    expect(policy?.spec.ingress).toEqual([{ from: [{ namespaceSelector: { matchLabels: { metrics: 'enabled' } } }], ports: [{ port: 'metrics', protocol: 'TCP' }] }]);
+    const manager = deployment?.spec.template?.spec.containers[0];
+    // The named port is the HTTPS metrics port the operator is told to serve.
+    const port = manager?.ports?.find((p) => p.name === 'metrics');
+    expect(manager?.args).toContain(`--metrics-port=${port?.containerPort}`);
+    // config/default alone ships no NetworkPolicy: it is opt-in.
+    const plain = execFileSync('kubectl', ['kustomize', fileURLToPath(new URL('../../config/default', import.meta.url))], { encoding: 'utf8', timeout: 60_000 });
+    expect(plain).not.toContain('kind: NetworkPolicy');
   });
 });

@@ -38,6 +38,15 @@ describe('probe server', () => {
     expect((await fetch(`${base}/nope`)).status).toBe(404);
   });
 
+  it('with secured metrics, serves no /metrics and says where they are', async () => {
+    server = new ProbeServer({ host: '127.0.0.1', port: 0, liveness: [{ name: 'ping', check: () => true }], readiness: [] });
+    const { port } = await server.start();
+    const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+    expect(res.status).toBe(404);
+    expect(await res.text()).toBe('/metrics is served over HTTPS on --metrics-port, to ServiceAccounts allowed to get it (--metrics-secure)\n');
+    expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+  });
+
   it('says why a failing readiness check fails, on one line', async () => {
     let problem: string | undefined = 'Cannot create Lease default/x: namespace "default" does not exist.\nFix: create it.';
     server = new ProbeServer({

@@ -117,6 +117,20 @@ describe('operator configuration', () => {
       expect(resolve(['--probe-host=10.0.0.1'], {}, {}).probeHost).toBe('10.0.0.1');
     });
 
+    // Issue 22 #6: /metrics names every tenant's targets; in a pod only authorized ServiceAccounts read it.
+    it('metrics are authenticated HTTPS in a pod and on the probe port out of cluster, unless told', () => {
+      const secure = (argv: string[], env: NodeJS.ProcessEnv, where: Parameters<typeof resolveRuntimeDefaults>[1]) => {
+        const c = loadConfig(argv, { TENCENTCLOUD_REGION: 'ap-guangzhou', ...env });
+        const notes = resolveRuntimeDefaults(c, where);
+        return { secure: c.metricsSecure, from: notes.metricsSecureFrom, port: c.metricsPort };
+      };
+      expect(secure([], {}, { serviceAccountNamespace: 'loopguard-system' })).toEqual({ secure: true, from: 'in a pod: authenticated HTTPS', port: 8443 });
+      expect(secure([], {}, { context: { name: 'c' } })).toMatchObject({ secure: false, from: 'out of cluster: on the probe port' });
+      expect(secure(['--metrics-secure=false'], {}, { serviceAccountNamespace: 'loopguard-system' })).toMatchObject({ secure: false, from: expect.stringMatching(/^set by/) });
+      expect(secure([], { LOOPGUARD_METRICS_SECURE: 'true', LOOPGUARD_METRICS_PORT: '9443' }, {})).toEqual({ secure: true, from: expect.stringMatching(/^set by/), port: 9443 });
+      expect(() => loadConfig(['--metrics-port=70000'], { TENCENTCLOUD_REGION: 'r' })).toThrow(/--metrics-port="70000": must be between 0 and 65535/);
+    });
+
     describe("in a pod or not: only client-node's in-cluster config, with no kubeconfig given, is a pod", () => {
       // What client-node's loadFromCluster loads; its namespace is the ServiceAccount file's.
       const inClusterContext = { name: CLIENT_NODE_IN_CLUSTER.context, cluster: CLIENT_NODE_IN_CLUSTER.cluster, user: CLIENT_NODE_IN_CLUSTER.user, namespace: 'ci-runners\n' };

@@ -3,6 +3,9 @@
 import { describe, expect, it } from '@jest/globals';
 import type { HealthCheck, Listener } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
 import { planConfigSync } from '../../sim/tke-simulator/config-plan.js';
+import { mergeAutoConfigSpec } from '../../sim/tke-simulator/auto-config.js';
+import { healthChecksWithoutEnable, refusalMessage } from '../../sim/tke-simulator/health-check-enable.js';
+import type { TkeServiceConfigSpec } from '../../sim/tke-simulator/tke-service-config.js';
 import { healthCheckIsNot, tkeL4HealthCheck } from '../../sim/tke-simulator/health-check.js';
 import { passToTargetWish } from '../../sim/tke-simulator/pass-to-target.js';
 
@@ -79,5 +82,56 @@ describe('pass-to-target annotation', () => {
     expect(passToTargetWish(key, 'true')).toEqual({ kind: 'set', value: true });
     expect(passToTargetWish(key, ' False ')).toEqual({ kind: 'set', value: false });
     expect(passToTargetWish(key, 'yes')).toMatchObject({ kind: 'invalid', problem: expect.stringContaining(key) });
+  });
+});
+
+// docs/tencent-cloud.md §1: `healthCheck.enable` is required; the two readings of a fragment without it (sim/README.md).
+describe('a healthCheck fragment without enable', () => {
+  const ruleCheck = (over: Partial<HealthCheck> = {}): HealthCheck => ({ HealthSwitch: 1, TimeOut: 5, IntervalTime: 5, HealthNum: 3, UnHealthNum: 3, HttpCode: 31, HttpCheckPath: '/', HttpCheckMethod: 'HEAD', SourceIpType: 0, ...over });
+  const http = (hc: HealthCheck): Listener => ({
+    ListenerId: 'lbl-80', Protocol: 'HTTP', Port: 80, KeepaliveEnable: 0,
+    Rules: [{ LocationId: 'loc-a', Domain: 'a.example.com', Url: '/', HealthCheck: hc, Scheduler: 'WRR', SessionExpireTime: 0 }],
+  });
+  const spec = (healthCheck: Record<string, unknown>): TkeServiceConfigSpec => ({
+    loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'a.example.com', rules: [{ url: '/', healthCheck }] }] }] },
+  });
+
+  it('is found wherever it is, listener or rule, L4 or L7; a boolean enable (true or false) is fine', () => {
+    const s: TkeServiceConfigSpec = {
+      loadBalancer: {
+        l4Listeners: [{ protocol: 'TCP', port: 80, healthCheck: { intervalTime: 10 } }, { protocol: 'UDP', port: 53, healthCheck: { enable: false } }],
+        l7Listeners: [
+          { protocol: 'HTTP', port: 80, healthCheck: { timeout: 2 }, domains: [{ domain: '', rules: [{ url: '/', healthCheck: { sourceIpType: 1 } }, { url: '/ok', healthCheck: { enable: true } }, { url: '/none' }] }] },
+        ],
+      },
+    };
+    expect(healthChecksWithoutEnable(s)).toEqual([
+      'spec.loadBalancer.l4Listeners[0].healthCheck',
+      'spec.loadBalancer.l7Listeners[0].healthCheck',
+      'spec.loadBalancer.l7Listeners[0].domains[0].rules[0].healthCheck',
+    ]);
+    expect(healthChecksWithoutEnable(spec({ enable: true, sourceIpType: 1 }))).toEqual([]);
+    expect(healthChecksWithoutEnable(undefined)).toEqual([]);
+    expect(refusalMessage('blog', healthChecksWithoutEnable(s))).toBe(
+      'TkeServiceConfig blog invalid, not applied: spec.loadBalancer.l4Listeners[0].healthCheck, spec.loadBalancer.l7Listeners[0].healthCheck, spec.loadBalancer.l7Listeners[0].domains[0].rules[0].healthCheck: field "enable" is required (bool)',
+    );
+    // Not mistaken for the keepalive capability refusal loopguard reads from TKE's Events.
+    expect(refusalMessage('blog', ['x'])).not.toMatch(/keepalive/i);
+  });
+
+  it('switchOff: the rule check is switched off, its other declared fields applied; with enable the switch is as declared', () => {
+    const [off] = plan([http(ruleCheck())], { spec: spec({ sourceIpType: 1 }), missingEnable: 'switchOff' });
+    expect(off?.request).toMatchObject({ LocationId: 'loc-a', HealthCheck: { HealthSwitch: 0, SourceIpType: 1, IntervalTime: 5 } });
+    const [on] = plan([http(ruleCheck())], { spec: spec({ enable: true, sourceIpType: 1 }), missingEnable: 'switchOff' });
+    expect(on?.request).toMatchObject({ HealthCheck: { HealthSwitch: 1, SourceIpType: 1 } });
+    expect(plan([http(ruleCheck({ SourceIpType: 1 }))], { spec: spec({ enable: true, sourceIpType: 1 }), missingEnable: 'switchOff' })).toEqual([]);
+    // Already off on the CLB: nothing more to write.
+    expect(plan([http(ruleCheck({ HealthSwitch: 0, SourceIpType: 1 }))], { spec: spec({ sourceIpType: 1 }), missingEnable: 'switchOff' })).toEqual([]);
+  });
+
+  it("TKE's own auto config keeps enable when it forces the L4 source into a fragment whose healthCheck was removed", () => {
+    const merged = mergeAutoConfigSpec({ loadBalancer: { l4Listeners: [{ protocol: 'TCP', port: 80, scheduler: 'WRR' }] } }, { listeners: [tcp('lbl-1', 80, created())], vip: '10.0.0.1', forceL4SourceIpType: 1 });
+    expect(merged.loadBalancer?.l4Listeners?.[0]?.healthCheck).toMatchObject({ enable: true, sourceIpType: 1 });
+    expect(healthChecksWithoutEnable(merged)).toEqual([]);
   });
 });

@@ -59,12 +59,16 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 
 {{/*
-The operator's flags: --probe-port always (it is the container port), the others only when set, so that the
+The operator's flags: --probe-port always (it is the container port), --metrics-secure always (the operator's
+default depends on where it runs) with --metrics-port when secure, the others only when set, so that the
 operator's own defaults apply otherwise. --leader-election-id only when the Lease is not the operator's default name.
 */}}
 {{- define "loopguard.args" -}}
 {{- $o := .Values.operator }}
 {{- $args := list (printf "--probe-port=%v" (int $o.probePort)) }}
+{{- if .Values.metrics.secure }}{{ $args = append $args (printf "--metrics-port=%v" (int $o.metricsPort)) }}{{ end }}
+{{- $args = append $args (printf "--metrics-secure=%v" (ternary "true" "false" (eq (toString .Values.metrics.secure) "true"))) }}
+{{- if and .Values.metrics.secure .Values.metrics.certSecret }}{{ $args = append $args "--metrics-cert-dir=/etc/loopguard/metrics-certs" }}{{ end }}
 {{- if not $o.leaderElect }}{{ $args = append $args "--leader-elect=false" }}{{ end }}
 {{- if ne (include "loopguard.leaseName" .) "loopguard-leader" }}{{ $args = append $args (printf "--leader-election-id=%s" (include "loopguard.leaseName" .)) }}{{ end }}
 {{- if $o.leaseNamespace }}{{ $args = append $args (printf "--lease-namespace=%s" $o.leaseNamespace) }}{{ end }}

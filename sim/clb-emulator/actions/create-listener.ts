@@ -6,7 +6,8 @@ import type { ListenerRecord } from '../model.js';
 import { isIpv6, isLayer7, LISTENER_PROTOCOLS } from '../model.js';
 import { allowOnly, optArray, optBool, optEnum, optIntInRange, optObject, optStringArray, optSwitch, reqString } from '../params.js';
 import {
-  checkKeepaliveSnat, checkSourceIp, ensureUnlocked, L7_HEALTH_CHECK_MESSAGE, liveLb, readHealthCheck, startTask,
+  checkKeepaliveSnat, checkSourceIp, ensureUnlocked, L7_HEALTH_CHECK_MESSAGE, liveLb, readHealthCheck, readListenerSession, readTargetType,
+  startTask,
 } from './guards.js';
 import type { ActionDefinition } from './types.js';
 
@@ -16,7 +17,7 @@ import type { ActionDefinition } from './types.js';
  */
 const ALLOWED = [
   'LoadBalancerId', 'Ports', 'Protocol', 'ListenerNames', 'HealthCheck', 'Certificate', 'SessionExpireTime', 'Scheduler',
-  'KeepaliveEnable', 'SnatEnable', 'SessionType', 'DeregisterTargetRst', 'IdleConnectTimeout',
+  'KeepaliveEnable', 'SnatEnable', 'SessionType', 'DeregisterTargetRst', 'IdleConnectTimeout', 'TargetType',
 ];
 
 export const createListener: ActionDefinition = {
@@ -51,7 +52,8 @@ export const createListener: ActionDefinition = {
     const hcCtx = { protocol, ipv6: isIpv6(lb), defaultSourceIpType: accountSourceIpType(core.capabilities) };
     const healthCheck = readHealthCheck(params, hcCtx);
     optObject(params, 'Certificate');
-    const session = optIntInRange(params, 'SessionExpireTime', 0, 3600);
+    const session = readListenerSession(params, protocol);
+    readTargetType(params, protocol);
     const scheduler = optEnum(params, 'Scheduler', ['WRR', 'LEAST_CONN', 'IP_HASH']);
     const keepalive = optSwitch(params, 'KeepaliveEnable');
     const snat = optBool(params, 'SnatEnable');

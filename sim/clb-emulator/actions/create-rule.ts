@@ -6,14 +6,14 @@ import type { RuleRecord } from '../model.js';
 import { isIpv6, isLayer7 } from '../model.js';
 import type { Params } from '../params.js';
 import { allowOnly, isRecord, optArray, optBool, optEnum, optIntInRange, optObject, optString, optStringArray, reqString } from '../params.js';
-import { checkSourceIp, ensureUnlocked, liveLb, startTask } from './guards.js';
+import { checkSourceIp, ensureUnlocked, liveLb, readTargetType, startTask } from './guards.js';
 import type { ActionDefinition } from './types.js';
 
 /**
  * CreateRule (async, tencent-cloud.md §3): HTTP/HTTPS listeners only; each rule gets its own HealthCheck (defaults +
  * given fields). LocationIds are returned at once; the rules appear when the task completes.
  */
-const RULE_FIELDS = ['Url', 'Domain', 'Domains', 'SessionExpireTime', 'HealthCheck', 'Scheduler', 'ForwardType', 'DefaultServer'];
+const RULE_FIELDS = ['Url', 'Domain', 'Domains', 'SessionExpireTime', 'HealthCheck', 'Scheduler', 'ForwardType', 'DefaultServer', 'TargetType'];
 
 export const createRule: ActionDefinition = {
   async: true,
@@ -51,8 +51,13 @@ export const createRule: ActionDefinition = {
       const healthCheck = hcInput ? applyHealthCheck(hcInput, hcCtx, defaultHealthCheck(hcCtx), `${label}.HealthCheck`) : defaultHealthCheck(hcCtx);
       checkSourceIp(core, lb, healthCheck);
       const session = optIntInRange(p, 'SessionExpireTime', 0, 86400, `${label}.SessionExpireTime`);
+      // RuleInput.SessionExpireTime: "设置为0表示关闭会话保持，开启会话保持可取值30~86400" (as ModifyRule).
+      if (session !== undefined && session !== 0 && session < 30) {
+        throw new ApiError('InvalidParameterValue.Range', `${label}.SessionExpireTime must be 0 or 30–86400.`);
+      }
       const scheduler = optEnum(p, 'Scheduler', ['WRR', 'LEAST_CONN', 'IP_HASH'], `${label}.Scheduler`);
       const defaultServer = optBool(p, 'DefaultServer', `${label}.DefaultServer`);
+      readTargetType(p, undefined, `${label}.TargetType`);
       return buildRule({ domain, url, forwardType, healthCheck, scheduler, sessionExpireTime: session, defaultServer }, ctx.nowMs);
     });
 

@@ -33,7 +33,8 @@ function tagFilters(params: Params): Predicate[] {
       const key = name.slice(4);
       return (lb) => lb.Tags.some((t) => t.TagKey === key && values.includes(t.TagValue));
     }
-    throw new ApiError('InvalidParameter.InvalidFilter', `Filter \`${name}\` is invalid (the emulator models tag-key and tag:<key>).`);
+    // CLB's documented code for a bad Filter (tencentcloud-sdk-go clb/v20180317/errors.go, "Filter参数输入错误").
+    throw new ApiError('InvalidParameterValue.InvalidFilter', `Filter \`${name}\` is invalid (the emulator models tag-key and tag:<key>).`);
   });
 }
 

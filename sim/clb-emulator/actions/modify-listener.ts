@@ -4,7 +4,8 @@ import { healthCheckChanged } from '../health-check.js';
 import { isIpv6, isLayer7 } from '../model.js';
 import { allowOnly, optBool, optEnum, optIntInRange, optString, optSwitch, reqString } from '../params.js';
 import {
-  checkKeepaliveSnat, checkSourceIp, ensureUnlocked, L7_HEALTH_CHECK_MESSAGE, liveLb, readHealthCheck, startTask,
+  checkKeepaliveSnat, checkSourceIp, ensureUnlocked, L7_HEALTH_CHECK_MESSAGE, liveLb, readHealthCheck, readListenerSession, readTargetType,
+  startTask,
 } from './guards.js';
 import type { ActionDefinition } from './types.js';
 import { changedFields } from '../write-log.js';
@@ -16,7 +17,7 @@ import { changedFields } from '../write-log.js';
  */
 const ALLOWED = [
   'LoadBalancerId', 'ListenerId', 'ListenerName', 'SessionExpireTime', 'HealthCheck', 'Scheduler', 'KeepaliveEnable',
-  'SnatEnable', 'DeregisterTargetRst', 'SessionType', 'IdleConnectTimeout',
+  'SnatEnable', 'DeregisterTargetRst', 'SessionType', 'IdleConnectTimeout', 'TargetType',
 ];
 
 export const modifyListener: ActionDefinition = {
@@ -41,11 +42,8 @@ export const modifyListener: ActionDefinition = {
     }
     if (l7 && params['HealthCheck'] !== undefined) throw new ApiError('InvalidParameter', L7_HEALTH_CHECK_MESSAGE);
     const healthCheck = readHealthCheck(params, { protocol: listener.Protocol, ipv6: isIpv6(lb), defaultSourceIpType: accountSourceIpType(core.capabilities) });
-    l4Only('SessionExpireTime');
-    const session = optIntInRange(params, 'SessionExpireTime', 0, 3600);
-    if (session !== undefined && session !== 0 && session < 30) {
-      throw new ApiError('InvalidParameterValue.Range', 'SessionExpireTime must be 0 or 30–3600.');
-    }
+    const session = readListenerSession(params, listener.Protocol);
+    readTargetType(params, listener.Protocol);
     l4Only('Scheduler');
     const scheduler = optEnum(params, 'Scheduler', ['WRR', 'LEAST_CONN', 'IP_HASH']);
     l4Only('DeregisterTargetRst');

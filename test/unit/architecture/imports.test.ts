@@ -19,6 +19,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['plan'],
   ['mitigation'],
   ['controllers', 'cli'],
+  // The admission policy's generator and its parameter object's writer: it reuses the offline planner (cli).
+  ['admission'],
   ['operator.ts'],
   ['main.ts'],
 ];

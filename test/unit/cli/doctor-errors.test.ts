@@ -4,8 +4,13 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
+import { KubeConfig } from '@kubernetes/client-node';
 import { createCredentialProvider } from '../../../src/cloud/index.js';
+import { readCluster, tlsFailure } from '../../../src/cli/cluster-reads.js';
+import { selfSignedCert } from '../../../src/runtime/self-signed-cert.js';
 import { cli, oneLineError } from './run.js';
 
 /** A kubeconfig whose server is never reached by these tests (each fails before listing anything). */
@@ -69,3 +74,55 @@ describe('loopguard doctor, when it cannot scan', () => {
     expect(bare.stderr).toContain('Usage: loopguard');
   });
 });
+
+// Issue 22 #10: a certificate the kubeconfig does not trust is said to be one, not "does not answer (fetch failed)".
+describe('loopguard doctor, when the API server certificate is not trusted', () => {
+  async function withServer(run: (server: string, ca: string) => Promise<void>): Promise<void> {
+    const { cert, key } = selfSignedCert(['localhost', '127.0.0.1']);
+    const srv = createServer({ cert, key }, (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"kind":"ServiceList","items":[]}'));
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    try {
+      await run(`https://127.0.0.1:${(srv.address() as AddressInfo).port}`, cert);
+    } finally {
+      srv.closeAllConnections();
+      await new Promise((resolve) => srv.close(resolve));
+    }
+  }
+  const kubeConfigFor = (server: string, caData?: string) => {
+    const kc = new KubeConfig();
+    kc.loadFromOptions({
+      clusters: [{ name: 'c', server, ...(caData ? { caData: Buffer.from(caData).toString('base64') } : {}) }],
+      users: [{ name: 'u', token: 't' }],
+      contexts: [{ name: 'ctx', cluster: 'c', user: 'u' }],
+      currentContext: 'ctx',
+    });
+    return kc;
+  };
+
+  it('names the TLS failure, the server and the kubeconfig setting to check', async () => {
+    await withServer(async (server) => {
+      const err = await readCluster(kubeConfigFor(server), server, { namespace: 'x' }).catch((e: unknown) => e as Error);
+      expect(err).toBeInstanceOf(Error);
+      expect((err as Error).message).toMatch(
+        new RegExp(`^cannot list Services in namespace x: the TLS certificate of ${server.replace(/\./g, '\\.')} is not trusted: self-signed certificate.*\\(DEPTH_ZERO_SELF_SIGNED_CERT\\)\\. Fix: check the kubeconfig's certificate-authority`),
+      );
+      expect((err as Error).message).not.toContain('does not answer');
+    });
+  });
+
+  it('a trusted certificate reads, and a refused connection is still "does not answer"', async () => {
+    await withServer(async (server, ca) => {
+      await expect(readCluster(kubeConfigFor(server, ca), server, { namespace: 'x' })).resolves.toMatchObject({ services: [] });
+    });
+    const closed = 'https://127.0.0.1:1';
+    const err = await readCluster(kubeConfigFor(closed), closed, { namespace: 'x' }).catch((e: unknown) => e as Error);
+    expect((err as Error).message).toMatch(/does not answer \(fetch failed\)/);
+  });
+
+  it('finds the certificate error however deep fetch wrapped it, and nothing else', () => {
+    const x509 = Object.assign(new Error('certificate has expired'), { code: 'CERT_HAS_EXPIRED' });
+    expect(tlsFailure(new TypeError('fetch failed', { cause: new Error('wrapped', { cause: x509 }) }))).toBe('certificate has expired (CERT_HAS_EXPIRED)');
+    expect(tlsFailure(new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) }))).toBeUndefined();
+  });
+});
+

@@ -33,7 +33,7 @@ const risky = target({
   loadBalancerId: 'lb-1',
   message: 'loops | back <b>',
   plan: ['set listener lbl-1 (TCP:80) of CLB lb-1: health-check source 100.64.0.0/10'],
-  alternatives: [{ id: 'ServiceDnsName', advice: 'use orders.shop.svc.cluster.local', limits: 'no CLB on the path', source: 'seed 004' }],
+  alternatives: [{ id: 'ServiceDnsName', advice: 'use orders.shop.svc.cluster.local', limits: 'no CLB on the path', source: 'TKE "CLB Loopback" https://www.tencentcloud.com/document/product/457/42976' }],
 });
 
 describe('report formats', () => {
@@ -54,7 +54,7 @@ describe('report formats', () => {
     expect(text).toMatch(/shop\s+Service\s+orders\s+lb-1\s+AtRisk\s+PodSourceNotMasqueraded\s+1 step\n/);
     expect(text).toContain('Service shop/orders: AtRisk (PodSourceNotMasqueraded), CLB lb-1');
     expect(text).toContain('    1. set listener lbl-1 (TCP:80) of CLB lb-1: health-check source 100.64.0.0/10');
-    expect(text).toContain('    - use orders.shop.svc.cluster.local\n      fixes and leaves: no CLB on the path\n      source: seed 004');
+    expect(text).toContain('    - use orders.shop.svc.cluster.local\n      fixes and leaves: no CLB on the path\n      source: TKE "CLB Loopback" https://www.tencentcloud.com/document/product/457/42976');
     expect(text).not.toContain('Service shop/web:');
     expect(renderTable(report, true)).toContain('Service shop/web: NotApplicable');
     expect(text.trimEnd().split('\n').at(-1)).toBe('2 targets: 1 at risk, 1 not applicable');
@@ -65,6 +65,28 @@ describe('report formats', () => {
     expect(md).toContain('| `Service shop/orders` | lb-1 | **AtRisk** | PodSourceNotMasqueraded | 1 step |');
     expect(md).toContain('loops \\| back &lt;b&gt;');
     expect(md).not.toContain('<b>AtRisk</b> (MasqueradedToNodeIp)');
+  });
+
+  // Issue 22 #7: a manifest name is anyone's to choose and the comment lands in a pull request.
+  it('markdown: a hostile name stays one inert cell: no table break, no image, link, mention or HTML', () => {
+    const name = 'ok|![x](https://e.x) [login](https://e.x) @someone <img src=x> `a|b` **bold** # h see #12 and org/repo#3';
+    const hostile = target({ name, verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded', message: `Service shop/${name} loops`, advice: [`- see ${name}`], plan: [`1. patch ${name}`] });
+    const md = renderMarkdown(buildReport('PlanReport', profile, [hostile], [], new Date(0)));
+    const lines = md.split('\n');
+    // The table row: five cells, split as GFM does (on every `|` not escaped by a backslash, code spans included).
+    const row = lines.find((l) => l.startsWith('| ') && l.includes('shop/ok')) ?? '';
+    expect(row.split(/(?<!\\)\|/).slice(1, -1)).toHaveLength(5);
+    // What is left once code spans (and the known tags) are taken out has nothing Markdown or GitHub would act on.
+    const outsideCode = md
+      .replace(/<code>.*?<\/code>/g, '')
+      .replace(/(`+)(?:(?!\1)[\s\S])*?\1/g, '')
+      .replace(/<\/?(details|summary|b)>/g, '');
+    expect(outsideCode).not.toMatch(/(?<!\\)!(?<!\\)\[|(?<!\\)\[[^\]]*(?<!\\)\]\(|@someone|https?:\/\/|<img|(?<!\\)\*\*bold|#\d/);
+    expect(outsideCode.split('\n').slice(1).join('\n')).not.toMatch(/^\s*(#|- |\d+\. patch)/m); // the title is loopguard's
+    // The raw HTML summary line shows the name as code (GitHub links no mention there), entities for the markup.
+    expect(md).toContain('<summary><code>Service shop/ok|![x](https://e.x) [login](https://e.x) @someone &lt;img src=x&gt; `a|b` **bold** # h see #12 and org/repo#3</code>');
+    // And the name is still all there to read, in the table's code span.
+    expect(row).toContain('``Service shop/ok\\|![x](https://e.x) [login](https://e.x) @someone <img src=x> `a\\|b` **bold** # h see #12 and org/repo#3``');
   });
 
   it('terminal text has no control characters from annotations', () => {

@@ -5,10 +5,12 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { describe, expect, it } from '@jest/globals';
 import type { Report, TargetReport } from '../../../src/cli/report.js';
 import { REPO_ROOT } from '../../controlplane/crds.js';
 import { cli, oneLineError } from './run.js';
+import { MAX_MANIFEST_BYTES, ManifestTooLarge, readAll } from '../../../src/cli/manifest-files.js';
 
 const DEMO = 'config/samples/demo-workload.yaml';
 const IPVS_18 = ['--kube-proxy-mode=ipvs', '--kube-proxy-version=v1.18.4-tke.20'];
@@ -204,7 +206,7 @@ items:
     const md = await cli(['plan', '-f', DEMO, ...IPVS_18, '-o', 'markdown']);
     expect(md.stdout).toMatch(/^### loopguard plan: 2 targets at risk of CLB loopback/);
     expect(md.stdout).toContain('| `Service loopguard-demo/orders` | config/samples/demo-workload.yaml:8 | **AtRisk** | PodSourceNotMasqueraded | 4 steps |');
-    expect(md.stdout).toContain('<details><summary>Service loopguard-demo/orders: <b>AtRisk</b>');
+    expect(md.stdout).toContain('<details><summary><code>Service loopguard-demo/orders</code>: <b>AtRisk</b>');
     const yaml = await cli(['plan', '-f', DEMO, ...IPVS_18, '-o', 'yaml']);
     expect(yaml.stdout).toContain('kind: PlanReport');
     expect(yaml.code).toBe(1);
@@ -228,6 +230,33 @@ items:
     const flag = await cli(['plan', '-f', DEMO, '--kube-proxy-version', 'latest']);
     expect(flag.code).toBe(2);
     expect(oneLineError(flag)).toMatch(/expected a version such as v1\.20\.6-tke\.12/);
+  });
+
+  // Issue 22 #10: every refusal names the file; nothing reads or expands an input without bound.
+  it('refuses an alias bomb and a file over the size cap, naming the file (and the cap)', async () => {
+    const laughs = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]'];
+    for (let i = 1; i < 9; i++) laughs.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(',')}]`);
+    const dir = tmp({ 'bomb.yaml': `apiVersion: v1\nkind: Service\nmetadata: {name: x}\n---\n${laughs.join('\n')}\n` });
+    const bomb = await cli(['plan', '-f', join(dir, 'bomb.yaml')]);
+    expect(bomb.code).toBe(2);
+    expect(oneLineError(bomb)).toMatch(new RegExp(`^loopguard plan: cannot parse ${join(dir, 'bomb.yaml').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} line 5: .*alias`, 'i'));
+
+    const big = join(tmp({}), 'big.yaml');
+    writeFileSync(big, `# ${'x'.repeat(MAX_MANIFEST_BYTES)}\n`);
+    const tooBig = await cli(['plan', '-f', big]);
+    expect(tooBig.code).toBe(2);
+    expect(oneLineError(tooBig)).toBe(`loopguard plan: cannot read manifest ${big}: 10.0 MiB, over the 10 MiB limit of plan -f; give the manifests as several files or a directory`);
+    const stdin = await cli(['plan', '-f', '-', '--stdin-name', 'kustomize/out.yaml'], { stdin: `# ${'x'.repeat(MAX_MANIFEST_BYTES)}\n` });
+    expect(oneLineError(stdin)).toMatch(/^loopguard plan: cannot read manifest kustomize\/out\.yaml: 10\.0 MiB, over the 10 MiB limit/);
+    // A file at the cap is read.
+    const atCap = join(tmp({}), 'ok.yaml');
+    writeFileSync(atCap, `${annotated}# ${'x'.repeat(MAX_MANIFEST_BYTES - annotated.length - 3)}\n`);
+    expect((await cli(['plan', '-f', atCap, ...IPVS_18, '-o', 'json'])).code).not.toBe(2);
+  });
+
+  it('reads standard input only up to the cap', async () => {
+    await expect(readAll(Readable.from([Buffer.alloc(6), Buffer.alloc(6)]), 10)).rejects.toThrow(ManifestTooLarge);
+    await expect(readAll(Readable.from([Buffer.from('abc'), Buffer.from('de')]), 10)).resolves.toBe('abcde');
   });
 
   it('takes the kube-proxy flags and variables exactly as the operator does (src/runtime/config.ts)', async () => {

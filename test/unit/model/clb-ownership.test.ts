@@ -23,10 +23,20 @@ describe('clbOwnership', () => {
     expect(clbOwnership(target, c).state).toBe(state);
   });
 
-  it('a foreign CLB message quotes a long tag value short', () => {
-    const o = clbOwnership(service({ uid: 'u1' }), clb({ tags: { 'tke-lb-serviceuuid': 'x'.repeat(300) } }));
-    expect(o.state).toBe('Foreign');
-    expect(o.state === 'Foreign' && o.why.length).toBeLessThan(250);
+  // Issue 22 #9: the message reaches an Event and the status in the target's namespace, read by whoever forged the id.
+  it.each([
+    { name: "another Service's uid", target: service({ uid: 'u1' }), clb: clb({ tags: { 'tke-lb-serviceuuid': 'victim-uid-0001' } }) },
+    { name: "an Ingress's uid", target: service({ uid: 'u1' }), clb: clb({ tags: { 'tke-lb-ingress-uuid': 'victim-uid-0001' } }) },
+    { name: "a Service's uid, named by an Ingress", target: ingress({ uid: 'u1' }), clb: clb({ tags: { 'tke-lb-serviceuuid': 'victim-uid-0001' } }) },
+    { name: "the CLB's own addresses", target: service({ loadBalancerIps: ['10.0.0.99'] }), clb: clb({ vips: ['10.9.9.9'] }) },
+  ])('a foreign CLB message never quotes the owner ($name) nor its kind', ({ target, clb: c }) => {
+    const o = clbOwnership(target, c);
+    if (o.state !== 'Foreign') throw new Error(`expected Foreign, got ${o.state}`);
+    expect(o.why).toMatch(/^CLB lb-\S+ belongs to another object, which loopguard will not touch \(/);
+    expect(o.why).not.toMatch(/victim-uid|10\.9\.9\.9|tke-lb-|uid/);
+    // The only kind it names is the target's own.
+    const other = target.kind === 'Service' ? 'Ingress' : 'Service';
+    expect(o.why).not.toContain(other);
   });
 });
 

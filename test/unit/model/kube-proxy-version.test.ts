@@ -40,7 +40,7 @@ describe('compareKubeVersions', () => {
 
 describe('preventLoopbackSupport', () => {
   it.each([
-    // exact minimums and one revision below, per minor line (seed 004)
+    // exact minimums and one revision below, per minor line (TKE-LOOPBACK in tencent-cloud.md §7)
     ['v1.12.4-tke.30', 'True', undefined],
     ['v1.12.4-tke.29', 'False', 'v1.12.4-tke.30'],
     ['v1.14.3-tke.24', 'True', undefined],

@@ -8,7 +8,8 @@ import { clb, context, ingress, l4Listener, listener, service } from './fixtures
 
 const LOCAL = { externalTrafficPolicy: 'Local' as const };
 const ids = (a: readonly Alternative[]) => a.map((x) => x.id);
-const SOURCE = /^(seed 00[0-4]|landscape\.md|tencent-cloud\.md)/;
+// Every source names a page a user can open (no in-repo or background document).
+const SOURCE = /^(TKE "CLB Loopback" https:\/\/www\.tencentcloud\.com\/|kube-proxy IPVS: .*\(https:\/\/github\.com\/kubernetes\/kubernetes\/|KEP-1860 .*\(https:\/\/kubernetes\.io\/)/;
 
 const L7 = clb({
   loadBalancerId: 'lb-ing',
@@ -23,9 +24,9 @@ describe('topology alternatives', () => {
     const [dns, rewrite, local, ipMode] = a.alternatives as [Alternative, Alternative, Alternative, Alternative];
     expect(dns.advice).toBe('in-cluster callers use web.shop.svc.cluster.local (port 80) instead of VIP 10.0.0.10');
     expect(rewrite.advice).toContain('rewrite name <domain> web.shop.svc.cluster.local');
-    // seed 003: in IPVS mode Local is what keeps the pod IP; the limits say so.
+    // kube-proxy's IPVS rules: in IPVS mode Local is what keeps the pod IP; the limits say so.
     expect(local.limits).toMatch(/in IPVS mode Local is itself what keeps the pod IP: externalTrafficPolicy: Cluster masquerades/);
-    expect(local.source).toMatch(/seed 004.*anti-affinity.*seed 003/);
+    expect(local.source).toMatch(/457\/42976.*anti-affinity.*KUBE-LOAD-BALANCER-LOCAL/);
     expect(ipMode.advice).toMatch(/do not expect ipMode: Proxy/);
     expect(ipMode.limits).toMatch(/in iptables mode too/);
     for (const x of a.alternatives) expect(x.source).toMatch(SOURCE);
@@ -83,7 +84,7 @@ describe('topology alternatives', () => {
     expect(shown[0]).toBe(alternativeText(a.alternatives[0] as Alternative).slice(0, 512));
     for (const line of shown) {
       expect(line.length).toBeLessThanOrEqual(512);
-      expect(line).toMatch(/ — .* \[(seed|landscape|tencent-cloud)/);
+      expect(line).toMatch(/ — .* \[(TKE "CLB Loopback" https:\/\/|kube-proxy IPVS: |KEP-1860 )/);
     }
   });
 });

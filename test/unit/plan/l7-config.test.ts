@@ -49,7 +49,7 @@ function autoSpec() {
 }
 
 const keep = (protocol: string, port: number, value: 0 | 1 = 1): FieldEdit => ({ kind: 'keepalive', protocol, port, value });
-const src = (port: number, domain: string, url: string, value: 0 | 1 = 1): FieldEdit => ({ kind: 'ruleSource', protocol: port === 443 ? 'HTTPS' : 'HTTP', port, domain, url, value });
+const src = (port: number, domain: string, url: string, value: 0 | 1 = 1, enable = true): FieldEdit => ({ kind: 'ruleSource', protocol: port === 443 ? 'HTTPS' : 'HTTP', port, domain, url, value, enable });
 
 describe('buildConfigPatch', () => {
   it('sets single fields at the right indices, pinned by identity tests, never replacing a list', () => {
@@ -97,7 +97,7 @@ describe('buildConfigPatch', () => {
       { op: 'test', path: '/spec/loadBalancer/l7Listeners/1/port', value: 443 },
       { op: 'test', path: '/spec/loadBalancer/l7Listeners/1/domains/2/domain', value: '' },
       { op: 'test', path: '/spec/loadBalancer/l7Listeners/1/domains/2/rules/0/url', value: '/' },
-      { op: 'add', path: '/spec/loadBalancer/l7Listeners/1/domains/2/rules/0/healthCheck', value: { sourceIpType: 1 } },
+      { op: 'add', path: '/spec/loadBalancer/l7Listeners/1/domains/2/rules/0/healthCheck', value: { enable: true, sourceIpType: 1 } },
     ]);
   });
 
@@ -109,12 +109,12 @@ describe('buildConfigPatch', () => {
       { op: 'test', path: '/spec/loadBalancer/l7Listeners/0/port', value: 80 },
       { op: 'add', path: '/spec/loadBalancer/l7Listeners/0/keepaliveEnable', value: 1 },
       { op: 'test', path: '/spec/loadBalancer/l7Listeners/0/domains/0/domain', value: 'a.example.com' },
-      { op: 'add', path: '/spec/loadBalancer/l7Listeners/0/domains/0/rules/-', value: { url: '/b', healthCheck: { sourceIpType: 1 } } },
-      { op: 'add', path: '/spec/loadBalancer/l7Listeners/0/domains/-', value: { domain: 'c.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 1 } }] } },
+      { op: 'add', path: '/spec/loadBalancer/l7Listeners/0/domains/0/rules/-', value: { url: '/b', healthCheck: { enable: true, sourceIpType: 1 } } },
+      { op: 'add', path: '/spec/loadBalancer/l7Listeners/0/domains/-', value: { domain: 'c.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 1 } }] } },
       {
         op: 'add',
         path: '/spec/loadBalancer/l7Listeners/-',
-        value: { protocol: 'HTTPS', port: 443, keepaliveEnable: 1, domains: [{ domain: 'd.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 1 } }] }] },
+        value: { protocol: 'HTTPS', port: 443, keepaliveEnable: 1, domains: [{ domain: 'd.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 1 } }] }] },
       },
     ]);
     const after = applyJsonPatch({ spec }, ops).spec;

@@ -24,7 +24,7 @@ function http(keepalive: 0 | 1, source: 0 | 1): ListenerFacts {
 }
 const lb = (keepalive: 0 | 1, source: 0 | 1, extra: Partial<ClbFacts> = {}): ClbFacts => clb({ loadBalancerId: 'lb-ing', vips: [VIP], listeners: [http(keepalive, source)], ...extra });
 const owned = (r: OriginalsRecord, extra: Record<string, string> = {}) => ({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': OWNER, ...extra });
-const declared = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 1, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 1 } }] }] }] } };
+const declared = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 1, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 1 } }] }] }] } };
 const autoConfig = (spec: unknown = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/' }] }] }] } }): ConfigView => ({ name: CONFIG, spec, exists: true });
 const KEEPALIVE_AND_SOURCE = { l7: { keepalive: true, healthCheckSource: 'Range100_64' as const } };
 const originals: OriginalsRecord = { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0, keepaliveAdded: 'field' } }, rules: { 'lbl-80/loc-a': { sourceIpType: 0, added: 'healthCheck' } }, declaredAt: NOW.toISOString(), loadBalancerId: 'lb-ing' };
@@ -70,7 +70,7 @@ const rows: Row[] = [
         vip: VIP,
         edits: [
           { kind: 'keepalive', protocol: 'HTTP', port: 80, value: 1 },
-          { kind: 'ruleSource', protocol: 'HTTP', port: 80, domain: 'shop.example.com', url: '/', value: 1 },
+          { kind: 'ruleSource', protocol: 'HTTP', port: 80, domain: 'shop.example.com', url: '/', value: 1, enable: true },
         ],
       },
       { kind: 'AwaitTke', reason: 'ConfigApplied', loadBalancerId: 'lb-ing', config: CONFIG, since: NOW.toISOString(), wantsKeepalive: true },
@@ -103,7 +103,7 @@ const rows: Row[] = [
     name: 'someone took loopguard\'s declaration out of the config after it took effect: declared again as drift, the grace period restarts',
     ing: ingress({}, owned({ ...originals, declaredAt: '2026-11-22T09:00:00.000Z', applied: ['listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'] }, { [AUTO]: 'true' })),
     clb: lb(0, 1),
-    config: autoConfig({ loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 1 } }] }] }] } }),
+    config: autoConfig({ loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 1 } }] }] }] } }),
     steps: [
       { kind: 'RecordOriginals', record: { ...originals, applied: ['listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'] } },
       { kind: 'DeclareInTkeServiceConfig', config: CONFIG, loadBalancerId: 'lb-ing', vip: VIP, edits: [{ kind: 'keepalive', protocol: 'HTTP', port: 80, value: 1 }], drift: true },
@@ -144,7 +144,7 @@ describe('planL7Release', () => {
   });
 
   it('once the CLB shows them: takes out what loopguard added, then drops the auto annotation it added and the record', () => {
-    const restored = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 0, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 0 } }] }] }] } };
+    const restored = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 0, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 0 } }] }] }] } };
     const { steps } = planL7Release({ record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0), config: autoConfig(restored) });
     expect(steps.map((s) => s.kind)).toEqual(['RemoveFromTkeServiceConfig', 'AnnotateTarget']);
     expect(steps[1]).toEqual({ kind: 'AnnotateTarget', set: { [AUTO]: null }, forget: [`annotation/${AUTO}`, 'listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'], drops: true, restore: true });

@@ -1,0 +1,113 @@
+// /metrics over HTTPS for authenticated and authorized scrapers only (--metrics-secure, the default in a pod):
+// the pattern of controller-runtime's secure metrics server (kubebuilder ≥ 4.1): its own port, TLS with a
+// certificate from --metrics-cert-dir (tls.crt, tls.key: a cert-manager Secret) or a self-signed one made at start,
+// and every request through MetricsAuthorizer. The probes stay on their plain-HTTP port for the kubelet.
+import { readFileSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { Registry } from 'prom-client';
+import type { MetricsAuthorizer } from './metrics-auth.js';
+import { selfSignedCert, type ServingCert } from './self-signed-cert.js';
+
+export interface MetricsServerOptions {
+  host: string;
+  port: number;
+  registry: Registry;
+  authorizer: MetricsAuthorizer;
+  /** Directory holding tls.crt and tls.key; empty: a self-signed certificate. */
+  certDir: string;
+  /** A denied or failed request (never the token). */
+  onDenied?: (status: number, message: string) => void;
+  /** How often a certificate from certDir is read again; default CERT_RELOAD_MS. */
+  certReloadMs?: number;
+}
+
+/** How often a certificate from --metrics-cert-dir is read again (cert-manager renews it in place). */
+const CERT_RELOAD_MS = 60_000;
+
+function readCert(dir: string): ServingCert {
+  try {
+    return { cert: readFileSync(join(dir, 'tls.crt'), 'utf8'), key: readFileSync(join(dir, 'tls.key'), 'utf8') };
+  } catch (err) {
+    throw new Error(
+      `Cannot read the metrics certificate in ${dir} (${(err as NodeJS.ErrnoException).code ?? String(err)}). Fix: mount a Secret with tls.crt and tls.key there, or leave --metrics-cert-dir (LOOPGUARD_METRICS_CERT_DIR) empty for a self-signed certificate.`,
+      { cause: err },
+    );
+  }
+}
+
+export class MetricsServer {
+  private server: Server | undefined;
+  private reload: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: MetricsServerOptions) {}
+
+  async start(): Promise<AddressInfo> {
+    const { certDir, host, port } = this.options;
+    let current = certDir ? readCert(certDir) : selfSignedCert(['localhost', hostname(), '127.0.0.1', '::1']);
+    const server = createServer({ ...current, minVersion: 'TLSv1.2' }, (req, res) => {
+      const path = new URL(req.url ?? '/', 'https://localhost').pathname;
+      if (path !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+        return;
+      }
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
+        return;
+      }
+      void this.serve(req.headers.authorization, req.method, path, res).catch((err: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`${String(err)}\n`);
+      });
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', (err: NodeJS.ErrnoException) => {
+        const where = `${host}:${port}`;
+        if (err.code === 'EADDRINUSE') {
+          reject(new Error(`The metrics port ${where} is in use (EADDRINUSE). Fix: stop what listens there or set --metrics-port (LOOPGUARD_METRICS_PORT; 0 = any free port).`, { cause: err }));
+        } else if (err.code === 'EADDRNOTAVAIL' || err.code === 'EACCES') {
+          reject(new Error(`Cannot listen on ${where} (${err.code}). Fix: set --probe-host/--metrics-port (LOOPGUARD_PROBE_HOST/LOOPGUARD_METRICS_PORT) to an address and port this process may use.`, { cause: err }));
+        } else reject(err);
+      });
+      server.listen(port, host, () => resolve());
+    });
+    if (certDir) {
+      this.reload = setInterval(() => {
+        try {
+          const next = readCert(certDir);
+          if (next.cert === current.cert && next.key === current.key) return;
+          server.setSecureContext({ ...next, minVersion: 'TLSv1.2' });
+          current = next;
+        } catch {
+          // Keep serving the certificate already loaded; a half-written Secret is read again next time.
+        }
+      }, this.options.certReloadMs ?? CERT_RELOAD_MS).unref();
+    }
+    return server.address() as AddressInfo;
+  }
+
+  private async serve(authorization: string | undefined, method: string, path: string, res: ServerResponse): Promise<void> {
+    const decision = await this.options.authorizer.check(authorization, method, path);
+    if (decision.status !== 200) {
+      this.options.onDenied?.(decision.status, decision.message);
+      const headers: Record<string, string> = { 'content-type': 'text/plain' };
+      if (decision.status === 401) headers['www-authenticate'] = 'Bearer';
+      res.writeHead(decision.status, headers).end(`${decision.message}\n`);
+      return;
+    }
+    const text = await this.options.registry.metrics();
+    res.writeHead(200, { 'content-type': this.options.registry.contentType }).end(method === 'HEAD' ? undefined : text);
+  }
+
+  async stop(): Promise<void> {
+    if (this.reload) clearInterval(this.reload);
+    const server = this.server;
+    if (!server) return;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeAllConnections();
+  }
+}

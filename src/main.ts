@@ -111,13 +111,15 @@ async function main(): Promise<void> {
     region,
     credentials,
     ...endpoint,
-    throttle: { defaultBudget: { rps: config.cloudRateLimit } },
+    throttle: { defaultBudget: { rps: config.cloudRateLimit }, adaptive: config.cloudRateAdaptive },
     logger,
     onCall: (e) => {
       metrics.recordCloudCall(e.action, e.outcome, e.code);
       health.observe(e);
     },
   });
+
+  metrics.watchCloudRate(() => clb.rateLimits());
 
   logger.info('Starting loopguard', {
     version: build.version,

@@ -25,6 +25,7 @@ import { buildAdmissionParams } from './admission/params.js';
 import { LearnedCapabilities } from './mitigation/capabilities.js';
 import { Executor } from './mitigation/executor.js';
 import { clusterEffects } from './mitigation/effects.js';
+import { WaitClock } from './mitigation/tke-wait.js';
 import { KubeWriter } from './kube/writer.js';
 import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
@@ -168,9 +169,12 @@ export class Operator {
     );
     const writer = new KubeWriter(kc);
     const records = new RecordStore(kc);
+    // One clock of TKE waits for the effects (when a wait began) and the executor (when it ended).
+    const waits = new WaitClock();
     const executor = d.enforce
       ? new Executor({
-          effects: clusterEffects({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, stopping: this.stopping.signal, mayWrite: () => this.elector?.mayWrite() ?? true }),
+          effects: clusterEffects({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, stopping: this.stopping.signal, mayWrite: () => this.elector?.mayWrite() ?? true, tkeGraceMs: config.tkeGraceMs, waits }),
+          waits,
           capabilities: this.capabilities,
           events,
           logger,

@@ -36,6 +36,8 @@ export interface FaultRule {
   status?: number;
   /** Only requests that name this CLB (`LoadBalancerId` or one of `LoadBalancerIds`); default every request. */
   loadBalancerId?: string;
+  /** Only requests signed by this caller (its `callers` name, e.g. `tke`); default every caller. */
+  caller?: string;
 }
 
 export interface FaultPlan {

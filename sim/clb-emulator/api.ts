@@ -99,7 +99,7 @@ export async function handleApiRequest(core: EmulatorCore, req: ApiRequest): Pro
       throw err;
     }
 
-    const fault = core.faults.decide(action, def.async, faultTargets(req.body));
+    const fault = core.faults.decide(action, def.async, faultTargets(req.body), caller);
     if (fault.latencyMs > 0) await sleep(fault.latencyMs);
     if (fault.terminal?.kind === 'error') throw new ApiError(fault.terminal.code, fault.terminal.message);
     if (fault.terminal?.kind === 'http5xx') {

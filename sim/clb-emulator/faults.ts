@@ -49,6 +49,7 @@ export function validateFaultPlan(plan: unknown): FaultPlan {
     }
     if (rule.status !== undefined && (rule.status < 500 || rule.status > 599)) throw new Error(`rules[${i}].status must be 5xx`);
     if (rule.loadBalancerId !== undefined && (typeof rule.loadBalancerId !== 'string' || rule.loadBalancerId === '')) throw new Error(`rules[${i}].loadBalancerId must be a CLB id`);
+    if (rule.caller !== undefined && (typeof rule.caller !== 'string' || rule.caller === '')) throw new Error(`rules[${i}].caller must be a caller name`);
     return { ...rule } as FaultRule;
   });
   return seed === undefined ? { rules: checked } : { seed, rules: checked };
@@ -75,12 +76,16 @@ export class FaultInjector {
     this.set({ rules: [] });
   }
 
-  /** `loadBalancerIds`: the CLBs the request names; a rule with `loadBalancerId` matches only those requests. */
-  decide(action: string, isAsyncWrite: boolean, loadBalancerIds: readonly string[] = []): FaultDecision {
+  /**
+   * `loadBalancerIds`: the CLBs the request names; a rule with `loadBalancerId` matches only those requests. `caller`:
+   * who signed it; a rule with `caller` matches only that caller's requests.
+   */
+  decide(action: string, isAsyncWrite: boolean, loadBalancerIds: readonly string[] = [], caller?: string): FaultDecision {
     const decision: FaultDecision = { latencyMs: 0, terminal: undefined, taskFailure: undefined };
     for (const rule of this.plan.rules) {
       if (rule.action !== '*' && rule.action !== action) continue;
       if (rule.loadBalancerId !== undefined && !loadBalancerIds.includes(rule.loadBalancerId)) continue;
+      if (rule.caller !== undefined && rule.caller !== caller) continue;
       const fires = this.rng() < rule.rate;
       if (!fires) continue;
       switch (rule.kind) {

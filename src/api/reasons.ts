@@ -26,6 +26,8 @@ export const ReconcilingReason = {
   RetryingAfterError: 'RetryingAfterError',
   /** The policy's generation changed and has not been evaluated yet. */
   NewGeneration: 'NewGeneration',
+  /** The policy is being deleted and its revert is on its way (a wait for TKE, a retried error); the message names the cause. */
+  Terminating: 'Terminating',
 } as const;
 
 /**
@@ -49,6 +51,8 @@ export const StalledReason = {
   InvalidRequest: 'InvalidRequest',
   /** The policy is being deleted and the revert cannot finish; the message names the target, the cause and the way out. */
   DeletionBlocked: 'DeletionBlocked',
+  /** loopguard changed a target (managedFields) but its LoopbackRecord is gone (e.g. the CRD was pruned); the message names the fix. */
+  RecordLost: 'RecordLost',
   /** The spec passed admission but cannot be acted on (should not happen with the CRD's CEL rules). */
   InvalidSpec: 'InvalidSpec',
 } as const;
@@ -79,6 +83,8 @@ export const EventReason = {
   SharedConfig: 'SharedConfig',
   /** Warning: a policy's deletion waits for a revert that cannot finish (cause and way out in the message). */
   DeletionBlocked: 'DeletionBlocked',
+  /** Warning: loopguard changed the target but its LoopbackRecord is gone: its originals cannot be restored (fix in the message). */
+  RecordLost: 'RecordLost',
   /** Warning: a policy was deleted with loopguard.dev/abandon: its changes stay, unrecorded and unmaintained. */
   RevertAbandoned: 'RevertAbandoned',
   /** Warning: the CLB id on the target names a CLB that is not the target's (owner tag / status VIP); nothing written. */

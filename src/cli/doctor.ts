@@ -6,10 +6,10 @@ import { createCredentialProvider, type CredentialProvider } from '../cloud/inde
 import { profileFrom, type ProfileFlags } from '../model/cluster-profile.js';
 import { callCounter, probeClbAccess, openClbAccess, observeClbs, type ClbSettings } from './clb-access.js';
 import { readCluster } from './cluster-reads.js';
-import { loadKubeconfig } from './kubeconfig.js';
+import { loadKubeconfig, type LoadedKubeconfig } from './kubeconfig.js';
 import { progressBar, type ProgressStream } from './output/progress.js';
 import { render, type OutputFormat } from './output/render.js';
-import { exitCodeOf } from './report.js';
+import { exitCodeOf, type Report } from './report.js';
 import { scanReport, snapshotTargets } from './scan.js';
 import { packageVersion } from '../version.js';
 
@@ -37,12 +37,27 @@ export interface DoctorDeps {
 
 
 export async function runDoctor(options: DoctorOptions, io: CliIo, deps: DoctorDeps = {}): Promise<number> {
-  const started = Date.now();
   const loaded = loadKubeconfig({ ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}) });
   const credentials = deps.credentials ?? createCredentialProvider();
   // The CLB side first: a wrong region or missing credentials is one line before any listing.
   const calls = callCounter();
   await probeClbAccess(options.clb, credentials, calls.onCall);
+  const report = await scanCluster(options, loaded, { credentials, calls, io, ...(deps.now ? { now: deps.now } : {}) });
+  io.stdout.write(render(report, options.output, packageVersion()));
+  return exitCodeOf(report);
+}
+
+export interface ScanDeps {
+  credentials: CredentialProvider;
+  /** Counts this cluster's CLB calls (the probe's too, when it was made with the same counter). */
+  calls: ReturnType<typeof callCounter>;
+  io: CliIo;
+  now?: () => Date;
+}
+
+/** One cluster's report (`loaded`: its context), its scan figures filled in; also one row of the fleet view (fleet.ts). */
+export async function scanCluster(options: DoctorOptions, loaded: LoadedKubeconfig, deps: ScanDeps): Promise<Report> {
+  const started = Date.now();
   const namespace = options.allNamespaces ? undefined : (options.namespace ?? loaded.namespace ?? 'default');
   const snapshot = await readCluster(loaded.kc, loaded.server, {
     ...(namespace ? { namespace } : {}),
@@ -50,8 +65,8 @@ export async function runDoctor(options: DoctorOptions, io: CliIo, deps: DoctorD
   });
   const profile = profileFrom(snapshot, options);
   const ids = [...new Set(snapshotTargets(snapshot).flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])))];
-  const access = openClbAccess(options.clb, credentials, calls.onCall);
-  const bar = progressBar(io.stderr, 'Reading CLBs', ids.length, options.progress);
+  const access = openClbAccess(options.clb, deps.credentials, deps.calls.onCall);
+  const bar = progressBar(deps.io.stderr, 'Reading CLBs', ids.length, options.progress);
   let observed;
   try {
     observed = await observeClbs(access.reader, ids, (done) => bar.update(done));
@@ -64,11 +79,10 @@ export async function runDoctor(options: DoctorOptions, io: CliIo, deps: DoctorD
     scope: namespace ? `namespace ${namespace}` : 'all namespaces',
     context: loaded.context,
     clbsRead: ids.length,
-    clbCalls: calls.counts.calls,
-    throttled: calls.counts.throttled,
+    clbCalls: deps.calls.counts.calls,
+    throttled: deps.calls.counts.throttled,
     rateLimit: options.clb.rateLimit,
     durationMs: Date.now() - started,
   };
-  io.stdout.write(render(report, options.output, packageVersion()));
-  return exitCodeOf(report);
+  return report;
 }

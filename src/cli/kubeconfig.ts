@@ -16,7 +16,7 @@ export interface LoadedKubeconfig {
   server: string;
 }
 
-export function loadKubeconfig(choice: KubeconfigChoice): LoadedKubeconfig {
+function readKubeconfig(choice: Pick<KubeconfigChoice, 'kubeconfig'>): { kc: KubeConfig; where: string } {
   const kc = new KubeConfig();
   const where = choice.kubeconfig ?? process.env['KUBECONFIG'] ?? '~/.kube/config';
   try {
@@ -27,6 +27,27 @@ export function loadKubeconfig(choice: KubeconfigChoice): LoadedKubeconfig {
       `cannot read kubeconfig ${where}: ${messageOf(err)}. Fix: point --kubeconfig or KUBECONFIG at a readable kubeconfig file`,
     );
   }
+  return { kc, where };
+}
+
+/**
+ * The contexts a fleet scan covers: `all` of the kubeconfig's, or the ones named, each of which must exist (a typo
+ * is a usage error, not a failed cluster). Names given twice are scanned once.
+ */
+export function fleetContexts(choice: Pick<KubeconfigChoice, 'kubeconfig'>, wanted: readonly string[] | 'all'): string[] {
+  const { kc, where } = readKubeconfig(choice);
+  const have = kc.getContexts().map((c) => c.name);
+  if (wanted === 'all') {
+    if (have.length === 0) throw new CliError(`kubeconfig ${where} has no contexts to scan. Fix: point --kubeconfig or KUBECONFIG at a kubeconfig with contexts`);
+    return have;
+  }
+  const missing = wanted.filter((name) => !have.includes(name));
+  if (missing.length > 0) throw new CliError(`kubeconfig ${where} has no context ${missing.map((m) => `"${m}"`).join(', ')} (it has: ${have.join(', ') || 'none'})`);
+  return [...new Set(wanted)];
+}
+
+export function loadKubeconfig(choice: KubeconfigChoice): LoadedKubeconfig {
+  const { kc, where } = readKubeconfig(choice);
   if (choice.context) {
     if (!kc.getContextObject(choice.context)) {
       throw new CliError(`kubeconfig ${where} has no context "${choice.context}" (it has: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'})`);

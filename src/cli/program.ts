@@ -4,7 +4,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import type { ProfileFlags } from '../model/cluster-profile.js';
 import { FIELDS, KUBE_PROXY_VERSION, type OperatorConfig } from '../runtime/config.js';
-import type { DoctorDeps } from './doctor.js';
+import type { DoctorDeps, DoctorOptions } from './doctor.js';
 import { CliError, errorText, EXIT_CANNOT_SCAN, EXIT_OK } from './errors.js';
 import { DOCTOR_FORMATS, PLAN_FORMATS, type OutputFormat } from './output/render.js';
 import { runPlan, type PlanIo } from './plan.js';
@@ -65,7 +65,8 @@ interface DoctorOpts extends ProfileOpts {
   allNamespaces?: boolean;
   selector?: string;
   kubeconfig?: string;
-  context?: string;
+  context?: string[];
+  allContexts?: boolean;
   region?: string;
   clbEndpoint?: string;
   clbProtocol: string;
@@ -101,7 +102,8 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .option('-A, --all-namespaces', 'scan every namespace')
     .option('-l, --selector <selector>', 'label selector, as kubectl takes it (e.g. app=web,tier!=batch)')
     .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, else ~/.kube/config)')
-    .option('--context <name>', 'kubeconfig context (default: the current context)')
+    .addOption(new Option('--context <name>', 'kubeconfig context (default: the current context); repeat it to scan several clusters into one report with a cluster column').argParser(collect))
+    .option('--all-contexts', "scan every context of the kubeconfig into one report (the fleet view)")
     .addOption(operatorOption('region', 'region', 'Tencent Cloud region of the CLBs, e.g. ap-guangzhou'))
     .addOption(operatorOption('clbEndpoint', 'host[:port]', 'CLB API endpoint, e.g. the local emulator'))
     .addOption(operatorOption('clbProtocol', 'protocol').default('https'))
@@ -110,30 +112,33 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .option('--no-progress', 'no progress bar (it is shown only on a terminal, for more CLBs than it has rows)');
   profileOptions(doctor).action(async (o: DoctorOpts) => {
     if (o.namespace && o.allNamespaces) throw new CliError('give either -n NAMESPACE or -A, not both');
+    if (o.allContexts && o.context) throw new CliError('give either --context (repeatable) or --all-contexts, not both');
     if (!o.region) throw new CliError("no region: set --region or TENCENTCLOUD_REGION (e.g. ap-guangzhou), the region of the cluster's CLBs");
+    const contexts = o.allContexts ? ('all' as const) : (o.context ?? []);
     // Loaded on use: `plan` and --help never load the Kubernetes client or the cloud SDK.
     const { runDoctor } = await import('./doctor.js');
-    const code = await runDoctor(
-      {
-        ...profileFlags(o),
-        ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
-        ...(o.context ? { context: o.context } : {}),
-        ...(o.namespace ? { namespace: o.namespace } : {}),
-        allNamespaces: o.allNamespaces === true,
-        ...(o.selector ? { selector: o.selector } : {}),
-        clb: {
-          region: o.region,
-          ...(o.clbEndpoint ? { endpoint: o.clbEndpoint } : {}),
-          protocol: o.clbProtocol.startsWith('http:') || o.clbProtocol === 'http' ? 'http' : 'https',
-          rateLimit: Number(o.cloudRateLimit),
-        },
-        output: o.output,
-        progress: o.progress,
+    const options: DoctorOptions = {
+      ...profileFlags(o),
+      ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+      ...(contexts.length === 1 ? { context: contexts[0] as string } : {}),
+      ...(o.namespace ? { namespace: o.namespace } : {}),
+      allNamespaces: o.allNamespaces === true,
+      ...(o.selector ? { selector: o.selector } : {}),
+      clb: {
+        region: o.region,
+        ...(o.clbEndpoint ? { endpoint: o.clbEndpoint } : {}),
+        protocol: o.clbProtocol.startsWith('http:') || o.clbProtocol === 'http' ? 'http' : 'https',
+        rateLimit: Number(o.cloudRateLimit),
       },
-      io,
-      deps.doctor,
-    );
-    setExit(code);
+      output: o.output,
+      progress: o.progress,
+    };
+    if (contexts === 'all' || contexts.length > 1) {
+      const { runFleetDoctor } = await import('./fleet.js');
+      setExit(await runFleetDoctor(options, contexts, io, deps.doctor));
+      return;
+    }
+    setExit(await runDoctor(options, io, deps.doctor));
   });
 
   const plan = program

@@ -44,6 +44,8 @@ export interface TargetReport {
   /** `plan`: the CLB facts assumed for the verdict and plan shown. */
   assumed?: Record<string, string>;
   source?: SourceLocation;
+  /** `doctor` over several contexts (fleet-report.ts): the kubeconfig context the target was found in. */
+  cluster?: string;
 }
 
 export interface Report {

@@ -1,8 +1,9 @@
 // src/cloud public surface: the ClbClient interface and its Tencent implementation, credentials,
 // typed errors, and the building blocks (budgets, retries) the runtime may want to configure.
 export * from './clb-client.js';
-export { TencentClbClient, parseEndpoint, DEFAULT_REQUEST_TIMEOUT_MS } from './tencent-clb-client.js';
-export type { TencentClbClientOptions } from './tencent-clb-client.js';
+export { TencentClbClient } from './tencent-clb-client.js';
+export { parseEndpoint, DEFAULT_REQUEST_TIMEOUT_MS } from './tencent-clb-options.js';
+export type { TencentClbClientOptions } from './tencent-clb-options.js';
 export * from './credentials.js';
 export * from './errors.js';
 export { classifyApiError } from './error-codes.js';

@@ -6,8 +6,13 @@
 // window of `burst / rps` seconds. A small burst spreads calls evenly over the second instead of
 // spending the account's whole allowance in one instant, which would throttle TKE's controller that
 // happens to call at that instant. A RequestLimitExceeded answer means someone else is using the
-// quota too: the action's queue pauses for a cool-down, so queued calls wait instead of piling on.
+// quota too. With the adaptive rate (the default, adaptive-rate.ts) the action's rate is cut and grows back, so
+// several loopguards on one account settle on shares of it; without it the action's queue pauses for a cool-down
+// and resumes at the same rate, so queued calls wait instead of piling on.
 import PQueue from 'p-queue';
+import type { AdaptiveRateParams, RateState } from './adaptive-rate.js';
+import { currentRate, initialRate, onThrottled, resolveAdaptiveRate } from './adaptive-rate.js';
+import { Pacer } from './pacer.js';
 import { queueSignal } from './queue-signal.js';
 
 export interface ActionBudget {
@@ -24,8 +29,13 @@ export interface ThrottleOptions {
   defaultBudget?: ActionBudget;
   /** Per-action overrides, e.g. `{ DescribeTaskStatus: { rps: 15 } }`. */
   budgets?: Record<string, Partial<ActionBudget>>;
-  /** How long an action pauses after a RequestLimitExceeded. Default 1000 ms. */
+  /** How long an action pauses after a RequestLimitExceeded, when the rate is not adaptive. Default 1000 ms. */
   cooldownMs?: number;
+  /**
+   * Adapt each action's rate to RequestLimitExceeded answers, within its budget's rps (default true; constants
+   * may be overridden, e.g. for tests). false: the fixed budget and a cool-down pause per throttle.
+   */
+  adaptive?: boolean | Partial<Omit<AdaptiveRateParams, 'ceiling'>>;
 }
 
 export const DEFAULT_ACTION_BUDGET: Readonly<Required<ActionBudget>> = Object.freeze({ rps: 10, burst: 2, concurrency: 10 });
@@ -67,8 +77,10 @@ export interface ActionQueueStats {
   /** Waiting for a token or a concurrency slot. */
   waiting: number;
   running: number;
-  /** In a RequestLimitExceeded cool-down. */
+  /** In a RequestLimitExceeded cool-down (fixed rate only). */
   coolingDown: boolean;
+  /** The rate calls are sent at now, req/s: the budget's rps, or below it after throttling (adaptive). */
+  rate: number;
 }
 
 interface ActionQueue {
@@ -76,6 +88,8 @@ interface ActionQueue {
   budget: ResolvedBudget;
   resumeAt: number;
   timer: NodeJS.Timeout | undefined;
+  /** Adaptive only: the action's rate and the pacer that holds calls to it. */
+  adaptive?: { params: AdaptiveRateParams; state: RateState; pacer: Pacer };
 }
 
 export class ActionThrottle {
@@ -86,7 +100,8 @@ export class ActionThrottle {
     this.cooldownMs = options.cooldownMs ?? DEFAULT_COOLDOWN_MS;
     // Fail at start-up, not on the first call, when a configured budget is invalid.
     for (const action of Object.keys(options.budgets ?? {})) resolveBudget(action, options);
-    resolveBudget('*', { ...options, budgets: {} });
+    const base = resolveBudget('*', { ...options, budgets: {} });
+    if (typeof options.adaptive === 'object') resolveAdaptiveRate(base.rps, options.adaptive);
   }
 
   /**
@@ -95,10 +110,11 @@ export class ActionThrottle {
    * wait: a call that has not started when it aborts is dropped, one that has is not (queue-signal.ts).
    */
   run<T>(action: string, fn: () => Promise<T>, options: { signal?: AbortSignal; priority?: number; stopping?: AbortSignal } = {}): Promise<T> {
-    const { queue } = this.entry(action);
+    const { queue, adaptive } = this.entry(action);
     const wait = queueSignal(options.signal, options.stopping);
     return queue.add(
-      () => {
+      async () => {
+        if (adaptive) await adaptive.pacer.take(wait.signal);
         wait.started();
         return fn();
       },
@@ -110,11 +126,17 @@ export class ActionThrottle {
   }
 
   /**
-   * The CLB said RequestLimitExceeded for `action`: pause its queue (calls in flight finish) until the
-   * cool-down has passed. Repeated signals extend the pause, they do not stack.
+   * The CLB said RequestLimitExceeded for `action`. Adaptive: cut its rate (adaptive-rate.ts `onThrottled`).
+   * Fixed: pause its queue (calls in flight finish) until the cool-down has passed; repeated signals extend the
+   * pause, they do not stack.
    */
   slowDown(action: string, ms: number = this.cooldownMs): void {
     const q = this.entry(action);
+    if (q.adaptive) {
+      const { params, state, pacer } = q.adaptive;
+      q.adaptive.state = onThrottled(state, params, performance.now(), pacer.measured());
+      return;
+    }
     const resumeAt = Date.now() + ms;
     if (resumeAt <= q.resumeAt) return;
     q.resumeAt = resumeAt;
@@ -129,14 +151,31 @@ export class ActionThrottle {
   stats(): Record<string, ActionQueueStats> {
     const out: Record<string, ActionQueueStats> = {};
     for (const [action, q] of this.queues) {
-      out[action] = { waiting: q.queue.size, running: q.queue.pending, coolingDown: q.queue.isPaused };
+      out[action] = {
+        waiting: q.queue.size + (q.adaptive?.pacer.waiting ?? 0),
+        running: q.queue.pending - (q.adaptive?.pacer.waiting ?? 0),
+        coolingDown: q.queue.isPaused,
+        rate: this.rate(action),
+      };
     }
     return out;
+  }
+
+  /** The rate `action` is sent at now (req/s); its budget's rps before its first call. */
+  rate(action: string): number {
+    const q = this.entry(action);
+    return q.adaptive ? currentRate(q.adaptive.state, q.adaptive.params, performance.now()) : q.budget.rps;
+  }
+
+  /** Actions called so far and their rates now, for the rate gauge. */
+  rates(): Record<string, number> {
+    return Object.fromEntries([...this.queues.keys()].map((action) => [action, this.rate(action)]));
   }
 
   /** Shutdown: rejects every waiting call with an AbortError (never retried) and drops cool-down timers. */
   close(): void {
     for (const q of this.queues.values()) {
+      q.adaptive?.pacer.close();
       clearTimeout(q.timer);
       q.timer = undefined;
       q.queue.clear();
@@ -153,6 +192,13 @@ export class ActionThrottle {
         resumeAt: 0,
         timer: undefined,
       };
+      const adaptive = this.options.adaptive ?? true;
+      if (adaptive !== false) {
+        const params = resolveAdaptiveRate(budget.rps, adaptive === true ? {} : adaptive);
+        const state = initialRate(params, performance.now());
+        const a: NonNullable<ActionQueue['adaptive']> = { params, state, pacer: new Pacer(() => currentRate(a.state, params, performance.now())) };
+        q.adaptive = a;
+      }
       this.queues.set(action, q);
     }
     return q;

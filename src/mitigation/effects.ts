@@ -3,24 +3,25 @@
 // A step's result is data, never an exception for the target's own failure: the executor classifies thrown
 // errors, and verification verdicts (TKE did not apply a config) come back as `failed`.
 import type { OriginalsRecord } from '../api/annotations.js';
-import { StalledReason } from '../api/reasons.js';
 import { describeCloudError, type CallOptions, type ClbClient, type ListenerInfo } from '../cloud/index.js';
 import type { ClbObserver } from '../cloud/clb-observer.js';
 import type { RecordStore } from '../kube/record-store.js';
 import type { KubeWriter } from '../kube/writer.js';
-import { KEEPALIVE_TICKET } from '../model/assess-ingress.js';
 import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, buildRemovalPatch } from '../plan/config-patch.js';
 import { healthCheckFor } from '../plan/l4.js';
 import { isEmptyRecord, mergeRecords, withoutFields } from '../plan/record.js';
-import type { AwaitReason, Step } from '../plan/steps.js';
+import { TKE_GRACE_MS } from '../model/tke-timing.js';
+import type { Step } from '../plan/steps.js';
 import type { LearnedCapabilities } from './capabilities.js';
-import { isKeepaliveCapabilityError, latestTkeWarning, type EventView } from './tke-events.js';
+import type { EventView } from './tke-events.js';
+import { judgeWait, type WaitClock } from './tke-wait.js';
 
 export type StepResult =
   | { status: 'done' }
-  | { status: 'waiting'; note: string }
+  /** `since`: when a wait for TKE began (ms), so the round reads again right after its grace period. */
+  | { status: 'waiting'; note: string; since?: number }
   /** Not carried out: what it was for happened meanwhile; the next round plans from a fresh read. */
   | { status: 'superseded'; note: string }
   | { status: 'gone' }
@@ -32,12 +33,16 @@ export interface EffectDeps {
   records: Pick<RecordStore, 'update'>;
   clb: Pick<ClbClient, 'describeListeners' | 'modifyListenerHealthCheck' | 'modifyLoadBalancerPassToTarget'>;
   /** Told of every write whose task succeeded (its cache is the post-write read). */
-  observer: Pick<ClbObserver, 'rawListeners' | 'invalidate' | 'listenerSourceWritten' | 'passToTargetWritten'>;
+  observer: Pick<ClbObserver, 'rawListeners' | 'observedAt' | 'invalidate' | 'listenerSourceWritten' | 'passToTargetWritten'>;
   capabilities: Pick<LearnedCapabilities, 'learn' | 'forget'>;
   /** Aborts when shutdown begins: a CLB write not submitted yet is dropped then (CallOptions.stopping). */
   stopping?: AbortSignal;
   /** The leader's fence (LeaderElector.mayWrite), asked before every step and every CLB submission. */
   mayWrite?: () => boolean;
+  /** TKE's grace period (--tke-grace-period; default TKE_GRACE_MS). */
+  tkeGraceMs?: number;
+  /** When each wait for TKE began (the Executor makes one). */
+  waits?: WaitClock;
 }
 
 /**
@@ -53,11 +58,7 @@ export function clusterEffects(deps: EffectDeps): Effects {
   return { apply: (owner, target, step, signal) => applyStep(deps, owner, target, step, signal) };
 }
 
-/** Event timestamps have second precision. */
-const EVENT_SLACK_MS = 2_000;
-const KEEPALIVE_CAPABILITY = 'CLB layer-7 SNAT + keepalive, by ticket';
-/** Reason for a TKE-reported failure that is not the keepalive capability (Stalled reason, API). */
-export const TKE_SYNC_FAILED = 'TkeSyncFailed';
+export { TKE_SYNC_FAILED } from './tke-wait.js';
 
 const DONE: StepResult = { status: 'done' };
 
@@ -148,50 +149,19 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
   }
 }
 
-const AWAIT_NOTE: Record<Exclude<AwaitReason, 'ConfigApplied'>, (step: Extract<Step, { kind: 'AwaitTke' }>) => string> = {
-  ConfigCreated: (s) => `TKE has not created TkeServiceConfig ${s.config ?? ''} yet`,
-  OriginalsApplied: (s) => `TKE has not restored the originals on CLB ${s.loadBalancerId} yet`,
-  PassToTargetApplied: (s) => `TKE has not applied ingress.cloud.tencent.com/pass-to-target to CLB ${s.loadBalancerId} yet`,
-  SourceSwitched: (s) => `TKE has not switched the health-check sources of CLB ${s.loadBalancerId} to 100.64.0.0/10 yet (prevent-loopback)`,
-};
-
-/** Verification of what TKE was asked to do: TKE's own Warning Event or the grace period decides a failure. */
+/** Verification of what TKE was asked to do: TKE's own Warning Event or the grace period ends the wait (tke-wait.ts). */
 async function awaitTke(deps: EffectDeps, target: TargetRef, step: Extract<Step, { kind: 'AwaitTke' }>, signal: AbortSignal): Promise<StepResult> {
+  const now = Date.now();
+  // The config is read from the informer (as fresh as now); everything else from the CLB read the plan was made on.
+  const observedAtMs = step.reason === 'ConfigCreated' ? now : deps.observer.observedAt(step.loadBalancerId);
   // Each wait ends with a fresh read of the CLB at the next round.
   deps.observer.invalidate(step.loadBalancerId);
-  if (step.reason !== 'ConfigApplied') return { status: 'waiting', note: AWAIT_NOTE[step.reason](step) };
-  const since = step.since ? Date.parse(step.since) : Date.now();
+  // Without a clock (EffectDeps built by hand), a wait without `since` ends only by TKE's Warning.
+  const sinceMs = deps.waits?.since(target, step, now) ?? (step.since ? Math.min(Date.parse(step.since), now) : now);
   let events: EventView[] = [];
   if (!signal.aborted) events = (await deps.writer.eventsOf(target.kind, target.namespace, target.name)) as EventView[];
-  const warning = latestTkeWarning(events, since - EVENT_SLACK_MS);
-  if (!warning && !step.graceOver) return { status: 'waiting', note: `waiting for TKE to apply TkeServiceConfig ${step.config ?? ''} to CLB ${step.loadBalancerId}` };
-  let error: TargetError;
-  if (warning && isKeepaliveCapabilityError(warning.message)) {
-    deps.capabilities.learn('keepaliveRejected', warning.message ?? 'keepalive rejected');
-    error = {
-      reason: StalledReason.KeepaliveCapabilityMissing,
-      message: `TKE could not enable keepalive on CLB ${step.loadBalancerId}: the account lacks the ${KEEPALIVE_CAPABILITY} capability (TKE: "${warning.message ?? ''}"); ${KEEPALIVE_TICKET}`,
-      permanent: true,
-    };
-  } else if (warning) {
-    error = {
-      reason: TKE_SYNC_FAILED,
-      message: `TKE did not apply TkeServiceConfig ${step.config ?? ''} to CLB ${step.loadBalancerId}; its latest Warning Event (${warning.reason ?? 'unknown'}): "${warning.message ?? ''}"`,
-      permanent: true,
-    };
-  } else if (step.wantsKeepalive) {
-    // A timeout alone is this target's verdict, never the account's: only TKE's or the CLB's refusal is learned.
-    error = {
-      reason: StalledReason.KeepaliveCapabilityMissing,
-      message: `keepaliveEnable: 1 is declared in TkeServiceConfig ${step.config ?? ''} but CLB ${step.loadBalancerId} still has keepalive off after the grace period and no TKE Warning Event explains it; most likely the account lacks the ${KEEPALIVE_CAPABILITY} capability: ${KEEPALIVE_TICKET}`,
-      permanent: true,
-    };
-  } else {
-    error = {
-      reason: TKE_SYNC_FAILED,
-      message: `the rule health-check source declared in TkeServiceConfig ${step.config ?? ''} has not reached CLB ${step.loadBalancerId} after the grace period; check TKE's ingress controller (kubectl describe ingress ${target.name})`,
-      permanent: true,
-    };
-  }
-  return { status: 'failed', error };
+  const verdict = judgeWait({ step, target, events, sinceMs, observedAtMs, nowMs: now, graceMs: deps.tkeGraceMs ?? TKE_GRACE_MS });
+  if (verdict.status === 'waiting') return { ...verdict, since: sinceMs };
+  if (verdict.keepaliveRejected) deps.capabilities.learn('keepaliveRejected', verdict.keepaliveRejected);
+  return { status: 'failed', error: verdict.error };
 }

@@ -18,6 +18,7 @@ import { settleAll } from '../runtime/settle.js';
 import type { LearnedCapabilities } from './capabilities.js';
 import type { Effects } from './effects.js';
 import { classifyError } from './errors.js';
+import { WaitClock } from './tke-wait.js';
 
 /** What happened to one target's plan this round. */
 export interface Execution {
@@ -26,6 +27,8 @@ export interface Execution {
   executed: Step[];
   /** The run ended at a wait for TKE; the note says for what. */
   waiting?: string;
+  /** When that wait began (ms; TKE's grace period counts from it). */
+  waitSince?: number;
   error?: TargetError;
   /** The target disappeared while its steps ran. */
   gone?: boolean;
@@ -67,6 +70,11 @@ export interface ExecutorDeps {
   mayWrite?: () => boolean;
   /** Targets worked on at once; the CLB client's budgets and per-CLB write gate do the real pacing. */
   concurrency?: number;
+  /**
+   * When each wait for TKE began: the clock the effects judge waits by (give clusterEffects the same one); the
+   * executor ends a target's wait when its run gets past it. Default: one of its own.
+   */
+  waits?: WaitClock;
 }
 
 const DEFAULT_CONCURRENCY = 256;
@@ -99,11 +107,16 @@ function eventFor(step: Step): { type: 'Normal' | 'Warning'; reason: string } | 
 function failureEvent(error: TargetError): string {
   if (error.reason === 'PermissionDenied') return EventReason.PermissionDenied;
   if (/CapabilityMissing$/.test(error.reason)) return EventReason.CapabilityMissing;
+  if (error.reason === EventReason.RecordLost) return EventReason.RecordLost;
   return /^(InvalidRequest|TargetMisconfigured|TkeSyncFailed)$/.test(error.reason) ? EventReason.TargetUpdateFailed : EventReason.ClbWriteFailed;
 }
 
 export class Executor {
-  constructor(private readonly d: ExecutorDeps) {}
+  private readonly d: ExecutorDeps;
+
+  constructor(deps: ExecutorDeps) {
+    this.d = { ...deps, waits: deps.waits ?? new WaitClock() };
+  }
 
   /** Runs every plan; resolves with one execution per plan, in the same order. */
   async execute(owner: string, plans: readonly TargetPlan[], signal: AbortSignal): Promise<Execution[]> {
@@ -116,6 +129,13 @@ export class Executor {
   }
 
   private async run(owner: string, plan: TargetPlan, signal: AbortSignal): Promise<Execution> {
+    const e = await this.steps(owner, plan, signal);
+    // A run that did not end at a wait for TKE ended every wait of the target: the next one starts its own clock.
+    if (!(e.waiting && e.executed.at(-1)?.kind === 'AwaitTke') && !e.stopped && !(e.error && plan.steps[e.executed.length]?.kind === 'AwaitTke')) this.d.waits?.ended(plan.target);
+    return e;
+  }
+
+  private async steps(owner: string, plan: TargetPlan, signal: AbortSignal): Promise<Execution> {
     const t = plan.target;
     const who = `${t.kind} ${t.namespace}/${t.name}`;
     const executed: Step[] = [];
@@ -151,7 +171,7 @@ export class Executor {
       if (event) await this.d.events.record(involvedObject(t), event.type, event.reason, `${describeStep(step)} ${by}`);
       if (step.kind === 'SetListenerHealthCheckSource' && step.drift) this.d.metrics.driftCorrections.inc({ kind: 'ListenerHealthCheckSource' });
       if (step.kind === 'DeclareInTkeServiceConfig' && step.drift) this.d.metrics.driftCorrections.inc({ kind: 'Ingress' });
-      if (result.status === 'waiting') return { plan, executed, waiting: result.note };
+      if (result.status === 'waiting') return { plan, executed, waiting: result.note, ...(result.since !== undefined ? { waitSince: result.since } : {}) };
     }
     if (plan.error) return this.failed(plan, executed, plan.error, by);
     return { plan, executed };

@@ -3,6 +3,8 @@
 // (`SyncLoadBalancerFailed`, "… failed: Code=FailedOperation, Message=KeepaliveEnable/SnatEnable requires …").
 
 export const TKE_INGRESS_COMPONENT = 'l7-lb-controller';
+/** TKE's Service controller (its Events on a Service: `SyncLoadBalancerFailed`, …). */
+export const TKE_SERVICE_COMPONENT = 'tke-service-controller';
 
 export interface EventView {
   type?: string;
@@ -23,13 +25,17 @@ function timeOf(e: EventView): number {
   return Number.isNaN(ms) ? 0 : ms;
 }
 
-/** The newest Warning Event from TKE's ingress controller at or after `sinceMs` (second precision: allow slack). */
-export function latestTkeWarning(events: readonly EventView[], sinceMs: number): EventView | undefined {
+/**
+ * The newest Warning Event from TKE's controller of `kind` (the ingress controller by default) at or after `sinceMs`
+ * (second precision: allow slack).
+ */
+export function latestTkeWarning(events: readonly EventView[], sinceMs: number, kind: 'Service' | 'Ingress' = 'Ingress'): EventView | undefined {
+  const wanted = kind === 'Service' ? TKE_SERVICE_COMPONENT : TKE_INGRESS_COMPONENT;
   let best: EventView | undefined;
   for (const e of events) {
     if (e.type !== 'Warning') continue;
     const component = e.source?.component ?? e.reportingComponent;
-    if (component !== TKE_INGRESS_COMPONENT) continue;
+    if (component !== wanted) continue;
     if (timeOf(e) < sinceMs) continue;
     if (!best || timeOf(e) >= timeOf(best)) best = e;
   }

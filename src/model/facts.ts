@@ -28,6 +28,8 @@ export interface ServiceFacts extends TargetRef, BoundClb {
   kind: 'Service';
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** Annotations loopguard's field manager wrote (key → when; from managedFields): evidence for a lost record. */
+  setByLoopguard?: Record<string, string>;
   creationTimestamp?: string;
   /** `ClusterIP` | `NodePort` | `LoadBalancer` | `ExternalName`. */
   type: string;
@@ -53,6 +55,8 @@ export interface IngressFacts extends TargetRef, BoundClb {
   kind: 'Ingress';
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** Annotations loopguard's field manager wrote (key → when; from managedFields): evidence for a lost record. */
+  setByLoopguard?: Record<string, string>;
   creationTimestamp?: string;
   ingressClassName?: string;
   rules: IngressRuleFacts[];

@@ -2,7 +2,9 @@
 // Type-only imports: nothing here touches the network.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
+import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import type { IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
+import { annotationsSetBy } from './lost-record.js';
 
 /** The CLB id TKE wrote on the target, trimmed; undefined when absent or blank. */
 export function boundLoadBalancerId(annotations: Readonly<Record<string, string>> | undefined, kind: 'Service' | 'Ingress'): string | undefined {
@@ -22,12 +24,14 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
   const ipModes = (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ipMode).filter((m): m is string => !!m);
   const created = isoTime(md.creationTimestamp);
   const loadBalancerId = boundLoadBalancerId(md.annotations, 'Service');
+  const setByLoopguard = annotationsSetBy(FIELD_MANAGER, md.managedFields);
   return {
     kind: 'Service',
     namespace: md.namespace ?? '',
     name: md.name ?? '',
     ...(md.labels ? { labels: md.labels } : {}),
     ...(md.annotations ? { annotations: md.annotations } : {}),
+    ...(setByLoopguard ? { setByLoopguard } : {}),
     ...(loadBalancerId ? { loadBalancerId } : {}),
     ...(md.uid ? { uid: md.uid } : {}),
     ...(created ? { creationTimestamp: created } : {}),
@@ -56,12 +60,14 @@ export function ingressFacts(ing: V1Ingress): IngressFacts {
   const ips = statusIps(ing.status);
   const created = isoTime(md.creationTimestamp);
   const loadBalancerId = boundLoadBalancerId(md.annotations, 'Ingress');
+  const setByLoopguard = annotationsSetBy(FIELD_MANAGER, md.managedFields);
   return {
     kind: 'Ingress',
     namespace: md.namespace ?? '',
     name: md.name ?? '',
     ...(md.labels ? { labels: md.labels } : {}),
     ...(md.annotations ? { annotations: md.annotations } : {}),
+    ...(setByLoopguard ? { setByLoopguard } : {}),
     ...(loadBalancerId ? { loadBalancerId } : {}),
     ...(md.uid ? { uid: md.uid } : {}),
     ...(created ? { creationTimestamp: created } : {}),

@@ -97,10 +97,14 @@ export function planL4Target(input: L4TargetInput): Step[] {
   // TKE was asked (prevent-loopback on the Service): it gets its grace period first. A source loopguard had applied
   // and finds back on the VIP is drift, corrected at once: TKE does not put the VIP back while asked for 100.64.
   let why: string | undefined;
+  // A large CLB under Direct is asked first (LARGE_CLB_LISTENERS): `askedTke` says loopguard's own prevent-loopback
+  // asked TKE (its original and the time are recorded).
+  const askedTke = desired.sourceSwitch === 'Direct' && input.owned && annotatedByLoopguard(record, PREVENT_LOOPBACK) && record?.declaredAt !== undefined;
+  const askLarge = desired.sourceSwitch === 'Direct' && addAnnotation && !askedTke && switches.length > LARGE_CLB_LISTENERS;
   // With l4.sourceSwitch: Direct, a prevent-loopback loopguard added itself (a new CLB or listener since) is not the
   // user asking TKE: loopguard writes at once, as it did first.
-  const ownAnnotation = desired.sourceSwitch === 'Direct' && annotatedByLoopguard(record, PREVENT_LOOPBACK);
-  if (desired.sourceBy === 'TKE' && !ownAnnotation && switches.length > 0 && !switches.some((s) => isApplied(record, fieldKey.listenerSource(s.listenerId)))) {
+  const ownAnnotation = desired.sourceSwitch === 'Direct' && annotatedByLoopguard(record, PREVENT_LOOPBACK) && !askedTke;
+  if ((desired.sourceBy === 'TKE' || askLarge) && !ownAnnotation && switches.length > 0 && !switches.some((s) => isApplied(record, fieldKey.listenerSource(s.listenerId)))) {
     const declaredAt = input.owned ? record?.declaredAt : undefined;
     if (!declaredAt) {
       const since = input.now.toISOString();
@@ -112,11 +116,18 @@ export function planL4Target(input: L4TargetInput): Step[] {
       // The originals and the time TKE was asked, in the patch that asks it (a crash after it still restores).
       if (steps.at(-1)?.kind === 'RecordOriginals') steps.pop();
       steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, record: ask });
-      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since });
+      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since, fallback: true });
       return steps;
     }
     if (!tkeGraceOver(declaredAt, input.observedAt, input.now, input.graceMs)) {
-      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since: declaredAt });
+      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since: declaredAt, fallback: true });
+      return steps;
+    }
+    if (askedTke && input.annotations?.[PREVENT_LOOPBACK] !== undefined && !tkeSwitchedAny(desired, record)) {
+      // TKE does not answer prevent-loopback (an older controller): the VIP is bound while every source is on it.
+      // The annotation goes back (kube-proxy unbinds the VIP), its original and `declaredAt` stay recorded, and the
+      // next round takes the direct order: every source, then prevent-loopback.
+      steps.push({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: record?.annotations?.[PREVENT_LOOPBACK] ?? null }, restore: true });
       return steps;
     }
     why = `TKE did not switch it within ${Math.round(input.graceMs / 1000)} s of prevent-loopback`;
@@ -157,6 +168,21 @@ export function planL4Target(input: L4TargetInput): Step[] {
     steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, record: final });
   }
   return steps;
+}
+
+/**
+ * Listeners to switch on one Service above which Direct asks TKE first (prevent-loopback, then the grace period):
+ * loopguard's writes to one CLB go one task at a time (≈ 0.75 s each), and a TKE whose sync puts back its own view
+ * of every health-check field (VIP, until prevent-loopback is there) would undo switched listeners before the
+ * annotation lands (issue 22 #5: 100 ports, 56 listeners written 3 times). Asked first, TKE's own view is 100.64 and
+ * TKE switches them; a TKE that does not answer gets the annotation back after the grace period, and loopguard
+ * switches directly (docs/execution.md "Large CLBs"). 20 writes take ≈ 15 s, half the shortest TKE resync modelled.
+ */
+export const LARGE_CLB_LISTENERS = 20;
+
+/** Whether any listener whose original loopguard recorded as the VIP is on 100.64 now (TKE answered). */
+function tkeSwitchedAny(desired: L4DesiredState, record: OriginalsRecord | undefined): boolean {
+  return desired.listeners.some((l) => l.currentSourceIpType === 1 && record?.listeners?.[l.listenerId]?.sourceIpType === 0);
 }
 
 /**

@@ -40,13 +40,14 @@ export function planPassToTarget(input: PassInput): PassPlan {
   if (declared === undefined) {
     const since = input.now.toISOString();
     const add: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [KEY]: null }, loadBalancerId: lbId, declaredAt: since };
-    return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, record: add }, { ...await_, since }], blocking: true, record: add };
+    return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, record: add }, { ...await_, since, fallback: true }], blocking: true, record: add };
   }
   // "true" the user declared: TKE's to apply, whenever it does; loopguard owns nothing of it.
   if (!owned || !annotatedByLoopguard(record, KEY)) return { steps: [await_], blocking: true };
-  // Applied before and off now: changed on the CLB behind TKE's back; TKE's resync puts it back.
-  if (isApplied(record, fieldKey.passToTarget())) return { steps: [{ ...await_, ...(record?.declaredAt ? { since: record.declaredAt } : {}) }], blocking: true };
-  if (!tkeGraceOver(record?.declaredAt, input.observedAt, input.now, input.graceMs)) return { steps: [{ ...await_, ...(record?.declaredAt ? { since: record.declaredAt } : {}) }], blocking: true };
+  // Applied before and off now: changed on the CLB behind TKE's back; TKE's resync puts it back. Its grace period
+  // starts when the executor first sees the wait, not at the declaration long ago.
+  if (isApplied(record, fieldKey.passToTarget())) return { steps: [await_], blocking: true };
+  if (!tkeGraceOver(record?.declaredAt, input.observedAt, input.now, input.graceMs)) return { steps: [{ ...await_, ...(record?.declaredAt ? { since: record.declaredAt } : {}), fallback: true }], blocking: true };
   return {
     steps: [{ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: true, why: `TKE did not apply ${KEY}: "true" within ${Math.round(input.graceMs / 1000)} s` }],
     blocking: false,
@@ -83,13 +84,13 @@ export function planPassRelease(input: PassReleaseInput): { steps: Step[]; block
     return {
       steps: [
         { kind: 'AnnotateTarget', set: { [KEY]: wanted }, record: { v: 1, declaredAt: since }, restore: true },
-        { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, since },
+        { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, since, fallback: true },
       ],
       blocking: true,
     };
   }
   if (!tkeGraceOver(input.record.declaredAt, input.observedAt, input.now, input.graceMs)) {
-    return { steps: [{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, ...(input.record.declaredAt ? { since: input.record.declaredAt } : {}) }], blocking: true };
+    return { steps: [{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, ...(input.record.declaredAt ? { since: input.record.declaredAt } : {}), fallback: true }], blocking: true };
   }
   return { steps: [{ ...direct, why: `TKE did not apply ${KEY}: ${JSON.stringify(wanted)} within ${Math.round(input.graceMs / 1000)} s` }], blocking: false };
 }

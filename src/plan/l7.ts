@@ -92,7 +92,8 @@ export function planL7Target(input: L7TargetInput): L7Plan {
       const auto = IngressAnnotation.TkeServiceConfigAuto;
       const base = passWanted ? mergeRecords(record, passRecord) : (record ?? { v: 1 as const });
       steps.push({ kind: 'AnnotateTarget', set: { [auto]: 'true' }, record: mergeRecords(base, { v: 1, annotations: { [auto]: input.annotations?.[auto] ?? null }, loadBalancerId: desired.loadBalancerId }) });
-      steps.push({ kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: desired.loadBalancerId, config: ref.name });
+      // TKE is asked now: its grace period starts here (later rounds' waits keep this start, tke-wait.ts WaitClock).
+      steps.push({ kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: desired.loadBalancerId, config: ref.name, since: input.now.toISOString() });
     }
     return { steps };
   }
@@ -147,7 +148,8 @@ export function planL7Target(input: L7TargetInput): L7Plan {
       reason: 'ConfigApplied',
       loadBalancerId: desired.loadBalancerId,
       config: config.name,
-      ...(since ? { since } : {}),
+      // A drift's wait starts when the executor first sees it (tke-wait.ts), not at the declaration long ago.
+      ...(since && firstTime ? { since } : {}),
       ...(graceOver ? { graceOver: true } : {}),
       wantsKeepalive: pending.some((c) => c.action === 'SetListenerKeepalive'),
     });

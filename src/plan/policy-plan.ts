@@ -4,6 +4,7 @@
 // exactly it (src/mitigation/executor.ts), so the two can never disagree.
 import type { Annotations } from '../api/annotations.js';
 import { assessTarget, type Assessment } from '../model/assessment.js';
+import { lostRecordError } from '../model/lost-record.js';
 import type { ClbFacts, TargetRef } from '../model/facts.js';
 import { planL4Release, planL4Target } from './l4.js';
 import type { RejectedCapabilities } from './l7-edits.js';
@@ -24,6 +25,8 @@ export interface TargetView {
   observedAt?: number;
   /** L7: the TkeServiceConfig that governs the Ingress. */
   config?: ConfigView;
+  /** Annotations loopguard's field manager wrote on the target (TargetFacts.setByLoopguard). */
+  setByLoopguard?: Readonly<Record<string, string>>;
 }
 
 export interface ManagedTarget extends TargetView {
@@ -49,6 +52,13 @@ export interface PlanInput {
 }
 
 export function planTarget(input: PlanInput, t: ManagedTarget): TargetPlan {
+  const plan = planManaged(input, t);
+  // loopguard changed the target, yet no record says what (issue 22 #8): reported, never taken for "nothing to restore".
+  const lost = plan.error ? undefined : lostRecordError({ ...t.assessment.target, annotations: t.annotations, setByLoopguard: t.setByLoopguard, hasRecord: t.ownership?.owner !== undefined, now: input.now });
+  return lost ? { ...plan, error: lost } : plan;
+}
+
+function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const a = t.assessment;
   const { record, owner } = t.ownership ?? {};
   const owned = record !== undefined && owner === input.owner;
@@ -139,6 +149,7 @@ function managedOf(assessment: Assessment, t: TargetSnapshot): ManagedTarget {
     ...(t.clb.state === 'Found' ? { clb: t.clb.clb } : {}),
     ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
     ...(t.config ? { config: t.config } : {}),
+    ...(t.facts.setByLoopguard ? { setByLoopguard: t.facts.setByLoopguard } : {}),
   };
 }
 

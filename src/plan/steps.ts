@@ -42,10 +42,22 @@ export type Step =
   /** Take out of the config what loopguard added to declare its fields (release, once the CLB shows the originals). */
   | { kind: 'RemoveFromTkeServiceConfig'; config: string; loadBalancerId: string; vip?: string; removals: Removal[] }
   /**
-   * Wait for TKE: to create the auto config, to apply declared fields, or to apply restored originals. With
-   * `graceOver` (a CLB read after the grace period still shows the old values) the wait ends in a target error.
+   * Wait for TKE: to create the auto config, to apply declared fields, or to apply restored originals. Past TKE's
+   * grace period (`graceOver`: a CLB read after it still shows the old values) or on TKE's Warning Event the wait
+   * ends in a target error (mitigation/tke-wait.ts), unless loopguard then writes it itself (`fallback`).
    */
-  | { kind: 'AwaitTke'; reason: AwaitReason; loadBalancerId: string; config?: string; since?: string; graceOver?: boolean; wantsKeepalive?: boolean };
+  | {
+      kind: 'AwaitTke';
+      reason: AwaitReason;
+      loadBalancerId: string;
+      config?: string;
+      /** When TKE was asked (the grace period's start); without it, the first time the executor saw the wait. */
+      since?: string;
+      graceOver?: boolean;
+      wantsKeepalive?: boolean;
+      /** loopguard writes it itself once the grace period is over (a later round plans it): the wait never fails. */
+      fallback?: boolean;
+    };
 
 export type StepKind = Step['kind'];
 

@@ -31,6 +31,8 @@ export interface OperatorConfig {
   clbProtocol: 'https://' | 'http://';
   /** Requests per second per CLB action (the account quota is 20 and TKE's controllers share it). */
   cloudRateLimit: number;
+  /** Cut the per-action rate on RequestLimitExceeded and grow it back (src/cloud/adaptive-rate.ts); false: fixed rate, 1 s pause. */
+  cloudRateAdaptive: boolean;
   concurrency: number;
   driftCheckIntervalMs: number;
   /** How long TKE gets to act on what loopguard asked of it (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
@@ -90,6 +92,13 @@ export const FIELDS: readonly Field[] = [
   { key: 'clbEndpoint', flag: 'clb-endpoint', env: 'LOOPGUARD_CLB_ENDPOINT', kind: 'string', help: 'CLB API endpoint override, host[:port] or http(s)://host[:port] (the local emulator)' },
   { key: 'clbProtocol', flag: 'clb-protocol', env: 'LOOPGUARD_CLB_PROTOCOL', kind: 'string', allowed: ['https://', 'http://', 'https', 'http'], help: 'protocol of the CLB endpoint (the emulator speaks http://)' },
   { key: 'cloudRateLimit', flag: 'cloud-rate-limit', env: 'LOOPGUARD_CLOUD_RATE_LIMIT', kind: 'int', min: 1, max: 20, help: 'CLB API requests per second per action (quota 20, shared with TKE)' },
+  {
+    key: 'cloudRateAdaptive',
+    flag: 'cloud-rate-adaptive',
+    env: 'LOOPGUARD_CLOUD_RATE_ADAPTIVE',
+    kind: 'bool',
+    help: 'lower the rate of an action while the CLB answers RequestLimitExceeded and raise it back to --cloud-rate-limit, so clusters sharing an account share its quota (false: fixed rate, 1 s pause per throttle)',
+  },
   { key: 'concurrency', flag: 'concurrency', env: 'LOOPGUARD_CONCURRENCY', kind: 'int', min: 1, max: 64, help: 'targets reconciled at once' },
   { key: 'driftCheckIntervalMs', flag: 'drift-check-interval', env: 'LOOPGUARD_DRIFT_CHECK_INTERVAL', kind: 'duration', min: 1_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
   {
@@ -129,6 +138,7 @@ export const DEFAULTS: OperatorConfig = {
   clbEndpoint: '',
   clbProtocol: 'https://',
   cloudRateLimit: 10,
+  cloudRateAdaptive: true,
   concurrency: 4,
   driftCheckIntervalMs: 5 * 60_000,
   tkeGraceMs: TKE_GRACE_MS,

@@ -11,6 +11,7 @@ import {
   type ObjectCache,
 } from '@kubernetes/client-node';
 import { jitteredDelay } from './backoff.js';
+import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import { kubeStatus } from './kube-errors.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
@@ -42,7 +43,13 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
  * loopguard's writes read their target from the apiserver, never from here.
  */
 export function slim<T extends KubernetesObject>(obj: T): T {
-  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  const md = obj.metadata;
+  if (md?.managedFields) {
+    // loopguard's own entry stays (small: the annotations it wrote): the evidence of a lost record (model/lost-record.ts).
+    const own = md.managedFields.filter((e) => e.manager === FIELD_MANAGER);
+    if (own.length > 0) md.managedFields = own;
+    else delete md.managedFields;
+  }
   return obj;
 }
 

@@ -73,6 +73,17 @@ export class Metrics {
     labelNames: ['action'] as const,
     registers: [this.registry],
   });
+  /** Read at scrape time from the CLB client (watchCloudRate). */
+  private cloudRateSource: () => Record<string, number> = () => ({});
+  readonly cloudRateLimit = new Gauge({
+    name: 'loopguard_cloud_rate_limit',
+    help: 'CLB API requests per second loopguard allows itself now, by action: --cloud-rate-limit, or less while the account quota is contended (adaptive rate)',
+    labelNames: ['action'] as const,
+    registers: [this.registry],
+    collect: () => {
+      for (const [action, rate] of Object.entries(this.cloudRateSource())) this.cloudRateLimit.set({ action }, rate);
+    },
+  });
   readonly targetRisk = new Gauge({
     name: 'loopguard_target_risk',
     help: '1 for the current verdict of each target (AtRisk, Mitigated, ...), per policy',
@@ -146,6 +157,11 @@ export class Metrics {
     for (const labels of last.risk) this.targetRisk.remove(labels);
     for (const labels of last.errors) this.targetErrors.remove(labels);
     this.targetSeries.delete(key);
+  }
+
+  /** Where loopguard_cloud_rate_limit reads the current rates from (the CLB client's rateLimits). */
+  watchCloudRate(source: () => Record<string, number>): void {
+    this.cloudRateSource = source;
   }
 
   /** Hook for the CLB client: one call per API request. */

@@ -212,3 +212,78 @@ describe("a TKE that answers the user's prevent-loopback late", () => {
     expect((await core.readNamespacedService({ namespace: ns, name: 'late' })).metadata?.annotations?.[PREVENT]).toBe('true');
   }, 180_000);
 });
+
+// Issue 22 #5: a Service with 100 ports under the default l4.sourceSwitch: Direct, in the worlds that decide it, with
+// TKE resyncing every few seconds (a sync while loopguard switched listener after listener used to put the switched
+// ones back on the VIP: 56 of 100 written 3 times). Above LARGE_CLB_LISTENERS loopguard asks TKE first: the documented
+// TKE switches them itself; a TKE that does not answer prevent-loopback gets it back after the grace period and
+// loopguard switches directly. Either way: at most one accepted write per listener by each writer, all on 100.64.
+const LARGE_WORLDS: Pick<World, 'name' | 'switchOnPreventLoopback' | 'syncScope'>[] = [
+  { name: 'documented TKE (switch, sync all)', switchOnPreventLoopback: true, syncScope: 'all' },
+  { name: 'switch, sync declared', switchOnPreventLoopback: true, syncScope: 'declared' },
+  { name: 'older TKE (no switch, sync declared)', switchOnPreventLoopback: false, syncScope: 'declared' },
+];
+const PORTS = 100;
+
+describe.each(LARGE_WORLDS)('a 100-port Service under Direct in a TKE world: $name', (world) => {
+  let tke: LocalTke;
+  const core = kubeConfig().makeApiClient(CoreV1Api);
+  const figures: Record<string, unknown> = { world: `${world.name}, ${PORTS} ports` };
+  const logs = () => `--- operator logs (tail) ---\n${tke.operator!.logs().slice(-4000)}`;
+
+  beforeAll(async () => {
+    tke = await startLocalTke({
+      simulator: { switchHealthCheckSourceOnPreventLoopback: world.switchOnPreventLoopback, syncScope: world.syncScope },
+      resyncIntervalMs: 3_000,
+      operator: { extraArgs: ['--drift-check-interval=5s'] },
+    });
+  });
+
+  afterAll(async () => {
+    console.log(`[worlds] ${JSON.stringify(figures)}`);
+    await tke?.stop();
+  });
+
+  it('converges with at most one write per listener by loopguard and by TKE', async () => {
+    const ns = await createNamespace('worlds-large');
+    tke.namespaces.add(ns);
+    const ports = Array.from({ length: PORTS }, (_, i): [number, 'TCP'] => [10_000 + i, 'TCP']);
+    await core.createNamespacedService({ namespace: ns, body: lbService('big', { ...AT_RISK_L4, ports }) });
+    const lb = await waitFor(
+      `CLB with ${PORTS} listeners`,
+      async () => {
+        const id = (await core.readNamespacedService({ namespace: ns, name: 'big' })).metadata?.annotations?.[LB_ID];
+        return id && (await tke.emulator.admin.getLoadBalancer(id)).Listeners.length >= PORTS ? id : undefined;
+      },
+      { timeoutMs: 120_000 },
+    );
+    await tke.simulator.resyncNow();
+    const before = (await tke.emulator.admin.getLoadBalancer(lb)).Listeners.map((l) => l.HealthCheck?.SourceIpType ?? 0);
+    const from = (await tke.emulator.admin.writes()).at(-1)?.seq ?? 0;
+
+    const ref: PolicyRef = { namespace: ns, name: 'p' };
+    const started = Date.now();
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', revertOnDelete: true }))).stderr).toBe('');
+    await waitForPolicy(ref, 'big Mitigated', (p) => reportedStatus(p).targets.find((t) => t.name === 'big')?.verdict === 'Mitigated', { timeoutMs: 180_000, context: logs });
+    figures.convergeSeconds = Math.round((Date.now() - started) / 1000);
+    // Quiet: two more TKE resyncs and drift checks change nothing.
+    await tke.simulator.resyncNow();
+    await tke.simulator.resyncNow();
+    const writes = (await tke.emulator.admin.writes(from)).filter((w) => w.loadBalancerId === lb && w.status !== 'failed');
+    const per = new Map<string, number>();
+    for (const w of writes) per.set(`${w.caller}/${w.listenerId}`, (per.get(`${w.caller}/${w.listenerId}`) ?? 0) + 1);
+    const byCaller = (caller: string) => [...per.entries()].filter(([k]) => k.startsWith(`${caller}/`)).map(([, n]) => n);
+    figures.writes = { loopguard: byCaller('loopguard').reduce((a, b) => a + b, 0), tke: byCaller('tke').reduce((a, b) => a + b, 0) };
+    figures.maxPerListener = { loopguard: Math.max(0, ...byCaller('loopguard')), tke: Math.max(0, ...byCaller('tke')) };
+    expect(figures.maxPerListener).toEqual({ loopguard: expect.any(Number), tke: expect.any(Number) });
+    expect(Math.max(0, ...byCaller('loopguard'))).toBeLessThanOrEqual(1);
+    expect(Math.max(0, ...byCaller('tke'))).toBeLessThanOrEqual(1);
+    const sources = (await tke.emulator.admin.getLoadBalancer(lb)).Listeners.map((l) => l.HealthCheck?.SourceIpType ?? 0);
+    expect(sources).toEqual(sources.map(() => 1));
+    expect((await core.readNamespacedService({ namespace: ns, name: 'big' })).metadata?.annotations?.[PREVENT]).toBe('true');
+
+    await deletePolicy(ref, { timeoutMs: 180_000, context: logs });
+    await tke.simulator.resyncNow();
+    expect((await tke.emulator.admin.getLoadBalancer(lb)).Listeners.map((l) => l.HealthCheck?.SourceIpType ?? 0)).toEqual(before);
+  }, 420_000);
+});

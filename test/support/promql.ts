@@ -8,12 +8,16 @@ import { Metrics } from '../../src/runtime/metrics.js';
 /** Labels Prometheus adds to every series it scrapes through the ServiceMonitor (target labels). */
 export const SCRAPE_LABELS = ['job', 'instance', 'pod'] as const;
 
-/** Every series name the operator exports (process metrics included), with its label names. */
-export function operatorSeries(options: { processMetrics?: boolean } = {}): Map<string, Set<string>> {
+/**
+ * Every series name the operator exports (process metrics included), with its label names. `externalLabels`: what
+ * a multi-cluster setup adds on top (Prometheus external_labels read through Thanos/Mimir/federation, e.g.
+ * `cluster`); the dashboard may filter on them, alert rules (evaluated in one cluster's Prometheus) may not.
+ */
+export function operatorSeries(options: { processMetrics?: boolean; externalLabels?: readonly string[] } = {}): Map<string, Set<string>> {
   const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
   const series = new Map<string, Set<string>>();
   for (const m of metrics.registry.getMetricsAsArray()) {
-    const labels = [...(m as unknown as { labelNames: string[] }).labelNames, ...SCRAPE_LABELS];
+    const labels = [...(m as unknown as { labelNames: string[] }).labelNames, ...SCRAPE_LABELS, ...(options.externalLabels ?? [])];
     series.set(m.name, new Set(labels));
     if (m instanceof Histogram) series.set(`${m.name}_bucket`, new Set([...labels, 'le']));
     if (m instanceof Summary) series.set(m.name, new Set([...labels, 'quantile']));

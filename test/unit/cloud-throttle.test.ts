@@ -61,7 +61,7 @@ describe('ActionThrottle', () => {
   });
 
   it('pauses an action after RequestLimitExceeded and resumes after the cool-down', async () => {
-    const throttle = new ActionThrottle({ defaultBudget: { rps: 1000 }, cooldownMs: 50 });
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 1000 }, cooldownMs: 50, adaptive: false });
     throttle.slowDown('A');
     expect(throttle.stats()['A']?.coolingDown).toBe(true);
     const t0 = performance.now();
@@ -76,7 +76,7 @@ describe('ActionThrottle', () => {
   });
 
   it('a caller that aborts while waiting leaves the queue', async () => {
-    const throttle = new ActionThrottle({ cooldownMs: 60_000 });
+    const throttle = new ActionThrottle({ cooldownMs: 60_000, adaptive: false });
     throttle.slowDown('A');
     const ac = new AbortController();
     const p = throttle.run('A', () => Promise.resolve('never'), { signal: ac.signal });
@@ -102,7 +102,7 @@ describe('ActionThrottle', () => {
   });
 
   it('close() rejects waiting calls instead of leaving them hanging', async () => {
-    const throttle = new ActionThrottle({ cooldownMs: 60_000 });
+    const throttle = new ActionThrottle({ cooldownMs: 60_000, adaptive: false });
     throttle.slowDown('A');
     const p = throttle.run('A', () => Promise.resolve('never'));
     throttle.close();

@@ -44,7 +44,8 @@ interface Dashboard {
 /** Grafana's built-in variables. */
 const BUILTINS = new Set(['__rate_interval', '__interval', '__interval_ms', '__range', '__range_s', '__range_ms', '__all', '__dashboard', '__from', '__to']);
 const DATASOURCE = { type: 'prometheus', uid: '${datasource}' };
-const series = operatorSeries();
+// `cluster`: the external label that tells clusters apart when one Grafana reads several Prometheus (Thanos, Mimir).
+const series = operatorSeries({ externalLabels: ['cluster'] });
 
 const panelsOf = (panels: Panel[]): Panel[] => panels.flatMap((p) => [p, ...panelsOf(p.panels ?? [])]);
 const queryOf = (v: Variable) => (typeof v.query === 'string' ? v.query : (v.query?.query ?? ''));
@@ -127,6 +128,16 @@ describe('Grafana dashboard', () => {
     expect(queryOf(variables.get('policy') as Variable)).toMatch(/^label_values\(loopguard_target_risk\b.*, policy\)$/);
   });
 
+  it('has a cluster variable every query follows, so one Grafana over several clusters works', () => {
+    const cluster = dashboard.templating.list.find((v) => v.name === 'cluster') as Variable & { includeAll?: boolean; allValue?: string };
+    // "All" must match series without the label too (one cluster, no external label): .* matches the empty value.
+    expect(cluster).toMatchObject({ type: 'query', includeAll: true, allValue: '.*' });
+    expect(queryOf(cluster)).toBe('label_values(loopguard_cloud_requests_total, cluster)');
+    const unfiltered = [...expressions(dashboard).map((e) => ({ where: e.where, expr: e.target.expr })), ...dashboard.templating.list.filter((v) => v.type === 'query' && v.name !== 'cluster').map((v) => ({ where: `variable ${v.name}`, expr: queryOf(v) }))]
+      .filter(({ expr }) => [...expr.matchAll(/\{([^}]*)\}/g)].some((m) => !(m[1] ?? '').includes('cluster=~"$cluster"')));
+    expect(unfiltered).toEqual([]);
+  });
+
   it('uses only metrics and labels the operator exports, and only defined variables', () => {
     expect(expressions(dashboard).length).toBeGreaterThan(10);
     expect(dashboardProblems(dashboard)).toEqual([]);
@@ -149,7 +160,7 @@ describe('Grafana dashboard', () => {
       ['a by() label the metric does not have', edit('CLB calls by action', 'by (action, outcome)', 'by (action, outcome, code)'), 'by (code): not a label of loopguard_cloud_requests_total'],
       ['le on a histogram series that is not _bucket', edit('Reconcile latency', '_bucket', '_count'), 'by (le): not a label of controller_runtime_reconcile_time_seconds_count'],
       ['a legend label the query drops', (d: Dashboard) => (target(d, 'Errors by reason').legendFormat = '{{policy}}'), 'legend uses {{policy}}'],
-      ['an undefined variable', edit('CLB calls by action', '$job', '$cluster'), 'variable $cluster is not defined'],
+      ['an undefined variable', edit('CLB calls by action', '$job', '$clustr'), 'variable $clustr is not defined'],
       ['a variable query on a missing label', (d: Dashboard) => ((d.templating.list.find((v) => v.name === 'policy') as Variable).query = 'label_values(loopguard_target_risk, polcy)'), 'loopguard_target_risk has no label polcy'],
       ['a duplicate panel id', (d: Dashboard) => ((d.panels[2] as Panel).id = (d.panels[1] as Panel).id), 'is used twice'],
       ['a panel on another datasource', (d: Dashboard) => ((d.panels[1] as Panel).datasource = { type: 'prometheus', uid: 'prod' }), 'is not ${datasource}'],

@@ -47,3 +47,18 @@ describe('per-target metrics', () => {
     expect(await series(m, 'loopguard_target_errors')).toEqual([]);
   });
 });
+
+describe('loopguard_cloud_rate_limit', () => {
+  it('reads the CLB client’s current rate per action at scrape time', async () => {
+    const m = new Metrics({ processMetrics: false });
+    expect(await series(m, 'loopguard_cloud_rate_limit')).toEqual([]);
+    let rates: Record<string, number> = { ModifyListener: 10 };
+    m.watchCloudRate(() => rates);
+    expect(await series(m, 'loopguard_cloud_rate_limit')).toEqual(['loopguard_cloud_rate_limit{action="ModifyListener"} 10']);
+    rates = { ModifyListener: 4.9, DescribeListeners: 10 };
+    expect(await series(m, 'loopguard_cloud_rate_limit')).toEqual([
+      'loopguard_cloud_rate_limit{action="DescribeListeners"} 10',
+      'loopguard_cloud_rate_limit{action="ModifyListener"} 4.9',
+    ]);
+  });
+});

@@ -76,6 +76,7 @@ operator's own defaults apply otherwise. --leader-election-id only when the Leas
 {{- if $o.clbEndpoint }}{{ $args = append $args (printf "--clb-endpoint=%s" $o.clbEndpoint) }}{{ end }}
 {{- if $o.clbProtocol }}{{ $args = append $args (printf "--clb-protocol=%s" $o.clbProtocol) }}{{ end }}
 {{- if not (kindIs "invalid" $o.cloudRateLimit) }}{{ $args = append $args (printf "--cloud-rate-limit=%v" (int $o.cloudRateLimit)) }}{{ end }}
+{{- if not (kindIs "invalid" $o.cloudRateAdaptive) }}{{ $args = append $args (printf "--cloud-rate-adaptive=%v" $o.cloudRateAdaptive) }}{{ end }}
 {{- if not (kindIs "invalid" $o.concurrency) }}{{ $args = append $args (printf "--concurrency=%v" (int $o.concurrency)) }}{{ end }}
 {{- if $o.driftCheckInterval }}{{ $args = append $args (printf "--drift-check-interval=%s" $o.driftCheckInterval) }}{{ end }}
 {{- if $o.tkeGracePeriod }}{{ $args = append $args (printf "--tke-grace-period=%s" $o.tkeGracePeriod) }}{{ end }}

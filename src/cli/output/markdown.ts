@@ -15,7 +15,7 @@ type Where = 'table' | 'text';
 const LINKABLE = /@[A-Za-z0-9][\w./-]*|(?:\b[\w.-]+\/[\w.-]+)?#\d+\b|\bGH-\d+\b|\b(?:https?|ftp):\/\/[^\s<>]*|\bwww\.[^\s<>]*/gi;
 
 /** Inline code showing `text` as it is, whatever backticks it holds (CommonMark: a longer fence, padded). */
-function code(text: string, where: Where = 'table'): string {
+export function code(text: string, where: Where = 'table'): string {
   let body = printable(text).replace(/\n/g, ' ');
   if (where === 'table') body = body.replace(/\|/g, '\\|');
   const longest = Math.max(0, ...(body.match(/`+/g) ?? []).map((run) => run.length));
@@ -35,7 +35,7 @@ function inert(text: string): string {
 }
 
 /** Text inside a table cell or a line of its own: one line, inert, mentions and URLs as code. */
-function cell(text: string, where: Where = 'table'): string {
+export function cell(text: string, where: Where = 'table'): string {
   const line = printable(text).replace(/\n/g, ' ');
   let out = '';
   let last = 0;
@@ -47,11 +47,11 @@ function cell(text: string, where: Where = 'table'): string {
 }
 
 /** Text inside raw HTML (the <summary> line is an HTML block: Markdown is not parsed there, mentions still are). */
-function html(text: string): string {
+export function html(text: string): string {
   return printable(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/\n/g, ' ');
 }
 
-function details(t: TargetReport): string[] {
+export function details(t: TargetReport): string[] {
   // The target's label in <code>: GitHub links no mention inside it.
   const out = [`<details><summary><code>${html(targetLabel(t))}</code>: <b>${html(verdictCell(t))}</b> (${html(t.rootCause)})</summary>`, ''];
   out.push(cell(t.message, 'text'), '');

@@ -6,7 +6,7 @@ import { renderMarkdown } from './markdown.js';
 import { renderSarif } from './sarif.js';
 import { renderTable } from './table.js';
 
-export const DOCTOR_FORMATS = ['table', 'wide', 'json', 'yaml', 'markdown'] as const;
+export const DOCTOR_FORMATS = ['table', 'wide', 'json', 'yaml', 'markdown', 'sarif'] as const;
 export const PLAN_FORMATS = ['table', 'wide', 'json', 'yaml', 'markdown', 'sarif'] as const;
 export type OutputFormat = (typeof PLAN_FORMATS)[number];
 

@@ -6,14 +6,17 @@
 // every change as it is, recorded in Events on the policy and on each target.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { validateOriginals } from '../../api/annotations.js';
-import { CONDITION_READY, CONDITION_RECONCILING, CONDITION_STALLED, removeStatusCondition, setStatusCondition } from '../../api/conditions.js';
-import { ABANDON_ANNOTATION, FINALIZER, withSpecDefaults, type LoopbackPolicy, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
+import { ABANDON_ANNOTATION, FINALIZER, withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { EventReason, StalledReason } from '../../api/reasons.js';
+import { CONDITION_READY } from '../../api/conditions.js';
+import { EventReason, ReconcilingReason, StalledReason } from '../../api/reasons.js';
+import { deletionConditions, terminatingMessage, type DeletionState } from '../../model/deletion-status.js';
 import { classifyError } from '../../mitigation/errors.js';
 import { involvedObject, type Execution } from '../../mitigation/executor.js';
 import { NO_SHARING } from '../../plan/snapshot.js';
 import type { TargetPlan } from '../../plan/steps.js';
+import type { TargetFacts } from '../../model/facts.js';
+import { lostRecordError } from '../../model/lost-record.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { ownedBy, ownerOf } from '../../plan/ownership.js';
 import { recordedFields } from '../../plan/record.js';
@@ -44,25 +47,6 @@ function changedFields(r: LoopbackRecord): string {
   return fields.length > 0 ? fields.join(', ') : 'nothing';
 }
 
-/**
- * Pure: the policy's status while its deletion is blocked (Stalled and Ready=False with reason DeletionBlocked, the
- * rest kept from its last status) and the message, which names what blocks the revert and the way out.
- */
-export function deletionBlockedStatus(policy: LoopbackPolicy, blocked: readonly Blocked[], now: Date): { message: string; status: LoopbackPolicyStatus } {
-  const namespace = policy.metadata.namespace ?? '';
-  const name = policy.metadata.name ?? '';
-  const first = blocked[0]!;
-  const message =
-    `deletion waits for the revert of ${blocked.length} target(s), e.g. ${first.kind} ${first.name}: ${first.why}. ` +
-    `loopguard keeps retrying; to finish without restoring, run: kubectl annotate loopbackpolicy ${name} -n ${namespace} ${ABANDON_ANNOTATION}=true`;
-  const generation = policy.metadata.generation;
-  const g = generation !== undefined ? { observedGeneration: generation } : {};
-  let conditions = setStatusCondition(policy.status?.conditions, { type: CONDITION_STALLED, status: 'True', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
-  conditions = setStatusCondition(conditions, { type: CONDITION_READY, status: 'False', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
-  conditions = removeStatusCondition(conditions, CONDITION_RECONCILING).conditions;
-  return { message, status: { ...policy.status, conditions } };
-}
-
 /** Shutdown stopped some releases mid-way: said once (log line, Event) by the controller. */
 export type StoppedReporter = (policy: LoopbackPolicy, stopped: readonly Execution[]) => Promise<void>;
 
@@ -78,16 +62,27 @@ export class PolicyDeletion {
     const namespace = policy.metadata.namespace ?? '';
     const owner = ownerOf(namespace, policy.metadata.name ?? '');
     if (withSpecDefaults(policy.spec).revertOnDelete && this.o.executor) {
-      const records = (await this.o.records.list(namespace)).filter((r) => ownedBy(r, owner));
+      const all = await this.o.records.list(namespace);
+      const records = all.filter((r) => ownedBy(r, owner));
       if (abandonRequested(policy)) await this.abandon(policy, records);
       else {
-        const { blocked, pending } = await this.revert(policy, records, signal);
+        // Said before the revert runs (a throttled CLB can hold it up for a minute of retries), then with its cause.
+        const ready = policy.status?.conditions?.find((c) => c.type === CONDITION_READY);
+        if (records.length > 0 && ready?.reason !== ReconcilingReason.Terminating && ready?.reason !== StalledReason.DeletionBlocked) {
+          await this.writeConditions(policy, { blocked: false, message: terminatingMessage(records.map((r) => `${r.spec.target.kind} ${r.spec.target.name}: restoring`)) });
+        }
+        const { blocked, pending, facts } = await this.revert(policy, records, signal);
         if (blocked.length > 0) {
           const message = await this.reportBlocked(policy, blocked);
           throw new Error(message);
         }
-        // Waiting for TKE or retrying a transient error is progress, not a block: the queue's backoff retries it.
-        if (pending.length > 0) throw new Error(`reverting before the finalizer is released: ${pending.length} target(s) not restored yet, e.g. ${pending[0]}`);
+        // Waiting for TKE or retrying a transient error is progress, not a block: the queue's backoff retries it,
+        // and the status says so (Reconciling/Terminating), not the last round's Ready.
+        if (pending.length > 0) {
+          await this.writeConditions(policy, { blocked: false, message: terminatingMessage(pending) });
+          throw new Error(`reverting before the finalizer is released: ${pending.length} target(s) not restored yet, e.g. ${pending[0]}`);
+        }
+        await this.reportLost(policy, facts, all);
       }
     }
     await this.o.writer.setFinalizers(policy, (policy.metadata.finalizers ?? []).filter((f) => f !== FINALIZER));
@@ -97,7 +92,7 @@ export class PolicyDeletion {
    * Releases every target of the policy. `blocked`: what retrying cannot fix (a corrupt record, a permanent error);
    * `pending`: what is still on its way (a wait for TKE, a transient error).
    */
-  private async revert(policy: LoopbackPolicy, records: readonly LoopbackRecord[], signal: AbortSignal): Promise<{ blocked: Blocked[]; pending: string[] }> {
+  private async revert(policy: LoopbackPolicy, records: readonly LoopbackRecord[], signal: AbortSignal): Promise<{ blocked: Blocked[]; pending: string[]; facts: TargetFacts[] }> {
     const namespace = policy.metadata.namespace ?? '';
     const owner = ownerOf(namespace, policy.metadata.name ?? '');
     const [services, ingresses] = await Promise.all([this.o.writer.list('Service', namespace), this.o.writer.list('Ingress', namespace)]);
@@ -124,7 +119,7 @@ export class PolicyDeletion {
       const error = classifyError(err, "reading the targets' CLBs");
       if (!error.permanent) throw err;
       blocked.push({ kind: 'CLB', name: '*', why: `${error.reason}: ${error.message}` });
-      return { blocked, pending: [] };
+      return { blocked, pending: [], facts };
     }
     const pending: string[] = [];
     const planned = new Set(plans.map((p) => `${p.target.kind}/${p.target.name}`));
@@ -141,19 +136,43 @@ export class PolicyDeletion {
       if (e.error?.permanent) blocked.push({ kind: e.plan.target.kind, name: e.plan.target.name, why: `${e.error.reason}: ${e.error.message}` });
       else pending.push(`${e.plan.target.kind} ${e.plan.target.name}: ${e.error ? `${e.error.reason}: ${e.error.message}` : (e.waiting ?? 'steps remain')}`);
     }
-    return { blocked, pending };
+    return { blocked, pending, facts };
+  }
+
+  /**
+   * Targets the policy's last status lists that loopguard changed (managedFields) but whose record is lost: nothing
+   * can restore them, and the finalizer goes anyway (blocking would wait forever). A Warning on each and on the policy.
+   */
+  private async reportLost(policy: LoopbackPolicy, facts: readonly TargetFacts[], all: readonly LoopbackRecord[]): Promise<void> {
+    const namespace = policy.metadata.namespace ?? '';
+    const listed = new Set((policy.status?.targets ?? []).map((t) => `${t.kind}/${t.name}`));
+    const recorded = new Set(all.map((r) => `${r.spec.target.kind}/${r.spec.target.name}`));
+    const now = new Date();
+    const lost = facts.flatMap((f) => {
+      if (!listed.has(`${f.kind}/${f.name}`)) return [];
+      const error = lostRecordError({ kind: f.kind, namespace, name: f.name, annotations: f.annotations, setByLoopguard: f.setByLoopguard, hasRecord: recorded.has(`${f.kind}/${f.name}`), now });
+      return error ? [{ f, error }] : [];
+    });
+    if (lost.length === 0) return;
+    const name = policy.metadata.name ?? '';
+    for (const { f, error } of lost) {
+      await this.o.events.record(involvedObject(f), 'Warning', EventReason.RecordLost, `LoopbackPolicy ${namespace}/${name} is deleted and cannot restore this ${f.kind}: ${error.message}`);
+    }
+    const ref = { apiVersion: policy.apiVersion ?? 'loopguard.dev/v1alpha1', kind: 'LoopbackPolicy', namespace, name, ...(policy.metadata.uid ? { uid: policy.metadata.uid } : {}) };
+    const targets = lost.map(({ f }) => `${f.kind} ${f.name}`).join(', ');
+    await this.o.events.record(ref, 'Warning', EventReason.RecordLost, `deleted without restoring ${lost.length} target(s) whose LoopbackRecord is lost (what loopguard changed stays): ${targets}`);
+    this.o.logger.warn('Policy deleted with lost records: their changes stay', { policy: `${namespace}/${name}`, targets });
   }
 
   /** Stalled/DeletionBlocked on the policy (kept from its last status otherwise) and Warning Events. */
   private async reportBlocked(policy: LoopbackPolicy, blocked: readonly Blocked[]): Promise<string> {
     const namespace = policy.metadata.namespace ?? '';
     const name = policy.metadata.name ?? '';
-    const { message, status } = deletionBlockedStatus(policy, blocked, new Date());
-    try {
-      await this.o.statusWriter.apply(namespace, name, status);
-    } catch (err) {
-      this.o.logger.warn('Could not report the blocked deletion in status', { policy: `${namespace}/${name}`, error: (err as Error).message });
-    }
+    const first = blocked[0]!;
+    const message =
+      `deletion waits for the revert of ${blocked.length} target(s), e.g. ${first.kind} ${first.name}: ${first.why}. ` +
+      `loopguard keeps retrying; to finish without restoring, run: kubectl annotate loopbackpolicy ${name} -n ${namespace} ${ABANDON_ANNOTATION}=true`;
+    await this.writeConditions(policy, { blocked: true, message });
     const ref = { apiVersion: policy.apiVersion ?? 'loopguard.dev/v1alpha1', kind: 'LoopbackPolicy', namespace, name, ...(policy.metadata.uid ? { uid: policy.metadata.uid } : {}) };
     await this.o.events.record(ref, 'Warning', EventReason.DeletionBlocked, message);
     for (const b of blocked) {
@@ -161,6 +180,19 @@ export class PolicyDeletion {
       await this.o.events.record(involvedObject({ kind: b.kind as 'Service' | 'Ingress', namespace, name: b.name }), 'Warning', EventReason.DeletionBlocked, `LoopbackPolicy ${namespace}/${name} cannot restore this ${b.kind}: ${b.why}`);
     }
     return message;
+  }
+
+  /** Deletion conditions on the policy (the rest of its status kept); a failed write is logged, never thrown. */
+  private async writeConditions(policy: LoopbackPolicy, state: Omit<DeletionState, 'generation'>): Promise<void> {
+    const namespace = policy.metadata.namespace ?? '';
+    const name = policy.metadata.name ?? '';
+    const generation = policy.metadata.generation;
+    const conditions = deletionConditions(policy.status?.conditions, { ...state, ...(generation !== undefined ? { generation } : {}) }, new Date());
+    try {
+      await this.o.statusWriter.apply(namespace, name, { ...policy.status, conditions });
+    } catch (err) {
+      this.o.logger.warn('Could not report the deletion in status', { policy: `${namespace}/${name}`, error: (err as Error).message });
+    }
   }
 
   /** Forgets the policy's records without restoring; each target and the policy get a Warning Event saying so. */

@@ -43,7 +43,7 @@ function noteWait(result: RoundResult, e: Execution, graceMs: number): void {
   if (!e.waiting) return;
   result.waiting = true;
   const step = e.executed.at(-1);
-  const since = step?.kind === 'AwaitTke' && step.since ? Date.parse(step.since) : NaN;
+  const since = e.waitSince ?? (step?.kind === 'AwaitTke' && step.since ? Date.parse(step.since) : NaN);
   if (Number.isNaN(since)) return;
   const ends = since + graceMs;
   if (ends > Date.now()) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, ends);

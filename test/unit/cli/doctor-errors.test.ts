@@ -59,9 +59,17 @@ describe('loopguard doctor, when it cannot scan', () => {
     const rate = await cli(['doctor', '--cloud-rate-limit', '50']);
     expect(rate.code).toBe(2);
     expect(oneLineError(rate)).toMatch(/expected a whole number from 1 to 20/);
-    const format = await cli(['doctor', '-o', 'sarif']);
+    const format = await cli(['doctor', '-o', 'html']);
     expect(format.code).toBe(2);
-    expect(oneLineError(format)).toMatch(/Allowed choices are table, wide, json, yaml, markdown/);
+    expect(oneLineError(format)).toMatch(/Allowed choices are table, wide, json, yaml, markdown, sarif/);
+    expect(oneLineError(await cli(['doctor', '--context', 'a', '--all-contexts', '--region', 'r']))).toBe('loopguard doctor: give either --context (repeatable) or --all-contexts, not both');
+  });
+
+  it('fleet: names the contexts the kubeconfig does not have, before scanning any', async () => {
+    const r = await cli(['doctor', '--kubeconfig', kubeconfig(), '--context', 'ctx', '--context', 'prod', '--context', 'stage', '--region', 'ap-guangzhou']);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(oneLineError(r)).toMatch(/has no context "prod", "stage" \(it has: ctx\)/);
   });
 
   it('prints help with exit 0, and usage with exit 2 when no subcommand is given', async () => {

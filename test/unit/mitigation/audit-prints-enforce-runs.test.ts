@@ -51,8 +51,9 @@ function memoryTarget(annotations: Record<string, string>) {
   const log: string[] = [];
   let record: OriginalsRecord | undefined;
   const object = { metadata: { uid: 'u-1', annotations } };
-  const writer: Pick<KubeWriter, 'get' | 'patchAnnotations'> = {
+  const writer: Pick<KubeWriter, 'get' | 'patchAnnotations' | 'eventsOf'> = {
     get: async () => object as never,
+    eventsOf: async () => [],
     patchAnnotations: async (_k, _ns, _n, compute) => {
       for (const [k, v] of Object.entries(compute(object as never) ?? {})) {
         if (v === null) delete annotations[k];
@@ -151,7 +152,7 @@ describe('the plan Audit prints is the plan Enforce carries out', () => {
     const target = memoryTarget({ ...svc.annotations });
     const { applied, execution } = await runEnforce(plan, { clb: cloud.client, writer: target.writer, records: target.records });
 
-    expect(execution.waiting).toMatch(/TKE has not switched/);
+    expect(execution.waiting).toMatch(/waiting for TKE to switch the health-check sources/);
     // The wait is applied (it asked) and still to do (it is asked again next round): the plan, with the wait once.
     expect(applied).toEqual(printed);
     expect(remainingSteps(execution).map(describeStep)).toEqual(printed.slice(-1));

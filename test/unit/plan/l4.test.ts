@@ -8,7 +8,7 @@ import type { ListenerInfo } from '../../../src/cloud/index.js';
 import { assessService } from '../../../src/model/assess-service.js';
 import type { ClbFacts, ServiceFacts } from '../../../src/model/facts.js';
 import { isPermanent } from '../../../src/mitigation/errors.js';
-import { PREVENT_LOOPBACK, healthCheckFor, keptBy, planL4Release, planL4Target } from '../../../src/plan/l4.js';
+import { LARGE_CLB_LISTENERS, PREVENT_LOOPBACK, healthCheckFor, keptBy, planL4Release, planL4Target } from '../../../src/plan/l4.js';
 import { planOrphan, planTarget, type OrphanTarget } from '../../../src/plan/policy-plan.js';
 
 /** The releases a policy plans for these orphans (planPolicy keeps those with steps). */
@@ -49,7 +49,7 @@ const T0 = new Date(0).toISOString();
 const asked = record({ ...recorded, annotations: { [PREVENT_LOOPBACK]: null }, declaredAt: T0 });
 const askedByUser = record({ ...recorded, declaredAt: T0 });
 const TKE_FIRST: LoopbackPolicySpec = { l4: { sourceSwitch: 'TKEFirst' } };
-const awaitTke: Step = { kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: 'lb-abc', since: T0 };
+const awaitTke: Step = { kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: 'lb-abc', since: T0, fallback: true };
 const late = 'TKE did not switch it within 10 s of prevent-loopback';
 
 const rows: Row[] = [
@@ -417,5 +417,62 @@ describe('isPermanent', () => {
     expect(isPermanent({ reason: 'Throttled', retryable: true })).toBe(false);
     expect(isPermanent({ reason: 'ClbTaskTimeout', retryable: false })).toBe(false);
     expect(isPermanent({ reason: 'ListenerNotFound', retryable: false })).toBe(false);
+  });
+});
+
+// Issue 22 #5: a CLB with more listeners than one TKE resync lets loopguard switch (LARGE_CLB_LISTENERS) is asked
+// first under Direct, so a TKE that puts back its view of every health-check field never undoes a switch; a TKE that
+// does not answer prevent-loopback gets it back after the grace period, and loopguard switches directly.
+describe('planL4Target: a large CLB under Direct', () => {
+  const N = LARGE_CLB_LISTENERS + 1;
+  const bigPorts = Array.from({ length: N }, (_, i) => ({ port: 8000 + i, protocol: 'TCP' as const }));
+  const id = (i: number) => `lbl-${i}`;
+  const bigClb = (on: (i: number) => 0 | 1) => clb({ listeners: bigPorts.map((p, i) => l4Listener(id(i), 'TCP', p.port, on(i))) });
+  const originals = record({ listeners: Object.fromEntries(bigPorts.map((_, i) => [id(i), { sourceIpType: 0 as const }])), loadBalancerId: 'lb-abc' });
+  const askedBig = record({ ...originals, annotations: { [PREVENT_LOOPBACK]: null }, declaredAt: T0 });
+  const plan = (annotations: Record<string, string>, clbFacts: ClbFacts, now = 0, observedAt?: number, ports = bigPorts) => {
+    const svc = service({ externalTrafficPolicy: 'Local', ports }, annotations);
+    const view = registryView(svc.annotations);
+    const a = assessService({ ...svc, annotations: view.annotations }, context({ clb: clbFacts }));
+    const managed = { assessment: a, ...view, ...(observedAt !== undefined ? { observedAt } : {}) };
+    return planTarget({ owner: OWNER, rejected: { keepalive: false, range100_64: false }, now: new Date(now), graceMs: 10_000 }, managed).steps;
+  };
+
+  it(`${N} listeners: prevent-loopback first, with the originals and the time TKE was asked, then TKE's grace period`, () => {
+    expect(plan({}, bigClb(() => 0))).toEqual([{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: askedBig }, awaitTke]);
+  });
+
+  it(`${LARGE_CLB_LISTENERS} listeners: the direct order, as before`, () => {
+    const steps = plan({}, clb({ listeners: bigPorts.slice(0, LARGE_CLB_LISTENERS).map((p, i) => l4Listener(id(i), 'TCP', p.port, 0)) }), 0, undefined, bigPorts.slice(0, LARGE_CLB_LISTENERS));
+    expect(steps.map((s) => s.kind)).toEqual(['RecordOriginals', ...bigPorts.slice(0, LARGE_CLB_LISTENERS).map(() => 'SetListenerHealthCheckSource'), 'AnnotateTarget']);
+  });
+
+  it('within the grace period: waits, nothing written', () => {
+    expect(plan(owned(askedBig, { [PREVENT_LOOPBACK]: 'true' }), bigClb(() => 0), 5_000, 5_000)).toEqual([awaitTke]);
+  });
+
+  it('TKE switched them all: recorded as applied (loopguard asked: restored on revert), no CLB write', () => {
+    const steps = plan(owned(askedBig, { [PREVENT_LOOPBACK]: 'true' }), bigClb(() => 1), 5_000, 5_000);
+    expect(steps).toHaveLength(1);
+    expect(steps[0]).toMatchObject({ kind: 'AnnotateTarget', set: {} });
+    expect(steps.some((s) => s.kind === 'SetListenerHealthCheckSource')).toBe(false);
+  });
+
+  it('grace period over, TKE switched some: loopguard writes the rest, saying why', () => {
+    const steps = plan(owned(askedBig, { [PREVENT_LOOPBACK]: 'true' }), bigClb((i) => (i < 5 ? 1 : 0)), 11_000, 11_000);
+    const writes = steps.filter((s) => s.kind === 'SetListenerHealthCheckSource');
+    expect(writes).toHaveLength(N - 5);
+    expect(writes.every((s) => s.kind === 'SetListenerHealthCheckSource' && s.why === late)).toBe(true);
+  });
+
+  it('grace period over, TKE switched none (it does not answer prevent-loopback): the annotation goes back, the record stays', () => {
+    expect(plan(owned(askedBig, { [PREVENT_LOOPBACK]: 'true' }), bigClb(() => 0), 11_000, 11_000)).toEqual([{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true }]);
+  });
+
+  it('after that: the direct order (every source, then prevent-loopback), not a second ask', () => {
+    const steps = plan(owned(askedBig), bigClb(() => 0), 12_000, 12_000);
+    expect(steps.map((s) => s.kind)).toEqual([...bigPorts.map(() => 'SetListenerHealthCheckSource'), 'AnnotateTarget']);
+    expect(steps.every((s) => s.kind !== 'SetListenerHealthCheckSource' || s.why === undefined)).toBe(true);
+    expect(steps.at(-1)).toMatchObject({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' } });
   });
 });

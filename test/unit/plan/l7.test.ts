@@ -46,7 +46,7 @@ const rows: Row[] = [
     clb: lb(0, 0),
     steps: [
       { kind: 'AnnotateTarget', set: { [AUTO]: 'true' }, record: { v: 1, annotations: { [AUTO]: null }, loadBalancerId: 'lb-ing' } },
-      { kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: 'lb-ing', config: CONFIG },
+      { kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: 'lb-ing', config: CONFIG, since: NOW.toISOString() },
     ],
   },
   {
@@ -167,11 +167,11 @@ describe('planL7Release', () => {
     const first = planL7Release({ record: r, annotations: owned(r, { [PASS]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: on });
     expect(first.steps).toEqual([
       { kind: 'AnnotateTarget', set: { [PASS]: 'false' }, record: { v: 1, declaredAt: NOW.toISOString() }, restore: true },
-      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() },
+      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true },
     ]);
     const declaredNow = { ...r, declaredAt: NOW.toISOString() };
     const waiting = planL7Release({ record: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, observedAt: NOW.getTime() + 5_000, clb: on });
-    expect(waiting.steps).toEqual([{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() }]);
+    expect(waiting.steps).toEqual([{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true }]);
     const late = planL7Release({ record: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, observedAt: NOW.getTime() + 10_000, clb: on });
     expect(late.steps[0]).toMatchObject({ kind: 'SetLoadBalancerPassToTarget', to: false, restore: true, why: expect.stringContaining('TKE did not apply') });
     const done = planL7Release({ record: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: false }) });
@@ -200,7 +200,7 @@ describe('planL7Target: LoadBalancerPassToTarget through the Ingress annotation 
   it('declares "true" with the originals in the same patch, then waits for TKE before keepalive', () => {
     expect(plan({ [AUTO]: 'true' }, lb(0, 0, { passToTarget: false }))).toEqual([
       { kind: 'AnnotateTarget', set: { [PASS]: 'true' }, record: declaredRecord },
-      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() },
+      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true },
     ]);
   });
 
@@ -214,11 +214,11 @@ describe('planL7Target: LoadBalancerPassToTarget through the Ingress annotation 
 
   it('within the grace period: waits', () => {
     expect(plan(owned(declaredRecord, { [AUTO]: 'true', [PASS]: 'true' }), lb(0, 0, { passToTarget: false }), NOW.getTime() + 5_000)).toEqual([
-      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString() },
+      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true },
     ]);
   });
 
-  it('"true" the user declared: TKE\'s to apply; loopguard waits and writes nothing, whatever the grace period', () => {
+  it('"true" the user declared: TKE\'s to apply; loopguard writes nothing, and the wait (no fallback) ends in the executor', () => {
     expect(plan({ [AUTO]: 'true', [PASS]: 'true' }, lb(0, 0, { passToTarget: false }), NOW.getTime() + 60_000)).toEqual([
       { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing' },
     ]);

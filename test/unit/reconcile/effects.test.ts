@@ -156,7 +156,7 @@ describe('the effect of each step kind', () => {
     it('waits for what TKE was asked; a wait for the config to apply waits until the grace period is over', async () => {
       const w = world();
       expect(await w.apply({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: 'lb-1' })).toMatchObject({ status: 'waiting', note: expect.stringMatching(/prevent-loopback/) });
-      expect(await w.apply(applied())).toMatchObject({ status: 'waiting', note: expect.stringMatching(/waiting for TKE to apply TkeServiceConfig cfg/) });
+      expect(await w.apply(applied())).toMatchObject({ status: 'waiting', note: expect.stringMatching(/for TKE to apply TkeServiceConfig cfg to CLB lb-1/) });
     });
 
     it.each([

@@ -1,0 +1,73 @@
+// The adaptive per-action rate (pure; throttle.ts applies it). The CLB quota is per action per *account*
+// (docs/tencent-cloud.md §3 "Rate limits"), shared by TKE's controllers and by every loopguard of every cluster in
+// the account, none of which know of the others. Each one therefore runs TCP's AIMD on its own send rate:
+// start at the configured ceiling (--cloud-rate-limit), cut multiplicatively when the CLB answers
+// RequestLimitExceeded, grow additively, in time, while it does not; never above the ceiling. Clients that
+// all do this converge to equal shares without talking to each other (Chiu & Jain 1989), and the cut leaves
+// room for callers that do not adapt (TKE) instead of fighting them for every token.
+//
+// Constants, after the AWS SDKs' "adaptive" retry mode (smithy-typescript @smithy/util-retry DefaultRateLimiter,
+// aws-sdk-cpp AdaptiveRetryStrategy): the cut is to β = 0.7 of what the client actually sent (its measured
+// rate, so a client that asks less than its allowance still yields), with a floor of 0.5 req/s. Where AWS grows
+// back along CUBIC, we grow linearly (α req/s per second): simpler to reason about with a quota of 20, and what
+// makes the fair share the fixed point. One cut per `holdMs`: the answers to calls already sent at the old
+// rate arrive after the cut and must not cut again (TCP's once per round trip); 1 s is the quota's window.
+
+export interface AdaptiveRateParams {
+  /** --cloud-rate-limit: the rate never goes above it, and starts there. */
+  ceiling: number;
+  /** Never below (req/s): a client must keep probing to learn that the quota is free again. */
+  floor: number;
+  /** Multiplicative decrease on RequestLimitExceeded. */
+  beta: number;
+  /** Additive increase, req/s per second without throttling. */
+  increasePerSecond: number;
+  /** After a cut, further RequestLimitExceeded answers for this long do not cut again. */
+  holdMs: number;
+}
+
+export const DEFAULT_ADAPTIVE_RATE: Readonly<Omit<AdaptiveRateParams, 'ceiling'>> = Object.freeze({
+  floor: 0.5,
+  beta: 0.7,
+  increasePerSecond: 0.5,
+  holdMs: 1_000,
+});
+
+/** One action's rate: `base` req/s at time `since` (ms), growing by increasePerSecond from then on. */
+export interface RateState {
+  base: number;
+  since: number;
+  /** When the last cut happened (ms); -Infinity before the first. */
+  cutAt: number;
+}
+
+export function resolveAdaptiveRate(ceiling: number, overrides: Partial<Omit<AdaptiveRateParams, 'ceiling'>> = {}): AdaptiveRateParams {
+  // A budget below the default floor (e.g. 0.2 req/s) is its own floor: the rate then stays fixed.
+  const p = { ...DEFAULT_ADAPTIVE_RATE, floor: Math.min(DEFAULT_ADAPTIVE_RATE.floor, ceiling), ...overrides, ceiling };
+  if (!(p.ceiling > 0)) throw new TypeError(`adaptive rate: ceiling must be positive, got ${p.ceiling}`);
+  if (!(p.floor > 0) || p.floor > p.ceiling) throw new TypeError(`adaptive rate: floor must be in (0, ceiling], got ${p.floor}`);
+  if (!(p.beta > 0 && p.beta < 1)) throw new TypeError(`adaptive rate: beta must be in (0, 1), got ${p.beta}`);
+  if (!(p.increasePerSecond > 0)) throw new TypeError(`adaptive rate: increasePerSecond must be positive, got ${p.increasePerSecond}`);
+  if (!(p.holdMs >= 0)) throw new TypeError(`adaptive rate: holdMs must be ≥ 0, got ${p.holdMs}`);
+  return p;
+}
+
+export function initialRate(params: AdaptiveRateParams, now: number): RateState {
+  return { base: params.ceiling, since: now, cutAt: -Infinity };
+}
+
+/** The allowed rate at `now`: the base plus the growth since, within [floor, ceiling]. */
+export function currentRate(state: RateState, params: AdaptiveRateParams, now: number): number {
+  const grown = state.base + (params.increasePerSecond * Math.max(0, now - state.since)) / 1000;
+  return Math.min(params.ceiling, Math.max(params.floor, grown));
+}
+
+/**
+ * A RequestLimitExceeded answer at `now`. `measured` is what the client sent over the last second or so; the cut
+ * is from the lower of it and the allowed rate. Within `holdMs` of the last cut nothing changes.
+ */
+export function onThrottled(state: RateState, params: AdaptiveRateParams, now: number, measured = Infinity): RateState {
+  if (now - state.cutAt < params.holdMs) return state;
+  const from = Math.min(currentRate(state, params, now), Math.max(measured, 0));
+  return { base: Math.max(params.floor, from * params.beta), since: now, cutAt: now };
+}

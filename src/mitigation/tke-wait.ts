@@ -1,0 +1,152 @@
+// Pure: when a wait for TKE ends (issue 22 #3). Every AwaitTke step has TKE's grace period and reads TKE's own
+// Warning Events on the object: a Warning since the wait began, or the grace period over with TKE still not done,
+// makes the target Stalled (a permanent TargetError) with TKE's message and the way out. A wait loopguard ends itself
+// (`fallback`: after the grace period the planner writes what TKE did not, e.g. the listener sources under
+// prevent-loopback) never fails here: it only quotes TKE's Warning while it waits. The clock of a wait the plan
+// gives no start (`since`) is the first time the executor saw it (WaitClock), so no wait is without an end.
+import { StalledReason } from '../api/reasons.js';
+import { KEEPALIVE_TICKET } from '../model/assess-ingress.js';
+import type { TargetRef } from '../model/facts.js';
+import type { TargetError } from '../model/status.js';
+import type { Step } from '../plan/steps.js';
+import { isKeepaliveCapabilityError, latestTkeWarning, type EventView } from './tke-events.js';
+
+export type AwaitStep = Extract<Step, { kind: 'AwaitTke' }>;
+
+/** Reason for a TKE-reported failure or a wait past its grace period that is not the keepalive capability (Stalled reason, API). */
+export const TKE_SYNC_FAILED = 'TkeSyncFailed';
+/** Event timestamps have second precision. */
+export const EVENT_SLACK_MS = 2_000;
+const KEEPALIVE_CAPABILITY = 'CLB layer-7 SNAT + keepalive, by ticket';
+
+export interface WaitInput {
+  step: AwaitStep;
+  target: TargetRef;
+  /** Events on the target (any source: only TKE's Warnings count). */
+  events: readonly EventView[];
+  /** When the wait began (ms): the step's `since`, else the first time the executor saw it. */
+  sinceMs: number;
+  /** When what the wait looks at was last read (ms): a CLB read, or now for the informer-fed config. */
+  observedAtMs: number | undefined;
+  nowMs: number;
+  graceMs: number;
+}
+
+export type WaitVerdict =
+  | { status: 'waiting'; note: string }
+  /** `keepaliveRejected`: TKE's message proves the account lacks the capability (learned account-wide). */
+  | { status: 'failed'; error: TargetError; keepaliveRejected?: string };
+
+function what(s: AwaitStep): string {
+  switch (s.reason) {
+    case 'ConfigCreated':
+      return `create TkeServiceConfig ${s.config ?? ''}`;
+    case 'ConfigApplied':
+      return `apply TkeServiceConfig ${s.config ?? ''} to CLB ${s.loadBalancerId}`;
+    case 'PassToTargetApplied':
+      return `apply ingress.cloud.tencent.com/pass-to-target to CLB ${s.loadBalancerId}`;
+    case 'SourceSwitched':
+      return `switch the health-check sources of CLB ${s.loadBalancerId} to 100.64.0.0/10 (prevent-loopback)`;
+    case 'OriginalsApplied':
+      return `restore the originals declared in TkeServiceConfig ${s.config ?? ''} on CLB ${s.loadBalancerId}`;
+  }
+}
+
+/** The way out when TKE does not act: look at TKE's controller, and the step's own alternative. */
+function wayOut(s: AwaitStep, t: TargetRef): string {
+  const controller = t.kind === 'Service' ? "TKE's service controller" : "TKE's ingress controller (l7-lb-controller)";
+  const look = `check ${controller} and its Events (kubectl describe ${t.kind.toLowerCase()} ${t.name} -n ${t.namespace})`;
+  switch (s.reason) {
+    case 'ConfigCreated':
+      return `${look}; or create a TkeServiceConfig of your own and name it in ingress.cloud.tencent.com/tke-service-config. loopguard goes on once TKE acts`;
+    case 'OriginalsApplied':
+      return `${look}; loopguard keeps the record and restores once TKE syncs the Ingress again`;
+    default:
+      return `${look}; loopguard goes on once TKE acts`;
+  }
+}
+
+/** Whether the wait is over by TKE's Warning or by the grace period; `waiting` with a note otherwise. */
+export function judgeWait(input: WaitInput): WaitVerdict {
+  const { step, target } = input;
+  const warning = latestTkeWarning(input.events, input.sinceMs - EVENT_SLACK_MS, target.kind);
+  const tke = warning ? `TKE's latest Warning Event (${warning.reason ?? 'unknown'}): "${warning.message ?? ''}"` : undefined;
+  const graceOver = step.graceOver === true || (input.observedAtMs !== undefined && input.observedAtMs >= input.sinceMs + input.graceMs);
+  const secs = Math.round(input.graceMs / 1000);
+  if (step.fallback) {
+    // loopguard writes it itself after the grace period (the planner's step): no verdict here.
+    return { status: 'waiting', note: `waiting for TKE to ${what(step)}; loopguard writes it itself if TKE has not within ${secs} s${tke ? ` (${tke})` : ''}` };
+  }
+  if (!warning && !graceOver) return { status: 'waiting', note: `waiting up to ${secs} s for TKE to ${what(step)}` };
+  if (step.reason === 'ConfigApplied' && warning && isKeepaliveCapabilityError(warning.message)) {
+    return {
+      status: 'failed',
+      keepaliveRejected: warning.message ?? 'keepalive rejected',
+      error: {
+        reason: StalledReason.KeepaliveCapabilityMissing,
+        message: `TKE could not enable keepalive on CLB ${step.loadBalancerId}: the account lacks the ${KEEPALIVE_CAPABILITY} capability (TKE: "${warning.message ?? ''}"); ${KEEPALIVE_TICKET}`,
+        permanent: true,
+      },
+    };
+  }
+  if (tke) {
+    return { status: 'failed', error: { reason: TKE_SYNC_FAILED, message: `TKE did not ${what(step)}; ${tke}. ${wayOut(step, target)}`, permanent: true } };
+  }
+  if (step.reason === 'ConfigApplied' && step.wantsKeepalive) {
+    // A timeout alone is this target's verdict, never the account's: only TKE's or the CLB's refusal is learned.
+    return {
+      status: 'failed',
+      error: {
+        reason: StalledReason.KeepaliveCapabilityMissing,
+        message: `keepaliveEnable: 1 is declared in TkeServiceConfig ${step.config ?? ''} but CLB ${step.loadBalancerId} still has keepalive off after the grace period and no TKE Warning Event explains it; most likely the account lacks the ${KEEPALIVE_CAPABILITY} capability: ${KEEPALIVE_TICKET}`,
+        permanent: true,
+      },
+    };
+  }
+  return {
+    status: 'failed',
+    error: { reason: TKE_SYNC_FAILED, message: `TKE did not ${what(step)} within its grace period (${secs} s) and reports no Warning Event about it. ${wayOut(step, target)}`, permanent: true },
+  };
+}
+
+/**
+ * How long a wait not seen again stays remembered (a target no longer run: deleted, deselected); a wait seen after
+ * that starts its clock anew. Longer than any sensible drift-check interval, so a Stalled wait stays Stalled.
+ */
+const FORGET_AFTER_MS = 60 * 60_000;
+
+/**
+ * When each wait began, for waits whose plan gives no start (an auto config TKE was asked for in an earlier round,
+ * the originals of a release): the first time the executor saw it. In memory: a restart only lengthens a wait.
+ */
+export class WaitClock {
+  private readonly started = new Map<string, { since: number; seen: number }>();
+
+  private static key(t: TargetRef, s: AwaitStep): string {
+    return `${WaitClock.prefix(t)}${s.reason}/${s.loadBalancerId}/${s.config ?? ''}`;
+  }
+
+  private static prefix(t: TargetRef): string {
+    return `${t.kind}/${t.namespace}/${t.name}/`;
+  }
+
+  /** The wait's start: the step's own, else the first sighting (now, if it is new or was forgotten). */
+  since(t: TargetRef, s: AwaitStep, nowMs: number): number {
+    const key = WaitClock.key(t, s);
+    const given = s.since ? Date.parse(s.since) : NaN;
+    const known = this.started.get(key);
+    const since = !Number.isNaN(given) ? Math.min(given, nowMs) : known && nowMs - known.seen < FORGET_AFTER_MS ? known.since : nowMs;
+    this.started.set(key, { since, seen: nowMs });
+    return since;
+  }
+
+  /** The target's plan ran without waiting on TKE: every wait of it ended. */
+  ended(t: TargetRef): void {
+    const prefix = WaitClock.prefix(t);
+    for (const key of [...this.started.keys()]) if (key.startsWith(prefix)) this.started.delete(key);
+  }
+
+  get size(): number {
+    return this.started.size;
+  }
+}

@@ -1,0 +1,34 @@
+// Pure: the conditions of a LoopbackPolicy being deleted whose revert has not finished (issue 22 #4). A deletion
+// never shows the last round's `Ready=True Reconciled` while loopguard is still giving changes back: what holds it
+// up is in the status, which loopguard can write even when Events cannot be (a terminating namespace refuses new
+// Events with 403, a status update is not refused).
+//  - blocked (retrying cannot fix it: a permanent error, a corrupt record): Stalled=True / Ready=False DeletionBlocked;
+//  - held up (a wait for TKE, a transient error such as throttling): Reconciling=True / Ready=False Terminating.
+import { CONDITION_READY, CONDITION_RECONCILING, CONDITION_STALLED, removeStatusCondition, setStatusCondition, type Condition } from '../api/conditions.js';
+import { ReconcilingReason, StalledReason } from '../api/reasons.js';
+
+export interface DeletionState {
+  /** Retrying cannot fix it (Stalled); otherwise the revert is on its way (Reconciling). */
+  blocked: boolean;
+  message: string;
+  generation?: number;
+}
+
+/** The policy's conditions while its deletion waits for the revert; the rest of its status stays as it was. */
+export function deletionConditions(previous: readonly Condition[] | undefined, state: DeletionState, now: Date): Condition[] {
+  const g = state.generation !== undefined ? { observedGeneration: state.generation } : {};
+  const message = state.message;
+  if (state.blocked) {
+    let conditions = setStatusCondition(previous, { type: CONDITION_STALLED, status: 'True', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
+    conditions = setStatusCondition(conditions, { type: CONDITION_READY, status: 'False', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
+    return removeStatusCondition(conditions, CONDITION_RECONCILING).conditions;
+  }
+  let conditions = setStatusCondition(previous, { type: CONDITION_RECONCILING, status: 'True', reason: ReconcilingReason.Terminating, message, ...g }, now).conditions;
+  conditions = setStatusCondition(conditions, { type: CONDITION_READY, status: 'False', reason: ReconcilingReason.Terminating, message, ...g }, now).conditions;
+  return removeStatusCondition(conditions, CONDITION_STALLED).conditions;
+}
+
+/** The message of a revert held up by `pending` targets (each "Kind name: cause"). */
+export function terminatingMessage(pending: readonly string[]): string {
+  return `the policy is being deleted: its finalizer stays until ${pending.length} target(s) have their originals back, e.g. ${pending[0] ?? ''}. loopguard keeps retrying`;
+}

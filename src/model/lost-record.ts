@@ -1,0 +1,66 @@
+// Pure: a target loopguard changed whose LoopbackRecord is gone (issue 22 #8: the LoopbackRecord CRD deleted and
+// re-created, e.g. by a GitOps prune, takes every record with it). Without its record loopguard would take the target
+// for one it never touched: "Mitigated", and nothing to restore on revert. The evidence that loopguard changed it is
+// the API server's own: `metadata.managedFields` names loopguard's field manager as the writer of one of the
+// annotations it sets when it mitigates (`"true"`), and loopguard always writes the record before that annotation,
+// so a record missing well after the annotation was written is lost, not late.
+import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
+import { StalledReason } from '../api/reasons.js';
+import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
+import type { TargetError } from './status.js';
+
+/** The annotations loopguard sets to "true" when it mitigates (their originals go in the record first). */
+export const ANNOTATIONS_LOOPGUARD_SETS: readonly string[] = [ServiceAnnotation.PreventLoopback, IngressAnnotation.TkeServiceConfigAuto, IngressAnnotation.PassToTarget];
+/** How long after loopguard's annotation a missing record counts as lost (the record informer may lag a little). */
+export const RECORD_LAG_MS = 60_000;
+
+/** The annotations loopguard's field manager wrote on an object, with when (managedFields `time`). */
+export function annotationsSetBy(manager: string, entries: readonly V1ManagedFieldsEntry[] | undefined): Record<string, string> | undefined {
+  const out: Record<string, string> = {};
+  for (const e of entries ?? []) {
+    if (e.manager !== manager) continue;
+    const fields = (e.fieldsV1 as { 'f:metadata'?: { 'f:annotations'?: Record<string, unknown> } } | undefined)?.['f:metadata']?.['f:annotations'];
+    const time = e.time instanceof Date ? e.time.toISOString() : ((e.time as string | undefined) ?? '');
+    for (const key of Object.keys(fields ?? {})) if (key.startsWith('f:')) out[key.slice(2)] = time;
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+export interface LostRecordInput {
+  kind: 'Service' | 'Ingress';
+  namespace: string;
+  name: string;
+  annotations: Readonly<Record<string, string>> | undefined;
+  /** annotationsSetBy(loopguard's field manager, …) of the object. */
+  setByLoopguard: Readonly<Record<string, string>> | undefined;
+  /** Whether any LoopbackRecord exists for the object (whoever's). */
+  hasRecord: boolean;
+  now: Date;
+}
+
+/** The keys that prove loopguard changed the target while no record says what it changed; empty when none. */
+export function lostRecordEvidence(input: LostRecordInput): string[] {
+  if (input.hasRecord || !input.setByLoopguard) return [];
+  return ANNOTATIONS_LOOPGUARD_SETS.filter((key) => {
+    const at = input.setByLoopguard?.[key];
+    if (at === undefined || input.annotations?.[key]?.trim().toLowerCase() !== 'true') return false;
+    const ms = Date.parse(at);
+    return Number.isNaN(ms) || input.now.getTime() - ms >= RECORD_LAG_MS;
+  });
+}
+
+/** The target's verdict when its record is lost: a human decides (Stalled), and the message names the fix. */
+export function lostRecordError(input: LostRecordInput): TargetError | undefined {
+  const keys = lostRecordEvidence(input);
+  if (keys.length === 0) return undefined;
+  const what = `${input.kind.toLowerCase()} ${input.name} -n ${input.namespace}`;
+  return {
+    reason: StalledReason.RecordLost,
+    message:
+      `loopguard set ${keys.join(', ')} on this ${input.kind} (field manager "loopguard" in its managedFields) but its LoopbackRecord is missing ` +
+      `(was the LoopbackRecord CRD deleted, e.g. pruned by GitOps?): the originals are lost and a revert cannot restore them. ` +
+      `Restore what should not stay by hand, or let loopguard record it again: kubectl annotate ${what} ${keys.map((k) => `${k}-`).join(' ')} ` +
+      `(loopguard re-applies it next round; health-check sources already on 100.64.0.0/10 stay so on revert). Keep the CRD out of pruning`,
+    permanent: true,
+  };
+}

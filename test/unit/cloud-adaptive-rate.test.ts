@@ -1,0 +1,158 @@
+// The adaptive per-action rate (src/cloud/adaptive-rate.ts): AIMD under --cloud-rate-limit.
+import { describe, expect, it } from '@jest/globals';
+import type { RateState } from '../../src/cloud/adaptive-rate.js';
+import { currentRate, DEFAULT_ADAPTIVE_RATE, initialRate, onThrottled, resolveAdaptiveRate } from '../../src/cloud/adaptive-rate.js';
+import { ActionThrottle } from '../../src/cloud/throttle.js';
+import { Pacer } from '../../src/cloud/pacer.js';
+
+const P = resolveAdaptiveRate(10);
+
+/** Replays events from the initial state at t=0: `t` ms, `throttled` (with the measured rate) or a reading. */
+function replay(events: Array<{ t: number; throttled?: number }>, params = P): number[] {
+  let state: RateState = initialRate(params, 0);
+  return events.map(({ t, throttled }) => {
+    if (throttled !== undefined) state = onThrottled(state, params, t, throttled);
+    return Number(currentRate(state, params, t).toFixed(3));
+  });
+}
+
+describe('adaptive rate', () => {
+  it('uses the AWS adaptive mode constants: β 0.7, floor 0.5 req/s; grows 0.5 req/s per second; one cut per second', () => {
+    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.5, holdMs: 1000 });
+  });
+
+  it.each([
+    ['starts at the ceiling', [{ t: 0 }, { t: 60_000 }], [10, 10]],
+    ['decrease: a throttle cuts to β × the rate sent', [{ t: 1000, throttled: 10 }], [7]],
+    ['decrease: from what was measured when below the allowance', [{ t: 1000, throttled: 4 }], [2.8]],
+    ['decrease: several throttles within the hold cut once', [{ t: 1000, throttled: 10 }, { t: 1500, throttled: 10 }, { t: 1999, throttled: 10 }], [7, 7.25, 7.5]],
+    ['decrease: a throttle after the hold cuts again', [{ t: 1000, throttled: 10 }, { t: 2000, throttled: 7 }], [7, 4.9]],
+    ['recovery: +0.5 req/s per second without throttling', [{ t: 1000, throttled: 10 }, { t: 3000 }, { t: 5000 }], [7, 8, 9]],
+    ['ceiling: recovery stops at --cloud-rate-limit', [{ t: 1000, throttled: 10 }, { t: 7000 }, { t: 60_000 }], [7, 10, 10]],
+    ['ceiling: a cut after a long quiet spell starts from the ceiling, not the unbounded growth', [{ t: 1000, throttled: 10 }, { t: 600_000, throttled: 20 }], [7, 7]],
+    ['floor: never below 0.5 req/s', [{ t: 0, throttled: 1 }, { t: 1000, throttled: 0.6 }, { t: 2000, throttled: 0 }], [0.7, 0.5, 0.5]],
+  ])('%s', (_name, events, rates) => {
+    expect(replay(events)).toEqual(rates);
+  });
+
+  it('two clients cutting on the excess of a shared quota settle near half of it each', () => {
+    // A fluid model of the emulator's bucket (20/s, burst 20): throttles land on each client in proportion to its rate.
+    const params = resolveAdaptiveRate(20);
+    let a = initialRate(params, 0);
+    let b: RateState = { base: 2, since: 0, cutAt: -Infinity };
+    let tokens = 20;
+    const shares: number[] = [];
+    let turn = 0;
+    for (let t = 0; t < 300_000; t += 100) {
+      const ra = currentRate(a, params, t);
+      const rb = currentRate(b, params, t);
+      tokens = Math.min(20, tokens + 2 - (ra + rb) / 10);
+      if (tokens < 0) {
+        tokens = 0;
+        // The refused call is a's or b's, alternately weighted by rate.
+        turn += ra / (ra + rb);
+        if (turn >= 1) {
+          turn -= 1;
+          a = onThrottled(a, params, t, ra);
+        } else b = onThrottled(b, params, t, rb);
+      }
+      if (t >= 200_000) shares.push(ra / (ra + rb));
+    }
+    const mean = shares.reduce((x, y) => x + y, 0) / shares.length;
+    expect(mean).toBeGreaterThan(0.4);
+    expect(mean).toBeLessThan(0.6);
+  });
+
+  it('refuses constants that would not converge', () => {
+    expect(() => resolveAdaptiveRate(0)).toThrow(/ceiling/);
+    expect(() => resolveAdaptiveRate(10, { beta: 1 })).toThrow(/beta/);
+    expect(() => resolveAdaptiveRate(10, { floor: 11 })).toThrow(/floor/);
+    // A budget below the default floor keeps its rate.
+    expect(resolveAdaptiveRate(0.2)).toMatchObject({ ceiling: 0.2, floor: 0.2 });
+    expect(() => resolveAdaptiveRate(10, { increasePerSecond: 0 })).toThrow(/increasePerSecond/);
+    expect(() => new ActionThrottle({ defaultBudget: { rps: 5 }, adaptive: { beta: 0 } })).toThrow(/beta/);
+  });
+});
+
+describe('ActionThrottle with the adaptive rate', () => {
+  it('per action: a throttle cuts only that action, and calls no longer pause', async () => {
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 } });
+    await throttle.run('A', () => Promise.resolve());
+    await throttle.run('B', () => Promise.resolve());
+    throttle.slowDown('A');
+    const stats = throttle.stats();
+    expect(stats['A']).toMatchObject({ coolingDown: false });
+    // Measured: one call in the last second → cut from 1 req/s.
+    expect(throttle.rate('A')).toBeCloseTo(0.7, 1);
+    expect(throttle.rate('B')).toBe(10);
+    expect(Object.keys(throttle.rates()).sort()).toEqual(['A', 'B']);
+    throttle.close();
+  });
+
+  it('spaces calls at the cut rate', async () => {
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 100, burst: 5 }, adaptive: { floor: 1 } });
+    // 20 calls at 100/s, then a throttle: measured ≈ 20/s → 14/s, ≈ 71 ms apart.
+    await Promise.all(Array.from({ length: 20 }, () => throttle.run('A', () => Promise.resolve())));
+    throttle.slowDown('A');
+    const rate = throttle.rate('A');
+    // 0.7 × the calls of the last second: 14/s when the 20 took less than a second (fewer on a slow machine).
+    expect(rate).toBeGreaterThan(1);
+    expect(rate).toBeLessThanOrEqual(14.01);
+    const starts: number[] = [];
+    await Promise.all(Array.from({ length: 4 }, () => throttle.run('A', () => Promise.resolve(starts.push(performance.now())))));
+    expect((starts[3] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual((3 * 1000) / rate - 5);
+    throttle.close();
+  });
+
+  it('`stopping` drops a call still waiting for its turn at the cut rate, never one already running', async () => {
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { floor: 0.5 } });
+    const stopping = new AbortController();
+    let finish!: () => void;
+    const running = throttle.run('A', () => new Promise<string>((resolve) => (finish = () => resolve('done'))), { stopping: stopping.signal });
+    throttle.slowDown('A');
+    expect(throttle.rate('A')).toBeCloseTo(0.7, 2);
+    let ran = false;
+    // At 0.7 req/s the next start is ~1.4 s away: the call waits in the pacer.
+    const waiting = throttle.run('A', () => Promise.resolve((ran = true)), { stopping: stopping.signal });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(throttle.stats()['A']).toMatchObject({ waiting: 1, running: 1 });
+    stopping.abort(new Error('shutdown began'));
+    await expect(waiting).rejects.toThrow('shutdown began');
+    finish();
+    await expect(running).resolves.toBe('done');
+    expect(ran).toBe(false);
+    throttle.close();
+  });
+
+  it('adaptive: false keeps the fixed rate and pauses instead', () => {
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: false, cooldownMs: 50 });
+    throttle.slowDown('A');
+    expect(throttle.stats()['A']).toMatchObject({ coolingDown: true, rate: 10 });
+    throttle.close();
+  });
+});
+
+describe('Pacer', () => {
+  it('releases in order, follows a rate change at once, and drops an aborted waiter', async () => {
+    // 10/s: the second waiter is 100 ms away, so its abort comes first however slow the machine.
+    let rate = 10;
+    const pacer = new Pacer(() => rate);
+    const order: number[] = [];
+    const ac = new AbortController();
+    const a = pacer.take().then(() => order.push(1));
+    const b = pacer.take(ac.signal).then(() => order.push(2));
+    const c = pacer.take().then(() => order.push(3));
+    ac.abort(new Error('gone'));
+    await expect(b).rejects.toThrow('gone');
+    await Promise.all([a, c]);
+    expect(order).toEqual([1, 3]);
+    rate = 20;
+    const t0 = performance.now();
+    await pacer.take();
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(45);
+    expect(pacer.measured()).toBe(3);
+    const pending = pacer.take();
+    pacer.close();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});

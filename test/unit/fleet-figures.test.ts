@@ -1,0 +1,35 @@
+import { describe, expect, it } from '@jest/globals';
+import { callerCounts, fleetLine, fraction, percentile, sumCounts, tMin } from '../../bench/fleet-figures.js';
+
+const stats = {
+  byCaller: {
+    'loopguard-1': { ModifyListener: { OK: 40, RequestLimitExceeded: 2 }, DescribeTaskStatus: { OK: 58 } },
+    'loopguard-2': { ModifyListener: { OK: 40, 'RequestLimitExceeded.UinLimitExceeded': 1 }, DescribeListeners: { 'InvalidParameter.LBIdNotFound': 1, OK: 8 } },
+    'tke-1': { DescribeListeners: { OK: 10 } },
+  },
+};
+
+describe('bench:fleet figures', () => {
+  it('counts every call of a caller and its RequestLimitExceeded answers, sub-codes included', () => {
+    expect(callerCounts(stats, 'loopguard-1')).toEqual({ calls: 100, rle: 2 });
+    expect(callerCounts(stats, 'loopguard-2')).toEqual({ calls: 50, rle: 1 });
+    expect(callerCounts(stats, 'nobody')).toEqual({ calls: 0, rle: 0 });
+    const lg = sumCounts([callerCounts(stats, 'loopguard-1'), callerCounts(stats, 'loopguard-2')]);
+    expect(lg).toEqual({ calls: 150, rle: 3 });
+    expect(fraction(lg)).toBe(0.02);
+    expect(fraction({ calls: 0, rle: 0 })).toBe(0);
+  });
+
+  it('T_min is one ModifyListener per listener at the quota; the line says how close the fleet came', () => {
+    expect(tMin(360)).toBe(18);
+    const line = fleetLine({ clusters: 3, listeners: 360, tActual: 20, loopguards: { calls: 1000, rle: 10 }, tke: { calls: 200, rle: 0 }, converged: true });
+    expect(line).toBe('fleet: clusters=3 listeners=360 quota=20 write_ratio=0.900 rle_fraction=0.0100 tke_rle_fraction=0.0000 converged=true');
+    expect(fleetLine({ clusters: 2, listeners: 40, tActual: NaN, loopguards: { calls: 0, rle: 0 }, tke: { calls: 0, rle: 0 }, converged: false })).toContain('write_ratio=0.000');
+  });
+
+  it('percentile by nearest rank', () => {
+    expect(percentile([5, 1, 3, 2, 4], 50)).toBe(3);
+    expect(percentile([5, 1, 3, 2, 4], 99)).toBe(5);
+    expect(percentile([], 50)).toBeNaN();
+  });
+});

@@ -1,7 +1,8 @@
 // One policy round, per chunk of CHUNK targets (CHUNKS_IN_FLIGHT chunks at a time): gather the chunk's snapshot
 // (read its CLBs; gather.ts) → planPolicy (pure) → (Enforce) execute, then the releases of targets the policy
-// changed but no longer manages. Reading one chunk's CLBs overlaps with writing another's (reads and writes have separate per-action quotas). Every target ends
-// with an outcome: a failed CLB read marks only its own chunk, a failed step only its own target.
+// changed but no longer manages. Reading one chunk's CLBs overlaps with writing another's (reads and writes have
+// separate per-action quotas). Every target ends with an outcome: a failed CLB read marks only its own chunk, a
+// failed step only its own target.
 import { describeCloudError } from '../../cloud/index.js';
 import { targetKey, type ClbObservation, type TargetFacts } from '../../model/facts.js';
 import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';

@@ -1,15 +1,21 @@
-// `npm run demo [-- --once] [-- --profile ipvs-new|ipvs-old|iptables]`: the main job on the embedded local TKE.
-// Brings up the dev stack (real kube-apiserver + etcd, CLB emulator, TKE simulator), applies a sample workload
-// and an Audit policy, runs the operator, and prints `kubectl get lbp` and each target's verdict once the policy
-// is Ready. With --once it then tears everything down; otherwise the operator keeps running until Ctrl-C.
+// `npm run demo [-- --once] [-- --audit-only] [-- --profile ipvs-new|ipvs-old|iptables]`: the main job on the
+// embedded local TKE. Brings up the dev stack (real kube-apiserver + etcd, CLB emulator, TKE simulator), applies a
+// sample workload and an Audit policy, runs the operator, and prints `kubectl get lbp` and each target's verdict
+// once the policy is Ready. Then (not with --audit-only) it switches the policy to Enforce and prints, per target
+// Audit found at risk, the verdict after Enforce and what changed on its CLB and Service, backends' health
+// included (scripts/demo-clb.ts); then it deletes the policy and shows everything restored. With --once it then
+// tears everything down; otherwise the operator keeps running until Ctrl-C.
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { REPO_ROOT } from '../test/controlplane/crds.js';
+import { ClbReader, describeChanges, differences, type DemoTarget, type Facts } from './demo-clb.js';
 
 const NS = 'loopguard-demo';
 const DEV_ENV = join(REPO_ROOT, '.dev', 'env');
+const POLICY = 'audit-all';
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 interface TargetRow {
   kind: string;
@@ -18,6 +24,16 @@ interface TargetRow {
   rootCause: string;
   message?: string;
   plan?: string[];
+  loadBalancerId?: string;
+}
+
+interface PolicyJson {
+  metadata: { generation: number };
+  status: {
+    targets: TargetRow[];
+    clusterProfile?: { kubeProxyMode?: string; kubeProxyVersion?: string };
+    conditions?: { type: string; status: string; reason?: string; message?: string; observedGeneration?: number }[];
+  };
 }
 
 function tsx(script: string, args: string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -54,12 +70,14 @@ async function waitReady(kubeconfig: string, operator: ChildProcess, logFile: st
   }
 }
 
-function printVerdicts(kubeconfig: string): void {
+function readPolicy(kubeconfig: string): PolicyJson {
+  return JSON.parse(kubectl(kubeconfig, ['get', `lbp/${POLICY}`, '-n', NS, '-o', 'json'])) as PolicyJson;
+}
+
+function printVerdicts(kubeconfig: string): TargetRow[] {
   console.log(`\n$ kubectl get lbp -n ${NS}`);
   console.log(kubectl(kubeconfig, ['get', 'lbp', '-n', NS]).trimEnd());
-  const policy = JSON.parse(kubectl(kubeconfig, ['get', 'lbp/audit-all', '-n', NS, '-o', 'json'])) as {
-    status: { targets: TargetRow[]; clusterProfile?: { kubeProxyMode?: string; kubeProxyVersion?: string } };
-  };
+  const policy = readPolicy(kubeconfig);
   const p = policy.status.clusterProfile;
   console.log(`\ncluster profile: kube-proxy ${p?.kubeProxyMode ?? '?'} ${p?.kubeProxyVersion ?? ''}`);
   console.log('\nper-target verdicts (Audit: diagnosed, nothing changed):');
@@ -68,10 +86,94 @@ function printVerdicts(kubeconfig: string): void {
     if (t.message) console.log(`      ${t.message}`);
     for (const step of t.plan ?? []) console.log(`      Enforce would: ${step}`);
   }
+  return policy.status.targets;
+}
+
+/** The targets `keys` names (kind/name), with their CLB and current annotations (read again: Enforce changes them). */
+function demoTargets(kubeconfig: string, rows: TargetRow[], keys: string[]): DemoTarget[] {
+  return rows
+    .filter((t) => keys.includes(`${t.kind}/${t.name}`) && t.loadBalancerId && (t.kind === 'Service' || t.kind === 'Ingress'))
+    .map((t) => {
+      const obj = JSON.parse(kubectl(kubeconfig, ['get', t.kind.toLowerCase(), t.name, '-n', NS, '-o', 'json'])) as { metadata: { annotations?: Record<string, string> } };
+      return { kind: t.kind as DemoTarget['kind'], name: t.name, loadBalancerId: t.loadBalancerId!, annotations: obj.metadata.annotations ?? {} };
+    });
+}
+
+async function snapshot(kubeconfig: string, clb: ClbReader, rows: TargetRow[], keys: string[]): Promise<Map<string, Facts>> {
+  const out = new Map<string, Facts>();
+  for (const t of demoTargets(kubeconfig, rows, keys)) out.set(`${t.kind}/${t.name}`, await clb.facts(t));
+  return out;
+}
+
+/** Polls until `done` holds (or the deadline passes: the caller prints what it has and says so). */
+async function settle<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number): Promise<{ value: T; settled: boolean }> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return { value, settled: true };
+    if (Date.now() > deadline) return { value, settled: false };
+    await sleep(500);
+  }
+}
+
+/** kube-proxy (the simulator) binds the VIP once prevent-loopback is on the Service, and unbinds it once it is off. */
+const vipFollowsAnnotation = (facts: Facts): boolean => {
+  const f = new Map(facts);
+  return !f.has('prevent-loopback annotation') || (f.get('prevent-loopback annotation') === 'absent') === (f.get('VIP bound by kube-proxy (simulated)') === 'no');
+};
+
+/** Audit → Enforce → delete on the at-risk targets, printing each step's effect. Throws when a step does not finish. */
+async function enforceAndRevert(kubeconfig: string, env: Record<string, string>, audited: TargetRow[]): Promise<void> {
+  const clb = new ClbReader({ endpoint: env.LOOPGUARD_CLB_ENDPOINT!, region: env.TENCENTCLOUD_REGION!, secretId: env.TENCENTCLOUD_SECRET_ID!, secretKey: env.TENCENTCLOUD_SECRET_KEY! });
+  const keys = audited.filter((t) => t.verdict === 'AtRisk' && t.loadBalancerId).map((t) => `${t.kind}/${t.name}`);
+  const before = await snapshot(kubeconfig, clb, audited, keys);
+
+  const patch = `{"spec":{"mode":"Enforce"}}`;
+  console.log(`\n== switching the policy to Enforce\n$ kubectl patch lbp ${POLICY} -n ${NS} --type merge -p '${patch}'`);
+  kubectl(kubeconfig, ['patch', `lbp/${POLICY}`, '-n', NS, '--type', 'merge', '-p', patch]);
+  // Enforce is done when the policy reports on its new generation and each target is Mitigated, or named by Stalled
+  // (what only a person can fix, e.g. a capability the account lacks).
+  const converged = await settle(
+    async () => readPolicy(kubeconfig),
+    (p) => {
+      const current = (p.status.conditions ?? []).filter((c) => c.status === 'True' && c.observedGeneration === p.metadata.generation);
+      const stalled = current.find((c) => c.type === 'Stalled')?.message ?? '';
+      if (!current.some((c) => c.type === 'Ready') && !stalled) return false;
+      return keys.every((k) => p.status.targets.some((t) => `${t.kind}/${t.name}` === k && t.verdict === 'Mitigated') || stalled.includes(`${k}:`));
+    },
+    60_000,
+  );
+  if (!converged.settled) throw new Error('the Enforce policy neither became Ready nor Stalled within 60 s; see .dev/operator.log');
+  const after = await settle(() => snapshot(kubeconfig, clb, converged.value.status.targets, keys), (m) => [...m.values()].every(vipFollowsAnnotation), 30_000);
+  console.log(`\n$ kubectl get lbp -n ${NS}`);
+  console.log(kubectl(kubeconfig, ['get', 'lbp', '-n', NS]).trimEnd());
+  console.log('\nper target: the verdict after Enforce, and what changed (CLB read through the cloud SDK: DescribeListeners, DescribeTargetHealth):');
+  for (const key of keys) {
+    const t = converged.value.status.targets.find((r) => `${r.kind}/${r.name}` === key);
+    const was = audited.find((r) => `${r.kind}/${r.name}` === key);
+    console.log(`  ${key.padEnd(22)} ${was?.verdict ?? '?'} → ${t?.verdict ?? '?'} (${t?.rootCause ?? '?'})`);
+    for (const line of describeChanges(before.get(key) ?? [], after.value.get(key) ?? [])) console.log(`      ${line}`);
+    // What is still missing, and who can fix it: the status message's last error, else all of it.
+    if (t && t.verdict !== 'Mitigated' && t.message) console.log(`      ${t.message.slice(Math.max(0, t.message.indexOf('Last error')))}`);
+  }
+  console.log('  (kube-proxy answers a bound VIP itself, so health checks from the VIP would be dropped and the backends Dead:');
+  console.log('   loopguard moves the source to 100.64.0.0/10 before it sets prevent-loopback, and they stay Alive.)');
+
+  console.log(`\n== deleting the policy: loopguard restores what it changed (revertOnDelete)\n$ kubectl delete lbp ${POLICY} -n ${NS}`);
+  kubectl(kubeconfig, ['delete', `lbp/${POLICY}`, '-n', NS, '--timeout=60s']);
+  const restored = await settle(() => snapshot(kubeconfig, clb, audited, keys), (m) => keys.every((k) => differences(before.get(k) ?? [], m.get(k) ?? []).length === 0), 30_000);
+  for (const key of keys) {
+    const diff = differences(before.get(key) ?? [], restored.value.get(key) ?? []);
+    console.log(`  ${key.padEnd(22)} ${diff.length === 0 ? 'restored: as before Enforce' : 'NOT restored (before vs now):'}`);
+    for (const line of diff.length === 0 ? (restored.value.get(key) ?? []).map(([l, v]) => `${l}: ${v}`) : diff) console.log(`      ${line}`);
+  }
+  if (!restored.settled) throw new Error('the revert did not restore every target within 30 s; see .dev/operator.log');
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { once: { type: 'boolean', default: false }, profile: { type: 'string', default: 'ipvs-new' } } });
+  const { values } = parseArgs({
+    options: { once: { type: 'boolean', default: false }, 'audit-only': { type: 'boolean', default: false }, profile: { type: 'string', default: 'ipvs-new' } },
+  });
   const startedStack = !existsSync(DEV_ENV);
   console.log(startedStack ? '== starting the local TKE (npm run dev:up)' : '== reusing the running local TKE (.dev/env)');
   if (startedStack) await tsx('scripts/dev.ts', ['up', '--profile', values.profile!]);
@@ -108,7 +210,8 @@ async function main(): Promise<void> {
   };
   try {
     await waitReady(kubeconfig, operator, logFile);
-    printVerdicts(kubeconfig);
+    const audited = printVerdicts(kubeconfig);
+    if (!values['audit-only']) await enforceAndRevert(kubeconfig, env, audited);
   } catch (err) {
     await stop();
     throw err;
@@ -117,7 +220,11 @@ async function main(): Promise<void> {
     await stop();
     return;
   }
-  console.log(`\nThe operator keeps running. Try: source .dev/env && kubectl describe lbp -n ${NS} audit-all`);
+  console.log(
+    values['audit-only']
+      ? `\nThe operator keeps running. Try: source .dev/env && kubectl describe lbp -n ${NS} ${POLICY}`
+      : `\nThe operator keeps running. Try: source .dev/env && kubectl apply -n ${NS} -f config/samples/audit-policy.yaml && kubectl describe lbp -n ${NS} ${POLICY}`,
+  );
   console.log('Ctrl-C stops the operator' + (startedStack ? ' and the local TKE.' : '.'));
   // Ctrl-C, and a SIGTERM/SIGHUP from a process manager, `timeout` or a closed terminal: the local TKE goes too.
   await new Promise<void>((resolve) => {

@@ -56,7 +56,14 @@ function loadKubeConfig(config: OperatorConfig): KubeConfig {
   return kc;
 }
 
+/** The read-only CLI's subcommands: the image has one entrypoint, so `loopguard:0.1.0 doctor -A` runs the CLI. */
+const CLI_COMMANDS = new Set(['doctor', 'plan']);
+
 async function main(): Promise<void> {
+  if (CLI_COMMANDS.has(process.argv[2] ?? '')) {
+    await import('./cli/main.js');
+    return;
+  }
   const build = readBuildInfo();
   if (process.argv.includes('--version')) {
     console.log(formatVersion(build));
@@ -65,7 +72,8 @@ async function main(): Promise<void> {
   if (process.argv.includes('--help')) {
     console.log(
       `${formatVersion(build)}: removes Tencent Cloud CLB loopback faults in TKE clusters\n\nflag / environment variable / meaning\n${usage()}\n` +
-        `  --${'version'.padEnd(28)} ${''.padEnd(32)} print the version and commit, then exit`,
+        `  --${'version'.padEnd(28)} ${''.padEnd(32)} print the version and commit, then exit\n\n` +
+        'doctor … | plan …: the read-only CLI instead of the operator (`doctor --help`, README "Read-only scans")',
     );
     return;
   }

@@ -15,6 +15,13 @@ export interface BuildInfo {
 }
 
 const UNKNOWN = 'unknown';
+
+/**
+ * The build info baked into the single binary (scripts/plugin/build.ts, through esbuild's `define`): it has no
+ * package.json or git checkout beside it. Undefined everywhere else.
+ */
+declare const LOOPGUARD_EMBEDDED_BUILD_INFO: BuildInfo | undefined;
+const embedded: BuildInfo | undefined = typeof LOOPGUARD_EMBEDDED_BUILD_INFO === 'undefined' ? undefined : LOOPGUARD_EMBEDDED_BUILD_INFO;
 /** A commit as the image build and this module write it: hex, optionally -dirty. */
 const COMMIT = /^[0-9a-f]{7,40}(-dirty)?$/;
 
@@ -46,7 +53,9 @@ function commitFromGit(dir: string): string | undefined {
  * The build info of the code at `moduleUrl` (default: this module): `../package.json` and `./build-info.json`
  * relative to it, else git in its directory.
  */
-export function readBuildInfo(moduleUrl: string | URL = import.meta.url): BuildInfo {
+export function readBuildInfo(moduleUrl?: string | URL): BuildInfo {
+  if (embedded && moduleUrl === undefined) return embedded;
+  moduleUrl ??= import.meta.url;
   const pkg = readJson(new URL('../package.json', moduleUrl));
   const version = typeof pkg?.['version'] === 'string' ? pkg['version'] : UNKNOWN;
   const baked = readJson(new URL('./build-info.json', moduleUrl))?.['commit'];
@@ -57,6 +66,7 @@ export function readBuildInfo(moduleUrl: string | URL = import.meta.url): BuildI
 
 /** The package version alone (no git): what reports name their tool version with. */
 export function packageVersion(): string {
+  if (embedded) return embedded.version;
   const v = readJson(new URL('../package.json', import.meta.url))?.['version'];
   return typeof v === 'string' ? v : UNKNOWN;
 }

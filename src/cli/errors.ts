@@ -1,6 +1,6 @@
 // What the CLI reports when it cannot do its job: one line naming the cause and the fix, exit status 2
 // (`loopguard doctor` and `loopguard plan` keep 0 for "no risk" and 1 for "risk found").
-import { ClbError } from '../cloud/index.js';
+import { ClbError } from '../cloud/errors.js';
 import { kubeErrorMessage } from '../runtime/kube-errors.js';
 
 export const EXIT_OK = 0;

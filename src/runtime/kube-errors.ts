@@ -2,7 +2,7 @@
 // "HTTP-Code: 404\nMessage: Unknown API Status Code!\nBody: \"{…Status…}\"\nHeaders: {…}" — and most of it is
 // response headers (audit ids, dates, flow-control uids) that say nothing to a person. What does say
 // something is the status code and the apiserver's own sentence (Status.message), so that is all we log.
-import { ApiException } from '@kubernetes/client-node';
+import { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';
 
 /** The HTTP status of an apiserver error, if it is one. */
 export function kubeStatus(err: unknown): number | undefined {

@@ -4,7 +4,8 @@
 //     dependency, no test, no source map; and prints its size;
 //   - runs it as a user would in a pod: --network host, --read-only root filesystem, --user 65532, no shell,
 //     against the local TKE, under config/rbac's ServiceAccount (a TokenRequest token in a kubeconfig), and sees an
-//     Enforce policy mitigate an at-risk LoadBalancer Service, then stop cleanly on SIGTERM.
+//     Enforce policy mitigate an at-risk LoadBalancer Service, then stop cleanly on SIGTERM;
+//   - runs its read-only CLI (`IMAGE doctor …`, README "The image") with a flattened kubeconfig.
 // Gate: podman must be installable (apt-get as root) and usable. If it is not, the suite is skipped with the
 // reason printed, unless LOOPGUARD_REQUIRE_IMAGE_TEST=true (set by .ci/run), which makes that a failure.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -16,7 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { freePort } from '../controlplane/launcher.js';
-import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
+import { createNamespace, kubeConfig, kubeconfigPath, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE } from '../support/operator.js';
 import { applyPolicy, getPolicy, policyManifest, reportedStatus } from '../support/policy.js';
@@ -248,5 +249,51 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     } finally {
       if (!done) child.kill('SIGKILL');
     }
+  }, 300_000);
+
+  it('runs the read-only CLI too: `IMAGE doctor -n NS -o json` as the README shows it, read-only as 65532', async () => {
+    if (!tke) throw new Error('local TKE not started');
+    const { emulator, namespaces } = tke;
+    const core = kubeConfig().makeApiClient(CoreV1Api);
+    const ns = await createNamespace('image-doctor');
+    namespaces.add(ns);
+    await core.createNamespacedService({ namespace: ns, body: lbService('orders', AT_RISK_L4) });
+    await waitFor('CLB assigned', async () => {
+      const id = (await core.readNamespacedService({ namespace: ns, name: 'orders' })).metadata?.annotations?.[LB_ID];
+      return id && (await emulator.admin.getLoadBalancer(id)).Listeners.length === 2 ? id : undefined;
+    });
+    // README "The image": the kubeconfig flattened by kubectl (certificates inline), readable by the container's user.
+    const dir = mkdtempSync(join(tmpdir(), 'loopguard-image-'));
+    dirs.push(dir);
+    const flat = await run('kubectl', ['config', 'view', '--flatten', '--minify', '--kubeconfig', kubeconfigPath()]);
+    expect(flat.code).toBe(0);
+    writeFileSync(join(dir, 'kubeconfig'), flat.stdout, { mode: 0o600 });
+    if (process.getuid?.() === 0) {
+      chownSync(dir, 65532, 65532);
+      chownSync(join(dir, 'kubeconfig'), 65532, 65532);
+    } else {
+      expect((await podman(['unshare', 'chown', '-R', '65532:65532', dir])).code).toBe(0);
+    }
+    const { secretId, secretKey } = emulator.credentials;
+    const res = await podman(
+      [
+        'run', '--rm', '--network', 'host', '--read-only', '--user', '65532:65532', '--cap-drop', 'ALL',
+        '--volume', `${dir}:/var/run/loopguard:ro`, '--env', 'KUBECONFIG=/var/run/loopguard/kubeconfig',
+        '--env', 'TENCENTCLOUD_REGION', '--env', 'TENCENTCLOUD_SECRET_ID', '--env', 'TENCENTCLOUD_SECRET_KEY',
+        '--env', 'LOOPGUARD_CLB_ENDPOINT', '--env', 'LOOPGUARD_CLB_PROTOCOL',
+        image, 'doctor', '-n', ns, '-o', 'json',
+      ],
+      {
+        env: {
+          PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '',
+          TENCENTCLOUD_REGION: emulator.region, TENCENTCLOUD_SECRET_ID: secretId, TENCENTCLOUD_SECRET_KEY: secretKey,
+          LOOPGUARD_CLB_ENDPOINT: emulator.endpoint, LOOPGUARD_CLB_PROTOCOL: 'http',
+        },
+      },
+    );
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(1); // a target at risk
+    const report = JSON.parse(res.stdout) as { kind: string; targets: { name: string; verdict: string; rootCause: string; plan: string[] }[] };
+    expect(report.targets).toEqual([expect.objectContaining({ name: 'orders', verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded', plan: expect.arrayContaining([expect.stringContaining('prevent-loopback')]) })]);
   }, 300_000);
 });

@@ -1,0 +1,25 @@
+// The real krew CLI and krew's manifest validator for the plugin test: scripts/krew/build.sh builds
+// sigs.k8s.io/krew/cmd/krew and cmd/validate-krew-manifest at the pinned version from the Go module proxy into
+// ~/.cache/loopguard/krew/<version> (only the first run builds; .ci/run does it in its own stage). Gate as for helm
+// (test/support/helm.ts): without a Go toolchain (build.sh exit 3) the krew tests are skipped with the reason
+// printed, unless LOOPGUARD_REQUIRE_KREW_TEST=true (set by .ci/run), which makes that a failure.
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../controlplane/crds.js';
+
+const BUILD = join(REPO_ROOT, 'scripts', 'krew', 'build.sh');
+
+export type KrewGate = { krew: string; validator: string; skip?: undefined } | { krew?: undefined; validator?: undefined; skip: string };
+
+export function krewTools(suite: string): KrewGate {
+  const built = spawnSync('bash', [BUILD], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 20 * 60_000 });
+  if (built.status === 0) {
+    const dir = built.stdout.trim().split('\n').pop() ?? '';
+    return { krew: join(dir, 'krew'), validator: join(dir, 'validate-krew-manifest') };
+  }
+  const reason = `${built.stderr ?? ''}`.trim().split('\n').pop() || `scripts/krew/build.sh exited ${built.status ?? built.signal}`;
+  if (built.status !== 3) throw new Error(`${suite}: scripts/krew/build.sh failed (exit ${built.status ?? built.signal}): ${reason}`);
+  if (process.env['LOOPGUARD_REQUIRE_KREW_TEST'] === 'true') throw new Error(`${suite}: LOOPGUARD_REQUIRE_KREW_TEST=true, but ${reason}`);
+  console.warn(`[loopguard] SKIPPING ${suite}: ${reason}`);
+  return { skip: reason };
+}

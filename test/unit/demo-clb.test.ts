@@ -1,0 +1,35 @@
+// The demo's before/after report (scripts/demo-clb.ts): what it says changed, stayed, or was not restored.
+import { describe, expect, it } from '@jest/globals';
+import { describeChanges, differences, type Facts } from '../../scripts/demo-clb.js';
+
+const before: Facts = [
+  ['TCP:80 health-check source', 'VIP (0)'],
+  ['prevent-loopback annotation', 'absent'],
+  ['backends (DescribeTargetHealth)', '6 Alive'],
+];
+
+describe('demo CLB report', () => {
+  it.each<[string, Facts, string[]]>([
+    [
+      'a change, an unchanged fact',
+      [
+        ['TCP:80 health-check source', '100.64.0.0/10 (1)'],
+        ['prevent-loopback annotation', '"true"'],
+        ['backends (DescribeTargetHealth)', '6 Alive'],
+      ],
+      ['TCP:80 health-check source: VIP (0) → 100.64.0.0/10 (1)', 'prevent-loopback annotation: absent → "true"', 'backends (DescribeTargetHealth): 6 Alive (unchanged)'],
+    ],
+    ['backends going Dead', [['backends (DescribeTargetHealth)', '4 Alive, 2 Dead']], ['backends (DescribeTargetHealth): 6 Alive → 4 Alive, 2 Dead']],
+    ['a fact that was not there before', [['HTTP:80 keepalive', 'on (1)']], ['HTTP:80 keepalive: on (1)']],
+  ])('describeChanges: %s', (_what, after, lines) => {
+    expect(describeChanges(before, after)).toEqual(lines);
+  });
+
+  it('differences: none when restored, each differing or missing fact otherwise', () => {
+    expect(differences(before, [...before].reverse())).toEqual([]);
+    expect(differences(before, [before[0]!, ['prevent-loopback annotation', '"true"']])).toEqual([
+      'prevent-loopback annotation: absent vs "true"',
+      'backends (DescribeTargetHealth): 6 Alive vs —',
+    ]);
+  });
+});

@@ -17,13 +17,15 @@ import {
 import { TKE_SERVICE_CONFIG } from './api/annotations.js';
 import { ABANDON_ANNOTATION, GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
-import { ClbObserver } from './controllers/clb-observer.js';
+import { ClbObserver } from './cloud/clb-observer.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
-import { AdmissionParamsWriter } from './kube/admission-params.js';
+import { AdmissionParamsWriter } from './admission/params-writer.js';
 import { buildAdmissionParams } from './admission/params.js';
 import { LearnedCapabilities } from './mitigation/capabilities.js';
 import { Executor } from './mitigation/executor.js';
+import { clusterEffects } from './mitigation/effects.js';
+import { WaitClock } from './mitigation/tke-wait.js';
 import { KubeWriter } from './kube/writer.js';
 import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
@@ -167,16 +169,27 @@ export class Operator {
     );
     const writer = new KubeWriter(kc);
     const records = new RecordStore(kc);
+    // One clock of TKE waits for the effects (when a wait began) and the executor (when it ended).
+    const waits = new WaitClock();
     const executor = d.enforce
-      ? new Executor({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, events, logger, metrics, stopping: this.stopping.signal, mayWrite: () => this.elector?.mayWrite() ?? true, tkeGraceMs: config.tkeGraceMs })
+      ? new Executor({
+          effects: clusterEffects({ writer, records, clb: d.clb, observer, capabilities: this.capabilities, stopping: this.stopping.signal, mayWrite: () => this.elector?.mayWrite() ?? true, tkeGraceMs: config.tkeGraceMs, waits }),
+          waits,
+          capabilities: this.capabilities,
+          events,
+          logger,
+          metrics,
+          stopping: this.stopping.signal,
+          mayWrite: () => this.elector?.mayWrite() ?? true,
+        })
       : undefined;
     const recordsOf = (ns: string) => (this.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => r.spec?.target?.namespace === ns);
     const controller = new PolicyController({
       caches: {
         policy: (ns, name) => this.policies.get(name, ns) as LoopbackPolicy | undefined,
         policies: (ns) => this.policies.list(ns) as readonly LoopbackPolicy[],
-        services: (ns) => this.services.list(ns),
-        ingresses: (ns) => this.ingresses.list(ns),
+        services: (ns?) => this.services.list(ns),
+        ingresses: (ns?) => this.ingresses.list(ns),
         records: recordsOf,
       },
       record: (t) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined,

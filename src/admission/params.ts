@@ -1,6 +1,6 @@
 // Pure: the data of the admission policy's parameter object, the ConfigMap `loopguard-admission-params` in the
 // operator's namespace (the binding's paramRef names it: config/admission). The policy cannot read the cluster profile
-// or the LoopbackPolicies itself; the operator keeps this object true (src/kube/admission-params.ts writes it when
+// or the LoopbackPolicies itself; the operator keeps this object true (src/admission/params-writer.ts writes it when
 // it changes). Without it the policy says nothing (parameterNotFoundAction: Allow).
 //
 // Keys (ConfigMap keys allow [-._a-zA-Z0-9]; namespace names are DNS labels, so they fit):

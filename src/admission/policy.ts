@@ -147,7 +147,7 @@ export function admissionBinding(ref: ParamRef): Obj {
     spec: {
       policyName: POLICY_NAME,
       validationActions: ['Warn', 'Audit'],
-      // Written by the operator (src/kube/admission-params.ts); until it exists the policy says nothing.
+      // Written by the operator (src/admission/params-writer.ts); until it exists the policy says nothing.
       paramRef: { name: ADMISSION_PARAMS_NAME, namespace: ref.namespace, parameterNotFoundAction: 'Allow' },
     },
   };

@@ -79,6 +79,8 @@ export const EventReason = {
   InvalidAnnotation: 'InvalidAnnotation',
   /** Warning: another, older policy already manages the target. */
   PolicyConflict: 'PolicyConflict',
+  /** Warning: the Ingress's TkeServiceConfig also governs Ingresses loopguard may not change; nothing written. */
+  SharedConfig: 'SharedConfig',
   /** Warning: a policy's deletion waits for a revert that cannot finish (cause and way out in the message). */
   DeletionBlocked: 'DeletionBlocked',
   /** Warning: loopguard changed the target but its LoopbackRecord is gone: its originals cannot be restored (fix in the message). */

@@ -1,15 +1,14 @@
-// Pure: one target's verdict and the plan Enforce would carry out, computed exactly as a policy round does
-// (src/controllers/policy/round.ts): assessTarget, then planTarget with the policy that manages the target as owner,
-// its LoopbackRecord and the governing TkeServiceConfig. `loopguard doctor` feeds it what it read from the cluster and
+// Pure: one target's verdict and the plan Enforce would carry out, from the same pure planner a policy round
+// runs (planPolicy over a snapshot, src/plan/policy-plan.ts) with the policy that manages the target as owner, its
+// LoopbackRecord and the governing TkeServiceConfig. `loopguard doctor` feeds it what it read from the cluster and
 // the CLB API; `loopguard plan` feeds it facts made up from manifests (src/cli/offline.ts).
 import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
-import { assessTarget, type Assessment } from '../model/assessment.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import type { ClbObservation, TargetFacts } from '../model/facts.js';
 import type { ConfigView } from '../plan/l7.js';
-import type { Ownership } from '../plan/ownership.js';
-import { planTarget } from '../plan/policy-plan.js';
-import type { TargetPlan } from '../plan/steps.js';
+import type { RecordOwnership } from '../plan/ownership.js';
+import { planPolicy, type PlannedTarget } from '../plan/policy-plan.js';
+import { NO_SHARING, type SharedView } from '../plan/snapshot.js';
 
 /** Owner of the plan when no policy selects the target: it holds no record, so nothing is released in its name. */
 export const NO_POLICY = '(no policy)';
@@ -23,36 +22,41 @@ export interface AnalysisInput {
   clb: ClbObservation;
   /** When `clb` was read (ms since the epoch). */
   observedAt?: number;
-  ownership?: Ownership;
+  ownership?: RecordOwnership;
   /** The Ingress's governing TkeServiceConfig. */
   config?: ConfigView;
   /** Whether TkeServiceConfigs could be read: without them no L7 step is planned (the operator waits for its cache). */
   configsKnown: boolean;
+  /** Who else uses the target's CLB and TkeServiceConfig (none known: NO_SHARING). */
+  shared?: SharedView;
   now: Date;
   graceMs: number;
 }
 
-export interface Analysis {
-  assessment: Assessment;
-  plan: TargetPlan;
-}
+export type Analysis = PlannedTarget;
 
 export function analyzeTarget(input: AnalysisInput): Analysis {
   const { facts } = input;
-  const assessment = assessTarget(facts, { policy: input.spec, profile: input.profile, clb: input.clb });
-  const base = { target: assessment.target, layer: facts.kind === 'Service' ? ('L4' as const) : ('L7' as const), purpose: 'Mitigate' as const };
-  if (facts.kind === 'Ingress' && !input.configsKnown) return { assessment, plan: { ...base, steps: [] } };
-  const clb = input.clb.state === 'Found' ? input.clb.clb : undefined;
-  const plan = planTarget(
-    { owner: input.policy ?? NO_POLICY, rejected: { keepalive: false, range100_64: false }, now: input.now, graceMs: input.graceMs },
-    {
-      assessment,
-      annotations: facts.annotations,
-      ...(input.ownership ? { ownership: input.ownership } : {}),
-      ...(clb ? { clb } : {}),
-      ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}),
-      ...(input.config ? { config: input.config } : {}),
-    },
-  );
-  return { assessment, plan };
+  const { targets } = planPolicy({
+    owner: input.policy ?? NO_POLICY,
+    spec: input.spec,
+    profile: input.profile,
+    // The CLI learns nothing from refusals: it plans as a fresh operator would.
+    capabilities: {},
+    configsKnown: input.configsKnown,
+    now: input.now,
+    graceMs: input.graceMs,
+    targets: [
+      {
+        facts,
+        clb: input.clb,
+        ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}),
+        ...(input.ownership ? { ownership: input.ownership } : {}),
+        ...(input.config ? { config: input.config } : {}),
+      },
+    ],
+    orphans: [],
+    shared: input.shared ?? NO_SHARING,
+  });
+  return targets[0] as PlannedTarget;
 }

@@ -5,7 +5,7 @@
 // credentials into one line (exit 2) instead of a failure halfway through.
 import { batches, MAX_LOAD_BALANCER_IDS } from '../cloud/batching.js';
 import { describeCloudError, TencentClbClient, type ClbReader, type CloudCallEvent, type CredentialProvider } from '../cloud/index.js';
-import { ClbObserver } from '../controllers/clb-observer.js';
+import { ClbObserver } from '../cloud/clb-observer.js';
 import type { ClbObservation } from '../model/facts.js';
 import { judgeProbeFailure } from '../runtime/cloud-health.js';
 import { settleAll } from '../runtime/settle.js';

@@ -15,8 +15,10 @@ import { targetKey } from '../model/facts.js';
 import { SEVERITY } from '../model/status.js';
 import { ingressFacts, serviceFacts } from '../model/target-facts.js';
 import { declaredValue } from '../plan/config-patch.js';
-import { governingConfigName, TKE_GRACE_MS, type ConfigView } from '../plan/l7.js';
-import { analyzeTarget, type Analysis } from './analysis.js';
+import { governingConfigName, type ConfigView } from '../plan/l7.js';
+import { NO_SHARING, sharedView, type SharedView } from '../plan/snapshot.js';
+import { TKE_GRACE_MS } from '../model/tke-timing.js';
+import { analyzeTarget, NO_POLICY, type Analysis } from './analysis.js';
 import type { TkeServiceConfigObject } from './cluster-reads.js';
 import type { ManifestSet } from './manifests.js';
 import { choosePolicies, DEFAULT_CHOICE } from './policy-spec.js';
@@ -156,7 +158,14 @@ export interface PlannedTarget {
   source: SourceLocation;
 }
 
-export function offlineTarget(t: PlannedTarget, spec: { spec: ResolvedPolicySpec; policy?: string }, configs: readonly TkeServiceConfigObject[], ctx: OfflineContext, notes: string[]): TargetReport {
+export function offlineTarget(
+  t: PlannedTarget,
+  spec: { spec: ResolvedPolicySpec; policy?: string },
+  configs: readonly TkeServiceConfigObject[],
+  ctx: OfflineContext,
+  notes: string[],
+  shared: SharedView = NO_SHARING,
+): TargetReport {
   const uid = `manifest:${targetKey(t.facts)}`;
   const facts = { ...t.facts, uid, loadBalancerId: existingId(t.facts) ?? NEW_CLB } as TargetFacts;
   const config = configOf(facts, configs);
@@ -175,6 +184,7 @@ export function offlineTarget(t: PlannedTarget, spec: { spec: ResolvedPolicySpec
       clb: { state: 'Found', clb: syntheticClb(facts, scenario, uid) },
       ...(view ? { config: view } : {}),
       configsKnown,
+      shared,
       now: ctx.now,
       graceMs: TKE_GRACE_MS,
     }),
@@ -202,6 +212,13 @@ export function planReport(set: ManifestSet, ctx: OfflineContext): Report {
   const choices = choosePolicies(targets.map((t) => t.facts), set.policies as LoopbackPolicy[]);
   const notes: string[] = [];
   if (targets.length === 0) notes.push(`no Service or Ingress among the manifests (${set.skipped} other object${set.skipped === 1 ? '' : 's'})`);
-  const reports = targets.map((t) => offlineTarget(t, choices.get(targetKey(t.facts)) ?? DEFAULT_CHOICE, set.tkeServiceConfigs, ctx, notes));
+  // Ingresses of the manifests that name one TkeServiceConfig are seen together, as the operator sees them.
+  const shared = sharedView(
+    targets.map((t) => t.facts),
+    [],
+    // Targets no policy selects are planned as one default policy's (NO_POLICY), as analyzeTarget does.
+    (f) => choices.get(targetKey(f))?.policy ?? NO_POLICY,
+  );
+  const reports = targets.map((t) => offlineTarget(t, choices.get(targetKey(t.facts)) ?? DEFAULT_CHOICE, set.tkeServiceConfigs, ctx, notes, shared));
   return buildReport('PlanReport', ctx.profile, reports, notes, ctx.now);
 }

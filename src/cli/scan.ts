@@ -4,14 +4,14 @@
 // the same inputs a policy round has, so the verdicts and plans are the ones Audit prints.
 import type { LoopbackRecord } from '../api/loopbackrecord.js';
 import { recordName } from '../api/loopbackrecord.js';
-import { sameObject } from '../controllers/policy/round.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../model/facts.js';
 import { ingressFacts, serviceFacts } from '../model/target-facts.js';
-import { governingConfigName, TKE_GRACE_MS, type ConfigView } from '../plan/l7.js';
-import { ownershipOf, type Ownership } from '../plan/ownership.js';
-import { analyzeTarget } from './analysis.js';
-import type { ClusterSnapshot, TkeServiceConfigObject } from './cluster-reads.js';
+import { configViewOf, sharedView } from '../plan/snapshot.js';
+import { TKE_GRACE_MS } from '../model/tke-timing.js';
+import { ownershipOf, sameObject, type RecordOwnership } from '../plan/ownership.js';
+import { analyzeTarget, NO_POLICY } from './analysis.js';
+import type { ClusterSnapshot } from './cluster-reads.js';
 import { choosePolicies, DEFAULT_CHOICE } from './policy-spec.js';
 import { buildReport, targetReport, type Report } from './report.js';
 
@@ -28,20 +28,12 @@ export function snapshotTargets(snapshot: Pick<ClusterSnapshot, 'services' | 'in
   return [...snapshot.services.map(serviceFacts), ...snapshot.ingresses.map(ingressFacts)];
 }
 
-function configView(t: TargetFacts, configs: readonly TkeServiceConfigObject[]): ConfigView | undefined {
-  if (t.kind !== 'Ingress') return undefined;
-  const name = governingConfigName(t.name, t.annotations);
-  if (!name) return undefined;
-  const found = configs.find((c) => c.metadata?.namespace === t.namespace && c.metadata?.name === name);
-  return found ? { name, spec: found.spec, exists: true } : { name, exists: false };
-}
-
 export function scanReport(input: ScanInput): Report {
   const { snapshot } = input;
   const targets = snapshotTargets(snapshot);
   const records = new Map<string, LoopbackRecord>(snapshot.records.map((r) => [r.metadata?.name ?? '', r]));
   const notes = [...snapshot.notes];
-  const recordOf = (t: TargetFacts): Ownership => {
+  const recordOf = (t: TargetFacts): RecordOwnership => {
     const entry = records.get(recordName(t));
     if (!entry || !sameObject(entry, t)) return {};
     const o = ownershipOf(entry);
@@ -53,12 +45,15 @@ export function scanReport(input: ScanInput): Report {
     return entry ? `${entry.spec.policy.namespace}/${entry.spec.policy.name}` : undefined;
   };
   const choices = choosePolicies(targets, snapshot.policies, holder);
+  // The doctor reads every namespace it is allowed to: who shares a CLB or a TkeServiceConfig is among its targets.
+  // Targets no policy selects are planned as one default policy's (NO_POLICY), as analyzeTarget does.
+  const shared = sharedView(targets, targets, (t) => choices.get(targetKey(t))?.policy ?? NO_POLICY);
   const reports = targets.map((facts) => {
     const choice = choices.get(targetKey(facts)) ?? DEFAULT_CHOICE;
     const id = facts.loadBalancerId;
     const clb: ClbObservation = id ? (input.observations.get(id) ?? { state: 'NotObserved' }) : { state: 'NotObserved' };
     const observedAt = id ? input.observedAt.get(id) : undefined;
-    const config = snapshot.tkeServiceConfigs ? configView(facts, snapshot.tkeServiceConfigs) : undefined;
+    const config = snapshot.tkeServiceConfigs ? configViewOf(facts, snapshot.tkeServiceConfigs.filter((c) => c.metadata?.namespace === facts.namespace)) : undefined;
     const analysis = analyzeTarget({
       facts,
       spec: choice.spec,
@@ -69,6 +64,7 @@ export function scanReport(input: ScanInput): Report {
       ownership: recordOf(facts),
       ...(config ? { config } : {}),
       configsKnown: snapshot.tkeServiceConfigs !== undefined,
+      shared,
       now: input.now,
       graceMs: TKE_GRACE_MS,
     });

@@ -3,7 +3,7 @@
 // is "内测中，请提交内测申请" with no code at all (tencent-cloud.md §9 #9, open question 6), and the local emulator uses
 // UnauthorizedOperation / FailedOperation / InvalidParameterValue. So a refusal is judged by the parameter it
 // refused, whatever the code (src/cloud/README.md "Capability refusals" has the rules as a table).
-import type { CloudErrorReason } from './errors.js';
+import type { CloudErrorReason } from './error-types.js';
 
 type Request = Record<string, unknown>;
 

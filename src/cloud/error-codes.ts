@@ -3,7 +3,7 @@
 // codes, per-API lists) and §9 #9. The real codes for missing capabilities are undocumented, so those
 // are judged by the refused parameter (capability-refusals.ts), whatever the code.
 import { capabilityRefusal } from './capability-refusals.js';
-import type { CloudErrorContext, CloudErrorInfo } from './errors.js';
+import type { CloudErrorContext, CloudErrorInfo } from './error-types.js';
 import { redactSecrets } from './redact.js';
 
 

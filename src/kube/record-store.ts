@@ -7,7 +7,6 @@ import { validateOriginals, type OriginalsRecord } from '../api/annotations.js';
 import { API_VERSION, FIELD_MANAGER, GROUP, VERSION } from '../api/loopbackpolicy.js';
 import { RECORD_KIND, RECORD_PLURAL, TARGET_NAMESPACE_LABEL, recordName, type LoopbackRecord } from '../api/loopbackrecord.js';
 import type { TargetRef } from '../model/facts.js';
-import { isEmptyRecord } from '../plan/record.js';
 import { kubeStatus as code } from '../runtime/kube-errors.js';
 
 const MAX_ATTEMPTS = 5;
@@ -58,14 +57,14 @@ export class RecordStore {
 
   /**
    * Sets the target's record to `change(current)` for `owner` (`<namespace>/<name>`): created, updated, or deleted
-   * when the result holds nothing. A record of an earlier object of the same name (another uid) counts as none.
+   * when the result is undefined (the caller judges when a record holds nothing). A record of an earlier object of the same name (another uid) counts as none.
    * Without `takeOver`, a record another policy holds is left alone: only a mitigation takes a target
    * over, a release never writes another policy's record.
    */
   async update(
     target: TargetRef & { uid?: string },
     owner: string,
-    change: (current: OriginalsRecord | undefined) => OriginalsRecord,
+    change: (current: OriginalsRecord | undefined) => OriginalsRecord | undefined,
     options: { takeOver: boolean },
   ): Promise<void> {
     const [policyNamespace = '', policyName = ''] = owner.split('/');
@@ -79,7 +78,7 @@ export class RecordStore {
       if (current && !stale && heldBy !== owner && !options.takeOver) return;
       const next = change(stale ? undefined : current?.spec.originals);
       try {
-        if (isEmptyRecord(next)) {
+        if (next === undefined) {
           if (current) await this.deleteAsRead(name, current);
           return;
         }

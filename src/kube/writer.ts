@@ -19,7 +19,7 @@ import {
 import { TKE_SERVICE_CONFIG } from '../api/annotations.js';
 import { FIELD_MANAGER, GROUP, PLURAL, VERSION, type LoopbackPolicy } from '../api/loopbackpolicy.js';
 import type { TargetKind } from '../api/loopbackpolicy.js';
-import { guardedPatch, type JsonPatchOp } from '../plan/config-patch.js';
+import { guardedPatch, type JsonPatchOp } from '../api/json-patch.js';
 
 /** Annotation changes to make; `null` removes the key. */
 export type AnnotationPatch = Record<string, string | null>;

@@ -2,16 +2,17 @@
 // what it changes and skips a write that would change nothing), so a step repeated after a restart is harmless.
 // A step's result is data, never an exception for the target's own failure: the executor classifies thrown
 // errors, and verification verdicts (TKE did not apply a config) come back as `failed`.
+import type { OriginalsRecord } from '../api/annotations.js';
 import { describeCloudError, type CallOptions, type ClbClient, type ListenerInfo } from '../cloud/index.js';
-import type { ClbObserver } from '../controllers/clb-observer.js';
+import type { ClbObserver } from '../cloud/clb-observer.js';
 import type { RecordStore } from '../kube/record-store.js';
 import type { KubeWriter } from '../kube/writer.js';
 import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, buildRemovalPatch } from '../plan/config-patch.js';
 import { healthCheckFor } from '../plan/l4.js';
-import { mergeRecords, withoutFields } from '../plan/record.js';
-import { TKE_GRACE_MS } from '../plan/l7.js';
+import { isEmptyRecord, mergeRecords, withoutFields } from '../plan/record.js';
+import { TKE_GRACE_MS } from '../model/tke-timing.js';
 import type { Step } from '../plan/steps.js';
 import type { LearnedCapabilities } from './capabilities.js';
 import type { EventView } from './tke-events.js';
@@ -27,12 +28,13 @@ export type StepResult =
   | { status: 'failed'; error: TargetError };
 
 export interface EffectDeps {
-  writer: KubeWriter;
+  writer: Pick<KubeWriter, 'get' | 'patchAnnotations' | 'patchConfig' | 'eventsOf'>;
   /** The originals registry (LoopbackRecords). */
-  records: RecordStore;
-  clb: ClbClient;
-  observer: ClbObserver;
-  capabilities: LearnedCapabilities;
+  records: Pick<RecordStore, 'update'>;
+  clb: Pick<ClbClient, 'describeListeners' | 'modifyListenerHealthCheck' | 'modifyLoadBalancerPassToTarget'>;
+  /** Told of every write whose task succeeded (its cache is the post-write read). */
+  observer: Pick<ClbObserver, 'rawListeners' | 'observedAt' | 'invalidate' | 'listenerSourceWritten' | 'passToTargetWritten'>;
+  capabilities: Pick<LearnedCapabilities, 'learn' | 'forget'>;
   /** Aborts when shutdown begins: a CLB write not submitted yet is dropped then (CallOptions.stopping). */
   stopping?: AbortSignal;
   /** The leader's fence (LeaderElector.mayWrite), asked before every step and every CLB submission. */
@@ -41,6 +43,19 @@ export interface EffectDeps {
   tkeGraceMs?: number;
   /** When each wait for TKE began (the Executor makes one). */
   waits?: WaitClock;
+}
+
+/**
+ * What the executor does to carry out one step, as one interface: the cluster's (CLB API, Kubernetes) in the
+ * operator (clusterEffects), an in-memory world in the executor's unit tests.
+ */
+export interface Effects {
+  apply(owner: string, target: TargetRef, step: Step, signal: AbortSignal): Promise<StepResult>;
+}
+
+/** The effects on the cluster: CLB writes through the client, Kubernetes writes, LoopbackRecords. */
+export function clusterEffects(deps: EffectDeps): Effects {
+  return { apply: (owner, target, step, signal) => applyStep(deps, owner, target, step, signal) };
 }
 
 export { TKE_SYNC_FAILED } from './tke-wait.js';
@@ -55,6 +70,11 @@ function writeOptions(deps: EffectDeps, signal: AbortSignal): CallOptions {
   return { signal, ...(deps.stopping ? { stopping: deps.stopping } : {}), ...(deps.mayWrite ? { mayWrite: deps.mayWrite } : {}) };
 }
 
+/** A record that holds nothing is no record: the store deletes it. */
+function nonEmpty(record: OriginalsRecord): OriginalsRecord | undefined {
+  return isEmptyRecord(record) ? undefined : record;
+}
+
 export async function applyStep(deps: EffectDeps, owner: string, target: TargetRef, step: Step, signal: AbortSignal): Promise<StepResult> {
   const { writer, clb, observer } = deps;
   const { kind, namespace, name } = target;
@@ -64,7 +84,7 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
       // so an original recorded by an earlier write always survives.
       const object = await writer.get(kind, namespace, name);
       if (!object) return { status: 'gone' };
-      await deps.records.update({ ...target, uid: object.metadata?.uid }, owner, (current) => mergeRecords(current, step.record), { takeOver: true });
+      await deps.records.update({ ...target, uid: object.metadata?.uid }, owner, (current) => nonEmpty(mergeRecords(current, step.record)), { takeOver: true });
       return DONE;
     }
     case 'AnnotateTarget': {
@@ -73,10 +93,10 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
       // Originals before the change they belong to; a release's forgetting after the restore it records.
       if (step.record) {
         if (!object) return { status: 'gone' };
-        await deps.records.update(self, owner, (current) => mergeRecords(withoutFields(current, step.forget ?? []), step.record!), { takeOver: true });
+        await deps.records.update(self, owner, (current) => nonEmpty(mergeRecords(withoutFields(current, step.forget ?? []), step.record!)), { takeOver: true });
       }
       if (object && Object.keys(step.set).length > 0) await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
-      if (step.forget && !step.record) await deps.records.update(self, owner, (current) => withoutFields(current, step.forget ?? []), { takeOver: false });
+      if (step.forget && !step.record) await deps.records.update(self, owner, (current) => nonEmpty(withoutFields(current, step.forget ?? [])), { takeOver: false });
       // A target that is gone has nothing left to annotate or restore; a release goes on to forget its record.
       return object || step.forget || step.restore ? DONE : { status: 'gone' };
     }

@@ -15,7 +15,8 @@ import { describeStep, type Step, type TargetPlan } from '../plan/steps.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Metrics } from '../runtime/metrics.js';
 import { settleAll } from '../runtime/settle.js';
-import { applyStep, type EffectDeps } from './effects.js';
+import type { LearnedCapabilities } from './capabilities.js';
+import type { Effects } from './effects.js';
 import { classifyError } from './errors.js';
 import { WaitClock } from './tke-wait.js';
 
@@ -55,12 +56,25 @@ export class ExecutionInterrupted extends Error {
   }
 }
 
-export interface ExecutorDeps extends EffectDeps {
-  events: EventRecorder;
-  logger: Logger;
-  metrics: Metrics;
+export interface ExecutorDeps {
+  /** How a step is carried out (clusterEffects in the operator). */
+  effects: Effects;
+  /** Refusals learned from failures (a missing 100.64 capability). */
+  capabilities: Pick<LearnedCapabilities, 'learn'>;
+  events: Pick<EventRecorder, 'record'>;
+  logger: Pick<Logger, 'info' | 'warn'>;
+  metrics: Pick<Metrics, 'driftCorrections'>;
+  /** Aborts when shutdown begins: no new step starts. */
+  stopping?: AbortSignal;
+  /** The leader's fence (LeaderElector.mayWrite), asked before every step. */
+  mayWrite?: () => boolean;
   /** Targets worked on at once; the CLB client's budgets and per-CLB write gate do the real pacing. */
   concurrency?: number;
+  /**
+   * When each wait for TKE began: the clock the effects judge waits by (give clusterEffects the same one); the
+   * executor ends a target's wait when its run gets past it. Default: one of its own.
+   */
+  waits?: WaitClock;
 }
 
 const DEFAULT_CONCURRENCY = 256;
@@ -132,7 +146,7 @@ export class Executor {
       if (this.d.mayWrite && !this.d.mayWrite()) return { plan, executed, stopped: { step, inFlight: false } };
       let result;
       try {
-        result = await applyStep(this.d, owner, t, step, signal);
+        result = await this.d.effects.apply(owner, t, step, signal);
       } catch (err) {
         if (signal.aborted) {
           // Where this target stopped, for whoever picks the round up (the next leader re-plans from the CLB).

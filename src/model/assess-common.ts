@@ -54,7 +54,7 @@ export function clbGate(
   }
   const written = boundLoadBalancerId(target.annotations, target.kind);
   if (written !== undefined && !isClbId(written)) {
-    // Never sent to the CLB API (src/controllers/clb-observer.ts): it names no CLB. The Warning Event says the rest.
+    // Never sent to the CLB API (src/cloud/clb-observer.ts): it names no CLB. The Warning Event says the rest.
     return {
       done: assessment(target, {
         rootCause: 'ClbNotFound',

@@ -15,14 +15,14 @@ import type { ClbFacts, TargetFacts } from './facts.js';
 
 export const OWNER_TAG = { Service: 'tke-lb-serviceuuid', Ingress: 'tke-lb-ingress-uuid' } as const;
 
-export type Ownership = { state: 'Own'; by: 'tag' | 'vip' } | { state: 'Foreign'; why: string } | { state: 'Unverified'; why: string };
+export type ClbOwnership = { state: 'Own'; by: 'tag' | 'vip' } | { state: 'Foreign'; why: string } | { state: 'Unverified'; why: string };
 
 /** What a Foreign verdict says, whichever check failed: nothing about the object that owns the CLB. */
-function foreign(id: string, target: TargetFacts, check: string): Ownership {
+function foreign(id: string, target: TargetFacts, check: string): ClbOwnership {
   return { state: 'Foreign', why: `CLB ${id} belongs to another object, which loopguard will not touch (${check} this ${target.kind})` };
 }
 
-export function clbOwnership(target: TargetFacts, clb: ClbFacts): Ownership {
+export function clbOwnership(target: TargetFacts, clb: ClbFacts): ClbOwnership {
   const tags = clb.tags ?? {};
   const id = clb.loadBalancerId;
   const otherKind = target.kind === 'Service' ? 'Ingress' : 'Service';

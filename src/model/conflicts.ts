@@ -23,7 +23,7 @@ export interface Claim {
   target: TargetRef;
 }
 
-export interface Ownership {
+export interface ClaimResolution {
   target: TargetRef;
   winner: PolicyIdentity;
   /** Other policies selecting the target, oldest first. */
@@ -64,7 +64,7 @@ function samePolicy(a: PolicyIdentity, b: PolicyIdentity): boolean {
  * Groups claims by target and picks each target's winner. Keyed by `Kind/namespace/name`. `holder` names the
  * policy (`<namespace>/<name>`) that holds the target's record, if any.
  */
-export function resolveConflicts(claims: readonly Claim[], holder: (target: TargetRef) => string | undefined = () => undefined): Map<string, Ownership> {
+export function resolveConflicts(claims: readonly Claim[], holder: (target: TargetRef) => string | undefined = () => undefined): Map<string, ClaimResolution> {
   const byTarget = new Map<string, { target: TargetRef; policies: PolicyIdentity[] }>();
   for (const claim of claims) {
     const key = targetKey(claim.target);
@@ -72,7 +72,7 @@ export function resolveConflicts(claims: readonly Claim[], holder: (target: Targ
     if (!entry.policies.some((p) => samePolicy(p, claim.policy))) entry.policies.push(claim.policy);
     byTarget.set(key, entry);
   }
-  const result = new Map<string, Ownership>();
+  const result = new Map<string, ClaimResolution>();
   for (const [key, { target, policies }] of byTarget) {
     const held = holder(target);
     const holds = (p: PolicyIdentity) => (`${p.namespace}/${p.name}` === held ? 0 : 1);
@@ -84,7 +84,7 @@ export function resolveConflicts(claims: readonly Claim[], holder: (target: Targ
 }
 
 /** Whether `policy` manages the target, given the resolved ownership (unclaimed targets → false). */
-export function isWinner(ownership: ReadonlyMap<string, Ownership>, target: TargetRef, policy: PolicyIdentity): boolean {
+export function isWinner(ownership: ReadonlyMap<string, ClaimResolution>, target: TargetRef, policy: PolicyIdentity): boolean {
   const o = ownership.get(targetKey(target));
   return !!o && samePolicy(o.winner, policy);
 }

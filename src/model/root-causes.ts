@@ -13,6 +13,10 @@ export const ROOT_CAUSES = {
     verdict: 'Conflict',
     summary: "the CLB id on the target names a CLB that is not the target's (TKE's owner tag or the status VIP disagree)",
   },
+  SharedConfig: {
+    verdict: 'Conflict',
+    summary: 'the TkeServiceConfig also governs Ingresses loopguard may not change (opted out, or not managed by this policy)',
+  },
   // NotApplicable
   NotLoadBalancerService: { verdict: 'NotApplicable', summary: 'the Service is not of type LoadBalancer: no CLB' },
   NotTkeLoadBalancer: { verdict: 'NotApplicable', summary: 'spec.loadBalancerClass hands the Service to another LB controller' },

@@ -11,12 +11,7 @@
 // loopguard writes no listener-level `healthCheck` (its l7Listener fields are `keepaliveEnable` only).
 
 import { ADDED_LEVELS, type AddedLevel } from '../api/annotations.js';
-
-export interface JsonPatchOp {
-  op: 'add' | 'replace' | 'remove' | 'test';
-  path: string;
-  value?: unknown;
-}
+import type { JsonPatchOp } from '../api/json-patch.js';
 
 /** One field loopguard wants to hold a value in the config. `domain` is the CLB rule's Domain (the VIP for a host-less rule). */
 export type FieldEdit =
@@ -343,11 +338,6 @@ function ruleOps(lp: string, l: ListenerFragment, edits: readonly RuleSourceEdit
     else ops.push({ op: 'add', path: `${lp}/domains`, value: newDomains });
   }
   return ops;
-}
-
-/** The patch as sent: the resourceVersion test first, so a concurrent writer (TKE's resync) makes it fail whole. */
-export function guardedPatch(resourceVersion: string, ops: readonly JsonPatchOp[]): JsonPatchOp[] {
-  return [{ op: 'test', path: '/metadata/resourceVersion', value: resourceVersion }, ...ops];
 }
 
 /** Applies a patch to a plain object (add/replace/remove/test), for tests and for re-checking a plan. Throws on a failed test. */

@@ -21,9 +21,6 @@ import { planPassRelease, planPassToTarget } from './l7-pass.js';
 import { annotatedByLoopguard, fieldKey, isApplied, mergeRecords, recordedFields, ruleKey, sameRecord, withApplied } from './record.js';
 import type { Step } from './steps.js';
 
-/** How long TKE gets to apply a declared TkeServiceConfig before loopguard says it did not (TKE applies edits within seconds). */
-export const TKE_GRACE_MS = 10_000;
-
 /** The governing TkeServiceConfig as the informer cache has it. */
 export interface ConfigView {
   name: string;

@@ -4,7 +4,7 @@
 import { validateOriginals, type OriginalsRecord } from '../api/annotations.js';
 import type { LoopbackRecord } from '../api/loopbackrecord.js';
 
-export interface Ownership {
+export interface RecordOwnership {
   /** The record, when it holds a valid one. */
   record?: OriginalsRecord;
   /** `<namespace>/<name>` of the policy the record belongs to. */
@@ -18,11 +18,16 @@ export function ownerOf(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-export function ownershipOf(entry: LoopbackRecord | undefined): Ownership {
+export function ownershipOf(entry: LoopbackRecord | undefined): RecordOwnership {
   if (!entry) return {};
   const owner = ownerOf(entry.spec.policy.namespace, entry.spec.policy.name);
   const problem = validateOriginals(entry.spec.originals);
   return problem ? { owner, problem: `LoopbackRecord ${entry.metadata?.name ?? ''}: ${problem}` } : { owner, record: entry.spec.originals };
+}
+
+/** Whether a record was made for this very object (an earlier object of the same name had another uid). */
+export function sameObject(entry: LoopbackRecord, t: { uid?: string }): boolean {
+  return entry.spec.target.uid === undefined || t.uid === undefined || entry.spec.target.uid === t.uid;
 }
 
 /** Whether the registry holds bookkeeping of `owner` in this entry. */

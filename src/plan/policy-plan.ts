@@ -3,21 +3,23 @@
 // policy, policy deleted), the steps that give its originals back. Audit prints this plan; Enforce executes
 // exactly it (src/mitigation/executor.ts), so the two can never disagree.
 import type { Annotations } from '../api/annotations.js';
-import type { Assessment } from '../model/assessment.js';
+import { assessTarget, type Assessment } from '../model/assessment.js';
 import { lostRecordError } from '../model/lost-record.js';
 import type { ClbFacts, TargetRef } from '../model/facts.js';
 import { planL4Release, planL4Target } from './l4.js';
 import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
-import type { Ownership } from './ownership.js';
+import type { RecordOwnership } from './ownership.js';
 import { recordedFields } from './record.js';
-import type { PolicyPlan, TargetPlan } from './steps.js';
+import { sharedConfigAssessment } from './shared-config.js';
+import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
+import type { TargetPlan } from './steps.js';
 
 /** What the planner knows of one target besides its assessment. */
 export interface TargetView {
   annotations: Annotations;
   /** The target's entry in the registry (its record and the policy it belongs to). */
-  ownership?: Ownership;
+  ownership?: RecordOwnership;
   clb?: ClbFacts;
   /** When `clb` was read (ms since the epoch). */
   observedAt?: number;
@@ -43,26 +45,24 @@ export interface OrphanTarget extends TargetView {
 
 export interface PlanInput {
   owner: string;
-  managed: readonly ManagedTarget[];
-  orphans: readonly OrphanTarget[];
   rejected: RejectedCapabilities;
   now: Date;
   /** How long TKE gets to act on what it was asked (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
   graceMs: number;
 }
 
-export function planTarget(input: Omit<PlanInput, 'managed' | 'orphans'>, t: ManagedTarget): TargetPlan {
+export function planTarget(input: PlanInput, t: ManagedTarget): TargetPlan {
   const plan = planManaged(input, t);
   // loopguard changed the target, yet no record says what (issue 22 #8): reported, never taken for "nothing to restore".
   const lost = plan.error ? undefined : lostRecordError({ ...t.assessment.target, annotations: t.annotations, setByLoopguard: t.setByLoopguard, hasRecord: t.ownership?.owner !== undefined, now: input.now });
   return lost ? { ...plan, error: lost } : plan;
 }
 
-function planManaged(input: Omit<PlanInput, 'managed' | 'orphans'>, t: ManagedTarget): TargetPlan {
+function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const a = t.assessment;
   const { record, owner } = t.ownership ?? {};
   const owned = record !== undefined && owner === input.owner;
-  const base = { target: a.target, layer: a.target.kind === 'Service' ? ('L4' as const) : ('L7' as const), purpose: 'Mitigate' as const };
+  const base = planHeader(a.target, 'Mitigate');
   if (a.target.kind === 'Service') {
     return {
       ...base,
@@ -96,7 +96,7 @@ function planManaged(input: Omit<PlanInput, 'managed' | 'orphans'>, t: ManagedTa
 export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, o: OrphanTarget): TargetPlan {
   const owner = input.owner;
   const { record, owner: recorded } = o.ownership ?? {};
-  const base = { target: o.target, layer: o.target.kind === 'Service' ? ('L4' as const) : ('L7' as const), purpose: 'Release' as const };
+  const base = planHeader(o.target, 'Release');
   if (!record || recorded !== owner) return { ...base, steps: [] };
   if (o.stale) return { ...base, steps: [{ kind: 'AnnotateTarget', set: {}, forget: recordedFields(record), drops: true, restore: true }] };
   if (o.target.kind === 'Service') return { ...base, steps: planL4Release(record, o.annotations, o.loadBalancerId) };
@@ -113,10 +113,76 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
   return { ...base, steps: l7.steps };
 }
 
-export function planPolicy(input: PlanInput): PolicyPlan {
+/** One target's verdict and the plan that carries it out (Audit prints it, Enforce executes it). */
+export interface PlannedTarget {
+  assessment: Assessment;
+  plan: TargetPlan;
+}
+
+/** The whole plan of one pass: managed targets, then the releases of targets the policy no longer manages. */
+export interface PolicyPlan {
+  owner: string;
+  targets: PlannedTarget[];
+  releases: TargetPlan[];
+}
+
+/** The plan's heading for a target: what it is about, at which layer, and why. */
+export function planHeader(target: TargetRef, purpose: TargetPlan['purpose']): Omit<TargetPlan, 'steps'> {
+  return { target, layer: target.kind === 'Service' ? 'L4' : 'L7', purpose };
+}
+
+/** The learned refusals as the L7 planner reads them. */
+function rejectedOf(s: Snapshot): RejectedCapabilities {
+  return { keepalive: s.capabilities.keepaliveRejected !== undefined, range100_64: s.capabilities.range100_64Rejected !== undefined };
+}
+
+/** The verdict of one gathered target (assessTarget with the snapshot's policy, profile and capabilities). */
+export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilities'>, t: Pick<TargetSnapshot, 'facts' | 'clb'>): Assessment {
+  return assessTarget(t.facts, { policy: s.spec, profile: s.profile, clb: t.clb, capabilities: s.capabilities });
+}
+
+function managedOf(assessment: Assessment, t: TargetSnapshot): ManagedTarget {
   return {
-    owner: input.owner,
-    targets: input.managed.map((t) => planTarget(input, t)),
-    releases: input.orphans.map((o) => planOrphan(input, o)).filter((p) => p.steps.length > 0),
+    assessment,
+    annotations: t.facts.annotations,
+    ...(t.ownership ? { ownership: t.ownership } : {}),
+    ...(t.clb.state === 'Found' ? { clb: t.clb.clb } : {}),
+    ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
+    ...(t.config ? { config: t.config } : {}),
+    ...(t.facts.setByLoopguard ? { setByLoopguard: t.facts.setByLoopguard } : {}),
   };
+}
+
+function orphanOf(o: OrphanSnapshot): OrphanTarget {
+  const f = o.facts;
+  const found = o.clb?.state === 'Found' ? o.clb.clb : undefined;
+  return {
+    target: { kind: f.kind, namespace: f.namespace, name: f.name },
+    annotations: f.annotations,
+    ownership: o.ownership,
+    ...(o.stale ? { stale: true } : {}),
+    ...(f.loadBalancerId ? { loadBalancerId: f.loadBalancerId } : {}),
+    ...(found ? { clb: found } : {}),
+    ...(found && o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
+    ...(o.config ? { config: o.config } : {}),
+  };
+}
+
+/**
+ * The plan of one pass over a snapshot, pure: every managed target assessed and planned, every orphan's release.
+ * Until TkeServiceConfigs are known, Ingresses get no step (an empty plan; their releases wait).
+ */
+export function planPolicy(s: Snapshot): PolicyPlan {
+  const input = { owner: s.owner, rejected: rejectedOf(s), now: s.now, graceMs: s.graceMs };
+  const targets = s.targets.map((t): PlannedTarget => {
+    const assessed = assessSnapshot(s, t);
+    const shared = sharedConfigAssessment(s, t, assessed);
+    const assessment = shared ?? assessed;
+    if (t.facts.kind === 'Ingress' && !s.configsKnown) return { assessment, plan: { ...planHeader(assessment.target, 'Mitigate'), steps: [] } };
+    // A shared config is not changed: what this policy changed through it before is given back, nothing more.
+    if (shared) return { assessment, plan: planOrphan(input, orphanOf({ facts: t.facts, ownership: t.ownership ?? {}, clb: t.clb, ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}), ...(t.config ? { config: t.config } : {}) })) };
+    return { assessment, plan: planTarget(input, managedOf(assessment, t)) };
+  });
+  const orphans = s.configsKnown ? s.orphans : s.orphans.filter((o) => o.facts.kind !== 'Ingress');
+  return { owner: s.owner, targets, releases: orphans.map((o) => planOrphan(input, orphanOf(o))).filter((p) => p.steps.length > 0) };
 }

@@ -71,13 +71,6 @@ export interface TargetPlan {
   error?: TargetError;
 }
 
-/** The whole plan of one policy round: managed targets, then releases of targets it no longer manages. */
-export interface PolicyPlan {
-  owner: string;
-  targets: TargetPlan[];
-  releases: TargetPlan[];
-}
-
 const SOURCE: Record<SourceIpType, string> = { 0: 'VIP', 1: '100.64.0.0/10' };
 
 function editText(e: FieldEdit): string {

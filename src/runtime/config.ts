@@ -2,7 +2,7 @@
 // winning. Every problem is collected and reported at once, naming the flag, its variable and what is allowed.
 // Two defaults depend on where the operator runs and are settled by `resolveRuntimeDefaults` once the
 // kubeconfig is loaded: the Lease namespace and the probe address (see there).
-import { TKE_GRACE_MS } from '../plan/l7.js';
+import { TKE_GRACE_MS } from '../model/tke-timing.js';
 
 export type KubeProxyModeOverride = 'ipvs' | 'iptables' | 'none';
 

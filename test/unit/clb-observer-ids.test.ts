@@ -2,7 +2,7 @@
 // id can neither fail the DescribeLoadBalancers batch it would share with 19 other targets nor probe the API.
 import { describe, expect, it } from '@jest/globals';
 import type { ClbReader } from '../../src/cloud/index.js';
-import { ClbObserver } from '../../src/controllers/clb-observer.js';
+import { ClbObserver } from '../../src/cloud/clb-observer.js';
 
 describe('ClbObserver and malformed ids', () => {
   it('never sends an id that is not a CLB id, and reports it as not found', async () => {

@@ -13,13 +13,14 @@ import { EventReason, ReconcilingReason, StalledReason } from '../../api/reasons
 import { deletionConditions, terminatingMessage, type DeletionState } from '../../model/deletion-status.js';
 import { classifyError } from '../../mitigation/errors.js';
 import { involvedObject, type Execution } from '../../mitigation/executor.js';
+import { NO_SHARING } from '../../plan/snapshot.js';
 import type { TargetPlan } from '../../plan/steps.js';
 import type { TargetFacts } from '../../model/facts.js';
 import { lostRecordError } from '../../model/lost-record.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { ownedBy, ownerOf } from '../../plan/ownership.js';
 import { recordedFields } from '../../plan/record.js';
-import type { PolicyControllerOptions } from './policy-controller.js';
+import type { PolicyControllerOptions } from './deps.js';
 import { planReleases, remainingSteps } from './round.js';
 import { orphansOf } from './targets.js';
 
@@ -29,7 +30,7 @@ export function abandonRequested(policy: LoopbackPolicy): boolean {
 }
 
 /** What blocks the revert of one target, for the status message and its Warning Event. */
-interface Blocked {
+export interface Blocked {
   kind: string;
   name: string;
   why: string;
@@ -112,7 +113,7 @@ export class PolicyDeletion {
     let plans: TargetPlan[];
     try {
       // planReleases leaves Ingresses out until the TkeServiceConfig cache has synced; they come back below as pending.
-      plans = await planReleases(this.o, owner, orphansOf(releasable, owner, new Set(), facts), signal);
+      plans = await planReleases(this.o, { owner, spec: withSpecDefaults(policy.spec), profile: this.o.profile(), shared: NO_SHARING }, orphansOf(releasable, owner, new Set(), facts), signal);
     } catch (err) {
       if (signal.aborted) throw err;
       const error = classifyError(err, "reading the targets' CLBs");

@@ -1,64 +1,24 @@
-// Reconciles one LoopbackPolicy: observe (caches + CLB API) → assess (pure model) → plan (pure, src/plan) →
-// execute (Enforce only, src/mitigation/executor.ts) → report (status by SSA, Events on targets, metrics).
+// Reconciles one LoopbackPolicy: gather (caches; the round reads the CLB API per chunk) → plan (pure, planPolicy
+// over the snapshot) → execute (Enforce only, src/mitigation/executor.ts) → status (pure, buildPolicyStatus) and
+// report (status by SSA, Events on targets, metrics) → requeue (pure, requeue.ts).
 // Level-triggered: every round recomputes everything from current state, so a restart at any point converges.
 // A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
-import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { API_VERSION, FINALIZER, KIND, withSpecDefaults, type LoopbackPolicy, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import { EventReason } from '../../api/reasons.js';
-import type { EventRecorder } from '../../kube/events.js';
-import type { PolicyStatusWriter } from '../../kube/status-writer.js';
-import type { KubeWriter } from '../../kube/writer.js';
-import type { RecordStore } from '../../kube/record-store.js';
-import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { conflictAssessment, type Assessment } from '../../model/assessment.js';
-import type { ClusterProfile } from '../../model/cluster-profile.js';
-import { targetKey, type TargetFacts } from '../../model/facts.js';
+import { targetKey, type TargetFacts, type TargetRef } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
-import { ExecutionInterrupted, involvedObject, type Execution, type Executor } from '../../mitigation/executor.js';
+import { ExecutionInterrupted, involvedObject, type Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
 import { ownerOf, ownershipOf } from '../../plan/ownership.js';
-import type { Metrics } from '../../runtime/metrics.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import { dueForDrift, nextDriftRoundMs, type DriftClock } from '../drift.js';
+import { dueForDrift, type DriftClock } from '../drift.js';
 import { PolicyDeletion } from './deletion.js';
-import { PolicyRound, type RoundDeps } from './round.js';
-import { namespaceView, orphansOf, policyIdentity } from './targets.js';
+import type { PolicyControllerOptions } from './deps.js';
+import { nextReconcile } from './requeue.js';
+import { PolicyRound, type RoundResult } from './round.js';
+import { policyTargets, sharedWith } from './targets.js';
 
-/** What the policy controller reads: informer caches, never the API server directly. */
-export interface PolicyCaches {
-  /** LoopbackRecords of targets in the namespace. */
-  records(namespace: string): readonly LoopbackRecord[];
-  policy(namespace: string, name: string): LoopbackPolicy | undefined;
-  policies(namespace: string): readonly LoopbackPolicy[];
-  services(namespace: string): readonly V1Service[];
-  ingresses(namespace: string): readonly V1Ingress[];
-}
-
-export interface PolicyControllerOptions extends RoundDeps {
-  caches: PolicyCaches;
-  statusWriter: PolicyStatusWriter;
-  /** Enforce's Kubernetes writer (finalizers; the revert reads targets through it). */
-  writer: KubeWriter;
-  /** The originals registry, read from the API server by the revert. */
-  records: RecordStore;
-  events: EventRecorder;
-  metrics: Metrics;
-  profile: () => ClusterProfile;
-  /** Without it, Enforce policies only diagnose. */
-  executor?: Executor;
-}
-
-/**
- * Root causes that mean "TKE is still building this CLB": nothing changes on the Service when TKE finishes
- * (listeners appear only in the CLB API), so such CLBs are read again soon instead of at the drift interval,
- * backing off while nothing changes (a CLB that is gone for good stops costing a read every few seconds).
- */
-const CLB_IN_PROGRESS = new Set(['ClbCreating', 'ListenersNotReady', 'ClbNotFound', 'ClbNotObserved']);
-const RECHECK_MS = 3_000;
-/** After a grace period's end: the CLB read that decides must be made after it (tkeGraceOver). */
-const GRACE_SLACK_MS = 250;
-const RECHECK_MAX_MS = 5 * 60_000;
 /** Targets named in a RoundInterrupted Event (the log line names all of them). */
 const MAX_STOPPED_SHOWN = 5;
 
@@ -112,6 +72,7 @@ export class PolicyController {
     }
   }
 
+  /** One reconcile: gather (caches, selection) → plan and execute (the round, per chunk) → status → requeue. */
   private async evaluate(policy: LoopbackPolicy, key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
     const namespace = policy.metadata.namespace ?? '';
     const name = policy.metadata.name ?? '';
@@ -124,50 +85,24 @@ export class PolicyController {
     if (spec.mode === 'Enforce' && spec.revertOnDelete && !policy.metadata.finalizers?.includes(FINALIZER)) {
       await this.o.writer.setFinalizers(policy, [...(policy.metadata.finalizers ?? []), FINALIZER]);
     }
-    const generation = policy.metadata.generation ?? 0;
-    let previous = policy.status;
-    if (previous?.observedGeneration !== generation) {
-      // Ready=Unknown + Reconciling first, so kstatus/Flux never see the old status as current.
-      previous = { ...initialPolicyStatus(generation, previous?.conditions, new Date()) };
-      await this.o.statusWriter.apply(namespace, name, previous);
-    }
+    const previous = await this.markReconciling(policy);
 
+    const holder = (t: TargetRef): string | undefined => ownershipOf(this.o.record(t)).owner;
+    const { view, mine, conflicts, orphans } = policyTargets(policy, this.o.caches, holder);
     const profile = this.o.profile();
-    const services = this.o.caches.services(namespace);
-    const ingresses = this.o.caches.ingresses(namespace);
-    const view = namespaceView(namespace, services, ingresses, this.o.caches.policies(namespace), (t) => ownershipOf(this.o.record(t)).owner);
-    const me = policyIdentity(policy);
-    const owner = ownerOf(namespace, name);
-    const mine: TargetFacts[] = [];
-    const conflicts: Assessment[] = [];
-    for (const target of view.candidates) {
-      const claim = view.ownership.get(targetKey(target));
-      if (!claim) continue;
-      if (claim.winner.namespace === me.namespace && claim.winner.name === me.name) mine.push(target);
-      else if (claim.losers.some((l) => l.name === me.name)) conflicts.push(conflictAssessment(target, claim.winner));
-    }
-    const managed = new Set(mine.map(targetKey));
-    const orphans = orphansOf(this.o.caches.records(namespace), owner, managed, view.candidates);
-
     const enforcing = spec.mode === 'Enforce' && this.o.executor !== undefined;
-    const readAt = new Map<string, number>();
-    for (const t of mine) {
-      const at = t.loadBalancerId ? this.o.observer.observedAt(t.loadBalancerId) : undefined;
-      if (at !== undefined) readAt.set(t.loadBalancerId as string, at);
-    }
-    const drift = dueForDrift(readAt, this.o.driftCheckIntervalMs, Date.now(), this.driftClocks.get(key));
-    this.driftClocks.set(key, drift.clock);
-    const run = await this.round.run({ policy, spec, profile, owner, targets: mine, orphans, enforcing, drift: drift.due }, signal);
+    const shared = sharedWith(mine, this.o.caches, { namespace, view }, holder);
+    const run = await this.round.run({ policy, spec, profile, owner: ownerOf(namespace, name), targets: mine, orphans, enforcing, drift: this.driftDue(key, mine), shared }, signal);
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.
       await this.reportStopped(policy, run.stopped, false, run.skipped);
       return;
     }
-    const outcomes: TargetOutcome[] = [...run.outcomes, ...conflicts.map((assessment) => ({ assessment }))];
 
+    const outcomes: TargetOutcome[] = [...run.outcomes, ...conflicts.map((assessment) => ({ assessment }))];
     const status = buildPolicyStatus({
-      generation,
+      generation: policy.metadata.generation ?? 0,
       mode: spec.mode,
       profile,
       outcomes,
@@ -180,29 +115,48 @@ export class PolicyController {
     await this.report(policy, outcomes, enforcing);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
+    return this.requeue(key, mine, outcomes, run);
+  }
 
-    const transient = [...outcomes.map((o) => o.error), ...run.releases.map((r) => r.error)].filter((e) => e && !e.permanent);
-    if (transient.length > 0) {
-      return { retry: new Error(`${transient.length} target(s) failed transiently, retrying with backoff: ${transient[0]?.message ?? ''}`) };
+  /** A new generation: Ready=Unknown + Reconciling first, so kstatus/Flux never see the old status as current. */
+  private async markReconciling(policy: LoopbackPolicy): Promise<LoopbackPolicyStatus | undefined> {
+    const generation = policy.metadata.generation ?? 0;
+    if (policy.status?.observedGeneration === generation) return policy.status;
+    const initial = { ...initialPolicyStatus(generation, policy.status?.conditions, new Date()) };
+    await this.o.statusWriter.apply(policy.metadata.namespace ?? '', policy.metadata.name ?? '', initial);
+    return initial;
+  }
+
+  /** The cached CLBs of the policy's targets whose drift check is due this round (drift.ts). */
+  private driftDue(key: string, targets: readonly TargetFacts[]): string[] {
+    const readAt = new Map<string, number>();
+    for (const t of targets) {
+      const at = t.loadBalancerId ? this.o.observer.observedAt(t.loadBalancerId) : undefined;
+      if (at !== undefined) readAt.set(t.loadBalancerId as string, at);
     }
-    const inProgress = run.outcomes.filter((o) => o.assessment.loadBalancerId && CLB_IN_PROGRESS.has(o.assessment.rootCause.id));
-    for (const o of inProgress) this.o.observer.invalidate(o.assessment.loadBalancerId!);
-    if (inProgress.length > 0 || run.waiting) {
-      // Waiting on TKE (a CLB being built, a config to create or apply): read again soon, less often while it lasts.
-      const streak = (this.building.get(key) ?? 0) + 1;
-      this.building.set(key, streak);
-      const wait = Math.min(RECHECK_MS * 2 ** Math.max(0, streak - 1), RECHECK_MAX_MS, this.o.driftCheckIntervalMs);
-      // A grace period that ends sooner decides sooner: the read right after it lets loopguard act (a late switch),
-      // instead of leaving health checks on a bound VIP until the backoff comes round.
-      if (run.graceEndsAt !== undefined && run.graceEndsAt - Date.now() + GRACE_SLACK_MS < wait) {
-        return { requeueAfterMs: Math.max(0, run.graceEndsAt - Date.now()) + GRACE_SLACK_MS };
-      }
-      return { requeueAfterMs: jitter(wait) };
-    }
-    this.building.delete(key);
-    // Converged: come back when the next batch of drift checks is due (spread over the interval, drift.ts).
-    const cached = new Set(mine.flatMap((t) => (t.loadBalancerId && this.o.observer.observedAt(t.loadBalancerId) !== undefined ? [t.loadBalancerId] : [])));
-    return { requeueAfterMs: jitter(nextDriftRoundMs(cached.size, this.o.driftCheckIntervalMs)) };
+    const drift = dueForDrift(readAt, this.o.driftCheckIntervalMs, Date.now(), this.driftClocks.get(key));
+    this.driftClocks.set(key, drift.clock);
+    return [...drift.due];
+  }
+
+  /** When to come back (requeue.ts), keeping the waiting streak and dropping the reads of CLBs being built. */
+  private requeue(key: string, targets: readonly TargetFacts[], outcomes: readonly TargetOutcome[], run: RoundResult): ReconcileOutcome {
+    const cached = new Set(targets.flatMap((t) => (t.loadBalancerId && this.o.observer.observedAt(t.loadBalancerId) !== undefined ? [t.loadBalancerId] : [])));
+    const next = nextReconcile({
+      outcomes,
+      releases: run.releases,
+      waiting: run.waiting,
+      ...(run.graceEndsAt !== undefined ? { graceEndsAt: run.graceEndsAt } : {}),
+      streak: this.building.get(key) ?? 0,
+      cachedClbs: cached.size,
+      driftCheckIntervalMs: this.o.driftCheckIntervalMs,
+      now: Date.now(),
+      jitter,
+    });
+    for (const id of next.invalidate) this.o.observer.invalidate(id);
+    if (next.streak > 0) this.building.set(key, next.streak);
+    else this.building.delete(key);
+    return next.outcome;
   }
 
   /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
@@ -232,7 +186,7 @@ export class PolicyController {
       if (a.verdict === 'AtRisk') {
         await this.o.events.record(involved, 'Warning', EventReason.TargetAtRisk, `${a.rootCause.id}: ${a.rootCause.message} ${by}`);
       } else if (a.verdict === 'Conflict') {
-        const reason = a.rootCause.id === 'ForeignClb' ? EventReason.ForeignClb : EventReason.PolicyConflict;
+        const reason = a.rootCause.id === 'ForeignClb' ? EventReason.ForeignClb : a.rootCause.id === 'SharedConfig' ? EventReason.SharedConfig : EventReason.PolicyConflict;
         await this.o.events.record(involved, 'Warning', reason, `${a.rootCause.message} ${by}`);
       } else if (a.verdict === 'Mitigated') {
         await this.o.events.record(involved, 'Normal', EventReason.TargetMitigated, `${a.rootCause.message} ${by}`);

@@ -1,79 +1,24 @@
-// One policy round: observe → assess → plan → (Enforce) execute, in chunks of CHUNK targets with CHUNKS_IN_FLIGHT
-// chunks at a time, then the releases of targets the policy changed but no longer manages. Reading one chunk's
-// CLBs overlaps with writing another's (reads and writes have separate per-action quotas). Every target ends
-// with an outcome: a failed CLB read marks only its own chunk, a failed step only its own target.
-import type { LoopbackPolicy, ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
+// One policy round, per chunk of CHUNK targets (CHUNKS_IN_FLIGHT chunks at a time): gather the chunk's snapshot
+// (read its CLBs; gather.ts) → planPolicy (pure) → (Enforce) execute, then the releases of targets the policy
+// changed but no longer manages. Reading one chunk's CLBs overlaps with writing another's (reads and writes have
+// separate per-action quotas). Every target ends with an outcome: a failed CLB read marks only its own chunk, a
+// failed step only its own target.
 import { describeCloudError } from '../../cloud/index.js';
-import { assessTarget, type Assessment } from '../../model/assessment.js';
-import type { ClusterProfile } from '../../model/cluster-profile.js';
-import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../../model/facts.js';
+import { targetKey, type ClbObservation, type TargetFacts } from '../../model/facts.js';
 import { lostRecordDueAt } from '../../model/lost-record.js';
 import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';
-import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
-import { ExecutionInterrupted, type Execution, type Executor } from '../../mitigation/executor.js';
-import { governingConfigName, type ConfigView } from '../../plan/l7.js';
-import { ownershipOf, type Ownership } from '../../plan/ownership.js';
-import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { planOrphan, planTarget, type ManagedTarget, type OrphanTarget } from '../../plan/policy-plan.js';
+import { classifyError } from '../../mitigation/errors.js';
+import { ExecutionInterrupted, type Execution } from '../../mitigation/executor.js';
+import { assessSnapshot, planPolicy, type PlannedTarget } from '../../plan/policy-plan.js';
+import type { Snapshot, TargetSnapshot } from '../../plan/snapshot.js';
 import { describeStep, type Step, type TargetPlan } from '../../plan/steps.js';
-import type { Logger } from '../../runtime/logger.js';
 import { settleAll } from '../../runtime/settle.js';
-import type { ClbObserver } from '../clb-observer.js';
+import type { Orphan, RoundDeps, RoundInput } from './deps.js';
+import { gatherOrphans, gatherTargets, snapshotBase } from './gather.js';
 
 /** Targets per observe/plan/execute step: one DescribeLoadBalancers batch. */
 const CHUNK = 20;
 const CHUNKS_IN_FLIGHT = 3;
-
-export interface RoundDeps {
-  observer: ClbObserver;
-  capabilities: LearnedCapabilities;
-  tkeServiceConfigs(namespace: string): readonly { metadata?: { name?: string }; spec?: unknown }[];
-  /**
-   * Whether the TkeServiceConfig cache has synced. Until it has, an absent config means "not known yet", not
-   * "gone": no L7 step is planned (a release that took it for gone would drop originals it never restored).
-   */
-  tkeServiceConfigsSynced(): boolean;
-  /** The target's LoopbackRecord from the informer cache (the executor re-reads it before every write). */
-  record(target: TargetRef): LoopbackRecord | undefined;
-  logger: Logger;
-  driftCheckIntervalMs: number;
-  /** How long TKE gets to apply a declared TkeServiceConfig. */
-  tkeGraceMs: number;
-  executor?: Executor;
-  /** Aborts when shutdown begins: no further chunk or release is started (the chunks under way finish). */
-  stopping?: AbortSignal;
-}
-
-export interface RoundInput {
-  policy: LoopbackPolicy;
-  spec: ResolvedPolicySpec;
-  profile: ClusterProfile;
-  owner: string;
-  targets: readonly TargetFacts[];
-  /** Targets whose record belongs to this policy but that it does not manage now, with their records. */
-  orphans: readonly Orphan[];
-  enforcing: boolean;
-  /** Cached CLBs whose drift check is due this round (drift.ts): read again before the chunks, in full batches. */
-  drift?: readonly string[];
-}
-
-/** A target the policy changed but no longer manages, and its registry entry. */
-export interface Orphan {
-  facts: TargetFacts;
-  entry: LoopbackRecord;
-  /** The object the record was made for is gone (see OrphanTarget.stale). */
-  stale?: boolean;
-}
-
-/** Whether a record was made for this very object (an earlier object of the same name had another uid). */
-export function sameObject(entry: LoopbackRecord, t: { uid?: string }): boolean {
-  return entry.spec.target.uid === undefined || t.uid === undefined || entry.spec.target.uid === t.uid;
-}
-
-/** The target's ownership, from a record made for it; a record of an earlier object counts as none. */
-function recordFor(entry: LoopbackRecord | undefined, t: TargetFacts): Ownership {
-  return entry && sameObject(entry, t) ? ownershipOf(entry) : {};
-}
 
 export interface RoundResult {
   outcomes: TargetOutcome[];
@@ -87,14 +32,6 @@ export interface RoundResult {
   stopped: Execution[];
   /** Targets and releases the round did not reach because shutdown began: the outcomes are partial. */
   skipped: number;
-}
-
-function configView(deps: RoundDeps, t: TargetFacts): ConfigView | undefined {
-  if (t.kind !== 'Ingress') return undefined;
-  const name = governingConfigName(t.name, t.annotations);
-  if (!name) return undefined;
-  const found = deps.tkeServiceConfigs(t.namespace).find((c) => c.metadata?.name === name);
-  return found ? { name, spec: found.spec, exists: true } : { name, exists: false };
 }
 
 /** The steps not carried out yet; a wait stays on the list until TKE has done what it waits for. */
@@ -168,14 +105,10 @@ export class PolicyRound {
       return { observations: await this.d.observer.observe(ids, this.d.driftCheckIntervalMs, signal) };
     } catch (err) {
       if (signal.aborted) throw err;
-      const info = describeCloudError(err);
-      this.d.logger.warn('Reading CLBs failed', { code: info.code, reason: info.reason, retryable: info.retryable });
-      return { observations: new Map(), error: { reason: info.retryable ? 'RetryingAfterError' : info.reason, message: info.message, permanent: !info.retryable } };
+      const error = classifyError(err, 'reading CLBs');
+      this.d.logger.warn('Reading CLBs failed', { reason: error.reason, permanent: error.permanent });
+      return { observations: new Map(), error };
     }
-  }
-
-  private assess(input: RoundInput, target: TargetFacts, clb: ClbObservation): Assessment {
-    return assessTarget(target, { policy: input.spec, profile: input.profile, clb, capabilities: this.d.capabilities.snapshot() });
   }
 
   private async chunk(input: RoundInput, chunk: readonly TargetFacts[], result: RoundResult, signal: AbortSignal): Promise<void> {
@@ -186,54 +119,39 @@ export class PolicyRound {
     }
     const ids = chunk.map((t) => t.loadBalancerId).filter((id): id is string => !!id);
     const { observations, error } = await this.observe(ids, signal);
-    const observed = (t: TargetFacts): ClbObservation => (t.loadBalancerId ? (observations.get(t.loadBalancerId) ?? { state: 'NotObserved' }) : { state: 'NotObserved' });
-    const managed: ManagedTarget[] = chunk.map((t) => {
-      const clb = observed(t);
-      const config = configView(this.d, t);
-      const at = t.loadBalancerId ? this.d.observer.observedAt(t.loadBalancerId) : undefined;
-      return {
-        assessment: this.assess(input, t, clb),
-        annotations: t.annotations,
-        ...(t.setByLoopguard ? { setByLoopguard: t.setByLoopguard } : {}),
-        ownership: this.ownership(t),
-        ...(clb.state === 'Found' ? { clb: clb.clb } : {}),
-        ...(at !== undefined ? { observedAt: at } : {}),
-        ...(config ? { config } : {}),
-      };
-    });
+    const snapshot: Snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
     if (error) {
       // Nothing is planned on facts that could not be read; a permanent failure (CAM) is the policy's.
       if (error.permanent) result.policyError ??= { reason: error.reason, message: error.message };
-      result.outcomes.push(...managed.map((m) => ({ assessment: m.assessment, ...(error.permanent ? {} : { error }) })));
+      result.outcomes.push(...snapshot.targets.map((t) => ({ assessment: assessSnapshot(snapshot, t), ...(error.permanent ? {} : { error }) })));
       return;
     }
     // A record missing right after loopguard's annotation may only be late; the round comes back when it would be lost.
-    for (const m of managed) {
-      const due = lostRecordDueAt({ ...m.assessment.target, annotations: m.annotations, setByLoopguard: m.setByLoopguard, hasRecord: m.ownership?.owner !== undefined, now: new Date() });
+    for (const t of snapshot.targets) {
+      const f = t.facts;
+      const due = lostRecordDueAt({ kind: f.kind, namespace: f.namespace, name: f.name, annotations: f.annotations, setByLoopguard: f.setByLoopguard, hasRecord: t.ownership?.owner !== undefined, now: snapshot.now });
       if (due !== undefined) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, due);
     }
-    const caps = this.d.capabilities.snapshot();
-    const planInput = { owner: input.owner, rejected: { keepalive: caps.keepaliveRejected !== undefined, range100_64: caps.range100_64Rejected !== undefined }, now: new Date(), graceMs: this.d.tkeGraceMs };
-    const configsKnown = this.d.tkeServiceConfigsSynced();
-    const plans = managed.map((m) => (m.assessment.target.kind === 'Ingress' && !configsKnown ? { target: m.assessment.target, layer: 'L7' as const, purpose: 'Mitigate' as const, steps: [] } : planTarget(planInput, m)));
-    if (!configsKnown && managed.some((m) => m.assessment.target.kind === 'Ingress')) result.waiting = true;
-    this.unlearn(managed);
+    const planned = planPolicy(snapshot).targets;
+    const plans = planned.map((p) => p.plan);
+    if (!snapshot.configsKnown && chunk.some((t) => t.kind === 'Ingress')) result.waiting = true;
+    this.unlearn(planned);
     if (!input.enforcing || !this.d.executor) {
       // Audit: the plan as it is, reported. A problem only a human can fix shows in the message, without Stalled.
-      await this.maintainHeld(input, managed, plans, result, signal);
+      await this.maintainHeld(input, snapshot.targets, planned, result, signal);
       return;
     }
     const executions = await this.d.executor.execute(input.owner, plans, signal);
     executions.forEach((e, i) => {
-      const m = managed[i] as ManagedTarget;
-      const t = chunk[i] as TargetFacts;
+      const m = planned[i] as PlannedTarget;
+      const { facts: t, clb: observed } = snapshot.targets[i] as TargetSnapshot;
       noteWait(result, e, this.d.tkeGraceMs);
       if (e.stopped) result.stopped.push(e);
       let assessment = m.assessment;
       if (e.executed.length > 0 && !e.gone) {
         // The executed steps' effects are in the observer's cache and the annotations; no read-back needed.
-        const clb = t.loadBalancerId ? (this.d.observer.cached(t.loadBalancerId) ?? observed(t)) : observed(t);
-        const after = this.assess(input, { ...t, annotations: annotationsAfter(t.annotations, e.executed) } as TargetFacts, clb);
+        const clb = t.loadBalancerId ? (this.d.observer.cached(t.loadBalancerId) ?? observed) : observed;
+        const after = assessSnapshot(snapshotBase(this.d, input), { facts: { ...t, annotations: annotationsAfter(t.annotations, e.executed) } as TargetFacts, clb });
         // What was wrong with the target as read is still news when a step replaced it (an invalid prevent-loopback
         // overwritten with "true" comes back on revert): its warnings are reported with those of the result.
         assessment = { ...after, warnings: [...new Set([...m.assessment.warnings, ...after.warnings])] };
@@ -248,8 +166,9 @@ export class PolicyRound {
    * back to the VIP drops every health check), so Audit carries out the plan's drift corrections of those fields,
    * and nothing else: no new change, no release. Everything else of the plan is reported as Enforce would do it.
    */
-  private async maintainHeld(input: RoundInput, managed: readonly ManagedTarget[], plans: TargetPlan[], result: RoundResult, signal: AbortSignal): Promise<void> {
-    const held = managed.map((m) => m.ownership?.owner === input.owner && m.ownership.record !== undefined);
+  private async maintainHeld(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[], result: RoundResult, signal: AbortSignal): Promise<void> {
+    const held = targets.map((t) => t.ownership?.owner === input.owner && t.ownership.record !== undefined);
+    const plans = planned.map((p) => p.plan);
     // Only a listener source put back on the VIP is a harm of loopguard's own making (prevent-loopback stays); it
     // needs no record step first. Everything else waits for Enforce.
     const corrections = plans.map((p, i) => ({ ...p, steps: held[i] ? p.steps.filter((s) => s.kind === 'SetListenerHealthCheckSource' && s.drift === true) : [] }));
@@ -263,7 +182,7 @@ export class PolicyRound {
       if (e?.stopped) result.stopped.push(e);
       const done = new Set(e?.executed ?? []);
       result.outcomes.push({
-        assessment: (managed[i] as ManagedTarget).assessment,
+        assessment: (planned[i] as PlannedTarget).assessment,
         plan: p.steps.filter((s) => !done.has(s)).map(describeStep),
         ...(held[i] ? { held: true } : {}),
         ...(e?.error ? { error: e.error } : {}),
@@ -271,16 +190,9 @@ export class PolicyRound {
     });
   }
 
-  /** The target's ownership; a record that fails validation is left alone (never acted on) and reported. */
-  private ownership(t: TargetFacts): Ownership {
-    const o = recordFor(this.d.record(t), t);
-    if (o.problem) this.d.logger.warn('Ignoring an invalid LoopbackRecord', { target: targetKey(t), problem: o.problem });
-    return o;
-  }
-
   /** Proof that a learned refusal no longer holds: keepalive seen on where it was wanted. */
-  private unlearn(managed: readonly ManagedTarget[]): void {
-    for (const m of managed) {
+  private unlearn(planned: readonly PlannedTarget[]): void {
+    for (const m of planned) {
       const d = m.assessment.desired;
       if (d?.layer === 'L7' && d.listeners.some((l) => l.desiredKeepalive === 1) && d.listeners.every((l) => l.currentKeepalive === 1)) {
         if (this.d.capabilities.forget('keepaliveRejected')) this.d.logger.info('Keepalive took effect; forgetting the missing-capability verdict', { target: targetKey(m.assessment.target) });
@@ -296,12 +208,11 @@ export class PolicyRound {
     }
     let plans: TargetPlan[];
     try {
-      plans = await planReleases(this.d, input.owner, input.orphans, signal);
+      plans = await planReleases(this.d, input, input.orphans, signal);
     } catch (err) {
       if (signal.aborted) throw err;
       // The orphans' CLBs could not be read: each release reports it, the round goes on.
-      const info = describeCloudError(err);
-      const error: TargetError = { reason: info.retryable ? 'RetryingAfterError' : info.reason, message: info.message, permanent: !info.retryable && info.reason === 'PermissionDenied' };
+      const error = classifyError(err, "reading the orphans' CLBs");
       result.releases.push(...input.orphans.map((o) => ({ kind: o.facts.kind, name: o.facts.name, plan: [], error })));
       return;
     }
@@ -319,29 +230,8 @@ export class PolicyRound {
   }
 }
 
-/** Plans the release of each orphan; Ingresses need their CLB (what TKE has restored), Services do not. */
-export async function planReleases(d: RoundDeps, owner: string, orphans: readonly Orphan[], signal: AbortSignal): Promise<TargetPlan[]> {
-  // Ingresses wait for the TkeServiceConfig cache (see RoundDeps.tkeServiceConfigsSynced).
-  if (!d.tkeServiceConfigsSynced()) orphans = orphans.filter((o) => o.facts.kind !== 'Ingress');
-  const ids = orphans.filter((o) => o.facts.kind === 'Ingress' && o.facts.loadBalancerId).map((o) => o.facts.loadBalancerId as string);
-  const observations = ids.length > 0 ? await d.observer.observe(ids, d.driftCheckIntervalMs, signal) : new Map<string, ClbObservation>();
-  return orphans
-    .map(({ facts: o, entry, stale }) => {
-      const obs = o.loadBalancerId ? observations.get(o.loadBalancerId) : undefined;
-      const at = o.loadBalancerId ? d.observer.observedAt(o.loadBalancerId) : undefined;
-      const config = configView(d, o);
-      const target: TargetRef = { kind: o.kind, namespace: o.namespace, name: o.name };
-      const orphan: OrphanTarget = {
-        target,
-        annotations: o.annotations,
-        ownership: ownershipOf(entry),
-        ...(stale ? { stale: true } : {}),
-        ...(o.loadBalancerId ? { loadBalancerId: o.loadBalancerId } : {}),
-        ...(obs?.state === 'Found' ? { clb: obs.clb } : {}),
-        ...(obs?.state === 'Found' && at !== undefined ? { observedAt: at } : {}),
-        ...(config ? { config } : {}),
-      };
-      return planOrphan({ owner, now: new Date(), graceMs: d.tkeGraceMs }, orphan);
-    })
-    .filter((p) => p.steps.length > 0);
+/** Plans the release of each orphan: gathered (Ingresses need their CLB, what TKE has restored), then planned. */
+export async function planReleases(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared'>, orphans: readonly Orphan[], signal: AbortSignal): Promise<TargetPlan[]> {
+  const gathered = await gatherOrphans(d, orphans, signal);
+  return planPolicy({ ...snapshotBase(d, input), targets: [], orphans: gathered }).releases;
 }

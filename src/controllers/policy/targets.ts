@@ -3,10 +3,12 @@
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { ownedBy } from '../../plan/ownership.js';
+import { ownedBy, ownerOf, sameObject } from '../../plan/ownership.js';
+import { sharedView, type SharedView } from '../../plan/snapshot.js';
+import type { Orphan, PolicyCaches } from './deps.js';
+import { conflictAssessment, type Assessment } from '../../model/assessment.js';
 import { targetKey } from '../../model/facts.js';
-import { sameObject, type Orphan } from './round.js';
-import { policyIdentity, resolveConflicts, type Claim, type Ownership } from '../../model/conflicts.js';
+import { policyIdentity, resolveConflicts, type Claim, type ClaimResolution } from '../../model/conflicts.js';
 
 export { policyIdentity };
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
@@ -16,7 +18,7 @@ import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 
 export interface NamespaceView {
   candidates: TargetFacts[];
-  ownership: Map<string, Ownership>;
+  ownership: Map<string, ClaimResolution>;
 }
 
 /** Every Service and Ingress of the namespace as facts, and who owns each among the namespace's live policies. */
@@ -35,6 +37,58 @@ export function namespaceView(
     for (const t of selectTargets(scope, candidates)) claims.push({ policy: policyIdentity(p), target: t });
   }
   return { candidates, ownership: resolveConflicts(claims, holder) };
+}
+
+/** What a policy manages in its namespace, what it loses to an older policy, and what it must release. */
+export interface PolicyTargets {
+  view: NamespaceView;
+  mine: TargetFacts[];
+  /** Targets it selects that another policy manages: Conflict / PolicyConflict. */
+  conflicts: Assessment[];
+  orphans: Orphan[];
+}
+
+export function policyTargets(policy: LoopbackPolicy, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined): PolicyTargets {
+  const namespace = policy.metadata.namespace ?? '';
+  const view = namespaceView(namespace, caches.services(namespace), caches.ingresses(namespace), caches.policies(namespace), holder);
+  const me = policyIdentity(policy);
+  const mine: TargetFacts[] = [];
+  const conflicts: Assessment[] = [];
+  for (const target of view.candidates) {
+    const claim = view.ownership.get(targetKey(target));
+    if (!claim) continue;
+    if (claim.winner.namespace === me.namespace && claim.winner.name === me.name) mine.push(target);
+    else if (claim.losers.some((l) => l.name === me.name)) conflicts.push(conflictAssessment(target, claim.winner));
+  }
+  const orphans = orphansOf(caches.records(namespace), ownerOf(namespace, policy.metadata.name ?? ''), new Set(mine.map(targetKey)), view.candidates);
+  return { view, mine, conflicts, orphans };
+}
+
+/**
+ * Who shares the policy's targets' CLBs (any namespace) and TkeServiceConfigs (see SharedView). Which policy
+ * manages a target of another namespace is that namespace's claim, worked out only for namespaces that share.
+ */
+export function sharedWith(
+  targets: readonly TargetFacts[],
+  caches: Pick<PolicyCaches, 'services' | 'ingresses' | 'policies'>,
+  own: { namespace: string; view: NamespaceView },
+  holder: (target: TargetRef) => string | undefined,
+): SharedView {
+  const clbs = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
+  // Only the namespace's own Ingresses can name its TkeServiceConfigs; CLBs are shared across namespaces.
+  const elsewhere = (o: { metadata?: { namespace?: string } }) => o.metadata?.namespace !== own.namespace;
+  const others = [...caches.services().filter(elsewhere).map(serviceFacts), ...caches.ingresses().filter(elsewhere).map(ingressFacts)].filter((t) => t.loadBalancerId && clbs.has(t.loadBalancerId));
+  const views = new Map<string, NamespaceView>([[own.namespace, own.view]]);
+  const viewOf = (ns: string): NamespaceView => {
+    let v = views.get(ns);
+    if (!v) views.set(ns, (v = namespaceView(ns, caches.services(ns), caches.ingresses(ns), caches.policies(ns), holder)));
+    return v;
+  };
+  const policyOf = (t: TargetRef): string | undefined => {
+    const winner = viewOf(t.namespace).ownership.get(targetKey(t))?.winner;
+    return winner ? ownerOf(winner.namespace, winner.name) : undefined;
+  };
+  return sharedView(targets, [...own.view.candidates, ...others], policyOf);
 }
 
 /**

@@ -142,6 +142,27 @@ spec: {loadBalancer: {l7Listeners: [{protocol: HTTP, port: 80, keepaliveEnable: 
     expect(t?.condition).toBeUndefined();
   });
 
+  it('sees Ingresses naming one TkeServiceConfig together, as the operator does: an opted-out one makes the other SharedConfig', async () => {
+    const ingress = (name: string, extra = '') => `apiVersion: networking.k8s.io/v1
+kind: Ingress
+metadata: {name: ${name}, namespace: shop, annotations: {kubernetes.io/ingress.subnetId: subnet-1, ingress.cloud.tencent.com/tke-service-config: shared${extra}}}
+spec: {rules: [{host: a.example.com, http: {paths: [{path: /, pathType: Prefix, backend: {service: {name: web, port: {number: 80}}}}]}}]}
+`;
+    const config = `apiVersion: cloud.tencent.com/v1alpha1
+kind: TkeServiceConfig
+metadata: {name: shared, namespace: shop}
+spec: {loadBalancer: {l7Listeners: [{protocol: HTTP, port: 80}]}}
+`;
+    const skipped = [ingress('front'), ingress('back', ', loopguard.dev/skip: "true"'), config].join('---\n');
+    const t = byName(report((await cli(['plan', '-f', '-', '-o', 'json'], { stdin: skipped })).stdout));
+    expect(t['Ingress/front']).toMatchObject({ verdict: 'Conflict', rootCause: 'SharedConfig', plan: [] });
+    expect(t['Ingress/back']).toMatchObject({ verdict: 'Skipped' });
+    // Both under the same (default) policy, neither opted out: the config is changed for both.
+    const both = byName(report((await cli(['plan', '-f', '-', '-o', 'json'], { stdin: [ingress('front'), ingress('back'), config].join('---\n') })).stdout));
+    expect(both['Ingress/front']?.rootCause).not.toBe('SharedConfig');
+    expect(both['Ingress/front']?.plan.length).toBeGreaterThan(0);
+  });
+
   it('reads directories, List objects, old Ingress shapes and the namespace flag; uses a LoopbackPolicy among the manifests', async () => {
     const dir = tmp({
       'a/list.yaml': `apiVersion: v1

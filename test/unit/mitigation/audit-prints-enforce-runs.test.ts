@@ -7,12 +7,13 @@ import { describe, expect, it } from '@jest/globals';
 import { Writable } from 'node:stream';
 import type { OriginalsRecord } from '../../../src/api/annotations.js';
 import type { ClbClient, HealthCheck, ListenerInfo, LoadBalancerInfo } from '../../../src/cloud/index.js';
-import { ClbObserver } from '../../../src/controllers/clb-observer.js';
+import { ClbObserver } from '../../../src/cloud/clb-observer.js';
 import { remainingSteps } from '../../../src/controllers/policy/round.js';
 import type { EventRecorder } from '../../../src/kube/events.js';
 import type { RecordStore } from '../../../src/kube/record-store.js';
 import type { KubeWriter } from '../../../src/kube/writer.js';
 import { LearnedCapabilities } from '../../../src/mitigation/capabilities.js';
+import { clusterEffects } from '../../../src/mitigation/effects.js';
 import { Executor } from '../../../src/mitigation/executor.js';
 import { assessTarget } from '../../../src/model/assessment.js';
 import { buildPolicyStatus } from '../../../src/model/status.js';
@@ -90,10 +91,10 @@ async function runEnforce(plan: Parameters<Executor['execute']>[1][number], deps
   });
   const observer = new ClbObserver(deps.clb);
   await observer.observe([LB], 0);
+  const capabilities = new LearnedCapabilities();
   const executor = new Executor({
-    ...deps,
-    observer,
-    capabilities: new LearnedCapabilities(),
+    effects: clusterEffects({ ...deps, observer, capabilities }),
+    capabilities,
     events: { record: async () => undefined } as unknown as EventRecorder,
     logger: createLogger({ level: 'info', stream }),
     metrics: new Metrics(),

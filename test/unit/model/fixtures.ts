@@ -1,6 +1,6 @@
 // Builders for assessment table tests: plain facts, and cluster profiles produced by the real
 // detectClusterProfile from DaemonSets shaped like TKE's, so profile parsing and assessment meet.
-import type { Ownership } from '../../../src/plan/ownership.js';
+import type { RecordOwnership } from '../../../src/plan/ownership.js';
 import type { OriginalsRecord } from '../../../src/api/annotations.js';
 import { expect } from '@jest/globals';
 import { withSpecDefaults, type LoopbackPolicySpec, type Verdict } from '../../../src/api/loopbackpolicy.js';
@@ -159,7 +159,7 @@ export function short(change: Change): string {
  * `loopguard.dev/policy` (readable in a row); this splits them into the target's real annotations and the
  * ownership the planner reads from the LoopbackRecord.
  */
-export function registryView(annotations: Record<string, string> | undefined): { annotations: Record<string, string>; ownership: Ownership } {
+export function registryView(annotations: Record<string, string> | undefined): { annotations: Record<string, string>; ownership: RecordOwnership } {
   const { 'loopguard.dev/originals': originals, 'loopguard.dev/policy': owner, ...rest } = annotations ?? {};
   return { annotations: rest, ownership: { ...(originals ? { record: JSON.parse(originals) as OriginalsRecord } : {}), ...(owner ? { owner } : {}) } };
 }

@@ -4,10 +4,11 @@
 // says what loopguard added, and the revert gives back the hand-made spec exactly.
 import { describe, expect, it } from '@jest/globals';
 import { validateOriginals, type OriginalsRecord } from '../../../src/api/annotations.js';
-import { clbFacts } from '../../../src/controllers/clb-observer.js';
+import { guardedPatch, type JsonPatchOp } from '../../../src/api/json-patch.js';
+import { clbFacts } from '../../../src/cloud/clb-observer.js';
 import { assessIngress } from '../../../src/model/assess-ingress.js';
 import type { L7DesiredState } from '../../../src/model/desired-state.js';
-import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, enableMissing, guardedPatch, pendingEdits, type FieldEdit, type JsonPatchOp } from '../../../src/plan/config-patch.js';
+import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, enableMissing, pendingEdits, type FieldEdit } from '../../../src/plan/config-patch.js';
 import { desiredEdits, originalsFor } from '../../../src/plan/l7-edits.js';
 import { revertPlan, type ClbListenerView } from '../../../src/plan/l7-record.js';
 import { mergeRecords } from '../../../src/plan/record.js';

@@ -9,7 +9,12 @@ import { assessService } from '../../../src/model/assess-service.js';
 import type { ClbFacts, ServiceFacts } from '../../../src/model/facts.js';
 import { isPermanent } from '../../../src/mitigation/errors.js';
 import { LARGE_CLB_LISTENERS, PREVENT_LOOPBACK, healthCheckFor, keptBy, planL4Release, planL4Target } from '../../../src/plan/l4.js';
-import { planPolicy } from '../../../src/plan/policy-plan.js';
+import { planOrphan, planTarget, type OrphanTarget } from '../../../src/plan/policy-plan.js';
+
+/** The releases a policy plans for these orphans (planPolicy keeps those with steps). */
+function releases(orphans: readonly OrphanTarget[]): { releases: ReturnType<typeof planOrphan>[] } {
+  return { releases: orphans.map((o) => planOrphan({ owner: OWNER, now: new Date(0), graceMs: 0 }, o)).filter((p) => p.steps.length > 0) };
+}
 import { describeStep, type Step } from '../../../src/plan/steps.js';
 import { clb, context, l4Listener, registryView, service } from '../model/fixtures.js';
 import type { AccountCapabilities } from '../../../src/model/facts.js';
@@ -304,8 +309,8 @@ describe('planL4Target', () => {
     const view = registryView(row.svc.annotations);
     const ctx = context({ profile: row.profile ?? 'ipvsNew', clb: row.clb, ...(row.policy ? { policy: row.policy } : {}), ...(row.capabilities ? { capabilities: row.capabilities } : {}) });
     const a = assessService({ ...row.svc, annotations: view.annotations }, ctx);
-    const managed = [{ assessment: a, ...view, ...(row.observedAt !== undefined ? { observedAt: row.observedAt } : {}) }];
-    const [plan] = planPolicy({ owner: OWNER, managed, orphans: [], rejected: { keepalive: false, range100_64: false }, now: new Date(row.now ?? 0), graceMs: 10_000 }).targets;
+    const managed = { assessment: a, ...view, ...(row.observedAt !== undefined ? { observedAt: row.observedAt } : {}) };
+    const plan = planTarget({ owner: OWNER, rejected: { keepalive: false, range100_64: false }, now: new Date(row.now ?? 0), graceMs: 10_000 }, managed);
     expect(plan?.steps).toEqual(row.steps);
     // Every step has a line a user can read in Audit.
     for (const s of plan?.steps ?? []) expect(describeStep(s)).toMatch(/\S/);
@@ -363,17 +368,10 @@ describe('planL4Release', () => {
 
   it('orphans of this policy are released; another policy\'s record is never touched', () => {
     const target = { kind: 'Service' as const, namespace: 'ns', name: 'web' };
-    const plan = planPolicy({
-      owner: OWNER,
-      managed: [],
-      orphans: [
-        { target, ...registryView(owned(r, { [PREVENT_LOOPBACK]: 'true' })), loadBalancerId: 'lb-1' },
-        { target: { ...target, name: 'other' }, ...registryView({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': 'ns/q' }), loadBalancerId: 'lb-2' },
-      ],
-      rejected: { keepalive: false, range100_64: false },
-      now: new Date(0),
-      graceMs: 0,
-    });
+    const plan = releases([
+      { target, ...registryView(owned(r, { [PREVENT_LOOPBACK]: 'true' })), loadBalancerId: 'lb-1' },
+      { target: { ...target, name: 'other' }, ...registryView({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': 'ns/q' }), loadBalancerId: 'lb-2' },
+    ]);
     expect(plan.releases.map((p) => p.target.name)).toEqual(['web']);
     expect(plan.releases[0]?.steps.map((s) => s.kind)).toEqual(['AnnotateTarget', 'SetListenerHealthCheckSource', 'SetListenerHealthCheckSource', 'AnnotateTarget']);
   });
@@ -384,14 +382,7 @@ describe('stale records', () => {
     const r = record({ listeners: { 'lbl-a': { sourceIpType: 0 } }, annotations: { [PREVENT_LOOPBACK]: null } });
     const target = { kind: 'Service' as const, namespace: 'ns', name: 'web' };
     // The new 'web' carries the user's own prevent-loopback: a release from the old record would remove it.
-    const plan = planPolicy({
-      owner: OWNER,
-      managed: [],
-      orphans: [{ target, annotations: { [PREVENT_LOOPBACK]: 'true' }, ownership: { record: r, owner: OWNER }, loadBalancerId: 'lb-new', stale: true }],
-      rejected: { keepalive: false, range100_64: false },
-      now: new Date(0),
-      graceMs: 0,
-    });
+    const plan = releases([{ target, annotations: { [PREVENT_LOOPBACK]: 'true' }, ownership: { record: r, owner: OWNER }, loadBalancerId: 'lb-new', stale: true }]);
     expect(plan.releases[0]?.steps).toEqual([{ kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-a/sourceIpType'], drops: true, restore: true }]);
   });
 });
@@ -443,8 +434,8 @@ describe('planL4Target: a large CLB under Direct', () => {
     const svc = service({ externalTrafficPolicy: 'Local', ports }, annotations);
     const view = registryView(svc.annotations);
     const a = assessService({ ...svc, annotations: view.annotations }, context({ clb: clbFacts }));
-    const managed = [{ assessment: a, ...view, ...(observedAt !== undefined ? { observedAt } : {}) }];
-    return planPolicy({ owner: OWNER, managed, orphans: [], rejected: { keepalive: false, range100_64: false }, now: new Date(now), graceMs: 10_000 }).targets[0]?.steps ?? [];
+    const managed = { assessment: a, ...view, ...(observedAt !== undefined ? { observedAt } : {}) };
+    return planTarget({ owner: OWNER, rejected: { keepalive: false, range100_64: false }, now: new Date(now), graceMs: 10_000 }, managed).steps;
   };
 
   it(`${N} listeners: prevent-loopback first, with the originals and the time TKE was asked, then TKE's grace period`, () => {

@@ -2,7 +2,8 @@
 // guard, right indices), originals merge, revert plan, TKE event reading.
 import { describe, expect, it } from '@jest/globals';
 import { validateOriginals, type OriginalsRecord } from '../../../src/api/annotations.js';
-import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, guardedPatch, pendingEdits, type FieldEdit } from '../../../src/plan/config-patch.js';
+import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, pendingEdits, type FieldEdit } from '../../../src/plan/config-patch.js';
+import { guardedPatch } from '../../../src/api/json-patch.js';
 import { clbRestored, revertPlan, type ClbListenerView } from '../../../src/plan/l7-record.js';
 import { annotatedByLoopguard } from '../../../src/plan/record.js';
 import { mergeRecords } from '../../../src/plan/record.js';

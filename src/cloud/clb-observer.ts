@@ -4,8 +4,8 @@
 // up to 20. A write whose async task succeeded updates the cached facts in
 // place (the task's success is the verification); the next drift check reads the CLB again and sees any drift.
 import { isClbId } from '../api/annotations.js';
-import { MAX_LOAD_BALANCER_IDS, batches } from '../cloud/batching.js';
-import type { ClbReader, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo } from '../cloud/index.js';
+import { MAX_LOAD_BALANCER_IDS, batches } from './batching.js';
+import type { ClbReader, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo } from './clb-client.js';
 import type { BackendHealth, ClbFacts, ClbObservation, HealthCheckFacts, ListenerFacts } from '../model/facts.js';
 
 interface Entry {

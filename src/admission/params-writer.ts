@@ -5,7 +5,7 @@
 // write, and a failed write is tried again later.
 // RBAC: get/update on that one ConfigMap, create in the namespace (config/rbac/admission_params_role.yaml).
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { ADMISSION_PARAMS_NAME, sameData } from '../admission/params.js';
+import { ADMISSION_PARAMS_NAME, sameData } from './params.js';
 import { kubeErrorMessage, kubeStatus } from '../runtime/kube-errors.js';
 
 export interface AdmissionParamsLogger {

@@ -1,0 +1,86 @@
+// What the policy controller, its rounds and the deletion are given (the informer caches they read, the observer,
+// the writers they report through) and what a round is asked. In a file of its own so that they import it without
+// importing each other.
+import type { V1Ingress, V1Service } from '@kubernetes/client-node';
+import type { LoopbackPolicy, ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
+import type { LoopbackRecord } from '../../api/loopbackrecord.js';
+import type { ClbObserver } from '../../cloud/clb-observer.js';
+import type { EventRecorder } from '../../kube/events.js';
+import type { RecordStore } from '../../kube/record-store.js';
+import type { PolicyStatusWriter } from '../../kube/status-writer.js';
+import type { KubeWriter } from '../../kube/writer.js';
+import type { ClusterProfile } from '../../model/cluster-profile.js';
+import type { TargetFacts, TargetRef } from '../../model/facts.js';
+import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
+import type { Executor } from '../../mitigation/executor.js';
+import type { SharedView } from '../../plan/snapshot.js';
+import type { Logger } from '../../runtime/logger.js';
+import type { Metrics } from '../../runtime/metrics.js';
+
+/** What the policy controller reads: informer caches, never the API server directly. */
+export interface PolicyCaches {
+  /** LoopbackRecords of targets in the namespace. */
+  records(namespace: string): readonly LoopbackRecord[];
+  policy(namespace: string, name: string): LoopbackPolicy | undefined;
+  policies(namespace: string): readonly LoopbackPolicy[];
+  /** The namespace's Services; every namespace's without one (for the targets sharing a CLB). */
+  services(namespace?: string): readonly V1Service[];
+  ingresses(namespace?: string): readonly V1Ingress[];
+}
+
+export interface PolicyControllerOptions extends RoundDeps {
+  caches: PolicyCaches;
+  statusWriter: Pick<PolicyStatusWriter, 'apply'>;
+  /** Enforce's Kubernetes writer (finalizers; the revert reads targets through it). */
+  writer: Pick<KubeWriter, 'setFinalizers' | 'list'>;
+  /** The originals registry, read from the API server by the revert. */
+  records: Pick<RecordStore, 'list' | 'remove'>;
+  events: Pick<EventRecorder, 'record' | 'recordStanding'>;
+  metrics: Pick<Metrics, 'reportTargets' | 'forgetTargets'>;
+  profile: () => ClusterProfile;
+  /** Without it, Enforce policies only diagnose. */
+  executor?: Executor;
+}
+
+export interface RoundDeps {
+  observer: Pick<ClbObserver, 'observe' | 'reread' | 'observedAt' | 'cached' | 'invalidate'>;
+  capabilities: Pick<LearnedCapabilities, 'snapshot' | 'forget'>;
+  tkeServiceConfigs(namespace: string): readonly { metadata?: { name?: string }; spec?: unknown }[];
+  /**
+   * Whether the TkeServiceConfig cache has synced. Until it has, an absent config means "not known yet", not
+   * "gone": no L7 step is planned (a release that took it for gone would drop originals it never restored).
+   */
+  tkeServiceConfigsSynced(): boolean;
+  /** The target's LoopbackRecord from the informer cache (the executor re-reads it before every write). */
+  record(target: TargetRef): LoopbackRecord | undefined;
+  logger: Pick<Logger, 'info' | 'warn'>;
+  driftCheckIntervalMs: number;
+  /** How long TKE gets to apply a declared TkeServiceConfig. */
+  tkeGraceMs: number;
+  executor?: Executor;
+  /** Aborts when shutdown begins: no further chunk or release is started (the chunks under way finish). */
+  stopping?: AbortSignal;
+}
+
+export interface RoundInput {
+  policy: LoopbackPolicy;
+  spec: ResolvedPolicySpec;
+  profile: ClusterProfile;
+  owner: string;
+  targets: readonly TargetFacts[];
+  /** Targets whose record belongs to this policy but that it does not manage now, with their records. */
+  orphans: readonly Orphan[];
+  enforcing: boolean;
+  /** Cached CLBs whose drift check is due this round (drift.ts): read again before the chunks, in full batches. */
+  drift?: readonly string[];
+  /** Who shares the targets' CLBs and TkeServiceConfigs (src/plan/snapshot.ts). */
+  shared: SharedView;
+}
+
+/** A target the policy changed but no longer manages, and its registry entry. */
+export interface Orphan {
+  facts: TargetFacts;
+  entry: LoopbackRecord;
+  /** The object the record was made for is gone (see OrphanSnapshot.stale). */
+  stale?: boolean;
+}

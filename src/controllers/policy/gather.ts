@@ -1,0 +1,63 @@
+// The gather step of a round: the snapshot the pure planner works on (src/plan/snapshot.ts), from the informer
+// caches and the CLB observer. Reads only; nothing here decides.
+import type { ClbObservation, TargetFacts } from '../../model/facts.js';
+import { targetKey } from '../../model/facts.js';
+import { ownershipOf, sameObject, type RecordOwnership } from '../../plan/ownership.js';
+import { configViewOf, type OrphanSnapshot, type Snapshot, type TargetSnapshot } from '../../plan/snapshot.js';
+import type { Orphan, RoundDeps, RoundInput } from './deps.js';
+
+/** The snapshot without its targets: the policy, the cluster, what was learned, the clock. */
+export function snapshotBase(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared'>): Omit<Snapshot, 'targets' | 'orphans'> {
+  return {
+    owner: input.owner,
+    spec: input.spec,
+    profile: input.profile,
+    capabilities: d.capabilities.snapshot(),
+    configsKnown: d.tkeServiceConfigsSynced(),
+    now: new Date(),
+    graceMs: d.tkeGraceMs,
+    shared: input.shared,
+  };
+}
+
+/** The target's ownership, from a record made for this very object; an invalid record is left alone and logged. */
+function ownership(d: RoundDeps, t: TargetFacts): RecordOwnership {
+  const entry = d.record(t);
+  const o = entry && sameObject(entry, t) ? ownershipOf(entry) : {};
+  if (o.problem) d.logger.warn('Ignoring an invalid LoopbackRecord', { target: targetKey(t), problem: o.problem });
+  return o;
+}
+
+/** One chunk's targets with their CLBs as read (`observations`), records and governing TkeServiceConfigs. */
+export function gatherTargets(d: RoundDeps, chunk: readonly TargetFacts[], observations: ReadonlyMap<string, ClbObservation>): TargetSnapshot[] {
+  return chunk.map((t) => {
+    const clb: ClbObservation = (t.loadBalancerId ? observations.get(t.loadBalancerId) : undefined) ?? { state: 'NotObserved' };
+    const at = t.loadBalancerId ? d.observer.observedAt(t.loadBalancerId) : undefined;
+    const config = configViewOf(t, d.tkeServiceConfigs(t.namespace));
+    return { facts: t, clb, ownership: ownership(d, t), ...(at !== undefined ? { observedAt: at } : {}), ...(config ? { config } : {}) };
+  });
+}
+
+/**
+ * The orphans to release, with what their release needs: Ingresses their CLB (what TKE has restored), Services
+ * nothing more. Until the TkeServiceConfig cache has synced, orphaned Ingresses are not read (nothing is planned
+ * for them: see Snapshot.configsKnown).
+ */
+export async function gatherOrphans(d: RoundDeps, orphans: readonly Orphan[], signal: AbortSignal): Promise<OrphanSnapshot[]> {
+  const configsKnown = d.tkeServiceConfigsSynced();
+  const ids = orphans.filter((o) => configsKnown && o.facts.kind === 'Ingress' && o.facts.loadBalancerId).map((o) => o.facts.loadBalancerId as string);
+  const observations = ids.length > 0 ? await d.observer.observe(ids, d.driftCheckIntervalMs, signal) : new Map<string, ClbObservation>();
+  return orphans.map(({ facts, entry, stale }) => {
+    const clb = facts.loadBalancerId ? observations.get(facts.loadBalancerId) : undefined;
+    const at = facts.loadBalancerId ? d.observer.observedAt(facts.loadBalancerId) : undefined;
+    const config = configViewOf(facts, d.tkeServiceConfigs(facts.namespace));
+    return {
+      facts,
+      ownership: ownershipOf(entry),
+      ...(stale ? { stale: true } : {}),
+      ...(clb ? { clb } : {}),
+      ...(at !== undefined ? { observedAt: at } : {}),
+      ...(config ? { config } : {}),
+    };
+  });
+}

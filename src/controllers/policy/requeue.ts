@@ -1,0 +1,62 @@
+// Pure: when a policy is reconciled again, from what its round found. A transient failure anywhere asks the queue
+// for a backoff retry; a wait on TKE (a CLB being built, a config to create or apply) reads again soon, less often
+// while it lasts, and at the end of a grace period if that comes sooner; a converged policy comes back when its
+// next batch of drift checks is due (drift.ts).
+import type { ReleaseOutcome, TargetOutcome } from '../../model/status.js';
+import type { ReconcileOutcome } from '../../runtime/work-queue.js';
+import { nextDriftRoundMs } from '../drift.js';
+
+/**
+ * Root causes that mean "TKE is still building this CLB": nothing changes on the Service when TKE finishes
+ * (listeners appear only in the CLB API), so such CLBs are read again soon instead of at the drift interval,
+ * backing off while nothing changes (a CLB that is gone for good stops costing a read every few seconds).
+ */
+export const CLB_IN_PROGRESS = new Set(['ClbCreating', 'ListenersNotReady', 'ClbNotFound', 'ClbNotObserved']);
+const RECHECK_MS = 3_000;
+/** After a grace period's end: the CLB read that decides must be made after it (tkeGraceOver). */
+const GRACE_SLACK_MS = 250;
+const RECHECK_MAX_MS = 5 * 60_000;
+
+export interface RequeueInput {
+  /** The round's outcomes (conflicts included) and releases. */
+  outcomes: readonly TargetOutcome[];
+  releases: readonly ReleaseOutcome[];
+  /** Some target waits for TKE; `graceEndsAt`: the earliest end of a grace period being counted (ms). */
+  waiting: boolean;
+  graceEndsAt?: number;
+  /** Consecutive rounds that waited on TKE before this one. */
+  streak: number;
+  /** The policy's CLBs the observer holds (their drift checks are spread over the interval). */
+  cachedClbs: number;
+  driftCheckIntervalMs: number;
+  now: number;
+  /** ×0.9–1.1, so that policies do not come back in lockstep. */
+  jitter: (ms: number) => number;
+}
+
+export interface Requeue {
+  outcome: ReconcileOutcome;
+  /** The CLBs being built: their cached reads are dropped so the next round reads them again. */
+  invalidate: string[];
+  /** The waiting streak to keep (0: converged). */
+  streak: number;
+}
+
+export function nextReconcile(r: RequeueInput): Requeue {
+  const transient = [...r.outcomes.map((o) => o.error), ...r.releases.map((x) => x.error)].filter((e) => e && !e.permanent);
+  if (transient.length > 0) {
+    return { outcome: { retry: new Error(`${transient.length} target(s) failed transiently, retrying with backoff: ${transient[0]?.message ?? ''}`) }, invalidate: [], streak: r.streak };
+  }
+  const invalidate = r.outcomes.flatMap((o) => (o.assessment.loadBalancerId && CLB_IN_PROGRESS.has(o.assessment.rootCause.id) ? [o.assessment.loadBalancerId] : []));
+  if (invalidate.length > 0 || r.waiting) {
+    const streak = r.streak + 1;
+    const wait = Math.min(RECHECK_MS * 2 ** Math.max(0, streak - 1), RECHECK_MAX_MS, r.driftCheckIntervalMs);
+    // A grace period that ends sooner decides sooner: the read right after it lets loopguard act (a late switch),
+    // instead of leaving health checks on a bound VIP until the backoff comes round.
+    if (r.graceEndsAt !== undefined && r.graceEndsAt - r.now + GRACE_SLACK_MS < wait) {
+      return { outcome: { requeueAfterMs: Math.max(0, r.graceEndsAt - r.now) + GRACE_SLACK_MS }, invalidate, streak };
+    }
+    return { outcome: { requeueAfterMs: r.jitter(wait) }, invalidate, streak };
+  }
+  return { outcome: { requeueAfterMs: r.jitter(nextDriftRoundMs(r.cachedClbs, r.driftCheckIntervalMs)) }, invalidate: [], streak: 0 };
+}

@@ -1,0 +1,127 @@
+// Pure: what one pass of the planner sees, gathered once (per chunk of targets) by whoever runs it: the operator's
+// round from its informer caches and the CLB observer, `loopguard doctor` from what it read, `loopguard plan` from
+// manifests. Everything a decision needs is in it (facts, CLB reads, records, TkeServiceConfigs, cluster profile,
+// learned capabilities, the clock), so planPolicy (policy-plan.ts) is a function of it alone.
+//
+// The unit of a decision is whatever is shared: `shared` holds every Service and Ingress on a CLB a target uses
+// and every Ingress naming a TkeServiceConfig a target's plan would edit, whatever their namespace or policy, so a
+// decision about one target can see what it does to the others.
+import { readSkip } from '../api/annotations.js';
+import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
+import type { ClusterProfile } from '../model/cluster-profile.js';
+import { targetKey, type AccountCapabilities, type ClbObservation, type TargetFacts, type TargetRef } from '../model/facts.js';
+import { governingConfigName, type ConfigView } from './l7.js';
+import type { RecordOwnership } from './ownership.js';
+
+/** A target the policy manages, as gathered. */
+export interface TargetSnapshot {
+  facts: TargetFacts;
+  clb: ClbObservation;
+  /** When `clb` was read (ms since the epoch). */
+  observedAt?: number;
+  /** The target's record, when one was made for this very object (else none). */
+  ownership?: RecordOwnership;
+  /** L7: the TkeServiceConfig that governs the Ingress, as the cache has it. */
+  config?: ConfigView;
+}
+
+/** A target whose record belongs to the policy but that the policy does not manage (now): released. */
+export interface OrphanSnapshot {
+  facts: TargetFacts;
+  ownership: RecordOwnership;
+  /** The object the record was made for is gone (deleted, or replaced by another of the same name): only forgotten. */
+  stale?: boolean;
+  /** Ingresses: the CLB as read (what TKE has restored). */
+  clb?: ClbObservation;
+  observedAt?: number;
+  config?: ConfigView;
+}
+
+/** A Service or Ingress on a shared CLB or naming a shared TkeServiceConfig. */
+export interface SharedUser {
+  facts: TargetFacts;
+  /** `<namespace>/<name>` of the policy that manages it, if one selects it. */
+  policy?: string;
+  /** Opted out of loopguard (`loopguard.dev/skip`) or of TKE's controller (`mode: skip`). */
+  optedOut: boolean;
+}
+
+export interface SharedView {
+  /** CLB id → every Service and Ingress bound to it (any namespace), the targets themselves included. */
+  clbs: ReadonlyMap<string, readonly SharedUser[]>;
+  /** `<namespace>/<name>` of a TkeServiceConfig → every Ingress it governs, the targets themselves included. */
+  configs: ReadonlyMap<string, readonly SharedUser[]>;
+}
+
+export interface Snapshot {
+  /** `<namespace>/<name>` of the policy the plan is made for (the records' owner). */
+  owner: string;
+  spec: ResolvedPolicySpec;
+  profile: ClusterProfile;
+  /** What CLB refusals taught about the account (mitigation/capabilities.ts); none for the CLI. */
+  capabilities: AccountCapabilities;
+  /**
+   * Whether TkeServiceConfigs could be read. Until they can, an absent config means "not known yet", not "gone": no
+   * L7 step is planned (a release that took it for gone would drop originals it never restored).
+   */
+  configsKnown: boolean;
+  now: Date;
+  /** How long TKE gets to act on what it was asked (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
+  graceMs: number;
+  targets: readonly TargetSnapshot[];
+  orphans: readonly OrphanSnapshot[];
+  shared: SharedView;
+}
+
+export const NO_SHARING: SharedView = { clbs: new Map(), configs: new Map() };
+
+/** A TkeServiceConfig as listed (the informer cache or a read of the cluster). */
+export interface ConfigObject {
+  metadata?: { name?: string; namespace?: string };
+  spec?: unknown;
+}
+
+/** The key of a TkeServiceConfig in SharedView.configs. */
+export function configKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+/** The TkeServiceConfig that governs an Ingress, among `configs` (those of its namespace, or more). */
+export function configViewOf(t: TargetFacts, configs: readonly ConfigObject[]): ConfigView | undefined {
+  if (t.kind !== 'Ingress') return undefined;
+  const name = governingConfigName(t.name, t.annotations);
+  if (!name) return undefined;
+  const found = configs.find((c) => c.metadata?.name === name && (c.metadata.namespace === undefined || c.metadata.namespace === t.namespace));
+  return found ? { name, spec: found.spec, exists: true } : { name, exists: false };
+}
+
+/**
+ * Who shares what with `targets`: every candidate (all Services and Ingresses loopguard can see) on one of their
+ * CLBs, and every Ingress naming one of their governing TkeServiceConfigs. `policyOf` says which policy manages a
+ * candidate, if any.
+ */
+export function sharedView(targets: readonly TargetFacts[], candidates: readonly TargetFacts[], policyOf: (t: TargetRef) => string | undefined): SharedView {
+  const clbIds = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
+  const configOf = (t: TargetFacts): string | undefined => {
+    const name = t.kind === 'Ingress' ? governingConfigName(t.name, t.annotations) : undefined;
+    return name ? configKey(t.namespace, name) : undefined;
+  };
+  const configKeys = new Set(targets.flatMap((t) => configOf(t) ?? []));
+  const clbs = new Map<string, SharedUser[]>();
+  const configs = new Map<string, SharedUser[]>();
+  const seen = new Set<string>();
+  for (const c of [...targets, ...candidates]) {
+    const key = targetKey(c);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const lb = c.loadBalancerId && clbIds.has(c.loadBalancerId) ? c.loadBalancerId : undefined;
+    const config = configOf(c);
+    const inConfig = config !== undefined && configKeys.has(config);
+    if (!lb && !inConfig) continue;
+    const policy = policyOf(c);
+    const user: SharedUser = { facts: c, ...(policy ? { policy } : {}), optedOut: readSkip(c.annotations, c.kind).skipped !== undefined };
+    if (lb) clbs.set(lb, [...(clbs.get(lb) ?? []), user]);
+    if (inConfig) configs.set(config, [...(configs.get(config) ?? []), user]);
+  }
+  return { clbs, configs };
+}

@@ -1,0 +1,49 @@
+import { describe, expect, it } from '@jest/globals';
+import { nextReconcile, type RequeueInput } from '../../../src/controllers/policy/requeue.js';
+import type { Assessment } from '../../../src/model/assessment.js';
+import type { TargetOutcome } from '../../../src/model/status.js';
+
+const target = (rootCause: string, lb = 'lb-1'): TargetOutcome => ({ assessment: { target: { kind: 'Service', namespace: 'ns', name: lb }, loadBalancerId: lb, rootCause: { id: rootCause } } as unknown as Assessment });
+const base: RequeueInput = { outcomes: [], releases: [], waiting: false, streak: 0, cachedClbs: 0, driftCheckIntervalMs: 600_000, now: 1_000_000, jitter: (ms) => ms };
+
+describe('nextReconcile', () => {
+  it('a transient error anywhere (target or release) asks for a backoff retry and keeps the streak', () => {
+    const error = { reason: 'RetryingAfterError', message: 'throttled', permanent: false };
+    const r = nextReconcile({ ...base, streak: 2, outcomes: [target('L4Loopback')], releases: [{ kind: 'Service', name: 'x', plan: [], error }] });
+    expect('retry' in r.outcome && r.outcome.retry?.message).toMatch(/1 target\(s\) failed transiently.*throttled/);
+    expect(r.streak).toBe(2);
+  });
+
+  it('a permanent error alone is no retry: the status says Stalled, the policy converges', () => {
+    const r = nextReconcile({ ...base, outcomes: [{ ...target('L4Loopback'), error: { reason: 'PermissionDenied', message: 'CAM', permanent: true } }] });
+    expect('retry' in r.outcome).toBe(false);
+  });
+
+  it.each([
+    [1, 3_000],
+    [2, 6_000],
+    [3, 12_000],
+    [20, 300_000],
+  ])('a CLB being built: read again soon, backing off (streak %i → %i ms), its cached read dropped', (streak, ms) => {
+    const r = nextReconcile({ ...base, streak: streak - 1, outcomes: [target('ClbCreating', 'lb-new'), target('Mitigated', 'lb-old')] });
+    expect(r.outcome).toEqual({ requeueAfterMs: ms });
+    expect(r.invalidate).toEqual(['lb-new']);
+    expect(r.streak).toBe(streak);
+  });
+
+  it('never waits longer than the drift interval', () => {
+    expect(nextReconcile({ ...base, waiting: true, streak: 10, driftCheckIntervalMs: 20_000 }).outcome).toEqual({ requeueAfterMs: 20_000 });
+  });
+
+  it("a grace period that ends before the backoff: right after its end (the read that decides comes after it)", () => {
+    expect(nextReconcile({ ...base, waiting: true, graceEndsAt: base.now + 1_000 }).outcome).toEqual({ requeueAfterMs: 1_250 });
+    expect(nextReconcile({ ...base, waiting: true, graceEndsAt: base.now + 60_000 }).outcome).toEqual({ requeueAfterMs: 3_000 });
+  });
+
+  it('converged: the streak ends, back when the next drift checks are due', () => {
+    const r = nextReconcile({ ...base, streak: 4, cachedClbs: 0, outcomes: [target('Mitigated')] });
+    expect(r.streak).toBe(0);
+    expect(r.invalidate).toEqual([]);
+    expect('requeueAfterMs' in r.outcome && r.outcome.requeueAfterMs).toBeGreaterThan(0);
+  });
+});

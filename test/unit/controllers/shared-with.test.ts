@@ -1,0 +1,52 @@
+// The shared view the operator gathers (targets.ts sharedWith): every Service and Ingress on a target's CLB,
+// whatever its namespace, with the policy that manages each; every Ingress naming a target's TkeServiceConfig.
+import { describe, expect, it } from '@jest/globals';
+import type { V1Ingress, V1Service } from '@kubernetes/client-node';
+import { API_VERSION, KIND, type LoopbackPolicy } from '../../../src/api/loopbackpolicy.js';
+import { namespaceView, sharedWith } from '../../../src/controllers/policy/targets.js';
+import { serviceFacts } from '../../../src/model/target-facts.js';
+
+const svc = (namespace: string, name: string, lb: string, annotations: Record<string, string> = {}): V1Service => ({
+  metadata: { namespace, name, uid: `${namespace}-${name}`, annotations: { 'service.kubernetes.io/tke-existed-lbid': lb, 'service.kubernetes.io/loadbalance-id': lb, ...annotations } },
+  spec: { type: 'LoadBalancer', ports: [{ port: 80, protocol: 'TCP' }] },
+});
+const ing = (namespace: string, name: string, config: string, annotations: Record<string, string> = {}): V1Ingress => ({
+  metadata: { namespace, name, annotations: { 'kubernetes.io/ingress.qcloud-loadbalance-id': `lb-${name}`, 'ingress.cloud.tencent.com/tke-service-config': config, ...annotations } },
+  spec: { rules: [{ host: 'a.example.com' }] },
+});
+const policy = (namespace: string, name: string): LoopbackPolicy => ({ apiVersion: API_VERSION, kind: KIND, metadata: { namespace, name, uid: `${namespace}-${name}`, creationTimestamp: new Date(0) }, spec: {} });
+
+describe('sharedWith', () => {
+  const services = [svc('h', 'shared', 'lb-1'), svc('i', 'shared', 'lb-1', { 'loopguard.dev/skip': 'true' }), svc('j', 'other', 'lb-1'), svc('h', 'alone', 'lb-2')];
+  const ingresses = [ing('h', 'front', 'cfg'), ing('h', 'back', 'cfg', { 'loopguard.dev/skip': 'true' }), ing('h', 'solo', 'own')];
+  const policies = [policy('h', 'p'), policy('i', 'q')];
+  const caches = {
+    services: (ns?: string) => services.filter((s) => ns === undefined || s.metadata?.namespace === ns),
+    ingresses: (ns?: string) => ingresses.filter((i) => ns === undefined || i.metadata?.namespace === ns),
+    policies: (ns: string) => policies.filter((p) => p.metadata.namespace === ns),
+  };
+
+  it('a CLB shared across namespaces: every Service on it, each with its own namespace\'s policy (none in j), opt-outs marked', () => {
+    const view = namespaceView('h', caches.services('h'), caches.ingresses('h'), caches.policies('h'));
+    const mine = view.candidates.filter((t) => t.kind === 'Service');
+    const shared = sharedWith(mine, caches, { namespace: 'h', view }, () => undefined);
+    expect(shared.clbs.get('lb-1')?.map((u) => [u.facts.namespace, u.facts.name, u.policy, u.optedOut])).toEqual([
+      ['h', 'shared', 'h/p', false],
+      ['i', 'shared', 'i/q', true],
+      ['j', 'other', undefined, false],
+    ]);
+    expect(shared.clbs.get('lb-2')?.map((u) => u.facts.name)).toEqual(['alone']);
+  });
+
+  it('a TkeServiceConfig named by several Ingresses of the namespace: all of them, and only them', () => {
+    const view = namespaceView('h', caches.services('h'), caches.ingresses('h'), caches.policies('h'));
+    const mine = view.candidates.filter((t) => t.kind === 'Ingress' && t.name !== 'back');
+    const shared = sharedWith(mine, caches, { namespace: 'h', view }, () => undefined);
+    expect(shared.configs.get('h/cfg')?.map((u) => [u.facts.name, u.policy, u.optedOut])).toEqual([
+      ['front', 'h/p', false],
+      ['back', 'h/p', true],
+    ]);
+    expect(shared.configs.get('h/own')?.map((u) => u.facts.name)).toEqual(['solo']);
+    expect(serviceFacts(services[0]!).loadBalancerId).toBe('lb-1');
+  });
+});

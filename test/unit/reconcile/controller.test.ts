@@ -1,0 +1,220 @@
+// The policy controller's reconcile, end to end without an apiserver: informer caches, the CLB observer and the
+// executor over the in-memory world (loopguard's own ClbReader and Effects interfaces), status and Events kept in
+// memory. Twins of the integration suites' policy-level scenarios: Enforce converges, Audit writes nothing,
+// conflict, deselect releases, deletion restores or is blocked, a failed CLB read retries.
+import { describe, expect, it } from '@jest/globals';
+import { API_VERSION, FINALIZER, KIND, type LoopbackPolicy, type LoopbackPolicySpec, type LoopbackPolicyStatus } from '../../../src/api/loopbackpolicy.js';
+import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
+import { ClbObserver } from '../../../src/cloud/clb-observer.js';
+import { ClbError } from '../../../src/cloud/errors.js';
+import { PolicyController } from '../../../src/controllers/policy/policy-controller.js';
+import { LearnedCapabilities } from '../../../src/mitigation/capabilities.js';
+import { Executor } from '../../../src/mitigation/executor.js';
+import { PROFILES } from '../model/fixtures.js';
+import { MemoryWorld } from './memory-world.js';
+
+const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
+const logger = { info: () => undefined, warn: () => undefined } as never;
+
+function policyOf(name: string, spec: LoopbackPolicySpec, created = '2026-11-01T00:00:00Z'): LoopbackPolicy {
+  return { apiVersion: API_VERSION, kind: KIND, metadata: { namespace: 'shop', name, uid: `uid-${name}`, generation: 1, creationTimestamp: new Date(created) }, spec };
+}
+
+function harness(...names: string[]) {
+  const stopping = new AbortController();
+  const world = new MemoryWorld();
+  names.forEach((n, i) => world.addService(n, `lb-${i + 1}`));
+  const observer = new ClbObserver(world.reader);
+  world.observer = observer;
+  const policies = new Map<string, LoopbackPolicy>();
+  const events: { target: string; reason: string; type: string }[] = [];
+  const removed: string[] = [];
+  const capabilities = new LearnedCapabilities();
+  const eventSink = { record: async (t: { name: string }, type: string, reason: string) => void events.push({ target: t.name, reason, type }) };
+  const executor = new Executor({ effects: world, capabilities, events: eventSink, logger, metrics: { driftCorrections: { inc: () => undefined } } as never });
+  const records = (): LoopbackRecord[] => world.loopbackRecords();
+  const controller = new PolicyController({
+    caches: {
+      records,
+      policy: (_ns, name) => policies.get(name),
+      policies: () => [...policies.values()],
+      services: () => world.v1Services(),
+      ingresses: () => [],
+    },
+    record: (t) => records().find((r) => r.spec.target.name === t.name && r.spec.target.kind === t.kind),
+    tkeServiceConfigs: () => [],
+    tkeServiceConfigsSynced: () => true,
+    observer,
+    capabilities,
+    statusWriter: {
+      apply: async (_ns: string, name: string, status: LoopbackPolicyStatus) => {
+        const p = policies.get(name);
+        if (p) p.status = status;
+      },
+    },
+    writer: {
+      setFinalizers: async (p: LoopbackPolicy, finalizers: string[]) => {
+        p.metadata.finalizers = finalizers;
+      },
+      list: async (kind: string) => (kind === 'Service' ? world.v1Services() : []),
+    },
+    records: {
+      list: async () => records(),
+      remove: async (r: LoopbackRecord) => {
+        removed.push(r.spec.target.name);
+        world.records.delete(r.spec.target.name);
+      },
+    },
+    events: { ...eventSink, recordStanding: eventSink.record },
+    metrics: { reportTargets: () => undefined, forgetTargets: () => undefined },
+    logger,
+    profile: () => PROFILES.ipvsNew,
+    driftCheckIntervalMs: 600_000,
+    tkeGraceMs: 10_000,
+    executor,
+    stopping: stopping.signal,
+  });
+  const reconcile = (name: string) => controller.reconcile(`shop/${name}`, new AbortController().signal);
+  const target = (policy: string, name: string) => policies.get(policy)?.status?.targets?.find((t) => t.name === name);
+  return { world, policies, events, removed, reconcile, target, stopping, observer };
+}
+
+describe('PolicyController.reconcile over an in-memory world', () => {
+  it('Enforce: a finalizer, the target mitigated in one round, Ready, and a requeue at the drift schedule', async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    const outcome = await h.reconcile('p');
+    expect(h.policies.get('p')?.metadata.finalizers).toEqual([FINALIZER]);
+    expect([h.world.source('lb-1', 'lb-1-tcp'), h.world.source('lb-1', 'lb-1-udp')]).toEqual([1, 1]);
+    expect(h.world.annotations.get('web')?.[PREVENT]).toBe('true');
+    expect(h.target('p', 'web')).toMatchObject({ verdict: 'Mitigated' });
+    expect(h.policies.get('p')?.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
+    expect(outcome).toEqual({ requeueAfterMs: expect.any(Number) });
+    expect(h.events.map((e) => e.reason)).toContain('TargetMitigated');
+    // The next round writes nothing.
+    const writes = h.world.log.length;
+    await h.reconcile('p');
+    expect(h.world.log).toHaveLength(writes);
+  });
+
+  it('Audit: the plan is reported, nothing is written', async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Audit' }));
+    await h.reconcile('p');
+    expect(h.world.log).toEqual([]);
+    expect(h.target('p', 'web')).toMatchObject({ verdict: 'AtRisk' });
+    expect(h.target('p', 'web')?.plan?.length).toBeGreaterThan(0);
+    expect(h.events).toContainEqual({ target: 'web', reason: 'TargetAtRisk', type: 'Warning' });
+  });
+
+  it('two policies select one target: the older manages it, the other reports PolicyConflict', async () => {
+    const h = harness('web');
+    h.policies.set('old', policyOf('old', { mode: 'Enforce' }, '2026-01-01T00:00:00Z'));
+    h.policies.set('new', policyOf('new', { mode: 'Enforce' }, '2026-06-01T00:00:00Z'));
+    await h.reconcile('new');
+    expect(h.target('new', 'web')).toMatchObject({ verdict: 'Conflict', rootCause: 'PolicyConflict' });
+    expect(h.world.log).toEqual([]);
+    await h.reconcile('old');
+    expect(h.target('old', 'web')).toMatchObject({ verdict: 'Mitigated' });
+  });
+
+  it('a target the policy stops selecting is released: originals back, record gone', async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    h.policies.set('p', { ...policyOf('p', { mode: 'Enforce', selector: { matchLabels: { tier: 'none' } } }), metadata: { ...policyOf('p', {}).metadata, finalizers: [FINALIZER], generation: 2 } });
+    await h.reconcile('p');
+    expect([h.world.source('lb-1', 'lb-1-tcp'), h.world.source('lb-1', 'lb-1-udp')]).toEqual([0, 0]);
+    expect(h.world.annotations.get('web')?.[PREVENT]).toBeUndefined();
+    expect(h.world.records.size).toBe(0);
+  });
+
+  it('deletion: every original restored through the same planner and executor, then the finalizer goes', async () => {
+    const h = harness('web', 'api');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    const p = h.policies.get('p') as LoopbackPolicy;
+    p.metadata.deletionTimestamp = new Date();
+    await h.reconcile('p');
+    expect([...h.world.listeners.values()].flat().map((l) => l.source)).toEqual([0, 0, 0, 0]);
+    expect(h.world.records.size).toBe(0);
+    expect(p.metadata.finalizers).toEqual([]);
+  });
+
+  it('deletion blocked by a corrupt record: Stalled / DeletionBlocked with the way out, the finalizer kept', async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    const entry = h.world.records.get('web');
+    if (entry) entry.record = { v: 1, listeners: { 'lb-1-tcp': { sourceIpType: 7 as 0 } } };
+    const p = h.policies.get('p') as LoopbackPolicy;
+    p.metadata.deletionTimestamp = new Date();
+    await expect(h.reconcile('p')).rejects.toThrow(/deletion waits for the revert of 1 target/);
+    expect(p.status?.conditions?.find((c) => c.type === 'Stalled')).toMatchObject({ status: 'True', reason: 'DeletionBlocked' });
+    expect(p.metadata.finalizers).toEqual([FINALIZER]);
+    expect(h.events).toContainEqual({ target: 'p', reason: 'DeletionBlocked', type: 'Warning' });
+  });
+
+  it('a CLB read that fails transiently: every target reports it and the queue retries with backoff', async () => {
+    const h = harness('web');
+    h.world.readFaults.push(new ClbError({ code: 'RequestLimitExceeded', retryable: true, reason: 'Throttled', message: 'throttled', throttled: true, apiMessage: 'throttled' }));
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    const outcome = await h.reconcile('p');
+    expect(outcome && 'retry' in outcome).toBe(true);
+    expect(h.world.log).toEqual([]);
+    await h.reconcile('p');
+    expect(h.target('p', 'web')).toMatchObject({ verdict: 'Mitigated' });
+  });
+
+  it('a CLB read refused for good (CAM): the policy is Stalled naming it, and no retry storm', async () => {
+    const h = harness('web');
+    h.world.readFaults.push(new ClbError({ code: 'UnauthorizedOperation', retryable: false, reason: 'PermissionDenied', message: 'grant clb:DescribeLoadBalancers', throttled: false, apiMessage: 'denied' }));
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    const outcome = await h.reconcile('p');
+    expect(outcome && 'retry' in outcome).toBe(false);
+    expect(h.policies.get('p')?.status?.conditions?.find((c) => c.type === 'Stalled')).toMatchObject({ status: 'True', reason: 'PermissionDenied' });
+    expect(h.world.log).toEqual([]);
+  });
+
+  it('Audit after Enforce: the changes made are held; a source drifted back is corrected, nothing else is done', async () => {
+    const h = harness('web', 'api');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    h.policies.set('p', { ...policyOf('p', { mode: 'Audit' }), metadata: { ...policyOf('p', {}).metadata, generation: 2, finalizers: [FINALIZER] } });
+    h.world.setSource('lb-1', 'lb-1-udp', 0);
+    // The drift check's read (due at the drift interval): the CLB is read again.
+    h.observer.invalidate('lb-1');
+    h.world.annotations.set('api', { 'service.kubernetes.io/loadbalance-id': 'lb-2' });
+    const before = h.world.log.length;
+    await h.reconcile('p');
+    // Only the drift correction of a held target: api's lost annotation waits for Enforce.
+    expect(h.world.log.slice(before).map((x) => `${x.target} ${x.step.kind}`)).toEqual(['web SetListenerHealthCheckSource']);
+    expect(h.world.source('lb-1', 'lb-1-udp')).toBe(1);
+    expect(h.target('p', 'api')?.plan?.length).toBeGreaterThan(0);
+    expect(h.world.annotations.get('api')?.[PREVENT]).toBeUndefined();
+  });
+
+  it('deleted with loopguard.dev/abandon: records forgotten, nothing restored, Events say so, the finalizer goes', async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    const p = h.policies.get('p') as LoopbackPolicy;
+    p.metadata.deletionTimestamp = new Date();
+    p.metadata.annotations = { 'loopguard.dev/abandon': 'true' };
+    await h.reconcile('p');
+    expect(h.removed).toEqual(['web']);
+    expect([h.world.source('lb-1', 'lb-1-tcp'), h.world.annotations.get('web')?.[PREVENT]]).toEqual([1, 'true']);
+    expect(h.events.filter((e) => e.reason === 'RevertAbandoned').map((e) => e.target)).toEqual(['web', 'p']);
+    expect(p.metadata.finalizers).toEqual([]);
+  });
+
+  it('shutdown before the round: no target is reached, the last status stays, an Event says where it stopped', async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    h.stopping.abort();
+    await h.reconcile('p');
+    expect(h.world.log).toEqual([]);
+    expect(h.policies.get('p')?.status?.targets).toBeUndefined();
+    expect(h.events).toContainEqual({ target: 'p', reason: 'RoundInterrupted', type: 'Normal' });
+  });
+});

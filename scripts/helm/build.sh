@@ -7,30 +7,16 @@
 set -euo pipefail
 
 HELM_VERSION=v3.21.4
+# shellcheck source=../lib/go-tool.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/go-tool.sh"
 
-cache_root=${LOOPGUARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopguard}
-out="$cache_root/helm/$HELM_VERSION"
+out=$(lg_tool_dir helm "$HELM_VERSION")
 if [ -x "$out/helm" ]; then
   echo "$out/helm"
   exit 0
 fi
-
-if ! command -v go >/dev/null 2>&1; then
-  if [ -x /usr/local/go/bin/go ]; then
-    export PATH="$PATH:/usr/local/go/bin"
-  else
-    echo "loopguard: no 'go' on PATH; the helm CLI for the chart tests is built from its Go module." >&2
-    exit 3
-  fi
-fi
-
-rm -rf "$out.tmp" && mkdir -p "$out.tmp"
-start=$(date +%s)
-echo "loopguard: building helm $HELM_VERSION (a few minutes the first time)" >&2
-GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod GOBIN="$out.tmp" \
-  go install -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=$HELM_VERSION \
-    -X helm.sh/helm/v3/internal/version.gitTreeState=clean" \
-  "helm.sh/helm/v3/cmd/helm@$HELM_VERSION" >&2
-rm -rf "$out" && mv "$out.tmp" "$out"
-echo "loopguard: helm built in $(( $(date +%s) - start ))s into $out" >&2
+lg_need_go "the helm CLI for the chart tests"
+lg_tool_build helm "$HELM_VERSION" "$out" "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION \
+  -X helm.sh/helm/v3/internal/version.gitTreeState=clean" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+lg_tool_publish helm "$out"
 echo "$out/helm"

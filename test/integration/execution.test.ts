@@ -118,6 +118,7 @@ describe('one plan, one executor', () => {
     }
     await net.createNamespacedIngress({ namespace: ns, body: selected(lbIngress('web', { annotations: PRIVATE_INGRESS, rules: [{ host: 'a.example.com', paths: ['/', '/api'] }] })) });
     for (const name of ['local', 'cluster', 'public']) await serviceLb(ns, name);
+    const localLb = await serviceLb(ns, 'local');
     await ingressLb(ns, 'web', 1);
     const ref = { namespace: ns, name: 'p' };
 
@@ -138,7 +139,17 @@ describe('one plan, one executor', () => {
     await setMode(ref, 'Enforce', /^Reconciled/);
     let executed = executedSteps(operator.logs(), `${ns}/p`, from);
     for (const [target, plan] of printed) expect({ target, steps: shown(executed.get(target)?.slice(0, plan.length)) }).toEqual({ target, steps: plan });
-    expect(shown(executed.get('Service/local'))).toEqual(printed.get('Service/local'));
+    const localPrinted = printed.get('Service/local') ?? [];
+    const localExecuted = executed.get('Service/local') ?? [];
+    expect(shown(localExecuted.slice(0, localPrinted.length))).toEqual(localPrinted);
+    // Nothing beyond the printed plan, except a drift correction answering TKE: its resync (every 1.5 s here, sync
+    // scope `all`) can land between the source switches and prevent-loopback and put a source back on the VIP.
+    const extra = localExecuted.slice(localPrinted.length);
+    if (extra.length > 0) {
+      expect(extra.every((step) => /\(drift: it had been put back outside loopguard\)$/.test(step))).toBe(true);
+      const tkeWrites = (await emulator.admin.writes()).filter((w) => w.caller === 'tke' && w.loadBalancerId === localLb && w.changed.length > 0);
+      expect(tkeWrites.length).toBeGreaterThan(0);
+    }
     expect(executed.has('Service/public')).toBe(false);
     expect(executed.get('Ingress/web')?.some((s) => /^declare in TkeServiceConfig web-auto-ingress-config: keepaliveEnable: 1/.test(s))).toBe(true);
 

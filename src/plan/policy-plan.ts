@@ -177,6 +177,14 @@ function orphanOf(s: Snapshot, o: OrphanSnapshot): OrphanTarget {
 }
 
 /**
+ * The verdict of a target once what it shares is accounted for (shared-config.ts, shared-clb.ts). The round applies it
+ * again to its after-execution assessment, so the status keeps naming the sharing.
+ */
+export function sharedVerdict(s: Snapshot, t: TargetSnapshot, assessed: Assessment, switched: ReadonlySet<string> = new Set()): Assessment {
+  return sharedConfigAssessment(s, t, assessed) ?? sharedClbAssessment(s, t, assessed, switched) ?? assessed;
+}
+
+/**
  * The plan of one pass over a snapshot, pure: every managed target assessed and planned, every orphan's release.
  * Until TkeServiceConfigs are known, Ingresses get no step (an empty plan; their releases wait).
  */

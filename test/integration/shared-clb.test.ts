@@ -62,7 +62,7 @@ describe('a user-brought CLB shared by Services of two namespaces', () => {
           for (const t of (l.Rules ?? []).flatMap((r) => r.Targets ?? [])) if (!t.HealthStatus) violations.push(`:${l.Port} backend ${t.IP ?? ''} Dead`);
         }
         samples++;
-        await new Promise((r) => setTimeout(r, 250));
+        await new Promise((r) => setTimeout(r, 100));
       }
     })();
 
@@ -75,6 +75,15 @@ describe('a user-brought CLB shared by Services of two namespaces', () => {
       expect(await sourceOf(8080)).toBe(1);
       expect(await sourceOf(9090)).toBe(1);
       expect((await emulator.admin.getLoadBalancer(lb)).nodes.every((n) => n.vipBound)).toBe(true);
+      // Whichever policy planned first saw the other's listener on the VIP: a SharedClb Event on its Service, which
+      // counts the other namespace's Service and never names it (issue 22 #9).
+      const shared = [];
+      for (const ns of [h, i]) shared.push(...(await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=SharedClb' })).items.map((e) => ({ ns, message: e.message ?? '' })));
+      expect(shared.length).toBeGreaterThan(0);
+      for (const e of shared) {
+        expect(e.message).toMatch(/1 Service\(s\) in other namespaces/);
+        expect(e.message).not.toContain(e.ns === h ? i : h);
+      }
 
       // H's policy goes: its prevent-loopback is taken off, but I's keeps the VIP bound, so H's source stays 100.64.
       await deletePolicy(refs.h as PolicyRef);

@@ -124,57 +124,10 @@ export function valueOr<T>(result: AnnotationValue<T>, fallback: T): T {
   return result.kind === 'value' ? result.value : fallback;
 }
 
-// ---- originals record -----------------------------------------------------------------------------
+// ---- CLB values (the originals a LoopbackRecord holds are in originals.ts) -------------------------
 
+/** A health check's source: 0 the CLB's VIP, 1 100.64.0.0/10. */
 export type SourceIpType = 0 | 1;
-
-/**
- * What loopguard added to a TkeServiceConfig when it first declared a field that the config did not declare
- * (innermost first): the field itself, the rule's `healthCheck` object, the rule entry, the rule list, the
- * domain entry, the domain list, the l7Listener entry, the `l7Listeners` list, `loadBalancer`, `spec`.
- * Absent: the field was declared (the revert sets the recorded value back and leaves the declaration).
- */
-export const ADDED_LEVELS = ['field', 'healthCheck', 'rule', 'rules', 'domain', 'domains', 'listener', 'listeners', 'loadBalancer', 'spec'] as const;
-export type AddedLevel = (typeof ADDED_LEVELS)[number];
-
-function isAddedLevel(v: unknown): v is AddedLevel {
-  return typeof v === 'string' && (ADDED_LEVELS as readonly string[]).includes(v);
-}
-
-/**
- * What loopguard changed on a target and the value before its first change: the `originals` of the target's
- * LoopbackRecord (src/api/loopbackrecord.ts), written *before* the change, so a restart at any point can restore.
- */
-export interface OriginalsRecord {
-  v: 1;
-  /** Annotation values before loopguard's change; `null` = the annotation was absent. */
-  annotations?: Record<string, string | null>;
-  /**
-   * Per CLB listener id: original HealthCheck.SourceIpType / KeepaliveEnable; `keepaliveAdded`: what loopguard
-   * added to the TkeServiceConfig to declare keepaliveEnable (absent: it was declared).
-   */
-  listeners?: Record<string, { sourceIpType?: SourceIpType; keepaliveEnable?: 0 | 1; keepaliveAdded?: AddedLevel }>;
-  /**
-   * Per `<listenerId>/<locationId>`: original rule HealthCheck.SourceIpType; `added` as `keepaliveAdded`;
-   * `enableAdded`: loopguard added `healthCheck.enable` to the rule's existing `healthCheck` (the revert removes that
-   * field alone; a `healthCheck` loopguard created, `added` ≥ healthCheck, goes whole with its `enable`).
-   */
-  rules?: Record<string, { sourceIpType: SourceIpType; added?: AddedLevel; enableAdded?: boolean }>;
-  /** Original CLB attributes. */
-  loadBalancer?: { passToTarget?: boolean };
-  /**
-   * The CLB the listener, rule and attribute entries were read from. Restores go there, never to whatever CLB id
-   * the target's (user-writable) annotation names at release time.
-   */
-  loadBalancerId?: string;
-  /**
-   * Fields (`fieldKey` in src/plan/record.ts) loopguard has seen take effect. The one drift rule: such a field
-   * found back at its original was put back outside loopguard.
-   */
-  applied?: string[];
-  /** When loopguard last declared L7 fields in a TkeServiceConfig: TKE's grace period runs from here, across restarts. */
-  declaredAt?: string;
-}
 
 /**
  * A CLB id as the CLB API gives them (`lb-` and 8 lower-case letters and digits; up to 64 characters allowed, the
@@ -182,58 +135,6 @@ export interface OriginalsRecord {
  */
 export function isClbId(id: string): boolean {
   return /^lb-[0-9a-z]{1,61}$/.test(id);
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function isBit(v: unknown): v is 0 | 1 {
-  return v === 0 || v === 1;
-}
-
-/** Shape check for a LoopbackRecord's `originals`; returns an error sentence or undefined. */
-export function validateOriginals(value: unknown): string | undefined {
-  if (!isRecord(value)) return 'expected a JSON object';
-  if (value.v !== 1) return 'unsupported record version (expected "v": 1)';
-  if (value.annotations !== undefined) {
-    if (!isRecord(value.annotations)) return '"annotations" must be an object';
-    for (const [k, v] of Object.entries(value.annotations)) {
-      if (v !== null && typeof v !== 'string') return `annotations[${JSON.stringify(k)}] must be a string or null`;
-    }
-  }
-  if (value.listeners !== undefined) {
-    if (!isRecord(value.listeners)) return '"listeners" must be an object';
-    for (const [id, l] of Object.entries(value.listeners)) {
-      if (!isRecord(l)) return `listeners[${JSON.stringify(id)}] must be an object`;
-      if (l.sourceIpType !== undefined && !isBit(l.sourceIpType)) return `listeners[${JSON.stringify(id)}].sourceIpType must be 0 or 1`;
-      if (l.keepaliveEnable !== undefined && !isBit(l.keepaliveEnable)) return `listeners[${JSON.stringify(id)}].keepaliveEnable must be 0 or 1`;
-      if (l.keepaliveAdded !== undefined && !isAddedLevel(l.keepaliveAdded)) return `listeners[${JSON.stringify(id)}].keepaliveAdded must be one of ${ADDED_LEVELS.join(', ')}`;
-    }
-  }
-  if (value.rules !== undefined) {
-    if (!isRecord(value.rules)) return '"rules" must be an object';
-    for (const [id, r] of Object.entries(value.rules)) {
-      if (!isRecord(r) || !isBit(r.sourceIpType)) return `rules[${JSON.stringify(id)}].sourceIpType must be 0 or 1`;
-      if (r.added !== undefined && !isAddedLevel(r.added)) return `rules[${JSON.stringify(id)}].added must be one of ${ADDED_LEVELS.join(', ')}`;
-      if (r.enableAdded !== undefined && typeof r.enableAdded !== 'boolean') return `rules[${JSON.stringify(id)}].enableAdded must be a boolean`;
-    }
-  }
-  if (value.loadBalancer !== undefined) {
-    if (!isRecord(value.loadBalancer)) return '"loadBalancer" must be an object';
-    const p = value.loadBalancer.passToTarget;
-    if (p !== undefined && typeof p !== 'boolean') return 'loadBalancer.passToTarget must be a boolean';
-  }
-  if (value.loadBalancerId !== undefined && (typeof value.loadBalancerId !== 'string' || !isClbId(value.loadBalancerId))) {
-    return '"loadBalancerId" must be a CLB id (lb-…)';
-  }
-  if (value.applied !== undefined && (!Array.isArray(value.applied) || value.applied.some((k) => typeof k !== 'string'))) {
-    return '"applied" must be a list of strings';
-  }
-  if (value.declaredAt !== undefined && (typeof value.declaredAt !== 'string' || Number.isNaN(Date.parse(value.declaredAt)))) {
-    return '"declaredAt" must be an RFC 3339 time';
-  }
-  return undefined;
 }
 
 // ---- target-level readings used by the model --------------------------------------------------------

@@ -1,7 +1,7 @@
 // LoopbackRecord (loopguard.dev/v1alpha1, cluster-scoped): mirror of crds/loopguard.dev_loopbackrecords.yaml.
 // One per target loopguard changed; its name is derived from the target so that lookups need no index.
 import { createHash } from 'node:crypto';
-import type { OriginalsRecord } from './annotations.js';
+import type { Originals } from './originals.js';
 import type { TargetKind } from './loopbackpolicy.js';
 
 export const RECORD_PLURAL = 'loopbackrecords';
@@ -12,7 +12,7 @@ export const TARGET_NAMESPACE_LABEL = 'loopguard.dev/target-namespace';
 export interface LoopbackRecordSpec {
   target: { kind: TargetKind; namespace: string; name: string; uid?: string };
   policy: { namespace: string; name: string };
-  originals: OriginalsRecord;
+  originals: Originals;
 }
 
 export interface LoopbackRecord {

@@ -3,7 +3,7 @@
 // conflict), so an original recorded by an earlier write is never lost to a stale cache. A record left empty is
 // deleted.
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
-import { validateOriginals, type OriginalsRecord } from '../api/annotations.js';
+import { validateOriginals, type Originals } from '../api/originals.js';
 import { API_VERSION, FIELD_MANAGER, GROUP, VERSION } from '../api/loopbackpolicy.js';
 import { RECORD_KIND, RECORD_PLURAL, TARGET_NAMESPACE_LABEL, recordName, type LoopbackRecord } from '../api/loopbackrecord.js';
 import type { TargetRef } from '../model/facts.js';
@@ -64,7 +64,7 @@ export class RecordStore {
   async update(
     target: TargetRef & { uid?: string },
     owner: string,
-    change: (current: OriginalsRecord | undefined) => OriginalsRecord | undefined,
+    change: (current: Originals | undefined) => Originals | undefined,
     options: { takeOver: boolean },
   ): Promise<void> {
     const [policyNamespace = '', policyName = ''] = owner.split('/');

@@ -2,7 +2,7 @@
 // what it changes and skips a write that would change nothing), so a step repeated after a restart is harmless.
 // A step's result is data, never an exception for the target's own failure: the executor classifies thrown
 // errors, and verification verdicts (TKE did not apply a config) come back as `failed`.
-import type { OriginalsRecord } from '../api/annotations.js';
+import type { Originals } from '../api/originals.js';
 import { describeCloudError, type CallOptions, type ClbClient, type ListenerInfo } from '../cloud/index.js';
 import type { ClbObserver } from '../cloud/clb-observer.js';
 import type { RecordStore } from '../kube/record-store.js';
@@ -11,7 +11,7 @@ import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, buildRemovalPatch } from '../plan/config-patch.js';
 import { healthCheckFor } from '../plan/l4.js';
-import { isEmptyRecord, mergeRecords, withoutFields } from '../plan/record.js';
+import { isEmptyOriginals, mergeOriginals, withoutFields } from '../api/originals.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
 import type { Step } from '../plan/steps.js';
 import type { LearnedCapabilities } from './capabilities.js';
@@ -71,8 +71,8 @@ function writeOptions(deps: EffectDeps, signal: AbortSignal): CallOptions {
 }
 
 /** A record that holds nothing is no record: the store deletes it. */
-function nonEmpty(record: OriginalsRecord): OriginalsRecord | undefined {
-  return isEmptyRecord(record) ? undefined : record;
+function nonEmpty(record: Originals): Originals | undefined {
+  return isEmptyOriginals(record) ? undefined : record;
 }
 
 export async function applyStep(deps: EffectDeps, owner: string, target: TargetRef, step: Step, signal: AbortSignal): Promise<StepResult> {
@@ -84,7 +84,7 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
       // so an original recorded by an earlier write always survives.
       const object = await writer.get(kind, namespace, name);
       if (!object) return { status: 'gone' };
-      await deps.records.update({ ...target, uid: object.metadata?.uid }, owner, (current) => nonEmpty(mergeRecords(current, step.record)), { takeOver: true });
+      await deps.records.update({ ...target, uid: object.metadata?.uid }, owner, (current) => nonEmpty(mergeOriginals(current, step.record)), { takeOver: true });
       return DONE;
     }
     case 'AnnotateTarget': {
@@ -93,7 +93,7 @@ export async function applyStep(deps: EffectDeps, owner: string, target: TargetR
       // Originals before the change they belong to; a release's forgetting after the restore it records.
       if (step.record) {
         if (!object) return { status: 'gone' };
-        await deps.records.update(self, owner, (current) => nonEmpty(mergeRecords(withoutFields(current, step.forget ?? []), step.record!)), { takeOver: true });
+        await deps.records.update(self, owner, (current) => nonEmpty(mergeOriginals(withoutFields(current, step.forget ?? []), step.record!)), { takeOver: true });
       }
       if (object && Object.keys(step.set).length > 0) await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
       if (step.forget && !step.record) await deps.records.update(self, owner, (current) => nonEmpty(withoutFields(current, step.forget ?? [])), { takeOver: false });

@@ -10,7 +10,7 @@
 // beside `sourceIpType`, behind the same identity tests, and the record says so (the revert takes it out again).
 // loopguard writes no listener-level `healthCheck` (its l7Listener fields are `keepaliveEnable` only).
 
-import { ADDED_LEVELS, type AddedLevel } from '../api/annotations.js';
+import { ADDED_LEVELS, type AddedLevel } from '../api/originals.js';
 import type { JsonPatchOp } from '../api/json-patch.js';
 
 /** One field loopguard wants to hold a value in the config. `domain` is the CLB rule's Domain (the VIP for a host-less rule). */

@@ -5,14 +5,16 @@
 // l4.sourceSwitch: TKEFirst; tencent-cloud.md §9 #1): originals and prevent-loopback in one patch → wait for TKE → after
 // the grace period, loopguard writes what TKE left on the VIP. Release is the inverse: prevent-loopback back to its original first (kube-proxy stops binding the
 // VIP before any source returns to it) → sources restored → the record dropped (or what remains of it).
-import { readBool, ServiceAnnotation, type Annotations, type OriginalsRecord, type SourceIpType } from '../api/annotations.js';
+import { readBool, ServiceAnnotation, type Annotations, type SourceIpType } from '../api/annotations.js';
+import type { Originals } from '../api/originals.js';
 import type { HealthCheck, ListenerInfo } from '../cloud/clb-client.js';
 import { writableHealthCheck } from '../cloud/clb-mapping.js';
 import type { Assessment } from '../model/assessment.js';
 import type { L4DesiredState } from '../model/desired-state.js';
 import { holdsAsIs } from '../model/assess-common.js';
 import { boundLoadBalancerId } from '../model/target-facts.js';
-import { annotatedByLoopguard, fieldKey, isApplied, isEmptyRecord, mergeRecords, sameRecord, tkeGraceOver, withApplied, withoutFields } from './record.js';
+import { annotatedByLoopguard, isApplied, sameOriginals, tkeGraceOver } from './originals.js';
+import { fieldKey, isEmptyOriginals, mergeOriginals, withApplied, withoutFields } from '../api/originals.js';
 import type { Step } from './steps.js';
 
 export const PREVENT_LOOPBACK = ServiceAnnotation.PreventLoopback;
@@ -22,7 +24,7 @@ export interface L4TargetInput {
   /** The Service's annotations now. */
   annotations: Annotations;
   /** The Service's record, when it has one (this policy's, or one to take over). */
-  record?: OriginalsRecord;
+  record?: Originals;
   /** Whether `record` belongs to this policy (only then is anything released from it). */
   owned: boolean;
   now: Date;
@@ -78,7 +80,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
       steps.push(...release);
       const last = release[release.length - 1];
       const left = last?.kind === 'AnnotateTarget' ? withoutFields(record, last.forget ?? []) : record;
-      record = isEmptyRecord(left) ? undefined : left;
+      record = isEmptyOriginals(left) ? undefined : left;
     }
   }
   const onTarget = input.owned || steps.length > 0 ? record : undefined;
@@ -87,12 +89,12 @@ export function planL4Target(input: L4TargetInput): Step[] {
   const addAnnotation = a.changes.some((c) => c.action === 'AddPreventLoopbackAnnotation');
   let merged = record ?? { v: 1 as const };
   if (switches.length > 0) {
-    merged = mergeRecords(record, {
+    merged = mergeOriginals(record, {
       v: 1,
       listeners: Object.fromEntries(switches.map((s) => [s.listenerId, { sourceIpType: s.from }])),
       loadBalancerId: desired.loadBalancerId,
     });
-    if (!sameRecord(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
+    if (!sameOriginals(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
   }
   // TKE was asked (prevent-loopback on the Service): it gets its grace period first. A source loopguard had applied
   // and finds back on the VIP is drift, corrected at once: TKE does not put the VIP back while asked for 100.64.
@@ -108,7 +110,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     const declaredAt = input.owned ? record?.declaredAt : undefined;
     if (!declaredAt) {
       const since = input.now.toISOString();
-      const ask = mergeRecords(merged, {
+      const ask = mergeOriginals(merged, {
         v: 1,
         ...(addAnnotation ? { annotations: { [PREVENT_LOOPBACK]: input.annotations?.[PREVENT_LOOPBACK] ?? null } } : {}),
         declaredAt: since,
@@ -146,7 +148,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
   }
 
   // After the switches (each task succeeded), every listener the desired state wants on 100.64 is there.
-  let final = addAnnotation ? mergeRecords(merged, { v: 1, annotations: { [PREVENT_LOOPBACK]: input.annotations?.[PREVENT_LOOPBACK] ?? null } }) : merged;
+  let final = addAnnotation ? mergeOriginals(merged, { v: 1, annotations: { [PREVENT_LOOPBACK]: input.annotations?.[PREVENT_LOOPBACK] ?? null } }) : merged;
   // Only what is on 100.64 once this plan's switches succeed: seen there, or switched now (a switch held back by a
   // refused capability is not applied, so granting it later is a first change, not drift).
   const switched = new Set(switches.map((c) => c.listenerId));
@@ -160,11 +162,11 @@ export function planL4Target(input: L4TargetInput): Step[] {
   const byTke = tkeSwitchedForUser(desired, record, input.owned, switched);
   if (byTke.length > 0) {
     const left = withoutFields(final, byTke);
-    steps.push(isEmptyRecord(left) ? { kind: 'AnnotateTarget', set: {}, forget: byTke, drops: true } : { kind: 'AnnotateTarget', set: {}, record: left, forget: byTke });
+    steps.push(isEmptyOriginals(left) ? { kind: 'AnnotateTarget', set: {}, forget: byTke, drops: true } : { kind: 'AnnotateTarget', set: {}, record: left, forget: byTke });
     return steps;
   }
   const written = switches.length > 0 ? merged : onTarget;
-  if (addAnnotation || (!isEmptyRecord(final) && !sameRecord(final, written))) {
+  if (addAnnotation || (!isEmptyOriginals(final) && !sameOriginals(final, written))) {
     steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, record: final });
   }
   return steps;
@@ -181,7 +183,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
 export const LARGE_CLB_LISTENERS = 20;
 
 /** Whether any listener whose original loopguard recorded as the VIP is on 100.64 now (TKE answered). */
-function tkeSwitchedAny(desired: L4DesiredState, record: OriginalsRecord | undefined): boolean {
+function tkeSwitchedAny(desired: L4DesiredState, record: Originals | undefined): boolean {
   return desired.listeners.some((l) => l.currentSourceIpType === 1 && record?.listeners?.[l.listenerId]?.sourceIpType === 0);
 }
 
@@ -191,7 +193,7 @@ function tkeSwitchedAny(desired: L4DesiredState, record: OriginalsRecord | undef
  * applied, not switched in this plan): TKE switched them. A crash between a late write of loopguard's and its record
  * is indistinguishable and counted as TKE's; the cost is a source left on 100.64 by a revert, never a VIP put back.
  */
-function tkeSwitchedForUser(desired: L4DesiredState, record: OriginalsRecord | undefined, owned: boolean, switched: ReadonlySet<string>): string[] {
+function tkeSwitchedForUser(desired: L4DesiredState, record: Originals | undefined, owned: boolean, switched: ReadonlySet<string>): string[] {
   if (!owned || !record || desired.sourceBy !== 'TKE' || !desired.preventLoopback.present || annotatedByLoopguard(record, PREVENT_LOOPBACK)) return [];
   return desired.listeners
     .filter((l) => l.currentSourceIpType === 1 && !switched.has(l.listenerId) && record.listeners?.[l.listenerId]?.sourceIpType !== undefined)
@@ -204,9 +206,9 @@ function tkeSwitchedForUser(desired: L4DesiredState, record: OriginalsRecord | u
  * first, then listener sources, then the record (what remains of it, or none). Empty when nothing is released.
  * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest.
  */
-export function planL4Release(record: OriginalsRecord, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep): Step[] {
+export function planL4Release(record: Originals, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep): Step[] {
   const restoreAnnotations: Record<string, string | null> = {};
-  const remaining: OriginalsRecord = { v: 1 };
+  const remaining: Originals = { v: 1 };
   const forget: string[] = [];
   let released = false;
   for (const [key, original] of Object.entries(record.annotations ?? {})) {
@@ -251,6 +253,6 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
   const steps: Step[] = [];
   if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });
   steps.push(...listenerSteps);
-  steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyRecord(left) ? { drops: true } : {}) });
+  steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}) });
   return steps;
 }

@@ -1,9 +1,9 @@
 // Pure: from the model's L7 desired state to the TkeServiceConfig fields loopguard holds, and the originals
 // to record before writing them.
-import type { OriginalsRecord } from '../api/annotations.js';
+import type { Originals } from '../api/originals.js';
 import type { L7DesiredState } from '../model/desired-state.js';
 import { addedLevel, declaredValue, enableMissing, type FieldEdit } from './config-patch.js';
-import { ruleKey } from './record.js';
+import { ruleKey } from '../api/originals.js';
 
 /** Capabilities the account refused (`AccountCapabilities`): such values are not declared anew. */
 export interface RejectedCapabilities {
@@ -16,7 +16,7 @@ export interface RejectedCapabilities {
  * the account has refused is not declared anew (TKE would only fail, as the model's blocker says); what is
  * declared already stays.
  */
-export function desiredEdits(desired: L7DesiredState, record: OriginalsRecord | undefined, rejected: RejectedCapabilities): FieldEdit[] {
+export function desiredEdits(desired: L7DesiredState, record: Originals | undefined, rejected: RejectedCapabilities): FieldEdit[] {
   const edits: FieldEdit[] = [];
   const wanted = <T extends 0 | 1>(desiredValue: T | undefined, recorded: T | undefined, refused: boolean): T | undefined =>
     desiredValue === undefined ? recorded : refused && desiredValue === 1 ? undefined : desiredValue;
@@ -38,9 +38,9 @@ export function desiredEdits(desired: L7DesiredState, record: OriginalsRecord | 
  * release can take it out again, and whether it adds `healthCheck.enable` to a fragment that lacks it). Without
  * `config` every field counts as declared.
  */
-export function originalsFor(desired: L7DesiredState, edits: readonly FieldEdit[], config?: { spec: unknown; vip: string | undefined }): OriginalsRecord {
-  const listeners: NonNullable<OriginalsRecord['listeners']> = {};
-  const rules: NonNullable<OriginalsRecord['rules']> = {};
+export function originalsFor(desired: L7DesiredState, edits: readonly FieldEdit[], config?: { spec: unknown; vip: string | undefined }): Originals {
+  const listeners: NonNullable<Originals['listeners']> = {};
+  const rules: NonNullable<Originals['rules']> = {};
   for (const e of edits) {
     const l = desired.listeners.find((x) => x.protocol.toUpperCase() === e.protocol.toUpperCase() && x.port === e.port);
     if (!l) continue;

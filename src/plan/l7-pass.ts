@@ -4,16 +4,18 @@
 // applied its declaration within the grace period (the same value, so no write fight), or, on release, when TKE
 // no longer syncs the Ingress (`mode: skip`). Removing the annotation leaves the CLB as it is (sim/README.md), so a
 // release declares the original value, waits for TKE to apply it, and only then gives the annotation back.
-import { IngressAnnotation, type Annotations, type OriginalsRecord } from '../api/annotations.js';
+import { IngressAnnotation, type Annotations } from '../api/annotations.js';
+import type { Originals } from '../api/originals.js';
 import type { L7DesiredState } from '../model/desired-state.js';
-import { annotatedByLoopguard, fieldKey, isApplied, tkeGraceOver } from './record.js';
+import { annotatedByLoopguard, isApplied, tkeGraceOver } from './originals.js';
+import { fieldKey } from '../api/originals.js';
 import type { Step } from './steps.js';
 
 const KEY = IngressAnnotation.PassToTarget;
 
 export interface PassInput {
   desired: L7DesiredState;
-  record: OriginalsRecord | undefined;
+  record: Originals | undefined;
   owned: boolean;
   now: Date;
   /** When the CLB was last read (ms): TKE's grace period is over only for a read made after it. */
@@ -27,7 +29,7 @@ export interface PassPlan {
   /** The rest of the target's plan waits (keepalive must not come before the CLB lets 100.127/16 in). */
   blocking: boolean;
   /** What the record must hold before the steps (merged into every record write of the target's plan). */
-  record?: OriginalsRecord;
+  record?: Originals;
 }
 
 
@@ -39,7 +41,7 @@ export function planPassToTarget(input: PassInput): PassPlan {
   const declared = desired.passToTarget.declared;
   if (declared === undefined) {
     const since = input.now.toISOString();
-    const add: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [KEY]: null }, loadBalancerId: lbId, declaredAt: since };
+    const add: Originals = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [KEY]: null }, loadBalancerId: lbId, declaredAt: since };
     return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, record: add }, { ...await_, since, fallback: true }], blocking: true, record: add };
   }
   // "true" the user declared: TKE's to apply, whenever it does; loopguard owns nothing of it.
@@ -55,7 +57,7 @@ export function planPassToTarget(input: PassInput): PassPlan {
 }
 
 export interface PassReleaseInput {
-  record: OriginalsRecord;
+  record: Originals;
   annotations: Annotations;
   /** The CLB's current value (undefined: the CLB is not known). */
   current: boolean | undefined;

@@ -8,7 +8,8 @@
 //   → seen on the CLB: recorded as applied.
 // Release: originals declared back → wait until the CLB shows them → take out what loopguard added to the
 // config → PassToTarget back → the auto annotation (if loopguard added it) and the record dropped.
-import { IngressAnnotation, type Annotations, type OriginalsRecord } from '../api/annotations.js';
+import { IngressAnnotation, type Annotations } from '../api/annotations.js';
+import type { Originals } from '../api/originals.js';
 import { StalledReason } from '../api/reasons.js';
 import { holdsAsIs } from '../model/assess-common.js';
 import type { Assessment } from '../model/assessment.js';
@@ -16,9 +17,10 @@ import type { ClbFacts } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, pendingEdits } from './config-patch.js';
 import { desiredEdits, originalsFor, type RejectedCapabilities } from './l7-edits.js';
-import { clbRestored, listenerViews, revertPlan } from './l7-record.js';
+import { clbRestored, listenerViews, revertPlan } from './l7-revert.js';
 import { planPassRelease, planPassToTarget } from './l7-pass.js';
-import { annotatedByLoopguard, fieldKey, isApplied, mergeRecords, recordedFields, ruleKey, sameRecord, withApplied } from './record.js';
+import { annotatedByLoopguard, isApplied, sameOriginals } from './originals.js';
+import { fieldKey, mergeOriginals, recordedFields, ruleKey, withApplied } from '../api/originals.js';
 import type { Step } from './steps.js';
 
 /** The governing TkeServiceConfig as the informer cache has it. */
@@ -32,7 +34,7 @@ export interface ConfigView {
 export interface L7TargetInput {
   assessment: Assessment;
   annotations: Annotations;
-  record?: OriginalsRecord;
+  record?: Originals;
   owned: boolean;
   /** The CLB as last read, and when (ms): TKE's grace period is over only for a read made after it. */
   clb?: ClbFacts;
@@ -79,10 +81,10 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const steps: Step[] = [];
   const ref = desired.tkeServiceConfig;
   // Every record names the CLB its entries came from (restores go there, whatever the annotation says later).
-  const passRecord: OriginalsRecord = { v: 1, loadBalancerId: desired.loadBalancerId };
-  const recordThen = (add: OriginalsRecord, then: Step[]): void => {
-    const merged = mergeRecords(record, mergeRecords(add, passRecord));
-    if (!sameRecord(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
+  const passRecord: Originals = { v: 1, loadBalancerId: desired.loadBalancerId };
+  const recordThen = (add: Originals, then: Step[]): void => {
+    const merged = mergeOriginals(record, mergeOriginals(add, passRecord));
+    if (!sameOriginals(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
     steps.push(...pass, ...then);
   };
 
@@ -90,8 +92,8 @@ export function planL7Target(input: L7TargetInput): L7Plan {
     if (passWanted) recordThen({ v: 1 }, []);
     if (edits.length > 0) {
       const auto = IngressAnnotation.TkeServiceConfigAuto;
-      const base = passWanted ? mergeRecords(record, passRecord) : (record ?? { v: 1 as const });
-      steps.push({ kind: 'AnnotateTarget', set: { [auto]: 'true' }, record: mergeRecords(base, { v: 1, annotations: { [auto]: input.annotations?.[auto] ?? null }, loadBalancerId: desired.loadBalancerId }) });
+      const base = passWanted ? mergeOriginals(record, passRecord) : (record ?? { v: 1 as const });
+      steps.push({ kind: 'AnnotateTarget', set: { [auto]: 'true' }, record: mergeOriginals(base, { v: 1, annotations: { [auto]: input.annotations?.[auto] ?? null }, loadBalancerId: desired.loadBalancerId }) });
       // TKE is asked now: its grace period starts here (later rounds' waits keep this start, tke-wait.ts WaitClock).
       steps.push({ kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: desired.loadBalancerId, config: ref.name, since: input.now.toISOString() });
     }
@@ -165,12 +167,12 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   }
   if (desired.passToTarget.desired === true && desired.passToTarget.current === true) took.push(fieldKey.passToTarget());
   const final = withApplied(record, [...(record.applied ?? []), ...took]);
-  if (!sameRecord(final, record)) steps.push({ kind: 'AnnotateTarget', set: {}, record: final });
+  if (!sameOriginals(final, record)) steps.push({ kind: 'AnnotateTarget', set: {}, record: final });
   return { steps };
 }
 
 export interface L7ReleaseInput {
-  record: OriginalsRecord;
+  record: Originals;
   annotations: Annotations;
   name: string;
   clb?: ClbFacts;

@@ -1,12 +1,12 @@
 // Pure: the read side of the one originals registry. Records live in LoopbackRecords (cluster-scoped, written only
 // by loopguard; src/kube/record-store.ts), never on the target, where anyone with `edit` on it could forge one.
 // A record's originals are validated here like any stored input: an invalid one is reported, never acted on.
-import { validateOriginals, type OriginalsRecord } from '../api/annotations.js';
+import { validateOriginals, type Originals } from '../api/originals.js';
 import type { LoopbackRecord } from '../api/loopbackrecord.js';
 
 export interface RecordOwnership {
   /** The record, when it holds a valid one. */
-  record?: OriginalsRecord;
+  record?: Originals;
   /** `<namespace>/<name>` of the policy the record belongs to. */
   owner?: string;
   /** Why the record could not be read (logged; the record is left alone). */

@@ -10,7 +10,7 @@ import { planL4Release, planL4Target } from './l4.js';
 import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
 import type { RecordOwnership } from './ownership.js';
-import { recordedFields } from './record.js';
+import { recordedFields } from '../api/originals.js';
 import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
 import type { TargetPlan } from './steps.js';

@@ -1,7 +1,8 @@
 // The steps of a plan: one vocabulary for what Audit prints (status.targets[].plan) and what Enforce executes.
 // Each step is one write (or one wait) with everything the executor needs; its description is the line a user
 // reads, before (Audit) and after (the executor logs every executed step with the same text).
-import type { OriginalsRecord, SourceIpType } from '../api/annotations.js';
+import type { SourceIpType } from '../api/annotations.js';
+import { describeOriginals, type Originals } from '../api/originals.js';
 import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import type { FieldEdit, Removal } from './config-patch.js';
@@ -13,7 +14,7 @@ export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied'
 
 export type Step =
   /** Merge originals into the target's LoopbackRecord (before the change they belong to: a crash can still restore). */
-  | { kind: 'RecordOriginals'; record: OriginalsRecord }
+  | { kind: 'RecordOriginals'; record: Originals }
   /** ModifyListener with the listener's full HealthCheck, only SourceIpType changed; the task is awaited. */
   | {
       kind: 'SetListenerHealthCheckSource';
@@ -36,7 +37,7 @@ export type Step =
    * write time: `record` merged in (existing entries win) before the annotations change, `forget` (field keys given
    * back by a release) after. A record left empty is deleted; `drops` says the plan expects that.
    */
-  | { kind: 'AnnotateTarget'; set: Record<string, string | null>; record?: OriginalsRecord; forget?: string[]; drops?: boolean; restore?: boolean }
+  | { kind: 'AnnotateTarget'; set: Record<string, string | null>; record?: Originals; forget?: string[]; drops?: boolean; restore?: boolean }
   /** Single-field JSON patches in the TkeServiceConfig, guarded by `test` ops and resourceVersion. */
   | { kind: 'DeclareInTkeServiceConfig'; config: string; loadBalancerId: string; vip?: string; edits: FieldEdit[]; restore?: boolean; drift?: boolean }
   /** Take out of the config what loopguard added to declare its fields (release, once the CLB shows the originals). */
@@ -84,18 +85,6 @@ function removalText(r: Removal): string {
   return `${editText(r.edit)} (${what})`;
 }
 
-function recordText(record: OriginalsRecord): string {
-  const parts: string[] = [];
-  const listeners = Object.keys(record.listeners ?? {}).length;
-  const rules = Object.keys(record.rules ?? {}).length;
-  const annotations = Object.keys(record.annotations ?? {}).length;
-  if (listeners > 0) parts.push(`${listeners} listener(s)`);
-  if (rules > 0) parts.push(`${rules} rule(s)`);
-  if (annotations > 0) parts.push(`${annotations} annotation(s)`);
-  if (record.loadBalancer?.passToTarget !== undefined) parts.push('LoadBalancerPassToTarget');
-  return parts.length > 0 ? parts.join(', ') : 'nothing new';
-}
-
 function annotationText(set: Record<string, string | null>): string {
   return Object.entries(set)
     .map(([k, v]) => (v === null ? `remove ${k}` : `${k}: ${JSON.stringify(v)}`))
@@ -106,7 +95,7 @@ function annotationText(set: Record<string, string | null>): string {
 export function describeStep(step: Step): string {
   switch (step.kind) {
     case 'RecordOriginals':
-      return `record the originals of ${recordText(step.record)} (LoopbackRecord)`;
+      return `record the originals of ${describeOriginals(step.record)} (LoopbackRecord)`;
     case 'SetListenerHealthCheckSource':
       return `${step.restore ? 'restore' : 'set'} listener ${step.listenerId}${step.protocol ? ` (${step.protocol}:${step.port})` : ''} of CLB ${step.loadBalancerId}: health-check source ${SOURCE[step.to]}${step.drift ? ' (drift: it had been put back outside loopguard)' : ''}${step.why ? ` directly (${step.why})` : ''}`;
     case 'SetLoadBalancerPassToTarget':
@@ -118,7 +107,7 @@ export function describeStep(step: Step): string {
       if (step.drops) parts.push('delete the LoopbackRecord');
       else if (step.forget?.length) parts.push(`forget ${step.forget.length} restored field(s) in the LoopbackRecord`);
       if (step.record?.applied?.length) parts.push(`record ${step.record.applied.length} applied field(s) (LoopbackRecord)`);
-      else if (step.record) parts.push(`record the originals of ${recordText(step.record)} (LoopbackRecord)`);
+      else if (step.record) parts.push(`record the originals of ${describeOriginals(step.record)} (LoopbackRecord)`);
       return parts.join('; ');
     }
     case 'DeclareInTkeServiceConfig':

@@ -1,5 +1,5 @@
 // A target's LoopbackRecord (loopguard's originals registry), read as an admin would: `kubectl get lbrec`.
-import type { OriginalsRecord } from '../../src/api/annotations.js';
+import type { Originals } from '../../src/api/originals.js';
 import { recordName, type LoopbackRecord } from '../../src/api/loopbackrecord.js';
 import type { TargetKind } from '../../src/api/loopbackpolicy.js';
 import { kubectl } from './kube.js';
@@ -13,6 +13,6 @@ export async function findRecord(kind: TargetKind, namespace: string, name: stri
 }
 
 /** The originals a target's record holds ({} when there is no record). */
-export async function originalsOf(kind: TargetKind, namespace: string, name: string): Promise<OriginalsRecord | Record<string, never>> {
+export async function originalsOf(kind: TargetKind, namespace: string, name: string): Promise<Originals | Record<string, never>> {
   return (await findRecord(kind, namespace, name))?.spec.originals ?? {};
 }

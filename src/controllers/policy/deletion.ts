@@ -5,7 +5,7 @@
 // `loopguard.dev/abandon: "true"` on the policy releases the finalizer, forgets the policy's records and leaves
 // every change as it is, recorded in Events on the policy and on each target.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
-import { validateOriginals } from '../../api/annotations.js';
+import { validateOriginals } from '../../api/originals.js';
 import { ABANDON_ANNOTATION, FINALIZER, withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { CONDITION_READY } from '../../api/conditions.js';
@@ -19,7 +19,7 @@ import type { TargetFacts } from '../../model/facts.js';
 import { lostRecordError } from '../../model/lost-record.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { ownedBy, ownerOf } from '../../plan/ownership.js';
-import { recordedFields } from '../../plan/record.js';
+import { recordedFields } from '../../api/originals.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { planReleases, remainingSteps } from './round.js';
 import { orphansOf } from './targets.js';

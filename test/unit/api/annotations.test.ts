@@ -1,14 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import {
-  readBool,
-  readEnum,
-  readJson,
-  readSkip,
-  readString,
-  validateOriginals,
-  valueOr,
-  type OriginalsRecord,
-} from '../../../src/api/annotations.js';
+import { readBool, readEnum, readJson, readSkip, readString, valueOr } from '../../../src/api/annotations.js';
+import { validateOriginals, type Originals } from '../../../src/api/originals.js';
 
 const K = 'example.com/k';
 
@@ -71,7 +63,7 @@ describe('readJson', () => {
 });
 
 describe('originals record', () => {
-  const record: OriginalsRecord = {
+  const record: Originals = {
     v: 1,
     annotations: { 'service.cloud.tencent.com/prevent-loopback': null },
     listeners: { 'lbl-1': { sourceIpType: 0 }, 'lbl-2': { keepaliveEnable: 0 } },

@@ -5,7 +5,7 @@
 // assessment does not read the mode), so they could never fail.
 import { describe, expect, it } from '@jest/globals';
 import { Writable } from 'node:stream';
-import type { OriginalsRecord } from '../../../src/api/annotations.js';
+import type { Originals } from '../../../src/api/originals.js';
 import type { ClbClient, HealthCheck, ListenerInfo, LoadBalancerInfo } from '../../../src/cloud/index.js';
 import { ClbObserver } from '../../../src/cloud/clb-observer.js';
 import { remainingSteps } from '../../../src/controllers/policy/round.js';
@@ -49,7 +49,7 @@ function memoryClb(listeners: ListenerInfo[]) {
 /** The Service's annotations and its record, in memory, with the order of every write. */
 function memoryTarget(annotations: Record<string, string>) {
   const log: string[] = [];
-  let record: OriginalsRecord | undefined;
+  let record: Originals | undefined;
   const object = { metadata: { uid: 'u-1', annotations } };
   const writer: Pick<KubeWriter, 'get' | 'patchAnnotations' | 'eventsOf'> = {
     get: async () => object as never,

@@ -3,15 +3,15 @@
 // edits carries `enable` = the CLB rule's switch, a missing one is added behind the same identity tests, the record
 // says what loopguard added, and the revert gives back the hand-made spec exactly.
 import { describe, expect, it } from '@jest/globals';
-import { validateOriginals, type OriginalsRecord } from '../../../src/api/annotations.js';
+import { validateOriginals, type Originals } from '../../../src/api/originals.js';
 import { guardedPatch, type JsonPatchOp } from '../../../src/api/json-patch.js';
 import { clbFacts } from '../../../src/cloud/clb-observer.js';
 import { assessIngress } from '../../../src/model/assess-ingress.js';
 import type { L7DesiredState } from '../../../src/model/desired-state.js';
 import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, enableMissing, pendingEdits, type FieldEdit } from '../../../src/plan/config-patch.js';
 import { desiredEdits, originalsFor } from '../../../src/plan/l7-edits.js';
-import { revertPlan, type ClbListenerView } from '../../../src/plan/l7-record.js';
-import { mergeRecords } from '../../../src/plan/record.js';
+import { revertPlan, type ClbListenerView } from '../../../src/plan/l7-revert.js';
+import { mergeOriginals } from '../../../src/api/originals.js';
 import { describeStep } from '../../../src/plan/steps.js';
 import { clb, context, ingress, listener } from '../model/fixtures.js';
 
@@ -164,7 +164,7 @@ describe.each(rows)('rule healthCheck: $name', (row) => {
   });
 
   it('the record says what was added; the revert restores the value, then removes exactly that', () => {
-    const record = mergeRecords(undefined, originalsFor(desired(row.healthSwitch), edits, { spec: original, vip: VIP }));
+    const record = mergeOriginals(undefined, originalsFor(desired(row.healthSwitch), edits, { spec: original, vip: VIP }));
     expect(validateOriginals(record)).toBeUndefined();
     const { sourceIpType: _s, ...flags } = record.rules?.['lbl-80/loc-a'] ?? { sourceIpType: 0 };
     expect(flags).toEqual(row.record);
@@ -245,9 +245,9 @@ describe('record flag', () => {
   });
 
   it('merge: a recorded entry keeps its value and level, and learns that loopguard added enable later', () => {
-    const existing: OriginalsRecord = { v: 1, rules: { 'l/r': { sourceIpType: 0, added: 'field' } } };
-    expect(mergeRecords(existing, { v: 1, rules: { 'l/r': { sourceIpType: 1, enableAdded: true } } }).rules).toEqual({ 'l/r': { sourceIpType: 0, added: 'field', enableAdded: true } });
-    expect(mergeRecords({ v: 1, rules: { 'l/r': { sourceIpType: 0, enableAdded: true } } }, { v: 1, rules: { 'l/r': { sourceIpType: 1 } } }).rules).toEqual({ 'l/r': { sourceIpType: 0, enableAdded: true } });
+    const existing: Originals = { v: 1, rules: { 'l/r': { sourceIpType: 0, added: 'field' } } };
+    expect(mergeOriginals(existing, { v: 1, rules: { 'l/r': { sourceIpType: 1, enableAdded: true } } }).rules).toEqual({ 'l/r': { sourceIpType: 0, added: 'field', enableAdded: true } });
+    expect(mergeOriginals({ v: 1, rules: { 'l/r': { sourceIpType: 0, enableAdded: true } } }, { v: 1, rules: { 'l/r': { sourceIpType: 1 } } }).rules).toEqual({ 'l/r': { sourceIpType: 0, enableAdded: true } });
   });
 });
 

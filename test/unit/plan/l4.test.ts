@@ -2,7 +2,7 @@
 // ordered steps out. Order is the contract: originals → sources → prevent-loopback with the applied record;
 // release: annotation → sources → record.
 import { describe, expect, it } from '@jest/globals';
-import type { OriginalsRecord } from '../../../src/api/annotations.js';
+import type { Originals } from '../../../src/api/originals.js';
 import type { LoopbackPolicySpec } from '../../../src/api/loopbackpolicy.js';
 import type { ListenerInfo } from '../../../src/cloud/index.js';
 import { assessService } from '../../../src/model/assess-service.js';
@@ -25,8 +25,8 @@ const ports = [
   { port: 80, protocol: 'TCP' as const },
   { port: 53, protocol: 'UDP' as const },
 ];
-const record = (r: Omit<OriginalsRecord, 'v'>): OriginalsRecord => ({ v: 1, ...r });
-const owned = (r: OriginalsRecord, extra: Record<string, string> = {}) => ({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': OWNER, ...extra });
+const record = (r: Omit<Originals, 'v'>): Originals => ({ v: 1, ...r });
+const owned = (r: Originals, extra: Record<string, string> = {}) => ({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': OWNER, ...extra });
 
 interface Row {
   name: string;

@@ -1,12 +1,12 @@
 // L7 mitigation, pure parts: JSON patches on TkeServiceConfigs (single fields, identity tests, resourceVersion
 // guard, right indices), originals merge, revert plan, TKE event reading.
 import { describe, expect, it } from '@jest/globals';
-import { validateOriginals, type OriginalsRecord } from '../../../src/api/annotations.js';
+import { validateOriginals, type Originals } from '../../../src/api/originals.js';
 import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, pendingEdits, type FieldEdit } from '../../../src/plan/config-patch.js';
 import { guardedPatch } from '../../../src/api/json-patch.js';
-import { clbRestored, revertPlan, type ClbListenerView } from '../../../src/plan/l7-record.js';
-import { annotatedByLoopguard } from '../../../src/plan/record.js';
-import { mergeRecords } from '../../../src/plan/record.js';
+import { clbRestored, revertPlan, type ClbListenerView } from '../../../src/plan/l7-revert.js';
+import { annotatedByLoopguard } from '../../../src/plan/originals.js';
+import { mergeOriginals } from '../../../src/api/originals.js';
 import { desiredEdits, originalsFor } from '../../../src/plan/l7-edits.js';
 import { isKeepaliveCapabilityError, latestTkeWarning } from '../../../src/mitigation/tke-events.js';
 import type { L7DesiredState } from '../../../src/model/desired-state.js';
@@ -175,7 +175,7 @@ describe('desired edits and originals', () => {
 
   it('merges: recorded values win, new ones are added', () => {
     const existing = { v: 1 as const, annotations: { 'ingress.cloud.tencent.com/tke-service-config-auto': null }, listeners: { 'lbl-80': { keepaliveEnable: 0 as const } } };
-    const merged = mergeRecords(existing, {
+    const merged = mergeOriginals(existing, {
       v: 1,
       listeners: { 'lbl-80': { keepaliveEnable: 1 }, 'lbl-443': { keepaliveEnable: 0 } },
       rules: { 'lbl-443/loc-a': { sourceIpType: 0 } },
@@ -189,7 +189,7 @@ describe('desired edits and originals', () => {
       rules: { 'lbl-443/loc-a': { sourceIpType: 0 } },
       loadBalancer: { passToTarget: false },
     });
-    expect(mergeRecords(merged, { v: 1, loadBalancer: { passToTarget: true } }).loadBalancer).toEqual({ passToTarget: false });
+    expect(mergeOriginals(merged, { v: 1, loadBalancer: { passToTarget: true } }).loadBalancer).toEqual({ passToTarget: false });
     expect(annotatedByLoopguard(merged, 'ingress.cloud.tencent.com/tke-service-config-auto')).toBe(true);
     expect(annotatedByLoopguard({ v: 1 }, 'ingress.cloud.tencent.com/tke-service-config-auto')).toBe(false);
   });
@@ -324,7 +324,7 @@ describe('declarations loopguard added (hand-made configs)', () => {
       'lbl-80/loc-nr': 'rules',
       'lbl-443/loc-s': 'listener',
     });
-    const record = mergeRecords(undefined, add);
+    const record = mergeOriginals(undefined, add);
     expect(record.listeners?.['lbl-80']).toEqual({ keepaliveEnable: 0, keepaliveAdded: 'field' });
     expect(record.listeners?.['lbl-8080']).toEqual({ keepaliveEnable: 0 });
     expect(record.rules?.['lbl-80/loc-nohc']).toEqual({ sourceIpType: 0, added: 'healthCheck' });
@@ -338,8 +338,8 @@ describe('declarations loopguard added (hand-made configs)', () => {
   });
 
   it('merge: a recorded value keeps its own flag (absent = declared), new entries bring theirs', () => {
-    const existing: OriginalsRecord = { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0 } }, rules: { 'lbl-80/loc-a': { sourceIpType: 0, added: 'field' } } };
-    const merged = mergeRecords(existing, {
+    const existing: Originals = { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0 } }, rules: { 'lbl-80/loc-a': { sourceIpType: 0, added: 'field' } } };
+    const merged = mergeOriginals(existing, {
       v: 1,
       listeners: { 'lbl-80': { keepaliveEnable: 0, keepaliveAdded: 'field' }, 'lbl-443': { keepaliveEnable: 0, keepaliveAdded: 'listener' } },
       rules: { 'lbl-80/loc-a': { sourceIpType: 0 } },
@@ -356,7 +356,7 @@ describe('declarations loopguard added (hand-made configs)', () => {
 
   it('revert: restores values first, then removing what loopguard added gives back the hand-made spec exactly', () => {
     const original = handSpec();
-    const record = mergeRecords(undefined, originalsFor(handDesired, edits, { spec: original, vip: VIP }));
+    const record = mergeOriginals(undefined, originalsFor(handDesired, edits, { spec: original, vip: VIP }));
     const edited = applyJsonPatch({ spec: original }, buildConfigPatch(original, edits, VIP)).spec;
     expect(pendingEdits(edited, edits, VIP)).toEqual([]);
     const plan = revertPlan(record, clb);

@@ -1,7 +1,7 @@
 // The L7 plan as a table: the Ingress, its CLB, its TkeServiceConfig and its record in, the ordered steps of this
 // round out (external-dns plan_test style). A round's steps end where TKE must act first (AwaitTke).
 import { describe, expect, it } from '@jest/globals';
-import type { OriginalsRecord } from '../../../src/api/annotations.js';
+import type { Originals } from '../../../src/api/originals.js';
 import { assessIngress } from '../../../src/model/assess-ingress.js';
 import type { ClbFacts, IngressFacts, ListenerFacts } from '../../../src/model/facts.js';
 import type { ConfigView } from '../../../src/plan/l7.js';
@@ -23,11 +23,11 @@ function http(keepalive: 0 | 1, source: 0 | 1): ListenerFacts {
   return listener('lbl-80', 'HTTP', 80, { keepaliveEnable: keepalive, rules: [{ locationId: 'loc-a', domain: 'shop.example.com', url: '/', healthCheck: { sourceIpType: source } }] });
 }
 const lb = (keepalive: 0 | 1, source: 0 | 1, extra: Partial<ClbFacts> = {}): ClbFacts => clb({ loadBalancerId: 'lb-ing', vips: [VIP], listeners: [http(keepalive, source)], ...extra });
-const owned = (r: OriginalsRecord, extra: Record<string, string> = {}) => ({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': OWNER, ...extra });
+const owned = (r: Originals, extra: Record<string, string> = {}) => ({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': OWNER, ...extra });
 const declared = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 1, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 1 } }] }] }] } };
 const autoConfig = (spec: unknown = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/' }] }] }] } }): ConfigView => ({ name: CONFIG, spec, exists: true });
 const KEEPALIVE_AND_SOURCE = { l7: { keepalive: true, healthCheckSource: 'Range100_64' as const } };
-const originals: OriginalsRecord = { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0, keepaliveAdded: 'field' } }, rules: { 'lbl-80/loc-a': { sourceIpType: 0, added: 'healthCheck' } }, declaredAt: NOW.toISOString(), loadBalancerId: 'lb-ing' };
+const originals: Originals = { v: 1, listeners: { 'lbl-80': { keepaliveEnable: 0, keepaliveAdded: 'field' } }, rules: { 'lbl-80/loc-a': { sourceIpType: 0, added: 'healthCheck' } }, declaredAt: NOW.toISOString(), loadBalancerId: 'lb-ing' };
 
 interface Row {
   name: string;
@@ -135,7 +135,7 @@ describe('planL7Target', () => {
 });
 
 describe('planL7Release', () => {
-  const record: OriginalsRecord = { ...originals, annotations: { [AUTO]: null } };
+  const record: Originals = { ...originals, annotations: { [AUTO]: null } };
 
   it('declares the originals back and waits until the CLB shows them', () => {
     const { steps } = planL7Release({ record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(1, 1), config: autoConfig(declared) });
@@ -156,13 +156,13 @@ describe('planL7Release', () => {
   });
 
   it('PassToTarget loopguard turned on goes back', () => {
-    const r: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false } };
+    const r: Originals = { v: 1, loadBalancer: { passToTarget: false } };
     const { steps } = planL7Release({ record: r, annotations: owned(r), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: true }) });
     expect(steps[0]).toEqual({ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: 'lb-ing', to: false, restore: true });
   });
 
   it('PassToTarget loopguard declared: the original declared back through the annotation, TKE awaited, then the annotation given back', () => {
-    const r: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [PASS]: null }, loadBalancerId: 'lb-ing', declaredAt: '2026-11-22T09:00:00.000Z' };
+    const r: Originals = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [PASS]: null }, loadBalancerId: 'lb-ing', declaredAt: '2026-11-22T09:00:00.000Z' };
     const on = lb(0, 0, { passToTarget: true });
     const first = planL7Release({ record: r, annotations: owned(r, { [PASS]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: on });
     expect(first.steps).toEqual([
@@ -179,7 +179,7 @@ describe('planL7Release', () => {
   });
 
   it('PassToTarget of an Ingress TKE no longer syncs (mode: skip) goes back directly, saying why', () => {
-    const r: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [PASS]: null }, loadBalancerId: 'lb-ing' };
+    const r: Originals = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [PASS]: null }, loadBalancerId: 'lb-ing' };
     const { steps } = planL7Release({ record: r, annotations: owned(r, { [PASS]: 'true', 'ingress.cloud.tencent.com/mode': 'skip' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: true }) });
     expect(steps[0]).toEqual({ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: 'lb-ing', to: false, restore: true, why: 'TKE does not sync this Ingress (mode: skip)' });
   });
@@ -195,7 +195,7 @@ describe('planL7Target: LoadBalancerPassToTarget through the Ingress annotation 
       { assessment: a, ...view, clb: clbFacts, ...(observedAt !== undefined ? { observedAt } : {}), config: autoConfig() },
     ).steps;
   };
-  const declaredRecord: OriginalsRecord = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [PASS]: null }, loadBalancerId: 'lb-ing', declaredAt: NOW.toISOString() };
+  const declaredRecord: Originals = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [PASS]: null }, loadBalancerId: 'lb-ing', declaredAt: NOW.toISOString() };
 
   it('declares "true" with the originals in the same patch, then waits for TKE before keepalive', () => {
     expect(plan({ [AUTO]: 'true' }, lb(0, 0, { passToTarget: false }))).toEqual([

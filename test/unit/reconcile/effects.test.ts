@@ -2,7 +2,7 @@
 // writes through: loopguard's ClbClient, KubeWriter and RecordStore (their methods it uses), and the real CLB
 // observer over the same in-memory CLB.
 import { describe, expect, it } from '@jest/globals';
-import type { OriginalsRecord } from '../../../src/api/annotations.js';
+import type { Originals } from '../../../src/api/originals.js';
 import type { HealthCheck, ListenerInfo } from '../../../src/cloud/clb-client.js';
 import { ClbObserver } from '../../../src/cloud/clb-observer.js';
 import { ClbError } from '../../../src/cloud/errors.js';
@@ -23,7 +23,7 @@ function world() {
   ]);
   const listeners = new Map<string, ListenerInfo[]>([['lb-1', [{ listenerId: 'lbl-1', name: 'l', protocol: 'TCP', port: 80, healthCheck: { ...HC }, rules: [] }]]]);
   const passToTarget = new Map<string, boolean>();
-  const records = new Map<string, OriginalsRecord>();
+  const records = new Map<string, Originals>();
   const events: { type: string; reason: string; message: string; source: { component: string }; lastTimestamp: string }[] = [];
   const writes: string[] = [];
   const capabilities = new LearnedCapabilities();

@@ -3,12 +3,12 @@
 // Kubernetes, for the L4 steps). Faults can be queued per step. Not a Kubernetes API: it implements loopguard's
 // own interface, and gathers TargetSnapshots the way the operator's gather step does.
 import type { V1Service } from '@kubernetes/client-node';
-import type { OriginalsRecord } from '../../../src/api/annotations.js';
+import type { Originals } from '../../../src/api/originals.js';
 import { recordName, type LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 import type { ClbReader } from '../../../src/cloud/clb-client.js';
 import type { ServiceFacts, TargetRef } from '../../../src/model/facts.js';
 import type { Effects, StepResult } from '../../../src/mitigation/effects.js';
-import { isEmptyRecord, mergeRecords, withoutFields } from '../../../src/plan/record.js';
+import { isEmptyOriginals, mergeOriginals, withoutFields } from '../../../src/api/originals.js';
 import type { TargetSnapshot } from '../../../src/plan/snapshot.js';
 import type { Step } from '../../../src/plan/steps.js';
 import { clb, l4Listener, service } from '../model/fixtures.js';
@@ -28,7 +28,7 @@ interface Fault {
 export class MemoryWorld implements Effects {
   readonly annotations = new Map<string, Record<string, string>>();
   readonly listeners = new Map<string, Listener[]>();
-  readonly records = new Map<string, { owner: string; record: OriginalsRecord }>();
+  readonly records = new Map<string, { owner: string; record: Originals }>();
   readonly facts = new Map<string, ServiceFacts>();
   /** Every step applied (done or waiting), in order. */
   readonly log: { target: string; step: Step }[] = [];
@@ -111,19 +111,19 @@ export class MemoryWorld implements Effects {
     }
     if (!this.facts.has(target.name)) return { status: 'gone' };
     this.log.push({ target: target.name, step });
-    const recordAs = (change: (current: OriginalsRecord | undefined) => OriginalsRecord, takeOver: boolean) => {
+    const recordAs = (change: (current: Originals | undefined) => Originals, takeOver: boolean) => {
       const current = this.records.get(target.name);
       if (current && current.owner !== owner && !takeOver) return;
       const next = change(current?.record);
-      if (isEmptyRecord(next)) this.records.delete(target.name);
+      if (isEmptyOriginals(next)) this.records.delete(target.name);
       else this.records.set(target.name, { owner, record: next });
     };
     switch (step.kind) {
       case 'RecordOriginals':
-        recordAs((current) => mergeRecords(current, step.record), true);
+        recordAs((current) => mergeOriginals(current, step.record), true);
         return { status: 'done' };
       case 'AnnotateTarget': {
-        if (step.record) recordAs((current) => mergeRecords(withoutFields(current, step.forget ?? []), step.record!), true);
+        if (step.record) recordAs((current) => mergeOriginals(withoutFields(current, step.forget ?? []), step.record!), true);
         const annotations = { ...this.annotations.get(target.name) };
         for (const [k, v] of Object.entries(step.set)) {
           if (v === null) delete annotations[k];

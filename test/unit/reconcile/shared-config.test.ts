@@ -1,7 +1,7 @@
 // Issue 22 #1: a TkeServiceConfig that governs several Ingresses is changed only if every Ingress naming it is
 // selected, not opted out, and managed by the same policy; otherwise Conflict / SharedConfig, nothing written.
 import { describe, expect, it } from '@jest/globals';
-import type { OriginalsRecord } from '../../../src/api/annotations.js';
+import type { Originals } from '../../../src/api/originals.js';
 import { planPolicy } from '../../../src/plan/policy-plan.js';
 import { gathered, HAND_MADE, l7Clb, namedIngress, NOW, OWNER, SKIP, snapshot } from './fixtures.js';
 
@@ -89,7 +89,7 @@ describe('a TkeServiceConfig shared by several Ingresses', () => {
   it('what this policy changed through the config before it was shared is given back, nothing more', () => {
     const back = namedIngress('back', 'lb-back', CONFIG, { [SKIP]: 'true' });
     const declared = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 1, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { sourceIpType: 1 } }] }] }] } };
-    const record: OriginalsRecord = {
+    const record: Originals = {
       v: 1,
       listeners: { 'lbl-80-lb-front': { keepaliveEnable: 0, keepaliveAdded: 'field' } },
       rules: { 'lbl-80-lb-front/loc-lb-front': { sourceIpType: 0, added: 'healthCheck' } },

@@ -1,6 +1,6 @@
 // Pure: reading an L7 target's originals record against the CLB (what to restore, whether TKE has restored it). Originals are CLB values as observed before loopguard's first change of each field; a value
 // already recorded is never overwritten (it is the true original, later values may be loopguard's own).
-import type { OriginalsRecord } from '../api/annotations.js';
+import type { Originals } from '../api/originals.js';
 import type { ClbFacts } from '../model/facts.js';
 import type { FieldEdit, Removal } from './config-patch.js';
 
@@ -24,7 +24,7 @@ export interface RevertPlan {
   gone: string[];
 }
 
-export function revertPlan(record: OriginalsRecord, listeners: readonly ClbListenerView[]): RevertPlan {
+export function revertPlan(record: Originals, listeners: readonly ClbListenerView[]): RevertPlan {
   const edits: FieldEdit[] = [];
   const removals: Removal[] = [];
   const gone: string[] = [];
@@ -61,7 +61,7 @@ export function revertPlan(record: OriginalsRecord, listeners: readonly ClbListe
 }
 
 /** Whether the CLB shows every recorded original again (what TKE must have applied before the auto annotation goes). */
-export function clbRestored(record: OriginalsRecord, listeners: readonly ClbListenerView[]): boolean {
+export function clbRestored(record: Originals, listeners: readonly ClbListenerView[]): boolean {
   for (const [id, l] of Object.entries(record.listeners ?? {})) {
     const found = listeners.find((x) => x.listenerId === id);
     if (found && l.keepaliveEnable !== undefined && (found.keepaliveEnable ?? 0) !== l.keepaliveEnable) return false;

@@ -1,0 +1,38 @@
+// Pure: the planners' reading of a target's originals (src/api/originals.ts holds them and their one descriptor
+// table: merge, forget, validate, describe). `applied` lists the fields loopguard has seen take effect: such a
+// field found back at its original was put back outside loopguard (drift), anything else is a first change.
+import type { Originals } from '../api/originals.js';
+
+/** Whether loopguard has seen this field take effect before (the drift rule). */
+export function isApplied(record: Originals | undefined, key: string): boolean {
+  return record?.applied?.includes(key) ?? false;
+}
+
+/**
+ * Whether TKE's grace period for a declaration made at `declaredAt` is over: only a CLB read made after it can
+ * tell (a read from before the grace ended may predate TKE's work). A declaration time in the future counts as now.
+ */
+export function tkeGraceOver(declaredAt: string | undefined, observedAt: number | undefined, now: Date, graceMs: number): boolean {
+  const declared = declaredAt ? Math.min(Date.parse(declaredAt), now.getTime()) : NaN;
+  return !Number.isNaN(declared) && observedAt !== undefined && observedAt >= declared + graceMs;
+}
+
+/** Whether loopguard set the annotation `key` (the originals hold its value before, absent ones as null). */
+export function annotatedByLoopguard(record: Originals | undefined, key: string): boolean {
+  return record?.annotations !== undefined && key in record.annotations;
+}
+
+/** Order-independent equality of two sets of originals. */
+export function sameOriginals(a: Originals | undefined, b: Originals | undefined): boolean {
+  const canon = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(canon)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(
+            Object.entries(v)
+              .sort(([x], [y]) => x.localeCompare(y))
+              .map(([k, x]) => [k, canon(x)]),
+          )
+        : v;
+  return JSON.stringify(canon(a)) === JSON.stringify(canon(b));
+}

@@ -6,7 +6,7 @@ import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import type { ClbObservation, TargetFacts } from '../model/facts.js';
 import type { ConfigView } from '../plan/l7.js';
-import type { RecordOwnership } from '../plan/ownership.js';
+import type { RecordOwnership } from '../model/record-registry.js';
 import { planPolicy, type PlannedTarget } from '../plan/policy-plan.js';
 import { NO_SHARING, type SharedView } from '../plan/snapshot.js';
 

@@ -9,7 +9,7 @@ import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from
 import { ingressFacts, serviceFacts } from '../model/target-facts.js';
 import { configViewOf, sharedView } from '../plan/snapshot.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
-import { ownershipOf, sameObject, type RecordOwnership } from '../plan/ownership.js';
+import { holderOf, readRecord, type RecordOwnership } from '../model/record-registry.js';
 import { analyzeTarget, NO_POLICY } from './analysis.js';
 import type { ClusterSnapshot } from './cluster-reads.js';
 import { choosePolicies, DEFAULT_CHOICE } from './policy-spec.js';
@@ -34,16 +34,11 @@ export function scanReport(input: ScanInput): Report {
   const records = new Map<string, LoopbackRecord>(snapshot.records.map((r) => [r.metadata?.name ?? '', r]));
   const notes = [...snapshot.notes];
   const recordOf = (t: TargetFacts): RecordOwnership => {
-    const entry = records.get(recordName(t));
-    if (!entry || !sameObject(entry, t)) return {};
-    const o = ownershipOf(entry);
+    const o = readRecord(records.get(recordName(t)), t);
     if (o.problem) notes.push(`ignoring an invalid record of ${targetKey(t)}: ${o.problem}`);
     return o;
   };
-  const holder = (t: TargetRef): string | undefined => {
-    const entry = records.get(recordName(t));
-    return entry ? `${entry.spec.policy.namespace}/${entry.spec.policy.name}` : undefined;
-  };
+  const holder = (t: TargetRef): string | undefined => holderOf(records.get(recordName(t)));
   const choices = choosePolicies(targets, snapshot.policies, holder);
   // The doctor reads every namespace it is allowed to: who shares a CLB or a TkeServiceConfig is among its targets.
   // Targets no policy selects are planned as one default policy's (NO_POLICY), as analyzeTarget does.

@@ -5,9 +5,9 @@
 import type { Originals } from '../api/originals.js';
 import { describeCloudError, type CallOptions, type ClbClient, type ListenerInfo } from '../cloud/index.js';
 import type { ClbObserver } from '../cloud/clb-observer.js';
-import type { RecordStore } from '../kube/record-store.js';
 import type { KubeWriter } from '../kube/writer.js';
 import type { TargetRef } from '../model/facts.js';
+import type { RecordRegistry } from '../model/record-registry.js';
 import type { TargetError } from '../model/status.js';
 import { buildConfigPatch, buildRemovalPatch } from '../plan/config-patch.js';
 import { healthCheckFor } from '../plan/l4.js';
@@ -30,7 +30,7 @@ export type StepResult =
 export interface EffectDeps {
   writer: Pick<KubeWriter, 'get' | 'patchAnnotations' | 'patchConfig' | 'eventsOf'>;
   /** The originals registry (LoopbackRecords). */
-  records: Pick<RecordStore, 'update'>;
+  records: Pick<RecordRegistry, 'update'>;
   clb: Pick<ClbClient, 'describeListeners' | 'modifyListenerHealthCheck' | 'modifyLoadBalancerPassToTarget'>;
   /** Told of every write whose task succeeded (its cache is the post-write read). */
   observer: Pick<ClbObserver, 'rawListeners' | 'observedAt' | 'invalidate' | 'listenerSourceWritten' | 'passToTargetWritten'>;

@@ -6,7 +6,7 @@ import { StalledReason } from '../api/reasons.js';
 import { describeCloudError, type CloudErrorInfo } from '../cloud/index.js';
 import { kubeErrorMessage } from '../runtime/kube-errors.js';
 import type { TargetError } from '../model/status.js';
-import { InvalidRecordError } from '../kube/record-store.js';
+import { InvalidRecordError } from '../model/record-registry.js';
 
 /** Cloud failures that retrying cannot fix. */
 const PERMANENT = new Set<string>([

@@ -9,7 +9,7 @@ import type { ClbFacts, TargetRef } from '../model/facts.js';
 import { planL4Release, planL4Target } from './l4.js';
 import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
-import type { RecordOwnership } from './ownership.js';
+import type { RecordOwnership } from '../model/record-registry.js';
 import { recordedFields } from '../api/originals.js';
 import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
@@ -60,7 +60,7 @@ export function planTarget(input: PlanInput, t: ManagedTarget): TargetPlan {
 
 function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const a = t.assessment;
-  const { record, owner } = t.ownership ?? {};
+  const { originals: record, owner } = t.ownership ?? {};
   const owned = record !== undefined && owner === input.owner;
   const base = planHeader(a.target, 'Mitigate');
   if (a.target.kind === 'Service') {
@@ -95,7 +95,7 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
 /** The release of one target this policy changed (empty steps: nothing of this policy's is left on it). */
 export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, o: OrphanTarget): TargetPlan {
   const owner = input.owner;
-  const { record, owner: recorded } = o.ownership ?? {};
+  const { originals: record, owner: recorded } = o.ownership ?? {};
   const base = planHeader(o.target, 'Release');
   if (!record || recorded !== owner) return { ...base, steps: [] };
   if (o.stale) return { ...base, steps: [{ kind: 'AnnotateTarget', set: {}, forget: recordedFields(record), drops: true, restore: true }] };

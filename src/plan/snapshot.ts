@@ -11,7 +11,7 @@ import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { targetKey, type AccountCapabilities, type ClbObservation, type TargetFacts, type TargetRef } from '../model/facts.js';
 import { governingConfigName, type ConfigView } from './l7.js';
-import type { RecordOwnership } from './ownership.js';
+import type { RecordOwnership } from '../model/record-registry.js';
 
 /** A target the policy manages, as gathered. */
 export interface TargetSnapshot {

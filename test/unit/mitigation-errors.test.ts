@@ -1,7 +1,7 @@
 // The one classifier: every failure of a step becomes {reason, message, permanent}; permanent ones stall the policy.
 import { describe, expect, it } from '@jest/globals';
 import { ApiException } from '@kubernetes/client-node';
-import { InvalidRecordError } from '../../src/kube/record-store.js';
+import { InvalidRecordError } from '../../src/model/record-registry.js';
 import { toClbError } from '../../src/cloud/errors.js';
 import { classifyError } from '../../src/mitigation/errors.js';
 

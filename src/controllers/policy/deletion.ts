@@ -5,7 +5,6 @@
 // `loopguard.dev/abandon: "true"` on the policy releases the finalizer, forgets the policy's records and leaves
 // every change as it is, recorded in Events on the policy and on each target.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
-import { validateOriginals } from '../../api/originals.js';
 import { ABANDON_ANNOTATION, FINALIZER, withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { CONDITION_READY } from '../../api/conditions.js';
@@ -18,7 +17,7 @@ import type { TargetPlan } from '../../plan/steps.js';
 import type { TargetFacts } from '../../model/facts.js';
 import { lostRecordError } from '../../model/lost-record.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
-import { ownedBy, ownerOf } from '../../plan/ownership.js';
+import { ownedBy, ownerKey, problemOf } from '../../model/record-registry.js';
 import { recordedFields } from '../../api/originals.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { planReleases, remainingSteps } from './round.js';
@@ -42,7 +41,7 @@ function recordName(r: LoopbackRecord): string {
 
 /** What a record says loopguard changed, in words; a corrupt record cannot say. */
 function changedFields(r: LoopbackRecord): string {
-  if (validateOriginals(r.spec.originals)) return 'unknown fields (its LoopbackRecord is unreadable)';
+  if (problemOf(r)) return 'unknown fields (its LoopbackRecord is unreadable)';
   const fields = recordedFields(r.spec.originals);
   return fields.length > 0 ? fields.join(', ') : 'nothing';
 }
@@ -60,7 +59,7 @@ export class PolicyDeletion {
   async finalize(policy: LoopbackPolicy, signal: AbortSignal): Promise<void> {
     if (!policy.metadata.finalizers?.includes(FINALIZER)) return;
     const namespace = policy.metadata.namespace ?? '';
-    const owner = ownerOf(namespace, policy.metadata.name ?? '');
+    const owner = ownerKey(namespace, policy.metadata.name ?? '');
     if (withSpecDefaults(policy.spec).revertOnDelete && this.o.executor) {
       const all = await this.o.records.list(namespace);
       const records = all.filter((r) => ownedBy(r, owner));
@@ -94,13 +93,13 @@ export class PolicyDeletion {
    */
   private async revert(policy: LoopbackPolicy, records: readonly LoopbackRecord[], signal: AbortSignal): Promise<{ blocked: Blocked[]; pending: string[]; facts: TargetFacts[] }> {
     const namespace = policy.metadata.namespace ?? '';
-    const owner = ownerOf(namespace, policy.metadata.name ?? '');
+    const owner = ownerKey(namespace, policy.metadata.name ?? '');
     const [services, ingresses] = await Promise.all([this.o.writer.list('Service', namespace), this.o.writer.list('Ingress', namespace)]);
     const facts = [...services.map((s) => serviceFacts(s as V1Service)), ...ingresses.map((i) => ingressFacts(i as V1Ingress))];
     const blocked: Blocked[] = [];
     // A corrupt record cannot be released (its originals are unknown); it blocks with the way to finish by hand.
     for (const r of records) {
-      const problem = validateOriginals(r.spec.originals);
+      const problem = problemOf(r);
       if (!problem) continue;
       const t = r.spec.target;
       blocked.push({
@@ -109,7 +108,7 @@ export class PolicyDeletion {
         why: `its LoopbackRecord ${recordName(r)} is invalid (${problem}), so loopguard cannot tell what to restore. Inspect it (kubectl get loopbackrecord ${recordName(r)} -o yaml), restore the fields by hand, then kubectl delete loopbackrecord ${recordName(r)}`,
       });
     }
-    const releasable = records.filter((r) => !validateOriginals(r.spec.originals));
+    const releasable = records.filter((r) => !problemOf(r));
     let plans: TargetPlan[];
     try {
       // planReleases leaves Ingresses out until the TkeServiceConfig cache has synced; they come back below as pending.

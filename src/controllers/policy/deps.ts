@@ -6,11 +6,11 @@ import type { LoopbackPolicy, ResolvedPolicySpec } from '../../api/loopbackpolic
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import type { ClbObserver } from '../../cloud/clb-observer.js';
 import type { EventRecorder } from '../../kube/events.js';
-import type { RecordStore } from '../../kube/record-store.js';
 import type { PolicyStatusWriter } from '../../kube/status-writer.js';
 import type { KubeWriter } from '../../kube/writer.js';
 import type { ClusterProfile } from '../../model/cluster-profile.js';
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
+import type { OwnerKey, RecordRegistry } from '../../model/record-registry.js';
 import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
 import type { Executor } from '../../mitigation/executor.js';
 import type { SharedView } from '../../plan/snapshot.js';
@@ -34,7 +34,7 @@ export interface PolicyControllerOptions extends RoundDeps {
   /** Enforce's Kubernetes writer (finalizers; the revert reads targets through it). */
   writer: Pick<KubeWriter, 'setFinalizers' | 'list'>;
   /** The originals registry, read from the API server by the revert. */
-  records: Pick<RecordStore, 'list' | 'remove'>;
+  records: Pick<RecordRegistry, 'list' | 'remove'>;
   events: Pick<EventRecorder, 'record' | 'recordStanding'>;
   metrics: Pick<Metrics, 'reportTargets' | 'forgetTargets'>;
   profile: () => ClusterProfile;
@@ -66,7 +66,7 @@ export interface RoundInput {
   policy: LoopbackPolicy;
   spec: ResolvedPolicySpec;
   profile: ClusterProfile;
-  owner: string;
+  owner: OwnerKey;
   targets: readonly TargetFacts[];
   /** Targets whose record belongs to this policy but that it does not manage now, with their records. */
   orphans: readonly Orphan[];

@@ -2,7 +2,7 @@
 // caches and the CLB observer. Reads only; nothing here decides.
 import type { ClbObservation, TargetFacts } from '../../model/facts.js';
 import { targetKey } from '../../model/facts.js';
-import { ownershipOf, sameObject, type RecordOwnership } from '../../plan/ownership.js';
+import { readRecord, type RecordOwnership } from '../../model/record-registry.js';
 import { configViewOf, type OrphanSnapshot, type Snapshot, type TargetSnapshot } from '../../plan/snapshot.js';
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';
 
@@ -22,8 +22,7 @@ export function snapshotBase(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'sp
 
 /** The target's ownership, from a record made for this very object; an invalid record is left alone and logged. */
 function ownership(d: RoundDeps, t: TargetFacts): RecordOwnership {
-  const entry = d.record(t);
-  const o = entry && sameObject(entry, t) ? ownershipOf(entry) : {};
+  const o = readRecord(d.record(t), t);
   if (o.problem) d.logger.warn('Ignoring an invalid LoopbackRecord', { target: targetKey(t), problem: o.problem });
   return o;
 }
@@ -53,7 +52,7 @@ export async function gatherOrphans(d: RoundDeps, orphans: readonly Orphan[], si
     const config = configViewOf(facts, d.tkeServiceConfigs(facts.namespace));
     return {
       facts,
-      ownership: ownershipOf(entry),
+      ownership: readRecord(entry),
       ...(stale ? { stale: true } : {}),
       ...(clb ? { clb } : {}),
       ...(at !== undefined ? { observedAt: at } : {}),

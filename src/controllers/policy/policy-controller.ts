@@ -10,7 +10,7 @@ import { targetKey, type TargetFacts, type TargetRef } from '../../model/facts.j
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
 import { ExecutionInterrupted, involvedObject, type Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
-import { ownerOf, ownershipOf } from '../../plan/ownership.js';
+import { holderOf, ownerKey } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { dueForDrift, type DriftClock } from '../drift.js';
 import { PolicyDeletion } from './deletion.js';
@@ -87,12 +87,12 @@ export class PolicyController {
     }
     const previous = await this.markReconciling(policy);
 
-    const holder = (t: TargetRef): string | undefined => ownershipOf(this.o.record(t)).owner;
+    const holder = (t: TargetRef): string | undefined => holderOf(this.o.record(t));
     const { view, mine, conflicts, orphans } = policyTargets(policy, this.o.caches, holder);
     const profile = this.o.profile();
     const enforcing = spec.mode === 'Enforce' && this.o.executor !== undefined;
     const shared = sharedWith(mine, this.o.caches, { namespace, view }, holder);
-    const run = await this.round.run({ policy, spec, profile, owner: ownerOf(namespace, name), targets: mine, orphans, enforcing, drift: this.driftDue(key, mine), shared }, signal);
+    const run = await this.round.run({ policy, spec, profile, owner: ownerKey(namespace, name), targets: mine, orphans, enforcing, drift: this.driftDue(key, mine), shared }, signal);
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.

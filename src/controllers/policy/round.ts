@@ -167,7 +167,7 @@ export class PolicyRound {
    * and nothing else: no new change, no release. Everything else of the plan is reported as Enforce would do it.
    */
   private async maintainHeld(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[], result: RoundResult, signal: AbortSignal): Promise<void> {
-    const held = targets.map((t) => t.ownership?.owner === input.owner && t.ownership.record !== undefined);
+    const held = targets.map((t) => t.ownership?.owner === input.owner && t.ownership.originals !== undefined);
     const plans = planned.map((p) => p.plan);
     // Only a listener source put back on the VIP is a harm of loopguard's own making (prevent-loopback stays); it
     // needs no record step first. Everything else waits for Enforce.

@@ -3,7 +3,7 @@
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { ownedBy, ownerOf, sameObject } from '../../plan/ownership.js';
+import { madeFor, ownedBy, ownerKey, type OwnerKey } from '../../model/record-registry.js';
 import { sharedView, type SharedView } from '../../plan/snapshot.js';
 import type { Orphan, PolicyCaches } from './deps.js';
 import { conflictAssessment, type Assessment } from '../../model/assessment.js';
@@ -18,7 +18,7 @@ import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 
 export interface NamespaceView {
   candidates: TargetFacts[];
-  ownership: Map<string, ClaimResolution>;
+  claims: Map<string, ClaimResolution>;
 }
 
 /** Every Service and Ingress of the namespace as facts, and who owns each among the namespace's live policies. */
@@ -36,7 +36,7 @@ export function namespaceView(
     const scope = { namespace, spec: withSpecDefaults(p.spec) };
     for (const t of selectTargets(scope, candidates)) claims.push({ policy: policyIdentity(p), target: t });
   }
-  return { candidates, ownership: resolveConflicts(claims, holder) };
+  return { candidates, claims: resolveConflicts(claims, holder) };
 }
 
 /** What a policy manages in its namespace, what it loses to an older policy, and what it must release. */
@@ -55,12 +55,12 @@ export function policyTargets(policy: LoopbackPolicy, caches: PolicyCaches, hold
   const mine: TargetFacts[] = [];
   const conflicts: Assessment[] = [];
   for (const target of view.candidates) {
-    const claim = view.ownership.get(targetKey(target));
+    const claim = view.claims.get(targetKey(target));
     if (!claim) continue;
     if (claim.winner.namespace === me.namespace && claim.winner.name === me.name) mine.push(target);
     else if (claim.losers.some((l) => l.name === me.name)) conflicts.push(conflictAssessment(target, claim.winner));
   }
-  const orphans = orphansOf(caches.records(namespace), ownerOf(namespace, policy.metadata.name ?? ''), new Set(mine.map(targetKey)), view.candidates);
+  const orphans = orphansOf(caches.records(namespace), ownerKey(namespace, policy.metadata.name ?? ''), new Set(mine.map(targetKey)), view.candidates);
   return { view, mine, conflicts, orphans };
 }
 
@@ -85,8 +85,8 @@ export function sharedWith(
     return v;
   };
   const policyOf = (t: TargetRef): string | undefined => {
-    const winner = viewOf(t.namespace).ownership.get(targetKey(t))?.winner;
-    return winner ? ownerOf(winner.namespace, winner.name) : undefined;
+    const winner = viewOf(t.namespace).claims.get(targetKey(t))?.winner;
+    return winner ? ownerKey(winner.namespace, winner.name) : undefined;
   };
   return sharedView(targets, [...own.view.candidates, ...others], policyOf);
 }
@@ -95,7 +95,7 @@ export function sharedWith(
  * The targets whose records belong to `owner` but that it does not manage (now): released. A record whose object
  * is gone (deleted, or replaced by another of the same name) is stale: it is only forgotten.
  */
-export function orphansOf(records: readonly LoopbackRecord[], owner: string, managed: ReadonlySet<string>, candidates: readonly TargetFacts[]): Orphan[] {
+export function orphansOf(records: readonly LoopbackRecord[], owner: OwnerKey, managed: ReadonlySet<string>, candidates: readonly TargetFacts[]): Orphan[] {
   const byKey = new Map(candidates.map((t) => [targetKey(t), t]));
   return records.flatMap((entry): Orphan[] => {
     if (!ownedBy(entry, owner)) return [];
@@ -104,7 +104,7 @@ export function orphansOf(records: readonly LoopbackRecord[], owner: string, man
     // forget originals that round just recorded.
     if (managed.has(targetKey(t))) return [];
     const live = byKey.get(targetKey(t));
-    const stale = !live || !sameObject(entry, live);
+    const stale = !live || !madeFor(entry, live);
     const facts = live ?? ({ kind: t.kind, namespace: t.namespace, name: t.name, ...(t.kind === 'Service' ? { type: 'LoadBalancer', ports: [] } : { rules: [], tls: false }) } as TargetFacts);
     return [{ facts, entry, ...(stale ? { stale: true } : {}) }];
   });

@@ -1,6 +1,6 @@
 // Builders for assessment table tests: plain facts, and cluster profiles produced by the real
 // detectClusterProfile from DaemonSets shaped like TKE's, so profile parsing and assessment meet.
-import type { RecordOwnership } from '../../../src/plan/ownership.js';
+import type { RecordOwnership } from '../../../src/model/record-registry.js';
 import type { Originals } from '../../../src/api/originals.js';
 import { expect } from '@jest/globals';
 import { withSpecDefaults, type LoopbackPolicySpec, type Verdict } from '../../../src/api/loopbackpolicy.js';
@@ -161,5 +161,5 @@ export function short(change: Change): string {
  */
 export function registryView(annotations: Record<string, string> | undefined): { annotations: Record<string, string>; ownership: RecordOwnership } {
   const { 'loopguard.dev/originals': originals, 'loopguard.dev/policy': owner, ...rest } = annotations ?? {};
-  return { annotations: rest, ownership: { ...(originals ? { record: JSON.parse(originals) as Originals } : {}), ...(owner ? { owner } : {}) } };
+  return { annotations: rest, ownership: { ...(originals ? { originals: JSON.parse(originals) as Originals } : {}), ...(owner ? { owner } : {}) } };
 }

@@ -382,7 +382,7 @@ describe('stale records', () => {
     const r = record({ listeners: { 'lbl-a': { sourceIpType: 0 } }, annotations: { [PREVENT_LOOPBACK]: null } });
     const target = { kind: 'Service' as const, namespace: 'ns', name: 'web' };
     // The new 'web' carries the user's own prevent-loopback: a release from the old record would remove it.
-    const plan = releases([{ target, annotations: { [PREVENT_LOOPBACK]: 'true' }, ownership: { record: r, owner: OWNER }, loadBalancerId: 'lb-new', stale: true }]);
+    const plan = releases([{ target, annotations: { [PREVENT_LOOPBACK]: 'true' }, ownership: { originals: r, owner: OWNER }, loadBalancerId: 'lb-new', stale: true }]);
     expect(plan.releases[0]?.steps).toEqual([{ kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-a/sourceIpType'], drops: true, restore: true }]);
   });
 });

@@ -99,7 +99,7 @@ export class MemoryWorld implements Effects {
     const lb = annotations['service.kubernetes.io/loadbalance-id'] as string;
     const found = clb({ loadBalancerId: lb, listeners: (this.listeners.get(lb) ?? []).map((l) => l4Listener(l.id, l.protocol, l.port, l.source)) });
     const entry = this.records.get(name);
-    return { facts: { ...facts, annotations }, clb: { state: 'Found', clb: found }, observedAt: now.getTime(), ownership: entry ? { record: entry.record, owner: entry.owner } : {} };
+    return { facts: { ...facts, annotations }, clb: { state: 'Found', clb: found }, observedAt: now.getTime(), ownership: entry ? { originals: entry.record, owner: entry.owner } : {} };
   }
 
   async apply(owner: string, target: TargetRef, step: Step): Promise<StepResult> {

@@ -97,7 +97,7 @@ describe('a TkeServiceConfig shared by several Ingresses', () => {
       applied: ['listener/lbl-80-lb-front/keepaliveEnable', 'rule/lbl-80-lb-front/loc-lb-front/sourceIpType'],
       loadBalancerId: 'lb-front',
     };
-    const held = gathered(front, l7Clb('lb-front', 1, 1), { config: { name: CONFIG, spec: declared, exists: true }, ownership: { record, owner: OWNER } });
+    const held = gathered(front, l7Clb('lb-front', 1, 1), { config: { name: CONFIG, spec: declared, exists: true }, ownership: { originals: record, owner: OWNER } });
     const [f] = planPolicy(snapshot([held], { others: [back], policies: { back: OWNER } })).targets;
     expect(f?.assessment.rootCause.id).toBe('SharedConfig');
     expect(f?.plan.purpose).toBe('Release');

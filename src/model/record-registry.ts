@@ -1,0 +1,138 @@
+// Pure: the ownership registry, in the spirit of external-dns's TXT registry. What loopguard changed on a target is
+// written in the target's LoopbackRecord (cluster-scoped, written only by loopguard, never on the target where
+// anyone with `edit` on it could forge one), and this module holds every rule about those records:
+//   - owner keys: the policy a record belongs to, as `<namespace>/<name>` (ownerKey, ownerOf, holderOf, ownedBy);
+//   - identity: a record belongs to the very object it was made for (madeFor: an earlier object of the same name
+//     had another uid);
+//   - reading: what a record says for a target, validated like any stored input (readRecord, problemOf);
+//   - writing: what a write starts from (writeBasis) and the record it writes (recordFor).
+// The I/O is behind RecordRegistry, implemented on the API server in src/kube/record-store.ts.
+import { API_VERSION } from '../api/loopbackpolicy.js';
+import { RECORD_KIND, TARGET_NAMESPACE_LABEL, recordName, type LoopbackRecord } from '../api/loopbackrecord.js';
+import { validateOriginals, type Originals } from '../api/originals.js';
+import type { TargetRef } from './facts.js';
+
+/** `<namespace>/<name>` of the policy a record belongs to. */
+export type OwnerKey = string;
+
+/** The owner key of a policy. */
+export function ownerKey(namespace: string, name: string): OwnerKey {
+  return `${namespace}/${name}`;
+}
+
+/** The owner key a record carries (its `spec.policy`). */
+export function ownerOf(record: LoopbackRecord): OwnerKey {
+  return ownerKey(record.spec.policy.namespace, record.spec.policy.name);
+}
+
+/** The policy holding a target by its record (whatever object it was made for): the claims' tie-break. */
+export function holderOf(record: LoopbackRecord | undefined): OwnerKey | undefined {
+  return record ? ownerOf(record) : undefined;
+}
+
+/** Whether `record` belongs to the policy `owner`. */
+export function ownedBy(record: LoopbackRecord | undefined, owner: OwnerKey): boolean {
+  return record !== undefined && ownerOf(record) === owner;
+}
+
+/**
+ * Whether `record` was made for this very object: not when both uids are known and differ (an earlier object of
+ * the same name, deleted and re-created: its originals say nothing about the new one). A record or an object
+ * without a uid (written before uids were recorded; a read that did not give one) is taken as its.
+ */
+export function madeFor(record: LoopbackRecord, object: { uid?: string }): boolean {
+  return record.spec.target.uid === undefined || object.uid === undefined || record.spec.target.uid === object.uid;
+}
+
+/** Why a stored record's originals cannot be used (they fail validation), or undefined when they can. */
+export function problemOf(record: LoopbackRecord): string | undefined {
+  return validateOriginals(record.spec.originals);
+}
+
+/** A target's entry in the registry, as the planner reads it. */
+export interface RecordOwnership {
+  /** The originals the record holds, when they are valid. */
+  originals?: Originals;
+  /** The owner key of the policy the record belongs to. */
+  owner?: OwnerKey;
+  /** Why the record could not be read (logged; the record is left alone). */
+  problem?: string;
+}
+
+/**
+ * What `record` says. With `object`, a record made for another object (madeFor) counts as none. Invalid originals
+ * are reported in `problem`, never returned: an invalid record is never acted on.
+ */
+export function readRecord(record: LoopbackRecord | undefined, object?: { uid?: string }): RecordOwnership {
+  if (!record || (object && !madeFor(record, object))) return {};
+  const owner = ownerOf(record);
+  const problem = problemOf(record);
+  return problem ? { owner, problem: `LoopbackRecord ${record.metadata?.name ?? ''}: ${problem}` } : { owner, originals: record.spec.originals };
+}
+
+/** A stored record that fails validation: never merged into or overwritten (it may hold the only originals). */
+export class InvalidRecordError extends Error {
+  constructor(
+    readonly recordName: string,
+    problem: string,
+  ) {
+    super(`LoopbackRecord ${recordName} is invalid (${problem}); loopguard leaves it alone: fix it, or delete it to let loopguard record anew`);
+    this.name = 'InvalidRecordError';
+  }
+}
+
+/** What a write to a target's record starts from, given the record as the API server has it. */
+export type WriteBasis =
+  /** Write `change(originals)`; undefined originals: there is no record (or only one of an earlier object). */
+  | { kind: 'write'; originals: Originals | undefined }
+  /** Another policy's record, and the write is not a take-over: left alone. */
+  | { kind: 'leave'; holder: OwnerKey }
+  /** The stored record is invalid: refused (InvalidRecordError). */
+  | { kind: 'refuse'; problem: string };
+
+/**
+ * The basis of `owner`'s write to `target`'s record `current`. Only a mitigation takes a target over
+ * (`takeOver`); a release never writes another policy's record.
+ */
+export function writeBasis(current: LoopbackRecord | undefined, target: { uid?: string }, owner: OwnerKey, takeOver: boolean): WriteBasis {
+  if (!current || !madeFor(current, target)) return { kind: 'write', originals: undefined };
+  const problem = problemOf(current);
+  if (problem) return { kind: 'refuse', problem };
+  const holder = ownerOf(current);
+  if (holder !== owner && !takeOver) return { kind: 'leave', holder };
+  return { kind: 'write', originals: current.spec.originals };
+}
+
+/** The target's record holding `originals` for `owner` (with `resourceVersion`: a replacement of the one read). */
+export function recordFor(target: TargetRef & { uid?: string }, owner: OwnerKey, originals: Originals, resourceVersion?: string): LoopbackRecord {
+  const [namespace = '', name = ''] = owner.split('/');
+  return {
+    apiVersion: API_VERSION,
+    kind: RECORD_KIND,
+    metadata: { name: recordName(target), labels: { [TARGET_NAMESPACE_LABEL]: target.namespace }, ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
+    spec: {
+      target: { kind: target.kind, namespace: target.namespace, name: target.name, ...(target.uid ? { uid: target.uid } : {}) },
+      policy: { namespace, name },
+      originals,
+    },
+  };
+}
+
+/**
+ * The registry's reads and writes (src/kube/record-store.ts on the API server). Every write applies `change` to
+ * the record as stored (writeBasis), never to a cached copy, so an original recorded by an earlier write survives.
+ */
+export interface RecordRegistry {
+  /** The target's record as the API server has it. */
+  get(target: TargetRef): Promise<LoopbackRecord | undefined>;
+  /** Every record of targets in `namespace`, from the API server. */
+  list(namespace: string): Promise<LoopbackRecord[]>;
+  /** Deletes this record as read (guarded by its resourceVersion); gone already is fine. */
+  remove(record: LoopbackRecord): Promise<void>;
+  /**
+   * Sets the target's record to `change(originals)` for `owner`: created, replaced, or deleted when `change`
+   * returns undefined. Throws InvalidRecordError on an invalid stored record; leaves another policy's record
+   * alone unless `takeOver`.
+   */
+  update(target: TargetRef & { uid?: string }, owner: OwnerKey, change: (current: Originals | undefined) => Originals | undefined, options: { takeOver: boolean }): Promise<void>;
+}

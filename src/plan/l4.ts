@@ -23,9 +23,9 @@ export interface L4TargetInput {
   assessment: Assessment;
   /** The Service's annotations now. */
   annotations: Annotations;
-  /** The Service's record, when it has one (this policy's, or one to take over). */
-  record?: Originals;
-  /** Whether `record` belongs to this policy (only then is anything released from it). */
+  /** The originals in the Service's record, when it has one (this policy's, or one to take over). */
+  originals?: Originals;
+  /** Whether the record belongs to this policy (only then is anything released from it). */
   owned: boolean;
   now: Date;
   /** When the CLB was last read (ms): TKE's grace period is over only for a read made after it. */
@@ -65,31 +65,31 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // what is wanted: leave everything as it is.
     // A skipped target's assessment stops before reading the CLB id: take it from the Service.
     const lbId = a.loadBalancerId ?? boundLoadBalancerId(input.annotations, 'Service');
-    if (input.record && input.owned && !holdsAsIs(a)) return planL4Release(input.record, input.annotations, lbId);
+    if (input.originals && input.owned && !holdsAsIs(a)) return planL4Release(input.originals, input.annotations, lbId);
     return [];
   }
   const steps: Step[] = [];
-  let record = input.record;
-  if (record && input.owned) {
+  let originals = input.originals;
+  if (originals && input.owned) {
     // A record of another CLB (TKE gave the Service a new one): its listener originals belong there; give them back
     // (or forget them, if that CLB is gone) before recording the new CLB's.
-    const movedClb = record.loadBalancerId !== undefined && record.loadBalancerId !== desired.loadBalancerId;
+    const movedClb = originals.loadBalancerId !== undefined && originals.loadBalancerId !== desired.loadBalancerId;
     const keep = movedClb ? { listeners: new Set<string>(), annotation: keptBy(desired).annotation } : keptBy(desired);
-    const release = planL4Release(record, input.annotations, desired.loadBalancerId, keep);
+    const release = planL4Release(originals, input.annotations, desired.loadBalancerId, keep);
     if (release.length > 0) {
       steps.push(...release);
       const last = release[release.length - 1];
-      const left = last?.kind === 'AnnotateTarget' ? withoutFields(record, last.forget ?? []) : record;
-      record = isEmptyOriginals(left) ? undefined : left;
+      const left = last?.kind === 'AnnotateTarget' ? withoutFields(originals, last.forget ?? []) : originals;
+      originals = isEmptyOriginals(left) ? undefined : left;
     }
   }
-  const onTarget = input.owned || steps.length > 0 ? record : undefined;
+  const onTarget = input.owned || steps.length > 0 ? originals : undefined;
 
   const switches = a.changes.flatMap((c) => (c.action === 'SetListenerHealthCheckSource' ? [c] : []));
   const addAnnotation = a.changes.some((c) => c.action === 'AddPreventLoopbackAnnotation');
-  let merged = record ?? { v: 1 as const };
+  let merged = originals ?? { v: 1 as const };
   if (switches.length > 0) {
-    merged = mergeOriginals(record, {
+    merged = mergeOriginals(originals, {
       v: 1,
       listeners: Object.fromEntries(switches.map((s) => [s.listenerId, { sourceIpType: s.from }])),
       loadBalancerId: desired.loadBalancerId,
@@ -101,13 +101,13 @@ export function planL4Target(input: L4TargetInput): Step[] {
   let why: string | undefined;
   // A large CLB under Direct is asked first (LARGE_CLB_LISTENERS): `askedTke` says loopguard's own prevent-loopback
   // asked TKE (its original and the time are recorded).
-  const askedTke = desired.sourceSwitch === 'Direct' && input.owned && annotatedByLoopguard(record, PREVENT_LOOPBACK) && record?.declaredAt !== undefined;
+  const askedTke = desired.sourceSwitch === 'Direct' && input.owned && annotatedByLoopguard(originals, PREVENT_LOOPBACK) && originals?.declaredAt !== undefined;
   const askLarge = desired.sourceSwitch === 'Direct' && addAnnotation && !askedTke && switches.length > LARGE_CLB_LISTENERS;
   // With l4.sourceSwitch: Direct, a prevent-loopback loopguard added itself (a new CLB or listener since) is not the
   // user asking TKE: loopguard writes at once, as it did first.
-  const ownAnnotation = desired.sourceSwitch === 'Direct' && annotatedByLoopguard(record, PREVENT_LOOPBACK) && !askedTke;
-  if ((desired.sourceBy === 'TKE' || askLarge) && !ownAnnotation && switches.length > 0 && !switches.some((s) => isApplied(record, fieldKey.listenerSource(s.listenerId)))) {
-    const declaredAt = input.owned ? record?.declaredAt : undefined;
+  const ownAnnotation = desired.sourceSwitch === 'Direct' && annotatedByLoopguard(originals, PREVENT_LOOPBACK) && !askedTke;
+  if ((desired.sourceBy === 'TKE' || askLarge) && !ownAnnotation && switches.length > 0 && !switches.some((s) => isApplied(originals, fieldKey.listenerSource(s.listenerId)))) {
+    const declaredAt = input.owned ? originals?.declaredAt : undefined;
     if (!declaredAt) {
       const since = input.now.toISOString();
       const ask = mergeOriginals(merged, {
@@ -125,11 +125,11 @@ export function planL4Target(input: L4TargetInput): Step[] {
       steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since: declaredAt, fallback: true });
       return steps;
     }
-    if (askedTke && input.annotations?.[PREVENT_LOOPBACK] !== undefined && !tkeSwitchedAny(desired, record)) {
+    if (askedTke && input.annotations?.[PREVENT_LOOPBACK] !== undefined && !tkeSwitchedAny(desired, originals)) {
       // TKE does not answer prevent-loopback (an older controller): the VIP is bound while every source is on it.
       // The annotation goes back (kube-proxy unbinds the VIP), its original and `declaredAt` stay recorded, and the
       // next round takes the direct order: every source, then prevent-loopback.
-      steps.push({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: record?.annotations?.[PREVENT_LOOPBACK] ?? null }, restore: true });
+      steps.push({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: originals?.annotations?.[PREVENT_LOOPBACK] ?? null }, restore: true });
       return steps;
     }
     why = `TKE did not switch it within ${Math.round(input.graceMs / 1000)} s of prevent-loopback`;
@@ -142,7 +142,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
       protocol: s.protocol,
       port: s.port,
       to: s.to,
-      ...(isApplied(record, fieldKey.listenerSource(s.listenerId)) ? { drift: true } : {}),
+      ...(isApplied(originals, fieldKey.listenerSource(s.listenerId)) ? { drift: true } : {}),
       ...(why ? { why } : {}),
     });
   }
@@ -159,7 +159,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
   final = withApplied(final, [...(final.applied ?? []), ...took]);
   // TKE switched them on the user's own prevent-loopback while loopguard waited: TKE's change, not loopguard's. Their
   // originals are forgotten, or a revert would put the VIP back under the user's annotation (every check dropped).
-  const byTke = tkeSwitchedForUser(desired, record, input.owned, switched);
+  const byTke = tkeSwitchedForUser(desired, originals, input.owned, switched);
   if (byTke.length > 0) {
     const left = withoutFields(final, byTke);
     steps.push(isEmptyOriginals(left) ? { kind: 'AnnotateTarget', set: {}, forget: byTke, drops: true } : { kind: 'AnnotateTarget', set: {}, record: left, forget: byTke });
@@ -183,8 +183,8 @@ export function planL4Target(input: L4TargetInput): Step[] {
 export const LARGE_CLB_LISTENERS = 20;
 
 /** Whether any listener whose original loopguard recorded as the VIP is on 100.64 now (TKE answered). */
-function tkeSwitchedAny(desired: L4DesiredState, record: Originals | undefined): boolean {
-  return desired.listeners.some((l) => l.currentSourceIpType === 1 && record?.listeners?.[l.listenerId]?.sourceIpType === 0);
+function tkeSwitchedAny(desired: L4DesiredState, originals: Originals | undefined): boolean {
+  return desired.listeners.some((l) => l.currentSourceIpType === 1 && originals?.listeners?.[l.listenerId]?.sourceIpType === 0);
 }
 
 /**
@@ -193,12 +193,12 @@ function tkeSwitchedAny(desired: L4DesiredState, record: Originals | undefined):
  * applied, not switched in this plan): TKE switched them. A crash between a late write of loopguard's and its record
  * is indistinguishable and counted as TKE's; the cost is a source left on 100.64 by a revert, never a VIP put back.
  */
-function tkeSwitchedForUser(desired: L4DesiredState, record: Originals | undefined, owned: boolean, switched: ReadonlySet<string>): string[] {
-  if (!owned || !record || desired.sourceBy !== 'TKE' || !desired.preventLoopback.present || annotatedByLoopguard(record, PREVENT_LOOPBACK)) return [];
+function tkeSwitchedForUser(desired: L4DesiredState, originals: Originals | undefined, owned: boolean, switched: ReadonlySet<string>): string[] {
+  if (!owned || !originals || desired.sourceBy !== 'TKE' || !desired.preventLoopback.present || annotatedByLoopguard(originals, PREVENT_LOOPBACK)) return [];
   return desired.listeners
-    .filter((l) => l.currentSourceIpType === 1 && !switched.has(l.listenerId) && record.listeners?.[l.listenerId]?.sourceIpType !== undefined)
+    .filter((l) => l.currentSourceIpType === 1 && !switched.has(l.listenerId) && originals.listeners?.[l.listenerId]?.sourceIpType !== undefined)
     .map((l) => fieldKey.listenerSource(l.listenerId))
-    .filter((key) => !isApplied(record, key));
+    .filter((key) => !isApplied(originals, key));
 }
 
 /**
@@ -206,12 +206,12 @@ function tkeSwitchedForUser(desired: L4DesiredState, record: Originals | undefin
  * first, then listener sources, then the record (what remains of it, or none). Empty when nothing is released.
  * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest.
  */
-export function planL4Release(record: Originals, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep): Step[] {
+export function planL4Release(originals: Originals, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep): Step[] {
   const restoreAnnotations: Record<string, string | null> = {};
   const remaining: Originals = { v: 1 };
   const forget: string[] = [];
   let released = false;
-  for (const [key, original] of Object.entries(record.annotations ?? {})) {
+  for (const [key, original] of Object.entries(originals.annotations ?? {})) {
     if (key === PREVENT_LOOPBACK && keep?.annotation) {
       (remaining.annotations ??= {})[key] = original;
       continue;
@@ -222,12 +222,12 @@ export function planL4Release(record: Originals, annotations: Annotations, loadB
   }
   const listenerSteps: Step[] = [];
   // The CLB the originals were read from; the target's annotation may name another one by now.
-  const lbId = record.loadBalancerId ?? loadBalancerId;
+  const lbId = originals.loadBalancerId ?? loadBalancerId;
   // Under the user's own prevent-loopback, a source loopguard recorded but never saw take effect was TKE's to switch:
   // if it is on 100.64 now, TKE did it, and putting the VIP back would drop every check. Forgotten, not restored.
   const asked = readBool(annotations, PREVENT_LOOPBACK);
-  const userAsked = asked.kind === 'value' && asked.value && !annotatedByLoopguard(record, PREVENT_LOOPBACK);
-  for (const [listenerId, l] of Object.entries(record.listeners ?? {})) {
+  const userAsked = asked.kind === 'value' && asked.value && !annotatedByLoopguard(originals, PREVENT_LOOPBACK);
+  for (const [listenerId, l] of Object.entries(originals.listeners ?? {})) {
     const rest = { ...l };
     if (l.sourceIpType !== undefined) {
       if (keep?.listeners.has(listenerId)) {
@@ -236,7 +236,7 @@ export function planL4Release(record: Originals, annotations: Annotations, loadB
       }
       released = true;
       forget.push(fieldKey.listenerSource(listenerId));
-      if (lbId && !(userAsked && !isApplied(record, fieldKey.listenerSource(listenerId)))) {
+      if (lbId && !(userAsked && !isApplied(originals, fieldKey.listenerSource(listenerId)))) {
         listenerSteps.push({ kind: 'SetListenerHealthCheckSource', loadBalancerId: lbId, listenerId, protocol: '', port: 0, to: l.sourceIpType, restore: true });
       }
       delete rest.sourceIpType;
@@ -245,11 +245,11 @@ export function planL4Release(record: Originals, annotations: Annotations, loadB
     if (Object.keys(rest).length > 0) (remaining.listeners ??= {})[listenerId] = rest;
   }
   if (!released) return [];
-  if (record.rules) remaining.rules = record.rules;
-  if (record.loadBalancer) remaining.loadBalancer = record.loadBalancer;
-  if (record.declaredAt) remaining.declaredAt = record.declaredAt;
-  if (record.loadBalancerId && (remaining.listeners || remaining.rules || remaining.loadBalancer)) remaining.loadBalancerId = record.loadBalancerId;
-  const left = withApplied(remaining, record.applied ?? []);
+  if (originals.rules) remaining.rules = originals.rules;
+  if (originals.loadBalancer) remaining.loadBalancer = originals.loadBalancer;
+  if (originals.declaredAt) remaining.declaredAt = originals.declaredAt;
+  if (originals.loadBalancerId && (remaining.listeners || remaining.rules || remaining.loadBalancer)) remaining.loadBalancerId = originals.loadBalancerId;
+  const left = withApplied(remaining, originals.applied ?? []);
   const steps: Step[] = [];
   if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });
   steps.push(...listenerSteps);

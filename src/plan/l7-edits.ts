@@ -16,15 +16,15 @@ export interface RejectedCapabilities {
  * the account has refused is not declared anew (TKE would only fail, as the model's blocker says); what is
  * declared already stays.
  */
-export function desiredEdits(desired: L7DesiredState, record: Originals | undefined, rejected: RejectedCapabilities): FieldEdit[] {
+export function desiredEdits(desired: L7DesiredState, originals: Originals | undefined, rejected: RejectedCapabilities): FieldEdit[] {
   const edits: FieldEdit[] = [];
   const wanted = <T extends 0 | 1>(desiredValue: T | undefined, recorded: T | undefined, refused: boolean): T | undefined =>
     desiredValue === undefined ? recorded : refused && desiredValue === 1 ? undefined : desiredValue;
   for (const l of desired.listeners) {
-    const keepalive = wanted(l.desiredKeepalive, record?.listeners?.[l.listenerId]?.keepaliveEnable, rejected.keepalive);
+    const keepalive = wanted(l.desiredKeepalive, originals?.listeners?.[l.listenerId]?.keepaliveEnable, rejected.keepalive);
     if (keepalive !== undefined) edits.push({ kind: 'keepalive', protocol: l.protocol, port: l.port, value: keepalive });
     for (const r of l.rules) {
-      const value = wanted(r.desiredSourceIpType, record?.rules?.[ruleKey(l.listenerId, r.locationId)]?.sourceIpType, rejected.range100_64);
+      const value = wanted(r.desiredSourceIpType, originals?.rules?.[ruleKey(l.listenerId, r.locationId)]?.sourceIpType, rejected.range100_64);
       // `enable` is the rule's switch as the CLB has it: declaring the source never turns a check on or off.
       if (value !== undefined) edits.push({ kind: 'ruleSource', protocol: l.protocol, port: l.port, domain: r.domain, url: r.url, value, enable: r.currentHealthSwitch !== 0 });
     }

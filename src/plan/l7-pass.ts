@@ -15,7 +15,7 @@ const KEY = IngressAnnotation.PassToTarget;
 
 export interface PassInput {
   desired: L7DesiredState;
-  record: Originals | undefined;
+  originals: Originals | undefined;
   owned: boolean;
   now: Date;
   /** When the CLB was last read (ms): TKE's grace period is over only for a read made after it. */
@@ -29,12 +29,12 @@ export interface PassPlan {
   /** The rest of the target's plan waits (keepalive must not come before the CLB lets 100.127/16 in). */
   blocking: boolean;
   /** What the record must hold before the steps (merged into every record write of the target's plan). */
-  record?: Originals;
+  originals?: Originals;
 }
 
 
 export function planPassToTarget(input: PassInput): PassPlan {
-  const { desired, record, owned } = input;
+  const { desired, originals, owned } = input;
   const lbId = desired.loadBalancerId;
   if (desired.passToTarget.desired !== true || desired.passToTarget.current !== false) return { steps: [], blocking: false };
   const await_: Step = { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId };
@@ -42,14 +42,14 @@ export function planPassToTarget(input: PassInput): PassPlan {
   if (declared === undefined) {
     const since = input.now.toISOString();
     const add: Originals = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [KEY]: null }, loadBalancerId: lbId, declaredAt: since };
-    return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, record: add }, { ...await_, since, fallback: true }], blocking: true, record: add };
+    return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, record: add }, { ...await_, since, fallback: true }], blocking: true, originals: add };
   }
   // "true" the user declared: TKE's to apply, whenever it does; loopguard owns nothing of it.
-  if (!owned || !annotatedByLoopguard(record, KEY)) return { steps: [await_], blocking: true };
+  if (!owned || !annotatedByLoopguard(originals, KEY)) return { steps: [await_], blocking: true };
   // Applied before and off now: changed on the CLB behind TKE's back; TKE's resync puts it back. Its grace period
   // starts when the executor first sees the wait, not at the declaration long ago.
-  if (isApplied(record, fieldKey.passToTarget())) return { steps: [await_], blocking: true };
-  if (!tkeGraceOver(record?.declaredAt, input.observedAt, input.now, input.graceMs)) return { steps: [{ ...await_, ...(record?.declaredAt ? { since: record.declaredAt } : {}), fallback: true }], blocking: true };
+  if (isApplied(originals, fieldKey.passToTarget())) return { steps: [await_], blocking: true };
+  if (!tkeGraceOver(originals?.declaredAt, input.observedAt, input.now, input.graceMs)) return { steps: [{ ...await_, ...(originals?.declaredAt ? { since: originals.declaredAt } : {}), fallback: true }], blocking: true };
   return {
     steps: [{ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: true, why: `TKE did not apply ${KEY}: "true" within ${Math.round(input.graceMs / 1000)} s` }],
     blocking: false,
@@ -57,7 +57,7 @@ export function planPassToTarget(input: PassInput): PassPlan {
 }
 
 export interface PassReleaseInput {
-  record: Originals;
+  originals: Originals;
   annotations: Annotations;
   /** The CLB's current value (undefined: the CLB is not known). */
   current: boolean | undefined;
@@ -71,13 +71,13 @@ export interface PassReleaseInput {
 
 /** Steps that give the original back; `blocking` while TKE has yet to apply it (the record must stay). */
 export function planPassRelease(input: PassReleaseInput): { steps: Step[]; blocking: boolean } {
-  const original = input.record.loadBalancer?.passToTarget;
+  const original = input.originals.loadBalancer?.passToTarget;
   if (original === undefined || input.current === undefined || input.current === original) return { steps: [], blocking: false };
   const lbId = input.loadBalancerId;
   const direct: Step = { kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: original, restore: true };
   const onIngress = input.annotations?.[KEY];
   // Loopguard's declaration still stands: declare the original, so TKE neither undoes a direct restore nor is bypassed.
-  if (!annotatedByLoopguard(input.record, KEY) || input.tkeSkips || onIngress === undefined) {
+  if (!annotatedByLoopguard(input.originals, KEY) || input.tkeSkips || onIngress === undefined) {
     return { steps: [{ ...direct, ...(input.tkeSkips ? { why: 'TKE does not sync this Ingress (mode: skip)' } : {}) }], blocking: false };
   }
   const wanted = String(original);
@@ -91,8 +91,8 @@ export function planPassRelease(input: PassReleaseInput): { steps: Step[]; block
       blocking: true,
     };
   }
-  if (!tkeGraceOver(input.record.declaredAt, input.observedAt, input.now, input.graceMs)) {
-    return { steps: [{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, ...(input.record.declaredAt ? { since: input.record.declaredAt } : {}), fallback: true }], blocking: true };
+  if (!tkeGraceOver(input.originals.declaredAt, input.observedAt, input.now, input.graceMs)) {
+    return { steps: [{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, ...(input.originals.declaredAt ? { since: input.originals.declaredAt } : {}), fallback: true }], blocking: true };
   }
   return { steps: [{ ...direct, why: `TKE did not apply ${KEY}: ${JSON.stringify(wanted)} within ${Math.round(input.graceMs / 1000)} s` }], blocking: false };
 }

@@ -24,11 +24,11 @@ export interface RevertPlan {
   gone: string[];
 }
 
-export function revertPlan(record: Originals, listeners: readonly ClbListenerView[]): RevertPlan {
+export function revertPlan(originals: Originals, listeners: readonly ClbListenerView[]): RevertPlan {
   const edits: FieldEdit[] = [];
   const removals: Removal[] = [];
   const gone: string[] = [];
-  for (const [id, l] of Object.entries(record.listeners ?? {})) {
+  for (const [id, l] of Object.entries(originals.listeners ?? {})) {
     if (l.keepaliveEnable === undefined) continue;
     const found = listeners.find((x) => x.listenerId === id);
     if (!found) {
@@ -39,7 +39,7 @@ export function revertPlan(record: Originals, listeners: readonly ClbListenerVie
     edits.push(edit);
     if (l.keepaliveAdded !== undefined) removals.push({ edit, level: l.keepaliveAdded });
   }
-  for (const [key, r] of Object.entries(record.rules ?? {})) {
+  for (const [key, r] of Object.entries(originals.rules ?? {})) {
     const [lid = '', loc = ''] = key.split('/');
     const l = listeners.find((x) => x.listenerId === lid);
     const rule = l?.rules?.find((x) => x.locationId === loc);
@@ -55,18 +55,18 @@ export function revertPlan(record: Originals, listeners: readonly ClbListenerVie
   return {
     edits,
     removals,
-    ...(record.loadBalancer?.passToTarget !== undefined ? { passToTarget: record.loadBalancer.passToTarget } : {}),
+    ...(originals.loadBalancer?.passToTarget !== undefined ? { passToTarget: originals.loadBalancer.passToTarget } : {}),
     gone,
   };
 }
 
 /** Whether the CLB shows every recorded original again (what TKE must have applied before the auto annotation goes). */
-export function clbRestored(record: Originals, listeners: readonly ClbListenerView[]): boolean {
-  for (const [id, l] of Object.entries(record.listeners ?? {})) {
+export function clbRestored(originals: Originals, listeners: readonly ClbListenerView[]): boolean {
+  for (const [id, l] of Object.entries(originals.listeners ?? {})) {
     const found = listeners.find((x) => x.listenerId === id);
     if (found && l.keepaliveEnable !== undefined && (found.keepaliveEnable ?? 0) !== l.keepaliveEnable) return false;
   }
-  for (const [key, r] of Object.entries(record.rules ?? {})) {
+  for (const [key, r] of Object.entries(originals.rules ?? {})) {
     const [lid = '', loc = ''] = key.split('/');
     const rule = listeners.find((x) => x.listenerId === lid)?.rules?.find((x) => x.locationId === loc);
     if (rule && (rule.healthCheck?.sourceIpType ?? 0) !== r.sourceIpType) return false;

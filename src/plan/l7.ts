@@ -34,7 +34,7 @@ export interface ConfigView {
 export interface L7TargetInput {
   assessment: Assessment;
   annotations: Annotations;
-  record?: Originals;
+  originals?: Originals;
   owned: boolean;
   /** The CLB as last read, and when (ms): TKE's grace period is over only for a read made after it. */
   clb?: ClbFacts;
@@ -64,15 +64,15 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const desired = a.desired?.layer === 'L7' ? a.desired : undefined;
   const misconfigured = a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
   if (!desired || misconfigured) {
-    if (input.record && input.owned && !holdsAsIs(a) && !misconfigured) {
-      return planL7Release({ record: input.record, annotations: input.annotations, name: a.target.name, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}), ...(input.clb ? { clb: input.clb } : {}), ...(input.config ? { config: input.config } : {}) });
+    if (input.originals && input.owned && !holdsAsIs(a) && !misconfigured) {
+      return planL7Release({ originals: input.originals, annotations: input.annotations, name: a.target.name, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}), ...(input.clb ? { clb: input.clb } : {}), ...(input.config ? { config: input.config } : {}) });
     }
     return { steps: [] };
   }
-  const record = input.record;
-  const onTarget = input.owned ? record : undefined;
-  const edits = desiredEdits(desired, record, input.rejected);
-  const passPlan = planPassToTarget({ desired, record, owned: input.owned, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
+  const originals = input.originals;
+  const onTarget = input.owned ? originals : undefined;
+  const edits = desiredEdits(desired, originals, input.rejected);
+  const passPlan = planPassToTarget({ desired, originals, owned: input.owned, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
   // The CLB must let 100.127/16 in before keepalive makes the nodes see it: the rest waits for TKE.
   if (passPlan.blocking) return { steps: passPlan.steps };
   const pass = passPlan.steps;
@@ -83,7 +83,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   // Every record names the CLB its entries came from (restores go there, whatever the annotation says later).
   const passRecord: Originals = { v: 1, loadBalancerId: desired.loadBalancerId };
   const recordThen = (add: Originals, then: Step[]): void => {
-    const merged = mergeOriginals(record, mergeOriginals(add, passRecord));
+    const merged = mergeOriginals(originals, mergeOriginals(add, passRecord));
     if (!sameOriginals(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
     steps.push(...pass, ...then);
   };
@@ -92,7 +92,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
     if (passWanted) recordThen({ v: 1 }, []);
     if (edits.length > 0) {
       const auto = IngressAnnotation.TkeServiceConfigAuto;
-      const base = passWanted ? mergeOriginals(record, passRecord) : (record ?? { v: 1 as const });
+      const base = passWanted ? mergeOriginals(originals, passRecord) : (originals ?? { v: 1 as const });
       steps.push({ kind: 'AnnotateTarget', set: { [auto]: 'true' }, record: mergeOriginals(base, { v: 1, annotations: { [auto]: input.annotations?.[auto] ?? null }, loadBalancerId: desired.loadBalancerId }) });
       // TKE is asked now: its grace period starts here (later rounds' waits keep this start, tke-wait.ts WaitClock).
       steps.push({ kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: desired.loadBalancerId, config: ref.name, since: input.now.toISOString() });
@@ -120,9 +120,9 @@ export function planL7Target(input: L7TargetInput): L7Plan {
     const drift = todo.some((e) => {
       const l = desired.listeners.find((x) => x.protocol.toUpperCase() === e.protocol.toUpperCase() && x.port === e.port);
       if (!l) return false;
-      if (e.kind === 'keepalive') return isApplied(record, fieldKey.keepalive(l.listenerId));
+      if (e.kind === 'keepalive') return isApplied(originals, fieldKey.keepalive(l.listenerId));
       const r = l.rules.find((x) => x.domain === e.domain && x.url === e.url);
-      return r !== undefined && isApplied(record, fieldKey.ruleSource(l.listenerId, r.locationId));
+      return r !== undefined && isApplied(originals, fieldKey.ruleSource(l.listenerId, r.locationId));
     });
     const declaredAt = input.now.toISOString();
     recordThen({ ...originalsFor(desired, edits, { spec: config.spec, vip }), declaredAt }, [
@@ -139,10 +139,10 @@ export function planL7Target(input: L7TargetInput): L7Plan {
     // The grace period is for TKE applying what loopguard declared: only this policy's own record says when, and
     // never later than now. A field that had taken effect before and is off now was changed on the CLB: TKE's
     // resync puts it back, and no grace period runs out on it (it says nothing about the account's capability).
-    const declared = input.owned && record?.declaredAt ? Math.min(Date.parse(record.declaredAt), input.now.getTime()) : undefined;
+    const declared = input.owned && originals?.declaredAt ? Math.min(Date.parse(originals.declaredAt), input.now.getTime()) : undefined;
     const since = declared !== undefined && !Number.isNaN(declared) ? new Date(declared).toISOString() : undefined;
     const firstTime = pending.some((c) =>
-      c.action === 'SetListenerKeepalive' ? !isApplied(record, fieldKey.keepalive(c.listenerId)) : !isApplied(record, fieldKey.ruleSource(c.listenerId, c.locationId)),
+      c.action === 'SetListenerKeepalive' ? !isApplied(originals, fieldKey.keepalive(c.listenerId)) : !isApplied(originals, fieldKey.ruleSource(c.listenerId, c.locationId)),
     );
     const graceOver = firstTime && since !== undefined && input.observedAt !== undefined && input.observedAt >= Date.parse(since) + input.graceMs;
     steps.push({
@@ -157,7 +157,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
     });
     return { steps };
   }
-  if (!record || !input.owned) return { steps };
+  if (!originals || !input.owned) return { steps };
   const took: string[] = [];
   for (const l of desired.listeners) {
     if (l.desiredKeepalive !== undefined && l.currentKeepalive === l.desiredKeepalive) took.push(fieldKey.keepalive(l.listenerId));
@@ -166,13 +166,13 @@ export function planL7Target(input: L7TargetInput): L7Plan {
     }
   }
   if (desired.passToTarget.desired === true && desired.passToTarget.current === true) took.push(fieldKey.passToTarget());
-  const final = withApplied(record, [...(record.applied ?? []), ...took]);
-  if (!sameOriginals(final, record)) steps.push({ kind: 'AnnotateTarget', set: {}, record: final });
+  const final = withApplied(originals, [...(originals.applied ?? []), ...took]);
+  if (!sameOriginals(final, originals)) steps.push({ kind: 'AnnotateTarget', set: {}, record: final });
   return { steps };
 }
 
 export interface L7ReleaseInput {
-  record: Originals;
+  originals: Originals;
   annotations: Annotations;
   name: string;
   clb?: ClbFacts;
@@ -189,11 +189,11 @@ export interface L7ReleaseInput {
  * forever) and drops the record.
  */
 export function planL7Release(input: L7ReleaseInput): L7Plan {
-  const { record, annotations, config } = input;
+  const { originals, annotations, config } = input;
   // A CLB other than the one the originals came from (the user-writable id changed) is never written to.
-  const clb = record.loadBalancerId && input.clb?.loadBalancerId !== record.loadBalancerId ? undefined : input.clb;
+  const clb = originals.loadBalancerId && input.clb?.loadBalancerId !== originals.loadBalancerId ? undefined : input.clb;
   const views = listenerViews(clb);
-  const plan = revertPlan(record, views);
+  const plan = revertPlan(originals, views);
   const vip = clb?.vips?.[0];
   const lbId = clb?.loadBalancerId ?? '';
   const steps: Step[] = [];
@@ -203,10 +203,10 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
     if (todo.length > 0) steps.push({ kind: 'DeclareInTkeServiceConfig', config: config.name, loadBalancerId: lbId, ...(vip ? { vip } : {}), edits: todo, restore: true });
   }
   const tkeSkips = annotations?.[IngressAnnotation.Mode]?.trim().toLowerCase() === 'skip';
-  const pass = planPassRelease({ record, annotations, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
+  const pass = planPassRelease({ originals, annotations, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
   steps.push(...pass.steps);
   if (pass.blocking) return { steps };
-  if (clb && configLive && !tkeSkips && !clbRestored(record, views)) {
+  if (clb && configLive && !tkeSkips && !clbRestored(originals, views)) {
     steps.push({ kind: 'AwaitTke', reason: 'OriginalsApplied', loadBalancerId: lbId, ...(config ? { config: config.name } : {}) });
     return { steps };
   }
@@ -215,9 +215,9 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   }
   const set: Record<string, string | null> = {};
   const auto = IngressAnnotation.TkeServiceConfigAuto;
-  if (annotatedByLoopguard(record, auto)) set[auto] = record.annotations?.[auto] ?? null;
-  if (annotatedByLoopguard(record, IngressAnnotation.PassToTarget)) set[IngressAnnotation.PassToTarget] = record.annotations?.[IngressAnnotation.PassToTarget] ?? null;
-  steps.push({ kind: 'AnnotateTarget', set, forget: recordedFields(record), drops: true, restore: true });
+  if (annotatedByLoopguard(originals, auto)) set[auto] = originals.annotations?.[auto] ?? null;
+  if (annotatedByLoopguard(originals, IngressAnnotation.PassToTarget)) set[IngressAnnotation.PassToTarget] = originals.annotations?.[IngressAnnotation.PassToTarget] ?? null;
+  steps.push({ kind: 'AnnotateTarget', set, forget: recordedFields(originals), drops: true, restore: true });
   return { steps };
 }
 

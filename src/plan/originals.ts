@@ -4,8 +4,8 @@
 import type { Originals } from '../api/originals.js';
 
 /** Whether loopguard has seen this field take effect before (the drift rule). */
-export function isApplied(record: Originals | undefined, key: string): boolean {
-  return record?.applied?.includes(key) ?? false;
+export function isApplied(originals: Originals | undefined, key: string): boolean {
+  return originals?.applied?.includes(key) ?? false;
 }
 
 /**
@@ -18,8 +18,8 @@ export function tkeGraceOver(declaredAt: string | undefined, observedAt: number 
 }
 
 /** Whether loopguard set the annotation `key` (the originals hold its value before, absent ones as null). */
-export function annotatedByLoopguard(record: Originals | undefined, key: string): boolean {
-  return record?.annotations !== undefined && key in record.annotations;
+export function annotatedByLoopguard(originals: Originals | undefined, key: string): boolean {
+  return originals?.annotations !== undefined && key in originals.annotations;
 }
 
 /** Order-independent equality of two sets of originals. */

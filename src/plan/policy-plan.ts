@@ -60,8 +60,8 @@ export function planTarget(input: PlanInput, t: ManagedTarget): TargetPlan {
 
 function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const a = t.assessment;
-  const { originals: record, owner } = t.ownership ?? {};
-  const owned = record !== undefined && owner === input.owner;
+  const { originals, owner } = t.ownership ?? {};
+  const owned = originals !== undefined && owner === input.owner;
   const base = planHeader(a.target, 'Mitigate');
   if (a.target.kind === 'Service') {
     return {
@@ -69,7 +69,7 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
       steps: planL4Target({
         assessment: a,
         annotations: t.annotations,
-        ...(record ? { record } : {}),
+        ...(originals ? { originals } : {}),
         owned,
         now: input.now,
         graceMs: input.graceMs,
@@ -80,7 +80,7 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const l7 = planL7Target({
     assessment: a,
     annotations: t.annotations,
-    ...(record ? { record } : {}),
+    ...(originals ? { originals } : {}),
     owned,
     ...(t.clb ? { clb: t.clb } : {}),
     ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
@@ -95,13 +95,13 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
 /** The release of one target this policy changed (empty steps: nothing of this policy's is left on it). */
 export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, o: OrphanTarget): TargetPlan {
   const owner = input.owner;
-  const { originals: record, owner: recorded } = o.ownership ?? {};
+  const { originals, owner: recorded } = o.ownership ?? {};
   const base = planHeader(o.target, 'Release');
-  if (!record || recorded !== owner) return { ...base, steps: [] };
-  if (o.stale) return { ...base, steps: [{ kind: 'AnnotateTarget', set: {}, forget: recordedFields(record), drops: true, restore: true }] };
-  if (o.target.kind === 'Service') return { ...base, steps: planL4Release(record, o.annotations, o.loadBalancerId) };
+  if (!originals || recorded !== owner) return { ...base, steps: [] };
+  if (o.stale) return { ...base, steps: [{ kind: 'AnnotateTarget', set: {}, forget: recordedFields(originals), drops: true, restore: true }] };
+  if (o.target.kind === 'Service') return { ...base, steps: planL4Release(originals, o.annotations, o.loadBalancerId) };
   const l7 = planL7Release({
-    record,
+    originals,
     annotations: o.annotations,
     name: o.target.name,
     now: input.now,

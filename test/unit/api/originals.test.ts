@@ -164,3 +164,34 @@ describe('recorded-field descriptor table', () => {
     expect(validateOriginals(null)).toBe('expected a JSON object');
   });
 });
+
+describe('validateOriginals', () => {
+  const full: Originals = {
+    v: 1,
+    annotations: { 'service.cloud.tencent.com/prevent-loopback': null },
+    listeners: { 'lbl-1': { sourceIpType: 0 }, 'lbl-2': { keepaliveEnable: 0 } },
+    rules: { 'lbl-2/loc-1': { sourceIpType: 0 } },
+    loadBalancer: { passToTarget: false },
+  };
+
+  it('accepts full originals, with what took effect and when TKE was asked', () => {
+    expect(validateOriginals(full)).toBeUndefined();
+    expect(validateOriginals({ ...full, applied: ['listener/lbl-1/sourceIpType'], declaredAt: '2026-11-22T10:00:00Z' })).toBeUndefined();
+  });
+
+  it.each<[unknown, RegExp]>([
+    [[], /JSON object/],
+    [{ v: 2 }, /version/],
+    [{ v: 1, annotations: [] }, /annotations/],
+    [{ v: 1, annotations: { a: 1 } }, /string or null/],
+    [{ v: 1, listeners: { x: { sourceIpType: 2 } } }, /sourceIpType must be 0 or 1/],
+    [{ v: 1, listeners: { x: { keepaliveEnable: 'on' } } }, /keepaliveEnable/],
+    [{ v: 1, listeners: { x: 1 } }, /must be an object/],
+    [{ v: 1, rules: { x: {} } }, /rules/],
+    [{ v: 1, loadBalancer: { passToTarget: 'no' } }, /passToTarget/],
+    [{ v: 1, applied: 'all' }, /applied/],
+    [{ v: 1, declaredAt: 'yesterday' }, /declaredAt/],
+  ])('rejects %j', (value, error) => {
+    expect(validateOriginals(value)).toMatch(error);
+  });
+});

@@ -29,7 +29,7 @@ export type StepResult =
 
 export interface EffectDeps {
   writer: Pick<KubeWriter, 'get' | 'patchAnnotations' | 'patchConfig' | 'eventsOf'>;
-  /** The originals registry (LoopbackRecords). */
+  /** The ownership registry (LoopbackRecords). */
   records: Pick<RecordRegistry, 'update'>;
   clb: Pick<ClbClient, 'describeListeners' | 'modifyListenerHealthCheck' | 'modifyLoadBalancerPassToTarget'>;
   /** Told of every write whose task succeeded (its cache is the post-write read). */

@@ -1,4 +1,4 @@
-// A target's LoopbackRecord (loopguard's originals registry), read as an admin would: `kubectl get lbrec`.
+// A target's LoopbackRecord (loopguard's ownership registry), read as an admin would: `kubectl get lbrec`.
 import type { Originals } from '../../src/api/originals.js';
 import { recordName, type LoopbackRecord } from '../../src/api/loopbackrecord.js';
 import type { TargetKind } from '../../src/api/loopbackpolicy.js';

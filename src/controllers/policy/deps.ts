@@ -33,7 +33,7 @@ export interface PolicyControllerOptions extends RoundDeps {
   statusWriter: Pick<PolicyStatusWriter, 'apply'>;
   /** Enforce's Kubernetes writer (finalizers; the revert reads targets through it). */
   writer: Pick<KubeWriter, 'setFinalizers' | 'list'>;
-  /** The originals registry, read from the API server by the revert. */
+  /** The ownership registry (LoopbackRecords), read from the API server by the revert. */
   records: Pick<RecordRegistry, 'list' | 'remove'>;
   events: Pick<EventRecorder, 'record' | 'recordStanding'>;
   metrics: Pick<Metrics, 'reportTargets' | 'forgetTargets'>;

@@ -107,6 +107,7 @@ describe('a deletion held up in a terminating namespace (Events refused) says so
       const ready = findCondition(cause.status?.conditions, 'Ready');
       expect(ready).toMatchObject({ status: 'False', reason: 'Terminating' });
       expect(ready?.message).toMatch(/the policy is being deleted: its finalizer stays until 1 target\(s\) have their originals back, e\.g\. Service web: /);
+      expect(ready?.message).toMatch(/RequestLimitExceeded: throttled \(injected\)\).*[^.]\. loopguard keeps retrying$/);
       expect(findCondition(cause.status?.conditions, 'Reconciling')).toMatchObject({ status: 'True', reason: 'Terminating' });
       expect(cause.metadata.finalizers).toContain(FINALIZER);
 

@@ -48,8 +48,10 @@ async function syncService(ctx: SimulatorContext, svc: V1Service): Promise<void>
 
   const profile = kubeProxyProfile(await ctx.kube.getKubeProxy());
   // kube-proxy binds the VIP (one address on kube-ipvs0) while any Service with it asks: on a CLB shared by several
-  // Services (tke-existed-lbid), one Service dropping prevent-loopback leaves it bound for the others.
-  const asked = plan.preventLoopback || (await ctx.kube.listServices()).some((s) => s.metadata?.annotations?.[SERVICE.loadBalancerId] === lb.id && !s.metadata.deletionTimestamp && annotationIsTrue(s.metadata.annotations[SERVICE.preventLoopback]));
+  // Services (tke-existed-lbid), one Service dropping prevent-loopback leaves it bound for the others. Only a
+  // user-brought CLB can be shared, so only then are the other Services listed (a list per sync of every Service
+  // would cost the scale benches O(n²) reads and widen the window of a sync that started from a stale read).
+  const asked = plan.preventLoopback || (plan.loadBalancer.existingId !== undefined && (await otherServiceAsks(ctx, lb.id)));
   await ctx.vips.setVipBound(lb.id, bindsVip(profile, asked));
 
   const annotations = svc.metadata?.annotations ?? {};
@@ -64,6 +66,10 @@ async function syncService(ctx: SimulatorContext, svc: V1Service): Promise<void>
     ...(force !== undefined ? { forceL4SourceIpType: force } : {}),
     ...(ctx.syncScope === 'all' ? { ownL4: await ownL4Listeners(ctx, lb, plan.listeners, listeners, prefix, force !== undefined) } : {}),
   });
+}
+
+async function otherServiceAsks(ctx: SimulatorContext, loadBalancerId: string): Promise<boolean> {
+  return (await ctx.kube.listServices()).some((s) => s.metadata?.annotations?.[SERVICE.loadBalancerId] === loadBalancerId && !s.metadata.deletionTimestamp && annotationIsTrue(s.metadata.annotations[SERVICE.preventLoopback]));
 }
 
 /**

@@ -1,9 +1,10 @@
 // Pure: the rules for a CLB that serves several Services (docs/security.md "Shared resources"; issue 22 #2). A TKE
 // kube-proxy answers prevent-loopback by binding the CLB's VIP on every node (tencent-cloud.md §6), and a bound VIP
-// drops every health check that comes from it: the check of every listener on the CLB, whoever's Service it serves.
-//  - prevent-loopback is set (or kept, when loopguard set it) only if every L4 listener on the CLB health-checks from
-//    100.64.0.0/10 (the target's own: or is switched by its plan, before the annotation). One another target of the
-//    same policy switches in this pass counts in the next pass (targets run concurrently, a switch may fail). Otherwise the target is Conflict / SharedClb: loopguard still
+// drops every health check that comes from it: the check of every listener and rule on the CLB, whoever's target it serves.
+//  - prevent-loopback is set (or kept, when loopguard set it) only if every health check on the CLB (L4 listeners' and
+//    L7 rules') comes from 100.64.0.0/10 (the target's own: or is switched by its plan, before the annotation). What
+//    another target of the same policy switches in this pass counts in the next pass (targets run concurrently, a
+//    switch may fail); an L7 rule counts once a read shows it switched. Otherwise the target is Conflict / SharedClb: loopguard still
 //    switches the target's own listeners (a 100.64 source never fails a check, bound VIP or not) but does not
 //    annotate; the message names the sharing and the way to cover it.
 //  - A release never puts a listener back on the VIP source while another Service on the CLB carries
@@ -52,13 +53,13 @@ export function otherBinders(s: Pick<Snapshot, 'shared'>, self: TargetFacts, loa
 }
 
 /** `namespace/name` of the ones in `namespace`, a count of the others: nothing of another namespace is named. */
-export function namesIn(namespace: string, users: readonly SharedUser[]): string {
+export function namesIn(namespace: string, users: readonly SharedUser[], kind = 'Service'): string {
   const here = users.filter((u) => u.facts.namespace === namespace).map((u) => `${u.facts.namespace}/${u.facts.name}`);
   const elsewhere = users.length - here.length;
   const named = here.slice(0, MAX_NAMED);
   const parts = [...named];
   if (here.length > MAX_NAMED) parts.push(`${here.length - MAX_NAMED} more`);
-  if (elsewhere > 0) parts.push(`${elsewhere} Service(s) in other namespaces`);
+  if (elsewhere > 0) parts.push(`${elsewhere} ${kind}(s) in other namespaces`);
   return parts.join(', ');
 }
 
@@ -69,30 +70,51 @@ export function vipStaysBound(s: Pick<Snapshot, 'shared'>, self: TargetFacts, lo
   return `kept on 100.64.0.0/10, originals forgotten: ${namesIn(self.namespace, binders)} on CLB ${loadBalancerId ?? ''} still carr${binders.length === 1 ? 'ies' : 'y'} prevent-loopback, which keeps the VIP bound on every node`;
 }
 
-interface VipListener {
+/** A health check on the CLB whose source is the VIP: an L4 listener's, or an L7 rule's (`locationId`). */
+interface VipCheck {
   listenerId: string;
-  protocol: string;
-  port: number;
+  locationId?: string;
 }
 
-/** The L4 listeners on the CLB whose (enabled) health check comes from the VIP. */
-function vipSourced(clb: ClbFacts): VipListener[] {
-  return clb.listeners.filter((l) => L4_PROTOCOLS.has(l.protocol) && l.healthCheck?.healthSwitch !== 0 && sourceIpTypeOf(l.healthCheck?.sourceIpType) === 0);
+function checksFromVip(h: { healthSwitch?: number; sourceIpType?: number } | undefined): boolean {
+  return h?.healthSwitch !== 0 && sourceIpTypeOf(h?.sourceIpType) === 0;
 }
 
-/** Who each listener serves: the Services on the CLB whose ports it matches (none: a listener of no Service loopguard sees). */
-function servedBy(clb: ClbFacts, users: readonly SharedUser[], listeners: readonly VipListener[]): { services: SharedUser[]; unattributed: number } {
-  const ids = new Set(listeners.map((l) => l.listenerId));
+/**
+ * Every (enabled) health check on the CLB that comes from the VIP: L4 listeners' and L7 rules' alike. A bound VIP
+ * drops both (an Ingress can share a user-brought CLB with Services); an L7 rule is switched only through its
+ * TkeServiceConfig, by TKE, so it counts as switched once a read shows it.
+ */
+function vipSourced(clb: ClbFacts): VipCheck[] {
+  const out: VipCheck[] = [];
+  for (const l of clb.listeners) {
+    if (L4_PROTOCOLS.has(l.protocol)) {
+      if (checksFromVip(l.healthCheck)) out.push({ listenerId: l.listenerId });
+    } else {
+      for (const r of l.rules ?? []) if (checksFromVip(r.healthCheck)) out.push({ listenerId: l.listenerId, locationId: r.locationId });
+    }
+  }
+  return out;
+}
+
+/**
+ * Who each check serves: the Services on the CLB whose ports its listener matches, and for L7 rules the Ingresses on
+ * the CLB (TKE gives an Ingress its own L7 listeners); the rest serve nothing loopguard sees.
+ */
+function servedBy(clb: ClbFacts, users: readonly SharedUser[], checks: readonly VipCheck[]): { services: SharedUser[]; ingresses: SharedUser[]; unattributed: number } {
+  const l4 = new Set(checks.filter((c) => c.locationId === undefined).map((c) => c.listenerId));
   const services: SharedUser[] = [];
   const attributed = new Set<string>();
   for (const u of users) {
     if (u.facts.kind !== 'Service') continue;
-    const mine = matchServiceListeners(u.facts, clb).matched.filter((l) => ids.has(l.listenerId));
+    const mine = matchServiceListeners(u.facts, clb).matched.filter((l) => l4.has(l.listenerId));
     if (mine.length === 0) continue;
     services.push(u);
     for (const l of mine) attributed.add(l.listenerId);
   }
-  return { services, unattributed: ids.size - attributed.size };
+  const rules = checks.length - l4.size;
+  const ingresses = rules > 0 ? users.filter((u) => u.facts.kind === 'Ingress') : [];
+  return { services, ingresses, unattributed: l4.size - attributed.size + (ingresses.length > 0 ? 0 : rules) };
 }
 
 /**
@@ -111,9 +133,9 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
   if (!adding && !holding) return undefined;
   const clb = t.clb.clb;
   const own = new Set(matchServiceListeners(t.facts, clb).matched.map((l) => l.listenerId));
-  const others = vipSourced(clb).filter((l) => !own.has(l.listenerId));
+  const others = vipSourced(clb).filter((c) => c.locationId !== undefined || !own.has(c.listenerId));
   if (others.length === 0) return undefined;
-  const left = others.filter((l) => !switched.has(listenerKey(clb.loadBalancerId, l.listenerId)));
+  const left = others.filter((c) => c.locationId !== undefined || !switched.has(listenerKey(clb.loadBalancerId, c.listenerId)));
   // Without annotation, nobody asks TKE to switch: loopguard writes the own sources itself.
   const withheld = {
     ...desired,
@@ -127,14 +149,15 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
     return { ...assessed, desired: withheld, changes, rootCause: { ...assessed.rootCause, message: `${assessed.rootCause.message} prevent-loopback follows in the next pass, once the other listeners on CLB ${clb.loadBalancerId} switched in this one are on 100.64.0.0/10.` } };
   }
   const users = (s.shared.clbs.get(clb.loadBalancerId) ?? []).filter((u) => targetKey(u.facts) !== targetKey(t.facts));
-  const { services, unattributed } = servedBy(clb, users, left);
-  const named = [services.length > 0 ? `of ${namesIn(t.facts.namespace, services)}` : '', unattributed > 0 ? `${unattributed} serving no Service loopguard sees` : ''].filter((x) => x);
-  const inOther = services.some((u) => u.facts.namespace !== t.facts.namespace);
+  const { services, ingresses, unattributed } = servedBy(clb, users, left);
+  const served = [...services, ...ingresses];
+  const named = [services.length > 0 ? `of ${namesIn(t.facts.namespace, services)}` : '', ingresses.length > 0 ? `L7 rules of ${namesIn(t.facts.namespace, ingresses, 'Ingress')}` : '', unattributed > 0 ? `${unattributed} serving nothing loopguard sees` : ''].filter((x) => x);
+  const inOther = served.some((u) => u.facts.namespace !== t.facts.namespace);
   const cover = inOther
     ? 'a LoopbackPolicy in their namespace, or a cluster-scoped LoopbackPolicy, that manages them'
-    : services.length > 0
+    : served.length > 0
       ? 'bring them under this LoopbackPolicy (or one that manages them)'
-      : 'switch them to 100.64.0.0/10 (ModifyListener HealthCheck.SourceIpType 1)';
+      : "switch them to 100.64.0.0/10 (HealthCheck.SourceIpType 1: ModifyListener for a listener, ModifyRule or its Ingress's TkeServiceConfig for a rule)";
   return assessment(assessed.target, {
     loadBalancerId: clb.loadBalancerId,
     rootCause: 'SharedClb',
@@ -146,7 +169,7 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
     changes,
     blockers: assessed.blockers,
     message:
-      `CLB ${clb.loadBalancerId} also serves ${left.length} L4 listener(s) that health-check from the VIP (${named.join('; ')}): prevent-loopback binds the whole VIP on every node, which would drop their health checks, so loopguard ${holding ? 'takes back its' : 'does not set'} prevent-loopback on this Service ` +
+      `CLB ${clb.loadBalancerId} also serves ${left.length} health check(s) from the VIP (${named.join('; ')}): prevent-loopback binds the whole VIP on every node, which would drop their health checks, so loopguard ${holding ? 'takes back its' : 'does not set'} prevent-loopback on this Service ` +
       `and only switches this Service's own listeners to 100.64.0.0/10. To cover them: ${cover}; once every listener on the CLB health-checks from 100.64.0.0/10, loopguard sets prevent-loopback (this Service's own finding: ${assessed.rootCause.id})`,
   });
 }

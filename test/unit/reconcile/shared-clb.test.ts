@@ -6,7 +6,7 @@ import type { OriginalsRecord } from '../../../src/api/annotations.js';
 import type { ServiceFacts } from '../../../src/model/facts.js';
 import { planPolicy } from '../../../src/plan/policy-plan.js';
 import { describeStep, type Step } from '../../../src/plan/steps.js';
-import { clb, l4Listener, service } from '../model/fixtures.js';
+import { clb, ingress, l4Listener, listener, service } from '../model/fixtures.js';
 import { gathered, OWNER, snapshot } from './fixtures.js';
 
 const LB = 'lb-shared';
@@ -60,7 +60,7 @@ const rows: Row[] = [
     rootCause: 'SharedClb',
     annotates: false,
     switchesOwn: true,
-    message: /CLB lb-shared also serves 1 L4 listener\(s\) .*1 Service\(s\) in other namespaces.*a LoopbackPolicy in their namespace, or a cluster-scoped LoopbackPolicy/,
+    message: /CLB lb-shared also serves 1 health check\(s\) from the VIP .*1 Service\(s\) in other namespaces.*a LoopbackPolicy in their namespace, or a cluster-scoped LoopbackPolicy/,
     notInMessage: /i\/shared/,
   },
   {
@@ -79,7 +79,7 @@ const rows: Row[] = [
     rootCause: 'SharedClb',
     annotates: false,
     switchesOwn: true,
-    message: /1 serving no Service loopguard sees/,
+    message: /1 serving nothing loopguard sees/,
   },
   {
     name: "loopguard's prevent-loopback is on and the other's listener is (back) on the VIP: taken back, annotation first",
@@ -131,6 +131,38 @@ describe('prevent-loopback on a CLB shared by several Services', () => {
       expect(annotates(p.plan.steps)).toBe(false);
       expect(p.plan.steps.some((s) => s.kind === 'SetListenerHealthCheckSource' && s.to === 1)).toBe(true);
     }
+  });
+});
+
+describe('L7 rules on a shared CLB count too (a bound VIP drops their checks as well)', () => {
+  /** The CLB shared with an Ingress: H's L4 listener on :8080 (VIP), an HTTP listener whose one rule checks from `rule`. */
+  function withRule(rule: 0 | 1, healthSwitch = 1) {
+    return clb({
+      loadBalancerId: LB,
+      listeners: [
+        l4Listener('lbl-8080', 'TCP', 8080, 0),
+        listener('lbl-http', 'HTTP', 80, { rules: [{ locationId: 'loc-1', domain: 'a.example.com', url: '/', healthCheck: { sourceIpType: rule, healthSwitch } }] }),
+      ],
+    });
+  }
+  const web = (namespace: string) => ingress({ namespace, name: 'web', loadBalancerId: LB }, { 'kubernetes.io/ingress.qcloud-loadbalance-id': LB });
+
+  it.each([
+    { name: "an Ingress of another namespace whose rule checks from the VIP: SharedClb, the Ingress counted, not named", rule: 0 as const, others: [web('i')], rootCause: 'SharedClb', annotates: false, message: /1 health check\(s\) from the VIP \(L7 rules of 1 Ingress\(s\) in other namespaces\).*a LoopbackPolicy in their namespace/, notInMessage: /i\/web/ },
+    { name: 'an Ingress of the same namespace: named', rule: 0 as const, others: [web('h')], rootCause: 'SharedClb', annotates: false, message: /L7 rules of h\/web/ },
+    { name: 'a rule of no Ingress loopguard sees: counted', rule: 0 as const, others: [], rootCause: 'SharedClb', annotates: false, message: /1 serving nothing loopguard sees.*ModifyRule/ },
+    { name: 'the rule already checks from 100.64: prevent-loopback is set (control)', rule: 1 as const, others: [web('i')], rootCause: 'PodSourceNotMasqueraded', annotates: true },
+    { name: 'the rule has its health check off: nothing to drop, prevent-loopback is set (control)', rule: 0 as const, healthSwitch: 0, others: [web('i')], rootCause: 'PodSourceNotMasqueraded', annotates: true },
+  ])('$name', (row) => {
+    const t = gathered(H, withRule(row.rule, row.healthSwitch ?? 1));
+    const [p] = planPolicy(snapshot([t], { spec: SPEC, others: row.others, policies: {} })).targets;
+    expect(p?.assessment.rootCause.id).toBe(row.rootCause);
+    if (row.message) expect(p?.assessment.rootCause.message).toMatch(row.message);
+    if (row.notInMessage) expect(p?.assessment.rootCause.message).not.toMatch(row.notInMessage);
+    expect(annotates(p?.plan.steps ?? [])).toBe(row.annotates);
+    // H's own listener is switched either way; the rule is never written by this Service's plan.
+    expect(switchesOwn(p?.plan.steps ?? [])).toBe(true);
+    expect((p?.plan.steps ?? []).some((s) => s.kind === 'DeclareInTkeServiceConfig')).toBe(false);
   });
 });
 

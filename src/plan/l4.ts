@@ -30,6 +30,11 @@ export interface L4TargetInput {
   observedAt?: number;
   /** How long TKE gets to switch the sources it was asked to (prevent-loopback) before loopguard writes them. */
   graceMs: number;
+  /**
+   * Set while another Service on the CLB carries prevent-loopback (the VIP stays bound): a release keeps the sources
+   * on 100.64.0.0/10 and forgets their originals; the text says why (shared-clb.ts).
+   */
+  vipBound?: string;
 }
 
 /** What an L4 desired state still wants loopguard to hold (a partial release gives back the rest). */
@@ -63,7 +68,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // what is wanted: leave everything as it is.
     // A skipped target's assessment stops before reading the CLB id: take it from the Service.
     const lbId = a.loadBalancerId ?? boundLoadBalancerId(input.annotations, 'Service');
-    if (input.record && input.owned && !holdsAsIs(a)) return planL4Release(input.record, input.annotations, lbId);
+    if (input.record && input.owned && !holdsAsIs(a)) return planL4Release(input.record, input.annotations, lbId, undefined, input.vipBound);
     return [];
   }
   const steps: Step[] = [];
@@ -73,7 +78,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // (or forget them, if that CLB is gone) before recording the new CLB's.
     const movedClb = record.loadBalancerId !== undefined && record.loadBalancerId !== desired.loadBalancerId;
     const keep = movedClb ? { listeners: new Set<string>(), annotation: keptBy(desired).annotation } : keptBy(desired);
-    const release = planL4Release(record, input.annotations, desired.loadBalancerId, keep);
+    const release = planL4Release(record, input.annotations, desired.loadBalancerId, keep, input.vipBound);
     if (release.length > 0) {
       steps.push(...release);
       const last = release[release.length - 1];
@@ -202,9 +207,10 @@ function tkeSwitchedForUser(desired: L4DesiredState, record: OriginalsRecord | u
 /**
  * Steps that give back what the record says loopguard changed, except what `keep` still wants: annotations
  * first, then listener sources, then the record (what remains of it, or none). Empty when nothing is released.
- * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest.
+ * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest. With `vipBound` (another
+ * Service on the CLB keeps the VIP bound) no source goes back to the VIP: it stays on 100.64.0.0/10, forgotten.
  */
-export function planL4Release(record: OriginalsRecord, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep): Step[] {
+export function planL4Release(record: OriginalsRecord, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep, vipBound?: string): Step[] {
   const restoreAnnotations: Record<string, string | null> = {};
   const remaining: OriginalsRecord = { v: 1 };
   const forget: string[] = [];
@@ -225,6 +231,7 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
   // if it is on 100.64 now, TKE did it, and putting the VIP back would drop every check. Forgotten, not restored.
   const asked = readBool(annotations, PREVENT_LOOPBACK);
   const userAsked = asked.kind === 'value' && asked.value && !annotatedByLoopguard(record, PREVENT_LOOPBACK);
+  let kept = 0;
   for (const [listenerId, l] of Object.entries(record.listeners ?? {})) {
     const rest = { ...l };
     if (l.sourceIpType !== undefined) {
@@ -234,7 +241,8 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
       }
       released = true;
       forget.push(fieldKey.listenerSource(listenerId));
-      if (lbId && !(userAsked && !isApplied(record, fieldKey.listenerSource(listenerId)))) {
+      if (vipBound !== undefined && l.sourceIpType === 0) kept++;
+      else if (lbId && !(userAsked && !isApplied(record, fieldKey.listenerSource(listenerId)))) {
         listenerSteps.push({ kind: 'SetListenerHealthCheckSource', loadBalancerId: lbId, listenerId, protocol: '', port: 0, to: l.sourceIpType, restore: true });
       }
       delete rest.sourceIpType;
@@ -251,6 +259,6 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
   const steps: Step[] = [];
   if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });
   steps.push(...listenerSteps);
-  steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyRecord(left) ? { drops: true } : {}) });
+  steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyRecord(left) ? { drops: true } : {}), ...(kept > 0 && vipBound ? { kept: `${kept} listener source(s) ${vipBound}` } : {}) });
   return steps;
 }

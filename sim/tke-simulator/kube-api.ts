@@ -49,6 +49,11 @@ export class KubeApi {
     return orUndefinedOn404(this.net.readNamespacedIngress({ namespace, name }));
   }
 
+  /** Every Service in the cluster (kube-proxy binds a VIP for any of them that asks: service-controller.ts). */
+  async listServices(): Promise<V1Service[]> {
+    return (await this.core.listServiceForAllNamespaces()).items;
+  }
+
   getKubeProxy(): Promise<V1DaemonSet | undefined> {
     return orUndefinedOn404(this.apps.readNamespacedDaemonSet({ namespace: 'kube-system', name: 'kube-proxy' }));
   }

@@ -4,7 +4,7 @@
 // when kube-proxy would bind the VIP (prevent-loopback) — the VIP marked bound in the emulator.
 import type { V1Service } from '@kubernetes/client-node';
 import type { Listener } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_models.js';
-import { LB_CLEANUP_FINALIZER, SERVICE, SERVICE_CONTROLLER } from './annotations.js';
+import { LB_CLEANUP_FINALIZER, SERVICE, SERVICE_CONTROLLER, annotationIsTrue } from './annotations.js';
 import type { ConfigSyncInput } from './config-sync.js';
 import { syncConfig, warn } from './config-sync.js';
 import type { SimulatorContext } from './context.js';
@@ -47,7 +47,12 @@ async function syncService(ctx: SimulatorContext, svc: V1Service): Promise<void>
   await syncPassToTarget(ctx, who, lb, SERVICE.passToTarget);
 
   const profile = kubeProxyProfile(await ctx.kube.getKubeProxy());
-  await ctx.vips.setVipBound(lb.id, bindsVip(profile, plan.preventLoopback));
+  // kube-proxy binds the VIP (one address on kube-ipvs0) while any Service with it asks: on a CLB shared by several
+  // Services (tke-existed-lbid), one Service dropping prevent-loopback leaves it bound for the others. Only a
+  // user-brought CLB can be shared, so only then are the other Services listed (a list per sync of every Service
+  // would cost the scale benches O(n²) reads and widen the window of a sync that started from a stale read).
+  const asked = plan.preventLoopback || (plan.loadBalancer.existingId !== undefined && (await otherServiceAsks(ctx, lb.id)));
+  await ctx.vips.setVipBound(lb.id, bindsVip(profile, asked));
 
   const annotations = svc.metadata?.annotations ?? {};
   await syncConfig(ctx, {
@@ -61,6 +66,10 @@ async function syncService(ctx: SimulatorContext, svc: V1Service): Promise<void>
     ...(force !== undefined ? { forceL4SourceIpType: force } : {}),
     ...(ctx.syncScope === 'all' ? { ownL4: await ownL4Listeners(ctx, lb, plan.listeners, listeners, prefix, force !== undefined) } : {}),
   });
+}
+
+async function otherServiceAsks(ctx: SimulatorContext, loadBalancerId: string): Promise<boolean> {
+  return (await ctx.kube.listServices()).some((s) => s.metadata?.annotations?.[SERVICE.loadBalancerId] === loadBalancerId && !s.metadata.deletionTimestamp && annotationIsTrue(s.metadata.annotations[SERVICE.preventLoopback]));
 }
 
 /**

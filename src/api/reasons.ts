@@ -81,6 +81,8 @@ export const EventReason = {
   PolicyConflict: 'PolicyConflict',
   /** Warning: the Ingress's TkeServiceConfig also governs Ingresses loopguard may not change; nothing written. */
   SharedConfig: 'SharedConfig',
+  /** Warning: other listeners on the Service's CLB health-check from the VIP: prevent-loopback (binds the whole VIP) not set. */
+  SharedClb: 'SharedClb',
   /** Warning: a policy's deletion waits for a revert that cannot finish (cause and way out in the message). */
   DeletionBlocked: 'DeletionBlocked',
   /** Warning: loopguard changed the target but its LoopbackRecord is gone: its originals cannot be restored (fix in the message). */

@@ -28,7 +28,11 @@ export function deletionConditions(previous: readonly Condition[] | undefined, s
   return removeStatusCondition(conditions, CONDITION_STALLED).conditions;
 }
 
-/** The message of a revert held up by `pending` targets (each "Kind name: cause"). */
+/**
+ * The message of a revert held up by `pending` targets (each "Kind name: cause"). A cause is often a whole sentence
+ * (the CLB error's advice ends with a period): it is closed once, not twice.
+ */
 export function terminatingMessage(pending: readonly string[]): string {
-  return `the policy is being deleted: its finalizer stays until ${pending.length} target(s) have their originals back, e.g. ${pending[0] ?? ''}. loopguard keeps retrying`;
+  const example = (pending[0] ?? '').trimEnd().replace(/\.+$/, '');
+  return `the policy is being deleted: its finalizer stays until ${pending.length} target(s) have their originals back, e.g. ${example}. loopguard keeps retrying`;
 }

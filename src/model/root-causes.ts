@@ -17,6 +17,10 @@ export const ROOT_CAUSES = {
     verdict: 'Conflict',
     summary: 'the TkeServiceConfig also governs Ingresses loopguard may not change (opted out, or not managed by this policy)',
   },
+  SharedClb: {
+    verdict: 'Conflict',
+    summary: "other listeners on the Service's CLB health-check from the VIP: prevent-loopback, which binds the whole VIP, is not set",
+  },
   // NotApplicable
   NotLoadBalancerService: { verdict: 'NotApplicable', summary: 'the Service is not of type LoadBalancer: no CLB' },
   NotTkeLoadBalancer: { verdict: 'NotApplicable', summary: 'spec.loadBalancerClass hands the Service to another LB controller' },

@@ -32,6 +32,11 @@ export interface L4TargetInput {
   observedAt?: number;
   /** How long TKE gets to switch the sources it was asked to (prevent-loopback) before loopguard writes them. */
   graceMs: number;
+  /**
+   * Set while another Service on the CLB carries prevent-loopback (the VIP stays bound): a release keeps the sources
+   * on 100.64.0.0/10 and forgets their originals; the text says why (shared-clb.ts).
+   */
+  vipBound?: string;
 }
 
 /** What an L4 desired state still wants loopguard to hold (a partial release gives back the rest). */
@@ -65,7 +70,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // what is wanted: leave everything as it is.
     // A skipped target's assessment stops before reading the CLB id: take it from the Service.
     const lbId = a.loadBalancerId ?? boundLoadBalancerId(input.annotations, 'Service');
-    if (input.originals && input.owned && !holdsAsIs(a)) return planL4Release(input.originals, input.annotations, lbId);
+    if (input.originals && input.owned && !holdsAsIs(a)) return planL4Release(input.originals, input.annotations, lbId, undefined, input.vipBound);
     return [];
   }
   const steps: Step[] = [];
@@ -75,7 +80,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // (or forget them, if that CLB is gone) before recording the new CLB's.
     const movedClb = originals.loadBalancerId !== undefined && originals.loadBalancerId !== desired.loadBalancerId;
     const keep = movedClb ? { listeners: new Set<string>(), annotation: keptBy(desired).annotation } : keptBy(desired);
-    const release = planL4Release(originals, input.annotations, desired.loadBalancerId, keep);
+    const release = planL4Release(originals, input.annotations, desired.loadBalancerId, keep, input.vipBound);
     if (release.length > 0) {
       steps.push(...release);
       const last = release[release.length - 1];
@@ -204,9 +209,10 @@ function tkeSwitchedForUser(desired: L4DesiredState, originals: Originals | unde
 /**
  * Steps that give back what the record says loopguard changed, except what `keep` still wants: annotations
  * first, then listener sources, then the record (what remains of it, or none). Empty when nothing is released.
- * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest.
+ * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest. With `vipBound` (another
+ * Service on the CLB keeps the VIP bound) no source goes back to the VIP: it stays on 100.64.0.0/10, forgotten.
  */
-export function planL4Release(originals: Originals, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep): Step[] {
+export function planL4Release(originals: Originals, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep, vipBound?: string): Step[] {
   const restoreAnnotations: Record<string, string | null> = {};
   const remaining: Originals = { v: 1 };
   const forget: string[] = [];
@@ -227,6 +233,7 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   // if it is on 100.64 now, TKE did it, and putting the VIP back would drop every check. Forgotten, not restored.
   const asked = readBool(annotations, PREVENT_LOOPBACK);
   const userAsked = asked.kind === 'value' && asked.value && !annotatedByLoopguard(originals, PREVENT_LOOPBACK);
+  let kept = 0;
   for (const [listenerId, l] of Object.entries(originals.listeners ?? {})) {
     const rest = { ...l };
     if (l.sourceIpType !== undefined) {
@@ -236,7 +243,8 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
       }
       released = true;
       forget.push(fieldKey.listenerSource(listenerId));
-      if (lbId && !(userAsked && !isApplied(originals, fieldKey.listenerSource(listenerId)))) {
+      if (vipBound !== undefined && l.sourceIpType === 0) kept++;
+      else if (lbId && !(userAsked && !isApplied(originals, fieldKey.listenerSource(listenerId)))) {
         listenerSteps.push({ kind: 'SetListenerHealthCheckSource', loadBalancerId: lbId, listenerId, protocol: '', port: 0, to: l.sourceIpType, restore: true });
       }
       delete rest.sourceIpType;
@@ -253,6 +261,6 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   const steps: Step[] = [];
   if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });
   steps.push(...listenerSteps);
-  steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}) });
+  steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}), ...(kept > 0 && vipBound ? { kept: `${kept} listener source(s) ${vipBound}` } : {}) });
   return steps;
 }

@@ -11,6 +11,7 @@ import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
 import type { RecordOwnership } from '../model/record-registry.js';
 import { recordedFields } from '../api/originals.js';
+import { sharedClbAssessment, switchedBy, vipStaysBound } from './shared-clb.js';
 import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
 import type { TargetPlan } from './steps.js';
@@ -27,6 +28,8 @@ export interface TargetView {
   config?: ConfigView;
   /** Annotations loopguard's field manager wrote on the target (TargetFacts.setByLoopguard). */
   setByLoopguard?: Readonly<Record<string, string>>;
+  /** Another Service on the CLB keeps the VIP bound: a release leaves sources on 100.64.0.0/10 (shared-clb.ts). */
+  vipBound?: string;
 }
 
 export interface ManagedTarget extends TargetView {
@@ -74,13 +77,14 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
         now: input.now,
         graceMs: input.graceMs,
         ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
+        ...(t.vipBound ? { vipBound: t.vipBound } : {}),
       }),
     };
   }
   const l7 = planL7Target({
     assessment: a,
     annotations: t.annotations,
-    ...(originals ? { originals } : {}),
+    ...(originals ? { record: originals } : {}),
     owned,
     ...(t.clb ? { clb: t.clb } : {}),
     ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
@@ -99,7 +103,7 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
   const base = planHeader(o.target, 'Release');
   if (!originals || recorded !== owner) return { ...base, steps: [] };
   if (o.stale) return { ...base, steps: [{ kind: 'AnnotateTarget', set: {}, forget: recordedFields(originals), drops: true, restore: true }] };
-  if (o.target.kind === 'Service') return { ...base, steps: planL4Release(originals, o.annotations, o.loadBalancerId) };
+  if (o.target.kind === 'Service') return { ...base, steps: planL4Release(originals, o.annotations, o.loadBalancerId, undefined, o.vipBound) };
   const l7 = planL7Release({
     originals,
     annotations: o.annotations,
@@ -141,9 +145,11 @@ export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilit
   return assessTarget(t.facts, { policy: s.spec, profile: s.profile, clb: t.clb, capabilities: s.capabilities });
 }
 
-function managedOf(assessment: Assessment, t: TargetSnapshot): ManagedTarget {
+function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot): ManagedTarget {
+  const vipBound = t.facts.kind === 'Service' ? vipStaysBound(s, t.facts, t.ownership?.originals?.loadBalancerId ?? t.facts.loadBalancerId) : undefined;
   return {
     assessment,
+    ...(vipBound ? { vipBound } : {}),
     annotations: t.facts.annotations,
     ...(t.ownership ? { ownership: t.ownership } : {}),
     ...(t.clb.state === 'Found' ? { clb: t.clb.clb } : {}),
@@ -153,10 +159,12 @@ function managedOf(assessment: Assessment, t: TargetSnapshot): ManagedTarget {
   };
 }
 
-function orphanOf(o: OrphanSnapshot): OrphanTarget {
+function orphanOf(s: Snapshot, o: OrphanSnapshot): OrphanTarget {
   const f = o.facts;
   const found = o.clb?.state === 'Found' ? o.clb.clb : undefined;
+  const vipBound = f.kind === 'Service' ? vipStaysBound(s, f, o.ownership.originals?.loadBalancerId ?? f.loadBalancerId) : undefined;
   return {
+    ...(vipBound ? { vipBound } : {}),
     target: { kind: f.kind, namespace: f.namespace, name: f.name },
     annotations: f.annotations,
     ownership: o.ownership,
@@ -169,20 +177,32 @@ function orphanOf(o: OrphanSnapshot): OrphanTarget {
 }
 
 /**
+ * The verdict of a target once what it shares is accounted for (shared-config.ts, shared-clb.ts). The round applies it
+ * again to its after-execution assessment, so the status keeps naming the sharing.
+ */
+export function sharedVerdict(s: Snapshot, t: TargetSnapshot, assessed: Assessment, switched: ReadonlySet<string> = new Set()): Assessment {
+  return sharedConfigAssessment(s, t, assessed) ?? sharedClbAssessment(s, t, assessed, switched) ?? assessed;
+}
+
+/**
  * The plan of one pass over a snapshot, pure: every managed target assessed and planned, every orphan's release.
  * Until TkeServiceConfigs are known, Ingresses get no step (an empty plan; their releases wait).
  */
 export function planPolicy(s: Snapshot): PolicyPlan {
   const input = { owner: s.owner, rejected: rejectedOf(s), now: s.now, graceMs: s.graceMs };
-  const targets = s.targets.map((t): PlannedTarget => {
+  const assessedAll = s.targets.map((t) => {
     const assessed = assessSnapshot(s, t);
-    const shared = sharedConfigAssessment(s, t, assessed);
-    const assessment = shared ?? assessed;
+    return { t, assessed, shared: sharedConfigAssessment(s, t, assessed) };
+  });
+  // Listeners this plan switches to 100.64.0.0/10 (any of its targets): prevent-loopback may count on them.
+  const switched = switchedBy(assessedAll.map((x) => x.shared ?? x.assessed));
+  const targets = assessedAll.map(({ t, assessed, shared }): PlannedTarget => {
+    const assessment = shared ?? sharedClbAssessment(s, t, assessed, switched) ?? assessed;
     if (t.facts.kind === 'Ingress' && !s.configsKnown) return { assessment, plan: { ...planHeader(assessment.target, 'Mitigate'), steps: [] } };
     // A shared config is not changed: what this policy changed through it before is given back, nothing more.
-    if (shared) return { assessment, plan: planOrphan(input, orphanOf({ facts: t.facts, ownership: t.ownership ?? {}, clb: t.clb, ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}), ...(t.config ? { config: t.config } : {}) })) };
-    return { assessment, plan: planTarget(input, managedOf(assessment, t)) };
+    if (shared) return { assessment, plan: planOrphan(input, orphanOf(s, { facts: t.facts, ownership: t.ownership ?? {}, clb: t.clb, ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}), ...(t.config ? { config: t.config } : {}) })) };
+    return { assessment, plan: planTarget(input, managedOf(s, assessment, t)) };
   });
   const orphans = s.configsKnown ? s.orphans : s.orphans.filter((o) => o.facts.kind !== 'Ingress');
-  return { owner: s.owner, targets, releases: orphans.map((o) => planOrphan(input, orphanOf(o))).filter((p) => p.steps.length > 0) };
+  return { owner: s.owner, targets, releases: orphans.map((o) => planOrphan(input, orphanOf(s, o))).filter((p) => p.steps.length > 0) };
 }

@@ -37,7 +37,16 @@ export type Step =
    * write time: `record` merged in (existing entries win) before the annotations change, `forget` (field keys given
    * back by a release) after. A record left empty is deleted; `drops` says the plan expects that.
    */
-  | { kind: 'AnnotateTarget'; set: Record<string, string | null>; record?: Originals; forget?: string[]; drops?: boolean; restore?: boolean }
+  | {
+      kind: 'AnnotateTarget';
+      set: Record<string, string | null>;
+      record?: Originals;
+      forget?: string[];
+      drops?: boolean;
+      restore?: boolean;
+      /** A release that leaves sources on 100.64.0.0/10 instead of the VIP (the VIP stays bound): what and why. */
+      kept?: string;
+    }
   /** Single-field JSON patches in the TkeServiceConfig, guarded by `test` ops and resourceVersion. */
   | { kind: 'DeclareInTkeServiceConfig'; config: string; loadBalancerId: string; vip?: string; edits: FieldEdit[]; restore?: boolean; drift?: boolean }
   /** Take out of the config what loopguard added to declare its fields (release, once the CLB shows the originals). */
@@ -106,6 +115,7 @@ export function describeStep(step: Step): string {
       if (text) parts.push(`${step.restore ? 'restore annotation(s) ' : 'annotate '}${text}`);
       if (step.drops) parts.push('delete the LoopbackRecord');
       else if (step.forget?.length) parts.push(`forget ${step.forget.length} restored field(s) in the LoopbackRecord`);
+      if (step.kept) parts.push(step.kept);
       if (step.record?.applied?.length) parts.push(`record ${step.record.applied.length} applied field(s) (LoopbackRecord)`);
       else if (step.record) parts.push(`record the originals of ${describeOriginals(step.record)} (LoopbackRecord)`);
       return parts.join('; ');

@@ -79,6 +79,13 @@ describe('every wait for TKE ends; a held-up deletion says so', () => {
     // Mitigated first (Ready alone may be a round that found TKE's listeners not there yet): the deletion under test
     // restores what Enforce changed, not a round still switching sources.
     await waitForPolicy(ref, 'web mitigated', (p) => p.status?.counts?.mitigated === 1, { timeoutMs: 60_000, context: logs });
+    // A TKE sync that read the Service before prevent-loopback may still put its sources back (sync scope all); the
+    // drift check switches them again. The deletion under test starts from switched sources: drain TKE, wait for them.
+    await tke.simulator.resyncNow();
+    await waitFor('both listeners on 100.64.0.0/10', async () => {
+      const ls = (await tke.emulator.admin.getLoadBalancer(lb)).Listeners;
+      return ls.length === 2 && ls.every((l) => l.HealthCheck?.SourceIpType === 1) ? true : undefined;
+    }, { timeoutMs: 30_000, context: logs });
     await tke.emulator.admin.setFaults({ rules: [{ action: 'ModifyListener', rate: 1, kind: 'error', code: 'RequestLimitExceeded', message: 'throttled (injected)', loadBalancerId: lb }] });
     try {
       await deletePolicy(ref, { wait: false });

@@ -12,7 +12,7 @@ import { EventReason, ReconcilingReason, StalledReason } from '../../api/reasons
 import { deletionConditions, terminatingMessage, type DeletionState } from '../../model/deletion-status.js';
 import { classifyError } from '../../mitigation/errors.js';
 import { involvedObject, type Execution } from '../../mitigation/executor.js';
-import { NO_SHARING } from '../../plan/snapshot.js';
+import { sharedView } from '../../plan/snapshot.js';
 import type { TargetPlan } from '../../plan/steps.js';
 import type { TargetFacts } from '../../model/facts.js';
 import { lostRecordError } from '../../model/lost-record.js';
@@ -112,7 +112,12 @@ export class PolicyDeletion {
     let plans: TargetPlan[];
     try {
       // planReleases leaves Ingresses out until the TkeServiceConfig cache has synced; they come back below as pending.
-      plans = await planReleases(this.o, { owner, spec: withSpecDefaults(policy.spec), profile: this.o.profile(), shared: NO_SHARING }, orphansOf(releasable, owner, new Set(), facts), signal);
+      const orphans = orphansOf(releasable, owner, new Set(), facts);
+      // Who else is on the released targets' CLBs (any namespace): a release never puts a source back on a VIP another
+      // Service's prevent-loopback keeps bound (shared-clb.ts). Which policy manages them does not matter to a release.
+      const elsewhere = this.o.caches.services().filter((svc) => svc.metadata?.namespace !== namespace).map(serviceFacts);
+      const shared = sharedView(orphans.map((o) => o.facts), [...facts, ...elsewhere], () => undefined);
+      plans = await planReleases(this.o, { owner, spec: withSpecDefaults(policy.spec), profile: this.o.profile(), shared }, orphans, signal);
     } catch (err) {
       if (signal.aborted) throw err;
       const error = classifyError(err, "reading the targets' CLBs");

@@ -91,7 +91,8 @@ export class PolicyController {
     const { view, mine, conflicts, orphans } = policyTargets(policy, this.o.caches, holder);
     const profile = this.o.profile();
     const enforcing = spec.mode === 'Enforce' && this.o.executor !== undefined;
-    const shared = sharedWith(mine, this.o.caches, { namespace, view }, holder);
+    // The orphans' CLBs too: a release must see who else keeps a shared CLB's VIP bound (shared-clb.ts).
+    const shared = sharedWith([...mine, ...orphans.map((o) => o.facts)], this.o.caches, { namespace, view }, holder);
     const run = await this.round.run({ policy, spec, profile, owner: ownerKey(namespace, name), targets: mine, orphans, enforcing, drift: this.driftDue(key, mine), shared }, signal);
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
@@ -186,7 +187,7 @@ export class PolicyController {
       if (a.verdict === 'AtRisk') {
         await this.o.events.record(involved, 'Warning', EventReason.TargetAtRisk, `${a.rootCause.id}: ${a.rootCause.message} ${by}`);
       } else if (a.verdict === 'Conflict') {
-        const reason = a.rootCause.id === 'ForeignClb' ? EventReason.ForeignClb : a.rootCause.id === 'SharedConfig' ? EventReason.SharedConfig : EventReason.PolicyConflict;
+        const reason = a.rootCause.id === 'ForeignClb' ? EventReason.ForeignClb : a.rootCause.id === 'SharedConfig' ? EventReason.SharedConfig : a.rootCause.id === 'SharedClb' ? EventReason.SharedClb : EventReason.PolicyConflict;
         await this.o.events.record(involved, 'Warning', reason, `${a.rootCause.message} ${by}`);
       } else if (a.verdict === 'Mitigated') {
         await this.o.events.record(involved, 'Normal', EventReason.TargetMitigated, `${a.rootCause.message} ${by}`);

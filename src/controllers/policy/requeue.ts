@@ -47,7 +47,9 @@ export function nextReconcile(r: RequeueInput): Requeue {
   if (transient.length > 0) {
     return { outcome: { retry: new Error(`${transient.length} target(s) failed transiently, retrying with backoff: ${transient[0]?.message ?? ''}`) }, invalidate: [], streak: r.streak };
   }
-  const invalidate = r.outcomes.flatMap((o) => (o.assessment.loadBalancerId && CLB_IN_PROGRESS.has(o.assessment.rootCause.id) ? [o.assessment.loadBalancerId] : []));
+  // SharedClb too: another policy (of another namespace) may switch the other listeners, and nothing on this policy's
+  // Services says so; their CLB is read again soon, backing off, so prevent-loopback follows without a drift interval.
+  const invalidate = r.outcomes.flatMap((o) => (o.assessment.loadBalancerId && (CLB_IN_PROGRESS.has(o.assessment.rootCause.id) || o.assessment.rootCause.id === 'SharedClb') ? [o.assessment.loadBalancerId] : []));
   if (invalidate.length > 0 || r.waiting) {
     const streak = r.streak + 1;
     const wait = Math.min(RECHECK_MS * 2 ** Math.max(0, streak - 1), RECHECK_MAX_MS, r.driftCheckIntervalMs);

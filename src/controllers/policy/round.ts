@@ -9,7 +9,7 @@ import { lostRecordDueAt } from '../../model/lost-record.js';
 import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';
 import { classifyError } from '../../mitigation/errors.js';
 import { ExecutionInterrupted, type Execution } from '../../mitigation/executor.js';
-import { assessSnapshot, planPolicy, type PlannedTarget } from '../../plan/policy-plan.js';
+import { assessSnapshot, planPolicy, sharedVerdict, type PlannedTarget } from '../../plan/policy-plan.js';
 import type { Snapshot, TargetSnapshot } from '../../plan/snapshot.js';
 import { describeStep, type Step, type TargetPlan } from '../../plan/steps.js';
 import { settleAll } from '../../runtime/settle.js';
@@ -151,7 +151,9 @@ export class PolicyRound {
       if (e.executed.length > 0 && !e.gone) {
         // The executed steps' effects are in the observer's cache and the annotations; no read-back needed.
         const clb = t.loadBalancerId ? (this.d.observer.cached(t.loadBalancerId) ?? observed) : observed;
-        const after = assessSnapshot(snapshotBase(this.d, input), { facts: { ...t, annotations: annotationsAfter(t.annotations, e.executed) } as TargetFacts, clb });
+        const facts = { ...t, annotations: annotationsAfter(t.annotations, e.executed) } as TargetFacts;
+        // A shared CLB's or config's verdict (SharedClb after switching the own listeners) stays what the status says.
+        const after = sharedVerdict(snapshot, { ...(snapshot.targets[i] as TargetSnapshot), facts, clb }, assessSnapshot(snapshotBase(this.d, input), { facts, clb }));
         // What was wrong with the target as read is still news when a step replaced it (an invalid prevent-loopback
         // overwritten with "true" comes back on revert): its warnings are reported with those of the result.
         assessment = { ...after, warnings: [...new Set([...m.assessment.warnings, ...after.warnings])] };

@@ -31,6 +31,12 @@ describe('nextReconcile', () => {
     expect(r.streak).toBe(streak);
   });
 
+  it('a shared CLB held back (SharedClb): read again soon, as another namespace\'s policy may switch the other listeners', () => {
+    const r = nextReconcile({ ...base, outcomes: [target('SharedClb', 'lb-shared'), target('Mitigated', 'lb-old')] });
+    expect(r.outcome).toEqual({ requeueAfterMs: 3_000 });
+    expect(r.invalidate).toEqual(['lb-shared']);
+  });
+
   it('never waits longer than the drift interval', () => {
     expect(nextReconcile({ ...base, waiting: true, streak: 10, driftCheckIntervalMs: 20_000 }).outcome).toEqual({ requeueAfterMs: 20_000 });
   });

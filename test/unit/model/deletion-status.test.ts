@@ -33,6 +33,15 @@ describe('deletionConditions: a deletion held up is never Ready', () => {
     }
   });
 
+  it.each([
+    ['a cause without a period', 'Service web: restoring', 'e.g. Service web: restoring. loopguard keeps retrying'],
+    ['a cause that is a sentence (the CLB error advice)', "Service web: RetryingAfterError: shared with TKE's controllers.", "e.g. Service web: RetryingAfterError: shared with TKE's controllers. loopguard keeps retrying"],
+    ['trailing periods and space', 'Service web: x.. ', 'e.g. Service web: x. loopguard keeps retrying'],
+    ['a period inside the cause stays', 'Service web: v1.2 failed', 'e.g. Service web: v1.2 failed. loopguard keeps retrying'],
+  ])('closes the example once: %s', (_name, cause, ending) => {
+    expect(terminatingMessage([cause]).endsWith(ending)).toBe(true);
+  });
+
   it('names the cause and the count', () => {
     expect(terminatingMessage(['Service web: RetryingAfterError: throttled', 'Service api: restoring'])).toMatch(/until 2 target\(s\) have their originals back, e\.g\. Service web: RetryingAfterError: throttled/);
   });

@@ -1,0 +1,175 @@
+// Pure: the rules for a CLB that serves several Services (docs/security.md "Shared resources"; issue 22 #2). A TKE
+// kube-proxy answers prevent-loopback by binding the CLB's VIP on every node (tencent-cloud.md §6), and a bound VIP
+// drops every health check that comes from it: the check of every listener and rule on the CLB, whoever's target it serves.
+//  - prevent-loopback is set (or kept, when loopguard set it) only if every health check on the CLB (L4 listeners' and
+//    L7 rules') comes from 100.64.0.0/10 (the target's own: or is switched by its plan, before the annotation). What
+//    another target of the same policy switches in this pass counts in the next pass (targets run concurrently, a
+//    switch may fail); an L7 rule counts once a read shows it switched. Otherwise the target is Conflict / SharedClb: loopguard still
+//    switches the target's own listeners (a 100.64 source never fails a check, bound VIP or not) but does not
+//    annotate; the message names the sharing and the way to cover it.
+//  - A release never puts a listener back on the VIP source while another Service on the CLB carries
+//    prevent-loopback (the VIP stays bound): its sources stay on 100.64.0.0/10 and their originals are forgotten,
+//    not waited on (a deleted policy must not hang on another tenant's annotation). The last one out restores, in the
+//    safe order: prevent-loopback off first, then the sources (planL4Release).
+// Names cross no namespace (issue 22 #9): Services of another namespace are counted, never named.
+import { readBool, ServiceAnnotation } from '../api/annotations.js';
+import { assessment, type Assessment } from '../model/assessment-result.js';
+import { sourceIpTypeOf } from '../model/desired-state.js';
+import { matchServiceListeners } from '../model/assess-service.js';
+import { L4_PROTOCOLS, targetKey, type ClbFacts, type TargetFacts } from '../model/facts.js';
+import { annotatedByLoopguard } from './originals.js';
+import type { SharedUser, Snapshot, TargetSnapshot } from './snapshot.js';
+
+const PREVENT_LOOPBACK = ServiceAnnotation.PreventLoopback;
+
+/** Names shown in a message; the rest are counted. */
+const MAX_NAMED = 5;
+
+/** `<CLB id>/<listener id>`: a listener this plan switches to 100.64.0.0/10. */
+export function listenerKey(loadBalancerId: string, listenerId: string): string {
+  return `${loadBalancerId}/${listenerId}`;
+}
+
+/** The listeners a set of assessments switches to 100.64.0.0/10 (the plan's own switches). */
+export function switchedBy(assessments: readonly Assessment[]): Set<string> {
+  const out = new Set<string>();
+  for (const a of assessments) {
+    if (a.desired?.layer !== 'L4') continue;
+    for (const c of a.changes) if (c.action === 'SetListenerHealthCheckSource' && c.to === 1) out.add(listenerKey(a.desired.loadBalancerId, c.listenerId));
+  }
+  return out;
+}
+
+function carriesPreventLoopback(f: TargetFacts): boolean {
+  const v = readBool(f.annotations, PREVENT_LOOPBACK);
+  return f.kind === 'Service' && v.kind === 'value' && v.value;
+}
+
+/** The other Services on `loadBalancerId` that carry prevent-loopback: while one does, the VIP stays bound. */
+export function otherBinders(s: Pick<Snapshot, 'shared'>, self: TargetFacts, loadBalancerId: string | undefined): SharedUser[] {
+  if (!loadBalancerId) return [];
+  const key = targetKey(self);
+  return (s.shared.clbs.get(loadBalancerId) ?? []).filter((u) => targetKey(u.facts) !== key && carriesPreventLoopback(u.facts));
+}
+
+/** `namespace/name` of the ones in `namespace`, a count of the others: nothing of another namespace is named. */
+export function namesIn(namespace: string, users: readonly SharedUser[], kind = 'Service'): string {
+  const here = users.filter((u) => u.facts.namespace === namespace).map((u) => `${u.facts.namespace}/${u.facts.name}`);
+  const elsewhere = users.length - here.length;
+  const named = here.slice(0, MAX_NAMED);
+  const parts = [...named];
+  if (here.length > MAX_NAMED) parts.push(`${here.length - MAX_NAMED} more`);
+  if (elsewhere > 0) parts.push(`${elsewhere} ${kind}(s) in other namespaces`);
+  return parts.join(', ');
+}
+
+/** What a release keeps on 100.64.0.0/10, and why (the plan's text); undefined when the target is the last one out. */
+export function vipStaysBound(s: Pick<Snapshot, 'shared'>, self: TargetFacts, loadBalancerId: string | undefined): string | undefined {
+  const binders = otherBinders(s, self, loadBalancerId);
+  if (binders.length === 0) return undefined;
+  return `kept on 100.64.0.0/10, originals forgotten: ${namesIn(self.namespace, binders)} on CLB ${loadBalancerId ?? ''} still carr${binders.length === 1 ? 'ies' : 'y'} prevent-loopback, which keeps the VIP bound on every node`;
+}
+
+/** A health check on the CLB whose source is the VIP: an L4 listener's, or an L7 rule's (`locationId`). */
+interface VipCheck {
+  listenerId: string;
+  locationId?: string;
+}
+
+function checksFromVip(h: { healthSwitch?: number; sourceIpType?: number } | undefined): boolean {
+  return h?.healthSwitch !== 0 && sourceIpTypeOf(h?.sourceIpType) === 0;
+}
+
+/**
+ * Every (enabled) health check on the CLB that comes from the VIP: L4 listeners' and L7 rules' alike. A bound VIP
+ * drops both (an Ingress can share a user-brought CLB with Services); an L7 rule is switched only through its
+ * TkeServiceConfig, by TKE, so it counts as switched once a read shows it.
+ */
+function vipSourced(clb: ClbFacts): VipCheck[] {
+  const out: VipCheck[] = [];
+  for (const l of clb.listeners) {
+    if (L4_PROTOCOLS.has(l.protocol)) {
+      if (checksFromVip(l.healthCheck)) out.push({ listenerId: l.listenerId });
+    } else {
+      for (const r of l.rules ?? []) if (checksFromVip(r.healthCheck)) out.push({ listenerId: l.listenerId, locationId: r.locationId });
+    }
+  }
+  return out;
+}
+
+/**
+ * Who each check serves: the Services on the CLB whose ports its listener matches, and for L7 rules the Ingresses on
+ * the CLB (TKE gives an Ingress its own L7 listeners); the rest serve nothing loopguard sees.
+ */
+function servedBy(clb: ClbFacts, users: readonly SharedUser[], checks: readonly VipCheck[]): { services: SharedUser[]; ingresses: SharedUser[]; unattributed: number } {
+  const l4 = new Set(checks.filter((c) => c.locationId === undefined).map((c) => c.listenerId));
+  const services: SharedUser[] = [];
+  const attributed = new Set<string>();
+  for (const u of users) {
+    if (u.facts.kind !== 'Service') continue;
+    const mine = matchServiceListeners(u.facts, clb).matched.filter((l) => l4.has(l.listenerId));
+    if (mine.length === 0) continue;
+    services.push(u);
+    for (const l of mine) attributed.add(l.listenerId);
+  }
+  const rules = checks.length - l4.size;
+  const ingresses = rules > 0 ? users.filter((u) => u.facts.kind === 'Ingress') : [];
+  return { services, ingresses, unattributed: l4.size - attributed.size + (ingresses.length > 0 ? 0 : rules) };
+}
+
+/**
+ * The target's verdict when prevent-loopback would bind a VIP other listeners still health-check from; undefined when
+ * the rule holds nothing back. Only a Service loopguard would annotate now, or whose prevent-loopback loopguard set,
+ * is concerned (a user's own annotation is the user's: loopguard never removes it). `switched`: the listeners the
+ * plan's targets switch to 100.64.0.0/10 in this pass. The executor runs targets concurrently and a switch may fail,
+ * so another target's switch is not counted as done: the annotation waits for the next pass (no verdict change).
+ */
+export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: Assessment, switched: ReadonlySet<string>): Assessment | undefined {
+  const desired = assessed.desired?.layer === 'L4' ? assessed.desired : undefined;
+  if (!desired || t.clb.state !== 'Found' || t.facts.kind !== 'Service') return undefined;
+  const adding = assessed.changes.some((c) => c.action === 'AddPreventLoopbackAnnotation');
+  const ownOriginals = t.ownership?.owner === s.owner ? t.ownership.originals : undefined;
+  const holding = desired.preventLoopback.desired && desired.preventLoopback.present && annotatedByLoopguard(ownOriginals, PREVENT_LOOPBACK);
+  if (!adding && !holding) return undefined;
+  const clb = t.clb.clb;
+  const own = new Set(matchServiceListeners(t.facts, clb).matched.map((l) => l.listenerId));
+  const others = vipSourced(clb).filter((c) => c.locationId !== undefined || !own.has(c.listenerId));
+  if (others.length === 0) return undefined;
+  const left = others.filter((c) => c.locationId !== undefined || !switched.has(listenerKey(clb.loadBalancerId, c.listenerId)));
+  // Without annotation, nobody asks TKE to switch: loopguard writes the own sources itself.
+  const withheld = {
+    ...desired,
+    sourceBy: desired.preventLoopback.present ? desired.sourceBy : ('loopguard' as const),
+    preventLoopback: { ...desired.preventLoopback, desired: false, reason: 'held back: other listeners on the CLB health-check from the VIP' },
+  };
+  const changes = assessed.changes.filter((c) => c.action !== 'AddPreventLoopbackAnnotation');
+  if (left.length === 0) {
+    // Every one of them is switched in this pass by a target of this policy: prevent-loopback in the next pass.
+    if (!adding) return undefined;
+    return { ...assessed, desired: withheld, changes, rootCause: { ...assessed.rootCause, message: `${assessed.rootCause.message} prevent-loopback follows in the next pass, once the other listeners on CLB ${clb.loadBalancerId} switched in this one are on 100.64.0.0/10.` } };
+  }
+  const users = (s.shared.clbs.get(clb.loadBalancerId) ?? []).filter((u) => targetKey(u.facts) !== targetKey(t.facts));
+  const { services, ingresses, unattributed } = servedBy(clb, users, left);
+  const served = [...services, ...ingresses];
+  const named = [services.length > 0 ? `of ${namesIn(t.facts.namespace, services)}` : '', ingresses.length > 0 ? `L7 rules of ${namesIn(t.facts.namespace, ingresses, 'Ingress')}` : '', unattributed > 0 ? `${unattributed} serving nothing loopguard sees` : ''].filter((x) => x);
+  const inOther = served.some((u) => u.facts.namespace !== t.facts.namespace);
+  const cover = inOther
+    ? 'a LoopbackPolicy in their namespace, or a cluster-scoped LoopbackPolicy, that manages them'
+    : served.length > 0
+      ? 'bring them under this LoopbackPolicy (or one that manages them)'
+      : "switch them to 100.64.0.0/10 (HealthCheck.SourceIpType 1: ModifyListener for a listener, ModifyRule or its Ingress's TkeServiceConfig for a rule)";
+  return assessment(assessed.target, {
+    loadBalancerId: clb.loadBalancerId,
+    rootCause: 'SharedClb',
+    warnings: assessed.warnings,
+    mitigations: assessed.mitigations,
+    // The own listeners are still switched (safe whatever the VIP does); prevent-loopback is not added, and one
+    // loopguard added is given back (annotation first: planL4Target's partial release).
+    desired: withheld,
+    changes,
+    blockers: assessed.blockers,
+    message:
+      `CLB ${clb.loadBalancerId} also serves ${left.length} health check(s) from the VIP (${named.join('; ')}): prevent-loopback binds the whole VIP on every node, which would drop their health checks, so loopguard ${holding ? 'takes back its' : 'does not set'} prevent-loopback on this Service ` +
+      `and only switches this Service's own listeners to 100.64.0.0/10. To cover them: ${cover}; once every listener on the CLB health-checks from 100.64.0.0/10, loopguard sets prevent-loopback (this Service's own finding: ${assessed.rootCause.id})`,
+  });
+}

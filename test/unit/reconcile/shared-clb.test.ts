@@ -1,0 +1,204 @@
+// Issue 22 #1/#2: one CLB serving several Services. prevent-loopback binds the whole VIP, so it is set only if every
+// L4 listener on the CLB health-checks from 100.64.0.0/10 (else Conflict / SharedClb, the own sources still switched);
+// a release never puts a source back on the VIP while another Service's prevent-loopback keeps it bound.
+import { describe, expect, it } from '@jest/globals';
+import type { Originals } from '../../../src/api/originals.js';
+import type { ServiceFacts } from '../../../src/model/facts.js';
+import { planPolicy } from '../../../src/plan/policy-plan.js';
+import { describeStep, type Step } from '../../../src/plan/steps.js';
+import { clb, ingress, l4Listener, listener, service } from '../model/fixtures.js';
+import { gathered, OWNER, snapshot } from './fixtures.js';
+
+const LB = 'lb-shared';
+const PL = 'service.cloud.tencent.com/prevent-loopback';
+const SPEC = { mode: 'Enforce' as const };
+
+/** Service `shared` of `namespace` on the user-brought CLB, its one port `port`, ETP Local (at risk under IPVS). */
+function svc(namespace: string, port: number, annotations: Record<string, string> = {}, name = 'shared'): ServiceFacts {
+  return service({ namespace, name, loadBalancerId: LB, externalTrafficPolicy: 'Local', ports: [{ port, protocol: 'TCP' }] }, { 'service.kubernetes.io/loadbalance-id': LB, ...annotations });
+}
+
+/** The shared CLB: H's listener on :8080, the other's on :9090, each from the given source. */
+function shared(h: 0 | 1, other: 0 | 1, otherPort = 9090) {
+  return clb({ loadBalancerId: LB, listeners: [l4Listener('lbl-8080', 'TCP', 8080, h), l4Listener(`lbl-${otherPort}`, 'TCP', otherPort, other)] });
+}
+
+const H = svc('h', 8080);
+const annotates = (steps: Step[]) => steps.some((s) => s.kind === 'AnnotateTarget' && s.set[PL] === 'true');
+const switchesOwn = (steps: Step[]) => steps.some((s) => s.kind === 'SetListenerHealthCheckSource' && s.listenerId === 'lbl-8080' && s.to === 1);
+
+/** loopguard's converged record on H: the source and prevent-loopback, both applied. */
+const converged: Originals = {
+  v: 1,
+  loadBalancerId: LB,
+  listeners: { 'lbl-8080': { sourceIpType: 0 } },
+  annotations: { [PL]: null },
+  applied: ['listener/lbl-8080/sourceIpType', `annotation/${PL}`],
+};
+
+interface Row {
+  name: string;
+  other: ServiceFacts;
+  /** Sources of H's and the other's listener. */
+  sources: [0 | 1, 0 | 1];
+  record?: Originals;
+  hAnnotations?: Record<string, string>;
+  rootCause: string;
+  annotates: boolean;
+  switchesOwn: boolean;
+  /** The annotation given back (restore) before anything else. */
+  takesBack?: boolean;
+  message?: RegExp;
+  notInMessage?: RegExp;
+}
+
+const rows: Row[] = [
+  {
+    name: "the other namespace's listener health-checks from the VIP: no annotation, own source switched, SharedClb counting (never naming) the other namespace",
+    other: svc('i', 9090),
+    sources: [0, 0],
+    rootCause: 'SharedClb',
+    annotates: false,
+    switchesOwn: true,
+    message: /CLB lb-shared also serves 1 health check\(s\) from the VIP .*1 Service\(s\) in other namespaces.*a LoopbackPolicy in their namespace, or a cluster-scoped LoopbackPolicy/,
+    notInMessage: /i\/shared/,
+  },
+  {
+    name: 'a Service of the same namespace on the VIP: named as namespace/name',
+    other: svc('h', 9090, {}, 'api'),
+    sources: [0, 0],
+    rootCause: 'SharedClb',
+    annotates: false,
+    switchesOwn: true,
+    message: /of h\/api\).*bring them under this LoopbackPolicy/,
+  },
+  {
+    name: 'a listener no Service loopguard sees on the VIP: counted, advice to switch it',
+    other: svc('i', 7070),
+    sources: [0, 0],
+    rootCause: 'SharedClb',
+    annotates: false,
+    switchesOwn: true,
+    message: /1 serving nothing loopguard sees/,
+  },
+  {
+    name: "loopguard's prevent-loopback is on and the other's listener is (back) on the VIP: taken back, annotation first",
+    other: svc('i', 9090),
+    sources: [1, 0],
+    record: converged,
+    hAnnotations: { [PL]: 'true' },
+    rootCause: 'SharedClb',
+    annotates: false,
+    switchesOwn: false,
+    takesBack: true,
+    message: /takes back its prevent-loopback/,
+  },
+  {
+    name: "the other's listener already health-checks from 100.64: prevent-loopback is set (control)",
+    other: svc('i', 9090),
+    sources: [0, 1],
+    rootCause: 'PodSourceNotMasqueraded',
+    annotates: true,
+    switchesOwn: true,
+  },
+];
+
+describe('prevent-loopback on a CLB shared by several Services', () => {
+  it.each(rows)('$name', (row) => {
+    const otherPort = row.other.ports[0]?.port ?? 0;
+    const facts = row.hAnnotations ? svc('h', 8080, row.hAnnotations) : H;
+    const known = otherPort === 7070 ? [] : [row.other];
+    const t = gathered(facts, shared(row.sources[0], row.sources[1], otherPort), row.record ? { ownership: { originals: row.record, owner: OWNER } } : {});
+    const [p] = planPolicy(snapshot([t], { spec: SPEC, others: known, policies: {} })).targets;
+    expect(p?.assessment.rootCause.id).toBe(row.rootCause);
+    if (row.message) expect(p?.assessment.rootCause.message).toMatch(row.message);
+    if (row.notInMessage) expect(p?.assessment.rootCause.message).not.toMatch(row.notInMessage);
+    const steps = p?.plan.steps ?? [];
+    expect(annotates(steps)).toBe(row.annotates);
+    expect(switchesOwn(steps)).toBe(row.switchesOwn);
+    // Never a write to the other Service's listener.
+    expect(steps.some((s) => s.kind === 'SetListenerHealthCheckSource' && s.listenerId !== 'lbl-8080')).toBe(false);
+    if (row.takesBack) expect(steps[0]).toMatchObject({ kind: 'AnnotateTarget', set: { [PL]: null }, restore: true });
+  });
+
+  it('a listener another target of this policy switches in this pass: no Conflict, prevent-loopback in the next pass', () => {
+    const i = svc('h', 9090, {}, 'api');
+    const lb = shared(0, 0);
+    const plan = planPolicy(snapshot([gathered(H, lb), gathered(i, lb)], { spec: SPEC }));
+    for (const p of plan.targets) {
+      expect(p.assessment.rootCause.id).toBe('PodSourceNotMasqueraded');
+      expect(p.assessment.rootCause.message).toMatch(/prevent-loopback follows in the next pass/);
+      expect(annotates(p.plan.steps)).toBe(false);
+      expect(p.plan.steps.some((s) => s.kind === 'SetListenerHealthCheckSource' && s.to === 1)).toBe(true);
+    }
+  });
+});
+
+describe('L7 rules on a shared CLB count too (a bound VIP drops their checks as well)', () => {
+  /** The CLB shared with an Ingress: H's L4 listener on :8080 (VIP), an HTTP listener whose one rule checks from `rule`. */
+  function withRule(rule: 0 | 1, healthSwitch = 1) {
+    return clb({
+      loadBalancerId: LB,
+      listeners: [
+        l4Listener('lbl-8080', 'TCP', 8080, 0),
+        listener('lbl-http', 'HTTP', 80, { rules: [{ locationId: 'loc-1', domain: 'a.example.com', url: '/', healthCheck: { sourceIpType: rule, healthSwitch } }] }),
+      ],
+    });
+  }
+  const web = (namespace: string) => ingress({ namespace, name: 'web', loadBalancerId: LB }, { 'kubernetes.io/ingress.qcloud-loadbalance-id': LB });
+
+  it.each([
+    { name: "an Ingress of another namespace whose rule checks from the VIP: SharedClb, the Ingress counted, not named", rule: 0 as const, others: [web('i')], rootCause: 'SharedClb', annotates: false, message: /1 health check\(s\) from the VIP \(L7 rules of 1 Ingress\(s\) in other namespaces\).*a LoopbackPolicy in their namespace/, notInMessage: /i\/web/ },
+    { name: 'an Ingress of the same namespace: named', rule: 0 as const, others: [web('h')], rootCause: 'SharedClb', annotates: false, message: /L7 rules of h\/web/ },
+    { name: 'a rule of no Ingress loopguard sees: counted', rule: 0 as const, others: [], rootCause: 'SharedClb', annotates: false, message: /1 serving nothing loopguard sees.*ModifyRule/ },
+    { name: 'the rule already checks from 100.64: prevent-loopback is set (control)', rule: 1 as const, others: [web('i')], rootCause: 'PodSourceNotMasqueraded', annotates: true },
+    { name: 'the rule has its health check off: nothing to drop, prevent-loopback is set (control)', rule: 0 as const, healthSwitch: 0, others: [web('i')], rootCause: 'PodSourceNotMasqueraded', annotates: true },
+  ])('$name', (row) => {
+    const t = gathered(H, withRule(row.rule, row.healthSwitch ?? 1));
+    const [p] = planPolicy(snapshot([t], { spec: SPEC, others: row.others, policies: {} })).targets;
+    expect(p?.assessment.rootCause.id).toBe(row.rootCause);
+    if (row.message) expect(p?.assessment.rootCause.message).toMatch(row.message);
+    if (row.notInMessage) expect(p?.assessment.rootCause.message).not.toMatch(row.notInMessage);
+    expect(annotates(p?.plan.steps ?? [])).toBe(row.annotates);
+    // H's own listener is switched either way; the rule is never written by this Service's plan.
+    expect(switchesOwn(p?.plan.steps ?? [])).toBe(true);
+    expect((p?.plan.steps ?? []).some((s) => s.kind === 'DeclareInTkeServiceConfig')).toBe(false);
+  });
+});
+
+describe('the release of a Service on a shared CLB', () => {
+  /** H released (its policy deleted): `other` is the Service left on the CLB. */
+  function release(other: ServiceFacts) {
+    const h = svc('h', 8080, { [PL]: 'true' });
+    const s = snapshot([], { spec: SPEC, others: [other], extra: { orphans: [{ facts: h, ownership: { originals: converged, owner: OWNER } }] } });
+    // snapshot() builds the shared view from targets; the orphan's CLB is what the operator adds (sharedWith/deletion).
+    return planPolicy({ ...s, shared: { clbs: new Map([[LB, [{ facts: h, optedOut: false }, { facts: other, optedOut: false }]]]), configs: new Map() } }).releases;
+  }
+
+  it('another Service still carries prevent-loopback: annotation off, no source back to the VIP, originals forgotten, and the plan says why', () => {
+    const [r] = release(svc('i', 9090, { [PL]: 'true' }));
+    const steps = r?.steps ?? [];
+    expect(steps[0]).toMatchObject({ kind: 'AnnotateTarget', set: { [PL]: null }, restore: true });
+    expect(steps.filter((s) => s.kind === 'SetListenerHealthCheckSource')).toEqual([]);
+    expect(steps.at(-1)).toMatchObject({ kind: 'AnnotateTarget', drops: true, forget: expect.arrayContaining(['listener/lbl-8080/sourceIpType']) });
+    const text = describeStep(steps.at(-1) as Step);
+    expect(text).toMatch(/1 listener source\(s\) kept on 100\.64\.0\.0\/10, originals forgotten: 1 Service\(s\) in other namespaces on CLB lb-shared still carries prevent-loopback/);
+    expect(text).not.toMatch(/i\/shared/);
+  });
+
+  it('the last one out restores in the safe order: annotation off, then the source back to the VIP, then the record', () => {
+    const [r] = release(svc('i', 9090));
+    expect(r?.steps.map((s) => s.kind)).toEqual(['AnnotateTarget', 'SetListenerHealthCheckSource', 'AnnotateTarget']);
+    expect(r?.steps[0]).toMatchObject({ set: { [PL]: null }, restore: true });
+    expect(r?.steps[1]).toMatchObject({ listenerId: 'lbl-8080', to: 0, restore: true });
+  });
+
+  it('a managed Service opted out while another keeps the VIP bound: the same (planL4Target release path)', () => {
+    const h = svc('h', 8080, { [PL]: 'true', 'loopguard.dev/skip': 'true' });
+    const t = gathered(h, shared(1, 1), { ownership: { originals: converged, owner: OWNER } });
+    const [p] = planPolicy(snapshot([t], { spec: SPEC, others: [svc('i', 9090, { [PL]: 'true' })], policies: {} })).targets;
+    expect(p?.assessment.verdict).toBe('Skipped');
+    expect(p?.plan.steps.filter((s) => s.kind === 'SetListenerHealthCheckSource')).toEqual([]);
+    expect(p?.plan.steps[0]).toMatchObject({ kind: 'AnnotateTarget', set: { [PL]: null } });
+  });
+});

@@ -84,7 +84,7 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const l7 = planL7Target({
     assessment: a,
     annotations: t.annotations,
-    ...(originals ? { record: originals } : {}),
+    ...(originals ? { originals } : {}),
     owned,
     ...(t.clb ? { clb: t.clb } : {}),
     ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),

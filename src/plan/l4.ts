@@ -59,6 +59,10 @@ export function healthCheckFor(listener: ListenerInfo, sourceIpType: SourceIpTyp
   return { ...writableHealthCheck(listener.healthCheck), SourceIpType: sourceIpType };
 }
 
+function releaseOptions(input: L4TargetInput): ReleaseOptions {
+  return { now: input.now, graceMs: input.graceMs, ...(input.vipBound ? { vipBound: input.vipBound } : {}) };
+}
+
 /** Steps for a Service the policy manages. Pending targets (CLB not read, listeners missing) get none. */
 export function planL4Target(input: L4TargetInput): Step[] {
   const a = input.assessment;
@@ -68,7 +72,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // what is wanted: leave everything as it is.
     // A skipped target's assessment stops before reading the CLB id: take it from the Service.
     const lbId = a.loadBalancerId ?? boundLoadBalancerId(input.annotations, 'Service');
-    if (input.record && input.owned && !holdsAsIs(a)) return planL4Release(input.record, input.annotations, lbId, undefined, input.vipBound);
+    if (input.record && input.owned && !holdsAsIs(a)) return planL4Release(input.record, input.annotations, lbId, releaseOptions(input));
     return [];
   }
   const steps: Step[] = [];
@@ -78,7 +82,9 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // (or forget them, if that CLB is gone) before recording the new CLB's.
     const movedClb = record.loadBalancerId !== undefined && record.loadBalancerId !== desired.loadBalancerId;
     const keep = movedClb ? { listeners: new Set<string>(), annotation: keptBy(desired).annotation } : keptBy(desired);
-    const release = planL4Release(record, input.annotations, desired.loadBalancerId, keep, input.vipBound);
+    const release = planL4Release(record, input.annotations, desired.loadBalancerId, { ...releaseOptions(input), keep });
+    // Waiting for kube-proxy to release the VIP: nothing else goes before the sources are back.
+    if (release.at(-1)?.kind === 'AwaitTke') return release;
     if (release.length > 0) {
       steps.push(...release);
       const last = release[release.length - 1];
@@ -210,7 +216,18 @@ function tkeSwitchedForUser(desired: L4DesiredState, record: OriginalsRecord | u
  * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest. With `vipBound` (another
  * Service on the CLB keeps the VIP bound) no source goes back to the VIP: it stays on 100.64.0.0/10, forgotten.
  */
-export function planL4Release(record: OriginalsRecord, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep, vipBound?: string): Step[] {
+export interface ReleaseOptions {
+  /** What the target still wants held (a partial release). */
+  keep?: Keep;
+  /** Another Service on the CLB keeps the VIP bound (shared-clb.ts): the text of why sources stay on 100.64.0.0/10. */
+  vipBound?: string;
+  now: Date;
+  /** TKE's grace period, here for its kube-proxy to unbind the VIP once prevent-loopback is off. */
+  graceMs: number;
+}
+
+export function planL4Release(record: OriginalsRecord, annotations: Annotations, loadBalancerId: string | undefined, options: ReleaseOptions): Step[] {
+  const { keep, vipBound } = options;
   const restoreAnnotations: Record<string, string | null> = {};
   const remaining: OriginalsRecord = { v: 1 };
   const forget: string[] = [];
@@ -257,6 +274,22 @@ export function planL4Release(record: OriginalsRecord, annotations: Annotations,
   if (record.loadBalancerId && (remaining.listeners || remaining.rules || remaining.loadBalancer)) remaining.loadBalancerId = record.loadBalancerId;
   const left = withApplied(remaining, record.applied ?? []);
   const steps: Step[] = [];
+  // kube-proxy unbinds the VIP some time after prevent-loopback goes (it reports nothing loopguard can read): a source
+  // put back on the VIP before that has its checks dropped. So taking loopguard's prevent-loopback off records the time
+  // (`declaredAt`, in the same patch) and the plan waits the grace period before the sources go back.
+  const toVip = listenerSteps.some((s) => s.kind === 'SetListenerHealthCheckSource' && s.to === 0);
+  const unbinding = PREVENT_LOOPBACK in restoreAnnotations && restoreAnnotations[PREVENT_LOOPBACK] !== 'true';
+  if (toVip && lbId && unbinding) {
+    const since = options.now.toISOString();
+    return [
+      { kind: 'AnnotateTarget', set: restoreAnnotations, restore: true, record: { v: 1, declaredAt: since } },
+      { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since, fallback: true },
+    ];
+  }
+  const unboundAt = annotatedByLoopguard(record, PREVENT_LOOPBACK) && record.declaredAt ? Math.min(Date.parse(record.declaredAt), options.now.getTime()) : NaN;
+  if (toVip && lbId && !Number.isNaN(unboundAt) && options.now.getTime() < unboundAt + options.graceMs) {
+    return [...(Object.keys(restoreAnnotations).length > 0 ? [{ kind: 'AnnotateTarget' as const, set: restoreAnnotations, restore: true }] : []), { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since: record.declaredAt, fallback: true }];
+  }
   if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });
   steps.push(...listenerSteps);
   steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyRecord(left) ? { drops: true } : {}), ...(kept > 0 && vipBound ? { kept: `${kept} listener source(s) ${vipBound}` } : {}) });

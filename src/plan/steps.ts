@@ -9,7 +9,11 @@ import type { FieldEdit, Removal } from './config-patch.js';
 export type Layer = 'L4' | 'L7';
 
 /** What the executor waits for TKE to do; the target's plan ends there until a later observation. */
-export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied' | 'PassToTargetApplied' | 'SourceSwitched';
+/**
+ * `VipReleased`: not TKE's controller but TKE's kube-proxy, which unbinds the VIP on every node once prevent-loopback is
+ * off; a release puts sources back on the VIP only after that (a bound VIP drops VIP-sourced checks).
+ */
+export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied' | 'PassToTargetApplied' | 'SourceSwitched' | 'VipReleased';
 
 export type Step =
   /** Merge originals into the target's LoopbackRecord (before the change they belong to: a crash can still restore). */
@@ -139,6 +143,7 @@ export function describeStep(step: Step): string {
       if (step.reason === 'ConfigCreated') return `wait for TKE to create TkeServiceConfig ${step.config ?? ''}`;
       if (step.reason === 'ConfigApplied') return `wait for TKE to apply TkeServiceConfig ${step.config ?? ''} to CLB ${step.loadBalancerId}${step.graceOver ? ' (grace period over)' : ''}`;
       if (step.reason === 'PassToTargetApplied') return `wait for TKE to apply ingress.cloud.tencent.com/pass-to-target to CLB ${step.loadBalancerId}`;
+      if (step.reason === 'VipReleased') return `wait for kube-proxy to release the VIP of CLB ${step.loadBalancerId} (prevent-loopback taken off), then put the health-check sources back on it`;
       if (step.reason === 'SourceSwitched') return `wait for TKE to switch the health-check sources of CLB ${step.loadBalancerId} to 100.64.0.0/10 (its answer to prevent-loopback)`;
       return `wait for TKE to restore the originals on CLB ${step.loadBalancerId}`;
   }

@@ -5,9 +5,9 @@
 // One module per step kind. A kind is two small files, one per layer, each keyed by kind in a table the compiler
 // makes exhaustive: here (src/plan/steps/<kind>.ts) its shape and its description, pure, which the planners, the
 // status and the CLI need without any I/O; in src/mitigation/steps/<kind>.ts its effect (through EffectDeps) and
-// the Event and metric its execution leaves. One file per kind would have to live in mitigation (its effect writes)
-// and the pure plan would then import mitigation to describe its own steps: an upward import (docs/architecture.md
-// §7). Adding a kind: its file here and its line in `Step` and STEP_KINDS, its file in src/mitigation/steps/ and its
+// the Event and metric its execution leaves (only an executed step leaves them). One file per kind would have to
+// live in mitigation (its effect writes) and the pure plan would then import mitigation to describe its own steps:
+// an upward import (docs/architecture.md §7). Adding a kind: its file here and its line in `Step` and STEP_KINDS, its file in src/mitigation/steps/ and its
 // line in STEP_EFFECTS (src/mitigation/effects.ts); `npm run typecheck` fails until both tables have it.
 import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';

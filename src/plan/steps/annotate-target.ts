@@ -1,0 +1,39 @@
+// AnnotateTarget: annotations on the target, with a change of its LoopbackRecord. Its effect:
+// src/mitigation/steps/annotate-target.ts.
+import type { OriginalsRecord } from '../../api/annotations.js';
+import type { StepKindPlan } from './kind.js';
+import { recordText } from './text.js';
+
+/**
+ * Annotations on the target (null removes), with a change of its LoopbackRecord applied to the record as read at
+ * write time: `record` merged in (existing entries win) before the annotations change, `forget` (field keys given
+ * back by a release) after. A record left empty is deleted; `drops` says the plan expects that.
+ */
+export interface AnnotateTargetStep {
+  kind: 'AnnotateTarget';
+  set: Record<string, string | null>;
+  record?: OriginalsRecord;
+  forget?: string[];
+  drops?: boolean;
+  restore?: boolean;
+}
+
+function annotationText(set: Record<string, string | null>): string {
+  return Object.entries(set)
+    .map(([k, v]) => (v === null ? `remove ${k}` : `${k}: ${JSON.stringify(v)}`))
+    .join(', ');
+}
+
+export const annotateTarget: StepKindPlan<AnnotateTargetStep> = {
+  describe: (step) => {
+    const parts: string[] = [];
+    const text = annotationText(step.set);
+    if (text) parts.push(`${step.restore ? 'restore annotation(s) ' : 'annotate '}${text}`);
+    if (step.drops) parts.push('delete the LoopbackRecord');
+    else if (step.forget?.length) parts.push(`forget ${step.forget.length} restored field(s) in the LoopbackRecord`);
+    if (step.record?.applied?.length) parts.push(`record ${step.record.applied.length} applied field(s) (LoopbackRecord)`);
+    else if (step.record) parts.push(`record the originals of ${recordText(step.record)} (LoopbackRecord)`);
+    return parts.join('; ');
+  },
+  annotations: (step) => step.set,
+};

@@ -2,6 +2,7 @@
 // src/mitigation/steps/annotate-target.ts.
 import type { OriginalsRecord } from '../../api/annotations.js';
 import type { StepKindPlan } from './kind.js';
+import { recordedFields } from '../record.js';
 import { recordText } from './text.js';
 
 /**
@@ -16,6 +17,8 @@ export interface AnnotateTargetStep {
   forget?: string[];
   drops?: boolean;
   restore?: boolean;
+  /** A release that leaves sources on 100.64.0.0/10 instead of the VIP (the VIP stays bound): what and why. */
+  kept?: string;
 }
 
 function annotationText(set: Record<string, string | null>): string {
@@ -31,7 +34,9 @@ export const annotateTarget: StepKindPlan<AnnotateTargetStep> = {
     if (text) parts.push(`${step.restore ? 'restore annotation(s) ' : 'annotate '}${text}`);
     if (step.drops) parts.push('delete the LoopbackRecord');
     else if (step.forget?.length) parts.push(`forget ${step.forget.length} restored field(s) in the LoopbackRecord`);
+    if (step.kept) parts.push(step.kept);
     if (step.record?.applied?.length) parts.push(`record ${step.record.applied.length} applied field(s) (LoopbackRecord)`);
+    else if (step.record && recordedFields(step.record).length === 0 && step.record.declaredAt) parts.push('record the time (LoopbackRecord)');
     else if (step.record) parts.push(`record the originals of ${recordText(step.record)} (LoopbackRecord)`);
     return parts.join('; ');
   },

@@ -4,8 +4,12 @@
 // effect: src/mitigation/steps/await-tke.ts.
 import type { StepKindPlan } from './kind.js';
 
-/** What the executor waits for TKE to do; the target's plan ends there until a later observation. */
-export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied' | 'PassToTargetApplied' | 'SourceSwitched';
+/**
+ * What the executor waits for TKE to do; the target's plan ends there until a later observation. `VipReleased`: not
+ * TKE's controller but TKE's kube-proxy, which unbinds the VIP on every node once prevent-loopback is off; a release
+ * puts sources back on the VIP only after TKE's grace period (a bound VIP drops VIP-sourced checks; planL4Release).
+ */
+export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied' | 'PassToTargetApplied' | 'SourceSwitched' | 'VipReleased';
 
 export interface AwaitTkeStep {
   kind: 'AwaitTke';
@@ -32,6 +36,8 @@ function describe(step: AwaitTkeStep): string {
       return `wait for TKE to switch the health-check sources of CLB ${step.loadBalancerId} to 100.64.0.0/10 (its answer to prevent-loopback)`;
     case 'OriginalsApplied':
       return `wait for TKE to restore the originals on CLB ${step.loadBalancerId}`;
+    case 'VipReleased':
+      return `wait for kube-proxy to release the VIP of CLB ${step.loadBalancerId} (prevent-loopback taken off), then put the health-check sources back on it`;
   }
 }
 

@@ -10,13 +10,12 @@ import { describeCloudError } from '../cloud/index.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
-import { PREVENT_LOOPBACK } from '../plan/l4.js';
-import { describeStep, type Step, type TargetPlan } from '../plan/steps.js';
+import { describeStep, isTkeWait, type Step, type TargetPlan } from '../plan/steps.js';
 import type { Logger } from '../runtime/logger.js';
 import type { Metrics } from '../runtime/metrics.js';
 import { settleAll } from '../runtime/settle.js';
 import type { LearnedCapabilities } from './capabilities.js';
-import type { Effects } from './effects.js';
+import { driftCorrection, stepEvent, type Effects } from './effects.js';
 import { classifyError } from './errors.js';
 import { WaitClock } from './tke-wait.js';
 
@@ -83,27 +82,6 @@ export function involvedObject(t: TargetRef): { apiVersion: string; kind: string
   return { apiVersion: t.kind === 'Service' ? 'v1' : 'networking.k8s.io/v1', kind: t.kind, namespace: t.namespace, name: t.name };
 }
 
-/** The Event a finished step leaves on its target (none for bookkeeping and waits). */
-function eventFor(step: Step): { type: 'Normal' | 'Warning'; reason: string } | undefined {
-  switch (step.kind) {
-    case 'SetListenerHealthCheckSource':
-    case 'DeclareInTkeServiceConfig':
-      if (step.restore) return { type: 'Normal', reason: EventReason.OriginalsRestored };
-      if (step.drift) return { type: 'Warning', reason: EventReason.DriftCorrected };
-      if (step.kind === 'SetListenerHealthCheckSource') return { type: 'Normal', reason: EventReason.HealthCheckSourceSwitched };
-      return step.edits.some((e) => e.kind === 'keepalive' && e.value === 1) ? { type: 'Normal', reason: EventReason.KeepaliveEnabled } : undefined;
-    case 'SetLoadBalancerPassToTarget':
-      return { type: 'Normal', reason: step.restore ? EventReason.OriginalsRestored : EventReason.ClbTrafficAllowedByDefault };
-    case 'AnnotateTarget':
-      if (step.set[PREVENT_LOOPBACK] === 'true') return { type: 'Normal', reason: EventReason.PreventLoopbackAnnotated };
-      return step.restore ? { type: 'Normal', reason: EventReason.OriginalsRestored } : undefined;
-    case 'RemoveFromTkeServiceConfig':
-      return { type: 'Normal', reason: EventReason.OriginalsRestored };
-    default:
-      return undefined;
-  }
-}
-
 function failureEvent(error: TargetError): string {
   if (error.reason === 'PermissionDenied') return EventReason.PermissionDenied;
   if (/CapabilityMissing$/.test(error.reason)) return EventReason.CapabilityMissing;
@@ -131,7 +109,7 @@ export class Executor {
   private async run(owner: string, plan: TargetPlan, signal: AbortSignal): Promise<Execution> {
     const e = await this.steps(owner, plan, signal);
     // A run that did not end at a wait for TKE ended every wait of the target: the next one starts its own clock.
-    if (!(e.waiting && e.executed.at(-1)?.kind === 'AwaitTke') && !e.stopped && !(e.error && plan.steps[e.executed.length]?.kind === 'AwaitTke')) this.d.waits?.ended(plan.target);
+    if (!(e.waiting && isTkeWait(e.executed.at(-1))) && !e.stopped && !(e.error && isTkeWait(plan.steps[e.executed.length]))) this.d.waits?.ended(plan.target);
     return e;
   }
 
@@ -167,10 +145,10 @@ export class Executor {
       if (result.status === 'failed') return this.failed(plan, executed, result.error, by);
       executed.push(step);
       this.d.logger.info('Step applied', { policy: owner, target: `${t.kind}/${t.namespace}/${t.name}`, step: describeStep(step) });
-      const event = eventFor(step);
+      const event = stepEvent(step);
       if (event) await this.d.events.record(involvedObject(t), event.type, event.reason, `${describeStep(step)} ${by}`);
-      if (step.kind === 'SetListenerHealthCheckSource' && step.drift) this.d.metrics.driftCorrections.inc({ kind: 'ListenerHealthCheckSource' });
-      if (step.kind === 'DeclareInTkeServiceConfig' && step.drift) this.d.metrics.driftCorrections.inc({ kind: 'Ingress' });
+      const drift = driftCorrection(step);
+      if (drift) this.d.metrics.driftCorrections.inc({ kind: drift });
       if (result.status === 'waiting') return { plan, executed, waiting: result.note, ...(result.since !== undefined ? { waitSince: result.since } : {}) };
     }
     if (plan.error) return this.failed(plan, executed, plan.error, by);

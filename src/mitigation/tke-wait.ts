@@ -49,6 +49,8 @@ function what(s: AwaitStep): string {
       return `switch the health-check sources of CLB ${s.loadBalancerId} to 100.64.0.0/10 (prevent-loopback)`;
     case 'OriginalsApplied':
       return `restore the originals declared in TkeServiceConfig ${s.config ?? ''} on CLB ${s.loadBalancerId}`;
+    case 'VipReleased':
+      return `unbind the VIP of CLB ${s.loadBalancerId} on every node (kube-proxy, prevent-loopback taken off)`;
   }
 }
 
@@ -73,6 +75,11 @@ export function judgeWait(input: WaitInput): WaitVerdict {
   const tke = warning ? `TKE's latest Warning Event (${warning.reason ?? 'unknown'}): "${warning.message ?? ''}"` : undefined;
   const graceOver = step.graceOver === true || (input.observedAtMs !== undefined && input.observedAtMs >= input.sinceMs + input.graceMs);
   const secs = Math.round(input.graceMs / 1000);
+  if (step.reason === 'VipReleased') {
+    // A pause, not a question to TKE: kube-proxy reports nothing loopguard can read, so the planner waits the grace
+    // period after taking prevent-loopback off before any source goes back to the VIP (l4.ts planL4Release).
+    return { status: 'waiting', note: `waiting ${secs} s for kube-proxy to ${what(step)} before the health-check sources go back to the VIP` };
+  }
   if (step.fallback) {
     // loopguard writes it itself after the grace period (the planner's step): no verdict here.
     return { status: 'waiting', note: `waiting for TKE to ${what(step)}; loopguard writes it itself if TKE has not within ${secs} s${tke ? ` (${tke})` : ''}` };

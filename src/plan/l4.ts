@@ -6,7 +6,7 @@
 // the grace period, loopguard writes what TKE left on the VIP. Release is the inverse: prevent-loopback back to its original first (kube-proxy stops binding the
 // VIP before any source returns to it) → sources restored → the record dropped (or what remains of it).
 import { readBool, ServiceAnnotation, type Annotations, type SourceIpType } from '../api/annotations.js';
-import type { Originals } from '../api/originals.js';
+import { type Originals } from '../api/originals.js';
 import type { HealthCheck, ListenerInfo } from '../cloud/clb-client.js';
 import { writableHealthCheck } from '../cloud/clb-mapping.js';
 import type { Assessment } from '../model/assessment.js';
@@ -61,6 +61,10 @@ export function healthCheckFor(listener: ListenerInfo, sourceIpType: SourceIpTyp
   return { ...writableHealthCheck(listener.healthCheck), SourceIpType: sourceIpType };
 }
 
+function releaseOptions(input: L4TargetInput): ReleaseOptions {
+  return { now: input.now, graceMs: input.graceMs, ...(input.vipBound ? { vipBound: input.vipBound } : {}) };
+}
+
 /** Steps for a Service the policy manages. Pending targets (CLB not read, listeners missing) get none. */
 export function planL4Target(input: L4TargetInput): Step[] {
   const a = input.assessment;
@@ -70,7 +74,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // what is wanted: leave everything as it is.
     // A skipped target's assessment stops before reading the CLB id: take it from the Service.
     const lbId = a.loadBalancerId ?? boundLoadBalancerId(input.annotations, 'Service');
-    if (input.originals && input.owned && !holdsAsIs(a)) return planL4Release(input.originals, input.annotations, lbId, undefined, input.vipBound);
+    if (input.originals && input.owned && !holdsAsIs(a)) return planL4Release(input.originals, input.annotations, lbId, releaseOptions(input));
     return [];
   }
   const steps: Step[] = [];
@@ -80,7 +84,9 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // (or forget them, if that CLB is gone) before recording the new CLB's.
     const movedClb = originals.loadBalancerId !== undefined && originals.loadBalancerId !== desired.loadBalancerId;
     const keep = movedClb ? { listeners: new Set<string>(), annotation: keptBy(desired).annotation } : keptBy(desired);
-    const release = planL4Release(originals, input.annotations, desired.loadBalancerId, keep, input.vipBound);
+    const release = planL4Release(originals, input.annotations, desired.loadBalancerId, { ...releaseOptions(input), keep });
+    // Waiting for kube-proxy to release the VIP: nothing else goes before the sources are back.
+    if (release.at(-1)?.kind === 'AwaitTke') return release;
     if (release.length > 0) {
       steps.push(...release);
       const last = release[release.length - 1];
@@ -99,7 +105,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
       listeners: Object.fromEntries(switches.map((s) => [s.listenerId, { sourceIpType: s.from }])),
       loadBalancerId: desired.loadBalancerId,
     });
-    if (!sameOriginals(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
+    if (!sameOriginals(merged, onTarget)) steps.push({ kind: 'RecordOriginals', originals: merged });
   }
   // TKE was asked (prevent-loopback on the Service): it gets its grace period first. A source loopguard had applied
   // and finds back on the VIP is drift, corrected at once: TKE does not put the VIP back while asked for 100.64.
@@ -122,7 +128,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
       });
       // The originals and the time TKE was asked, in the patch that asks it (a crash after it still restores).
       if (steps.at(-1)?.kind === 'RecordOriginals') steps.pop();
-      steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, record: ask });
+      steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, originals: ask });
       steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since, fallback: true });
       return steps;
     }
@@ -167,12 +173,12 @@ export function planL4Target(input: L4TargetInput): Step[] {
   const byTke = tkeSwitchedForUser(desired, originals, input.owned, switched);
   if (byTke.length > 0) {
     const left = withoutFields(final, byTke);
-    steps.push(isEmptyOriginals(left) ? { kind: 'AnnotateTarget', set: {}, forget: byTke, drops: true } : { kind: 'AnnotateTarget', set: {}, record: left, forget: byTke });
+    steps.push(isEmptyOriginals(left) ? { kind: 'AnnotateTarget', set: {}, forget: byTke, drops: true } : { kind: 'AnnotateTarget', set: {}, originals: left, forget: byTke });
     return steps;
   }
   const written = switches.length > 0 ? merged : onTarget;
   if (addAnnotation || (!isEmptyOriginals(final) && !sameOriginals(final, written))) {
-    steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, record: final });
+    steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, originals: final });
   }
   return steps;
 }
@@ -212,7 +218,18 @@ function tkeSwitchedForUser(desired: L4DesiredState, originals: Originals | unde
  * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest. With `vipBound` (another
  * Service on the CLB keeps the VIP bound) no source goes back to the VIP: it stays on 100.64.0.0/10, forgotten.
  */
-export function planL4Release(originals: Originals, annotations: Annotations, loadBalancerId: string | undefined, keep?: Keep, vipBound?: string): Step[] {
+export interface ReleaseOptions {
+  /** What the target still wants held (a partial release). */
+  keep?: Keep;
+  /** Another Service on the CLB keeps the VIP bound (shared-clb.ts): the text of why sources stay on 100.64.0.0/10. */
+  vipBound?: string;
+  now: Date;
+  /** TKE's grace period, here for its kube-proxy to unbind the VIP once prevent-loopback is off. */
+  graceMs: number;
+}
+
+export function planL4Release(originals: Originals, annotations: Annotations, loadBalancerId: string | undefined, options: ReleaseOptions): Step[] {
+  const { keep, vipBound } = options;
   const restoreAnnotations: Record<string, string | null> = {};
   const remaining: Originals = { v: 1 };
   const forget: string[] = [];
@@ -259,6 +276,22 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   if (originals.loadBalancerId && (remaining.listeners || remaining.rules || remaining.loadBalancer)) remaining.loadBalancerId = originals.loadBalancerId;
   const left = withApplied(remaining, originals.applied ?? []);
   const steps: Step[] = [];
+  // kube-proxy unbinds the VIP some time after prevent-loopback goes (it reports nothing loopguard can read): a source
+  // put back on the VIP before that has its checks dropped. So taking loopguard's prevent-loopback off records the time
+  // (`declaredAt`, in the same patch) and the plan waits the grace period before the sources go back.
+  const toVip = listenerSteps.some((s) => s.kind === 'SetListenerHealthCheckSource' && s.to === 0);
+  const unbinding = PREVENT_LOOPBACK in restoreAnnotations && restoreAnnotations[PREVENT_LOOPBACK] !== 'true';
+  if (toVip && lbId && unbinding) {
+    const since = options.now.toISOString();
+    return [
+      { kind: 'AnnotateTarget', set: restoreAnnotations, restore: true, originals: { v: 1, declaredAt: since } },
+      { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since, fallback: true },
+    ];
+  }
+  const unboundAt = annotatedByLoopguard(originals, PREVENT_LOOPBACK) && originals.declaredAt ? Math.min(Date.parse(originals.declaredAt), options.now.getTime()) : NaN;
+  if (toVip && lbId && !Number.isNaN(unboundAt) && options.now.getTime() < unboundAt + options.graceMs) {
+    return [...(Object.keys(restoreAnnotations).length > 0 ? [{ kind: 'AnnotateTarget' as const, set: restoreAnnotations, restore: true }] : []), { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since: originals.declaredAt, fallback: true }];
+  }
   if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });
   steps.push(...listenerSteps);
   steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}), ...(kept > 0 && vipBound ? { kept: `${kept} listener source(s) ${vipBound}` } : {}) });

@@ -42,7 +42,7 @@ export function planPassToTarget(input: PassInput): PassPlan {
   if (declared === undefined) {
     const since = input.now.toISOString();
     const add: Originals = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [KEY]: null }, loadBalancerId: lbId, declaredAt: since };
-    return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, record: add }, { ...await_, since, fallback: true }], blocking: true, originals: add };
+    return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, originals: add }, { ...await_, since, fallback: true }], blocking: true, originals: add };
   }
   // "true" the user declared: TKE's to apply, whenever it does; loopguard owns nothing of it.
   if (!owned || !annotatedByLoopguard(originals, KEY)) return { steps: [await_], blocking: true };
@@ -85,7 +85,7 @@ export function planPassRelease(input: PassReleaseInput): { steps: Step[]; block
     const since = input.now.toISOString();
     return {
       steps: [
-        { kind: 'AnnotateTarget', set: { [KEY]: wanted }, record: { v: 1, declaredAt: since }, restore: true },
+        { kind: 'AnnotateTarget', set: { [KEY]: wanted }, originals: { v: 1, declaredAt: since }, restore: true },
         { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, since, fallback: true },
       ],
       blocking: true,

@@ -84,7 +84,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const passRecord: Originals = { v: 1, loadBalancerId: desired.loadBalancerId };
   const recordThen = (add: Originals, then: Step[]): void => {
     const merged = mergeOriginals(originals, mergeOriginals(add, passRecord));
-    if (!sameOriginals(merged, onTarget)) steps.push({ kind: 'RecordOriginals', record: merged });
+    if (!sameOriginals(merged, onTarget)) steps.push({ kind: 'RecordOriginals', originals: merged });
     steps.push(...pass, ...then);
   };
 
@@ -93,7 +93,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
     if (edits.length > 0) {
       const auto = IngressAnnotation.TkeServiceConfigAuto;
       const base = passWanted ? mergeOriginals(originals, passRecord) : (originals ?? { v: 1 as const });
-      steps.push({ kind: 'AnnotateTarget', set: { [auto]: 'true' }, record: mergeOriginals(base, { v: 1, annotations: { [auto]: input.annotations?.[auto] ?? null }, loadBalancerId: desired.loadBalancerId }) });
+      steps.push({ kind: 'AnnotateTarget', set: { [auto]: 'true' }, originals: mergeOriginals(base, { v: 1, annotations: { [auto]: input.annotations?.[auto] ?? null }, loadBalancerId: desired.loadBalancerId }) });
       // TKE is asked now: its grace period starts here (later rounds' waits keep this start, tke-wait.ts WaitClock).
       steps.push({ kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: desired.loadBalancerId, config: ref.name, since: input.now.toISOString() });
     }
@@ -167,7 +167,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   }
   if (desired.passToTarget.desired === true && desired.passToTarget.current === true) took.push(fieldKey.passToTarget());
   const final = withApplied(originals, [...(originals.applied ?? []), ...took]);
-  if (!sameOriginals(final, originals)) steps.push({ kind: 'AnnotateTarget', set: {}, record: final });
+  if (!sameOriginals(final, originals)) steps.push({ kind: 'AnnotateTarget', set: {}, originals: final });
   return { steps };
 }
 

@@ -103,7 +103,7 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
   const base = planHeader(o.target, 'Release');
   if (!originals || recorded !== owner) return { ...base, steps: [] };
   if (o.stale) return { ...base, steps: [{ kind: 'AnnotateTarget', set: {}, forget: recordedFields(originals), drops: true, restore: true }] };
-  if (o.target.kind === 'Service') return { ...base, steps: planL4Release(originals, o.annotations, o.loadBalancerId, undefined, o.vipBound) };
+  if (o.target.kind === 'Service') return { ...base, steps: planL4Release(originals, o.annotations, o.loadBalancerId, { now: input.now, graceMs: input.graceMs, ...(o.vipBound ? { vipBound: o.vipBound } : {}) }) };
   const l7 = planL7Release({
     originals,
     annotations: o.annotations,

@@ -1,75 +1,43 @@
 // The steps of a plan: one vocabulary for what Audit prints (status.targets[].plan) and what Enforce executes.
 // Each step is one write (or one wait) with everything the executor needs; its description is the line a user
 // reads, before (Audit) and after (the executor logs every executed step with the same text).
-import type { SourceIpType } from '../api/annotations.js';
-import { describeOriginals, type Originals } from '../api/originals.js';
+//
+// One module per step kind. A kind is two small files, one per layer, each keyed by kind in a table the compiler
+// makes exhaustive: here (src/plan/steps/<kind>.ts) its shape and its description, pure, which the planners, the
+// status and the CLI need without any I/O; in src/mitigation/steps/<kind>.ts its effect (through EffectDeps) and
+// the Event and metric its execution leaves (only an executed step leaves them). One file per kind would have to
+// live in mitigation (its effect writes) and the pure plan would then import mitigation to describe its own steps:
+// an upward import (docs/architecture.md §7). Adding a kind: its file here and its line in `Step` and STEP_KINDS, its file in src/mitigation/steps/ and its
+// line in STEP_EFFECTS (src/mitigation/effects.ts); `npm run typecheck` fails until both tables have it.
 import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
-import type { FieldEdit, Removal } from './config-patch.js';
+import { annotateTarget, type AnnotateTargetStep } from './steps/annotate-target.js';
+import { awaitTke, type AwaitTkeStep } from './steps/await-tke.js';
+import { declareInTkeServiceConfig, type DeclareInTkeServiceConfigStep } from './steps/declare-in-tke-service-config.js';
+import type { StepKindPlan } from './steps/kind.js';
+import { recordOriginals, type RecordOriginalsStep } from './steps/record-originals.js';
+import { removeFromTkeServiceConfig, type RemoveFromTkeServiceConfigStep } from './steps/remove-from-tke-service-config.js';
+import { setListenerHealthCheckSource, type SetListenerHealthCheckSourceStep } from './steps/set-listener-health-check-source.js';
+import { setLoadBalancerPassToTarget, type SetLoadBalancerPassToTargetStep } from './steps/set-load-balancer-pass-to-target.js';
+
+export type { AwaitReason, AwaitTkeStep } from './steps/await-tke.js';
+export type { StepKindPlan } from './steps/kind.js';
 
 export type Layer = 'L4' | 'L7';
 
-/** What the executor waits for TKE to do; the target's plan ends there until a later observation. */
-export type AwaitReason = 'ConfigCreated' | 'ConfigApplied' | 'OriginalsApplied' | 'PassToTargetApplied' | 'SourceSwitched';
-
 export type Step =
-  /** Merge originals into the target's LoopbackRecord (before the change they belong to: a crash can still restore). */
-  | { kind: 'RecordOriginals'; record: Originals }
-  /** ModifyListener with the listener's full HealthCheck, only SourceIpType changed; the task is awaited. */
-  | {
-      kind: 'SetListenerHealthCheckSource';
-      loadBalancerId: string;
-      listenerId: string;
-      protocol: string;
-      port: number;
-      to: SourceIpType;
-      /** Restoring a recorded original (release). */
-      restore?: boolean;
-      /** loopguard had applied this before: something put the original back. */
-      drift?: boolean;
-      /** Why loopguard writes it although TKE was asked to (prevent-loopback): TKE did not within the grace period. */
-      why?: string;
-    }
-  /** A direct write; `why` says why not through the Ingress's pass-to-target annotation (TKE's interface). */
-  | { kind: 'SetLoadBalancerPassToTarget'; loadBalancerId: string; to: boolean; restore?: boolean; why?: string }
-  /**
-   * Annotations on the target (null removes), with a change of its LoopbackRecord applied to the record as read at
-   * write time: `record` merged in (existing entries win) before the annotations change, `forget` (field keys given
-   * back by a release) after. A record left empty is deleted; `drops` says the plan expects that.
-   */
-  | {
-      kind: 'AnnotateTarget';
-      set: Record<string, string | null>;
-      record?: Originals;
-      forget?: string[];
-      drops?: boolean;
-      restore?: boolean;
-      /** A release that leaves sources on 100.64.0.0/10 instead of the VIP (the VIP stays bound): what and why. */
-      kept?: string;
-    }
-  /** Single-field JSON patches in the TkeServiceConfig, guarded by `test` ops and resourceVersion. */
-  | { kind: 'DeclareInTkeServiceConfig'; config: string; loadBalancerId: string; vip?: string; edits: FieldEdit[]; restore?: boolean; drift?: boolean }
-  /** Take out of the config what loopguard added to declare its fields (release, once the CLB shows the originals). */
-  | { kind: 'RemoveFromTkeServiceConfig'; config: string; loadBalancerId: string; vip?: string; removals: Removal[] }
-  /**
-   * Wait for TKE: to create the auto config, to apply declared fields, or to apply restored originals. Past TKE's
-   * grace period (`graceOver`: a CLB read after it still shows the old values) or on TKE's Warning Event the wait
-   * ends in a target error (mitigation/tke-wait.ts), unless loopguard then writes it itself (`fallback`).
-   */
-  | {
-      kind: 'AwaitTke';
-      reason: AwaitReason;
-      loadBalancerId: string;
-      config?: string;
-      /** When TKE was asked (the grace period's start); without it, the first time the executor saw the wait. */
-      since?: string;
-      graceOver?: boolean;
-      wantsKeepalive?: boolean;
-      /** loopguard writes it itself once the grace period is over (a later round plans it): the wait never fails. */
-      fallback?: boolean;
-    };
+  | RecordOriginalsStep
+  | SetListenerHealthCheckSourceStep
+  | SetLoadBalancerPassToTargetStep
+  | AnnotateTargetStep
+  | DeclareInTkeServiceConfigStep
+  | RemoveFromTkeServiceConfigStep
+  | AwaitTkeStep;
 
 export type StepKind = Step['kind'];
+
+/** The step of one kind. */
+export type StepOf<K extends StepKind> = Extract<Step, { kind: K }>;
 
 export interface TargetPlan {
   target: TargetRef;
@@ -81,54 +49,43 @@ export interface TargetPlan {
   error?: TargetError;
 }
 
-const SOURCE: Record<SourceIpType, string> = { 0: 'VIP', 1: '100.64.0.0/10' };
+/** Every step kind's pure half, keyed by kind: a kind missing here, or not in `Step`, fails the typecheck. */
+export const STEP_KINDS: { readonly [K in StepKind]: StepKindPlan<StepOf<K>> } = {
+  RecordOriginals: recordOriginals,
+  SetListenerHealthCheckSource: setListenerHealthCheckSource,
+  SetLoadBalancerPassToTarget: setLoadBalancerPassToTarget,
+  AnnotateTarget: annotateTarget,
+  DeclareInTkeServiceConfig: declareInTkeServiceConfig,
+  RemoveFromTkeServiceConfig: removeFromTkeServiceConfig,
+  AwaitTke: awaitTke,
+};
 
-function editText(e: FieldEdit): string {
-  return e.kind === 'keepalive'
-    ? `keepaliveEnable: ${e.value} on ${e.protocol}:${e.port}`
-    : `rule ${e.domain || '<default>'}${e.url} (${e.protocol}:${e.port}) healthCheck.sourceIpType: ${e.value} (enable: ${String(e.enable)} as on the CLB, where undeclared)`;
-}
-
-function removalText(r: Removal): string {
-  const what = [r.level, r.enableAdded ? 'healthCheck.enable' : undefined].filter((x) => x !== undefined).join(' + ');
-  return `${editText(r.edit)} (${what})`;
-}
-
-function annotationText(set: Record<string, string | null>): string {
-  return Object.entries(set)
-    .map(([k, v]) => (v === null ? `remove ${k}` : `${k}: ${JSON.stringify(v)}`))
-    .join(', ');
+/** The entry of a step's own kind (the table pairs each kind with its entry; the compiler cannot follow a union through an index). */
+function kindOf<S extends Step>(step: S): StepKindPlan<S> {
+  return STEP_KINDS[step.kind] as unknown as StepKindPlan<S>;
 }
 
 /** The line Audit prints and the executor logs for a step. */
 export function describeStep(step: Step): string {
-  switch (step.kind) {
-    case 'RecordOriginals':
-      return `record the originals of ${describeOriginals(step.record)} (LoopbackRecord)`;
-    case 'SetListenerHealthCheckSource':
-      return `${step.restore ? 'restore' : 'set'} listener ${step.listenerId}${step.protocol ? ` (${step.protocol}:${step.port})` : ''} of CLB ${step.loadBalancerId}: health-check source ${SOURCE[step.to]}${step.drift ? ' (drift: it had been put back outside loopguard)' : ''}${step.why ? ` directly (${step.why})` : ''}`;
-    case 'SetLoadBalancerPassToTarget':
-      return `${step.restore ? 'restore' : 'set'} CLB ${step.loadBalancerId} LoadBalancerPassToTarget: ${String(step.to)}${step.why ? ` directly (${step.why})` : ''}`;
-    case 'AnnotateTarget': {
-      const parts: string[] = [];
-      const text = annotationText(step.set);
-      if (text) parts.push(`${step.restore ? 'restore annotation(s) ' : 'annotate '}${text}`);
-      if (step.drops) parts.push('delete the LoopbackRecord');
-      else if (step.forget?.length) parts.push(`forget ${step.forget.length} restored field(s) in the LoopbackRecord`);
-      if (step.kept) parts.push(step.kept);
-      if (step.record?.applied?.length) parts.push(`record ${step.record.applied.length} applied field(s) (LoopbackRecord)`);
-      else if (step.record) parts.push(`record the originals of ${describeOriginals(step.record)} (LoopbackRecord)`);
-      return parts.join('; ');
-    }
-    case 'DeclareInTkeServiceConfig':
-      return `${step.restore ? 'restore in' : 'declare in'} TkeServiceConfig ${step.config}: ${step.edits.map(editText).join('; ')}${step.drift ? ' (drift: the config no longer declared them)' : ''}`;
-    case 'RemoveFromTkeServiceConfig':
-      return `remove from TkeServiceConfig ${step.config} what loopguard added: ${step.removals.map(removalText).join('; ')}`;
-    case 'AwaitTke':
-      if (step.reason === 'ConfigCreated') return `wait for TKE to create TkeServiceConfig ${step.config ?? ''}`;
-      if (step.reason === 'ConfigApplied') return `wait for TKE to apply TkeServiceConfig ${step.config ?? ''} to CLB ${step.loadBalancerId}${step.graceOver ? ' (grace period over)' : ''}`;
-      if (step.reason === 'PassToTargetApplied') return `wait for TKE to apply ingress.cloud.tencent.com/pass-to-target to CLB ${step.loadBalancerId}`;
-      if (step.reason === 'SourceSwitched') return `wait for TKE to switch the health-check sources of CLB ${step.loadBalancerId} to 100.64.0.0/10 (its answer to prevent-loopback)`;
-      return `wait for TKE to restore the originals on CLB ${step.loadBalancerId}`;
-  }
+  return kindOf(step).describe(step);
+}
+
+/** The annotations a step sets on its target (null removes); none for a step that does not annotate. */
+export function annotationsSet(step: Step): Readonly<Record<string, string | null>> {
+  return kindOf(step).annotations?.(step) ?? {};
+}
+
+/** Whether the step is a wait for TKE. */
+export function isTkeWait(step: Step | undefined): boolean {
+  return step !== undefined && kindOf(step).wait !== undefined;
+}
+
+/** When the plan says a wait for TKE began (undefined: not a wait, or the plan gives no start). */
+export function waitSince(step: Step | undefined): string | undefined {
+  return step === undefined ? undefined : kindOf(step).wait?.since(step);
+}
+
+/** Whether Audit after Enforce still carries the step out on a target the policy holds (StepKindPlan.maintainedInAudit). */
+export function maintainedInAudit(step: Step): boolean {
+  return kindOf(step).maintainedInAudit?.(step) ?? false;
 }

@@ -72,7 +72,10 @@ function normalise(o: Obj): Obj {
 }
 
 describe('the chart keeps its copies identical to the repository', () => {
-  const ours = readdirSync(join(REPO_ROOT, 'crds')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
+  // The ClusterLoopbackPolicy CRD stays out of the chart (and crds/kustomization.yaml) until its controller lands:
+  // a CRD nobody acts on would accept policies that do nothing (docs/cluster-policy.md). Remove this when it ships.
+  const notYetShipped = new Set(['loopguard.dev_clusterloopbackpolicies.yaml']);
+  const ours = readdirSync(join(REPO_ROOT, 'crds')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && !notYetShipped.has(f)).sort();
 
   it('charts/loopguard/crds/ holds exactly crds/*.yaml, byte for byte (Helm convention: CRDs outside templates/)', () => {
     expect(ours.length).toBeGreaterThan(0);

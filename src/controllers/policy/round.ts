@@ -11,7 +11,7 @@ import { classifyError } from '../../mitigation/errors.js';
 import { ExecutionInterrupted, type Execution } from '../../mitigation/executor.js';
 import { assessSnapshot, planPolicy, sharedVerdict, type PlannedTarget } from '../../plan/policy-plan.js';
 import type { Snapshot, TargetSnapshot } from '../../plan/snapshot.js';
-import { describeStep, type Step, type TargetPlan } from '../../plan/steps.js';
+import { annotationsSet, describeStep, maintainedInAudit, waitSince, type Step, type TargetPlan } from '../../plan/steps.js';
 import { settleAll } from '../../runtime/settle.js';
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';
 import { gatherOrphans, gatherTargets, snapshotBase } from './gather.js';
@@ -44,8 +44,8 @@ export function remainingSteps(e: Execution): Step[] {
 function noteWait(result: RoundResult, e: Execution, graceMs: number): void {
   if (!e.waiting) return;
   result.waiting = true;
-  const step = e.executed.at(-1);
-  const since = e.waitSince ?? (step?.kind === 'AwaitTke' && step.since ? Date.parse(step.since) : NaN);
+  const planned = waitSince(e.executed.at(-1));
+  const since = e.waitSince ?? (planned ? Date.parse(planned) : NaN);
   if (Number.isNaN(since)) return;
   const ends = since + graceMs;
   if (ends > Date.now()) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, ends);
@@ -55,8 +55,7 @@ function noteWait(result: RoundResult, e: Execution, graceMs: number): void {
 function annotationsAfter(annotations: Readonly<Record<string, string>> | undefined, executed: readonly Step[]): Record<string, string> {
   const out: Record<string, string> = { ...(annotations ?? {}) };
   for (const s of executed) {
-    if (s.kind !== 'AnnotateTarget') continue;
-    for (const [k, v] of Object.entries(s.set)) {
+    for (const [k, v] of Object.entries(annotationsSet(s))) {
       if (v === null) delete out[k];
       else out[k] = v;
     }
@@ -171,9 +170,9 @@ export class PolicyRound {
   private async maintainHeld(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[], result: RoundResult, signal: AbortSignal): Promise<void> {
     const held = targets.map((t) => t.ownership?.owner === input.owner && t.ownership.originals !== undefined);
     const plans = planned.map((p) => p.plan);
-    // Only a listener source put back on the VIP is a harm of loopguard's own making (prevent-loopback stays); it
-    // needs no record step first. Everything else waits for Enforce.
-    const corrections = plans.map((p, i) => ({ ...p, steps: held[i] ? p.steps.filter((s) => s.kind === 'SetListenerHealthCheckSource' && s.drift === true) : [] }));
+    // Only a correction that cannot wait (each kind says: StepKindPlan.maintainedInAudit, today a listener source put
+    // back on the VIP under prevent-loopback). Everything else waits for Enforce.
+    const corrections = plans.map((p, i) => ({ ...p, steps: held[i] ? p.steps.filter(maintainedInAudit) : [] }));
     const todo = corrections.flatMap((p, i) => (p.steps.length > 0 ? [i] : []));
     const executions = new Map<number, Execution>();
     if (todo.length > 0 && this.d.executor) {

@@ -58,17 +58,17 @@ const rows: Row[] = [
     svc: service({ externalTrafficPolicy: 'Local', ports }),
     clb: two(0, 0),
     steps: [
-      { kind: 'RecordOriginals', record: recorded },
+      { kind: 'RecordOriginals', originals: recorded },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, to: 1 },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1 },
-      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: converged },
+      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, originals: converged },
     ],
   },
   {
     name: 'listeners already on 100.64 before loopguard: only the annotation, its original recorded in the same patch',
     svc: service({ externalTrafficPolicy: 'Local', ports }),
     clb: two(1, 1),
-    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: record({ annotations: { [PREVENT_LOOPBACK]: null }, applied: ['annotation/' + PREVENT_LOOPBACK] }) }],
+    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, originals: record({ annotations: { [PREVENT_LOOPBACK]: null }, applied: ['annotation/' + PREVENT_LOOPBACK] }) }],
   },
   {
     name: 'ipvs-old (Auto): kube-proxy does not bind the VIP, so VIP-sourced checks work: nothing to write',
@@ -93,7 +93,7 @@ const rows: Row[] = [
     name: 'a crash after the switches: the next round only marks them applied and annotates (no drift)',
     svc: service({ externalTrafficPolicy: 'Local', ports }, owned(recorded)),
     clb: two(1, 1),
-    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: converged }],
+    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, originals: converged }],
   },
   {
     name: 'public CLB after loopguard changed it: prevent-loopback given back, the sources left as they are (public CLBs are left alone)',
@@ -120,22 +120,39 @@ const rows: Row[] = [
     name: 'opted out with the CLB id changed to another CLB: the sources are restored on the CLB they were recorded from',
     svc: service(
       { externalTrafficPolicy: 'Local', ports },
-      owned(converged, { [PREVENT_LOOPBACK]: 'true', 'loopguard.dev/skip': 'true', 'service.kubernetes.io/loadbalance-id': 'lb-victim' }),
+      // prevent-loopback already taken off (an earlier round, 11 s ago): kube-proxy has had its grace period.
+      owned({ ...converged, declaredAt: T0 }, { 'loopguard.dev/skip': 'true', 'service.kubernetes.io/loadbalance-id': 'lb-victim' }),
     ),
     clb: two(1, 1),
+    now: 11_000,
     steps: [
-      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: '', port: 0, to: 0, restore: true },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: '', port: 0, to: 0, restore: true },
       { kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'], drops: true },
     ],
   },
   {
-    name: 'opted out (loopguard.dev/skip) after loopguard changed it: everything given back, annotation first',
+    name: 'opted out (loopguard.dev/skip) after loopguard changed it: annotation first, its time recorded, then a wait for kube-proxy to release the VIP',
     svc: service({ externalTrafficPolicy: 'Local', ports }, owned(converged, { [PREVENT_LOOPBACK]: 'true', 'loopguard.dev/skip': 'true' })),
     clb: two(1, 1),
     steps: [
-      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
+      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true, originals: { v: 1, declaredAt: T0 } },
+      { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: 'lb-abc', since: T0, fallback: true },
+    ],
+  },
+  {
+    name: 'opted out, prevent-loopback taken off 5 s ago: still waiting, nothing back on the VIP yet',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned({ ...converged, declaredAt: T0 }, { 'loopguard.dev/skip': 'true' })),
+    clb: two(1, 1),
+    now: 5_000,
+    steps: [{ kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: 'lb-abc', since: T0, fallback: true }],
+  },
+  {
+    name: 'opted out, the grace period over: the sources go back, then the record',
+    svc: service({ externalTrafficPolicy: 'Local', ports }, owned({ ...converged, declaredAt: T0 }, { 'loopguard.dev/skip': 'true' })),
+    clb: two(1, 1),
+    now: 10_000,
+    steps: [
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: '', port: 0, to: 0, restore: true },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: '', port: 0, to: 0, restore: true },
       { kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'], drops: true },
@@ -152,9 +169,9 @@ const rows: Row[] = [
     svc: service({ externalTrafficPolicy: 'Local', ports }, { 'loopguard.dev/originals': JSON.stringify(record({ listeners: { 'lbl-tcp': { sourceIpType: 0 } } })), 'loopguard.dev/policy': 'ns/old' }),
     clb: two(1, 0),
     steps: [
-      { kind: 'RecordOriginals', record: recorded },
+      { kind: 'RecordOriginals', originals: recorded },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1 },
-      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: converged },
+      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, originals: converged },
     ],
   },
   {
@@ -165,10 +182,10 @@ const rows: Row[] = [
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-old', listenerId: 'lbl-tcp', protocol: '', port: 0, to: 0, restore: true },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-old', listenerId: 'lbl-udp', protocol: '', port: 0, to: 0, restore: true },
       { kind: 'AnnotateTarget', set: {}, forget: ['listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'] },
-      { kind: 'RecordOriginals', record: record({ annotations: { [PREVENT_LOOPBACK]: null }, applied: ['annotation/' + PREVENT_LOOPBACK], ...recorded }) },
+      { kind: 'RecordOriginals', originals: record({ annotations: { [PREVENT_LOOPBACK]: null }, applied: ['annotation/' + PREVENT_LOOPBACK], ...recorded }) },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, to: 1 },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1 },
-      { kind: 'AnnotateTarget', set: {}, record: converged },
+      { kind: 'AnnotateTarget', set: {}, originals: converged },
     ],
   },
 ];
@@ -179,7 +196,7 @@ const tkeRows: Row[] = [
     svc: service({ externalTrafficPolicy: 'Local', ports }),
     clb: two(0, 0),
     policy: TKE_FIRST,
-    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: asked }, awaitTke],
+    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, originals: asked }, awaitTke],
   },
   {
     name: 'TKEFirst, within the grace period: still waiting, nothing written',
@@ -206,7 +223,7 @@ const tkeRows: Row[] = [
     policy: TKE_FIRST,
     now: 3_000,
     observedAt: 3_000,
-    steps: [{ kind: 'AnnotateTarget', set: {}, record: { ...converged, declaredAt: T0 } }],
+    steps: [{ kind: 'AnnotateTarget', set: {}, originals: { ...converged, declaredAt: T0 } }],
   },
   {
     name: 'TKEFirst, grace period over with one listener still on the VIP: loopguard writes that one, saying why',
@@ -217,7 +234,7 @@ const tkeRows: Row[] = [
     observedAt: 10_000,
     steps: [
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1, why: late },
-      { kind: 'AnnotateTarget', set: {}, record: { ...converged, declaredAt: T0 } },
+      { kind: 'AnnotateTarget', set: {}, originals: { ...converged, declaredAt: T0 } },
     ],
   },
   {
@@ -233,7 +250,7 @@ const tkeRows: Row[] = [
     name: 'Direct, but the user set prevent-loopback (TKE is asked already): the originals recorded, TKE gets its grace period',
     svc: service({ externalTrafficPolicy: 'Local', ports }, { [PREVENT_LOOPBACK]: 'true' }),
     clb: two(0, 0),
-    steps: [{ kind: 'AnnotateTarget', set: {}, record: askedByUser }, awaitTke],
+    steps: [{ kind: 'AnnotateTarget', set: {}, originals: askedByUser }, awaitTke],
   },
   {
     name: "the user's prevent-loopback, TKE switched them while loopguard waited: TKE's change, the originals forgotten (a revert must not put the VIP back)",
@@ -254,7 +271,7 @@ const tkeRows: Row[] = [
       {
         kind: 'AnnotateTarget',
         set: {},
-        record: record({ listeners: { 'lbl-udp': { sourceIpType: 0 } }, loadBalancerId: 'lb-abc', declaredAt: T0, applied: ['listener/lbl-udp/sourceIpType'] }),
+        originals: record({ listeners: { 'lbl-udp': { sourceIpType: 0 } }, loadBalancerId: 'lb-abc', declaredAt: T0, applied: ['listener/lbl-udp/sourceIpType'] }),
         forget: ['listener/lbl-tcp/sourceIpType'],
       },
     ],
@@ -264,7 +281,7 @@ const tkeRows: Row[] = [
     svc: service({ externalTrafficPolicy: 'Local', ports }, owned(recorded)),
     clb: two(1, 1),
     policy: TKE_FIRST,
-    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: converged }],
+    steps: [{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, originals: converged }],
   },
   {
     name: 'TKEFirst, and the account turns out to reject 100.64: loopguard gives its prevent-loopback back (a bound VIP with VIP-sourced checks drops them all)',
@@ -284,10 +301,10 @@ const tkeRows: Row[] = [
     svc: service({ externalTrafficPolicy: 'Local', ports }, { 'loopguard.dev/originals': JSON.stringify(record({ ...recorded, annotations: { [PREVENT_LOOPBACK]: null } })), 'loopguard.dev/policy': 'ns/old', [PREVENT_LOOPBACK]: 'true' }),
     clb: two(0, 0),
     steps: [
-      { kind: 'RecordOriginals', record: record({ ...recorded, annotations: { [PREVENT_LOOPBACK]: null } }) },
+      { kind: 'RecordOriginals', originals: record({ ...recorded, annotations: { [PREVENT_LOOPBACK]: null } }) },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, to: 1 },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1 },
-      { kind: 'AnnotateTarget', set: {}, record: converged },
+      { kind: 'AnnotateTarget', set: {}, originals: converged },
     ],
   },
   {
@@ -299,7 +316,7 @@ const tkeRows: Row[] = [
     steps: [
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, to: 1, why: late },
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-abc', listenerId: 'lbl-udp', protocol: 'UDP', port: 53, to: 1, why: late },
-      { kind: 'AnnotateTarget', set: {}, record: record({ ...askedByUser, applied: ['listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'] }) },
+      { kind: 'AnnotateTarget', set: {}, originals: record({ ...askedByUser, applied: ['listener/lbl-tcp/sourceIpType', 'listener/lbl-udp/sourceIpType'] }) },
     ],
   },
 ];
@@ -327,35 +344,65 @@ describe('planL4Target', () => {
 });
 
 describe('planL4Release', () => {
+  const NOW = new Date(100_000);
+  const GRACE = 10_000;
+  const at = (ms: number) => ({ now: new Date(ms), graceMs: GRACE });
+  const opts = at(NOW.getTime());
   const r = record({ listeners: { 'lbl-a': { sourceIpType: 0 }, 'lbl-b': { sourceIpType: 0 } }, annotations: { [PREVENT_LOOPBACK]: null } });
 
   it('restores a pre-existing annotation value, skips one already back', () => {
-    expect(planL4Release(record({ annotations: { [PREVENT_LOOPBACK]: 'false' } }), { [PREVENT_LOOPBACK]: 'true' }, 'lb-1')[0]).toEqual({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'false' }, restore: true });
-    expect(planL4Release(record({ annotations: { [PREVENT_LOOPBACK]: null } }), {}, 'lb-1')).toEqual([{ kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`], drops: true }]);
+    expect(planL4Release(record({ annotations: { [PREVENT_LOOPBACK]: 'false' } }), { [PREVENT_LOOPBACK]: 'true' }, 'lb-1', opts)[0]).toEqual({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'false' }, restore: true });
+    expect(planL4Release(record({ annotations: { [PREVENT_LOOPBACK]: null } }), {}, 'lb-1', opts)).toEqual([{ kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`], drops: true }]);
   });
 
   it("a partial release keeps what is still wanted and another layer's fields", () => {
     const withKeepalive = { ...r, listeners: { ...r.listeners, 'lbl-c': { keepaliveEnable: 0 as const } } };
-    expect(planL4Release(withKeepalive, { [PREVENT_LOOPBACK]: 'true' }, 'lb-1', { listeners: new Set(['lbl-a']), annotation: false })).toEqual([
-      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true },
+    const keep = { listeners: new Set(['lbl-a']), annotation: false };
+    // prevent-loopback off first, its time recorded, then a wait for kube-proxy to release the VIP.
+    expect(planL4Release(withKeepalive, { [PREVENT_LOOPBACK]: 'true' }, 'lb-1', { ...opts, keep })).toEqual([
+      { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, restore: true, originals: { v: 1, declaredAt: NOW.toISOString() } },
+      { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: 'lb-1', since: NOW.toISOString(), fallback: true },
+    ]);
+    // The next round, after the grace period: the source goes back, the record keeps what is still wanted.
+    const after = { ...withKeepalive, declaredAt: NOW.toISOString() };
+    expect(planL4Release(after, {}, 'lb-1', { ...at(NOW.getTime() + GRACE), keep })).toEqual([
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-1', listenerId: 'lbl-b', protocol: '', port: 0, to: 0, restore: true },
       { kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-b/sourceIpType'] },
     ]);
-    expect(planL4Release(r, {}, 'lb-1', { listeners: new Set(['lbl-a', 'lbl-b']), annotation: true })).toEqual([]);
+    expect(planL4Release(r, {}, 'lb-1', { ...opts, keep: { listeners: new Set(['lbl-a', 'lbl-b']), annotation: true } })).toEqual([]);
+  });
+
+  it.each([
+    { name: 'just taken off: wait', ms: 100_000 + 1, waits: true },
+    { name: 'a moment before the grace period ends: wait', ms: 100_000 + GRACE - 1, waits: true },
+    { name: 'the grace period over: restore', ms: 100_000 + GRACE, waits: false },
+    { name: "a clock behind the record's time: wait the whole period from now", ms: 50_000, waits: true },
+  ])('kube-proxy gets the grace period to release the VIP before any source goes back to it: $name', ({ ms, waits }) => {
+    const taken = { ...r, declaredAt: new Date(100_000).toISOString() };
+    const steps = planL4Release(taken, {}, 'lb-1', at(ms));
+    expect(steps.some((s) => s.kind === 'AwaitTke' && s.reason === 'VipReleased')).toBe(waits);
+    expect(steps.some((s) => s.kind === 'SetListenerHealthCheckSource')).toBe(!waits);
+  });
+
+  it("no wait when nothing goes back to the VIP (sources recorded on 100.64) or no prevent-loopback of loopguard's is involved", () => {
+    const on100 = record({ listeners: { 'lbl-a': { sourceIpType: 1 } }, annotations: { [PREVENT_LOOPBACK]: null } });
+    expect(planL4Release(on100, { [PREVENT_LOOPBACK]: 'true' }, 'lb-1', opts).map((s) => s.kind)).toEqual(['AnnotateTarget', 'SetListenerHealthCheckSource', 'AnnotateTarget']);
+    const noAnnotation = record({ listeners: { 'lbl-a': { sourceIpType: 0 } }, declaredAt: NOW.toISOString() });
+    expect(planL4Release(noAnnotation, {}, 'lb-1', opts).map((s) => s.kind)).toEqual(['SetListenerHealthCheckSource', 'AnnotateTarget']);
   });
 
   it("under the user's own prevent-loopback, a source loopguard recorded but never applied is forgotten, not restored (TKE's to switch)", () => {
     const waited = record({ listeners: { 'lbl-a': { sourceIpType: 0 }, 'lbl-b': { sourceIpType: 0 } }, declaredAt: new Date(0).toISOString(), applied: ['listener/lbl-b/sourceIpType'] });
-    expect(planL4Release(waited, { [PREVENT_LOOPBACK]: 'true' }, 'lb-1')).toEqual([
+    expect(planL4Release(waited, { [PREVENT_LOOPBACK]: 'true' }, 'lb-1', opts)).toEqual([
       { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-1', listenerId: 'lbl-b', protocol: '', port: 0, to: 0, restore: true },
       { kind: 'AnnotateTarget', set: {}, forget: ['listener/lbl-a/sourceIpType', 'listener/lbl-b/sourceIpType'], drops: true },
     ]);
     // Without the user's annotation (or with loopguard's own) both were loopguard's to restore.
-    expect(planL4Release(waited, {}, 'lb-1').filter((s) => s.kind === 'SetListenerHealthCheckSource')).toHaveLength(2);
+    expect(planL4Release(waited, {}, 'lb-1', opts).filter((s) => s.kind === 'SetListenerHealthCheckSource')).toHaveLength(2);
   });
 
   it('without a CLB id the listeners cannot be reached: the record still goes', () => {
-    expect(planL4Release(r, {}, undefined)).toEqual([{ kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-a/sourceIpType', 'listener/lbl-b/sourceIpType'], drops: true }]);
+    expect(planL4Release(r, {}, undefined, opts)).toEqual([{ kind: 'AnnotateTarget', set: {}, forget: [`annotation/${PREVENT_LOOPBACK}`, 'listener/lbl-a/sourceIpType', 'listener/lbl-b/sourceIpType'], drops: true }]);
   });
 
   it('keptBy follows the desired state', () => {
@@ -373,7 +420,7 @@ describe('planL4Release', () => {
       { target: { ...target, name: 'other' }, ...registryView({ 'loopguard.dev/originals': JSON.stringify(r), 'loopguard.dev/policy': 'ns/q' }), loadBalancerId: 'lb-2' },
     ]);
     expect(plan.releases.map((p) => p.target.name)).toEqual(['web']);
-    expect(plan.releases[0]?.steps.map((s) => s.kind)).toEqual(['AnnotateTarget', 'SetListenerHealthCheckSource', 'SetListenerHealthCheckSource', 'AnnotateTarget']);
+    expect(plan.releases[0]?.steps.map((s) => s.kind)).toEqual(['AnnotateTarget', 'AwaitTke']);
   });
 });
 
@@ -439,7 +486,7 @@ describe('planL4Target: a large CLB under Direct', () => {
   };
 
   it(`${N} listeners: prevent-loopback first, with the originals and the time TKE was asked, then TKE's grace period`, () => {
-    expect(plan({}, bigClb(() => 0))).toEqual([{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, record: askedBig }, awaitTke]);
+    expect(plan({}, bigClb(() => 0))).toEqual([{ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, originals: askedBig }, awaitTke]);
   });
 
   it(`${LARGE_CLB_LISTENERS} listeners: the direct order, as before`, () => {

@@ -45,7 +45,7 @@ const rows: Row[] = [
     ing: ingress({}, {}),
     clb: lb(0, 0),
     steps: [
-      { kind: 'AnnotateTarget', set: { [AUTO]: 'true' }, record: { v: 1, annotations: { [AUTO]: null }, loadBalancerId: 'lb-ing' } },
+      { kind: 'AnnotateTarget', set: { [AUTO]: 'true' }, originals: { v: 1, annotations: { [AUTO]: null }, loadBalancerId: 'lb-ing' } },
       { kind: 'AwaitTke', reason: 'ConfigCreated', loadBalancerId: 'lb-ing', config: CONFIG, since: NOW.toISOString() },
     ],
   },
@@ -62,7 +62,7 @@ const rows: Row[] = [
     clb: lb(0, 0),
     config: autoConfig(),
     steps: [
-      { kind: 'RecordOriginals', record: originals },
+      { kind: 'RecordOriginals', originals },
       {
         kind: 'DeclareInTkeServiceConfig',
         config: CONFIG,
@@ -97,7 +97,7 @@ const rows: Row[] = [
     ing: ingress({}, owned(originals, { [AUTO]: 'true' })),
     clb: lb(1, 1),
     config: autoConfig(declared),
-    steps: [{ kind: 'AnnotateTarget', set: {}, record: { ...originals, applied: ['listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'] } }],
+    steps: [{ kind: 'AnnotateTarget', set: {}, originals: { ...originals, applied: ['listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'] } }],
   },
   {
     name: 'someone took loopguard\'s declaration out of the config after it took effect: declared again as drift, the grace period restarts',
@@ -105,7 +105,7 @@ const rows: Row[] = [
     clb: lb(0, 1),
     config: autoConfig({ loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 1 } }] }] }] } }),
     steps: [
-      { kind: 'RecordOriginals', record: { ...originals, applied: ['listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'] } },
+      { kind: 'RecordOriginals', originals: { ...originals, applied: ['listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'] } },
       { kind: 'DeclareInTkeServiceConfig', config: CONFIG, loadBalancerId: 'lb-ing', vip: VIP, edits: [{ kind: 'keepalive', protocol: 'HTTP', port: 80, value: 1 }], drift: true },
       { kind: 'AwaitTke', reason: 'ConfigApplied', loadBalancerId: 'lb-ing', config: CONFIG, since: NOW.toISOString(), wantsKeepalive: true },
     ],
@@ -166,7 +166,7 @@ describe('planL7Release', () => {
     const on = lb(0, 0, { passToTarget: true });
     const first = planL7Release({ originals: r, annotations: owned(r, { [PASS]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: on });
     expect(first.steps).toEqual([
-      { kind: 'AnnotateTarget', set: { [PASS]: 'false' }, record: { v: 1, declaredAt: NOW.toISOString() }, restore: true },
+      { kind: 'AnnotateTarget', set: { [PASS]: 'false' }, originals: { v: 1, declaredAt: NOW.toISOString() }, restore: true },
       { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true },
     ]);
     const declaredNow = { ...r, declaredAt: NOW.toISOString() };
@@ -199,14 +199,14 @@ describe('planL7Target: LoadBalancerPassToTarget through the Ingress annotation 
 
   it('declares "true" with the originals in the same patch, then waits for TKE before keepalive', () => {
     expect(plan({ [AUTO]: 'true' }, lb(0, 0, { passToTarget: false }))).toEqual([
-      { kind: 'AnnotateTarget', set: { [PASS]: 'true' }, record: declaredRecord },
+      { kind: 'AnnotateTarget', set: { [PASS]: 'true' }, originals: declaredRecord },
       { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true },
     ]);
   });
 
   it('TKE has not applied it within the grace period: the same value written directly, saying why, and keepalive goes on', () => {
     const steps = plan(owned(declaredRecord, { [AUTO]: 'true', [PASS]: 'true' }), lb(0, 0, { passToTarget: false }), NOW.getTime() + 10_000);
-    expect(steps[0]).toEqual({ kind: 'RecordOriginals', record: expect.objectContaining({ loadBalancer: { passToTarget: false } }) });
+    expect(steps[0]).toEqual({ kind: 'RecordOriginals', originals: expect.objectContaining({ loadBalancer: { passToTarget: false } }) });
     expect(steps[1]).toEqual({ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: 'lb-ing', to: true, why: `TKE did not apply ${PASS}: "true" within 10 s` });
     expect(steps.map((s) => s.kind)).toContain('DeclareInTkeServiceConfig');
     expect(describeStep(steps[1]!)).toContain('directly (TKE did not apply');

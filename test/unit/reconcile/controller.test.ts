@@ -2,7 +2,7 @@
 // executor over the in-memory world (loopguard's own ClbReader and Effects interfaces), status and Events kept in
 // memory. Twins of the integration suites' policy-level scenarios: Enforce converges, Audit writes nothing,
 // conflict, deselect releases, deletion restores or is blocked, a failed CLB read retries.
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { API_VERSION, FINALIZER, KIND, type LoopbackPolicy, type LoopbackPolicySpec, type LoopbackPolicyStatus } from '../../../src/api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 import { ClbObserver } from '../../../src/cloud/clb-observer.js';
@@ -14,6 +14,18 @@ import { PROFILES } from '../model/fixtures.js';
 import { MemoryWorld } from './memory-world.js';
 
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
+/** The harness's TKE grace period: a release waits it for kube-proxy to release the VIP before sources go back. */
+const GRACE_MS = 10_000;
+
+/** Only the clock is faked (timers and promises run as usual): `later` moves it past a wait. */
+function later(ms: number): void {
+  jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'queueMicrotask', 'hrtime', 'performance'], now: Date.now() + ms });
+}
+
+afterEach(() => {
+  jest.useRealTimers();
+});
+
 const logger = { info: () => undefined, warn: () => undefined } as never;
 
 function policyOf(name: string, spec: LoopbackPolicySpec, created = '2026-11-01T00:00:00Z'): LoopbackPolicy {
@@ -70,7 +82,7 @@ function harness(...names: string[]) {
     logger,
     profile: () => PROFILES.ipvsNew,
     driftCheckIntervalMs: 600_000,
-    tkeGraceMs: 10_000,
+    tkeGraceMs: GRACE_MS,
     executor,
     stopping: stopping.signal,
   });
@@ -124,6 +136,13 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     await h.reconcile('p');
     h.policies.set('p', { ...policyOf('p', { mode: 'Enforce', selector: { matchLabels: { tier: 'none' } } }), metadata: { ...policyOf('p', {}).metadata, finalizers: [FINALIZER], generation: 2 } });
     await h.reconcile('p');
+    // prevent-loopback off first; the sources stay on 100.64 while kube-proxy may still bind the VIP.
+    expect(h.world.annotations.get('web')?.[PREVENT]).toBeUndefined();
+    expect([h.world.source('lb-1', 'lb-1-tcp'), h.world.source('lb-1', 'lb-1-udp')]).toEqual([1, 1]);
+    await h.reconcile('p');
+    expect([h.world.source('lb-1', 'lb-1-tcp'), h.world.source('lb-1', 'lb-1-udp')]).toEqual([1, 1]);
+    later(GRACE_MS);
+    await h.reconcile('p');
     expect([h.world.source('lb-1', 'lb-1-tcp'), h.world.source('lb-1', 'lb-1-udp')]).toEqual([0, 0]);
     expect(h.world.annotations.get('web')?.[PREVENT]).toBeUndefined();
     expect(h.world.records.size).toBe(0);
@@ -135,6 +154,12 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     await h.reconcile('p');
     const p = h.policies.get('p') as LoopbackPolicy;
     p.metadata.deletionTimestamp = new Date();
+    // The annotations go first; the deletion says it waits for kube-proxy, keeps its finalizer, and is retried.
+    await expect(h.reconcile('p')).rejects.toThrow(/2 target\(s\) not restored yet.*VipReleased/);
+    expect([...h.world.listeners.values()].flat().map((l) => l.source)).toEqual([1, 1, 1, 1]);
+    expect(p.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Terminating', message: expect.stringMatching(/VipReleased/) });
+    expect(p.metadata.finalizers).toEqual([FINALIZER]);
+    later(GRACE_MS);
     await h.reconcile('p');
     expect([...h.world.listeners.values()].flat().map((l) => l.source)).toEqual([0, 0, 0, 0]);
     expect(h.world.records.size).toBe(0);

@@ -1,105 +1,23 @@
-// Each step kind's effect (src/mitigation/effects.ts) against in-memory implementations of the interfaces it
-// writes through: loopguard's ClbClient, KubeWriter and RecordStore (their methods it uses), and the real CLB
-// observer over the same in-memory CLB.
+// Each step kind's effect (src/mitigation/steps/) against in-memory implementations of the interfaces it writes
+// through (cluster-world.ts): loopguard's ClbClient, KubeWriter and RecordStore (their methods it uses), and the real
+// CLB observer over the same in-memory CLB.
 import { describe, expect, it } from '@jest/globals';
-import type { Originals } from '../../../src/api/originals.js';
-import type { HealthCheck, ListenerInfo } from '../../../src/cloud/clb-client.js';
-import { ClbObserver } from '../../../src/cloud/clb-observer.js';
-import { ClbError } from '../../../src/cloud/errors.js';
-import type { TargetRef } from '../../../src/model/facts.js';
-import { LearnedCapabilities } from '../../../src/mitigation/capabilities.js';
-import { clusterEffects, type EffectDeps } from '../../../src/mitigation/effects.js';
-import { applyJsonPatch } from '../../../src/plan/config-patch.js';
 import type { Step } from '../../../src/plan/steps.js';
-
-const OWNER = 'shop/p';
-const T: TargetRef = { kind: 'Ingress', namespace: 'shop', name: 'front' };
-const HC: HealthCheck = { HealthSwitch: 1, TimeOut: 2, IntervalTime: 5, HealthNum: 3, UnHealthNum: 3, SourceIpType: 0 };
-
-function world() {
-  const objects = new Map<string, { metadata: { uid: string; annotations: Record<string, string> } }>([['front', { metadata: { uid: 'u1', annotations: {} } }]]);
-  const configs = new Map<string, { metadata: { resourceVersion: string }; spec: unknown }>([
-    ['cfg', { metadata: { resourceVersion: '1' }, spec: { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/' }] }] }] } } }],
-  ]);
-  const listeners = new Map<string, ListenerInfo[]>([['lb-1', [{ listenerId: 'lbl-1', name: 'l', protocol: 'TCP', port: 80, healthCheck: { ...HC }, rules: [] }]]]);
-  const passToTarget = new Map<string, boolean>();
-  const records = new Map<string, Originals>();
-  const events: { type: string; reason: string; message: string; source: { component: string }; lastTimestamp: string }[] = [];
-  const writes: string[] = [];
-  const capabilities = new LearnedCapabilities();
-  const reader = {
-    describeLoadBalancers: async () => [],
-    describeTargetHealth: async () => [],
-    describeListeners: async (id: string) => {
-      const ls = listeners.get(id);
-      if (!ls) throw new ClbError({ code: 'InvalidParameter.LBIdNotFound', retryable: false, reason: 'ClbNotFound', message: `CLB ${id} not found`, throttled: false, apiMessage: 'not found' });
-      return structuredClone(ls);
-    },
-  };
-  const observer = new ClbObserver(reader);
-  const deps: EffectDeps = {
-    writer: {
-      get: async (_kind, _ns, name) => objects.get(name) as never,
-      patchAnnotations: async (_kind, _ns, name, compute) => {
-        const o = objects.get(name);
-        if (!o) return undefined;
-        for (const [k, v] of Object.entries(compute(o as never) ?? {})) {
-          if (v === null) delete o.metadata.annotations[k];
-          else o.metadata.annotations[k] = v as string;
-        }
-        return o as never;
-      },
-      patchConfig: async (_ns, name, plan) => {
-        const c = configs.get(name);
-        if (!c) return 'gone';
-        const next = applyJsonPatch(c, plan(c.spec));
-        configs.set(name, { metadata: { resourceVersion: String(Number(c.metadata.resourceVersion) + 1) }, spec: next.spec });
-        writes.push(`config ${name}`);
-        return 'written';
-      },
-      eventsOf: async () => events as never,
-    },
-    records: {
-      update: async (_target, _owner, change) => {
-        const next = change(records.get('front'));
-        if (next === undefined) records.delete('front');
-        else records.set('front', next);
-      },
-    },
-    clb: {
-      describeListeners: reader.describeListeners,
-      modifyListenerHealthCheck: async (lb, id, hc) => {
-        const l = listeners.get(lb)?.find((x) => x.listenerId === id);
-        if (l) l.healthCheck = hc;
-        writes.push(`listener ${lb}/${id} ${hc.SourceIpType}`);
-        return { taskId: 't', attempts: 1 };
-      },
-      modifyLoadBalancerPassToTarget: async (lb, to) => {
-        passToTarget.set(lb, to);
-        writes.push(`pass ${lb} ${to}`);
-        return { taskId: 't', attempts: 1 };
-      },
-    },
-    observer,
-    capabilities,
-  };
-  const apply = (step: Step, target: TargetRef = T) => clusterEffects(deps).apply(OWNER, target, step, new AbortController().signal);
-  return { objects, configs, listeners, passToTarget, records, events, writes, capabilities, apply };
-}
+import { clusterWorld as world, HC, T } from './cluster-world.js';
 
 describe('the effect of each step kind', () => {
   it('RecordOriginals merges into the record as stored; a target that is gone is gone', async () => {
     const w = world();
     w.records.set('front', { v: 1, listeners: { 'lbl-1': { sourceIpType: 0 } } });
-    expect(await w.apply({ kind: 'RecordOriginals', record: { v: 1, listeners: { 'lbl-1': { sourceIpType: 1 }, 'lbl-2': { sourceIpType: 0 } } } })).toEqual({ status: 'done' });
+    expect(await w.apply({ kind: 'RecordOriginals', originals: { v: 1, listeners: { 'lbl-1': { sourceIpType: 1 }, 'lbl-2': { sourceIpType: 0 } } } })).toEqual({ status: 'done' });
     // The original recorded first survives.
     expect(w.records.get('front')?.listeners).toEqual({ 'lbl-1': { sourceIpType: 0 }, 'lbl-2': { sourceIpType: 0 } });
-    expect(await w.apply({ kind: 'RecordOriginals', record: { v: 1 } }, { ...T, name: 'gone' })).toEqual({ status: 'gone' });
+    expect(await w.apply({ kind: 'RecordOriginals', originals: { v: 1 } }, { ...T, name: 'gone' })).toEqual({ status: 'gone' });
   });
 
   it('AnnotateTarget: the record first, then the annotations; a release forgets after, and an emptied record goes', async () => {
     const w = world();
-    await w.apply({ kind: 'AnnotateTarget', set: { a: 'x' }, record: { v: 1, annotations: { a: null } } });
+    await w.apply({ kind: 'AnnotateTarget', set: { a: 'x' }, originals: { v: 1, annotations: { a: null } } });
     expect(w.objects.get('front')?.metadata.annotations).toEqual({ a: 'x' });
     expect(w.records.get('front')?.annotations).toEqual({ a: null });
     expect(await w.apply({ kind: 'AnnotateTarget', set: { a: null }, forget: ['annotation/a'], drops: true, restore: true })).toEqual({ status: 'done' });

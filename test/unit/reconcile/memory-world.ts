@@ -120,17 +120,17 @@ export class MemoryWorld implements Effects {
     };
     switch (step.kind) {
       case 'RecordOriginals':
-        recordAs((current) => mergeOriginals(current, step.record), true);
+        recordAs((current) => mergeOriginals(current, step.originals), true);
         return { status: 'done' };
       case 'AnnotateTarget': {
-        if (step.record) recordAs((current) => mergeOriginals(withoutFields(current, step.forget ?? []), step.record!), true);
+        if (step.originals) recordAs((current) => mergeOriginals(withoutFields(current, step.forget ?? []), step.originals!), true);
         const annotations = { ...this.annotations.get(target.name) };
         for (const [k, v] of Object.entries(step.set)) {
           if (v === null) delete annotations[k];
           else annotations[k] = v;
         }
         this.annotations.set(target.name, annotations);
-        if (step.forget && !step.record) recordAs((current) => withoutFields(current, step.forget ?? []), false);
+        if (step.forget && !step.originals) recordAs((current) => withoutFields(current, step.forget ?? []), false);
         return { status: 'done' };
       }
       case 'SetListenerHealthCheckSource':

@@ -105,6 +105,15 @@ describe('the reconcile pipeline over an in-memory world', () => {
     const plan = pass(run, [], { orphans: [{ facts: g.facts, ownership: g.ownership ?? {} }] });
     expect(plan.releases).toHaveLength(1);
     await execute(run, plan.releases);
+    // prevent-loopback off, its time recorded; the sources stay on 100.64 until kube-proxy has had the grace period.
+    expect(run.world.annotations.get('web')?.[PREVENT]).toBeUndefined();
+    expect([run.world.source('lb-1', 'lb-1-tcp'), run.world.source('lb-1', 'lb-1-udp')]).toEqual([1, 1]);
+    const orphan = () => {
+      const o = run.world.gather('web', NOW);
+      return [{ facts: o.facts, ownership: o.ownership ?? {} }];
+    };
+    expect(kinds(pass(run, [], { orphans: orphan(), now: new Date(NOW.getTime() + 9_999) }).releases[0])).toEqual(['AwaitTke']);
+    await execute(run, pass(run, [], { orphans: orphan(), now: new Date(NOW.getTime() + 10_000) }).releases);
     expect([run.world.source('lb-1', 'lb-1-tcp'), run.world.source('lb-1', 'lb-1-udp')]).toEqual([0, 0]);
     expect(run.world.annotations.get('web')?.[PREVENT]).toBeUndefined();
     expect(run.world.records.has('web')).toBe(false);

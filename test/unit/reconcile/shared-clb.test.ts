@@ -168,9 +168,9 @@ describe('L7 rules on a shared CLB count too (a bound VIP drops their checks as 
 
 describe('the release of a Service on a shared CLB', () => {
   /** H released (its policy deleted): `other` is the Service left on the CLB. */
-  function release(other: ServiceFacts) {
-    const h = svc('h', 8080, { [PL]: 'true' });
-    const s = snapshot([], { spec: SPEC, others: [other], extra: { orphans: [{ facts: h, ownership: { originals: converged, owner: OWNER } }] } });
+  function release(other: ServiceFacts, state: { hAnnotations?: Record<string, string>; record?: Originals; now?: Date } = {}) {
+    const h = svc('h', 8080, state.hAnnotations ?? { [PL]: 'true' });
+    const s = snapshot([], { spec: SPEC, others: [other], extra: { orphans: [{ facts: h, ownership: { originals: state.record ?? converged, owner: OWNER } }], ...(state.now ? { now: state.now } : {}) } });
     // snapshot() builds the shared view from targets; the orphan's CLB is what the operator adds (sharedWith/deletion).
     return planPolicy({ ...s, shared: { clbs: new Map([[LB, [{ facts: h, optedOut: false }, { facts: other, optedOut: false }]]]), configs: new Map() } }).releases;
   }
@@ -186,11 +186,15 @@ describe('the release of a Service on a shared CLB', () => {
     expect(text).not.toMatch(/i\/shared/);
   });
 
-  it('the last one out restores in the safe order: annotation off, then the source back to the VIP, then the record', () => {
+  it('the last one out restores in the safe order: annotation off, a wait for kube-proxy to release the VIP, then the source back to the VIP, then the record', () => {
     const [r] = release(svc('i', 9090));
-    expect(r?.steps.map((s) => s.kind)).toEqual(['AnnotateTarget', 'SetListenerHealthCheckSource', 'AnnotateTarget']);
-    expect(r?.steps[0]).toMatchObject({ set: { [PL]: null }, restore: true });
-    expect(r?.steps[1]).toMatchObject({ listenerId: 'lbl-8080', to: 0, restore: true });
+    expect(r?.steps.map((s) => s.kind)).toEqual(['AnnotateTarget', 'AwaitTke']);
+    expect(r?.steps[0]).toMatchObject({ set: { [PL]: null }, restore: true, originals: { declaredAt: expect.any(String) } });
+    expect(r?.steps[1]).toMatchObject({ reason: 'VipReleased', loadBalancerId: LB });
+    const taken = { ...converged, declaredAt: (r?.steps[0] as { originals: Originals }).originals.declaredAt as string };
+    const [next] = release(svc('i', 9090), { hAnnotations: {}, record: taken, now: new Date(Date.parse(taken.declaredAt ?? '') + 10_000) });
+    expect(next?.steps.map((s) => s.kind)).toEqual(['SetListenerHealthCheckSource', 'AnnotateTarget']);
+    expect(next?.steps[0]).toMatchObject({ listenerId: 'lbl-8080', to: 0, restore: true });
   });
 
   it('a managed Service opted out while another keeps the VIP bound: the same (planL4Target release path)', () => {

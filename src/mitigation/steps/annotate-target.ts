@@ -1,0 +1,28 @@
+// AnnotateTarget (src/plan/steps/annotate-target.ts) carried out: the target's annotations and its LoopbackRecord.
+import { EventReason } from '../../api/reasons.js';
+import { PREVENT_LOOPBACK } from '../../plan/l4.js';
+import { mergeOriginals, withoutFields } from '../../api/originals.js';
+import type { AnnotateTargetStep } from '../../plan/steps/annotate-target.js';
+import { DONE, nonEmpty, type StepEffect } from './effect.js';
+
+export const annotateTarget: StepEffect<AnnotateTargetStep> = {
+  async apply(deps, owner, target, step) {
+    const { writer } = deps;
+    const { kind, namespace, name } = target;
+    const object = await writer.get(kind, namespace, name);
+    const self = { ...target, uid: object?.metadata?.uid };
+    // Originals before the change they belong to; a release's forgetting after the restore it records.
+    if (step.originals) {
+      if (!object) return { status: 'gone' };
+      await deps.records.update(self, owner, (current) => nonEmpty(mergeOriginals(withoutFields(current, step.forget ?? []), step.originals!)), { takeOver: true });
+    }
+    if (object && Object.keys(step.set).length > 0) await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
+    if (step.forget && !step.originals) await deps.records.update(self, owner, (current) => nonEmpty(withoutFields(current, step.forget ?? [])), { takeOver: false });
+    // A target that is gone has nothing left to annotate or restore; a release goes on to forget its record.
+    return object || step.forget || step.restore ? DONE : { status: 'gone' };
+  },
+  event(step) {
+    if (step.set[PREVENT_LOOPBACK] === 'true') return { type: 'Normal', reason: EventReason.PreventLoopbackAnnotated };
+    return step.restore ? { type: 'Normal', reason: EventReason.OriginalsRestored } : undefined;
+  },
+};

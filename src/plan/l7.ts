@@ -42,6 +42,8 @@ export interface L7TargetInput {
   rejected: RejectedCapabilities;
   now: Date;
   graceMs: number;
+  /** A Service on the CLB keeps the VIP bound (shared-clb.ts): a release leaves rule sources on 100.64.0.0/10. */
+  vipBound?: string;
 }
 
 export interface L7Plan {
@@ -63,7 +65,17 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const misconfigured = a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
   if (!desired || misconfigured) {
     if (input.record && input.owned && !holdsAsIs(a) && !misconfigured) {
-      return planL7Release({ record: input.record, annotations: input.annotations, name: a.target.name, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}), ...(input.clb ? { clb: input.clb } : {}), ...(input.config ? { config: input.config } : {}) });
+      return planL7Release({
+        record: input.record,
+        annotations: input.annotations,
+        name: a.target.name,
+        now: input.now,
+        graceMs: input.graceMs,
+        ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}),
+        ...(input.clb ? { clb: input.clb } : {}),
+        ...(input.config ? { config: input.config } : {}),
+        ...(input.vipBound ? { vipBound: input.vipBound } : {}),
+      });
     }
     return { steps: [] };
   }
@@ -179,6 +191,20 @@ export interface L7ReleaseInput {
   /** When the CLB was last read (ms), for TKE's grace period on the pass-to-target annotation. */
   observedAt?: number;
   graceMs: number;
+  /**
+   * Set while a Service on the CLB carries prevent-loopback (the VIP stays bound, shared-clb.ts): rule sources recorded
+   * on the VIP stay on 100.64.0.0/10, their originals forgotten, and loopguard's declaration of them stays in the
+   * config (taking it out could let TKE put the VIP back on a bound VIP).
+   */
+  vipBound?: string;
+}
+
+/** The record without the rule sources a bound VIP keeps on 100.64.0.0/10, and how many those are. */
+function withoutKeptRules(record: OriginalsRecord, vipBound: string | undefined): { rest: OriginalsRecord; kept: number } {
+  if (!vipBound || !record.rules) return { rest: record, kept: 0 };
+  const rules = Object.fromEntries(Object.entries(record.rules).filter(([, r]) => r.sourceIpType !== 0));
+  const kept = Object.keys(record.rules).length - Object.keys(rules).length;
+  return { rest: { ...record, rules }, kept };
 }
 
 /**
@@ -191,7 +217,8 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   // A CLB other than the one the originals came from (the user-writable id changed) is never written to.
   const clb = record.loadBalancerId && input.clb?.loadBalancerId !== record.loadBalancerId ? undefined : input.clb;
   const views = listenerViews(clb);
-  const plan = revertPlan(record, views);
+  const { rest, kept } = withoutKeptRules(record, input.vipBound);
+  const plan = revertPlan(rest, views);
   const vip = clb?.vips?.[0];
   const lbId = clb?.loadBalancerId ?? '';
   const steps: Step[] = [];
@@ -204,7 +231,7 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   const pass = planPassRelease({ record, annotations, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
   steps.push(...pass.steps);
   if (pass.blocking) return { steps };
-  if (clb && configLive && !tkeSkips && !clbRestored(record, views)) {
+  if (clb && configLive && !tkeSkips && !clbRestored(rest, views)) {
     steps.push({ kind: 'AwaitTke', reason: 'OriginalsApplied', loadBalancerId: lbId, ...(config ? { config: config.name } : {}) });
     return { steps };
   }
@@ -215,7 +242,7 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   const auto = IngressAnnotation.TkeServiceConfigAuto;
   if (annotatedByLoopguard(record, auto)) set[auto] = record.annotations?.[auto] ?? null;
   if (annotatedByLoopguard(record, IngressAnnotation.PassToTarget)) set[IngressAnnotation.PassToTarget] = record.annotations?.[IngressAnnotation.PassToTarget] ?? null;
-  steps.push({ kind: 'AnnotateTarget', set, forget: recordedFields(record), drops: true, restore: true });
+  steps.push({ kind: 'AnnotateTarget', set, forget: recordedFields(record), drops: true, restore: true, ...(kept > 0 && input.vipBound ? { kept: `${kept} rule source(s) ${input.vipBound}` } : {}) });
   return { steps };
 }
 

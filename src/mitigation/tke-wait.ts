@@ -50,7 +50,7 @@ function what(s: AwaitStep): string {
     case 'OriginalsApplied':
       return `restore the originals declared in TkeServiceConfig ${s.config ?? ''} on CLB ${s.loadBalancerId}`;
     case 'VipReleased':
-      return `unbind the VIP of CLB ${s.loadBalancerId} on every node (kube-proxy, prevent-loopback taken off)`;
+      return `unbind the VIP of CLB ${s.loadBalancerId} on every node (prevent-loopback taken off)`;
   }
 }
 

@@ -9,7 +9,7 @@
 // Release: originals declared back → wait until the CLB shows them → take out what loopguard added to the
 // config → PassToTarget back → the auto annotation (if loopguard added it) and the record dropped.
 import { IngressAnnotation, type Annotations } from '../api/annotations.js';
-import type { Originals } from '../api/originals.js';
+import { type Originals } from '../api/originals.js';
 import { StalledReason } from '../api/reasons.js';
 import { holdsAsIs } from '../model/assess-common.js';
 import type { Assessment } from '../model/assessment.js';
@@ -44,6 +44,8 @@ export interface L7TargetInput {
   rejected: RejectedCapabilities;
   now: Date;
   graceMs: number;
+  /** A Service on the CLB keeps the VIP bound (shared-clb.ts): a release leaves rule sources on 100.64.0.0/10. */
+  vipBound?: string;
 }
 
 export interface L7Plan {
@@ -65,7 +67,17 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const misconfigured = a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
   if (!desired || misconfigured) {
     if (input.originals && input.owned && !holdsAsIs(a) && !misconfigured) {
-      return planL7Release({ originals: input.originals, annotations: input.annotations, name: a.target.name, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}), ...(input.clb ? { clb: input.clb } : {}), ...(input.config ? { config: input.config } : {}) });
+      return planL7Release({
+        originals: input.originals,
+        annotations: input.annotations,
+        name: a.target.name,
+        now: input.now,
+        graceMs: input.graceMs,
+        ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}),
+        ...(input.clb ? { clb: input.clb } : {}),
+        ...(input.config ? { config: input.config } : {}),
+        ...(input.vipBound ? { vipBound: input.vipBound } : {}),
+      });
     }
     return { steps: [] };
   }
@@ -181,6 +193,20 @@ export interface L7ReleaseInput {
   /** When the CLB was last read (ms), for TKE's grace period on the pass-to-target annotation. */
   observedAt?: number;
   graceMs: number;
+  /**
+   * Set while a Service on the CLB carries prevent-loopback (the VIP stays bound, shared-clb.ts): rule sources recorded
+   * on the VIP stay on 100.64.0.0/10, their originals forgotten, and loopguard's declaration of them stays in the
+   * config (taking it out could let TKE put the VIP back on a bound VIP).
+   */
+  vipBound?: string;
+}
+
+/** The record without the rule sources a bound VIP keeps on 100.64.0.0/10, and how many those are. */
+function withoutKeptRules(originals: Originals, vipBound: string | undefined): { rest: Originals; kept: number } {
+  if (!vipBound || !originals.rules) return { rest: originals, kept: 0 };
+  const rules = Object.fromEntries(Object.entries(originals.rules).filter(([, r]) => r.sourceIpType !== 0));
+  const kept = Object.keys(originals.rules).length - Object.keys(rules).length;
+  return { rest: { ...originals, rules }, kept };
 }
 
 /**
@@ -193,7 +219,8 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   // A CLB other than the one the originals came from (the user-writable id changed) is never written to.
   const clb = originals.loadBalancerId && input.clb?.loadBalancerId !== originals.loadBalancerId ? undefined : input.clb;
   const views = listenerViews(clb);
-  const plan = revertPlan(originals, views);
+  const { rest, kept } = withoutKeptRules(originals, input.vipBound);
+  const plan = revertPlan(rest, views);
   const vip = clb?.vips?.[0];
   const lbId = clb?.loadBalancerId ?? '';
   const steps: Step[] = [];
@@ -206,7 +233,7 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   const pass = planPassRelease({ originals, annotations, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
   steps.push(...pass.steps);
   if (pass.blocking) return { steps };
-  if (clb && configLive && !tkeSkips && !clbRestored(originals, views)) {
+  if (clb && configLive && !tkeSkips && !clbRestored(rest, views)) {
     steps.push({ kind: 'AwaitTke', reason: 'OriginalsApplied', loadBalancerId: lbId, ...(config ? { config: config.name } : {}) });
     return { steps };
   }
@@ -217,7 +244,7 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   const auto = IngressAnnotation.TkeServiceConfigAuto;
   if (annotatedByLoopguard(originals, auto)) set[auto] = originals.annotations?.[auto] ?? null;
   if (annotatedByLoopguard(originals, IngressAnnotation.PassToTarget)) set[IngressAnnotation.PassToTarget] = originals.annotations?.[IngressAnnotation.PassToTarget] ?? null;
-  steps.push({ kind: 'AnnotateTarget', set, forget: recordedFields(originals), drops: true, restore: true });
+  steps.push({ kind: 'AnnotateTarget', set, forget: recordedFields(originals), drops: true, restore: true, ...(kept > 0 && input.vipBound ? { kept: `${kept} rule source(s) ${input.vipBound}` } : {}) });
   return { steps };
 }
 

@@ -92,6 +92,7 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
     rejected: input.rejected,
     now: input.now,
     graceMs: input.graceMs,
+    ...(t.vipBound ? { vipBound: t.vipBound } : {}),
   });
   return { ...base, steps: l7.steps, ...(l7.error ? { error: l7.error } : {}) };
 }
@@ -113,6 +114,7 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
     ...(o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
     ...(o.clb ? { clb: o.clb } : {}),
     ...(o.config ? { config: o.config } : {}),
+    ...(o.vipBound ? { vipBound: o.vipBound } : {}),
   });
   return { ...base, steps: l7.steps };
 }
@@ -146,7 +148,7 @@ export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilit
 }
 
 function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot): ManagedTarget {
-  const vipBound = t.facts.kind === 'Service' ? vipStaysBound(s, t.facts, t.ownership?.originals?.loadBalancerId ?? t.facts.loadBalancerId) : undefined;
+  const vipBound = vipStaysBound(s, t.facts, t.ownership?.originals?.loadBalancerId ?? t.facts.loadBalancerId);
   return {
     assessment,
     ...(vipBound ? { vipBound } : {}),
@@ -162,7 +164,7 @@ function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot): Mana
 function orphanOf(s: Snapshot, o: OrphanSnapshot): OrphanTarget {
   const f = o.facts;
   const found = o.clb?.state === 'Found' ? o.clb.clb : undefined;
-  const vipBound = f.kind === 'Service' ? vipStaysBound(s, f, o.ownership.originals?.loadBalancerId ?? f.loadBalancerId) : undefined;
+  const vipBound = vipStaysBound(s, f, o.ownership.originals?.loadBalancerId ?? f.loadBalancerId);
   return {
     ...(vipBound ? { vipBound } : {}),
     target: { kind: f.kind, namespace: f.namespace, name: f.name },

@@ -92,7 +92,8 @@ describe('a deletion held up in a terminating namespace (Events refused) says so
       // At once, before the revert's first CLB call (the cause is not known yet): the status no longer says Ready.
       // The status write passes NamespaceLifecycle; only creates are refused.
       const first = await waitForCondition(ref, 'Ready', { status: 'False', reason: 'Terminating', timeoutMs: ONE_ROUND_MS, context: logs });
-      expect(first.message).toMatch(/the policy is being deleted: its finalizer stays until 1 target\(s\) have their originals back, e\.g\. Service web: restoring\./);
+      // "restoring" before the revert's first round, then its wait for kube-proxy to release the VIP (prevent-loopback off).
+      expect(first.message).toMatch(/the policy is being deleted: its finalizer stays until 1 target\(s\) have their originals back, e\.g\. Service web: (restoring\.|waiting \d+ s for kube-proxy)/);
       const held = Date.now() - asked;
       // Then the cause, when the round's throttled ModifyListener gives up (the client's retry deadline at most).
       const cause = await waitForPolicy(

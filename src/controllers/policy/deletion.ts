@@ -13,7 +13,8 @@ import { deletionConditions, terminatingMessage, type DeletionState } from '../.
 import { classifyError } from '../../mitigation/errors.js';
 import { involvedObject, type Execution } from '../../mitigation/executor.js';
 import { sharedView } from '../../plan/snapshot.js';
-import type { TargetPlan } from '../../plan/steps.js';
+import { waitSince, type TargetPlan } from '../../plan/steps.js';
+import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import type { TargetFacts } from '../../model/facts.js';
 import { lostRecordError } from '../../model/lost-record.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
@@ -49,6 +50,9 @@ function changedFields(r: LoopbackRecord): string {
 /** Shutdown stopped some releases mid-way: said once (log line, Event) by the controller. */
 export type StoppedReporter = (policy: LoopbackPolicy, stopped: readonly Execution[]) => Promise<void>;
 
+/** After a wait's end, before the next round: the round reads after the grace period, not at its last millisecond. */
+const WAIT_SLACK_MS = 250;
+
 export class PolicyDeletion {
   constructor(
     private readonly o: PolicyControllerOptions,
@@ -56,7 +60,8 @@ export class PolicyDeletion {
   ) {}
 
   /** Resolves once the finalizer is gone; throws (the queue retries with backoff) while the revert is blocked. */
-  async finalize(policy: LoopbackPolicy, signal: AbortSignal): Promise<void> {
+  /** Reverts, then releases the finalizer; a revert still on its way asks to be run again (the outcome, or a throw). */
+  async finalize(policy: LoopbackPolicy, signal: AbortSignal): Promise<ReconcileOutcome | void> {
     if (!policy.metadata.finalizers?.includes(FINALIZER)) return;
     const namespace = policy.metadata.namespace ?? '';
     const owner = ownerKey(namespace, policy.metadata.name ?? '');
@@ -70,7 +75,7 @@ export class PolicyDeletion {
         if (records.length > 0 && ready?.reason !== ReconcilingReason.Terminating && ready?.reason !== StalledReason.DeletionBlocked) {
           await this.writeConditions(policy, { blocked: false, message: terminatingMessage(records.map((r) => `${r.spec.target.kind} ${r.spec.target.name}: restoring`)) });
         }
-        const { blocked, pending, facts } = await this.revert(policy, records, signal);
+        const { blocked, pending, facts, waitsEndAt } = await this.revert(policy, records, signal);
         if (blocked.length > 0) {
           const message = await this.reportBlocked(policy, blocked);
           throw new Error(message);
@@ -79,6 +84,9 @@ export class PolicyDeletion {
         // and the status says so (Reconciling/Terminating), not the last round's Ready.
         if (pending.length > 0) {
           await this.writeConditions(policy, { blocked: false, message: terminatingMessage(pending) });
+          // Only waits with a known end (kube-proxy's VIP release, TKE's grace period): come back when the first ends,
+          // not on the error backoff, which would re-read the CLBs a dozen times during a 10 s wait.
+          if (waitsEndAt !== undefined) return { requeueAfterMs: Math.max(0, waitsEndAt - Date.now()) + WAIT_SLACK_MS };
           throw new Error(`reverting before the finalizer is released: ${pending.length} target(s) not restored yet, e.g. ${pending[0]}`);
         }
         await this.reportLost(policy, facts, all);
@@ -91,7 +99,11 @@ export class PolicyDeletion {
    * Releases every target of the policy. `blocked`: what retrying cannot fix (a corrupt record, a permanent error);
    * `pending`: what is still on its way (a wait for TKE, a transient error).
    */
-  private async revert(policy: LoopbackPolicy, records: readonly LoopbackRecord[], signal: AbortSignal): Promise<{ blocked: Blocked[]; pending: string[]; facts: TargetFacts[] }> {
+  private async revert(
+    policy: LoopbackPolicy,
+    records: readonly LoopbackRecord[],
+    signal: AbortSignal,
+  ): Promise<{ blocked: Blocked[]; pending: string[]; facts: TargetFacts[]; /** Set when every pending target waits, and the first wait's end is known. */ waitsEndAt?: number }> {
     const namespace = policy.metadata.namespace ?? '';
     const owner = ownerKey(namespace, policy.metadata.name ?? '');
     const [services, ingresses] = await Promise.all([this.o.writer.list('Service', namespace), this.o.writer.list('Ingress', namespace)]);
@@ -135,12 +147,17 @@ export class PolicyDeletion {
       await this.reportStopped(policy, stopped);
       throw new Error(`reverting before the finalizer is released: stopped by shutdown with ${stopped.length} target(s) not restored yet`);
     }
+    let waitsEndAt: number | undefined;
+    let unknownEnd = pending.length > 0;
     for (const e of executions) {
       if (e.gone || (!e.error && remainingSteps(e).length === 0)) continue;
       if (e.error?.permanent) blocked.push({ kind: e.plan.target.kind, name: e.plan.target.name, why: `${e.error.reason}: ${e.error.message}` });
       else pending.push(`${e.plan.target.kind} ${e.plan.target.name}: ${e.error ? `${e.error.reason}: ${e.error.message}` : (e.waiting ?? 'steps remain')}`);
+      const since = e.waiting && !e.error ? (e.waitSince ?? Date.parse(waitSince(e.executed.at(-1)) ?? '')) : NaN;
+      if (Number.isNaN(since)) unknownEnd = true;
+      else waitsEndAt = Math.min(waitsEndAt ?? Infinity, since + this.o.tkeGraceMs);
     }
-    return { blocked, pending, facts };
+    return { blocked, pending, facts, ...(waitsEndAt !== undefined && !unknownEnd ? { waitsEndAt } : {}) };
   }
 
   /**

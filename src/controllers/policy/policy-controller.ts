@@ -77,7 +77,8 @@ export class PolicyController {
     const namespace = policy.metadata.namespace ?? '';
     const name = policy.metadata.name ?? '';
     if (policy.metadata.deletionTimestamp) {
-      await this.deletion.finalize(policy, signal);
+      const outcome = await this.deletion.finalize(policy, signal);
+      if (outcome) return outcome;
       this.forgetPolicy(namespace, name);
       return;
     }

@@ -150,6 +150,21 @@ describe('planL7Release', () => {
     expect(steps[1]).toEqual({ kind: 'AnnotateTarget', set: { [AUTO]: null }, forget: [`annotation/${AUTO}`, 'listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'], drops: true, restore: true });
   });
 
+  it('a Service on the CLB keeps the VIP bound (prevent-loopback): the rule source stays on 100.64, its declaration stays in the config, its original is forgotten', () => {
+    const why = 'kept on 100.64.0.0/10, originals forgotten: ns/api on CLB lb-ing still carries prevent-loopback, which keeps the VIP bound on every node';
+    const first = planL7Release({ originals: record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(1, 1), config: autoConfig(declared), vipBound: why });
+    // Only keepalive is declared back: the rule's sourceIpType is not put back on the VIP.
+    expect(first.steps.map((s) => s.kind)).toEqual(['DeclareInTkeServiceConfig', 'AwaitTke']);
+    expect(first.steps[0]).toMatchObject({ restore: true, edits: [{ kind: 'keepalive', value: 0 }] });
+    // Once the CLB shows keepalive back (the rule still on 100.64): only keepalive's declaration goes, the record goes.
+    const keepaliveBack = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 0, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 1 } }] }] }] } };
+    const { steps } = planL7Release({ originals: record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 1), config: autoConfig(keepaliveBack), vipBound: why });
+    expect(steps.map((s) => s.kind)).toEqual(['RemoveFromTkeServiceConfig', 'AnnotateTarget']);
+    expect((steps[0] as { removals: { edit: { kind: string } }[] }).removals.map((r) => r.edit.kind)).toEqual(['keepalive']);
+    expect(steps[1]).toMatchObject({ kind: 'AnnotateTarget', forget: expect.arrayContaining(['rule/lbl-80/loc-a/sourceIpType']), drops: true, kept: `1 rule source(s) ${why}` });
+    expect(describeStep(steps[1] as Step)).toContain('1 rule source(s) kept on 100.64.0.0/10');
+  });
+
   it('the config is gone: nothing can carry the originals to the CLB, so the release does not wait forever', () => {
     const { steps } = planL7Release({ originals: record, annotations: owned(record), name: 'front', now: NOW, graceMs: 10_000, clb: lb(1, 1), config: { name: CONFIG, exists: false } });
     expect(steps).toEqual([{ kind: 'AnnotateTarget', set: { [AUTO]: null }, forget: [`annotation/${AUTO}`, 'listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'], drops: true, restore: true }]);

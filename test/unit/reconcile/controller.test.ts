@@ -154,8 +154,12 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     await h.reconcile('p');
     const p = h.policies.get('p') as LoopbackPolicy;
     p.metadata.deletionTimestamp = new Date();
-    // The annotations go first; the deletion says it waits for kube-proxy, keeps its finalizer, and is retried.
-    await expect(h.reconcile('p')).rejects.toThrow(/2 target\(s\) not restored yet.*VipReleased/);
+    // The annotations go first; the deletion says it waits for kube-proxy, keeps its finalizer, and comes back when
+    // the wait ends (not on the error backoff).
+    const outcome = await h.reconcile('p');
+    expect(outcome).toEqual({ requeueAfterMs: expect.any(Number) });
+    expect((outcome as { requeueAfterMs: number }).requeueAfterMs).toBeGreaterThan(GRACE_MS - 1_000);
+    expect((outcome as { requeueAfterMs: number }).requeueAfterMs).toBeLessThanOrEqual(GRACE_MS + 250);
     expect([...h.world.listeners.values()].flat().map((l) => l.source)).toEqual([1, 1, 1, 1]);
     expect(p.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Terminating', message: expect.stringMatching(/VipReleased/) });
     expect(p.metadata.finalizers).toEqual([FINALIZER]);

@@ -197,6 +197,22 @@ describe('the release of a Service on a shared CLB', () => {
     expect(next?.steps[0]).toMatchObject({ listenerId: 'lbl-8080', to: 0, restore: true });
   });
 
+  it("an Ingress's release on a CLB a Service's prevent-loopback keeps bound: its rule source is not put back on the VIP", () => {
+    const web = ingress({ namespace: 'h', name: 'web', loadBalancerId: LB }, { 'kubernetes.io/ingress.qcloud-loadbalance-id': LB });
+    const rules: Originals = { v: 1, loadBalancerId: LB, rules: { 'lbl-http/loc-1': { sourceIpType: 0 } }, applied: ['rule/lbl-http/loc-1/sourceIpType'] };
+    const lb = clb({ loadBalancerId: LB, listeners: [listener('lbl-http', 'HTTP', 80, { rules: [{ locationId: 'loc-1', domain: 'a.example.com', url: '/', healthCheck: { sourceIpType: 1, healthSwitch: 1 } }] })] });
+    const plan = (binder: ServiceFacts) => {
+      const s = snapshot([], { spec: SPEC, others: [binder], extra: { orphans: [{ facts: web, ownership: { originals: rules, owner: OWNER }, clb: { state: 'Found', clb: lb } }] } });
+      return planPolicy({ ...s, shared: { clbs: new Map([[LB, [{ facts: web, optedOut: false }, { facts: binder, optedOut: false }]]]), configs: new Map() } }).releases;
+    };
+    const [bound] = plan(svc('i', 9090, { [PL]: 'true' }));
+    expect(bound?.steps.map((x) => x.kind)).toEqual(['AnnotateTarget']);
+    expect(bound?.steps[0]).toMatchObject({ drops: true, kept: expect.stringMatching(/^1 rule source\(s\) kept on 100\.64\.0\.0\/10.*1 Service\(s\) in other namespaces/) });
+    // Control: no Service binds the VIP — nothing is kept (the config being gone, the record simply goes).
+    const [free] = plan(svc('i', 9090));
+    expect(free?.steps[0]).not.toHaveProperty('kept');
+  });
+
   it('a managed Service opted out while another keeps the VIP bound: the same (planL4Target release path)', () => {
     const h = svc('h', 8080, { [PL]: 'true', 'loopguard.dev/skip': 'true' });
     const t = gathered(h, shared(1, 1), { ownership: { originals: converged, owner: OWNER } });

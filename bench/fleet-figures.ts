@@ -46,6 +46,28 @@ export function tMin(listeners: number, quota = QUOTA): number {
   return listeners / quota;
 }
 
+/** Answered calls (not RequestLimitExceeded) per action, every caller of `callers` together. */
+export function answeredByAction(stats: Pick<StatsSnapshot, 'byCaller'>, callers: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const caller of callers) {
+    for (const [action, outcomes] of Object.entries(stats.byCaller[caller] ?? {})) {
+      for (const [outcome, n] of Object.entries(outcomes)) if (!outcome.startsWith('RequestLimitExceeded')) out[action] = (out[action] ?? 0) + n;
+    }
+  }
+  return out;
+}
+
+/**
+ * The quota's own floor for what the fleet did: the quota is per action, so the calls of the busiest action, at the
+ * quota, take at least this long whatever the order. T_min counts ModifyListener only; every write also needs its
+ * listener read and its task polled (the same account quota, and TKE's controllers spend it too).
+ */
+export function busiestAction(answered: Readonly<Record<string, number>>, quota = QUOTA): { action: string; calls: number; seconds: number } {
+  let best = { action: '', calls: 0 };
+  for (const [action, calls] of Object.entries(answered)) if (calls > best.calls) best = { action, calls };
+  return { ...best, seconds: best.calls / quota };
+}
+
 /** The last line of the bench; write_ratio = T_min / T_actual (0 when not converged). */
 export function fleetLine(f: FleetLine, quota = QUOTA): string {
   const ratio = f.converged && f.tActual > 0 ? tMin(f.listeners, quota) / f.tActual : 0;

@@ -13,7 +13,7 @@ import { ensureControlPlaneBinaries } from '../test/controlplane/binaries.js';
 import { waitFor } from '../test/support/kube.js';
 import { localTkeCallers } from '../test/support/local-tke.js';
 import { applyPolicy, startFleetCluster, startFleetOperator, tkeNamespace, tkeServiceLatency, type FleetCluster } from './fleet-cluster.js';
-import { callerCounts, fleetLine, fraction, percentile, QUOTA, sumCounts, tMin, type CallerCounts } from './fleet-figures.js';
+import { answeredByAction, busiestAction, callerCounts, fleetLine, fraction, percentile, QUOTA, sumCounts, tMin, type CallerCounts } from './fleet-figures.js';
 import { createAtRiskServices, quiet, runBench } from './support.js';
 
 const { values } = parseArgs({
@@ -127,6 +127,11 @@ async function main(): Promise<void> {
     log(`total: T_actual ${tActual.toFixed(1)} s, T_min/T_actual ${(tMin(listeners) / tActual).toFixed(3)}; write phase ${tWrite.toFixed(1)} s, T_min/T_write ${(tMin(listeners) / tWrite).toFixed(3)} (${(listeners / tWrite).toFixed(1)} writes/s of ${QUOTA}); ModifyListener ${stats.calls['ModifyListener'] ?? 0} calls for ${listeners} listeners`);
     log(`total: writes per listener max ${Math.max(0, ...writes)}, mean ${(writes.reduce((a, b) => a + b, 0) / Math.max(1, writes.length)).toFixed(2)}`);
     log(`total: RequestLimitExceeded to loopguards ${show(lg)}, to TKE ${show(tke)}; throttled by action ${JSON.stringify(stats.throttled)}`);
+    const callers = clusters.flatMap((c) => [c.loopguard, c.tke]);
+    const answered = answeredByAction(stats, callers);
+    const busiest = busiestAction(answered);
+    log(`answered calls by action (loopguards + TKE): ${JSON.stringify(answered)}; loopguards alone: ${JSON.stringify(answeredByAction(stats, clusters.map((c) => c.loopguard)))}`);
+    log(`the quota's floor: ${busiest.calls} ${busiest.action} / ${QUOTA} per s = ${busiest.seconds.toFixed(1)} s (T_min counts ModifyListener only: ${tMin(listeners).toFixed(1)} s); floor/T_actual ${(busiest.seconds / tActual).toFixed(3)}, floor/T_write ${(busiest.seconds / tWrite).toFixed(3)}`);
     log(`TKE: new Service → CLB with listeners, idle p50 ${percentile(idle, 50)} ms max ${Math.max(...idle)} ms (${idle.length}); during the storm p50 ${percentile(storm, 50)} ms max ${Math.max(0, ...storm)} ms (${storm.length}); storm/idle p50 ${(percentile(storm, 50) / percentile(idle, 50)).toFixed(2)}`);
     console.log(fleetLine({ clusters: K, listeners, tActual, loopguards: lg, tke, converged }));
   } finally {

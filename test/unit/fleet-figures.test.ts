@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { callerCounts, fleetLine, fraction, percentile, sumCounts, tMin } from '../../bench/fleet-figures.js';
+import { answeredByAction, busiestAction, callerCounts, fleetLine, fraction, percentile, sumCounts, tMin } from '../../bench/fleet-figures.js';
 
 const stats = {
   byCaller: {
@@ -31,5 +31,27 @@ describe('bench:fleet figures', () => {
     expect(percentile([5, 1, 3, 2, 4], 50)).toBe(3);
     expect(percentile([5, 1, 3, 2, 4], 99)).toBe(5);
     expect(percentile([], 50)).toBeNaN();
+  });
+});
+
+describe("the quota's floor: the busiest action's answered calls at the quota", () => {
+  const stats = {
+    byCaller: {
+      'loopguard-1': { ModifyListener: { OK: 120, 'RequestLimitExceeded.UinLimitExceeded': 3 }, DescribeTaskStatus: { OK: 240 } },
+      'tke-1': { DescribeTaskStatus: { OK: 20, RequestLimitExceeded: 5 }, DescribeListeners: { OK: 100 } },
+      other: { DescribeTaskStatus: { OK: 1000 } },
+    },
+  } as never;
+
+  it('counts answered calls per action over the given callers only; throttled answers are not counted', () => {
+    expect(answeredByAction(stats, ['loopguard-1', 'tke-1'])).toEqual({ ModifyListener: 120, DescribeTaskStatus: 260, DescribeListeners: 100 });
+    expect(answeredByAction(stats, ['nobody'])).toEqual({});
+  });
+
+  it('the floor is the busiest action at the quota, which can exceed T_min (ModifyListener only)', () => {
+    const floor = busiestAction(answeredByAction(stats, ['loopguard-1', 'tke-1']));
+    expect(floor).toEqual({ action: 'DescribeTaskStatus', calls: 260, seconds: 13 });
+    expect(floor.seconds).toBeGreaterThan(tMin(120));
+    expect(busiestAction({})).toEqual({ action: '', calls: 0, seconds: 0 });
   });
 });

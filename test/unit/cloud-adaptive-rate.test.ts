@@ -17,18 +17,18 @@ function replay(events: Array<{ t: number; throttled?: number }>, params = P): n
 }
 
 describe('adaptive rate', () => {
-  it('uses the AWS adaptive mode constants: β 0.7, floor 0.5 req/s; grows 0.5 req/s per second; one cut per second', () => {
-    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.5, holdMs: 1000 });
+  it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.2 req/s per second (bench:fleet), one cut per second", () => {
+    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.2, holdMs: 1000 });
   });
 
   it.each([
     ['starts at the ceiling', [{ t: 0 }, { t: 60_000 }], [10, 10]],
     ['decrease: a throttle cuts to β × the rate sent', [{ t: 1000, throttled: 10 }], [7]],
     ['decrease: from what was measured when below the allowance', [{ t: 1000, throttled: 4 }], [2.8]],
-    ['decrease: several throttles within the hold cut once', [{ t: 1000, throttled: 10 }, { t: 1500, throttled: 10 }, { t: 1999, throttled: 10 }], [7, 7.25, 7.5]],
+    ['decrease: several throttles within the hold cut once', [{ t: 1000, throttled: 10 }, { t: 1500, throttled: 10 }, { t: 1999, throttled: 10 }], [7, 7.1, 7.2]],
     ['decrease: a throttle after the hold cuts again', [{ t: 1000, throttled: 10 }, { t: 2000, throttled: 7 }], [7, 4.9]],
-    ['recovery: +0.5 req/s per second without throttling', [{ t: 1000, throttled: 10 }, { t: 3000 }, { t: 5000 }], [7, 8, 9]],
-    ['ceiling: recovery stops at --cloud-rate-limit', [{ t: 1000, throttled: 10 }, { t: 7000 }, { t: 60_000 }], [7, 10, 10]],
+    ['recovery: +0.2 req/s per second without throttling', [{ t: 1000, throttled: 10 }, { t: 6000 }, { t: 11_000 }], [7, 8, 9]],
+    ['ceiling: recovery stops at --cloud-rate-limit', [{ t: 1000, throttled: 10 }, { t: 16_000 }, { t: 60_000 }], [7, 10, 10]],
     ['ceiling: a cut after a long quiet spell starts from the ceiling, not the unbounded growth', [{ t: 1000, throttled: 10 }, { t: 600_000, throttled: 20 }], [7, 7]],
     ['floor: never below 0.5 req/s', [{ t: 0, throttled: 1 }, { t: 1000, throttled: 0.6 }, { t: 2000, throttled: 0 }], [0.7, 0.5, 0.5]],
   ])('%s', (_name, events, rates) => {

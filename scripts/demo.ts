@@ -5,10 +5,10 @@
 // Audit found at risk, the verdict after Enforce and what changed on its CLB and Service, backends' health
 // included (scripts/demo-clb.ts); then it deletes the policy and shows everything restored. With --once it then
 // tears everything down; otherwise the operator keeps running until Ctrl-C.
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { REPO_ROOT } from '../test/controlplane/crds.js';
 import { ClbReader, describeChanges, differences, type DemoTarget, type Facts } from './demo-clb.js';
 
@@ -55,6 +55,15 @@ function readDevEnv(): Record<string, string> {
 
 function kubectl(kubeconfig: string, args: string[], input?: string): string {
   return execFileSync('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8', stdio: ['pipe', 'pipe', 'pipe'], ...(input ? { input } : {}) });
+}
+
+/**
+ * kubectl without blocking the event loop, for the calls that take a while (a deletion waits for the revert): while a
+ * synchronous child runs, the CLB client's idle keep-alive sockets time out on the server unseen, and the next call
+ * would go out on a closed one ("socket hang up").
+ */
+async function kubectlAsync(kubeconfig: string, args: string[]): Promise<string> {
+  return (await promisify(execFile)('kubectl', ['--kubeconfig', kubeconfig, ...args], { encoding: 'utf8' })).stdout;
 }
 
 async function waitReady(kubeconfig: string, operator: ChildProcess, logFile: string): Promise<void> {
@@ -160,7 +169,7 @@ async function enforceAndRevert(kubeconfig: string, env: Record<string, string>,
   console.log('   loopguard moves the source to 100.64.0.0/10 before it sets prevent-loopback, and they stay Alive.)');
 
   console.log(`\n== deleting the policy: loopguard restores what it changed (revertOnDelete)\n$ kubectl delete lbp ${POLICY} -n ${NS}`);
-  kubectl(kubeconfig, ['delete', `lbp/${POLICY}`, '-n', NS, '--timeout=60s']);
+  await kubectlAsync(kubeconfig, ['delete', `lbp/${POLICY}`, '-n', NS, '--timeout=60s']);
   const restored = await settle(() => snapshot(kubeconfig, clb, audited, keys), (m) => keys.every((k) => differences(before.get(k) ?? [], m.get(k) ?? []).length === 0), 30_000);
   for (const key of keys) {
     const diff = differences(before.get(key) ?? [], restored.value.get(key) ?? []);

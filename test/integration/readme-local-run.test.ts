@@ -11,13 +11,13 @@
 // It runs in a copy of the checkout (node_modules linked): dev:up/dev:down keep their state in .dev/ of the
 // checkout, and a developer's own `npm run dev:up` in this one must survive the test's `dev:down`.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { alive, type ControlPlaneState } from '../controlplane/launcher.js';
+import { bash, copyCheckout, groups, type Run } from '../support/checkout.js';
 import { waitFor } from '../support/kube.js';
 
 /** The README's commands, in its order; the test fails if the README no longer says them, or not in this order. */
@@ -112,50 +112,6 @@ function processesIn(dir: string): string[] {
     }
   }
   return found;
-}
-
-function copyCheckout(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'loopguard-readme-'));
-  const skip = new Set(['node_modules', '.git', '.dev', 'dist', 'coverage', '.cache']);
-  cpSync(REPO_ROOT, dir, { recursive: true, filter: (src) => !skip.has(relative(REPO_ROOT, src).split('/')[0] ?? '') });
-  symlinkSync(join(REPO_ROOT, 'node_modules'), join(dir, 'node_modules'));
-  return dir;
-}
-
-interface Run {
-  code: number | null;
-  output: string;
-}
-
-/** Process groups of the scripts this file started, to stop on the way out (npm start runs in one). */
-const groups: number[] = [];
-
-/** bash with PATH and HOME only, as its own process group (so a timeout can stop all of it). */
-function bash(script: string, cwd: string, timeoutMs: number): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', script], {
-      cwd,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/root' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    if (child.pid) groups.push(child.pid);
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    const timer = setTimeout(() => {
-      output += `\n[test] timed out after ${timeoutMs} ms; killing the script\n`;
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, output });
-    });
-  });
 }
 
 const q = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;

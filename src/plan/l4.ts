@@ -250,6 +250,9 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   // if it is on 100.64 now, TKE did it, and putting the VIP back would drop every check. Forgotten, not restored.
   const asked = readBool(annotations, PREVENT_LOOPBACK);
   const userAsked = asked.kind === 'value' && asked.value && !annotatedByLoopguard(originals, PREVENT_LOOPBACK);
+  // The Service's own prevent-loopback, the user's, stays and keeps the VIP bound: no source goes back to the VIP
+  // (a source loopguard wrote after TKE's grace period too), as when another Service binds it.
+  const bound = vipBound ?? (userAsked ? "kept on 100.64.0.0/10, originals forgotten: this Service's own prevent-loopback (not loopguard's) keeps the VIP bound on every node" : undefined);
   let kept = 0;
   for (const [listenerId, l] of Object.entries(originals.listeners ?? {})) {
     const rest = { ...l };
@@ -260,8 +263,8 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
       }
       released = true;
       forget.push(fieldKey.listenerSource(listenerId));
-      if (vipBound !== undefined && l.sourceIpType === 0) kept++;
-      else if (lbId && !(userAsked && !isApplied(originals, fieldKey.listenerSource(listenerId)))) {
+      if (bound !== undefined && l.sourceIpType === 0) kept++;
+      else if (lbId) {
         listenerSteps.push({ kind: 'SetListenerHealthCheckSource', loadBalancerId: lbId, listenerId, protocol: '', port: 0, to: l.sourceIpType, restore: true });
       }
       delete rest.sourceIpType;
@@ -294,6 +297,6 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   }
   if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });
   steps.push(...listenerSteps);
-  steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}), ...(kept > 0 && vipBound ? { kept: `${kept} listener source(s) ${vipBound}` } : {}) });
+  steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}), ...(kept > 0 && bound ? { kept: `${kept} listener source(s) ${bound}` } : {}) });
   return steps;
 }

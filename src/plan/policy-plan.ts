@@ -2,15 +2,16 @@
 // the policy wants; for every target it changed but no longer manages (deselected, skipped, taken by another
 // policy, policy deleted), the steps that give its originals back. Audit prints this plan; Enforce executes
 // exactly it (src/mitigation/executor.ts), so the two can never disagree.
-import type { Annotations } from '../api/annotations.js';
+import { ServiceAnnotation, type Annotations } from '../api/annotations.js';
 import { assessTarget, type Assessment } from '../model/assessment.js';
 import { lostRecordError } from '../model/lost-record.js';
-import type { ClbFacts, TargetRef } from '../model/facts.js';
+import { targetKey, type ClbFacts, type TargetRef } from '../model/facts.js';
 import { planL4Release, planL4Target } from './l4.js';
 import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
 import type { RecordOwnership } from '../model/record-registry.js';
 import { recordedFields } from '../api/originals.js';
+import { annotatedByLoopguard } from './originals.js';
 import { sharedClbAssessment, switchedBy, vipStaysBound } from './shared-clb.js';
 import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
@@ -147,8 +148,9 @@ export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilit
   return assessTarget(t.facts, { policy: s.spec, profile: s.profile, clb: t.clb, capabilities: s.capabilities });
 }
 
-function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot): ManagedTarget {
-  const vipBound = vipStaysBound(s, t.facts, t.ownership?.originals?.loadBalancerId ?? t.facts.loadBalancerId);
+function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot, releasing: ReadonlySet<string>): ManagedTarget {
+  const vips = t.clb.state === 'Found' ? (t.clb.clb.vips ?? []) : [];
+  const vipBound = vipStaysBound(s, t.facts, t.ownership?.originals?.loadBalancerId ?? t.facts.loadBalancerId, { vips, releasing });
   return {
     assessment,
     ...(vipBound ? { vipBound } : {}),
@@ -161,10 +163,10 @@ function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot): Mana
   };
 }
 
-function orphanOf(s: Snapshot, o: OrphanSnapshot): OrphanTarget {
+function orphanOf(s: Snapshot, o: OrphanSnapshot, releasing: ReadonlySet<string>): OrphanTarget {
   const f = o.facts;
   const found = o.clb?.state === 'Found' ? o.clb.clb : undefined;
-  const vipBound = vipStaysBound(s, f, o.ownership.originals?.loadBalancerId ?? f.loadBalancerId);
+  const vipBound = vipStaysBound(s, f, o.ownership.originals?.loadBalancerId ?? f.loadBalancerId, { vips: found?.vips ?? [], releasing });
   return {
     ...(vipBound ? { vipBound } : {}),
     target: { kind: f.kind, namespace: f.namespace, name: f.name },
@@ -198,13 +200,30 @@ export function planPolicy(s: Snapshot): PolicyPlan {
   });
   // Listeners this plan switches to 100.64.0.0/10 (any of its targets): prevent-loopback may count on them.
   const switched = switchedBy(assessedAll.map((x) => x.shared ?? x.assessed));
-  const targets = assessedAll.map(({ t, assessed, shared }): PlannedTarget => {
-    const assessment = shared ?? sharedClbAssessment(s, t, assessed, switched) ?? assessed;
+  const decided = assessedAll.map(({ t, assessed, shared }) => ({ t, assessed, shared, assessment: shared ?? sharedClbAssessment(s, t, assessed, switched) ?? assessed }));
+  const releasing = releasingPreventLoopback(s, decided);
+  const targets = decided.map(({ t, shared, assessment }): PlannedTarget => {
     if (t.facts.kind === 'Ingress' && !s.configsKnown) return { assessment, plan: { ...planHeader(assessment.target, 'Mitigate'), steps: [] } };
     // A shared config is not changed: what this policy changed through it before is given back, nothing more.
-    if (shared) return { assessment, plan: planOrphan(input, orphanOf(s, { facts: t.facts, ownership: t.ownership ?? {}, clb: t.clb, ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}), ...(t.config ? { config: t.config } : {}) })) };
-    return { assessment, plan: planTarget(input, managedOf(s, assessment, t)) };
+    if (shared) return { assessment, plan: planOrphan(input, orphanOf(s, { facts: t.facts, ownership: t.ownership ?? {}, clb: t.clb, ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}), ...(t.config ? { config: t.config } : {}) }, releasing)) };
+    return { assessment, plan: planTarget(input, managedOf(s, assessment, t, releasing)) };
   });
   const orphans = s.configsKnown ? s.orphans : s.orphans.filter((o) => o.facts.kind !== 'Ingress');
-  return { owner: s.owner, targets, releases: orphans.map((o) => planOrphan(input, orphanOf(s, o))).filter((p) => p.steps.length > 0) };
+  return { owner: s.owner, targets, releases: orphans.map((o) => planOrphan(input, orphanOf(s, o, releasing))).filter((p) => p.steps.length > 0) };
+}
+
+/**
+ * Targets whose prevent-loopback (loopguard's) this plan takes off: the orphans it releases, and managed targets that
+ * no longer want it. Released together, none of them keeps the VIP bound for the others: each takes the annotation
+ * off, waits for kube-proxy, then restores (otherwise each would keep 100.64 for the other, and nobody would restore).
+ */
+function releasingPreventLoopback(s: Snapshot, decided: readonly { t: TargetSnapshot; assessment: Assessment }[]): Set<string> {
+  const mine = (o: RecordOwnership | undefined): boolean => o?.owner === s.owner && annotatedByLoopguard(o.originals, ServiceAnnotation.PreventLoopback);
+  const out = new Set<string>();
+  for (const o of s.orphans) if (mine(o.ownership)) out.add(targetKey(o.facts));
+  for (const { t, assessment } of decided) {
+    const desired = assessment.desired?.layer === 'L4' ? assessment.desired : undefined;
+    if (mine(t.ownership) && !desired?.preventLoopback.desired) out.add(targetKey(t.facts));
+  }
+  return out;
 }

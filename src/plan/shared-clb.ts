@@ -45,11 +45,29 @@ function carriesPreventLoopback(f: TargetFacts): boolean {
   return f.kind === 'Service' && v.kind === 'value' && v.value;
 }
 
-/** The other Services on `loadBalancerId` that carry prevent-loopback: while one does, the VIP stays bound. */
-export function otherBinders(s: Pick<Snapshot, 'shared'>, self: TargetFacts, loadBalancerId: string | undefined): SharedUser[] {
+/**
+ * Whether `f` binds the VIP: a LoadBalancer Service carrying prevent-loopback whose status shows one of `vips`. kube-proxy
+ * binds the addresses in status, which only TKE writes; the annotations (the CLB id included) are a namespace user's
+ * to write, so a Service that merely names another's CLB binds nothing, and must not keep that target's sources off
+ * their originals on release (docs/security.md).
+ */
+function bindsVip(f: TargetFacts, vips: ReadonlySet<string>): boolean {
+  return f.kind === 'Service' && f.type === 'LoadBalancer' && carriesPreventLoopback(f) && (f.loadBalancerIps ?? []).some((ip) => vips.has(ip));
+}
+
+export interface BinderContext {
+  /** The CLB's addresses as read (with the target's own status addresses, they identify the VIP). */
+  vips?: readonly string[];
+  /** Targets whose prevent-loopback loopguard takes off in this same plan: they bind nothing once it runs. */
+  releasing?: ReadonlySet<string>;
+}
+
+/** The other Services on `loadBalancerId` that keep its VIP bound (bindsVip), apart from those released with it. */
+export function otherBinders(s: Pick<Snapshot, 'shared'>, self: TargetFacts, loadBalancerId: string | undefined, c: BinderContext = {}): SharedUser[] {
   if (!loadBalancerId) return [];
   const key = targetKey(self);
-  return (s.shared.clbs.get(loadBalancerId) ?? []).filter((u) => targetKey(u.facts) !== key && carriesPreventLoopback(u.facts));
+  const vips = new Set([...(self.loadBalancerIps ?? []), ...(c.vips ?? [])]);
+  return (s.shared.clbs.get(loadBalancerId) ?? []).filter((u) => targetKey(u.facts) !== key && !c.releasing?.has(targetKey(u.facts)) && bindsVip(u.facts, vips));
 }
 
 /** `namespace/name` of the ones in `namespace`, a count of the others: nothing of another namespace is named. */
@@ -64,8 +82,8 @@ export function namesIn(namespace: string, users: readonly SharedUser[], kind = 
 }
 
 /** What a release keeps on 100.64.0.0/10, and why (the plan's text); undefined when the target is the last one out. */
-export function vipStaysBound(s: Pick<Snapshot, 'shared'>, self: TargetFacts, loadBalancerId: string | undefined): string | undefined {
-  const binders = otherBinders(s, self, loadBalancerId);
+export function vipStaysBound(s: Pick<Snapshot, 'shared'>, self: TargetFacts, loadBalancerId: string | undefined, c: BinderContext = {}): string | undefined {
+  const binders = otherBinders(s, self, loadBalancerId, c);
   if (binders.length === 0) return undefined;
   return `kept on 100.64.0.0/10, originals forgotten: ${namesIn(self.namespace, binders)} on CLB ${loadBalancerId ?? ''} still carr${binders.length === 1 ? 'ies' : 'y'} prevent-loopback, which keeps the VIP bound on every node`;
 }

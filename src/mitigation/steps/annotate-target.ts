@@ -14,7 +14,7 @@ export const annotateTarget: StepEffect<AnnotateTargetStep> = {
     // Originals before the change they belong to; a release's forgetting after the restore it records.
     if (step.originals) {
       if (!object) return { status: 'gone' };
-      await deps.records.update(self, owner, (current) => nonEmpty(mergeOriginals(withoutFields(current, step.forget ?? []), step.originals!)), { takeOver: true });
+      await deps.records.update(self, owner, (current) => nonEmpty(mergeOriginals(withoutFields(current, step.forget ?? []), step.originals!)), { takeOver: !step.restore });
     }
     if (object && Object.keys(step.set).length > 0) await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
     if (step.forget && !step.originals) await deps.records.update(self, owner, (current) => nonEmpty(withoutFields(current, step.forget ?? [])), { takeOver: false });

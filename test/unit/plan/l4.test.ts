@@ -391,11 +391,16 @@ describe('planL4Release', () => {
     expect(planL4Release(noAnnotation, {}, 'lb-1', opts).map((s) => s.kind)).toEqual(['SetListenerHealthCheckSource', 'AnnotateTarget']);
   });
 
-  it("under the user's own prevent-loopback, a source loopguard recorded but never applied is forgotten, not restored (TKE's to switch)", () => {
+  it("under the user's own prevent-loopback (the VIP stays bound) no source goes back to the VIP: not TKE's switch, not one loopguard wrote after TKE's grace period", () => {
     const waited = record({ listeners: { 'lbl-a': { sourceIpType: 0 }, 'lbl-b': { sourceIpType: 0 } }, declaredAt: new Date(0).toISOString(), applied: ['listener/lbl-b/sourceIpType'] });
     expect(planL4Release(waited, { [PREVENT_LOOPBACK]: 'true' }, 'lb-1', opts)).toEqual([
-      { kind: 'SetListenerHealthCheckSource', loadBalancerId: 'lb-1', listenerId: 'lbl-b', protocol: '', port: 0, to: 0, restore: true },
-      { kind: 'AnnotateTarget', set: {}, forget: ['listener/lbl-a/sourceIpType', 'listener/lbl-b/sourceIpType'], drops: true },
+      {
+        kind: 'AnnotateTarget',
+        set: {},
+        forget: ['listener/lbl-a/sourceIpType', 'listener/lbl-b/sourceIpType'],
+        drops: true,
+        kept: "2 listener source(s) kept on 100.64.0.0/10, originals forgotten: this Service's own prevent-loopback (not loopguard's) keeps the VIP bound on every node",
+      },
     ]);
     // Without the user's annotation (or with loopguard's own) both were loopguard's to restore.
     expect(planL4Release(waited, {}, 'lb-1', opts).filter((s) => s.kind === 'SetListenerHealthCheckSource')).toHaveLength(2);

@@ -213,6 +213,33 @@ describe('the release of a Service on a shared CLB', () => {
     expect(free?.steps[0]).not.toHaveProperty('kept');
   });
 
+  it('two Services of this policy on one CLB released together (its deletion): neither keeps the VIP bound for the other; both take prevent-loopback off, wait for kube-proxy, then restore', () => {
+    const h = svc('h', 8080, { [PL]: 'true' });
+    const api = svc('h', 9090, { [PL]: 'true' }, 'api');
+    const apiRecord: Originals = { ...converged, listeners: { 'lbl-9090': { sourceIpType: 0 } }, applied: ['listener/lbl-9090/sourceIpType', `annotation/${PL}`] };
+    const orphans = [
+      { facts: h, ownership: { originals: converged, owner: OWNER } },
+      { facts: api, ownership: { originals: apiRecord, owner: OWNER } },
+    ];
+    const s = snapshot([], { spec: SPEC, extra: { orphans } });
+    const users = [h, api].map((facts) => ({ facts, optedOut: false }));
+    const releases = planPolicy({ ...s, shared: { clbs: new Map([[LB, users]]), configs: new Map() } }).releases;
+    expect(releases.map((r) => r.steps.map((x) => x.kind))).toEqual([
+      ['AnnotateTarget', 'AwaitTke'],
+      ['AnnotateTarget', 'AwaitTke'],
+    ]);
+    for (const r of releases) expect(r.steps[1]).toMatchObject({ reason: 'VipReleased' });
+  });
+
+  it.each([
+    { name: 'a ClusterIP Service that names the CLB', binder: { ...svc('i', 9090, { [PL]: 'true' }), type: 'ClusterIP', loadBalancerIps: [] } },
+    { name: "a LoadBalancer Service whose status shows another CLB's address", binder: { ...svc('i', 9090, { [PL]: 'true' }), loadBalancerIps: ['10.9.9.9'] } },
+  ])('a Service that only names the CLB binds nothing (its annotations are a namespace user\'s to write): $name — the release restores', ({ binder }) => {
+    const [r] = release(binder as ServiceFacts);
+    expect(r?.steps.map((x) => x.kind)).toEqual(['AnnotateTarget', 'AwaitTke']);
+    expect(r?.steps.some((x) => x.kind === 'AnnotateTarget' && x.kept !== undefined)).toBe(false);
+  });
+
   it('a managed Service opted out while another keeps the VIP bound: the same (planL4Target release path)', () => {
     const h = svc('h', 8080, { [PL]: 'true', 'loopguard.dev/skip': 'true' });
     const t = gathered(h, shared(1, 1), { ownership: { originals: converged, owner: OWNER } });

@@ -48,7 +48,11 @@ export interface Originals {
    * original was put back outside loopguard.
    */
   applied?: string[];
-  /** When loopguard last declared L7 fields in a TkeServiceConfig: TKE's grace period runs from here, across restarts. */
+  /**
+   * When loopguard last asked TKE for something through the target (L7 fields declared in a TkeServiceConfig, a
+   * prevent-loopback or pass-to-target annotation set, or taken off in a release for kube-proxy to unbind the VIP):
+   * TKE's grace period runs from here, across restarts. The newest wins on merge.
+   */
   declaredAt?: string;
 }
 

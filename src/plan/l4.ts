@@ -212,12 +212,6 @@ function tkeSwitchedForUser(desired: L4DesiredState, originals: Originals | unde
     .filter((key) => !isApplied(originals, key));
 }
 
-/**
- * Steps that give back what the record says loopguard changed, except what `keep` still wants: annotations
- * first, then listener sources, then the record (what remains of it, or none). Empty when nothing is released.
- * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest. With `vipBound` (another
- * Service on the CLB keeps the VIP bound) no source goes back to the VIP: it stays on 100.64.0.0/10, forgotten.
- */
 export interface ReleaseOptions {
   /** What the target still wants held (a partial release). */
   keep?: Keep;
@@ -228,6 +222,12 @@ export interface ReleaseOptions {
   graceMs: number;
 }
 
+/**
+ * Steps that give back what the record says loopguard changed, except what `keep` still wants: annotations
+ * first, then listener sources, then the record (what remains of it, or none). Empty when nothing is released.
+ * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest. While the VIP stays bound (`vipBound`:
+ * another Service on the CLB; or the Service's own, user-set prevent-loopback) no source goes back to the VIP: it stays on 100.64.0.0/10, forgotten.
+ */
 export function planL4Release(originals: Originals, annotations: Annotations, loadBalancerId: string | undefined, options: ReleaseOptions): Step[] {
   const { keep, vipBound } = options;
   const restoreAnnotations: Record<string, string | null> = {};

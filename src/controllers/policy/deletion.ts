@@ -59,7 +59,6 @@ export class PolicyDeletion {
     private readonly reportStopped: StoppedReporter,
   ) {}
 
-  /** Resolves once the finalizer is gone; throws (the queue retries with backoff) while the revert is blocked. */
   /** Reverts, then releases the finalizer; a revert still on its way asks to be run again (the outcome, or a throw). */
   async finalize(policy: LoopbackPolicy, signal: AbortSignal): Promise<ReconcileOutcome | void> {
     if (!policy.metadata.finalizers?.includes(FINALIZER)) return;

@@ -209,16 +209,16 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
       { timeoutMs: 20_000 },
     );
 
-    // Opting a mitigated target out gives back what loopguard changed on it (and only that).
+    // Opting a mitigated target out gives back what loopguard changed on it (and only that) — except that no source
+    // goes back to the VIP its user's own prevent-loopback keeps bound: they stay on 100.64, their originals forgotten.
     await core.patchNamespacedService(
       { namespace: ns, name: 'bound', body: { metadata: { annotations: { 'loopguard.dev/skip': 'true' } } } },
       setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
     );
-    await waitFor('skipped target restored', async () => {
-      if ((await findRecord('Service', ns, 'bound')) !== undefined) return undefined;
-      const ls = await listenersOf(boundLb);
-      return ls.every((l) => l.HealthCheck?.SourceIpType === 0) ? true : undefined;
-    });
+    await waitFor('skipped target released', async () => ((await findRecord('Service', ns, 'bound')) === undefined ? true : undefined));
+    expect((await listenersOf(boundLb)).map((l) => l.HealthCheck?.SourceIpType)).toEqual((await listenersOf(boundLb)).map(() => 1));
+    const released = await health(boundLb);
+    expect(released.length > 0 && released.every((h) => h === 'Alive')).toBe(true);
     expect((await core.readNamespacedService({ namespace: ns, name: 'bound' })).metadata?.annotations?.[PREVENT]).toBe('true');
 
     // Drift: a console user puts one listener back to the VIP; loopguard corrects it with a Warning Event.
@@ -242,9 +242,11 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     expect(metrics).not.toContain(`loopguard_target_risk{namespace="${ns}",policy="enforce",kind="Service",name="local-multi",verdict="AtRisk"}`);
     expect(metrics).not.toContain(`loopguard_target_errors{namespace="${ns}",policy="enforce",kind="Service",name="local-multi"`);
 
-    // Delete: sources restored exactly, loopguard's bookkeeping gone (the order is shown in l4-restart.test.ts).
+    // Delete: sources restored exactly, loopguard's bookkeeping gone (the order is shown in l4-restart.test.ts) — but
+    // bound's, released on opt-out above, stay on 100.64 under its user's own prevent-loopback.
     await deletePolicy(policy, { context: operatorLogs });
-    expect(await snapshot(allIds)).toEqual(before);
+    const expected: HcSnapshot = new Map([...before].map(([key, hc]) => [key, key.startsWith(`${boundLb}/`) && hc ? { ...hc, SourceIpType: 1 } : hc]));
+    expect(await snapshot(allIds)).toEqual(expected);
     for (const s of (await core.listNamespacedService({ namespace: ns })).items) {
       const ann = s.metadata?.annotations ?? {};
       expect({ name: s.metadata?.name, keys: Object.keys(ann).filter((k) => k.startsWith('loopguard.dev/') && k !== 'loopguard.dev/skip') }).toEqual({

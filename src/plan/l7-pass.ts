@@ -28,8 +28,6 @@ export interface PassPlan {
   steps: Step[];
   /** The rest of the target's plan waits (keepalive must not come before the CLB lets 100.127/16 in). */
   blocking: boolean;
-  /** What the record must hold before the steps (merged into every record write of the target's plan). */
-  originals?: Originals;
 }
 
 
@@ -42,7 +40,7 @@ export function planPassToTarget(input: PassInput): PassPlan {
   if (declared === undefined) {
     const since = input.now.toISOString();
     const add: Originals = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [KEY]: null }, loadBalancerId: lbId, declaredAt: since };
-    return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, originals: add }, { ...await_, since, fallback: true }], blocking: true, originals: add };
+    return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, originals: add }, { ...await_, since, fallback: true }], blocking: true };
   }
   // "true" the user declared: TKE's to apply, whenever it does; loopguard owns nothing of it.
   if (!owned || !annotatedByLoopguard(originals, KEY)) return { steps: [await_], blocking: true };

@@ -1,6 +1,6 @@
 // AnnotateTarget (src/plan/steps/annotate-target.ts) carried out: the target's annotations and its LoopbackRecord.
+import { ServiceAnnotation } from '../../api/annotations.js';
 import { EventReason } from '../../api/reasons.js';
-import { PREVENT_LOOPBACK } from '../../plan/l4.js';
 import { mergeOriginals, withoutFields } from '../../api/originals.js';
 import type { AnnotateTargetStep } from '../../plan/steps/annotate-target.js';
 import { DONE, nonEmpty, type StepEffect } from './effect.js';
@@ -22,7 +22,7 @@ export const annotateTarget: StepEffect<AnnotateTargetStep> = {
     return object || step.forget || step.restore ? DONE : { status: 'gone' };
   },
   event(step) {
-    if (step.set[PREVENT_LOOPBACK] === 'true') return { type: 'Normal', reason: EventReason.PreventLoopbackAnnotated };
+    if (step.set[ServiceAnnotation.PreventLoopback] === 'true') return { type: 'Normal', reason: EventReason.PreventLoopbackAnnotated };
     return step.restore ? { type: 'Normal', reason: EventReason.OriginalsRestored } : undefined;
   },
 };

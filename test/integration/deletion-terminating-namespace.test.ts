@@ -65,7 +65,13 @@ describe('a deletion held up in a terminating namespace (Events refused) says so
     const listenerIds = Object.keys(originals).sort();
     expect(listenerIds.length).toBe(AT_RISK_L4.ports.length);
     const sources = async () => Object.fromEntries((await tke.emulator.admin.getLoadBalancer(lb)).Listeners.filter((l) => listenerIds.includes(l.ListenerId)).map((l) => [l.ListenerId, l.HealthCheck?.SourceIpType]));
-    const switched = await sources();
+    // A TKE sync that read the Service before prevent-loopback may still put a source back (sync scope all); the drift
+    // check switches it again. The deletion under test starts from switched sources: drain TKE, wait for them.
+    await tke.simulator.resyncNow();
+    const switched = await waitFor('every listener switched', async () => {
+      const now = await sources();
+      return listenerIds.every((id) => now[id] !== undefined && now[id] !== originals[id]?.sourceIpType) ? now : undefined;
+    }, { timeoutMs: 30_000, context: logs });
     for (const id of listenerIds) expect(switched[id]).not.toBe(originals[id]?.sourceIpType);
     const refusedBefore = refusedEvents().length;
     const writesBefore = (await tke.emulator.admin.writes()).at(-1)?.seq ?? 0;

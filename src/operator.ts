@@ -32,6 +32,7 @@ import { KubeWriter } from './kube/writer.js';
 import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
+import { ReportWriter } from './kube/report-writer.js';
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent } from './runtime/informer.js';
@@ -228,6 +229,7 @@ export class Operator {
       observer,
       capabilities: this.capabilities,
       statusWriter: new PolicyStatusWriter(kc),
+      reports: new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger }),
       writer,
       events,
       metrics,

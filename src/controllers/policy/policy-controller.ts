@@ -6,9 +6,11 @@
 // A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
 import { FINALIZER, type LoopbackPolicyStatus, type PolicyMode } from '../../api/loopbackpolicy.js';
-import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
+import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
 import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
+import { coveredNamespaces } from '../../model/namespace-coverage.js';
+import type { ReportTarget } from '../../model/namespace-report.js';
 import { EventReason } from '../../api/reasons.js';
 import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
@@ -125,9 +127,10 @@ export class PolicyController {
       ...(run.policyError ? { policyError: run.policyError } : {}),
       now: new Date(),
     };
+    const reports = policy.namespace === undefined ? await this.writeReports(policy, outcomes, targets) : undefined;
     const status =
       policy.namespace === undefined
-        ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded })
+        ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(reports ? { reports } : {}) })
         : buildPolicyStatus({ ...common, mode: spec.mode });
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
     await this.report(policy, outcomes, targets.mine);
@@ -164,6 +167,54 @@ export class PolicyController {
       if (run.policyError === undefined) delete result.policyError;
     }
     return result;
+  }
+
+  /**
+   * A cluster policy's results where each namespace's users read them: one OpenReports Report per covered namespace
+   * (written only when it changes; report-writer.ts), and the reports of namespaces no cluster policy covers any more
+   * removed. A conflict is reported by the policy that manages the target, not by this one. A failure is logged: the
+   * reports are a view, the round's work and status stand without them.
+   */
+  private async writeReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<Map<string, string> | undefined> {
+    if (!this.o.reports) return undefined;
+    const byNs = new Map<string, ReportTarget[]>([...targets.namespaces.keys()].map((ns) => [ns, []]));
+    const uid = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts.uid]));
+    for (const o of outcomes) {
+      const a = o.assessment;
+      if (a.rootCause.id === 'PolicyConflict' || a.rootCause.id === 'PolicyPrecedence') continue;
+      const t = a.target;
+      const id = uid.get(targetKey(t));
+      byNs.get(t.namespace)?.push({
+        apiVersion: involvedObject(t).apiVersion,
+        kind: t.kind,
+        name: t.name,
+        ...(id ? { uid: id } : {}),
+        verdict: a.verdict,
+        rootCause: a.rootCause.id,
+        message: a.rootCause.message,
+        mode: targets.namespaces.get(t.namespace) ?? policy.spec.mode,
+        policy: policy.owner,
+        plan: o.plan ?? [],
+        ...(a.loadBalancerId ? { loadBalancerId: a.loadBalancerId } : {}),
+      });
+    }
+    const names = new Map<string, string>();
+    try {
+      for (const [ns, list] of byNs) {
+        const name = await this.o.reports.sync(ns, list);
+        if (name) names.set(ns, name);
+      }
+      // Namespaces any cluster policy covers keep their report; the others lose loopguard's.
+      const covered = new Set<string>();
+      for (const cp of this.o.caches.clusterPolicies()) {
+        const spec = withClusterSpecDefaults(cp.spec);
+        for (const ns of coveredNamespaces(spec, this.o.caches.namespaces(), this.o.caches.ownNamespace).modes.keys()) covered.add(ns);
+      }
+      await this.o.reports.prune(covered);
+    } catch (err) {
+      this.o.logger.warn('Could not write the namespaces\' reports', { policy: policy.owner, error: err instanceof Error ? err.message : String(err) });
+    }
+    return names;
   }
 
   /** A new generation: Ready=Unknown + Reconciling first, so kstatus/Flux never see the old status as current. */

@@ -12,8 +12,10 @@ import {
   type V1ConfigMap,
   type V1DaemonSet,
   type V1Ingress,
+  type V1Namespace,
   type V1Service,
 } from '@kubernetes/client-node';
+import { CLUSTER_KIND, CLUSTER_PLURAL, type ClusterLoopbackPolicy } from './api/clusterloopbackpolicy.js';
 import { TKE_SERVICE_CONFIG } from './api/annotations.js';
 import { ABANDON_ANNOTATION, GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
@@ -44,7 +46,12 @@ import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
 /** loopguard's own CRDs, by informer: a missing one makes the replica unready, naming the fix (issue 22 #10). */
-const OWN_CRDS: Record<string, string> = { loopbackpolicies: `${PLURAL}.${GROUP}`, loopbackrecords: `${RECORD_PLURAL}.${GROUP}` };
+const OWN_CRDS: Record<string, string> = { loopbackpolicies: `${PLURAL}.${GROUP}`, loopbackrecords: `${RECORD_PLURAL}.${GROUP}`, clusterloopbackpolicies: `${CLUSTER_PLURAL}.${GROUP}` };
+
+/** A cluster policy's work-queue key (its owner key, record-registry.ts): a namespace name is never capitalised. */
+function clusterKey(name: string): string {
+  return `${CLUSTER_KIND}/${name}`;
+}
 
 function notServedReason(i: ResilientInformer<KubernetesObject>): string | undefined {
   if (i.notServed === undefined) return undefined;
@@ -73,6 +80,9 @@ export class Operator {
   // LoopbackPolicy's metadata allows string timestamps (watch events carry strings, client-node issue #655),
   // which client-node's KubernetesObject does not: the cache holds KubernetesObject, read back as policies.
   private readonly policies: ResilientInformer<KubernetesObject>;
+  private readonly clusterPolicies: ResilientInformer<KubernetesObject>;
+  /** Namespaces' labels: which a cluster policy covers, in which mode. */
+  private readonly namespaces: ResilientInformer<V1Namespace>;
   private readonly daemonSets: ResilientInformer<V1DaemonSet>;
   private readonly configMaps: ResilientInformer<V1ConfigMap>;
   private readonly tkeServiceConfigs: ResilientInformer<KubernetesObject>;
@@ -120,6 +130,14 @@ export class Operator {
       async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as KubernetesListObject<KubernetesObject>,
       (p) => this.onPolicyEvent(p),
     );
+    this.clusterPolicies = make<KubernetesObject>(
+      'clusterloopbackpolicies',
+      `/apis/${GROUP}/${VERSION}/${CLUSTER_PLURAL}`,
+      async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL })) as KubernetesListObject<KubernetesObject>,
+      (p) => this.onClusterPolicyEvent(p),
+    );
+    // A label change moves a namespace into, out of, or between the modes of a cluster policy (docs/cluster-policy.md §4).
+    this.namespaces = make<V1Namespace>('namespaces', '/api/v1/namespaces', () => core.listNamespace(), (ns) => this.onNamespaceEvent(ns));
     this.daemonSets = make<V1DaemonSet>(
       'kube-proxy-daemonset',
       `/apis/apps/v1/namespaces/${KUBE_PROXY.namespace}/daemonsets`,
@@ -151,8 +169,10 @@ export class Operator {
       (r, type) => {
         if (type !== 'delete') return;
         const owner = (r as unknown as LoopbackRecord).spec?.policy;
-        const policy = owner ? this.policies.get(owner.name, owner.namespace) : undefined;
-        if (policy?.metadata?.deletionTimestamp) this.queue.add(`${owner?.namespace}/${owner?.name}`);
+        if (!owner) return;
+        const cluster = owner.kind === CLUSTER_KIND;
+        const policy = cluster ? this.clusterPolicies.get(owner.name) : this.policies.get(owner.name, owner.namespace);
+        if (policy?.metadata?.deletionTimestamp) this.queue.add(cluster ? clusterKey(owner.name) : `${owner.namespace}/${owner.name}`);
       },
     );
 
@@ -183,7 +203,8 @@ export class Operator {
           mayWrite: () => this.elector?.mayWrite() ?? true,
         })
       : undefined;
-    const recordsOf = (ns: string) => (this.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => r.spec?.target?.namespace === ns);
+    const recordsOf = (ns?: string) => (this.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => ns === undefined || r.spec?.target?.namespace === ns);
+    const namespaceFacts = (n: V1Namespace) => ({ name: n.metadata?.name ?? '', ...(n.metadata?.labels ? { labels: n.metadata.labels } : {}) });
     const controller = new PolicyController({
       caches: {
         policy: (ns, name) => this.policies.get(name, ns) as LoopbackPolicy | undefined,
@@ -191,6 +212,14 @@ export class Operator {
         services: (ns?) => this.services.list(ns),
         ingresses: (ns?) => this.ingresses.list(ns),
         records: recordsOf,
+        clusterPolicy: (name) => this.clusterPolicies.get(name) as unknown as ClusterLoopbackPolicy | undefined,
+        clusterPolicies: () => this.clusterPolicies.list() as unknown as readonly ClusterLoopbackPolicy[],
+        namespace: (name) => {
+          const n = this.namespaces.get(name);
+          return n ? namespaceFacts(n) : undefined;
+        },
+        namespaces: () => this.namespaces.list().map(namespaceFacts),
+        ownNamespace: config.leaseNamespace,
       },
       record: (t) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined,
       records,
@@ -320,12 +349,36 @@ export class Operator {
     this.admission.changed();
   }
 
+  /**
+   * A cluster policy's spec, deletion or finalizers changed: it, and every LoopbackPolicy (its precedence may give
+   * their targets to it or back), are reconciled. Status writes are filtered out as for the namespaced kind.
+   */
+  private onClusterPolicyEvent(p: KubernetesObject): void {
+    const key = clusterKey(p.metadata?.name ?? '');
+    const md = p.metadata;
+    const abandon = md?.annotations?.[ABANDON_ANNOTATION] ?? '';
+    const fingerprint = `${md?.generation ?? ''}|${md?.deletionTimestamp ? 'deleting' : ''}|${(md?.finalizers ?? []).join(',')}|${abandon}`;
+    const live = this.clusterPolicies.get(md?.name ?? '');
+    if (this.policySeen.get(key) === fingerprint && live) return;
+    if (live) this.policySeen.set(key, fingerprint);
+    else this.policySeen.delete(key);
+    this.queue.add(key);
+    for (const q of this.policies.list()) this.queue.add(`${q.metadata?.namespace}/${q.metadata?.name}`);
+  }
+
+  /** A namespace created, relabelled or deleted: the cluster policies, and the namespace's own policies (precedence). */
+  private onNamespaceEvent(ns: V1Namespace): void {
+    this.enqueueNamespace(ns.metadata?.name ?? '');
+  }
+
   private enqueueNamespace(namespace: string): void {
     for (const p of this.policies.list(namespace)) this.queue.add(`${p.metadata?.namespace}/${p.metadata?.name}`);
+    for (const p of this.clusterPolicies.list()) this.queue.add(clusterKey(p.metadata?.name ?? ''));
   }
 
   private enqueueAll(): void {
     for (const p of this.policies.list()) this.queue.add(`${p.metadata?.namespace}/${p.metadata?.name}`);
+    for (const p of this.clusterPolicies.list()) this.queue.add(clusterKey(p.metadata?.name ?? ''));
   }
 
   /** The cluster profile; detected again only after a kube-proxy DaemonSet/ConfigMap event (it parses YAML). */

@@ -149,9 +149,10 @@ export type SkipSource = 'loopguard' | 'tke';
 export function readSkip(
   annotations: Annotations,
   kind: 'Service' | 'Ingress',
+  options: { ignoreOwn?: boolean } = {},
 ): { skipped: SkipSource | undefined; problems: string[] } {
   const problems: string[] = [];
-  const own = readBool(annotations, LoopguardAnnotation.Skip);
+  const own = options.ignoreOwn ? ({ kind: 'absent' } as const) : readBool(annotations, LoopguardAnnotation.Skip);
   // An unparsable opt-out ("yes", "1") is honoured: touching a target its owner tried to exclude is
   // worse than skipping one by mistake. The problem is still reported so the owner can fix the value.
   if (own.kind === 'invalid') return { skipped: 'loopguard', problems: [own.error] };

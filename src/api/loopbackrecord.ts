@@ -11,7 +11,8 @@ export const TARGET_NAMESPACE_LABEL = 'loopguard.dev/target-namespace';
 
 export interface LoopbackRecordSpec {
   target: { kind: TargetKind; namespace: string; name: string; uid?: string };
-  policy: { namespace: string; name: string };
+  /** `kind` absent: a LoopbackPolicy (records made before the cluster kind carry none). A cluster policy's namespace is ''. */
+  policy: { kind?: 'LoopbackPolicy' | 'ClusterLoopbackPolicy'; namespace: string; name: string };
   originals: Originals;
 }
 

@@ -79,6 +79,8 @@ export const EventReason = {
   InvalidAnnotation: 'InvalidAnnotation',
   /** Warning: another, older policy already manages the target. */
   PolicyConflict: 'PolicyConflict',
+  PolicyPrecedence: 'PolicyPrecedence',
+  SkipAnnotationIgnored: 'SkipAnnotationIgnored',
   /** Warning: the Ingress's TkeServiceConfig also governs Ingresses loopguard may not change; nothing written. */
   SharedConfig: 'SharedConfig',
   /** Warning: other listeners on the Service's CLB health-check from the VIP: prevent-loopback (binds the whole VIP) not set. */

@@ -108,10 +108,11 @@ export class EventRecorder {
       name: target.name,
       uid: target.uid,
     };
+    const namespace = eventNamespace(target);
     const created = await this.core.createNamespacedEvent({
-      namespace: target.namespace,
+      namespace,
       body: {
-        metadata: { generateName: `${target.name}.`, namespace: target.namespace },
+        metadata: { generateName: `${target.name}.`, namespace },
         involvedObject,
         type,
         reason,
@@ -123,7 +124,7 @@ export class EventRecorder {
         count: 1,
       },
     });
-    this.seen.set(key, { name: created.metadata?.name ?? '', namespace: target.namespace, count: 1, last: now, keepMs });
+    this.seen.set(key, { name: created.metadata?.name ?? '', namespace, count: 1, last: now, keepMs });
     this.prune(now);
   }
 
@@ -131,11 +132,11 @@ export class EventRecorder {
   private async find(target: EventTarget, type: EventType, reason: string, text: string, keepMs: number): Promise<Seen | undefined> {
     const fields = [`involvedObject.kind=${target.kind}`, `involvedObject.name=${target.name}`, `reason=${reason}`, `type=${type}`];
     if (target.uid) fields.push(`involvedObject.uid=${target.uid}`);
-    const list = await this.core.listNamespacedEvent({ namespace: target.namespace, fieldSelector: fields.join(',') });
+    const list = await this.core.listNamespacedEvent({ namespace: eventNamespace(target), fieldSelector: fields.join(',') });
     const mine = list.items.filter((e) => e.message === text && (e.source?.component ?? e.reportingComponent) === this.component && e.metadata?.name);
     const latest = mine.sort((a, b) => lastSeen(b) - lastSeen(a))[0];
     if (!latest) return undefined;
-    return { name: latest.metadata?.name ?? '', namespace: target.namespace, count: latest.count ?? 1, last: lastSeen(latest), keepMs };
+    return { name: latest.metadata?.name ?? '', namespace: eventNamespace(target), count: latest.count ?? 1, last: lastSeen(latest), keepMs };
   }
 
   private failed(key: string, err: unknown): void {
@@ -154,4 +155,12 @@ function lastSeen(e: CoreV1Event): number {
   const t = e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp;
   const ms = t === undefined ? NaN : new Date(t as Date | string).getTime();
   return Number.isNaN(ms) ? 0 : ms;
+}
+
+/**
+ * Where an Event about `target` lives: its namespace, or `default` for a cluster-scoped object (a ClusterLoopbackPolicy),
+ * as client-go's recorder does (an Event is namespaced; kubectl describe of a cluster-scoped object searches all).
+ */
+function eventNamespace(target: EventTarget): string {
+  return target.namespace || 'default';
 }

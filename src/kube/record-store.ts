@@ -30,8 +30,9 @@ export class RecordStore implements RecordRegistry {
   }
 
   /** From the API server, not the informer cache: the revert must not miss a record just written. */
-  async list(namespace: string): Promise<LoopbackRecord[]> {
-    const list = (await this.custom.listClusterCustomObject({ ...API, labelSelector: `${TARGET_NAMESPACE_LABEL}=${namespace}` })) as { items?: LoopbackRecord[] };
+  /** The records of targets in `namespace`; every record without one (a cluster policy's revert). */
+  async list(namespace?: string): Promise<LoopbackRecord[]> {
+    const list = (await this.custom.listClusterCustomObject({ ...API, ...(namespace !== undefined ? { labelSelector: `${TARGET_NAMESPACE_LABEL}=${namespace}` } : {}) })) as { items?: LoopbackRecord[] };
     return list.items ?? [];
   }
 

@@ -17,7 +17,8 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { TKE_SERVICE_CONFIG } from '../api/annotations.js';
-import { FIELD_MANAGER, GROUP, PLURAL, VERSION, type LoopbackPolicy } from '../api/loopbackpolicy.js';
+import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from '../api/loopbackpolicy.js';
+import { CLUSTER_KIND, CLUSTER_PLURAL } from '../api/clusterloopbackpolicy.js';
 import type { TargetKind } from '../api/loopbackpolicy.js';
 import { guardedPatch, type JsonPatchOp } from '../api/json-patch.js';
 
@@ -134,19 +135,15 @@ export class KubeWriter {
     return (await this.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` })).items;
   }
 
-  /** Sets a policy's finalizers, guarded by the resourceVersion they were computed from (another writer's are never dropped). */
-  async setFinalizers(policy: LoopbackPolicy, finalizers: string[]): Promise<void> {
-    await this.custom.patchNamespacedCustomObject(
-      {
-        group: GROUP,
-        version: VERSION,
-        plural: PLURAL,
-        namespace: policy.metadata.namespace ?? '',
-        name: policy.metadata.name ?? '',
-        body: { metadata: { finalizers, resourceVersion: policy.metadata.resourceVersion } },
-        fieldManager: FIELD_MANAGER,
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-    );
+  /** Sets a policy's finalizers (either kind), guarded by the resourceVersion they were computed from (another writer's are never dropped). */
+  async setFinalizers(policy: { kind?: string; metadata: { name?: string; namespace?: string; resourceVersion?: string } }, finalizers: string[]): Promise<void> {
+    const body = { metadata: { finalizers, resourceVersion: policy.metadata.resourceVersion } };
+    const name = policy.metadata.name ?? '';
+    const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    if (policy.kind === CLUSTER_KIND) {
+      await this.custom.patchClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, name, body, fieldManager: FIELD_MANAGER }, options);
+      return;
+    }
+    await this.custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: policy.metadata.namespace ?? '', name, body, fieldManager: FIELD_MANAGER }, options);
   }
 }

@@ -13,8 +13,9 @@ import type { ClbFacts, ClbObservation, TargetFacts } from './facts.js';
  * value is reported on it. Otherwise every annotation loopguard reads is checked here, once, before any path of the
  * assessment: a bad value is reported whether or not the target's CLB is there yet.
  */
-export function skipGate(target: TargetFacts, warnings: string[]): Assessment | undefined {
-  const { skipped } = readSkip(target.annotations, target.kind);
+export function skipGate(target: TargetFacts, warnings: string[], ignoreOwn = false): Assessment | undefined {
+  // A cluster policy with `skipAnnotation: Ignore` does not let loopguard.dev/skip opt out (docs/cluster-policy.md §6).
+  const { skipped } = readSkip(target.annotations, target.kind, { ignoreOwn });
   const problems = annotationProblems(target.annotations, target.kind);
   warnings.push(...problems.filter((p) => skipped === undefined || p.key === LoopguardAnnotation.Skip).map((p) => p.message));
   if (skipped === 'loopguard') {

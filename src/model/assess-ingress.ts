@@ -46,7 +46,7 @@ function tkeServiceConfigOf(ing: IngressFacts): { ref: TkeServiceConfigRef } | {
 
 export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assessment {
   const warnings: string[] = [];
-  const skipped = skipGate(ing, warnings);
+  const skipped = skipGate(ing, warnings, ctx.ignoreSkipAnnotation === true);
   if (skipped) return skipped;
 
   const classAnnotation = readString(ing.annotations, IngressAnnotation.Class);

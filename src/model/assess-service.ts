@@ -66,7 +66,7 @@ function allDead(l: ListenerFacts): boolean {
 
 export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assessment {
   const warnings: string[] = [];
-  const skipped = skipGate(svc, warnings);
+  const skipped = skipGate(svc, warnings, ctx.ignoreSkipAnnotation === true);
   if (skipped) return skipped;
   if (svc.type !== 'LoadBalancer') {
     return assessment(svc, {

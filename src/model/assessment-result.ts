@@ -12,6 +12,8 @@ export interface AssessmentContext {
   profile: ClusterProfile;
   clb: ClbObservation;
   capabilities?: AccountCapabilities;
+  /** Under a cluster policy with `skipAnnotation: Ignore`: loopguard.dev/skip opts nothing out (TKE's mode: skip still does). */
+  ignoreSkipAnnotation?: boolean;
 }
 
 /** Something only a human can resolve; in Enforce mode it makes the policy Stalled. */

@@ -5,7 +5,7 @@ import { assessment, type Assessment, type AssessmentContext } from './assessmen
 import { assessIngress } from './assess-ingress.js';
 import { assessService } from './assess-service.js';
 import type { TargetFacts, TargetRef } from './facts.js';
-import type { PolicyIdentity } from './conflicts.js';
+import { describePolicy, lostByPrecedence, type PolicyIdentity } from './conflicts.js';
 
 export type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
 
@@ -13,10 +13,30 @@ export function assessTarget(target: TargetFacts, ctx: AssessmentContext): Asses
   return target.kind === 'Service' ? assessService(target, ctx) : assessIngress(target, ctx);
 }
 
-/** The verdict for a target that an older policy (`winner`) already manages. */
-export function conflictAssessment(target: TargetRef, winner: PolicyIdentity): Assessment {
+/**
+ * The verdict for a target another policy (`winner`) manages: by record and age within one kind (PolicyConflict), or
+ * by a cluster policy's precedence between kinds (PolicyPrecedence). `loser` is the policy reporting it.
+ */
+export function conflictAssessment(target: TargetRef, winner: PolicyIdentity, loser?: PolicyIdentity): Assessment {
+  if (loser && lostByPrecedence(winner, loser)) {
+    const clusterWins = winner.kind !== undefined;
+    return assessment(target, {
+      rootCause: 'PolicyPrecedence',
+      message: clusterWins
+        ? `managed by ${describePolicy(winner)}, whose precedence is ClusterFirst: a cluster policy the platform team set to govern this namespace's targets; this policy changes nothing on it`
+        : `managed by ${describePolicy(winner)}: the cluster policy's precedence is NamespacedFirst, so the namespace's own policy governs the target (set precedence: ClusterFirst on the cluster policy to take it)`,
+    });
+  }
   return assessment(target, {
     rootCause: 'PolicyConflict',
-    message: `also selected by LoopbackPolicy ${winner.namespace}/${winner.name}, which manages it (it holds the target's record, or is older); narrow one of the selectors so each target has one policy`,
+    message: `also selected by ${describePolicy(winner)}, which manages it (it holds the target's record, or is older); narrow one of the selectors so each target has one policy`,
+  });
+}
+
+/** A target won by precedence from `holder`, which holds its record: Pending until holder has given the originals back. */
+export function handoverAssessment(target: TargetRef, holder: PolicyIdentity): Assessment {
+  return assessment(target, {
+    rootCause: 'PolicyHandover',
+    message: `this policy takes the target over by precedence; ${describePolicy(holder)} gives back what it changed first, so the two never write the same CLB at once`,
   });
 }

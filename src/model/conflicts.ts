@@ -1,15 +1,26 @@
-// Two policies selecting one target: the one already managing it (holding its originals record) keeps it;
-// otherwise the oldest (creationTimestamp, then uid) wins, and the others report Conflict naming the winner.
-// Timestamps have second precision, so age alone cannot order policies a GitOps tool applies together: the
-// record settles it, and adding a policy never takes a target away from the one managing it. Between newcomers
-// of the same second the uid decides: it is fixed at creation and has nothing to do with the names users pick
-// (a name tie-break would let a later `alpha` beat an earlier `zeta`), so every reconcile picks the same winner. A policy being
-// deleted still wins until it is gone, so its revert and a newcomer's changes never race on the same CLB.
+// Several policies selecting one target (docs/cluster-policy.md §5). Within one kind, the policy already managing
+// the target (holding its originals record) keeps it; otherwise the oldest (creationTimestamp, then uid) wins, and
+// the others report Conflict naming the winner. Timestamps have second precision, so age alone cannot order policies
+// a GitOps tool applies together: the record settles it, and adding a policy never takes a target away from the one
+// managing it. Between newcomers of the same second the uid decides: it is fixed at creation and has nothing to do
+// with the names users pick (a name tie-break would let a later `alpha` beat an earlier `zeta`), so every reconcile
+// picks the same winner. A policy being deleted still wins until it is gone, so its revert and a newcomer's changes
+// never race on the same CLB.
+// Between kinds, the winning cluster policy's `spec.precedence` decides (NamespacedFirst, the default, or
+// ClusterFirst, the platform team's switch), whoever holds the record: that is what the switch is for. The handover
+// goes through the usual release (the holder gives the originals back, then the winner applies its plan).
+import { CLUSTER_KIND, type Precedence } from '../api/clusterloopbackpolicy.js';
 import type { LoopbackPolicy } from '../api/loopbackpolicy.js';
 import type { TargetRef } from './facts.js';
 import { targetKey } from './facts.js';
+import { clusterOwnerKey, describeOwner, ownerKey, type OwnerKey } from './record-registry.js';
 
 export interface PolicyIdentity {
+  /** Absent: a LoopbackPolicy. */
+  kind?: typeof CLUSTER_KIND;
+  /** A cluster policy's switch between kinds (absent: NamespacedFirst). */
+  precedence?: Precedence;
+  /** '' for a cluster policy. */
   namespace: string;
   name: string;
   /** RFC 3339; a policy without one (not yet persisted) sorts after every persisted policy. */
@@ -41,6 +52,34 @@ export function policyIdentity(p: LoopbackPolicy): PolicyIdentity {
   };
 }
 
+/** A cluster policy as conflict resolution sees it. */
+export function clusterPolicyIdentity(p: { metadata: { name?: string; creationTimestamp?: unknown; uid?: string }; spec?: { precedence?: Precedence } }): PolicyIdentity {
+  const created = p.metadata.creationTimestamp;
+  return {
+    kind: CLUSTER_KIND,
+    precedence: p.spec?.precedence ?? 'NamespacedFirst',
+    namespace: '',
+    name: p.metadata.name ?? '',
+    ...(created ? { creationTimestamp: created instanceof Date ? created.toISOString() : String(created) } : {}),
+    ...(p.metadata.uid ? { uid: p.metadata.uid } : {}),
+  };
+}
+
+/** The owner key (record-registry.ts) of a policy. */
+export function identityOwner(p: PolicyIdentity): OwnerKey {
+  return p.kind === CLUSTER_KIND ? clusterOwnerKey(p.name) : ownerKey(p.namespace, p.name);
+}
+
+/** `ClusterLoopbackPolicy/<name>` or `LoopbackPolicy <namespace>/<name>`, for messages. */
+export function describePolicy(p: PolicyIdentity): string {
+  return describeOwner(identityOwner(p));
+}
+
+/** Whether the target went to `winner` by precedence between kinds (not by record and age within one kind). */
+export function lostByPrecedence(winner: PolicyIdentity, loser: PolicyIdentity): boolean {
+  return (winner.kind === CLUSTER_KIND) !== (loser.kind === CLUSTER_KIND);
+}
+
 function timeOf(p: PolicyIdentity): number {
   const t = p.creationTimestamp ? Date.parse(p.creationTimestamp) : NaN;
   return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
@@ -56,13 +95,13 @@ export function comparePolicyAge(a: PolicyIdentity, b: PolicyIdentity): number {
   return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
-function samePolicy(a: PolicyIdentity, b: PolicyIdentity): boolean {
-  return a.namespace === b.namespace && a.name === b.name;
+export function samePolicy(a: PolicyIdentity, b: PolicyIdentity): boolean {
+  return (a.kind === CLUSTER_KIND) === (b.kind === CLUSTER_KIND) && a.namespace === b.namespace && a.name === b.name;
 }
 
 /**
  * Groups claims by target and picks each target's winner. Keyed by `Kind/namespace/name`. `holder` names the
- * policy (`<namespace>/<name>`) that holds the target's record, if any.
+ * policy (its owner key) that holds the target's record, if any.
  */
 export function resolveConflicts(claims: readonly Claim[], holder: (target: TargetRef) => string | undefined = () => undefined): Map<string, ClaimResolution> {
   const byTarget = new Map<string, { target: TargetRef; policies: PolicyIdentity[] }>();
@@ -75,9 +114,13 @@ export function resolveConflicts(claims: readonly Claim[], holder: (target: Targ
   const result = new Map<string, ClaimResolution>();
   for (const [key, { target, policies }] of byTarget) {
     const held = holder(target);
-    const holds = (p: PolicyIdentity) => (`${p.namespace}/${p.name}` === held ? 0 : 1);
-    const sorted = [...policies].sort((a, b) => holds(a) - holds(b) || comparePolicyAge(a, b));
-    const [winner, ...losers] = sorted as [PolicyIdentity, ...PolicyIdentity[]];
+    const holds = (p: PolicyIdentity) => (identityOwner(p) === held ? 0 : 1);
+    const order = (a: PolicyIdentity, b: PolicyIdentity) => holds(a) - holds(b) || comparePolicyAge(a, b);
+    // Within each kind: record, then age. Between kinds: the winning cluster policy's precedence.
+    const clusters = policies.filter((p) => p.kind === CLUSTER_KIND).sort(order);
+    const namespaced = policies.filter((p) => p.kind !== CLUSTER_KIND).sort(order);
+    const clusterFirst = clusters[0]?.precedence === 'ClusterFirst' || namespaced.length === 0;
+    const [winner, ...losers] = (clusterFirst ? [...clusters, ...namespaced] : [...namespaced, ...clusters]) as [PolicyIdentity, ...PolicyIdentity[]];
     result.set(key, { target, winner, losers });
   }
   return result;

@@ -8,21 +8,45 @@
 //   - writing: what a write starts from (writeBasis) and the record it writes (recordFor).
 // The I/O is behind RecordRegistry, implemented on the API server in src/kube/record-store.ts.
 import { API_VERSION } from '../api/loopbackpolicy.js';
-import { RECORD_KIND, TARGET_NAMESPACE_LABEL, recordName, type LoopbackRecord } from '../api/loopbackrecord.js';
+import { CLUSTER_KIND } from '../api/clusterloopbackpolicy.js';
+import { RECORD_KIND, TARGET_NAMESPACE_LABEL, recordName, type LoopbackRecord, type LoopbackRecordSpec } from '../api/loopbackrecord.js';
 import { validateOriginals, type Originals } from '../api/originals.js';
 import type { TargetRef } from './facts.js';
 
-/** `<namespace>/<name>` of the policy a record belongs to. */
+/**
+ * The policy a record belongs to: `<namespace>/<name>` for a LoopbackPolicy, `ClusterLoopbackPolicy/<name>` for a
+ * cluster policy. The two cannot collide: a namespace name is a lowercase DNS label.
+ */
 export type OwnerKey = string;
 
-/** The owner key of a policy. */
+const CLUSTER_OWNER_PREFIX = `${CLUSTER_KIND}/`;
+
+/** The owner key of a LoopbackPolicy. */
 export function ownerKey(namespace: string, name: string): OwnerKey {
   return `${namespace}/${name}`;
 }
 
-/** The owner key a record carries (its `spec.policy`). */
+/** The owner key of a ClusterLoopbackPolicy. */
+export function clusterOwnerKey(name: string): OwnerKey {
+  return `${CLUSTER_OWNER_PREFIX}${name}`;
+}
+
+/** The record's `spec.policy` for an owner key. */
+export function policyRefOf(owner: OwnerKey): LoopbackRecordSpec['policy'] {
+  if (owner.startsWith(CLUSTER_OWNER_PREFIX)) return { kind: CLUSTER_KIND, namespace: '', name: owner.slice(CLUSTER_OWNER_PREFIX.length) };
+  const [namespace = '', name = ''] = owner.split('/');
+  return { namespace, name };
+}
+
+/** The owner key a record carries (its `spec.policy`; no `kind` is a LoopbackPolicy, as records made before the cluster kind). */
 export function ownerOf(record: LoopbackRecord): OwnerKey {
-  return ownerKey(record.spec.policy.namespace, record.spec.policy.name);
+  const p = record.spec.policy;
+  return p.kind === CLUSTER_KIND ? clusterOwnerKey(p.name) : ownerKey(p.namespace, p.name);
+}
+
+/** How a message names the owner: `ClusterLoopbackPolicy/<name>` or `LoopbackPolicy <namespace>/<name>`. */
+export function describeOwner(owner: OwnerKey): string {
+  return owner.startsWith(CLUSTER_OWNER_PREFIX) ? owner : `LoopbackPolicy ${owner}`;
 }
 
 /** The policy holding a target by its record (whatever object it was made for): the claims' tie-break. */
@@ -105,14 +129,13 @@ export function writeBasis(current: LoopbackRecord | undefined, target: { uid?: 
 
 /** The target's record holding `originals` for `owner` (with `resourceVersion`: a replacement of the one read). */
 export function recordFor(target: TargetRef & { uid?: string }, owner: OwnerKey, originals: Originals, resourceVersion?: string): LoopbackRecord {
-  const [namespace = '', name = ''] = owner.split('/');
   return {
     apiVersion: API_VERSION,
     kind: RECORD_KIND,
     metadata: { name: recordName(target), labels: { [TARGET_NAMESPACE_LABEL]: target.namespace }, ...(resourceVersion !== undefined ? { resourceVersion } : {}) },
     spec: {
       target: { kind: target.kind, namespace: target.namespace, name: target.name, ...(target.uid ? { uid: target.uid } : {}) },
-      policy: { namespace, name },
+      policy: policyRefOf(owner),
       originals,
     },
   };
@@ -126,7 +149,7 @@ export interface RecordRegistry {
   /** The target's record as the API server has it. */
   get(target: TargetRef): Promise<LoopbackRecord | undefined>;
   /** Every record of targets in `namespace`, from the API server. */
-  list(namespace: string): Promise<LoopbackRecord[]>;
+  list(namespace?: string): Promise<LoopbackRecord[]>;
   /** Deletes this record as read (guarded by its resourceVersion); gone already is fine. */
   remove(record: LoopbackRecord): Promise<void>;
   /**

@@ -8,7 +8,8 @@ export const ROOT_CAUSES = {
   SkipAnnotation: { verdict: 'Skipped', summary: 'loopguard.dev/skip opts the target out' },
   TkeSyncSkipped: { verdict: 'Skipped', summary: "TKE's controller is told to skip the target (<kind>/mode: skip)" },
   // Conflict
-  PolicyConflict: { verdict: 'Conflict', summary: 'an older LoopbackPolicy already manages the target' },
+  PolicyConflict: { verdict: 'Conflict', summary: 'an older policy of the same kind already manages the target' },
+  PolicyPrecedence: { verdict: 'Conflict', summary: "a policy of the other kind manages the target by the cluster policy's precedence" },
   ForeignClb: {
     verdict: 'Conflict',
     summary: "the CLB id on the target names a CLB that is not the target's (TKE's owner tag or the status VIP disagree)",
@@ -32,6 +33,7 @@ export const ROOT_CAUSES = {
     summary: 'IPVS + externalTrafficPolicy Cluster: calls leave masqueraded to the node IP, which the CLB never sends back to',
   },
   // Pending
+  PolicyHandover: { verdict: 'Pending', summary: 'won by precedence; the policy holding the record gives back its changes first' },
   ClbNotAssigned: { verdict: 'Pending', summary: 'TKE has not written the CLB id yet' },
   ClbNotObserved: { verdict: 'Pending', summary: 'loopguard has not read the CLB yet' },
   ClbNotFound: { verdict: 'Pending', summary: 'the CLB id on the target does not exist (yet)' },

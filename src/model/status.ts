@@ -56,6 +56,7 @@ export interface TargetOutcome {
 /** A target the policy changed but no longer manages, with the steps that give its originals back. */
 export interface ReleaseOutcome {
   kind: TargetStatus['kind'];
+  namespace?: string;
   name: string;
   plan: readonly string[];
   error?: TargetError;
@@ -72,6 +73,8 @@ export interface PolicyStatusInput {
   policyError?: { reason: string; message: string };
   now: Date;
   maxTargets?: number;
+  /** A cluster policy's: targets and releases carry their namespace, and sort by it after severity. */
+  withNamespace?: boolean;
 }
 
 export const MAX_PLAN_LINES = 32;
@@ -314,8 +317,16 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
   const max = input.maxTargets ?? MAX_STATUS_TARGETS;
   const counts = countVerdicts(input.outcomes.map((o) => o.assessment));
   // Sorted on the assessment, rendered only for the entries shown: a round of 12,000 targets renders 100.
-  const sorted = [...input.outcomes].sort((a, b) => compareTargetStatus({ ...a.assessment.target, verdict: a.assessment.verdict }, { ...b.assessment.target, verdict: b.assessment.verdict }));
-  const targets = withinBytes(sorted.slice(0, max).map(targetStatusOf), MAX_TARGETS_BYTES);
+  const ns = input.withNamespace === true;
+  const sorted = [...input.outcomes].sort(
+    (a, b) =>
+      (ns ? SEVERITY[a.assessment.verdict] - SEVERITY[b.assessment.verdict] || a.assessment.target.namespace.localeCompare(b.assessment.target.namespace) : 0) ||
+      compareTargetStatus({ ...a.assessment.target, verdict: a.assessment.verdict }, { ...b.assessment.target, verdict: b.assessment.verdict }),
+  );
+  const targets = withinBytes(
+    sorted.slice(0, max).map((o) => (ns ? { namespace: o.assessment.target.namespace, ...targetStatusOf(o) } : targetStatusOf(o))),
+    MAX_TARGETS_BYTES,
+  );
   const truncated = input.outcomes.length > targets.length;
   const evaluation = evaluate(input, counts, targets.length);
 
@@ -341,6 +352,7 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
       ? {
           releases: withinBytes(
             input.releases.slice(0, MAX_RELEASES).map((r) => ({
+              ...(ns && r.namespace !== undefined ? { namespace: r.namespace } : {}),
               kind: r.kind,
               name: r.name,
               plan: planLines(r.plan),

@@ -144,8 +144,8 @@ function rejectedOf(s: Snapshot): RejectedCapabilities {
 }
 
 /** The verdict of one gathered target (assessTarget with the snapshot's policy, profile and capabilities). */
-export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilities'>, t: Pick<TargetSnapshot, 'facts' | 'clb'>): Assessment {
-  return assessTarget(t.facts, { policy: s.spec, profile: s.profile, clb: t.clb, capabilities: s.capabilities });
+export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilities' | 'ignoreSkipAnnotation'>, t: Pick<TargetSnapshot, 'facts' | 'clb'>): Assessment {
+  return assessTarget(t.facts, { policy: s.spec, profile: s.profile, clb: t.clb, capabilities: s.capabilities, ...(s.ignoreSkipAnnotation ? { ignoreSkipAnnotation: true } : {}) });
 }
 
 function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot, releasing: ReadonlySet<string>): ManagedTarget {

@@ -71,6 +71,8 @@ export interface Snapshot {
   targets: readonly TargetSnapshot[];
   orphans: readonly OrphanSnapshot[];
   shared: SharedView;
+  /** A cluster policy's `skipAnnotation: Ignore` (docs/cluster-policy.md §6). */
+  ignoreSkipAnnotation?: boolean;
 }
 
 export const NO_SHARING: SharedView = { clbs: new Map(), configs: new Map() };

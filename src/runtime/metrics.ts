@@ -5,6 +5,8 @@ import type { WorkQueueObserver } from './work-queue.js';
 
 /** One target's row in the per-target gauges. */
 export interface TargetSeries {
+  /** The target's namespace when it is not the policy's (a cluster policy's targets). */
+  namespace?: string;
   kind: string;
   name: string;
   verdict: string;
@@ -140,7 +142,7 @@ export class Metrics {
     const risk: Array<TargetLabels & { verdict: string }> = [];
     const errors: Array<TargetLabels & { reason: string }> = [];
     for (const row of rows) {
-      const target = { namespace, policy, kind: row.kind, name: row.name };
+      const target = { namespace: row.namespace ?? namespace, policy, kind: row.kind, name: row.name };
       risk.push({ ...target, verdict: row.verdict });
       if (row.error !== undefined) errors.push({ ...target, reason: row.error });
     }

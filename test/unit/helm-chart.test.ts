@@ -9,8 +9,9 @@
 //     and config/argocd's content, and are off by default.
 import { describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { CHART_DIR, helmBinary, runHelm } from '../support/helm.js';
@@ -388,10 +389,54 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     expect(manager.args).toContain('--metrics-secure=false');
     expect(manager.args.some((a) => a.startsWith('--metrics-port') || a.startsWith('--metrics-cert-dir'))).toBe(false);
     expect(manager.ports.map((p) => p.name)).toEqual(['probes']);
-    expect(find(docs, 'ClusterRole').map((r) => r.metadata.name)).toEqual(['loopguard-manager']);
+    expect(find(docs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual(['loopguard-manager', 'loopguard-view']);
     expect((find(docs, 'Service')[0] as Obj & { spec: { ports: unknown[] } }).spec.ports).toEqual([{ name: 'metrics', port: 8081, targetPort: 'probes', protocol: 'TCP' }]);
     expect((find(docs, 'ServiceMonitor')[0] as Obj & { spec: { endpoints: unknown[] } }).spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s', honorLabels: true }]);
     expect(loadConfig(manager.args, { TENCENTCLOUD_REGION: 'r' }).metricsSecure).toBe(false);
+  });
+
+  // docs/cluster-policy.md §9: the view role always, the edit role only when asked; the same rules and aggregation
+  // labels as config/rbac and config/components/aggregate-to-edit (the comparison above drops labels).
+  it('renders the aggregated roles: loopguard-view always, loopguard-edit with rbac.aggregateToEdit=true (as the kustomize component)', () => {
+    const aggregation = (o: Obj | undefined) => Object.fromEntries(Object.entries(o?.metadata.labels ?? {}).filter(([k]) => k.startsWith('rbac.authorization.k8s.io/aggregate-to-')));
+    const rulesOf = (o: Obj | undefined) => (o as (Obj & { rules: unknown }) | undefined)?.rules;
+    const off = template('loopguard', 'loopguard-system');
+    expect(find(off, 'ClusterRole', 'loopguard-edit')).toEqual([]);
+    const [view] = find(off, 'ClusterRole', 'loopguard-view');
+    const [theirView] = find(kustomize('config/default'), 'ClusterRole', 'loopguard-view');
+    expect(aggregation(view)).toEqual({
+      'rbac.authorization.k8s.io/aggregate-to-view': 'true',
+      'rbac.authorization.k8s.io/aggregate-to-edit': 'true',
+      'rbac.authorization.k8s.io/aggregate-to-admin': 'true',
+    });
+    expect(aggregation(theirView)).toEqual(aggregation(view));
+    expect(rulesOf(view)).toEqual([
+      { apiGroups: ['loopguard.dev'], resources: ['loopbackpolicies', 'clusterloopbackpolicies', 'loopbackrecords'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['openreports.io'], resources: ['reports'], resourceNames: ['loopguard'], verbs: ['get', 'list', 'watch'] },
+    ]);
+    // The opt-in: the chart's value against an overlay of config/default with the component, as the component's
+    // kustomization.yaml tells users to write it (kustomize takes only relative paths).
+    const on = template('loopguard', 'loopguard-system', ['rbac.aggregateToEdit=true']);
+    const overlay = mkdtempSync(join(tmpdir(), 'loopguard-edit-'));
+    try {
+      const rel = relative(overlay, REPO_ROOT);
+      writeFileSync(join(overlay, 'kustomization.yaml'), `resources: [${rel}/config/default]\ncomponents: [${rel}/config/components/aggregate-to-edit]\n`);
+      const kust = kustomize(relative(REPO_ROOT, overlay));
+      const roles = (docs: Obj[]) => find(docs, 'ClusterRole').map(normalise).sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+      expect(roles(on)).toEqual(roles(kust));
+      const [edit] = find(on, 'ClusterRole', 'loopguard-edit');
+      expect(aggregation(edit)).toEqual(aggregation(find(kust, 'ClusterRole', 'loopguard-edit')[0]));
+      expect(aggregation(edit)).toEqual({ 'rbac.authorization.k8s.io/aggregate-to-edit': 'true', 'rbac.authorization.k8s.io/aggregate-to-admin': 'true' });
+      expect(rulesOf(edit)).toEqual([{ apiGroups: ['loopguard.dev'], resources: ['loopbackpolicies'], verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'] }]);
+    } finally {
+      rmSync(overlay, { recursive: true, force: true });
+    }
+    // No aggregated role writes cluster policies: they are for cluster admins (§9).
+    for (const role of [...find(on, 'ClusterRole', 'loopguard-view'), ...find(on, 'ClusterRole', 'loopguard-edit')] as Array<Obj & { rules: Array<{ resources: string[]; verbs: string[] }> }>) {
+      for (const rule of role.rules) if (rule.resources.includes('clusterloopbackpolicies')) expect(rule.verbs).toEqual(['get', 'list', 'watch']);
+    }
+    const bad = helm(['template', 'loopguard', CHART_DIR, '--set', 'region=r', '--set', 'rbac.aggregateToEdit=yes']);
+    expect({ code: bad.code, err: bad.stderr }).toEqual({ code: 1, err: expect.stringContaining("values don't meet the specifications of the schema") });
   });
 
   it('the NetworkPolicy option renders config/network-policy (off by default)', () => {

@@ -4,6 +4,8 @@
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import type { LoopbackPolicy, ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
+import type { ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
+import type { NamespaceFacts } from '../../model/namespace-coverage.js';
 import type { ClbObserver } from '../../cloud/clb-observer.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { PolicyStatusWriter } from '../../kube/status-writer.js';
@@ -19,10 +21,17 @@ import type { Metrics } from '../../runtime/metrics.js';
 
 /** What the policy controller reads: informer caches, never the API server directly. */
 export interface PolicyCaches {
-  /** LoopbackRecords of targets in the namespace. */
-  records(namespace: string): readonly LoopbackRecord[];
+  /** LoopbackRecords of targets in the namespace; every record without one. */
+  records(namespace?: string): readonly LoopbackRecord[];
   policy(namespace: string, name: string): LoopbackPolicy | undefined;
   policies(namespace: string): readonly LoopbackPolicy[];
+  clusterPolicy(name: string): ClusterLoopbackPolicy | undefined;
+  clusterPolicies(): readonly ClusterLoopbackPolicy[];
+  /** A namespace's name and labels; undefined when it does not exist (or is not cached yet). */
+  namespace(name: string): NamespaceFacts | undefined;
+  namespaces(): readonly NamespaceFacts[];
+  /** loopguard's own namespace, which `systemNamespaces: Exclude` leaves out. */
+  ownNamespace: string;
   /** The namespace's Services; every namespace's without one (for the targets sharing a CLB). */
   services(namespace?: string): readonly V1Service[];
   ingresses(namespace?: string): readonly V1Ingress[];
@@ -63,7 +72,6 @@ export interface RoundDeps {
 }
 
 export interface RoundInput {
-  policy: LoopbackPolicy;
   spec: ResolvedPolicySpec;
   profile: ClusterProfile;
   owner: OwnerKey;
@@ -75,6 +83,8 @@ export interface RoundInput {
   drift?: readonly string[];
   /** Who shares the targets' CLBs and TkeServiceConfigs (src/plan/snapshot.ts). */
   shared: SharedView;
+  /** A cluster policy's `skipAnnotation: Ignore`. */
+  ignoreSkipAnnotation?: boolean;
 }
 
 /** A target the policy changed but no longer manages, and its registry entry. */

@@ -7,8 +7,9 @@ import { configViewOf, type OrphanSnapshot, type Snapshot, type TargetSnapshot }
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';
 
 /** The snapshot without its targets: the policy, the cluster, what was learned, the clock. */
-export function snapshotBase(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared'>): Omit<Snapshot, 'targets' | 'orphans'> {
+export function snapshotBase(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared' | 'ignoreSkipAnnotation'>): Omit<Snapshot, 'targets' | 'orphans'> {
   return {
+    ...(input.ignoreSkipAnnotation ? { ignoreSkipAnnotation: true } : {}),
     owner: input.owner,
     spec: input.spec,
     profile: input.profile,

@@ -1,23 +1,28 @@
-// Reconciles one LoopbackPolicy: gather (caches; the round reads the CLB API per chunk) → plan (pure, planPolicy
+// Reconciles one policy, a LoopbackPolicy or a ClusterLoopbackPolicy (subject.ts; the queue key is its owner key):
+// gather (caches; the round reads the CLB API per chunk) → plan (pure, planPolicy
 // over the snapshot) → execute (Enforce only, src/mitigation/executor.ts) → status (pure, buildPolicyStatus) and
 // report (status by SSA, Events on targets, metrics) → requeue (pure, requeue.ts).
 // Level-triggered: every round recomputes everything from current state, so a restart at any point converges.
 // A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
-import { API_VERSION, FINALIZER, KIND, withSpecDefaults, type LoopbackPolicy, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
+import { FINALIZER, type LoopbackPolicyStatus, type PolicyMode } from '../../api/loopbackpolicy.js';
+import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
+import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
+import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
 import { EventReason } from '../../api/reasons.js';
-import { targetKey, type TargetFacts, type TargetRef } from '../../model/facts.js';
+import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
 import { ExecutionInterrupted, involvedObject, type Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
-import { holderOf, ownerKey } from '../../model/record-registry.js';
+import { holderOf } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { dueForDrift, type DriftClock } from '../drift.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
 import { PolicyRound, type RoundResult } from './round.js';
-import { policyTargets, sharedWith } from './targets.js';
+import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, type PolicySubject } from './subject.js';
+import { policyTargets, sharedWith, type ManagedFacts, type PolicyTargets } from './targets.js';
 
 /** Targets named in a RoundInterrupted Event (the log line names all of them). */
 const MAX_STOPPED_SHOWN = 5;
@@ -32,11 +37,11 @@ function jitter(ms: number): number {
  * writes, and comparing those strings as they were made every converged round write an unchanged status
  * (bench/idle: 60 writes in 10 min of nothing changing).
  */
-export function sameStatus(a: LoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus): boolean {
+export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): boolean {
   if (!a) return false;
   const sorted = (_key: string, v: unknown): unknown =>
     v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
-  const strip = (s: LoopbackPolicyStatus) => JSON.stringify({ ...s, lastEvaluatedTime: undefined }, sorted);
+  const strip = (s: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus) => JSON.stringify({ ...s, lastEvaluatedTime: undefined }, sorted);
   return strip(a) === strip(b);
 }
 
@@ -56,45 +61,53 @@ export class PolicyController {
     this.deletion = new PolicyDeletion(o, (policy, stopped) => this.reportStopped(policy, stopped, false));
   }
 
+  /** `key`: the policy's owner key, `<namespace>/<name>` or `ClusterLoopbackPolicy/<name>` (record-registry.ts). */
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
-    const [namespace = '', name = ''] = key.split('/');
-    const policy = this.o.caches.policy(namespace, name);
-    if (!policy) {
-      this.forgetPolicy(namespace, name);
+    const subject = this.subject(key);
+    if (!subject) {
+      this.forgetPolicy(key);
       return;
     }
     try {
-      return await this.evaluate(policy, key, signal);
+      return await this.evaluate(subject, signal);
     } catch (err) {
       // The shutdown grace period ended mid-round: say where it stopped before the process goes.
-      if (signal.aborted) await this.reportStopped(policy, err instanceof ExecutionInterrupted ? err.stopped : [], true);
+      if (signal.aborted) await this.reportStopped(subject, err instanceof ExecutionInterrupted ? err.stopped : [], true);
       throw err;
     }
   }
 
-  /** One reconcile: gather (caches, selection) → plan and execute (the round, per chunk) → status → requeue. */
-  private async evaluate(policy: LoopbackPolicy, key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
-    const namespace = policy.metadata.namespace ?? '';
-    const name = policy.metadata.name ?? '';
+  private subject(key: string): PolicySubject | undefined {
+    const [first = '', name = ''] = key.split('/');
+    if (first === CLUSTER_KIND) {
+      const cluster = this.o.caches.clusterPolicy(name);
+      return cluster ? clusterSubjectOf(cluster) : undefined;
+    }
+    const policy = this.o.caches.policy(first, name);
+    return policy ? subjectOf(policy) : undefined;
+  }
+
+  /** One reconcile: gather (caches, selection) → plan and execute (the round, per chunk and mode) → status → requeue. */
+  private async evaluate(policy: PolicySubject, signal: AbortSignal): Promise<ReconcileOutcome | void> {
+    const key = policy.owner;
     if (policy.metadata.deletionTimestamp) {
       const outcome = await this.deletion.finalize(policy, signal);
       if (outcome) return outcome;
-      this.forgetPolicy(namespace, name);
+      this.forgetPolicy(key);
       return;
     }
-    const spec = withSpecDefaults(policy.spec);
-    if (spec.mode === 'Enforce' && spec.revertOnDelete && !policy.metadata.finalizers?.includes(FINALIZER)) {
-      await this.o.writer.setFinalizers(policy, [...(policy.metadata.finalizers ?? []), FINALIZER]);
+    const { spec } = policy;
+    const targets = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
+    const enforces = [...targets.namespaces.values(), ...targets.orphans.map((o) => o.mode)].includes('Enforce');
+    if (enforces && spec.revertOnDelete && !policy.metadata.finalizers?.includes(FINALIZER)) {
+      await this.o.writer.setFinalizers({ kind: policy.kind, metadata: policy.metadata }, [...(policy.metadata.finalizers ?? []), FINALIZER]);
     }
     const previous = await this.markReconciling(policy);
-
-    const holder = (t: TargetRef): string | undefined => holderOf(this.o.record(t));
-    const { view, mine, conflicts, orphans } = policyTargets(policy, this.o.caches, holder);
+    const mine = targets.mine.map((m) => m.facts);
     const profile = this.o.profile();
-    const enforcing = spec.mode === 'Enforce' && this.o.executor !== undefined;
     // The orphans' CLBs too: a release must see who else keeps a shared CLB's VIP bound (shared-clb.ts).
-    const shared = sharedWith([...mine, ...orphans.map((o) => o.facts)], this.o.caches, { namespace, view }, holder);
-    const run = await this.round.run({ policy, spec, profile, owner: ownerKey(namespace, name), targets: mine, orphans, enforcing, drift: this.driftDue(key, mine), shared }, signal);
+    const shared = sharedWith([...mine, ...targets.orphans.map((o) => o.facts)], this.o.caches, new Set(targets.namespaces.keys()), targets.index);
+    const run = await this.runByMode(policy, targets, shared, signal);
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.
@@ -102,30 +115,64 @@ export class PolicyController {
       return;
     }
 
-    const outcomes: TargetOutcome[] = [...run.outcomes, ...conflicts.map((assessment) => ({ assessment }))];
-    const status = buildPolicyStatus({
+    const outcomes: TargetOutcome[] = [...run.outcomes, ...targets.conflicts.map((assessment) => ({ assessment }))];
+    const common = {
       generation: policy.metadata.generation ?? 0,
-      mode: spec.mode,
       profile,
       outcomes,
       releases: run.releases,
       previousConditions: previous?.conditions,
       ...(run.policyError ? { policyError: run.policyError } : {}),
       now: new Date(),
-    });
-    if (!sameStatus(previous, status)) await this.o.statusWriter.apply(namespace, name, status);
-    await this.report(policy, outcomes, enforcing);
+    };
+    const status =
+      policy.namespace === undefined
+        ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded })
+        : buildPolicyStatus({ ...common, mode: spec.mode });
+    if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
+    await this.report(policy, outcomes, targets.mine);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
     return this.requeue(key, mine, outcomes, run);
   }
 
+  /**
+   * The round, once per mode: a LoopbackPolicy has one; a cluster policy's namespaces may be in Enforce or Audit
+   * (modeOverrides), and a namespace that left it releases by the mode its labels give now.
+   */
+  private async runByMode(policy: PolicySubject, targets: PolicyTargets, shared: ReturnType<typeof sharedWith>, signal: AbortSignal): Promise<RoundResult> {
+    const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
+    const mine = targets.mine.map((m) => m.facts);
+    let drift: string[] | undefined = this.driftDue(policy.owner, mine);
+    for (const mode of ['Enforce', 'Audit'] as const satisfies readonly PolicyMode[]) {
+      const own = targets.mine.filter((m) => m.mode === mode).map((m) => m.facts);
+      const orphans = targets.orphans.filter((o) => o.mode === mode);
+      if (own.length === 0 && orphans.length === 0) continue;
+      const enforcing = mode === 'Enforce' && this.o.executor !== undefined;
+      const run = await this.round.run(
+        { spec: { ...policy.spec, mode }, profile: this.o.profile(), owner: policy.owner, targets: own, orphans, enforcing, ...(drift ? { drift } : {}), shared, ...(policy.cluster?.skipAnnotation === 'Ignore' ? { ignoreSkipAnnotation: true } : {}) },
+        signal,
+      );
+      drift = undefined;
+      result.outcomes.push(...run.outcomes);
+      result.releases.push(...run.releases);
+      result.waiting ||= run.waiting;
+      if (run.graceEndsAt !== undefined) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, run.graceEndsAt);
+      result.stopped.push(...run.stopped);
+      result.skipped += run.skipped;
+      result.policyError ??= run.policyError;
+      if (run.policyError === undefined) delete result.policyError;
+    }
+    return result;
+  }
+
   /** A new generation: Ready=Unknown + Reconciling first, so kstatus/Flux never see the old status as current. */
-  private async markReconciling(policy: LoopbackPolicy): Promise<LoopbackPolicyStatus | undefined> {
+  private async markReconciling(policy: PolicySubject): Promise<LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined> {
     const generation = policy.metadata.generation ?? 0;
-    if (policy.status?.observedGeneration === generation) return policy.status;
-    const initial = { ...initialPolicyStatus(generation, policy.status?.conditions, new Date()) };
-    await this.o.statusWriter.apply(policy.metadata.namespace ?? '', policy.metadata.name ?? '', initial);
+    const current = policy.object.status;
+    if (current?.observedGeneration === generation) return current;
+    const initial = { ...initialPolicyStatus(generation, current?.conditions, new Date()) };
+    await this.o.statusWriter.apply(policy.namespace, policy.name, initial);
     return initial;
   }
 
@@ -162,33 +209,41 @@ export class PolicyController {
   }
 
   /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
-  private async report(policy: LoopbackPolicy, outcomes: readonly TargetOutcome[], enforcing: boolean): Promise<void> {
-    const namespace = policy.metadata.namespace ?? '';
-    const policyName = policy.metadata.name ?? '';
+  private async report(policy: PolicySubject, outcomes: readonly TargetOutcome[], mine: readonly ManagedFacts[]): Promise<void> {
+    const enforcingIn = (ns: string) => this.o.executor !== undefined && (mine.find((m) => m.facts.namespace === ns)?.mode ?? policy.spec.mode) === 'Enforce';
     this.o.metrics.reportTargets(
-      namespace,
-      policyName,
+      policy.namespace ?? '',
+      policy.namespace === undefined ? policy.owner : policy.name,
       outcomes.map((o) => {
-        const problem = targetProblem(o, enforcing);
-        return { kind: o.assessment.target.kind, name: o.assessment.target.name, verdict: o.assessment.verdict, ...(problem ? { error: problem } : {}) };
+        const t = o.assessment.target;
+        const problem = targetProblem(o, enforcingIn(t.namespace));
+        return { namespace: t.namespace, kind: t.kind, name: t.name, verdict: o.assessment.verdict, ...(problem ? { error: problem } : {}) };
       }),
     );
+    const by = `(${describeSubject(policy)})`;
+    const ignoresSkip = policy.cluster?.skipAnnotation === 'Ignore';
     for (const { assessment: a } of outcomes) {
       const t = a.target;
       const involved = involvedObject(t);
       // True in every round until someone fixes it: one Event per problem, not one write per round.
       for (const w of a.warnings) await this.o.events.recordStanding(involved, 'Warning', EventReason.InvalidAnnotation, w);
-      const memo = `${namespace}/${policyName}/${targetKey(t)}`;
+      if (ignoresSkip && a.verdict !== 'Conflict') {
+        const own = mine.find((m) => m.facts.kind === t.kind && m.facts.namespace === t.namespace && m.facts.name === t.name);
+        if (own?.facts.annotations?.[LoopguardAnnotation.Skip] !== undefined && readSkip(own.facts.annotations, t.kind, { ignoreOwn: true }).skipped === undefined) {
+          await this.o.events.recordStanding(involved, 'Normal', EventReason.SkipAnnotationIgnored, `${LoopguardAnnotation.Skip} has no effect: ${describeSubject(policy)} sets skipAnnotation: Ignore, so the platform team's policy manages this ${t.kind} whatever the annotation says`);
+        }
+      }
+      const memo = `${policy.owner}/${targetKey(t)}`;
       // A Mitigated target whose cause is refined (the first read after Enforce learns that kube-proxy now binds
       // the VIP) had its Event at the transition: one per change of verdict. A problem's Event names its cause.
       const seen = a.verdict === 'Mitigated' ? a.verdict : `${a.verdict}/${a.rootCause.id}`;
       if (this.lastVerdicts.get(memo) === seen) continue;
       this.lastVerdicts.set(memo, seen);
-      const by = `(LoopbackPolicy ${namespace}/${policyName})`;
       if (a.verdict === 'AtRisk') {
         await this.o.events.record(involved, 'Warning', EventReason.TargetAtRisk, `${a.rootCause.id}: ${a.rootCause.message} ${by}`);
       } else if (a.verdict === 'Conflict') {
-        const reason = a.rootCause.id === 'ForeignClb' ? EventReason.ForeignClb : a.rootCause.id === 'SharedConfig' ? EventReason.SharedConfig : a.rootCause.id === 'SharedClb' ? EventReason.SharedClb : EventReason.PolicyConflict;
+        const reason =
+          a.rootCause.id === 'ForeignClb' ? EventReason.ForeignClb : a.rootCause.id === 'SharedConfig' ? EventReason.SharedConfig : a.rootCause.id === 'SharedClb' ? EventReason.SharedClb : a.rootCause.id === 'PolicyPrecedence' ? EventReason.PolicyPrecedence : EventReason.PolicyConflict;
         await this.o.events.record(involved, 'Warning', reason, `${a.rootCause.message} ${by}`);
       } else if (a.verdict === 'Mitigated') {
         await this.o.events.record(involved, 'Normal', EventReason.TargetMitigated, `${a.rootCause.message} ${by}`);
@@ -201,16 +256,14 @@ export class PolicyController {
    * period ended with the round still running (steps in flight were aborted); otherwise shutdown began and the
    * round started no further step. Either way the next leader plans again from what the CLB and targets show.
    */
-  async reportStopped(policy: LoopbackPolicy, stopped: readonly Execution[], graceOver: boolean, notReached = 0): Promise<void> {
-    const namespace = policy.metadata.namespace ?? '';
-    const name = policy.metadata.name ?? '';
+  async reportStopped(policy: PolicySubject, stopped: readonly Execution[], graceOver: boolean, notReached = 0): Promise<void> {
     const at = stopped.map((e) => {
       const t = e.plan.target;
       const step = e.stopped ? `"${describeStep(e.stopped.step)}" (${e.stopped.inFlight ? 'in flight' : 'not started'})` : 'its next step';
       return `${t.kind} ${t.namespace}/${t.name} at ${step}`;
     });
     this.o.logger.warn('Round stopped by shutdown', {
-      policy: `${namespace}/${name}`,
+      policy: policy.owner,
       graceOver,
       targets: stopped.map((e) => `${e.plan.target.kind}/${e.plan.target.namespace}/${e.plan.target.name}`),
       at,
@@ -223,15 +276,14 @@ export class PolicyController {
     const what = graceOver
       ? `Shutdown ended this round when its grace period ran out: ${shown || 'no step was in flight (it was reading or reporting)'}. A CLB task in flight may still finish; the next leader reads the CLB again and resumes the round.`
       : `Shutdown stopped this round before its next steps: ${shown}. The next leader resumes the round.`;
-    await this.o.events.record({ apiVersion: API_VERSION, kind: KIND, namespace, name, ...(policy.metadata.uid ? { uid: policy.metadata.uid } : {}) }, 'Normal', EventReason.RoundInterrupted, what);
+    await this.o.events.record(subjectRef(policy), 'Normal', EventReason.RoundInterrupted, what);
   }
 
-  private forgetPolicy(namespace: string, name: string): void {
-    this.building.delete(`${namespace}/${name}`);
-    this.driftClocks.delete(`${namespace}/${name}`);
-    this.o.metrics.forgetTargets(namespace, name);
-    for (const k of [...this.lastVerdicts.keys()]) if (k.startsWith(`${namespace}/${name}/`)) this.lastVerdicts.delete(k);
+  private forgetPolicy(key: string): void {
+    this.building.delete(key);
+    this.driftClocks.delete(key);
+    const [first = '', name = ''] = key.split('/');
+    this.o.metrics.forgetTargets(first === CLUSTER_KIND ? '' : first, first === CLUSTER_KIND ? key : name);
+    for (const k of [...this.lastVerdicts.keys()]) if (k.startsWith(`${key}/`)) this.lastVerdicts.delete(k);
   }
-
-
 }

@@ -214,19 +214,19 @@ export class PolicyRound {
       if (signal.aborted) throw err;
       // The orphans' CLBs could not be read: each release reports it, the round goes on.
       const error = classifyError(err, "reading the orphans' CLBs");
-      result.releases.push(...input.orphans.map((o) => ({ kind: o.facts.kind, name: o.facts.name, plan: [], error })));
+      result.releases.push(...input.orphans.map((o) => ({ kind: o.facts.kind, namespace: o.facts.namespace, name: o.facts.name, plan: [], error })));
       return;
     }
     if (plans.length === 0) return;
     if (!input.enforcing || !this.d.executor) {
-      result.releases.push(...plans.map((p) => ({ kind: p.target.kind, name: p.target.name, plan: p.steps.map(describeStep) })));
+      result.releases.push(...plans.map((p) => ({ kind: p.target.kind, namespace: p.target.namespace, name: p.target.name, plan: p.steps.map(describeStep) })));
       return;
     }
     for (const e of await this.d.executor.execute(input.owner, plans, signal)) {
       noteWait(result, e, this.d.tkeGraceMs);
       if (e.stopped) result.stopped.push(e);
       const rest = remainingSteps(e);
-      if (rest.length > 0 || e.error) result.releases.push({ kind: e.plan.target.kind, name: e.plan.target.name, plan: rest.map(describeStep), ...(e.error ? { error: e.error } : {}) });
+      if (rest.length > 0 || e.error) result.releases.push({ kind: e.plan.target.kind, namespace: e.plan.target.namespace, name: e.plan.target.name, plan: rest.map(describeStep), ...(e.error ? { error: e.error } : {}) });
     }
   }
 }

@@ -1,33 +1,42 @@
-// The targets a policy manages, read from the informer caches: selection, conflicts with other policies of the
-// namespace, and the CLB each one is bound to.
+// The targets a policy manages, read from the informer caches: selection, conflicts with other policies (of the
+// namespace, and the cluster policies covering it; docs/cluster-policy.md §5), and the CLB each one is bound to.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
-import { withSpecDefaults, type LoopbackPolicy } from '../../api/loopbackpolicy.js';
+import { withSpecDefaults, type LoopbackPolicy, type PolicyMode, type ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
+import { withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { madeFor, ownedBy, ownerKey, type OwnerKey } from '../../model/record-registry.js';
+import { madeFor, ownedBy, type OwnerKey } from '../../model/record-registry.js';
 import { sharedView, type SharedView } from '../../plan/snapshot.js';
 import type { Orphan, PolicyCaches } from './deps.js';
-import { conflictAssessment, type Assessment } from '../../model/assessment.js';
+import { conflictAssessment, handoverAssessment, type Assessment } from '../../model/assessment.js';
 import { targetKey } from '../../model/facts.js';
-import { policyIdentity, resolveConflicts, type Claim, type ClaimResolution } from '../../model/conflicts.js';
-
-export { policyIdentity };
+import { clusterPolicyIdentity, identityOwner, policyIdentity, resolveConflicts, samePolicy, type Claim, type ClaimResolution, type PolicyIdentity } from '../../model/conflicts.js';
+import { coverageOf, namespaceMode } from '../../model/namespace-coverage.js';
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import { selectTargets } from '../../model/selection.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
+import type { PolicySubject } from './subject.js';
 
+export { policyIdentity };
+
+/** A cluster policy covering a namespace: who it is and what it selects there. */
+export interface ClusterClaimant {
+  identity: PolicyIdentity;
+  spec: ResolvedPolicySpec;
+}
 
 export interface NamespaceView {
   candidates: TargetFacts[];
   claims: Map<string, ClaimResolution>;
 }
 
-/** Every Service and Ingress of the namespace as facts, and who owns each among the namespace's live policies. */
+/** Every Service and Ingress of the namespace as facts, and who owns each among the policies that select it. */
 export function namespaceView(
   namespace: string,
   services: readonly V1Service[],
   ingresses: readonly V1Ingress[],
   policies: readonly LoopbackPolicy[],
   holder?: (target: TargetRef) => string | undefined,
+  clusterPolicies: readonly ClusterClaimant[] = [],
 ): NamespaceView {
   const candidates: TargetFacts[] = [...services.map(serviceFacts), ...ingresses.map(ingressFacts)].filter((t) => t.namespace === namespace);
   const claims: Claim[] = [];
@@ -36,59 +45,125 @@ export function namespaceView(
     const scope = { namespace, spec: withSpecDefaults(p.spec) };
     for (const t of selectTargets(scope, candidates)) claims.push({ policy: policyIdentity(p), target: t });
   }
+  for (const c of clusterPolicies) {
+    for (const t of selectTargets({ namespace, spec: c.spec }, candidates)) claims.push({ policy: c.identity, target: t });
+  }
   return { candidates, claims: resolveConflicts(claims, holder) };
 }
 
-/** What a policy manages in its namespace, what it loses to an older policy, and what it must release. */
-export interface PolicyTargets {
-  view: NamespaceView;
-  mine: TargetFacts[];
-  /** Targets it selects that another policy manages: Conflict / PolicyConflict. */
-  conflicts: Assessment[];
-  orphans: Orphan[];
+/**
+ * Each namespace's view, worked out once per reconcile and only for the namespaces asked for (a policy's own, the
+ * ones a cluster policy covers, and those sharing a CLB with its targets).
+ */
+export class ClaimsIndex {
+  private readonly views = new Map<string, NamespaceView>();
+  private clusterCache: { identity: PolicyIdentity; spec: ReturnType<typeof withClusterSpecDefaults> }[] | undefined;
+
+  constructor(
+    private readonly caches: PolicyCaches,
+    private readonly holder: (target: TargetRef) => string | undefined,
+  ) {}
+
+  /** The cluster policies covering `namespace` (any mode). */
+  claimants(namespace: string): ClusterClaimant[] {
+    const ns = this.caches.namespace(namespace);
+    if (!ns) return [];
+    this.clusterCache ??= this.caches.clusterPolicies().map((p) => ({ identity: clusterPolicyIdentity(p), spec: withClusterSpecDefaults(p.spec) }));
+    return this.clusterCache.flatMap((c) => {
+      const covered = coverageOf(c.spec, ns, this.caches.ownNamespace);
+      return covered === undefined || covered === 'excluded' ? [] : [{ identity: c.identity, spec: c.spec }];
+    });
+  }
+
+  view(namespace: string): NamespaceView {
+    let v = this.views.get(namespace);
+    if (!v) this.views.set(namespace, (v = namespaceView(namespace, this.caches.services(namespace), this.caches.ingresses(namespace), this.caches.policies(namespace), this.holder, this.claimants(namespace))));
+    return v;
+  }
 }
 
-export function policyTargets(policy: LoopbackPolicy, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined): PolicyTargets {
-  const namespace = policy.metadata.namespace ?? '';
-  const view = namespaceView(namespace, caches.services(namespace), caches.ingresses(namespace), caches.policies(namespace), holder);
-  const me = policyIdentity(policy);
-  const mine: TargetFacts[] = [];
-  const conflicts: Assessment[] = [];
-  for (const target of view.candidates) {
-    const claim = view.claims.get(targetKey(target));
-    if (!claim) continue;
-    if (claim.winner.namespace === me.namespace && claim.winner.name === me.name) mine.push(target);
-    else if (claim.losers.some((l) => l.name === me.name)) conflicts.push(conflictAssessment(target, claim.winner));
+/** A target a policy manages, and the mode it is managed in (a cluster policy's namespaces differ). */
+export interface ManagedFacts {
+  facts: TargetFacts;
+  mode: PolicyMode;
+}
+
+/** What a policy manages, what it loses to another policy, and what it must release. */
+export interface PolicyTargets {
+  index: ClaimsIndex;
+  mine: ManagedFacts[];
+  /** Targets it selects that another policy manages (PolicyConflict / PolicyPrecedence), or that wait for a handover. */
+  conflicts: Assessment[];
+  /** With the mode their release follows. */
+  orphans: (Orphan & { mode: PolicyMode })[];
+  /** Covered namespaces and their modes (a LoopbackPolicy: its own). */
+  namespaces: ReadonlyMap<string, PolicyMode>;
+  /** System namespaces a cluster policy's selector matched but left out. */
+  excluded: string[];
+}
+
+/** The targets of either kind of policy (subject.ts). */
+export function policyTargets(subject: PolicySubject, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined): PolicyTargets {
+  const index = new ClaimsIndex(caches, holder);
+  const namespaces = new Map<string, PolicyMode>();
+  const excluded: string[] = [];
+  if (subject.namespace !== undefined) namespaces.set(subject.namespace, subject.spec.mode);
+  else {
+    for (const ns of caches.namespaces()) {
+      const c = coverageOf(subject.cluster!, ns, caches.ownNamespace);
+      if (c === 'excluded') excluded.push(ns.name);
+      else if (c !== undefined) namespaces.set(ns.name, c);
+    }
   }
-  const orphans = orphansOf(caches.records(namespace), ownerKey(namespace, policy.metadata.name ?? ''), new Set(mine.map(targetKey)), view.candidates);
-  return { view, mine, conflicts, orphans };
+  const me: PolicyIdentity = subject.namespace !== undefined ? policyIdentity(subject.object as LoopbackPolicy) : clusterPolicyIdentity(subject.object as ClusterLoopbackPolicy);
+  const mine: ManagedFacts[] = [];
+  const conflicts: Assessment[] = [];
+  for (const [namespace, mode] of namespaces) {
+    const view = index.view(namespace);
+    for (const target of view.candidates) {
+      const claim = view.claims.get(targetKey(target));
+      if (!claim) continue;
+      if (samePolicy(claim.winner, me)) {
+        // Won by precedence from the policy holding the record: it gives the originals back first (the two never
+        // write the same CLB at once), then this policy applies its plan.
+        const held = holder(target);
+        const giving = held !== undefined && held !== subject.owner ? claim.losers.find((l) => identityOwner(l) === held) : undefined;
+        if (giving) conflicts.push(handoverAssessment(target, giving));
+        else mine.push({ facts: target, mode });
+      } else if (claim.losers.some((l) => samePolicy(l, me))) conflicts.push(conflictAssessment(target, claim.winner, me));
+    }
+  }
+  const managed = new Set(mine.map((m) => targetKey(m.facts)));
+  const candidates = [...namespaces.keys()].flatMap((ns) => index.view(ns).candidates);
+  const records = subject.namespace !== undefined ? caches.records(subject.namespace) : caches.records();
+  // A namespace that left a cluster policy releases by the mode its labels give now (§4); a deleted one's records are stale.
+  const modeOf = (ns: string): PolicyMode => {
+    if (subject.namespace !== undefined) return subject.spec.mode;
+    const known = namespaces.get(ns);
+    if (known) return known;
+    const facts = caches.namespace(ns);
+    return facts ? namespaceMode(subject.cluster!, facts.labels) : 'Enforce';
+  };
+  const outside = (ns: string) => (namespaces.has(ns) ? [] : index.view(ns).candidates);
+  const orphanCandidates = [...candidates, ...[...new Set(records.map((r) => r.spec.target.namespace))].flatMap(outside)];
+  const orphans = orphansOf(records, subject.owner, managed, orphanCandidates).map((o) => ({ ...o, mode: modeOf(o.facts.namespace) }));
+  return { index, mine, conflicts, orphans, namespaces, excluded: excluded.sort() };
 }
 
 /**
  * Who shares the policy's targets' CLBs (any namespace) and TkeServiceConfigs (see SharedView). Which policy
  * manages a target of another namespace is that namespace's claim, worked out only for namespaces that share.
  */
-export function sharedWith(
-  targets: readonly TargetFacts[],
-  caches: Pick<PolicyCaches, 'services' | 'ingresses' | 'policies'>,
-  own: { namespace: string; view: NamespaceView },
-  holder: (target: TargetRef) => string | undefined,
-): SharedView {
+export function sharedWith(targets: readonly TargetFacts[], caches: Pick<PolicyCaches, 'services' | 'ingresses'>, own: ReadonlySet<string>, index: Pick<ClaimsIndex, 'view'>): SharedView {
   const clbs = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
-  // Only the namespace's own Ingresses can name its TkeServiceConfigs; CLBs are shared across namespaces.
-  const elsewhere = (o: { metadata?: { namespace?: string } }) => o.metadata?.namespace !== own.namespace;
+  // Only a namespace's own Ingresses can name its TkeServiceConfigs; CLBs are shared across namespaces.
+  const elsewhere = (o: { metadata?: { namespace?: string } }) => !own.has(o.metadata?.namespace ?? '');
   const others = [...caches.services().filter(elsewhere).map(serviceFacts), ...caches.ingresses().filter(elsewhere).map(ingressFacts)].filter((t) => t.loadBalancerId && clbs.has(t.loadBalancerId));
-  const views = new Map<string, NamespaceView>([[own.namespace, own.view]]);
-  const viewOf = (ns: string): NamespaceView => {
-    let v = views.get(ns);
-    if (!v) views.set(ns, (v = namespaceView(ns, caches.services(ns), caches.ingresses(ns), caches.policies(ns), holder)));
-    return v;
-  };
   const policyOf = (t: TargetRef): string | undefined => {
-    const winner = viewOf(t.namespace).claims.get(targetKey(t))?.winner;
-    return winner ? ownerKey(winner.namespace, winner.name) : undefined;
+    const winner = index.view(t.namespace).claims.get(targetKey(t))?.winner;
+    return winner ? identityOwner(winner) : undefined;
   };
-  return sharedView(targets, [...own.view.candidates, ...others], policyOf);
+  return sharedView(targets, [...[...own].flatMap((ns) => index.view(ns).candidates), ...others], policyOf);
 }
 
 /**

@@ -29,7 +29,7 @@ describe('sharedWith', () => {
   it('a CLB shared across namespaces: every Service on it, each with its own namespace\'s policy (none in j), opt-outs marked', () => {
     const view = namespaceView('h', caches.services('h'), caches.ingresses('h'), caches.policies('h'));
     const mine = view.candidates.filter((t) => t.kind === 'Service');
-    const shared = sharedWith(mine, caches, { namespace: 'h', view }, () => undefined);
+    const shared = sharedWith(mine, caches, new Set(['h']), { view: (ns: string) => (ns === 'h' ? view : namespaceView(ns, caches.services(ns), caches.ingresses(ns), caches.policies(ns))) });
     expect(shared.clbs.get('lb-1')?.map((u) => [u.facts.namespace, u.facts.name, u.policy, u.optedOut])).toEqual([
       ['h', 'shared', 'h/p', false],
       ['i', 'shared', 'i/q', true],
@@ -41,7 +41,7 @@ describe('sharedWith', () => {
   it('a TkeServiceConfig named by several Ingresses of the namespace: all of them, and only them', () => {
     const view = namespaceView('h', caches.services('h'), caches.ingresses('h'), caches.policies('h'));
     const mine = view.candidates.filter((t) => t.kind === 'Ingress' && t.name !== 'back');
-    const shared = sharedWith(mine, caches, { namespace: 'h', view }, () => undefined);
+    const shared = sharedWith(mine, caches, new Set(['h']), { view: (ns: string) => (ns === 'h' ? view : namespaceView(ns, caches.services(ns), caches.ingresses(ns), caches.policies(ns))) });
     expect(shared.configs.get('h/cfg')?.map((u) => [u.facts.name, u.policy, u.optedOut])).toEqual([
       ['front', 'h/p', false],
       ['back', 'h/p', true],

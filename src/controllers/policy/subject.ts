@@ -1,0 +1,49 @@
+// The policy a reconcile is about, whichever its kind: a LoopbackPolicy (one namespace) or a ClusterLoopbackPolicy
+// (the namespaces its namespaceSelector covers). The round, the deletion and the reports work on this, so both kinds
+// share one path from gather to status; only where targets come from and how status is shaped differ.
+import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicy, type ResolvedClusterPolicySpec } from '../../api/clusterloopbackpolicy.js';
+import { ABANDON_ANNOTATION, API_VERSION, KIND, withSpecDefaults, type LoopbackPolicy, type ObjectMeta, type ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
+import type { Condition } from '../../api/conditions.js';
+import { clusterOwnerKey, ownerKey, type OwnerKey } from '../../model/record-registry.js';
+
+export interface PolicySubject {
+  kind: typeof KIND | typeof CLUSTER_KIND;
+  name: string;
+  /** The policy's namespace; undefined for a cluster policy. */
+  namespace: string | undefined;
+  /** Its records' owner key, also its work-queue key. */
+  owner: OwnerKey;
+  metadata: ObjectMeta;
+  spec: ResolvedPolicySpec;
+  /** A cluster policy's own fields (namespaceSelector, modeOverrides, precedence, skipAnnotation). */
+  cluster?: ResolvedClusterPolicySpec;
+  status?: { observedGeneration?: number; conditions?: Condition[]; targets?: { kind: string; name: string; namespace?: string }[] };
+  object: LoopbackPolicy | ClusterLoopbackPolicy;
+}
+
+export function subjectOf(policy: LoopbackPolicy): PolicySubject {
+  const namespace = policy.metadata.namespace ?? '';
+  const name = policy.metadata.name ?? '';
+  return { kind: KIND, name, namespace, owner: ownerKey(namespace, name), metadata: policy.metadata, spec: withSpecDefaults(policy.spec), ...(policy.status ? { status: policy.status } : {}), object: policy };
+}
+
+export function clusterSubjectOf(policy: ClusterLoopbackPolicy): PolicySubject {
+  const name = policy.metadata.name ?? '';
+  const cluster = withClusterSpecDefaults(policy.spec);
+  return { kind: CLUSTER_KIND, name, namespace: undefined, owner: clusterOwnerKey(name), metadata: policy.metadata, spec: cluster, cluster, ...(policy.status ? { status: policy.status } : {}), object: policy };
+}
+
+/** `LoopbackPolicy <namespace>/<name>` or `ClusterLoopbackPolicy/<name>`, for messages and Events. */
+export function describeSubject(s: PolicySubject): string {
+  return s.namespace === undefined ? `${CLUSTER_KIND}/${s.name}` : `${KIND} ${s.namespace}/${s.name}`;
+}
+
+/** The policy as an Event's involved object. */
+export function subjectRef(s: PolicySubject): { apiVersion: string; kind: string; namespace: string; name: string; uid?: string } {
+  return { apiVersion: API_VERSION, kind: s.kind, namespace: s.namespace ?? '', name: s.name, ...(s.metadata.uid ? { uid: s.metadata.uid } : {}) };
+}
+
+/** The kubectl command that sets loopguard.dev/abandon on the policy. */
+export function abandonCommand(s: PolicySubject): string {
+  return s.namespace === undefined ? `kubectl annotate clusterloopbackpolicy ${s.name} ${ABANDON_ANNOTATION}=true` : `kubectl annotate loopbackpolicy ${s.name} -n ${s.namespace} ${ABANDON_ANNOTATION}=true`;
+}

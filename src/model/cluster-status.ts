@@ -1,0 +1,50 @@
+// Pure: a ClusterLoopbackPolicy's status (docs/cluster-policy.md §7). The namespaced kind's status (conditions, counts,
+// the most severe targets, releases) with each target's namespace, plus what only a cluster policy has: how many
+// namespaces it covers in which mode, the system namespaces it left out, and one line per namespace, most severe first.
+// Bounded whatever the cluster's size: 100 namespaces and 100 targets listed, the rest in the counts and each
+// namespace's Report.
+import { MAX_STATUS_NAMESPACES, type ClusterLoopbackPolicyStatus, type NamespaceSummary } from '../api/clusterloopbackpolicy.js';
+import type { PolicyMode } from '../api/loopbackpolicy.js';
+import { buildPolicyStatus, countVerdicts, type PolicyStatusInput } from './status.js';
+
+export interface ClusterStatusInput extends Omit<PolicyStatusInput, 'mode' | 'withNamespace'> {
+  /** Covered namespace → its mode. */
+  namespaces: ReadonlyMap<string, PolicyMode>;
+  /** System namespaces the selector matched but Exclude left out. */
+  excluded: readonly string[];
+  /** Namespace → the name of its Report, where one was written. */
+  reports?: ReadonlyMap<string, string>;
+}
+
+/** The byNamespace order: at risk, then unsupported, conflict, pending counts, descending; then the name. */
+function compareNamespaces(a: NamespaceSummary, b: NamespaceSummary): number {
+  const c = (s: NamespaceSummary) => [s.counts.atRisk, s.counts.unsupported, s.counts.conflict, s.counts.pending];
+  const [x, y] = [c(a), c(b)];
+  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return (y[i] as number) - (x[i] as number);
+  return a.namespace.localeCompare(b.namespace);
+}
+
+/** Audit unless some namespace enforces: the Ready message says what Enforce would do only when nothing enforces. */
+export function overallMode(namespaces: ReadonlyMap<string, PolicyMode>): PolicyMode {
+  return [...namespaces.values()].includes('Enforce') ? 'Enforce' : 'Audit';
+}
+
+export function buildClusterPolicyStatus(input: ClusterStatusInput): ClusterLoopbackPolicyStatus {
+  const base = buildPolicyStatus({ ...input, mode: overallMode(input.namespaces), withNamespace: true });
+  const byNs = new Map<string, PolicyStatusInput['outcomes'][number][]>();
+  for (const ns of input.namespaces.keys()) byNs.set(ns, []);
+  for (const o of input.outcomes) byNs.get(o.assessment.target.namespace)?.push(o);
+  const summaries: NamespaceSummary[] = [...byNs].map(([namespace, outcomes]) => {
+    const report = input.reports?.get(namespace);
+    return { namespace, mode: input.namespaces.get(namespace) ?? 'Audit', counts: countVerdicts(outcomes.map((o) => o.assessment)), ...(report ? { report } : {}) };
+  });
+  summaries.sort(compareNamespaces);
+  const modes = [...input.namespaces.values()];
+  return {
+    ...base,
+    namespaces: { selected: input.namespaces.size, enforce: modes.filter((m) => m === 'Enforce').length, audit: modes.filter((m) => m === 'Audit').length, excluded: input.excluded.length },
+    ...(input.excluded.length > 0 ? { excludedNamespaces: input.excluded.slice(0, 8) } : {}),
+    byNamespace: summaries.slice(0, MAX_STATUS_NAMESPACES),
+    byNamespaceTruncated: summaries.length > MAX_STATUS_NAMESPACES,
+  } as ClusterLoopbackPolicyStatus;
+}

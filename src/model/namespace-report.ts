@@ -1,0 +1,222 @@
+// The OpenReports `Report` loopguard keeps in each namespace a policy covers (docs/cluster-policy.md §8): pure, no
+// I/O. Its shape follows the upstream CRD (openreports/reports-api, copied to
+// test/fixtures/openreports/openreports.io_reports.yaml): results at the top level (no status subresource),
+// `timestamp` a protobuf Timestamp {seconds, nanos}, `properties` a map of strings. A namespace's users read it
+// through the aggregated `loopguard-view` role (§9); it is small (at most MAX_REPORT_RESULTS results, each bounded)
+// because Kyverno's unbounded reports outgrew etcd's request limit (kyverno/kyverno#2674), and it is rewritten only
+// when what it says changes: each result keeps the timestamp of when its verdict and root cause were first reported.
+import type { Verdict } from '../api/loopbackpolicy.js';
+import { clipText } from '../api/text.js';
+import { SEVERITY } from './status.js';
+
+export const REPORT_GROUP = 'openreports.io';
+export const REPORT_VERSION = 'v1alpha1';
+export const REPORT_API_VERSION = `${REPORT_GROUP}/${REPORT_VERSION}`;
+export const REPORT_KIND = 'Report';
+export const REPORT_PLURAL = 'reports';
+/** One report per namespace, always this name: the view role grants exactly it (resourceNames). */
+export const REPORT_NAME = 'loopguard';
+export const REPORT_SOURCE = 'loopguard';
+export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+/** The labels loopguard's reports carry; `prune` finds orphans by the first. */
+export const REPORT_LABELS: Readonly<Record<string, string>> = { [MANAGED_BY_LABEL]: 'loopguard', 'app.kubernetes.io/part-of': 'loopguard' };
+export const REPORT_CATEGORY = 'CLB loopback';
+export const MAX_REPORT_RESULTS = 100;
+export const MAX_RESULT_MESSAGE = 1024;
+export const MAX_RESULT_PLAN = 2048;
+const MAX_LOAD_BALANCER_ID = 64;
+
+export type ReportResultValue = 'pass' | 'fail' | 'warn' | 'error' | 'skip';
+export type ReportSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
+
+/** metav1-free mirror of the CRD's ObjectReference fields loopguard sets. */
+export interface ReportObjectReference {
+  apiVersion?: string;
+  kind?: string;
+  name?: string;
+  namespace?: string;
+  uid?: string;
+}
+
+/** google.protobuf.Timestamp as the CRD types it (both fields required there). */
+export interface ReportTimestamp {
+  seconds: number;
+  nanos: number;
+}
+
+export interface ReportResult {
+  policy: string;
+  rule?: string;
+  category?: string;
+  severity?: ReportSeverity;
+  result?: ReportResultValue;
+  scored?: boolean;
+  timestamp?: ReportTimestamp;
+  resources?: ReportObjectReference[];
+  message?: string;
+  properties?: Record<string, string>;
+  source?: string;
+}
+
+export interface ReportSummary {
+  pass?: number;
+  fail?: number;
+  warn?: number;
+  error?: number;
+  skip?: number;
+}
+
+export interface Report {
+  apiVersion: string;
+  kind: string;
+  metadata: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    resourceVersion?: string;
+    uid?: string;
+    [key: string]: unknown;
+  };
+  source?: string;
+  scope?: ReportObjectReference;
+  configuration?: { limits: { maxResults?: number; statusFilter?: ReportResultValue[] } };
+  summary?: ReportSummary;
+  results?: ReportResult[];
+}
+
+/** One governed target, as the controller hands it over (a cluster or a namespaced policy's). */
+export interface ReportTarget {
+  apiVersion: string; // 'v1' for Service, 'networking.k8s.io/v1' for Ingress
+  kind: 'Service' | 'Ingress';
+  name: string;
+  uid?: string;
+  verdict: Verdict;
+  rootCause: string; // root cause id
+  message: string;
+  mode: 'Audit' | 'Enforce';
+  policy: string; // 'ClusterLoopbackPolicy/<name>' or 'LoopbackPolicy/<name>'
+  plan: readonly string[];
+  loadBalancerId?: string;
+}
+
+/** §8's table: what each verdict is in OpenReports' terms; a severity only for the listed ones. */
+export const VERDICT_RESULT: Readonly<Record<Verdict, { result: ReportResultValue; severity?: ReportSeverity }>> = {
+  AtRisk: { result: 'fail', severity: 'high' },
+  Unsupported: { result: 'warn', severity: 'medium' },
+  Conflict: { result: 'warn', severity: 'medium' },
+  // "could not be evaluated" (the API's words for error); whether ClbCreating should rather be skip is Open in §8.
+  Pending: { result: 'error', severity: 'low' },
+  Mitigated: { result: 'pass' },
+  NotApplicable: { result: 'pass' },
+  Skipped: { result: 'skip' },
+};
+
+/** The results listed one by one; the rest are only counted (the report says so in configuration.limits). */
+export const LISTED_RESULTS: readonly ReportResultValue[] = ['fail', 'warn', 'error'];
+
+/**
+ * A policy conflict is reported by the policy that holds the target (§8): the loser's Conflict entry for a target
+ * the holder also reports is dropped, so one target is one result and is counted once.
+ */
+const POLICY_CONFLICT_CAUSES: ReadonlySet<string> = new Set(['PolicyConflict', 'PolicyPrecedence']);
+
+const targetKey = (t: { kind?: string | undefined; name?: string | undefined }) => `${t.kind ?? ''}/${t.name ?? ''}`;
+
+/** Printable and bounded: messages and plan steps may quote annotation values anyone with `edit` can write. */
+function clean(text: string, max: number): string {
+  // eslint-disable-next-line no-control-regex
+  return clipText(text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd'), max);
+}
+
+function timestampOf(now: Date): ReportTimestamp {
+  return { seconds: Math.floor(now.getTime() / 1000), nanos: 0 };
+}
+
+/** The targets one report covers: a losing policy's Conflict entry goes when the holder reports the same target. */
+function governed(targets: readonly ReportTarget[]): ReportTarget[] {
+  const held = new Set(targets.filter((t) => !POLICY_CONFLICT_CAUSES.has(t.rootCause)).map(targetKey));
+  return targets.filter((t) => !(POLICY_CONFLICT_CAUSES.has(t.rootCause) && held.has(targetKey(t))));
+}
+
+function compareTargets(a: ReportTarget, b: ReportTarget): number {
+  return SEVERITY[a.verdict] - SEVERITY[b.verdict] || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name) || a.policy.localeCompare(b.policy);
+}
+
+/** When the previous report first listed this target with the same verdict and root cause; undefined otherwise. */
+function carriedTimestamp(previous: ReadonlyMap<string, ReportResult>, t: ReportTarget): ReportTimestamp | undefined {
+  const before = previous.get(targetKey(t));
+  const ref = before?.resources?.[0];
+  if (!before?.timestamp || !ref) return undefined;
+  if (ref.uid !== undefined && t.uid !== undefined && ref.uid !== t.uid) return undefined; // deleted and created again
+  if (before.properties?.['verdict'] !== t.verdict || before.properties?.['rootCause'] !== t.rootCause) return undefined;
+  return { seconds: Number(before.timestamp.seconds), nanos: Number(before.timestamp.nanos) };
+}
+
+function resultOf(t: ReportTarget, timestamp: ReportTimestamp): ReportResult {
+  const { result, severity } = VERDICT_RESULT[t.verdict];
+  const plan = clean(t.plan.map((step, i) => `${i + 1}. ${step}`).join('; '), MAX_RESULT_PLAN);
+  return {
+    policy: t.policy,
+    rule: t.rootCause,
+    category: REPORT_CATEGORY,
+    ...(severity ? { severity } : {}),
+    result,
+    scored: true,
+    timestamp,
+    resources: [{ apiVersion: t.apiVersion, kind: t.kind, name: t.name, ...(t.uid ? { uid: t.uid } : {}) }],
+    message: clean(t.message, MAX_RESULT_MESSAGE),
+    properties: {
+      verdict: t.verdict,
+      rootCause: t.rootCause,
+      mode: t.mode,
+      ...(plan ? { plan } : {}),
+      ...(t.loadBalancerId ? { loadBalancerId: clean(t.loadBalancerId, MAX_LOAD_BALANCER_ID) } : {}),
+    },
+  };
+}
+
+/**
+ * The report for `namespace`: every governed target counted in `summary`, the at-risk, unsupported, conflicting and
+ * pending ones listed, most severe first, at most MAX_REPORT_RESULTS. `previous` (the stored report) gives each
+ * unchanged result its first timestamp back, so an unchanged namespace yields a report `sameReport` finds equal.
+ */
+export function namespaceReport(namespace: string, targets: readonly ReportTarget[], previous: Report | undefined, now: Date): Report {
+  const covered = governed(targets);
+  const summary: Required<ReportSummary> = { pass: 0, fail: 0, warn: 0, error: 0, skip: 0 };
+  for (const t of covered) summary[VERDICT_RESULT[t.verdict].result]++;
+  const before = new Map((previous?.results ?? []).map((r) => [targetKey(r.resources?.[0] ?? {}), r]));
+  const results = covered
+    .filter((t) => LISTED_RESULTS.includes(VERDICT_RESULT[t.verdict].result))
+    .sort(compareTargets)
+    .slice(0, MAX_REPORT_RESULTS)
+    .map((t) => resultOf(t, carriedTimestamp(before, t) ?? timestampOf(now)));
+  return {
+    apiVersion: REPORT_API_VERSION,
+    kind: REPORT_KIND,
+    metadata: { name: REPORT_NAME, namespace, labels: { ...REPORT_LABELS } },
+    source: REPORT_SOURCE,
+    configuration: { limits: { maxResults: MAX_REPORT_RESULTS, statusFilter: [...LISTED_RESULTS] } },
+    summary,
+    results,
+  };
+}
+
+/** JSON with object keys sorted, so two reports compare by content whatever order the apiserver keeps. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
+}
+
+/**
+ * Whether the stored report `a` already says what `b` (a `namespaceReport`) says: the fields loopguard writes, metadata
+ * aside except its labels (an orphan is found by them). Fields another manager added to the stored report are not
+ * compared: loopguard's apply would leave them anyway, so comparing them would rewrite the report on every round.
+ */
+export function sameReport(a: Report | undefined, b: Report): boolean {
+  if (!a) return false;
+  const labels = a.metadata.labels ?? {};
+  if (Object.entries(b.metadata.labels ?? {}).some(([k, v]) => labels[k] !== v)) return false;
+  const owned = (r: Report) => ({ source: r.source, configuration: r.configuration, summary: r.summary, results: r.results ?? [] });
+  return canonical(owned(a)) === canonical(owned(b));
+}

@@ -4,19 +4,24 @@
 // enum; the label-selector rules once for each of the three selectors). `kubectl get clbp` shows the printer columns,
 // `kubectl wait --for=condition=Ready` works on a status written through the status subresource. The report shape of
 // docs/cluster-policy.md is checked against the upstream OpenReports CRD (test/fixtures/openreports/).
-// No controller reads this kind yet: nothing here waits on loopguard.
+// config/samples/cluster-policy.yaml (and every sample policy) is sent as written. The operator's ClusterRole
+// (config/rbac) is checked as the loopguard ServiceAccount: what the controller does to the new kind, its namespaces
+// and reports is allowed, and nothing more. No operator runs here: nothing waits on loopguard.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parse } from 'yaml';
-import { API_VERSION } from '../../src/api/loopbackpolicy.js';
-import { CLUSTER_KIND } from '../../src/api/clusterloopbackpolicy.js';
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { API_VERSION, GROUP, VERSION } from '../../src/api/loopbackpolicy.js';
+import { CLUSTER_KIND, CLUSTER_PLURAL } from '../../src/api/clusterloopbackpolicy.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
-import { createNamespace, deleteNamespace, kubectl, type CommandResult } from '../support/kube.js';
+import { createNamespace, deleteNamespace, kubeConfig, kubectl, waitFor, type CommandResult } from '../support/kube.js';
+import { installOperatorRbac, serviceAccountKubeconfig } from '../support/operator.js';
 
 const CRD_FILE = join(REPO_ROOT, 'crds', 'loopguard.dev_clusterloopbackpolicies.yaml');
 const OPENREPORTS_CRD = join(REPO_ROOT, 'test', 'fixtures', 'openreports', 'openreports.io_reports.yaml');
 const EXAMPLE_REPORT = join(REPO_ROOT, 'test', 'fixtures', 'openreports', 'loopguard-report.example.yaml');
+const SAMPLE = join(REPO_ROOT, 'config', 'samples', 'cluster-policy.yaml');
 /** Cluster-scoped objects are shared by every suite of the run: ours carry this prefix and are deleted after. */
 const PREFIX = `clbp-adm-${process.pid}`;
 const MiB = 1 << 20;
@@ -29,12 +34,23 @@ const manifest = (name: string, spec: unknown, extra: Record<string, unknown> = 
   ...(spec === undefined ? {} : { spec }),
   ...extra,
 });
+/** A kubeconfig of the operator's ServiceAccount under config/rbac, once its rules reach the authorizer (moments). */
+let operatorKubeconfig: Promise<string> | undefined;
+const asOperator = (): Promise<string> =>
+  (operatorKubeconfig ??= (async () => {
+    await installOperatorRbac();
+    const kubeconfig = await serviceAccountKubeconfig();
+    const can = async () => (await kubectl(['auth', 'can-i', 'watch', 'clusterloopbackpolicies.loopguard.dev'], { kubeconfig })).stdout.trim();
+    await waitFor('config/rbac reaches the authorizer', async () => ((await can()) === 'yes' ? true : undefined), { timeoutMs: 30_000 });
+    return kubeconfig;
+  })());
 const apply = (name: string, spec: unknown, extra?: Record<string, unknown>): Promise<CommandResult> =>
   kubectl(['apply', '-f', '-'], { input: JSON.stringify(manifest(name, spec, extra)) });
-async function stored(name: string): Promise<{ spec: Record<string, unknown>; status?: unknown }> {
+type Stored = { metadata: { finalizers?: string[]; resourceVersion: string }; spec: Record<string, unknown>; status?: unknown };
+async function stored(name: string): Promise<Stored> {
   const r = await kubectl(['get', 'clbp', name, '-o', 'json']);
   if (r.code !== 0) throw new Error(`kubectl get clbp ${name}: ${r.stderr}`);
-  return JSON.parse(r.stdout) as { spec: Record<string, unknown>; status?: unknown };
+  return JSON.parse(r.stdout) as Stored;
 }
 
 /** A selector case: the selector sent, and the fragments the refusal must contain (`@` stands for the field path). */
@@ -129,7 +145,7 @@ const invalid: [string, unknown, string[], { create?: boolean }?][] = [
 ];
 
 beforeAll(async () => {
-  // As a user installs it (the CRD is not in config/default or the chart yet: docs/cluster-policy.md).
+  // As a user installs it (the file config/crd and the chart's crds/ carry; the harness applied it already).
   const applied = await kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=loopguard-tests', '-f', CRD_FILE]);
   expect({ code: applied.code, stderr: applied.stderr }).toEqual({ code: 0, stderr: '' });
   const established = await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/clusterloopbackpolicies.loopguard.dev']);
@@ -182,7 +198,7 @@ describe('ClusterLoopbackPolicy admission', () => {
     });
   });
 
-  it('accepts the staged rollout of config/samples: Audit everywhere, Enforce where namespaces opt in', async () => {
+  it('accepts a staged rollout with a pause before the opt-in: Audit everywhere, Enforce where namespaces opt in', async () => {
     const spec = {
       mode: 'Audit',
       namespaceSelector: { matchExpressions: [{ key: 'loopguard.dev/exclude', operator: 'DoesNotExist' }] },
@@ -292,6 +308,26 @@ describe("the per-namespace report's shape against the upstream OpenReports CRD"
     expect(got.stdout.split('\n')[1]?.trim().split(/\s+/).slice(0, 6)).toEqual(['loopguard', '12', '1', '1', '1', '2']);
   });
 
+  it("the operator's ClusterRole writes, reads and deletes a report by server-side apply, and cannot update one", async () => {
+    const kubeconfig = await asOperator();
+    const example = parse(readFileSync(EXAMPLE_REPORT, 'utf8')) as { metadata: { name: string }; summary: { pass: number } };
+    example.metadata.name = 'loopguard-operator';
+    const ssa = () => kubectl(['apply', '--server-side', '--field-manager=loopguard', '--validate=strict', '-n', ns, '-f', '-'], { input: JSON.stringify(example), kubeconfig });
+    let r = await ssa(); // creates it
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    example.summary.pass = 13;
+    r = await ssa(); // changes it
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    r = await kubectl(['get', 'reps', '-n', ns, 'loopguard-operator', '-o', 'jsonpath={.summary.pass}'], { kubeconfig });
+    expect({ code: r.code, out: r.stdout }).toEqual({ code: 0, out: '13' });
+    r = await kubectl(['get', 'reps', '-n', ns, '-o', 'name'], { kubeconfig });
+    expect({ code: r.code, listed: r.stdout.split('\n') }).toEqual({ code: 0, listed: expect.arrayContaining(['report.openreports.io/loopguard-operator']) });
+    r = await kubectl(['replace', '-n', ns, '-f', '-'], { input: JSON.stringify(JSON.parse((await kubectl(['get', 'reps', '-n', ns, 'loopguard-operator', '-o', 'json'])).stdout)), kubeconfig });
+    expect({ code: r.code, forbidden: /forbidden/i.test(r.stderr) }).toEqual({ code: 1, forbidden: true });
+    r = await kubectl(['delete', 'reps', '-n', ns, 'loopguard-operator'], { kubeconfig });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+  });
+
   it('refuses a result value outside its enum, so the mapping of verdicts to results is checked by the schema', async () => {
     const example = parse(readFileSync(EXAMPLE_REPORT, 'utf8')) as { metadata: { name: string }; results: { result: string }[] };
     example.metadata.name = 'loopguard-bad';
@@ -299,5 +335,87 @@ describe("the per-namespace report's shape against the upstream OpenReports CRD"
     const r = await kubectl(['apply', '--validate=strict', '-n', ns, '-f', '-'], { input: JSON.stringify(example) });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('Unsupported value: "AtRisk"');
+  });
+});
+
+describe('config/samples on the apiserver', () => {
+  it('config/samples/cluster-policy.yaml as written: Audit in every namespace but the system ones, Enforce where loopguard.dev/enforce=true', async () => {
+    const r = await kubectl(['apply', '--dry-run=server', '--validate=strict', '-f', SAMPLE, '-o', 'json']);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    const got = JSON.parse(r.stdout) as { kind: string; metadata: { namespace?: string }; spec: Record<string, unknown> };
+    expect(got.kind).toBe(CLUSTER_KIND);
+    expect(got.metadata.namespace).toBeUndefined();
+    // As the apiserver stores it, defaults filled in: no namespaceSelector (every namespace), system ones left out.
+    expect(got.spec).toEqual({
+      mode: 'Audit',
+      systemNamespaces: 'Exclude',
+      modeOverrides: [enforceWhereOptedIn],
+      targets: ['Service', 'Ingress'],
+      l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
+      l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
+      revertOnDelete: true,
+      precedence: 'NamespacedFirst',
+      skipAnnotation: 'Honor',
+    });
+  });
+
+  it('every policy of kubectl kustomize config/samples is accepted with strict validation', async () => {
+    const rendered = await kubectl(['kustomize', join(REPO_ROOT, 'config', 'samples')]);
+    expect(rendered.code).toBe(0);
+    // A server dry run changes nothing, so the shared `default` namespace serves the namespaced ones.
+    const r = await kubectl(['apply', '--dry-run=server', '--validate=strict', '-n', 'default', '-f', '-', '-o', 'name'], { input: rendered.stdout });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(r.stdout.trim().split('\n').sort()).toEqual([
+      'clusterloopbackpolicy.loopguard.dev/staged-rollout',
+      'loopbackpolicy.loopguard.dev/audit-all',
+      'loopbackpolicy.loopguard.dev/protect',
+    ]);
+  });
+});
+
+describe("the operator's ClusterRole (config/rbac) on the cluster kind, as the loopguard ServiceAccount", () => {
+  let kubeconfig = '';
+  beforeAll(async () => {
+    kubeconfig = await asOperator();
+  });
+  const CLBP = 'clusterloopbackpolicies.loopguard.dev';
+  // [verb, resource, more kubectl args, answer]: the rules of docs/cluster-policy.md §9 and nothing more.
+  const cases: [string, string, string[], 'yes' | 'no'][] = [
+    ...['get', 'list', 'watch', 'patch'].map((v): [string, string, string[], 'yes'] => [v, CLBP, [], 'yes']), // patch: metadata.finalizers
+    ...['create', 'update', 'delete', 'deletecollection'].map((v): [string, string, string[], 'no'] => [v, CLBP, [], 'no']),
+    ...['update', 'patch'].map((v): [string, string, string[], 'yes'] => [v, CLBP, ['--subresource=status'], 'yes']),
+    ...['update', 'patch'].map((v): [string, string, string[], 'yes'] => [v, CLBP, ['--subresource=finalizers'], 'yes']),
+    ...['get', 'list', 'watch'].map((v): [string, string, string[], 'yes'] => [v, 'namespaces', [], 'yes']),
+    ...['create', 'update', 'patch', 'delete'].map((v): [string, string, string[], 'no'] => [v, 'namespaces', [], 'no']),
+    // reports.openreports.io: kubectl can-i needs the CRD served to name the group, so they are written for real
+    // in the report suite above, where it is installed.
+  ];
+
+  it.each(cases)('can-i %s %s %j: %s', async (verb, resource, more, answer) => {
+    const r = await kubectl(['auth', 'can-i', verb, resource, ...more], { kubeconfig });
+    expect(r.stdout.trim()).toBe(answer);
+  });
+
+  it('does what the controller does to a cluster policy: adds and removes a finalizer, applies the status; creates none', async () => {
+    const name = `${PREFIX}-operator`;
+    expect((await apply(name, { mode: 'Audit' })).code).toBe(0);
+    // The writes as src/kube/writer.ts and status-writer.ts make them for LoopbackPolicy, through the same client.
+    const api = kubeConfig(kubeconfig).makeApiClient(CustomObjectsApi);
+    const target = { group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, name, fieldManager: 'loopguard' };
+    const setFinalizers = async (finalizers: string[]) =>
+      api.patchClusterCustomObject({ ...target, body: { metadata: { finalizers, resourceVersion: (await stored(name)).metadata.resourceVersion } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    await setFinalizers(['loopguard.dev/revert']);
+    expect((await stored(name)).metadata.finalizers).toEqual(['loopguard.dev/revert']);
+    const status = { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', observedGeneration: 1, lastTransitionTime: '2026-11-26T00:00:00Z', reason: 'AuditComplete', message: 'nothing at risk' }] };
+    await api.patchClusterCustomObjectStatus({ ...target, force: true, body: { apiVersion: API_VERSION, kind: CLUSTER_KIND, metadata: { name }, status } }, setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply));
+    let r = await kubectl(['wait', '--for=condition=Ready', '--timeout=30s', `clbp/${name}`], { kubeconfig });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    await setFinalizers([]);
+    expect((await stored(name)).metadata.finalizers).toBeUndefined();
+    // Cluster policies are the cluster admins': the operator cannot create one, nor label a namespace.
+    r = await kubectl(['apply', '-f', '-'], { input: JSON.stringify(manifest(`${PREFIX}-by-operator`, {})), kubeconfig });
+    expect({ code: r.code, forbidden: /forbidden/i.test(r.stderr) }).toEqual({ code: 1, forbidden: true });
+    r = await kubectl(['label', 'namespace', 'default', 'loopguard.dev/enforce=true'], { kubeconfig });
+    expect({ code: r.code, forbidden: /forbidden/i.test(r.stderr) }).toEqual({ code: 1, forbidden: true });
   });
 });

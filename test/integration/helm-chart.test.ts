@@ -60,6 +60,7 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
     expect({ code: applied.code, stderr }).toEqual({ code: 0, stderr: [] });
     for (const kind of [
       'customresourcedefinition.apiextensions.k8s.io/loopbackpolicies.loopguard.dev',
+      'customresourcedefinition.apiextensions.k8s.io/clusterloopbackpolicies.loopguard.dev',
       `clusterrole.rbac.authorization.k8s.io/${release}-loopguard-manager`,
       `deployment.apps/${release}-loopguard`,
       `validatingadmissionpolicy.admissionregistration.k8s.io/${release}-loopguard-loopback-warning`,

@@ -73,15 +73,17 @@ function normalise(o: Obj): Obj {
 }
 
 describe('the chart keeps its copies identical to the repository', () => {
-  // The ClusterLoopbackPolicy CRD stays out of the chart (and crds/kustomization.yaml) until its controller lands:
-  // a CRD nobody acts on would accept policies that do nothing (docs/cluster-policy.md). Remove this when it ships.
-  const notYetShipped = new Set(['loopguard.dev_clusterloopbackpolicies.yaml']);
-  const ours = readdirSync(join(REPO_ROOT, 'crds')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml' && !notYetShipped.has(f)).sort();
+  const ours = readdirSync(join(REPO_ROOT, 'crds')).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
 
   it('charts/loopguard/crds/ holds exactly crds/*.yaml, byte for byte (Helm convention: CRDs outside templates/)', () => {
     expect(ours.length).toBeGreaterThan(0);
     expect(readdirSync(join(CHART_DIR, 'crds')).sort()).toEqual(ours);
     for (const f of ours) expect({ f, same: read(`charts/loopguard/crds/${f}`).equals(read(`crds/${f}`)) }).toEqual({ f, same: true });
+  });
+
+  it('crds/kustomization.yaml (so config/crd and config/default) lists exactly crds/*.yaml', () => {
+    const { resources } = parse(read('crds/kustomization.yaml').toString()) as { resources: string[] };
+    expect([...resources].sort()).toEqual(ours);
   });
 
   it.each([
@@ -121,7 +123,9 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     for (const [k, o] of ours) expect({ k, o }).toEqual({ k, o: theirs.get(k) });
     // Nothing else but the chart's opt-ins (all off) and config/default's Namespace and CRDs (crds/ here).
     expect(chart.map((d) => d.kind).filter((k) => !compared.includes(k))).toEqual([]);
-    expect(kust.map((d) => d.kind).filter((k) => !compared.includes(k)).sort()).toEqual(['CustomResourceDefinition', 'CustomResourceDefinition', 'Namespace']);
+    const crds = find(kust, 'CustomResourceDefinition').map((d) => d.metadata.name).sort();
+    expect(crds).toEqual(['clusterloopbackpolicies.loopguard.dev', 'loopbackpolicies.loopguard.dev', 'loopbackrecords.loopguard.dev']);
+    expect(kust.map((d) => d.kind).filter((k) => !compared.includes(k)).sort()).toEqual([...crds.map(() => 'CustomResourceDefinition'), 'Namespace']);
     // The selectors still select the pods.
     const d = deploymentOf(chart);
     expect(d.spec.template.metadata.labels).toMatchObject(d.spec.selector.matchLabels);

@@ -1,8 +1,10 @@
--- Argo CD health check for loopguard.dev/LoopbackPolicy (kstatus semantics, like Flux):
+-- Argo CD health check for loopguard.dev/LoopbackPolicy and loopguard.dev/ClusterLoopbackPolicy. Both kinds write the
+-- same kstatus conditions, so one script reads both (kstatus semantics, like Flux):
 --   Degraded    Stalled=True: only a human can fix it (permission, capability ticket, misconfigured target)
 --   Progressing status not written for the current generation yet, Reconciling=True, Ready not True, or deleting
 --   Healthy     Ready=True (Enforce: Reconciled / ReconciledWithRisks; Audit: AuditComplete)
--- Install: see config/argocd/kustomization.yaml (argocd-cm key resource.customizations.health.loopguard.dev_LoopbackPolicy).
+-- Install: see config/argocd/kustomization.yaml (argocd-cm keys resource.customizations.health.loopguard.dev_LoopbackPolicy
+-- and resource.customizations.health.loopguard.dev_ClusterLoopbackPolicy).
 local hs = { status = "Progressing", message = "Waiting for loopguard to evaluate the policy" }
 if obj.metadata ~= nil and obj.metadata.deletionTimestamp ~= nil then
   hs.message = "Deleting: loopguard is restoring what it changed"

@@ -1,8 +1,8 @@
 // Static checks of crds/loopguard.dev_clusterloopbackpolicies.yaml (issue 24): the CRD is hand-written like the
 // namespaced one, so this test is what keeps the two from drifting: every spec field the kinds share must have the
 // same schema (descriptions aside), the same spec-level rules, and the same status items plus `namespace`. Also:
-// structural, bounded, every rule with a message, defaults and enums as the TypeScript mirror says, not installed by
-// kustomize or the chart until its controller exists.
+// structural, bounded, every rule with a message, defaults and enums as the TypeScript mirror says, installed by
+// kustomize (crds/kustomization.yaml) and the chart (charts/loopguard/crds/).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
@@ -197,9 +197,10 @@ describe('ClusterLoopbackPolicy CRD', () => {
     }
   });
 
-  it('stays out of crds/kustomization.yaml (so config/default) and the chart until its controller lands', () => {
+  it('ships with its controller: in crds/kustomization.yaml (so config/default) and, byte for byte, in the chart', () => {
     const kustomization = parse(readFileSync(join(REPO_ROOT, 'crds/kustomization.yaml'), 'utf8')) as { resources: string[] };
-    expect(kustomization.resources).not.toContain(FILE);
-    expect(readdirSync(join(REPO_ROOT, 'charts/loopguard/crds'))).not.toContain(FILE);
+    expect(kustomization.resources).toContain(FILE);
+    expect(readdirSync(join(REPO_ROOT, 'charts/loopguard/crds'))).toContain(FILE);
+    expect(readFileSync(join(REPO_ROOT, 'charts/loopguard/crds', FILE)).equals(readFileSync(join(REPO_ROOT, 'crds', FILE)))).toBe(true);
   });
 });

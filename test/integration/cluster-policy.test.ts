@@ -10,7 +10,11 @@ import { randomBytes } from 'node:crypto';
 import type { ClusterLoopbackPolicy, ClusterLoopbackPolicySpec } from '../../src/api/clusterloopbackpolicy.js';
 import { findCondition } from '../../src/api/conditions.js';
 import type { LoopbackRecord } from '../../src/api/loopbackrecord.js';
-import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../controlplane/crds.js';
+import { bash } from '../support/checkout.js';
+import { createNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, policyManifest, waitForPolicy } from '../support/policy.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
@@ -66,10 +70,11 @@ describe('ClusterLoopbackPolicy: namespaces, staged rollout, precedence, skip, r
 
   afterAll(async () => {
     // Never leave a cluster policy behind for the next suite: its finalizer goes with it.
-    const left = await get().catch(() => undefined);
-    if (left) {
-      await custom.patchClusterCustomObject({ ...API, name, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
-      await custom.deleteClusterCustomObject({ ...API, name }).catch(() => undefined);
+    for (const policy of [name, 'staged-rollout']) {
+      const left = await custom.getClusterCustomObject({ ...API, name: policy }).catch(() => undefined);
+      if (!left) continue;
+      await custom.patchClusterCustomObject({ ...API, name: policy, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
+      await custom.deleteClusterCustomObject({ ...API, name: policy }).catch(() => undefined);
     }
     await tke?.stop();
   });
@@ -176,4 +181,26 @@ spec:
     const records = (await custom.listClusterCustomObject({ group: 'loopguard.dev', version: 'v1alpha1', plural: 'loopbackrecords' })) as { items: LoopbackRecord[] };
     expect(records.items.filter((r) => r.spec.policy.kind === 'ClusterLoopbackPolicy' && r.spec.policy.name === name)).toEqual([]);
   }, 180_000);
+
+  it("the README's platform-team journey, its commands as written: the sample enforces only where a namespace opts in, and its deletion gives everything back", async () => {
+    const text = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const start = text.indexOf('### One policy for the whole cluster');
+    const section = text.slice(start, text.indexOf('\n### ', start + 1));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const commands = block.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+    expect(commands[0]).toBe('kubectl apply -f config/samples/cluster-policy.yaml');
+    // Here only namespace a carries loopguard.dev/enforce=true: the sample (every namespace) enforces there alone.
+    const run = await bash(`set -e; export KUBECONFIG=${kubeconfigPath()}; ${commands.join('; ')}`, REPO_ROOT, 150_000);
+    expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({ code: 0, output: '' });
+    expect(run.output).toContain('condition met');
+    expect(run.output).toMatch(/staged-rollout\s+Audit\s+\d+/);
+    await waitSources('a', 1);
+    expect(await sources(lb.b)).toEqual([0, 0]);
+    expect(await sources(lb.c)).toEqual([0, 0]);
+    // Step 6, as the README says it.
+    const deleted = await bash(`export KUBECONFIG=${kubeconfigPath()}; kubectl delete clbp staged-rollout --timeout=90s`, REPO_ROOT, 120_000);
+    expect(section).toContain('`kubectl delete clbp staged-rollout`');
+    expect(deleted.code).toBe(0);
+    expect(await sources(lb.a)).toEqual([0, 0]);
+  }, 240_000);
 });

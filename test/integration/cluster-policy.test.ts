@@ -190,6 +190,7 @@ spec:
     const commands = block.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean);
     expect(commands[0]).toBe('kubectl apply -f config/samples/cluster-policy.yaml');
     // Here only namespace a carries loopguard.dev/enforce=true: the sample (every namespace) enforces there alone.
+    await core.patchNamespacedService({ namespace: ns.a, name: 'web', body: { metadata: { annotations: { 'loopguard.dev/skip': null } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
     const run = await bash(`set -e; export KUBECONFIG=${kubeconfigPath()}; ${commands.join('; ')}`, REPO_ROOT, 150_000);
     expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({ code: 0, output: '' });
     expect(run.output).toContain('condition met');

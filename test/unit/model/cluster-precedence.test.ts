@@ -67,7 +67,7 @@ describe("records name the policy's kind", () => {
   it('a cluster owner key round-trips through the record; a record without kind is a LoopbackPolicy', () => {
     expect(policyRefOf(clusterOwnerKey('platform'))).toEqual({ kind: 'ClusterLoopbackPolicy', namespace: '', name: 'platform' });
     expect(policyRefOf('shop/own')).toEqual({ namespace: 'shop', name: 'own' });
-    const record = recordFor(web, clusterOwnerKey('platform'), {});
+    const record = recordFor(web, clusterOwnerKey('platform'), { v: 1 });
     expect(ownerOf(record)).toBe('ClusterLoopbackPolicy/platform');
     expect(ownerOf({ ...record, spec: { ...record.spec, policy: { namespace: 'shop', name: 'own' } } })).toBe('shop/own');
     expect(identityOwner(cl('platform', OLD))).toBe(ownerOf(record));

@@ -9,16 +9,27 @@
 // for one) and with CLBs (the TKE simulator builds them first; during the measurement TKE is idle, as Audit makes
 // no change it would react to).
 //
+// --policy cluster (issue 24 item 7) spreads the same workload over 500 namespaces (times --scale, at least 2;
+// --namespaces changes the 500), each labelled for the bench, and applies one Audit ClusterLoopbackPolicy whose
+// namespaceSelector matches that label instead of the namespaced LoopbackPolicy. It prints the same figures; its
+// goals are Ready < 60 s, status < 512 KiB and an RSS no worse than the namespaced policy's. --policy both runs the
+// namespaced policy, then the cluster policy, on a fresh control plane each, and sets their figures side by side.
+//
 // The LoadBalancer share is sized to the NodePort range (30000-32767, 2,768 ports; TKE keeps the default):
 // 1,000 Services × 2 ports + 500 health-check NodePorts of the Local half = 2,500.
 //
 //   npm run bench:scale                       (full size, both runs; about 25 min on 2 cores)
 //   npm run bench:scale -- --scale 0.05 --clbs without|with|both --settle 30s
+//   npm run bench:scale -- --scale 0.05 --clbs without --policy namespaced|cluster|both [--namespaces 500] [--reports]
+//   (--reports installs the OpenReports CRD first, so the cluster policy also writes each namespace's Report)
 import { parseArgs } from 'node:util';
+import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, type V1Service } from '@kubernetes/client-node';
 import { startClbEmulator, type ClbEmulator } from '../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../sim/tke-simulator/index.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from '../src/api/loopbackpolicy.js';
+import { CLUSTER_PLURAL, type ClusterLoopbackPolicy } from '../src/api/clusterloopbackpolicy.js';
+import { REPO_ROOT } from '../test/controlplane/crds.js';
 import { parseDuration } from '../src/runtime/config.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
 import { localTkeCallers } from '../test/support/local-tke.js';
@@ -27,6 +38,7 @@ import { PRIVATE_INGRESS, PRIVATE_SUBNET, lbIngress, lbService } from '../test/s
 import { countRequests, formatCounts } from './apiserver-audit.js';
 import { ClbTimeline, isRead } from './clb-timeline.js';
 import { MiB, OperatorSampler, mib } from './operator-sampler.js';
+import { BENCH_NAMESPACE_LABEL, CLUSTER_NAMESPACES, clusterNamespaceCount, clusterPolicyYaml, comparisonLines, policyKinds, spread, type PolicyKind, type RunFigures } from './scale-figures.js';
 import { benchCluster, buildOperator, checkNodePorts, createAll, nodePortsOf, quiet, runBench } from './support.js';
 
 const { values } = parseArgs({
@@ -37,6 +49,9 @@ const { values } = parseArgs({
     q: { type: 'string', default: '20' },
     'rate-limit': { type: 'string', default: '10' },
     describe: { type: 'string', default: '40' },
+    policy: { type: 'string', default: 'namespaced' },
+    namespaces: { type: 'string', default: String(CLUSTER_NAMESPACES) },
+    reports: { type: 'boolean', default: false },
   },
 });
 const SCALE = Number(values.scale);
@@ -49,6 +64,9 @@ const Q = Number(values.q);
 const RATE = Number(values['rate-limit']);
 const DESCRIBE_LINES = Number(values.describe);
 const RUNS = values.clbs === 'both' ? ['without', 'with'] : [values.clbs];
+const KINDS = policyKinds(values.policy);
+const N_NS = clusterNamespaceCount(Number(values.namespaces), SCALE);
+const OPENREPORTS_CRD = join(REPO_ROOT, 'test', 'fixtures', 'openreports', 'openreports.io_reports.yaml');
 // The issue's goals (figures are printed as ratios against them, never asserted).
 const GOAL_RSS = 250 * MiB;
 const GOAL_READY_MS = 60_000;
@@ -69,8 +87,13 @@ function clusterIpService(i: number): V1Service {
   return { metadata: { name, labels: { app: name } }, spec: { type: 'ClusterIP', selector: { app: name }, ports: [{ name: 'http', port: 80, targetPort: 8080 }] } };
 }
 
-async function run(withClbs: boolean, entry: string): Promise<void> {
-  log(`--- ${withClbs ? 'with CLBs (TKE simulator on)' : 'without CLBs (TKE simulator off)'}: ${N_LB} LoadBalancer Services, ${N_CLUSTER_IP} ClusterIP Services, ${N_INGRESS} Ingresses = ${TOTAL} targets`);
+/** The policy as the bench reads it: either kind (the fields printed are common to both statuses). */
+type BenchPolicy = LoopbackPolicy | ClusterLoopbackPolicy;
+
+async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<RunFigures> {
+  const isCluster = kind === 'cluster';
+  const where = isCluster ? `, in ${N_NS} namespaces under one ClusterLoopbackPolicy` : '';
+  log(`--- ${withClbs ? 'with CLBs (TKE simulator on)' : 'without CLBs (TKE simulator off)'}: ${N_LB} LoadBalancer Services, ${N_CLUSTER_IP} ClusterIP Services, ${N_INGRESS} Ingresses = ${TOTAL} targets${where}`);
   const cluster = await benchCluster({ audit: true });
   const kc = kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
@@ -98,29 +121,51 @@ async function run(withClbs: boolean, entry: string): Promise<void> {
     }
     await installOperatorRbac();
     const operatorKubeconfig = await serviceAccountKubeconfig();
-    const ns = await createNamespace('bench-scale');
-    namespaces.add(ns);
+    // The cluster run's namespaces carry a label whose value is this run's, so on an existing cluster the policy
+    // selects them and no earlier run's; fixed names let createAll retry a create whose answer was lost.
+    const runId = Date.now().toString(36);
+    const nsList: string[] = [];
+    if (isCluster) {
+      const names = Array.from({ length: N_NS }, (_, i) => `bench-scale-${runId}-${String(i).padStart(3, '0')}`);
+      await createAll(N_NS, (i) => core.createNamespace({ body: { metadata: { name: names[i] as string, labels: { [BENCH_NAMESPACE_LABEL]: runId } } } }));
+      nsList.push(...names);
+    } else nsList.push(await createNamespace('bench-scale'));
+    for (const n of nsList) namespaces.add(n);
+    const nsOf = (i: number) => nsList[spread(i, nsList.length).namespace] as string;
+    const backendOf = (i: number) => `cip-${String(spread(i, nsList.length).backend).padStart(5, '0')}`;
 
     checkNodePorts(Array.from({ length: N_LB }, (_, i) => nodePortsOf(lbServiceAt(i))).reduce((a, b) => a + b, 0), `${N_LB} LoadBalancer Services`);
     const t0 = Date.now();
-    await createAll(N_LB, (i) => core.createNamespacedService({ namespace: ns, body: lbServiceAt(i) }));
-    await createAll(N_CLUSTER_IP, (i) => core.createNamespacedService({ namespace: ns, body: clusterIpService(i) }));
+    await createAll(N_LB, (i) => core.createNamespacedService({ namespace: nsOf(i), body: lbServiceAt(i) }));
+    await createAll(N_CLUSTER_IP, (i) => core.createNamespacedService({ namespace: nsOf(i), body: clusterIpService(i) }));
     await createAll(N_INGRESS, (i) =>
       net.createNamespacedIngress({
-        namespace: ns,
-        body: lbIngress(`ing-${String(i).padStart(5, '0')}`, { annotations: { ...PRIVATE_INGRESS }, rules: [{ paths: ['/'] }], backend: { name: 'cip-00000', port: 80 } }),
+        namespace: nsOf(i),
+        body: lbIngress(`ing-${String(i).padStart(5, '0')}`, { annotations: { ...PRIVATE_INGRESS }, rules: [{ paths: ['/'] }], backend: { name: backendOf(i), port: 80 } }),
       }),
     );
-    log(`created ${TOTAL} objects in ${secs(Date.now() - t0)} (setup, not measured)`);
-    const applied = await kubectl(['apply', '-f', '-'], { input: `apiVersion: ${GROUP}/${VERSION}\nkind: LoopbackPolicy\nmetadata: {name: scale, namespace: ${ns}}\nspec: {mode: Audit}\n` });
+    log(`created ${TOTAL} objects${isCluster ? ` in ${N_NS} namespaces` : ''} in ${secs(Date.now() - t0)} (setup, not measured)`);
+    if (values.reports) {
+      // OpenReports present: the cluster policy writes one Report per namespace (docs/cluster-policy.md §8).
+      const crd = await kubectl(['apply', '--server-side', '--field-manager=loopguard-bench', '-f', OPENREPORTS_CRD]);
+      if (crd.code !== 0) throw new Error(crd.stderr);
+      const established = await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/reports.openreports.io']);
+      if (established.code !== 0) throw new Error(established.stderr);
+    }
+    const policyName = isCluster ? `bench-scale-${runId}` : 'scale';
+    const manifest = isCluster
+      ? clusterPolicyYaml(policyName, runId)
+      : `apiVersion: ${GROUP}/${VERSION}\nkind: LoopbackPolicy\nmetadata: {name: scale, namespace: ${nsList[0]}}\nspec: {mode: Audit}\n`;
+    const applied = await kubectl(['apply', '-f', '-'], { input: manifest });
     if (applied.code !== 0) throw new Error(applied.stderr);
 
     if (simulator) {
       await waitFor(
         'TKE assigned every CLB with its listeners',
         async () => {
-          const svcs = (await core.listNamespacedService({ namespace: ns })).items.filter((s) => s.spec?.type === 'LoadBalancer');
-          const ings = (await net.listNamespacedIngress({ namespace: ns })).items;
+          const ours = (o: { metadata?: { namespace?: string } }) => namespaces.has(o.metadata?.namespace ?? '');
+          const svcs = (await core.listServiceForAllNamespaces()).items.filter((s) => ours(s) && s.spec?.type === 'LoadBalancer');
+          const ings = (await net.listIngressForAllNamespaces()).items.filter(ours);
           const ids = [...svcs.map((s) => s.metadata?.annotations?.[LB_ID]), ...ings.map((i) => i.metadata?.annotations?.[INGRESS_LB_ID])];
           if (ids.some((id) => !id)) return undefined;
           const ready = new Set((await emulator.admin.state()).loadBalancers.filter((lb) => lb.Listeners.length > 0).map((lb) => lb.LoadBalancerId));
@@ -147,7 +192,10 @@ async function run(withClbs: boolean, entry: string): Promise<void> {
     const sampler = new OperatorSampler(pid, `http://127.0.0.1:${operator.port}/metrics`).start();
     stops.push(async () => sampler.stop());
     const tProcessReady = Date.now();
-    const read = async () => (await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: ns, name: 'scale' })) as LoopbackPolicy;
+    const read = async (): Promise<BenchPolicy> =>
+      isCluster
+        ? ((await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, name: policyName })) as ClusterLoopbackPolicy)
+        : ((await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: nsList[0] as string, name: policyName })) as LoopbackPolicy);
     const tReady = await waitFor(
       'policy Ready with every target judged',
       async () => {
@@ -179,6 +227,11 @@ async function run(withClbs: boolean, entry: string): Promise<void> {
 
     log(`time to Ready = ${secs(tReady - tStart)} from process start (readyz after ${secs(tProcessReady - tStart)});  goal < 60 s: ratio ${ratio(tReady - tStart, GOAL_READY_MS)}${withClbs ? ' (the goal is for the run without CLBs)' : ''}`);
     log(`counts: ${JSON.stringify(counts)}; status.targets ${policy.status?.targets?.length ?? 0} shown, targetsTruncated=${policy.status?.targetsTruncated ?? false}`);
+    if (isCluster) {
+      const st = (policy as ClusterLoopbackPolicy).status;
+      const reports = st?.byNamespace?.filter((n) => n.report).length ?? 0;
+      log(`namespaces: ${JSON.stringify(st?.namespaces)}; status.byNamespace ${st?.byNamespace?.length ?? 0} shown, byNamespaceTruncated=${st?.byNamespaceTruncated ?? false}; Reports named in it: ${reports}${values.reports ? '' : ' (OpenReports not installed; --reports installs it)'}`);
+    }
     log(`RSS peak ${mib(peak.rssBytes)} (goal < 250 MiB: ratio ${ratio(peak.rssBytes, GOAL_RSS)}), settled ${mib(settled.rssBytes)}; heap used peak ${mib(peak.heapUsedBytes)}, settled ${mib(settled.heapUsedBytes)}`);
     if (cluster.auditLog) {
       log(`apiserver requests by the operator, start → Ready: ${formatCounts(countRequests(cluster.auditLog, tStart, tReady))}`);
@@ -193,11 +246,22 @@ async function run(withClbs: boolean, entry: string): Promise<void> {
     }
     log(`CLB peak rate of one action over 5 s: ${peakRate.rps.toFixed(1)}/s (${peakRate.action}); loopguard's share --cloud-rate-limit=${RATE}/s of the quota ${Q}/s: ratio ${ratio(peakRate.rps, RATE)}`);
     log(`RequestLimitExceeded answers (every caller): ${rle} (goal 0)`);
-    log(`policy object: ${policyJson.length} bytes as JSON (status ${statusBytes}); goal < 512 KiB: ratio ${ratio(policyJson.length, GOAL_POLICY_BYTES)}`);
-    const describe = await kubectl(['describe', 'lbp', 'scale', '-n', ns]);
+    if (isCluster) log(`policy object: ${policyJson.length} bytes as JSON; status ${statusBytes} bytes, goal < 512 KiB: ratio ${ratio(statusBytes, GOAL_POLICY_BYTES)}`);
+    else log(`policy object: ${policyJson.length} bytes as JSON (status ${statusBytes}); goal < 512 KiB: ratio ${ratio(policyJson.length, GOAL_POLICY_BYTES)}`);
+    const short = isCluster ? 'clbp' : 'lbp';
+    const describe = await kubectl(isCluster ? ['describe', short, policyName] : ['describe', short, policyName, '-n', nsList[0] as string]);
     const lines = describe.stdout.split('\n');
-    log(`kubectl describe lbp: ${lines.length} lines, ${describe.stdout.length} bytes; the first ${DESCRIBE_LINES}:`);
+    log(`kubectl describe ${short}: ${lines.length} lines, ${describe.stdout.length} bytes; the first ${DESCRIBE_LINES}:`);
     for (const line of lines.slice(0, DESCRIBE_LINES)) console.log(`    ${line}`);
+    return {
+      readyMs: tReady - tStart,
+      statusBytes,
+      policyBytes: policyJson.length,
+      rssPeakBytes: peak.rssBytes,
+      rssSettledBytes: settled.rssBytes,
+      heapPeakBytes: peak.heapUsedBytes,
+      heapSettledBytes: settled.heapUsedBytes,
+    };
   } finally {
     for (const stop of stops.reverse()) await stop().catch(() => undefined);
     await simulator?.stop();
@@ -209,7 +273,13 @@ async function run(withClbs: boolean, entry: string): Promise<void> {
 async function main(): Promise<void> {
   for (const mode of RUNS) if (mode !== 'with' && mode !== 'without') throw new Error(`--clbs must be with, without or both, not ${mode}`);
   const entry = buildOperator();
-  for (const mode of RUNS) await run(mode === 'with', entry);
+  for (const mode of RUNS) {
+    const figures = new Map<PolicyKind, RunFigures>();
+    for (const kind of KINDS) figures.set(kind, await run(mode === 'with', kind, entry));
+    const namespaced = figures.get('namespaced');
+    const clustered = figures.get('cluster');
+    if (namespaced && clustered) for (const line of comparisonLines(mode, namespaced, clustered)) log(line);
+  }
 }
 
 runBench(main);

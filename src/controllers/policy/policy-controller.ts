@@ -261,7 +261,16 @@ export class PolicyController {
 
   /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
   private async report(policy: PolicySubject, outcomes: readonly TargetOutcome[], mine: readonly ManagedFacts[]): Promise<void> {
-    const enforcingIn = (ns: string) => this.o.executor !== undefined && (mine.find((m) => m.facts.namespace === ns)?.mode ?? policy.spec.mode) === 'Enforce';
+    // Looked up by key, not searched per outcome: a cluster policy's outcomes and managed targets both span every
+    // namespace, and a search per outcome cost O(targets²) (bench:scale --policy cluster: 0.5 s a round at 12,000
+    // targets in 500 namespaces, 2.3 s at 24,000, with the event loop blocked).
+    const modeIn = new Map<string, PolicyMode>();
+    const managed = new Map<string, ManagedFacts>();
+    for (const m of mine) {
+      if (!modeIn.has(m.facts.namespace)) modeIn.set(m.facts.namespace, m.mode);
+      managed.set(targetKey(m.facts), m);
+    }
+    const enforcingIn = (ns: string) => this.o.executor !== undefined && (modeIn.get(ns) ?? policy.spec.mode) === 'Enforce';
     this.o.metrics.reportTargets(
       policy.namespace ?? '',
       policy.namespace === undefined ? policy.owner : policy.name,
@@ -279,7 +288,7 @@ export class PolicyController {
       // True in every round until someone fixes it: one Event per problem, not one write per round.
       for (const w of a.warnings) await this.o.events.recordStanding(involved, 'Warning', EventReason.InvalidAnnotation, w);
       if (ignoresSkip && a.verdict !== 'Conflict') {
-        const own = mine.find((m) => m.facts.kind === t.kind && m.facts.namespace === t.namespace && m.facts.name === t.name);
+        const own = managed.get(targetKey(t));
         if (own?.facts.annotations?.[LoopguardAnnotation.Skip] !== undefined && readSkip(own.facts.annotations, t.kind, { ignoreOwn: true }).skipped === undefined) {
           await this.o.events.recordStanding(involved, 'Normal', EventReason.SkipAnnotationIgnored, `${LoopguardAnnotation.Skip} has no effect: ${describeSubject(policy)} sets skipAnnotation: Ignore, so the platform team's policy manages this ${t.kind} whatever the annotation says`);
         }

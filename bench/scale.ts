@@ -29,6 +29,7 @@ import { startClbEmulator, type ClbEmulator } from '../sim/clb-emulator/index.js
 import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../sim/tke-simulator/index.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from '../src/api/loopbackpolicy.js';
 import { CLUSTER_PLURAL, type ClusterLoopbackPolicy } from '../src/api/clusterloopbackpolicy.js';
+import { REPORT_GROUP, REPORT_NAME, REPORT_PLURAL, REPORT_VERSION } from '../src/model/namespace-report.js';
 import { REPO_ROOT } from '../test/controlplane/crds.js';
 import { parseDuration } from '../src/runtime/config.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
@@ -231,6 +232,12 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
       const st = (policy as ClusterLoopbackPolicy).status;
       const reports = st?.byNamespace?.filter((n) => n.report).length ?? 0;
       log(`namespaces: ${JSON.stringify(st?.namespaces)}; status.byNamespace ${st?.byNamespace?.length ?? 0} shown, byNamespaceTruncated=${st?.byNamespaceTruncated ?? false}; Reports named in it: ${reports}${values.reports ? '' : ' (OpenReports not installed; --reports installs it)'}`);
+      if (values.reports) {
+        // The operator's prune lists every loopguard Report each round: their bytes together are that LIST's size.
+        const all = ((await custom.listCustomObjectForAllNamespaces({ group: REPORT_GROUP, version: REPORT_VERSION, resourcePlural: REPORT_PLURAL })) as { items?: { metadata?: { namespace?: string; name?: string } }[] }).items ?? [];
+        const sizes = all.filter((r) => r.metadata?.name === REPORT_NAME && namespaces.has(r.metadata.namespace ?? '')).map((r) => JSON.stringify(r).length);
+        log(`Reports: ${sizes.length} of ${N_NS} namespaces, ${sizes.reduce((x, y) => x + y, 0)} bytes as JSON together, the largest ${Math.max(0, ...sizes)} bytes`);
+      }
     }
     log(`RSS peak ${mib(peak.rssBytes)} (goal < 250 MiB: ratio ${ratio(peak.rssBytes, GOAL_RSS)}), settled ${mib(settled.rssBytes)}; heap used peak ${mib(peak.heapUsedBytes)}, settled ${mib(settled.heapUsedBytes)}`);
     if (cluster.auditLog) {

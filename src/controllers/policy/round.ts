@@ -63,12 +63,26 @@ function annotationsAfter(annotations: Readonly<Record<string, string>> | undefi
   return out;
 }
 
+/**
+ * The round's chunks: targets bound to a CLB first, CHUNK to a chunk, so that each chunk's read is one full
+ * DescribeLoadBalancers batch; then the targets with no CLB (ClusterIP Services, CLBs not built yet), which read
+ * nothing. In the targets' own order, a cluster policy's chunks mixed them namespace by namespace (bench:scale
+ * --policy cluster: 2 LoadBalancer Services and 4 Ingresses among 24 targets per namespace), and each chunk read its
+ * few CLBs in batches of their own: 14 DescribeLoadBalancers and 13 DescribeTargetHealth for 60 CLBs instead of 5
+ * and 4.
+ */
+export function chunkTargets<T extends Pick<TargetFacts, 'loadBalancerId'>>(targets: readonly T[], size = CHUNK): T[][] {
+  const ordered = [...targets.filter((t) => t.loadBalancerId), ...targets.filter((t) => !t.loadBalancerId)];
+  const chunks: T[][] = [];
+  for (let i = 0; i < ordered.length; i += size) chunks.push(ordered.slice(i, i + size));
+  return chunks;
+}
+
 export class PolicyRound {
   constructor(private readonly d: RoundDeps) {}
 
   async run(input: RoundInput, signal: AbortSignal): Promise<RoundResult> {
-    const chunks: TargetFacts[][] = [];
-    for (let i = 0; i < input.targets.length; i += CHUNK) chunks.push(input.targets.slice(i, i + CHUNK));
+    const chunks = chunkTargets(input.targets);
     const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
     await this.driftChecks(input.drift ?? [], signal);
     const settled = await settleAll(chunks, CHUNKS_IN_FLIGHT, (chunk) => this.chunk(input, chunk, result, signal));

@@ -33,6 +33,7 @@ import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { ReportWriter } from './kube/report-writer.js';
+import { NamespaceReports } from './controllers/policy/namespace-reports.js';
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent } from './runtime/informer.js';
@@ -229,7 +230,10 @@ export class Operator {
       observer,
       capabilities: this.capabilities,
       statusWriter: new PolicyStatusWriter(kc),
-      reports: new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger }),
+      reports: new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger }), logger, () => [
+        ...this.policies.list().map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
+        ...this.clusterPolicies.list().map((p) => clusterKey(p.metadata?.name ?? '')),
+      ]),
       writer,
       events,
       metrics,

@@ -45,6 +45,9 @@ import { MetricsServer } from './runtime/metrics-server.js';
 import { ProbeServer, type HealthCheck } from './runtime/server.js';
 import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
 
+/** How long shutdown waits for queued Events (README: aborted work gets up to 2 s more for its log lines and Events). */
+const EVENT_FLUSH_MS = 2_000;
+
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
 /** loopguard's own CRDs, by informer: a missing one makes the replica unready, naming the fix (issue 22 #10). */
@@ -102,6 +105,8 @@ export class Operator {
   private readonly policySeen = new Map<string, string>();
   /** Aborts when shutdown begins: the executor starts no new step after it (work-queue.ts drains the rest). */
   private readonly stopping = new AbortController();
+  /** Written at a steady pace (events.ts); what is still queued gets a moment at shutdown. */
+  private readonly events: EventRecorder;
 
   constructor(private readonly d: OperatorDeps) {
     const { kc, config, logger, metrics } = d;
@@ -186,9 +191,9 @@ export class Operator {
       resyncMs: config.driftCheckIntervalMs,
     });
     const observer = new ClbObserver(d.clb);
-    const events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
+    const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
       logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
-    );
+    ));
     const writer = new KubeWriter(kc);
     const records = new RecordStore(kc);
     // One clock of TKE waits for the effects (when a wait began) and the executor (when it ended).
@@ -323,6 +328,8 @@ export class Operator {
       onGraceOver: (policies) => this.d.logger.warn('Shutdown grace period ended; aborting', { policies, graceMs }),
     });
     if (drained) this.d.logger.info('Drained');
+    // The Events of the last rounds (their writes are paced); the Lease waits for them, briefly.
+    if (!(await this.events.flush(EVENT_FLUSH_MS))) this.d.logger.warn('Shutdown left Events unwritten', { pending: this.events.pending });
     await this.elector?.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.server.stop();

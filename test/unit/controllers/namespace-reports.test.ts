@@ -16,7 +16,7 @@ function world(owners: string[]) {
     },
     prune: async (covered: ReadonlySet<string>) => void pruned.push([...covered].sort()),
   };
-  const reports = new NamespaceReports(writer, { warn: () => undefined }, () => owners);
+  const reports = new NamespaceReports(writer, { warn: () => undefined } as never, () => owners);
   return { reports, synced, pruned };
 }
 

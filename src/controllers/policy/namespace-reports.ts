@@ -19,13 +19,18 @@ export class NamespaceReports {
   private prunedOnce = false;
   /** Owners forgotten while the cache may still list them (a deleted policy until its last event arrives). */
   private readonly gone = new Set<OwnerKey>();
+  /**
+   * Namespaces whose report waits until every policy has published once: written earlier, a new process's first
+   * round would write each report with only some policies' parts, then again with all of them.
+   */
+  private readonly waiting = new Set<string>();
 
   constructor(
     private readonly writer: Pick<ReportWriter, 'sync' | 'prune'>,
     private readonly logger: Pick<Logger, 'warn'>,
     /**
-     * Every policy that exists now, by owner key. Reports are pruned only once each has published: before that (a new
-     * process), a namespace with no results yet may simply belong to a policy not reconciled yet.
+     * Every policy that exists now and is not being deleted, by owner key. Reports are written and pruned only once
+     * each has published: before that (a new process), a namespace may belong to a policy not reconciled yet.
      */
     private readonly owners: () => readonly OwnerKey[],
   ) {}
@@ -64,8 +69,15 @@ export class NamespaceReports {
     if (entries?.size === 0) this.byNamespace.delete(ns);
   }
 
-  private async write(namespaces: ReadonlySet<string>): Promise<Map<string, string>> {
+  private async write(touched: ReadonlySet<string>): Promise<Map<string, string>> {
     const names = new Map<string, string>();
+    const everyone = this.owners().every((o) => this.published.has(o) || this.gone.has(o));
+    if (!everyone) {
+      for (const ns of touched) this.waiting.add(ns);
+      return names;
+    }
+    const namespaces = new Set([...this.waiting, ...touched]);
+    this.waiting.clear();
     try {
       for (const ns of namespaces) {
         const entries = this.byNamespace.get(ns);
@@ -74,7 +86,7 @@ export class NamespaceReports {
         if (name) names.set(ns, name);
       }
       const lost = [...namespaces].some((ns) => !this.byNamespace.has(ns));
-      if ((lost || !this.prunedOnce) && this.owners().every((o) => this.published.has(o) || this.gone.has(o))) {
+      if (lost || !this.prunedOnce) {
         await this.writer.prune(new Set(this.byNamespace.keys()));
         this.prunedOnce = true;
       }

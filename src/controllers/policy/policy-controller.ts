@@ -23,7 +23,7 @@ import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
 import { PolicyRound, type RoundResult } from './round.js';
 import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, type PolicySubject } from './subject.js';
-import { policyTargets, sharedWith, type ManagedFacts, type PolicyTargets } from './targets.js';
+import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
 
 /** Targets named in a RoundInterrupted Event (the log line names all of them). */
 const MAX_STOPPED_SHOWN = 5;
@@ -132,7 +132,7 @@ export class PolicyController {
         ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(reports ? { reports } : {}) })
         : buildPolicyStatus({ ...common, mode: spec.mode });
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
-    await this.report(policy, outcomes, targets.mine);
+    await this.report(policy, outcomes, targets);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
     return this.requeue(key, mine, outcomes, run);
@@ -162,8 +162,7 @@ export class PolicyController {
       if (run.graceEndsAt !== undefined) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, run.graceEndsAt);
       result.stopped.push(...run.stopped);
       result.skipped += run.skipped;
-      result.policyError ??= run.policyError;
-      if (run.policyError === undefined) delete result.policyError;
+      if (run.policyError) result.policyError ??= run.policyError;
     }
     return result;
   }
@@ -240,8 +239,9 @@ export class PolicyController {
   }
 
   /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
-  private async report(policy: PolicySubject, outcomes: readonly TargetOutcome[], mine: readonly ManagedFacts[]): Promise<void> {
-    const enforcingIn = (ns: string) => this.o.executor !== undefined && (mine.find((m) => m.facts.namespace === ns)?.mode ?? policy.spec.mode) === 'Enforce';
+  private async report(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<void> {
+    const enforcingIn = (ns: string) => this.o.executor !== undefined && (targets.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce';
+    const mine = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts]));
     this.o.metrics.reportTargets(
       policy.namespace ?? '',
       policy.namespace === undefined ? policy.owner : policy.name,
@@ -259,8 +259,8 @@ export class PolicyController {
       // True in every round until someone fixes it: one Event per problem, not one write per round.
       for (const w of a.warnings) await this.o.events.recordStanding(involved, 'Warning', EventReason.InvalidAnnotation, w);
       if (ignoresSkip && a.verdict !== 'Conflict') {
-        const own = mine.find((m) => m.facts.kind === t.kind && m.facts.namespace === t.namespace && m.facts.name === t.name);
-        if (own?.facts.annotations?.[LoopguardAnnotation.Skip] !== undefined && readSkip(own.facts.annotations, t.kind, { ignoreOwn: true }).skipped === undefined) {
+        const own = mine.get(targetKey(t));
+        if (own?.annotations?.[LoopguardAnnotation.Skip] !== undefined && readSkip(own.annotations, t.kind, { ignoreOwn: true }).skipped === undefined) {
           await this.o.events.recordStanding(involved, 'Normal', EventReason.SkipAnnotationIgnored, `${LoopguardAnnotation.Skip} has no effect: ${describeSubject(policy)} sets skipAnnotation: Ignore, so the platform team's policy manages this ${t.kind} whatever the annotation says`);
         }
       }

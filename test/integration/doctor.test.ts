@@ -188,6 +188,7 @@ describe('loopguard doctor on the local TKE', () => {
     const POLICY = `doctor-test-${run}`;
     const COVERED = `doctor-covered-${run}`;
     const BARE = `doctor-bare-${run}`;
+    const NO_NAMESPACES = `loopguard-doctor-no-namespaces-${run}`;
     // Private CLB, ETP Local: at risk, as the demo's orders.
     const service = (namespace: string) => `apiVersion: v1
 kind: Service
@@ -237,6 +238,7 @@ spec:
       await kubectl(['delete', 'clusterloopbackpolicy', POLICY, '--ignore-not-found', '--wait=false'], admin());
       await kubectl(['patch', 'clusterloopbackpolicy', POLICY, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], admin());
       await kubectl(['delete', 'namespace', COVERED, BARE, '--ignore-not-found', '--wait=false'], admin());
+      await kubectl(['delete', 'clusterrolebinding,clusterrole', NO_NAMESPACES, '--ignore-not-found'], admin());
     });
 
     it('names the cluster policy for the labelled namespace and reports the at-risk target of the other one uncovered', async () => {
@@ -254,6 +256,35 @@ spec:
       expect(report.uncovered).toBe(1);
       // The read-only account reads the cluster policies and the namespaces' labels: nothing is missing.
       expect(report.notes).toEqual([]);
+    });
+
+    it("an account that may not read Namespaces: one note, cluster policies unresolved, nothing called uncovered", async () => {
+      // config/doctor's ClusterRole without its namespaces rule, bound to a ServiceAccount of its own.
+      const role = JSON.parse((await kubectl(['get', 'clusterrole', 'loopguard-doctor', '-o', 'json'], admin())).stdout) as { rules: { resources: string[] }[] };
+      const rules = role.rules.filter((r) => !r.resources.includes('namespaces'));
+      expect(rules.length).toBe(role.rules.length - 1);
+      const body = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: NO_NAMESPACES }, rules };
+      for (const [args, input] of [
+        [['apply', '-f', '-'], JSON.stringify(body)],
+        [['create', 'serviceaccount', 'doctor-no-ns', '-n', 'ci']],
+        [['create', 'clusterrolebinding', NO_NAMESPACES, `--clusterrole=${NO_NAMESPACES}`, '--serviceaccount=ci:doctor-no-ns']],
+        [['create', 'rolebinding', 'doctor-no-ns', '-n', 'kube-system', '--role=loopguard-doctor-kube-proxy-reader', '--serviceaccount=ci:doctor-no-ns']],
+      ] as [string[], string?][]) {
+        const res = await kubectl(args, { ...admin(), ...(input ? { input } : {}) });
+        expect(`${args.join(' ')}: ${res.code} ${res.stderr}`).toBe(`${args.join(' ')}: 0 `);
+      }
+      const kubeconfig = await serviceAccountKubeconfig(cp.kubeconfig, { name: 'doctor-no-ns', namespace: 'ci' });
+      const result = await doctor(['-A', '-o', 'json'], { KUBECONFIG: kubeconfig });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(1);
+      const report = JSON.parse(result.stdout) as Report;
+      expect(report.notes).toHaveLength(1);
+      expect(report.notes[0]).toMatch(/^could not read Namespaces \(.*forbidden.*\): which ClusterLoopbackPolicy covers a target is unresolved/);
+      const orders = (ns: string) => report.targets.find((t) => t.namespace === ns && t.kind === 'Service' && t.name === 'orders');
+      expect(orders(COVERED)?.policy).toBeUndefined();
+      expect(report.targets.filter((t) => t.uncovered)).toEqual([]);
+      expect(report.uncovered).toBeUndefined();
+      expect(orders(NS)?.policy).toBe(`LoopbackPolicy ${NS}/audit-all`);
     });
   });
 });

@@ -33,6 +33,7 @@ import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { ReportWriter } from './kube/report-writer.js';
+import { NamespaceReports } from './controllers/policy/namespace-reports.js';
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent } from './runtime/informer.js';
@@ -43,6 +44,9 @@ import { kubeReviewer, MetricsAuthorizer } from './runtime/metrics-auth.js';
 import { MetricsServer } from './runtime/metrics-server.js';
 import { ProbeServer, type HealthCheck } from './runtime/server.js';
 import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
+
+/** How long shutdown waits for queued Events (README: aborted work gets up to 2 s more for its log lines and Events). */
+const EVENT_FLUSH_MS = 2_000;
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
@@ -101,6 +105,8 @@ export class Operator {
   private readonly policySeen = new Map<string, string>();
   /** Aborts when shutdown begins: the executor starts no new step after it (work-queue.ts drains the rest). */
   private readonly stopping = new AbortController();
+  /** Written at a steady pace (events.ts); what is still queued gets a moment at shutdown. */
+  private readonly events: EventRecorder;
 
   constructor(private readonly d: OperatorDeps) {
     const { kc, config, logger, metrics } = d;
@@ -185,9 +191,9 @@ export class Operator {
       resyncMs: config.driftCheckIntervalMs,
     });
     const observer = new ClbObserver(d.clb);
-    const events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
+    const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
       logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
-    );
+    ));
     const writer = new KubeWriter(kc);
     const records = new RecordStore(kc);
     // One clock of TKE waits for the effects (when a wait began) and the executor (when it ended).
@@ -229,7 +235,10 @@ export class Operator {
       observer,
       capabilities: this.capabilities,
       statusWriter: new PolicyStatusWriter(kc),
-      reports: new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger }),
+      reports: new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger }), logger, () => [
+        ...this.policies.list().map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
+        ...this.clusterPolicies.list().map((p) => clusterKey(p.metadata?.name ?? '')),
+      ]),
       writer,
       events,
       metrics,
@@ -319,6 +328,8 @@ export class Operator {
       onGraceOver: (policies) => this.d.logger.warn('Shutdown grace period ended; aborting', { policies, graceMs }),
     });
     if (drained) this.d.logger.info('Drained');
+    // The Events of the last rounds (their writes are paced); the Lease waits for them, briefly.
+    if (!(await this.events.flush(EVENT_FLUSH_MS))) this.d.logger.warn('Shutdown left Events unwritten', { pending: this.events.pending });
     await this.elector?.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.server.stop();

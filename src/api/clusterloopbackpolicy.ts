@@ -1,7 +1,7 @@
 // ClusterLoopbackPolicy (loopguard.dev/v1alpha1, cluster-scoped): TypeScript mirror of
 // crds/loopguard.dev_clusterloopbackpolicies.yaml. Its spec is the LoopbackPolicy spec plus the fields that only make
-// sense across namespaces; docs/cluster-policy.md gives the design and its sources. No controller reads it yet
-// (issue 24): these types and `withClusterSpecDefaults` are the contract that controller will work against.
+// sense across namespaces; docs/cluster-policy.md gives the design and its sources. The policy controller reconciles
+// it (src/controllers/policy/subject.ts).
 import type { Condition } from './conditions.js';
 import {
   API_VERSION,

@@ -75,6 +75,11 @@ export interface PolicyStatusInput {
   maxTargets?: number;
   /** A cluster policy's: targets and releases carry their namespace, and sort by it after severity. */
   withNamespace?: boolean;
+  /**
+   * A cluster policy's namespaces differ in mode: whether a target's namespace is in Enforce (else `mode` for all).
+   * Only enforced targets can make the policy Stalled or Reconciling: an Audit namespace's plan is a report.
+   */
+  enforcedIn?: (namespace: string) => boolean;
 }
 
 export const MAX_PLAN_LINES = 32;
@@ -236,18 +241,19 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts, shown: number
   const enforce = input.mode === 'Enforce';
   const outcomes = input.outcomes;
   const summary = countsSummary(counts);
+  const enforced = (o: TargetOutcome) => (input.enforcedIn ? input.enforcedIn(o.assessment.target.namespace) : enforce);
 
   // --- Stalled
   let stalled: Evaluation['stalled'];
   // A release that cannot be carried out needs a human as much as a target that cannot be mitigated.
   const permanent = [
-    ...outcomes.flatMap((o) => (o.error?.permanent ? [{ who: label(o), error: o.error }] : [])),
+    ...outcomes.flatMap((o) => (o.error?.permanent && enforced(o) ? [{ who: label(o), error: o.error }] : [])),
     ...(input.releases ?? []).flatMap((r) => (r.error?.permanent ? [{ who: `${r.kind}/${r.name} (release)`, error: r.error }] : [])),
   ];
-  const blocked = enforce ? outcomes.filter((o) => o.assessment.blockers.length > 0) : [];
+  const blocked = outcomes.filter((o) => enforced(o) && o.assessment.blockers.length > 0);
   if (input.policyError) {
     stalled = { reason: input.policyError.reason, message: input.policyError.message };
-  } else if (enforce && permanent.length > 0) {
+  } else if ((enforce || input.enforcedIn !== undefined) && permanent.length > 0) {
     stalled = {
       reason: permanent[0]!.error.reason,
       message: examples(permanent.map((p) => ({ who: p.who, text: p.error.message }))),
@@ -261,9 +267,7 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts, shown: number
   // --- Reconciling
   const observing = outcomes.filter((o) => OBSERVING.has(o.assessment.rootCause.id));
   const retrying = outcomes.filter((o) => o.error && !o.error.permanent);
-  const applying = enforce
-    ? outcomes.filter((o) => stepCount(o) > 0 && o.assessment.blockers.length === 0 && !o.error?.permanent)
-    : [];
+  const applying = outcomes.filter((o) => enforced(o) && stepCount(o) > 0 && o.assessment.blockers.length === 0 && !o.error?.permanent);
   let reconciling: Evaluation['reconciling'];
   if (!stalled) {
     if (retrying.length > 0) {

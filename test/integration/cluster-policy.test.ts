@@ -10,7 +10,11 @@ import { randomBytes } from 'node:crypto';
 import type { ClusterLoopbackPolicy, ClusterLoopbackPolicySpec } from '../../src/api/clusterloopbackpolicy.js';
 import { findCondition } from '../../src/api/conditions.js';
 import type { LoopbackRecord } from '../../src/api/loopbackrecord.js';
-import { createNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from '../controlplane/crds.js';
+import { bash } from '../support/checkout.js';
+import { createNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, policyManifest, waitForPolicy } from '../support/policy.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
@@ -18,6 +22,8 @@ import { AT_RISK_L4, lbService } from '../support/workload.js';
 const SERVICE_LB_ID = 'service.kubernetes.io/loadbalance-id';
 const API = { group: 'loopguard.dev', version: 'v1alpha1', plural: 'clusterloopbackpolicies' };
 const ENFORCE_LABEL = 'loopguard.dev/enforce';
+const OPENREPORTS_CRD = join(REPO_ROOT, 'test', 'fixtures', 'openreports', 'openreports.io_reports.yaml');
+const REPORTS_CRD_NAME = 'crd/reports.openreports.io';
 
 describe('ClusterLoopbackPolicy: namespaces, staged rollout, precedence, skip, release and revert', () => {
   let tke: LocalTke;
@@ -51,6 +57,9 @@ describe('ClusterLoopbackPolicy: namespaces, staged rollout, precedence, skip, r
   const target = (p: ClusterLoopbackPolicy, which: 'a' | 'b' | 'c') => p.status?.targets?.find((t) => t.namespace === ns[which] && t.name === 'web');
 
   beforeAll(async () => {
+    // OpenReports installed: each governed namespace gets loopguard's Report (the namespace-report suite covers its absence).
+    expect((await kubectl(['apply', '--server-side', '--field-manager=loopguard-tests', '-f', OPENREPORTS_CRD])).code).toBe(0);
+    expect((await kubectl(['wait', '--for=condition=Established', '--timeout=60s', REPORTS_CRD_NAME])).code).toBe(0);
     tke = await startLocalTke({ emulator: { taskDurationMs: 30 }, resyncIntervalMs: 1_500, operator: { leaderElect: false, extraArgs: ['--drift-check-interval=3s', '--tke-grace-period=3s'] } });
     for (const k of ['a', 'b', 'c'] as const) {
       ns[k] = await createNamespace(`clbp-${k}`);
@@ -66,12 +75,14 @@ describe('ClusterLoopbackPolicy: namespaces, staged rollout, precedence, skip, r
 
   afterAll(async () => {
     // Never leave a cluster policy behind for the next suite: its finalizer goes with it.
-    const left = await get().catch(() => undefined);
-    if (left) {
-      await custom.patchClusterCustomObject({ ...API, name, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
-      await custom.deleteClusterCustomObject({ ...API, name }).catch(() => undefined);
+    for (const policy of [name, 'staged-rollout']) {
+      const left = await custom.getClusterCustomObject({ ...API, name: policy }).catch(() => undefined);
+      if (!left) continue;
+      await custom.patchClusterCustomObject({ ...API, name: policy, body: { metadata: { finalizers: null } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)).catch(() => undefined);
+      await custom.deleteClusterCustomObject({ ...API, name: policy }).catch(() => undefined);
     }
     await tke?.stop();
+    await kubectl(['delete', REPORTS_CRD_NAME, '--ignore-not-found', '--wait=false']);
   });
 
   it('Audit: verdicts in the two selected namespaces only, nothing written; kubectl wait works', async () => {
@@ -109,7 +120,7 @@ spec:
     await waitSources('a', 1);
     const p = await waitForCluster('a mitigated, b at risk', (x) => target(x, 'a')?.verdict === 'Mitigated' && target(x, 'b')?.verdict === 'AtRisk');
     expect(p.status?.namespaces).toMatchObject({ selected: 2, enforce: 1, audit: 1 });
-    expect(p.status?.byNamespace?.find((n) => n.namespace === ns.a)?.mode).toBe('Enforce');
+    expect(p.status?.byNamespace?.find((n) => n.namespace === ns.a)).toMatchObject({ mode: 'Enforce', report: 'loopguard' });
     expect(await sources(lb.b)).toEqual([0, 0]);
     expect(await sources(lb.c)).toEqual([0, 0]);
     // The record names the cluster policy as its owner.
@@ -135,6 +146,17 @@ spec:
     expect(target(cluster, 'b')?.message).toMatch(new RegExp(`managed by LoopbackPolicy ${ns.b}/own: the cluster policy's precedence is NamespacedFirst`));
     await waitSources('b', 0);
     await waitForPolicy(ref, 'web at risk under its own Audit policy', (p) => p.status?.targets?.find((t) => t.name === 'web')?.verdict === 'AtRisk', { timeoutMs: 60_000, context: logs });
+    // The namespace's one Report lists web under the policy that manages it (the loser's conflict stays out).
+    const report = await waitFor(`the Report in ${ns.b} naming LoopbackPolicy/own`, async () => {
+      const r = await custom.getNamespacedCustomObject({ group: 'openreports.io', version: 'v1alpha1', plural: 'reports', namespace: ns.b, name: 'loopguard' }).catch(() => undefined);
+      const results = (r as { results?: { policy: string; rule: string; resources: { name: string }[] }[] } | undefined)?.results ?? [];
+      return results.some((x) => x.policy === 'LoopbackPolicy/own') ? results : undefined;
+    }, { context: logs });
+    expect(report.map((x) => [x.policy, x.rule, x.resources[0]?.name])).toEqual([['LoopbackPolicy/own', 'PodSourceNotMasqueraded', 'web']]);
+    const inA = (await custom.getNamespacedCustomObject({ group: 'openreports.io', version: 'v1alpha1', plural: 'reports', namespace: ns.a, name: 'loopguard' })) as { summary?: Record<string, number> };
+    expect(inA.summary).toMatchObject({ pass: 1 });
+    // The namespace no policy governs has none.
+    expect((await kubectl(['get', 'reps', 'loopguard', '-n', ns.c, '--ignore-not-found', '-o', 'name'])).stdout.trim()).toBe('');
 
     // ClusterFirst: the platform team's switch; the LoopbackPolicy reports the conflict naming the cluster policy.
     await patchSpec({ precedence: 'ClusterFirst' });
@@ -176,4 +198,27 @@ spec:
     const records = (await custom.listClusterCustomObject({ group: 'loopguard.dev', version: 'v1alpha1', plural: 'loopbackrecords' })) as { items: LoopbackRecord[] };
     expect(records.items.filter((r) => r.spec.policy.kind === 'ClusterLoopbackPolicy' && r.spec.policy.name === name)).toEqual([]);
   }, 180_000);
+
+  it("the README's platform-team journey, its commands as written: the sample enforces only where a namespace opts in, and its deletion gives everything back", async () => {
+    const text = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+    const start = text.indexOf('### One policy for the whole cluster');
+    const section = text.slice(start, text.indexOf('\n### ', start + 1));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    const commands = block.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+    expect(commands[0]).toBe('kubectl apply -f config/samples/cluster-policy.yaml');
+    // Here only namespace a carries loopguard.dev/enforce=true: the sample (every namespace) enforces there alone.
+    await core.patchNamespacedService({ namespace: ns.a, name: 'web', body: { metadata: { annotations: { 'loopguard.dev/skip': null } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+    const run = await bash(`set -e; export KUBECONFIG=${kubeconfigPath()}; ${commands.join('; ')}`, REPO_ROOT, 150_000);
+    expect({ code: run.code, output: run.code === 0 ? '' : run.output }).toEqual({ code: 0, output: '' });
+    expect(run.output).toContain('condition met');
+    expect(run.output).toMatch(/staged-rollout\s+Audit\s+\d+/);
+    await waitSources('a', 1);
+    expect(await sources(lb.b)).toEqual([0, 0]);
+    expect(await sources(lb.c)).toEqual([0, 0]);
+    // Step 6, as the README says it.
+    const deleted = await bash(`export KUBECONFIG=${kubeconfigPath()}; kubectl delete clbp staged-rollout --timeout=90s`, REPO_ROOT, 120_000);
+    expect(section).toContain('`kubectl delete clbp staged-rollout`');
+    expect(deleted.code).toBe(0);
+    expect(await sources(lb.a)).toEqual([0, 0]);
+  }, 240_000);
 });

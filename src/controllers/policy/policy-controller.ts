@@ -6,10 +6,9 @@
 // A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
 import { FINALIZER, type LoopbackPolicyStatus, type PolicyMode } from '../../api/loopbackpolicy.js';
-import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
+import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
 import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
-import { coveredNamespaces } from '../../model/namespace-coverage.js';
 import type { ReportTarget } from '../../model/namespace-report.js';
 import { EventReason } from '../../api/reasons.js';
 import { targetKey, type TargetFacts } from '../../model/facts.js';
@@ -67,7 +66,7 @@ export class PolicyController {
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
     const subject = this.subject(key);
     if (!subject) {
-      this.forgetPolicy(key);
+      await this.forgetPolicy(key);
       return;
     }
     try {
@@ -95,7 +94,7 @@ export class PolicyController {
     if (policy.metadata.deletionTimestamp) {
       const outcome = await this.deletion.finalize(policy, signal);
       if (outcome) return outcome;
-      this.forgetPolicy(key);
+      await this.forgetPolicy(key);
       return;
     }
     const { spec } = policy;
@@ -127,7 +126,7 @@ export class PolicyController {
       ...(run.policyError ? { policyError: run.policyError } : {}),
       now: new Date(),
     };
-    const reports = policy.namespace === undefined ? await this.writeReports(policy, outcomes, targets) : undefined;
+    const reports = await this.publishReports(policy, outcomes, targets);
     const status =
       policy.namespace === undefined
         ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(reports ? { reports } : {}) })
@@ -170,18 +169,15 @@ export class PolicyController {
   }
 
   /**
-   * A cluster policy's results where each namespace's users read them: one OpenReports Report per covered namespace
-   * (written only when it changes; report-writer.ts), and the reports of namespaces no cluster policy covers any more
-   * removed. A conflict is reported by the policy that manages the target, not by this one. A failure is logged: the
-   * reports are a view, the round's work and status stand without them.
+   * The policy's results where each namespace's users read them: its part of the OpenReports Report of every
+   * namespace it governs (namespace-reports.ts). Returns the namespaces' report names, for a cluster policy's status.
    */
-  private async writeReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<Map<string, string> | undefined> {
+  private async publishReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<Map<string, string> | undefined> {
     if (!this.o.reports) return undefined;
     const byNs = new Map<string, ReportTarget[]>([...targets.namespaces.keys()].map((ns) => [ns, []]));
     const uid = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts.uid]));
     for (const o of outcomes) {
       const a = o.assessment;
-      if (a.rootCause.id === 'PolicyConflict' || a.rootCause.id === 'PolicyPrecedence') continue;
       const t = a.target;
       const id = uid.get(targetKey(t));
       byNs.get(t.namespace)?.push({
@@ -193,28 +189,12 @@ export class PolicyController {
         rootCause: a.rootCause.id,
         message: a.rootCause.message,
         mode: targets.namespaces.get(t.namespace) ?? policy.spec.mode,
-        policy: policy.owner,
+        policy: policy.namespace === undefined ? policy.owner : `LoopbackPolicy/${policy.name}`,
         plan: o.plan ?? [],
         ...(a.loadBalancerId ? { loadBalancerId: a.loadBalancerId } : {}),
       });
     }
-    const names = new Map<string, string>();
-    try {
-      for (const [ns, list] of byNs) {
-        const name = await this.o.reports.sync(ns, list);
-        if (name) names.set(ns, name);
-      }
-      // Namespaces any cluster policy covers keep their report; the others lose loopguard's.
-      const covered = new Set<string>();
-      for (const cp of this.o.caches.clusterPolicies()) {
-        const spec = withClusterSpecDefaults(cp.spec);
-        for (const ns of coveredNamespaces(spec, this.o.caches.namespaces(), this.o.caches.ownNamespace).modes.keys()) covered.add(ns);
-      }
-      await this.o.reports.prune(covered);
-    } catch (err) {
-      this.o.logger.warn('Could not write the namespaces\' reports', { policy: policy.owner, error: err instanceof Error ? err.message : String(err) });
-    }
-    return names;
+    return this.o.reports.publish(policy.owner, byNs);
   }
 
   /** A new generation: Ready=Unknown + Reconciling first, so kstatus/Flux never see the old status as current. */
@@ -330,7 +310,8 @@ export class PolicyController {
     await this.o.events.record(subjectRef(policy), 'Normal', EventReason.RoundInterrupted, what);
   }
 
-  private forgetPolicy(key: string): void {
+  private async forgetPolicy(key: string): Promise<void> {
+    await this.o.reports?.forget(key);
     this.building.delete(key);
     this.driftClocks.delete(key);
     const [first = '', name = ''] = key.split('/');

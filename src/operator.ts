@@ -16,8 +16,10 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { CLUSTER_KIND, CLUSTER_PLURAL, type ClusterLoopbackPolicy } from './api/clusterloopbackpolicy.js';
+import { clusterKeyOf, PolicyEventRouter } from './controllers/policy/routing.js';
+import { clusterOwnerKey } from './model/record-registry.js';
 import { TKE_SERVICE_CONFIG } from './api/annotations.js';
-import { ABANDON_ANNOTATION, GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
+import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './cloud/clb-observer.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
@@ -33,6 +35,7 @@ import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { ReportWriter } from './kube/report-writer.js';
+import { NamespaceReports } from './controllers/policy/namespace-reports.js';
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent } from './runtime/informer.js';
@@ -44,15 +47,14 @@ import { MetricsServer } from './runtime/metrics-server.js';
 import { ProbeServer, type HealthCheck } from './runtime/server.js';
 import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
 
+/** How long shutdown waits for queued Events (README: aborted work gets up to 2 s more for its log lines and Events). */
+const EVENT_FLUSH_MS = 2_000;
+
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
 /** loopguard's own CRDs, by informer: a missing one makes the replica unready, naming the fix (issue 22 #10). */
 const OWN_CRDS: Record<string, string> = { loopbackpolicies: `${PLURAL}.${GROUP}`, loopbackrecords: `${RECORD_PLURAL}.${GROUP}`, clusterloopbackpolicies: `${CLUSTER_PLURAL}.${GROUP}` };
 
-/** A cluster policy's work-queue key (its owner key, record-registry.ts): a namespace name is never capitalised. */
-function clusterKey(name: string): string {
-  return `${CLUSTER_KIND}/${name}`;
-}
 
 function notServedReason(i: ResilientInformer<KubernetesObject>): string | undefined {
   if (i.notServed === undefined) return undefined;
@@ -72,6 +74,10 @@ export interface OperatorDeps {
   onLostLeadership: () => void;
   /** More readiness checks (e.g. the CLB API is usable), next to the informers' and the elector's. */
   readiness?: HealthCheck[];
+}
+
+function namespaceFacts(n: V1Namespace): { name: string; labels?: Record<string, string> } {
+  return { name: n.metadata?.name ?? '', ...(n.metadata?.labels ? { labels: n.metadata.labels } : {}) };
 }
 
 export class Operator {
@@ -98,9 +104,12 @@ export class Operator {
   private readonly admission: AdmissionParamsWriter;
   private readonly capabilities = new LearnedCapabilities();
   private cachedProfile: ClusterProfile | undefined;
-  private readonly policySeen = new Map<string, string>();
+  /** Informer events → work-queue keys (routing.ts). */
+  private readonly router: PolicyEventRouter;
   /** Aborts when shutdown begins: the executor starts no new step after it (work-queue.ts drains the rest). */
   private readonly stopping = new AbortController();
+  /** Written at a steady pace (events.ts); what is still queued gets a moment at shutdown. */
+  private readonly events: EventRecorder;
 
   constructor(private readonly d: OperatorDeps) {
     const { kc, config, logger, metrics } = d;
@@ -122,23 +131,23 @@ export class Operator {
       this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
       return inf;
     };
-    const byNamespace = (obj: KubernetesObject) => this.enqueueNamespace(obj.metadata?.namespace ?? '');
+    const byNamespace = (obj: KubernetesObject) => this.router.target(obj.metadata?.namespace ?? '');
     this.services = make<V1Service>('services', '/api/v1/services', () => core.listServiceForAllNamespaces(), byNamespace);
     this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', () => net.listIngressForAllNamespaces(), byNamespace);
     this.policies = make<KubernetesObject>(
       'loopbackpolicies',
       `/apis/${GROUP}/${VERSION}/${PLURAL}`,
       async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as KubernetesListObject<KubernetesObject>,
-      (p) => this.onPolicyEvent(p),
+      (p) => this.router.policy(p),
     );
     this.clusterPolicies = make<KubernetesObject>(
       'clusterloopbackpolicies',
       `/apis/${GROUP}/${VERSION}/${CLUSTER_PLURAL}`,
       async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL })) as KubernetesListObject<KubernetesObject>,
-      (p) => this.onClusterPolicyEvent(p),
+      (p) => this.router.clusterPolicy(p),
     );
     // A label change moves a namespace into, out of, or between the modes of a cluster policy (docs/cluster-policy.md §4).
-    this.namespaces = make<V1Namespace>('namespaces', '/api/v1/namespaces', () => core.listNamespace(), (ns) => this.onNamespaceEvent(ns));
+    this.namespaces = make<V1Namespace>('namespaces', '/api/v1/namespaces', () => core.listNamespace(), (ns, type) => this.router.namespace(ns, type === 'delete'));
     this.daemonSets = make<V1DaemonSet>(
       'kube-proxy-daemonset',
       `/apis/apps/v1/namespaces/${KUBE_PROXY.namespace}/daemonsets`,
@@ -173,7 +182,10 @@ export class Operator {
         if (!owner) return;
         const cluster = owner.kind === CLUSTER_KIND;
         const policy = cluster ? this.clusterPolicies.get(owner.name) : this.policies.get(owner.name, owner.namespace);
-        if (policy?.metadata?.deletionTimestamp) this.queue.add(cluster ? clusterKey(owner.name) : `${owner.namespace}/${owner.name}`);
+        if (policy?.metadata?.deletionTimestamp) this.queue.add(cluster ? clusterOwnerKey(owner.name) : `${owner.namespace}/${owner.name}`);
+        // A released record may be what a policy that won the target by precedence waits for (PolicyHandover).
+        const target = (r as unknown as LoopbackRecord).spec?.target;
+        if (target) this.router.target(target.namespace);
       },
     );
 
@@ -185,9 +197,9 @@ export class Operator {
       resyncMs: config.driftCheckIntervalMs,
     });
     const observer = new ClbObserver(d.clb);
-    const events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
+    const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
       logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
-    );
+    ));
     const writer = new KubeWriter(kc);
     const records = new RecordStore(kc);
     // One clock of TKE waits for the effects (when a wait began) and the executor (when it ended).
@@ -204,8 +216,14 @@ export class Operator {
           mayWrite: () => this.elector?.mayWrite() ?? true,
         })
       : undefined;
+    // loopguard's own namespace (the Deployment's downward-API POD_NAMESPACE), which a cluster policy leaves out by
+    // default; run from a checkout, the Lease's namespace stands in for it.
+    const ownNamespace = process.env['POD_NAMESPACE'] || config.leaseNamespace;
+    const namespaceOf = (name: string) => {
+      const n = this.namespaces.get(name);
+      return n ? namespaceFacts(n) : undefined;
+    };
     const recordsOf = (ns?: string) => (this.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => ns === undefined || r.spec?.target?.namespace === ns);
-    const namespaceFacts = (n: V1Namespace) => ({ name: n.metadata?.name ?? '', ...(n.metadata?.labels ? { labels: n.metadata.labels } : {}) });
     const controller = new PolicyController({
       caches: {
         policy: (ns, name) => this.policies.get(name, ns) as LoopbackPolicy | undefined,
@@ -215,12 +233,9 @@ export class Operator {
         records: recordsOf,
         clusterPolicy: (name) => this.clusterPolicies.get(name) as unknown as ClusterLoopbackPolicy | undefined,
         clusterPolicies: () => this.clusterPolicies.list() as unknown as readonly ClusterLoopbackPolicy[],
-        namespace: (name) => {
-          const n = this.namespaces.get(name);
-          return n ? namespaceFacts(n) : undefined;
-        },
+        namespace: namespaceOf,
         namespaces: () => this.namespaces.list().map(namespaceFacts),
-        ownNamespace: config.leaseNamespace,
+        ownNamespace,
       },
       record: (t) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined,
       records,
@@ -229,7 +244,10 @@ export class Operator {
       observer,
       capabilities: this.capabilities,
       statusWriter: new PolicyStatusWriter(kc),
-      reports: new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger }),
+      reports: new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger }), logger, () => [
+        ...this.policies.list().filter((p) => !p.metadata?.deletionTimestamp).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
+        ...this.clusterPolicies.list().filter((p) => !p.metadata?.deletionTimestamp).map(clusterKeyOf),
+      ]),
       writer,
       events,
       metrics,
@@ -248,6 +266,18 @@ export class Operator {
           logger.warn('Reconcile failed', { policy: key, error: err instanceof Error ? err.message : String(err), retryInMs: retryIn }),
       },
     });
+    this.router = new PolicyEventRouter(
+      this.queue,
+      {
+        policies: (ns?) => this.policies.list(ns),
+        clusterPolicies: () => this.clusterPolicies.list(),
+        namespace: namespaceOf,
+        ownNamespace,
+        livePolicy: (ns, name) => this.policies.get(name, ns) !== undefined,
+        liveClusterPolicy: (name) => this.clusterPolicies.get(name) !== undefined,
+      },
+      () => this.admission.changed(),
+    );
     if (config.metricsSecure) {
       this.metricsServer = new MetricsServer({
         host: config.probeHost,
@@ -319,6 +349,8 @@ export class Operator {
       onGraceOver: (policies) => this.d.logger.warn('Shutdown grace period ended; aborting', { policies, graceMs }),
     });
     if (drained) this.d.logger.info('Drained');
+    // The Events of the last rounds (their writes are paced); the Lease waits for them, briefly.
+    if (!(await this.events.flush(EVENT_FLUSH_MS))) this.d.logger.warn('Shutdown left Events unwritten', { pending: this.events.pending });
     await this.elector?.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.server.stop();
@@ -329,58 +361,8 @@ export class Operator {
   private startLeading(): void {
     this.d.metrics.leader.set({ name: this.d.config.leaseName }, 1);
     this.queue.start();
-    this.enqueueAll();
+    this.router.all();
     this.admission.start();
-  }
-
-  /**
-   * Our own status writes come back as update events; reconciling on them would double every reconcile. Like
-   * controller-runtime's GenerationChangedPredicate, only spec (generation), deletion and finalizer changes
-   * enqueue; everything else reaches the policy through its targets' events or its drift requeue.
-   */
-  private onPolicyEvent(p: KubernetesObject): void {
-    const key = `${p.metadata?.namespace}/${p.metadata?.name}`;
-    const md = p.metadata;
-    // The abandon annotation is the user's way out of a blocked deletion: it must act at once.
-    const abandon = md?.annotations?.[ABANDON_ANNOTATION] ?? '';
-    const fingerprint = `${md?.generation ?? ''}|${md?.deletionTimestamp ? 'deleting' : ''}|${(md?.finalizers ?? []).join(',')}|${abandon}`;
-    if (this.policySeen.get(key) === fingerprint && this.policies.get(md?.name ?? '', md?.namespace)) return;
-    if (this.policies.get(md?.name ?? '', md?.namespace)) this.policySeen.set(key, fingerprint);
-    else this.policySeen.delete(key);
-    this.queue.add(key);
-    this.admission.changed();
-  }
-
-  /**
-   * A cluster policy's spec, deletion or finalizers changed: it, and every LoopbackPolicy (its precedence may give
-   * their targets to it or back), are reconciled. Status writes are filtered out as for the namespaced kind.
-   */
-  private onClusterPolicyEvent(p: KubernetesObject): void {
-    const key = clusterKey(p.metadata?.name ?? '');
-    const md = p.metadata;
-    const abandon = md?.annotations?.[ABANDON_ANNOTATION] ?? '';
-    const fingerprint = `${md?.generation ?? ''}|${md?.deletionTimestamp ? 'deleting' : ''}|${(md?.finalizers ?? []).join(',')}|${abandon}`;
-    const live = this.clusterPolicies.get(md?.name ?? '');
-    if (this.policySeen.get(key) === fingerprint && live) return;
-    if (live) this.policySeen.set(key, fingerprint);
-    else this.policySeen.delete(key);
-    this.queue.add(key);
-    for (const q of this.policies.list()) this.queue.add(`${q.metadata?.namespace}/${q.metadata?.name}`);
-  }
-
-  /** A namespace created, relabelled or deleted: the cluster policies, and the namespace's own policies (precedence). */
-  private onNamespaceEvent(ns: V1Namespace): void {
-    this.enqueueNamespace(ns.metadata?.name ?? '');
-  }
-
-  private enqueueNamespace(namespace: string): void {
-    for (const p of this.policies.list(namespace)) this.queue.add(`${p.metadata?.namespace}/${p.metadata?.name}`);
-    for (const p of this.clusterPolicies.list()) this.queue.add(clusterKey(p.metadata?.name ?? ''));
-  }
-
-  private enqueueAll(): void {
-    for (const p of this.policies.list()) this.queue.add(`${p.metadata?.namespace}/${p.metadata?.name}`);
-    for (const p of this.clusterPolicies.list()) this.queue.add(clusterKey(p.metadata?.name ?? ''));
   }
 
   /** The cluster profile; detected again only after a kube-proxy DaemonSet/ConfigMap event (it parses YAML). */
@@ -392,7 +374,7 @@ export class Operator {
 
   private onKubeProxyEvent(): void {
     this.cachedProfile = undefined;
-    this.enqueueAll();
+    this.router.all();
     this.admission.changed();
   }
 }

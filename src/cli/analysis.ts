@@ -16,8 +16,10 @@ export const NO_POLICY = '(no policy)';
 export interface AnalysisInput {
   facts: TargetFacts;
   spec: ResolvedPolicySpec;
-  /** `<namespace>/<name>` of the policy that manages the target, if one selects it. */
-  policy?: string;
+  /** The owner key (record-registry.ts) of the policy that manages the target, if one selects it. */
+  owner?: string;
+  /** A cluster policy with `skipAnnotation: Ignore` manages it. */
+  ignoreSkipAnnotation?: boolean;
   profile: ClusterProfile;
   clb: ClbObservation;
   /** When `clb` was read (ms since the epoch). */
@@ -38,7 +40,7 @@ export type Analysis = PlannedTarget;
 export function analyzeTarget(input: AnalysisInput): Analysis {
   const { facts } = input;
   const { targets } = planPolicy({
-    owner: input.policy ?? NO_POLICY,
+    owner: input.owner ?? NO_POLICY,
     spec: input.spec,
     profile: input.profile,
     // The CLI learns nothing from refusals: it plans as a fresh operator would.
@@ -57,6 +59,7 @@ export function analyzeTarget(input: AnalysisInput): Analysis {
     ],
     orphans: [],
     shared: input.shared ?? NO_SHARING,
+    ...(input.ignoreSkipAnnotation ? { ignoreSkipAnnotation: true } : {}),
   });
   return targets[0] as PlannedTarget;
 }

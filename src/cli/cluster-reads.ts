@@ -2,8 +2,9 @@
 // never a write (config/doctor/cluster_role.yaml grants them). The targets (Services, Ingresses) must
 // be readable or there is nothing to scan (exit 2); the rest refines the report and, when forbidden or absent, becomes
 // a note saying what the report then lacks: the kube-proxy DaemonSet and ConfigMap (the cluster profile, as the
-// operator detects it), TkeServiceConfigs (L7 plans), LoopbackRecords (what loopguard changed) and LoopbackPolicies
-// (which spec a target is assessed with).
+// operator detects it), TkeServiceConfigs (L7 plans), LoopbackRecords (what loopguard changed), LoopbackPolicies and
+// ClusterLoopbackPolicies (which policy covers a target and which spec it is assessed with) and, when there are
+// cluster policies, the Namespaces' labels (which namespaces they cover).
 import {
   AppsV1Api,
   CoreV1Api,
@@ -13,11 +14,14 @@ import {
   type V1ConfigMap,
   type V1DaemonSet,
   type V1Ingress,
+  type V1Namespace,
   type V1Service,
 } from '@kubernetes/client-node';
 import { TKE_SERVICE_CONFIG } from '../api/annotations.js';
+import { CLUSTER_PLURAL, type ClusterLoopbackPolicy } from '../api/clusterloopbackpolicy.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from '../api/loopbackpolicy.js';
 import { RECORD_PLURAL, type LoopbackRecord } from '../api/loopbackrecord.js';
+import type { NamespaceFacts } from '../model/namespace-coverage.js';
 import { kubeErrorMessage, kubeStatus } from '../runtime/kube-errors.js';
 import { CliError } from './errors.js';
 
@@ -42,6 +46,13 @@ export interface ClusterSnapshot {
   tkeServiceConfigs?: TkeServiceConfigObject[];
   records: LoopbackRecord[];
   policies: LoopbackPolicy[];
+  /** None when the CRD is not installed (404) or they could not be read (a note says so). */
+  clusterPolicies: ClusterLoopbackPolicy[];
+  /**
+   * The scanned namespaces with their labels, read only when there are cluster policies; undefined: they could not be
+   * read, so which cluster policy covers a target is unresolved (a note says so).
+   */
+  namespaces?: NamespaceFacts[];
   notes: string[];
 }
 
@@ -183,6 +194,26 @@ export async function readCluster(kc: KubeConfig, server: string, scope: ScanSco
       notes,
       [],
     )) ?? [];
+  // No ClusterLoopbackPolicy CRD (404): no cluster policy exists, which is a known answer.
+  const clusterPolicies =
+    (await optional(
+      'ClusterLoopbackPolicies',
+      'targets a cluster policy covers are shown with their LoopbackPolicy or as covered by none',
+      async () => ((await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL })) as { items?: ClusterLoopbackPolicy[] }).items ?? [],
+      notes,
+      [],
+    )) ?? [];
+  const namespaces =
+    clusterPolicies.length === 0
+      ? []
+      : await optional(
+          ns ? `Namespace ${ns}` : 'Namespaces',
+          'which ClusterLoopbackPolicy covers a target is unresolved: targets show their LoopbackPolicy only, and none is reported uncovered',
+          async () => (ns ? [namespaceFacts(await core.readNamespace({ name: ns }))] : (await core.listNamespace()).items.map(namespaceFacts)),
+          notes,
+          // -n on a namespace that does not exist: it has no targets either.
+          [],
+        );
   return {
     services,
     ingresses,
@@ -191,6 +222,13 @@ export async function readCluster(kc: KubeConfig, server: string, scope: ScanSco
     ...(tkeServiceConfigs ? { tkeServiceConfigs } : {}),
     records,
     policies,
+    clusterPolicies,
+    ...(namespaces ? { namespaces } : {}),
     notes,
   };
+}
+
+/** A Namespace as cluster-policy coverage sees it (the operator's cache makes the same). */
+function namespaceFacts(n: V1Namespace): NamespaceFacts {
+  return { name: n.metadata?.name ?? '', ...(n.metadata?.labels ? { labels: n.metadata.labels } : {}), ...(n.status?.phase === 'Terminating' ? { terminating: true } : {}) };
 }

@@ -10,7 +10,7 @@ export interface ClusterRollup {
   targets: number;
   atRisk: number;
   mitigated: number;
-  /** At risk, and no LoopbackPolicy selects it: nothing will mitigate it until someone writes one. */
+  /** At risk, and no LoopbackPolicy or ClusterLoopbackPolicy covers it: nothing will mitigate it until one does. */
   uncovered: number;
 }
 
@@ -44,7 +44,7 @@ export function rollupOf(targets: readonly TargetReport[]): ClusterRollup {
     targets: targets.length,
     atRisk: targets.filter((t) => t.verdict === 'AtRisk').length,
     mitigated: targets.filter((t) => t.verdict === 'Mitigated').length,
-    uncovered: targets.filter((t) => t.verdict === 'AtRisk' && t.policy === undefined).length,
+    uncovered: targets.filter((t) => t.uncovered === true).length,
   };
 }
 

@@ -7,7 +7,7 @@
 // the most severe and says what it depends on ("AtRisk (VipHealthCheckDropped) if the CLB keeps the VIP
 // health-check source; Mitigated (LoopbackPrevented) if it health-checks from 100.64.0.0/10").
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
-import type { LoopbackPolicy, ResolvedPolicySpec } from '../api/loopbackpolicy.js';
+import type { LoopbackPolicy } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { OWNER_TAG } from '../model/clb-ownership.js';
 import type { ClbFacts, ListenerFacts, TargetFacts } from '../model/facts.js';
@@ -21,7 +21,7 @@ import { TKE_GRACE_MS } from '../model/tke-timing.js';
 import { analyzeTarget, NO_POLICY, type Analysis } from './analysis.js';
 import type { TkeServiceConfigObject } from './cluster-reads.js';
 import type { ManifestSet } from './manifests.js';
-import { choosePolicies, DEFAULT_CHOICE } from './policy-spec.js';
+import { choosePolicies, DEFAULT_CHOICE, type PolicyChoice } from './policy-spec.js';
 import { buildReport, targetReport, type Report, type SourceLocation, type TargetReport } from './report.js';
 
 /** CLB facts pinned by flags (`--health-check-source`, `--keepalive`); undefined: open. */
@@ -160,7 +160,7 @@ export interface PlannedTarget {
 
 export function offlineTarget(
   t: PlannedTarget,
-  spec: { spec: ResolvedPolicySpec; policy?: string },
+  spec: PolicyChoice,
   configs: readonly TkeServiceConfigObject[],
   ctx: OfflineContext,
   notes: string[],
@@ -179,7 +179,7 @@ export function offlineTarget(
     analysis: analyzeTarget({
       facts,
       spec: spec.spec,
-      ...(spec.policy ? { policy: spec.policy } : {}),
+      ...(spec.owner ? { owner: spec.owner } : {}),
       profile: ctx.profile,
       clb: { state: 'Found', clb: syntheticClb(facts, scenario, uid) },
       ...(view ? { config: view } : {}),
@@ -217,7 +217,7 @@ export function planReport(set: ManifestSet, ctx: OfflineContext): Report {
     targets.map((t) => t.facts),
     [],
     // Targets no policy selects are planned as one default policy's (NO_POLICY), as analyzeTarget does.
-    (f) => choices.get(targetKey(f))?.policy ?? NO_POLICY,
+    (f) => choices.get(targetKey(f))?.owner ?? NO_POLICY,
   );
   const reports = targets.map((t) => offlineTarget(t, choices.get(targetKey(t.facts)) ?? DEFAULT_CHOICE, set.tkeServiceConfigs, ctx, notes, shared));
   return buildReport('PlanReport', ctx.profile, reports, notes, ctx.now);

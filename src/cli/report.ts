@@ -37,8 +37,13 @@ export interface TargetReport {
   advice: string[];
   /** Problems with the target's annotations. */
   warnings: string[];
-  /** The LoopbackPolicy (`<namespace>/<name>`) whose spec was used; absent: the defaults. */
+  /**
+   * The policy that covers (manages) the target and whose spec was used: `LoopbackPolicy <namespace>/<name>` or
+   * `ClusterLoopbackPolicy/<name>`, resolved as the operator does (src/cli/policy-spec.ts); absent: the defaults.
+   */
   policy?: string;
+  /** `doctor`: at risk and no policy covers it, so nothing will mitigate it until one does. */
+  uncovered?: true;
   /** `plan`: the verdict depends on CLB facts manifests do not carry, e.g. "AtRisk if the CLB keeps the VIP …". */
   condition?: string;
   /** `plan`: the CLB facts assumed for the verdict and plan shown. */
@@ -59,6 +64,8 @@ export interface Report {
   targets: TargetReport[];
   /** What could not be read and how that limits the report. */
   notes: string[];
+  /** `doctor`: how many at-risk targets no policy covers; absent when cluster policies could not be resolved. */
+  uncovered?: number;
   /** `doctor`: what the scan read and what it cost (CLB calls per action, at the per-action rate limit). */
   scan?: ScanFigures;
 }
@@ -76,6 +83,7 @@ export interface ScanFigures {
 
 export interface TargetExtras {
   policy?: string;
+  uncovered?: boolean;
   condition?: string;
   assumed?: Record<string, string>;
   source?: SourceLocation;
@@ -99,6 +107,7 @@ export function targetReport(analysis: Analysis, extras: TargetExtras = {}): Tar
     advice: a.advice,
     warnings: a.warnings,
     ...(extras.policy ? { policy: extras.policy } : {}),
+    ...(extras.uncovered ? { uncovered: true as const } : {}),
     ...(extras.condition ? { condition: extras.condition } : {}),
     ...(extras.assumed ? { assumed: extras.assumed } : {}),
     ...(extras.source ? { source: extras.source } : {}),

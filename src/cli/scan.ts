@@ -12,11 +12,12 @@ import { TKE_GRACE_MS } from '../model/tke-timing.js';
 import { holderOf, readRecord, type RecordOwnership } from '../model/record-registry.js';
 import { analyzeTarget, NO_POLICY } from './analysis.js';
 import type { ClusterSnapshot } from './cluster-reads.js';
-import { choosePolicies, DEFAULT_CHOICE } from './policy-spec.js';
+import { choosePolicies, coverageResolved, DEFAULT_CHOICE, NO_CLUSTER_POLICIES, type ClusterPolicyInput } from './policy-spec.js';
 import { buildReport, targetReport, type Report } from './report.js';
 
 export interface ScanInput {
-  snapshot: Pick<ClusterSnapshot, 'services' | 'ingresses' | 'tkeServiceConfigs' | 'records' | 'policies' | 'notes'>;
+  /** Without `clusterPolicies`: none (what a cluster without the ClusterLoopbackPolicy CRD has). */
+  snapshot: Pick<ClusterSnapshot, 'services' | 'ingresses' | 'tkeServiceConfigs' | 'records' | 'policies' | 'notes'> & Partial<Pick<ClusterSnapshot, 'clusterPolicies' | 'namespaces'>>;
   profile: ClusterProfile;
   observations: ReadonlyMap<string, ClbObservation>;
   observedAt: ReadonlyMap<string, number>;
@@ -39,10 +40,12 @@ export function scanReport(input: ScanInput): Report {
     return o;
   };
   const holder = (t: TargetRef): string | undefined => holderOf(records.get(recordName(t)));
-  const choices = choosePolicies(targets, snapshot.policies, holder);
+  const cluster: ClusterPolicyInput = snapshot.clusterPolicies ? { policies: snapshot.clusterPolicies, namespaces: snapshot.namespaces } : NO_CLUSTER_POLICIES;
+  const choices = choosePolicies(targets, snapshot.policies, holder, cluster);
+  const resolved = coverageResolved(cluster);
   // The doctor reads every namespace it is allowed to: who shares a CLB or a TkeServiceConfig is among its targets.
   // Targets no policy selects are planned as one default policy's (NO_POLICY), as analyzeTarget does.
-  const shared = sharedView(targets, targets, (t) => choices.get(targetKey(t))?.policy ?? NO_POLICY);
+  const shared = sharedView(targets, targets, (t) => choices.get(targetKey(t))?.owner ?? NO_POLICY);
   const reports = targets.map((facts) => {
     const choice = choices.get(targetKey(facts)) ?? DEFAULT_CHOICE;
     const id = facts.loadBalancerId;
@@ -52,7 +55,8 @@ export function scanReport(input: ScanInput): Report {
     const analysis = analyzeTarget({
       facts,
       spec: choice.spec,
-      ...(choice.policy ? { policy: choice.policy } : {}),
+      ...(choice.owner ? { owner: choice.owner } : {}),
+      ...(choice.ignoreSkipAnnotation ? { ignoreSkipAnnotation: true } : {}),
       profile: input.profile,
       clb,
       ...(observedAt !== undefined ? { observedAt } : {}),
@@ -63,7 +67,10 @@ export function scanReport(input: ScanInput): Report {
       now: input.now,
       graceMs: TKE_GRACE_MS,
     });
-    return targetReport(analysis, choice.policy ? { policy: choice.policy } : {});
+    // Uncovered only when that is known: with cluster policies unresolved, one of them may cover it.
+    const uncovered = resolved && !choice.owner && analysis.assessment.verdict === 'AtRisk';
+    return targetReport(analysis, { ...(choice.policy ? { policy: choice.policy } : {}), ...(uncovered ? { uncovered } : {}) });
   });
-  return buildReport('DoctorReport', input.profile, reports, notes, input.now);
+  const report = buildReport('DoctorReport', input.profile, reports, notes, input.now);
+  return resolved ? { ...report, uncovered: reports.filter((r) => r.uncovered).length } : report;
 }

@@ -7,6 +7,13 @@
 // STANDING_REFRESH_MS, the events.k8s.io series refresh, so it outlives the apiserver's Event TTL (1 h by default)
 // while costing no write per round. After a restart or a leader change the Event already on the object is found and
 // adopted instead of a second one being created.
+//
+// Events are written at a steady pace (EVENTS_PER_SECOND), in the order they were recorded: an Audit over thousands of
+// at-risk targets has one Event per target per change of verdict, and written as they come they would arrive as one
+// burst of thousands of writes right after the first round (bench:scale saw 2,296). Recording returns at once; the
+// Event keeps the time it was recorded. client-go spreads Events the same way (its broadcaster's queue, and kubelet's
+// --event-qps), where its correlator only limits each object.
+import PQueue from 'p-queue';
 import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig, type V1ObjectReference } from '@kubernetes/client-node';
 import { printable } from '../api/text.js';
 
@@ -34,56 +41,105 @@ const MAX_MESSAGE = 1024;
 /** events.k8s.io's series refresh (client-go tools/events): an ongoing series is re-asserted this often. */
 export const STANDING_REFRESH_MS = 30 * 60_000;
 
+/** Event writes per second once the first EVENTS_PER_SECOND of a second are out (p-queue's interval cap). */
+export const EVENTS_PER_SECOND = 10;
+/** Events waiting beyond this are dropped (and counted): a memory bound when the apiserver cannot keep up. */
+export const MAX_QUEUED_EVENTS = 20_000;
+
 export class EventRecorder {
   private readonly core: CoreV1Api;
   private readonly seen = new Map<string, Seen>();
+  /** One write at a time, at most `perSecond` a second, in recording order (so deduplication never races). */
+  private readonly queue: PQueue;
+  /** Events dropped because MAX_QUEUED_EVENTS were waiting. */
+  dropped = 0;
+  /** Standing Events queued and not written yet (so each is queued once). */
+  private readonly queued = new Set<string>();
 
   constructor(
     kc: KubeConfig,
     private readonly component = 'loopguard',
     private readonly windowMs = 10 * 60_000,
     private readonly onError: (err: unknown) => void = () => undefined,
+    perSecond = EVENTS_PER_SECOND,
   ) {
     this.core = kc.makeApiClient(CoreV1Api);
+    this.queue = new PQueue({ concurrency: 1, intervalCap: perSecond, interval: 1000 });
   }
 
-  /** Never throws: an Event that cannot be written must not fail a reconcile. */
-  async record(target: EventTarget, type: EventType, reason: string, message: string): Promise<void> {
+  /** Events recorded and not written yet. */
+  get pending(): number {
+    return this.queue.size + this.queue.pending;
+  }
+
+  /** Waits until every recorded Event is written, or `timeoutMs` (shutdown: what is left is lost with the process). */
+  async flush(timeoutMs: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const done = await Promise.race([this.queue.onIdle().then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
+    clearTimeout(timer);
+    return done;
+  }
+
+  /** Queues a write; never throws and never waits for it: an Event must neither fail nor hold up a reconcile. */
+  private later(write: () => Promise<void>, onDropped?: () => void): Promise<void> {
+    if (this.queue.size >= MAX_QUEUED_EVENTS) {
+      this.dropped++;
+      onDropped?.();
+      return Promise.resolve();
+    }
+    void this.queue.add(write);
+    return Promise.resolve();
+  }
+
+  /** Recorded now, written in turn (see the header). */
+  record(target: EventTarget, type: EventType, reason: string, message: string): Promise<void> {
     const text = printable(message, MAX_MESSAGE);
     const key = this.key(target, type, reason, text);
     const now = Date.now();
-    const previous = this.seen.get(key);
-    try {
-      if (previous && now - previous.last < this.windowMs) await this.bump(previous, now);
-      else await this.create(key, target, type, reason, text, now, this.windowMs);
-    } catch (err) {
-      this.failed(key, err);
-    }
+    return this.later(async () => {
+      const previous = this.seen.get(key);
+      try {
+        if (previous && now - previous.last < this.windowMs) await this.bump(previous, now);
+        else await this.create(key, target, type, reason, text, now, this.windowMs);
+      } catch (err) {
+        this.failed(key, err);
+      }
+    });
   }
 
   /**
    * A problem that holds until someone fixes it: one Event per (object, reason, message), written on first sight,
    * re-asserted at most every `refreshMs`; every other call writes nothing. Never throws.
    */
-  async recordStanding(target: EventTarget, type: EventType, reason: string, message: string, refreshMs = STANDING_REFRESH_MS): Promise<void> {
+  recordStanding(target: EventTarget, type: EventType, reason: string, message: string, refreshMs = STANDING_REFRESH_MS): Promise<void> {
     const text = printable(message, MAX_MESSAGE);
     const key = this.key(target, type, reason, text);
     const now = Date.now();
-    const previous = this.seen.get(key);
-    if (previous && now - previous.last < refreshMs) return;
-    try {
-      const existing = previous ?? (await this.find(target, type, reason, text, refreshMs));
-      if (!existing) {
-        await this.create(key, target, type, reason, text, now, refreshMs);
-        return;
+    // Checked again in turn: a standing problem seen in every round queues one write, not one per round.
+    const fresh = () => {
+      const previous = this.seen.get(key);
+      return previous !== undefined && now - previous.last < refreshMs;
+    };
+    if (fresh() || this.queued.has(key)) return Promise.resolve();
+    this.queued.add(key);
+    return this.later(async () => {
+      this.queued.delete(key);
+      if (fresh()) return;
+      const previous = this.seen.get(key);
+      try {
+        const existing = previous ?? (await this.find(target, type, reason, text, refreshMs));
+        if (!existing) {
+          await this.create(key, target, type, reason, text, now, refreshMs);
+          return;
+        }
+        this.seen.set(key, existing);
+        // Adopted from an earlier process and still fresh: nothing to say yet.
+        if (!previous && now - existing.last < refreshMs) return;
+        await this.bump(existing, now);
+      } catch (err) {
+        this.failed(key, err);
       }
-      this.seen.set(key, existing);
-      // Adopted from an earlier process and still fresh: nothing to say yet.
-      if (!previous && now - existing.last < refreshMs) return;
-      await this.bump(existing, now);
-    } catch (err) {
-      this.failed(key, err);
-    }
+    }, () => this.queued.delete(key));
   }
 
   private key(target: EventTarget, type: EventType, reason: string, text: string): string {

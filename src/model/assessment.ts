@@ -17,7 +17,13 @@ export function assessTarget(target: TargetFacts, ctx: AssessmentContext): Asses
  * The verdict for a target another policy (`winner`) manages: by record and age within one kind (PolicyConflict), or
  * by a cluster policy's precedence between kinds (PolicyPrecedence). `loser` is the policy reporting it.
  */
-export function conflictAssessment(target: TargetRef, winner: PolicyIdentity, loser?: PolicyIdentity): Assessment {
+export function conflictAssessment(target: TargetRef, winner: PolicyIdentity, loser?: PolicyIdentity, deferred = false): Assessment {
+  if (loser && deferred) {
+    return assessment(target, {
+      rootCause: 'PolicyPrecedence',
+      message: `precedence gives this target to this policy, but it is in Audit here: ${describePolicy(winner)} keeps managing it (an Audit policy reports, it never takes a target from a policy that enforces it); in Enforce mode this policy takes it over`,
+    });
+  }
   if (loser && lostByPrecedence(winner, loser)) {
     const clusterWins = winner.kind !== undefined;
     return assessment(target, {

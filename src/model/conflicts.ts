@@ -10,7 +10,7 @@
 // ClusterFirst, the platform team's switch), whoever holds the record: that is what the switch is for. The handover
 // goes through the usual release (the holder gives the originals back, then the winner applies its plan).
 import { CLUSTER_KIND, type Precedence } from '../api/clusterloopbackpolicy.js';
-import type { LoopbackPolicy } from '../api/loopbackpolicy.js';
+import type { LoopbackPolicy, PolicyMode } from '../api/loopbackpolicy.js';
 import type { TargetRef } from './facts.js';
 import { targetKey } from './facts.js';
 import { clusterOwnerKey, describeOwner, ownerKey, type OwnerKey } from './record-registry.js';
@@ -32,6 +32,8 @@ export interface PolicyIdentity {
 export interface Claim {
   policy: PolicyIdentity;
   target: TargetRef;
+  /** The policy's mode for this target's namespace (a cluster policy's differ by namespace); absent: Enforce. */
+  mode?: PolicyMode;
 }
 
 export interface ClaimResolution {
@@ -39,6 +41,13 @@ export interface ClaimResolution {
   winner: PolicyIdentity;
   /** Other policies selecting the target, oldest first. */
   losers: PolicyIdentity[];
+  /** The winner's mode for the target's namespace. */
+  winnerMode: PolicyMode;
+  /**
+   * Precedence would give the target to `deferredTo`, which is in Audit there: the holder of the record keeps it (an
+   * Audit policy reports, it never displaces what another policy enforces).
+   */
+  deferredTo?: PolicyIdentity;
 }
 
 /** A policy as conflict resolution sees it (the operator and the CLI build it the same way). */
@@ -104,15 +113,16 @@ export function samePolicy(a: PolicyIdentity, b: PolicyIdentity): boolean {
  * policy (its owner key) that holds the target's record, if any.
  */
 export function resolveConflicts(claims: readonly Claim[], holder: (target: TargetRef) => string | undefined = () => undefined): Map<string, ClaimResolution> {
-  const byTarget = new Map<string, { target: TargetRef; policies: PolicyIdentity[] }>();
+  const byTarget = new Map<string, { target: TargetRef; policies: PolicyIdentity[]; modes: Map<string, PolicyMode> }>();
   for (const claim of claims) {
     const key = targetKey(claim.target);
-    const entry = byTarget.get(key) ?? { target: claim.target, policies: [] };
+    const entry = byTarget.get(key) ?? { target: claim.target, policies: [], modes: new Map<string, PolicyMode>() };
     if (!entry.policies.some((p) => samePolicy(p, claim.policy))) entry.policies.push(claim.policy);
+    entry.modes.set(identityOwner(claim.policy), claim.mode ?? 'Enforce');
     byTarget.set(key, entry);
   }
   const result = new Map<string, ClaimResolution>();
-  for (const [key, { target, policies }] of byTarget) {
+  for (const [key, { target, policies, modes }] of byTarget) {
     const held = holder(target);
     const holds = (p: PolicyIdentity) => (identityOwner(p) === held ? 0 : 1);
     const order = (a: PolicyIdentity, b: PolicyIdentity) => holds(a) - holds(b) || comparePolicyAge(a, b);
@@ -120,8 +130,17 @@ export function resolveConflicts(claims: readonly Claim[], holder: (target: Targ
     const clusters = policies.filter((p) => p.kind === CLUSTER_KIND).sort(order);
     const namespaced = policies.filter((p) => p.kind !== CLUSTER_KIND).sort(order);
     const clusterFirst = clusters[0]?.precedence === 'ClusterFirst' || namespaced.length === 0;
-    const [winner, ...losers] = (clusterFirst ? [...clusters, ...namespaced] : [...namespaced, ...clusters]) as [PolicyIdentity, ...PolicyIdentity[]];
-    result.set(key, { target, winner, losers });
+    const ranked = (clusterFirst ? [...clusters, ...namespaced] : [...namespaced, ...clusters]) as [PolicyIdentity, ...PolicyIdentity[]];
+    const modeOf = (p: PolicyIdentity) => modes.get(identityOwner(p)) ?? 'Enforce';
+    // Precedence takes a target from its holder only to enforce: an Audit winner would strip live mitigations.
+    const holderClaim = held !== undefined ? ranked.find((p) => identityOwner(p) === held) : undefined;
+    if (holderClaim && !samePolicy(holderClaim, ranked[0]) && lostByPrecedence(ranked[0], holderClaim) && modeOf(ranked[0]) === 'Audit') {
+      const losers = ranked.filter((p) => !samePolicy(p, holderClaim));
+      result.set(key, { target, winner: holderClaim, losers, winnerMode: modeOf(holderClaim), deferredTo: ranked[0] });
+      continue;
+    }
+    const [winner, ...losers] = ranked;
+    result.set(key, { target, winner, losers, winnerMode: modeOf(winner) });
   }
   return result;
 }

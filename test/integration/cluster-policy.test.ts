@@ -22,6 +22,8 @@ import { AT_RISK_L4, lbService } from '../support/workload.js';
 const SERVICE_LB_ID = 'service.kubernetes.io/loadbalance-id';
 const API = { group: 'loopguard.dev', version: 'v1alpha1', plural: 'clusterloopbackpolicies' };
 const ENFORCE_LABEL = 'loopguard.dev/enforce';
+const OPENREPORTS_CRD = join(REPO_ROOT, 'test', 'fixtures', 'openreports', 'openreports.io_reports.yaml');
+const REPORTS_CRD_NAME = 'crd/reports.openreports.io';
 
 describe('ClusterLoopbackPolicy: namespaces, staged rollout, precedence, skip, release and revert', () => {
   let tke: LocalTke;
@@ -55,6 +57,9 @@ describe('ClusterLoopbackPolicy: namespaces, staged rollout, precedence, skip, r
   const target = (p: ClusterLoopbackPolicy, which: 'a' | 'b' | 'c') => p.status?.targets?.find((t) => t.namespace === ns[which] && t.name === 'web');
 
   beforeAll(async () => {
+    // OpenReports installed: each governed namespace gets loopguard's Report (the namespace-report suite covers its absence).
+    expect((await kubectl(['apply', '--server-side', '--field-manager=loopguard-tests', '-f', OPENREPORTS_CRD])).code).toBe(0);
+    expect((await kubectl(['wait', '--for=condition=Established', '--timeout=60s', REPORTS_CRD_NAME])).code).toBe(0);
     tke = await startLocalTke({ emulator: { taskDurationMs: 30 }, resyncIntervalMs: 1_500, operator: { leaderElect: false, extraArgs: ['--drift-check-interval=3s', '--tke-grace-period=3s'] } });
     for (const k of ['a', 'b', 'c'] as const) {
       ns[k] = await createNamespace(`clbp-${k}`);
@@ -77,6 +82,7 @@ describe('ClusterLoopbackPolicy: namespaces, staged rollout, precedence, skip, r
       await custom.deleteClusterCustomObject({ ...API, name: policy }).catch(() => undefined);
     }
     await tke?.stop();
+    await kubectl(['delete', REPORTS_CRD_NAME, '--ignore-not-found', '--wait=false']);
   });
 
   it('Audit: verdicts in the two selected namespaces only, nothing written; kubectl wait works', async () => {
@@ -114,7 +120,7 @@ spec:
     await waitSources('a', 1);
     const p = await waitForCluster('a mitigated, b at risk', (x) => target(x, 'a')?.verdict === 'Mitigated' && target(x, 'b')?.verdict === 'AtRisk');
     expect(p.status?.namespaces).toMatchObject({ selected: 2, enforce: 1, audit: 1 });
-    expect(p.status?.byNamespace?.find((n) => n.namespace === ns.a)?.mode).toBe('Enforce');
+    expect(p.status?.byNamespace?.find((n) => n.namespace === ns.a)).toMatchObject({ mode: 'Enforce', report: 'loopguard' });
     expect(await sources(lb.b)).toEqual([0, 0]);
     expect(await sources(lb.c)).toEqual([0, 0]);
     // The record names the cluster policy as its owner.
@@ -132,24 +138,46 @@ spec:
     expect(await sources(lb.c)).toEqual([0, 0]);
   }, 120_000);
 
-  it('precedence: a LoopbackPolicy takes the target under NamespacedFirst; ClusterFirst takes it back; both statuses say so', async () => {
+  it('precedence: an Audit LoopbackPolicy never displaces; in Enforce it takes the target under NamespacedFirst; ClusterFirst takes it back; both statuses say so', async () => {
     const ref = { namespace: ns.b, name: 'own' };
+    const recordOwner = async () =>
+      ((await custom.getClusterCustomObject({ group: 'loopguard.dev', version: 'v1alpha1', plural: 'loopbackrecords', name: `service.${ns.b}.web` })) as LoopbackRecord).spec.policy;
     expect((await applyPolicy(policyManifest(ref, { mode: 'Audit' }))).code).toBe(0);
-    // NamespacedFirst (the default): the namespace's own policy manages web; the cluster policy gives its changes back.
+    // NamespacedFirst would give web to the namespace's policy, but it is in Audit: the cluster policy keeps enforcing.
+    const audit = await waitForPolicy(ref, 'web deferred to the enforcing cluster policy', (p) => p.status?.targets?.find((t) => t.name === 'web')?.rootCause === 'PolicyPrecedence', { timeoutMs: 60_000, context: logs });
+    expect(audit.status?.targets?.find((t) => t.name === 'web')?.message).toMatch(new RegExp(`in Audit here: ClusterLoopbackPolicy/${name} keeps managing it`));
+    expect(await sources(lb.b)).toEqual([1, 1]);
+    expect(target(await get(), 'b')?.verdict).toBe('Mitigated');
+
+    // In Enforce the namespace's policy takes it: the cluster policy gives its changes back, then the new manager applies.
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce' }))).code).toBe(0);
     let cluster = await waitForCluster('b lost by precedence', (x) => target(x, 'b')?.rootCause === 'PolicyPrecedence');
     expect(target(cluster, 'b')?.message).toMatch(new RegExp(`managed by LoopbackPolicy ${ns.b}/own: the cluster policy's precedence is NamespacedFirst`));
-    await waitSources('b', 0);
-    await waitForPolicy(ref, 'web at risk under its own Audit policy', (p) => p.status?.targets?.find((t) => t.name === 'web')?.verdict === 'AtRisk', { timeoutMs: 60_000, context: logs });
+    await waitForPolicy(ref, 'web mitigated by its own policy', (p) => p.status?.targets?.find((t) => t.name === 'web')?.verdict === 'Mitigated', { timeoutMs: 90_000, context: logs });
+    await waitFor('the record held by LoopbackPolicy own', async () => ((await recordOwner().catch(() => undefined))?.name === 'own' ? true : undefined), { context: logs });
+    await waitSources('b', 1);
+    // The namespace's one Report lists web under the policy that manages it (the loser's conflict stays out).
+    const report = await waitFor(`the Report in ${ns.b} naming LoopbackPolicy/own`, async () => {
+      const r = await custom.getNamespacedCustomObject({ group: 'openreports.io', version: 'v1alpha1', plural: 'reports', namespace: ns.b, name: 'loopguard' }).catch(() => undefined);
+      const results = (r as { results?: { policy: string }[]; summary?: { pass?: number } } | undefined) ?? {};
+      return results.summary?.pass === 1 && (results.results ?? []).length === 0 ? results : undefined;
+    }, { context: logs });
+    expect(report.summary?.pass).toBe(1);
+    const inA = (await custom.getNamespacedCustomObject({ group: 'openreports.io', version: 'v1alpha1', plural: 'reports', namespace: ns.a, name: 'loopguard' })) as { summary?: Record<string, number> };
+    expect(inA.summary).toMatchObject({ pass: 1 });
+    // The namespace no policy governs has none.
+    expect((await kubectl(['get', 'reps', 'loopguard', '-n', ns.c, '--ignore-not-found', '-o', 'name'])).stdout.trim()).toBe('');
 
     // ClusterFirst: the platform team's switch; the LoopbackPolicy reports the conflict naming the cluster policy.
     await patchSpec({ precedence: 'ClusterFirst' });
     const own = await waitForPolicy(ref, 'web lost to the cluster policy', (p) => p.status?.targets?.find((t) => t.name === 'web')?.rootCause === 'PolicyPrecedence', { timeoutMs: 60_000, context: logs });
     expect(own.status?.targets?.find((t) => t.name === 'web')?.message).toMatch(new RegExp(`managed by ClusterLoopbackPolicy/${name}, whose precedence is ClusterFirst`));
-    await waitSources('b', 1);
-    cluster = await waitForCluster('b mitigated again', (x) => target(x, 'b')?.verdict === 'Mitigated');
+    cluster = await waitForCluster('b mitigated again', (x) => target(x, 'b')?.verdict === 'Mitigated', 90_000);
     expect(cluster.status?.counts?.conflict).toBe(0);
+    await waitFor('the record back with the cluster policy', async () => ((await recordOwner().catch(() => undefined))?.kind === 'ClusterLoopbackPolicy' ? true : undefined), { context: logs });
+    await waitSources('b', 1);
     expect((await kubectl(['delete', 'loopbackpolicy', 'own', '-n', ns.b, '--wait=true'])).code).toBe(0);
-  }, 180_000);
+  }, 240_000);
 
   it("skipAnnotation: Honor lets a tenant's loopguard.dev/skip opt out (released); Ignore manages the target anyway and says so", async () => {
     await core.patchNamespacedService({ namespace: ns.a, name: 'web', body: { metadata: { annotations: { 'loopguard.dev/skip': 'true' } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));

@@ -102,6 +102,9 @@ describe('loopguard doctor on the local TKE', () => {
     const can = async (verb: string, resource: string) => (await kubectl(['auth', 'can-i', verb, resource, '--all-namespaces'], { kubeconfig: doctorKubeconfig })).stdout.trim();
     expect(await can('list', 'services')).toBe('yes');
     expect(await can('list', 'loopbackrecords.loopguard.dev')).toBe('yes');
+    expect(await can('list', 'clusterloopbackpolicies.loopguard.dev')).toBe('yes');
+    expect(await can('list', 'namespaces')).toBe('yes');
+    expect(await can('update', 'namespaces')).toBe('no');
     for (const verb of ['create', 'update', 'patch', 'delete']) {
       expect(`${verb} services: ${await can(verb, 'services')}`).toBe(`${verb} services: no`);
       expect(`${verb} tkeserviceconfigs: ${await can(verb, 'tkeserviceconfigs.cloud.tencent.com')}`).toBe(`${verb} tkeserviceconfigs: no`);
@@ -125,7 +128,7 @@ describe('loopguard doctor on the local TKE', () => {
     expect(Object.keys(scanned).sort()).toEqual(['Ingress/api', 'Service/legacy', 'Service/orders', 'Service/storefront']);
     expect(scanned['Service/orders']).toMatchObject({ verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded' });
     expect(scanned['Ingress/api']).toMatchObject({ verdict: 'AtRisk', rootCause: 'L7Loopback' });
-    expect(report.targets.find((t) => t.name === 'orders')?.policy).toBe(`${NS}/audit-all`);
+    expect(report.targets.find((t) => t.name === 'orders')?.policy).toBe(`LoopbackPolicy ${NS}/audit-all`);
     // The operator's profile detection, reading the same DaemonSet.
     expect(report.clusterProfile).toEqual(status.clusterProfile);
     // Audit shows the same topology alternatives (status carries them as one line each).
@@ -175,5 +178,113 @@ describe('loopguard doctor on the local TKE', () => {
     expect(oneLine(await doctor(['-A'], { TENCENTCLOUD_SECRET_KEY: 'wrong' }))).toMatch(/^loopguard doctor: cannot read CLBs in region ap-guangzhou: .*(SignatureFailure|credentials)/i);
     expect(oneLine(await doctor(['-A', '--region', 'ap-nowhere']))).toMatch(/^loopguard doctor: cannot read CLBs in region ap-nowhere: .*RegionNotFound.*--region/);
     expect(oneLine(await doctor(['-A'], { KUBECONFIG: cp.userKubeconfig }))).toMatch(/^loopguard doctor: cannot list Services in all namespaces: HTTP 403: .*Fix: grant get and list/);
+  });
+
+  // Issue 24: which policy covers each target, a ClusterLoopbackPolicy included, and what no policy covers. The
+  // cluster policy selects only namespaces carrying a label unique to this run, and is deleted afterwards.
+  describe('with a ClusterLoopbackPolicy', () => {
+    const run = randomBytes(4).toString('hex');
+    const LABEL = `loopguard.dev/doctor-test-${run}`;
+    const POLICY = `doctor-test-${run}`;
+    const COVERED = `doctor-covered-${run}`;
+    const BARE = `doctor-bare-${run}`;
+    const NO_NAMESPACES = `loopguard-doctor-no-namespaces-${run}`;
+    // Private CLB, ETP Local: at risk, as the demo's orders.
+    const service = (namespace: string) => `apiVersion: v1
+kind: Service
+metadata:
+  name: orders
+  namespace: ${namespace}
+  annotations:
+    service.kubernetes.io/qcloud-loadbalancer-internal-subnetid: subnet-demo0001
+spec:
+  type: LoadBalancer
+  externalTrafficPolicy: Local
+  selector: { app: orders }
+  ports:
+    - { name: http, port: 80, targetPort: 8080 }
+`;
+
+    beforeAll(async () => {
+      const ok = async (args: string[], input?: string) => {
+        const res = await kubectl(args, { ...admin(), ...(input ? { input } : {}) });
+        expect(`${args.join(' ')}: ${res.code} ${res.stderr}`).toBe(`${args.join(' ')}: 0 `);
+      };
+      await ok(['create', 'namespace', COVERED]);
+      await ok(['label', 'namespace', COVERED, `${LABEL}=covered`]);
+      await ok(['create', 'namespace', BARE]);
+      await ok(['apply', '-f', '-'], `${service(COVERED)}---\n${service(BARE)}`);
+      await ok(
+        ['apply', '-f', '-'],
+        `apiVersion: loopguard.dev/v1alpha1\nkind: ClusterLoopbackPolicy\nmetadata: { name: ${POLICY} }\nspec:\n  mode: Audit\n  namespaceSelector: { matchLabels: { ${LABEL}: covered } }\n`,
+      );
+      // Both CLBs built with their listener before the doctor reads them (else the targets are Pending).
+      await waitFor(
+        'the CLBs of the two new Services',
+        async () => {
+          const ids = await Promise.all(
+            [COVERED, BARE].map(async (ns) => (JSON.parse((await kubectl(['get', 'svc/orders', '-n', ns, '-o', 'json'], admin())).stdout || '{}') as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations?.['service.kubernetes.io/loadbalance-id']),
+          );
+          const built = await Promise.all(ids.map(async (id) => (id ? (await tke.emulator.admin.getLoadBalancer(id)).Listeners.length >= 1 : false)));
+          return built.every(Boolean) ? true : undefined;
+        },
+        { timeoutMs: 30_000 },
+      );
+    });
+
+    afterAll(async () => {
+      // The operator's finalizer goes first: nothing of this policy may outlive the suite, operator running or not.
+      await kubectl(['patch', 'clusterloopbackpolicy', POLICY, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], admin());
+      await kubectl(['delete', 'clusterloopbackpolicy', POLICY, '--ignore-not-found', '--wait=false'], admin());
+      await kubectl(['patch', 'clusterloopbackpolicy', POLICY, '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], admin());
+      await kubectl(['delete', 'namespace', COVERED, BARE, '--ignore-not-found', '--wait=false'], admin());
+      await kubectl(['delete', 'clusterrolebinding,clusterrole', NO_NAMESPACES, '--ignore-not-found'], admin());
+    });
+
+    it('names the cluster policy for the labelled namespace and reports the at-risk target of the other one uncovered', async () => {
+      const result = await doctor(['-A', '-o', 'json']);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(1);
+      const report = JSON.parse(result.stdout) as Report;
+      const orders = (ns: string) => report.targets.find((t) => t.namespace === ns && t.kind === 'Service' && t.name === 'orders');
+      expect(orders(COVERED)).toMatchObject({ verdict: 'AtRisk', policy: `ClusterLoopbackPolicy/${POLICY}` });
+      expect(orders(COVERED)?.uncovered).toBeUndefined();
+      expect(orders(BARE)).toMatchObject({ verdict: 'AtRisk', uncovered: true });
+      expect(orders(BARE)?.policy).toBeUndefined();
+      // The demo's LoopbackPolicy still covers its namespace (the cluster policy does not select it).
+      expect(orders(NS)?.policy).toBe(`LoopbackPolicy ${NS}/audit-all`);
+      expect(report.uncovered).toBe(1);
+      // The read-only account reads the cluster policies and the namespaces' labels: nothing is missing.
+      expect(report.notes).toEqual([]);
+    });
+
+    it("an account that may not read Namespaces: one note, cluster policies unresolved, nothing called uncovered", async () => {
+      // config/doctor's ClusterRole without its namespaces rule, bound to a ServiceAccount of its own.
+      const role = JSON.parse((await kubectl(['get', 'clusterrole', 'loopguard-doctor', '-o', 'json'], admin())).stdout) as { rules: { resources: string[] }[] };
+      const rules = role.rules.filter((r) => !r.resources.includes('namespaces'));
+      expect(rules.length).toBe(role.rules.length - 1);
+      const body = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: NO_NAMESPACES }, rules };
+      for (const [args, input] of [
+        [['apply', '-f', '-'], JSON.stringify(body)],
+        [['create', 'serviceaccount', 'doctor-no-ns', '-n', 'ci']],
+        [['create', 'clusterrolebinding', NO_NAMESPACES, `--clusterrole=${NO_NAMESPACES}`, '--serviceaccount=ci:doctor-no-ns']],
+        [['create', 'rolebinding', 'doctor-no-ns', '-n', 'kube-system', '--role=loopguard-doctor-kube-proxy-reader', '--serviceaccount=ci:doctor-no-ns']],
+      ] as [string[], string?][]) {
+        const res = await kubectl(args, { ...admin(), ...(input ? { input } : {}) });
+        expect(`${args.join(' ')}: ${res.code} ${res.stderr}`).toBe(`${args.join(' ')}: 0 `);
+      }
+      const kubeconfig = await serviceAccountKubeconfig(cp.kubeconfig, { name: 'doctor-no-ns', namespace: 'ci' });
+      const result = await doctor(['-A', '-o', 'json'], { KUBECONFIG: kubeconfig });
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(1);
+      const report = JSON.parse(result.stdout) as Report;
+      expect(report.notes).toHaveLength(1);
+      expect(report.notes[0]).toMatch(/^could not read Namespaces \(.*forbidden.*\): which ClusterLoopbackPolicy covers a target is unresolved/);
+      const orders = (ns: string) => report.targets.find((t) => t.namespace === ns && t.kind === 'Service' && t.name === 'orders');
+      expect(orders(COVERED)?.policy).toBeUndefined();
+      expect(report.targets.filter((t) => t.uncovered)).toEqual([]);
+      expect(report.uncovered).toBeUndefined();
+      expect(orders(NS)?.policy).toBe(`LoopbackPolicy ${NS}/audit-all`);
+    });
   });
 });

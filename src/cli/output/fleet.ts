@@ -7,11 +7,11 @@ import { stringify as toYaml } from 'yaml';
 import { countsSummary } from '../../model/status.js';
 import { fleetRollup, fleetTargets, type ClusterRollup, type ClusterRow, type FleetReport } from '../fleet-report.js';
 import { needsDetails, targetLabel, type TargetReport } from '../report.js';
-import { cell, code, details, html } from './markdown.js';
+import { cell, code, details, html, policyMarkdown } from './markdown.js';
 import type { OutputFormat } from './render.js';
 import { renderSarif, SARIF_SCHEMA } from './sarif.js';
 import { targetDetails } from './table.js';
-import { columns, planCell, printable, profileLine, verdictCell } from './text.js';
+import { columns, planCell, policyCell, printable, profileLine, verdictCell } from './text.js';
 
 const numbers = (r: ClusterRollup | undefined): string[] => (r ? [r.targets, r.atRisk, r.mitigated, r.uncovered].map(String) : ['-', '-', '-', '-']);
 
@@ -40,8 +40,8 @@ function renderText(report: FleetReport, wide: boolean): string {
   for (const c of report.clusters) for (const n of c.report?.notes ?? []) out.push(`note (${printable(c.cluster)}): ${printable(n)}`);
   const targets = fleetTargets(report);
   if (targets.length > 0) {
-    const header = ['CLUSTER', 'NAMESPACE', 'KIND', 'NAME', 'CLB', 'VERDICT', 'ROOT CAUSE', 'PLAN', ...(wide ? ['MITIGATIONS', 'POLICY'] : [])];
-    const row = (t: TargetReport) => [t.cluster ?? '-', t.namespace, t.kind, t.name, t.loadBalancerId ?? '-', verdictCell(t), t.rootCause, planCell(t), ...(wide ? [t.mitigations.join(',') || '-', t.policy ?? '(defaults)'] : [])];
+    const header = ['CLUSTER', 'NAMESPACE', 'KIND', 'NAME', 'CLB', 'VERDICT', 'ROOT CAUSE', 'PLAN', ...(wide ? ['MITIGATIONS'] : []), 'POLICY'];
+    const row = (t: TargetReport) => [t.cluster ?? '-', t.namespace, t.kind, t.name, t.loadBalancerId ?? '-', verdictCell(t), t.rootCause, planCell(t), ...(wide ? [t.mitigations.join(',') || '-'] : []), policyCell(t)];
     out.push('', columns(header, targets.map(row)));
     for (const t of targets.filter((x) => wide || needsDetails(x))) out.push('', ...targetDetails(t).map((l, i) => (i === 0 ? `[${printable(t.cluster ?? '')}] ${l}` : l)));
   }
@@ -57,10 +57,10 @@ function renderFleetMarkdown(report: FleetReport): string {
   for (const c of report.clusters) for (const n of c.report?.notes ?? []) out.push(`> note (${cell(c.cluster)}): ${cell(n)}`, '');
   const targets = fleetTargets(report);
   if (targets.length > 0) {
-    out.push('| Cluster | Target | CLB | Verdict | Root cause | Plan |', '|---|---|---|---|---|---|');
+    out.push('| Cluster | Target | CLB | Verdict | Root cause | Plan | Policy |', '|---|---|---|---|---|---|---|');
     for (const t of targets) {
       const bold = t.verdict === 'AtRisk' ? '**' : '';
-      out.push(`| ${code(t.cluster ?? '-')} | ${code(targetLabel(t))} | ${cell(t.loadBalancerId ?? '-')} | ${bold}${cell(verdictCell(t))}${bold} | ${cell(t.rootCause)} | ${cell(planCell(t))} |`);
+      out.push(`| ${code(t.cluster ?? '-')} | ${code(targetLabel(t))} | ${cell(t.loadBalancerId ?? '-')} | ${bold}${cell(verdictCell(t))}${bold} | ${cell(t.rootCause)} | ${cell(planCell(t))} | ${policyMarkdown(t)} |`);
     }
     out.push('');
     for (const t of targets.filter(needsDetails)) out.push(...details(t).map((l, i) => (i === 0 ? l.replace('<summary>', `<summary>${html(t.cluster ?? '')}: `) : l)));

@@ -2,7 +2,7 @@
 // that needs attention, with its plan and the topology alternatives (GitHub renders <details>).
 import type { Report, TargetReport } from '../report.js';
 import { needsDetails, targetLabel } from '../report.js';
-import { locationCell, planCell, printable, profileLine, summaryLine, verdictCell } from './text.js';
+import { coverageLine, locationCell, planCell, printable, profileLine, summaryLine, verdictCell } from './text.js';
 
 // Everything a cell shows can come from a manifest or a cluster object that anyone with `edit` on it writes (names,
 // annotations quoted in messages), and the comment is rendered where links, images and @mentions act (issue 22 #7).
@@ -55,6 +55,8 @@ export function details(t: TargetReport): string[] {
   // The target's label in <code>: GitHub links no mention inside it.
   const out = [`<details><summary><code>${html(targetLabel(t))}</code>: <b>${html(verdictCell(t))}</b> (${html(t.rootCause)})</summary>`, ''];
   out.push(cell(t.message, 'text'), '');
+  const coverage = coverageLine(t);
+  if (coverage) out.push(cell(coverage, 'text'), '');
   if (t.condition) out.push(`**Condition:** ${cell(t.condition, 'text')}`, '');
   if (t.plan.length > 0) {
     out.push('**Enforce would:**', '');
@@ -72,6 +74,11 @@ export function details(t: TargetReport): string[] {
   return out;
 }
 
+/** The Policy cell (doctor): the covering policy as code, **uncovered**, or a dash (the defaults). */
+export function policyMarkdown(t: TargetReport): string {
+  return t.policy ? code(t.policy) : t.uncovered ? '**uncovered**' : '-';
+}
+
 export function renderMarkdown(report: Report): string {
   const title = report.kind === 'PlanReport' ? 'loopguard plan' : 'loopguard doctor';
   const atRisk = report.counts.atRisk;
@@ -80,10 +87,11 @@ export function renderMarkdown(report: Report): string {
   for (const n of report.notes) out.push(`> note: ${cell(n, 'text')}`, '');
   if (report.targets.length > 0) {
     const plan = report.kind === 'PlanReport';
-    out.push(`| Target | ${plan ? 'Source' : 'CLB'} | Verdict | Root cause | Plan |`, '|---|---|---|---|---|');
+    out.push(`| Target | ${plan ? 'Source' : 'CLB'} | Verdict | Root cause | Plan |${plan ? '' : ' Policy |'}`, `|---|---|---|---|---|${plan ? '' : '---|'}`);
     for (const t of report.targets) {
       const where = plan ? locationCell(t) : (t.loadBalancerId ?? '-');
-      out.push(`| ${code(targetLabel(t))} | ${cell(where)} | ${t.verdict === 'AtRisk' ? '**' : ''}${cell(verdictCell(t))}${t.verdict === 'AtRisk' ? '**' : ''} | ${cell(t.rootCause)} | ${cell(planCell(t))} |`);
+      const policy = plan ? '' : ` ${policyMarkdown(t)} |`;
+      out.push(`| ${code(targetLabel(t))} | ${cell(where)} | ${t.verdict === 'AtRisk' ? '**' : ''}${cell(verdictCell(t))}${t.verdict === 'AtRisk' ? '**' : ''} | ${cell(t.rootCause)} | ${cell(planCell(t))} |${policy}`);
     }
     out.push('');
     for (const t of report.targets.filter(needsDetails)) out.push(...details(t));

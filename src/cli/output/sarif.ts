@@ -7,7 +7,7 @@ import { ROOT_CAUSES, type RootCauseId } from '../../model/root-causes.js';
 import { alternativeText } from '../../model/topology.js';
 import type { Report, TargetReport } from '../report.js';
 import { targetLabel } from '../report.js';
-import { printable } from './text.js';
+import { coverageLine, printable } from './text.js';
 
 export const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json';
 const DOCS = 'docs/diagnosis.md';
@@ -32,6 +32,8 @@ function rule(id: string): ReportingDescriptor {
 
 function message(t: TargetReport): string {
   const parts = [`${targetLabel(t)}: ${t.message}`];
+  const coverage = coverageLine(t);
+  if (coverage) parts.push(`${coverage}.`);
   if (t.condition) parts.push(`Condition: ${t.condition}.`);
   if (t.plan.length > 0) parts.push(`loopguard Enforce would: ${t.plan.map((s, i) => `(${i + 1}) ${s}`).join(' ')}`);
   if (t.alternatives.length > 0) parts.push(`Alternatives: ${t.alternatives.map((a) => a.advice).join('; ')}.`);
@@ -67,6 +69,8 @@ export function renderSarif(report: Report, version: string): string {
     partialFingerprints: { 'loopguardTarget/v1': `${t.kind}/${t.namespace}/${t.name}/${t.rootCause}` },
     properties: {
       verdict: t.verdict,
+      ...(t.policy ? { policy: t.policy } : {}),
+      ...(t.uncovered ? { uncovered: true } : {}),
       ...(t.condition ? { condition: t.condition } : {}),
       plan: t.plan,
       alternatives: t.alternatives.map(alternativeText),
@@ -80,7 +84,7 @@ export function renderSarif(report: Report, version: string): string {
         tool: { driver: { name: 'loopguard', semanticVersion: version, version, rules: ruleIds.map(rule) } },
         originalUriBaseIds: { '%SRCROOT%': { description: { text: 'the directory loopguard plan ran in' } } },
         results,
-        properties: { clusterProfile: report.clusterProfile, counts: report.counts, notes: report.notes },
+        properties: { clusterProfile: report.clusterProfile, counts: report.counts, ...(report.uncovered !== undefined ? { uncovered: report.uncovered } : {}), notes: report.notes },
       },
     ],
   };

@@ -2,22 +2,27 @@
 // out, the topology alternatives) of the targets that need attention. `wide`: more columns and every target's details.
 import type { Report, TargetReport } from '../report.js';
 import { needsDetails, targetLabel } from '../report.js';
-import { columns, locationCell, planCell, printable, profileLine, summaryLine, verdictCell } from './text.js';
+import { columns, coverageLine, locationCell, planCell, policyCell, printable, profileLine, summaryLine, verdictCell } from './text.js';
 
+// The doctor shows the covering policy (or UNCOVERED) in every table; `plan` in the wide one.
 function row(t: TargetReport, report: Report, wide: boolean): string[] {
   const where = report.kind === 'PlanReport' ? locationCell(t) : (t.loadBalancerId ?? '-');
   const base = [t.namespace, t.kind, t.name, where, verdictCell(t), t.rootCause, planCell(t)];
-  return wide ? [...base, t.mitigations.join(',') || '-', t.policy ?? '(defaults)'] : base;
+  if (wide) return [...base, t.mitigations.join(',') || '-', policyCell(t)];
+  return report.kind === 'DoctorReport' ? [...base, policyCell(t)] : base;
 }
 
 function header(report: Report, wide: boolean): string[] {
   const base = ['NAMESPACE', 'KIND', 'NAME', report.kind === 'PlanReport' ? 'SOURCE' : 'CLB', 'VERDICT', 'ROOT CAUSE', 'PLAN'];
-  return wide ? [...base, 'MITIGATIONS', 'POLICY'] : base;
+  if (wide) return [...base, 'MITIGATIONS', 'POLICY'];
+  return report.kind === 'DoctorReport' ? [...base, 'POLICY'] : base;
 }
 
 export function targetDetails(t: TargetReport): string[] {
   const lines = [`${targetLabel(t)}: ${verdictCell(t)} (${t.rootCause})${t.loadBalancerId ? `, CLB ${t.loadBalancerId}` : ''}`];
   lines.push(`  ${t.message}`);
+  const coverage = coverageLine(t);
+  if (coverage) lines.push(`  ${coverage}`);
   if (t.condition) lines.push(`  Condition: ${t.condition}`);
   if (t.assumed && Object.keys(t.assumed).length > 0) {
     lines.push(`  Assumed for this plan (manifests cannot say): ${Object.entries(t.assumed).map(([k, v]) => `${k} ${v}`).join(', ')}`);

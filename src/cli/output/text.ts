@@ -23,9 +23,22 @@ export function profileLine(p: ClusterProfileStatus): string {
   return `cluster profile: kube-proxy ${p.kubeProxyMode}${version} (from ${p.source}); prevent-loopback supported: ${p.preventLoopbackSupported}${upgrade}; VIP binding: ${p.vipBinding ?? 'Unknown'}`;
 }
 
-/** "4 targets: 2 at risk, 1 skipped, 1 not applicable" */
+/** "4 targets: 2 at risk, 1 skipped, 1 not applicable", then how many at-risk targets no policy covers (doctor). */
 export function summaryLine(report: Report): string {
-  return report.counts.total === 0 ? 'no Service or Ingress selected' : countsSummary(report.counts);
+  if (report.counts.total === 0) return 'no Service or Ingress selected';
+  const n = report.uncovered ?? 0;
+  return `${countsSummary(report.counts)}${n > 0 ? `; ${n} at risk and uncovered (no LoopbackPolicy or ClusterLoopbackPolicy selects ${n === 1 ? 'it' : 'them'})` : ''}`;
+}
+
+/** The policy covering the target, or UNCOVERED (at risk, no policy), or (defaults). */
+export function policyCell(t: TargetReport): string {
+  return t.policy ?? (t.uncovered ? 'UNCOVERED' : '(defaults)');
+}
+
+/** The details' line on coverage (doctor): which policy manages the target, or that none covers it. */
+export function coverageLine(t: TargetReport): string | undefined {
+  if (t.uncovered) return 'Uncovered: no LoopbackPolicy or ClusterLoopbackPolicy selects it, so nothing will mitigate it until one does';
+  return t.policy ? `Covered by: ${t.policy}` : undefined;
 }
 
 /** The verdict as a cell: a conditional verdict carries a question mark (its condition is in the details). */

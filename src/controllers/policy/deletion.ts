@@ -108,13 +108,12 @@ export class PolicyDeletion {
     const owner = policy.owner;
     // A cluster policy's targets are in the namespaces its records name (a namespace that left it included).
     const namespaces = policy.namespace !== undefined ? [policy.namespace] : [...new Set(records.map((r) => r.spec.target.namespace))];
-    const listed = await Promise.all(
-      namespaces.map(async (ns) => {
-        const [services, ingresses] = await Promise.all([this.o.writer.list('Service', ns), this.o.writer.list('Ingress', ns)]);
-        return [...services.map((x) => serviceFacts(x as V1Service)), ...ingresses.map((x) => ingressFacts(x as V1Ingress))];
-      }),
-    );
-    const facts = listed.flat();
+    // One namespace at a time: a cluster policy's records may span hundreds, and a blocked revert retries this.
+    const facts: TargetFacts[] = [];
+    for (const ns of namespaces) {
+      const [services, ingresses] = await Promise.all([this.o.writer.list('Service', ns), this.o.writer.list('Ingress', ns)]);
+      facts.push(...services.map((x) => serviceFacts(x as V1Service)), ...ingresses.map((x) => ingressFacts(x as V1Ingress)));
+    }
     const inScope = new Set(namespaces);
     const blocked: Blocked[] = [];
     // A corrupt record cannot be released (its originals are unknown); it blocks with the way to finish by hand.

@@ -10,7 +10,7 @@ import type { ClbObserver } from '../../cloud/clb-observer.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { PolicyStatusWriter } from '../../kube/status-writer.js';
 import type { KubeWriter } from '../../kube/writer.js';
-import type { ReportWriter } from '../../kube/report-writer.js';
+import type { NamespaceReports } from './namespace-reports.js';
 import type { ClusterProfile } from '../../model/cluster-profile.js';
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import type { OwnerKey, RecordRegistry } from '../../model/record-registry.js';
@@ -41,8 +41,8 @@ export interface PolicyCaches {
 export interface PolicyControllerOptions extends RoundDeps {
   caches: PolicyCaches;
   statusWriter: Pick<PolicyStatusWriter, 'apply'>;
-  /** The OpenReports Report per namespace a cluster policy covers (docs/cluster-policy.md §8); absent: none written. */
-  reports?: Pick<ReportWriter, 'sync' | 'prune'>;
+  /** The OpenReports Report per governed namespace (docs/cluster-policy.md §8); absent: none written. */
+  reports?: Pick<NamespaceReports, 'publish' | 'forget'>;
   /** Enforce's Kubernetes writer (finalizers; the revert reads targets through it). */
   writer: Pick<KubeWriter, 'setFinalizers' | 'list'>;
   /** The ownership registry (LoopbackRecords), read from the API server by the revert. */

@@ -6,10 +6,9 @@
 // A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
 import { FINALIZER, type LoopbackPolicyStatus, type PolicyMode } from '../../api/loopbackpolicy.js';
-import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
+import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
 import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
-import { coveredNamespaces } from '../../model/namespace-coverage.js';
 import type { ReportTarget } from '../../model/namespace-report.js';
 import { EventReason } from '../../api/reasons.js';
 import { targetKey, type TargetFacts } from '../../model/facts.js';
@@ -24,7 +23,7 @@ import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
 import { PolicyRound, type RoundResult } from './round.js';
 import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, type PolicySubject } from './subject.js';
-import { policyTargets, sharedWith, type ManagedFacts, type PolicyTargets } from './targets.js';
+import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
 
 /** Targets named in a RoundInterrupted Event (the log line names all of them). */
 const MAX_STOPPED_SHOWN = 5;
@@ -67,7 +66,7 @@ export class PolicyController {
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
     const subject = this.subject(key);
     if (!subject) {
-      this.forgetPolicy(key);
+      await this.forgetPolicy(key);
       return;
     }
     try {
@@ -95,7 +94,7 @@ export class PolicyController {
     if (policy.metadata.deletionTimestamp) {
       const outcome = await this.deletion.finalize(policy, signal);
       if (outcome) return outcome;
-      this.forgetPolicy(key);
+      await this.forgetPolicy(key);
       return;
     }
     const { spec } = policy;
@@ -127,13 +126,13 @@ export class PolicyController {
       ...(run.policyError ? { policyError: run.policyError } : {}),
       now: new Date(),
     };
-    const reports = policy.namespace === undefined ? await this.writeReports(policy, outcomes, targets) : undefined;
+    const reports = await this.publishReports(policy, outcomes, targets);
     const status =
       policy.namespace === undefined
         ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(reports ? { reports } : {}) })
         : buildPolicyStatus({ ...common, mode: spec.mode });
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
-    await this.report(policy, outcomes, targets.mine);
+    await this.report(policy, outcomes, targets);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
     return this.requeue(key, mine, outcomes, run);
@@ -163,25 +162,21 @@ export class PolicyController {
       if (run.graceEndsAt !== undefined) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, run.graceEndsAt);
       result.stopped.push(...run.stopped);
       result.skipped += run.skipped;
-      result.policyError ??= run.policyError;
-      if (run.policyError === undefined) delete result.policyError;
+      if (run.policyError) result.policyError ??= run.policyError;
     }
     return result;
   }
 
   /**
-   * A cluster policy's results where each namespace's users read them: one OpenReports Report per covered namespace
-   * (written only when it changes; report-writer.ts), and the reports of namespaces no cluster policy covers any more
-   * removed. A conflict is reported by the policy that manages the target, not by this one. A failure is logged: the
-   * reports are a view, the round's work and status stand without them.
+   * The policy's results where each namespace's users read them: its part of the OpenReports Report of every
+   * namespace it governs (namespace-reports.ts). Returns the namespaces' report names, for a cluster policy's status.
    */
-  private async writeReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<Map<string, string> | undefined> {
+  private async publishReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<Map<string, string> | undefined> {
     if (!this.o.reports) return undefined;
     const byNs = new Map<string, ReportTarget[]>([...targets.namespaces.keys()].map((ns) => [ns, []]));
     const uid = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts.uid]));
     for (const o of outcomes) {
       const a = o.assessment;
-      if (a.rootCause.id === 'PolicyConflict' || a.rootCause.id === 'PolicyPrecedence') continue;
       const t = a.target;
       const id = uid.get(targetKey(t));
       byNs.get(t.namespace)?.push({
@@ -193,28 +188,12 @@ export class PolicyController {
         rootCause: a.rootCause.id,
         message: a.rootCause.message,
         mode: targets.namespaces.get(t.namespace) ?? policy.spec.mode,
-        policy: policy.owner,
+        policy: policy.namespace === undefined ? policy.owner : `LoopbackPolicy/${policy.name}`,
         plan: o.plan ?? [],
         ...(a.loadBalancerId ? { loadBalancerId: a.loadBalancerId } : {}),
       });
     }
-    const names = new Map<string, string>();
-    try {
-      for (const [ns, list] of byNs) {
-        const name = await this.o.reports.sync(ns, list);
-        if (name) names.set(ns, name);
-      }
-      // Namespaces any cluster policy covers keep their report; the others lose loopguard's.
-      const covered = new Set<string>();
-      for (const cp of this.o.caches.clusterPolicies()) {
-        const spec = withClusterSpecDefaults(cp.spec);
-        for (const ns of coveredNamespaces(spec, this.o.caches.namespaces(), this.o.caches.ownNamespace).modes.keys()) covered.add(ns);
-      }
-      await this.o.reports.prune(covered);
-    } catch (err) {
-      this.o.logger.warn('Could not write the namespaces\' reports', { policy: policy.owner, error: err instanceof Error ? err.message : String(err) });
-    }
-    return names;
+    return this.o.reports.publish(policy.owner, byNs);
   }
 
   /** A new generation: Ready=Unknown + Reconciling first, so kstatus/Flux never see the old status as current. */
@@ -260,17 +239,9 @@ export class PolicyController {
   }
 
   /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
-  private async report(policy: PolicySubject, outcomes: readonly TargetOutcome[], mine: readonly ManagedFacts[]): Promise<void> {
-    // Looked up by key, not searched per outcome: a cluster policy's outcomes and managed targets both span every
-    // namespace, and a search per outcome cost O(targets²) (bench:scale --policy cluster: 0.5 s a round at 12,000
-    // targets in 500 namespaces, 2.3 s at 24,000, with the event loop blocked).
-    const modeIn = new Map<string, PolicyMode>();
-    const managed = new Map<string, ManagedFacts>();
-    for (const m of mine) {
-      if (!modeIn.has(m.facts.namespace)) modeIn.set(m.facts.namespace, m.mode);
-      managed.set(targetKey(m.facts), m);
-    }
-    const enforcingIn = (ns: string) => this.o.executor !== undefined && (modeIn.get(ns) ?? policy.spec.mode) === 'Enforce';
+  private async report(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<void> {
+    const enforcingIn = (ns: string) => this.o.executor !== undefined && (targets.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce';
+    const mine = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts]));
     this.o.metrics.reportTargets(
       policy.namespace ?? '',
       policy.namespace === undefined ? policy.owner : policy.name,
@@ -288,8 +259,8 @@ export class PolicyController {
       // True in every round until someone fixes it: one Event per problem, not one write per round.
       for (const w of a.warnings) await this.o.events.recordStanding(involved, 'Warning', EventReason.InvalidAnnotation, w);
       if (ignoresSkip && a.verdict !== 'Conflict') {
-        const own = managed.get(targetKey(t));
-        if (own?.facts.annotations?.[LoopguardAnnotation.Skip] !== undefined && readSkip(own.facts.annotations, t.kind, { ignoreOwn: true }).skipped === undefined) {
+        const own = mine.get(targetKey(t));
+        if (own?.annotations?.[LoopguardAnnotation.Skip] !== undefined && readSkip(own.annotations, t.kind, { ignoreOwn: true }).skipped === undefined) {
           await this.o.events.recordStanding(involved, 'Normal', EventReason.SkipAnnotationIgnored, `${LoopguardAnnotation.Skip} has no effect: ${describeSubject(policy)} sets skipAnnotation: Ignore, so the platform team's policy manages this ${t.kind} whatever the annotation says`);
         }
       }
@@ -339,7 +310,8 @@ export class PolicyController {
     await this.o.events.record(subjectRef(policy), 'Normal', EventReason.RoundInterrupted, what);
   }
 
-  private forgetPolicy(key: string): void {
+  private async forgetPolicy(key: string): Promise<void> {
+    await this.o.reports?.forget(key);
     this.building.delete(key);
     this.driftClocks.delete(key);
     const [first = '', name = ''] = key.split('/');

@@ -2,9 +2,9 @@
 // namespace, and the cluster policies covering it; docs/cluster-policy.md §5), and the CLB each one is bound to.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { withSpecDefaults, type LoopbackPolicy, type PolicyMode, type ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
-import { withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
+import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { madeFor, ownedBy, type OwnerKey } from '../../model/record-registry.js';
+import { madeFor, ownedBy, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
 import { sharedView, type SharedView } from '../../plan/snapshot.js';
 import type { Orphan, PolicyCaches } from './deps.js';
 import { conflictAssessment, handoverAssessment, type Assessment } from '../../model/assessment.js';
@@ -22,6 +22,8 @@ export { policyIdentity };
 export interface ClusterClaimant {
   identity: PolicyIdentity;
   spec: ResolvedPolicySpec;
+  /** Its mode in this namespace. */
+  mode: PolicyMode;
 }
 
 export interface NamespaceView {
@@ -43,10 +45,10 @@ export function namespaceView(
   for (const p of policies) {
     if (p.metadata.namespace !== namespace) continue;
     const scope = { namespace, spec: withSpecDefaults(p.spec) };
-    for (const t of selectTargets(scope, candidates)) claims.push({ policy: policyIdentity(p), target: t });
+    for (const t of selectTargets(scope, candidates)) claims.push({ policy: policyIdentity(p), target: t, mode: scope.spec.mode });
   }
   for (const c of clusterPolicies) {
-    for (const t of selectTargets({ namespace, spec: c.spec }, candidates)) claims.push({ policy: c.identity, target: t });
+    for (const t of selectTargets({ namespace, spec: c.spec }, candidates)) claims.push({ policy: c.identity, target: t, mode: c.mode });
   }
   return { candidates, claims: resolveConflicts(claims, holder) };
 }
@@ -71,7 +73,7 @@ export class ClaimsIndex {
     this.clusterCache ??= this.caches.clusterPolicies().map((p) => ({ identity: clusterPolicyIdentity(p), spec: withClusterSpecDefaults(p.spec) }));
     return this.clusterCache.flatMap((c) => {
       const covered = coverageOf(c.spec, ns, this.caches.ownNamespace);
-      return covered === undefined || covered === 'excluded' ? [] : [{ identity: c.identity, spec: c.spec }];
+      return covered === undefined || covered === 'excluded' ? [] : [{ identity: c.identity, spec: c.spec, mode: covered }];
     });
   }
 
@@ -124,20 +126,25 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
       const claim = view.claims.get(targetKey(target));
       if (!claim) continue;
       if (samePolicy(claim.winner, me)) {
-        // Won by precedence from the policy holding the record: it gives the originals back first (the two never
-        // write the same CLB at once), then this policy applies its plan.
+        // Another live policy holds the record (it lost the target by precedence, or no longer selects it): it gives
+        // the originals back first, so the two never write the same CLB at once; then this policy applies its plan.
+        // In Audit nothing is written, so nothing waits.
         const held = holder(target);
-        const giving = held !== undefined && held !== subject.owner ? claim.losers.find((l) => identityOwner(l) === held) : undefined;
+        const giving = mode === 'Enforce' && held !== undefined && held !== subject.owner ? liveOwner(caches, held) : undefined;
         if (giving) conflicts.push(handoverAssessment(target, giving));
         else mine.push({ facts: target, mode });
-      } else if (claim.losers.some((l) => samePolicy(l, me))) conflicts.push(conflictAssessment(target, claim.winner, me));
+      } else if (claim.losers.some((l) => samePolicy(l, me))) conflicts.push(conflictAssessment(target, claim.winner, me, claim.deferredTo !== undefined && samePolicy(claim.deferredTo, me)));
     }
   }
   const managed = new Set(mine.map((m) => targetKey(m.facts)));
   const candidates = [...namespaces.keys()].flatMap((ns) => index.view(ns).candidates);
   const records = subject.namespace !== undefined ? caches.records(subject.namespace) : caches.records();
   // A namespace that left a cluster policy releases by the mode its labels give now (§4); a deleted one's records are stale.
-  const modeOf = (ns: string): PolicyMode => {
+  // A target another policy now enforces waits for this release (the handover above): it is released in any mode.
+  const modeOf = (o: Orphan): PolicyMode => {
+    const taker = index.view(o.facts.namespace).claims.get(targetKey(o.facts));
+    if (taker && !samePolicy(taker.winner, me) && taker.winnerMode === 'Enforce') return 'Enforce';
+    const ns = o.facts.namespace;
     if (subject.namespace !== undefined) return subject.spec.mode;
     const known = namespaces.get(ns);
     if (known) return known;
@@ -146,7 +153,7 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
   };
   const outside = (ns: string) => (namespaces.has(ns) ? [] : index.view(ns).candidates);
   const orphanCandidates = [...candidates, ...[...new Set(records.map((r) => r.spec.target.namespace))].flatMap(outside)];
-  const orphans = orphansOf(records, subject.owner, managed, orphanCandidates).map((o) => ({ ...o, mode: modeOf(o.facts.namespace) }));
+  const orphans = orphansOf(records, subject.owner, managed, orphanCandidates).map((o) => ({ ...o, mode: modeOf(o) }));
   return { index, mine, conflicts, orphans, namespaces, excluded: excluded.sort() };
 }
 
@@ -183,4 +190,15 @@ export function orphansOf(records: readonly LoopbackRecord[], owner: OwnerKey, m
     const facts = live ?? ({ kind: t.kind, namespace: t.namespace, name: t.name, ...(t.kind === 'Service' ? { type: 'LoadBalancer', ports: [] } : { rules: [], tls: false }) } as TargetFacts);
     return [{ facts, entry, ...(stale ? { stale: true } : {}) }];
   });
+}
+
+/** The policy an owner key names, when it still exists (a record's holder that can still give it back). */
+function liveOwner(caches: Pick<PolicyCaches, 'policy' | 'clusterPolicy'>, owner: OwnerKey): PolicyIdentity | undefined {
+  const ref = policyRefOf(owner);
+  if (ref.kind === CLUSTER_KIND) {
+    const c = caches.clusterPolicy(ref.name);
+    return c ? clusterPolicyIdentity(c) : undefined;
+  }
+  const p = caches.policy(ref.namespace, ref.name);
+  return p ? policyIdentity(p) : undefined;
 }

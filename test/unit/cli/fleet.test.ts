@@ -18,10 +18,11 @@ const profile = detectClusterProfile({ overrides: { mode: 'ipvs', version: 'v1.2
 function target(extra: Partial<TargetReport>): TargetReport {
   return { namespace: 'shop', kind: 'Service', name: 'web', verdict: 'NotApplicable', rootCause: 'MasqueradedToNodeIp', message: 'm', mitigations: [], plan: [], alternatives: [], advice: [], warnings: [], ...extra };
 }
+// As the scan reports them (src/cli/scan.ts): at risk with no policy covering it is `uncovered`.
 const atRisk = (name: string, policy?: string) =>
-  target({ name, verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded', loadBalancerId: `lb-${name}`, plan: ['switch the source'], ...(policy ? { policy } : {}) });
+  target({ name, verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded', loadBalancerId: `lb-${name}`, plan: ['switch the source'], ...(policy ? { policy } : { uncovered: true }) });
 
-const east = buildReport('DoctorReport', profile, [atRisk('orders'), atRisk('cart', 'shop/audit'), target({ name: 'ok', verdict: 'Mitigated' }), target({})], [], new Date(0));
+const east = buildReport('DoctorReport', profile, [atRisk('orders'), atRisk('cart', 'LoopbackPolicy shop/audit'), target({ name: 'ok', verdict: 'Mitigated' }), target({})], [], new Date(0));
 const west = buildReport('DoctorReport', profile, [target({ name: 'calm' })], [], new Date(0));
 const fleet: FleetReport = buildFleetReport(
   [
@@ -62,7 +63,8 @@ describe('fleet formats', () => {
     expect(text).toMatch(/\ngone\s+Failed\s+-\s+-\s+-\s+-\s+cannot reach the Kubernetes API .*ECONNREFUSED/);
     expect(text).toMatch(/\n\(fleet\)\s+5\s+2\s+1\s+1/);
     expect(text).toMatch(/\nCLUSTER\s+NAMESPACE\s+KIND\s+NAME\s+CLB\s+VERDICT/);
-    expect(text).toMatch(/\neast\s+shop\s+Service\s+cart\s+lb-cart\s+AtRisk/);
+    expect(text).toMatch(/\neast\s+shop\s+Service\s+cart\s+lb-cart\s+AtRisk\s+PodSourceNotMasqueraded\s+1 step\s+LoopbackPolicy shop\/audit\n/);
+    expect(text).toMatch(/\neast\s+shop\s+Service\s+orders\s+lb-orders\s+AtRisk\s+PodSourceNotMasqueraded\s+1 step\s+UNCOVERED\n/);
     expect(text).toMatch(/\nwest\s+shop\s+Service\s+calm/);
     expect(text).toContain('[east] Service shop/orders: AtRisk');
     expect(text.trimEnd().split('\n').pop()).toBe('fleet: 3 clusters, 1 could not be scanned; 5 targets: 2 at risk, 1 mitigated, 2 not applicable; at risk in 1 of 2');
@@ -79,7 +81,8 @@ describe('fleet formats', () => {
     expect(md).toContain('| Cluster | Status | Targets | At risk | Mitigated | Uncovered | Profile / error |');
     expect(md).toContain('| `east` | Scanned | 4 | 2 | 1 | 1 |');
     expect(md).toMatch(/\| `gone` \| \*\*Failed\*\* \| - \| - \| - \| - \| cannot reach the Kubernetes API at .*ECONNREFUSED \|/);
-    expect(md).toMatch(/\| `east` \| `Service shop\/orders` \| lb-orders \| \*\*AtRisk\*\* \|/);
+    expect(md).toMatch(/\| `east` \| `Service shop\/orders` \| lb-orders \| \*\*AtRisk\*\* \| .* \| \*\*uncovered\*\* \|\n/);
+    expect(md).toMatch(/\| `east` \| `Service shop\/cart` \| .* \| `LoopbackPolicy shop\/audit` \|\n/);
     expect(md).toContain('<details><summary>east: <code>Service shop/orders</code>');
     const evil = renderFleet(buildFleetReport([{ cluster: 'x', error: 'a | b <script>' }], new Date(0)), 'markdown', '0.1.0');
     expect(evil).toContain('a \\| b &lt;script&gt;');

@@ -50,8 +50,8 @@ describe('report formats', () => {
     const text = renderTable(report, false);
     expect(text).toMatch(/^cluster profile: kube-proxy ipvs v1\.20\.6-tke\.12 \(from Flag\)/);
     expect(text).toContain('note: could not read LoopbackRecords');
-    expect(text).toMatch(/NAMESPACE\s+KIND\s+NAME\s+CLB\s+VERDICT\s+ROOT CAUSE\s+PLAN\n/);
-    expect(text).toMatch(/shop\s+Service\s+orders\s+lb-1\s+AtRisk\s+PodSourceNotMasqueraded\s+1 step\n/);
+    expect(text).toMatch(/NAMESPACE\s+KIND\s+NAME\s+CLB\s+VERDICT\s+ROOT CAUSE\s+PLAN\s+POLICY\n/);
+    expect(text).toMatch(/shop\s+Service\s+orders\s+lb-1\s+AtRisk\s+PodSourceNotMasqueraded\s+1 step\s+\(defaults\)\n/);
     expect(text).toContain('Service shop/orders: AtRisk (PodSourceNotMasqueraded), CLB lb-1');
     expect(text).toContain('    1. set listener lbl-1 (TCP:80) of CLB lb-1: health-check source 100.64.0.0/10');
     expect(text).toContain('    - use orders.shop.svc.cluster.local\n      fixes and leaves: no CLB on the path\n      source: TKE "CLB Loopback" https://www.tencentcloud.com/document/product/457/42976');
@@ -62,7 +62,7 @@ describe('report formats', () => {
 
   it('markdown: table cells and text cannot break out of the table or inject HTML', () => {
     const md = renderMarkdown(report);
-    expect(md).toContain('| `Service shop/orders` | lb-1 | **AtRisk** | PodSourceNotMasqueraded | 1 step |');
+    expect(md).toContain('| `Service shop/orders` | lb-1 | **AtRisk** | PodSourceNotMasqueraded | 1 step | - |');
     expect(md).toContain('loops \\| back &lt;b&gt;');
     expect(md).not.toContain('<b>AtRisk</b> (MasqueradedToNodeIp)');
   });

@@ -188,7 +188,7 @@ items:
     const r = await cli(['plan', '-f', dir, '-n', 'team', ...IPVS_18, '-o', 'json']);
     const t = byName(report(r.stdout));
     expect(Object.keys(t).sort()).toEqual(['Ingress/legacy', 'Service/one']);
-    expect(t['Service/one']).toMatchObject({ namespace: 'team', verdict: 'AtRisk', rootCause: 'MitigationDisabledByPolicy', policy: 'team/never', source: { file: join(dir, 'a/list.yaml'), line: 4 } });
+    expect(t['Service/one']).toMatchObject({ namespace: 'team', verdict: 'AtRisk', rootCause: 'MitigationDisabledByPolicy', policy: 'LoopbackPolicy team/never', source: { file: join(dir, 'a/list.yaml'), line: 4 } });
     expect(t['Ingress/legacy']?.alternatives[0]?.advice).toContain('one.team.svc.cluster.local');
   });
 

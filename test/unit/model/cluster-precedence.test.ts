@@ -41,6 +41,26 @@ describe('resolveConflicts across kinds', () => {
   });
 });
 
+describe('an Audit policy never takes a target from the policy enforcing it', () => {
+  const claims = (modes: Record<string, 'Audit' | 'Enforce'>, ...policies: PolicyIdentity[]): Claim[] => policies.map((policy) => ({ policy, target: web, mode: modes[identityOwner(policy)] ?? 'Enforce' }));
+  it.each<[string, Claim[], string | undefined, string, string | undefined]>([
+    ['NamespacedFirst, the namespace policy in Audit: the holding cluster policy keeps it', claims({ 'shop/own': 'Audit' }, cl('platform', OLD), ns('own', NEW)), 'ClusterLoopbackPolicy/platform', 'ClusterLoopbackPolicy/platform', 'LoopbackPolicy shop/own'],
+    ['NamespacedFirst, the namespace policy in Enforce: it takes the target', claims({}, cl('platform', OLD), ns('own', NEW)), 'ClusterLoopbackPolicy/platform', 'LoopbackPolicy shop/own', undefined],
+    ['ClusterFirst, the cluster policy in Audit in this namespace: the holding namespace policy keeps it', claims({ 'ClusterLoopbackPolicy/platform': 'Audit' }, ns('own', OLD), cl('platform', NEW, 'ClusterFirst')), 'shop/own', 'LoopbackPolicy shop/own', 'ClusterLoopbackPolicy/platform'],
+    ['an Audit winner with no holder still wins (it only reports)', claims({ 'shop/own': 'Audit' }, cl('platform', OLD), ns('own', NEW)), undefined, 'LoopbackPolicy shop/own', undefined],
+  ])('%s', (_name, list, holder, expected, deferredTo) => {
+    const r = resolveConflicts(list, () => holder).get('Service/shop/web')!;
+    expect(describePolicy(r.winner)).toBe(expected);
+    expect(r.deferredTo ? describePolicy(r.deferredTo) : undefined).toBe(deferredTo);
+  });
+
+  it('the deferred policy is told why, and what Enforce would do', () => {
+    const a = conflictAssessment(web, cl('platform', OLD), ns('own', NEW), true);
+    expect(a).toMatchObject({ verdict: 'Conflict', rootCause: { id: 'PolicyPrecedence' } });
+    expect(a.rootCause.message).toMatch(/in Audit here: ClusterLoopbackPolicy\/platform keeps managing it.*in Enforce mode this policy takes it over/);
+  });
+});
+
 describe("the loser's verdict", () => {
   it('PolicyPrecedence between kinds, naming the winner and the switch', () => {
     const a = conflictAssessment(web, cl('platform', OLD, 'ClusterFirst'), ns('own', NEW));

@@ -53,9 +53,9 @@ describe('resolveConflicts', () => {
       { policy: fresh, target: svc('db') },
     ];
     const o = resolveConflicts(claims);
-    expect(o.get('Service/shop/web')).toEqual({ target: svc('web'), winner: old, losers: [mid, sameTimeB] });
-    expect(o.get('Ingress/shop/front')).toEqual({ target: ing('front'), winner: mid, losers: [sameTimeB] });
-    expect(o.get('Service/shop/db')).toEqual({ target: svc('db'), winner: fresh, losers: [] });
+    expect(o.get('Service/shop/web')).toEqual({ target: svc('web'), winner: old, losers: [mid, sameTimeB], winnerMode: 'Enforce' });
+    expect(o.get('Ingress/shop/front')).toEqual({ target: ing('front'), winner: mid, losers: [sameTimeB], winnerMode: 'Enforce' });
+    expect(o.get('Service/shop/db')).toEqual({ target: svc('db'), winner: fresh, losers: [], winnerMode: 'Enforce' });
   });
 
   it('the policy holding the target\'s record keeps it: a policy applied in the same second never takes over', () => {
@@ -64,7 +64,7 @@ describe('resolveConflicts', () => {
     const claims: Claim[] = [zeta, mid].map((policy) => ({ policy, target: svc('web') }));
     expect(resolveConflicts(claims).get('Service/shop/web')?.winner).toEqual(mid);
     const held = resolveConflicts(claims, (t) => (t.name === 'web' ? 'shop/zeta' : undefined)).get('Service/shop/web');
-    expect(held).toEqual({ target: svc('web'), winner: zeta, losers: [mid] });
+    expect(held).toEqual({ target: svc('web'), winner: zeta, losers: [mid], winnerMode: 'Enforce' });
     // A record of a policy that no longer selects the target changes nothing among the others.
     expect(resolveConflicts(claims, () => 'shop/gone').get('Service/shop/web')?.winner).toEqual(mid);
   });

@@ -1,0 +1,133 @@
+// Which policies an informer event concerns (the work queue's keys are owner keys: `<namespace>/<name>` or
+// `ClusterLoopbackPolicy/<name>`). A change in a namespace concerns its own LoopbackPolicies and the cluster policies
+// that cover it, not every cluster policy: a cluster policy over thousands of targets must not reconcile on every
+// Service update elsewhere. Target churn reaches a cluster policy after a short delay, so a burst of updates (TKE
+// annotating Services one after another) costs one round, not one per update.
+import { withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
+import { ABANDON_ANNOTATION } from '../../api/loopbackpolicy.js';
+import { coverageOf, type NamespaceFacts } from '../../model/namespace-coverage.js';
+import { clusterOwnerKey, ownerKey } from '../../model/record-registry.js';
+
+/** How long target churn waits before it reaches a cluster policy (coalescing a burst into one round). */
+export const CLUSTER_CHURN_DELAY_MS = 1_000;
+
+interface Meta {
+  metadata?: { name?: string; namespace?: string; generation?: number; deletionTimestamp?: unknown; finalizers?: string[]; annotations?: Record<string, string>; labels?: Record<string, string> };
+}
+
+export interface RoutingSources {
+  policies(namespace?: string): readonly Meta[];
+  clusterPolicies(): readonly Meta[];
+  namespace(name: string): NamespaceFacts | undefined;
+  ownNamespace: string;
+}
+
+/**
+ * What of a policy, of either kind, calls for a reconcile: its spec (generation), deletion, finalizers and the abandon
+ * annotation (the way out of a blocked deletion). Its own status writes change none of these (controller-runtime's
+ * GenerationChangedPredicate).
+ */
+export function policyFingerprint(p: Meta): string {
+  const md = p.metadata;
+  return `${md?.generation ?? ''}|${md?.deletionTimestamp ? 'deleting' : ''}|${(md?.finalizers ?? []).join(',')}|${md?.annotations?.[ABANDON_ANNOTATION] ?? ''}`;
+}
+
+/** A namespace's labels as one string: a namespace event matters to cluster policies only when they change. */
+export function labelsFingerprint(labels: Readonly<Record<string, string>> | undefined): string {
+  return JSON.stringify(Object.entries(labels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export function namespacedKey(p: Meta): string {
+  return ownerKey(p.metadata?.namespace ?? '', p.metadata?.name ?? '');
+}
+
+export function clusterKeyOf(p: Meta): string {
+  return clusterOwnerKey(p.metadata?.name ?? '');
+}
+
+/** The cluster policies covering `namespace` now (any mode). */
+export function coveringClusterPolicies(s: RoutingSources, namespace: string): string[] {
+  const ns = s.namespace(namespace);
+  if (!ns) return [];
+  return s.clusterPolicies().flatMap((p) => {
+    const c = coverageOf(withClusterSpecDefaults((p as ClusterLoopbackPolicy).spec), ns, s.ownNamespace);
+    return c === undefined || c === 'excluded' ? [] : [clusterKeyOf(p)];
+  });
+}
+
+/** The policies a change in `namespace` concerns: its LoopbackPolicies and the cluster policies covering it. */
+export function namespaceKeys(s: RoutingSources, namespace: string): { namespaced: string[]; cluster: string[] } {
+  return { namespaced: s.policies(namespace).map(namespacedKey), cluster: coveringClusterPolicies(s, namespace) };
+}
+
+/** The work queue, as the router uses it. */
+export interface RoutedQueue {
+  add(key: string): void;
+  addAfter(key: string, ms: number): void;
+}
+
+/** Turns informer events into work-queue keys (see the header). */
+export class PolicyEventRouter {
+  /** Each policy's fingerprint as last seen (policyFingerprint). */
+  private readonly policySeen = new Map<string, string>();
+  /** Each namespace's labels as last seen: only a change concerns the cluster policies. */
+  private readonly namespaceLabels = new Map<string, string>();
+
+  constructor(
+    private readonly queue: RoutedQueue,
+    private readonly s: RoutingSources & { livePolicy(namespace: string, name: string): boolean; liveClusterPolicy(name: string): boolean },
+    /** A policy changed: the admission parameters may too. */
+    private readonly onPolicyChange: () => void,
+  ) {}
+
+  private changed(key: string, p: Meta, live: boolean): boolean {
+    const fingerprint = policyFingerprint(p);
+    if (this.policySeen.get(key) === fingerprint && live) return false;
+    if (live) this.policySeen.set(key, fingerprint);
+    else this.policySeen.delete(key);
+    return true;
+  }
+
+  /** A LoopbackPolicy changed: it, and the cluster policies covering its namespace (precedence may move targets). */
+  policy(p: Meta): void {
+    const key = namespacedKey(p);
+    if (!this.changed(key, p, this.s.livePolicy(p.metadata?.namespace ?? '', p.metadata?.name ?? ''))) return;
+    this.queue.add(key);
+    for (const c of coveringClusterPolicies(this.s, p.metadata?.namespace ?? '')) this.queue.add(c);
+    this.onPolicyChange();
+  }
+
+  /** A cluster policy changed: it, and every LoopbackPolicy (its precedence may give their targets to it or back). */
+  clusterPolicy(p: Meta): void {
+    const key = clusterKeyOf(p);
+    if (!this.changed(key, p, this.s.liveClusterPolicy(p.metadata?.name ?? ''))) return;
+    this.queue.add(key);
+    for (const q of this.s.policies()) this.queue.add(namespacedKey(q));
+    this.onPolicyChange();
+  }
+
+  /** A namespace created, deleted or relabelled (not its status): the policies its coverage concerns. */
+  namespace(ns: Meta, deleted: boolean): void {
+    const name = ns.metadata?.name ?? '';
+    const labels = deleted ? undefined : labelsFingerprint(ns.metadata?.labels);
+    if (!deleted && this.namespaceLabels.get(name) === labels) return;
+    if (labels === undefined) this.namespaceLabels.delete(name);
+    else this.namespaceLabels.set(name, labels);
+    // A relabelled namespace may have left a cluster policy: every cluster policy looks again, not only the covering ones.
+    for (const p of this.s.policies(name)) this.queue.add(namespacedKey(p));
+    for (const p of this.s.clusterPolicies()) this.queue.add(clusterKeyOf(p));
+  }
+
+  /** A target (or its TkeServiceConfig, or a record) changed: its namespace's policies, cluster ones after a short delay. */
+  target(namespace: string): void {
+    const keys = namespaceKeys(this.s, namespace);
+    for (const k of keys.namespaced) this.queue.add(k);
+    for (const k of keys.cluster) this.queue.addAfter(k, CLUSTER_CHURN_DELAY_MS);
+  }
+
+  /** Every policy (leadership gained, the cluster profile changed). */
+  all(): void {
+    for (const p of this.s.policies()) this.queue.add(namespacedKey(p));
+    for (const p of this.s.clusterPolicies()) this.queue.add(clusterKeyOf(p));
+  }
+}

@@ -191,7 +191,15 @@ export class Operator {
 
     this.admission = new AdmissionParamsWriter(kc, {
       namespace: config.leaseNamespace,
-      build: () => buildAdmissionParams({ profile: this.profile(), policies: this.policies.list() as readonly LoopbackPolicy[], enforcing: d.enforce === true }),
+      build: () =>
+        buildAdmissionParams({
+          profile: this.profile(),
+          policies: this.policies.list() as readonly LoopbackPolicy[],
+          clusterPolicies: this.clusterPolicies.list() as unknown as readonly ClusterLoopbackPolicy[],
+          namespaces: this.namespaces.list().map(namespaceFacts),
+          ownNamespace,
+          enforcing: d.enforce === true,
+        }),
       logger,
       mayWrite: () => this.elector?.mayWrite() ?? true,
       resyncMs: config.driftCheckIntervalMs,

@@ -8,6 +8,8 @@
 //   risk.<shape>            root cause the model gives that shape here (src/admission/shapes.ts); absent = no warning
 //   enforce.<Kind>.<ns>     the Enforce policies of namespace <ns> that manage <Kind>s (its objects need no warning)
 import { withSpecDefaults, type LoopbackPolicy, type TargetKind } from '../api/loopbackpolicy.js';
+import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../api/clusterloopbackpolicy.js';
+import { coveredNamespaces, type NamespaceFacts } from '../model/namespace-coverage.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { riskyShapes } from './shapes.js';
 
@@ -19,6 +21,10 @@ export const UPGRADE_FALLBACK = 'a TKE build that supports prevent-loopback';
 export interface AdmissionParamsInput {
   profile: ClusterProfile;
   policies: readonly LoopbackPolicy[];
+  /** Cluster policies with the namespaces they cover (docs/cluster-policy.md): where one enforces, no warning either. */
+  clusterPolicies?: readonly ClusterLoopbackPolicy[];
+  namespaces?: readonly NamespaceFacts[];
+  ownNamespace?: string;
   /** The operator carries out Enforce policies (without it they only diagnose, and cover nothing). */
   enforcing: boolean;
 }
@@ -29,15 +35,25 @@ export interface AdmissionParamsInput {
  * objects a selector leaves out still get Events, metrics and `loopguard doctor`). A policy being deleted covers
  * nothing: loopguard is giving its targets back.
  */
-export function enforcedNamespaces(policies: readonly LoopbackPolicy[], kind: TargetKind): Map<string, string[]> {
+export function enforcedNamespaces(policies: readonly LoopbackPolicy[], kind: TargetKind, cluster: Pick<AdmissionParamsInput, 'clusterPolicies' | 'namespaces' | 'ownNamespace'> = {}): Map<string, string[]> {
   const out = new Map<string, string[]>();
+  // A cluster policy counts in each namespace it covers in Enforce (a modeOverride, or spec.mode).
+  for (const c of cluster.clusterPolicies ?? []) {
+    if (!c.metadata.name || c.metadata.deletionTimestamp) continue;
+    const spec = withClusterSpecDefaults(c.spec);
+    if (!spec.targets.includes(kind)) continue;
+    for (const [ns, mode] of coveredNamespaces(spec, cluster.namespaces ?? [], cluster.ownNamespace).modes) {
+      if (mode === 'Enforce') out.set(ns, [...(out.get(ns) ?? []), `${CLUSTER_KIND}/${c.metadata.name}`]);
+    }
+  }
   for (const p of policies) {
     const ns = p.metadata.namespace;
     if (!ns || !p.metadata.name || p.metadata.deletionTimestamp) continue;
     const spec = withSpecDefaults(p.spec);
     if (spec.mode !== 'Enforce' || !spec.targets.includes(kind)) continue;
-    out.set(ns, [...(out.get(ns) ?? []), p.metadata.name].sort());
+    out.set(ns, [...(out.get(ns) ?? []), p.metadata.name]);
   }
+  for (const [ns, names] of out) out.set(ns, names.sort());
   return out;
 }
 
@@ -62,7 +78,7 @@ export function buildAdmissionParams(input: AdmissionParamsInput): Record<string
   for (const [shape, cause] of risksOf(profile)) data[`risk.${shape}`] = cause;
   if (input.enforcing) {
     for (const kind of ['Service', 'Ingress'] as const) {
-      for (const [ns, names] of enforcedNamespaces(input.policies, kind)) data[`enforce.${kind}.${ns}`] = names.join(',');
+      for (const [ns, names] of enforcedNamespaces(input.policies, kind, input)) data[`enforce.${kind}.${ns}`] = names.join(',');
     }
   }
   return Object.fromEntries(Object.entries(data).sort(([a], [b]) => a.localeCompare(b)));

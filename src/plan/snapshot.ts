@@ -102,7 +102,13 @@ export function configViewOf(t: TargetFacts, configs: readonly ConfigObject[]): 
  * CLBs, and every Ingress naming one of their governing TkeServiceConfigs. `policyOf` says which policy manages a
  * candidate, if any.
  */
-export function sharedView(targets: readonly TargetFacts[], candidates: readonly TargetFacts[], policyOf: (t: TargetRef) => string | undefined): SharedView {
+export function sharedView(
+  targets: readonly TargetFacts[],
+  candidates: readonly TargetFacts[],
+  policyOf: (t: TargetRef) => string | undefined,
+  /** A cluster policy with `skipAnnotation: Ignore`: loopguard.dev/skip opts none of its own targets out. */
+  ignoreSkipOf?: string,
+): SharedView {
   const clbIds = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
   const configOf = (t: TargetFacts): string | undefined => {
     const name = t.kind === 'Ingress' ? governingConfigName(t.name, t.annotations) : undefined;
@@ -121,7 +127,8 @@ export function sharedView(targets: readonly TargetFacts[], candidates: readonly
     const inConfig = config !== undefined && configKeys.has(config);
     if (!lb && !inConfig) continue;
     const policy = policyOf(c);
-    const user: SharedUser = { facts: c, ...(policy ? { policy } : {}), optedOut: readSkip(c.annotations, c.kind).skipped !== undefined };
+    const ignoreOwn = ignoreSkipOf !== undefined && policy === ignoreSkipOf;
+    const user: SharedUser = { facts: c, ...(policy ? { policy } : {}), optedOut: readSkip(c.annotations, c.kind, { ignoreOwn }).skipped !== undefined };
     if (lb) clbs.set(lb, [...(clbs.get(lb) ?? []), user]);
     if (inConfig) configs.set(config, [...(configs.get(config) ?? []), user]);
   }

@@ -6,6 +6,8 @@ import { describe, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { API_VERSION, KIND, type LoopbackPolicy, type LoopbackPolicySpec } from '../../src/api/loopbackpolicy.js';
+import type { ClusterLoopbackPolicy } from '../../src/api/clusterloopbackpolicy.js';
+import type { NamespaceFacts } from '../../src/model/namespace-coverage.js';
 import { FIXES, warningText } from '../../src/admission/messages.js';
 import { buildAdmissionParams, enforcedNamespaces, sameData } from '../../src/admission/params.js';
 import { celTemplate } from '../../src/admission/policy.js';
@@ -136,6 +138,24 @@ describe('buildAdmissionParams', () => {
     expect(enforcedNamespaces(policies, 'Ingress')).toEqual(new Map([['a', ['alpha', 'zeta']]]));
     // An operator that does not carry out Enforce policies covers nothing.
     expect(Object.keys(buildAdmissionParams({ profile: profile(IPVS_NEW), policies, enforcing: false })).filter((k) => k.startsWith('enforce.'))).toEqual([]);
+  });
+
+  it('a cluster policy counts in each namespace it enforces (modeOverrides), never in the ones it audits or leaves out', () => {
+    const clusterPolicies: ClusterLoopbackPolicy[] = [
+      {
+        apiVersion: API_VERSION,
+        kind: 'ClusterLoopbackPolicy' as const,
+        metadata: { name: 'platform' },
+        spec: { mode: 'Audit' as const, targets: ['Service' as const], modeOverrides: [{ mode: 'Enforce' as const, namespaceSelector: { matchLabels: { 'loopguard.dev/enforce': 'true' } } }] },
+      },
+    ];
+    const namespaces: NamespaceFacts[] = [
+      { name: 'shop', labels: { 'loopguard.dev/enforce': 'true' } },
+      { name: 'blog', labels: {} },
+      { name: 'kube-system', labels: { 'loopguard.dev/enforce': 'true' } },
+    ];
+    const data = buildAdmissionParams({ profile: profile(IPVS_NEW), policies: [policy('shop', 'own', { mode: 'Enforce', targets: ['Service'] })], clusterPolicies, namespaces, ownNamespace: 'loopguard-system', enforcing: true });
+    expect(Object.entries(data).filter(([k]) => k.startsWith('enforce.'))).toEqual([['enforce.Service.shop', 'ClusterLoopbackPolicy/platform,own']]);
   });
 
   it('is stable: the same inputs give data the writer finds unchanged', () => {

@@ -48,8 +48,11 @@ export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus
 
 export class PolicyController {
   private readonly round: PolicyRound;
-  /** Last verdict per target and policy, so Events fire on changes, not on every reconcile. */
-  private readonly lastVerdicts = new Map<string, string>();
+  /**
+   * Per policy, the last verdict of each target it reported, so Events fire on changes, not on every reconcile.
+   * Replaced each round: a target or namespace that leaves the policy leaves this too.
+   */
+  private readonly lastVerdicts = new Map<string, Map<string, string>>();
   /** Consecutive rounds a policy waited on TKE (CLBs being built, configs to apply), for the recheck backoff. */
   private readonly building = new Map<string, number>();
   /** Per policy: when its drift checks last earned reads (drift.ts). */
@@ -107,7 +110,8 @@ export class PolicyController {
     const mine = targets.mine.map((m) => m.facts);
     const profile = this.o.profile();
     // The orphans' CLBs too: a release must see who else keeps a shared CLB's VIP bound (shared-clb.ts).
-    const shared = sharedWith([...mine, ...targets.orphans.map((o) => o.facts)], this.o.caches, new Set(targets.namespaces.keys()), targets.index);
+    const ignoreSkipOf = policy.cluster?.skipAnnotation === 'Ignore' ? policy.owner : undefined;
+    const shared = sharedWith([...mine, ...targets.orphans.map((o) => o.facts)], this.o.caches, new Set(targets.namespaces.keys()), targets.index, ignoreSkipOf);
     const run = await this.runByMode(policy, targets, shared, signal);
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
@@ -253,6 +257,9 @@ export class PolicyController {
     );
     const by = `(${describeSubject(policy)})`;
     const ignoresSkip = policy.cluster?.skipAnnotation === 'Ignore';
+    const before = this.lastVerdicts.get(policy.owner) ?? new Map<string, string>();
+    const after = new Map<string, string>();
+    this.lastVerdicts.set(policy.owner, after);
     for (const { assessment: a } of outcomes) {
       const t = a.target;
       const involved = involvedObject(t);
@@ -264,12 +271,12 @@ export class PolicyController {
           await this.o.events.recordStanding(involved, 'Normal', EventReason.SkipAnnotationIgnored, `${LoopguardAnnotation.Skip} has no effect: ${describeSubject(policy)} sets skipAnnotation: Ignore, so the platform team's policy manages this ${t.kind} whatever the annotation says`);
         }
       }
-      const memo = `${policy.owner}/${targetKey(t)}`;
+      const memo = targetKey(t);
       // A Mitigated target whose cause is refined (the first read after Enforce learns that kube-proxy now binds
       // the VIP) had its Event at the transition: one per change of verdict. A problem's Event names its cause.
       const seen = a.verdict === 'Mitigated' ? a.verdict : `${a.verdict}/${a.rootCause.id}`;
-      if (this.lastVerdicts.get(memo) === seen) continue;
-      this.lastVerdicts.set(memo, seen);
+      after.set(memo, seen);
+      if (before.get(memo) === seen) continue;
       if (a.verdict === 'AtRisk') {
         await this.o.events.record(involved, 'Warning', EventReason.TargetAtRisk, `${a.rootCause.id}: ${a.rootCause.message} ${by}`);
       } else if (a.verdict === 'Conflict') {
@@ -316,6 +323,6 @@ export class PolicyController {
     this.driftClocks.delete(key);
     const [first = '', name = ''] = key.split('/');
     this.o.metrics.forgetTargets(first === CLUSTER_KIND ? '' : first, first === CLUSTER_KIND ? key : name);
-    for (const k of [...this.lastVerdicts.keys()]) if (k.startsWith(`${key}/`)) this.lastVerdicts.delete(k);
+    this.lastVerdicts.delete(key);
   }
 }

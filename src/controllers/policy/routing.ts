@@ -116,6 +116,8 @@ export class PolicyEventRouter {
     // A relabelled namespace may have left a cluster policy: every cluster policy looks again, not only the covering ones.
     for (const p of this.s.policies(name)) this.queue.add(namespacedKey(p));
     for (const p of this.s.clusterPolicies()) this.queue.add(clusterKeyOf(p));
+    // Which namespaces a cluster policy enforces in may have changed (the admission warning's parameters).
+    if (this.s.clusterPolicies().length > 0) this.onPolicyChange();
   }
 
   /** A target (or its TkeServiceConfig, or a record) changed: its namespace's policies, cluster ones after a short delay. */

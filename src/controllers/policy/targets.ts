@@ -161,7 +161,7 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
  * Who shares the policy's targets' CLBs (any namespace) and TkeServiceConfigs (see SharedView). Which policy
  * manages a target of another namespace is that namespace's claim, worked out only for namespaces that share.
  */
-export function sharedWith(targets: readonly TargetFacts[], caches: Pick<PolicyCaches, 'services' | 'ingresses'>, own: ReadonlySet<string>, index: Pick<ClaimsIndex, 'view'>): SharedView {
+export function sharedWith(targets: readonly TargetFacts[], caches: Pick<PolicyCaches, 'services' | 'ingresses'>, own: ReadonlySet<string>, index: Pick<ClaimsIndex, 'view'>, ignoreSkipOf?: OwnerKey): SharedView {
   const clbs = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
   // Only a namespace's own Ingresses can name its TkeServiceConfigs; CLBs are shared across namespaces.
   const elsewhere = (o: { metadata?: { namespace?: string } }) => !own.has(o.metadata?.namespace ?? '');
@@ -170,7 +170,7 @@ export function sharedWith(targets: readonly TargetFacts[], caches: Pick<PolicyC
     const winner = index.view(t.namespace).claims.get(targetKey(t))?.winner;
     return winner ? identityOwner(winner) : undefined;
   };
-  return sharedView(targets, [...[...own].flatMap((ns) => index.view(ns).candidates), ...others], policyOf);
+  return sharedView(targets, [...[...own].flatMap((ns) => index.view(ns).candidates), ...others], policyOf, ignoreSkipOf);
 }
 
 /**

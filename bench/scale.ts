@@ -21,7 +21,7 @@
 //   npm run bench:scale                       (full size, both runs; about 25 min on 2 cores)
 //   npm run bench:scale -- --scale 0.05 --clbs without|with|both --settle 30s
 //   npm run bench:scale -- --scale 0.05 --clbs without --policy namespaced|cluster|both [--namespaces 500] [--reports]
-//   (--reports installs the OpenReports CRD first, so the cluster policy also writes each namespace's Report)
+//   (--reports installs the OpenReports CRD first, so the policies also write each namespace's Report)
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, type V1Service } from '@kubernetes/client-node';
@@ -147,7 +147,7 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
     );
     log(`created ${TOTAL} objects${isCluster ? ` in ${N_NS} namespaces` : ''} in ${secs(Date.now() - t0)} (setup, not measured)`);
     if (values.reports) {
-      // OpenReports present: the cluster policy writes one Report per namespace (docs/cluster-policy.md §8).
+      // OpenReports present: one Report per namespace a policy governs (docs/cluster-policy.md §8).
       const crd = await kubectl(['apply', '--server-side', '--field-manager=loopguard-bench', '-f', OPENREPORTS_CRD]);
       if (crd.code !== 0) throw new Error(crd.stderr);
       const established = await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/reports.openreports.io']);
@@ -232,12 +232,12 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
       const st = (policy as ClusterLoopbackPolicy).status;
       const reports = st?.byNamespace?.filter((n) => n.report).length ?? 0;
       log(`namespaces: ${JSON.stringify(st?.namespaces)}; status.byNamespace ${st?.byNamespace?.length ?? 0} shown, byNamespaceTruncated=${st?.byNamespaceTruncated ?? false}; Reports named in it: ${reports}${values.reports ? '' : ' (OpenReports not installed; --reports installs it)'}`);
-      if (values.reports) {
-        // The operator's prune lists every loopguard Report each round: their bytes together are that LIST's size.
-        const all = ((await custom.listCustomObjectForAllNamespaces({ group: REPORT_GROUP, version: REPORT_VERSION, resourcePlural: REPORT_PLURAL })) as { items?: { metadata?: { namespace?: string; name?: string } }[] }).items ?? [];
-        const sizes = all.filter((r) => r.metadata?.name === REPORT_NAME && namespaces.has(r.metadata.namespace ?? '')).map((r) => JSON.stringify(r).length);
-        log(`Reports: ${sizes.length} of ${N_NS} namespaces, ${sizes.reduce((x, y) => x + y, 0)} bytes as JSON together, the largest ${Math.max(0, ...sizes)} bytes`);
-      }
+    }
+    if (values.reports) {
+      // What each namespace's users read, and together what a LIST of loopguard's Reports (the operator's prune) reads.
+      const all = ((await custom.listCustomObjectForAllNamespaces({ group: REPORT_GROUP, version: REPORT_VERSION, resourcePlural: REPORT_PLURAL })) as { items?: { metadata?: { namespace?: string; name?: string } }[] }).items ?? [];
+      const sizes = all.filter((r) => r.metadata?.name === REPORT_NAME && namespaces.has(r.metadata.namespace ?? '')).map((r) => JSON.stringify(r).length);
+      log(`Reports: ${sizes.length} of ${nsList.length} namespace(s), ${sizes.reduce((x, y) => x + y, 0)} bytes as JSON together, the largest ${Math.max(0, ...sizes)} bytes`);
     }
     log(`RSS peak ${mib(peak.rssBytes)} (goal < 250 MiB: ratio ${ratio(peak.rssBytes, GOAL_RSS)}), settled ${mib(settled.rssBytes)}; heap used peak ${mib(peak.heapUsedBytes)}, settled ${mib(settled.heapUsedBytes)}`);
     if (cluster.auditLog) {

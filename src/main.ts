@@ -5,8 +5,9 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { createCredentialProvider, TencentClbClient } from './cloud/index.js';
+import { PooledKubeConfig } from './kube/pooled-kubeconfig.js';
 import { Operator } from './operator.js';
 import { CloudHealth } from './runtime/cloud-health.js';
 import {
@@ -39,7 +40,7 @@ const PROBE_TIMEOUT_MS = 5_000;
 const SHUTDOWN_SLACK_MS = 3_000;
 
 function loadKubeConfig(config: OperatorConfig): KubeConfig {
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   try {
     if (config.kubeconfig) kc.loadFromFile(config.kubeconfig);
     else kc.loadFromDefault();

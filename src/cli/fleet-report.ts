@@ -2,7 +2,7 @@
 // context: its roll-up (targets, at risk, mitigated, uncovered) and its report, or why it could not be scanned; a
 // context that fails is one row and never hides the others. Every target carries its cluster.
 import { API_VERSION, type VerdictCounts } from '../api/loopbackpolicy.js';
-import { countVerdicts } from '../model/status.js';
+import { countVerdicts } from '../model/verdict-counts.js';
 import { EXIT_CANNOT_SCAN, EXIT_OK, EXIT_RISK } from './errors.js';
 import { compareTargets, type Report, type TargetReport } from './report.js';
 

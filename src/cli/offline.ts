@@ -12,7 +12,7 @@ import type { ClusterProfile } from '../model/cluster-profile.js';
 import { OWNER_TAG } from '../model/clb-ownership.js';
 import type { ClbFacts, ListenerFacts, TargetFacts } from '../model/facts.js';
 import { targetKey } from '../model/facts.js';
-import { SEVERITY } from '../model/status.js';
+import { SEVERITY } from '../model/verdict-counts.js';
 import { ingressFacts, serviceFacts } from '../model/target-facts.js';
 import { declaredValue } from '../plan/config-patch.js';
 import { governingConfigName, type ConfigView } from '../plan/l7.js';

@@ -3,7 +3,8 @@
 // alternatives, and, for `plan`, where the target was declared and what its verdict depends on.
 import { API_VERSION, type ClusterProfileStatus, type TargetKind, type Verdict, type VerdictCounts } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
-import { countVerdicts, profileProjection, SEVERITY } from '../model/status.js';
+import { profileProjection } from '../model/status.js';
+import { countVerdicts, SEVERITY } from '../model/verdict-counts.js';
 import type { Alternative } from '../model/topology.js';
 import { describeStep } from '../plan/steps.js';
 import type { Analysis } from './analysis.js';

@@ -6,6 +6,9 @@
 // is read once (oldest first is a round-robin), at a steady n / interval per second, in batches of about
 // DRIFT_BATCH (one DescribeLoadBalancers call), and the first interval already spreads the reads a cold start
 // bunched together. A CLB not read for a whole interval is always due, whatever the reads earned.
+// Reads made for other reasons since the last round (the read that decides after TKE's grace period, a CLB being
+// built, a write's verification) are spent from the same budget and make their CLBs fresh: without that, the first
+// interval after an Enforce read its CLBs twice (bench:idle, 1,000 targets: 1.43 × the budget).
 // Pure: the controller keeps each policy's clock and supplies the read times.
 
 /**
@@ -21,6 +24,8 @@ export interface DriftClock {
   at: number;
   /** Reads earned but not spent (a fraction of a CLB, or what a small round left). */
   carry: number;
+  /** The CLBs the last round chose (their reads are drift reads, not reads for other reasons). */
+  chosen?: readonly string[];
 }
 
 /**
@@ -30,14 +35,20 @@ export interface DriftClock {
 export function dueForDrift(readAt: ReadonlyMap<string, number>, intervalMs: number, now: number, clock: DriftClock | undefined): { due: string[]; clock: DriftClock } {
   const n = readAt.size;
   const elapsed = clock ? Math.min(Math.max(0, now - clock.at), intervalMs) : 0;
-  const earned = (clock?.carry ?? 0) + (n * elapsed) / intervalMs;
+  const chosen = new Set(clock?.chosen ?? []);
+  // Read since the last round, not by it: spent from the budget, and not due again now.
+  const elsewhere = clock ? [...readAt].filter(([id, at]) => at > clock.at && !chosen.has(id)).length : 0;
+  const earned = (clock?.carry ?? 0) + (n * elapsed) / intervalMs - elsewhere;
   const oldest = [...readAt].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]));
   const overdue = oldest.filter(([, at]) => now - at >= intervalMs).length;
   const take = Math.min(n, Math.max(overdue, Math.floor(earned)));
   // What is left carries over, but never more than one batch: a policy that did not run for a while must not
   // make up for it with a burst (what became overdue meanwhile is read anyway).
-  const carry = Math.min(Math.max(0, earned - take), DRIFT_BATCH);
-  return { due: oldest.slice(0, take).map(([id]) => id), clock: { at: now, carry } };
+  // Overspent (other reads, or overdue CLBs read beyond what was earned): a debt of up to one interval's reads, repaid
+  // before reading ahead again; overdue CLBs are read whatever the debt, so none goes unread for an interval.
+  const carry = Math.max(-n, Math.min(earned - take, DRIFT_BATCH));
+  const due = oldest.slice(0, take).map(([id]) => id);
+  return { due, clock: { at: now, carry, chosen: due } };
 }
 
 /** When a converged policy's next round is due: when about one batch of its n CLBs has earned its read. */

@@ -5,7 +5,8 @@
 // namespace's Report.
 import { MAX_STATUS_NAMESPACES, type ClusterLoopbackPolicyStatus, type NamespaceSummary } from '../api/clusterloopbackpolicy.js';
 import type { PolicyMode } from '../api/loopbackpolicy.js';
-import { buildPolicyStatus, countVerdicts, type PolicyStatusInput } from './status.js';
+import { buildPolicyStatus, type PolicyStatusInput } from './status.js';
+import { countVerdicts } from './verdict-counts.js';
 
 export interface ClusterStatusInput extends Omit<PolicyStatusInput, 'mode' | 'withNamespace' | 'enforcedIn'> {
   /** Covered namespace → its mode. */

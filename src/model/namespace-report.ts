@@ -7,7 +7,7 @@
 // when what it says changes: each result keeps the timestamp of when its verdict and root cause were first reported.
 import type { Verdict } from '../api/loopbackpolicy.js';
 import { clipText } from '../api/text.js';
-import { SEVERITY } from './status.js';
+import { SEVERITY } from './verdict-counts.js';
 
 export const REPORT_GROUP = 'openreports.io';
 export const REPORT_VERSION = 'v1alpha1';

@@ -46,6 +46,15 @@ describe('a user-brought CLB shared by Services of two namespaces', () => {
     await core.createNamespacedService({ namespace: i, body: lbService('shared', { annotations: { [EXISTED]: lb }, etp: 'Local', ports: [9090] }) });
     const sourceOf = async (port: number) => (await emulator.admin.getLoadBalancer(lb)).Listeners.find((l) => l.Port === port)?.HealthCheck?.SourceIpType;
     await waitFor('both listeners on the user CLB', async () => ((await sourceOf(8080)) === 0 && (await sourceOf(9090)) === 0 ? true : undefined), { timeoutMs: 30_000 });
+    // TKE binds each Service to the CLB (the id annotation, the VIP in its status) after creating its listener: until
+    // then the other namespace's Service is not on the CLB as loopguard sees it, and the SharedClb message below could
+    // not count it.
+    for (const ns of [h, i]) {
+      await waitFor(`Service ${ns}/shared bound to the CLB`, async () => {
+        const svc = await core.readNamespacedService({ namespace: ns, name: 'shared' });
+        return svc.metadata?.annotations?.['service.kubernetes.io/loadbalance-id'] === lb && (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0 ? true : undefined;
+      }, { timeoutMs: 30_000 });
+    }
 
     // Sampled throughout: the VIP bound on a node while a listener health-checks from the VIP, and any Dead backend.
     const violations: string[] = [];

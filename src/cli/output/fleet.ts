@@ -4,7 +4,7 @@
 // per cluster (automationDetails names it), every result with the cluster in its properties and logical location.
 import type { Log, Result, Run } from 'sarif';
 import { stringify as toYaml } from 'yaml';
-import { countsSummary } from '../../model/status.js';
+import { countsSummary } from '../../model/verdict-counts.js';
 import { fleetRollup, fleetTargets, type ClusterRollup, type ClusterRow, type FleetReport } from '../fleet-report.js';
 import { needsDetails, targetLabel, type TargetReport } from '../report.js';
 import { cell, code, details, html, policyMarkdown } from './markdown.js';

@@ -1,7 +1,7 @@
 // Pure helpers shared by the text formats: aligned columns (kubectl's layout), the profile line, the summary line,
 // and terminal-safe text (values may come from annotations anyone with `edit` on a target can write).
 import type { ClusterProfileStatus } from '../../api/loopbackpolicy.js';
-import { countsSummary } from '../../model/status.js';
+import { countsSummary } from '../../model/verdict-counts.js';
 import type { Report, TargetReport } from '../report.js';
 
 /** Control characters would garble a terminal or a PR comment: replaced, as in the policy status. */

@@ -6,7 +6,7 @@ import { DRIFT_BATCH, MIN_DRIFT_ROUND_MS, dueForDrift, nextDriftRoundMs, type Dr
 const MIN = 60_000;
 
 /** n CLBs all read at t = 0 (a cold start), then rounds as the controller schedules them, until `until`. */
-function simulate(n: number, intervalMs: number, until: number, extraRounds: number[] = []) {
+function simulate(n: number, intervalMs: number, until: number, extraRounds: number[] = [], otherReads: Array<{ at: number; id: string }> = []) {
   const readAt = new Map(Array.from({ length: n }, (_, i) => [`lb-${i}`, 0]));
   const reads: Array<{ at: number; id: string }> = [];
   let clock: DriftClock | undefined = dueForDrift(readAt, intervalMs, 0, undefined).clock;
@@ -17,6 +17,12 @@ function simulate(n: number, intervalMs: number, until: number, extraRounds: num
     if (now > until) break;
     if (now === extra[0]) extra.shift();
     else next = now + nextDriftRoundMs(n, intervalMs);
+    // Reads for other reasons (after TKE's grace period, a CLB being built) up to this round.
+    while (otherReads.length > 0 && (otherReads[0] as { at: number }).at <= now) {
+      const o = otherReads.shift() as { at: number; id: string };
+      readAt.set(o.id, o.at);
+      reads.push(o);
+    }
     const r = dueForDrift(readAt, intervalMs, now, clock);
     clock = r.clock;
     for (const id of r.due) {
@@ -74,5 +80,22 @@ describe('drift checks', () => {
     expect(nextDriftRoundMs(10, 2_000)).toBe(2_000);
     expect(nextDriftRoundMs(1000, 5 * MIN)).toBe((5 * MIN * DRIFT_BATCH) / 1000);
     expect(nextDriftRoundMs(100_000, 5 * MIN)).toBe(MIN_DRIFT_ROUND_MS);
+  });
+
+  it('reads for other reasons count against the budget: an Enforce that reads every CLB once more keeps the interval on budget', () => {
+    const I = 90_000;
+    const n = 1000;
+    // After the Enforce: each CLB read once more when its TKE grace period ends, spread over 10–60 s.
+    const other = Array.from({ length: n }, (_, i) => ({ at: 10_000 + Math.floor((i * 50_000) / n), id: `lb-${i}` }));
+    const { reads, readAt } = simulate(n, I, 4 * I, [], other);
+    const perInterval = [0, 1, 2, 3].map((k) => reads.filter((r) => r.at > k * I && r.at <= (k + 1) * I).length);
+    // The first interval: the drift reads made before the first grace period ended (the cold start's spread, which
+    // cannot know that other reads are coming: 2 rounds × n·5 s/90 s), plus the n other reads, and nothing after them.
+    const ahead = Math.ceil((2 * n * 5_000) / I);
+    expect(perInterval[0]).toBeLessThanOrEqual(n + ahead);
+    // Without the rule (other reads not counted) the first interval read 2 n here: the spread went on reading fresh CLBs.
+    expect(perInterval[0]).toBeLessThan(1.15 * n);
+    for (const k of [1, 2, 3]) expect(perInterval[k]).toBeLessThanOrEqual(n + 2 * DRIFT_BATCH);
+    for (const at of readAt.values()) expect(4 * I - at).toBeLessThan(I);
   });
 });

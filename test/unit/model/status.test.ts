@@ -4,16 +4,8 @@ import type { PolicyMode, Verdict } from '../../../src/api/loopbackpolicy.js';
 import { assessment, type Assessment, type Blocker } from '../../../src/model/assessment-result.js';
 import type { Change } from '../../../src/model/desired-state.js';
 import { ROOT_CAUSES, type RootCauseId } from '../../../src/model/root-causes.js';
-import {
-  buildPolicyStatus,
-  countsSummary,
-  countVerdicts,
-  initialPolicyStatus,
-  MAX_PLAN_LINES,
-  targetProblem,
-  targetStatusOf,
-  type TargetOutcome,
-} from '../../../src/model/status.js';
+import { buildPolicyStatus, initialPolicyStatus, MAX_PLAN_LINES, targetProblem, targetStatusOf, type TargetOutcome } from '../../../src/model/status.js';
+import { countsSummary, countVerdicts } from '../../../src/model/verdict-counts.js';
 import { PROFILES } from './fixtures.js';
 
 const now = new Date('2025-06-01T12:00:00.500Z');

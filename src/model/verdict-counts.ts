@@ -1,0 +1,47 @@
+// Pure: verdicts counted and ordered, as a policy's status, a namespace's Report and the CLI show them.
+import type { Verdict, VerdictCounts } from '../api/loopbackpolicy.js';
+import type { Assessment } from './assessment-result.js';
+
+/** Most severe first, so a truncated list keeps what needs attention. */
+export const SEVERITY: Record<Verdict, number> = {
+  AtRisk: 0,
+  Unsupported: 1,
+  Conflict: 2,
+  Pending: 3,
+  Mitigated: 4,
+  Skipped: 5,
+  NotApplicable: 6,
+};
+
+const COUNT_KEY: Record<Verdict, keyof Omit<VerdictCounts, 'total'>> = {
+  AtRisk: 'atRisk',
+  Mitigated: 'mitigated',
+  NotApplicable: 'notApplicable',
+  Unsupported: 'unsupported',
+  Pending: 'pending',
+  Skipped: 'skipped',
+  Conflict: 'conflict',
+};
+
+export function countVerdicts(assessments: readonly Pick<Assessment, 'verdict'>[]): VerdictCounts {
+  const counts: VerdictCounts = { atRisk: 0, mitigated: 0, notApplicable: 0, unsupported: 0, pending: 0, skipped: 0, conflict: 0, total: 0 };
+  for (const a of assessments) {
+    counts[COUNT_KEY[a.verdict]]++;
+    counts.total++;
+  }
+  return counts;
+}
+
+/** "10 targets: 3 at risk, 5 mitigated, 2 not applicable" (zero counts omitted). */
+export function countsSummary(c: VerdictCounts): string {
+  const parts: string[] = [];
+  const add = (n: number, label: string) => n > 0 && parts.push(`${n} ${label}`);
+  add(c.atRisk, 'at risk');
+  add(c.unsupported, 'unsupported');
+  add(c.conflict, 'in conflict');
+  add(c.pending, 'pending');
+  add(c.mitigated, 'mitigated');
+  add(c.skipped, 'skipped');
+  add(c.notApplicable, 'not applicable');
+  return `${c.total} target${c.total === 1 ? '' : 's'}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
+}

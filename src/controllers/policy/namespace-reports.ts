@@ -26,7 +26,7 @@ export class NamespaceReports {
   private readonly waiting = new Set<string>();
 
   constructor(
-    private readonly writer: Pick<ReportWriter, 'sync' | 'prune'>,
+    private readonly writer: Pick<ReportWriter, 'sync' | 'prune' | 'available'>,
     private readonly logger: Pick<Logger, 'warn'>,
     /**
      * Every policy that exists now and is not being deleted, by owner key. Reports are written and pruned only once
@@ -34,6 +34,16 @@ export class NamespaceReports {
      */
     private readonly owners: () => readonly OwnerKey[],
   ) {}
+
+  /** Whether OpenReports is installed (asked at most once per resync): without it nothing is gathered or kept. */
+  async enabled(): Promise<boolean> {
+    try {
+      return await this.writer.available();
+    } catch (err) {
+      this.logger.warn('Could not tell whether OpenReports is installed', { error: err instanceof Error ? err.message : String(err) });
+      return false;
+    }
+  }
 
   /**
    * `owner`'s results in each namespace it governs (every covered namespace, even without targets). Returns the

@@ -176,7 +176,8 @@ export class PolicyController {
    * namespace it governs (namespace-reports.ts). Returns the namespaces' report names, for a cluster policy's status.
    */
   private async publishReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<Map<string, string> | undefined> {
-    if (!this.o.reports) return undefined;
+    // Without OpenReports nothing is built: a round over 12,000 targets would make as many results for nobody.
+    if (!this.o.reports || !(await this.o.reports.enabled())) return undefined;
     const byNs = new Map<string, ReportTarget[]>([...targets.namespaces.keys()].map((ns) => [ns, []]));
     const uid = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts.uid]));
     for (const o of outcomes) {

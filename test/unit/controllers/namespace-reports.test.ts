@@ -15,6 +15,7 @@ function world(owners: string[]) {
       return 'loopguard';
     },
     prune: async (covered: ReadonlySet<string>) => void pruned.push([...covered].sort()),
+    available: async () => true,
   };
   const reports = new NamespaceReports(writer, { warn: () => undefined } as never, () => owners);
   return { reports, synced, pruned };

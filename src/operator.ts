@@ -205,8 +205,8 @@ export class Operator {
       resyncMs: config.driftCheckIntervalMs,
     });
     const observer = new ClbObserver(d.clb);
-    const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err) =>
-      logger.warn('Could not write an Event', { error: err instanceof Error ? err.message : String(err) }),
+    const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
+      logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
     ));
     const writer = new KubeWriter(kc);
     const records = new RecordStore(kc);

@@ -60,7 +60,8 @@ export class EventRecorder {
     kc: KubeConfig,
     private readonly component = 'loopguard',
     private readonly windowMs = 10 * 60_000,
-    private readonly onError: (err: unknown) => void = () => undefined,
+    /** A write that failed, with the Event's reason and object (written later than recorded: the log says which). */
+    private readonly onError: (err: unknown, event: { reason: string; object: string }) => void = () => undefined,
     perSecond = EVENTS_PER_SECOND,
   ) {
     this.core = kc.makeApiClient(CoreV1Api);
@@ -102,7 +103,7 @@ export class EventRecorder {
         if (previous && now - previous.last < this.windowMs) await this.bump(previous, now);
         else await this.create(key, target, type, reason, text, now, this.windowMs);
       } catch (err) {
-        this.failed(key, err);
+        this.failed(key, err, target, reason);
       }
     });
   }
@@ -137,7 +138,7 @@ export class EventRecorder {
         if (!previous && now - existing.last < refreshMs) return;
         await this.bump(existing, now);
       } catch (err) {
-        this.failed(key, err);
+        this.failed(key, err, target, reason);
       }
     }, () => this.queued.delete(key));
   }
@@ -195,10 +196,10 @@ export class EventRecorder {
     return { name: latest.metadata?.name ?? '', namespace: eventNamespace(target), count: latest.count ?? 1, last: lastSeen(latest), keepMs };
   }
 
-  private failed(key: string, err: unknown): void {
+  private failed(key: string, err: unknown, target: EventTarget, reason: string): void {
     // The event may have expired (TTL 1 h) while we still remembered it: start a fresh one next time.
     if (err instanceof ApiException && err.code === 404) this.seen.delete(key);
-    this.onError(err);
+    this.onError(err, { reason, object: `${target.kind}/${target.namespace}/${target.name}` });
   }
 
   private prune(now: number): void {

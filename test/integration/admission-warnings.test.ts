@@ -191,7 +191,8 @@ describe('admission warnings on the real apiserver', () => {
     );
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: '' });
     const report = JSON.parse(run.stdout) as Report;
-    const enforcing = `${GUARDED}/${ENFORCE.metadata.name}`;
+    // How doctor and plan name the policy covering a target (src/cli/policy-spec.ts).
+    const enforcing = `LoopbackPolicy ${GUARDED}/${ENFORCE.metadata.name}`;
     const planned = ADMISSION_CASES.map((c) => {
       const t = report.targets.find((x) => x.name === c.name && x.namespace === nsOf(c));
       // At risk whatever the CLB facts a manifest cannot carry, and no Enforce policy over it: what the policy warns about.

@@ -10,8 +10,6 @@ import { matchesSelector } from './selection.js';
 export interface NamespaceFacts {
   name: string;
   labels?: Readonly<Record<string, string>>;
-  /** A namespace being deleted is still covered: its targets' releases and Events go on until it is gone. */
-  terminating?: boolean;
 }
 
 export interface Coverage {

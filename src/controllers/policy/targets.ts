@@ -10,7 +10,7 @@ import type { Orphan, PolicyCaches } from './deps.js';
 import { conflictAssessment, handoverAssessment, type Assessment } from '../../model/assessment.js';
 import { targetKey } from '../../model/facts.js';
 import { clusterPolicyIdentity, identityOwner, policyIdentity, resolveConflicts, samePolicy, type Claim, type ClaimResolution, type PolicyIdentity } from '../../model/conflicts.js';
-import { coverageOf, namespaceMode } from '../../model/namespace-coverage.js';
+import { coverageOf, coveredNamespaces, namespaceMode, type Coverage } from '../../model/namespace-coverage.js';
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import { selectTargets } from '../../model/selection.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
@@ -107,16 +107,9 @@ export interface PolicyTargets {
 /** The targets of either kind of policy (subject.ts). */
 export function policyTargets(subject: PolicySubject, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined): PolicyTargets {
   const index = new ClaimsIndex(caches, holder);
-  const namespaces = new Map<string, PolicyMode>();
-  const excluded: string[] = [];
-  if (subject.namespace !== undefined) namespaces.set(subject.namespace, subject.spec.mode);
-  else {
-    for (const ns of caches.namespaces()) {
-      const c = coverageOf(subject.cluster!, ns, caches.ownNamespace);
-      if (c === 'excluded') excluded.push(ns.name);
-      else if (c !== undefined) namespaces.set(ns.name, c);
-    }
-  }
+  const coverage: Coverage =
+    subject.namespace !== undefined ? { modes: new Map([[subject.namespace, subject.spec.mode]]), excluded: [] } : coveredNamespaces(subject.cluster!, caches.namespaces(), caches.ownNamespace);
+  const namespaces = coverage.modes;
   const me: PolicyIdentity = subject.namespace !== undefined ? policyIdentity(subject.object as LoopbackPolicy) : clusterPolicyIdentity(subject.object as ClusterLoopbackPolicy);
   const mine: ManagedFacts[] = [];
   const conflicts: Assessment[] = [];
@@ -154,7 +147,7 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
   const outside = (ns: string) => (namespaces.has(ns) ? [] : index.view(ns).candidates);
   const orphanCandidates = [...candidates, ...[...new Set(records.map((r) => r.spec.target.namespace))].flatMap(outside)];
   const orphans = orphansOf(records, subject.owner, managed, orphanCandidates).map((o) => ({ ...o, mode: modeOf(o) }));
-  return { index, mine, conflicts, orphans, namespaces, excluded: excluded.sort() };
+  return { index, mine, conflicts, orphans, namespaces, excluded: [...coverage.excluded] };
 }
 
 /**

@@ -51,6 +51,11 @@ export class Pacer {
     return (this.starts.length * 1000) / MEASURE_WINDOW_MS;
   }
 
+  /** When the last call was released (ms on the pacer's clock); -Infinity before the first. */
+  get lastStart(): number {
+    return this.last;
+  }
+
   get waiting(): number {
     return this.waiters.length;
   }

@@ -11,7 +11,7 @@
 // and resumes at the same rate, so queued calls wait instead of piling on.
 import PQueue from 'p-queue';
 import type { AdaptiveRateParams, RateState } from './adaptive-rate.js';
-import { currentRate, initialRate, onThrottled, resolveAdaptiveRate } from './adaptive-rate.js';
+import { currentRate, initialRate, onCall, onThrottled, resolveAdaptiveRate } from './adaptive-rate.js';
 import { Pacer } from './pacer.js';
 import { queueSignal } from './queue-signal.js';
 
@@ -114,7 +114,10 @@ export class ActionThrottle {
     const wait = queueSignal(options.signal, options.stopping);
     return queue.add(
       async () => {
-        if (adaptive) await adaptive.pacer.take(wait.signal);
+        if (adaptive) {
+          adaptive.state = onCall(adaptive.state, adaptive.params, performance.now(), adaptive.pacer.lastStart);
+          await adaptive.pacer.take(wait.signal);
+        }
         wait.started();
         return fn();
       },

@@ -1,28 +1,53 @@
 // The adaptive per-action rate (src/cloud/adaptive-rate.ts): AIMD under --cloud-rate-limit.
 import { describe, expect, it } from '@jest/globals';
 import type { RateState } from '../../src/cloud/adaptive-rate.js';
-import { currentRate, DEFAULT_ADAPTIVE_RATE, initialRate, onThrottled, resolveAdaptiveRate } from '../../src/cloud/adaptive-rate.js';
+import { currentRate, DEFAULT_ADAPTIVE_RATE, initialRate, onCall, onThrottled, resolveAdaptiveRate } from '../../src/cloud/adaptive-rate.js';
 import { ActionThrottle } from '../../src/cloud/throttle.js';
 import { Pacer } from '../../src/cloud/pacer.js';
 
 const P = resolveAdaptiveRate(10);
+/** AIMD alone: no slow start (the rows that show the cut and the recovery). */
+const AIMD = resolveAdaptiveRate(10, { startFraction: 1 });
 
-/** Replays events from the initial state at t=0: `t` ms, `throttled` (with the measured rate) or a reading. */
-function replay(events: Array<{ t: number; throttled?: number }>, params = P): number[] {
+/**
+ * Replays events from the initial state at t=0: at `t` ms, `throttled` (with the measured rate), `call` (a call, the
+ * previous one having started at `call` ms), or a reading.
+ */
+function replay(events: Array<{ t: number; throttled?: number; call?: number }>, params = AIMD): number[] {
   let state: RateState = initialRate(params, 0);
-  return events.map(({ t, throttled }) => {
+  return events.map(({ t, throttled, call }) => {
+    if (call !== undefined) state = onCall(state, params, t, call);
     if (throttled !== undefined) state = onThrottled(state, params, t, throttled);
     return Number(currentRate(state, params, t).toFixed(3));
   });
 }
 
 describe('adaptive rate', () => {
-  it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.2 req/s per second (bench:fleet), one cut per second", () => {
-    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.2, holdMs: 1000 });
+  it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.2 req/s per second (bench:fleet), one cut per second, slow start from a quarter doubling each second, restart after 30 s idle", () => {
+    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.2, holdMs: 1000, startFraction: 0.25, doublingMs: 1000, idleRestartMs: 30_000 });
   });
 
   it.each([
-    ['starts at the ceiling', [{ t: 0 }, { t: 60_000 }], [10, 10]],
+    ['slow start: a quarter of the ceiling, doubling every second up to it', [{ t: 0 }, { t: 500 }, { t: 1000 }, { t: 2000 }, { t: 60_000 }], [2.5, 3.536, 5, 10, 10]],
+    ['slow start ends at the first throttle: cut from what was allowed, then +0.2 req/s per second', [{ t: 1000, throttled: 8 }, { t: 6000 }, { t: 60_000 }], [3.5, 4.5, 10]],
+    ['slow start ends at the first throttle: cut from what was sent when less', [{ t: 1000, throttled: 2 }], [1.4]],
+    ['idle restart: after 30 s without a call the next starts slowly again', [{ t: 0 }, { t: 100_000, call: 60_000 }, { t: 101_000 }, { t: 102_000 }], [2.5, 2.5, 5, 10]],
+    ['idle restart keeps a recent cut below the start rate', [{ t: 40_000, throttled: 1 }, { t: 45_000, call: 10_000 }, { t: 46_000 }], [0.7, 1.7, 3.4]],
+    ['no restart while calls keep coming, nor before the first call', [{ t: 0, call: -Infinity }, { t: 20_000, call: 19_900 }], [2.5, 10]],
+  ])('%s', (_name, events, rates) => {
+    expect(replay(events, P)).toEqual(rates);
+  });
+
+  it('slow start is off when the start fraction is 1, and the floor bounds the start', () => {
+    expect(initialRate(AIMD, 0)).toEqual({ base: 10, since: 0, cutAt: -Infinity });
+    expect(initialRate(resolveAdaptiveRate(1), 0)).toMatchObject({ base: 0.5, slowStart: true });
+    expect(() => resolveAdaptiveRate(10, { startFraction: 0 })).toThrow(/startFraction/);
+    expect(() => resolveAdaptiveRate(10, { doublingMs: 0 })).toThrow(/doublingMs/);
+    expect(() => resolveAdaptiveRate(10, { idleRestartMs: -1 })).toThrow(/idleRestartMs/);
+  });
+
+  it.each([
+    ['starts at the ceiling (no slow start)', [{ t: 0 }, { t: 60_000 }], [10, 10]],
     ['decrease: a throttle cuts to β × the rate sent', [{ t: 1000, throttled: 10 }], [7]],
     ['decrease: from what was measured when below the allowance', [{ t: 1000, throttled: 4 }], [2.8]],
     ['decrease: several throttles within the hold cut once', [{ t: 1000, throttled: 10 }, { t: 1500, throttled: 10 }, { t: 1999, throttled: 10 }], [7, 7.1, 7.2]],
@@ -37,7 +62,7 @@ describe('adaptive rate', () => {
 
   it('two clients cutting on the excess of a shared quota settle near half of it each', () => {
     // A fluid model of the emulator's bucket (20/s, burst 20): throttles land on each client in proportion to its rate.
-    const params = resolveAdaptiveRate(20);
+    const params = resolveAdaptiveRate(20, { startFraction: 1 });
     let a = initialRate(params, 0);
     let b: RateState = { base: 2, since: 0, cutAt: -Infinity };
     let tokens = 20;
@@ -76,7 +101,7 @@ describe('adaptive rate', () => {
 
 describe('ActionThrottle with the adaptive rate', () => {
   it('per action: a throttle cuts only that action, and calls no longer pause', async () => {
-    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 } });
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { startFraction: 1 } });
     await throttle.run('A', () => Promise.resolve());
     await throttle.run('B', () => Promise.resolve());
     throttle.slowDown('A');
@@ -89,8 +114,21 @@ describe('ActionThrottle with the adaptive rate', () => {
     throttle.close();
   });
 
+  it('slow start, and again after an idle spell', async () => {
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { doublingMs: 100, idleRestartMs: 50 } });
+    await throttle.run('A', () => Promise.resolve());
+    // Starts at a quarter of the ceiling; 250 ms later (2.5 doublings) it is at the ceiling.
+    expect(throttle.rate('A')).toBeLessThan(5);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(throttle.rate('A')).toBe(10);
+    // Idle longer than idleRestartMs: the next call starts slowly again (below the ceiling for the next 200 ms).
+    await throttle.run('A', () => Promise.resolve());
+    expect(throttle.rate('A')).toBeLessThan(10);
+    throttle.close();
+  });
+
   it('spaces calls at the cut rate', async () => {
-    const throttle = new ActionThrottle({ defaultBudget: { rps: 100, burst: 5 }, adaptive: { floor: 1 } });
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 100, burst: 5 }, adaptive: { floor: 1, startFraction: 1 } });
     // 20 calls at 100/s, then a throttle: measured ≈ 20/s → 14/s, ≈ 71 ms apart.
     await Promise.all(Array.from({ length: 20 }, () => throttle.run('A', () => Promise.resolve())));
     throttle.slowDown('A');
@@ -105,7 +143,7 @@ describe('ActionThrottle with the adaptive rate', () => {
   });
 
   it('`stopping` drops a call still waiting for its turn at the cut rate, never one already running', async () => {
-    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { floor: 0.5 } });
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { floor: 0.5, startFraction: 1 } });
     const stopping = new AbortController();
     let finish!: () => void;
     const running = throttle.run('A', () => new Promise<string>((resolve) => (finish = () => resolve('done'))), { stopping: stopping.signal });

@@ -83,3 +83,33 @@ export function percentile(values: readonly number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 }
+
+/** RequestLimitExceeded answers per action of `callers`, every outcome summed (for a per-second timeline). */
+export function rleByAction(stats: Pick<StatsSnapshot, 'byCaller'>, callers: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const caller of callers) {
+    for (const [action, outcomes] of Object.entries(stats.byCaller[caller] ?? {})) {
+      for (const [outcome, n] of Object.entries(outcomes)) if (outcome.startsWith('RequestLimitExceeded')) out[action] = (out[action] ?? 0) + n;
+    }
+  }
+  return out;
+}
+
+/** Short names for the timeline: the capitals of the action (DescribeListeners → DL). */
+const short = (action: string) => action.replace(/[a-z]/g, '');
+
+/**
+ * One line per second where anything was throttled: `t+4s 7 (DL 5, DTS 2)`, from cumulative snapshots taken about a
+ * second apart (each with its time in seconds since the policies were applied).
+ */
+export function rleTimeline(points: ReadonlyArray<{ at: number; rle: Record<string, number> }>): string[] {
+  const lines: string[] = [];
+  for (let i = 1; i < points.length; i++) {
+    const prev = (points[i - 1] as (typeof points)[number]).rle;
+    const cur = points[i] as (typeof points)[number];
+    const delta = Object.entries(cur.rle).flatMap(([a, n]) => (n - (prev[a] ?? 0) > 0 ? [[a, n - (prev[a] ?? 0)] as const] : []));
+    const total = delta.reduce((s, [, n]) => s + n, 0);
+    if (total > 0) lines.push(`t+${cur.at.toFixed(0)}s ${total} (${delta.map(([a, n]) => `${short(a)} ${n}`).join(', ')})`);
+  }
+  return lines;
+}

@@ -13,7 +13,7 @@ import { ensureControlPlaneBinaries } from '../test/controlplane/binaries.js';
 import { waitFor } from '../test/support/kube.js';
 import { localTkeCallers } from '../test/support/local-tke.js';
 import { applyPolicy, startFleetCluster, startFleetOperator, tkeNamespace, tkeServiceLatency, type FleetCluster } from './fleet-cluster.js';
-import { answeredByAction, busiestAction, callerCounts, fleetLine, fraction, percentile, QUOTA, sumCounts, tMin, type CallerCounts } from './fleet-figures.js';
+import { answeredByAction, busiestAction, callerCounts, fleetLine, fraction, percentile, QUOTA, rleByAction, rleTimeline, sumCounts, tMin, type CallerCounts } from './fleet-figures.js';
 import { createAtRiskServices, quiet, runBench } from './support.js';
 
 const { values } = parseArgs({
@@ -76,6 +76,23 @@ async function main(): Promise<void> {
         await sleep(1_000);
       }
     })();
+    // Who is throttled when: loopguards' and TKE's RequestLimitExceeded answers, polled every second.
+    const lgCallers = clusters.map((c) => c.loopguard);
+    const tkeCallers = clusters.map((c) => c.tke);
+    const timeline: { lg: { at: number; rle: Record<string, number> }[]; tke: { at: number; rle: Record<string, number> }[] } = { lg: [], tke: [] };
+    const sample = async () => {
+      const s = await emulator.admin.statsSince('enforce');
+      const at = (Date.now() - tPolicy) / 1000;
+      timeline.lg.push({ at, rle: rleByAction(s, lgCallers) });
+      timeline.tke.push({ at, rle: rleByAction(s, tkeCallers) });
+    };
+    const sampling = (async () => {
+      while (!stormOver) {
+        await sample();
+        await sleep(1_000);
+      }
+      await sample();
+    })();
     const listeners = 2 * N * K;
     let stats: StatsSnapshot | undefined;
     let converged = true;
@@ -101,6 +118,7 @@ async function main(): Promise<void> {
     stormOver = true;
     stats ??= await emulator.admin.statsSince('enforce');
     await probing;
+    await sampling;
 
     const tDone = Math.max(...[...work.values()].map((w) => w.doneAt ?? NaN));
     const tActual = (tDone - tPolicy) / 1000;
@@ -127,6 +145,8 @@ async function main(): Promise<void> {
     log(`total: T_actual ${tActual.toFixed(1)} s, T_min/T_actual ${(tMin(listeners) / tActual).toFixed(3)}; write phase ${tWrite.toFixed(1)} s, T_min/T_write ${(tMin(listeners) / tWrite).toFixed(3)} (${(listeners / tWrite).toFixed(1)} writes/s of ${QUOTA}); ModifyListener ${stats.calls['ModifyListener'] ?? 0} calls for ${listeners} listeners`);
     log(`total: writes per listener max ${Math.max(0, ...writes)}, mean ${(writes.reduce((a, b) => a + b, 0) / Math.max(1, writes.length)).toFixed(2)}`);
     log(`total: RequestLimitExceeded to loopguards ${show(lg)}, to TKE ${show(tke)}; throttled by action ${JSON.stringify(stats.throttled)}`);
+    log(`RequestLimitExceeded to loopguards per second: ${rleTimeline(timeline.lg).join('; ') || 'none'}`);
+    log(`RequestLimitExceeded to TKE per second: ${rleTimeline(timeline.tke).join('; ') || 'none'}`);
     const callers = clusters.flatMap((c) => [c.loopguard, c.tke]);
     const answered = answeredByAction(stats, callers);
     const busiest = busiestAction(answered);

@@ -20,7 +20,11 @@
 // ceiling and doubles every second until its first RequestLimitExceeded or the ceiling, then AIMD as above. Three
 // loopguards starting an Enforce together at their ceilings asked 30 req/s of a 20 req/s quota from the first
 // instant, and most of the fleet's throttled calls came in those first seconds (bench:fleet, 2026-11-26: 2.7 % of
-// loopguard's calls). Doubling reaches the ceiling in 2 s, so a loopguard alone loses about 1 s of its rate.
+// loopguard's calls). Doubling reaches the ceiling in 2 s, so a loopguard alone loses about 1 s of its rate. Slow
+// start alone only moved the burst 2 s later (the emulator's quota, like a token bucket, lets a second's worth of
+// calls through before it refuses, and by then every client is at its ceiling); what cuts the throttling is the
+// deeper first cut (slowStartBeta 0.5, as TCP halves its window), which brings three clients from 30 to 15 req/s at
+// once instead of 21 and then 15 over two rounds of refusals.
 // An action idle for `idleRestartMs` starts slowly again (RFC 5681 §4.1 "restart window"): its rate, grown back
 // to the ceiling while nothing was sent, says nothing about the quota now.
 
@@ -35,6 +39,8 @@ export interface AdaptiveRateParams {
   increasePerSecond: number;
   /** After a cut, further RequestLimitExceeded answers for this long do not cut again. */
   holdMs: number;
+  /** The cut of the first RequestLimitExceeded, which ends slow start (TCP's halving of its window). */
+  slowStartBeta: number;
   /** Slow start: the first rate, as a fraction of the ceiling (1: none). */
   startFraction: number;
   /** Slow start: the rate doubles every this many ms until the first throttle or the ceiling. */
@@ -48,6 +54,7 @@ export const DEFAULT_ADAPTIVE_RATE: Readonly<Omit<AdaptiveRateParams, 'ceiling'>
   beta: 0.7,
   increasePerSecond: 0.2,
   holdMs: 1_000,
+  slowStartBeta: 0.5,
   startFraction: 0.25,
   doublingMs: 1_000,
   idleRestartMs: 30_000,
@@ -71,6 +78,7 @@ export function resolveAdaptiveRate(ceiling: number, overrides: Partial<Omit<Ada
   if (!(p.beta > 0 && p.beta < 1)) throw new TypeError(`adaptive rate: beta must be in (0, 1), got ${p.beta}`);
   if (!(p.increasePerSecond > 0)) throw new TypeError(`adaptive rate: increasePerSecond must be positive, got ${p.increasePerSecond}`);
   if (!(p.holdMs >= 0)) throw new TypeError(`adaptive rate: holdMs must be ≥ 0, got ${p.holdMs}`);
+  if (!(p.slowStartBeta > 0 && p.slowStartBeta < 1)) throw new TypeError(`adaptive rate: slowStartBeta must be in (0, 1), got ${p.slowStartBeta}`);
   if (!(p.startFraction > 0 && p.startFraction <= 1)) throw new TypeError(`adaptive rate: startFraction must be in (0, 1], got ${p.startFraction}`);
   if (!(p.doublingMs > 0)) throw new TypeError(`adaptive rate: doublingMs must be positive, got ${p.doublingMs}`);
   if (!(p.idleRestartMs > 0)) throw new TypeError(`adaptive rate: idleRestartMs must be positive, got ${p.idleRestartMs}`);
@@ -107,7 +115,8 @@ export function onCall(state: RateState, params: AdaptiveRateParams, now: number
  */
 export function onThrottled(state: RateState, params: AdaptiveRateParams, now: number, measured = Infinity): RateState {
   if (now - state.cutAt < params.holdMs) return state;
-  // The first throttle ends slow start: the rate then grows additively.
+  // The first throttle ends slow start, with a deeper cut: every client doubled into the overshoot together, and the
+  // quota's burst hid it for a second or more, so the rate sent is well above the share. Then it grows additively.
   const from = Math.min(currentRate(state, params, now), Math.max(measured, 0));
-  return { base: Math.max(params.floor, from * params.beta), since: now, cutAt: now };
+  return { base: Math.max(params.floor, from * (state.slowStart ? params.slowStartBeta : params.beta)), since: now, cutAt: now };
 }

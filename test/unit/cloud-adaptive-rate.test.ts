@@ -24,15 +24,16 @@ function replay(events: Array<{ t: number; throttled?: number; call?: number }>,
 
 describe('adaptive rate', () => {
   it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.2 req/s per second (bench:fleet), one cut per second, slow start from a quarter doubling each second, restart after 30 s idle", () => {
-    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.2, holdMs: 1000, startFraction: 0.25, doublingMs: 1000, idleRestartMs: 30_000 });
+    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.2, holdMs: 1000, slowStartBeta: 0.5, startFraction: 0.25, doublingMs: 1000, idleRestartMs: 30_000 });
   });
 
   it.each([
     ['slow start: a quarter of the ceiling, doubling every second up to it', [{ t: 0 }, { t: 500 }, { t: 1000 }, { t: 2000 }, { t: 60_000 }], [2.5, 3.536, 5, 10, 10]],
-    ['slow start ends at the first throttle: cut from what was allowed, then +0.2 req/s per second', [{ t: 1000, throttled: 8 }, { t: 6000 }, { t: 60_000 }], [3.5, 4.5, 10]],
-    ['slow start ends at the first throttle: cut from what was sent when less', [{ t: 1000, throttled: 2 }], [1.4]],
+    ['slow start ends at the first throttle, cut by half from what was allowed, then +0.2 req/s per second', [{ t: 1000, throttled: 8 }, { t: 6000 }, { t: 60_000 }], [2.5, 3.5, 10]],
+    ['slow start ends at the first throttle: cut by half from what was sent when less', [{ t: 1000, throttled: 2 }], [1]],
+    ['after slow start the cut is β 0.7', [{ t: 2000, throttled: 10 }, { t: 3000, throttled: 5 }], [5, 3.5]],
     ['idle restart: after 30 s without a call the next starts slowly again', [{ t: 0 }, { t: 100_000, call: 60_000 }, { t: 101_000 }, { t: 102_000 }], [2.5, 2.5, 5, 10]],
-    ['idle restart keeps a recent cut below the start rate', [{ t: 40_000, throttled: 1 }, { t: 45_000, call: 10_000 }, { t: 46_000 }], [0.7, 1.7, 3.4]],
+    ['idle restart keeps a recent cut below the start rate', [{ t: 40_000, throttled: 1 }, { t: 45_000, call: 10_000 }, { t: 46_000 }], [0.5, 1.5, 3]],
     ['no restart while calls keep coming, nor before the first call', [{ t: 0, call: -Infinity }, { t: 20_000, call: 19_900 }], [2.5, 10]],
   ])('%s', (_name, events, rates) => {
     expect(replay(events, P)).toEqual(rates);
@@ -43,6 +44,7 @@ describe('adaptive rate', () => {
     expect(initialRate(resolveAdaptiveRate(1), 0)).toMatchObject({ base: 0.5, slowStart: true });
     expect(() => resolveAdaptiveRate(10, { startFraction: 0 })).toThrow(/startFraction/);
     expect(() => resolveAdaptiveRate(10, { doublingMs: 0 })).toThrow(/doublingMs/);
+    expect(() => resolveAdaptiveRate(10, { slowStartBeta: 1 })).toThrow(/slowStartBeta/);
     expect(() => resolveAdaptiveRate(10, { idleRestartMs: -1 })).toThrow(/idleRestartMs/);
   });
 

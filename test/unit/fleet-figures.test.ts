@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { answeredByAction, busiestAction, callerCounts, fleetLine, fraction, percentile, sumCounts, tMin } from '../../bench/fleet-figures.js';
+import { answeredByAction, busiestAction, callerCounts, fleetLine, fraction, percentile, sumCounts, tMin, rleByAction, rleTimeline } from '../../bench/fleet-figures.js';
 
 const stats = {
   byCaller: {
@@ -53,5 +53,21 @@ describe("the quota's floor: the busiest action's answered calls at the quota", 
     expect(floor).toEqual({ action: 'DescribeTaskStatus', calls: 260, seconds: 13 });
     expect(floor.seconds).toBeGreaterThan(tMin(120));
     expect(busiestAction({})).toEqual({ action: '', calls: 0, seconds: 0 });
+  });
+});
+
+describe('rleTimeline', () => {
+  it('lists the seconds with throttled calls, by action, from cumulative snapshots', () => {
+    const stats = { byCaller: { a: { DescribeListeners: { ok: 9, RequestLimitExceeded: 2 } }, b: { DescribeTaskStatus: { 'RequestLimitExceeded.UinLimitExceeded': 1 } }, c: { DescribeListeners: { RequestLimitExceeded: 5 } } } };
+    expect(rleByAction(stats, ['a', 'b'])).toEqual({ DescribeListeners: 2, DescribeTaskStatus: 1 });
+    expect(
+      rleTimeline([
+        { at: 0, rle: {} },
+        { at: 1, rle: {} },
+        { at: 2, rle: { DescribeListeners: 2, DescribeTaskStatus: 1 } },
+        { at: 3, rle: { DescribeListeners: 2, DescribeTaskStatus: 1 } },
+        { at: 4.2, rle: { DescribeListeners: 5, DescribeTaskStatus: 1 } },
+      ]),
+    ).toEqual(['t+2s 3 (DL 2, DTS 1)', 't+4s 3 (DL 3)']);
   });
 });

@@ -10,7 +10,6 @@ import type { ClbObserver } from '../cloud/clb-observer.js';
 import { decodeCheckpoint, encodeCheckpoint, MAX_PARTS, splitParts, type CheckpointEntry } from '../cloud/observation-checkpoint.js';
 import type { ObservationStore } from '../kube/observation-store.js';
 import { kubeErrorMessage } from '../runtime/kube-errors.js';
-import type { Logger } from '../runtime/logger.js';
 
 /** How long a new leader waits for the checkpoint before it starts cold (ms). */
 const RESTORE_TIMEOUT_MS = 10_000;
@@ -25,7 +24,7 @@ export interface CheckpointerOptions {
   store: Pick<ObservationStore, 'load' | 'save'>;
   region: string;
   driftCheckIntervalMs: number;
-  logger: Pick<Logger, 'info' | 'warn'>;
+  logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
   /** Only the leader writes. */
   mayWrite: () => boolean;
   periodMs?: number;

@@ -188,6 +188,8 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
       // --restart: Enforce needs TKE (prevent-loopback's switch, TkeServiceConfigs, the new Service's CLB), at its own pace.
       if (restart && tke) simulator = await startTkeSimulator({ kubeConfig: kc, clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: tke, protocol: 'http://' }, namespaceFilter: (n) => namespaces.has(n), resyncIntervalMs: 0 });
     }
+    // --restart converges every target under Enforce: the Ingresses' keepalive needs the account's L7 capability.
+    if (restart) await emulator.admin.setCapabilities({ l7KeepaliveSnat: true });
     await emulator.admin.setConfig({ rps: Q });
     await emulator.admin.markStats('operator');
     const timeline = await new ClbTimeline(emulator).start();

@@ -11,6 +11,8 @@ import { decodeCheckpoint, encodeCheckpoint, MAX_PARTS, splitParts, type Checkpo
 import type { ObservationStore } from '../kube/observation-store.js';
 import { kubeErrorMessage } from '../runtime/kube-errors.js';
 
+/** How long shutdown waits for the last checkpoint write (ms). */
+const STOP_SAVE_MS = 2_000;
 /** How long a new leader waits for the checkpoint before it starts cold (ms). */
 const RESTORE_TIMEOUT_MS = 10_000;
 
@@ -71,12 +73,20 @@ export class Checkpointer {
     this.timer.unref();
   }
 
-  /** Stops the periodic writes and writes once more (shutdown, after the drain, while still leading). */
-  async stop(): Promise<void> {
+  /**
+   * Stops the periodic writes and writes once more (shutdown, after the drain, while still leading). Bounded: an
+   * unreachable apiserver must not hold the Lease (the successor then starts from the last periodic checkpoint).
+   */
+  async stop(boundMs = STOP_SAVE_MS): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    await this.saving;
-    await this.save();
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)));
+    const last = (async () => {
+      await this.saving;
+      await this.save();
+    })();
+    await Promise.race([last, bound]).finally(() => clearTimeout(timer));
   }
 
   /** Writes the checkpoint if this replica leads and the observer's cache changed since the last write. */

@@ -70,7 +70,7 @@ export async function restartScenario(c: RestartContext): Promise<OperatorProces
     },
     { timeoutMs: 3_600_000, intervalMs: 1_000, context: () => c.operator.logs().slice(-2000) },
   );
-  c.log(`restart: converged under Enforce ${secs(Date.now() - tConverge)} after the first Ready: ${JSON.stringify(converged)}`);
+  c.log(`restart: every target converged under Enforce (waited ${secs(Date.now() - tConverge)} more after the figures above): ${JSON.stringify(converged)}`);
   await c.operator.stop('SIGTERM');
   const size = await checkpointSize(core);
   c.log(`restart: checkpoint ${size.bytes} bytes (gzip) in ${size.parts} ConfigMap(s) for ${c.clbs} CLBs (${(size.bytes / Math.max(1, c.clbs)).toFixed(0)} bytes per CLB; a ConfigMap holds 1 MiB)`);

@@ -361,9 +361,9 @@ export class Operator {
       onGraceOver: (policies) => this.d.logger.warn('Shutdown grace period ended; aborting', { policies, graceMs }),
     });
     if (drained) this.d.logger.info('Drained');
-    // The Events of the last rounds (their writes are paced); the Lease waits for them, briefly.
-    if (!(await this.events.flush(EVENT_FLUSH_MS))) this.d.logger.warn('Shutdown left Events unwritten', { pending: this.events.pending });
-    await this.checkpoint?.stop();
+    // The Events of the last rounds (their writes are paced) and the observation checkpoint; the Lease waits for them, briefly.
+    const [flushed] = await Promise.all([this.events.flush(EVENT_FLUSH_MS), this.checkpoint?.stop(EVENT_FLUSH_MS)]);
+    if (!flushed) this.d.logger.warn('Shutdown left Events unwritten', { pending: this.events.pending });
     await this.elector?.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.server.stop();

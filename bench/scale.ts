@@ -185,8 +185,10 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
       simulator = undefined;
       log(`TKE built ${N_LB + N_INGRESS} CLBs; setup took ${secs(Date.now() - t0)}`);
       const tke = emulator.callers['tke'];
-      // --restart: Enforce needs TKE (prevent-loopback's switch, TkeServiceConfigs, the new Service's CLB), at its own pace.
-      if (restart && tke) simulator = await startTkeSimulator({ kubeConfig: kc, clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: tke, protocol: 'http://' }, namespaceFilter: (n) => namespaces.has(n), resyncIntervalMs: 0 });
+      // --restart: Enforce needs TKE (prevent-loopback's switch, TkeServiceConfigs, the new Service's CLB), within the
+      // quota (15 of its 20/s). Hundreds of Ingresses' configs declared at once take TKE longer than the default 10 s
+      // grace period (loopguard would then report the keepalive capability missing), so the operator gets 60 s.
+      if (restart && tke) simulator = await startTkeSimulator({ kubeConfig: kc, clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: tke, protocol: 'http://' }, namespaceFilter: (n) => namespaces.has(n), resyncIntervalMs: 0, clbRequestsPerSecond: 15, concurrency: 32 });
     }
     // --restart converges every target under Enforce: the Ingresses' keepalive needs the account's L7 capability.
     if (restart) await emulator.admin.setCapabilities({ l7KeepaliveSnat: true });
@@ -197,7 +199,7 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
 
     // Cold start: from spawning the process to the policy's Ready=True for its generation, with every target counted.
     const tStart = Date.now();
-    const operatorOptions = { kubeconfig: operatorKubeconfig, emulator, entry, extraArgs: [`--cloud-rate-limit=${RATE}`, '--log-level=warn'] };
+    const operatorOptions = { kubeconfig: operatorKubeconfig, emulator, entry, extraArgs: [`--cloud-rate-limit=${RATE}`, '--log-level=warn', ...(restart ? ['--tke-grace-period=60s'] : [])] };
     const operator = await startOperatorProcess(operatorOptions);
     stops.push(() => operator.stop());
     const pid = operator.child.pid;

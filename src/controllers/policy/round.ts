@@ -70,10 +70,13 @@ function annotationsAfter(annotations: Readonly<Record<string, string>> | undefi
  * nothing. In the targets' own order, a cluster policy's chunks mixed them namespace by namespace (bench:scale
  * --policy cluster: 2 LoadBalancer Services and 4 Ingresses among 24 targets per namespace), and each chunk read its
  * few CLBs in batches of their own: 14 DescribeLoadBalancers and 13 DescribeTargetHealth for 60 CLBs instead of 5
- * and 4.
+ * and 4. Within the bound ones, those whose CLB is not cached come first (`known`).
  */
-export function chunkTargets<T extends Pick<TargetFacts, 'loadBalancerId'>>(targets: readonly T[], size = CHUNK): T[][] {
-  const ordered = [...targets.filter((t) => t.loadBalancerId), ...targets.filter((t) => !t.loadBalancerId)];
+export function chunkTargets<T extends Pick<TargetFacts, 'loadBalancerId'>>(targets: readonly T[], size = CHUNK, known: (clb: string) => boolean = () => true): T[][] {
+  // Targets whose CLB this process has no observation of (new Services, CLBs being built) first: after a restart the
+  // converged ones are judged from the checkpoint, and a new Service need not wait behind them.
+  const bound = targets.filter((t) => t.loadBalancerId);
+  const ordered = [...bound.filter((t) => !known(t.loadBalancerId as string)), ...bound.filter((t) => known(t.loadBalancerId as string)), ...targets.filter((t) => !t.loadBalancerId)];
   const chunks: T[][] = [];
   for (let i = 0; i < ordered.length; i += size) chunks.push(ordered.slice(i, i + size));
   return chunks;
@@ -83,7 +86,7 @@ export class PolicyRound {
   constructor(private readonly d: RoundDeps) {}
 
   async run(input: RoundInput, signal: AbortSignal): Promise<RoundResult> {
-    const chunks = chunkTargets(input.targets);
+    const chunks = chunkTargets(input.targets, CHUNK, (id) => this.d.observer.observedAt(id) !== undefined);
     const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
     await this.driftChecks(input.drift ?? [], signal);
     const settled = await settleAll(chunks, CHUNKS_IN_FLIGHT, (chunk) => this.chunk(input, chunk, result, signal));

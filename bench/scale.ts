@@ -22,6 +22,9 @@
 //   npm run bench:scale -- --scale 0.05 --clbs without|with|both --settle 30s
 //   npm run bench:scale -- --scale 0.05 --clbs without --policy namespaced|cluster|both [--namespaces 500] [--reports]
 //   (--reports installs the OpenReports CRD first, so the policies also write each namespace's Report)
+//   npm run bench:scale -- --scale 0.05 --clbs with --restart
+//   (--restart, issue 28 #3: the policy is Enforce and TKE keeps running at its own pace; once every target has
+//   converged the operator is restarted and the restart's figures printed: see bench/scale-restart.ts)
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, type V1Service } from '@kubernetes/client-node';
@@ -40,6 +43,7 @@ import { countRequests, formatCounts } from './apiserver-audit.js';
 import { ClbTimeline, isRead } from './clb-timeline.js';
 import { MiB, OperatorSampler, mib } from './operator-sampler.js';
 import { BENCH_NAMESPACE_LABEL, CLUSTER_NAMESPACES, clusterNamespaceCount, clusterPolicyYaml, comparisonLines, policyKinds, spread, type PolicyKind, type RunFigures } from './scale-figures.js';
+import { restartScenario } from './scale-restart.js';
 import { benchCluster, buildOperator, checkNodePorts, createAll, nodePortsOf, quiet, runBench } from './support.js';
 
 const { values } = parseArgs({
@@ -53,6 +57,7 @@ const { values } = parseArgs({
     policy: { type: 'string', default: 'namespaced' },
     namespaces: { type: 'string', default: String(CLUSTER_NAMESPACES) },
     reports: { type: 'boolean', default: false },
+    restart: { type: 'boolean', default: false },
   },
 });
 const SCALE = Number(values.scale);
@@ -93,6 +98,7 @@ type BenchPolicy = LoopbackPolicy | ClusterLoopbackPolicy;
 
 async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<RunFigures> {
   const isCluster = kind === 'cluster';
+  const restart = values.restart === true && withClbs;
   const where = isCluster ? `, in ${N_NS} namespaces under one ClusterLoopbackPolicy` : '';
   log(`--- ${withClbs ? 'with CLBs (TKE simulator on)' : 'without CLBs (TKE simulator off)'}: ${N_LB} LoadBalancer Services, ${N_CLUSTER_IP} ClusterIP Services, ${N_INGRESS} Ingresses = ${TOTAL} targets${where}`);
   const cluster = await benchCluster({ audit: true });
@@ -156,7 +162,7 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
     const policyName = isCluster ? `bench-scale-${runId}` : 'scale';
     const manifest = isCluster
       ? clusterPolicyYaml(policyName, runId)
-      : `apiVersion: ${GROUP}/${VERSION}\nkind: LoopbackPolicy\nmetadata: {name: scale, namespace: ${nsList[0]}}\nspec: {mode: Audit}\n`;
+      : `apiVersion: ${GROUP}/${VERSION}\nkind: LoopbackPolicy\nmetadata: {name: scale, namespace: ${nsList[0]}}\nspec: {mode: ${restart ? 'Enforce' : 'Audit'}}\n`;
     const applied = await kubectl(['apply', '-f', '-'], { input: manifest });
     if (applied.code !== 0) throw new Error(applied.stderr);
 
@@ -178,7 +184,14 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
       await simulator.stop();
       simulator = undefined;
       log(`TKE built ${N_LB + N_INGRESS} CLBs; setup took ${secs(Date.now() - t0)}`);
+      const tke = emulator.callers['tke'];
+      // --restart: Enforce needs TKE (prevent-loopback's switch, TkeServiceConfigs, the new Service's CLB), within the
+      // quota (15 of its 20/s). Hundreds of Ingresses' configs declared at once take TKE longer than the default 10 s
+      // grace period (loopguard would then report the keepalive capability missing), so the operator gets 60 s.
+      if (restart && tke) simulator = await startTkeSimulator({ kubeConfig: kc, clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: tke, protocol: 'http://' }, namespaceFilter: (n) => namespaces.has(n), resyncIntervalMs: 0, clbRequestsPerSecond: 15, concurrency: 32 });
     }
+    // --restart converges every target under Enforce: the Ingresses' keepalive needs the account's L7 capability.
+    if (restart) await emulator.admin.setCapabilities({ l7KeepaliveSnat: true });
     await emulator.admin.setConfig({ rps: Q });
     await emulator.admin.markStats('operator');
     const timeline = await new ClbTimeline(emulator).start();
@@ -186,7 +199,8 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
 
     // Cold start: from spawning the process to the policy's Ready=True for its generation, with every target counted.
     const tStart = Date.now();
-    const operator = await startOperatorProcess({ kubeconfig: operatorKubeconfig, emulator, entry, extraArgs: [`--cloud-rate-limit=${RATE}`, '--log-level=warn'] });
+    const operatorOptions = { kubeconfig: operatorKubeconfig, emulator, entry, extraArgs: [`--cloud-rate-limit=${RATE}`, '--log-level=warn', ...(restart ? ['--tke-grace-period=60s'] : [])] };
+    const operator = await startOperatorProcess(operatorOptions);
     stops.push(() => operator.stop());
     const pid = operator.child.pid;
     if (pid === undefined) throw new Error('the operator process has no pid');
@@ -260,6 +274,11 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
     const lines = describe.stdout.split('\n');
     log(`kubectl describe ${short}: ${lines.length} lines, ${describe.stdout.length} bytes; the first ${DESCRIBE_LINES}:`);
     for (const line of lines.slice(0, DESCRIBE_LINES)) console.log(`    ${line}`);
+    if (restart) {
+      const clbs = N_LB + N_INGRESS;
+      const next = await restartScenario({ kc, emulator, namespace: nsList[0] as string, total: TOTAL, clbs, driftIntervalMs: 5 * 60_000, operator, start: () => startOperatorProcess(operatorOptions), read, log });
+      stops.push(() => next.stop());
+    }
     return {
       readyMs: tReady - tStart,
       statusBytes,
@@ -279,6 +298,7 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
 
 async function main(): Promise<void> {
   for (const mode of RUNS) if (mode !== 'with' && mode !== 'without') throw new Error(`--clbs must be with, without or both, not ${mode}`);
+  if (values.restart && (!RUNS.includes('with') || KINDS.includes('cluster'))) throw new Error('--restart needs --clbs with (or both) and --policy namespaced: it restarts an Enforce LoopbackPolicy over built CLBs');
   const entry = buildOperator();
   for (const mode of RUNS) {
     const figures = new Map<PolicyKind, RunFigures>();

@@ -22,6 +22,8 @@ import { TKE_SERVICE_CONFIG } from './api/annotations.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './cloud/clb-observer.js';
+import { Checkpointer } from './controllers/checkpointer.js';
+import { ObservationStore } from './kube/observation-store.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
@@ -110,6 +112,7 @@ export class Operator {
   private readonly stopping = new AbortController();
   /** Written at a steady pace (events.ts); what is still queued gets a moment at shutdown. */
   private readonly events: EventRecorder;
+  private readonly checkpoint: Checkpointer | undefined; // a new leader starts from the last one's reads
 
   constructor(private readonly d: OperatorDeps) {
     const { kc, config, logger, metrics } = d;
@@ -205,6 +208,7 @@ export class Operator {
       resyncMs: config.driftCheckIntervalMs,
     });
     const observer = new ClbObserver(d.clb);
+    if (config.observationCheckpoint) this.checkpoint = new Checkpointer({ observer, store: new ObservationStore(kc, config.leaseNamespace), region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, logger, mayWrite: () => this.elector?.mayWrite() ?? true });
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
     ));
@@ -357,8 +361,9 @@ export class Operator {
       onGraceOver: (policies) => this.d.logger.warn('Shutdown grace period ended; aborting', { policies, graceMs }),
     });
     if (drained) this.d.logger.info('Drained');
-    // The Events of the last rounds (their writes are paced); the Lease waits for them, briefly.
-    if (!(await this.events.flush(EVENT_FLUSH_MS))) this.d.logger.warn('Shutdown left Events unwritten', { pending: this.events.pending });
+    // The Events of the last rounds (their writes are paced) and the observation checkpoint; the Lease waits for them, briefly.
+    const [flushed] = await Promise.all([this.events.flush(EVENT_FLUSH_MS), this.checkpoint?.stop(EVENT_FLUSH_MS)]);
+    if (!flushed) this.d.logger.warn('Shutdown left Events unwritten', { pending: this.events.pending });
     await this.elector?.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
     await this.server.stop();
@@ -368,9 +373,14 @@ export class Operator {
 
   private startLeading(): void {
     this.d.metrics.leader.set({ name: this.d.config.leaseName }, 1);
-    this.queue.start();
-    this.router.all();
-    this.admission.start();
+    // The checkpoint first (restore never throws): the first rounds judge from it instead of reading every CLB.
+    void (this.checkpoint?.restore() ?? Promise.resolve()).then(() => {
+      if (this.stopping.signal.aborted) return;
+      this.checkpoint?.start();
+      this.queue.start();
+      this.router.all();
+      this.admission.start();
+    });
   }
 
   /** The cluster profile; detected again only after a kube-proxy DaemonSet/ConfigMap event (it parses YAML). */

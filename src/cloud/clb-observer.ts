@@ -11,6 +11,8 @@ import type { BackendHealth, ClbFacts, ClbObservation, HealthCheckFacts, Listene
 interface Entry {
   at: number;
   observation: ClbObservation;
+  /** Loaded from the observation checkpoint (a previous leader's read), not read by this process: no raw listeners. */
+  seeded?: boolean;
 }
 
 function health(targets: readonly { status: string }[]): BackendHealth | undefined {
@@ -105,7 +107,7 @@ export class ClbObserver {
 
   private patchFacts(id: string, change: (clb: ClbFacts) => ClbFacts): void {
     const e = this.cache.get(id);
-    if (e?.observation.state === 'Found') this.cache.set(id, { at: e.at, observation: { state: 'Found', clb: change(e.observation.clb) } });
+    if (e?.observation.state === 'Found') this.cache.set(id, { ...e, observation: { state: 'Found', clb: change(e.observation.clb) } });
   }
 
   /** Observations for `ids`, reading from the CLB API those not read within `maxAgeMs`. */
@@ -134,6 +136,30 @@ export class ClbObserver {
   /** The listeners of a CLB as last read (full SDK HealthCheck structs). */
   rawListeners(id: string): readonly ListenerInfo[] | undefined {
     return this.listeners.get(id);
+  }
+
+  /**
+   * A previous leader's observations (the checkpoint, observation-checkpoint.ts), each with its own read time: they
+   * come due for drift checks on their schedule. Never replaces what this process has read itself.
+   */
+  seed(entries: Iterable<{ id: string; at: number; observation: ClbObservation }>): number {
+    let n = 0;
+    for (const { id, at, observation } of entries) {
+      if (this.cache.has(id)) continue;
+      this.cache.set(id, { at, observation, seeded: true });
+      n++;
+    }
+    return n;
+  }
+
+  /** Whether the CLB's cached observation came from the checkpoint and has not been read since. */
+  seeded(id: string): boolean {
+    return this.cache.get(id)?.seeded === true;
+  }
+
+  /** Every cached observation with its read time (for the checkpoint). */
+  *entries(): IterableIterator<{ id: string; at: number; observation: ClbObservation }> {
+    for (const [id, e] of this.cache) yield { id, at: e.at, observation: e.observation };
   }
 
   invalidate(id: string): void {

@@ -35,6 +35,8 @@ export interface OperatorConfig {
   cloudRateAdaptive: boolean;
   concurrency: number;
   driftCheckIntervalMs: number;
+  /** Keep the observation checkpoint (src/controllers/checkpointer.ts): a new leader starts from it instead of reading every CLB. */
+  observationCheckpoint: boolean;
   /** How long TKE gets to act on what loopguard asked of it (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
   tkeGraceMs: number;
   kubeProxyMode: KubeProxyModeOverride | '';
@@ -102,6 +104,13 @@ export const FIELDS: readonly Field[] = [
   { key: 'concurrency', flag: 'concurrency', env: 'LOOPGUARD_CONCURRENCY', kind: 'int', min: 1, max: 64, help: 'targets reconciled at once' },
   { key: 'driftCheckIntervalMs', flag: 'drift-check-interval', env: 'LOOPGUARD_DRIFT_CHECK_INTERVAL', kind: 'duration', min: 1_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
   {
+    key: 'observationCheckpoint',
+    flag: 'observation-checkpoint',
+    env: 'LOOPGUARD_OBSERVATION_CHECKPOINT',
+    kind: 'bool',
+    help: "keep what was last read of each CLB in ConfigMaps of loopguard's namespace, so a new leader judges converged targets from it and re-reads them on the drift schedule (false: it reads every CLB first)",
+  },
+  {
     key: 'tkeGraceMs',
     flag: 'tke-grace-period',
     env: 'LOOPGUARD_TKE_GRACE_PERIOD',
@@ -141,6 +150,7 @@ export const DEFAULTS: OperatorConfig = {
   cloudRateAdaptive: true,
   concurrency: 4,
   driftCheckIntervalMs: 5 * 60_000,
+  observationCheckpoint: true,
   tkeGraceMs: TKE_GRACE_MS,
   kubeProxyMode: '',
   kubeProxyVersion: '',

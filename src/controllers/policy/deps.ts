@@ -55,7 +55,7 @@ export interface PolicyControllerOptions extends RoundDeps {
 }
 
 export interface RoundDeps {
-  observer: Pick<ClbObserver, 'observe' | 'reread' | 'observedAt' | 'cached' | 'invalidate'>;
+  observer: Pick<ClbObserver, 'observe' | 'reread' | 'observedAt' | 'cached' | 'invalidate' | 'seeded'>;
   capabilities: Pick<LearnedCapabilities, 'snapshot' | 'forget'>;
   tkeServiceConfigs(namespace: string): readonly { metadata?: { name?: string }; spec?: unknown }[];
   /**

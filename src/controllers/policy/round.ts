@@ -14,6 +14,7 @@ import type { Snapshot, TargetSnapshot } from '../../plan/snapshot.js';
 import { annotationsSet, describeStep, maintainedInAudit, waitSince, type Step, type TargetPlan } from '../../plan/steps.js';
 import { settleAll } from '../../runtime/settle.js';
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';
+import { freshReadsBeforeWrite, type WriteCandidate } from './fresh-read.js';
 import { gatherOrphans, gatherTargets, snapshotBase } from './gather.js';
 
 /** Targets per observe/plan/execute step: one DescribeLoadBalancers batch. */
@@ -69,10 +70,13 @@ function annotationsAfter(annotations: Readonly<Record<string, string>> | undefi
  * nothing. In the targets' own order, a cluster policy's chunks mixed them namespace by namespace (bench:scale
  * --policy cluster: 2 LoadBalancer Services and 4 Ingresses among 24 targets per namespace), and each chunk read its
  * few CLBs in batches of their own: 14 DescribeLoadBalancers and 13 DescribeTargetHealth for 60 CLBs instead of 5
- * and 4.
+ * and 4. Within the bound ones, those whose CLB is not cached come first (`known`).
  */
-export function chunkTargets<T extends Pick<TargetFacts, 'loadBalancerId'>>(targets: readonly T[], size = CHUNK): T[][] {
-  const ordered = [...targets.filter((t) => t.loadBalancerId), ...targets.filter((t) => !t.loadBalancerId)];
+export function chunkTargets<T extends Pick<TargetFacts, 'loadBalancerId'>>(targets: readonly T[], size = CHUNK, known: (clb: string) => boolean = () => true): T[][] {
+  // Targets whose CLB this process has no observation of (new Services, CLBs being built) first: after a restart the
+  // converged ones are judged from the checkpoint, and a new Service need not wait behind them.
+  const bound = targets.filter((t) => t.loadBalancerId);
+  const ordered = [...bound.filter((t) => !known(t.loadBalancerId as string)), ...bound.filter((t) => known(t.loadBalancerId as string)), ...targets.filter((t) => !t.loadBalancerId)];
   const chunks: T[][] = [];
   for (let i = 0; i < ordered.length; i += size) chunks.push(ordered.slice(i, i + size));
   return chunks;
@@ -82,7 +86,7 @@ export class PolicyRound {
   constructor(private readonly d: RoundDeps) {}
 
   async run(input: RoundInput, signal: AbortSignal): Promise<RoundResult> {
-    const chunks = chunkTargets(input.targets);
+    const chunks = chunkTargets(input.targets, CHUNK, (id) => this.d.observer.observedAt(id) !== undefined);
     const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
     await this.driftChecks(input.drift ?? [], signal);
     const settled = await settleAll(chunks, CHUNKS_IN_FLIGHT, (chunk) => this.chunk(input, chunk, result, signal));
@@ -113,8 +117,10 @@ export class PolicyRound {
     }
   }
 
-  private async observe(ids: readonly string[], signal: AbortSignal): Promise<{ observations: Map<string, ClbObservation>; error?: TargetError }> {
+  /** The chunk's observations; `fresh`: these CLBs are read again first, however recently they were read. */
+  private async observe(ids: readonly string[], signal: AbortSignal, fresh?: readonly string[]): Promise<{ observations: Map<string, ClbObservation>; error?: TargetError }> {
     try {
+      if (fresh) await this.d.observer.reread(fresh, signal);
       return { observations: await this.d.observer.observe(ids, this.d.driftCheckIntervalMs, signal) };
     } catch (err) {
       if (signal.aborted) throw err;
@@ -131,8 +137,16 @@ export class PolicyRound {
       return;
     }
     const ids = chunk.map((t) => t.loadBalancerId).filter((id): id is string => !!id);
-    const { observations, error } = await this.observe(ids, signal);
-    const snapshot: Snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
+    let { observations, error } = await this.observe(ids, signal);
+    let snapshot: Snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
+    let planned = error ? [] : planPolicy(snapshot).targets;
+    // A plan about to be carried out rests on a read of this process made just now (fresh-read.ts): read, plan again.
+    const fresh = error ? [] : freshReadsBeforeWrite(this.writeCandidates(input, snapshot.targets, planned), Date.now());
+    if (fresh.length > 0) {
+      ({ observations, error } = await this.observe(ids, signal, fresh));
+      snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
+      planned = error ? [] : planPolicy(snapshot).targets;
+    }
     if (error) {
       // Nothing is planned on facts that could not be read; a permanent failure (CAM) is the policy's.
       if (error.permanent) result.policyError ??= { reason: error.reason, message: error.message };
@@ -145,7 +159,6 @@ export class PolicyRound {
       const due = lostRecordDueAt({ kind: f.kind, namespace: f.namespace, name: f.name, annotations: f.annotations, setByLoopguard: f.setByLoopguard, hasRecord: t.ownership?.owner !== undefined, now: snapshot.now });
       if (due !== undefined) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, due);
     }
-    const planned = planPolicy(snapshot).targets;
     const plans = planned.map((p) => p.plan);
     if (!snapshot.configsKnown && chunk.some((t) => t.kind === 'Ingress')) result.waiting = true;
     this.unlearn(planned);
@@ -172,6 +185,17 @@ export class PolicyRound {
         assessment = { ...after, warnings: [...new Set([...m.assessment.warnings, ...after.warnings])] };
       }
       result.outcomes.push({ assessment, plan: remainingSteps(e).map(describeStep), ...(e.error ? { error: e.error } : {}) });
+    });
+  }
+
+  /** Which targets' plans this round will carry out (Enforce: any step; Audit: maintainHeld's corrections), and on what read. */
+  private writeCandidates(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[]): WriteCandidate[] {
+    return targets.map((t, i) => {
+      const steps = planned[i]?.plan.steps ?? [];
+      const held = t.ownership?.owner === input.owner && t.ownership.originals !== undefined;
+      const executes = this.d.executor !== undefined && (input.enforcing ? steps.length > 0 : held && steps.some(maintainedInAudit));
+      const id = t.facts.loadBalancerId;
+      return { ...(id ? { loadBalancerId: id } : {}), executes, seeded: id ? this.d.observer.seeded(id) : false, ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}) };
     });
   }
 
@@ -223,7 +247,7 @@ export class PolicyRound {
     }
     let plans: TargetPlan[];
     try {
-      plans = await planReleases(this.d, input, input.orphans, signal);
+      plans = await planReleases(this.d, input, input.orphans, signal, input.enforcing && this.d.executor !== undefined);
     } catch (err) {
       if (signal.aborted) throw err;
       // The orphans' CLBs could not be read: each release reports it, the round goes on.
@@ -245,8 +269,22 @@ export class PolicyRound {
   }
 }
 
-/** Plans the release of each orphan: gathered (Ingresses need their CLB, what TKE has restored), then planned. */
-export async function planReleases(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared'>, orphans: readonly Orphan[], signal: AbortSignal): Promise<TargetPlan[]> {
-  const gathered = await gatherOrphans(d, orphans, signal);
-  return planPolicy({ ...snapshotBase(d, input), targets: [], orphans: gathered }).releases;
+/**
+ * Plans the release of each orphan: gathered (Ingresses need their CLB, what TKE has restored), then planned. A
+ * release that will be carried out (`executes`) and rests on a seeded or old read reads its CLB again and is planned
+ * once more (fresh-read.ts).
+ */
+export async function planReleases(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared'>, orphans: readonly Orphan[], signal: AbortSignal, executes = true): Promise<TargetPlan[]> {
+  const plan = async () => planPolicy({ ...snapshotBase(d, input), targets: [], orphans: await gatherOrphans(d, orphans, signal) }).releases;
+  const plans = await plan();
+  const withSteps = new Set(plans.filter((p) => p.steps.length > 0).map((p) => targetKey(p.target)));
+  const candidates = orphans.map(({ facts }): WriteCandidate => {
+    const id = facts.loadBalancerId;
+    const at = id ? d.observer.observedAt(id) : undefined;
+    return { ...(id ? { loadBalancerId: id } : {}), executes: executes && withSteps.has(targetKey(facts)), seeded: id ? d.observer.seeded(id) : false, ...(at !== undefined ? { observedAt: at } : {}) };
+  });
+  const fresh = freshReadsBeforeWrite(candidates, Date.now());
+  if (fresh.length === 0) return plans;
+  await d.observer.reread(fresh, signal);
+  return plan();
 }

@@ -21,6 +21,12 @@ describe('chunkTargets: each chunk reads one full batch of CLBs', () => {
     expect(names(chunkTargets(targets, size))).toEqual(chunks);
   });
 
+  it('bound targets whose CLB is not cached first (new Services ahead of converged ones), each group in its order', () => {
+    const targets = [t('cip-1'), t('old-1', 'lb-1'), t('new-1', 'lb-2'), t('old-2', 'lb-3'), t('new-2', 'lb-4')];
+    const cached = new Set(['lb-1', 'lb-3']);
+    expect(names(chunkTargets(targets, 2, (id) => cached.has(id)))).toEqual([['new-1', 'new-2'], ['old-1', 'old-2'], ['cip-1']]);
+  });
+
   it('20 to a chunk by default: 500 namespaces of 2 CLB-bound among 24 targets give full batches', () => {
     const targets = Array.from({ length: 500 }, (_, n) => [
       ...Array.from({ length: 18 }, (_, i) => t(`ns${n}/cip-${i}`)),

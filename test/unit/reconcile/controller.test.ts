@@ -252,3 +252,74 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     expect(h.events).toContainEqual({ target: 'p', reason: 'RoundInterrupted', type: 'Normal' });
   });
 });
+
+describe('PolicyController.reconcile after a restart (observations seeded from the checkpoint)', () => {
+  /** Counts the CLB reads of the world, and how many steps had been applied when each was made. */
+  function countReads(h: ReturnType<typeof harness>): { id: string; stepsBefore: number }[] {
+    const reads: { id: string; stepsBefore: number }[] = [];
+    const describe = h.world.reader.describeLoadBalancers.bind(h.world.reader);
+    h.world.reader.describeLoadBalancers = async (ids, opts) => {
+      for (const id of ids) reads.push({ id, stepsBefore: h.world.log.length });
+      return describe(ids, opts);
+    };
+    return reads;
+  }
+
+  it('judges a converged target from the seeded observation: Ready, nothing read, nothing written', async () => {
+    const before = harness('web');
+    before.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await before.reconcile('p');
+    expect(before.target('p', 'web')).toMatchObject({ verdict: 'Mitigated' });
+    // The next leader: the same world (CLB, annotations, record), a new process whose observer holds the checkpoint.
+    const after = harness('web');
+    for (const [k, v] of before.world.listeners) after.world.listeners.set(k, v.map((l) => ({ ...l })));
+    for (const [k, v] of before.world.annotations) after.world.annotations.set(k, { ...v });
+    for (const [k, v] of before.world.records) after.world.records.set(k, v);
+    const policy = before.policies.get('p') as LoopbackPolicy;
+    after.policies.set('p', { ...policy, status: { ...policy.status } } as LoopbackPolicy);
+    expect(after.observer.seed(before.observer.entries())).toBe(1);
+    const reads = countReads(after);
+    await after.reconcile('p');
+    expect(reads).toEqual([]);
+    expect(after.world.log).toEqual([]);
+    expect(after.target('p', 'web')).toMatchObject({ verdict: 'Mitigated' });
+    expect(after.policies.get('p')?.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
+  });
+
+  it('reads the CLB again and plans once more before writing from a seeded observation', async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    // What the last leader saw: listeners since replaced (TKE rebuilt them). A plan made on it would write listeners
+    // that no longer exist; the fresh read plans the real ones.
+    h.observer.seed([
+      {
+        id: 'lb-1',
+        at: Date.now() - 60_000,
+        observation: { state: 'Found', clb: { loadBalancerId: 'lb-1', loadBalancerType: 'INTERNAL', addressIpVersion: 'IPV4', vips: ['10.0.0.10'], status: 1, forward: 1, passToTarget: false, tags: {}, listeners: [
+          { listenerId: 'lb-1-tcp-old', protocol: 'TCP', port: 80, healthCheck: { sourceIpType: 0, healthSwitch: 1 } },
+          { listenerId: 'lb-1-udp-old', protocol: 'UDP', port: 53, healthCheck: { sourceIpType: 0, healthSwitch: 1 } },
+        ] } },
+      },
+    ]);
+    const reads = countReads(h);
+    await h.reconcile('p');
+    expect(reads).toEqual([{ id: 'lb-1', stepsBefore: 0 }]);
+    const written = h.world.log.flatMap((e) => (e.step.kind === 'SetListenerHealthCheckSource' ? [e.step.listenerId] : []));
+    expect(written.sort()).toEqual(['lb-1-tcp', 'lb-1-udp']);
+    expect([h.world.source('lb-1', 'lb-1-tcp'), h.world.source('lb-1', 'lb-1-udp')]).toEqual([1, 1]);
+    expect(h.observer.seeded('lb-1')).toBe(false);
+    expect(h.target('p', 'web')).toMatchObject({ verdict: 'Mitigated' });
+  });
+
+  it('reads a CLB again before writing when its observation (not seeded) is older than the bound', async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Audit' }));
+    await h.reconcile('p');
+    const reads = countReads(h);
+    later(31_000);
+    h.policies.set('p', { ...policyOf('p', { mode: 'Enforce' }), metadata: { ...policyOf('p', { mode: 'Enforce' }).metadata, generation: 2 } });
+    await h.reconcile('p');
+    expect(reads[0]).toEqual({ id: 'lb-1', stepsBefore: 0 });
+    expect(h.target('p', 'web')).toMatchObject({ verdict: 'Mitigated' });
+  });
+});

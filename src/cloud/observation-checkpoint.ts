@@ -1,0 +1,121 @@
+// The observation checkpoint (docs/execution.md "Restart"): what the leader's ClbObserver last read of each CLB and
+// when, so that a new leader starts from it instead of reading every CLB again before it can judge a single target.
+// Only the model's facts (ClbObservation), never the SDK's listener structs: a write reads its CLB fresh first
+// (round.ts), so nothing written is ever built from a checkpoint. Pure: encode to gzip'd JSON, split into parts
+// that fit a ConfigMap, join and decode. A checkpoint is stored input that anyone with write access to loopguard's
+// namespace could edit: one that does not decode, is of another format or region, or holds an entry that is not a
+// well-formed observation is not trusted (the caller logs why and starts cold, as without one).
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { isClbId } from '../api/annotations.js';
+import type { ClbObservation } from '../model/facts.js';
+
+export const CHECKPOINT_FORMAT = 'loopguard.dev/clb-observations/v1';
+/** A ConfigMap holds 1 MiB in all; a part stays well below it (the name, labels and base64 of binaryData count too). */
+export const MAX_PART_BYTES = 700 * 1024;
+/** At most this many ConfigMaps (RBAC names each one); a larger checkpoint is not written. */
+export const MAX_PARTS = 4;
+/** Clock skew tolerated on read times from the future (ms). */
+const FUTURE_SKEW_MS = 60_000;
+
+export type StoredObservation = Exclude<ClbObservation, { state: 'NotObserved' }>;
+
+export interface CheckpointEntry {
+  id: string;
+  /** When loopguard read the CLB (ms since the epoch). */
+  at: number;
+  observation: StoredObservation;
+}
+
+export interface Checkpoint {
+  format: typeof CHECKPOINT_FORMAT;
+  /** The CLB region the observations came from: another region's (a moved Deployment) names other CLBs. */
+  region: string;
+  writtenAt: number;
+  entries: CheckpointEntry[];
+}
+
+export function encodeCheckpoint(region: string, writtenAt: number, entries: readonly CheckpointEntry[]): Buffer {
+  const c: Checkpoint = { format: CHECKPOINT_FORMAT, region, writtenAt, entries: [...entries] };
+  return gzipSync(JSON.stringify(c));
+}
+
+/** The encoded checkpoint in parts of at most `max` bytes (joined back in order by concatenation). */
+export function splitParts(buf: Buffer, max = MAX_PART_BYTES): Buffer[] {
+  const parts: Buffer[] = [];
+  for (let i = 0; i < buf.length; i += max) parts.push(buf.subarray(i, i + max));
+  return parts.length > 0 ? parts : [buf];
+}
+
+export type Decoded = { entries: CheckpointEntry[]; expired: number; writtenAt: number } | { problem: string };
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isStr = (v: unknown): v is string => typeof v === 'string';
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const opt = (v: unknown, check: (x: unknown) => boolean) => v === undefined || check(v);
+const strings = (v: unknown) => Array.isArray(v) && v.every(isStr);
+const stringMap = (v: unknown) => isObj(v) && Object.values(v).every(isStr);
+const healthCheck = (v: unknown) => isObj(v) && opt(v['sourceIpType'], isNum) && opt(v['healthSwitch'], isNum);
+const backendHealth = (v: unknown) => isObj(v) && isNum(v['alive']) && isNum(v['dead']) && opt(v['unknown'], isNum);
+const rule = (v: unknown) => isObj(v) && isStr(v['locationId']) && isStr(v['domain']) && isStr(v['url']) && opt(v['healthCheck'], healthCheck) && opt(v['health'], backendHealth);
+const listener = (v: unknown) =>
+  isObj(v) &&
+  isStr(v['listenerId']) &&
+  isStr(v['protocol']) &&
+  isNum(v['port']) &&
+  opt(v['healthCheck'], healthCheck) &&
+  opt(v['keepaliveEnable'], isNum) &&
+  opt(v['rules'], (r) => Array.isArray(r) && r.every(rule)) &&
+  opt(v['health'], backendHealth);
+
+/** Whether `v` is a well-formed observation of CLB `id` (every field the model reads has its type). */
+export function validObservation(id: string, v: unknown): v is StoredObservation {
+  if (!isObj(v)) return false;
+  if (v['state'] === 'NotFound') return v['loadBalancerId'] === id;
+  if (v['state'] !== 'Found' || !isObj(v['clb'])) return false;
+  const c = v['clb'];
+  return (
+    c['loadBalancerId'] === id &&
+    isStr(c['loadBalancerType']) &&
+    opt(c['addressIpVersion'], isStr) &&
+    opt(c['vips'], strings) &&
+    opt(c['ipv6Address'], isStr) &&
+    opt(c['tags'], stringMap) &&
+    opt(c['status'], isNum) &&
+    opt(c['forward'], isNum) &&
+    opt(c['passToTarget'], (x) => typeof x === 'boolean') &&
+    Array.isArray(c['listeners']) &&
+    c['listeners'].every(listener)
+  );
+}
+
+/**
+ * The checkpoint's entries still worth trusting: read within `maxAgeMs` of `now` (older ones would be due for a
+ * drift check at once, so they are dropped and counted). All or nothing: one malformed entry makes the whole
+ * checkpoint suspect.
+ */
+export function decodeCheckpoint(parts: readonly Buffer[], expect: { region: string; now: number; maxAgeMs: number }): Decoded {
+  let c: unknown;
+  try {
+    c = JSON.parse(gunzipSync(Buffer.concat(parts)).toString('utf8'));
+  } catch (err) {
+    return { problem: `not a gzip'd JSON checkpoint (${err instanceof Error ? err.message : String(err)})` };
+  }
+  if (!isObj(c) || c['format'] !== CHECKPOINT_FORMAT) return { problem: `not a checkpoint of format ${CHECKPOINT_FORMAT}` };
+  if (c['region'] !== expect.region) return { problem: `written for region ${String(c['region'])}, not ${expect.region}` };
+  const writtenAt = c['writtenAt'];
+  if (!isNum(writtenAt) || writtenAt > expect.now + FUTURE_SKEW_MS) return { problem: 'writtenAt is missing or in the future' };
+  if (!Array.isArray(c['entries'])) return { problem: 'entries is not a list' };
+  const entries: CheckpointEntry[] = [];
+  const seen = new Set<string>();
+  let expired = 0;
+  for (const [i, e] of c['entries'].entries()) {
+    if (!isObj(e) || !isStr(e['id']) || !isClbId(e['id']) || !isNum(e['at']) || e['at'] > writtenAt + FUTURE_SKEW_MS || !validObservation(e['id'], e['observation'])) {
+      return { problem: `entry ${i} is not a valid CLB observation` };
+    }
+    if (seen.has(e['id'])) return { problem: `entry ${i} repeats CLB ${e['id']}` };
+    seen.add(e['id']);
+    if (expect.now - e['at'] >= expect.maxAgeMs) expired++;
+    else entries.push({ id: e['id'], at: e['at'], observation: e['observation'] });
+  }
+  return { entries, expired, writtenAt };
+}

@@ -1,0 +1,119 @@
+// Restart without re-reading the world (docs/execution.md "Restart"). The leader keeps a checkpoint of its
+// ClbObserver's cache (src/cloud/observation-checkpoint.ts, stored by src/kube/observation-store.ts): every
+// `periodMs` when it changed, and once more at graceful shutdown. A new leader (fresh start or takeover) seeds its
+// observer from it before its first round, so it judges converged targets from what was verified and when, and
+// reads them again on the drift schedule (drift.ts: each is read at the latest one interval after its last read)
+// instead of all at once; a write still reads its CLB first (round.ts). Nothing here is needed for correctness:
+// any failure is logged and the leader starts cold, as it would without a checkpoint.
+import { createHash } from 'node:crypto';
+import type { ClbObserver } from '../cloud/clb-observer.js';
+import { decodeCheckpoint, encodeCheckpoint, MAX_PARTS, splitParts, type CheckpointEntry } from '../cloud/observation-checkpoint.js';
+import type { ObservationStore } from '../kube/observation-store.js';
+import { kubeErrorMessage } from '../runtime/kube-errors.js';
+
+/** How long shutdown waits for the last checkpoint write (ms). */
+const STOP_SAVE_MS = 2_000;
+/** How long a new leader waits for the checkpoint before it starts cold (ms). */
+const RESTORE_TIMEOUT_MS = 10_000;
+
+/** How often the checkpoint is written: a few times per drift interval, at most once a minute, at least every 5 s apart. */
+export function checkpointPeriodMs(driftCheckIntervalMs: number): number {
+  return Math.min(60_000, Math.max(5_000, driftCheckIntervalMs / 4));
+}
+
+export interface CheckpointerOptions {
+  observer: Pick<ClbObserver, 'seed' | 'entries'>;
+  store: Pick<ObservationStore, 'load' | 'save'>;
+  region: string;
+  driftCheckIntervalMs: number;
+  logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
+  /** Only the leader writes. */
+  mayWrite: () => boolean;
+  periodMs?: number;
+  now?: () => number;
+}
+
+export class Checkpointer {
+  private timer: NodeJS.Timeout | undefined;
+  private lastHash = '';
+  private saving: Promise<void> | undefined;
+
+  constructor(private readonly o: CheckpointerOptions) {}
+
+  /** Seeds the observer from the stored checkpoint; never throws (a bad or missing checkpoint means a cold start). */
+  async restore(): Promise<void> {
+    const now = this.o.now ?? Date.now;
+    try {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${RESTORE_TIMEOUT_MS} ms`)), RESTORE_TIMEOUT_MS)));
+      const loaded = await Promise.race([this.o.store.load(), timeout]).finally(() => clearTimeout(timer));
+      if ('absent' in loaded) {
+        this.o.logger.info('No observation checkpoint: every CLB is read before its targets are judged');
+        return;
+      }
+      const decoded = 'problem' in loaded ? loaded : decodeCheckpoint(loaded.parts, { region: this.o.region, now: now(), maxAgeMs: this.o.driftCheckIntervalMs });
+      if ('problem' in decoded) {
+        this.o.logger.warn('Ignoring the observation checkpoint; every CLB is read before its targets are judged', { problem: decoded.problem });
+        return;
+      }
+      const seeded = this.o.observer.seed(decoded.entries);
+      this.o.logger.info('Observation checkpoint loaded: converged CLBs are read again on the drift schedule, and before any write', {
+        seeded,
+        expired: decoded.expired,
+        writtenAgoMs: now() - decoded.writtenAt,
+      });
+    } catch (err) {
+      this.o.logger.warn('Could not read the observation checkpoint; every CLB is read before its targets are judged', { error: kubeErrorMessage(err) });
+    }
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.save(), this.o.periodMs ?? checkpointPeriodMs(this.o.driftCheckIntervalMs));
+    this.timer.unref();
+  }
+
+  /**
+   * Stops the periodic writes and writes once more (shutdown, after the drain, while still leading). Bounded: an
+   * unreachable apiserver must not hold the Lease (the successor then starts from the last periodic checkpoint).
+   */
+  async stop(boundMs = STOP_SAVE_MS): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)));
+    const last = (async () => {
+      await this.saving;
+      await this.save();
+    })();
+    await Promise.race([last, bound]).finally(() => clearTimeout(timer));
+  }
+
+  /** Writes the checkpoint if this replica leads and the observer's cache changed since the last write. */
+  async save(): Promise<void> {
+    if (this.saving || !this.o.mayWrite()) return;
+    this.saving = this.write().finally(() => (this.saving = undefined));
+    await this.saving;
+  }
+
+  private async write(): Promise<void> {
+    const entries: CheckpointEntry[] = [];
+    for (const e of this.o.observer.entries()) if (e.observation.state !== 'NotObserved') entries.push({ id: e.id, at: e.at, observation: e.observation });
+    if (entries.length === 0) return;
+    const hash = createHash('sha256').update(JSON.stringify(entries)).digest('hex');
+    if (hash === this.lastHash) return;
+    const writtenAt = (this.o.now ?? Date.now)();
+    const parts = splitParts(encodeCheckpoint(this.o.region, writtenAt, entries));
+    if (parts.length > MAX_PARTS) {
+      this.o.logger.warn('The observation checkpoint is too large to store; a new leader will read every CLB', { clbs: entries.length, parts: parts.length, maxParts: MAX_PARTS });
+      this.lastHash = hash;
+      return;
+    }
+    try {
+      await this.o.store.save(parts, `${writtenAt}-${hash.slice(0, 12)}`);
+      this.lastHash = hash;
+    } catch (err) {
+      this.o.logger.warn('Could not write the observation checkpoint; tried again later', { error: kubeErrorMessage(err) });
+    }
+  }
+}

@@ -1,0 +1,29 @@
+// Which CLBs a round reads again before it carries out a plan (src/controllers/policy/fresh-read.ts).
+import { describe, expect, it } from '@jest/globals';
+import { FRESH_BEFORE_WRITE_MS, freshReadsBeforeWrite, type WriteCandidate } from '../../../src/controllers/policy/fresh-read.js';
+
+const NOW = 1_000_000_000;
+
+describe('freshReadsBeforeWrite', () => {
+  const cases: Array<[string, WriteCandidate[], string[]]> = [
+    ['a seeded observation behind a write', [{ loadBalancerId: 'lb-a', executes: true, seeded: true, observedAt: NOW - 1_000 }], ['lb-a']],
+    ['a seeded observation, nothing to carry out (converged, or Audit)', [{ loadBalancerId: 'lb-a', executes: false, seeded: true, observedAt: NOW - 1_000 }], []],
+    ['an own read just made', [{ loadBalancerId: 'lb-a', executes: true, seeded: false, observedAt: NOW - 1_000 }], []],
+    ['an own read exactly at the bound', [{ loadBalancerId: 'lb-a', executes: true, seeded: false, observedAt: NOW - FRESH_BEFORE_WRITE_MS }], []],
+    ['an own read older than the bound', [{ loadBalancerId: 'lb-a', executes: true, seeded: false, observedAt: NOW - FRESH_BEFORE_WRITE_MS - 1 }], ['lb-a']],
+    ['no CLB', [{ executes: true, seeded: false }], []],
+    ['not cached (the chunk read just tried it)', [{ loadBalancerId: 'lb-a', executes: true, seeded: false }], []],
+    [
+      'a CLB shared by two targets, once',
+      [
+        { loadBalancerId: 'lb-a', executes: true, seeded: true, observedAt: NOW },
+        { loadBalancerId: 'lb-a', executes: false, seeded: true, observedAt: NOW },
+        { loadBalancerId: 'lb-b', executes: false, seeded: true, observedAt: NOW },
+      ],
+      ['lb-a'],
+    ],
+  ];
+  it.each(cases)('%s', (_what, candidates, expected) => {
+    expect(freshReadsBeforeWrite(candidates, NOW)).toEqual(expected);
+  });
+});

@@ -1,0 +1,169 @@
+// The observation checkpoint (src/cloud/observation-checkpoint.ts, src/controllers/checkpointer.ts): what is stored
+// decodes to exactly what was cached, with its read times; anything foreign, corrupt or malformed is not trusted;
+// entries older than the drift interval are dropped; a new leader's observer is seeded, never overwritten.
+import { describe, expect, it } from '@jest/globals';
+import { gzipSync } from 'node:zlib';
+import { ClbObserver } from '../../../src/cloud/clb-observer.js';
+import type { ClbReader } from '../../../src/cloud/index.js';
+import { CHECKPOINT_FORMAT, decodeCheckpoint, encodeCheckpoint, MAX_PART_BYTES, splitParts, type CheckpointEntry } from '../../../src/cloud/observation-checkpoint.js';
+import { Checkpointer } from '../../../src/controllers/checkpointer.js';
+import type { LoadedParts } from '../../../src/kube/observation-store.js';
+
+const NOW = Date.parse('2026-11-26T08:00:00Z');
+const MIN = 60_000;
+const REGION = 'ap-guangzhou';
+
+function found(id: string, source = 1): CheckpointEntry['observation'] {
+  return {
+    state: 'Found',
+    clb: {
+      loadBalancerId: id,
+      loadBalancerType: 'INTERNAL',
+      addressIpVersion: 'IPV4',
+      vips: ['10.0.0.5'],
+      tags: { 'tke-createdBy-flag': 'yes', 'tke-clusterId': 'cls-abcdefgh' },
+      status: 1,
+      forward: 1,
+      passToTarget: false,
+      listeners: [
+        { listenerId: `${id}-l1`, protocol: 'TCP', port: 80, healthCheck: { sourceIpType: source, healthSwitch: 1 }, health: { alive: 2, dead: 0, unknown: 0 } },
+        { listenerId: `${id}-l2`, protocol: 'HTTP', port: 8080, keepaliveEnable: 1, rules: [{ locationId: 'loc-1', domain: 'a.example', url: '/', healthCheck: { sourceIpType: 0 } }] },
+      ],
+    },
+  };
+}
+
+const entry = (id: string, agoMs: number): CheckpointEntry => ({ id, at: NOW - agoMs, observation: found(id) });
+const expectOk = { region: REGION, now: NOW, maxAgeMs: 5 * MIN };
+const raw = (value: unknown) => [gzipSync(JSON.stringify(value))];
+
+describe('encodeCheckpoint / decodeCheckpoint', () => {
+  it('round-trips every observation with its read time, across parts', () => {
+    const entries = [entry('lb-aaaa0001', 10_000), { id: 'lb-aaaa0002', at: NOW - 20_000, observation: { state: 'NotFound' as const, loadBalancerId: 'lb-aaaa0002' } }];
+    const parts = splitParts(encodeCheckpoint(REGION, NOW - 5_000, entries), 64);
+    expect(parts.length).toBeGreaterThan(1);
+    expect(decodeCheckpoint(parts, expectOk)).toEqual({ entries, expired: 0, writtenAt: NOW - 5_000 });
+  });
+
+  it('drops entries read a drift interval ago or earlier (due at once anyway) and counts them', () => {
+    const entries = [entry('lb-aaaa0001', 4 * MIN), entry('lb-aaaa0002', 5 * MIN), entry('lb-aaaa0003', 9 * MIN)];
+    const decoded = decodeCheckpoint([encodeCheckpoint(REGION, NOW, entries)], expectOk);
+    expect(decoded).toEqual({ entries: [entries[0]], expired: 2, writtenAt: NOW });
+  });
+
+  it('keeps 3,000 CLBs in one ConfigMap part', () => {
+    const entries = Array.from({ length: 3000 }, (_, i) => entry(`lb-${String(i).padStart(8, '0')}`, i * 50));
+    const buf = encodeCheckpoint(REGION, NOW, entries);
+    expect(buf.length).toBeLessThan(MAX_PART_BYTES / 2);
+    expect(splitParts(buf)).toHaveLength(1);
+  });
+
+  const problems: Array<[string, Buffer[], RegExp]> = [
+    ['not gzip', [Buffer.from('{"format":"x"}')], /not a gzip'd JSON checkpoint/],
+    ['a truncated part', [encodeCheckpoint(REGION, NOW, [entry('lb-aaaa0001', 1)]).subarray(0, 20)], /not a gzip'd JSON checkpoint/],
+    ['another format', raw({ format: 'something/else', region: REGION, writtenAt: NOW, entries: [] }), /not a checkpoint of format/],
+    ['another region', [encodeCheckpoint('ap-shanghai', NOW, [entry('lb-aaaa0001', 1)])], /written for region ap-shanghai, not ap-guangzhou/],
+    ['written in the future', [encodeCheckpoint(REGION, NOW + 10 * MIN, [])], /in the future/],
+    ['entries not a list', raw({ format: CHECKPOINT_FORMAT, region: REGION, writtenAt: NOW, entries: {} }), /entries is not a list/],
+    ['a junk id', [encodeCheckpoint(REGION, NOW, [{ ...entry('lb-aaaa0001', 1), id: 'lb-../../x' }])], /entry 0 is not a valid CLB observation/],
+    ['an observation of another CLB', [encodeCheckpoint(REGION, NOW, [{ ...entry('lb-aaaa0001', 1), observation: found('lb-aaaa0002') }])], /entry 0 is not/],
+    ['a listener without a port', raw({ format: CHECKPOINT_FORMAT, region: REGION, writtenAt: NOW, entries: [{ id: 'lb-aaaa0001', at: NOW, observation: { state: 'Found', clb: { loadBalancerId: 'lb-aaaa0001', loadBalancerType: 'INTERNAL', listeners: [{ listenerId: 'l', protocol: 'TCP' }] } } }] }), /entry 0 is not/],
+    ['a source that is text', raw({ format: CHECKPOINT_FORMAT, region: REGION, writtenAt: NOW, entries: [{ id: 'lb-aaaa0001', at: NOW, observation: { state: 'Found', clb: { loadBalancerId: 'lb-aaaa0001', loadBalancerType: 'INTERNAL', listeners: [{ listenerId: 'l', protocol: 'TCP', port: 80, healthCheck: { sourceIpType: '1' } }] } } }] }), /entry 0 is not/],
+    ['NotObserved stored', raw({ format: CHECKPOINT_FORMAT, region: REGION, writtenAt: NOW, entries: [{ id: 'lb-aaaa0001', at: NOW, observation: { state: 'NotObserved' } }] }), /entry 0 is not/],
+    ['a read time after the write', [encodeCheckpoint(REGION, NOW - 10 * MIN, [entry('lb-aaaa0001', 0)])], /entry 0 is not/],
+    ['a CLB twice', [encodeCheckpoint(REGION, NOW, [entry('lb-aaaa0001', 1), entry('lb-aaaa0001', 2)])], /entry 1 repeats CLB lb-aaaa0001/],
+  ];
+  it.each(problems)('does not trust %s', (_what, parts, problem) => {
+    const decoded = decodeCheckpoint(parts, expectOk);
+    expect(decoded).toEqual({ problem: expect.stringMatching(problem) });
+  });
+});
+
+/** A CLB reader that counts reads and knows one CLB, lb-aaaa0001, with its listener on source `source`. */
+function reader(source: { value: 0 | 1 }) {
+  const reads: string[] = [];
+  const r: ClbReader = {
+    describeLoadBalancers: async (ids) => {
+      reads.push(...ids);
+      return ids.filter((id) => id === 'lb-aaaa0001').map((id) => ({ loadBalancerId: id, type: 'INTERNAL', vips: ['10.0.0.5'], tags: {}, status: 1, forward: 1, passToTarget: false, addressIpVersion: 'IPV4' }) as never);
+    },
+    describeListeners: async (id) => [{ listenerId: `${id}-l1`, name: 'l1', protocol: 'TCP', port: 80, healthCheck: { HealthSwitch: 1, SourceIpType: source.value }, rules: [] }] as never,
+    describeTargetHealth: async () => [],
+  };
+  return { r, reads };
+}
+
+function memoryStore() {
+  const saved: { parts: Buffer[]; id: string }[] = [];
+  let loaded: LoadedParts = { absent: true };
+  return {
+    saved,
+    set: (l: LoadedParts) => (loaded = l),
+    store: { load: async () => loaded, save: async (parts: readonly Buffer[], id: string) => void saved.push({ parts: [...parts], id }) },
+  };
+}
+
+describe('Checkpointer', () => {
+  const logs: string[] = [];
+  const logger = { info: (m: string) => void logs.push(m), warn: (m: string) => void logs.push(`WARN ${m}`) };
+
+  it("saves the leader's observations, only when they changed, and seeds a new leader's observer with their read times", async () => {
+    const source = { value: 1 as 0 | 1 };
+    const a = reader(source);
+    const mem = memoryStore();
+    const first = new ClbObserver(a.r);
+    await first.observe(['lb-aaaa0001', 'lb-bbbb0002'], 5 * MIN);
+    const readAt = first.observedAt('lb-aaaa0001');
+    const writer = new Checkpointer({ observer: first, store: mem.store, region: REGION, driftCheckIntervalMs: 5 * MIN, logger, mayWrite: () => true });
+    await writer.save();
+    await writer.save();
+    expect(mem.saved).toHaveLength(1);
+    first.listenerSourceWritten('lb-aaaa0001', 'lb-aaaa0001-l1', 0);
+    await writer.save();
+    expect(mem.saved).toHaveLength(2);
+
+    const b = reader(source);
+    const next = new ClbObserver(b.r);
+    mem.set({ parts: mem.saved[1]?.parts ?? [] });
+    await new Checkpointer({ observer: next, store: mem.store, region: REGION, driftCheckIntervalMs: 5 * MIN, logger, mayWrite: () => true }).restore();
+    expect(next.observedAt('lb-aaaa0001')).toBe(readAt);
+    expect(next.seeded('lb-aaaa0001')).toBe(true);
+    expect(next.cached('lb-aaaa0001')).toEqual(first.cached('lb-aaaa0001'));
+    expect(next.cached('lb-bbbb0002')).toEqual({ state: 'NotFound', loadBalancerId: 'lb-bbbb0002' });
+    // Seeded facts carry no raw listeners: a writer has to read the CLB (round.ts reads it before any write).
+    expect(next.rawListeners('lb-aaaa0001')).toBeUndefined();
+    // Judging from them reads nothing; a read of this process replaces the seeded entry.
+    await next.observe(['lb-aaaa0001', 'lb-bbbb0002'], 5 * MIN);
+    expect(b.reads).toEqual([]);
+    await next.reread(['lb-aaaa0001']);
+    expect(next.seeded('lb-aaaa0001')).toBe(false);
+    expect(next.rawListeners('lb-aaaa0001')).toHaveLength(1);
+  });
+
+  it('a standby writes nothing; a seed never replaces what this process read itself', async () => {
+    const a = reader({ value: 1 });
+    const mem = memoryStore();
+    const observer = new ClbObserver(a.r);
+    await observer.observe(['lb-aaaa0001'], 5 * MIN);
+    await new Checkpointer({ observer, store: mem.store, region: REGION, driftCheckIntervalMs: 5 * MIN, logger, mayWrite: () => false }).save();
+    expect(mem.saved).toEqual([]);
+    const own = observer.observedAt('lb-aaaa0001');
+    expect(observer.seed([{ id: 'lb-aaaa0001', at: 1, observation: { state: 'NotFound', loadBalancerId: 'lb-aaaa0001' } }])).toBe(0);
+    expect(observer.observedAt('lb-aaaa0001')).toBe(own);
+    expect(observer.seeded('lb-aaaa0001')).toBe(false);
+  });
+
+  const cold: Array<[string, () => Promise<LoadedParts>, RegExp]> = [
+    ['no checkpoint', async () => ({ absent: true }), /^No observation checkpoint/],
+    ['parts of two writes', async () => ({ problem: 'loopguard-observations-1 is missing or of another write' }), /^WARN Ignoring the observation checkpoint/],
+    ['a corrupt checkpoint', async () => ({ parts: [Buffer.from('junk')] }), /^WARN Ignoring the observation checkpoint/],
+    ['an apiserver error', async () => Promise.reject(new Error('forbidden')), /^WARN Could not read the observation checkpoint/],
+  ];
+  it.each(cold)('starts cold on %s, saying why', async (_what, load, line) => {
+    logs.length = 0;
+    const observer = new ClbObserver(reader({ value: 1 }).r);
+    await new Checkpointer({ observer, store: { load, save: async () => undefined }, region: REGION, driftCheckIntervalMs: 5 * MIN, logger, mayWrite: () => true }).restore();
+    expect([...observer.entries()]).toEqual([]);
+    expect(logs).toEqual([expect.stringMatching(line)]);
+  });
+});

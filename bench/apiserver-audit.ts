@@ -59,3 +59,29 @@ export function formatCounts(c: AuditCounts): string {
     .map(([k, v]) => `${k} ${v}`);
   return `${c.total} (${c.writes} writes): ${parts.join(', ') || 'none'}`;
 }
+
+/** The operator's Event writes (create and patch events) received from `from` on: how many, first and last (ms). */
+export function eventWrites(log: string, from = 0): { count: number; firstMs?: number; lastMs?: number } {
+  let text: string;
+  try {
+    text = readFileSync(log, 'utf8');
+  } catch {
+    return { count: 0 };
+  }
+  const seen = new Set<string>();
+  let count = 0;
+  let firstMs: number | undefined;
+  let lastMs: number | undefined;
+  for (const line of text.split('\n')) {
+    if (!line.includes('"events"')) continue;
+    const e = JSON.parse(line) as { auditID: string; verb: string; requestReceivedTimestamp: string; objectRef?: { resource?: string }; user?: { username?: string } };
+    if (e.user?.username !== OPERATOR_USER || e.objectRef?.resource !== 'events' || (e.verb !== 'create' && e.verb !== 'patch') || seen.has(e.auditID)) continue;
+    const at = Date.parse(e.requestReceivedTimestamp);
+    if (at < from) continue;
+    seen.add(e.auditID);
+    count++;
+    firstMs = Math.min(firstMs ?? at, at);
+    lastMs = Math.max(lastMs ?? at, at);
+  }
+  return { count, ...(firstMs !== undefined ? { firstMs } : {}), ...(lastMs !== undefined ? { lastMs } : {}) };
+}

@@ -39,7 +39,7 @@ import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/k
 import { localTkeCallers } from '../test/support/local-tke.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess } from '../test/support/operator.js';
 import { PRIVATE_INGRESS, PRIVATE_SUBNET, lbIngress, lbService } from '../test/support/workload.js';
-import { countRequests, formatCounts } from './apiserver-audit.js';
+import { countRequests, eventWrites, formatCounts } from './apiserver-audit.js';
 import { ClbTimeline, isRead } from './clb-timeline.js';
 import { MiB, OperatorSampler, mib } from './operator-sampler.js';
 import { BENCH_NAMESPACE_LABEL, CLUSTER_NAMESPACES, clusterNamespaceCount, clusterPolicyYaml, comparisonLines, policyKinds, spread, type PolicyKind, type RunFigures } from './scale-figures.js';
@@ -257,6 +257,12 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
     if (cluster.auditLog) {
       log(`apiserver requests by the operator, start → Ready: ${formatCounts(countRequests(cluster.auditLog, tStart, tReady))}`);
       log(`apiserver requests by the operator, start → end (${secs(tEnd - tStart)}): ${formatCounts(countRequests(cluster.auditLog, tStart))}`);
+      // Issue 28 #4: Events are paced (src/kube/events.ts), so a first round's thousands arrive spread, not as a burst.
+      const ev = eventWrites(cluster.auditLog, tStart);
+      if (ev.firstMs !== undefined && ev.lastMs !== undefined) {
+        const span = ev.lastMs - ev.firstMs;
+        log(`Events written (create/patch): ${ev.count} over ${secs(span)} (${(ev.count / Math.max(span / 1000, 1)).toFixed(1)}/s), from ${secs(ev.firstMs - tStart)} to ${secs(ev.lastMs - tStart)} after start (Ready at ${secs(tReady - tStart)})${tEnd - ev.lastMs < 2_000 ? ' (still writing when the run ended: --settle longer for all of them)' : ''}`);
+      } else log('Events written (create/patch): none');
     } else log('apiserver requests: not counted (an existing cluster has no audit log of ours)');
     log(`CLB calls by loopguard, by action: ${JSON.stringify(callsByAction)} (reads ${reads}; ${N_LB + N_INGRESS} CLBs ${withClbs ? 'exist' : 'do not exist'})`);
     if (withClbs) {

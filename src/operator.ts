@@ -41,6 +41,7 @@ import { NamespaceReports } from './controllers/policy/namespace-reports.js';
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent } from './runtime/informer.js';
+import { trimIngress, trimService } from './runtime/target-trim.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import type { Logger } from './runtime/logger.js';
 import type { Metrics } from './runtime/metrics.js';
@@ -129,14 +130,16 @@ export class Operator {
       list: () => Promise<KubernetesListObject<T>>,
       onEvent: (obj: T, type: InformerEvent) => void,
       fieldSelector?: string,
+      transform?: (obj: T) => T,
     ): ResilientInformer<T> => {
-      const inf = new ResilientInformer<T>(kc, { name, path, list, onEvent: (t, obj) => onEvent(obj, t), logger: informerLogger, ...(fieldSelector ? { fieldSelector } : {}) });
+      const inf = new ResilientInformer<T>(kc, { name, path, list, onEvent: (t, obj) => onEvent(obj, t), logger: informerLogger, ...(fieldSelector ? { fieldSelector } : {}), ...(transform ? { transform } : {}) });
       this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
       return inf;
     };
     const byNamespace = (obj: KubernetesObject) => this.router.target(obj.metadata?.namespace ?? '');
-    this.services = make<V1Service>('services', '/api/v1/services', () => core.listServiceForAllNamespaces(), byNamespace);
-    this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', () => net.listIngressForAllNamespaces(), byNamespace);
+    // Every Service and Ingress of the cluster is cached: only what target-facts.ts reads is kept (target-trim.ts).
+    this.services = make<V1Service>('services', '/api/v1/services', () => core.listServiceForAllNamespaces(), byNamespace, undefined, trimService);
+    this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', () => net.listIngressForAllNamespaces(), byNamespace, undefined, trimIngress);
     this.policies = make<KubernetesObject>(
       'loopbackpolicies',
       `/apis/${GROUP}/${VERSION}/${PLURAL}`,

@@ -8,6 +8,17 @@ import { MAX_LOAD_BALANCER_IDS, batches } from './batching.js';
 import type { ClbReader, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo } from './clb-client.js';
 import type { BackendHealth, ClbFacts, ClbObservation, HealthCheckFacts, ListenerFacts } from '../model/facts.js';
 
+/**
+ * What a listener write needs of a listener as read: its id and full health check (clb-client.ts: a write sends the
+ * whole struct back). Kept for L4 listeners only, the ones loopguard writes through the API (an L7 rule's source goes
+ * through TkeServiceConfig), and nothing else of the SDK's answer: not names, nor listeners with rules.
+ */
+export type RawListener = Pick<ListenerInfo, 'listenerId' | 'healthCheck'>;
+
+function rawListeners(listeners: readonly ListenerInfo[]): RawListener[] {
+  return listeners.flatMap((l) => (l.rules.length === 0 ? [{ listenerId: l.listenerId, ...(l.healthCheck ? { healthCheck: l.healthCheck } : {}) }] : []));
+}
+
 interface Entry {
   at: number;
   observation: ClbObservation;
@@ -72,8 +83,8 @@ export function clbFacts(lb: LoadBalancerInfo, listeners: readonly ListenerInfo[
 
 export class ClbObserver {
   private readonly cache = new Map<string, Entry>();
-  /** Raw listeners as last read, for writers that must send a listener's full HealthCheck back. */
-  private readonly listeners = new Map<string, ListenerInfo[]>();
+  /** L4 listeners' health checks as last read, for writers that must send a listener's full HealthCheck back. */
+  private readonly listeners = new Map<string, RawListener[]>();
 
   constructor(private readonly clb: ClbReader) {}
 
@@ -133,8 +144,8 @@ export class ClbObserver {
     await Promise.all(batches([...new Set(ids)], MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal)));
   }
 
-  /** The listeners of a CLB as last read (full SDK HealthCheck structs). */
-  rawListeners(id: string): readonly ListenerInfo[] | undefined {
+  /** The L4 listeners of a CLB as last read (full SDK HealthCheck structs). */
+  rawListeners(id: string): readonly RawListener[] | undefined {
     return this.listeners.get(id);
   }
 
@@ -178,7 +189,7 @@ export class ClbObserver {
     const at = Date.now();
     found.forEach((lb, i) => {
       const listeners = listenerSets[i] ?? [];
-      this.listeners.set(lb.loadBalancerId, listeners);
+      this.listeners.set(lb.loadBalancerId, rawListeners(listeners));
       this.cache.set(lb.loadBalancerId, {
         at,
         observation: { state: 'Found', clb: clbFacts(lb, listeners, healthById.get(lb.loadBalancerId)) },

@@ -57,7 +57,7 @@ export function keptBy(desired: L4DesiredState | undefined): Keep {
  * The HealthCheck to write: the listener's full current struct, only `SourceIpType` changed — and nothing the CLB
  * did not return: no nulls, no HTTP-only field on a TCP/UDP check (tencent-cloud.md §9 #7; writableHealthCheck).
  */
-export function healthCheckFor(listener: ListenerInfo, sourceIpType: SourceIpType): HealthCheck {
+export function healthCheckFor(listener: Pick<ListenerInfo, 'healthCheck'>, sourceIpType: SourceIpType): HealthCheck {
   return { ...writableHealthCheck(listener.healthCheck), SourceIpType: sourceIpType };
 }
 

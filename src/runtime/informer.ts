@@ -30,6 +30,8 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   /** e.g. `metadata.name=kube-proxy`: lets RBAC restrict list/watch to one object by resourceNames. */
   fieldSelector?: string;
   onEvent: (type: InformerEvent, obj: T) => void;
+  /** Trims each object in place before it is cached, after `slim` (e.g. target-trim.ts: only what the readers read). */
+  transform?: (obj: T) => T;
   logger?: InformerLogger;
   /** For tests: how long to wait before restart attempt n. */
   restartDelay?: (attempt: number) => number;
@@ -77,7 +79,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     for (const type of ['add', 'update', 'delete'] as const) {
       this.informer.on(type, (obj: T) => {
         this.attempt = 0;
-        options.onEvent(type, slim(obj));
+        options.onEvent(type, this.trim(obj));
       });
     }
     this.informer.on('error', (err: unknown) => {
@@ -85,6 +87,11 @@ export class ResilientInformer<T extends KubernetesObject> {
       if ((kubeStatus(err) ?? (err as { statusCode?: unknown } | undefined)?.statusCode) === 404) this.notServed = this.notServedText();
       this.scheduleRestart(err);
     });
+  }
+
+  private trim(obj: T): T {
+    slim(obj);
+    return this.options.transform ? this.options.transform(obj) : obj;
   }
 
   private notServedText(): string {
@@ -101,7 +108,7 @@ export class ResilientInformer<T extends KubernetesObject> {
       throw err;
     }
     this.notServed = undefined;
-    for (const item of result.items) slim(item);
+    for (const item of result.items) this.trim(item);
     this.markSynced();
     return result;
   }

@@ -1,11 +1,12 @@
 // SetListenerHealthCheckSource (src/plan/steps/set-listener-health-check-source.ts) carried out: ModifyListener.
 import { EventReason } from '../../api/reasons.js';
-import { describeCloudError, type ListenerInfo } from '../../cloud/index.js';
+import { describeCloudError } from '../../cloud/index.js';
+import type { RawListener } from '../../cloud/clb-observer.js';
 import { healthCheckFor } from '../../plan/l4.js';
 import type { SetListenerHealthCheckSourceStep } from '../../plan/steps/set-listener-health-check-source.js';
 import { DONE, writeOptions, type StepEffect } from './effect.js';
 
-function sourceOf(l: ListenerInfo | undefined): 0 | 1 {
+function sourceOf(l: RawListener | undefined): 0 | 1 {
   return l?.healthCheck?.SourceIpType === 1 ? 1 : 0;
 }
 
@@ -16,7 +17,7 @@ export const setListenerHealthCheckSource: StepEffect<SetListenerHealthCheckSour
     // A restore reads fresh (it may come long after the last observation), and so does a switch TKE was asked to
     // make (its grace period is over, but TKE may be acting right now: a listener it switched since the
     // observation is not written twice); any other switch uses the observation just made.
-    let raw = step.restore || step.why ? undefined : observer.rawListeners(lbId);
+    let raw: readonly RawListener[] | undefined = step.restore || step.why ? undefined : observer.rawListeners(lbId);
     let listener = raw?.find((l) => l.listenerId === step.listenerId);
     if (!listener) {
       try {

@@ -1,0 +1,79 @@
+// What the Service and Ingress caches keep: the fields model/target-facts.ts reads (the only reader of these caches:
+// the policy round and the deletion turn the cached objects into ServiceFacts/IngressFacts, and routing reads the
+// namespace), plus what the informer itself needs (resourceVersion, to resume its watch and skip same-version
+// updates). The caches hold every Service and Ingress of the cluster (bench/scale: 12,000); the rest of a Service
+// (clusterIP(s), ipFamilies, selector, sessionAffinity, each port's targetPort and nodePort, status conditions)
+// and of an Ingress (each path's pathType and backend port, TLS secrets) is read by nobody. The objects are
+// trimmed in place: the informer's cache holds these very objects (see informer.ts, slim).
+//
+// `kubectl.kubernetes.io/last-applied-configuration` goes too: a copy of the whole object as last applied, on every
+// target applied with kubectl, and no annotation loopguard reads (api/annotations.ts names each by key).
+// test/unit/target-trim.test.ts checks that the facts of a trimmed object equal those of the whole one.
+import type { V1Ingress, V1ObjectMeta, V1Service } from '@kubernetes/client-node';
+
+export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+type Obj = Record<string, unknown>;
+
+/** `o` with only `keys`, those set; undefined stays undefined. */
+function pick<T extends object>(o: T | undefined, keys: readonly (keyof T)[]): T | undefined {
+  if (!o) return undefined;
+  const out: Obj = {};
+  for (const k of keys) if (o[k] !== undefined) out[k as string] = o[k];
+  return out as T;
+}
+
+function trimMetadata(md: V1ObjectMeta | undefined): void {
+  if (!md) return;
+  const drop: (keyof V1ObjectMeta)[] = ['generateName', 'selfLink', 'ownerReferences', 'finalizers', 'generation'];
+  for (const k of drop) delete md[k];
+  if (md.annotations?.[LAST_APPLIED] !== undefined) {
+    const { [LAST_APPLIED]: _, ...rest } = md.annotations;
+    md.annotations = rest;
+  }
+}
+
+/** status.loadBalancer.ingress's ip and ipMode: the published addresses (hostname is not read). */
+function trimLoadBalancerStatus<S extends { loadBalancer?: { ingress?: { ip?: string; ipMode?: string }[] } }>(status: S | undefined): S | undefined {
+  const ingress = status?.loadBalancer?.ingress;
+  if (!ingress || ingress.length === 0) return undefined;
+  return { loadBalancer: { ingress: ingress.map((i) => pick(i, ['ip', 'ipMode'])) } } as S;
+}
+
+export function trimService(svc: V1Service): V1Service {
+  trimMetadata(svc.metadata);
+  const spec = svc.spec;
+  if (spec) {
+    const kept = pick(spec, ['type', 'loadBalancerClass', 'externalTrafficPolicy']) ?? {};
+    if (spec.ports) kept.ports = spec.ports.map((p) => pick(p, ['name', 'port', 'protocol']) as typeof p);
+    svc.spec = kept;
+  }
+  const status = trimLoadBalancerStatus(svc.status);
+  if (status) svc.status = status;
+  else delete svc.status;
+  return svc;
+}
+
+export function trimIngress(ing: V1Ingress): V1Ingress {
+  trimMetadata(ing.metadata);
+  const spec = ing.spec;
+  if (spec) {
+    const kept = pick(spec, ['ingressClassName']) ?? {};
+    const backendName = (b: { service?: { name?: string } } | undefined) => (b?.service?.name ? { service: { name: b.service.name } } : undefined);
+    if (spec.rules) {
+      kept.rules = spec.rules.map((r) => ({
+        ...(r.host ? { host: r.host } : {}),
+        ...(r.http ? { http: { paths: r.http.paths.map((p) => ({ ...(p.path !== undefined ? { path: p.path } : {}), backend: backendName(p.backend) ?? {} }) as typeof p) } } : {}),
+      }));
+    }
+    // Only whether there is TLS is read: the entries stay, their hosts and secrets go.
+    if (spec.tls) kept.tls = spec.tls.map(() => ({}));
+    const def = backendName(spec.defaultBackend);
+    if (def) kept.defaultBackend = def as typeof spec.defaultBackend;
+    ing.spec = kept;
+  }
+  const status = trimLoadBalancerStatus(ing.status);
+  if (status) ing.status = status;
+  else delete ing.status;
+  return ing;
+}

@@ -1,0 +1,139 @@
+import { describe, expect, it } from '@jest/globals';
+import type { V1Ingress, V1Service } from '@kubernetes/client-node';
+import { FIELD_MANAGER } from '../../src/api/loopbackpolicy.js';
+import { ingressFacts, serviceFacts } from '../../src/model/target-facts.js';
+import { LAST_APPLIED, trimIngress, trimService } from '../../src/runtime/target-trim.js';
+
+
+// Every field a Service can carry that the model reads, and many it does not.
+function fullService(): V1Service {
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      namespace: 'shop',
+      name: 'web',
+      uid: 'u-1',
+      resourceVersion: '42',
+      generation: 1,
+      creationTimestamp: new Date('2025-01-01T00:00:00Z'),
+      deletionTimestamp: new Date('2025-01-02T00:00:00Z'),
+      labels: { app: 'web' },
+      annotations: {
+        'service.kubernetes.io/loadbalance-id': 'lb-12345678',
+        'service.cloud.tencent.com/prevent-loopback': 'true',
+        'loopguard.dev/skip': 'false',
+        [LAST_APPLIED]: '{"apiVersion":"v1","kind":"Service","metadata":{"name":"web"}}',
+      },
+      managedFields: [{ manager: FIELD_MANAGER, operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1: { 'f:metadata': { 'f:annotations': { 'f:service.cloud.tencent.com/prevent-loopback': {} } } } }],
+      ownerReferences: [{ apiVersion: 'v1', kind: 'X', name: 'o', uid: 'u-o' }],
+      finalizers: ['service.kubernetes.io/load-balancer-cleanup'],
+    },
+    spec: {
+      type: 'LoadBalancer',
+      loadBalancerClass: 'tke',
+      externalTrafficPolicy: 'Local',
+      internalTrafficPolicy: 'Cluster',
+      healthCheckNodePort: 31000,
+      clusterIP: '10.96.0.10',
+      clusterIPs: ['10.96.0.10'],
+      ipFamilies: ['IPv4'],
+      ipFamilyPolicy: 'SingleStack',
+      selector: { app: 'web' },
+      sessionAffinity: 'None',
+      allocateLoadBalancerNodePorts: true,
+      ports: [
+        { name: 'http', port: 80, protocol: 'TCP', targetPort: 8080, nodePort: 30080 },
+        { name: 'dns', port: 53, protocol: 'UDP', targetPort: 53, nodePort: 30053 },
+        { port: 81, targetPort: 'web' },
+      ],
+    },
+    status: {
+      loadBalancer: { ingress: [{ ip: '10.0.0.10', ipMode: 'VIP', ports: [{ port: 80, protocol: 'TCP' }] }, { hostname: 'x.example' }] },
+      conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(), message: '', reason: 'R' }],
+    },
+  };
+}
+
+function fullIngress(): V1Ingress {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: {
+      namespace: 'shop',
+      name: 'front',
+      uid: 'u-2',
+      resourceVersion: '43',
+      creationTimestamp: new Date('2025-01-01T00:00:00Z'),
+      labels: { app: 'front' },
+      annotations: { 'kubernetes.io/ingress.class': 'qcloud', 'kubernetes.io/ingress.qcloud-loadbalance-id': 'lb-87654321', [LAST_APPLIED]: '{}' },
+    },
+    spec: {
+      ingressClassName: 'qcloud',
+      defaultBackend: { service: { name: 'fallback', port: { number: 80 } } },
+      tls: [{ hosts: ['a.example'], secretName: 'tls' }],
+      rules: [
+        {
+          host: 'a.example',
+          http: {
+            paths: [
+              { path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } },
+              { pathType: 'ImplementationSpecific', backend: { resource: { apiGroup: 'x', kind: 'Bucket', name: 'b' } } },
+            ],
+          },
+        },
+        { http: { paths: [{ path: '/api', pathType: 'Exact', backend: { service: { name: 'api', port: { name: 'http' } } } }] } },
+        {},
+      ],
+    },
+    status: { loadBalancer: { ingress: [{ ip: '1.2.3.4', ports: [{ port: 80, protocol: 'TCP' }] }] } },
+  };
+}
+
+describe('trimService', () => {
+  it('keeps every field the model reads: the facts of the trimmed Service equal those of the whole one', () => {
+    const whole = fullService();
+    const trimmed = trimService(fullService());
+    const { [LAST_APPLIED]: _, ...kept } = whole.metadata?.annotations ?? {};
+    expect(serviceFacts(trimmed)).toEqual({ ...serviceFacts(whole), annotations: kept });
+    expect(serviceFacts(trimmed).setByLoopguard).toBeDefined();
+  });
+
+  it('drops what nobody reads and keeps what the informer needs', () => {
+    const trimmed = trimService(fullService());
+    expect(trimmed.metadata?.resourceVersion).toBe('42');
+    expect(trimmed.metadata?.deletionTimestamp).toBeDefined();
+    expect(trimmed.metadata?.annotations?.[LAST_APPLIED]).toBeUndefined();
+    expect(trimmed.metadata?.ownerReferences).toBeUndefined();
+    expect(trimmed.spec).toEqual({
+      type: 'LoadBalancer',
+      loadBalancerClass: 'tke',
+      externalTrafficPolicy: 'Local',
+      ports: [{ name: 'http', port: 80, protocol: 'TCP' }, { name: 'dns', port: 53, protocol: 'UDP' }, { port: 81 }],
+    });
+    expect(trimmed.status).toEqual({ loadBalancer: { ingress: [{ ip: '10.0.0.10', ipMode: 'VIP' }, {}] } });
+  });
+
+  it('trims in place (the informer cache holds the very object) and leaves a Service without status without one', () => {
+    const svc: V1Service = { metadata: { name: 'c', namespace: 'n', resourceVersion: '1' }, spec: { type: 'ClusterIP', clusterIP: '10.0.0.1', ports: [{ port: 80 }] }, status: { loadBalancer: {} } };
+    expect(trimService(svc)).toBe(svc);
+    expect(svc).toEqual({ metadata: { name: 'c', namespace: 'n', resourceVersion: '1' }, spec: { type: 'ClusterIP', ports: [{ port: 80 }] } });
+  });
+});
+
+describe('trimIngress', () => {
+  it('keeps every field the model reads: the facts of the trimmed Ingress equal those of the whole one', () => {
+    const whole = fullIngress();
+    const trimmed = trimIngress(fullIngress());
+    const { [LAST_APPLIED]: _, ...kept } = whole.metadata?.annotations ?? {};
+    expect(ingressFacts(trimmed)).toEqual({ ...ingressFacts(whole), annotations: kept });
+  });
+
+  it('keeps each rule, path and TLS entry, without their unread parts', () => {
+    const trimmed = trimIngress(fullIngress());
+    expect(trimmed.spec?.tls).toEqual([{}]);
+    expect(trimmed.spec?.rules?.map((r) => r.http?.paths.length ?? 0)).toEqual([2, 1, 0]);
+    expect(trimmed.spec?.rules?.[0]?.http?.paths[0]).toEqual({ path: '/', backend: { service: { name: 'web' } } });
+    expect(trimmed.status).toEqual({ loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } });
+  });
+});

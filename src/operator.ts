@@ -22,6 +22,8 @@ import { TKE_SERVICE_CONFIG } from './api/annotations.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './cloud/clb-observer.js';
+import { HealthSignal } from './cloud/health-signal.js';
+import { DriftScheduler, FULL_READ_SHARE } from './controllers/drift-signal.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
@@ -204,7 +206,10 @@ export class Operator {
       mayWrite: () => this.elector?.mayWrite() ?? true,
       resyncMs: config.driftCheckIntervalMs,
     });
-    const observer = new ClbObserver(d.clb);
+    // Drift checks in two tiers (src/controllers/drift-signal.ts): the signal's baselines include the full reads' health.
+    const healthSignal = new HealthSignal(d.clb);
+    const observer = new ClbObserver(healthSignal.recording(d.clb));
+    const driftTiers = { scheduler: new DriftScheduler(config.driftCheckIntervalMs, config.cloudRateLimit * FULL_READ_SHARE), signal: healthSignal };
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
     ));
@@ -262,6 +267,7 @@ export class Operator {
       logger,
       profile: () => this.profile(),
       driftCheckIntervalMs: config.driftCheckIntervalMs,
+      driftTiers,
       tkeGraceMs: config.tkeGraceMs,
       stopping: this.stopping.signal,
       ...(executor ? { executor } : {}),

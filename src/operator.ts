@@ -23,7 +23,7 @@ import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolic
 import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './cloud/clb-observer.js';
 import { HealthSignal } from './cloud/health-signal.js';
-import { DriftScheduler, FULL_READ_SHARE } from './controllers/drift-signal.js';
+import { DriftScheduler } from './controllers/drift-signal.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
@@ -209,7 +209,7 @@ export class Operator {
     // Drift checks in two tiers (src/controllers/drift-signal.ts): the signal's baselines include the full reads' health.
     const healthSignal = new HealthSignal(d.clb);
     const observer = new ClbObserver(healthSignal.recording(d.clb));
-    const driftTiers = { scheduler: new DriftScheduler(config.driftCheckIntervalMs, config.cloudRateLimit * FULL_READ_SHARE), signal: healthSignal };
+    const driftTiers = { scheduler: new DriftScheduler(config.driftCheckIntervalMs, (config.cloudRateLimit * config.driftFullReadShare) / 100), signal: healthSignal };
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
     ));

@@ -6,21 +6,16 @@
 //   signal would show Dead only one interval later, and be corrected after more than one interval.
 // - The full re-read (DescribeLoadBalancers + DescribeListeners per CLB + DescribeTargetHealth, clb-observer.ts) of
 //   every CLB once per full cycle, for what health cannot show. The cycle is the drift interval while that costs
-//   at most FULL_READ_SHARE of --cloud-rate-limit in DescribeListeners (one call per CLB); with more CLBs it
-//   stretches so that the full reads stay at that pace: 3,000 CLBs at the defaults (5 min, 10/s) are each re-read
-//   every 3,000 / 2 per s = 25 min instead of every 5 min (docs/architecture.md "Drift checks" has the arithmetic).
+//   at most --drift-full-read-share (20 %) of --cloud-rate-limit in DescribeListeners (one call per CLB); with more
+//   CLBs it stretches so that the full reads stay at that pace: 3,000 CLBs at the defaults (5 min, 10/s, 20 %) are
+//   each re-read every 3,000 / 2 per s = 25 min instead of every 5 min. With the signal's DescribeTargetHealth
+//   (N / 30 calls per half interval: 0.67/s at 3,000 CLBs) every action stays within a quarter of loopguard's share,
+//   the rest left for new work (docs/architecture.md "Drift checks" has the arithmetic).
 // Both tiers keep the spread schedule of drift.ts (reads earned in proportion to time, oldest first, debt for reads
 // made for other reasons). Pure, but for the per-policy clocks DriftScheduler keeps.
 import { MAX_TARGET_HEALTH_IDS } from '../cloud/batching.js';
 import type { ClbObservation } from '../model/facts.js';
 import { dueForDrift, nextDriftRoundMs, type DriftClock } from './drift.js';
-
-/**
- * The part of --cloud-rate-limit (per action) the full re-reads of converged CLBs may take in DescribeListeners.
- * With the signal's DescribeTargetHealth (N / 30 calls per half interval: 3,000 CLBs at 5 min, 0.67/s) every action
- * stays within a quarter of loopguard's share at 3,000 CLBs, the rest left for new work.
- */
-export const FULL_READ_SHARE = 0.2;
 
 /** Health reads per interval: see the top of this file. */
 export const SIGNALS_PER_INTERVAL = 2;

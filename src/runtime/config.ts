@@ -35,6 +35,8 @@ export interface OperatorConfig {
   cloudRateAdaptive: boolean;
   concurrency: number;
   driftCheckIntervalMs: number;
+  /** Percent of cloudRateLimit the full re-reads of converged CLBs may take (src/controllers/drift-signal.ts). */
+  driftFullReadShare: number;
   /** How long TKE gets to act on what loopguard asked of it (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
   tkeGraceMs: number;
   kubeProxyMode: KubeProxyModeOverride | '';
@@ -102,6 +104,15 @@ export const FIELDS: readonly Field[] = [
   { key: 'concurrency', flag: 'concurrency', env: 'LOOPGUARD_CONCURRENCY', kind: 'int', min: 1, max: 64, help: 'targets reconciled at once' },
   { key: 'driftCheckIntervalMs', flag: 'drift-check-interval', env: 'LOOPGUARD_DRIFT_CHECK_INTERVAL', kind: 'duration', min: 1_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
   {
+    key: 'driftFullReadShare',
+    flag: 'drift-full-read-share',
+    env: 'LOOPGUARD_DRIFT_FULL_READ_SHARE',
+    kind: 'int',
+    min: 1,
+    max: 100,
+    help: 'percent of --cloud-rate-limit the full re-reads of converged CLBs may take; beyond it, each CLB is re-read in full less often than every drift-check interval (its backend health still is)',
+  },
+  {
     key: 'tkeGraceMs',
     flag: 'tke-grace-period',
     env: 'LOOPGUARD_TKE_GRACE_PERIOD',
@@ -141,6 +152,7 @@ export const DEFAULTS: OperatorConfig = {
   cloudRateAdaptive: true,
   concurrency: 4,
   driftCheckIntervalMs: 5 * 60_000,
+  driftFullReadShare: 20,
   tkeGraceMs: TKE_GRACE_MS,
   kubeProxyMode: '',
   kubeProxyVersion: '',

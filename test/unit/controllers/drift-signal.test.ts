@@ -3,12 +3,14 @@
 import { describe, expect, it } from '@jest/globals';
 import { MAX_TARGET_HEALTH_IDS } from '../../../src/cloud/batching.js';
 import { dueForDrift } from '../../../src/controllers/drift.js';
-import { DriftScheduler, FULL_READ_SHARE, driftRoundMs, fullIntervalMs, planDriftChecks, signalIntervalMs, signalled, type TierClocks } from '../../../src/controllers/drift-signal.js';
+import { DEFAULTS } from '../../../src/runtime/config.js';
+import { DriftScheduler, driftRoundMs, fullIntervalMs, planDriftChecks, signalIntervalMs, signalled, type TierClocks } from '../../../src/controllers/drift-signal.js';
 
 const S = 1_000;
 const MIN = 60 * S;
-/** loopguard's default share: --cloud-rate-limit 10 per action. */
-const SHARE = 10;
+/** loopguard's default share (--cloud-rate-limit 10 per action) and the part full reads may take (20 %). */
+const SHARE = DEFAULTS.cloudRateLimit;
+const FULL_READ_SHARE = DEFAULTS.driftFullReadShare / 100;
 
 describe('the full cycle', () => {
   it.each([

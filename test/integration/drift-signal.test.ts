@@ -8,6 +8,7 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, policyManifest, waitForCondition } from '../support/policy.js';
+import { findRecord } from '../support/records.js';
 import { lbService } from '../support/workload.js';
 
 const SUBNET = { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-demo0001' };
@@ -64,14 +65,18 @@ describe('drift checks in two tiers', () => {
       return true;
     });
 
-    // A console user puts one listener back on the VIP: with the VIP bound its backends turn Dead.
+    // A console user puts one listener back on the VIP: with the VIP bound its backends turn Dead. Once loopguard has
+    // recorded the switch as applied (what makes a value back at its original drift, not a first change).
     const target = ids[2] as string;
     const listener = (await emulator.admin.getLoadBalancer(target)).Listeners[0]!;
+    await waitFor('the switch recorded as applied', async () =>
+      ((await findRecord('Service', ns, 's2'))?.spec.originals?.applied ?? []).includes(`listener/${listener.ListenerId}/sourceIpType`) ? true : undefined,
+    );
     await emulator.admin.markStats('drift');
     const injected = Date.now();
     await emulator.admin.patchListener(target, listener.ListenerId, { HealthCheck: { SourceIpType: 0 } });
     await waitFor('the drifted source put back by loopguard', async () => ((await sources(target)).every((s) => s === 1) ? true : undefined), {
-      timeoutMs: 60_000,
+      timeoutMs: 45_000,
       context: () => operator.logs().slice(-4000),
     });
     const tookS = (Date.now() - injected) / 1000;
@@ -88,5 +93,5 @@ describe('drift checks in two tiers', () => {
     expect(count('DescribeListeners')).toBeLessThan(ids.length);
     const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=s2` });
     expect(events.items.map((e) => e.reason)).toContain('DriftCorrected');
-  });
+  }, 180_000);
 });

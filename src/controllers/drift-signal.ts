@@ -13,7 +13,7 @@
 //   the rest left for new work (docs/architecture.md "Drift checks" has the arithmetic).
 // Both tiers keep the spread schedule of drift.ts (reads earned in proportion to time, oldest first, debt for reads
 // made for other reasons). Pure, but for the per-policy clocks DriftScheduler keeps.
-import { MAX_TARGET_HEALTH_IDS } from '../cloud/batching.js';
+import { MAX_LOAD_BALANCER_IDS, MAX_TARGET_HEALTH_IDS } from '../cloud/batching.js';
 import type { ClbObservation } from '../model/facts.js';
 import { dueForDrift, nextDriftRoundMs, type DriftClock } from './drift.js';
 
@@ -46,7 +46,7 @@ export interface DriftTiersInput {
 }
 
 export interface DriftTiersPlan {
-  /** CLBs to re-read in full this round (they are not in `signal`: a full read reads their health too). */
+  /** CLBs to re-read in full this round, in whole batches unless overdue (not in `signal`: a full read reads their health too). */
   full: string[];
   /** CLBs whose health to read this round, in whole DescribeTargetHealth batches unless overdue. */
   signal: string[];
@@ -54,7 +54,9 @@ export interface DriftTiersPlan {
 }
 
 export function planDriftChecks(i: DriftTiersInput): DriftTiersPlan {
-  const full = dueForDrift(i.readAt, i.fullIntervalMs, i.now, i.clocks.full);
+  // Whole batches for both: rounds come every few seconds for the signal, and a round's few full reads would each
+  // cost a DescribeLoadBalancers and a DescribeTargetHealth call of their own.
+  const full = dueForDrift(i.readAt, i.fullIntervalMs, i.now, i.clocks.full, { batch: MAX_LOAD_BALANCER_IDS, wholeBatches: true });
   const signal = dueForDrift(i.healthAt, signalIntervalMs(i.intervalMs), i.now, i.clocks.signal, { batch: MAX_TARGET_HEALTH_IDS, wholeBatches: true });
   const inFull = new Set(full.due);
   return { full: full.due, signal: signal.due.filter((id) => !inFull.has(id)), clocks: { full: full.clock, signal: signal.clock } };

@@ -209,7 +209,6 @@ export class Operator {
     // Drift checks in two tiers (src/controllers/drift-signal.ts): the signal's baselines include the full reads' health.
     const healthSignal = new HealthSignal(d.clb);
     const observer = new ClbObserver(healthSignal.recording(d.clb));
-    const driftTiers = { scheduler: new DriftScheduler(config.driftCheckIntervalMs, (config.cloudRateLimit * config.driftFullReadShare) / 100), signal: healthSignal };
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
     ));
@@ -267,7 +266,7 @@ export class Operator {
       logger,
       profile: () => this.profile(),
       driftCheckIntervalMs: config.driftCheckIntervalMs,
-      driftTiers,
+      driftTiers: { scheduler: new DriftScheduler(config.driftCheckIntervalMs, (config.cloudRateLimit * config.driftFullReadShare) / 100), signal: healthSignal, checked: (tier, clbs) => metrics.driftChecks.inc({ tier }, clbs) },
       tkeGraceMs: config.tkeGraceMs,
       stopping: this.stopping.signal,
       ...(executor ? { executor } : {}),

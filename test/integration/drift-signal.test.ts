@@ -91,6 +91,9 @@ describe('drift checks in two tiers', () => {
     expect(count('DescribeTargetHealth')).toBeGreaterThan(0);
     // The drifted CLB re-read in full (and once more when its backends came back Alive), the others not at all.
     expect(count('DescribeListeners')).toBeLessThan(ids.length);
+    const metrics = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
+    expect(metrics).toMatch(/loopguard_drift_checks_total\{tier="signal"\} [1-9]/);
+    expect(metrics).toMatch(/loopguard_drift_checks_total\{tier="escalated"\} [1-9]/);
     const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=s2` });
     expect(events.items.map((e) => e.reason)).toContain('DriftCorrected');
   }, 180_000);

@@ -111,6 +111,9 @@ export class PolicyRound {
       const suspects = signalled.length > 0 && this.d.driftTiers ? await this.d.driftTiers.signal.check(signalled, { signal }) : new Map<string, string>();
       if (suspects.size > 0) this.d.logger.info('Drift signal: re-reading CLBs in full', { clbs: suspects.size, first: [...suspects].slice(0, 3).map(([id, why]) => `${id} (${why})`) });
       ids = [...new Set([...due, ...suspects.keys()])];
+      this.d.driftTiers?.checked?.('signal', signalled.length);
+      this.d.driftTiers?.checked?.('full', due.length);
+      this.d.driftTiers?.checked?.('escalated', ids.length - due.length);
       if (ids.length > 0) await this.d.observer.reread(ids, signal);
     } catch (err) {
       if (signal.aborted) throw err;

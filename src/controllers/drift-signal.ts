@@ -55,9 +55,13 @@ export interface DriftTiersPlan {
 
 export function planDriftChecks(i: DriftTiersInput): DriftTiersPlan {
   // Whole batches for both: rounds come every few seconds for the signal, and a round's few full reads would each
-  // cost a DescribeLoadBalancers and a DescribeTargetHealth call of their own.
-  const full = dueForDrift(i.readAt, i.fullIntervalMs, i.now, i.clocks.full, { batch: MAX_LOAD_BALANCER_IDS, wholeBatches: true });
-  const signal = dueForDrift(i.healthAt, signalIntervalMs(i.intervalMs), i.now, i.clocks.signal, { batch: MAX_TARGET_HEALTH_IDS, wholeBatches: true });
+  // cost a DescribeLoadBalancers and a DescribeTargetHealth call of their own. A debt of one batch at most: when a
+  // cycle is longer than the interval, repaying a cold start's reads in full (every CLB read within a minute or two)
+  // would read nothing for a cycle and then every CLB at once as they came overdue together (bench:idle, 1,000 CLBs:
+  // 0 DescribeListeners in the first interval, 1,001 = 1.67 × the budget in the second). Read at the pace instead,
+  // oldest first, and the first cycle spreads them.
+  const full = dueForDrift(i.readAt, i.fullIntervalMs, i.now, i.clocks.full, { batch: MAX_LOAD_BALANCER_IDS, wholeBatches: true, maxDebt: MAX_LOAD_BALANCER_IDS });
+  const signal = dueForDrift(i.healthAt, signalIntervalMs(i.intervalMs), i.now, i.clocks.signal, { batch: MAX_TARGET_HEALTH_IDS, wholeBatches: true, maxDebt: MAX_TARGET_HEALTH_IDS });
   const inFull = new Set(full.due);
   return { full: full.due, signal: signal.due.filter((id) => !inFull.has(id)), clocks: { full: full.clock, signal: signal.clock } };
 }

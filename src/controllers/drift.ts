@@ -28,10 +28,14 @@ export interface DriftClock {
   chosen?: readonly string[];
 }
 
-/** How the reads are grouped: `batch` ids per call (the carry never exceeds one); `wholeBatches`: read in whole batches. */
+/**
+ * How the reads are grouped: `batch` ids per call (the carry never exceeds one); `wholeBatches`: read in whole
+ * batches; `maxDebt`: the most reads made for other reasons are repaid (default n, one interval's reads).
+ */
 export interface DriftBatching {
   batch?: number;
   wholeBatches?: boolean;
+  maxDebt?: number;
 }
 
 /**
@@ -43,7 +47,7 @@ export function dueForDrift(
   intervalMs: number,
   now: number,
   clock: DriftClock | undefined,
-  { batch = DRIFT_BATCH, wholeBatches = false }: DriftBatching = {},
+  { batch = DRIFT_BATCH, wholeBatches = false, maxDebt }: DriftBatching = {},
 ): { due: string[]; clock: DriftClock } {
   const n = readAt.size;
   const elapsed = clock ? Math.min(Math.max(0, now - clock.at), intervalMs) : 0;
@@ -59,7 +63,7 @@ export function dueForDrift(
   // make up for it with a burst (what became overdue meanwhile is read anyway).
   // Overspent (other reads, or overdue CLBs read beyond what was earned): a debt of up to one interval's reads, repaid
   // before reading ahead again; overdue CLBs are read whatever the debt, so none goes unread for an interval.
-  const carry = Math.max(-n, Math.min(earned - take, batch));
+  const carry = Math.max(-(maxDebt ?? n), Math.min(earned - take, batch));
   const due = oldest.slice(0, take).map(([id]) => id);
   return { due, clock: { at: now, carry, chosen: due } };
 }

@@ -48,7 +48,11 @@ export class HealthSignal {
       if (why) suspects.set(h.loadBalancerId, why);
       else this.last.set(h.loadBalancerId, { at, summary });
     }
-    for (const id of unique) if (!answered.has(id)) suspects.set(id, 'not in the DescribeTargetHealth answer');
+    for (const id of unique) {
+      if (answered.has(id)) continue;
+      suspects.set(id, 'not in the DescribeTargetHealth answer');
+      this.last.delete(id);
+    }
     return suspects;
   }
 

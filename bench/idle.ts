@@ -114,7 +114,8 @@ async function main(): Promise<void> {
     // TKE at its own pace from here on; its first sync reads every CLB once (a TKE restart), before the measurement.
     const simulator = await tkeSimulator(kc, emulator, namespaces, false);
     stops.push(() => simulator.stop());
-    await quiet(emulator);
+    // Its first sync reads every CLB at TKE's pace (10/s per action): 300 s for 3,000.
+    await quiet(emulator, 3_000, Math.max(300_000, N * 300));
     log(`setup (CLBs built by TKE, TKE restarted at its own pace and idle): ${secs(Date.now() - t0)}`);
 
     await emulator.admin.setConfig({ rps: Q });

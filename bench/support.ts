@@ -86,7 +86,7 @@ export async function createAll(n: number, create: (i: number) => Promise<unknow
 }
 
 /** Resolves once the emulator has seen no API call for `quietMs` (everyone idle); returns when that began. */
-export async function quiet(emulator: ClbEmulator, quietMs = 3_000): Promise<number> {
+export async function quiet(emulator: ClbEmulator, quietMs = 3_000, timeoutMs = 300_000): Promise<number> {
   let last = -1;
   let quietSince = Date.now();
   return waitFor(
@@ -99,7 +99,7 @@ export async function quiet(emulator: ClbEmulator, quietMs = 3_000): Promise<num
       }
       return Date.now() - quietSince > quietMs ? quietSince : undefined;
     },
-    { timeoutMs: 300_000, intervalMs: 500 },
+    { timeoutMs, intervalMs: 500 },
   );
 }
 

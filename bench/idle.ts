@@ -192,19 +192,19 @@ async function main(): Promise<void> {
     log(`RequestLimitExceeded answers: ${rle}`);
 
     // reads per drift interval against the drift budget of the two tiers (src/controllers/drift-signal.ts): a CLB's
-    // full re-read every full cycle, its health (signal) twice per interval; a full read reads health too, so it
-    // takes the place of a signal read.
+    // full re-read every full cycle, its health (signal) twice per interval. A full read reads health too, but it
+    // falls on a CLB whose health may have just been read: the budget counts no signal read saved by it.
     const fullMs = fullIntervalMs(DRIFT_MS, N, (RATE * FULL_SHARE) / 100);
     const fullReads = (N * DRIFT_MS) / fullMs;
     const fullCalls = fullReads / MAX_LOAD_BALANCER_IDS;
     const budget = {
       DescribeListeners: Math.round(fullReads),
       DescribeLoadBalancers: Math.round(fullCalls),
-      DescribeTargetHealth: Math.round(fullCalls + (SIGNALS_PER_INTERVAL * N - fullReads) / MAX_TARGET_HEALTH_IDS),
+      DescribeTargetHealth: Math.round(fullCalls + (SIGNALS_PER_INTERVAL * N) / MAX_TARGET_HEALTH_IDS),
     };
     log(
       `drift budget per interval of ${secs(DRIFT_MS)}: each CLB read in full every ${secs(fullMs)} (the interval, or longer so that full reads take ${FULL_SHARE} % of ${RATE}/s) = ${fullReads.toFixed(0)} full reads ` +
-        `in calls of ${MAX_LOAD_BALANCER_IDS}, the other ${(SIGNALS_PER_INTERVAL * N - fullReads).toFixed(0)} of ${SIGNALS_PER_INTERVAL} health reads per CLB in calls of ${MAX_TARGET_HEALTH_IDS}: ${JSON.stringify(budget)}`,
+        `in calls of ${MAX_LOAD_BALANCER_IDS}, and ${SIGNALS_PER_INTERVAL} health reads per CLB in calls of ${MAX_TARGET_HEALTH_IDS}: ${JSON.stringify(budget)}`,
     );
     const intervals = Math.floor((tEnd - qStart) / DRIFT_MS);
     for (let k = 0; k < intervals; k++) {

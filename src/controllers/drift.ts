@@ -57,8 +57,11 @@ export function dueForDrift(
   const earned = (clock?.carry ?? 0) + (n * elapsed) / intervalMs - elsewhere;
   const oldest = [...readAt].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]));
   const overdue = oldest.filter(([, at]) => now - at >= intervalMs).length;
-  // wholeBatches: the few beyond a whole batch wait for the next round instead of costing a call of their own.
-  const take = Math.min(n, Math.max(overdue, wholeBatches ? Math.floor(earned / batch) * batch : Math.floor(earned)));
+  // wholeBatches: the few beyond a whole batch wait for the next round instead of costing a call of their own, and
+  // overdue CLBs fill their call with the next oldest (read a little early rather than a call for a few).
+  const take = wholeBatches
+    ? Math.min(n, Math.max(Math.ceil(overdue / batch) * batch, Math.floor(earned / batch) * batch))
+    : Math.min(n, Math.max(overdue, Math.floor(earned)));
   // What is left carries over, but never more than one batch: a policy that did not run for a while must not
   // make up for it with a burst (what became overdue meanwhile is read anyway).
   // Overspent (other reads, or overdue CLBs read beyond what was earned): a debt of up to one interval's reads, repaid

@@ -157,9 +157,9 @@ describe('one round', () => {
     const r = dueForDrift(health, 1_000, 400, { at: 0, carry: 0 }, { batch: 30, wholeBatches: true });
     expect(r.due).toHaveLength(30);
     expect(r.clock.carry).toBe(10);
-    // Overdue CLBs go whatever the batch.
-    const late = dueForDrift(new Map([['a', 0], ['b', 500]]), 1_000, 1_000, { at: 999, carry: 0 }, { batch: 30, wholeBatches: true });
-    expect(late.due).toEqual(['a']);
+    // Overdue CLBs go whatever was earned, and fill their call with the next oldest (a call for one would waste it).
+    const late = dueForDrift(new Map([['a', 0], ['b', 500], ['c', 999]]), 1_000, 1_000, { at: 999, carry: 0 }, { batch: 2, wholeBatches: true });
+    expect(late.due).toEqual(['a', 'b']);
   });
 
   it('the signal covers found CLBs that are not classic, with the newer of the two read times', () => {

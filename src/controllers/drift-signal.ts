@@ -9,7 +9,7 @@
 //   at most --drift-full-read-share (20 %) of --cloud-rate-limit in DescribeListeners (one call per CLB); with more
 //   CLBs it stretches so that the full reads stay at that pace: 3,000 CLBs at the defaults (5 min, 10/s, 20 %) are
 //   each re-read every 3,000 / 2 per s = 25 min instead of every 5 min. With the signal's DescribeTargetHealth
-//   (N / 30 calls per half interval: 0.67/s at 3,000 CLBs) every action stays within a quarter of loopguard's share,
+//   (N / 30 calls per half interval: 0.67/s at 3,000 CLBs, 0.77/s with the full reads') every action stays within a quarter of loopguard's share,
 //   the rest left for new work (docs/architecture.md "Drift checks" has the arithmetic).
 // Both tiers keep the spread schedule of drift.ts (reads earned in proportion to time, oldest first, debt for reads
 // made for other reasons). Pure, but for the per-policy clocks DriftScheduler keeps.

@@ -1,32 +1,43 @@
 // bench/idle: what loopguard costs when nothing changes. N private LoadBalancer Services (externalTrafficPolicy
-// Local, one TCP port: 2 NodePorts each, so 1,000 fit the 2,768 of the NodePort range) are mitigated by an Enforce
+// Local, one TCP port: 2 NodePorts each, so 1,000 fit the 2,768 of the NodePort range; a larger N widens the test
+// apiserver's range, which a TKE cluster would not need for CLBs built otherwise, e.g. by Ingresses) are mitigated by an Enforce
 // policy; once converged, a quiet period follows (default 10 min) in which only TKE's periodic resync runs (driven
 // by the bench every --tke-resync, the simulator's 30 s default, so each resync's calls can be told apart).
 // Prints, for the quiet period:
 //   - the operator's apiserver writes (the audit log; the leader Lease's renewals apart, one every 2 s by design);
 //   - CLB writes by loopguard and by TKE (goal 0 for both);
-//   - loopguard's CLB reads per drift interval against the drift budget (each converged CLB read once per interval:
-//     N DescribeListeners, N/20 DescribeLoadBalancers and DescribeTargetHealth), and a histogram of its reads over
-//     time (goal: spread out at N/interval per second, not a burst every interval);
+//   - loopguard's CLB reads per drift interval against the drift budget of the two tiers (src/controllers/drift-signal.ts):
+//     each converged CLB's health twice per interval (DescribeTargetHealth, 30 CLBs a call) and its full re-read
+//     (DescribeListeners, DescribeLoadBalancers and DescribeTargetHealth per 20) once per full cycle, the drift
+//     interval or longer so that full reads take --drift-full-read-share of --cloud-rate-limit; a histogram of its
+//     reads over time (goal: spread out, not a burst every interval);
+//   - the steady-state reads per action as a fraction of loopguard's share (--cloud-rate-limit per action);
+//   - with --inject-drift: one random mitigated listener's source put back on the VIP (the emulator's admin API) in
+//     the middle of the quiet period, and how long loopguard took to put it back (goal: within one drift interval).
+//     TKE then runs as a controller that does not switch sources on prevent-loopback (sim/README.md), so that
+//     loopguard, not TKE's resync, is the one that corrects it;
 //   - TKE's resyncs: their count and CLB calls, and loopguard's reads during them against outside them (resyncs
 //     change nothing on the Services, so they should trigger no read of loopguard's).
 // Figures only; no timed assertion.
 //
 //   npm run bench:idle                         (defaults: --n 1000 --quiet 10m --drift-interval 5m --tke-resync 30s)
 //   npm run bench:idle -- --n 20 --quiet 30s --drift-interval 10s --tke-resync 5s      (CI)
+//   npm run bench:idle -- --n 3000 --quiet 6m --drift-interval 2m --inject-drift      (issue 28 #6)
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { startClbEmulator, type ClbEmulator } from '../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator, type TkeSimulator } from '../sim/tke-simulator/index.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from '../src/api/loopbackpolicy.js';
-import { parseDuration } from '../src/runtime/config.js';
+import { DEFAULTS, parseDuration } from '../src/runtime/config.js';
+import { SIGNALS_PER_INTERVAL, fullIntervalMs } from '../src/controllers/drift-signal.js';
+import { MAX_LOAD_BALANCER_IDS, MAX_TARGET_HEALTH_IDS } from '../src/cloud/batching.js';
 import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
 import { localTkeCallers } from '../test/support/local-tke.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess } from '../test/support/operator.js';
 import { PRIVATE_SUBNET } from '../test/support/workload.js';
 import { countRequests, formatCounts } from './apiserver-audit.js';
 import { ClbTimeline, histogram, isRead } from './clb-timeline.js';
-import { benchCluster, buildOperator, createAtRiskServices, quiet, runBench } from './support.js';
+import { NODE_PORTS, benchCluster, buildOperator, createAtRiskServices, quiet, runBench } from './support.js';
 
 const { values } = parseArgs({
   options: {
@@ -36,6 +47,9 @@ const { values } = parseArgs({
     'tke-resync': { type: 'string', default: '30s' },
     q: { type: 'string', default: '20' },
     buckets: { type: 'string', default: '10' },
+    'cloud-rate-limit': { type: 'string', default: String(DEFAULTS.cloudRateLimit) },
+    'drift-full-read-share': { type: 'string', default: String(DEFAULTS.driftFullReadShare) },
+    'inject-drift': { type: 'boolean', default: false },
   },
 });
 const N = Number(values.n);
@@ -49,6 +63,11 @@ const DRIFT_MS = duration(values['drift-interval'], 'drift-interval');
 const RESYNC_MS = duration(values['tke-resync'], 'tke-resync');
 const Q = Number(values.q);
 const BUCKETS_PER_INTERVAL = Number(values.buckets);
+const RATE = Number(values['cloud-rate-limit']);
+const FULL_SHARE = Number(values['drift-full-read-share']);
+const INJECT = values['inject-drift'];
+/** NodePorts the Services take (etp Local: a port and a health-check port each); beyond TKE's default range, a wider one. */
+const NODE_PORTS_NEEDED = 2 * N;
 const log = (s: string) => console.log(`[bench:idle] ${s}`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
@@ -64,12 +83,16 @@ function tkeSimulator(kc: ReturnType<typeof kubeConfig>, emulator: ClbEmulator, 
     resyncIntervalMs: 0,
     // Setup builds the CLBs faster than TKE's real pace (10/s per action, half the quota); the measured part runs at it.
     ...(fast ? { clbRequestsPerSecond: 500, concurrency: 64 } : { concurrency: 32 }),
+    // --inject-drift: a TKE that leaves the sources to loopguard (and syncs only declared fields), so that the drift is
+    // loopguard's to correct (sim/README.md).
+    ...(INJECT ? { switchHealthCheckSourceOnPreventLoopback: false, syncScope: 'declared' as const } : {}),
   });
 }
 
 async function main(): Promise<void> {
   const entry = buildOperator();
-  const cluster = await benchCluster({ audit: true });
+  const nodePorts = Math.max(NODE_PORTS, NODE_PORTS_NEEDED);
+  const cluster = await benchCluster({ audit: true, nodePorts });
   const kc = kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -82,20 +105,21 @@ async function main(): Promise<void> {
     const operatorKubeconfig = await serviceAccountKubeconfig();
     const ns = await createNamespace('bench-idle');
     namespaces.add(ns);
-    log(`N=${N} private LoadBalancer Services (externalTrafficPolicy Local, 1 TCP listener), drift interval ${secs(DRIFT_MS)}, quiet period ${secs(QUIET_MS)}, TKE resync every ${secs(RESYNC_MS)}, quota ${Q}/s per action`);
+    log(`N=${N} private LoadBalancer Services (externalTrafficPolicy Local, 1 TCP listener), drift interval ${secs(DRIFT_MS)}, quiet period ${secs(QUIET_MS)}, TKE resync every ${secs(RESYNC_MS)}, quota ${Q}/s per action, loopguard's share ${RATE}/s per action, full re-reads ≤ ${FULL_SHARE} % of it${INJECT ? ', drift injected mid-quiet (TKE leaves sources to loopguard)' : ''}${nodePorts > NODE_PORTS ? `, NodePort range widened to ${nodePorts}` : ''}`);
     const t0 = Date.now();
     const fast = await tkeSimulator(kc, emulator, namespaces, true);
-    const lbIds = await createAtRiskServices(core, emulator, ns, N, log, { annotations: { ...PRIVATE_SUBNET }, etp: 'Local', ports: [80] });
+    const lbIds = await createAtRiskServices(core, emulator, ns, N, log, { annotations: { ...PRIVATE_SUBNET }, etp: 'Local', ports: [80] }, nodePorts);
     await quiet(emulator);
     await fast.stop();
     // TKE at its own pace from here on; its first sync reads every CLB once (a TKE restart), before the measurement.
     const simulator = await tkeSimulator(kc, emulator, namespaces, false);
     stops.push(() => simulator.stop());
-    await quiet(emulator);
+    // Its first sync reads every CLB at TKE's pace (10/s per action): 300 s for 3,000.
+    await quiet(emulator, 3_000, Math.max(300_000, N * 300));
     log(`setup (CLBs built by TKE, TKE restarted at its own pace and idle): ${secs(Date.now() - t0)}`);
 
     await emulator.admin.setConfig({ rps: Q });
-    const operator = await startOperatorProcess({ kubeconfig: operatorKubeconfig, emulator, entry, extraArgs: [`--drift-check-interval=${values['drift-interval']}`, '--log-level=warn'] });
+    const operator = await startOperatorProcess({ kubeconfig: operatorKubeconfig, emulator, entry, extraArgs: [`--drift-check-interval=${values['drift-interval']}`, `--cloud-rate-limit=${RATE}`, `--drift-full-read-share=${FULL_SHARE}`, '--log-level=warn'] });
     stops.push(() => operator.stop());
     const tPolicy = Date.now();
     const applied = await kubectl(['apply', '-f', '-'], { input: `apiVersion: ${GROUP}/${VERSION}\nkind: LoopbackPolicy\nmetadata: {name: idle, namespace: ${ns}}\nspec: {mode: Enforce, revertOnDelete: true}\n` });
@@ -127,6 +151,7 @@ async function main(): Promise<void> {
     const qStart = Date.now();
     const qEnd = qStart + QUIET_MS;
     const resyncs: Array<{ start: number; end: number }> = [];
+    const drift = INJECT ? injectDrift(emulator, lbIds, qStart + QUIET_MS / 2, qEnd) : undefined;
     while (Date.now() < qEnd) {
       const start = Date.now();
       await simulator.resyncNow();
@@ -135,6 +160,7 @@ async function main(): Promise<void> {
       const wait = Math.min(next, qEnd) - Date.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     }
+    const injected = await drift;
     await timeline.stop();
     const tEnd = Date.now();
     const stats = await emulator.admin.statsSince('quiet');
@@ -165,9 +191,21 @@ async function main(): Promise<void> {
     const rle = sum(Object.values(stats.throttled));
     log(`RequestLimitExceeded answers: ${rle}`);
 
-    // reads per drift interval against the drift budget
-    const budget = { DescribeListeners: N, DescribeLoadBalancers: Math.ceil(N / 20), DescribeTargetHealth: Math.ceil(N / 20) };
-    log(`drift budget per interval of ${secs(DRIFT_MS)} (every converged CLB read once): ${JSON.stringify(budget)}`);
+    // reads per drift interval against the drift budget of the two tiers (src/controllers/drift-signal.ts): a CLB's
+    // full re-read every full cycle, its health (signal) twice per interval. A full read reads health too, but it
+    // falls on a CLB whose health may have just been read: the budget counts no signal read saved by it.
+    const fullMs = fullIntervalMs(DRIFT_MS, N, (RATE * FULL_SHARE) / 100);
+    const fullReads = (N * DRIFT_MS) / fullMs;
+    const fullCalls = fullReads / MAX_LOAD_BALANCER_IDS;
+    const budget = {
+      DescribeListeners: Math.round(fullReads),
+      DescribeLoadBalancers: Math.round(fullCalls),
+      DescribeTargetHealth: Math.round(fullCalls + (SIGNALS_PER_INTERVAL * N) / MAX_TARGET_HEALTH_IDS),
+    };
+    log(
+      `drift budget per interval of ${secs(DRIFT_MS)}: each CLB read in full every ${secs(fullMs)} (the interval, or longer so that full reads take ${FULL_SHARE} % of ${RATE}/s) = ${fullReads.toFixed(0)} full reads ` +
+        `in calls of ${MAX_LOAD_BALANCER_IDS}, and ${SIGNALS_PER_INTERVAL} health reads per CLB in calls of ${MAX_TARGET_HEALTH_IDS}: ${JSON.stringify(budget)}`,
+    );
     const intervals = Math.floor((tEnd - qStart) / DRIFT_MS);
     for (let k = 0; k < intervals; k++) {
       const from = qStart + k * DRIFT_MS;
@@ -176,6 +214,22 @@ async function main(): Promise<void> {
       log(`  interval ${k + 1}: ${ratios.join(', ')}`);
     }
     if (intervals === 0) log('  (the quiet period is shorter than one drift interval: no full interval to count)');
+    // Steady state: the quiet period after its first drift interval (the whole of it when that is all there is).
+    const from = intervals >= 2 ? qStart + DRIFT_MS : qStart;
+    const steadyS = (tEnd - from) / 1000;
+    const perAction = Object.keys(budget).map((a) => {
+      const rate = sum(timeline.buckets('loopguard', from, tEnd, tEnd - from, (x) => x === a)) / steadyS;
+      return `${a} ${rate.toFixed(2)}/s = ${((100 * rate) / RATE).toFixed(1)} %`;
+    });
+    log(`steady-state reads per action over ${secs(tEnd - from)}, as a share of loopguard's ${RATE}/s per action (goal ≤ 25 %): ${perAction.join(', ')}`);
+    if (injected) {
+      const by = injected.correctedBy ? ` by ${injected.correctedBy}` : '';
+      log(
+        injected.correctedAt === undefined
+          ? `drift NOT corrected by the end of the quiet period (injected on ${injected.loadBalancerId}/${injected.listenerId} ${secs(tEnd - injected.at)} before it; interval ${secs(DRIFT_MS)})`
+          : `drift corrected in ${secs(injected.correctedAt - injected.at)}${by} (interval ${secs(DRIFT_MS)}; ${injected.loadBalancerId}/${injected.listenerId}, its source put back on the bound VIP)`,
+      );
+    }
 
     // the histogram of loopguard's reads
     const bucketMs = Math.max(1_000, Math.round(DRIFT_MS / BUCKETS_PER_INTERVAL));
@@ -211,6 +265,36 @@ async function main(): Promise<void> {
     await emulator.close();
     await cluster.stop();
   }
+}
+
+interface InjectedDrift {
+  loadBalancerId: string;
+  listenerId: string;
+  at: number;
+  correctedAt?: number;
+  correctedBy?: string;
+}
+
+/** At `at`, puts a random CLB's listener source back on the VIP, and waits (until `until`) for it to be put back. */
+async function injectDrift(emulator: ClbEmulator, lbIds: readonly string[], at: number, until: number): Promise<InjectedDrift> {
+  await new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
+  const loadBalancerId = lbIds[Math.floor(Math.random() * lbIds.length)] as string;
+  const listenerId = (await emulator.admin.getLoadBalancer(loadBalancerId)).Listeners[0]?.ListenerId ?? '';
+  const seq = (await emulator.admin.writes()).at(-1)?.seq ?? 0;
+  const drift: InjectedDrift = { loadBalancerId, listenerId, at: Date.now() };
+  await emulator.admin.patchListener(loadBalancerId, listenerId, { HealthCheck: { SourceIpType: 0 } });
+  log(`drift injected: ${loadBalancerId}/${listenerId} back on the VIP`);
+  while (Date.now() < until) {
+    const l = (await emulator.admin.getLoadBalancer(loadBalancerId)).Listeners.find((x) => x.ListenerId === listenerId);
+    if (l?.HealthCheck?.SourceIpType === 1) {
+      drift.correctedAt = Date.now();
+      const w = (await emulator.admin.writes(seq)).filter((x) => x.loadBalancerId === loadBalancerId && x.listenerId === listenerId).at(-1);
+      if (w) drift.correctedBy = w.caller;
+      return drift;
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return drift;
 }
 
 runBench(main);

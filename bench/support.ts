@@ -20,7 +20,7 @@ const LB_ID = 'service.kubernetes.io/loadbalance-id';
  * installed, KUBECONFIG set. `stop` tears down only what was started here. With `audit`, an own control plane
  * logs the operator ServiceAccount's requests to `auditLog` (see apiserver-audit.ts); an existing cluster has none.
  */
-export async function benchCluster(options: { audit?: boolean } = {}): Promise<{ stop: () => Promise<void>; auditLog?: string }> {
+export async function benchCluster(options: { audit?: boolean; nodePorts?: number } = {}): Promise<{ stop: () => Promise<void>; auditLog?: string }> {
   let cp: ControlPlaneState | undefined;
   let auditDir: string | undefined;
   let auditLog: string | undefined;
@@ -35,6 +35,8 @@ export async function benchCluster(options: { audit?: boolean } = {}): Promise<{
       extraApiserverArgs = flags.args;
       auditLog = flags.log;
     }
+    // A wider NodePort range than TKE's default, for a bench that needs more LoadBalancer Services than it holds.
+    if (options.nodePorts !== undefined && options.nodePorts > NODE_PORTS) extraApiserverArgs.push(`--service-node-port-range=30000-${30000 + options.nodePorts - 1}`);
     cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries(), extraApiserverArgs });
     await installCrds(cp.kubeconfig);
     process.env.KUBECONFIG = cp.kubeconfig;
@@ -58,9 +60,9 @@ export function nodePortsOf(svc: V1Service): number {
 }
 
 /** Fails at once, naming the bound, when `need` NodePorts cannot fit the range (the apiserver would refuse late). */
-export function checkNodePorts(need: number, what: string): void {
-  if (need > NODE_PORTS) {
-    throw new Error(`${what} need ${need} NodePorts; the range 30000-32767 holds ${NODE_PORTS} (each port takes one, externalTrafficPolicy Local one more for its health check): use fewer LoadBalancer Services`);
+export function checkNodePorts(need: number, what: string, range = NODE_PORTS): void {
+  if (need > range) {
+    throw new Error(`${what} need ${need} NodePorts; the range 30000-${30000 + range - 1} holds ${range} (each port takes one, externalTrafficPolicy Local one more for its health check): use fewer LoadBalancer Services`);
   }
 }
 
@@ -84,7 +86,7 @@ export async function createAll(n: number, create: (i: number) => Promise<unknow
 }
 
 /** Resolves once the emulator has seen no API call for `quietMs` (everyone idle); returns when that began. */
-export async function quiet(emulator: ClbEmulator, quietMs = 3_000): Promise<number> {
+export async function quiet(emulator: ClbEmulator, quietMs = 3_000, timeoutMs = 300_000): Promise<number> {
   let last = -1;
   let quietSince = Date.now();
   return waitFor(
@@ -97,7 +99,7 @@ export async function quiet(emulator: ClbEmulator, quietMs = 3_000): Promise<num
       }
       return Date.now() - quietSince > quietMs ? quietSince : undefined;
     },
-    { timeoutMs: 300_000, intervalMs: 500 },
+    { timeoutMs, intervalMs: 500 },
   );
 }
 
@@ -113,9 +115,10 @@ export async function createAtRiskServices(
   n: number,
   _log: (line: string) => void,
   spec: Parameters<typeof lbService>[1] = AT_RISK_L4,
+  nodePorts = NODE_PORTS,
 ): Promise<string[]> {
   const service = (i: number) => lbService(`svc-${String(i).padStart(4, '0')}`, spec);
-  checkNodePorts(n * nodePortsOf(service(0)), `${n} Services`);
+  checkNodePorts(n * nodePortsOf(service(0)), `${n} Services`, nodePorts);
   const listeners = service(0).spec?.ports?.length ?? 1;
   await createAll(n, (i) => core.createNamespacedService({ namespace: ns, body: service(i) }), 16);
   return waitFor(

@@ -24,6 +24,8 @@ import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './cloud/clb-observer.js';
 import { Checkpointer } from './controllers/checkpointer.js';
 import { ObservationStore } from './kube/observation-store.js';
+import { HealthSignal } from './cloud/health-signal.js';
+import { DriftScheduler } from './controllers/drift-signal.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
@@ -154,20 +156,11 @@ export class Operator {
     );
     // A label change moves a namespace into, out of, or between the modes of a cluster policy (docs/cluster-policy.md §4).
     this.namespaces = make<V1Namespace>('namespaces', '/api/v1/namespaces', () => core.listNamespace(), (ns, type) => this.router.namespace(ns, type === 'delete'));
-    this.daemonSets = make<V1DaemonSet>(
-      'kube-proxy-daemonset',
-      `/apis/apps/v1/namespaces/${KUBE_PROXY.namespace}/daemonsets`,
-      () => apps.listNamespacedDaemonSet({ namespace: KUBE_PROXY.namespace, fieldSelector: KUBE_PROXY.fieldSelector }),
-      () => this.onKubeProxyEvent(),
-      KUBE_PROXY.fieldSelector,
-    );
-    this.configMaps = make<V1ConfigMap>(
-      'kube-proxy-configmap',
-      `/api/v1/namespaces/${KUBE_PROXY.namespace}/configmaps`,
-      () => core.listNamespacedConfigMap({ namespace: KUBE_PROXY.namespace, fieldSelector: KUBE_PROXY.fieldSelector }),
-      () => this.onKubeProxyEvent(),
-      KUBE_PROXY.fieldSelector,
-    );
+    // kube-proxy's DaemonSet and ConfigMap: what the cluster profile is read from (src/model/cluster-profile.ts).
+    const { namespace: kpNamespace, fieldSelector } = KUBE_PROXY;
+    const onKubeProxy = () => this.onKubeProxyEvent();
+    this.daemonSets = make<V1DaemonSet>('kube-proxy-daemonset', `/apis/apps/v1/namespaces/${kpNamespace}/daemonsets`, () => apps.listNamespacedDaemonSet({ namespace: kpNamespace, fieldSelector }), onKubeProxy, fieldSelector);
+    this.configMaps = make<V1ConfigMap>('kube-proxy-configmap', `/api/v1/namespaces/${kpNamespace}/configmaps`, () => core.listNamespacedConfigMap({ namespace: kpNamespace, fieldSelector }), onKubeProxy, fieldSelector);
     this.tkeServiceConfigs = make<KubernetesObject>(
       'tkeserviceconfigs',
       `/apis/${TKE_SERVICE_CONFIG.group}/${TKE_SERVICE_CONFIG.version}/${TKE_SERVICE_CONFIG.plural}`,
@@ -210,7 +203,9 @@ export class Operator {
       mayWrite: () => this.elector?.mayWrite() ?? true,
       resyncMs: config.driftCheckIntervalMs,
     });
-    const observer = new ClbObserver(d.clb);
+    // Drift checks in two tiers (src/controllers/drift-signal.ts): the signal's baselines include the full reads' health.
+    const healthSignal = new HealthSignal(d.clb);
+    const observer = new ClbObserver(healthSignal.recording(d.clb));
     if (config.observationCheckpoint) this.checkpoint = new Checkpointer({ observer, store: new ObservationStore(kc, config.leaseNamespace), region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, logger, mayWrite: () => this.elector?.mayWrite() ?? true });
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
@@ -269,6 +264,7 @@ export class Operator {
       logger,
       profile: () => this.profile(),
       driftCheckIntervalMs: config.driftCheckIntervalMs,
+      driftTiers: { scheduler: new DriftScheduler(config.driftCheckIntervalMs, (config.cloudRateLimit * config.driftFullReadShare) / 100), signal: healthSignal, checked: (tier, clbs) => metrics.driftChecks.inc({ tier }, clbs) },
       tkeGraceMs: config.tkeGraceMs,
       stopping: this.stopping.signal,
       ...(executor ? { executor } : {}),

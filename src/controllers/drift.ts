@@ -29,10 +29,26 @@ export interface DriftClock {
 }
 
 /**
+ * How the reads are grouped: `batch` ids per call (the carry never exceeds one); `wholeBatches`: read in whole
+ * batches; `maxDebt`: the most reads made for other reasons are repaid (default n, one interval's reads).
+ */
+export interface DriftBatching {
+  batch?: number;
+  wholeBatches?: boolean;
+  maxDebt?: number;
+}
+
+/**
  * The CLBs to read again this round, oldest read first, and the policy's clock after it. `readAt`: each cached CLB
  * of the policy and when it was last read. Without a clock (the policy's first round) only CLBs overdue are due.
  */
-export function dueForDrift(readAt: ReadonlyMap<string, number>, intervalMs: number, now: number, clock: DriftClock | undefined): { due: string[]; clock: DriftClock } {
+export function dueForDrift(
+  readAt: ReadonlyMap<string, number>,
+  intervalMs: number,
+  now: number,
+  clock: DriftClock | undefined,
+  { batch = DRIFT_BATCH, wholeBatches = false, maxDebt }: DriftBatching = {},
+): { due: string[]; clock: DriftClock } {
   const n = readAt.size;
   const elapsed = clock ? Math.min(Math.max(0, now - clock.at), intervalMs) : 0;
   const chosen = new Set(clock?.chosen ?? []);
@@ -41,18 +57,22 @@ export function dueForDrift(readAt: ReadonlyMap<string, number>, intervalMs: num
   const earned = (clock?.carry ?? 0) + (n * elapsed) / intervalMs - elsewhere;
   const oldest = [...readAt].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]));
   const overdue = oldest.filter(([, at]) => now - at >= intervalMs).length;
-  const take = Math.min(n, Math.max(overdue, Math.floor(earned)));
+  // wholeBatches: the few beyond a whole batch wait for the next round instead of costing a call of their own, and
+  // overdue CLBs fill their call with the next oldest (read a little early rather than a call for a few).
+  const take = wholeBatches
+    ? Math.min(n, Math.max(Math.ceil(overdue / batch) * batch, Math.floor(earned / batch) * batch))
+    : Math.min(n, Math.max(overdue, Math.floor(earned)));
   // What is left carries over, but never more than one batch: a policy that did not run for a while must not
   // make up for it with a burst (what became overdue meanwhile is read anyway).
   // Overspent (other reads, or overdue CLBs read beyond what was earned): a debt of up to one interval's reads, repaid
   // before reading ahead again; overdue CLBs are read whatever the debt, so none goes unread for an interval.
-  const carry = Math.max(-n, Math.min(earned - take, DRIFT_BATCH));
+  const carry = Math.max(-(maxDebt ?? n), Math.min(earned - take, batch));
   const due = oldest.slice(0, take).map(([id]) => id);
   return { due, clock: { at: now, carry, chosen: due } };
 }
 
 /** When a converged policy's next round is due: when about one batch of its n CLBs has earned its read. */
-export function nextDriftRoundMs(n: number, intervalMs: number): number {
+export function nextDriftRoundMs(n: number, intervalMs: number, batch = DRIFT_BATCH): number {
   if (n <= 0) return intervalMs;
-  return Math.min(intervalMs, Math.max(MIN_DRIFT_ROUND_MS, Math.min(intervalMs / 60, 60_000), (intervalMs * DRIFT_BATCH) / n));
+  return Math.min(intervalMs, Math.max(MIN_DRIFT_ROUND_MS, Math.min(intervalMs / 60, 60_000), (intervalMs * batch) / n));
 }

@@ -37,6 +37,8 @@ export interface OperatorConfig {
   driftCheckIntervalMs: number;
   /** Keep the observation checkpoint (src/controllers/checkpointer.ts): a new leader starts from it instead of reading every CLB. */
   observationCheckpoint: boolean;
+  /** Percent of cloudRateLimit the full re-reads of converged CLBs may take (src/controllers/drift-signal.ts). */
+  driftFullReadShare: number;
   /** How long TKE gets to act on what loopguard asked of it (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
   tkeGraceMs: number;
   kubeProxyMode: KubeProxyModeOverride | '';
@@ -111,6 +113,15 @@ export const FIELDS: readonly Field[] = [
     help: "keep what was last read of each CLB in ConfigMaps of loopguard's namespace, so a new leader judges converged targets from it and re-reads them on the drift schedule (false: it reads every CLB first)",
   },
   {
+    key: 'driftFullReadShare',
+    flag: 'drift-full-read-share',
+    env: 'LOOPGUARD_DRIFT_FULL_READ_SHARE',
+    kind: 'int',
+    min: 1,
+    max: 100,
+    help: 'percent of --cloud-rate-limit the full re-reads of converged CLBs may take; beyond it, each CLB is re-read in full less often than every drift-check interval (its backend health still is)',
+  },
+  {
     key: 'tkeGraceMs',
     flag: 'tke-grace-period',
     env: 'LOOPGUARD_TKE_GRACE_PERIOD',
@@ -151,6 +162,7 @@ export const DEFAULTS: OperatorConfig = {
   concurrency: 4,
   driftCheckIntervalMs: 5 * 60_000,
   observationCheckpoint: true,
+  driftFullReadShare: 20,
   tkeGraceMs: TKE_GRACE_MS,
   kubeProxyMode: '',
   kubeProxyVersion: '',

@@ -104,6 +104,12 @@ export class Metrics {
     labelNames: ['kind'] as const,
     registers: [this.registry],
   });
+  readonly driftChecks = new Counter({
+    name: 'loopguard_drift_checks_total',
+    help: 'Converged CLBs checked for drift, by tier: signal (backend health), full (the full re-read on its cycle), escalated (a full re-read the signal asked for)',
+    labelNames: ['tier'] as const,
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'leader_election_master_status',
     help: '1 while this replica is the leader',

@@ -80,6 +80,7 @@ operator's own defaults apply otherwise. --leader-election-id only when the Leas
 {{- if not (kindIs "invalid" $o.concurrency) }}{{ $args = append $args (printf "--concurrency=%v" (int $o.concurrency)) }}{{ end }}
 {{- if $o.driftCheckInterval }}{{ $args = append $args (printf "--drift-check-interval=%s" $o.driftCheckInterval) }}{{ end }}
 {{- if not (kindIs "invalid" $o.observationCheckpoint) }}{{ $args = append $args (printf "--observation-checkpoint=%v" $o.observationCheckpoint) }}{{ end }}
+{{- if not (kindIs "invalid" $o.driftFullReadShare) }}{{ $args = append $args (printf "--drift-full-read-share=%v" (int $o.driftFullReadShare)) }}{{ end }}
 {{- if $o.tkeGracePeriod }}{{ $args = append $args (printf "--tke-grace-period=%s" $o.tkeGracePeriod) }}{{ end }}
 {{- if $o.kubeProxyMode }}{{ $args = append $args (printf "--kube-proxy-mode=%s" $o.kubeProxyMode) }}{{ end }}
 {{- if $o.kubeProxyVersion }}{{ $args = append $args (printf "--kube-proxy-version=%s" $o.kubeProxyVersion) }}{{ end }}

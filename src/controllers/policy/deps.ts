@@ -7,6 +7,8 @@ import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import type { ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { NamespaceFacts } from '../../model/namespace-coverage.js';
 import type { ClbObserver } from '../../cloud/clb-observer.js';
+import type { HealthSignal } from '../../cloud/health-signal.js';
+import type { DriftScheduler } from '../drift-signal.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { PolicyStatusWriter } from '../../kube/status-writer.js';
 import type { KubeWriter } from '../../kube/writer.js';
@@ -67,6 +69,8 @@ export interface RoundDeps {
   record(target: TargetRef): LoopbackRecord | undefined;
   logger: Pick<Logger, 'info' | 'warn'>;
   driftCheckIntervalMs: number;
+  /** Drift checks in two tiers (drift-signal.ts): a health signal every half interval, full re-reads on a longer cycle. Absent: every CLB re-read in full each interval. */
+  driftTiers?: { scheduler: DriftScheduler; signal: Pick<HealthSignal, 'check' | 'readAt'>; checked?: (tier: 'signal' | 'full' | 'escalated', clbs: number) => void };
   /** How long TKE gets to apply a declared TkeServiceConfig. */
   tkeGraceMs: number;
   executor?: Executor;
@@ -84,6 +88,8 @@ export interface RoundInput {
   enforcing: boolean;
   /** Cached CLBs whose drift check is due this round (drift.ts): read again before the chunks, in full batches. */
   drift?: readonly string[];
+  /** Cached CLBs whose health signal is due this round (drift-signal.ts); a suspect is re-read in full with `drift`. */
+  driftSignal?: readonly string[];
   /** Who shares the targets' CLBs and TkeServiceConfigs (src/plan/snapshot.ts). */
   shared: SharedView;
   /** A cluster policy's `skipAnnotation: Ignore`. */

@@ -5,6 +5,7 @@ import { targetKey } from '../../model/facts.js';
 import { readRecord, type RecordOwnership } from '../../model/record-registry.js';
 import { configViewOf, type OrphanSnapshot, type Snapshot, type TargetSnapshot } from '../../plan/snapshot.js';
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';
+import { maxReadAgeMs } from '../drift-signal.js';
 
 /** The snapshot without its targets: the policy, the cluster, what was learned, the clock. */
 export function snapshotBase(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared' | 'ignoreSkipAnnotation'>): Omit<Snapshot, 'targets' | 'orphans'> {
@@ -46,7 +47,7 @@ export function gatherTargets(d: RoundDeps, chunk: readonly TargetFacts[], obser
 export async function gatherOrphans(d: RoundDeps, orphans: readonly Orphan[], signal: AbortSignal): Promise<OrphanSnapshot[]> {
   const configsKnown = d.tkeServiceConfigsSynced();
   const ids = orphans.filter((o) => configsKnown && o.facts.kind === 'Ingress' && o.facts.loadBalancerId).map((o) => o.facts.loadBalancerId as string);
-  const observations = ids.length > 0 ? await d.observer.observe(ids, d.driftCheckIntervalMs, signal) : new Map<string, ClbObservation>();
+  const observations = ids.length > 0 ? await d.observer.observe(ids, maxReadAgeMs(d), signal) : new Map<string, ClbObservation>();
   return orphans.map(({ facts, entry, stale }) => {
     const clb = facts.loadBalancerId ? observations.get(facts.loadBalancerId) : undefined;
     const at = facts.loadBalancerId ? d.observer.observedAt(facts.loadBalancerId) : undefined;

@@ -18,6 +18,7 @@ import { describeStep } from '../../plan/steps.js';
 import { holderOf } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { dueForDrift, type DriftClock } from '../drift.js';
+import { signalled } from '../drift-signal.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
@@ -149,17 +150,20 @@ export class PolicyController {
   private async runByMode(policy: PolicySubject, targets: PolicyTargets, shared: ReturnType<typeof sharedWith>, signal: AbortSignal): Promise<RoundResult> {
     const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
     const mine = targets.mine.map((m) => m.facts);
-    let drift: string[] | undefined = this.driftDue(policy.owner, mine);
+    const due = this.driftDue(policy.owner, mine);
+    let drift: string[] | undefined = due.full;
+    let driftSignal: string[] | undefined = due.signal;
     for (const mode of ['Enforce', 'Audit'] as const satisfies readonly PolicyMode[]) {
       const own = targets.mine.filter((m) => m.mode === mode).map((m) => m.facts);
       const orphans = targets.orphans.filter((o) => o.mode === mode);
       if (own.length === 0 && orphans.length === 0) continue;
       const enforcing = mode === 'Enforce' && this.o.executor !== undefined;
       const run = await this.round.run(
-        { spec: { ...policy.spec, mode }, profile: this.o.profile(), owner: policy.owner, targets: own, orphans, enforcing, ...(drift ? { drift } : {}), shared, ...(policy.cluster?.skipAnnotation === 'Ignore' ? { ignoreSkipAnnotation: true } : {}) },
+        { spec: { ...policy.spec, mode }, profile: this.o.profile(), owner: policy.owner, targets: own, orphans, enforcing, ...(drift ? { drift } : {}), ...(driftSignal ? { driftSignal } : {}), shared, ...(policy.cluster?.skipAnnotation === 'Ignore' ? { ignoreSkipAnnotation: true } : {}) },
         signal,
       );
       drift = undefined;
+      driftSignal = undefined;
       result.outcomes.push(...run.outcomes);
       result.releases.push(...run.releases);
       result.waiting ||= run.waiting;
@@ -211,16 +215,18 @@ export class PolicyController {
     return initial;
   }
 
-  /** The cached CLBs of the policy's targets whose drift check is due this round (drift.ts). */
-  private driftDue(key: string, targets: readonly TargetFacts[]): string[] {
+  /** The cached CLBs of the policy's targets whose drift check is due this round: in full (drift.ts), or their health signal (drift-signal.ts). */
+  private driftDue(key: string, targets: readonly TargetFacts[]): { full: string[]; signal: string[] } {
     const readAt = new Map<string, number>();
     for (const t of targets) {
       const at = t.loadBalancerId ? this.o.observer.observedAt(t.loadBalancerId) : undefined;
       if (at !== undefined) readAt.set(t.loadBalancerId as string, at);
     }
+    const tiers = this.o.driftTiers;
+    if (tiers) return tiers.scheduler.plan(key, readAt, signalled(readAt, this.o.observer, tiers.signal), Date.now());
     const drift = dueForDrift(readAt, this.o.driftCheckIntervalMs, Date.now(), this.driftClocks.get(key));
     this.driftClocks.set(key, drift.clock);
-    return [...drift.due];
+    return { full: [...drift.due], signal: [] };
   }
 
   /** When to come back (requeue.ts), keeping the waiting streak and dropping the reads of CLBs being built. */
@@ -234,6 +240,7 @@ export class PolicyController {
       streak: this.building.get(key) ?? 0,
       cachedClbs: cached.size,
       driftCheckIntervalMs: this.o.driftCheckIntervalMs,
+      ...(this.o.driftTiers ? { driftRoundMs: this.o.driftTiers.scheduler.roundMs(cached.size) } : {}),
       now: Date.now(),
       jitter,
     });
@@ -322,6 +329,7 @@ export class PolicyController {
     await this.o.reports?.forget(key);
     this.building.delete(key);
     this.driftClocks.delete(key);
+    this.o.driftTiers?.scheduler.forget(key);
     const [first = '', name = ''] = key.split('/');
     this.o.metrics.forgetTargets(first === CLUSTER_KIND ? '' : first, first === CLUSTER_KIND ? key : name);
     this.lastVerdicts.delete(key);

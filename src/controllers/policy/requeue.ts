@@ -29,6 +29,8 @@ export interface RequeueInput {
   /** The policy's CLBs the observer holds (their drift checks are spread over the interval). */
   cachedClbs: number;
   driftCheckIntervalMs: number;
+  /** With drift checks in two tiers: when the next batch of either is due (drift-signal.ts driftRoundMs). */
+  driftRoundMs?: number;
   now: number;
   /** ×0.9–1.1, so that policies do not come back in lockstep. */
   jitter: (ms: number) => number;
@@ -60,5 +62,5 @@ export function nextReconcile(r: RequeueInput): Requeue {
     }
     return { outcome: { requeueAfterMs: r.jitter(wait) }, invalidate, streak };
   }
-  return { outcome: { requeueAfterMs: r.jitter(nextDriftRoundMs(r.cachedClbs, r.driftCheckIntervalMs)) }, invalidate: [], streak: 0 };
+  return { outcome: { requeueAfterMs: r.jitter(r.driftRoundMs ?? nextDriftRoundMs(r.cachedClbs, r.driftCheckIntervalMs)) }, invalidate: [], streak: 0 };
 }

@@ -16,6 +16,7 @@ import { settleAll } from '../../runtime/settle.js';
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';
 import { freshReadsBeforeWrite, type WriteCandidate } from './fresh-read.js';
 import { gatherOrphans, gatherTargets, snapshotBase } from './gather.js';
+import { maxReadAgeMs } from '../drift-signal.js';
 
 /** Targets per observe/plan/execute step: one DescribeLoadBalancers batch. */
 const CHUNK = 20;
@@ -88,7 +89,7 @@ export class PolicyRound {
   async run(input: RoundInput, signal: AbortSignal): Promise<RoundResult> {
     const chunks = chunkTargets(input.targets, CHUNK, (id) => this.d.observer.observedAt(id) !== undefined);
     const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
-    await this.driftChecks(input.drift ?? [], signal);
+    await this.driftChecks(input.drift ?? [], signal, input.driftSignal ?? []);
     const settled = await settleAll(chunks, CHUNKS_IN_FLIGHT, (chunk) => this.chunk(input, chunk, result, signal));
     const rejected = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     // Aborted, every chunk tells where its targets stopped; the report needs all of them, not the first.
@@ -106,10 +107,18 @@ export class PolicyRound {
    * over the chunks, each chunk would read its few in a call of its own). A failure leaves the cached facts: the
    * CLBs stay due and the next round tries again.
    */
-  private async driftChecks(ids: readonly string[], signal: AbortSignal): Promise<void> {
-    if (ids.length === 0 || this.d.stopping?.aborted) return;
+  private async driftChecks(due: readonly string[], signal: AbortSignal, signalled: readonly string[] = []): Promise<void> {
+    if ((due.length === 0 && signalled.length === 0) || this.d.stopping?.aborted) return;
+    let ids = due;
     try {
-      await this.d.observer.reread(ids, signal);
+      // The health signal first (drift-signal.ts): its suspects join this round's full reads.
+      const suspects = signalled.length > 0 && this.d.driftTiers ? await this.d.driftTiers.signal.check(signalled, { signal }) : new Map<string, string>();
+      if (suspects.size > 0) this.d.logger.info('Drift signal: re-reading CLBs in full', { clbs: suspects.size, first: [...suspects].slice(0, 3).map(([id, why]) => `${id} (${why})`) });
+      ids = [...new Set([...due, ...suspects.keys()])];
+      this.d.driftTiers?.checked?.('signal', signalled.length);
+      this.d.driftTiers?.checked?.('full', due.length);
+      this.d.driftTiers?.checked?.('escalated', ids.length - due.length);
+      if (ids.length > 0) await this.d.observer.reread(ids, signal);
     } catch (err) {
       if (signal.aborted) throw err;
       const info = describeCloudError(err);
@@ -121,7 +130,7 @@ export class PolicyRound {
   private async observe(ids: readonly string[], signal: AbortSignal, fresh?: readonly string[]): Promise<{ observations: Map<string, ClbObservation>; error?: TargetError }> {
     try {
       if (fresh) await this.d.observer.reread(fresh, signal);
-      return { observations: await this.d.observer.observe(ids, this.d.driftCheckIntervalMs, signal) };
+      return { observations: await this.d.observer.observe(ids, maxReadAgeMs(this.d), signal) };
     } catch (err) {
       if (signal.aborted) throw err;
       const error = classifyError(err, 'reading CLBs');

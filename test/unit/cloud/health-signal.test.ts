@@ -1,0 +1,107 @@
+// The drift signal's escalation (src/cloud/health-summary.ts, health-signal.ts): which health answers send a CLB to
+// the full re-read, against which baseline.
+import { describe, expect, it } from '@jest/globals';
+import type { ClbReader, LoadBalancerHealthInfo } from '../../../src/cloud/clb-client.js';
+import { HealthSignal } from '../../../src/cloud/health-signal.js';
+import { driftSuspected, healthSummary } from '../../../src/cloud/health-summary.js';
+
+const t = (status: string) => ({ ip: '10.0.0.1', port: 30080, healthy: status === 'Alive', status });
+/** A CLB with one TCP listener (its pseudo-rule) and one HTTP listener with two rules. */
+function lb(id: string, tcp: string[], rule1: string[] = ['Alive'], rule2: string[] = []): LoadBalancerHealthInfo {
+  return {
+    loadBalancerId: id,
+    listeners: [
+      { listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, rules: [{ locationId: 'lbl-tcp', targets: tcp.map(t) }] },
+      {
+        listenerId: 'lbl-http',
+        protocol: 'HTTP',
+        port: 8080,
+        rules: [
+          { locationId: 'loc-1', targets: rule1.map(t) },
+          { locationId: 'loc-2', targets: rule2.map(t) },
+        ],
+      },
+    ],
+  };
+}
+
+describe('healthSummary', () => {
+  it('keys L4 listeners by listener and L7 rules by listener/rule, leaving out those without backends', () => {
+    expect([...healthSummary(lb('lb-1', ['Alive', 'Dead', 'Unknown']))]).toEqual([
+      ['lbl-tcp', { targets: 3, dead: 1 }],
+      ['lbl-http/loc-1', { targets: 1, dead: 0 }],
+    ]);
+  });
+});
+
+describe('driftSuspected', () => {
+  const before = healthSummary(lb('lb-1', ['Alive', 'Alive', 'Alive']));
+  it.each<[string, LoadBalancerHealthInfo, boolean]>([
+    ['nothing changed', lb('lb-1', ['Alive', 'Alive', 'Alive']), false],
+    ['backends still being probed (Unknown) are no drift', lb('lb-1', ['Alive', 'Unknown', 'Alive']), false],
+    ['a backend added', lb('lb-1', ['Alive', 'Alive', 'Alive', 'Alive']), false],
+    ['a source back on the bound VIP: every backend Dead', lb('lb-1', ['Dead', 'Dead', 'Dead']), true],
+    ['one backend Dead', lb('lb-1', ['Alive', 'Dead', 'Alive']), true],
+    ['a rule got backends (new rule)', lb('lb-1', ['Alive', 'Alive', 'Alive'], ['Alive'], ['Alive']), true],
+    ['a rule lost its backends (gone)', lb('lb-1', ['Alive', 'Alive', 'Alive'], []), true],
+  ])('%s → %s', (_name, now, suspected) => {
+    expect(driftSuspected(before, healthSummary(now)) !== undefined).toBe(suspected);
+  });
+
+  it('without an earlier answer, only Dead backends are suspect (a new process cannot tell what was before)', () => {
+    expect(driftSuspected(undefined, healthSummary(lb('lb-1', ['Alive'])))).toBeUndefined();
+    expect(driftSuspected(undefined, healthSummary(lb('lb-1', ['Dead', 'Dead'])))).toContain('lbl-tcp: 2 of 2 backends Dead');
+  });
+
+  it('Dead → Alive (fixed by someone else) is a change too', () => {
+    expect(driftSuspected(healthSummary(lb('lb-1', ['Dead'])), healthSummary(lb('lb-1', ['Alive'])))).toContain('Dead backends 1 → 0');
+  });
+});
+
+/** A reader whose health answers the test sets per CLB; counts the calls. */
+function reader(answers: Map<string, LoadBalancerHealthInfo>) {
+  const calls: string[][] = [];
+  const r: ClbReader = {
+    describeLoadBalancers: async () => [],
+    describeListeners: async () => [],
+    describeTargetHealth: async (ids) => {
+      calls.push([...ids]);
+      return ids.flatMap((id) => (answers.get(id) ? [answers.get(id) as LoadBalancerHealthInfo] : []));
+    },
+  };
+  return { r, calls };
+}
+
+describe('HealthSignal', () => {
+  it("a full read's answer is the next signal's baseline; a change after it is suspect, and stays suspect until a full read records it", async () => {
+    const answers = new Map([['lb-1', lb('lb-1', ['Alive', 'Alive'])], ['lb-2', lb('lb-2', ['Alive'])]]);
+    const { r } = reader(answers);
+    const signal = new HealthSignal(r);
+    const observed = signal.recording(r);
+    await observed.describeTargetHealth(['lb-1', 'lb-2']);
+    expect(signal.readAt('lb-1')).toBeDefined();
+    expect(await signal.check(['lb-1', 'lb-2'])).toEqual(new Map());
+    // Someone puts lb-1's TCP source back on the bound VIP.
+    answers.set('lb-1', lb('lb-1', ['Dead', 'Dead']));
+    expect([...(await signal.check(['lb-1', 'lb-2'])).keys()]).toEqual(['lb-1']);
+    // The full read failed: still suspect.
+    expect([...(await signal.check(['lb-1'])).keys()]).toEqual(['lb-1']);
+    // The full read (through the observer's reader) records the new answer; the next signal compares with it.
+    await observed.describeTargetHealth(['lb-1']);
+    expect(await signal.check(['lb-1'])).toEqual(new Map());
+  });
+
+  it('a CLB the answer leaves out (deleted) is sent to the full read, which says NotFound', async () => {
+    const { r } = reader(new Map([['lb-1', lb('lb-1', ['Alive'])]]));
+    const signal = new HealthSignal(r);
+    expect([...(await signal.check(['lb-1', 'lb-gone'])).entries()]).toEqual([['lb-gone', 'not in the DescribeTargetHealth answer']]);
+  });
+
+  it('asks once for all the ids (the client splits them by 30) and not at all for none', async () => {
+    const { r, calls } = reader(new Map());
+    const signal = new HealthSignal(r);
+    await signal.check([]);
+    await signal.check(['lb-1', 'lb-1', 'lb-2']);
+    expect(calls).toEqual([['lb-1', 'lb-2']]);
+  });
+});

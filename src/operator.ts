@@ -25,7 +25,7 @@ import { ClbObserver } from './cloud/clb-observer.js';
 import { Checkpointer } from './controllers/checkpointer.js';
 import { ObservationStore } from './kube/observation-store.js';
 import { HealthSignal } from './cloud/health-signal.js';
-import { DriftScheduler } from './controllers/drift-signal.js';
+import { DriftScheduler, fullIntervalMs } from './controllers/drift-signal.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
@@ -205,8 +205,9 @@ export class Operator {
     });
     // Drift checks in two tiers (src/controllers/drift-signal.ts): the signal's baselines include the full reads' health.
     const healthSignal = new HealthSignal(d.clb);
+    const fullReadsPerSecond = (config.cloudRateLimit * config.driftFullReadShare) / 100;
     const observer = new ClbObserver(healthSignal.recording(d.clb));
-    if (config.observationCheckpoint) this.checkpoint = new Checkpointer({ observer, store: new ObservationStore(kc, config.leaseNamespace), region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, logger, mayWrite: () => this.elector?.mayWrite() ?? true });
+    if (config.observationCheckpoint) this.checkpoint = new Checkpointer({ observer, store: new ObservationStore(kc, config.leaseNamespace), region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true });
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
     ));
@@ -264,7 +265,7 @@ export class Operator {
       logger,
       profile: () => this.profile(),
       driftCheckIntervalMs: config.driftCheckIntervalMs,
-      driftTiers: { scheduler: new DriftScheduler(config.driftCheckIntervalMs, (config.cloudRateLimit * config.driftFullReadShare) / 100), signal: healthSignal, checked: (tier, clbs) => metrics.driftChecks.inc({ tier }, clbs) },
+      driftTiers: { scheduler: new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond), signal: healthSignal, checked: (tier, clbs) => metrics.driftChecks.inc({ tier }, clbs) },
       tkeGraceMs: config.tkeGraceMs,
       stopping: this.stopping.signal,
       ...(executor ? { executor } : {}),

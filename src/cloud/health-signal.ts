@@ -2,13 +2,32 @@
 // DescribeTargetHealth call (docs/tencent-cloud.md §3), compared with the last answer seen for each CLB
 // (health-summary.ts). The last answer comes from the signal or from a full read: the observer's reader is wrapped
 // (`recording`) so that the DescribeTargetHealth of every full read is the next signal's baseline too.
+// Policies check their CLBs in rounds of their own: 300 namespaces with a LoopbackPolicy of one CLB each would each
+// send a DescribeTargetHealth of one id every half interval (2/s at 5 min, three times the one-tier cost). Checks
+// are therefore gathered across policies for up to BATCH_WINDOW_MS (or until 30 ids) and sent together.
+import { MAX_TARGET_HEALTH_IDS } from './batching.js';
 import type { ClbReader, CallOptions, LoadBalancerHealthInfo } from './clb-client.js';
 import { driftSuspected, healthSummary, type HealthSummary } from './health-summary.js';
 
+/** How long a check waits for others to share its DescribeTargetHealth call (ms). */
+export const BATCH_WINDOW_MS = 1_000;
+
+interface Batch {
+  ids: Set<string>;
+  timer: NodeJS.Timeout | undefined;
+  answer: Promise<ReadonlyMap<string, LoadBalancerHealthInfo>>;
+  resolve: (answers: ReadonlyMap<string, LoadBalancerHealthInfo>) => void;
+  reject: (err: unknown) => void;
+}
+
 export class HealthSignal {
   private readonly last = new Map<string, { at: number; summary: HealthSummary }>();
+  private batch: Batch | undefined;
 
-  constructor(private readonly clb: Pick<ClbReader, 'describeTargetHealth'>) {}
+  constructor(
+    private readonly clb: Pick<ClbReader, 'describeTargetHealth'>,
+    private readonly windowMs = BATCH_WINDOW_MS,
+  ) {}
 
   /** `reader` with its DescribeTargetHealth answers recorded as baselines (give it to the ClbObserver). */
   recording(reader: ClbReader): ClbReader {
@@ -35,7 +54,8 @@ export class HealthSignal {
   async check(ids: readonly string[], options: CallOptions = {}): Promise<Map<string, string>> {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return new Map();
-    const answers = await this.clb.describeTargetHealth(unique, options);
+    const shared = await abortable(this.gathered(unique), options.signal);
+    const answers = unique.flatMap((id) => shared.get(id) ?? []);
     const at = Date.now();
     const suspects = new Map<string, string>();
     const answered = new Set<string>();
@@ -56,7 +76,44 @@ export class HealthSignal {
     return suspects;
   }
 
+  /** The answers for `ids`, from a call shared with the other checks of the window (a full batch goes at once). */
+  private gathered(ids: readonly string[]): Promise<ReadonlyMap<string, LoadBalancerHealthInfo>> {
+    let b = this.batch;
+    if (!b) {
+      let resolve!: Batch['resolve'];
+      let reject!: Batch['reject'];
+      const answer = new Promise<ReadonlyMap<string, LoadBalancerHealthInfo>>((res, rej) => ((resolve = res), (reject = rej)));
+      // Callers that gave up (aborted) leave the promise unobserved: its rejection is theirs to ignore.
+      answer.catch(() => undefined);
+      b = this.batch = { ids: new Set(), timer: undefined, answer, resolve, reject };
+      b.timer = setTimeout(() => this.flush(), this.windowMs);
+    }
+    for (const id of ids) b.ids.add(id);
+    if (b.ids.size >= MAX_TARGET_HEALTH_IDS) this.flush();
+    return b.answer;
+  }
+
+  private flush(): void {
+    const b = this.batch;
+    if (!b) return;
+    this.batch = undefined;
+    clearTimeout(b.timer);
+    // No caller's abort signal: the call serves every check of the window (the client's own timeouts bound it).
+    this.clb.describeTargetHealth([...b.ids]).then((answers) => b.resolve(new Map(answers.map((h) => [h.loadBalancerId, h]))), b.reject);
+  }
+
   private record(answers: readonly LoadBalancerHealthInfo[], at: number): void {
     for (const h of answers) this.last.set(h.loadBalancerId, { at, summary: healthSummary(h) });
   }
+}
+
+/** `p`, or the signal's reason once it aborts. */
+function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason ?? new DOMException('aborted', 'AbortError'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason ?? new DOMException('aborted', 'AbortError'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

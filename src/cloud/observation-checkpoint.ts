@@ -14,6 +14,8 @@ export const CHECKPOINT_FORMAT = 'loopguard.dev/clb-observations/v1';
 export const MAX_PART_BYTES = 700 * 1024;
 /** At most this many ConfigMaps (RBAC names each one); a larger checkpoint is not written. */
 export const MAX_PARTS = 4;
+/** The most a checkpoint may inflate to: 3,000 CLBs take about 2 MB of JSON. */
+export const MAX_DECODED_BYTES = 64 << 20;
 /** Clock skew tolerated on read times from the future (ms). */
 const FUTURE_SKEW_MS = 60_000;
 
@@ -93,10 +95,11 @@ export function validObservation(id: string, v: unknown): v is StoredObservation
  * drift check at once, so they are dropped and counted). All or nothing: one malformed entry makes the whole
  * checkpoint suspect.
  */
-export function decodeCheckpoint(parts: readonly Buffer[], expect: { region: string; now: number; maxAgeMs: number }): Decoded {
+export function decodeCheckpoint(parts: readonly Buffer[], expect: { region: string; now: number; maxAgeMs: number | ((entries: number) => number) }): Decoded {
   let c: unknown;
   try {
-    c = JSON.parse(gunzipSync(Buffer.concat(parts)).toString('utf8'));
+    // Bounded: stored input that inflates without limit (a gzip bomb in the ConfigMaps) must not take the pod's memory.
+    c = JSON.parse(gunzipSync(Buffer.concat(parts), { maxOutputLength: MAX_DECODED_BYTES }).toString('utf8'));
   } catch (err) {
     return { problem: `not a gzip'd JSON checkpoint (${err instanceof Error ? err.message : String(err)})` };
   }
@@ -108,14 +111,17 @@ export function decodeCheckpoint(parts: readonly Buffer[], expect: { region: str
   const entries: CheckpointEntry[] = [];
   const seen = new Set<string>();
   let expired = 0;
+  // The full re-read cycle grows with the number of CLBs (two-tier drift checks): so does the age worth trusting.
+  const maxAgeMs = typeof expect.maxAgeMs === 'number' ? expect.maxAgeMs : expect.maxAgeMs(c['entries'].length);
   for (const [i, e] of c['entries'].entries()) {
     if (!isObj(e) || !isStr(e['id']) || !isClbId(e['id']) || !isNum(e['at']) || e['at'] > writtenAt + FUTURE_SKEW_MS || !validObservation(e['id'], e['observation'])) {
       return { problem: `entry ${i} is not a valid CLB observation` };
     }
     if (seen.has(e['id'])) return { problem: `entry ${i} repeats CLB ${e['id']}` };
     seen.add(e['id']);
-    if (expect.now - e['at'] >= expect.maxAgeMs) expired++;
-    else entries.push({ id: e['id'], at: e['at'], observation: e['observation'] });
+    if (expect.now - e['at'] >= maxAgeMs) expired++;
+    // A read time ahead of this process's clock (within the tolerated skew) counts as now: it must not put drift checks off.
+    else entries.push({ id: e['id'], at: Math.min(e['at'], expect.now), observation: e['observation'] });
   }
   return { entries, expired, writtenAt };
 }

@@ -6,8 +6,9 @@
 // Service edit arriving minutes after the last drift read costs one read of its CLB, and a write never acts on
 // what a CLB looked like minutes ago. Converged targets plan no step, so they never pay it. Pure.
 
-/** How old the observation behind an executed plan may be (ms). */
-export const FRESH_BEFORE_WRITE_MS = 30_000;
+import { FRESH_BEFORE_WRITE_MS } from '../../mitigation/steps/effect.js';
+
+export { FRESH_BEFORE_WRITE_MS };
 
 export interface WriteCandidate {
   loadBalancerId?: string;

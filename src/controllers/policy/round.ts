@@ -109,13 +109,20 @@ export class PolicyRound {
    */
   private async driftChecks(due: readonly string[], signal: AbortSignal, signalled: readonly string[] = []): Promise<void> {
     if ((due.length === 0 && signalled.length === 0) || this.d.stopping?.aborted) return;
-    let ids = due;
+    // The health signal first (drift-signal.ts): its suspects join this round's full reads. Its failure leaves the
+    // signalled CLBs due, not the full reads that are due anyway.
+    let suspects = new Map<string, string>();
     try {
-      // The health signal first (drift-signal.ts): its suspects join this round's full reads.
-      const suspects = signalled.length > 0 && this.d.driftTiers ? await this.d.driftTiers.signal.check(signalled, { signal }) : new Map<string, string>();
-      if (suspects.size > 0) this.d.logger.info('Drift signal: re-reading CLBs in full', { clbs: suspects.size, first: [...suspects].slice(0, 3).map(([id, why]) => `${id} (${why})`) });
-      ids = [...new Set([...due, ...suspects.keys()])];
+      if (signalled.length > 0 && this.d.driftTiers) suspects = await this.d.driftTiers.signal.check(signalled, { signal });
       this.d.driftTiers?.checked?.('signal', signalled.length);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const info = describeCloudError(err);
+      this.d.logger.warn('Drift signal failed; its CLBs stay due', { clbs: signalled.length, code: info.code, reason: info.reason });
+    }
+    const ids = [...new Set([...due, ...suspects.keys()])];
+    try {
+      if (suspects.size > 0) this.d.logger.info('Drift signal: re-reading CLBs in full', { clbs: suspects.size, first: [...suspects].slice(0, 3).map(([id, why]) => `${id} (${why})`) });
       this.d.driftTiers?.checked?.('full', due.length);
       this.d.driftTiers?.checked?.('escalated', ids.length - due.length);
       if (ids.length > 0) await this.d.observer.reread(ids, signal);

@@ -4,7 +4,7 @@ import { describeCloudError } from '../../cloud/index.js';
 import type { RawListener } from '../../cloud/clb-observer.js';
 import { healthCheckFor } from '../../plan/l4.js';
 import type { SetListenerHealthCheckSourceStep } from '../../plan/steps/set-listener-health-check-source.js';
-import { DONE, writeOptions, type StepEffect } from './effect.js';
+import { DONE, FRESH_BEFORE_WRITE_MS, writeOptions, type StepEffect } from './effect.js';
 
 function sourceOf(l: RawListener | undefined): 0 | 1 {
   return l?.healthCheck?.SourceIpType === 1 ? 1 : 0;
@@ -16,8 +16,11 @@ export const setListenerHealthCheckSource: StepEffect<SetListenerHealthCheckSour
     const lbId = step.loadBalancerId;
     // A restore reads fresh (it may come long after the last observation), and so does a switch TKE was asked to
     // make (its grace period is over, but TKE may be acting right now: a listener it switched since the
-    // observation is not written twice); any other switch uses the observation just made.
-    let raw: readonly RawListener[] | undefined = step.restore || step.why ? undefined : observer.rawListeners(lbId);
+    // observation is not written twice); any other switch uses the observation just made, if it was made just now
+    // (the struct goes back whole: under CLB's reset model an old one would undo a user's later health-check edits).
+    const observedAt = observer.observedAt(lbId);
+    const recent = observedAt !== undefined && Date.now() - observedAt <= FRESH_BEFORE_WRITE_MS;
+    let raw: readonly RawListener[] | undefined = step.restore || step.why || !recent ? undefined : observer.rawListeners(lbId);
     let listener = raw?.find((l) => l.listenerId === step.listenerId);
     if (!listener) {
       try {

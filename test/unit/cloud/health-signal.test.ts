@@ -76,7 +76,7 @@ describe('HealthSignal', () => {
   it("a full read's answer is the next signal's baseline; a change after it is suspect, and stays suspect until a full read records it", async () => {
     const answers = new Map([['lb-1', lb('lb-1', ['Alive', 'Alive'])], ['lb-2', lb('lb-2', ['Alive'])]]);
     const { r } = reader(answers);
-    const signal = new HealthSignal(r);
+    const signal = new HealthSignal(r, 0);
     const observed = signal.recording(r);
     await observed.describeTargetHealth(['lb-1', 'lb-2']);
     expect(signal.readAt('lb-1')).toBeDefined();
@@ -93,15 +93,35 @@ describe('HealthSignal', () => {
 
   it('a CLB the answer leaves out (deleted) is sent to the full read, which says NotFound', async () => {
     const { r } = reader(new Map([['lb-1', lb('lb-1', ['Alive'])]]));
-    const signal = new HealthSignal(r);
+    const signal = new HealthSignal(r, 0);
     expect([...(await signal.check(['lb-1', 'lb-gone'])).entries()]).toEqual([['lb-gone', 'not in the DescribeTargetHealth answer']]);
   });
 
   it('asks once for all the ids (the client splits them by 30) and not at all for none', async () => {
     const { r, calls } = reader(new Map());
-    const signal = new HealthSignal(r);
+    const signal = new HealthSignal(r, 0);
     await signal.check([]);
     await signal.check(['lb-1', 'lb-1', 'lb-2']);
     expect(calls).toEqual([['lb-1', 'lb-2']]);
+  });
+
+  it('checks of several policies within the window share one call, each gets its own suspects; 30 ids go at once; an abort leaves only its caller', async () => {
+    const answers = new Map([['lb-a', lb('lb-a', ['Alive'])], ['lb-b', lb('lb-b', ['Alive'])]]);
+    const { r, calls } = reader(answers);
+    const signal = new HealthSignal(r, 60_000);
+    await signal.recording(r).describeTargetHealth(['lb-a', 'lb-b']);
+    calls.length = 0;
+    answers.set('lb-b', lb('lb-b', ['Dead']));
+    const gone = new AbortController();
+    const a = signal.check(['lb-a']);
+    const aborted = signal.check(['lb-c'], { signal: gone.signal });
+    gone.abort(new Error('round aborted'));
+    await expect(aborted).rejects.toThrow('round aborted');
+    // 30 ids fill the batch: the shared call goes now, not after the 60 s window.
+    const full = Array.from({ length: 27 }, (_, i) => `lb-x${i}`);
+    const b = signal.check(['lb-b', ...full]);
+    expect([...(await a).keys()]).toEqual([]);
+    expect([...(await b).keys()]).toEqual(['lb-b', ...full]);
+    expect(calls).toEqual([['lb-a', 'lb-c', 'lb-b', ...full]]);
   });
 });

@@ -5,7 +5,8 @@ import { describe, expect, it } from '@jest/globals';
 import { gzipSync } from 'node:zlib';
 import { ClbObserver } from '../../../src/cloud/clb-observer.js';
 import type { ClbReader } from '../../../src/cloud/index.js';
-import { CHECKPOINT_FORMAT, decodeCheckpoint, encodeCheckpoint, MAX_PART_BYTES, splitParts, type CheckpointEntry } from '../../../src/cloud/observation-checkpoint.js';
+import { CHECKPOINT_FORMAT, decodeCheckpoint, encodeCheckpoint, MAX_DECODED_BYTES, MAX_PART_BYTES, splitParts, type CheckpointEntry } from '../../../src/cloud/observation-checkpoint.js';
+import { fullIntervalMs } from '../../../src/controllers/drift-signal.js';
 import { Checkpointer } from '../../../src/controllers/checkpointer.js';
 import type { LoadedParts } from '../../../src/kube/observation-store.js';
 
@@ -49,6 +50,28 @@ describe('encodeCheckpoint / decodeCheckpoint', () => {
     const entries = [entry('lb-aaaa0001', 4 * MIN), entry('lb-aaaa0002', 5 * MIN), entry('lb-aaaa0003', 9 * MIN)];
     const decoded = decodeCheckpoint([encodeCheckpoint(REGION, NOW, entries)], expectOk);
     expect(decoded).toEqual({ entries: [entries[0]], expired: 2, writtenAt: NOW });
+  });
+
+  it("keeps what the full re-read cycle still trusts: 3,000 CLBs read over a 25 min cycle (two-tier drift checks) all survive", () => {
+    // 3,000 CLBs at 2 full reads per second: each is read every 25 min; the checkpoint's read times spread over it.
+    const entries = Array.from({ length: 3000 }, (_, i) => entry(`lb-${String(i).padStart(8, '0')}`, i * 500));
+    const cycle = (n: number) => fullIntervalMs(5 * MIN, n, 2);
+    const decoded = decodeCheckpoint([encodeCheckpoint(REGION, NOW, entries)], { ...expectOk, maxAgeMs: cycle });
+    expect(decoded).toMatchObject({ expired: 0 });
+    // With the drift interval as the bound, 80 % would have been read cold after a restart.
+    expect(decodeCheckpoint([encodeCheckpoint(REGION, NOW, entries)], expectOk)).toMatchObject({ expired: 2400 });
+  });
+
+  it('takes a read time ahead of the clock (within the tolerated skew) as now', () => {
+    const ahead = { ...entry('lb-aaaa0001', 0), at: NOW + 30_000 };
+    const decoded = decodeCheckpoint([encodeCheckpoint(REGION, NOW + 60_000, [ahead])], expectOk);
+    expect(decoded).toMatchObject({ entries: [{ id: 'lb-aaaa0001', at: NOW }] });
+  });
+
+  it('refuses a checkpoint that inflates beyond its bound (a gzip bomb in the ConfigMaps)', () => {
+    const bomb = gzipSync(Buffer.alloc(MAX_DECODED_BYTES + 1, 0x20));
+    expect(bomb.length).toBeLessThan(MAX_PART_BYTES);
+    expect(decodeCheckpoint([bomb], expectOk)).toEqual({ problem: expect.stringMatching(/not a gzip'd JSON checkpoint/) });
   });
 
   it('keeps 3,000 CLBs in one ConfigMap part', () => {

@@ -94,7 +94,11 @@ describe('drift checks in two tiers', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
     expect(metrics).toMatch(/loopguard_drift_checks_total\{tier="signal"\} [1-9]/);
     expect(metrics).toMatch(/loopguard_drift_checks_total\{tier="escalated"\} [1-9]/);
-    const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=s2` });
-    expect(events.items.map((e) => e.reason)).toContain('DriftCorrected');
+    // Events are written paced (src/kube/events.ts): the correction's may come a moment after the CLB shows it.
+    const reasons = async () => (await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=s2` })).items.map((e) => e.reason);
+    await waitFor('the DriftCorrected Event on s2', async () => ((await reasons()).includes('DriftCorrected') ? true : undefined), {
+      timeoutMs: 15_000,
+      context: async () => `reasons: ${JSON.stringify(await reasons())}\n${operator.logs().slice(-3000)}`,
+    });
   }, 180_000);
 });

@@ -29,6 +29,9 @@ const REQUIRED = process.env['LOOPGUARD_REQUIRE_IMAGE_TEST'] === 'true';
 /** Far above what the image holds (Node ≈ 110 MB, operator + production dependencies ≈ 50 MB); dev dependencies would add 300 MB. */
 const SIZE_BUDGET_MB = 250;
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
+// Every container this run makes carries the run's label, so .ci/run counts only its own leftovers: podman's store
+// is shared by every run on the machine, and a run killed before afterAll leaves its containers there.
+const RUN_LABEL = ['--label', `io.loopguard.test-run=${process.env['LOOPGUARD_TEST_RUN'] ?? `local-${process.pid}`}`];
 
 interface Run {
   code: number;
@@ -99,7 +102,7 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     expect(version).toBe(pkg.version);
     const head = spawnSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).stdout.trim();
     expect(commit).toMatch(new RegExp(`^${head}(-dirty)?$`));
-    const res = await podman(['run', '--rm', '--network', 'none', '--read-only', '--user', '65532:65532', image, '--version']);
+    const res = await podman(['run', '--rm', ...RUN_LABEL, '--network', 'none', '--read-only', '--user', '65532:65532', image, '--version']);
     expect(res).toMatchObject({ code: 0, stdout: `loopguard ${pkg.version} (commit ${commit})\n` });
     const labels = await podman(['image', 'inspect', '--format', '{{json .Config}}', image]);
     const config = JSON.parse(labels.stdout) as { User: string; Entrypoint: string[]; Labels: Record<string, string> };
@@ -111,7 +114,7 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
   it('holds Node and the operator with its production dependencies only: no shell, no dev dependency, no test, no source map', async () => {
     const name = `lg-image-files-${randomBytes(4).toString('hex')}`;
     containers.push(name);
-    expect((await podman(['create', '--name', name, image])).code).toBe(0);
+    expect((await podman(['create', '--name', name, ...RUN_LABEL, image])).code).toBe(0);
     const listing = await run('bash', ['-c', `set -o pipefail; "${PODMAN}" export "${name}" | tar -t`], { timeoutMs: 300_000 });
     expect(listing.code).toBe(0);
     const files = listing.stdout.split('\n').filter(Boolean).map((f) => f.replace(/^\.?\//, ''));
@@ -122,7 +125,7 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     expect(files).toEqual(expect.arrayContaining(['nodejs/bin/node', 'app/dist/main.js', 'app/dist/build-info.json', 'app/package.json', 'etc/ssl/certs/ca-certificates.crt']));
     // No shell (nor a package manager) anywhere: nothing to exec into.
     expect(files.filter((f) => /(^|\/)(sh|bash|dash|ash|busybox|apt|apt-get|dpkg)$/.test(f))).toEqual([]);
-    const shell = await podman(['run', '--rm', '--network', 'none', '--entrypoint', '/bin/sh', image, '-c', 'true']);
+    const shell = await podman(['run', '--rm', ...RUN_LABEL, '--network', 'none', '--entrypoint', '/bin/sh', image, '-c', 'true']);
     expect(shell.code).not.toBe(0);
 
     // Production dependencies present, every dev-only package of the lockfile absent.
@@ -188,7 +191,7 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     containers.push(name);
     const { secretId, secretKey } = emulator.credentials;
     const args = [
-      'run', '--rm', '--name', name,
+      'run', '--rm', '--name', name, ...RUN_LABEL,
       '--network', 'host', '--read-only', '--user', '65532:65532',
       '--cap-drop', 'ALL', '--security-opt', 'no-new-privileges',
       '--volume', `${dir}:/var/run/loopguard:ro`,
@@ -277,7 +280,7 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     const { secretId, secretKey } = emulator.credentials;
     const res = await podman(
       [
-        'run', '--rm', '--network', 'host', '--read-only', '--user', '65532:65532', '--cap-drop', 'ALL',
+        'run', '--rm', ...RUN_LABEL, '--network', 'host', '--read-only', '--user', '65532:65532', '--cap-drop', 'ALL',
         '--volume', `${dir}:/var/run/loopguard:ro`, '--env', 'KUBECONFIG=/var/run/loopguard/kubeconfig',
         '--env', 'TENCENTCLOUD_REGION', '--env', 'TENCENTCLOUD_SECRET_ID', '--env', 'TENCENTCLOUD_SECRET_KEY',
         '--env', 'LOOPGUARD_CLB_ENDPOINT', '--env', 'LOOPGUARD_CLB_PROTOCOL',

@@ -54,6 +54,8 @@ import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
 
 /** How long shutdown waits for queued Events (README: aborted work gets up to 2 s more for its log lines and Events). */
 const EVENT_FLUSH_MS = 2_000;
+/** Cycles of full re-reads without a round asking for a CLB before what is known of it is dropped. */
+const SWEEP_AFTER_CYCLES = 3;
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
@@ -116,6 +118,8 @@ export class Operator {
   /** Written at a steady pace (events.ts); what is still queued gets a moment at shutdown. */
   private readonly events: EventRecorder;
   private readonly checkpoint: Checkpointer | undefined; // a new leader starts from the last one's reads
+  private sweeper: NodeJS.Timeout | undefined; // drops what is remembered of CLBs no policy names any more
+  private readonly sweep: () => void;
 
   constructor(private readonly d: OperatorDeps) {
     const { kc, config, logger, metrics } = d;
@@ -207,6 +211,14 @@ export class Operator {
     const healthSignal = new HealthSignal(d.clb);
     const fullReadsPerSecond = (config.cloudRateLimit * config.driftFullReadShare) / 100;
     const observer = new ClbObserver(healthSignal.recording(d.clb));
+    // CLBs of deleted Services and Ingresses (or no longer selected) are forgotten once no round has asked for them
+    // for SWEEP_AFTER_CYCLES full re-read cycles: a CLB in use is asked for at least once per drift interval.
+    this.sweep = () => {
+      const before = Date.now() - SWEEP_AFTER_CYCLES * fullIntervalMs(config.driftCheckIntervalMs, observer.size, fullReadsPerSecond);
+      const clbs = observer.sweep(before);
+      const baselines = healthSignal.sweep(before);
+      if (clbs + baselines > 0) logger.debug('Forgot CLBs no policy names any more', { clbs, baselines });
+    };
     if (config.observationCheckpoint) this.checkpoint = new Checkpointer({ observer, store: new ObservationStore(kc, config.leaseNamespace), region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true });
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
@@ -357,6 +369,7 @@ export class Operator {
     this.d.logger.info('Draining', { policies: this.queue.inProgressKeys, graceMs });
     this.stopping.abort(new ShutdownAbortError('shutdown began: no new work is started'));
     this.admission.stop();
+    clearInterval(this.sweeper);
     const drained = await this.queue.shutdown(graceMs, {
       onGraceOver: (policies) => this.d.logger.warn('Shutdown grace period ended; aborting', { policies, graceMs }),
     });
@@ -377,6 +390,7 @@ export class Operator {
     void (this.checkpoint?.restore() ?? Promise.resolve()).then(() => {
       if (this.stopping.signal.aborted) return;
       this.checkpoint?.start();
+      this.sweeper ??= setInterval(this.sweep, this.d.config.driftCheckIntervalMs).unref();
       this.queue.start();
       this.router.all();
       this.admission.start();

@@ -85,6 +85,8 @@ export class ClbObserver {
   private readonly cache = new Map<string, Entry>();
   /** L4 listeners' health checks as last read, for writers that must send a listener's full HealthCheck back. */
   private readonly listeners = new Map<string, RawListener[]>();
+  /** When a round last asked for each CLB (observe), so that CLBs no target names any more can be dropped (sweep). */
+  private readonly used = new Map<string, number>();
 
   constructor(private readonly clb: ClbReader) {}
 
@@ -127,6 +129,7 @@ export class ClbObserver {
     // An id is user-writable text on the target: one that is not a CLB id names no CLB and would only risk the whole
     // DescribeLoadBalancers batch (the other targets' CLBs) on an InvalidParameter. It is never sent.
     const unique = [...new Set(ids)].filter(isClbId);
+    for (const id of unique) this.used.set(id, now);
     const stale = unique.filter((id) => {
       const e = this.cache.get(id);
       return !e || now - e.at > maxAgeMs;
@@ -176,6 +179,29 @@ export class ClbObserver {
   invalidate(id: string): void {
     this.cache.delete(id);
     this.listeners.delete(id);
+  }
+
+  /**
+   * Drops the CLBs no round has asked for since `before` (ms since the epoch): those of deleted Services and Ingresses,
+   * or of targets no policy selects any more. Without it the cache (and the checkpoint made of it) would grow with
+   * every CLB the cluster ever had. A CLB a policy still names is asked for in each of its rounds, at least once per
+   * drift interval (the resync), so a bound of a few intervals never drops one in use; if it did, the cost would be
+   * one read. Seeded entries no round asked for count from their read time. Returns how many were dropped.
+   */
+  sweep(before: number): number {
+    let n = 0;
+    for (const [id, e] of this.cache) {
+      if ((this.used.get(id) ?? e.at) >= before) continue;
+      this.invalidate(id);
+      n++;
+    }
+    for (const [id, at] of this.used) if (at < before && !this.cache.has(id)) this.used.delete(id);
+    return n;
+  }
+
+  /** How many CLBs are cached. */
+  get size(): number {
+    return this.cache.size;
   }
 
   private async refresh(ids: string[], signal?: AbortSignal): Promise<void> {

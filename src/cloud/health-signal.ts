@@ -42,6 +42,21 @@ export class HealthSignal {
     };
   }
 
+  /**
+   * Drops the baselines last read before `before` (ms since the epoch): CLBs no policy checks any more. A CLB still
+   * checked is read at least once per full re-read cycle; one dropped anyway has no baseline, and its next answer
+   * is suspected only when it shows Dead backends (health-summary.ts), so nothing drifted is missed.
+   */
+  sweep(before: number): number {
+    let n = 0;
+    for (const [id, e] of this.last) {
+      if (e.at >= before) continue;
+      this.last.delete(id);
+      n++;
+    }
+    return n;
+  }
+
   /** When the CLB's health was last read, by the signal or a full read. */
   readAt(id: string): number | undefined {
     return this.last.get(id)?.at;

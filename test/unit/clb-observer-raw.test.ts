@@ -51,4 +51,25 @@ describe('ClbObserver raw listeners', () => {
     observer.invalidate(LB.loadBalancerId);
     expect(observer.rawListeners(LB.loadBalancerId)).toBeUndefined();
   });
+
+  it('sweep forgets the CLBs no round asked for since the bound, whenever they were read, and keeps those asked for', async () => {
+    const other = { ...LB, loadBalancerId: 'lb-efgh5678' };
+    const observer = new ClbObserver({ ...reader(), describeLoadBalancers: async (ids) => [LB, other].filter((lb) => ids.includes(lb.loadBalancerId)) });
+    await observer.observe([LB.loadBalancerId, other.loadBalancerId], 60_000);
+    const between = Date.now() + 1;
+    while (Date.now() <= between) await new Promise((res) => setTimeout(res, 1));
+    // A round asks for LB again (cached: no read); a drift re-read of the other one is not a round asking for it.
+    await observer.observe([LB.loadBalancerId], 60_000);
+    await observer.reread([other.loadBalancerId]);
+    expect(observer.sweep(between)).toBe(1);
+    expect(observer.size).toBe(1);
+    expect(observer.cached(other.loadBalancerId)).toBeUndefined();
+    expect(observer.rawListeners(other.loadBalancerId)).toBeUndefined();
+    expect(observer.cached(LB.loadBalancerId)?.state).toBe('Found');
+    // Seeded entries no round asked for count from their read time.
+    observer.seed([{ id: other.loadBalancerId, at: between - 10, observation: { state: 'NotFound', loadBalancerId: other.loadBalancerId } }]);
+    expect(observer.sweep(between)).toBe(1);
+    expect(observer.size).toBe(1);
+  });
 });
+

@@ -124,4 +124,18 @@ describe('HealthSignal', () => {
     expect([...(await b).keys()]).toEqual(['lb-b', ...full]);
     expect(calls).toEqual([['lb-a', 'lb-c', 'lb-b', ...full]]);
   });
+
+  it('sweep drops the baselines read before the bound and keeps the later ones', async () => {
+    const answers = new Map([['lb-a', lb('lb-a', ['Alive'])], ['lb-b', lb('lb-b', ['Alive'])]]);
+    const { r } = reader(answers);
+    const signal = new HealthSignal(r, 0);
+    await signal.recording(r).describeTargetHealth(['lb-a']);
+    const between = Date.now() + 1;
+    while (Date.now() <= between) await new Promise((res) => setTimeout(res, 1));
+    await signal.recording(r).describeTargetHealth(['lb-b']);
+    expect(signal.sweep(between)).toBe(1);
+    expect(signal.readAt('lb-a')).toBeUndefined();
+    expect(signal.readAt('lb-b')).toBeGreaterThanOrEqual(between);
+    expect(signal.sweep(between)).toBe(0);
+  });
 });

@@ -84,12 +84,16 @@ export function percentile(values: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
 }
 
-/** RequestLimitExceeded answers per action of `callers`, every outcome summed (for a per-second timeline). */
-export function rleByAction(stats: Pick<StatsSnapshot, 'byCaller'>, callers: readonly string[]): Record<string, number> {
-  const out: Record<string, number> = {};
+/** Calls and RequestLimitExceeded answers per action of `callers` together (for the per-second timelines). */
+export function countsByAction(stats: Pick<StatsSnapshot, 'byCaller'>, callers: readonly string[]): Record<string, CallerCounts> {
+  const out: Record<string, CallerCounts> = {};
   for (const caller of callers) {
     for (const [action, outcomes] of Object.entries(stats.byCaller[caller] ?? {})) {
-      for (const [outcome, n] of Object.entries(outcomes)) if (outcome.startsWith('RequestLimitExceeded')) out[action] = (out[action] ?? 0) + n;
+      const c = (out[action] ??= { calls: 0, rle: 0 });
+      for (const [outcome, n] of Object.entries(outcomes)) {
+        c.calls += n;
+        if (outcome.startsWith('RequestLimitExceeded')) c.rle += n;
+      }
     }
   }
   return out;
@@ -98,18 +102,61 @@ export function rleByAction(stats: Pick<StatsSnapshot, 'byCaller'>, callers: rea
 /** Short names for the timeline: the capitals of the action (DescribeListeners → DL). */
 const short = (action: string) => action.replace(/[a-z]/g, '');
 
+/** A cumulative snapshot, `at` seconds after the policies were applied. */
+export interface TimelinePoint {
+  at: number;
+  counts: Record<string, CallerCounts>;
+}
+
+/** Per action, what happened between two cumulative snapshots. */
+function deltas(prev: TimelinePoint, cur: TimelinePoint): Record<string, CallerCounts> {
+  const out: Record<string, CallerCounts> = {};
+  for (const [a, c] of Object.entries(cur.counts)) {
+    const p = prev.counts[a] ?? { calls: 0, rle: 0 };
+    if (c.calls > p.calls) out[a] = { calls: c.calls - p.calls, rle: c.rle - p.rle };
+  }
+  return out;
+}
+
 /**
  * One line per second where anything was throttled: `t+4s 7 (DL 5, DTS 2)`, from cumulative snapshots taken about a
- * second apart (each with its time in seconds since the policies were applied).
+ * second apart.
  */
-export function rleTimeline(points: ReadonlyArray<{ at: number; rle: Record<string, number> }>): string[] {
+export function rleTimeline(points: readonly TimelinePoint[]): string[] {
   const lines: string[] = [];
   for (let i = 1; i < points.length; i++) {
-    const prev = (points[i - 1] as (typeof points)[number]).rle;
-    const cur = points[i] as (typeof points)[number];
-    const delta = Object.entries(cur.rle).flatMap(([a, n]) => (n - (prev[a] ?? 0) > 0 ? [[a, n - (prev[a] ?? 0)] as const] : []));
-    const total = delta.reduce((s, [, n]) => s + n, 0);
-    if (total > 0) lines.push(`t+${cur.at.toFixed(0)}s ${total} (${delta.map(([a, n]) => `${short(a)} ${n}`).join(', ')})`);
+    const cur = points[i] as TimelinePoint;
+    const delta = Object.entries(deltas(points[i - 1] as TimelinePoint, cur)).filter(([, c]) => c.rle > 0);
+    const total = delta.reduce((s, [, c]) => s + c.rle, 0);
+    if (total > 0) lines.push(`t+${cur.at.toFixed(0)}s ${total} (${delta.map(([a, c]) => `${short(a)} ${c.rle}`).join(', ')})`);
   }
   return lines;
+}
+
+/**
+ * Who asked for a throttled action in the second it was throttled: `t+2s DL 27 asked (loopguards 9, TKE 18)` for
+ * every second and action with a RequestLimitExceeded answer to anyone, and the seconds in which TKE's controllers
+ * alone asked more than the quota (throttling there is TKE's own, whatever the loopguards do). `lg` and `tke` are
+ * snapshots taken together.
+ */
+export function demandTimeline(lg: readonly TimelinePoint[], tke: readonly TimelinePoint[], quota = QUOTA): { lines: string[]; tkeOverQuota: { seconds: number; tkeRle: number } } {
+  const lines: string[] = [];
+  const tkeOverQuota = { seconds: 0, tkeRle: 0 };
+  for (let i = 1; i < Math.min(lg.length, tke.length); i++) {
+    const dl = deltas(lg[i - 1] as TimelinePoint, lg[i] as TimelinePoint);
+    const dt = deltas(tke[i - 1] as TimelinePoint, tke[i] as TimelinePoint);
+    const seconds = ((lg[i] as TimelinePoint).at - (lg[i - 1] as TimelinePoint).at) || 1;
+    const parts: string[] = [];
+    for (const a of new Set([...Object.keys(dl), ...Object.keys(dt)])) {
+      const l = dl[a] ?? { calls: 0, rle: 0 };
+      const t = dt[a] ?? { calls: 0, rle: 0 };
+      if (t.calls / seconds > quota) {
+        tkeOverQuota.seconds += 1;
+        tkeOverQuota.tkeRle += t.rle;
+      }
+      if (l.rle + t.rle > 0) parts.push(`${short(a)} ${l.calls + t.calls} asked (loopguards ${l.calls}, TKE ${t.calls})`);
+    }
+    if (parts.length > 0) lines.push(`t+${(lg[i] as TimelinePoint).at.toFixed(0)}s ${parts.join(', ')}`);
+  }
+  return { lines, tkeOverQuota };
 }

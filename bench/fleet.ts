@@ -13,7 +13,7 @@ import { ensureControlPlaneBinaries } from '../test/controlplane/binaries.js';
 import { waitFor } from '../test/support/kube.js';
 import { localTkeCallers } from '../test/support/local-tke.js';
 import { applyPolicy, startFleetCluster, startFleetOperator, tkeNamespace, tkeServiceLatency, type FleetCluster } from './fleet-cluster.js';
-import { answeredByAction, busiestAction, callerCounts, fleetLine, fraction, percentile, QUOTA, rleByAction, rleTimeline, sumCounts, tMin, type CallerCounts } from './fleet-figures.js';
+import { answeredByAction, busiestAction, callerCounts, fleetLine, fraction, percentile, QUOTA, countsByAction, demandTimeline, rleTimeline, type TimelinePoint, sumCounts, tMin, type CallerCounts } from './fleet-figures.js';
 import { createAtRiskServices, quiet, runBench } from './support.js';
 
 const { values } = parseArgs({
@@ -79,12 +79,12 @@ async function main(): Promise<void> {
     // Who is throttled when: loopguards' and TKE's RequestLimitExceeded answers, polled every second.
     const lgCallers = clusters.map((c) => c.loopguard);
     const tkeCallers = clusters.map((c) => c.tke);
-    const timeline: { lg: { at: number; rle: Record<string, number> }[]; tke: { at: number; rle: Record<string, number> }[] } = { lg: [], tke: [] };
+    const timeline: { lg: TimelinePoint[]; tke: TimelinePoint[] } = { lg: [], tke: [] };
     const sample = async () => {
       const s = await emulator.admin.statsSince('enforce');
       const at = (Date.now() - tPolicy) / 1000;
-      timeline.lg.push({ at, rle: rleByAction(s, lgCallers) });
-      timeline.tke.push({ at, rle: rleByAction(s, tkeCallers) });
+      timeline.lg.push({ at, counts: countsByAction(s, lgCallers) });
+      timeline.tke.push({ at, counts: countsByAction(s, tkeCallers) });
     };
     const sampling = (async () => {
       while (!stormOver) {
@@ -147,6 +147,9 @@ async function main(): Promise<void> {
     log(`total: RequestLimitExceeded to loopguards ${show(lg)}, to TKE ${show(tke)}; throttled by action ${JSON.stringify(stats.throttled)}`);
     log(`RequestLimitExceeded to loopguards per second: ${rleTimeline(timeline.lg).join('; ') || 'none'}`);
     log(`RequestLimitExceeded to TKE per second: ${rleTimeline(timeline.tke).join('; ') || 'none'}`);
+    const demand = demandTimeline(timeline.lg, timeline.tke);
+    log(`calls asked in the throttled seconds, by action: ${demand.lines.join('; ') || 'none'}`);
+    log(`seconds in which TKE's controllers alone asked more than ${QUOTA}/s of an action: ${demand.tkeOverQuota.seconds} (RequestLimitExceeded to TKE in them: ${demand.tkeOverQuota.tkeRle} of ${tke.rle})`);
     const callers = clusters.flatMap((c) => [c.loopguard, c.tke]);
     const answered = answeredByAction(stats, callers);
     const busiest = busiestAction(answered);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { answeredByAction, busiestAction, callerCounts, fleetLine, fraction, percentile, sumCounts, tMin, rleByAction, rleTimeline } from '../../bench/fleet-figures.js';
+import { answeredByAction, busiestAction, callerCounts, fleetLine, fraction, percentile, sumCounts, tMin, countsByAction, demandTimeline, rleTimeline, type TimelinePoint } from '../../bench/fleet-figures.js';
 
 const stats = {
   byCaller: {
@@ -59,15 +59,41 @@ describe("the quota's floor: the busiest action's answered calls at the quota", 
 describe('rleTimeline', () => {
   it('lists the seconds with throttled calls, by action, from cumulative snapshots', () => {
     const stats = { byCaller: { a: { DescribeListeners: { ok: 9, RequestLimitExceeded: 2 } }, b: { DescribeTaskStatus: { 'RequestLimitExceeded.UinLimitExceeded': 1 } }, c: { DescribeListeners: { RequestLimitExceeded: 5 } } } };
-    expect(rleByAction(stats, ['a', 'b'])).toEqual({ DescribeListeners: 2, DescribeTaskStatus: 1 });
+    expect(countsByAction(stats, ['a', 'b'])).toEqual({ DescribeListeners: { calls: 11, rle: 2 }, DescribeTaskStatus: { calls: 1, rle: 1 } });
+    const c = (calls: number, rle: number) => ({ calls, rle });
     expect(
       rleTimeline([
-        { at: 0, rle: {} },
-        { at: 1, rle: {} },
-        { at: 2, rle: { DescribeListeners: 2, DescribeTaskStatus: 1 } },
-        { at: 3, rle: { DescribeListeners: 2, DescribeTaskStatus: 1 } },
-        { at: 4.2, rle: { DescribeListeners: 5, DescribeTaskStatus: 1 } },
+        { at: 0, counts: {} },
+        { at: 1, counts: { DescribeListeners: c(5, 0) } },
+        { at: 2, counts: { DescribeListeners: c(9, 2), DescribeTaskStatus: c(1, 1) } },
+        { at: 3, counts: { DescribeListeners: c(12, 2), DescribeTaskStatus: c(1, 1) } },
+        { at: 4.2, counts: { DescribeListeners: c(20, 5), DescribeTaskStatus: c(1, 1) } },
       ]),
     ).toEqual(['t+2s 3 (DL 2, DTS 1)', 't+4s 3 (DL 3)']);
+  });
+});
+
+describe('demandTimeline', () => {
+  const c = (calls: number, rle: number) => ({ calls, rle });
+  it('names who asked for a throttled action in each throttled second, and counts the seconds TKE alone asked more than the quota', () => {
+    const lg: TimelinePoint[] = [
+      { at: 0, counts: {} },
+      { at: 1, counts: { DescribeListeners: c(5, 0) } },
+      { at: 2, counts: { DescribeListeners: c(14, 3) } },
+      { at: 3, counts: { DescribeListeners: c(20, 3), ModifyListener: c(4, 0) } },
+    ];
+    const tke: TimelinePoint[] = [
+      { at: 0, counts: {} },
+      { at: 1, counts: { DescribeListeners: c(10, 0) } },
+      { at: 2, counts: { DescribeListeners: c(35, 6) } },
+      { at: 3, counts: { DescribeListeners: c(40, 7) } },
+    ];
+    expect(demandTimeline(lg, tke)).toEqual({
+      lines: ['t+2s DL 34 asked (loopguards 9, TKE 25)', 't+3s DL 11 asked (loopguards 6, TKE 5)'],
+      tkeOverQuota: { seconds: 1, tkeRle: 6 },
+    });
+  });
+  it('prints nothing when nobody was throttled', () => {
+    expect(demandTimeline([{ at: 0, counts: {} }, { at: 1, counts: { ModifyListener: c(19, 0) } }], [{ at: 0, counts: {} }, { at: 1, counts: {} }])).toEqual({ lines: [], tkeOverQuota: { seconds: 0, tkeRle: 0 } });
   });
 });

@@ -2,9 +2,10 @@
 // ClbObserver's cache (src/cloud/observation-checkpoint.ts, stored by src/kube/observation-store.ts): every
 // `periodMs` when it changed, and once more at graceful shutdown. A new leader (fresh start or takeover) seeds its
 // observer from it before its first round, so it judges converged targets from what was verified and when, and
-// reads them again on the drift schedule (drift.ts: each is read at the latest one interval after its last read)
-// instead of all at once; a write still reads its CLB first (round.ts). Nothing here is needed for correctness:
-// any failure is logged and the leader starts cold, as it would without a checkpoint.
+// reads them again on the drift schedule (drift-signal.ts: its health within half an interval, in full at the
+// latest one full cycle after its last full read) instead of all at once; a write still reads its CLB first
+// (round.ts). Nothing here is needed for correctness: any failure is logged and the leader starts cold, as it would
+// without a checkpoint.
 import { createHash } from 'node:crypto';
 import type { ClbObserver } from '../cloud/clb-observer.js';
 import { decodeCheckpoint, encodeCheckpoint, MAX_PARTS, splitParts, type CheckpointEntry } from '../cloud/observation-checkpoint.js';

@@ -122,7 +122,7 @@ export function signalled(
   return out;
 }
 
-/** How old a cached CLB read may be before a round reads it again: the full cycle when the tiers run. */
-export function maxReadAgeMs(d: { driftCheckIntervalMs: number; driftTiers?: { scheduler: Pick<DriftScheduler, 'fullIntervalMs'> } }): number {
-  return d.driftTiers?.scheduler.fullIntervalMs() ?? d.driftCheckIntervalMs;
+/** How old a cached CLB read may be before a round reads it again: the full cycle. */
+export function maxReadAgeMs(d: { driftTiers: { scheduler: Pick<DriftScheduler, 'fullIntervalMs'> } }): number {
+  return d.driftTiers.scheduler.fullIntervalMs();
 }

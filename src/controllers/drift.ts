@@ -9,7 +9,8 @@
 // Reads made for other reasons since the last round (the read that decides after TKE's grace period, a CLB being
 // built, a write's verification) are spent from the same budget and make their CLBs fresh: without that, the first
 // interval after an Enforce read its CLBs twice (bench:idle, 1,000 targets: 1.43 × the budget).
-// Pure: the controller keeps each policy's clock and supplies the read times.
+// Pure: DriftScheduler (drift-signal.ts) keeps each policy's clock per tier (full re-reads, health signal) and the
+// controller supplies the read times.
 
 /**
  * CLBs per DescribeLoadBalancers call. A converged policy's rounds are timed so that about this many are due

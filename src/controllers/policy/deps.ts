@@ -69,8 +69,8 @@ export interface RoundDeps {
   record(target: TargetRef): LoopbackRecord | undefined;
   logger: Pick<Logger, 'info' | 'warn'>;
   driftCheckIntervalMs: number;
-  /** Drift checks in two tiers (drift-signal.ts): a health signal every half interval, full re-reads on a longer cycle. Absent: every CLB re-read in full each interval. */
-  driftTiers?: { scheduler: DriftScheduler; signal: Pick<HealthSignal, 'check' | 'readAt'>; checked?: (tier: 'signal' | 'full' | 'escalated', clbs: number) => void };
+  /** Drift checks in two tiers (drift-signal.ts): a health signal every half interval, full re-reads on a longer cycle. */
+  driftTiers: { scheduler: DriftScheduler; signal: Pick<HealthSignal, 'check' | 'readAt'>; checked?: (tier: 'signal' | 'full' | 'escalated', clbs: number) => void };
   /** How long TKE gets to apply a declared TkeServiceConfig. */
   tkeGraceMs: number;
   executor?: Executor;

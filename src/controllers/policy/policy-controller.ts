@@ -17,7 +17,6 @@ import { ExecutionInterrupted, involvedObject, type Execution } from '../../miti
 import { describeStep } from '../../plan/steps.js';
 import { holderOf } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import { dueForDrift, type DriftClock } from '../drift.js';
 import { signalled } from '../drift-signal.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
@@ -56,8 +55,6 @@ export class PolicyController {
   private readonly lastVerdicts = new Map<string, Map<string, string>>();
   /** Consecutive rounds a policy waited on TKE (CLBs being built, configs to apply), for the recheck backoff. */
   private readonly building = new Map<string, number>();
-  /** Per policy: when its drift checks last earned reads (drift.ts). */
-  private readonly driftClocks = new Map<string, DriftClock>();
 
   private readonly deletion: PolicyDeletion;
 
@@ -215,18 +212,15 @@ export class PolicyController {
     return initial;
   }
 
-  /** The cached CLBs of the policy's targets whose drift check is due this round: in full (drift.ts), or their health signal (drift-signal.ts). */
+  /** The cached CLBs of the policy's targets whose drift check is due this round: in full, or their health signal (drift-signal.ts). */
   private driftDue(key: string, targets: readonly TargetFacts[]): { full: string[]; signal: string[] } {
     const readAt = new Map<string, number>();
     for (const t of targets) {
       const at = t.loadBalancerId ? this.o.observer.observedAt(t.loadBalancerId) : undefined;
       if (at !== undefined) readAt.set(t.loadBalancerId as string, at);
     }
-    const tiers = this.o.driftTiers;
-    if (tiers) return tiers.scheduler.plan(key, readAt, signalled(readAt, this.o.observer, tiers.signal), Date.now());
-    const drift = dueForDrift(readAt, this.o.driftCheckIntervalMs, Date.now(), this.driftClocks.get(key));
-    this.driftClocks.set(key, drift.clock);
-    return { full: [...drift.due], signal: [] };
+    const { scheduler, signal } = this.o.driftTiers;
+    return scheduler.plan(key, readAt, signalled(readAt, this.o.observer, signal), Date.now());
   }
 
   /** When to come back (requeue.ts), keeping the waiting streak and dropping the reads of CLBs being built. */
@@ -238,9 +232,8 @@ export class PolicyController {
       waiting: run.waiting,
       ...(run.graceEndsAt !== undefined ? { graceEndsAt: run.graceEndsAt } : {}),
       streak: this.building.get(key) ?? 0,
-      cachedClbs: cached.size,
       driftCheckIntervalMs: this.o.driftCheckIntervalMs,
-      ...(this.o.driftTiers ? { driftRoundMs: this.o.driftTiers.scheduler.roundMs(cached.size) } : {}),
+      driftRoundMs: this.o.driftTiers.scheduler.roundMs(cached.size),
       now: Date.now(),
       jitter,
     });
@@ -328,8 +321,7 @@ export class PolicyController {
   private async forgetPolicy(key: string): Promise<void> {
     await this.o.reports?.forget(key);
     this.building.delete(key);
-    this.driftClocks.delete(key);
-    this.o.driftTiers?.scheduler.forget(key);
+    this.o.driftTiers.scheduler.forget(key);
     const [first = '', name = ''] = key.split('/');
     this.o.metrics.forgetTargets(first === CLUSTER_KIND ? '' : first, first === CLUSTER_KIND ? key : name);
     this.lastVerdicts.delete(key);

@@ -1,10 +1,9 @@
 // Pure: when a policy is reconciled again, from what its round found. A transient failure anywhere asks the queue
 // for a backoff retry; a wait on TKE (a CLB being built, a config to create or apply) reads again soon, less often
 // while it lasts, and at the end of a grace period if that comes sooner; a converged policy comes back when its
-// next batch of drift checks is due (drift.ts).
+// next batch of drift checks of either tier is due (drift-signal.ts).
 import type { ReleaseOutcome, TargetOutcome } from '../../model/status.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import { nextDriftRoundMs } from '../drift.js';
 
 /**
  * Root causes that mean "TKE is still building this CLB": nothing changes on the Service when TKE finishes
@@ -26,11 +25,9 @@ export interface RequeueInput {
   graceEndsAt?: number;
   /** Consecutive rounds that waited on TKE before this one. */
   streak: number;
-  /** The policy's CLBs the observer holds (their drift checks are spread over the interval). */
-  cachedClbs: number;
   driftCheckIntervalMs: number;
-  /** With drift checks in two tiers: when the next batch of either is due (drift-signal.ts driftRoundMs). */
-  driftRoundMs?: number;
+  /** When the next batch of drift checks of either tier is due for the policy's cached CLBs (drift-signal.ts driftRoundMs). */
+  driftRoundMs: number;
   now: number;
   /** ×0.9–1.1, so that policies do not come back in lockstep. */
   jitter: (ms: number) => number;
@@ -62,5 +59,5 @@ export function nextReconcile(r: RequeueInput): Requeue {
     }
     return { outcome: { requeueAfterMs: r.jitter(wait) }, invalidate, streak };
   }
-  return { outcome: { requeueAfterMs: r.jitter(r.driftRoundMs ?? nextDriftRoundMs(r.cachedClbs, r.driftCheckIntervalMs)) }, invalidate: [], streak: 0 };
+  return { outcome: { requeueAfterMs: r.jitter(r.driftRoundMs) }, invalidate: [], streak: 0 };
 }

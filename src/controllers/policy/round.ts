@@ -113,8 +113,8 @@ export class PolicyRound {
     // signalled CLBs due, not the full reads that are due anyway.
     let suspects = new Map<string, string>();
     try {
-      if (signalled.length > 0 && this.d.driftTiers) suspects = await this.d.driftTiers.signal.check(signalled, { signal });
-      this.d.driftTiers?.checked?.('signal', signalled.length);
+      if (signalled.length > 0) suspects = await this.d.driftTiers.signal.check(signalled, { signal });
+      this.d.driftTiers.checked?.('signal', signalled.length);
     } catch (err) {
       if (signal.aborted) throw err;
       const info = describeCloudError(err);
@@ -123,8 +123,8 @@ export class PolicyRound {
     const ids = [...new Set([...due, ...suspects.keys()])];
     try {
       if (suspects.size > 0) this.d.logger.info('Drift signal: re-reading CLBs in full', { clbs: suspects.size, first: [...suspects].slice(0, 3).map(([id, why]) => `${id} (${why})`) });
-      this.d.driftTiers?.checked?.('full', due.length);
-      this.d.driftTiers?.checked?.('escalated', ids.length - due.length);
+      this.d.driftTiers.checked?.('full', due.length);
+      this.d.driftTiers.checked?.('escalated', ids.length - due.length);
       if (ids.length > 0) await this.d.observer.reread(ids, signal);
     } catch (err) {
       if (signal.aborted) throw err;

@@ -4,7 +4,7 @@ import type { Assessment } from '../../../src/model/assessment.js';
 import type { TargetOutcome } from '../../../src/model/status.js';
 
 const target = (rootCause: string, lb = 'lb-1'): TargetOutcome => ({ assessment: { target: { kind: 'Service', namespace: 'ns', name: lb }, loadBalancerId: lb, rootCause: { id: rootCause } } as unknown as Assessment });
-const base: RequeueInput = { outcomes: [], releases: [], waiting: false, streak: 0, cachedClbs: 0, driftCheckIntervalMs: 600_000, now: 1_000_000, jitter: (ms) => ms };
+const base: RequeueInput = { outcomes: [], releases: [], waiting: false, streak: 0, driftCheckIntervalMs: 600_000, driftRoundMs: 45_000, now: 1_000_000, jitter: (ms) => ms };
 
 describe('nextReconcile', () => {
   it('a transient error anywhere (target or release) asks for a backoff retry and keeps the streak', () => {
@@ -46,10 +46,10 @@ describe('nextReconcile', () => {
     expect(nextReconcile({ ...base, waiting: true, graceEndsAt: base.now + 60_000 }).outcome).toEqual({ requeueAfterMs: 3_000 });
   });
 
-  it('converged: the streak ends, back when the next drift checks are due', () => {
-    const r = nextReconcile({ ...base, streak: 4, cachedClbs: 0, outcomes: [target('Mitigated')] });
+  it('converged: the streak ends, back when the next drift checks of either tier are due (jittered)', () => {
+    const r = nextReconcile({ ...base, streak: 4, outcomes: [target('Mitigated')], jitter: (ms) => ms + 1 });
     expect(r.streak).toBe(0);
     expect(r.invalidate).toEqual([]);
-    expect('requeueAfterMs' in r.outcome && r.outcome.requeueAfterMs).toBeGreaterThan(0);
+    expect(r.outcome).toEqual({ requeueAfterMs: 45_001 });
   });
 });

@@ -1,12 +1,15 @@
 // The policy controller's reconcile, end to end without an apiserver: informer caches, the CLB observer and the
 // executor over the in-memory world (loopguard's own ClbReader and Effects interfaces), status and Events kept in
 // memory. Twins of the integration suites' policy-level scenarios: Enforce converges, Audit writes nothing,
-// conflict, deselect releases, deletion restores or is blocked, a failed CLB read retries.
+// conflict, deselect releases, deletion restores or is blocked, a failed CLB read retries; drift checks in their two
+// tiers (drift-signal.ts), the health signal and the full re-read, over the world's DescribeTargetHealth.
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { API_VERSION, FINALIZER, KIND, type LoopbackPolicy, type LoopbackPolicySpec, type LoopbackPolicyStatus } from '../../../src/api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 import { ClbObserver } from '../../../src/cloud/clb-observer.js';
 import { ClbError } from '../../../src/cloud/errors.js';
+import { HealthSignal } from '../../../src/cloud/health-signal.js';
+import { DriftScheduler, signalIntervalMs } from '../../../src/controllers/drift-signal.js';
 import { PolicyController } from '../../../src/controllers/policy/policy-controller.js';
 import { LearnedCapabilities } from '../../../src/mitigation/capabilities.js';
 import { Executor } from '../../../src/mitigation/executor.js';
@@ -16,6 +19,9 @@ import { MemoryWorld } from './memory-world.js';
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
 /** The harness's TKE grace period: a release waits it for kube-proxy to release the VIP before sources go back. */
 const GRACE_MS = 10_000;
+const DRIFT_MS = 600_000;
+/** Full re-reads per second: the operator's defaults, --cloud-rate-limit 10 × --drift-full-read-share 20 %. */
+const FULL_READS_PER_S = 2;
 
 /** Only the clock is faked (timers and promises run as usual): `later` moves it past a wait. */
 function later(ms: number): void {
@@ -36,8 +42,12 @@ function harness(...names: string[]) {
   const stopping = new AbortController();
   const world = new MemoryWorld();
   names.forEach((n, i) => world.addService(n, `lb-${i + 1}`));
-  const observer = new ClbObserver(world.reader);
+  // As the operator wires them: the signal records the health of every full read as its next baseline. No batching
+  // window: each round's check goes out at once.
+  const healthSignal = new HealthSignal(world.reader, 0);
+  const observer = new ClbObserver(healthSignal.recording(world.reader));
   world.observer = observer;
+  const checked = { signal: 0, full: 0, escalated: 0 };
   const policies = new Map<string, LoopbackPolicy>();
   const events: { target: string; reason: string; type: string }[] = [];
   const removed: string[] = [];
@@ -86,18 +96,19 @@ function harness(...names: string[]) {
     metrics: { reportTargets: () => undefined, forgetTargets: () => undefined },
     logger,
     profile: () => PROFILES.ipvsNew,
-    driftCheckIntervalMs: 600_000,
+    driftCheckIntervalMs: DRIFT_MS,
+    driftTiers: { scheduler: new DriftScheduler(DRIFT_MS, FULL_READS_PER_S), signal: healthSignal, checked: (tier, clbs) => void (checked[tier] += clbs) },
     tkeGraceMs: GRACE_MS,
     executor,
     stopping: stopping.signal,
   });
   const reconcile = (name: string) => controller.reconcile(`shop/${name}`, new AbortController().signal);
   const target = (policy: string, name: string) => policies.get(policy)?.status?.targets?.find((t) => t.name === name);
-  return { world, policies, events, removed, reconcile, target, stopping, observer };
+  return { world, policies, events, removed, reconcile, target, stopping, observer, checked };
 }
 
 describe('PolicyController.reconcile over an in-memory world', () => {
-  it('Enforce: a finalizer, the target mitigated in one round, Ready, and a requeue at the drift schedule', async () => {
+  it('Enforce: a finalizer, the target mitigated in one round, Ready, and a requeue when the health signal is next due', async () => {
     const h = harness('web');
     h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
     const outcome = await h.reconcile('p');
@@ -106,7 +117,10 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     expect(h.world.annotations.get('web')?.[PREVENT]).toBe('true');
     expect(h.target('p', 'web')).toMatchObject({ verdict: 'Mitigated' });
     expect(h.policies.get('p')?.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
-    expect(outcome).toEqual({ requeueAfterMs: expect.any(Number) });
+    // One CLB: its signal is due every half interval, its full re-read every interval; the sooner, jittered ±10 %.
+    const after = (outcome as { requeueAfterMs: number }).requeueAfterMs;
+    expect(after).toBeGreaterThanOrEqual(0.9 * signalIntervalMs(DRIFT_MS));
+    expect(after).toBeLessThanOrEqual(1.1 * signalIntervalMs(DRIFT_MS));
     expect(h.events.map((e) => e.reason)).toContain('TargetMitigated');
     // The next round writes nothing.
     const writes = h.world.log.length;
@@ -216,11 +230,13 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     await h.reconcile('p');
     h.policies.set('p', { ...policyOf('p', { mode: 'Audit' }), metadata: { ...policyOf('p', {}).metadata, generation: 2, finalizers: [FINALIZER] } });
     h.world.setSource('lb-1', 'lb-1-udp', 0);
-    // The drift check's read (due at the drift interval): the CLB is read again.
-    h.observer.invalidate('lb-1');
     h.world.annotations.set('api', { 'service.kubernetes.io/loadbalance-id': 'lb-2' });
+    // Half an interval on, the health signal is due: web's UDP backends are Dead (the source is back on the VIP
+    // kube-proxy binds), so lb-1 is re-read in full in the same round; lb-2's health is unchanged.
+    later(signalIntervalMs(DRIFT_MS));
     const before = h.world.log.length;
     await h.reconcile('p');
+    expect(h.checked).toMatchObject({ signal: 2, full: 0, escalated: 1 });
     // Only the drift correction of a held target: api's lost annotation waits for Enforce.
     expect(h.world.log.slice(before).map((x) => `${x.target} ${x.step.kind}`)).toEqual(['web SetListenerHealthCheckSource']);
     expect(h.world.source('lb-1', 'lb-1-udp')).toBe(1);
@@ -250,6 +266,57 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     expect(h.world.log).toEqual([]);
     expect(h.policies.get('p')?.status?.targets).toBeUndefined();
     expect(h.events).toContainEqual({ target: 'p', reason: 'RoundInterrupted', type: 'Normal' });
+  });
+});
+
+describe('PolicyController drift checks in two tiers (drift-signal.ts)', () => {
+  /** The CLBs read in full (DescribeLoadBalancers) from now on. */
+  function fullReads(h: ReturnType<typeof harness>): string[] {
+    const reads: string[] = [];
+    const describe = h.world.reader.describeLoadBalancers.bind(h.world.reader);
+    h.world.reader.describeLoadBalancers = async (ids, opts) => {
+      reads.push(...ids);
+      return describe(ids, opts);
+    };
+    return reads;
+  }
+
+  it('a converged policy: half an interval on, one DescribeTargetHealth for its CLBs and no full read; an interval on, every CLB re-read in full', async () => {
+    const h = harness('web', 'api');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    const full = fullReads(h);
+    h.world.healthReads.length = 0;
+    later(signalIntervalMs(DRIFT_MS));
+    await h.reconcile('p');
+    expect(full).toEqual([]);
+    expect(h.world.healthReads.map((ids) => [...ids].sort())).toEqual([['lb-1', 'lb-2']]);
+    expect(h.checked).toMatchObject({ signal: 2, full: 0, escalated: 0 });
+    // The full cycle: the drift interval, as 2 CLBs cost far less than the full-read share.
+    h.world.healthReads.length = 0;
+    later(DRIFT_MS - signalIntervalMs(DRIFT_MS));
+    await h.reconcile('p');
+    expect([...full].sort()).toEqual(['lb-1', 'lb-2']);
+    // Their health comes with the full read (one call for both), not from a signal of its own.
+    expect(h.world.healthReads).toHaveLength(1);
+    expect(h.checked).toMatchObject({ signal: 2, full: 2, escalated: 0 });
+    expect(h.world.log.filter((x) => x.step.kind === 'SetListenerHealthCheckSource')).toHaveLength(4);
+  });
+
+  it('a drift the health cannot show (listeners without backends) is not found by the signal; the full re-read corrects it', async () => {
+    const h = harness('web');
+    h.world.withoutBackends.add('lb-1');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    h.world.setSource('lb-1', 'lb-1-udp', 0);
+    later(signalIntervalMs(DRIFT_MS));
+    await h.reconcile('p');
+    expect(h.checked).toMatchObject({ signal: 1, full: 0, escalated: 0 });
+    expect(h.world.source('lb-1', 'lb-1-udp')).toBe(0);
+    later(DRIFT_MS - signalIntervalMs(DRIFT_MS));
+    await h.reconcile('p');
+    expect(h.checked).toMatchObject({ full: 1 });
+    expect(h.world.source('lb-1', 'lb-1-udp')).toBe(1);
   });
 });
 

@@ -13,6 +13,8 @@ import type { TargetSnapshot } from '../../../src/plan/snapshot.js';
 import type { Step } from '../../../src/plan/steps.js';
 import { clb, l4Listener, service } from '../model/fixtures.js';
 
+const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
+
 interface Listener {
   id: string;
   protocol: string;
@@ -39,6 +41,10 @@ export class MemoryWorld implements Effects {
   readonly labels = new Map<string, Record<string, string>>();
   /** The next CLB reads fail with this (once each). */
   readonly readFaults: Error[] = [];
+  /** CLBs whose listeners have no backends (DescribeTargetHealth shows nothing of them: a drift there changes no health). */
+  readonly withoutBackends = new Set<string>();
+  /** DescribeTargetHealth calls, by the ids asked. */
+  readonly healthReads: string[][] = [];
 
   /** The Services as the informer cache holds them. */
   v1Services(): V1Service[] {
@@ -65,8 +71,29 @@ export class MemoryWorld implements Effects {
       return ids.filter((id) => this.listeners.has(id)).map((id) => ({ loadBalancerId: id, name: id, type: 'INTERNAL', ipVersion: 'IPv4', addressIpVersion: 'IPV4', vips: ['10.0.0.10'], status: 1, forward: 1, tags: {}, passToTarget: false, clusterIds: [] }));
     },
     describeListeners: async (id) => (this.listeners.get(id) ?? []).map((l) => ({ listenerId: l.id, name: l.id, protocol: l.protocol, port: l.port, healthCheck: { HealthSwitch: 1, SourceIpType: l.source }, rules: [] })),
-    describeTargetHealth: async () => [],
+    // One backend per listener (the pseudo-rule of an L4 listener), Dead where a health check from the VIP is dropped.
+    describeTargetHealth: async (ids) => {
+      this.healthReads.push([...ids]);
+      return ids.filter((id) => this.listeners.has(id)).map((id) => ({
+        loadBalancerId: id,
+        listeners: (this.listeners.get(id) ?? []).map((l) => ({
+          listenerId: l.id,
+          protocol: l.protocol,
+          port: l.port,
+          rules: [{ locationId: '', targets: this.withoutBackends.has(id) ? [] : [{ ip: '10.1.0.5', port: l.port, healthy: !this.dropped(id, l), status: this.dropped(id, l) ? 'Dead' : 'Alive' }] }],
+        })),
+      }));
+    },
   };
+
+  /**
+   * Whether the listener's health checks are dropped: sourced from the VIP while kube-proxy binds it on the nodes,
+   * which the TKE IPVS build the controller tests run with (PROFILES.ipvsNew) does for a Service with prevent-loopback.
+   */
+  private dropped(lb: string, l: Listener): boolean {
+    if (l.source !== 0) return false;
+    return [...this.annotations.values()].some((a) => a['service.kubernetes.io/loadbalance-id'] === lb && a[PREVENT] === 'true');
+  }
 
   /** A LoadBalancer Service `name` (ETP Local) on CLB `lb` with a TCP :80 and a UDP :53 listener, sources from the VIP. */
   addService(name: string, lb: string, annotations: Record<string, string> = {}): void {

@@ -87,7 +87,9 @@ export async function restartScenario(c: RestartContext): Promise<OperatorProces
   let created: number | undefined;
   let mitigatedMs: number | undefined;
   let readsIn60: number | undefined;
-  const readsNow = async () => Object.values((await c.emulator.admin.statsSince('restart')).byCaller['loopguard']?.['DescribeListeners'] ?? {}).reduce((a, b) => a + b, 0);
+  const callsNow = async (action: string) => Object.values((await c.emulator.admin.statsSince('restart')).byCaller['loopguard']?.[action] ?? {}).reduce((a, b) => a + b, 0);
+  const readsNow = () => callsNow('DescribeListeners');
+  let healthIn60: number | undefined;
   await waitFor(
     'restart measured',
     async () => {
@@ -101,7 +103,7 @@ export async function restartScenario(c: RestartContext): Promise<OperatorProces
         if (lb && created === undefined) created = Date.parse(`${lb.CreateTime.replace(' ', 'T')}+08:00`) || Date.now();
         if (lb && created !== undefined && lb.Listeners.length >= 2 && lb.Listeners.every((l) => l.HealthCheck?.SourceIpType === 1)) mitigatedMs = Date.now() - created;
       }
-      if (readsIn60 === undefined && Date.now() - tStart >= WINDOW_MS) readsIn60 = await readsNow();
+      if (readsIn60 === undefined && Date.now() - tStart >= WINDOW_MS) [readsIn60, healthIn60] = [await readsNow(), await callsNow('DescribeTargetHealth')];
       return readyMs !== undefined && mitigatedMs !== undefined && readsIn60 !== undefined ? true : undefined;
     },
     { timeoutMs: 1_800_000, intervalMs: 250, context: () => operator.logs().slice(-2000) },
@@ -111,6 +113,9 @@ export async function restartScenario(c: RestartContext): Promise<OperatorProces
   if (timeline) mitigatedMs = timeline.switched;
   const [r, n, s] = [readyMs as number, readsIn60 as number, mitigatedMs as number];
   c.log(`restart: Ready = ${secs(r)} after process start; CLB reads in its first 60 s = ${n} (budget pace = ${budget.toFixed(0)}); new Service mitigated in ${secs(s)}`);
+  // The health signal's pace: every CLB's health once per half interval, 30 CLBs per call (drift-signal.ts).
+  const healthPace = (Math.ceil(c.clbs / 30) * WINDOW_MS) / (c.driftIntervalMs / 2);
+  c.log(`restart: DescribeTargetHealth in its first 60 s = ${healthIn60 ?? NaN} (the signal's pace = ${healthPace.toFixed(0)}: every CLB's health each half interval, 30 per call)`);
   if (timeline) c.log(`restart: new Service timeline (s after CreateLoadBalancer): listeners built ${secs(timeline.listenersBuilt)} (TKE); loopguard's first write accepted ${secs(timeline.firstWrite)}, last finished ${secs(timeline.switched)}`);
   c.log(`restart: ratios — Ready / 60 s = ${(r / GOAL_READY_MS).toFixed(2)} (goal < 1); reads / budget pace = ${(n / budget).toFixed(2)} (goal ≤ 1.2); new Service / 10 s = ${(s / GOAL_NEW_MS).toFixed(2)} (goal < 1)`);
   return operator;

@@ -25,7 +25,7 @@ import { ClbObserver } from './cloud/clb-observer.js';
 import { Checkpointer } from './controllers/checkpointer.js';
 import { ObservationStore } from './kube/observation-store.js';
 import { HealthSignal } from './cloud/health-signal.js';
-import { DriftScheduler, fullIntervalMs } from './controllers/drift-signal.js';
+import { DriftScheduler, fullIntervalMs, signalIntervalMs } from './controllers/drift-signal.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
@@ -120,6 +120,8 @@ export class Operator {
   private readonly checkpoint: Checkpointer | undefined; // a new leader starts from the last one's reads
   private sweeper: NodeJS.Timeout | undefined; // drops what is remembered of CLBs no policy names any more
   private readonly sweep: () => void;
+  /** After the checkpoint's restore: the seeded CLBs' health checks spread over the signal interval (HealthSignal.spread). */
+  private readonly spreadSignals: (seeded: ReadonlyArray<{ id: string; at: number }>) => void;
 
   constructor(private readonly d: OperatorDeps) {
     const { kc, config, logger, metrics } = d;
@@ -213,6 +215,7 @@ export class Operator {
     const observer = new ClbObserver(healthSignal.recording(d.clb));
     // CLBs of deleted Services and Ingresses (or no longer selected) are forgotten once no round has asked for them
     // for SWEEP_AFTER_CYCLES full re-read cycles: a CLB in use is asked for at least once per drift interval.
+    this.spreadSignals = (seeded) => healthSignal.spread(seeded, Date.now(), signalIntervalMs(config.driftCheckIntervalMs));
     this.sweep = () => {
       const before = Date.now() - SWEEP_AFTER_CYCLES * fullIntervalMs(config.driftCheckIntervalMs, observer.size, fullReadsPerSecond);
       const clbs = observer.sweep(before);
@@ -387,8 +390,9 @@ export class Operator {
   private startLeading(): void {
     this.d.metrics.leader.set({ name: this.d.config.leaseName }, 1);
     // The checkpoint first (restore never throws): the first rounds judge from it instead of reading every CLB.
-    void (this.checkpoint?.restore() ?? Promise.resolve()).then(() => {
+    void (this.checkpoint?.restore() ?? Promise.resolve([])).then((seeded) => {
       if (this.stopping.signal.aborted) return;
+      this.spreadSignals(seeded);
       this.checkpoint?.start();
       this.sweeper ??= setInterval(this.sweep, this.d.config.driftCheckIntervalMs).unref();
       this.queue.start();

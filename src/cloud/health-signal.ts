@@ -21,7 +21,8 @@ interface Batch {
 }
 
 export class HealthSignal {
-  private readonly last = new Map<string, { at: number; summary: HealthSummary }>();
+  /** Per CLB, when its health was last read and what it showed (no summary: a time assumed after a restart, see spread). */
+  private readonly last = new Map<string, { at: number; summary?: HealthSummary }>();
   private batch: Batch | undefined;
 
   constructor(
@@ -55,6 +56,20 @@ export class HealthSignal {
       n++;
     }
     return n;
+  }
+
+  /**
+   * After a restart: the CLBs seeded from the observation checkpoint (src/controllers/checkpointer.ts) carry the time
+   * of their last full read, not of their last health read, which the previous leader made every half interval. Taken
+   * as they are, most would be overdue at once, and the new leader's first round would read the health of every CLB
+   * before judging anything (3,000 CLBs: 100 DescribeTargetHealth calls, 10 s at the default rate, that a new
+   * Service waited behind). Instead their health reads are assumed spread over the last `spanMs`, oldest full read
+   * first, so they come due at the signal's pace over the next `spanMs`: each is checked within one signal interval
+   * of the restart, as drift always is. No baseline is assumed (the answer counts as a first answer).
+   */
+  spread(seeded: ReadonlyArray<{ id: string; at: number }>, now: number, spanMs: number): void {
+    const fresh = seeded.filter((e) => !this.last.has(e.id)).sort((a, b) => a.at - b.at || a.id.localeCompare(b.id));
+    fresh.forEach((e, i) => this.last.set(e.id, { at: now - spanMs + (spanMs * (i + 1)) / fresh.length }));
   }
 
   /** When the CLB's health was last read, by the signal or a full read. */

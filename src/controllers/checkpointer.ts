@@ -47,8 +47,11 @@ export class Checkpointer {
 
   constructor(private readonly o: CheckpointerOptions) {}
 
-  /** Seeds the observer from the stored checkpoint; never throws (a bad or missing checkpoint means a cold start). */
-  async restore(): Promise<void> {
+  /**
+   * Seeds the observer from the stored checkpoint and returns the CLBs seeded, with their read times; never throws (a
+   * bad or missing checkpoint means a cold start, and none).
+   */
+  async restore(): Promise<ReadonlyArray<{ id: string; at: number }>> {
     const now = this.o.now ?? Date.now;
     try {
       let timer: NodeJS.Timeout | undefined;
@@ -56,12 +59,12 @@ export class Checkpointer {
       const loaded = await Promise.race([this.o.store.load(), timeout]).finally(() => clearTimeout(timer));
       if ('absent' in loaded) {
         this.o.logger.info('No observation checkpoint: every CLB is read before its targets are judged');
-        return;
+        return [];
       }
       const decoded = 'problem' in loaded ? loaded : decodeCheckpoint(loaded.parts, { region: this.o.region, now: now(), maxAgeMs: this.o.maxAgeMs ?? this.o.driftCheckIntervalMs });
       if ('problem' in decoded) {
         this.o.logger.warn('Ignoring the observation checkpoint; every CLB is read before its targets are judged', { problem: decoded.problem });
-        return;
+        return [];
       }
       const seeded = this.o.observer.seed(decoded.entries);
       this.o.logger.info('Observation checkpoint loaded: converged CLBs are read again on the drift schedule, and before any write', {
@@ -69,8 +72,10 @@ export class Checkpointer {
         expired: decoded.expired,
         writtenAgoMs: now() - decoded.writtenAt,
       });
+      return decoded.entries.map((e) => ({ id: e.id, at: e.at }));
     } catch (err) {
       this.o.logger.warn('Could not read the observation checkpoint; every CLB is read before its targets are judged', { error: kubeErrorMessage(err) });
+      return [];
     }
   }
 

@@ -138,4 +138,24 @@ describe('HealthSignal', () => {
     expect(signal.readAt('lb-b')).toBeGreaterThanOrEqual(between);
     expect(signal.sweep(between)).toBe(0);
   });
+
+  it('spread: seeded CLBs come due one by one over the span, oldest full read first, none overdue at once; a read baseline is kept', async () => {
+    const answers = new Map([['lb-a', lb('lb-a', ['Alive'])]]);
+    const { r } = reader(answers);
+    const signal = new HealthSignal(r, 0);
+    await signal.recording(r).describeTargetHealth(['lb-a']);
+    const readA = signal.readAt('lb-a');
+    const now = 1_000_000;
+    const span = 150_000;
+    signal.spread([{ id: 'lb-a', at: 1 }, { id: 'lb-c', at: 300 }, { id: 'lb-b', at: 200 }, { id: 'lb-d', at: 200 }], now, span);
+    // lb-a has a read of this process: untouched. The others: due (read span ago) at now + span/3, 2/3, 3/3, in order
+    // of their full reads (lb-b and lb-d read together: by id).
+    expect(signal.readAt('lb-a')).toBe(readA);
+    expect(['lb-b', 'lb-d', 'lb-c'].map((id) => (signal.readAt(id) ?? NaN) + span - now)).toEqual([span / 3, (2 * span) / 3, span]);
+    // No baseline was assumed: an answer with Dead backends is a suspect, an all-Alive one is not.
+    answers.set('lb-b', lb('lb-b', ['Dead']));
+    answers.set('lb-c', lb('lb-c', ['Alive']));
+    expect([...(await signal.check(['lb-b', 'lb-c'])).keys()]).toEqual(['lb-b']);
+  });
 });
+

@@ -148,7 +148,10 @@ describe('Checkpointer', () => {
     const b = reader(source);
     const next = new ClbObserver(b.r);
     mem.set({ parts: mem.saved[1]?.parts ?? [] });
-    await new Checkpointer({ observer: next, store: mem.store, region: REGION, driftCheckIntervalMs: 5 * MIN, logger, mayWrite: () => true }).restore();
+    const seeded = await new Checkpointer({ observer: next, store: mem.store, region: REGION, driftCheckIntervalMs: 5 * MIN, logger, mayWrite: () => true }).restore();
+    // What was seeded, with when it was read (the health signal spreads its checks from it, HealthSignal.spread).
+    expect(seeded.map((e) => e.id).sort()).toEqual(['lb-aaaa0001', 'lb-bbbb0002']);
+    expect(seeded.find((e) => e.id === 'lb-aaaa0001')?.at).toBe(readAt);
     expect(next.observedAt('lb-aaaa0001')).toBe(readAt);
     expect(next.seeded('lb-aaaa0001')).toBe(true);
     expect(next.cached('lb-aaaa0001')).toEqual(first.cached('lb-aaaa0001'));
@@ -185,7 +188,7 @@ describe('Checkpointer', () => {
   it.each(cold)('starts cold on %s, saying why', async (_what, load, line) => {
     logs.length = 0;
     const observer = new ClbObserver(reader({ value: 1 }).r);
-    await new Checkpointer({ observer, store: { load, save: async () => undefined }, region: REGION, driftCheckIntervalMs: 5 * MIN, logger, mayWrite: () => true }).restore();
+    expect(await new Checkpointer({ observer, store: { load, save: async () => undefined }, region: REGION, driftCheckIntervalMs: 5 * MIN, logger, mayWrite: () => true }).restore()).toEqual([]);
     expect([...observer.entries()]).toEqual([]);
     expect(logs).toEqual([expect.stringMatching(line)]);
   });

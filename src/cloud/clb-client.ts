@@ -145,6 +145,14 @@ export interface ClbClient {
   /** ModifyLoadBalancerAttributes LoadBalancerPassToTarget (IPv4 CLBs only). */
   modifyLoadBalancerPassToTarget(loadBalancerId: string, enable: boolean, options?: CallOptions): Promise<WriteResult>;
 
+  /**
+   * Waits until `action`'s budget allows a call and spends it without calling: for the calls a change of loopguard's
+   * makes TKE's controllers send on the same account quota (an annotated Service or an edited TkeServiceConfig is
+   * synced, and the sync reads the CLB). Paced with loopguard's own calls of that action, they slow down with them
+   * when the quota is congested (adaptive-rate.ts), instead of adding TKE's reads on top at full speed.
+   */
+  reserve(action: string, options?: CallOptions): Promise<void>;
+
   /** Stops timers and rejects queued calls (AbortError); in-flight calls finish or abort by their signal. */
   close(): Promise<void>;
 }

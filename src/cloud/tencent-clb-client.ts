@@ -358,6 +358,10 @@ export class TencentClbClient implements ClbClient {
     throw e;
   }
 
+  reserve(action: string, options: CallOptions = {}): Promise<void> {
+    return this.throttle.run(action, () => Promise.resolve(), { ...(options.signal ? { signal: options.signal } : {}), ...(options.stopping ? { stopping: options.stopping } : {}) });
+  }
+
   /** Per action called so far, the rate (req/s) calls are sent at now: the budget, or less after throttling. */
   rateLimits(): Record<string, number> {
     return this.throttle.rates();

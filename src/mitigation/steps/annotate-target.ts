@@ -3,10 +3,10 @@ import { ServiceAnnotation } from '../../api/annotations.js';
 import { EventReason } from '../../api/reasons.js';
 import { mergeOriginals, withoutFields } from '../../api/originals.js';
 import type { AnnotateTargetStep } from '../../plan/steps/annotate-target.js';
-import { DONE, nonEmpty, type StepEffect } from './effect.js';
+import { DONE, nonEmpty, paceTkeSync, type StepEffect } from './effect.js';
 
 export const annotateTarget: StepEffect<AnnotateTargetStep> = {
-  async apply(deps, owner, target, step) {
+  async apply(deps, owner, target, step, signal) {
     const { writer } = deps;
     const { kind, namespace, name } = target;
     const object = await writer.get(kind, namespace, name);
@@ -16,7 +16,10 @@ export const annotateTarget: StepEffect<AnnotateTargetStep> = {
       if (!object) return { status: 'gone' };
       await deps.records.update(self, owner, (current) => nonEmpty(mergeOriginals(withoutFields(current, step.forget ?? []), step.originals!)), { takeOver: !step.restore });
     }
-    if (object && Object.keys(step.set).length > 0) await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
+    if (object && Object.keys(step.set).length > 0) {
+      await paceTkeSync(deps, signal);
+      await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
+    }
     if (step.forget && !step.originals) await deps.records.update(self, owner, (current) => nonEmpty(withoutFields(current, step.forget ?? [])), { takeOver: false });
     // A target that is gone has nothing left to annotate or restore; a release goes on to forget its record.
     return object || step.forget || step.restore ? DONE : { status: 'gone' };

@@ -2,10 +2,11 @@
 import { EventReason } from '../../api/reasons.js';
 import { buildConfigPatch } from '../../plan/config-patch.js';
 import type { DeclareInTkeServiceConfigStep } from '../../plan/steps/declare-in-tke-service-config.js';
-import { DONE, type StepEffect } from './effect.js';
+import { DONE, paceTkeSync, type StepEffect } from './effect.js';
 
 export const declareInTkeServiceConfig: StepEffect<DeclareInTkeServiceConfigStep> = {
-  async apply(deps, _owner, target, step) {
+  async apply(deps, _owner, target, step, signal) {
+    await paceTkeSync(deps, signal);
     const result = await deps.writer.patchConfig(target.namespace, step.config, (spec) => buildConfigPatch(spec, step.edits, step.vip));
     // Gone between the plan and now: the next round plans on the config as it is (or its absence).
     return result === 'gone' ? { status: 'waiting', note: `TkeServiceConfig ${step.config} disappeared; planning again` } : DONE;

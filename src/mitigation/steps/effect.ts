@@ -29,7 +29,7 @@ export interface EffectDeps {
   writer: Pick<KubeWriter, 'get' | 'patchAnnotations' | 'patchConfig' | 'eventsOf'>;
   /** The ownership registry (LoopbackRecords). */
   records: Pick<RecordRegistry, 'update'>;
-  clb: Pick<ClbClient, 'describeListeners' | 'modifyListenerHealthCheck' | 'modifyLoadBalancerPassToTarget'>;
+  clb: Pick<ClbClient, 'describeListeners' | 'modifyListenerHealthCheck' | 'modifyLoadBalancerPassToTarget' | 'reserve'>;
   /** Told of every write whose task succeeded (its cache is the post-write read). */
   observer: Pick<ClbObserver, 'rawListeners' | 'observedAt' | 'invalidate' | 'listenerSourceWritten' | 'passToTargetWritten'>;
   capabilities: Pick<LearnedCapabilities, 'learn' | 'forget'>;
@@ -76,4 +76,17 @@ export function writeOptions(deps: EffectDeps, signal: AbortSignal): CallOptions
 /** A record that holds nothing is no record: the store deletes it. */
 export function nonEmpty(record: Originals): Originals | undefined {
   return isEmptyOriginals(record) ? undefined : record;
+}
+
+/**
+ * A change TKE's controllers act on (an annotation on a Service or Ingress, docs/tencent-cloud.md §2; a TkeServiceConfig
+ * edit, §1): TKE syncs the object, and a sync reads the CLB on the account quota loopguard shares. How many calls a
+ * sync makes is not documented; we assume one DescribeListeners, as the TKE simulator does
+ * (sim/tke-simulator/load-balancer.ts). The change waits for a DescribeListeners of loopguard's budget
+ * (ClbClient.reserve), so that when the quota is congested loopguard slows the reads it causes along with its own
+ * (bench:fleet: in the seconds TKE's three controllers alone asked more than the quota, much of what they read was
+ * syncs of Services loopguard had annotated).
+ */
+export function paceTkeSync(deps: Pick<EffectDeps, 'clb' | 'stopping'>, signal: AbortSignal): Promise<void> {
+  return deps.clb.reserve('DescribeListeners', { signal, ...(deps.stopping ? { stopping: deps.stopping } : {}) });
 }

@@ -27,6 +27,8 @@ export function clusterWorld() {
   const records = new Map<string, Originals>();
   const events: { type: string; reason: string; message: string; source: { component: string }; lastTimestamp: string }[] = [];
   const writes: string[] = [];
+  const reserved: string[] = [];
+  const refuseReserve: { error?: Error } = {};
   const capabilities = new LearnedCapabilities();
   const reader = {
     describeLoadBalancers: async () => [],
@@ -80,10 +82,15 @@ export function clusterWorld() {
         writes.push(`pass ${lb} ${to}`);
         return { taskId: 't', attempts: 1 };
       },
+      // The budget spent for TKE's syncs of what loopguard changes (paceTkeSync); `refuseReserve` makes it fail.
+      reserve: async (action) => {
+        if (refuseReserve.error) throw refuseReserve.error;
+        reserved.push(action);
+      },
     },
     observer,
     capabilities,
   };
   const apply = (step: Step, target: TargetRef = T) => clusterEffects(deps).apply(OWNER, target, step, new AbortController().signal);
-  return { objects, configs, listeners, passToTarget, records, events, writes, capabilities, observer, deps, apply };
+  return { objects, configs, listeners, passToTarget, records, events, writes, reserved, refuseReserve, capabilities, observer, deps, apply };
 }

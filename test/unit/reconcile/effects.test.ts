@@ -67,6 +67,22 @@ describe('the effect of each step kind', () => {
     expect(w.configs.get('cfg')?.spec).toEqual({ loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/' }] }] }] } });
   });
 
+  it('a change TKE syncs (annotations, config edits) first spends a DescribeListeners of the budget; bookkeeping alone does not; a refused wait changes nothing', async () => {
+    const w = world();
+    await w.apply({ kind: 'AnnotateTarget', set: { a: 'x' } });
+    await w.apply({ kind: 'AnnotateTarget', set: {}, forget: ['annotation/a'] });
+    const edit = { kind: 'keepalive', protocol: 'HTTP', port: 80, value: 1 } as const;
+    await w.apply({ kind: 'DeclareInTkeServiceConfig', config: 'cfg', loadBalancerId: 'lb-1', vip: '10.0.0.9', edits: [edit] });
+    await w.apply({ kind: 'RemoveFromTkeServiceConfig', config: 'cfg', loadBalancerId: 'lb-1', vip: '10.0.0.9', removals: [{ edit, level: 'field' }] });
+    expect(w.reserved).toEqual(['DescribeListeners', 'DescribeListeners', 'DescribeListeners']);
+    // The wait comes before the change: shutdown ending it leaves the object as it was.
+    w.refuseReserve.error = new DOMException('shutting down', 'AbortError');
+    await expect(w.apply({ kind: 'AnnotateTarget', set: { a: 'y' } })).rejects.toThrow('shutting down');
+    await expect(w.apply({ kind: 'DeclareInTkeServiceConfig', config: 'cfg', loadBalancerId: 'lb-1', vip: '10.0.0.9', edits: [edit] })).rejects.toThrow('shutting down');
+    expect(w.objects.get('front')?.metadata.annotations).toEqual({ a: 'x' });
+    expect(w.configs.get('cfg')?.spec).toEqual({ loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/' }] }] }] } });
+  });
+
   describe('AwaitTke', () => {
     const applied = (extra: Partial<Extract<Step, { kind: 'AwaitTke' }>> = {}): Step => ({ kind: 'AwaitTke', reason: 'ConfigApplied', loadBalancerId: 'lb-1', config: 'cfg', since: new Date(Date.now() - 60_000).toISOString(), ...extra });
     const tkeWarning = (message: string) => ({ type: 'Warning', reason: 'SyncLoadBalancerFailed', message, source: { component: 'l7-lb-controller' }, lastTimestamp: new Date().toISOString() });

@@ -31,7 +31,7 @@ const NONE_REJECTED = { keepalive: false, range100_64: false };
 function memoryClb(listeners: ListenerInfo[]) {
   const writes: string[] = [];
   const lb: LoadBalancerInfo = { loadBalancerId: LB, name: 'web', type: 'INTERNAL', ipVersion: 'IPv4', addressIpVersion: 'IPV4', vips: ['10.0.0.10'], status: 1, forward: 1, tags: {}, passToTarget: false, clusterIds: [] };
-  const client: Pick<ClbClient, 'describeLoadBalancers' | 'describeListeners' | 'describeTargetHealth' | 'modifyListenerHealthCheck'> = {
+  const client: Pick<ClbClient, 'describeLoadBalancers' | 'describeListeners' | 'describeTargetHealth' | 'modifyListenerHealthCheck' | 'reserve'> = {
     describeLoadBalancers: async (ids) => (ids.includes(LB) ? [lb] : []),
     describeListeners: async () => listeners.map((l) => ({ ...l, healthCheck: { ...l.healthCheck } })),
     describeTargetHealth: async () => [],
@@ -42,6 +42,8 @@ function memoryClb(listeners: ListenerInfo[]) {
       writes.push(`${listenerId}:${hc.SourceIpType}`);
       return { taskId: `task-${writes.length}`, attempts: 1 };
     },
+    // The budget an annotation spends for TKE's sync of it (paceTkeSync): nothing to pace here.
+    reserve: async () => undefined,
   };
   return { client: client as ClbClient, listeners, writes };
 }

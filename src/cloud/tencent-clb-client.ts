@@ -42,6 +42,8 @@ interface ClbActions {
 }
 type Action = keyof ClbActions;
 type WriteAction = 'ModifyListener' | 'ModifyRule' | 'ModifyLoadBalancerAttributes';
+/** The async writes (their tasks are polled with DescribeTaskStatus). */
+const ASYNC_WRITES: readonly WriteAction[] = ['ModifyListener', 'ModifyRule', 'ModifyLoadBalancerAttributes'];
 
 export class TencentClbClient implements ClbClient {
   private readonly sdk: Client;
@@ -59,7 +61,8 @@ export class TencentClbClient implements ClbClient {
     if (!options.region) throw new TypeError('TencentClbClient needs a region');
     this.credentials = 'getCredential' in options.credentials ? options.credentials : new StaticCredentialProvider(options.credentials);
     this.endpoint = parseEndpoint(options.endpoint, options.protocol);
-    this.throttle = new ActionThrottle(options.throttle);
+    // Each async write needs its task polled (task-waiter.ts): writes go no faster than those polls can be answered.
+    this.throttle = new ActionThrottle({ pacedWith: Object.fromEntries(ASYNC_WRITES.map((a) => [a, 'DescribeTaskStatus'])), ...options.throttle });
     this.gate = new ClbWriteGate(options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY);
     this.retryPolicy = resolveRetryPolicy(options.retry);
     this.taskPoll = { ...DEFAULT_TASK_POLL_POLICY, ...options.taskPoll };

@@ -36,6 +36,13 @@ export interface ThrottleOptions {
    * may be overridden, e.g. for tests). false: the fixed budget and a cool-down pause per throttle.
    */
   adaptive?: boolean | Partial<Omit<AdaptiveRateParams, 'ceiling'>>;
+  /**
+   * Adaptive only: actions sent no faster than another action's current rate, e.g. an async write no faster than the
+   * DescribeTaskStatus that polls its task (each write needs at least one poll on the account's quota for that
+   * action): when polls are throttled and their rate cut, the writes slow down with them instead of queueing polls
+   * that are refused again.
+   */
+  pacedWith?: Record<string, string>;
 }
 
 export const DEFAULT_ACTION_BUDGET: Readonly<Required<ActionBudget>> = Object.freeze({ rps: 10, burst: 2, concurrency: 10 });
@@ -164,10 +171,16 @@ export class ActionThrottle {
     return out;
   }
 
-  /** The rate `action` is sent at now (req/s); its budget's rps before its first call. */
+  /** The rate `action` is sent at now (req/s), within the rate of the action it is paced with; its budget's rps before its first call. */
   rate(action: string): number {
     const q = this.entry(action);
-    return q.adaptive ? currentRate(q.adaptive.state, q.adaptive.params, performance.now()) : q.budget.rps;
+    return q.adaptive ? this.adaptiveRate(action, q.adaptive) : q.budget.rps;
+  }
+
+  private adaptiveRate(action: string, a: NonNullable<ActionQueue['adaptive']>): number {
+    const own = currentRate(a.state, a.params, performance.now());
+    const other = this.options.pacedWith?.[action];
+    return other === undefined || other === action ? own : Math.min(own, this.rate(other));
   }
 
   /** Actions called so far and their rates now, for the rate gauge. */
@@ -199,7 +212,7 @@ export class ActionThrottle {
       if (adaptive !== false) {
         const params = resolveAdaptiveRate(budget.rps, adaptive === true ? {} : adaptive);
         const state = initialRate(params, performance.now());
-        const a: NonNullable<ActionQueue['adaptive']> = { params, state, pacer: new Pacer(() => currentRate(a.state, params, performance.now())) };
+        const a: NonNullable<ActionQueue['adaptive']> = { params, state, pacer: new Pacer(() => this.adaptiveRate(action, a)) };
         q.adaptive = a;
       }
       this.queues.set(action, q);

@@ -51,6 +51,31 @@ describe('ActionThrottle', () => {
     throttle.close();
   });
 
+  it('pacedWith: a write goes no faster than the poll it needs; a cut of the poll slows the write, not the reverse', async () => {
+    // No slow start (startFraction 1): both start at their ceilings.
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 100 }, budgets: { DescribeTaskStatus: { rps: 80 } }, adaptive: { startFraction: 1 }, pacedWith: { ModifyListener: 'DescribeTaskStatus' } });
+    expect(throttle.rate('ModifyListener')).toBeCloseTo(80, 1);
+    // The write's own cut leaves the polls alone.
+    await throttle.run('ModifyListener', () => Promise.resolve());
+    throttle.slowDown('ModifyListener');
+    expect(throttle.rate('DescribeTaskStatus')).toBeCloseTo(80, 1);
+    expect(throttle.rate('ModifyListener')).toBeLessThan(1);
+    const throttle2 = new ActionThrottle({ defaultBudget: { rps: 100 }, budgets: { DescribeTaskStatus: { rps: 80 } }, adaptive: { startFraction: 1 }, pacedWith: { ModifyListener: 'DescribeTaskStatus' } });
+    // 20 polls sent, then throttled: the polls are cut to 0.7 × 20/s, and the writes with them.
+    await Promise.all(Array.from({ length: 20 }, () => throttle2.run('DescribeTaskStatus', () => Promise.resolve())));
+    throttle2.slowDown('DescribeTaskStatus');
+    const polls = throttle2.rate('DescribeTaskStatus');
+    expect(polls).toBeGreaterThan(12);
+    expect(polls).toBeLessThan(15);
+    expect(throttle2.rate('ModifyListener')).toBeCloseTo(polls, 1);
+    // The pacer spaces the writes at that rate: 4 writes, 3 gaps of ≥ 1/polls s.
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: 4 }, () => throttle2.run('ModifyListener', () => Promise.resolve())));
+    expect(performance.now() - t0).toBeGreaterThanOrEqual((3 * 1000) / 15);
+    throttle.close();
+    throttle2.close();
+  });
+
   it('keeps actions independent', async () => {
     const throttle = new ActionThrottle({ defaultBudget: { rps: 1, burst: 1 } });
     await throttle.run('A', () => Promise.resolve());

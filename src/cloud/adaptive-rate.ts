@@ -25,6 +25,13 @@
 // calls through before it refuses, and by then every client is at its ceiling); what cuts the throttling is the
 // deeper first cut (slowStartBeta 0.5, as TCP halves its window), which brings three clients from 30 to 15 req/s at
 // once instead of 21 and then 15 over two rounds of refusals.
+// Doubling ends at half the ceiling (TCP's ssthresh, RFC 5681 §3.1), and the rate climbs on from there by
+// `probeIncreasePerSecond` (1 req/s per second) until the first RequestLimitExceeded or the ceiling. Three loopguards
+// doubling together went from 15 to 30 req/s in one step on a 20 req/s quota (bench:fleet, 2026-11-26: the
+// loopguards alone asked 28 DescribeListeners in one second of their discovery, and 14 of their 25 throttled calls, and
+// 16 of TKE's 31, came in those first seconds); a climb of 1 req/s per second per client overshoots the quota by a few
+// calls instead, which is what the first refusal costs. A loopguard alone reaches its ceiling 6 s after its first call
+// (2 s with doubling all the way): about 8 calls fewer in its first seconds.
 // An action idle for `idleRestartMs` starts slowly again (RFC 5681 §4.1 "restart window"): its rate, grown back
 // to the ceiling while nothing was sent, says nothing about the quota now.
 
@@ -43,8 +50,12 @@ export interface AdaptiveRateParams {
   slowStartBeta: number;
   /** Slow start: the first rate, as a fraction of the ceiling (1: none). */
   startFraction: number;
-  /** Slow start: the rate doubles every this many ms until the first throttle or the ceiling. */
+  /** Slow start: the rate doubles every this many ms until the first throttle or the threshold. */
   doublingMs: number;
+  /** Slow start: doubling stops at this fraction of the ceiling (1: at the ceiling). */
+  slowStartThreshold: number;
+  /** Slow start, past the threshold: the climb, req/s per second, until the first throttle or the ceiling. */
+  probeIncreasePerSecond: number;
   /** No call for this long: the next starts slowly again. */
   idleRestartMs: number;
 }
@@ -57,6 +68,8 @@ export const DEFAULT_ADAPTIVE_RATE: Readonly<Omit<AdaptiveRateParams, 'ceiling'>
   slowStartBeta: 0.5,
   startFraction: 0.25,
   doublingMs: 1_000,
+  slowStartThreshold: 0.5,
+  probeIncreasePerSecond: 1,
   idleRestartMs: 30_000,
 });
 
@@ -81,6 +94,8 @@ export function resolveAdaptiveRate(ceiling: number, overrides: Partial<Omit<Ada
   if (!(p.slowStartBeta > 0 && p.slowStartBeta < 1)) throw new TypeError(`adaptive rate: slowStartBeta must be in (0, 1), got ${p.slowStartBeta}`);
   if (!(p.startFraction > 0 && p.startFraction <= 1)) throw new TypeError(`adaptive rate: startFraction must be in (0, 1], got ${p.startFraction}`);
   if (!(p.doublingMs > 0)) throw new TypeError(`adaptive rate: doublingMs must be positive, got ${p.doublingMs}`);
+  if (!(p.slowStartThreshold > 0 && p.slowStartThreshold <= 1)) throw new TypeError(`adaptive rate: slowStartThreshold must be in (0, 1], got ${p.slowStartThreshold}`);
+  if (!(p.probeIncreasePerSecond > 0)) throw new TypeError(`adaptive rate: probeIncreasePerSecond must be positive, got ${p.probeIncreasePerSecond}`);
   if (!(p.idleRestartMs > 0)) throw new TypeError(`adaptive rate: idleRestartMs must be positive, got ${p.idleRestartMs}`);
   return p;
 }
@@ -91,11 +106,20 @@ export function initialRate(params: AdaptiveRateParams, now: number): RateState 
   return base >= params.ceiling ? { base: params.ceiling, since: now, cutAt: -Infinity } : { base, since: now, cutAt: -Infinity, slowStart: true };
 }
 
-/** The allowed rate at `now`: the base grown since (doubling in slow start, linearly after), within [floor, ceiling]. */
+/**
+ * The allowed rate at `now`: the base grown since (slow start: doubling up to the threshold, then climbing by
+ * probeIncreasePerSecond; after it: by increasePerSecond), within [floor, ceiling].
+ */
 export function currentRate(state: RateState, params: AdaptiveRateParams, now: number): number {
   const elapsed = Math.max(0, now - state.since);
-  const grown = state.slowStart ? state.base * 2 ** (elapsed / params.doublingMs) : state.base + (params.increasePerSecond * elapsed) / 1000;
-  return Math.min(params.ceiling, Math.max(params.floor, grown));
+  return Math.min(params.ceiling, Math.max(params.floor, state.slowStart ? slowStartRate(state.base, params, elapsed) : state.base + (params.increasePerSecond * elapsed) / 1000));
+}
+
+function slowStartRate(base: number, params: AdaptiveRateParams, elapsed: number): number {
+  const threshold = Math.max(base, params.ceiling * params.slowStartThreshold);
+  const doubling = params.doublingMs * Math.log2(threshold / base);
+  if (elapsed <= doubling) return base * 2 ** (elapsed / params.doublingMs);
+  return threshold + (params.probeIncreasePerSecond * (elapsed - doubling)) / 1000;
 }
 
 /**

@@ -23,16 +23,16 @@ function replay(events: Array<{ t: number; throttled?: number; call?: number }>,
 }
 
 describe('adaptive rate', () => {
-  it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.2 req/s per second (bench:fleet), one cut per second, slow start from a quarter doubling each second, restart after 30 s idle", () => {
-    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.2, holdMs: 1000, slowStartBeta: 0.5, startFraction: 0.25, doublingMs: 1000, idleRestartMs: 30_000 });
+  it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.2 req/s per second (bench:fleet), one cut per second, slow start from a quarter doubling each second to half, then +1 req/s per second, restart after 30 s idle", () => {
+    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.2, holdMs: 1000, slowStartBeta: 0.5, startFraction: 0.25, doublingMs: 1000, slowStartThreshold: 0.5, probeIncreasePerSecond: 1, idleRestartMs: 30_000 });
   });
 
   it.each([
-    ['slow start: a quarter of the ceiling, doubling every second up to it', [{ t: 0 }, { t: 500 }, { t: 1000 }, { t: 2000 }, { t: 60_000 }], [2.5, 3.536, 5, 10, 10]],
+    ['slow start: a quarter of the ceiling, doubling every second up to half of it, then +1 req/s per second up to it', [{ t: 0 }, { t: 500 }, { t: 1000 }, { t: 2000 }, { t: 3500 }, { t: 6000 }, { t: 60_000 }], [2.5, 3.536, 5, 6, 7.5, 10, 10]],
     ['slow start ends at the first throttle, cut by half from what was allowed, then +0.2 req/s per second', [{ t: 1000, throttled: 8 }, { t: 6000 }, { t: 60_000 }], [2.5, 3.5, 10]],
     ['slow start ends at the first throttle: cut by half from what was sent when less', [{ t: 1000, throttled: 2 }], [1]],
-    ['after slow start the cut is β 0.7', [{ t: 2000, throttled: 10 }, { t: 3000, throttled: 5 }], [5, 3.5]],
-    ['idle restart: after 30 s without a call the next starts slowly again', [{ t: 0 }, { t: 100_000, call: 60_000 }, { t: 101_000 }, { t: 102_000 }], [2.5, 2.5, 5, 10]],
+    ['slow start ends at the first throttle during the climb too; after it the cut is β 0.7', [{ t: 2000, throttled: 10 }, { t: 3000, throttled: 5 }], [3, 2.24]],
+    ['idle restart: after 30 s without a call the next starts slowly again', [{ t: 0 }, { t: 100_000, call: 60_000 }, { t: 101_000 }, { t: 102_000 }], [2.5, 2.5, 5, 6]],
     ['idle restart keeps a recent cut below the start rate', [{ t: 40_000, throttled: 1 }, { t: 45_000, call: 10_000 }, { t: 46_000 }], [0.5, 1.5, 3]],
     ['no restart while calls keep coming, nor before the first call', [{ t: 0, call: -Infinity }, { t: 20_000, call: 19_900 }], [2.5, 10]],
   ])('%s', (_name, events, rates) => {
@@ -46,6 +46,12 @@ describe('adaptive rate', () => {
     expect(() => resolveAdaptiveRate(10, { doublingMs: 0 })).toThrow(/doublingMs/);
     expect(() => resolveAdaptiveRate(10, { slowStartBeta: 1 })).toThrow(/slowStartBeta/);
     expect(() => resolveAdaptiveRate(10, { idleRestartMs: -1 })).toThrow(/idleRestartMs/);
+    expect(() => resolveAdaptiveRate(10, { slowStartThreshold: 0 })).toThrow(/slowStartThreshold/);
+    expect(() => resolveAdaptiveRate(10, { probeIncreasePerSecond: 0 })).toThrow(/probeIncreasePerSecond/);
+    // A threshold of 1 doubles all the way; a start above the threshold climbs from where it starts.
+    expect([0, 1000, 2000].map((t) => currentRate(initialRate(resolveAdaptiveRate(10, { slowStartThreshold: 1 }), 0), resolveAdaptiveRate(10, { slowStartThreshold: 1 }), t))).toEqual([2.5, 5, 10]);
+    const high = resolveAdaptiveRate(10, { startFraction: 0.8 });
+    expect([0, 1000].map((t) => Number(currentRate(initialRate(high, 0), high, t).toFixed(3)))).toEqual([8, 9]);
   });
 
   it.each([
@@ -117,7 +123,7 @@ describe('ActionThrottle with the adaptive rate', () => {
   });
 
   it('slow start, and again after an idle spell', async () => {
-    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { doublingMs: 100, idleRestartMs: 50 } });
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { doublingMs: 100, idleRestartMs: 50, slowStartThreshold: 1 } });
     await throttle.run('A', () => Promise.resolve());
     // Starts at a quarter of the ceiling; 250 ms later (2.5 doublings) it is at the ceiling.
     expect(throttle.rate('A')).toBeLessThan(5);

@@ -10,9 +10,12 @@
 // aws-sdk-cpp AdaptiveRetryStrategy): the cut is to β = 0.7 of what the client actually sent (its measured
 // rate, so a client that asks less than its allowance still yields), with a floor of 0.5 req/s. Where AWS grows
 // back along CUBIC, we grow linearly (α req/s per second): simpler to reason about with a quota of 20, and what
-// makes the fair share the fixed point. α = 0.2: every climb past the free quota costs RequestLimitExceeded
+// makes the fair share the fixed point. α = 0.1: every climb past the free quota costs RequestLimitExceeded
 // answers, so a slower climb probes less often; in bench:fleet (3 clusters × 60 Services on one account, 2026-11-26)
-// 0.5 gave 5.7 % of loopguard's calls throttled, 0.2 gave 2.7 % at the same speed (β 0.5 instead: no better, slower).
+// 0.5 gave 5.7 % of loopguard's calls throttled, 0.2 gave 2.7–5.0 % at the same speed (β 0.5 instead: no better,
+// slower), and 0.1, once TKE's syncs and task polls were paced too (effect.ts paceTkeSync, throttle.ts pacedWith),
+// 1.5 % (README, bench:fleet). The price: after a cut, a client alone climbs back to its ceiling slowly (from 5 to
+// 10 req/s in 50 s); before its first throttle it climbs at probeIncreasePerSecond (below).
 // One cut per `holdMs`: the answers to calls already sent at the old
 // rate arrive after the cut and must not cut again (TCP's once per round trip); 1 s is the quota's window.
 //
@@ -63,7 +66,7 @@ export interface AdaptiveRateParams {
 export const DEFAULT_ADAPTIVE_RATE: Readonly<Omit<AdaptiveRateParams, 'ceiling'>> = Object.freeze({
   floor: 0.5,
   beta: 0.7,
-  increasePerSecond: 0.2,
+  increasePerSecond: 0.1,
   holdMs: 1_000,
   slowStartBeta: 0.5,
   startFraction: 0.25,

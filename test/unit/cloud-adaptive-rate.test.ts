@@ -23,17 +23,17 @@ function replay(events: Array<{ t: number; throttled?: number; call?: number }>,
 }
 
 describe('adaptive rate', () => {
-  it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.2 req/s per second (bench:fleet), one cut per second, slow start from a quarter doubling each second to half, then +1 req/s per second, restart after 30 s idle", () => {
-    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.2, holdMs: 1000, slowStartBeta: 0.5, startFraction: 0.25, doublingMs: 1000, slowStartThreshold: 0.5, probeIncreasePerSecond: 1, idleRestartMs: 30_000 });
+  it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.1 req/s per second (bench:fleet), one cut per second, slow start from a quarter doubling each second to half, then +1 req/s per second, restart after 30 s idle", () => {
+    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.1, holdMs: 1000, slowStartBeta: 0.5, startFraction: 0.25, doublingMs: 1000, slowStartThreshold: 0.5, probeIncreasePerSecond: 1, idleRestartMs: 30_000 });
   });
 
   it.each([
     ['slow start: a quarter of the ceiling, doubling every second up to half of it, then +1 req/s per second up to it', [{ t: 0 }, { t: 500 }, { t: 1000 }, { t: 2000 }, { t: 3500 }, { t: 6000 }, { t: 60_000 }], [2.5, 3.536, 5, 6, 7.5, 10, 10]],
-    ['slow start ends at the first throttle, cut by half from what was allowed, then +0.2 req/s per second', [{ t: 1000, throttled: 8 }, { t: 6000 }, { t: 60_000 }], [2.5, 3.5, 10]],
+    ['slow start ends at the first throttle, cut by half from what was allowed, then +0.1 req/s per second', [{ t: 1000, throttled: 8 }, { t: 6000 }, { t: 60_000 }], [2.5, 3, 8.4]],
     ['slow start ends at the first throttle: cut by half from what was sent when less', [{ t: 1000, throttled: 2 }], [1]],
-    ['slow start ends at the first throttle during the climb too; after it the cut is β 0.7', [{ t: 2000, throttled: 10 }, { t: 3000, throttled: 5 }], [3, 2.24]],
+    ['slow start ends at the first throttle during the climb too; after it the cut is β 0.7', [{ t: 2000, throttled: 10 }, { t: 3000, throttled: 5 }], [3, 2.17]],
     ['idle restart: after 30 s without a call the next starts slowly again', [{ t: 0 }, { t: 100_000, call: 60_000 }, { t: 101_000 }, { t: 102_000 }], [2.5, 2.5, 5, 6]],
-    ['idle restart keeps a recent cut below the start rate', [{ t: 40_000, throttled: 1 }, { t: 45_000, call: 10_000 }, { t: 46_000 }], [0.5, 1.5, 3]],
+    ['idle restart keeps a recent cut below the start rate', [{ t: 40_000, throttled: 1 }, { t: 45_000, call: 10_000 }, { t: 46_000 }], [0.5, 1, 2]],
     ['no restart while calls keep coming, nor before the first call', [{ t: 0, call: -Infinity }, { t: 20_000, call: 19_900 }], [2.5, 10]],
   ])('%s', (_name, events, rates) => {
     expect(replay(events, P)).toEqual(rates);
@@ -58,10 +58,10 @@ describe('adaptive rate', () => {
     ['starts at the ceiling (no slow start)', [{ t: 0 }, { t: 60_000 }], [10, 10]],
     ['decrease: a throttle cuts to β × the rate sent', [{ t: 1000, throttled: 10 }], [7]],
     ['decrease: from what was measured when below the allowance', [{ t: 1000, throttled: 4 }], [2.8]],
-    ['decrease: several throttles within the hold cut once', [{ t: 1000, throttled: 10 }, { t: 1500, throttled: 10 }, { t: 1999, throttled: 10 }], [7, 7.1, 7.2]],
+    ['decrease: several throttles within the hold cut once', [{ t: 1000, throttled: 10 }, { t: 1500, throttled: 10 }, { t: 1999, throttled: 10 }], [7, 7.05, 7.1]],
     ['decrease: a throttle after the hold cuts again', [{ t: 1000, throttled: 10 }, { t: 2000, throttled: 7 }], [7, 4.9]],
-    ['recovery: +0.2 req/s per second without throttling', [{ t: 1000, throttled: 10 }, { t: 6000 }, { t: 11_000 }], [7, 8, 9]],
-    ['ceiling: recovery stops at --cloud-rate-limit', [{ t: 1000, throttled: 10 }, { t: 16_000 }, { t: 60_000 }], [7, 10, 10]],
+    ['recovery: +0.1 req/s per second without throttling', [{ t: 1000, throttled: 10 }, { t: 6000 }, { t: 11_000 }], [7, 7.5, 8]],
+    ['ceiling: recovery stops at --cloud-rate-limit', [{ t: 1000, throttled: 10 }, { t: 16_000 }, { t: 60_000 }], [7, 8.5, 10]],
     ['ceiling: a cut after a long quiet spell starts from the ceiling, not the unbounded growth', [{ t: 1000, throttled: 10 }, { t: 600_000, throttled: 20 }], [7, 7]],
     ['floor: never below 0.5 req/s', [{ t: 0, throttled: 1 }, { t: 1000, throttled: 0.6 }, { t: 2000, throttled: 0 }], [0.7, 0.5, 0.5]],
   ])('%s', (_name, events, rates) => {

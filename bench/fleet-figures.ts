@@ -147,15 +147,18 @@ export function demandTimeline(lg: readonly TimelinePoint[], tke: readonly Timel
     const dt = deltas(tke[i - 1] as TimelinePoint, tke[i] as TimelinePoint);
     const seconds = ((lg[i] as TimelinePoint).at - (lg[i - 1] as TimelinePoint).at) || 1;
     const parts: string[] = [];
+    let over = false;
     for (const a of new Set([...Object.keys(dl), ...Object.keys(dt)])) {
       const l = dl[a] ?? { calls: 0, rle: 0 };
       const t = dt[a] ?? { calls: 0, rle: 0 };
       if (t.calls / seconds > quota) {
-        tkeOverQuota.seconds += 1;
+        over = true;
         tkeOverQuota.tkeRle += t.rle;
       }
       if (l.rle + t.rle > 0) parts.push(`${short(a)} ${l.calls + t.calls} asked (loopguards ${l.calls}, TKE ${t.calls})`);
     }
+    // A second counts once, however many of its actions TKE alone asked more than the quota of.
+    if (over) tkeOverQuota.seconds += 1;
     if (parts.length > 0) lines.push(`t+${(lg[i] as TimelinePoint).at.toFixed(0)}s ${parts.join(', ')}`);
   }
   return { lines, tkeOverQuota };

@@ -115,7 +115,8 @@ export async function restartScenario(c: RestartContext): Promise<OperatorProces
   c.log(`restart: Ready = ${secs(r)} after process start; CLB reads in its first 60 s = ${n} (budget pace = ${budget.toFixed(0)}); new Service mitigated in ${secs(s)}`);
   // The health signal's pace: every CLB's health once per half interval, 30 CLBs per call (drift-signal.ts).
   const healthPace = (Math.ceil(c.clbs / 30) * WINDOW_MS) / (c.driftIntervalMs / 2);
-  c.log(`restart: DescribeTargetHealth in its first 60 s = ${healthIn60 ?? NaN} (the signal's pace = ${healthPace.toFixed(0)}: every CLB's health each half interval, 30 per call)`);
+  c.log(`restart: DescribeTargetHealth in its first 60 s = ${healthIn60 ?? NaN}, the signal's and the full reads' (the signal's pace = ${healthPace.toFixed(0)}: every CLB's health each half interval, 30 per call)`);
+  if (!timeline) c.log(`restart: no new Service timeline (a task or write of its CLB missing from the emulator): its figure is from the CLB's CreateTime, to the second`);
   if (timeline) c.log(`restart: new Service timeline (s after CreateLoadBalancer): listeners built ${secs(timeline.listenersBuilt)} (TKE); loopguard's first write accepted ${secs(timeline.firstWrite)}, last finished ${secs(timeline.switched)}`);
   c.log(`restart: ratios — Ready / 60 s = ${(r / GOAL_READY_MS).toFixed(2)} (goal < 1); reads / budget pace = ${(n / budget).toFixed(2)} (goal ≤ 1.2); new Service / 10 s = ${(s / GOAL_NEW_MS).toFixed(2)} (goal < 1)`);
   return operator;

@@ -25,7 +25,8 @@ import { ClbObserver } from './cloud/clb-observer.js';
 import { Checkpointer } from './controllers/checkpointer.js';
 import { ObservationStore } from './kube/observation-store.js';
 import { HealthSignal } from './cloud/health-signal.js';
-import { DriftScheduler, fullIntervalMs, signalIntervalMs } from './controllers/drift-signal.js';
+import { DriftScheduler, fullIntervalMs } from './controllers/drift-signal.js';
+import { ObservationUpkeep } from './controllers/observation-upkeep.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
@@ -54,14 +55,11 @@ import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
 
 /** How long shutdown waits for queued Events (README: aborted work gets up to 2 s more for its log lines and Events). */
 const EVENT_FLUSH_MS = 2_000;
-/** Cycles of full re-reads without a round asking for a CLB before what is known of it is dropped. */
-const SWEEP_AFTER_CYCLES = 3;
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
 /** loopguard's own CRDs, by informer: a missing one makes the replica unready, naming the fix (issue 22 #10). */
 const OWN_CRDS: Record<string, string> = { loopbackpolicies: `${PLURAL}.${GROUP}`, loopbackrecords: `${RECORD_PLURAL}.${GROUP}`, clusterloopbackpolicies: `${CLUSTER_PLURAL}.${GROUP}` };
-
 
 function notServedReason(i: ResilientInformer<KubernetesObject>): string | undefined {
   if (i.notServed === undefined) return undefined;
@@ -117,11 +115,7 @@ export class Operator {
   private readonly stopping = new AbortController();
   /** Written at a steady pace (events.ts); what is still queued gets a moment at shutdown. */
   private readonly events: EventRecorder;
-  private readonly checkpoint: Checkpointer | undefined; // a new leader starts from the last one's reads
-  private sweeper: NodeJS.Timeout | undefined; // drops what is remembered of CLBs no policy names any more
-  private readonly sweep: () => void;
-  /** After the checkpoint's restore: the seeded CLBs' health checks spread over the signal interval (HealthSignal.spread). */
-  private readonly spreadSignals: (seeded: ReadonlyArray<{ id: string; at: number }>) => void;
+  private readonly upkeep: ObservationUpkeep; // the observation checkpoint; forgetting deleted CLBs
 
   constructor(private readonly d: OperatorDeps) {
     const { kc, config, logger, metrics } = d;
@@ -213,16 +207,9 @@ export class Operator {
     const healthSignal = new HealthSignal(d.clb);
     const fullReadsPerSecond = (config.cloudRateLimit * config.driftFullReadShare) / 100;
     const observer = new ClbObserver(healthSignal.recording(d.clb));
-    // CLBs of deleted Services and Ingresses (or no longer selected) are forgotten once no round has asked for them
-    // for SWEEP_AFTER_CYCLES full re-read cycles: a CLB in use is asked for at least once per drift interval.
-    this.spreadSignals = (seeded) => healthSignal.spread(seeded, Date.now(), signalIntervalMs(config.driftCheckIntervalMs));
-    this.sweep = () => {
-      const before = Date.now() - SWEEP_AFTER_CYCLES * fullIntervalMs(config.driftCheckIntervalMs, observer.size, fullReadsPerSecond);
-      const clbs = observer.sweep(before);
-      const baselines = healthSignal.sweep(before);
-      if (clbs + baselines > 0) logger.debug('Forgot CLBs no policy names any more', { clbs, baselines });
-    };
-    if (config.observationCheckpoint) this.checkpoint = new Checkpointer({ observer, store: new ObservationStore(kc, config.leaseNamespace), region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true });
+    const driftScheduler = new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond);
+    const checkpoint = config.observationCheckpoint ? new Checkpointer({ observer, store: new ObservationStore(kc, config.leaseNamespace), region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;
+    this.upkeep = new ObservationUpkeep({ observer, signal: healthSignal, scheduler: driftScheduler, driftCheckIntervalMs: config.driftCheckIntervalMs, logger, ...(checkpoint ? { checkpoint } : {}) });
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
     ));
@@ -280,7 +267,7 @@ export class Operator {
       logger,
       profile: () => this.profile(),
       driftCheckIntervalMs: config.driftCheckIntervalMs,
-      driftTiers: { scheduler: new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond), signal: healthSignal, checked: (tier, clbs) => metrics.driftChecks.inc({ tier }, clbs) },
+      driftTiers: { scheduler: driftScheduler, signal: healthSignal, checked: (tier, clbs) => metrics.driftChecks.inc({ tier }, clbs) },
       tkeGraceMs: config.tkeGraceMs,
       stopping: this.stopping.signal,
       ...(executor ? { executor } : {}),
@@ -372,13 +359,12 @@ export class Operator {
     this.d.logger.info('Draining', { policies: this.queue.inProgressKeys, graceMs });
     this.stopping.abort(new ShutdownAbortError('shutdown began: no new work is started'));
     this.admission.stop();
-    clearInterval(this.sweeper);
     const drained = await this.queue.shutdown(graceMs, {
       onGraceOver: (policies) => this.d.logger.warn('Shutdown grace period ended; aborting', { policies, graceMs }),
     });
     if (drained) this.d.logger.info('Drained');
     // The Events of the last rounds (their writes are paced) and the observation checkpoint; the Lease waits for them, briefly.
-    const [flushed] = await Promise.all([this.events.flush(EVENT_FLUSH_MS), this.checkpoint?.stop(EVENT_FLUSH_MS)]);
+    const [flushed] = await Promise.all([this.events.flush(EVENT_FLUSH_MS), this.upkeep.stop(EVENT_FLUSH_MS)]);
     if (!flushed) this.d.logger.warn('Shutdown left Events unwritten', { pending: this.events.pending });
     await this.elector?.stop();
     await Promise.all(this.informers.map((i) => i.stop()));
@@ -390,11 +376,9 @@ export class Operator {
   private startLeading(): void {
     this.d.metrics.leader.set({ name: this.d.config.leaseName }, 1);
     // The checkpoint first (restore never throws): the first rounds judge from it instead of reading every CLB.
-    void (this.checkpoint?.restore() ?? Promise.resolve([])).then((seeded) => {
+    void this.upkeep.restore().then(() => {
       if (this.stopping.signal.aborted) return;
-      this.spreadSignals(seeded);
-      this.checkpoint?.start();
-      this.sweeper ??= setInterval(this.sweep, this.d.config.driftCheckIntervalMs).unref();
+      this.upkeep.start();
       this.queue.start();
       this.router.all();
       this.admission.start();

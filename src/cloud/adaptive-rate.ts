@@ -20,21 +20,17 @@
 // rate arrive after the cut and must not cut again (TCP's once per round trip); 1 s is the quota's window.
 //
 // Slow start (TCP's, RFC 5681 §3.1, in time rather than per acknowledgement): an action starts at a quarter of the
-// ceiling and doubles every second until its first RequestLimitExceeded or the ceiling, then AIMD as above. Three
-// loopguards starting an Enforce together at their ceilings asked 30 req/s of a 20 req/s quota from the first
-// instant, and most of the fleet's throttled calls came in those first seconds (bench:fleet, 2026-11-26: 2.7 % of
-// loopguard's calls). Doubling reaches the ceiling in 2 s, so a loopguard alone loses about 1 s of its rate. Slow
-// start alone only moved the burst 2 s later (the emulator's quota, like a token bucket, lets a second's worth of
-// calls through before it refuses, and by then every client is at its ceiling); what cuts the throttling is the
-// deeper first cut (slowStartBeta 0.5, as TCP halves its window), which brings three clients from 30 to 15 req/s at
-// once instead of 21 and then 15 over two rounds of refusals.
-// Doubling ends at half the ceiling (TCP's ssthresh, RFC 5681 §3.1), and the rate climbs on from there by
-// `probeIncreasePerSecond` (1 req/s per second) until the first RequestLimitExceeded or the ceiling. Three loopguards
-// doubling together went from 15 to 30 req/s in one step on a 20 req/s quota (bench:fleet, 2026-11-26: the
-// loopguards alone asked 28 DescribeListeners in one second of their discovery, and 14 of their 25 throttled calls, and
-// 16 of TKE's 31, came in those first seconds); a climb of 1 req/s per second per client overshoots the quota by a few
-// calls instead, which is what the first refusal costs. A loopguard alone reaches its ceiling 6 s after its first call
-// (2 s with doubling all the way): about 8 calls fewer in its first seconds.
+// ceiling and doubles every second up to half of it (TCP's ssthresh), then climbs by `probeIncreasePerSecond`
+// (1 req/s per second) until its first RequestLimitExceeded or the ceiling; then AIMD as above. Three loopguards
+// starting an Enforce together at their ceilings asked 30 req/s of a 20 req/s quota from the first instant, and most
+// of the fleet's throttled calls came in those first seconds (bench:fleet, 2026-11-26). Doubling alone only moved that
+// burst 2 s later (the emulator's quota, like a token bucket, lets a second's worth of calls through before it
+// refuses, and by then every client had doubled to its ceiling, 15 to 30 req/s in one step); the deeper first cut
+// (slowStartBeta 0.5, as TCP halves its window) brings three clients from 30 to 15 req/s at once instead of over two
+// rounds of refusals; and the climb past half the ceiling overshoots the quota by a few calls instead of doubling past
+// it (the loopguards alone had asked 28 DescribeListeners in one second of their discovery, and 14 of their 25
+// throttled calls, and 16 of TKE's 31, came in those first seconds). A loopguard alone reaches its ceiling 6 s after
+// its first call (2 s when it doubled all the way): about 10 calls fewer in its first seconds.
 // An action idle for `idleRestartMs` starts slowly again (RFC 5681 §4.1 "restart window"): its rate, grown back
 // to the ceiling while nothing was sent, says nothing about the quota now.
 

@@ -88,7 +88,10 @@ export class ClbObserver {
   /** When a round last asked for each CLB (observe), so that CLBs no target names any more can be dropped (sweep). */
   private readonly used = new Map<string, number>();
 
-  constructor(private readonly clb: ClbReader) {}
+  constructor(
+    private readonly clb: ClbReader,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** The cached observation, without reading (undefined when not cached or invalidated). */
   cached(id: string): ClbObservation | undefined {
@@ -125,7 +128,7 @@ export class ClbObserver {
 
   /** Observations for `ids`, reading from the CLB API those not read within `maxAgeMs`. */
   async observe(ids: readonly string[], maxAgeMs: number, signal?: AbortSignal): Promise<Map<string, ClbObservation>> {
-    const now = Date.now();
+    const now = this.now();
     // An id is user-writable text on the target: one that is not a CLB id names no CLB and would only risk the whole
     // DescribeLoadBalancers batch (the other targets' CLBs) on an InvalidParameter. It is never sent.
     const unique = [...new Set(ids)].filter(isClbId);
@@ -186,17 +189,17 @@ export class ClbObserver {
    * or of targets no policy selects any more. Without it the cache (and the checkpoint made of it) would grow with
    * every CLB the cluster ever had. A CLB a policy still names is asked for in each of its rounds, at least once per
    * drift interval (the resync), so a bound of a few intervals never drops one in use; if it did, the cost would be
-   * one read. Seeded entries no round asked for count from their read time. Returns how many were dropped.
+   * one read. Seeded entries no round asked for count from their read time. Returns the ids dropped.
    */
-  sweep(before: number): number {
-    let n = 0;
+  sweep(before: number): string[] {
+    const dropped: string[] = [];
     for (const [id, e] of this.cache) {
       if ((this.used.get(id) ?? e.at) >= before) continue;
       this.invalidate(id);
-      n++;
+      dropped.push(id);
     }
     for (const [id, at] of this.used) if (at < before && !this.cache.has(id)) this.used.delete(id);
-    return n;
+    return dropped;
   }
 
   /** How many CLBs are cached. */
@@ -212,7 +215,7 @@ export class ClbObserver {
       found.length > 0 ? this.clb.describeTargetHealth(found.map((lb) => lb.loadBalancerId), { signal }) : Promise.resolve([]),
     ]);
     const healthById = new Map(healthSets.map((h) => [h.loadBalancerId, h]));
-    const at = Date.now();
+    const at = this.now();
     found.forEach((lb, i) => {
       const listeners = listenerSets[i] ?? [];
       this.listeners.set(lb.loadBalancerId, rawListeners(listeners));

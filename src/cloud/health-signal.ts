@@ -28,6 +28,7 @@ export class HealthSignal {
   constructor(
     private readonly clb: Pick<ClbReader, 'describeTargetHealth'>,
     private readonly windowMs = BATCH_WINDOW_MS,
+    private readonly now: () => number = Date.now,
   ) {}
 
   /** `reader` with its DescribeTargetHealth answers recorded as baselines (give it to the ClbObserver). */
@@ -37,25 +38,15 @@ export class HealthSignal {
       describeListeners: (id, options) => reader.describeListeners(id, options),
       describeTargetHealth: async (ids, options) => {
         const answers = await reader.describeTargetHealth(ids, options);
-        this.record(answers, Date.now());
+        this.record(answers, this.now());
         return answers;
       },
     };
   }
 
-  /**
-   * Drops the baselines last read before `before` (ms since the epoch): CLBs no policy checks any more. A CLB still
-   * checked is read at least once per full re-read cycle; one dropped anyway has no baseline, and its next answer
-   * is suspected only when it shows Dead backends (health-summary.ts), so nothing drifted is missed.
-   */
-  sweep(before: number): number {
-    let n = 0;
-    for (const [id, e] of this.last) {
-      if (e.at >= before) continue;
-      this.last.delete(id);
-      n++;
-    }
-    return n;
+  /** Forgets the CLBs the observer dropped (ClbObserver.sweep): what is kept of a CLB goes with it, by one rule. */
+  forget(ids: Iterable<string>): void {
+    for (const id of ids) this.last.delete(id);
   }
 
   /**
@@ -86,7 +77,7 @@ export class HealthSignal {
     if (unique.length === 0) return new Map();
     const shared = await abortable(this.gathered(unique), options.signal);
     const answers = unique.flatMap((id) => shared.get(id) ?? []);
-    const at = Date.now();
+    const at = this.now();
     const suspects = new Map<string, string>();
     const answered = new Set<string>();
     for (const h of answers) {

@@ -41,9 +41,9 @@ interface ClbActions {
   ModifyLoadBalancerAttributes: [ModifyLoadBalancerAttributesRequest, ModifyLoadBalancerAttributesResponse];
 }
 type Action = keyof ClbActions;
-type WriteAction = 'ModifyListener' | 'ModifyRule' | 'ModifyLoadBalancerAttributes';
 /** The async writes (their tasks are polled with DescribeTaskStatus). */
-const ASYNC_WRITES: readonly WriteAction[] = ['ModifyListener', 'ModifyRule', 'ModifyLoadBalancerAttributes'];
+const ASYNC_WRITES = ['ModifyListener', 'ModifyRule', 'ModifyLoadBalancerAttributes'] as const;
+type WriteAction = (typeof ASYNC_WRITES)[number];
 
 export class TencentClbClient implements ClbClient {
   private readonly sdk: Client;
@@ -362,7 +362,9 @@ export class TencentClbClient implements ClbClient {
   }
 
   reserve(action: string, options: CallOptions = {}): Promise<void> {
-    return this.throttle.run(action, () => Promise.resolve(), { ...(options.signal ? { signal: options.signal } : {}), ...(options.stopping ? { stopping: options.stopping } : {}) });
+    // Ahead of queued calls (a cold start queues thousands of reads): the wait is then about the queue's concurrency
+    // over the rate, not the whole backlog.
+    return this.throttle.run(action, () => Promise.resolve(), { priority: 1, ...(options.signal ? { signal: options.signal } : {}), ...(options.stopping ? { stopping: options.stopping } : {}) });
   }
 
   /** Per action called so far, the rate (req/s) calls are sent at now: the budget, or less after throttling. */

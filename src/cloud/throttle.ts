@@ -177,10 +177,13 @@ export class ActionThrottle {
     return q.adaptive ? this.adaptiveRate(action, q.adaptive) : q.budget.rps;
   }
 
+  /** The action's own rate, within the own rate of the action it is paced with (one level: no chain, no cycle). */
   private adaptiveRate(action: string, a: NonNullable<ActionQueue['adaptive']>): number {
-    const own = currentRate(a.state, a.params, performance.now());
+    const now = performance.now();
+    const own = currentRate(a.state, a.params, now);
     const other = this.options.pacedWith?.[action];
-    return other === undefined || other === action ? own : Math.min(own, this.rate(other));
+    const with_ = other === undefined || other === action ? undefined : this.entry(other).adaptive;
+    return with_ ? Math.min(own, currentRate(with_.state, with_.params, now)) : own;
   }
 
   /** Actions called so far and their rates now, for the rate gauge. */

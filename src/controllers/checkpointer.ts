@@ -48,10 +48,11 @@ export class Checkpointer {
   constructor(private readonly o: CheckpointerOptions) {}
 
   /**
-   * Seeds the observer from the stored checkpoint and returns the CLBs seeded, with their read times; never throws (a
+   * Seeds the observer from the stored checkpoint and returns the entries seeded (ObservationUpkeep spreads their health
+   * checks); never throws (a
    * bad or missing checkpoint means a cold start, and none).
    */
-  async restore(): Promise<ReadonlyArray<{ id: string; at: number }>> {
+  async restore(): Promise<readonly CheckpointEntry[]> {
     const now = this.o.now ?? Date.now;
     try {
       let timer: NodeJS.Timeout | undefined;
@@ -72,7 +73,7 @@ export class Checkpointer {
         expired: decoded.expired,
         writtenAgoMs: now() - decoded.writtenAt,
       });
-      return decoded.entries.map((e) => ({ id: e.id, at: e.at }));
+      return decoded.entries;
     } catch (err) {
       this.o.logger.warn('Could not read the observation checkpoint; every CLB is read before its targets are judged', { error: kubeErrorMessage(err) });
       return [];

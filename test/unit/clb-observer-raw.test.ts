@@ -54,22 +54,21 @@ describe('ClbObserver raw listeners', () => {
 
   it('sweep forgets the CLBs no round asked for since the bound, whenever they were read, and keeps those asked for', async () => {
     const other = { ...LB, loadBalancerId: 'lb-efgh5678' };
-    const observer = new ClbObserver({ ...reader(), describeLoadBalancers: async (ids) => [LB, other].filter((lb) => ids.includes(lb.loadBalancerId)) });
+    let now = 1_000;
+    const observer = new ClbObserver({ ...reader(), describeLoadBalancers: async (ids) => [LB, other].filter((lb) => ids.includes(lb.loadBalancerId)) }, () => now);
     await observer.observe([LB.loadBalancerId, other.loadBalancerId], 60_000);
-    const between = Date.now() + 1;
-    while (Date.now() <= between) await new Promise((res) => setTimeout(res, 1));
+    now = 2_000;
     // A round asks for LB again (cached: no read); a drift re-read of the other one is not a round asking for it.
     await observer.observe([LB.loadBalancerId], 60_000);
     await observer.reread([other.loadBalancerId]);
-    expect(observer.sweep(between)).toBe(1);
+    expect(observer.sweep(1_500)).toEqual([other.loadBalancerId]);
     expect(observer.size).toBe(1);
     expect(observer.cached(other.loadBalancerId)).toBeUndefined();
     expect(observer.rawListeners(other.loadBalancerId)).toBeUndefined();
     expect(observer.cached(LB.loadBalancerId)?.state).toBe('Found');
     // Seeded entries no round asked for count from their read time.
-    observer.seed([{ id: other.loadBalancerId, at: between - 10, observation: { state: 'NotFound', loadBalancerId: other.loadBalancerId } }]);
-    expect(observer.sweep(between)).toBe(1);
-    expect(observer.size).toBe(1);
+    observer.seed([{ id: other.loadBalancerId, at: 1_400, observation: { state: 'NotFound', loadBalancerId: other.loadBalancerId } }]);
+    expect(observer.sweep(1_500)).toEqual([other.loadBalancerId]);
+    expect(observer.sweep(1_500)).toEqual([]);
   });
 });
-

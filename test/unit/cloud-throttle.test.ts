@@ -74,6 +74,10 @@ describe('ActionThrottle', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual((3 * 1000) / 15);
     throttle.close();
     throttle2.close();
+    // A cycle is one level deep each way, not a recursion.
+    const cycle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { startFraction: 1 }, pacedWith: { A: 'B', B: 'A' } });
+    expect([cycle.rate('A'), cycle.rate('B')]).toEqual([10, 10]);
+    cycle.close();
   });
 
   it('keeps actions independent', async () => {

@@ -85,12 +85,13 @@ describe('demandTimeline', () => {
     const tke: TimelinePoint[] = [
       { at: 0, counts: {} },
       { at: 1, counts: { DescribeListeners: c(10, 0) } },
-      { at: 2, counts: { DescribeListeners: c(35, 6) } },
-      { at: 3, counts: { DescribeListeners: c(40, 7) } },
+      { at: 2, counts: { DescribeListeners: c(35, 6), DescribeTaskStatus: c(22, 2) } },
+      { at: 3, counts: { DescribeListeners: c(40, 7), DescribeTaskStatus: c(22, 2) } },
     ];
     expect(demandTimeline(lg, tke)).toEqual({
-      lines: ['t+2s DL 34 asked (loopguards 9, TKE 25)', 't+3s DL 11 asked (loopguards 6, TKE 5)'],
-      tkeOverQuota: { seconds: 1, tkeRle: 6 },
+      // t+2s: TKE alone over the quota of two actions, one second.
+      lines: ['t+2s DL 34 asked (loopguards 9, TKE 25), DTS 22 asked (loopguards 0, TKE 22)', 't+3s DL 11 asked (loopguards 6, TKE 5)'],
+      tkeOverQuota: { seconds: 1, tkeRle: 8 },
     });
   });
   it('prints nothing when nobody was throttled', () => {

@@ -11,15 +11,16 @@ export const annotateTarget: StepEffect<AnnotateTargetStep> = {
     const { kind, namespace, name } = target;
     const object = await writer.get(kind, namespace, name);
     const self = { ...target, uid: object?.metadata?.uid };
+    // The budget for TKE's sync of the change (paceTkeSync), before anything is written: a wait that shutdown ends
+    // leaves the record and the object as they were. An annotation already as asked changes nothing for TKE.
+    const annotations = object?.metadata?.annotations ?? {};
+    if (object && Object.entries(step.set).some(([k, v]) => (annotations[k] ?? null) !== v)) await paceTkeSync(deps, signal);
     // Originals before the change they belong to; a release's forgetting after the restore it records.
     if (step.originals) {
       if (!object) return { status: 'gone' };
       await deps.records.update(self, owner, (current) => nonEmpty(mergeOriginals(withoutFields(current, step.forget ?? []), step.originals!)), { takeOver: !step.restore });
     }
-    if (object && Object.keys(step.set).length > 0) {
-      await paceTkeSync(deps, signal);
-      await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
-    }
+    if (object && Object.keys(step.set).length > 0) await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
     if (step.forget && !step.originals) await deps.records.update(self, owner, (current) => nonEmpty(withoutFields(current, step.forget ?? [])), { takeOver: false });
     // A target that is gone has nothing left to annotate or restore; a release goes on to forget its record.
     return object || step.forget || step.restore ? DONE : { status: 'gone' };

@@ -125,18 +125,14 @@ describe('HealthSignal', () => {
     expect(calls).toEqual([['lb-a', 'lb-c', 'lb-b', ...full]]);
   });
 
-  it('sweep drops the baselines read before the bound and keeps the later ones', async () => {
+  it('forget drops the baselines of the CLBs named, and only those', async () => {
     const answers = new Map([['lb-a', lb('lb-a', ['Alive'])], ['lb-b', lb('lb-b', ['Alive'])]]);
     const { r } = reader(answers);
-    const signal = new HealthSignal(r, 0);
-    await signal.recording(r).describeTargetHealth(['lb-a']);
-    const between = Date.now() + 1;
-    while (Date.now() <= between) await new Promise((res) => setTimeout(res, 1));
-    await signal.recording(r).describeTargetHealth(['lb-b']);
-    expect(signal.sweep(between)).toBe(1);
+    const signal = new HealthSignal(r, 0, () => 5_000);
+    await signal.recording(r).describeTargetHealth(['lb-a', 'lb-b']);
+    signal.forget(['lb-a', 'lb-x']);
     expect(signal.readAt('lb-a')).toBeUndefined();
-    expect(signal.readAt('lb-b')).toBeGreaterThanOrEqual(between);
-    expect(signal.sweep(between)).toBe(0);
+    expect(signal.readAt('lb-b')).toBe(5_000);
   });
 
   it('spread: seeded CLBs come due one by one over the span, oldest full read first, none overdue at once; a read baseline is kept', async () => {

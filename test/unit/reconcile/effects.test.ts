@@ -75,9 +75,14 @@ describe('the effect of each step kind', () => {
     await w.apply({ kind: 'DeclareInTkeServiceConfig', config: 'cfg', loadBalancerId: 'lb-1', vip: '10.0.0.9', edits: [edit] });
     await w.apply({ kind: 'RemoveFromTkeServiceConfig', config: 'cfg', loadBalancerId: 'lb-1', vip: '10.0.0.9', removals: [{ edit, level: 'field' }] });
     expect(w.reserved).toEqual(['DescribeListeners', 'DescribeListeners', 'DescribeListeners']);
-    // The wait comes before the change: shutdown ending it leaves the object as it was.
+    // An annotation already as asked: no sync for TKE, nothing spent.
+    await w.apply({ kind: 'AnnotateTarget', set: { a: 'x' } });
+    expect(w.reserved).toHaveLength(3);
+    // The wait comes before any write: shutdown ending it leaves the record and the object as they were.
     w.refuseReserve.error = new DOMException('shutting down', 'AbortError');
-    await expect(w.apply({ kind: 'AnnotateTarget', set: { a: 'y' } })).rejects.toThrow('shutting down');
+    const record = structuredClone(w.records.get('front'));
+    await expect(w.apply({ kind: 'AnnotateTarget', set: { a: 'y' }, originals: { v: 1, annotations: { a: 'x' } } })).rejects.toThrow('shutting down');
+    expect(w.records.get('front')).toEqual(record);
     await expect(w.apply({ kind: 'DeclareInTkeServiceConfig', config: 'cfg', loadBalancerId: 'lb-1', vip: '10.0.0.9', edits: [edit] })).rejects.toThrow('shutting down');
     expect(w.objects.get('front')?.metadata.annotations).toEqual({ a: 'x' });
     expect(w.configs.get('cfg')?.spec).toEqual({ loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, domains: [{ domain: 'shop.example.com', rules: [{ url: '/' }] }] }] } });

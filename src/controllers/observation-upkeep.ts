@@ -1,0 +1,69 @@
+// The leader's upkeep of what it remembers of CLBs (the observer's cache and the drift signal's baselines), besides
+// using it. The observation checkpoint (checkpointer.ts) is restored when it starts leading and kept while it leads;
+// the restored CLBs' health checks are spread over the signal interval (HealthSignal.spread says why). Every drift
+// interval, the CLBs no round has asked for in
+// SWEEP_AFTER_CYCLES full re-read cycles are forgotten, by the observer's rule (ClbObserver.sweep: when a round last
+// asked), the signal's baselines with them: those of deleted Services and Ingresses, or of targets no policy selects
+// any more, which would otherwise stay for the life of the process and in every checkpoint.
+import type { ClbObserver } from '../cloud/clb-observer.js';
+import type { HealthSignal } from '../cloud/health-signal.js';
+import type { CheckpointEntry } from '../cloud/observation-checkpoint.js';
+import type { Checkpointer } from './checkpointer.js';
+import { signalIntervalMs, type DriftScheduler } from './drift-signal.js';
+
+/** Full re-read cycles without a round asking for a CLB before what is known of it is dropped. */
+export const SWEEP_AFTER_CYCLES = 3;
+
+export interface ObservationUpkeepOptions {
+  observer: Pick<ClbObserver, 'sweep'>;
+  signal: Pick<HealthSignal, 'spread' | 'forget'>;
+  /** The full re-read cycle now (the one the drift checks run on). */
+  scheduler: Pick<DriftScheduler, 'fullIntervalMs'>;
+  driftCheckIntervalMs: number;
+  logger: { debug(message: string, extra?: Record<string, unknown>): void };
+  /** Absent: --observation-checkpoint=false. */
+  checkpoint?: Pick<Checkpointer, 'restore' | 'start' | 'stop'>;
+  now?: () => number;
+}
+
+export class ObservationUpkeep {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly o: ObservationUpkeepOptions) {}
+
+  /** Before the first round of a new leader: seeds the observer from the checkpoint (never throws) and spreads the checks. */
+  async restore(): Promise<void> {
+    this.restored((await this.o.checkpoint?.restore()) ?? []);
+  }
+
+  /** The checkpoint's CLBs were seeded: spread the health checks of those the signal serves (found, not classic). */
+  restored(seeded: readonly CheckpointEntry[]): void {
+    const checked = seeded.filter((e) => e.observation.state === 'Found' && e.observation.clb.forward !== 0);
+    this.o.signal.spread(checked, this.now(), signalIntervalMs(this.o.driftCheckIntervalMs));
+  }
+
+  /** While leading: the checkpoint's periodic writes and the sweeps. */
+  start(): void {
+    this.o.checkpoint?.start();
+    this.timer ??= setInterval(() => this.sweep(), this.o.driftCheckIntervalMs).unref();
+  }
+
+  /** Shutdown: no more sweeps, and the checkpoint written once more (bounded by `boundMs`). */
+  async stop(boundMs: number): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.o.checkpoint?.stop(boundMs);
+  }
+
+  /** Forgets the CLBs no round asked for in SWEEP_AFTER_CYCLES full cycles; returns how many. */
+  sweep(): number {
+    const dropped = this.o.observer.sweep(this.now() - SWEEP_AFTER_CYCLES * this.o.scheduler.fullIntervalMs());
+    this.o.signal.forget(dropped);
+    if (dropped.length > 0) this.o.logger.debug('Forgot CLBs no policy names any more', { clbs: dropped.length, first: dropped.slice(0, 3) });
+    return dropped.length;
+  }
+
+  private now(): number {
+    return (this.o.now ?? Date.now)();
+  }
+}

@@ -146,10 +146,11 @@ export interface ClbClient {
   modifyLoadBalancerPassToTarget(loadBalancerId: string, enable: boolean, options?: CallOptions): Promise<WriteResult>;
 
   /**
-   * Waits until `action`'s budget allows a call and spends it without calling: for the calls a change of loopguard's
-   * makes TKE's controllers send on the same account quota (an annotated Service or an edited TkeServiceConfig is
-   * synced, and the sync reads the CLB). Paced with loopguard's own calls of that action, they slow down with them
-   * when the quota is congested (adaptive-rate.ts), instead of adding TKE's reads on top at full speed.
+   * While `action` is congested (its adaptive rate cut below the budget, or starting slowly): waits until its budget
+   * allows a call and spends it without calling; otherwise returns at once. For the calls a change of loopguard's makes
+   * TKE's controllers send on the same account quota (an annotated Service or an edited TkeServiceConfig is synced, and
+   * the sync reads the CLB): when the quota is congested they slow down with loopguard's own calls of that action
+   * (adaptive-rate.ts) instead of adding TKE's reads on top at full speed; when it is not, they cost loopguard nothing.
    */
   reserve(action: string, options?: CallOptions): Promise<void>;
 

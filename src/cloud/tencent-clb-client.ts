@@ -362,6 +362,7 @@ export class TencentClbClient implements ClbClient {
   }
 
   reserve(action: string, options: CallOptions = {}): Promise<void> {
+    if (!this.throttle.congested(action)) return Promise.resolve();
     // Ahead of queued calls (a cold start queues thousands of reads): the wait is then about the queue's concurrency
     // over the rate, not the whole backlog.
     return this.throttle.run(action, () => Promise.resolve(), { priority: 1, ...(options.signal ? { signal: options.signal } : {}), ...(options.stopping ? { stopping: options.stopping } : {}) });

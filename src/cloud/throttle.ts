@@ -186,6 +186,15 @@ export class ActionThrottle {
     return with_ ? Math.min(own, currentRate(with_.state, with_.params, now)) : own;
   }
 
+  /**
+   * Whether `action` is below its budget now: adaptive, its rate cut by RequestLimitExceeded answers and not grown back,
+   * or still starting slowly; fixed, in a cool-down. What loopguard's calls cause others to send is paced only then.
+   */
+  congested(action: string): boolean {
+    const q = this.entry(action);
+    return q.adaptive ? this.adaptiveRate(action, q.adaptive) < q.adaptive.params.ceiling : q.queue.isPaused;
+  }
+
   /** Actions called so far and their rates now, for the rate gauge. */
   rates(): Record<string, number> {
     return Object.fromEntries([...this.queues.keys()].map((action) => [action, this.rate(action)]));

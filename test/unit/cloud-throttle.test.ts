@@ -80,6 +80,20 @@ describe('ActionThrottle', () => {
     cycle.close();
   });
 
+  it('congested: below the budget after a cut or while starting slowly; at the budget otherwise; fixed: during a cool-down', async () => {
+    const adaptive = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { startFraction: 1 } });
+    expect(adaptive.congested('A')).toBe(false);
+    await adaptive.run('A', () => Promise.resolve());
+    adaptive.slowDown('A');
+    expect([adaptive.congested('A'), adaptive.congested('B')]).toEqual([true, false]);
+    expect(new ActionThrottle({ defaultBudget: { rps: 10 } }).congested('A')).toBe(true); // slow start
+    const fixed = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: false, cooldownMs: 60_000 });
+    expect(fixed.congested('A')).toBe(false);
+    fixed.slowDown('A');
+    expect(fixed.congested('A')).toBe(true);
+    for (const t of [adaptive, fixed]) t.close();
+  });
+
   it('keeps actions independent', async () => {
     const throttle = new ActionThrottle({ defaultBudget: { rps: 1, burst: 1 } });
     await throttle.run('A', () => Promise.resolve());

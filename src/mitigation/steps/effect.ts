@@ -82,10 +82,10 @@ export function nonEmpty(record: Originals): Originals | undefined {
  * A change TKE's controllers act on (an annotation on a Service or Ingress, docs/tencent-cloud.md §2; a TkeServiceConfig
  * edit, §1): TKE syncs the object, and a sync reads the CLB on the account quota loopguard shares. How many calls a
  * sync makes is not documented; we assume one DescribeListeners, as the TKE simulator does
- * (sim/tke-simulator/load-balancer.ts). The change waits for a DescribeListeners of loopguard's budget
- * (ClbClient.reserve), so that when the quota is congested loopguard slows the reads it causes along with its own
- * (bench:fleet: in the seconds TKE's three controllers alone asked more than the quota, much of what they read was
- * syncs of Services loopguard had annotated).
+ * (sim/tke-simulator/load-balancer.ts). While that action is congested, the change waits for a DescribeListeners of
+ * loopguard's budget (ClbClient.reserve), so that loopguard slows the reads it causes along with its own (bench:fleet:
+ * in the seconds TKE's three controllers alone asked more than the quota, much of what they read was syncs of Services
+ * loopguard had annotated); uncongested, TKE's reads take nothing from loopguard's share.
  */
 export function paceTkeSync(deps: Pick<EffectDeps, 'clb' | 'stopping'>, signal: AbortSignal): Promise<void> {
   return deps.clb.reserve('DescribeListeners', { signal, ...(deps.stopping ? { stopping: deps.stopping } : {}) });

@@ -26,7 +26,7 @@ import { Checkpointer } from './controllers/checkpointer.js';
 import { ObservationStore } from './kube/observation-store.js';
 import { HealthSignal } from './cloud/health-signal.js';
 import { DriftScheduler, fullIntervalMs } from './controllers/drift-signal.js';
-import { ObservationUpkeep } from './controllers/observation-upkeep.js';
+import { namedClbs, ObservationUpkeep } from './controllers/observation-upkeep.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
@@ -209,7 +209,7 @@ export class Operator {
     const observer = new ClbObserver(healthSignal.recording(d.clb));
     const driftScheduler = new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond);
     const checkpoint = config.observationCheckpoint ? new Checkpointer({ observer, store: new ObservationStore(kc, config.leaseNamespace), region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;
-    this.upkeep = new ObservationUpkeep({ observer, signal: healthSignal, scheduler: driftScheduler, driftCheckIntervalMs: config.driftCheckIntervalMs, logger, ...(checkpoint ? { checkpoint } : {}) });
+    this.upkeep = new ObservationUpkeep({ observer, signal: healthSignal, scheduler: driftScheduler, named: () => namedClbs(this.services.list(), this.ingresses.list()), driftCheckIntervalMs: config.driftCheckIntervalMs, logger, ...(checkpoint ? { checkpoint } : {}) });
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
     ));

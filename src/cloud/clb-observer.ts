@@ -185,16 +185,17 @@ export class ClbObserver {
   }
 
   /**
-   * Drops the CLBs no round has asked for since `before` (ms since the epoch): those of deleted Services and Ingresses,
-   * or of targets no policy selects any more. Without it the cache (and the checkpoint made of it) would grow with
-   * every CLB the cluster ever had. A CLB a policy still names is asked for in each of its rounds, at least once per
-   * drift interval (the resync), so a bound of a few intervals never drops one in use; if it did, the cost would be
-   * one read. Seeded entries no round asked for count from their read time. Returns the ids dropped.
+   * Drops the CLBs no round has asked for since `before` (ms since the epoch) and that `named` does not name (the
+   * CLBs of the cluster's current Services and Ingresses): those of deleted targets. Without it the cache (and the
+   * checkpoint made of it) would grow with every CLB the cluster ever had. A CLB a target names is never dropped,
+   * however long a round works on it (an Enforce of thousands of CLBs takes longer than a few drift intervals, and
+   * its writes patch the cached facts its verdicts are read from). Seeded entries no round asked for count from their
+   * read time. Returns the ids dropped.
    */
-  sweep(before: number): string[] {
+  sweep(before: number, named: (id: string) => boolean = () => false): string[] {
     const dropped: string[] = [];
     for (const [id, e] of this.cache) {
-      if ((this.used.get(id) ?? e.at) >= before) continue;
+      if ((this.used.get(id) ?? e.at) >= before || named(id)) continue;
       this.invalidate(id);
       dropped.push(id);
     }

@@ -2,7 +2,7 @@
 // health checks spread over the signal interval, and CLBs no round asked for forgotten by the observer and the signal
 // together, on the drift scheduler's full cycle.
 import { describe, expect, it } from '@jest/globals';
-import { ObservationUpkeep, SWEEP_AFTER_CYCLES } from '../../../src/controllers/observation-upkeep.js';
+import { namedClbs, ObservationUpkeep, SWEEP_AFTER_CYCLES } from '../../../src/controllers/observation-upkeep.js';
 import type { CheckpointEntry } from '../../../src/cloud/observation-checkpoint.js';
 import type { ClbFacts } from '../../../src/model/facts.js';
 
@@ -13,7 +13,9 @@ function upkeep(seeded: CheckpointEntry[] = []) {
   const spreads: Array<{ ids: string[]; now: number; span: number }> = [];
   const sweptBefore: number[] = [];
   const u = new ObservationUpkeep({
-    observer: { sweep: (before) => (sweptBefore.push(before), ['lb-gone']) },
+    // The observer drops what is old unless named: here lb-kept is named, lb-gone is not.
+    observer: { sweep: (before, named = () => false) => (sweptBefore.push(before), ['lb-gone', 'lb-kept'].filter((id) => !named(id))) },
+    named: () => new Set(['lb-kept']),
     signal: { spread: (entries, now, span) => void spreads.push({ ids: entries.map((e) => e.id), now, span }), forget: (ids) => void calls.push(`forget ${[...ids].join(',')}`) },
     scheduler: { fullIntervalMs: () => 1_500_000 },
     driftCheckIntervalMs: 300_000,
@@ -36,6 +38,12 @@ describe('ObservationUpkeep', () => {
     expect(u.sweep()).toBe(1);
     expect(sweptBefore).toEqual([10_000_000 - SWEEP_AFTER_CYCLES * 1_500_000]);
     expect(calls).toEqual(['forget lb-gone']);
+  });
+
+  it('namedClbs: the ids the Services and Ingresses name, by their own annotations', () => {
+    const svc = (id?: string) => ({ metadata: { annotations: (id ? { 'service.kubernetes.io/loadbalance-id': id } : {}) as Record<string, string> } });
+    const ing = (id: string) => ({ metadata: { annotations: { 'kubernetes.io/ingress.qcloud-loadbalance-id': id } } });
+    expect([...namedClbs([svc('lb-aaaa0001'), svc(), svc('lb-aaaa0001')], [ing('lb-bbbb0002'), { metadata: { annotations: { 'service.kubernetes.io/loadbalance-id': 'lb-cccc0003' } } }])].sort()).toEqual(['lb-aaaa0001', 'lb-bbbb0002']);
   });
 
   it('start and stop carry the checkpoint along', async () => {

@@ -73,7 +73,10 @@ export function selfSignedCert(names: readonly string[], now = new Date(), days 
   const algorithm = seq(oid(OID.ecdsaWithSha256));
   const name = seq(der(0x31, seq(oid(OID.commonName), der(0x0c, Buffer.from(names[0]!, 'utf8')))));
   const serial = randomBytes(16);
-  serial[0] = serial[0]! & 0x7f; // a positive INTEGER
+  // A positive INTEGER in its minimal form: the high bit clear (else it reads negative) and the first byte not zero
+  // (a leading zero byte before a byte < 0x80 is not minimal DER, which OpenSSL refuses: "illegal padding", once in
+  // about 256 certificates before this).
+  serial[0] = (serial[0]! & 0x7f) | 0x40;
   const san = seq(...names.map((n) => (isIP(n) ? der(0x87, ipBytes(n)) : der(0x82, Buffer.from(n, 'ascii')))));
   const tbs = seq(
     der(0xa0, der(0x02, Buffer.from([2]))), // v3

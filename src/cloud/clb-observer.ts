@@ -203,10 +203,6 @@ export class ClbObserver {
     return dropped;
   }
 
-  /** How many CLBs are cached. */
-  get size(): number {
-    return this.cache.size;
-  }
 
   private async refresh(ids: string[], signal?: AbortSignal): Promise<void> {
     const found = await this.clb.describeLoadBalancers(ids, { signal });

@@ -30,9 +30,8 @@ export interface CheckpointerOptions {
   /**
    * How old an entry may be and still be trusted, given the number of CLBs: the full re-read cycle (two-tier drift
    * checks, src/controllers/drift-signal.ts), which is longer than the drift interval beyond a few hundred CLBs.
-   * Default: the drift interval.
    */
-  maxAgeMs?: (clbs: number) => number;
+  maxAgeMs: (clbs: number) => number;
   logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
   /** Only the leader writes. */
   mayWrite: () => boolean;
@@ -62,7 +61,7 @@ export class Checkpointer {
         this.o.logger.info('No observation checkpoint: every CLB is read before its targets are judged');
         return [];
       }
-      const decoded = 'problem' in loaded ? loaded : decodeCheckpoint(loaded.parts, { region: this.o.region, now: now(), maxAgeMs: this.o.maxAgeMs ?? this.o.driftCheckIntervalMs });
+      const decoded = 'problem' in loaded ? loaded : decodeCheckpoint(loaded.parts, { region: this.o.region, now: now(), maxAgeMs: this.o.maxAgeMs });
       if ('problem' in decoded) {
         this.o.logger.warn('Ignoring the observation checkpoint; every CLB is read before its targets are judged', { problem: decoded.problem });
         return [];

@@ -8,8 +8,6 @@
 
 import { FRESH_BEFORE_WRITE_MS } from '../../mitigation/steps/effect.js';
 
-export { FRESH_BEFORE_WRITE_MS };
-
 export interface WriteCandidate {
   loadBalancerId?: string;
   /** The plan has steps that will be carried out this round (Enforce, or Audit's maintained corrections). */

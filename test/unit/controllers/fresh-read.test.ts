@@ -1,6 +1,7 @@
 // Which CLBs a round reads again before it carries out a plan (src/controllers/policy/fresh-read.ts).
 import { describe, expect, it } from '@jest/globals';
-import { FRESH_BEFORE_WRITE_MS, freshReadsBeforeWrite, type WriteCandidate } from '../../../src/controllers/policy/fresh-read.js';
+import { freshReadsBeforeWrite, type WriteCandidate } from '../../../src/controllers/policy/fresh-read.js';
+import { FRESH_BEFORE_WRITE_MS } from '../../../src/mitigation/steps/effect.js';
 
 const NOW = 1_000_000_000;
 

@@ -40,13 +40,21 @@ export class OperatorSampler {
   private scraping = false;
   private ticks = 0;
 
-  /** RSS every `rssMs`; the heap every `heapEvery` RSS samples (a scrape renders every series, so not too often). */
+  /**
+   * RSS every `rssMs`; the heap from a scrape every `scrapeMs`: by default the chart's ServiceMonitor interval (30 s),
+   * because a scrape is work the operator does (it renders every series) and the bench measures the operator as
+   * Prometheus would scrape it. Scraping every 2 s, as the bench once did, added its own garbage to the peak.
+   */
   constructor(
     private readonly pid: number,
     private readonly metricsUrl: string,
     private readonly rssMs = 250,
-    private readonly heapEvery = 8,
-  ) {}
+    scrapeMs = 30_000,
+  ) {
+    this.heapEvery = Math.max(1, Math.round(scrapeMs / rssMs));
+  }
+
+  private readonly heapEvery: number;
 
   start(): this {
     this.timer = setInterval(() => this.tick(), this.rssMs);

@@ -132,9 +132,11 @@ export class Operator {
       list: () => Promise<KubernetesListObject<T>>,
       onEvent: (obj: T, type: InformerEvent) => void,
       fieldSelector?: string,
-      transform?: (obj: T) => T,
+      targetTrim?: (obj: T) => T,
     ): ResilientInformer<T> => {
-      const inf = new ResilientInformer<T>(kc, { name, path, list, onEvent: (t, obj) => onEvent(obj, t), logger: informerLogger, ...(fieldSelector ? { fieldSelector } : {}), ...(transform ? { transform } : {}) });
+      // The targets' caches (Services, Ingresses) keep loopguard's own managedFields: lost-record evidence.
+      const targets = targetTrim ? { transform: targetTrim, keepOwnManagedFields: true } : {};
+      const inf = new ResilientInformer<T>(kc, { name, path, list, onEvent: (t, obj) => onEvent(obj, t), logger: informerLogger, ...(fieldSelector ? { fieldSelector } : {}), ...targets });
       this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
       return inf;
     };
@@ -252,7 +254,7 @@ export class Operator {
       },
       record: (t) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined,
       records,
-      tkeServiceConfigs: (ns) => this.tkeServiceConfigs.list(ns) as readonly (KubernetesObject & { spec?: unknown })[],
+      tkeServiceConfig: (ns, name) => this.tkeServiceConfigs.get(name, ns) as (KubernetesObject & { spec?: unknown }) | undefined,
       tkeServiceConfigsSynced: () => this.tkeServiceConfigs.hasSynced,
       observer,
       capabilities: this.capabilities,
@@ -296,7 +298,7 @@ export class Operator {
       this.metricsServer = new MetricsServer({
         host: config.probeHost,
         port: config.metricsPort,
-        registry: metrics.registry,
+        metrics,
         authorizer: new MetricsAuthorizer(kubeReviewer(kc)),
         certDir: config.metricsCertDir,
         onDenied: (status, message) => logger.debug('Refused a /metrics request', { status, message }),
@@ -305,7 +307,7 @@ export class Operator {
     this.server = new ProbeServer({
       host: config.probeHost,
       port: config.probePort,
-      ...(config.metricsSecure ? {} : { registry: metrics.registry }),
+      ...(config.metricsSecure ? {} : { metrics }),
       liveness: [{ name: 'ping', check: () => true }],
       // The TkeServiceConfig CRD may be absent (no TKE ingress controller): it never blocks readiness.
       readiness: [

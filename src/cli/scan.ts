@@ -7,7 +7,7 @@ import { recordName } from '../api/loopbackrecord.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../model/facts.js';
 import { ingressFacts, serviceFacts } from '../model/target-facts.js';
-import { configViewOf, sharedView } from '../plan/snapshot.js';
+import { configLookupOf, configViewOf, sharedView } from '../plan/snapshot.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
 import { holderOf, readRecord, type RecordOwnership } from '../model/record-registry.js';
 import { analyzeTarget, NO_POLICY } from './analysis.js';
@@ -46,12 +46,13 @@ export function scanReport(input: ScanInput): Report {
   // The doctor reads every namespace it is allowed to: who shares a CLB or a TkeServiceConfig is among its targets.
   // Targets no policy selects are planned as one default policy's (NO_POLICY), as analyzeTarget does.
   const shared = sharedView(targets, targets, (t) => choices.get(targetKey(t))?.owner ?? NO_POLICY);
+  const configs = snapshot.tkeServiceConfigs ? configLookupOf(snapshot.tkeServiceConfigs) : undefined;
   const reports = targets.map((facts) => {
     const choice = choices.get(targetKey(facts)) ?? DEFAULT_CHOICE;
     const id = facts.loadBalancerId;
     const clb: ClbObservation = id ? (input.observations.get(id) ?? { state: 'NotObserved' }) : { state: 'NotObserved' };
     const observedAt = id ? input.observedAt.get(id) : undefined;
-    const config = snapshot.tkeServiceConfigs ? configViewOf(facts, snapshot.tkeServiceConfigs.filter((c) => c.metadata?.namespace === facts.namespace)) : undefined;
+    const config = configs ? configViewOf(facts, configs) : undefined;
     const analysis = analyzeTarget({
       facts,
       spec: choice.spec,

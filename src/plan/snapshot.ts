@@ -88,12 +88,21 @@ export function configKey(namespace: string, name: string): string {
   return `${namespace}/${name}`;
 }
 
-/** The TkeServiceConfig that governs an Ingress, among `configs` (those of its namespace, or more). */
-export function configViewOf(t: TargetFacts, configs: readonly ConfigObject[]): ConfigView | undefined {
+/** Finds a TkeServiceConfig by namespace and name (an informer cache's get, or an index of a listing). */
+export type ConfigLookup = (namespace: string, name: string) => ConfigObject | undefined;
+
+/** A lookup over a listing: one index, so a round over thousands of targets does not scan the list per target. */
+export function configLookupOf(configs: readonly ConfigObject[]): ConfigLookup {
+  const byKey = new Map(configs.map((c) => [configKey(c.metadata?.namespace ?? '', c.metadata?.name ?? ''), c]));
+  return (namespace, name) => byKey.get(configKey(namespace, name));
+}
+
+/** The TkeServiceConfig that governs an Ingress. */
+export function configViewOf(t: TargetFacts, lookup: ConfigLookup): ConfigView | undefined {
   if (t.kind !== 'Ingress') return undefined;
   const name = governingConfigName(t.name, t.annotations);
   if (!name) return undefined;
-  const found = configs.find((c) => c.metadata?.name === name && (c.metadata.namespace === undefined || c.metadata.namespace === t.namespace));
+  const found = lookup(t.namespace, name);
   return found ? { name, spec: found.spec, exists: true } : { name, exists: false };
 }
 

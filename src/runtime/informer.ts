@@ -32,6 +32,13 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
   onEvent: (type: InformerEvent, obj: T) => void;
   /** Trims each object in place before it is cached, after `slim` (e.g. target-trim.ts: only what the readers read). */
   transform?: (obj: T) => T;
+  /**
+   * Keep loopguard's own managedFields entry (small: the annotations it wrote) when `slim` drops the rest: set for
+   * the targets' caches only, where it is the evidence of a lost record (model/lost-record.ts). Every other cache
+   * drops managedFields whole: on a LoopbackRecord loopguard's entry names every field of its spec (it is the record's
+   * only writer), and nothing reads it.
+   */
+  keepOwnManagedFields?: boolean;
   logger?: InformerLogger;
   /** For tests: how long to wait before restart attempt n. */
   restartDelay?: (attempt: number) => number;
@@ -44,11 +51,10 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
  * stores the listed items and the watched objects it hands to the handlers), so trimming it here trims the cache.
  * loopguard's writes read their target from the apiserver, never from here.
  */
-export function slim<T extends KubernetesObject>(obj: T): T {
+export function slim<T extends KubernetesObject>(obj: T, keepOwn: boolean): T {
   const md = obj.metadata;
   if (md?.managedFields) {
-    // loopguard's own entry stays (small: the annotations it wrote): the evidence of a lost record (model/lost-record.ts).
-    const own = md.managedFields.filter((e) => e.manager === FIELD_MANAGER);
+    const own = keepOwn ? md.managedFields.filter((e) => e.manager === FIELD_MANAGER) : [];
     if (own.length > 0) md.managedFields = own;
     else delete md.managedFields;
   }
@@ -90,7 +96,7 @@ export class ResilientInformer<T extends KubernetesObject> {
   }
 
   private trim(obj: T): T {
-    slim(obj);
+    slim(obj, this.options.keepOwnManagedFields === true);
     return this.options.transform ? this.options.transform(obj) : obj;
   }
 

@@ -8,14 +8,14 @@ import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import type { Registry } from 'prom-client';
 import type { MetricsAuthorizer } from './metrics-auth.js';
+import type { MetricsSource } from './metrics.js';
 import { selfSignedCert, type ServingCert } from './self-signed-cert.js';
 
 export interface MetricsServerOptions {
   host: string;
   port: number;
-  registry: Registry;
+  metrics: MetricsSource;
   authorizer: MetricsAuthorizer;
   /** Directory holding tls.crt and tls.key; empty: a self-signed certificate. */
   certDir: string;
@@ -99,8 +99,8 @@ export class MetricsServer {
       res.writeHead(decision.status, headers).end(`${decision.message}\n`);
       return;
     }
-    const text = await this.options.registry.metrics();
-    res.writeHead(200, { 'content-type': this.options.registry.contentType }).end(method === 'HEAD' ? undefined : text);
+    const text = await this.options.metrics.render();
+    res.writeHead(200, { 'content-type': this.options.metrics.contentType }).end(method === 'HEAD' ? undefined : text);
   }
 
   async stop(): Promise<void> {

@@ -1,24 +1,18 @@
 // Prometheus metrics. Controller and workqueue metrics keep controller-runtime's names
 // (pkg/internal/controller/metrics, client-go workqueue metrics) so existing Grafana dashboards work; loopguard's own metrics are prefixed `loopguard_`.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { TargetSeriesExporter, type TargetSeries } from './target-series.js';
 import type { WorkQueueObserver } from './work-queue.js';
 
-/** One target's row in the per-target gauges. */
-export interface TargetSeries {
-  /** The target's namespace when it is not the policy's (a cluster policy's targets). */
-  namespace?: string;
-  kind: string;
-  name: string;
-  verdict: string;
-  /** Reason of the error its last reconcile ended with, if any. */
-  error?: string;
+/** What a /metrics endpoint serves: the registry's metrics and the per-target gauges (target-series.ts). */
+export interface MetricsSource {
+  readonly contentType: string;
+  render(): Promise<string>;
 }
-
-type TargetLabels = Record<'namespace' | 'policy' | 'kind' | 'name', string>;
 
 const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.25, 1.5, 1.75, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9, 10, 15, 20, 25, 30, 40, 50, 60];
 
-export class Metrics {
+export class Metrics implements MetricsSource {
   readonly registry = new Registry();
   readonly reconcileTotal = new Counter({
     name: 'controller_runtime_reconcile_total',
@@ -86,18 +80,6 @@ export class Metrics {
       for (const [action, rate] of Object.entries(this.cloudRateSource())) this.cloudRateLimit.set({ action }, rate);
     },
   });
-  readonly targetRisk = new Gauge({
-    name: 'loopguard_target_risk',
-    help: '1 for the current verdict of each target (AtRisk, Mitigated, ...), per policy',
-    labelNames: ['namespace', 'policy', 'kind', 'name', 'verdict'] as const,
-    registers: [this.registry],
-  });
-  readonly targetErrors = new Gauge({
-    name: 'loopguard_target_errors',
-    help: '1 while the last reconcile of a target ended with an error, by reason (alerts can name the failing target)',
-    labelNames: ['namespace', 'policy', 'kind', 'name', 'reason'] as const,
-    registers: [this.registry],
-  });
   readonly driftCorrections = new Counter({
     name: 'loopguard_drift_corrections_total',
     help: 'Changes made outside loopguard that it corrected',
@@ -117,12 +99,8 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /**
-   * Label sets of the per-target series each policy last reported. prom-client's remove() matches one full
-   * label set, never a subset, so replacing a policy's series means removing exactly what it set before;
-   * otherwise a target that went AtRisk → Mitigated would keep exporting both.
-   */
-  private readonly targetSeries = new Map<string, { risk: Array<TargetLabels & { verdict: string }>; errors: Array<TargetLabels & { reason: string }> }>();
+  /** loopguard_target_risk and loopguard_target_errors: one series per target, rendered apart (target-series.ts). */
+  private readonly targets = new TargetSeriesExporter();
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
@@ -144,27 +122,21 @@ export class Metrics {
 
   /** Replaces a policy's per-target series (risk verdict, and error reason where there is one). */
   reportTargets(namespace: string, policy: string, rows: readonly TargetSeries[]): void {
-    this.forgetTargets(namespace, policy);
-    const risk: Array<TargetLabels & { verdict: string }> = [];
-    const errors: Array<TargetLabels & { reason: string }> = [];
-    for (const row of rows) {
-      const target = { namespace: row.namespace ?? namespace, policy, kind: row.kind, name: row.name };
-      risk.push({ ...target, verdict: row.verdict });
-      if (row.error !== undefined) errors.push({ ...target, reason: row.error });
-    }
-    for (const labels of risk) this.targetRisk.set(labels, 1);
-    for (const labels of errors) this.targetErrors.set(labels, 1);
-    this.targetSeries.set(`${namespace}/${policy}`, { risk, errors });
+    this.targets.report(namespace, policy, rows);
   }
 
   /** Drops every per-target series of a policy (deleted, or no longer reconciled here). */
   forgetTargets(namespace: string, policy: string): void {
-    const key = `${namespace}/${policy}`;
-    const last = this.targetSeries.get(key);
-    if (!last) return;
-    for (const labels of last.risk) this.targetRisk.remove(labels);
-    for (const labels of last.errors) this.targetErrors.remove(labels);
-    this.targetSeries.delete(key);
+    this.targets.forget(namespace, policy);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Everything /metrics serves, in the text exposition format. */
+  async render(): Promise<string> {
+    return `${await this.registry.metrics()}\n${this.targets.render()}`;
   }
 
   /** Where loopguard_cloud_rate_limit reads the current rates from (the CLB client's rateLimits). */

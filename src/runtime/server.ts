@@ -5,7 +5,7 @@
 // a 503 raises.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
+import type { MetricsSource } from './metrics.js';
 
 export interface HealthCheck {
   name: string;
@@ -18,7 +18,7 @@ export interface ProbeServerOptions {
   host: string;
   port: number;
   /** Served at /metrics, unauthenticated; absent when the metrics server serves them (then /metrics says where). */
-  registry?: Registry;
+  metrics?: MetricsSource;
   liveness: HealthCheck[];
   readiness: HealthCheck[];
 }
@@ -66,14 +66,14 @@ export class ProbeServer {
         return;
       }
       if (url.pathname === '/metrics') {
-        const registry = this.options.registry;
-        if (!registry) {
+        const metrics = this.options.metrics;
+        if (!metrics) {
           res.writeHead(404, { 'content-type': 'text/plain' }).end('/metrics is served over HTTPS on --metrics-port, to ServiceAccounts allowed to get it (--metrics-secure)\n');
           return;
         }
-        registry
-          .metrics()
-          .then((text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text))
+        metrics
+          .render()
+          .then((text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text))
           .catch((err: unknown) => res.writeHead(500).end(String(err)));
         return;
       }

@@ -47,7 +47,7 @@ describe('MetricsServer', () => {
   const start = async (certDir = '', certReloadMs?: number) => {
     const metrics = new Metrics({ processMetrics: false });
     metrics.recordCloudCall('ModifyListener', 'ok');
-    server = new MetricsServer({ host: '127.0.0.1', port: 0, registry: metrics.registry, authorizer: new MetricsAuthorizer(reviewer), certDir, ...(certReloadMs ? { certReloadMs } : {}) });
+    server = new MetricsServer({ host: '127.0.0.1', port: 0, metrics, authorizer: new MetricsAuthorizer(reviewer), certDir, ...(certReloadMs ? { certReloadMs } : {}) });
     return (await server.start()).port;
   };
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 import { Metrics } from '../../src/runtime/metrics.js';
 
 async function series(m: Metrics, name: string): Promise<string[]> {
-  const text = await m.registry.metrics();
+  const text = await m.render();
   return text
     .split('\n')
     .filter((l) => l.startsWith(`${name}{`))
@@ -45,6 +45,36 @@ describe('per-target metrics', () => {
     m.forgetTargets('ns', 'never-reported');
     expect(await series(m, 'loopguard_target_risk')).toEqual(['loopguard_target_risk{namespace="ns",policy="q",kind="Service",name="b",verdict="Mitigated"} 1']);
     expect(await series(m, 'loopguard_target_errors')).toEqual([]);
+  });
+});
+
+describe('per-target series as served', () => {
+  it('escapes label values as the text exposition format asks, and names a cluster policy target’s own namespace', async () => {
+    const m = new Metrics({ processMetrics: false });
+    m.reportTargets('', 'all', [{ namespace: 'team-a', kind: 'Service', name: 'a', verdict: 'AtRisk', error: 'say "no"\\\nnow' }]);
+    expect(await series(m, 'loopguard_target_errors')).toEqual([
+      'loopguard_target_errors{namespace="team-a",policy="all",kind="Service",name="a",reason="say \\"no\\"\\\\\\nnow"} 1',
+    ]);
+  });
+
+  it('has HELP and TYPE for both gauges, once, even with no series', async () => {
+    const m = new Metrics({ processMetrics: false });
+    const empty = await m.render();
+    m.reportTargets('ns', 'p', [{ kind: 'Service', name: 'a', verdict: 'AtRisk' }]);
+    m.reportTargets('ns', 'q', [{ kind: 'Service', name: 'b', verdict: 'AtRisk' }]);
+    for (const text of [empty, await m.render()]) {
+      for (const name of ['loopguard_target_risk', 'loopguard_target_errors']) {
+        expect(text.split('\n').filter((l) => l === `# TYPE ${name} gauge`)).toHaveLength(1);
+        expect(text.split('\n').filter((l) => l.startsWith(`# HELP ${name} `))).toHaveLength(1);
+      }
+    }
+    // The series follow their gauge's TYPE line, and no line is empty between them (a scraper reads them as one family).
+    const lines = (await m.render()).split('\n');
+    const at = lines.indexOf('# TYPE loopguard_target_risk gauge');
+    expect(lines.slice(at + 1, at + 3).sort()).toEqual([
+      'loopguard_target_risk{namespace="ns",policy="p",kind="Service",name="a",verdict="AtRisk"} 1',
+      'loopguard_target_risk{namespace="ns",policy="q",kind="Service",name="b",verdict="AtRisk"} 1',
+    ]);
   });
 });
 

@@ -12,7 +12,7 @@ describe('probe server', () => {
     server = new ProbeServer({
       host: '127.0.0.1',
       port: 0,
-      registry: metrics.registry,
+      metrics,
       liveness: [{ name: 'ping', check: () => true }],
       readiness: [{ name: 'informers-synced', check: () => synced }],
     });
@@ -52,7 +52,7 @@ describe('probe server', () => {
     server = new ProbeServer({
       host: '127.0.0.1',
       port: 0,
-      registry: new Metrics({ processMetrics: false }).registry,
+      metrics: new Metrics({ processMetrics: false }),
       liveness: [{ name: 'ping', check: () => true }],
       readiness: [
         { name: 'informers-synced', check: () => true },
@@ -72,10 +72,10 @@ describe('probe server', () => {
   });
 
   it('a port in use is one line naming the flag to change', async () => {
-    const registry = new Metrics({ processMetrics: false }).registry;
-    server = new ProbeServer({ host: '127.0.0.1', port: 0, registry, liveness: [], readiness: [] });
+    const metrics = new Metrics({ processMetrics: false });
+    server = new ProbeServer({ host: '127.0.0.1', port: 0, metrics, liveness: [], readiness: [] });
     const { port } = await server.start();
-    const second = new ProbeServer({ host: '127.0.0.1', port, registry, liveness: [], readiness: [] });
+    const second = new ProbeServer({ host: '127.0.0.1', port, metrics, liveness: [], readiness: [] });
     await expect(second.start()).rejects.toThrow(
       `The probe port 127.0.0.1:${port} is in use (EADDRINUSE). Fix: stop what listens there (another loopguard?) or set --probe-port (LOOPGUARD_PROBE_PORT; 0 = any free port).`,
     );

@@ -18,7 +18,7 @@ import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import type { OwnerKey, RecordRegistry } from '../../model/record-registry.js';
 import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
 import type { Executor } from '../../mitigation/executor.js';
-import type { SharedView } from '../../plan/snapshot.js';
+import type { ConfigLookup, SharedView } from '../../plan/snapshot.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { Metrics } from '../../runtime/metrics.js';
 
@@ -59,7 +59,8 @@ export interface PolicyControllerOptions extends RoundDeps {
 export interface RoundDeps {
   observer: Pick<ClbObserver, 'observe' | 'reread' | 'observedAt' | 'cached' | 'invalidate' | 'seeded'>;
   capabilities: Pick<LearnedCapabilities, 'snapshot' | 'forget'>;
-  tkeServiceConfigs(namespace: string): readonly { metadata?: { name?: string }; spec?: unknown }[];
+  /** The cached TkeServiceConfig of that name, if any (the informer's get: rounds look up one per Ingress). */
+  tkeServiceConfig: ConfigLookup;
   /**
    * Whether the TkeServiceConfig cache has synced. Until it has, an absent config means "not known yet", not
    * "gone": no L7 step is planned (a release that took it for gone would drop originals it never restored).

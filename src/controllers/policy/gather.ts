@@ -34,7 +34,7 @@ export function gatherTargets(d: RoundDeps, chunk: readonly TargetFacts[], obser
   return chunk.map((t) => {
     const clb: ClbObservation = (t.loadBalancerId ? observations.get(t.loadBalancerId) : undefined) ?? { state: 'NotObserved' };
     const at = t.loadBalancerId ? d.observer.observedAt(t.loadBalancerId) : undefined;
-    const config = configViewOf(t, d.tkeServiceConfigs(t.namespace));
+    const config = configViewOf(t, d.tkeServiceConfig);
     return { facts: t, clb, ownership: ownership(d, t), ...(at !== undefined ? { observedAt: at } : {}), ...(config ? { config } : {}) };
   });
 }
@@ -51,7 +51,7 @@ export async function gatherOrphans(d: RoundDeps, orphans: readonly Orphan[], si
   return orphans.map(({ facts, entry, stale }) => {
     const clb = facts.loadBalancerId ? observations.get(facts.loadBalancerId) : undefined;
     const at = facts.loadBalancerId ? d.observer.observedAt(facts.loadBalancerId) : undefined;
-    const config = configViewOf(facts, d.tkeServiceConfigs(facts.namespace));
+    const config = configViewOf(facts, d.tkeServiceConfig);
     return {
       facts,
       ownership: readRecord(entry),

@@ -69,7 +69,7 @@ function harness(...names: string[]) {
       ownNamespace: 'loopguard-system',
     },
     record: (t) => records().find((r) => r.spec.target.name === t.name && r.spec.target.kind === t.kind),
-    tkeServiceConfigs: () => [],
+    tkeServiceConfig: () => undefined,
     tkeServiceConfigsSynced: () => true,
     observer,
     capabilities,

@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# loopguard's image: compiled on Node 24, run on a Node 24 runtime without a shell, as the numeric non-root user
+# loopguard's image: bundled on Node 24, run on a Node 24 runtime without a shell, as the numeric non-root user
 # 65532 (runAsNonRoot can verify it), on a read-only root filesystem.
 #
 # The bases are build arguments. The defaults are the public images (fully qualified, so that podman needs no
@@ -12,39 +12,34 @@
 ARG BUILD_IMAGE=docker.io/library/node:24-bookworm-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian13:nonroot
 
-# Production dependencies and package.json, without what a running operator never reads
-# (scripts/image/prune-node-modules.sh). Cached until package*.json or the prune script change.
+# Every dependency the build needs (esbuild, tsx and the production ones it bundles). Cached until package*.json
+# changes; build.sh tags this stage so that its clean-up keeps it.
 FROM ${BUILD_IMAGE} AS deps
-COPY package.json package-lock.json scripts/image/prune-node-modules.sh /src/
+COPY package.json package-lock.json /src/
 RUN --mount=type=cache,target=/root/.npm,sharing=locked --mount=type=secret,id=npm-ca \
     ca=/run/secrets/npm-ca; if [ -s "$ca" ]; then export NODE_EXTRA_CA_CERTS="$ca"; fi \
  && cd /src \
- && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=warn --no-update-notifier \
- && sh prune-node-modules.sh node_modules \
- && rm prune-node-modules.sh package-lock.json
+ && npm ci --ignore-scripts --no-audit --no-fund --loglevel=warn --no-update-notifier
 
-# The compiled operator in /dist, without source maps (the image has no sources to map to), and the commit in
-# /dist/build-info.json. One step that leaves only /dist behind. LOOPGUARD_INPUTS (a hash of the files read
-# here, passed by build.sh) keeps builders that do not hash bind-mounted files from reusing a stale result.
-FROM ${BUILD_IMAGE} AS build
+# The operator as one file, /out/loopguard.cjs, and the licenses of what it bundles (scripts/build-operator.ts:
+# esbuild, the commit baked in). No node_modules in the image: the bundle holds what the operator reaches, and Node
+# loading it takes about 50 MiB less than loading node_modules (README Benchmarks). LOOPGUARD_INPUTS (a hash of the
+# files read here, passed by build.sh) keeps builders that do not hash bind-mounted files from reusing a stale result.
+FROM deps AS build
 ARG LOOPGUARD_INPUTS=
 ARG LOOPGUARD_COMMIT=unknown
-RUN --mount=type=bind,target=/context --mount=type=cache,target=/root/.npm,sharing=locked --mount=type=secret,id=npm-ca \
-    ca=/run/secrets/npm-ca; if [ -s "$ca" ]; then export NODE_EXTRA_CA_CERTS="$ca"; fi \
- && mkdir /src && cd /src \
- && cp /context/package.json /context/package-lock.json /context/tsconfig.json /context/tsconfig.build.json . \
- && cp -R /context/src src \
- && npm ci --ignore-scripts --no-audit --no-fund --loglevel=warn --no-update-notifier \
- && node node_modules/typescript/bin/tsc -p tsconfig.build.json --sourceMap false --outDir /dist \
- && printf '{"commit":"%s"}\n' "$LOOPGUARD_COMMIT" > /dist/build-info.json \
- && cd / && rm -rf /src
+RUN --mount=type=bind,target=/context \
+    cd /src \
+ && cp /context/tsconfig.json . && cp -R /context/src src \
+ && mkdir -p scripts/lib && cp /context/scripts/build-operator.ts scripts/ && cp /context/scripts/lib/bundle.ts scripts/lib/ \
+ && node --import tsx scripts/build-operator.ts --outdir /out --commit "$LOOPGUARD_COMMIT"
 
 FROM ${RUNTIME_IMAGE}
-COPY --from=deps /src /app
-COPY --from=build /dist /app/dist
+COPY --from=build /out /app
 WORKDIR /app
 USER 65532:65532
-ENTRYPOINT ["/nodejs/bin/node", "dist/main.js"]
+# The flags: scripts/lib/bundle.ts, BUNDLE_NODE_OPTIONS.
+ENTRYPOINT ["/nodejs/bin/node", "--disable-warning=DEP0040", "--disable-warning=DEP0169", "loopguard.cjs"]
 # Last, so that a new commit rebuilds no layer above.
 ARG LOOPGUARD_COMMIT=unknown
 ARG LOOPGUARD_VERSION=unknown

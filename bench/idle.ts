@@ -90,7 +90,7 @@ function tkeSimulator(kc: ReturnType<typeof kubeConfig>, emulator: ClbEmulator, 
 }
 
 async function main(): Promise<void> {
-  const entry = buildOperator();
+  const entry = await buildOperator();
   const nodePorts = Math.max(NODE_PORTS, NODE_PORTS_NEEDED);
   const cluster = await benchCluster({ audit: true, nodePorts });
   const kc = kubeConfig();

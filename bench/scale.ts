@@ -305,7 +305,7 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
 async function main(): Promise<void> {
   for (const mode of RUNS) if (mode !== 'with' && mode !== 'without') throw new Error(`--clbs must be with, without or both, not ${mode}`);
   if (values.restart && (!RUNS.includes('with') || KINDS.includes('cluster'))) throw new Error('--restart needs --clbs with (or both) and --policy namespaced: it restarts an Enforce LoopbackPolicy over built CLBs');
-  const entry = buildOperator();
+  const entry = await buildOperator();
   for (const mode of RUNS) {
     const figures = new Map<PolicyKind, RunFigures>();
     for (const kind of KINDS) figures.set(kind, await run(mode === 'with', kind, entry));

@@ -87,7 +87,7 @@ if [ -n "$ca" ] && [ -s "$ca" ]; then secret=(--secret "id=npm-ca,src=$ca"); fi
 # Everything the image is made of: when an image with these inputs is already tagged, there is nothing to build
 # (a podman build whose every step is cached still takes about a minute on vfs).
 inputs=$( {
-  (cd "$repo_root" && find Dockerfile .dockerignore package.json package-lock.json tsconfig.json tsconfig.build.json src scripts/image/prune-node-modules.sh \
+  (cd "$repo_root" && find Dockerfile .dockerignore package.json package-lock.json tsconfig.json src scripts/build-operator.ts scripts/lib/bundle.ts \
     -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
   lg_podman image inspect --format '{{.Id}}' "$build_image" "$runtime_image"
   echo "$name $version $commit ${#secret[@]}"
@@ -112,7 +112,7 @@ build_args=(
   --label "$label=$inputs"
 )
 # --network host: npm ci reaches the npm registry the way this machine does (no CNI networking here).
-# The production dependencies' stage gets a tag of its own, so that the clean-up below keeps it as a cache.
+# The dependencies' stage gets a tag of its own, so that the clean-up below keeps it as a cache.
 lg_podman build --layers --network host "${build_args[@]}" --target deps -t "$name-cache:deps" \
   -f "$repo_root/Dockerfile" "$repo_root" >&2
 lg_podman build --layers --network host "${build_args[@]}" -t "$name:$version" -t "$name:$commit" \

@@ -5,10 +5,11 @@
 // application support (https://nodejs.org/api/single-executable-applications.html) turns it into a blob with a
 // V8 code cache, and postject injects the blob into a copy of the project's own Node (the `node` devDependency).
 // Prints the binary's size and its start-up time to `--help` against `node -e 0` of the same Node, same run.
-import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { build, type Metafile } from 'esbuild';
+import type { Metafile } from 'esbuild';
+import { BUNDLE_NODE_OPTIONS, bundleLoopguard, gitCommit, writeThirdPartyLicenses } from '../lib/bundle.js';
 import { REPO_ROOT } from '../../test/controlplane/crds.js';
 
 const PLUGIN_BINARY = join(REPO_ROOT, 'dist', 'kubectl-loopguard');
@@ -18,67 +19,25 @@ const NODE = join(REPO_ROOT, 'node_modules', 'node', 'bin', 'node');
 /** The fuse Node looks for to know a blob was injected (Node's SEA documentation, "Injecting the preparation blob"). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
-function commit(): string {
-  try {
-    const head = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
-    const clean = spawnSync('git', ['diff', '--quiet', 'HEAD', '--'], { cwd: REPO_ROOT }).status === 0;
-    return clean ? head : `${head}-dirty`;
-  } catch {
-    return 'unknown';
-  }
-}
-
-/** The npm packages a bundle holds (their directories), from esbuild's metafile. */
-function bundledPackages(metafile: Metafile): string[] {
-  const dirs = new Set<string>();
-  for (const input of Object.keys(metafile.inputs)) {
-    const m = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
-    if (m) dirs.add(m[1]!);
-  }
-  return [...dirs].sort();
-}
-
-/**
- * THIRD_PARTY_LICENSES: the binary redistributes Node.js and the npm packages bundled into it, so it carries
- * their licenses (esbuild's legal comments are dropped from the bundle in favour of this file).
- */
-function writeThirdPartyLicenses(metafile: Metafile): void {
+/** THIRD_PARTY_LICENSES: the binary also redistributes Node.js. */
+function writeLicenses(metafile: Metafile): void {
   const nodeVersion = (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/node/package.json'), 'utf8')) as { version: string }).version;
-  const parts = [
+  writeThirdPartyLicenses(metafile, join(WORK, 'THIRD_PARTY_LICENSES'), [
     'kubectl-loopguard bundles the software below. Its own license is in LICENSE.',
     `\n== Node.js v${nodeVersion} (the runtime the binary is built from), MIT License and the licenses of its dependencies:\n   https://github.com/nodejs/node/blob/v${nodeVersion}/LICENSE`,
-  ];
-  for (const dir of bundledPackages(metafile)) {
-    const pkg = JSON.parse(readFileSync(join(REPO_ROOT, dir, 'package.json'), 'utf8')) as { name: string; version: string; license?: string };
-    const file = readdirSync(join(REPO_ROOT, dir)).find((f) => /^(licen[cs]e|copying)(\.(md|txt))?$/i.test(f));
-    const text = file ? readFileSync(join(REPO_ROOT, dir, file), 'utf8').trim() : `(no license file in the package; package.json says ${pkg.license ?? 'nothing'})`;
-    parts.push(`\n== ${pkg.name}@${pkg.version} (${pkg.license ?? 'no license field'})\n\n${text}`);
-  }
-  writeFileSync(join(REPO_ROOT, 'dist', 'plugin', 'THIRD_PARTY_LICENSES'), parts.join('\n') + '\n');
+  ]);
 }
 
 async function bundle(): Promise<string> {
-  const pkg = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string };
   const out = join(WORK, 'loopguard.cjs');
-  const result = await build({
-    metafile: true,
-    entryPoints: [join(REPO_ROOT, 'src/cli/main.ts')],
+  const metafile = await bundleLoopguard({
+    entry: join(REPO_ROOT, 'src/cli/main.ts'),
     outfile: out,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node24',
-    minify: true,
-    legalComments: 'none',
-    logLevel: 'warning',
-    define: {
-      // src/version.ts: no package.json or git beside the binary, so the build info is baked in.
-      LOOPGUARD_EMBEDDED_BUILD_INFO: JSON.stringify({ version: pkg.version, commit: commit() }),
-      // Only reached without the baked info above; keeps esbuild from warning that CommonJS has no import.meta.
-      'import.meta.url': JSON.stringify('file:///kubectl-loopguard/cli/main.js'),
-    },
+    commit: gitCommit(),
+    minify: 'full',
+    moduleUrl: 'file:///kubectl-loopguard/cli/main.js',
   });
-  writeThirdPartyLicenses(result.metafile);
+  writeLicenses(metafile);
   return out;
 }
 
@@ -96,10 +55,7 @@ function seaBinary(script: string): void {
     output: blob,
     disableExperimentalSEAWarning: true,
     useCodeCache: true,
-    // Node warns about `require('punycode')` (tr46, under node-fetch) and `url.parse()` (node-fetch 2, under the
-    // cloud SDK) only for code outside node_modules: bundled, the dependencies' code looks like ours. The checkout
-    // prints neither; neither is loopguard's to fix.
-    execArgv: ['--disable-warning=DEP0040', '--disable-warning=DEP0169'],
+    execArgv: BUNDLE_NODE_OPTIONS,
   };
   writeFileSync(config, JSON.stringify(seaConfig));
   quiet(NODE, ['--experimental-sea-config', config]);

@@ -1,7 +1,7 @@
 // The image, built and run for real (issue 11 #1). `npm run image` (scripts/image/build.sh: podman, local bases
 // when no registry can be reached) builds it; this suite then
-//   - lists its files: Node and the compiled operator with its production dependencies, no shell, no dev
-//     dependency, no test, no source map; and prints its size;
+//   - lists its files: Node, the operator's bundle and the licenses of what it bundles; no node_modules, no shell,
+//     no test, no source map; and prints its size;
 //   - runs it as a user would in a pod: --network host, --read-only root filesystem, --user 65532, no shell,
 //     against the local TKE, under config/rbac's ServiceAccount (a TokenRequest token in a kubeconfig), and sees an
 //     Enforce policy mitigate an at-risk LoadBalancer Service, then stop cleanly on SIGTERM;
@@ -20,14 +20,16 @@ import { freePort } from '../controlplane/launcher.js';
 import { createNamespace, kubeConfig, kubeconfigPath, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE } from '../support/operator.js';
+import { OPERATOR_BUNDLE } from '../../scripts/build-operator.js';
+import { BUNDLE_NODE_OPTIONS } from '../../scripts/lib/bundle.js';
 import { applyPolicy, getPolicy, policyManifest, reportedStatus } from '../support/policy.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
 
 const BUILD = join(REPO_ROOT, 'scripts/image/build.sh');
 const PODMAN = join(REPO_ROOT, 'scripts/image/podman.sh');
 const REQUIRED = process.env['LOOPGUARD_REQUIRE_IMAGE_TEST'] === 'true';
-/** Far above what the image holds (Node ≈ 110 MB, operator + production dependencies ≈ 50 MB); dev dependencies would add 300 MB. */
-const SIZE_BUDGET_MB = 250;
+/** Above what the image holds (Node ≈ 110 MB, the operator's bundle ≈ 6 MB); node_modules would add 50 MB, dev dependencies 300 MB. */
+const SIZE_BUDGET_MB = 150;
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 // Every container this run makes carries the run's label, so .ci/run counts only its own leftovers: podman's store
 // is shared by every run on the machine, and a run killed before afterAll leaves its containers there.
@@ -107,11 +109,11 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     const labels = await podman(['image', 'inspect', '--format', '{{json .Config}}', image]);
     const config = JSON.parse(labels.stdout) as { User: string; Entrypoint: string[]; Labels: Record<string, string> };
     expect(config.User).toBe('65532:65532');
-    expect(config.Entrypoint).toEqual(['/nodejs/bin/node', 'dist/main.js']);
+    expect(config.Entrypoint).toEqual(['/nodejs/bin/node', ...BUNDLE_NODE_OPTIONS, OPERATOR_BUNDLE]);
     expect(config.Labels).toMatchObject({ 'org.opencontainers.image.version': pkg.version, 'org.opencontainers.image.revision': commit });
   });
 
-  it('holds Node and the operator with its production dependencies only: no shell, no dev dependency, no test, no source map', async () => {
+  it('holds Node and the operator\'s bundle only: no node_modules, no shell, no test, no source map', async () => {
     const name = `lg-image-files-${randomBytes(4).toString('hex')}`;
     containers.push(name);
     expect((await podman(['create', '--name', name, ...RUN_LABEL, image])).code).toBe(0);
@@ -122,27 +124,18 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     console.log(`[loopguard] image ${image}: ${size.toFixed(1)} MB, ${files.length} files`);
     expect(size).toBeLessThan(SIZE_BUDGET_MB);
 
-    expect(files).toEqual(expect.arrayContaining(['nodejs/bin/node', 'app/dist/main.js', 'app/dist/build-info.json', 'app/package.json', 'etc/ssl/certs/ca-certificates.crt']));
+    expect(files).toEqual(expect.arrayContaining(['nodejs/bin/node', `app/${OPERATOR_BUNDLE}`, 'app/THIRD_PARTY_LICENSES', 'etc/ssl/certs/ca-certificates.crt']));
     // No shell (nor a package manager) anywhere: nothing to exec into.
     expect(files.filter((f) => /(^|\/)(sh|bash|dash|ash|busybox|apt|apt-get|dpkg)$/.test(f))).toEqual([]);
     const shell = await podman(['run', '--rm', ...RUN_LABEL, '--network', 'none', '--entrypoint', '/bin/sh', image, '-c', 'true']);
     expect(shell.code).not.toBe(0);
 
-    // Production dependencies present, every dev-only package of the lockfile absent.
-    const packages = new Set(files.filter((f) => /^app\/node_modules\/(@[^/]+\/)?[^/@][^/]*\/package\.json$/.test(f)).map((f) => f.slice('app/'.length, -'/package.json'.length)));
-    for (const dep of Object.keys(pkg.dependencies)) expect({ dep, present: packages.has(`node_modules/${dep}`) }).toEqual({ dep, present: true });
-    const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean }> };
-    const devOnly = Object.entries(lock.packages).filter(([path, p]) => path.startsWith('node_modules/') && p.dev === true).map(([path]) => path);
-    expect(devOnly).toEqual(expect.arrayContaining(['node_modules/jest', 'node_modules/typescript', 'node_modules/eslint', 'node_modules/tsx', 'node_modules/node']));
-    expect(devOnly.filter((p) => packages.has(p))).toEqual([]);
-    expect(files.filter((f) => /^app\/node_modules\/(jest|typescript|eslint|tsx|ts-jest|@jest|@eslint|typescript-eslint|wasmoon)\//.test(f))).toEqual([]);
-
-    // No test, no source map, no TypeScript source: only the compiled operator.
-    expect(files.filter((f) => f.startsWith('app/') && /(^|\/)(test|tests|__tests__)\/|\.(test|spec)\.[cm]?[jt]s$/.test(f))).toEqual([]);
+    // The bundle and its licenses, nothing else of ours: no node_modules, sources, tests or source maps.
+    expect(files.filter((f) => f.startsWith('app/') && !f.endsWith('/')).sort()).toEqual([`app/${OPERATOR_BUNDLE}`, 'app/THIRD_PARTY_LICENSES'].sort());
     expect(files.filter((f) => /\.map$/.test(f))).toEqual([]);
-    expect(files.filter((f) => /^app\/(src|test|sim|bench|scripts|config)\//.test(f) || (f.startsWith('app/dist/') && /\.ts$/.test(f)))).toEqual([]);
-    expect(files.filter((f) => /^app\/[^/]+$/.test(f))).toEqual(['app/package.json']);
-    expect(files.filter((f) => /^app\/[^/]+\/$/.test(f)).sort()).toEqual(['app/dist/', 'app/node_modules/']);
+    // Every production dependency the operator reaches is in the bundle, so its license is beside it.
+    const licenses = (await run('bash', ['-c', `set -o pipefail; "${PODMAN}" export "${name}" | tar -xO app/THIRD_PARTY_LICENSES`])).stdout;
+    for (const dep of Object.keys(pkg.dependencies)) expect({ dep, listed: licenses.includes(`\n== ${dep}@`) }).toEqual({ dep, listed: true });
   }, 600_000);
 
   it('runs read-only as 65532 under config/rbac\'s ServiceAccount and mitigates an at-risk Service in Enforce', async () => {

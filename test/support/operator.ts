@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { freePort } from '../controlplane/launcher.js';
+import { BUNDLE_NODE_OPTIONS } from '../../scripts/lib/bundle.js';
 import { kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
 
 export const OPERATOR_NAMESPACE = 'loopguard-system';
@@ -73,7 +74,7 @@ export interface OperatorProcessOptions {
   identity?: string;
   leaderElect?: boolean;
   extraArgs?: string[];
-  /** A compiled entry point (e.g. dist/main.js after `npm run build`, what the image runs); default: src/main.ts through tsx. */
+  /** The operator's bundle (`npm run build:operator`: what the image runs), run with the image's Node options; default: src/main.ts through tsx. */
   entry?: string;
 }
 
@@ -82,7 +83,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const port = await freePort();
   const identity = options.identity ?? `op-${port}`;
   const args = [
-    ...(options.entry ? [options.entry] : ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts')]),
+    ...(options.entry ? [...BUNDLE_NODE_OPTIONS, options.entry] : ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts')]),
     `--kubeconfig=${options.kubeconfig ?? kubeconfigPath()}`,
     `--probe-host=127.0.0.1`,
     `--probe-port=${port}`,

@@ -1,9 +1,9 @@
 // What this loopguard is: the package version and the git commit it was built from, for `loopguard --version`
 // and the start-up log line.
-//   - version: package.json's, read next to the code (the repo root from src/, /app from the image's dist/);
-//   - commit: dist/build-info.json when the image build wrote one (the LOOPGUARD_COMMIT build argument), else
-//     `git rev-parse` in the checkout the code runs from (with -dirty when tracked files differ from HEAD, as
-//     `npm run image` names it), else "unknown".
+// A bundle (the image's loopguard.cjs, the kubectl plugin) has both baked in by scripts/lib/bundle.ts. Elsewhere:
+//   - version: package.json's, read next to the code (the repo root from src/ or dist/);
+//   - commit: `git rev-parse` in the checkout the code runs from (with -dirty when tracked files differ from HEAD,
+//     as `npm run image` names it), else "unknown".
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -17,12 +17,12 @@ export interface BuildInfo {
 const UNKNOWN = 'unknown';
 
 /**
- * The build info baked into the single binary (scripts/plugin/build.ts, through esbuild's `define`): it has no
- * package.json or git checkout beside it. Undefined everywhere else.
+ * The build info baked into a bundle (scripts/lib/bundle.ts, through esbuild's `define`): it has no package.json or
+ * git checkout beside it. Undefined everywhere else.
  */
 declare const LOOPGUARD_EMBEDDED_BUILD_INFO: BuildInfo | undefined;
 const embedded: BuildInfo | undefined = typeof LOOPGUARD_EMBEDDED_BUILD_INFO === 'undefined' ? undefined : LOOPGUARD_EMBEDDED_BUILD_INFO;
-/** A commit as the image build and this module write it: hex, optionally -dirty. */
+/** A commit as git names it here: hex, optionally -dirty. */
 const COMMIT = /^[0-9a-f]{7,40}(-dirty)?$/;
 
 function readJson(url: URL): Record<string, unknown> | undefined {
@@ -49,19 +49,13 @@ function commitFromGit(dir: string): string | undefined {
   return git(dir, ['diff', '--quiet', 'HEAD', '--']).ok ? head.out : `${head.out}-dirty`;
 }
 
-/**
- * The build info of the code at `moduleUrl` (default: this module): `../package.json` and `./build-info.json`
- * relative to it, else git in its directory.
- */
+/** The build info of the code at `moduleUrl` (default: this module): `../package.json` relative to it, git in its directory. */
 export function readBuildInfo(moduleUrl?: string | URL): BuildInfo {
   if (embedded && moduleUrl === undefined) return embedded;
   moduleUrl ??= import.meta.url;
   const pkg = readJson(new URL('../package.json', moduleUrl));
   const version = typeof pkg?.['version'] === 'string' ? pkg['version'] : UNKNOWN;
-  const baked = readJson(new URL('./build-info.json', moduleUrl))?.['commit'];
-  const commit =
-    typeof baked === 'string' && COMMIT.test(baked) ? baked : baked === undefined ? (commitFromGit(dirname(fileURLToPath(moduleUrl))) ?? UNKNOWN) : UNKNOWN;
-  return { version, commit };
+  return { version, commit: commitFromGit(dirname(fileURLToPath(moduleUrl))) ?? UNKNOWN };
 }
 
 /** The package version alone (no git): what reports name their tool version with. */

@@ -1,0 +1,37 @@
+// The operator's bundle (npm run build:operator), what the image runs: built into a temporary directory and run as
+// the image's entrypoint runs it (the image test does the same inside the image, when podman is there).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildOperator } from '../../scripts/build-operator.js';
+import { BUNDLE_NODE_OPTIONS } from '../../scripts/lib/bundle.js';
+
+const { version, dependencies } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; dependencies: Record<string, string> };
+
+describe('the operator bundle', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'loopguard-bundle-'));
+  let bundle = '';
+  beforeAll(async () => {
+    bundle = await buildOperator(dir, '0123456789ab');
+  }, 60_000);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const run = (...args: string[]) => spawnSync(process.execPath, [...BUNDLE_NODE_OPTIONS, bundle, ...args], { cwd: tmpdir(), encoding: 'utf8', timeout: 30_000, env: { PATH: process.env.PATH ?? '' } });
+
+  it('prints the baked version and commit, with no warning, away from any checkout', () => {
+    expect(run('--version')).toMatchObject({ status: 0, stdout: `loopguard ${version} (commit 0123456789ab)\n`, stderr: '' });
+  });
+
+  it('holds the read-only CLI too (the image runs `doctor` and `plan` through it)', () => {
+    const res = run('doctor', '--help');
+    expect(res.status).toBe(0);
+    expect(res.stdout).toMatch(/^Usage: loopguard doctor/);
+  });
+
+  it('carries the license of every production dependency it bundles', () => {
+    const licenses = readFileSync(join(dir, 'THIRD_PARTY_LICENSES'), 'utf8');
+    for (const dep of Object.keys(dependencies)) expect({ dep, listed: licenses.includes(`\n== ${dep}@`) }).toEqual({ dep, listed: true });
+  });
+});

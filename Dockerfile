@@ -12,8 +12,9 @@
 ARG BUILD_IMAGE=docker.io/library/node:24-bookworm-slim
 ARG RUNTIME_IMAGE=gcr.io/distroless/nodejs24-debian13:nonroot
 
-# Every dependency the build needs (esbuild, tsx and the production ones it bundles). Cached until package*.json
-# changes; build.sh tags this stage so that its clean-up keeps it.
+# Every dependency the build needs (esbuild, tsx and the production ones it bundles): npm ci installs the lockfile's
+# dev dependencies too (in this stage only; none reaches the image), with no install scripts. Cached until
+# package*.json changes; build.sh tags this stage so that its clean-up keeps it.
 FROM ${BUILD_IMAGE} AS deps
 COPY package.json package-lock.json /src/
 RUN --mount=type=cache,target=/root/.npm,sharing=locked --mount=type=secret,id=npm-ca \
@@ -21,7 +22,7 @@ RUN --mount=type=cache,target=/root/.npm,sharing=locked --mount=type=secret,id=n
  && cd /src \
  && npm ci --ignore-scripts --no-audit --no-fund --loglevel=warn --no-update-notifier
 
-# The operator as one file, /out/loopguard.cjs, and the licenses of what it bundles (scripts/build-operator.ts:
+# The operator as one file, /out/loopguard.cjs, its LICENSE and the licenses of what it bundles (scripts/build-operator.ts:
 # esbuild, the commit baked in). No node_modules in the image: the bundle holds what the operator reaches, and Node
 # loading it takes about 50 MiB less than loading node_modules (README Benchmarks). LOOPGUARD_INPUTS (a hash of the
 # files read here, passed by build.sh) keeps builders that do not hash bind-mounted files from reusing a stale result.
@@ -30,7 +31,7 @@ ARG LOOPGUARD_INPUTS=
 ARG LOOPGUARD_COMMIT=unknown
 RUN --mount=type=bind,target=/context \
     cd /src \
- && cp /context/tsconfig.json . && cp -R /context/src src \
+ && cp /context/tsconfig.json /context/LICENSE . && cp -R /context/src src \
  && mkdir -p scripts/lib && cp /context/scripts/build-operator.ts scripts/ && cp /context/scripts/lib/bundle.ts scripts/lib/ \
  && node --import tsx scripts/build-operator.ts --outdir /out --commit "$LOOPGUARD_COMMIT"
 

@@ -69,13 +69,15 @@ export class OperatorSampler {
   private tick(): void {
     const s = procStatus(this.pid);
     if (!s) return;
-    if (this.ticks++ % this.heapEvery === 0 && !this.scraping) {
+    // Until the first scrape succeeds (the operator's /metrics is not up at once), every tick tries.
+    if ((this.heap.used === undefined || this.ticks % this.heapEvery === 0) && !this.scraping) {
       this.scraping = true;
       void fetch(this.metricsUrl, { signal: AbortSignal.timeout(10_000) })
         .then(async (r) => (this.heap = heapFromMetrics(await r.text())))
         .catch(() => undefined)
         .finally(() => (this.scraping = false));
     }
+    this.ticks++;
     this.samples.push({
       at: Date.now(),
       rssBytes: s.rss,

@@ -10,7 +10,7 @@ import { installCrds, REPO_ROOT } from '../test/controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../test/controlplane/launcher.js';
 import { waitFor } from '../test/support/kube.js';
 import { AT_RISK_L4, lbService } from '../test/support/workload.js';
-import { buildOperator as buildOperatorBundle } from '../scripts/build-operator.js';
+import { buildOperatorBundle } from '../scripts/build-operator.js';
 import { gitCommit } from '../scripts/lib/bundle.js';
 import { auditFlags } from './apiserver-audit.js';
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `loopguard` command (package.json "bin"). A source checkout runs src/cli/main.ts through tsx (a devDependency),
-// so `npx loopguard` works right after `npm ci` and never runs a stale build; the image, which ships only dist/,
-// runs the compiled dist/cli/main.js.
+// so `npx loopguard` works right after `npm ci` and never runs a stale build; an installed package without src/
+// runs the compiled dist/cli/main.js (`npm run build`). The image runs its bundle instead (`IMAGE doctor …`).
 import { existsSync } from 'node:fs';
 import { URL } from 'node:url';
 

@@ -43,7 +43,7 @@ import { ReportWriter } from './kube/report-writer.js';
 import { NamespaceReports } from './controllers/policy/namespace-reports.js';
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
-import { ResilientInformer, type InformerEvent } from './runtime/informer.js';
+import { ResilientInformer, type InformerEvent, type ResilientInformerOptions } from './runtime/informer.js';
 import { trimIngress, trimService } from './runtime/target-trim.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import type { Logger } from './runtime/logger.js';
@@ -131,19 +131,17 @@ export class Operator {
       path: string,
       list: () => Promise<KubernetesListObject<T>>,
       onEvent: (obj: T, type: InformerEvent) => void,
-      fieldSelector?: string,
-      targetTrim?: (obj: T) => T,
+      options: Pick<ResilientInformerOptions<T>, 'fieldSelector' | 'transform' | 'keepOwnManagedFields'> = {},
     ): ResilientInformer<T> => {
-      // The targets' caches (Services, Ingresses) keep loopguard's own managedFields: lost-record evidence.
-      const targets = targetTrim ? { transform: targetTrim, keepOwnManagedFields: true } : {};
-      const inf = new ResilientInformer<T>(kc, { name, path, list, onEvent: (t, obj) => onEvent(obj, t), logger: informerLogger, ...(fieldSelector ? { fieldSelector } : {}), ...targets });
+      const inf = new ResilientInformer<T>(kc, { name, path, list, onEvent: (t, obj) => onEvent(obj, t), logger: informerLogger, ...options });
       this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
       return inf;
     };
     const byNamespace = (obj: KubernetesObject) => this.router.target(obj.metadata?.namespace ?? '');
-    // Every Service and Ingress of the cluster is cached: only what target-facts.ts reads is kept (target-trim.ts).
-    this.services = make<V1Service>('services', '/api/v1/services', () => core.listServiceForAllNamespaces(), byNamespace, undefined, trimService);
-    this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', () => net.listIngressForAllNamespaces(), byNamespace, undefined, trimIngress);
+    // Every Service and Ingress of the cluster is cached: only what target-facts.ts reads is kept (target-trim.ts),
+    // and of managedFields loopguard's own entry (lost-record evidence).
+    this.services = make<V1Service>('services', '/api/v1/services', () => core.listServiceForAllNamespaces(), byNamespace, { transform: trimService, keepOwnManagedFields: true });
+    this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', () => net.listIngressForAllNamespaces(), byNamespace, { transform: trimIngress, keepOwnManagedFields: true });
     this.policies = make<KubernetesObject>(
       'loopbackpolicies',
       `/apis/${GROUP}/${VERSION}/${PLURAL}`,
@@ -161,8 +159,8 @@ export class Operator {
     // kube-proxy's DaemonSet and ConfigMap: what the cluster profile is read from (src/model/cluster-profile.ts).
     const { namespace: kpNamespace, fieldSelector } = KUBE_PROXY;
     const onKubeProxy = () => this.onKubeProxyEvent();
-    this.daemonSets = make<V1DaemonSet>('kube-proxy-daemonset', `/apis/apps/v1/namespaces/${kpNamespace}/daemonsets`, () => apps.listNamespacedDaemonSet({ namespace: kpNamespace, fieldSelector }), onKubeProxy, fieldSelector);
-    this.configMaps = make<V1ConfigMap>('kube-proxy-configmap', `/api/v1/namespaces/${kpNamespace}/configmaps`, () => core.listNamespacedConfigMap({ namespace: kpNamespace, fieldSelector }), onKubeProxy, fieldSelector);
+    this.daemonSets = make<V1DaemonSet>('kube-proxy-daemonset', `/apis/apps/v1/namespaces/${kpNamespace}/daemonsets`, () => apps.listNamespacedDaemonSet({ namespace: kpNamespace, fieldSelector }), onKubeProxy, { fieldSelector });
+    this.configMaps = make<V1ConfigMap>('kube-proxy-configmap', `/api/v1/namespaces/${kpNamespace}/configmaps`, () => core.listNamespacedConfigMap({ namespace: kpNamespace, fieldSelector }), onKubeProxy, { fieldSelector });
     this.tkeServiceConfigs = make<KubernetesObject>(
       'tkeserviceconfigs',
       `/apis/${TKE_SERVICE_CONFIG.group}/${TKE_SERVICE_CONFIG.version}/${TKE_SERVICE_CONFIG.plural}`,

@@ -87,7 +87,7 @@ if [ -n "$ca" ] && [ -s "$ca" ]; then secret=(--secret "id=npm-ca,src=$ca"); fi
 # Everything the image is made of: when an image with these inputs is already tagged, there is nothing to build
 # (a podman build whose every step is cached still takes about a minute on vfs).
 inputs=$( {
-  (cd "$repo_root" && find Dockerfile .dockerignore package.json package-lock.json tsconfig.json src scripts/build-operator.ts scripts/lib/bundle.ts \
+  (cd "$repo_root" && find Dockerfile .dockerignore package.json package-lock.json tsconfig.json LICENSE src scripts/build-operator.ts scripts/lib/bundle.ts \
     -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum)
   lg_podman image inspect --format '{{.Id}}' "$build_image" "$runtime_image"
   echo "$name $version $commit ${#secret[@]}"

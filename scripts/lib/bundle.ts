@@ -1,7 +1,8 @@
 // One esbuild bundle of loopguard's TypeScript and the parts of its dependencies it reaches, for the two programs
 // shipped as a single file: the operator the image runs (scripts/build-operator.ts) and the kubectl plugin
 // (scripts/plugin/build.ts). The build info (version, commit) is baked in, since no package.json or git sits beside
-// a bundle. Imports nothing from test/: the image's build stage copies only src/, scripts/ and the package files.
+// a bundle. Imports nothing from test/: the image's build stage copies only src/, this file, scripts/build-operator.ts
+// and the package files.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -9,8 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Metafile } from 'esbuild';
-import { BUNDLE_NODE_OPTIONS, bundleLoopguard, gitCommit, writeThirdPartyLicenses } from '../lib/bundle.js';
-import { REPO_ROOT } from '../../test/controlplane/crds.js';
+import { BUNDLE_NODE_OPTIONS, ROOT as REPO_ROOT, bundleLoopguard, gitCommit, writeThirdPartyLicenses } from '../lib/bundle.js';
 
 const PLUGIN_BINARY = join(REPO_ROOT, 'dist', 'kubectl-loopguard');
 const WORK = join(REPO_ROOT, 'dist', 'plugin');

@@ -15,11 +15,10 @@ import { targetKey } from '../model/facts.js';
 import { SEVERITY } from '../model/verdict-counts.js';
 import { ingressFacts, serviceFacts } from '../model/target-facts.js';
 import { declaredValue } from '../plan/config-patch.js';
-import { governingConfigName, type ConfigView } from '../plan/l7.js';
-import { NO_SHARING, sharedView, type SharedView } from '../plan/snapshot.js';
+import type { ConfigView } from '../plan/l7.js';
+import { NO_SHARING, configLookupOf, configViewOf, sharedView, type ConfigLookup, type SharedView } from '../plan/snapshot.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
 import { analyzeTarget, NO_POLICY, type Analysis } from './analysis.js';
-import type { TkeServiceConfigObject } from './cluster-reads.js';
 import type { ManifestSet } from './manifests.js';
 import { choosePolicies, DEFAULT_CHOICE, type PolicyChoice } from './policy-spec.js';
 import { buildReport, targetReport, type Report, type SourceLocation, type TargetReport } from './report.js';
@@ -96,12 +95,10 @@ export function syntheticClb(t: TargetFacts, s: Scenario, uid: string): ClbFacts
   };
 }
 
-function configOf(t: TargetFacts, configs: readonly TkeServiceConfigObject[]): { name?: string; found?: TkeServiceConfigObject } {
-  if (t.kind !== 'Ingress') return {};
-  const name = governingConfigName(t.name, t.annotations);
-  if (!name) return {};
-  const found = configs.find((c) => c.metadata?.namespace === t.namespace && c.metadata?.name === name);
-  return found ? { name, found } : { name };
+/** The governing config as the operator sees it, and whether it is among the manifests. */
+function configOf(t: TargetFacts, configs: ConfigLookup): { name?: string; found?: boolean; view?: ConfigView } {
+  const view = configViewOf(t, configs);
+  return view ? { name: view.name, found: view.exists, view } : {};
 }
 
 /** The facts a target leaves open, each with the values to try (pinned ones fixed). */
@@ -113,7 +110,7 @@ function openDims(t: TargetFacts, config: ReturnType<typeof configOf>, pinned: P
     if (config.found) {
       // What the config declares is what TKE applies; L7 listeners TKE creates have keepalive off otherwise.
       const on = [['HTTP', 80], ...(t.tls ? [['HTTPS', 443] as const] : [])].every(
-        ([protocol, port]) => declaredValue(config.found?.spec, { kind: 'keepalive', protocol: protocol as string, port: port as number, value: 1 }, VIP) === 1,
+        ([protocol, port]) => declaredValue(config.view?.spec, { kind: 'keepalive', protocol: protocol as string, port: port as number, value: 1 }, VIP) === 1,
       );
       dims.keepalive = [on ? 'on' : 'off'];
     } else if (config.name && pinned.keepalive === undefined) dims.keepalive = DIMS.keepalive.values;
@@ -161,7 +158,7 @@ export interface PlannedTarget {
 export function offlineTarget(
   t: PlannedTarget,
   spec: PolicyChoice,
-  configs: readonly TkeServiceConfigObject[],
+  configs: ConfigLookup,
   ctx: OfflineContext,
   notes: string[],
   shared: SharedView = NO_SHARING,
@@ -172,7 +169,7 @@ export function offlineTarget(
   // A config named but not among the manifests may exist in the cluster: its L7 steps cannot be planned here.
   const configsKnown = !(config.name && !config.found && facts.annotations?.[IngressAnnotation.TkeServiceConfig]);
   if (!configsKnown) notes.push(`${targetKey(facts)}: TkeServiceConfig ${config.name} is not among the manifests, so its plan is left out`);
-  const view: ConfigView | undefined = config.name ? (config.found ? { name: config.name, spec: config.found.spec, exists: true } : { name: config.name, exists: false }) : undefined;
+  const view = config.view;
   const dims = openDims(facts, config, ctx.pinned);
   const outcomes: Outcome[] = scenarios(dims).map((scenario) => ({
     scenario,
@@ -219,6 +216,7 @@ export function planReport(set: ManifestSet, ctx: OfflineContext): Report {
     // Targets no policy selects are planned as one default policy's (NO_POLICY), as analyzeTarget does.
     (f) => choices.get(targetKey(f))?.owner ?? NO_POLICY,
   );
-  const reports = targets.map((t) => offlineTarget(t, choices.get(targetKey(t.facts)) ?? DEFAULT_CHOICE, set.tkeServiceConfigs, ctx, notes, shared));
+  const configs = configLookupOf(set.tkeServiceConfigs);
+  const reports = targets.map((t) => offlineTarget(t, choices.get(targetKey(t.facts)) ?? DEFAULT_CHOICE, configs, ctx, notes, shared));
   return buildReport('PlanReport', ctx.profile, reports, notes, ctx.now);
 }

@@ -31,6 +31,12 @@ export const TARGET_ERRORS: GaugeSpec = {
   value: 'reason',
 };
 
+/** Both gauges with their label names, in the order a line carries them (alert rules and the dashboard are checked against these). */
+export const TARGET_GAUGES: readonly { name: string; labelNames: readonly string[] }[] = [TARGET_RISK, TARGET_ERRORS].map((g) => ({
+  name: g.name,
+  labelNames: ['namespace', 'policy', 'kind', 'name', g.value],
+}));
+
 /** A label value as the exposition format writes it. */
 export function escapeLabel(value: string): string {
   return /[\\"\n]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value;

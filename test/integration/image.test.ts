@@ -124,14 +124,14 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     console.log(`[loopguard] image ${image}: ${size.toFixed(1)} MB, ${files.length} files`);
     expect(size).toBeLessThan(SIZE_BUDGET_MB);
 
-    expect(files).toEqual(expect.arrayContaining(['nodejs/bin/node', `app/${OPERATOR_BUNDLE}`, 'app/THIRD_PARTY_LICENSES', 'etc/ssl/certs/ca-certificates.crt']));
+    expect(files).toEqual(expect.arrayContaining(['nodejs/bin/node', `app/${OPERATOR_BUNDLE}`, 'app/LICENSE', 'app/THIRD_PARTY_LICENSES', 'etc/ssl/certs/ca-certificates.crt']));
     // No shell (nor a package manager) anywhere: nothing to exec into.
     expect(files.filter((f) => /(^|\/)(sh|bash|dash|ash|busybox|apt|apt-get|dpkg)$/.test(f))).toEqual([]);
     const shell = await podman(['run', '--rm', ...RUN_LABEL, '--network', 'none', '--entrypoint', '/bin/sh', image, '-c', 'true']);
     expect(shell.code).not.toBe(0);
 
     // The bundle and its licenses, nothing else of ours: no node_modules, sources, tests or source maps.
-    expect(files.filter((f) => f.startsWith('app/') && !f.endsWith('/')).sort()).toEqual([`app/${OPERATOR_BUNDLE}`, 'app/THIRD_PARTY_LICENSES'].sort());
+    expect(files.filter((f) => f.startsWith('app/') && !f.endsWith('/')).sort()).toEqual([`app/${OPERATOR_BUNDLE}`, 'app/LICENSE', 'app/THIRD_PARTY_LICENSES'].sort());
     expect(files.filter((f) => /\.map$/.test(f))).toEqual([]);
     // Every production dependency the operator reaches is in the bundle, so its license is beside it.
     const licenses = (await run('bash', ['-c', `set -o pipefail; "${PODMAN}" export "${name}" | tar -xO app/THIRD_PARTY_LICENSES`])).stdout;

@@ -4,6 +4,7 @@
 // and the remaining identifiers, which is enough for the expressions we write and fails loudly on the rest.
 import { Histogram, Summary } from 'prom-client';
 import { Metrics } from '../../src/runtime/metrics.js';
+import { TARGET_GAUGES } from '../../src/runtime/target-series.js';
 
 /** Labels Prometheus adds to every series it scrapes through the ServiceMonitor (target labels). */
 export const SCRAPE_LABELS = ['job', 'instance', 'pod'] as const;
@@ -26,12 +27,14 @@ export function operatorSeries(options: { processMetrics?: boolean; externalLabe
       series.set(`${m.name}_count`, new Set(labels));
     }
   }
+  // The per-target gauges are rendered by loopguard, not registered with prom-client (src/runtime/target-series.ts).
+  for (const g of TARGET_GAUGES) series.set(g.name, new Set([...g.labelNames, ...SCRAPE_LABELS, ...(options.externalLabels ?? [])]));
   return series;
 }
 
 /** Names of the metrics loopguard itself defines (no process/Node.js defaults): what a dashboard should cover. */
 export function operatorOwnMetrics(): string[] {
-  return new Metrics({ processMetrics: false }).registry.getMetricsAsArray().map((m) => m.name);
+  return [...new Metrics({ processMetrics: false }).registry.getMetricsAsArray().map((m) => m.name), ...TARGET_GAUGES.map((g) => g.name)];
 }
 
 export interface PromQLCheck {

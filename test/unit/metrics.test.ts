@@ -2,6 +2,7 @@
 // verdict that changed must not leave its old series behind (an AtRisk alert would never clear).
 import { describe, expect, it } from '@jest/globals';
 import { Metrics } from '../../src/runtime/metrics.js';
+import { TARGET_GAUGES } from '../../src/runtime/target-series.js';
 
 async function series(m: Metrics, name: string): Promise<string[]> {
   const text = await m.render();
@@ -55,6 +56,15 @@ describe('per-target series as served', () => {
     expect(await series(m, 'loopguard_target_errors')).toEqual([
       'loopguard_target_errors{namespace="team-a",policy="all",kind="Service",name="a",reason="say \\"no\\"\\\\\\nnow"} 1',
     ]);
+  });
+
+  it('renders the label names the alert and dashboard checks know (TARGET_GAUGES), in that order', async () => {
+    const m = new Metrics({ processMetrics: false });
+    m.reportTargets('ns', 'p', [{ kind: 'Service', name: 'a', verdict: 'AtRisk', error: 'InvalidRequest' }]);
+    for (const g of TARGET_GAUGES) {
+      const [line] = await series(m, g.name);
+      expect([...(line ?? '').matchAll(/([a-z_]+)="/g)].map((x) => x[1])).toEqual(g.labelNames);
+    }
   });
 
   it('has HELP and TYPE for both gauges, once, even with no series', async () => {

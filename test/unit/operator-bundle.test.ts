@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildOperator } from '../../scripts/build-operator.js';
+import { buildOperatorBundle } from '../../scripts/build-operator.js';
 import { BUNDLE_NODE_OPTIONS } from '../../scripts/lib/bundle.js';
 
 const { version, dependencies } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string; dependencies: Record<string, string> };
@@ -14,7 +14,7 @@ describe('the operator bundle', () => {
   const dir = mkdtempSync(join(tmpdir(), 'loopguard-bundle-'));
   let bundle = '';
   beforeAll(async () => {
-    bundle = await buildOperator(dir, '0123456789ab');
+    bundle = await buildOperatorBundle(dir, '0123456789ab');
   }, 60_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -24,13 +24,25 @@ describe('the operator bundle', () => {
     expect(run('--version')).toMatchObject({ status: 0, stdout: `loopguard ${version} (commit 0123456789ab)\n`, stderr: '' });
   });
 
+  it('bakes a commit that is not one as `unknown` (the build argument is the builder\'s to set)', async () => {
+    const other = mkdtempSync(join(tmpdir(), 'loopguard-bundle-'));
+    try {
+      const file = await buildOperatorBundle(other, '$(rm -rf /)');
+      const res = spawnSync(process.execPath, [...BUNDLE_NODE_OPTIONS, file, '--version'], { encoding: 'utf8', timeout: 30_000 });
+      expect(res.stdout).toBe(`loopguard ${version} (commit unknown)\n`);
+    } finally {
+      rmSync(other, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   it('holds the read-only CLI too (the image runs `doctor` and `plan` through it)', () => {
     const res = run('doctor', '--help');
     expect(res.status).toBe(0);
     expect(res.stdout).toMatch(/^Usage: loopguard doctor/);
   });
 
-  it('carries the license of every production dependency it bundles', () => {
+  it('carries loopguard\'s license and that of every production dependency it bundles', () => {
+    expect(readFileSync(join(dir, 'LICENSE'), 'utf8')).toMatch(/Apache License/);
     const licenses = readFileSync(join(dir, 'THIRD_PARTY_LICENSES'), 'utf8');
     for (const dep of Object.keys(dependencies)) expect({ dep, listed: licenses.includes(`\n== ${dep}@`) }).toEqual({ dep, listed: true });
   });

@@ -1,5 +1,5 @@
 // `loopguard --version` and the start-up log line say which loopguard runs: package.json's version and the commit
-// read from the checkout with git, else "unknown" (a bundle has both baked in: the image test checks its --version).
+// read from the checkout with git, else "unknown" (a bundle has both baked in: test/unit/operator-bundle.test.ts).
 import { describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -95,25 +95,19 @@ export function syntheticClb(t: TargetFacts, s: Scenario, uid: string): ClbFacts
   };
 }
 
-/** The governing config as the operator sees it, and whether it is among the manifests. */
-function configOf(t: TargetFacts, configs: ConfigLookup): { name?: string; found?: boolean; view?: ConfigView } {
-  const view = configViewOf(t, configs);
-  return view ? { name: view.name, found: view.exists, view } : {};
-}
-
 /** The facts a target leaves open, each with the values to try (pinned ones fixed). */
-function openDims(t: TargetFacts, config: ReturnType<typeof configOf>, pinned: Pinned): Partial<Record<DimKey, readonly string[]>> {
+function openDims(t: TargetFacts, config: ConfigView | undefined, pinned: Pinned): Partial<Record<DimKey, readonly string[]>> {
   const dims: Partial<Record<DimKey, readonly string[]>> = {};
   dims.clbType = privateByAnnotation(t) ? ['INTERNAL'] : existingId(t) ? DIMS.clbType.values : ['OPEN'];
   dims.healthCheckSource = pinned.healthCheckSource === undefined ? DIMS.healthCheckSource.values : [DIMS.healthCheckSource.values[pinned.healthCheckSource] as string];
   if (t.kind === 'Ingress') {
-    if (config.found) {
+    if (config?.exists) {
       // What the config declares is what TKE applies; L7 listeners TKE creates have keepalive off otherwise.
       const on = [['HTTP', 80], ...(t.tls ? [['HTTPS', 443] as const] : [])].every(
-        ([protocol, port]) => declaredValue(config.view?.spec, { kind: 'keepalive', protocol: protocol as string, port: port as number, value: 1 }, VIP) === 1,
+        ([protocol, port]) => declaredValue(config.spec, { kind: 'keepalive', protocol: protocol as string, port: port as number, value: 1 }, VIP) === 1,
       );
       dims.keepalive = [on ? 'on' : 'off'];
-    } else if (config.name && pinned.keepalive === undefined) dims.keepalive = DIMS.keepalive.values;
+    } else if (config && pinned.keepalive === undefined) dims.keepalive = DIMS.keepalive.values;
     else dims.keepalive = [pinned.keepalive === 1 ? 'on' : 'off'];
   } else dims.keepalive = ['off'];
   return dims;
@@ -165,12 +159,12 @@ export function offlineTarget(
 ): TargetReport {
   const uid = `manifest:${targetKey(t.facts)}`;
   const facts = { ...t.facts, uid, loadBalancerId: existingId(t.facts) ?? NEW_CLB } as TargetFacts;
-  const config = configOf(facts, configs);
-  // A config named but not among the manifests may exist in the cluster: its L7 steps cannot be planned here.
-  const configsKnown = !(config.name && !config.found && facts.annotations?.[IngressAnnotation.TkeServiceConfig]);
-  if (!configsKnown) notes.push(`${targetKey(facts)}: TkeServiceConfig ${config.name} is not among the manifests, so its plan is left out`);
-  const view = config.view;
-  const dims = openDims(facts, config, ctx.pinned);
+  // The governing config as the operator sees it; one named but not among the manifests may exist in the cluster: its
+  // L7 steps cannot be planned here.
+  const view = configViewOf(facts, configs);
+  const configsKnown = !(view && !view.exists && facts.annotations?.[IngressAnnotation.TkeServiceConfig]);
+  if (!configsKnown) notes.push(`${targetKey(facts)}: TkeServiceConfig ${view?.name} is not among the manifests, so its plan is left out`);
+  const dims = openDims(facts, view, ctx.pinned);
   const outcomes: Outcome[] = scenarios(dims).map((scenario) => ({
     scenario,
     analysis: analyzeTarget({

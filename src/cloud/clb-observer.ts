@@ -203,7 +203,6 @@ export class ClbObserver {
     return dropped;
   }
 
-
   private async refresh(ids: string[], signal?: AbortSignal): Promise<void> {
     const found = await this.clb.describeLoadBalancers(ids, { signal });
     const byId = new Map(found.map((lb) => [lb.loadBalancerId, lb]));

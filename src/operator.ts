@@ -240,7 +240,7 @@ export class Operator {
     const controller = new PolicyController({
       caches: {
         policy: (ns, name) => this.policies.get(name, ns) as LoopbackPolicy | undefined,
-        policies: (ns) => this.policies.list(ns) as readonly LoopbackPolicy[],
+        policies: (ns?) => this.policies.list(ns) as readonly LoopbackPolicy[],
         services: (ns?) => this.services.list(ns),
         ingresses: (ns?) => this.ingresses.list(ns),
         records: recordsOf,
@@ -249,6 +249,8 @@ export class Operator {
         namespace: namespaceOf,
         namespaces: () => this.namespaces.list().map(namespaceFacts),
         ownNamespace,
+        // The policies are stamped as they are, without their status; the kube-proxy caches by the profile they make.
+        version: () => [this.services, this.ingresses, this.records, this.namespaces, this.tkeServiceConfigs].reduce((n, i) => n + i.version, 0),
       },
       record: (t) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined,
       records,

@@ -3,6 +3,7 @@
 // once cost 500 new reads, not 500 × the number of reconciles. Ids are read in DescribeLoadBalancers calls of
 // up to 20. A write whose async task succeeded updates the cached facts in
 // place (the task's success is the verification); the next drift check reads the CLB again and sees any drift.
+import { isDeepStrictEqual } from 'node:util';
 import { isClbId } from '../api/annotations.js';
 import { MAX_LOAD_BALANCER_IDS, batches } from './batching.js';
 import type { ClbReader, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo } from './clb-client.js';
@@ -87,6 +88,12 @@ export class ClbObserver {
   private readonly listeners = new Map<string, RawListener[]>();
   /** When a round last asked for each CLB (observe), so that CLBs no target names any more can be dropped (sweep). */
   private readonly used = new Map<string, number>();
+  /**
+   * Bumped whenever a cached observation changes (a read that found something new, a write's effect, a seed, a CLB
+   * dropped), not when a read finds what was cached: a converged policy whose CLBs read the same need not be
+   * planned again (policy-controller.ts, quiet.ts).
+   */
+  generation = 0;
 
   constructor(
     private readonly clb: ClbReader,
@@ -123,7 +130,9 @@ export class ClbObserver {
 
   private patchFacts(id: string, change: (clb: ClbFacts) => ClbFacts): void {
     const e = this.cache.get(id);
-    if (e?.observation.state === 'Found') this.cache.set(id, { ...e, observation: { state: 'Found', clb: change(e.observation.clb) } });
+    if (e?.observation.state !== 'Found') return;
+    this.cache.set(id, { ...e, observation: { state: 'Found', clb: change(e.observation.clb) } });
+    this.generation++;
   }
 
   /** Observations for `ids`, reading from the CLB API those not read within `maxAgeMs`. */
@@ -164,6 +173,7 @@ export class ClbObserver {
     for (const { id, at, observation } of entries) {
       if (this.cache.has(id)) continue;
       this.cache.set(id, { at, observation, seeded: true });
+      this.generation++;
       n++;
     }
     return n;
@@ -180,7 +190,7 @@ export class ClbObserver {
   }
 
   invalidate(id: string): void {
-    this.cache.delete(id);
+    if (this.cache.delete(id)) this.generation++;
     this.listeners.delete(id);
   }
 
@@ -215,14 +225,18 @@ export class ClbObserver {
     found.forEach((lb, i) => {
       const listeners = listenerSets[i] ?? [];
       this.listeners.set(lb.loadBalancerId, rawListeners(listeners));
-      this.cache.set(lb.loadBalancerId, {
-        at,
-        observation: { state: 'Found', clb: clbFacts(lb, listeners, healthById.get(lb.loadBalancerId)) },
-      });
+      this.store(lb.loadBalancerId, at, { state: 'Found', clb: clbFacts(lb, listeners, healthById.get(lb.loadBalancerId)) });
     });
     for (const id of ids) {
       if (byId.has(id)) continue;
-      this.cache.set(id, { at, observation: { state: 'NotFound', loadBalancerId: id } });
+      this.store(id, at, { state: 'NotFound', loadBalancerId: id });
     }
+  }
+
+  /** A read's result: the read time always, the generation only when the observation differs from the cached one. */
+  private store(id: string, at: number, observation: ClbObservation): void {
+    const before = this.cache.get(id);
+    this.cache.set(id, { at, observation });
+    if (!before || before.seeded || !isDeepStrictEqual(before.observation, observation)) this.generation++;
   }
 }

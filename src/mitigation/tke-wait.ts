@@ -129,6 +129,8 @@ const FORGET_AFTER_MS = 60 * 60_000;
 export class WaitClock {
   /** Target → its waits' starts. By target, so a plan that ran without waiting drops its waits in one step: a round ends that for every target it planned, and a scan of every wait per target was quadratic (bench/scale: 12,000 targets). */
   private readonly started = new Map<string, Map<string, { since: number; seen: number }>>();
+  /** When the waits not seen for FORGET_AFTER_MS were last dropped (a deleted target's waits would stay forever). */
+  private sweptAt = 0;
 
   private static step(s: AwaitStep): string {
     return `${s.reason}/${s.loadBalancerId}/${s.config ?? ''}`;
@@ -140,6 +142,7 @@ export class WaitClock {
 
   /** The wait's start: the step's own, else the first sighting (now, if it is new or was forgotten). */
   since(t: TargetRef, s: AwaitStep, nowMs: number): number {
+    this.sweep(nowMs);
     const target = WaitClock.target(t);
     const waits = this.started.get(target) ?? new Map<string, { since: number; seen: number }>();
     const key = WaitClock.step(s);
@@ -149,6 +152,16 @@ export class WaitClock {
     waits.set(key, { since, seen: nowMs });
     this.started.set(target, waits);
     return since;
+  }
+
+  /** Drops the waits forgotten anyway (not seen for FORGET_AFTER_MS), at most once per that period: O(waits) per hour. */
+  private sweep(nowMs: number): void {
+    if (nowMs - this.sweptAt < FORGET_AFTER_MS) return;
+    this.sweptAt = nowMs;
+    for (const [target, waits] of this.started) {
+      for (const [key, w] of waits) if (nowMs - w.seen >= FORGET_AFTER_MS) waits.delete(key);
+      if (waits.size === 0) this.started.delete(target);
+    }
   }
 
   /** The target's plan ran without waiting on TKE: every wait of it ended. */

@@ -71,6 +71,11 @@ export class ResilientInformer<T extends KubernetesObject> {
   /** How many times the informer was restarted after an error (for health and tests). */
   restarts = 0;
   /**
+   * Bumped by every add, update, delete and LIST: a policy round whose inputs' versions are all unchanged may skip
+   * re-planning (policy-controller.ts, quiet.ts). Counts events, not changes: it errs towards a full round.
+   */
+  version = 0;
+  /**
    * Set while the last LIST answered 404: the apiserver does not serve the resource, e.g. its CRD was deleted (a
    * GitOps prune) or never installed. The cache still holds what it last saw, so readiness must not trust it.
    */
@@ -85,6 +90,7 @@ export class ResilientInformer<T extends KubernetesObject> {
     for (const type of ['add', 'update', 'delete'] as const) {
       this.informer.on(type, (obj: T) => {
         this.attempt = 0;
+        this.version++;
         options.onEvent(type, this.trim(obj));
       });
     }
@@ -114,6 +120,7 @@ export class ResilientInformer<T extends KubernetesObject> {
       throw err;
     }
     this.notServed = undefined;
+    this.version++;
     for (const item of result.items) this.trim(item);
     this.markSynced();
     return result;

@@ -83,6 +83,9 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const port = await freePort();
   const identity = options.identity ?? `op-${port}`;
   const args = [
+    // For measuring a bench's operator under other V8 flags, e.g. LOOPGUARD_OPERATOR_V8_FLAGS=--single-threaded-gc
+    // (NODE_OPTIONS takes only a few V8 flags).
+    ...(process.env['LOOPGUARD_OPERATOR_V8_FLAGS']?.split(' ').filter(Boolean) ?? []),
     ...(options.entry ? [...BUNDLE_NODE_OPTIONS, options.entry] : ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts')]),
     `--kubeconfig=${options.kubeconfig ?? kubeconfigPath()}`,
     `--probe-host=127.0.0.1`,
@@ -103,6 +106,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
       TENCENTCLOUD_SECRET_ID: options.emulator.credentials.secretId,
       TENCENTCLOUD_SECRET_KEY: options.emulator.credentials.secretKey,
       // For profiling a bench's operator, e.g. LOOPGUARD_OPERATOR_NODE_OPTIONS=--heapsnapshot-signal=SIGUSR2.
+      ...(process.env['MALLOC_ARENA_MAX'] ? { MALLOC_ARENA_MAX: process.env['MALLOC_ARENA_MAX'] } : {}),
       ...(process.env['LOOPGUARD_OPERATOR_NODE_OPTIONS'] ? { NODE_OPTIONS: process.env['LOOPGUARD_OPERATOR_NODE_OPTIONS'] } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -27,7 +27,8 @@ export interface PolicyCaches {
   /** LoopbackRecords of targets in the namespace; every record without one. */
   records(namespace?: string): readonly LoopbackRecord[];
   policy(namespace: string, name: string): LoopbackPolicy | undefined;
-  policies(namespace: string): readonly LoopbackPolicy[];
+  /** The namespace's LoopbackPolicies; every namespace's without one. */
+  policies(namespace?: string): readonly LoopbackPolicy[];
   clusterPolicy(name: string): ClusterLoopbackPolicy | undefined;
   clusterPolicies(): readonly ClusterLoopbackPolicy[];
   /** A namespace's name and labels; undefined when it does not exist (or is not cached yet). */
@@ -38,6 +39,11 @@ export interface PolicyCaches {
   /** The namespace's Services; every namespace's without one (for the targets sharing a CLB). */
   services(namespace?: string): readonly V1Service[];
   ingresses(namespace?: string): readonly V1Ingress[];
+  /**
+   * Changes whenever a Service, Ingress, LoopbackRecord, Namespace or TkeServiceConfig these caches hold may have
+   * changed (quiet.ts; the policies are compared as they are, without their status).
+   */
+  version(): number;
 }
 
 export interface PolicyControllerOptions extends RoundDeps {
@@ -57,7 +63,7 @@ export interface PolicyControllerOptions extends RoundDeps {
 }
 
 export interface RoundDeps {
-  observer: Pick<ClbObserver, 'observe' | 'reread' | 'observedAt' | 'cached' | 'invalidate' | 'seeded'>;
+  observer: Pick<ClbObserver, 'observe' | 'reread' | 'observedAt' | 'cached' | 'invalidate' | 'seeded' | 'generation'>;
   capabilities: Pick<LearnedCapabilities, 'snapshot' | 'forget'>;
   /** The cached TkeServiceConfig of that name, if any (the informer's get: rounds look up one per Ingress). */
   tkeServiceConfig: ConfigLookup;

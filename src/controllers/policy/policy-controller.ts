@@ -2,7 +2,9 @@
 // gather (caches; the round reads the CLB API per chunk) → plan (pure, planPolicy
 // over the snapshot) → execute (Enforce only, src/mitigation/executor.ts) → status (pure, buildPolicyStatus) and
 // report (status by SSA, Events on targets, metrics) → requeue (pure, requeue.ts).
-// Level-triggered: every round recomputes everything from current state, so a restart at any point converges.
+// Level-triggered: every round recomputes everything from current state, so a restart at any point converges. A
+// converged policy whose inputs are unchanged only makes its drift checks, and a full round if they find anything new
+// (quiet.ts).
 // A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
 import { FINALIZER, type LoopbackPolicyStatus, type PolicyMode } from '../../api/loopbackpolicy.js';
@@ -11,7 +13,7 @@ import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
 import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
 import type { ReportTarget } from '../../model/namespace-report.js';
 import { EventReason } from '../../api/reasons.js';
-import { targetKey, type TargetFacts } from '../../model/facts.js';
+import { targetKey } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
 import { ExecutionInterrupted, involvedObject, type Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
@@ -21,6 +23,7 @@ import { signalled } from '../drift-signal.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
+import { converged, mayStayQuiet, policiesStamp, type QuietRound } from './quiet.js';
 import { PolicyRound, type RoundResult } from './round.js';
 import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
@@ -55,6 +58,8 @@ export class PolicyController {
   private readonly lastVerdicts = new Map<string, Map<string, string>>();
   /** Consecutive rounds a policy waited on TKE (CLBs being built, configs to apply), for the recheck backoff. */
   private readonly building = new Map<string, number>();
+  /** Per policy, its last round's inputs if it converged: the next reconcile on the same inputs only checks drift (quiet.ts). */
+  private readonly quiet = new Map<string, QuietRound>();
 
   private readonly deletion: PolicyDeletion;
 
@@ -98,6 +103,19 @@ export class PolicyController {
       await this.forgetPolicy(key);
       return;
     }
+    // Converged on the same inputs: the drift checks due, and a full round only if they found something new.
+    const startedAt = Date.now();
+    const stamp = this.stamp();
+    const last = this.quiet.get(key);
+    this.quiet.delete(key);
+    if (mayStayQuiet(last, stamp, startedAt, this.o.driftCheckIntervalMs)) {
+      const due = this.driftDue(key, last.clbs);
+      await this.round.driftChecks(due.full, signal, due.signal);
+      if (this.stamp() === stamp) {
+        this.quiet.set(key, last);
+        return this.requeue(key, last.clbs, [], { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 });
+      }
+    }
     const { spec } = policy;
     const targets = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
     const enforces = [...targets.namespaces.values(), ...targets.orphans.map((o) => o.mode)].includes('Enforce');
@@ -137,7 +155,17 @@ export class PolicyController {
     await this.report(policy, outcomes, targets);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
-    return this.requeue(key, mine, outcomes, run);
+    const clbs = mine.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : []));
+    const next = this.requeue(key, clbs, outcomes, run);
+    if (converged(run, outcomes, this.building.get(key) ?? 0)) this.quiet.set(key, { stamp, at: startedAt, clbs });
+    return next;
+  }
+
+  /** The inputs of a round besides the policy's own targets' objects, all as cheap versions (quiet.ts). */
+  private stamp(): string {
+    const capabilities = JSON.stringify(this.o.capabilities.snapshot());
+    const policies = policiesStamp([...this.o.caches.policies(), ...this.o.caches.clusterPolicies()]);
+    return `${this.o.caches.version()}|${policies}|${this.o.observer.generation}|${this.o.tkeServiceConfigsSynced()}|${JSON.stringify(this.o.profile())}|${capabilities}`;
   }
 
   /**
@@ -147,7 +175,7 @@ export class PolicyController {
   private async runByMode(policy: PolicySubject, targets: PolicyTargets, shared: ReturnType<typeof sharedWith>, signal: AbortSignal): Promise<RoundResult> {
     const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
     const mine = targets.mine.map((m) => m.facts);
-    const due = this.driftDue(policy.owner, mine);
+    const due = this.driftDue(policy.owner, mine.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
     let drift: string[] | undefined = due.full;
     let driftSignal: string[] | undefined = due.signal;
     for (const mode of ['Enforce', 'Audit'] as const satisfies readonly PolicyMode[]) {
@@ -213,19 +241,19 @@ export class PolicyController {
   }
 
   /** The cached CLBs of the policy's targets whose drift check is due this round: in full, or their health signal (drift-signal.ts). */
-  private driftDue(key: string, targets: readonly TargetFacts[]): { full: string[]; signal: string[] } {
+  private driftDue(key: string, clbs: readonly string[]): { full: string[]; signal: string[] } {
     const readAt = new Map<string, number>();
-    for (const t of targets) {
-      const at = t.loadBalancerId ? this.o.observer.observedAt(t.loadBalancerId) : undefined;
-      if (at !== undefined) readAt.set(t.loadBalancerId as string, at);
+    for (const id of clbs) {
+      const at = this.o.observer.observedAt(id);
+      if (at !== undefined) readAt.set(id, at);
     }
     const { scheduler, signal } = this.o.driftTiers;
     return scheduler.plan(key, readAt, signalled(readAt, this.o.observer, signal), Date.now());
   }
 
   /** When to come back (requeue.ts), keeping the waiting streak and dropping the reads of CLBs being built. */
-  private requeue(key: string, targets: readonly TargetFacts[], outcomes: readonly TargetOutcome[], run: RoundResult): ReconcileOutcome {
-    const cached = new Set(targets.flatMap((t) => (t.loadBalancerId && this.o.observer.observedAt(t.loadBalancerId) !== undefined ? [t.loadBalancerId] : [])));
+  private requeue(key: string, clbs: readonly string[], outcomes: readonly TargetOutcome[], run: RoundResult): ReconcileOutcome {
+    const cached = new Set(clbs.filter((id) => this.o.observer.observedAt(id) !== undefined));
     const next = nextReconcile({
       outcomes,
       releases: run.releases,
@@ -325,5 +353,6 @@ export class PolicyController {
     const [first = '', name = ''] = key.split('/');
     this.o.metrics.forgetTargets(first === CLUSTER_KIND ? '' : first, first === CLUSTER_KIND ? key : name);
     this.lastVerdicts.delete(key);
+    this.quiet.delete(key);
   }
 }

@@ -107,7 +107,7 @@ export class PolicyRound {
    * over the chunks, each chunk would read its few in a call of its own). A failure leaves the cached facts: the
    * CLBs stay due and the next round tries again.
    */
-  private async driftChecks(due: readonly string[], signal: AbortSignal, signalled: readonly string[] = []): Promise<void> {
+  async driftChecks(due: readonly string[], signal: AbortSignal, signalled: readonly string[] = []): Promise<void> {
     if ((due.length === 0 && signalled.length === 0) || this.d.stopping?.aborted) return;
     // The health signal first (drift-signal.ts): its suspects join this round's full reads. Its failure leaves the
     // signalled CLBs due, not the full reads that are due anyway.

@@ -113,4 +113,16 @@ describe('WaitClock: the start of a wait the plan gives none', () => {
     expect(clock.since(SVC, userPass, T0 + 30 * 60_000)).toBe(T0);
     expect(clock.since(SVC, userPass, T0 + 91 * 60_000)).toBe(T0 + 91 * 60_000);
   });
+
+  it('drops the waits of a target no longer run (deleted), so they do not pile up', () => {
+    const clock = new WaitClock();
+    clock.since(ING, created, T0);
+    clock.since(SVC, userPass, T0);
+    clock.since(SVC, userPass, T0 + 30 * 60_000);
+    expect(clock.size).toBe(2);
+    // An hour after ING was last seen, the next sighting of anything sweeps it; SVC, seen 31 min ago, stays.
+    clock.since(SVC, userPass, T0 + 61 * 60_000);
+    expect(clock.size).toBe(1);
+    expect(clock.since(SVC, userPass, T0 + 62 * 60_000)).toBe(T0);
+  });
 });

@@ -48,6 +48,7 @@ function harness(...names: string[]) {
   const observer = new ClbObserver(healthSignal.recording(world.reader));
   world.observer = observer;
   const checked = { signal: 0, full: 0, escalated: 0 };
+  let fullRounds = 0;
   const policies = new Map<string, LoopbackPolicy>();
   const events: { target: string; reason: string; type: string }[] = [];
   const removed: string[] = [];
@@ -55,6 +56,14 @@ function harness(...names: string[]) {
   const eventSink = { record: async (t: { name: string }, type: string, reason: string) => void events.push({ target: t.name, reason, type }) };
   const executor = new Executor({ effects: world, capabilities, events: eventSink, logger, metrics: { driftCorrections: { inc: () => undefined } } as never });
   const records = (): LoopbackRecord[] => world.loopbackRecords();
+  // As the informers' versions: they move whenever the targets or records changed (here: compared, not counted).
+  let held = '';
+  let version = 0;
+  const cachesVersion = () => {
+    const now = JSON.stringify([world.v1Services(), records()]);
+    if (now !== held) [held, version] = [now, version + 1];
+    return version;
+  };
   const controller = new PolicyController({
     caches: {
       records,
@@ -67,6 +76,7 @@ function harness(...names: string[]) {
       namespace: (name: string) => ({ name }),
       namespaces: () => [],
       ownNamespace: 'loopguard-system',
+      version: cachesVersion,
     },
     record: (t) => records().find((r) => r.spec.target.name === t.name && r.spec.target.kind === t.kind),
     tkeServiceConfig: () => undefined,
@@ -93,7 +103,8 @@ function harness(...names: string[]) {
       },
     },
     events: { ...eventSink, recordStanding: eventSink.record },
-    metrics: { reportTargets: () => undefined, forgetTargets: () => undefined },
+    // Reported once per full round: how the tests tell a full round from a quiet one (quiet.ts).
+    metrics: { reportTargets: () => void fullRounds++, forgetTargets: () => undefined },
     logger,
     profile: () => PROFILES.ipvsNew,
     driftCheckIntervalMs: DRIFT_MS,
@@ -104,7 +115,7 @@ function harness(...names: string[]) {
   });
   const reconcile = (name: string) => controller.reconcile(`shop/${name}`, new AbortController().signal);
   const target = (policy: string, name: string) => policies.get(policy)?.status?.targets?.find((t) => t.name === name);
-  return { world, policies, events, removed, reconcile, target, stopping, observer, checked };
+  return { world, policies, events, removed, reconcile, target, stopping, observer, checked, fullRounds: () => fullRounds };
 }
 
 describe('PolicyController.reconcile over an in-memory world', () => {
@@ -301,6 +312,41 @@ describe('PolicyController drift checks in two tiers (drift-signal.ts)', () => {
     expect(h.world.healthReads).toHaveLength(1);
     expect(h.checked).toMatchObject({ signal: 2, full: 2, escalated: 0 });
     expect(h.world.log.filter((x) => x.step.kind === 'SetListenerHealthCheckSource')).toHaveLength(4);
+  });
+
+  it('a converged policy on unchanged inputs is not planned again: drift checks only, a full round when they or an object change, and once per interval', async () => {
+    const h = harness('web', 'api');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    // Its own writes (annotations, records, status) are new inputs: one more full round, which finds nothing to do.
+    await h.reconcile('p');
+    const rounds = h.fullRounds();
+    later(5_000);
+    expect(await h.reconcile('p')).toMatchObject({ requeueAfterMs: expect.any(Number) });
+    expect(h.fullRounds()).toBe(rounds);
+    // A drift the health signal sees: its CLB is read in full, the generation moves, the same reconcile corrects it.
+    h.world.setSource('lb-1', 'lb-1-udp', 0);
+    later(signalIntervalMs(DRIFT_MS) + 5_000);
+    await h.reconcile('p');
+    expect(h.checked).toMatchObject({ escalated: 1 });
+    expect(h.world.source('lb-1', 'lb-1-udp')).toBe(1);
+    expect(h.fullRounds()).toBe(rounds + 1);
+    // The correction's own effects (its record, the status) make full rounds until one sees them unchanged; then quiet.
+    for (let i = 0; i < 3; i++) await h.reconcile('p');
+    const settled = h.fullRounds();
+    expect(settled - rounds).toBeLessThanOrEqual(4);
+    await h.reconcile('p');
+    expect(h.fullRounds()).toBe(settled);
+    // An object changed (a new annotation on a Service): a full round.
+    h.world.annotations.set('api', { ...h.world.annotations.get('api'), 'example.com/team': 'shop' });
+    await h.reconcile('p');
+    expect(h.fullRounds()).toBe(settled + 1);
+    await h.reconcile('p');
+    expect(h.fullRounds()).toBe(settled + 1);
+    // Nothing changed for a whole drift interval: a full round anyway (a standing Event's refresh, the reports' resync).
+    later(signalIntervalMs(DRIFT_MS) + 5_000 + DRIFT_MS);
+    await h.reconcile('p');
+    expect(h.fullRounds()).toBe(settled + 2);
   });
 
   it('a drift the health cannot show (listeners without backends) is not found by the signal; the full re-read corrects it', async () => {

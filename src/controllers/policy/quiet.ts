@@ -1,0 +1,51 @@
+// Quiet rounds: a converged policy whose inputs have not changed since its last round is not planned again.
+//
+// A converged policy comes back when its next batch of drift checks is due (requeue.ts): every few seconds with
+// thousands of CLBs. Each such round used to gather, plan and report every target again from the caches: at 12,000
+// targets about 200 MiB allocated per round, one every 5 s (bench/scale, 2026-11-26, V8's sampling heap profiler),
+// which set the RSS peak right after Ready and kept a core busy for nothing. Every round of a converged policy
+// re-planned the same inputs to the same outcomes.
+//
+// So each reconcile stamps its inputs (the target, record, namespace and TkeServiceConfig caches' versions, every
+// policy but its status, the CLB observer's generation, the cluster profile, the learned capabilities, whether the
+// TkeServiceConfig cache has synced). A policy's status is left out: it is what the round writes, and counting it
+// made one more full round after every status change (at Ready, bench/scale). A round that converged keeps
+// its stamp and the CLBs its targets are bound to. The next reconcile with the same stamp only makes the drift
+// checks due (the same reads as ever, drift-signal.ts); if they find nothing new (the observer's generation is
+// unchanged) it is done and comes back at the drift pace. Anything new (a drift found, an object changed, one of
+// loopguard's own writes seen by an informer) makes the full round, in the same reconcile.
+//
+// Safety does not move: a drift is found by the same reads on the same schedule, and it is planned and corrected in
+// the reconcile that found it. What only time changes (a standing Event's refresh, the OpenReports resync) is kept
+// by a full round at least once per drift interval (`fullEveryMs`). A round that did not converge (waiting on
+// TKE, a failure, a grace period counting, shutdown) keeps no stamp: its next round is full.
+import type { TargetOutcome } from '../../model/status.js';
+import type { RoundResult } from './round.js';
+
+/** A converged round's inputs and the CLBs its targets are bound to (for the drift checks). */
+export interface QuietRound {
+  stamp: string;
+  /** When the full round that converged started (ms). */
+  at: number;
+  clbs: readonly string[];
+}
+
+/** Whether a round converged: nothing left to wait for, retry or resume, so the same inputs plan the same. */
+export function converged(run: Pick<RoundResult, 'waiting' | 'graceEndsAt' | 'stopped' | 'skipped' | 'releases'>, outcomes: readonly Pick<TargetOutcome, 'error'>[], streak: number): boolean {
+  return !run.waiting && run.graceEndsAt === undefined && run.stopped.length === 0 && run.skipped === 0 && run.releases.length === 0 && streak === 0 && outcomes.every((o) => o.error === undefined);
+}
+
+/** Whether this reconcile may only make the drift checks: the last round converged on the same inputs, recently enough. */
+export function mayStayQuiet(last: QuietRound | undefined, stamp: string, now: number, fullEveryMs: number): last is QuietRound {
+  return last !== undefined && last.stamp === stamp && now - last.at < fullEveryMs;
+}
+
+/** The policies as a round reads them: everything but the status and the apiserver's bookkeeping. */
+export function policiesStamp(policies: readonly { metadata?: { resourceVersion?: string; managedFields?: unknown }; spec?: unknown }[]): string {
+  return JSON.stringify(
+    policies.map((p) => {
+      const { resourceVersion: _rv, managedFields: _mf, ...metadata } = p.metadata ?? {};
+      return [metadata, p.spec];
+    }),
+  );
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from '@jest/globals';
+import { converged, mayStayQuiet, policiesStamp, type QuietRound } from '../../../src/controllers/policy/quiet.js';
+
+const settled = { waiting: false, stopped: [], skipped: 0, releases: [] };
+const TRANSIENT = { reason: 'CloudTransient', message: 'timeout', permanent: false };
+
+describe('converged: a round whose inputs plan the same outcomes again', () => {
+  it.each([
+    ['nothing left to do', settled, [{}], 0, true],
+    ['no targets', settled, [], 0, true],
+    ['waiting on TKE', { ...settled, waiting: true }, [{}], 0, false],
+    ['a grace period counting', { ...settled, graceEndsAt: 1 }, [{}], 0, false],
+    ['a target failed', settled, [{}, { error: TRANSIENT }], 0, false],
+    ['a failure for good (its plan may change with time)', settled, [{ error: { ...TRANSIENT, permanent: true } }], 0, false],
+    ['a release left', { ...settled, releases: [{ kind: 'Service', namespace: 'a', name: 'b', plan: [] }] }, [{}], 0, false],
+    ['stopped by shutdown', { ...settled, skipped: 3 }, [{}], 0, false],
+    ['a waiting streak kept', settled, [{}], 2, false],
+  ] as const)('%s', (_name, run, outcomes, streak, expected) => {
+    expect(converged(run as never, outcomes as never, streak)).toBe(expected);
+  });
+});
+
+describe('mayStayQuiet', () => {
+  const last: QuietRound = { stamp: '7|3|true|{}|{}', at: 1_000, clbs: ['lb-1'] };
+  it.each([
+    ['same inputs, within the interval', last, last.stamp, 1_000 + 299_999, true],
+    ['no converged round', undefined, last.stamp, 2_000, false],
+    ['an input moved', last, '8|3|true|{}|{}', 2_000, false],
+    ['a whole interval since the full round', last, last.stamp, 1_000 + 300_000, false],
+  ] as const)('%s', (_name, prev, stamp, now, expected) => {
+    expect(mayStayQuiet(prev, stamp, now, 300_000)).toBe(expected);
+  });
+});
+
+describe('policiesStamp: the policies as a round reads them', () => {
+  const policy = { apiVersion: 'loopguard.dev/v1alpha1', kind: 'LoopbackPolicy', metadata: { namespace: 'shop', name: 'p', uid: 'u1', generation: 1, resourceVersion: '10' }, spec: { mode: 'Audit' } };
+  const stamp = policiesStamp([policy]);
+  it.each([
+    ['its status written (a new resourceVersion)', { ...policy, metadata: { ...policy.metadata, resourceVersion: '11' }, status: { observedGeneration: 1 } }, true],
+    ['its spec changed', { ...policy, metadata: { ...policy.metadata, generation: 2 }, spec: { mode: 'Enforce' } }, false],
+    ['being deleted', { ...policy, metadata: { ...policy.metadata, deletionTimestamp: new Date(0) } }, false],
+    ['an annotation added', { ...policy, metadata: { ...policy.metadata, annotations: { 'loopguard.dev/abandon': 'true' } } }, false],
+  ] as const)('%s: same stamp = %s', (_name, changed, same) => {
+    expect(policiesStamp([changed as never]) === stamp).toBe(same);
+  });
+});

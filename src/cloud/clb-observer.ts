@@ -237,6 +237,7 @@ export class ClbObserver {
   private store(id: string, at: number, observation: ClbObservation): void {
     const before = this.cache.get(id);
     this.cache.set(id, { at, observation });
-    if (!before || before.seeded || !isDeepStrictEqual(before.observation, observation)) this.generation++;
+    // A seeded entry read the same is not news: a converged plan does not depend on whether its read was seeded.
+    if (!before || !isDeepStrictEqual(before.observation, observation)) this.generation++;
   }
 }

@@ -234,11 +234,14 @@ describe('one plan, one executor', () => {
       );
       expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', l7: { keepalive: true } }))).stderr).toBe('');
       await waitForCondition(ref, 'Stalled', { timeoutMs: 90_000, context: logs });
-      watch.abort();
       const stalled = await getPolicy(ref);
 
-      // The first evaluated status (Ready no longer Unknown) already has every target's own outcome.
-      const evaluated = seen.filter((p) => (p.status?.targets?.length ?? 0) > 0 && findCondition(p.status?.conditions, 'Ready')?.status !== 'Unknown');
+      // The first evaluated status (Ready no longer Unknown) already has every target's own outcome. The GET above
+      // can see the status before the watch delivers it: wait for the watch to have it too.
+      const isEvaluated = (p: LoopbackPolicy) => (p.status?.targets?.length ?? 0) > 0 && findCondition(p.status?.conditions, 'Ready')?.status !== 'Unknown';
+      await waitFor('the watch to deliver an evaluated status', async () => (seen.some(isEvaluated) ? true : undefined), { timeoutMs: 10_000 });
+      watch.abort();
+      const evaluated = seen.filter(isEvaluated);
       expect(evaluated.length).toBeGreaterThan(0);
       const first = reportedStatus(evaluated[0]!);
       const byName = new Map(first.targets.map((t) => [t.name, t]));

@@ -19,7 +19,7 @@ import { ExecutionInterrupted, involvedObject, type Execution } from '../../miti
 import { describeStep } from '../../plan/steps.js';
 import { holderOf } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import { signalled } from '../drift-signal.js';
+import { maxReadAgeMs, signalled } from '../drift-signal.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
@@ -104,17 +104,26 @@ export class PolicyController {
       return;
     }
     // Converged on the same inputs: the drift checks due, and a full round only if they found something new.
-    const startedAt = Date.now();
-    const stamp = this.stamp();
+    let startedAt = Date.now();
+    let stamp = this.stamp();
     const last = this.quiet.get(key);
     this.quiet.delete(key);
     if (mayStayQuiet(last, stamp, startedAt, this.o.driftCheckIntervalMs)) {
       const due = this.driftDue(key, last.clbs);
       await this.round.driftChecks(due.full, signal, due.signal);
-      if (this.stamp() === stamp) {
+      // A CLB still overdue (its drift read failed) goes to the full round, whose read of it reports the failure.
+      const maxAge = maxReadAgeMs(this.o);
+      const overdue = last.clbs.some((id) => startedAt - (this.o.observer.observedAt(id) ?? 0) > maxAge);
+      if (!overdue && this.stamp() === stamp) {
         this.quiet.set(key, last);
-        return this.requeue(key, last.clbs, [], { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 });
+        const next = this.requeue(key, last.clbs, [], { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 });
+        // Never later than the full round due once per drift interval.
+        const fullDueIn = Math.max(0, last.at + this.o.driftCheckIntervalMs - Date.now());
+        return next.requeueAfterMs !== undefined ? { requeueAfterMs: Math.min(next.requeueAfterMs, fullDueIn) } : next;
       }
+      // Something new: the full round, stamped with what it starts from (the drift reads just made included).
+      startedAt = Date.now();
+      stamp = this.stamp();
     }
     const { spec } = policy;
     const targets = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));

@@ -31,8 +31,15 @@ export interface QuietRound {
 }
 
 /** Whether a round converged: nothing left to wait for, retry or resume, so the same inputs plan the same. */
-export function converged(run: Pick<RoundResult, 'waiting' | 'graceEndsAt' | 'stopped' | 'skipped' | 'releases'>, outcomes: readonly Pick<TargetOutcome, 'error'>[], streak: number): boolean {
-  return !run.waiting && run.graceEndsAt === undefined && run.stopped.length === 0 && run.skipped === 0 && run.releases.length === 0 && streak === 0 && outcomes.every((o) => o.error === undefined);
+export function converged(
+  run: Pick<RoundResult, 'waiting' | 'graceEndsAt' | 'stopped' | 'skipped' | 'releases' | 'policyError'>,
+  outcomes: readonly Pick<TargetOutcome, 'error' | 'held' | 'plan'>[],
+  streak: number,
+): boolean {
+  if (run.waiting || run.graceEndsAt !== undefined || run.stopped.length > 0 || run.skipped > 0 || run.releases.length > 0 || run.policyError || streak > 0) return false;
+  // A held target in Audit with steps left (a wait for TKE that Audit reports but never runs) may plan differently
+  // as time passes: its grace period is judged against the clock, which no stamp shows.
+  return outcomes.every((o) => o.error === undefined && !(o.held && (o.plan?.length ?? 0) > 0));
 }
 
 /** Whether this reconcile may only make the drift checks: the last round converged on the same inputs, recently enough. */

@@ -15,6 +15,9 @@ describe('converged: a round whose inputs plan the same outcomes again', () => {
     ['a release left', { ...settled, releases: [{ kind: 'Service', namespace: 'a', name: 'b', plan: [] }] }, [{}], 0, false],
     ['stopped by shutdown', { ...settled, skipped: 3 }, [{}], 0, false],
     ['a waiting streak kept', settled, [{}], 2, false],
+    ['a policy error (a CLB read refused)', { ...settled, policyError: { reason: 'PermissionDenied', message: 'CAM' } }, [{}], 0, false],
+    ['a held target in Audit with steps left', settled, [{ held: true, plan: ['wait for TKE'] }], 0, false],
+    ['a held target in Audit with nothing left', settled, [{ held: true, plan: [] }], 0, true],
   ] as const)('%s', (_name, run, outcomes, streak, expected) => {
     expect(converged(run as never, outcomes as never, streak)).toBe(expected);
   });

@@ -27,6 +27,8 @@ import { ObservationStore } from './kube/observation-store.js';
 import { HealthSignal } from './cloud/health-signal.js';
 import { DriftScheduler, fullIntervalMs } from './controllers/drift-signal.js';
 import { namedClbs, ObservationUpkeep } from './controllers/observation-upkeep.js';
+import { informerCaches, namespaceFacts } from './controllers/policy/caches.js';
+import { policyInputs } from './controllers/policy/quiet.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
@@ -81,10 +83,6 @@ export interface OperatorDeps {
   readiness?: HealthCheck[];
 }
 
-function namespaceFacts(n: V1Namespace): { name: string; labels?: Record<string, string> } {
-  return { name: n.metadata?.name ?? '', ...(n.metadata?.labels ? { labels: n.metadata.labels } : {}) };
-}
-
 export class Operator {
   private readonly informers: Array<ResilientInformer<KubernetesObject>> = [];
   private readonly services: ResilientInformer<V1Service>;
@@ -131,7 +129,7 @@ export class Operator {
       path: string,
       list: () => Promise<KubernetesListObject<T>>,
       onEvent: (obj: T, type: InformerEvent) => void,
-      options: Pick<ResilientInformerOptions<T>, 'fieldSelector' | 'transform' | 'keepOwnManagedFields'> = {},
+      options: Pick<ResilientInformerOptions<T>, 'fieldSelector' | 'transform' | 'keepOwnManagedFields' | 'versionOf'> = {},
     ): ResilientInformer<T> => {
       const inf = new ResilientInformer<T>(kc, { name, path, list, onEvent: (t, obj) => onEvent(obj, t), logger: informerLogger, ...options });
       this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
@@ -147,12 +145,14 @@ export class Operator {
       `/apis/${GROUP}/${VERSION}/${PLURAL}`,
       async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as KubernetesListObject<KubernetesObject>,
       (p) => this.router.policy(p),
+      { versionOf: policyInputs },
     );
     this.clusterPolicies = make<KubernetesObject>(
       'clusterloopbackpolicies',
       `/apis/${GROUP}/${VERSION}/${CLUSTER_PLURAL}`,
       async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL })) as KubernetesListObject<KubernetesObject>,
       (p) => this.router.clusterPolicy(p),
+      { versionOf: policyInputs },
     );
     // A label change moves a namespace into, out of, or between the modes of a cluster policy (docs/cluster-policy.md §4).
     this.namespaces = make<V1Namespace>('namespaces', '/api/v1/namespaces', () => core.listNamespace(), (ns, type) => this.router.namespace(ns, type === 'delete'));
@@ -232,26 +232,12 @@ export class Operator {
     // loopguard's own namespace (the Deployment's downward-API POD_NAMESPACE), which a cluster policy leaves out by
     // default; run from a checkout, the Lease's namespace stands in for it.
     const ownNamespace = process.env['POD_NAMESPACE'] || config.leaseNamespace;
-    const namespaceOf = (name: string) => {
-      const n = this.namespaces.get(name);
-      return n ? namespaceFacts(n) : undefined;
-    };
-    const recordsOf = (ns?: string) => (this.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => ns === undefined || r.spec?.target?.namespace === ns);
+    const caches = informerCaches(
+      { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs },
+      ownNamespace,
+    );
     const controller = new PolicyController({
-      caches: {
-        policy: (ns, name) => this.policies.get(name, ns) as LoopbackPolicy | undefined,
-        policies: (ns?) => this.policies.list(ns) as readonly LoopbackPolicy[],
-        services: (ns?) => this.services.list(ns),
-        ingresses: (ns?) => this.ingresses.list(ns),
-        records: recordsOf,
-        clusterPolicy: (name) => this.clusterPolicies.get(name) as unknown as ClusterLoopbackPolicy | undefined,
-        clusterPolicies: () => this.clusterPolicies.list() as unknown as readonly ClusterLoopbackPolicy[],
-        namespace: namespaceOf,
-        namespaces: () => this.namespaces.list().map(namespaceFacts),
-        ownNamespace,
-        // The policies are stamped as they are, without their status; the kube-proxy caches by the profile they make.
-        version: () => [this.services, this.ingresses, this.records, this.namespaces, this.tkeServiceConfigs].reduce((n, i) => n + i.version, 0),
-      },
+      caches,
       record: (t) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined,
       records,
       tkeServiceConfig: (ns, name) => this.tkeServiceConfigs.get(name, ns) as (KubernetesObject & { spec?: unknown }) | undefined,
@@ -287,7 +273,7 @@ export class Operator {
       {
         policies: (ns?) => this.policies.list(ns),
         clusterPolicies: () => this.clusterPolicies.list(),
-        namespace: namespaceOf,
+        namespace: caches.namespace,
         ownNamespace,
         livePolicy: (ns, name) => this.policies.get(name, ns) !== undefined,
         liveClusterPolicy: (name) => this.clusterPolicies.get(name) !== undefined,

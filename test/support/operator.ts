@@ -105,8 +105,9 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
       HOME: process.env.HOME ?? '',
       TENCENTCLOUD_SECRET_ID: options.emulator.credentials.secretId,
       TENCENTCLOUD_SECRET_KEY: options.emulator.credentials.secretKey,
-      // For profiling a bench's operator, e.g. LOOPGUARD_OPERATOR_NODE_OPTIONS=--heapsnapshot-signal=SIGUSR2.
+      // For measuring a bench's operator under another glibc arena count.
       ...(process.env['MALLOC_ARENA_MAX'] ? { MALLOC_ARENA_MAX: process.env['MALLOC_ARENA_MAX'] } : {}),
+      // For profiling a bench's operator, e.g. LOOPGUARD_OPERATOR_NODE_OPTIONS=--heapsnapshot-signal=SIGUSR2.
       ...(process.env['LOOPGUARD_OPERATOR_NODE_OPTIONS'] ? { NODE_OPTIONS: process.env['LOOPGUARD_OPERATOR_NODE_OPTIONS'] } : {}),
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -27,8 +27,7 @@ export interface PolicyCaches {
   /** LoopbackRecords of targets in the namespace; every record without one. */
   records(namespace?: string): readonly LoopbackRecord[];
   policy(namespace: string, name: string): LoopbackPolicy | undefined;
-  /** The namespace's LoopbackPolicies; every namespace's without one. */
-  policies(namespace?: string): readonly LoopbackPolicy[];
+  policies(namespace: string): readonly LoopbackPolicy[];
   clusterPolicy(name: string): ClusterLoopbackPolicy | undefined;
   clusterPolicies(): readonly ClusterLoopbackPolicy[];
   /** A namespace's name and labels; undefined when it does not exist (or is not cached yet). */
@@ -40,8 +39,8 @@ export interface PolicyCaches {
   services(namespace?: string): readonly V1Service[];
   ingresses(namespace?: string): readonly V1Ingress[];
   /**
-   * Changes whenever a Service, Ingress, LoopbackRecord, Namespace or TkeServiceConfig these caches hold may have
-   * changed (quiet.ts; the policies are compared as they are, without their status).
+   * Changes whenever what these caches hold may have changed, a policy's status apart (quiet.ts; caches.ts, the
+   * informers' `version`).
    */
   version(): number;
 }

@@ -13,7 +13,7 @@ import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
 import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
 import type { ReportTarget } from '../../model/namespace-report.js';
 import { EventReason } from '../../api/reasons.js';
-import { targetKey } from '../../model/facts.js';
+import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
 import { ExecutionInterrupted, involvedObject, type Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
@@ -23,13 +23,18 @@ import { maxReadAgeMs, signalled } from '../drift-signal.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
-import { converged, mayStayQuiet, policiesStamp, type QuietRound } from './quiet.js';
+import { converged, mayStayQuiet, type QuietRound } from './quiet.js';
 import { PolicyRound, type RoundResult } from './round.js';
 import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
 
 /** Targets named in a RoundInterrupted Event (the log line names all of them). */
 const MAX_STOPPED_SHOWN = 5;
+
+/** The CLBs the targets are bound to. */
+function boundClbs(targets: readonly TargetFacts[]): string[] {
+  return targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : []));
+}
 
 function jitter(ms: number): number {
   return Math.round(ms * (0.9 + Math.random() * 0.2));
@@ -164,7 +169,7 @@ export class PolicyController {
     await this.report(policy, outcomes, targets);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
-    const clbs = mine.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : []));
+    const clbs = boundClbs(mine);
     const next = this.requeue(key, clbs, outcomes, run);
     if (converged(run, outcomes, this.building.get(key) ?? 0)) this.quiet.set(key, { stamp, at: startedAt, clbs });
     return next;
@@ -173,8 +178,7 @@ export class PolicyController {
   /** The inputs of a round besides the policy's own targets' objects, all as cheap versions (quiet.ts). */
   private stamp(): string {
     const capabilities = JSON.stringify(this.o.capabilities.snapshot());
-    const policies = policiesStamp([...this.o.caches.policies(), ...this.o.caches.clusterPolicies()]);
-    return `${this.o.caches.version()}|${policies}|${this.o.observer.generation}|${this.o.tkeServiceConfigsSynced()}|${JSON.stringify(this.o.profile())}|${capabilities}`;
+    return `${this.o.caches.version()}|${this.o.observer.generation}|${this.o.tkeServiceConfigsSynced()}|${JSON.stringify(this.o.profile())}|${capabilities}`;
   }
 
   /**
@@ -184,7 +188,7 @@ export class PolicyController {
   private async runByMode(policy: PolicySubject, targets: PolicyTargets, shared: ReturnType<typeof sharedWith>, signal: AbortSignal): Promise<RoundResult> {
     const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
     const mine = targets.mine.map((m) => m.facts);
-    const due = this.driftDue(policy.owner, mine.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
+    const due = this.driftDue(policy.owner, boundClbs(mine));
     let drift: string[] | undefined = due.full;
     let driftSignal: string[] | undefined = due.signal;
     for (const mode of ['Enforce', 'Audit'] as const satisfies readonly PolicyMode[]) {

@@ -6,8 +6,8 @@
 // which set the RSS peak right after Ready and kept a core busy for nothing. Every round of a converged policy
 // re-planned the same inputs to the same outcomes.
 //
-// So each reconcile stamps its inputs (the target, record, namespace and TkeServiceConfig caches' versions, every
-// policy but its status, the CLB observer's generation, the cluster profile, the learned capabilities, whether the
+// So each reconcile stamps its inputs (the informer caches' versions, a policy's counting only changes other than
+// its status, the CLB observer's generation, the cluster profile, the learned capabilities, whether the
 // TkeServiceConfig cache has synced). A policy's status is left out: it is what the round writes, and counting it
 // made one more full round after every status change (at Ready, bench/scale). A round that converged keeps
 // its stamp and the CLBs its targets are bound to. The next reconcile with the same stamp only makes the drift
@@ -47,12 +47,11 @@ export function mayStayQuiet(last: QuietRound | undefined, stamp: string, now: n
   return last !== undefined && last.stamp === stamp && now - last.at < fullEveryMs;
 }
 
-/** The policies as a round reads them: everything but the status and the apiserver's bookkeeping. */
-export function policiesStamp(policies: readonly { metadata?: { resourceVersion?: string; managedFields?: unknown }; spec?: unknown }[]): string {
-  return JSON.stringify(
-    policies.map((p) => {
-      const { resourceVersion: _rv, managedFields: _mf, ...metadata } = p.metadata ?? {};
-      return [metadata, p.spec];
-    }),
-  );
+/**
+ * A policy as a round reads it: everything but the status (loopguard's own write) and the apiserver's bookkeeping.
+ * The policies' informers count an update for the stamp only when this changes (ResilientInformer `versionOf`).
+ */
+export function policyInputs(p: { metadata?: { resourceVersion?: string; managedFields?: unknown }; spec?: unknown }): string {
+  const { resourceVersion: _rv, managedFields: _mf, ...metadata } = p.metadata ?? {};
+  return JSON.stringify([metadata, p.spec]);
 }

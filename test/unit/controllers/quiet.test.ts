@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { converged, mayStayQuiet, policiesStamp, type QuietRound } from '../../../src/controllers/policy/quiet.js';
+import { converged, mayStayQuiet, policyInputs, type QuietRound } from '../../../src/controllers/policy/quiet.js';
 
 const settled = { waiting: false, stopped: [], skipped: 0, releases: [] };
 const TRANSIENT = { reason: 'CloudTransient', message: 'timeout', permanent: false };
@@ -35,15 +35,15 @@ describe('mayStayQuiet', () => {
   });
 });
 
-describe('policiesStamp: the policies as a round reads them', () => {
+describe('policyInputs: a policy as a round reads it', () => {
   const policy = { apiVersion: 'loopguard.dev/v1alpha1', kind: 'LoopbackPolicy', metadata: { namespace: 'shop', name: 'p', uid: 'u1', generation: 1, resourceVersion: '10' }, spec: { mode: 'Audit' } };
-  const stamp = policiesStamp([policy]);
+  const stamp = policyInputs(policy);
   it.each([
     ['its status written (a new resourceVersion)', { ...policy, metadata: { ...policy.metadata, resourceVersion: '11' }, status: { observedGeneration: 1 } }, true],
     ['its spec changed', { ...policy, metadata: { ...policy.metadata, generation: 2 }, spec: { mode: 'Enforce' } }, false],
     ['being deleted', { ...policy, metadata: { ...policy.metadata, deletionTimestamp: new Date(0) } }, false],
     ['an annotation added', { ...policy, metadata: { ...policy.metadata, annotations: { 'loopguard.dev/abandon': 'true' } } }, false],
   ] as const)('%s: same stamp = %s', (_name, changed, same) => {
-    expect(policiesStamp([changed as never]) === stamp).toBe(same);
+    expect(policyInputs(changed as never) === stamp).toBe(same);
   });
 });

@@ -11,6 +11,7 @@ import { ClbError } from '../../../src/cloud/errors.js';
 import { HealthSignal } from '../../../src/cloud/health-signal.js';
 import { DriftScheduler, signalIntervalMs } from '../../../src/controllers/drift-signal.js';
 import { PolicyController } from '../../../src/controllers/policy/policy-controller.js';
+import { policyInputs } from '../../../src/controllers/policy/quiet.js';
 import { LearnedCapabilities } from '../../../src/mitigation/capabilities.js';
 import { Executor } from '../../../src/mitigation/executor.js';
 import { PROFILES } from '../model/fixtures.js';
@@ -56,11 +57,11 @@ function harness(...names: string[]) {
   const eventSink = { record: async (t: { name: string }, type: string, reason: string) => void events.push({ target: t.name, reason, type }) };
   const executor = new Executor({ effects: world, capabilities, events: eventSink, logger, metrics: { driftCorrections: { inc: () => undefined } } as never });
   const records = (): LoopbackRecord[] => world.loopbackRecords();
-  // As the informers' versions: they move whenever the targets or records changed (here: compared, not counted).
+  // As the informers' versions: they move whenever the targets, records or policies (but their status) changed.
   let held = '';
   let version = 0;
   const cachesVersion = () => {
-    const now = JSON.stringify([world.v1Services(), records()]);
+    const now = JSON.stringify([world.v1Services(), records(), [...policies.values()].map(policyInputs)]);
     if (now !== held) [held, version] = [now, version + 1];
     return version;
   };

@@ -1,0 +1,45 @@
+// The policy controller's view of the informer caches (deps.ts PolicyCaches): typed reads, and one version over
+// the caches a round reads (quiet.ts).
+import type { KubernetesObject, V1Ingress, V1Namespace, V1Service } from '@kubernetes/client-node';
+import type { ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
+import type { LoopbackPolicy } from '../../api/loopbackpolicy.js';
+import type { LoopbackRecord } from '../../api/loopbackrecord.js';
+import type { NamespaceFacts } from '../../model/namespace-coverage.js';
+import type { ResilientInformer } from '../../runtime/informer.js';
+import type { PolicyCaches } from './deps.js';
+
+export interface PolicyInformers {
+  policies: ResilientInformer<KubernetesObject>;
+  clusterPolicies: ResilientInformer<KubernetesObject>;
+  services: ResilientInformer<V1Service>;
+  ingresses: ResilientInformer<V1Ingress>;
+  records: ResilientInformer<KubernetesObject>;
+  namespaces: ResilientInformer<V1Namespace>;
+  tkeServiceConfigs: ResilientInformer<KubernetesObject>;
+}
+
+export function namespaceFacts(n: V1Namespace): NamespaceFacts {
+  return { name: n.metadata?.name ?? '', ...(n.metadata?.labels ? { labels: n.metadata.labels } : {}) };
+}
+
+/** `ownNamespace`: loopguard's own namespace, which a cluster policy leaves out by default. */
+export function informerCaches(i: PolicyInformers, ownNamespace: string): PolicyCaches {
+  const all = [i.policies, i.clusterPolicies, i.services, i.ingresses, i.records, i.namespaces, i.tkeServiceConfigs];
+  return {
+    policy: (ns, name) => i.policies.get(name, ns) as LoopbackPolicy | undefined,
+    policies: (ns) => i.policies.list(ns) as readonly LoopbackPolicy[],
+    services: (ns?) => i.services.list(ns),
+    ingresses: (ns?) => i.ingresses.list(ns),
+    records: (ns?) => (i.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => ns === undefined || r.spec?.target?.namespace === ns),
+    clusterPolicy: (name) => i.clusterPolicies.get(name) as unknown as ClusterLoopbackPolicy | undefined,
+    clusterPolicies: () => i.clusterPolicies.list() as unknown as readonly ClusterLoopbackPolicy[],
+    namespace: (name) => {
+      const n = i.namespaces.get(name);
+      return n ? namespaceFacts(n) : undefined;
+    },
+    namespaces: () => i.namespaces.list().map(namespaceFacts),
+    ownNamespace,
+    // The kube-proxy caches are left out: the cluster profile they make is stamped itself.
+    version: () => all.reduce((n, inf) => n + inf.version, 0),
+  };
+}

@@ -15,8 +15,11 @@ export class NamespaceReports {
   private readonly byNamespace = new Map<string, Map<OwnerKey, readonly ReportTarget[]>>();
   /** Namespaces each owner published last. */
   private readonly published = new Map<OwnerKey, ReadonlySet<string>>();
-  /** Whether the reports left by an earlier process (namespaces no policy governs any more) were pruned. */
-  private prunedOnce = false;
+  /**
+   * Whether the last prune owed went through: the first one removes the reports an earlier process left (namespaces
+   * no policy governs any more), later ones the report of a namespace every policy left. A failed one is owed still.
+   */
+  private pruned = false;
   /** Owners forgotten while the cache may still list them (a deleted policy until its last event arrives). */
   private readonly gone = new Set<OwnerKey>();
   /**
@@ -47,7 +50,8 @@ export class NamespaceReports {
 
   /**
    * `owner`'s results in each namespace it governs (every covered namespace, even without targets). Returns the
-   * namespaces' report names (where one was written). A failure is logged: reports are a view, the round stands.
+   * namespaces' report names (where one was written). A failure is logged: reports are a view, the round stands; the
+   * namespaces not written are written on the next publish or `retry`.
    */
   async publish(owner: OwnerKey, results: ReadonlyMap<string, readonly ReportTarget[]>): Promise<Map<string, string>> {
     const before = this.published.get(owner) ?? new Set<string>();
@@ -61,6 +65,14 @@ export class NamespaceReports {
     }
     const touched = new Set([...before, ...results.keys()]);
     return this.write(touched);
+  }
+
+  /**
+   * Writes what a failed write left (and a prune still owed) from the results kept, without a round: a quiet round
+   * (quiet.ts) publishes nothing, so a failure would otherwise wait for the drift interval's full round.
+   */
+  async retry(): Promise<void> {
+    if (this.waiting.size > 0 || (!this.pruned && this.published.size > 0)) await this.write(new Set());
   }
 
   /** The policy is gone: its results leave every report. */
@@ -88,20 +100,25 @@ export class NamespaceReports {
     }
     const namespaces = new Set([...this.waiting, ...touched]);
     this.waiting.clear();
+    const left = new Set(namespaces);
     try {
       for (const ns of namespaces) {
         const entries = this.byNamespace.get(ns);
-        if (!entries) continue;
-        const name = await this.writer.sync(ns, [...entries.values()].flat());
-        if (name) names.set(ns, name);
+        if (entries) {
+          const name = await this.writer.sync(ns, [...entries.values()].flat());
+          if (name) names.set(ns, name);
+        }
+        left.delete(ns);
       }
       const lost = [...namespaces].some((ns) => !this.byNamespace.has(ns));
-      if (lost || !this.prunedOnce) {
+      if (lost || !this.pruned) {
+        this.pruned = false;
         await this.writer.prune(new Set(this.byNamespace.keys()));
-        this.prunedOnce = true;
+        this.pruned = true;
       }
     } catch (err) {
       this.logger.warn("Could not write the namespaces' reports", { error: err instanceof Error ? err.message : String(err) });
+      for (const ns of left) this.waiting.add(ns);
     }
     return names;
   }

@@ -23,7 +23,7 @@ import { maxReadAgeMs, signalled } from '../drift-signal.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
-import { converged, mayStayQuiet, type QuietRound } from './quiet.js';
+import { converged, mayStayQuiet, sameStatus, type QuietRound } from './quiet.js';
 import { PolicyRound, type RoundResult } from './round.js';
 import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
@@ -38,20 +38,6 @@ function boundClbs(targets: readonly TargetFacts[]): string[] {
 
 function jitter(ms: number): number {
   return Math.round(ms * (0.9 + Math.random() * 0.2));
-}
-
-/**
- * Status equality for "is a write needed": the evaluation time alone changing is not news. Keys are compared
- * sorted: the cached status comes back from the apiserver in its own key order, not the order buildPolicyStatus
- * writes, and comparing those strings as they were made every converged round write an unchanged status
- * (bench/idle: 60 writes in 10 min of nothing changing).
- */
-export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): boolean {
-  if (!a) return false;
-  const sorted = (_key: string, v: unknown): unknown =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
-  const strip = (s: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus) => JSON.stringify({ ...s, lastEvaluatedTime: undefined }, sorted);
-  return strip(a) === strip(b);
 }
 
 export class PolicyController {
@@ -113,9 +99,10 @@ export class PolicyController {
     let stamp = this.stamp();
     const last = this.quiet.get(key);
     this.quiet.delete(key);
-    if (mayStayQuiet(last, stamp, startedAt, this.o.driftCheckIntervalMs)) {
+    if (mayStayQuiet(last, { stamp, status: policy.object.status }, startedAt, this.o.driftCheckIntervalMs)) {
       const due = this.driftDue(key, last.clbs);
       await this.round.driftChecks(due.full, signal, due.signal);
+      await this.o.reports?.retry();
       // A CLB still overdue (its drift read failed) goes to the full round, whose read of it reports the failure.
       const maxAge = maxReadAgeMs(this.o);
       const overdue = last.clbs.some((id) => startedAt - (this.o.observer.observedAt(id) ?? 0) > maxAge);
@@ -171,7 +158,7 @@ export class PolicyController {
     if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
     const clbs = boundClbs(mine);
     const next = this.requeue(key, clbs, outcomes, run);
-    if (converged(run, outcomes, this.building.get(key) ?? 0)) this.quiet.set(key, { stamp, at: startedAt, clbs });
+    if (converged(run, outcomes, this.building.get(key) ?? 0)) this.quiet.set(key, { stamp, at: startedAt, clbs, status });
     return next;
   }
 

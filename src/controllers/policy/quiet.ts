@@ -19,6 +19,8 @@
 // the reconcile that found it. What only time changes (a standing Event's refresh, the OpenReports resync) is kept
 // by a full round at least once per drift interval (`fullEveryMs`). A round that did not converge (waiting on
 // TKE, a failure, a grace period counting, shutdown) keeps no stamp: its next round is full.
+import type { LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
+import type { ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import type { TargetOutcome } from '../../model/status.js';
 import type { RoundResult } from './round.js';
 
@@ -28,6 +30,11 @@ export interface QuietRound {
   /** When the full round that converged started (ms). */
   at: number;
   clbs: readonly string[];
+  /**
+   * The status the round left (written, or found already so). A status edited by someone else is not an input the
+   * stamp counts, so the quiet reconcile compares it and makes the full round, which writes it back.
+   */
+  status: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus;
 }
 
 /** Whether a round converged: nothing left to wait for, retry or resume, so the same inputs plan the same. */
@@ -42,10 +49,33 @@ export function converged(
   return outcomes.every((o) => o.error === undefined && !(o.held && (o.plan?.length ?? 0) > 0));
 }
 
-/** Whether this reconcile may only make the drift checks: the last round converged on the same inputs, recently enough. */
-export function mayStayQuiet(last: QuietRound | undefined, stamp: string, now: number, fullEveryMs: number): last is QuietRound {
-  return last !== undefined && last.stamp === stamp && now - last.at < fullEveryMs;
+/**
+ * Whether this reconcile may only make the drift checks: the last round converged on the same inputs, recently
+ * enough, and the policy's status is still the one that round left.
+ */
+export function mayStayQuiet(
+  last: QuietRound | undefined,
+  now: { stamp: string; status: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined },
+  at: number,
+  fullEveryMs: number,
+): last is QuietRound {
+  return last !== undefined && last.stamp === now.stamp && at - last.at < fullEveryMs && sameStatus(now.status, last.status);
 }
+
+/**
+ * Status equality for "is a write needed": the evaluation time alone changing is not news. Keys are compared
+ * sorted: the cached status comes back from the apiserver in its own key order, not the order buildPolicyStatus
+ * writes, and comparing those strings as they were made every converged round write an unchanged status
+ * (bench/idle: 60 writes in 10 min of nothing changing).
+ */
+export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): boolean {
+  if (!a) return false;
+  const sorted = (_key: string, v: unknown): unknown =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
+  const strip = (s: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus) => JSON.stringify({ ...s, lastEvaluatedTime: undefined }, sorted);
+  return strip(a) === strip(b);
+}
+
 
 /**
  * A policy as a round reads it: everything but the status (loopguard's own write) and the apiserver's bookkeeping.

@@ -9,16 +9,25 @@ const t = (name: string, policy: string, rootCause = 'PodSourceNotMasqueraded', 
 function world(owners: string[]) {
   const synced: [string, string[]][] = [];
   const pruned: string[][] = [];
+  /** Namespaces whose next sync fails (once each), and whether the next prune fails. */
+  const failing = { sync: new Set<string>(), prune: false };
   const writer = {
     sync: async (ns: string, targets: readonly ReportTarget[]) => {
+      if (failing.sync.delete(ns)) throw new Error(`apiserver refused ${ns}`);
       synced.push([ns, targets.map((x) => `${x.policy}:${x.name}`).sort()]);
       return 'loopguard';
     },
-    prune: async (covered: ReadonlySet<string>) => void pruned.push([...covered].sort()),
+    prune: async (covered: ReadonlySet<string>) => {
+      if (failing.prune) {
+        failing.prune = false;
+        throw new Error('apiserver refused the prune');
+      }
+      pruned.push([...covered].sort());
+    },
     available: async () => true,
   };
   const reports = new NamespaceReports(writer, { warn: () => undefined } as never, () => owners);
-  return { reports, synced, pruned };
+  return { reports, synced, pruned, failing };
 }
 
 describe('NamespaceReports', () => {
@@ -53,5 +62,31 @@ describe('NamespaceReports', () => {
     await w.reports.forget('ClusterLoopbackPolicy/p');
     expect(w.synced.at(-1)).toEqual(['shop', ['LoopbackPolicy/own:web']]);
     expect(w.pruned.at(-1)).toEqual(['shop']);
+  });
+
+  it('a failed write is written by retry (a quiet round publishes nothing) from the results kept; nothing owed, retry writes nothing', async () => {
+    const w = world(['ClusterLoopbackPolicy/p']);
+    w.failing.sync.add('blog');
+    await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', [t('api', 'ClusterLoopbackPolicy/p')]], ['blog', [t('x', 'ClusterLoopbackPolicy/p')]], ['dev', []]]));
+    // shop went through; blog failed, and dev after it was not reached; the first prune was not made either.
+    expect(w.synced.map(([ns]) => ns)).toEqual(['shop']);
+    expect(w.pruned).toEqual([]);
+    await w.reports.retry();
+    expect(w.synced.map(([ns]) => ns).sort()).toEqual(['blog', 'dev', 'shop']);
+    expect(w.synced).toContainEqual(['blog', ['ClusterLoopbackPolicy/p:x']]);
+    expect(w.pruned).toEqual([['blog', 'dev', 'shop']]);
+    await w.reports.retry();
+    expect(w.synced).toHaveLength(3);
+    expect(w.pruned).toHaveLength(1);
+  });
+
+  it('a failed prune (a namespace every policy left) is owed until a write makes it', async () => {
+    const w = world(['ClusterLoopbackPolicy/p']);
+    await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []], ['blog', []]]));
+    w.failing.prune = true;
+    await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []]]));
+    expect(w.pruned).toEqual([['blog', 'shop']]);
+    await w.reports.retry();
+    expect(w.pruned).toEqual([['blog', 'shop'], ['shop']]);
   });
 });

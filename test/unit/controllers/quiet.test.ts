@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { converged, mayStayQuiet, policyInputs, type QuietRound } from '../../../src/controllers/policy/quiet.js';
+import type { LoopbackPolicyStatus } from '../../../src/api/loopbackpolicy.js';
 
 const settled = { waiting: false, stopped: [], skipped: 0, releases: [] };
 const TRANSIENT = { reason: 'CloudTransient', message: 'timeout', permanent: false };
@@ -24,14 +25,18 @@ describe('converged: a round whose inputs plan the same outcomes again', () => {
 });
 
 describe('mayStayQuiet', () => {
-  const last: QuietRound = { stamp: '7|3|true|{}|{}', at: 1_000, clbs: ['lb-1'] };
+  const status: LoopbackPolicyStatus = { observedGeneration: 1, counts: { total: 1, mitigated: 1 } as never, targets: [], lastEvaluatedTime: '2026-11-26T10:00:00Z' };
+  const last: QuietRound = { stamp: '7|3|true|{}|{}', at: 1_000, clbs: ['lb-1'], status };
   it.each([
-    ['same inputs, within the interval', last, last.stamp, 1_000 + 299_999, true],
-    ['no converged round', undefined, last.stamp, 2_000, false],
-    ['an input moved', last, '8|3|true|{}|{}', 2_000, false],
-    ['a whole interval since the full round', last, last.stamp, 1_000 + 300_000, false],
-  ] as const)('%s', (_name, prev, stamp, now, expected) => {
-    expect(mayStayQuiet(prev, stamp, now, 300_000)).toBe(expected);
+    ['same inputs, within the interval', last, last.stamp, status, 1_000 + 299_999, true],
+    ['the same status evaluated later (its time is not news)', last, last.stamp, { ...status, lastEvaluatedTime: '2026-11-26T10:04:00Z' }, 2_000, true],
+    ['no converged round', undefined, last.stamp, status, 2_000, false],
+    ['an input moved', last, '8|3|true|{}|{}', status, 2_000, false],
+    ['a whole interval since the full round', last, last.stamp, status, 1_000 + 300_000, false],
+    ['the status edited by someone else', last, last.stamp, { ...status, counts: { total: 1, atRisk: 1 } as never }, 2_000, false],
+    ['the status removed', last, last.stamp, undefined, 2_000, false],
+  ] as const)('%s', (_name, prev, stamp, current, now, expected) => {
+    expect(mayStayQuiet(prev, { stamp, status: current }, now, 300_000)).toBe(expected);
   });
 });
 

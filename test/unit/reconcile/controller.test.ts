@@ -344,10 +344,19 @@ describe('PolicyController drift checks in two tiers (drift-signal.ts)', () => {
     expect(h.fullRounds()).toBe(settled + 1);
     await h.reconcile('p');
     expect(h.fullRounds()).toBe(settled + 1);
+    // Someone else edited the status (the stamp leaves the status out): a full round, which writes it back.
+    const policy = h.policies.get('p') as LoopbackPolicy;
+    const counts = policy.status?.counts;
+    policy.status = { ...policy.status, counts: { ...counts!, mitigated: 0, atRisk: 2 } };
+    await h.reconcile('p');
+    expect(h.fullRounds()).toBe(settled + 2);
+    expect(h.policies.get('p')?.status?.counts).toEqual(counts);
+    await h.reconcile('p');
+    expect(h.fullRounds()).toBe(settled + 2);
     // Nothing changed for a whole drift interval: a full round anyway (a standing Event's refresh, the reports' resync).
     later(signalIntervalMs(DRIFT_MS) + 5_000 + DRIFT_MS);
     await h.reconcile('p');
-    expect(h.fullRounds()).toBe(settled + 2);
+    expect(h.fullRounds()).toBe(settled + 3);
   });
 
   it('a drift the health cannot show (listeners without backends) is not found by the signal; the full re-read corrects it', async () => {

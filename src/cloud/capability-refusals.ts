@@ -24,12 +24,16 @@ export interface CapabilityParameter {
 
 const isRecord = (v: unknown): v is Request => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+// The Chinese names in `named` (健康检查源 health-check source, 长连接 keepalive, 默认放通 allowed by default, 跨地域
+// cross-region) are written as \u escapes: esbuild leaves a regular expression's characters as they are, and one
+// character beyond Latin-1 makes V8 keep the operator bundle's whole source (5.5 MB, kept for the process's life)
+// two bytes per character, 10.6 MiB of heap instead of 5.3 (bench/scale's heap snapshot, 2026-11-26).
 export const CAPABILITY_PARAMETERS: readonly CapabilityParameter[] = [
   {
     parameter: 'SourceIpType',
     container: 'HealthCheck',
     requested: (r) => isRecord(r['HealthCheck']) && r['HealthCheck']['SourceIpType'] === 1,
-    named: /SourceIpType|100\.64|non-VIP health-check source|health-check source IP|健康检查源/i,
+    named: /SourceIpType|100\.64|non-VIP health-check source|health-check source IP|\u5065\u5eb7\u68c0\u67e5\u6e90/i,
     reason: 'HealthCheckSourceCapabilityMissing',
     what: 'the 100.64.0.0/10 health-check source (SourceIpType=1)',
     fix:
@@ -39,7 +43,7 @@ export const CAPABILITY_PARAMETERS: readonly CapabilityParameter[] = [
   {
     parameter: 'KeepaliveEnable',
     requested: (r) => r['KeepaliveEnable'] === 1,
-    named: /Keepalive|长连接/i,
+    named: /Keepalive|\u957f\u8fde\u63a5/i,
     reason: 'KeepaliveCapabilityMissing',
     what: 'keepalive on a layer-7 listener (KeepaliveEnable=1)',
     fix: 'Fix: file a Tencent Cloud ticket to enable the CLB layer-7 SNAT + keepalive capability (七层 SNAT / 长连接) for the account.',
@@ -55,7 +59,7 @@ export const CAPABILITY_PARAMETERS: readonly CapabilityParameter[] = [
   {
     parameter: 'LoadBalancerPassToTarget',
     requested: (r) => r['LoadBalancerPassToTarget'] === true,
-    named: /PassToTarget|allow(ing)? traffic from CLB|默认放通/i,
+    named: /PassToTarget|allow(ing)? traffic from CLB|\u9ed8\u8ba4\u653e\u901a/i,
     reason: 'PassToTargetCapabilityMissing',
     what: '"allow traffic from CLB by default" (LoadBalancerPassToTarget=true)',
     fix:
@@ -65,7 +69,7 @@ export const CAPABILITY_PARAMETERS: readonly CapabilityParameter[] = [
   {
     parameter: 'SnatPro',
     requested: (r) => r['SnatPro'] === true,
-    named: /SnatPro|cross-region|跨地域/i,
+    named: /SnatPro|cross-region|\u8de8\u5730\u57df/i,
     reason: 'SnatProCapabilityMissing',
     what: 'SNAT Pro / cross-region binding 2.0 (SnatPro=true)',
     fix: 'Fix: file a Tencent Cloud ticket to enable cross-region binding 2.0 (SnatPro) for the account.',

@@ -36,31 +36,42 @@ export interface Assessment {
   verdict: Verdict;
   rootCause: RootCause;
   /** Mitigations in effect now. */
-  mitigations: Mitigation[];
+  mitigations: readonly Mitigation[];
   /** Where the target should end up; absent when loopguard manages nothing on it. */
   desired?: DesiredState;
   /** Ordered steps from the observed state to `desired` (the plan). Empty = converged. */
-  changes: Change[];
-  blockers: Blocker[];
+  changes: readonly Change[];
+  blockers: readonly Blocker[];
   /** What the user can do beyond loopguard's plan (security groups, X-Forwarded-For). */
-  advice: string[];
+  advice: readonly string[];
   /** How callers could reach the target without the fault, each with its limits and source (src/model/topology.ts). */
-  alternatives: Alternative[];
+  alternatives: readonly Alternative[];
   /** Problems with the target's annotations, for Warning Events. */
-  warnings: string[];
+  warnings: readonly string[];
+}
+
+/**
+ * The one empty list every assessment shares: a round holds an assessment per target until its end, and seven empty
+ * arrays of their own were 2.5 MiB of the 11 MiB a round over 12,000 targets held (bench/scale's heap snapshot,
+ * 2026-11-26). Frozen, so that code adding to an assessment's list fails instead of changing every assessment.
+ */
+const NONE: readonly never[] = Object.freeze([]);
+
+function list<T>(items: readonly T[] | undefined): readonly T[] {
+  return items && items.length > 0 ? items : NONE;
 }
 
 export interface AssessmentParts {
   rootCause: RootCauseId;
   message: string;
   loadBalancerId?: string;
-  mitigations?: Mitigation[];
+  mitigations?: readonly Mitigation[];
   desired?: DesiredState;
-  changes?: Change[];
-  blockers?: Blocker[];
-  advice?: string[];
-  alternatives?: Alternative[];
-  warnings?: string[];
+  changes?: readonly Change[];
+  blockers?: readonly Blocker[];
+  advice?: readonly string[];
+  alternatives?: readonly Alternative[];
+  warnings?: readonly string[];
 }
 
 /** Builds an Assessment; the verdict always comes from the root-cause catalogue. */
@@ -70,12 +81,22 @@ export function assessment(target: TargetRef, parts: AssessmentParts): Assessmen
     ...(parts.loadBalancerId !== undefined ? { loadBalancerId: parts.loadBalancerId } : {}),
     verdict: verdictOf(parts.rootCause),
     rootCause: { id: parts.rootCause, message: parts.message },
-    mitigations: parts.mitigations ?? [],
+    mitigations: list(parts.mitigations),
     ...(parts.desired ? { desired: parts.desired } : {}),
-    changes: parts.changes ?? [],
-    blockers: parts.blockers ?? [],
-    advice: parts.advice ?? [],
-    alternatives: parts.alternatives ?? [],
-    warnings: parts.warnings ?? [],
+    changes: list(parts.changes),
+    blockers: list(parts.blockers),
+    advice: list(parts.advice),
+    alternatives: list(parts.alternatives),
+    warnings: list(parts.warnings),
   };
+}
+
+/**
+ * An assessment as a round keeps it until its status is built (model/status.ts reads the rest): without where the
+ * target should end up (`desired`) and the advice, which `loopguard doctor` prints, and without `changes` when the
+ * outcome carries its plan's steps (they stand in only for a missing plan). A round holds one per target to its end.
+ */
+export function keptForStatus(a: Assessment, withPlan: boolean): Assessment {
+  const { desired: _desired, ...kept } = a;
+  return { ...kept, advice: NONE, ...(withPlan ? { changes: NONE } : {}) };
 }

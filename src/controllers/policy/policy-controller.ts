@@ -302,8 +302,9 @@ export class PolicyController {
       }
       const memo = targetKey(t);
       // A Mitigated target whose cause is refined (the first read after Enforce learns that kube-proxy now binds
-      // the VIP) had its Event at the transition: one per change of verdict. A problem's Event names its cause.
-      const seen = a.verdict === 'Mitigated' ? a.verdict : `${a.verdict}/${a.rootCause.id}`;
+      // the VIP) had its Event at the transition: one per change of verdict. A problem's Event names its cause. Kept per
+      // target: a flat string (see targetKey).
+      const seen = a.verdict === 'Mitigated' ? a.verdict : [a.verdict, a.rootCause.id].join('/');
       after.set(memo, seen);
       if (before.get(memo) === seen) continue;
       if (a.verdict === 'AtRisk') {

@@ -10,6 +10,7 @@ import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/sta
 import { classifyError } from '../../mitigation/errors.js';
 import { ExecutionInterrupted, type Execution } from '../../mitigation/executor.js';
 import { assessSnapshot, planPolicy, sharedVerdict, type PlannedTarget } from '../../plan/policy-plan.js';
+import { keptForStatus } from '../../model/assessment-result.js';
 import type { Snapshot, TargetSnapshot } from '../../plan/snapshot.js';
 import { annotationsSet, describeStep, maintainedInAudit, waitSince, type Step, type TargetPlan } from '../../plan/steps.js';
 import { settleAll } from '../../runtime/settle.js';
@@ -166,7 +167,7 @@ export class PolicyRound {
     if (error) {
       // Nothing is planned on facts that could not be read; a permanent failure (CAM) is the policy's.
       if (error.permanent) result.policyError ??= { reason: error.reason, message: error.message };
-      result.outcomes.push(...snapshot.targets.map((t) => ({ assessment: assessSnapshot(snapshot, t), ...(error.permanent ? {} : { error }) })));
+      result.outcomes.push(...snapshot.targets.map((t) => ({ assessment: keptForStatus(assessSnapshot(snapshot, t), false), ...(error.permanent ? {} : { error }) })));
       return;
     }
     // A record missing right after loopguard's annotation may only be late; the round comes back when it would be lost.
@@ -200,7 +201,7 @@ export class PolicyRound {
         // overwritten with "true" comes back on revert): its warnings are reported with those of the result.
         assessment = { ...after, warnings: [...new Set([...m.assessment.warnings, ...after.warnings])] };
       }
-      result.outcomes.push({ assessment, plan: remainingSteps(e).map(describeStep), ...(e.error ? { error: e.error } : {}) });
+      result.outcomes.push({ assessment: keptForStatus(assessment, true), plan: remainingSteps(e).map(describeStep), ...(e.error ? { error: e.error } : {}) });
     });
   }
 
@@ -237,7 +238,7 @@ export class PolicyRound {
       if (e?.stopped) result.stopped.push(e);
       const done = new Set(e?.executed ?? []);
       result.outcomes.push({
-        assessment: (planned[i] as PlannedTarget).assessment,
+        assessment: keptForStatus((planned[i] as PlannedTarget).assessment, true),
         plan: p.steps.filter((s) => !done.has(s)).map(describeStep),
         ...(held[i] ? { held: true } : {}),
         ...(e?.error ? { error: e.error } : {}),

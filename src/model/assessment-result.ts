@@ -51,13 +51,15 @@ export interface Assessment {
 }
 
 /**
- * The one empty list every assessment shares: a round holds an assessment per target until its end, and seven empty
- * arrays of their own were 2.5 MiB of the 11 MiB a round over 12,000 targets held (bench/scale's heap snapshot,
- * 2026-11-26). Frozen, so that code adding to an assessment's list fails instead of changing every assessment.
+ * The one empty list every assessment (and a round's outcome's plan) shares: a round holds an outcome per target until
+ * its end, and their empty arrays (six per assessment, one per plan) were 2.5 MiB of the 11 MiB a round over 12,000
+ * targets held (bench/scale's heap snapshot, 2026-11-26). Frozen, so that code adding to one fails instead of
+ * changing every one.
  */
 const NONE: readonly never[] = Object.freeze([]);
 
-function list<T>(items: readonly T[] | undefined): readonly T[] {
+/** `items`, or the shared empty list when there are none. */
+export function list<T>(items: readonly T[] | undefined): readonly T[] {
   return items && items.length > 0 ? items : NONE;
 }
 

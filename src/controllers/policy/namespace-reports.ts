@@ -9,6 +9,9 @@ import type { OwnerKey } from '../../model/record-registry.js';
 import type { Logger } from '../../runtime/logger.js';
 
 const LOST_CONFLICTS = new Set(['PolicyConflict', 'PolicyPrecedence']);
+/** The backoff of writing reports again after a failure: doubled per failed attempt up to the maximum. */
+export const RETRY_MIN_MS = 5_000;
+export const RETRY_MAX_MS = 5 * 60_000;
 
 export class NamespaceReports {
   /** Namespace → owner → that policy's last results there ([] = it covers the namespace, no target). */
@@ -27,6 +30,12 @@ export class NamespaceReports {
    * round would write each report with only some policies' parts, then again with all of them.
    */
   private readonly waiting = new Set<string>();
+  /** Namespaces whose last write failed: written again with the next write once `retryAt` has passed. */
+  private readonly failed = new Set<string>();
+  private retryAt = 0;
+  private backoffMs = RETRY_MIN_MS;
+  /** The write in progress (writes are serialized). */
+  private writing: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly writer: Pick<ReportWriter, 'sync' | 'prune' | 'available'>,
@@ -50,8 +59,8 @@ export class NamespaceReports {
 
   /**
    * `owner`'s results in each namespace it governs (every covered namespace, even without targets). Returns the
-   * namespaces' report names (where one was written). A failure is logged: reports are a view, the round stands; the
-   * namespaces not written are written on the next publish or `retry`.
+   * namespaces' report names (where one was written). A failure is logged: reports are a view, the round stands; a
+   * namespace whose write failed is written again by a later publish or `retry`, after a backoff.
    */
   async publish(owner: OwnerKey, results: ReadonlyMap<string, readonly ReportTarget[]>): Promise<Map<string, string>> {
     const before = this.published.get(owner) ?? new Set<string>();
@@ -68,11 +77,12 @@ export class NamespaceReports {
   }
 
   /**
-   * Writes what a failed write left (and a prune still owed) from the results kept, without a round: a quiet round
-   * (quiet.ts) publishes nothing, so a failure would otherwise wait for the drift interval's full round.
+   * Writes again, without a round, the reports whose write failed (and a prune still owed) from the results kept: a
+   * quiet round (quiet.ts) publishes nothing, so a failure would otherwise wait for the drift interval's full round.
+   * At most once per backoff (RETRY_MIN_MS doubling to RETRY_MAX_MS while writes keep failing).
    */
-  async retry(): Promise<void> {
-    if (this.waiting.size > 0 || (!this.pruned && this.published.size > 0)) await this.write(new Set());
+  async retry(now = Date.now()): Promise<void> {
+    if ((this.failed.size > 0 || (!this.pruned && this.published.size > 0)) && now >= this.retryAt) await this.write(new Set(), now);
   }
 
   /** The policy is gone: its results leave every report. */
@@ -91,34 +101,55 @@ export class NamespaceReports {
     if (entries?.size === 0) this.byNamespace.delete(ns);
   }
 
-  private async write(touched: ReadonlySet<string>): Promise<Map<string, string>> {
+  /** One write at a time: two policies' rounds (or a round and a retry) must not prune from different views. */
+  private write(touched: ReadonlySet<string>, now = Date.now()): Promise<Map<string, string>> {
+    const run = this.writing.then(() => this.writeNow(touched, now));
+    this.writing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async writeNow(touched: ReadonlySet<string>, now: number): Promise<Map<string, string>> {
     const names = new Map<string, string>();
     const everyone = this.owners().every((o) => this.published.has(o) || this.gone.has(o));
     if (!everyone) {
       for (const ns of touched) this.waiting.add(ns);
       return names;
     }
-    const namespaces = new Set([...this.waiting, ...touched]);
+    // A namespace whose write keeps failing (terminating, a webhook's refusal) is tried with the others, never before
+    // them in a way that could hold them back, and again only when its backoff is over.
+    const namespaces = new Set([...this.waiting, ...touched, ...(now >= this.retryAt ? this.failed : [])]);
     this.waiting.clear();
-    const left = new Set(namespaces);
-    try {
-      for (const ns of namespaces) {
-        const entries = this.byNamespace.get(ns);
+    const errors: string[] = [];
+    for (const ns of namespaces) {
+      const entries = this.byNamespace.get(ns);
+      try {
         if (entries) {
           const name = await this.writer.sync(ns, [...entries.values()].flat());
           if (name) names.set(ns, name);
         }
-        left.delete(ns);
+        this.failed.delete(ns);
+      } catch (err) {
+        this.failed.add(ns);
+        errors.push(`${ns}: ${err instanceof Error ? err.message : String(err)}`);
       }
-      const lost = [...namespaces].some((ns) => !this.byNamespace.has(ns));
-      if (lost || !this.pruned) {
-        this.pruned = false;
+    }
+    const lost = [...namespaces].some((ns) => !this.byNamespace.has(ns));
+    if (lost || !this.pruned) {
+      this.pruned = false;
+      try {
         await this.writer.prune(new Set(this.byNamespace.keys()));
         this.pruned = true;
+      } catch (err) {
+        errors.push(`prune: ${err instanceof Error ? err.message : String(err)}`);
       }
-    } catch (err) {
-      this.logger.warn("Could not write the namespaces' reports", { error: err instanceof Error ? err.message : String(err) });
-      for (const ns of left) this.waiting.add(ns);
+    }
+    if (errors.length > 0) {
+      this.logger.warn("Could not write the namespaces' reports; retrying", { failed: errors.length, errors: errors.slice(0, 3), retryInMs: this.backoffMs });
+      this.retryAt = now + this.backoffMs;
+      this.backoffMs = Math.min(this.backoffMs * 2, RETRY_MAX_MS);
+    } else if (this.failed.size === 0) {
+      this.retryAt = 0;
+      this.backoffMs = RETRY_MIN_MS;
     }
     return names;
   }

@@ -23,7 +23,7 @@ import { maxReadAgeMs, signalled } from '../drift-signal.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
-import { converged, mayStayQuiet, sameStatus, type QuietRound } from './quiet.js';
+import { converged, expectedStatus, mayStayQuiet, sameStatus, type QuietRound } from './quiet.js';
 import { PolicyRound, type RoundResult } from './round.js';
 import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
@@ -158,7 +158,7 @@ export class PolicyController {
     if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
     const clbs = boundClbs(mine);
     const next = this.requeue(key, clbs, outcomes, run);
-    if (converged(run, outcomes, this.building.get(key) ?? 0)) this.quiet.set(key, { stamp, at: startedAt, clbs, status });
+    if (converged(run, outcomes, this.building.get(key) ?? 0)) this.quiet.set(key, { stamp, at: startedAt, clbs, status: expectedStatus(status, previous, last) });
     return next;
   }
 

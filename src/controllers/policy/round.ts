@@ -10,7 +10,7 @@ import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/sta
 import { classifyError } from '../../mitigation/errors.js';
 import { ExecutionInterrupted, type Execution } from '../../mitigation/executor.js';
 import { assessSnapshot, planPolicy, sharedVerdict, type PlannedTarget } from '../../plan/policy-plan.js';
-import { keptForStatus } from '../../model/assessment-result.js';
+import { keptForStatus, list } from '../../model/assessment-result.js';
 import type { Snapshot, TargetSnapshot } from '../../plan/snapshot.js';
 import { annotationsSet, describeStep, maintainedInAudit, waitSince, type Step, type TargetPlan } from '../../plan/steps.js';
 import { settleAll } from '../../runtime/settle.js';
@@ -201,7 +201,7 @@ export class PolicyRound {
         // overwritten with "true" comes back on revert): its warnings are reported with those of the result.
         assessment = { ...after, warnings: [...new Set([...m.assessment.warnings, ...after.warnings])] };
       }
-      result.outcomes.push({ assessment: keptForStatus(assessment, true), plan: remainingSteps(e).map(describeStep), ...(e.error ? { error: e.error } : {}) });
+      result.outcomes.push({ assessment: keptForStatus(assessment, true), plan: list(remainingSteps(e).map(describeStep)), ...(e.error ? { error: e.error } : {}) });
     });
   }
 
@@ -239,7 +239,7 @@ export class PolicyRound {
       const done = new Set(e?.executed ?? []);
       result.outcomes.push({
         assessment: keptForStatus((planned[i] as PlannedTarget).assessment, true),
-        plan: p.steps.filter((s) => !done.has(s)).map(describeStep),
+        plan: list(p.steps.filter((s) => !done.has(s)).map(describeStep)),
         ...(held[i] ? { held: true } : {}),
         ...(e?.error ? { error: e.error } : {}),
       });

@@ -1,7 +1,7 @@
 // One report per namespace, fed by every policy governing it (docs/cluster-policy.md §8): the union of what each policy
 // published last, a loser's conflict left out, and pruning only once every policy has published.
 import { describe, expect, it } from '@jest/globals';
-import { NamespaceReports } from '../../../src/controllers/policy/namespace-reports.js';
+import { NamespaceReports, RETRY_MAX_MS, RETRY_MIN_MS } from '../../../src/controllers/policy/namespace-reports.js';
 import type { ReportTarget } from '../../../src/model/namespace-report.js';
 
 const t = (name: string, policy: string, rootCause = 'PodSourceNotMasqueraded', verdict: ReportTarget['verdict'] = 'AtRisk'): ReportTarget => ({ apiVersion: 'v1', kind: 'Service', name, verdict, rootCause, message: 'm', mode: 'Audit', policy, plan: [] });
@@ -9,11 +9,14 @@ const t = (name: string, policy: string, rootCause = 'PodSourceNotMasqueraded', 
 function world(owners: string[]) {
   const synced: [string, string[]][] = [];
   const pruned: string[][] = [];
-  /** Namespaces whose next sync fails (once each), and whether the next prune fails. */
+  /** Namespaces whose sync fails (until removed), and whether the next prune fails. */
   const failing = { sync: new Set<string>(), prune: false };
+  /** Every sync asked for, failed or not. */
+  const tried: string[] = [];
   const writer = {
     sync: async (ns: string, targets: readonly ReportTarget[]) => {
-      if (failing.sync.delete(ns)) throw new Error(`apiserver refused ${ns}`);
+      tried.push(ns);
+      if (failing.sync.has(ns)) throw new Error(`apiserver refused ${ns}`);
       synced.push([ns, targets.map((x) => `${x.policy}:${x.name}`).sort()]);
       return 'loopguard';
     },
@@ -27,7 +30,7 @@ function world(owners: string[]) {
     available: async () => true,
   };
   const reports = new NamespaceReports(writer, { warn: () => undefined } as never, () => owners);
-  return { reports, synced, pruned, failing };
+  return { reports, synced, pruned, failing, tried };
 }
 
 describe('NamespaceReports', () => {
@@ -64,19 +67,29 @@ describe('NamespaceReports', () => {
     expect(w.pruned.at(-1)).toEqual(['shop']);
   });
 
-  it('a failed write is written by retry (a quiet round publishes nothing) from the results kept; nothing owed, retry writes nothing', async () => {
-    const w = world(['ClusterLoopbackPolicy/p']);
+  it('a namespace whose write keeps failing holds back no other; retry writes it again after a backoff, from the results kept', async () => {
+    const w = world(['ClusterLoopbackPolicy/p', 'dev/own']);
     w.failing.sync.add('blog');
-    await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', [t('api', 'ClusterLoopbackPolicy/p')]], ['blog', [t('x', 'ClusterLoopbackPolicy/p')]], ['dev', []]]));
-    // shop went through; blog failed, and dev after it was not reached; the first prune was not made either.
-    expect(w.synced.map(([ns]) => ns)).toEqual(['shop']);
-    expect(w.pruned).toEqual([]);
-    await w.reports.retry();
-    expect(w.synced.map(([ns]) => ns).sort()).toEqual(['blog', 'dev', 'shop']);
-    expect(w.synced).toContainEqual(['blog', ['ClusterLoopbackPolicy/p:x']]);
+    const t0 = Date.now();
+    await w.reports.publish('dev/own', new Map([['dev', []]]));
+    await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['blog', [t('x', 'ClusterLoopbackPolicy/p')]], ['shop', [t('api', 'ClusterLoopbackPolicy/p')]], ['dev', []]]));
+    // blog failed; shop and dev after it were written, and the first prune made.
+    expect(w.synced.map(([ns]) => ns).sort()).toEqual(['dev', 'shop']);
     expect(w.pruned).toEqual([['blog', 'dev', 'shop']]);
-    await w.reports.retry();
-    expect(w.synced).toHaveLength(3);
+    const blogTries = () => w.tried.filter((ns) => ns === 'blog').length;
+    // Another policy's round goes through while blog is still failing, and does not try blog before its backoff.
+    await w.reports.publish('dev/own', new Map([['dev', [t('web', 'LoopbackPolicy/own')]]]));
+    expect(w.synced.at(-1)).toEqual(['dev', ['LoopbackPolicy/own:web']]);
+    expect(blogTries()).toBe(1);
+    await w.reports.retry(t0 + 1_000);
+    expect(blogTries()).toBe(1);
+    w.failing.sync.delete('blog');
+    await w.reports.retry(Date.now() + RETRY_MIN_MS + 1);
+    expect(w.synced.at(-1)).toEqual(['blog', ['ClusterLoopbackPolicy/p:x']]);
+    // Nothing owed: retry writes nothing.
+    const done = w.tried.length;
+    await w.reports.retry(Date.now() + RETRY_MAX_MS * 2);
+    expect(w.tried).toHaveLength(done);
     expect(w.pruned).toHaveLength(1);
   });
 
@@ -86,7 +99,24 @@ describe('NamespaceReports', () => {
     w.failing.prune = true;
     await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []]]));
     expect(w.pruned).toEqual([['blog', 'shop']]);
-    await w.reports.retry();
+    await w.reports.retry(Date.now() + RETRY_MIN_MS + 1);
     expect(w.pruned).toEqual([['blog', 'shop'], ['shop']]);
+  });
+
+  it('writes one at a time: two policies publishing at once never sync or prune concurrently', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const slow = async () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setImmediate(r));
+      inFlight--;
+    };
+    const reports = new NamespaceReports({ sync: async () => (await slow(), 'loopguard'), prune: slow, available: async () => true }, { warn: () => undefined } as never, () => ['a/p', 'b/p']);
+    await reports.publish('a/p', new Map([['a', []]]));
+    await reports.publish('b/p', new Map([['b', []]]));
+    most = 0;
+    await Promise.all([reports.publish('a/p', new Map([['a', []]])), reports.publish('b/p', new Map([['b', []]]))]);
+    expect(most).toBe(1);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { converged, mayStayQuiet, policyInputs, type QuietRound } from '../../../src/controllers/policy/quiet.js';
+import { converged, expectedStatus, mayStayQuiet, policyInputs, statusKey, type QuietRound } from '../../../src/controllers/policy/quiet.js';
 import type { LoopbackPolicyStatus } from '../../../src/api/loopbackpolicy.js';
 
 const settled = { waiting: false, stopped: [], skipped: 0, releases: [] };
@@ -26,7 +26,7 @@ describe('converged: a round whose inputs plan the same outcomes again', () => {
 
 describe('mayStayQuiet', () => {
   const status: LoopbackPolicyStatus = { observedGeneration: 1, counts: { total: 1, mitigated: 1 } as never, targets: [], lastEvaluatedTime: '2026-11-26T10:00:00Z' };
-  const last: QuietRound = { stamp: '7|3|true|{}|{}', at: 1_000, clbs: ['lb-1'], status };
+  const last: QuietRound = { stamp: '7|3|true|{}|{}', at: 1_000, clbs: ['lb-1'], status: statusKey(status) };
   it.each([
     ['same inputs, within the interval', last, last.stamp, status, 1_000 + 299_999, true],
     ['the same status evaluated later (its time is not news)', last, last.stamp, { ...status, lastEvaluatedTime: '2026-11-26T10:04:00Z' }, 2_000, true],
@@ -37,6 +37,20 @@ describe('mayStayQuiet', () => {
     ['the status removed', last, last.stamp, undefined, 2_000, false],
   ] as const)('%s', (_name, prev, stamp, current, now, expected) => {
     expect(mayStayQuiet(prev, { stamp, status: current }, now, 300_000)).toBe(expected);
+  });
+});
+
+describe('expectedStatus: what a quiet reconcile expects to find after a full round', () => {
+  const built: LoopbackPolicyStatus = { observedGeneration: 1, counts: { total: 1, mitigated: 1 } as never, targets: [], lastEvaluatedTime: '2026-11-26T10:00:00Z' };
+  const foreign = { ...built, note: 'added by another field manager' } as LoopbackPolicyStatus;
+  const round = (status: LoopbackPolicyStatus): QuietRound => ({ stamp: 's', at: 0, clbs: [], status: statusKey(status) });
+  it.each([
+    ['the cache shows what was built', built, built, undefined, built],
+    ['a first write, the cache not there yet', built, undefined, undefined, built],
+    ['the cache differs for the first time: the write is expected to land', built, foreign, round({ ...built, observedGeneration: 0 }), built],
+    ['the same status written again and the cache still differs: the difference stays (server-side apply)', built, foreign, round(built), foreign],
+  ] as const)('%s', (_name, b, cached, last, expected) => {
+    expect(expectedStatus(b, cached, last)).toBe(statusKey(expected));
   });
 });
 

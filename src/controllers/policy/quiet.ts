@@ -69,10 +69,19 @@ export function mayStayQuiet(
  * in 10 min of nothing changing).
  */
 export function statusKey(s: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): string {
-  const sorted = (_key: string, v: unknown): unknown =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
-  return JSON.stringify({ ...s, lastEvaluatedTime: undefined }, sorted);
+  // Kept per status object: a quiet reconcile (every few seconds) compares the cached status, which the informer
+  // replaces, never edits, so one serialization per status it delivers.
+  let key = keys.get(s);
+  if (key === undefined) {
+    const sorted = (_key: string, v: unknown): unknown =>
+      v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
+    key = JSON.stringify({ ...s, lastEvaluatedTime: undefined }, sorted);
+    keys.set(s, key);
+  }
+  return key;
 }
+
+const keys = new WeakMap<object, string>();
 
 /** Status equality for "is a write needed" (statusKey). */
 export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): boolean {

@@ -5,6 +5,8 @@
 // by the bench every --tke-resync, the simulator's 30 s default, so each resync's calls can be told apart).
 // Prints, for the quiet period:
 //   - the operator's apiserver writes (the audit log; the leader Lease's renewals apart, one every 2 s by design);
+//   - its Events by reason: all since the policy, those that occurred in the quiet period, and those that occurred
+//     before it but were created in it (the Enforce's, still going out at the recorder's pace: src/kube/events.ts);
 //   - CLB writes by loopguard and by TKE (goal 0 for both);
 //   - loopguard's CLB reads per drift interval against the drift budget of the two tiers (src/controllers/drift-signal.ts):
 //     each converged CLB's health twice per interval (DescribeTargetHealth, 30 CLBs a call) and its full re-read
@@ -22,7 +24,7 @@
 //
 //   npm run bench:idle                         (defaults: --n 1000 --quiet 10m --drift-interval 5m --tke-resync 30s)
 //   npm run bench:idle -- --n 20 --quiet 30s --drift-interval 10s --tke-resync 5s      (CI)
-//   npm run bench:idle -- --n 3000 --quiet 6m --drift-interval 2m --inject-drift      (issue 28 #6)
+//   npm run bench:idle -- --n 3000 --quiet 5m --drift-interval 2m --inject-drift      (issue 28 #6)
 import { parseArgs } from 'node:util';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { startClbEmulator, type ClbEmulator } from '../sim/clb-emulator/index.js';
@@ -172,15 +174,29 @@ async function main(): Promise<void> {
       log(`apiserver requests by the operator in ${secs(tEnd - qStart)}: ${formatCounts(requests)}`);
       log(`apiserver writes by the operator, the leader Lease's renewals apart: ${requests.writes - leaseWrites} (goal 0); Lease renewals ${leaseWrites} (one per 2 s retry period, as client-go's)`);
     }
-    // Which Events, if any (each one a write): by reason, with one message.
-    const events = (await core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.source?.component === 'loopguard' && Date.parse(String(e.lastTimestamp ?? e.eventTime ?? 0)) >= qStart);
-    const byReason = new Map<string, { n: number; example: string }>();
-    for (const e of events) {
-      const r = byReason.get(e.reason ?? '') ?? { n: 0, example: `${e.involvedObject.name}: ${e.message ?? ''}`.slice(0, 200) };
-      r.n++;
-      byReason.set(e.reason ?? '', r);
+    // Which Events (each one a write), by reason: those whose occurrence was in the quiet period, and those the
+    // apiserver created in it although they occurred before (the Enforce's Events, written at the recorder's pace).
+    const ours = (await core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.source?.component === 'loopguard');
+    const ms = (v: unknown) => (v instanceof Date ? v.getTime() : Date.parse(String(v ?? 0)));
+    const occurred = (e: (typeof ours)[number]) => ms(e.lastTimestamp ?? e.eventTime);
+    const created = (e: (typeof ours)[number]) => ms(e.metadata?.creationTimestamp);
+    const all = new Map<string, number>();
+    for (const e of ours) all.set(e.reason ?? '', (all.get(e.reason ?? '') ?? 0) + 1);
+    log(`Events by loopguard since the policy, by reason (a write each, deduplicated ones counted once): ${JSON.stringify(Object.fromEntries(all))}`);
+    for (const { what, events } of [
+      { what: 'last seen in the quiet period', events: ours.filter((e) => occurred(e) >= qStart) },
+      { what: 'created in the quiet period, recorded before it', events: ours.filter((e) => occurred(e) < qStart && created(e) >= qStart) },
+    ]) {
+      const byReason = new Map<string, { n: number; example: string }>();
+      for (const e of events) {
+        const r = byReason.get(e.reason ?? '') ?? { n: 0, example: `${e.involvedObject.name}: ${e.message ?? ''}`.slice(0, 200) };
+        r.n++;
+        byReason.set(e.reason ?? '', r);
+      }
+      for (const [reason, r] of byReason) log(`  Events ${reason} (${what}): ${r.n}, e.g. ${r.example}`);
     }
-    for (const [reason, r] of byReason) log(`  Events ${reason} (last seen in the quiet period): ${r.n}, e.g. ${r.example}`);
+    const late = ours.filter((e) => occurred(e) < qStart && created(e) >= qStart).map(created);
+    if (late.length > 1) log(`  the Enforce's Events still being written: the last ${secs(Math.max(...late) - qStart)} into the quiet period, ${(late.length / ((Math.max(...late) - qStart) / 1000)).toFixed(1)}/s`);
     // CLB writes
     const calls = (caller: string) => Object.fromEntries(Object.entries(stats.byCaller[caller] ?? {}).map(([a, o]) => [a, sum(Object.values(o))]));
     const lg = calls('loopguard');

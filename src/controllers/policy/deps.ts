@@ -49,7 +49,7 @@ export interface PolicyControllerOptions extends RoundDeps {
   caches: PolicyCaches;
   statusWriter: Pick<PolicyStatusWriter, 'apply'>;
   /** The OpenReports Report per governed namespace (docs/cluster-policy.md §8); absent: none written. */
-  reports?: Pick<NamespaceReports, 'enabled' | 'publish' | 'forget' | 'retry'>;
+  reports?: Pick<NamespaceReports, 'enabled' | 'publish' | 'forget' | 'retry' | 'version'>;
   /** Enforce's Kubernetes writer (finalizers; the revert reads targets through it). */
   writer: Pick<KubeWriter, 'setFinalizers' | 'list'>;
   /** The ownership registry (LoopbackRecords), read from the API server by the revert. */

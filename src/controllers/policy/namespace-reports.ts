@@ -36,6 +36,11 @@ export class NamespaceReports {
   private backoffMs = RETRY_MIN_MS;
   /** The write in progress (writes are serialized). */
   private writing: Promise<unknown> = Promise.resolve();
+  /** The retry in progress: callers meanwhile share it instead of queueing one write each. */
+  private retrying: Promise<void> | undefined;
+  /** Each namespace's report as last written (its name), and a count of changes to that map (`version`). */
+  private readonly written = new Map<string, string>();
+  private changes = 0;
 
   constructor(
     private readonly writer: Pick<ReportWriter, 'sync' | 'prune' | 'available'>,
@@ -59,10 +64,12 @@ export class NamespaceReports {
 
   /**
    * `owner`'s results in each namespace it governs (every covered namespace, even without targets). Returns the
-   * namespaces' report names (where one was written). A failure is logged: reports are a view, the round stands; a
-   * namespace whose write failed is written again by a later publish or `retry`, after a backoff.
+   * namespaces' report names (where one was written) and `version` as it was right after this write (what the names
+   * are up to date with; the caller's next check of `version` sees any later change). A failure is logged: reports
+   * are a view, the round stands; a namespace whose write failed is written again by a later publish or `retry`,
+   * after a backoff.
    */
-  async publish(owner: OwnerKey, results: ReadonlyMap<string, readonly ReportTarget[]>): Promise<Map<string, string>> {
+  async publish(owner: OwnerKey, results: ReadonlyMap<string, readonly ReportTarget[]>): Promise<{ names: Map<string, string>; version: number }> {
     const before = this.published.get(owner) ?? new Set<string>();
     this.published.set(owner, new Set(results.keys()));
     this.gone.delete(owner);
@@ -77,12 +84,32 @@ export class NamespaceReports {
   }
 
   /**
+   * Changes when a namespace's report is written for the first time, after failed writes, or is pruned: a policy whose
+   * status named the reports before that (a cluster policy's `byNamespace[].report`) is missing the change, so its
+   * quiet rounds count this among their inputs (quiet.ts) and the next reconcile makes the full round.
+   */
+  get version(): number {
+    return this.changes;
+  }
+
+  /**
    * Writes again, without a round, the reports whose write failed (and a prune still owed) from the results kept: a
    * quiet round (quiet.ts) publishes nothing, so a failure would otherwise wait for the drift interval's full round.
-   * At most once per backoff (RETRY_MIN_MS doubling to RETRY_MAX_MS while writes keep failing).
+   * At most once per backoff (RETRY_MIN_MS doubling to RETRY_MAX_MS while writes keep failing); concurrent callers
+   * share one. Never rejects: a quiet reconcile does not wait for it.
    */
-  async retry(now = Date.now()): Promise<void> {
-    if ((this.failed.size > 0 || (!this.pruned && this.published.size > 0)) && now >= this.retryAt) await this.write(new Set(), now);
+  retry(now?: number): Promise<void> {
+    if (this.retrying) return this.retrying;
+    if (!(this.failed.size > 0 || (!this.pruned && this.published.size > 0)) || (now ?? Date.now()) < this.retryAt) return Promise.resolve();
+    const run = this.write(new Set(), now).then(
+      () => undefined,
+      (err: unknown) => {
+        this.logger.warn("Could not write the namespaces' reports; retrying", { error: err instanceof Error ? err.message : String(err) });
+      },
+    );
+    const shared = run.finally(() => (this.retrying = undefined));
+    this.retrying = shared;
+    return shared;
   }
 
   /** The policy is gone: its results leave every report. */
@@ -102,18 +129,19 @@ export class NamespaceReports {
   }
 
   /** One write at a time: two policies' rounds (or a round and a retry) must not prune from different views. */
-  private write(touched: ReadonlySet<string>, now = Date.now()): Promise<Map<string, string>> {
-    const run = this.writing.then(() => this.writeNow(touched, now));
+  private write(touched: ReadonlySet<string>, now?: number): Promise<{ names: Map<string, string>; version: number }> {
+    // The time it runs, not when it was queued: a namespace whose backoff ended meanwhile is written with it.
+    const run = this.writing.then(() => this.writeNow(touched, now ?? Date.now()));
     this.writing = run.catch(() => undefined);
     return run;
   }
 
-  private async writeNow(touched: ReadonlySet<string>, now: number): Promise<Map<string, string>> {
+  private async writeNow(touched: ReadonlySet<string>, now: number): Promise<{ names: Map<string, string>; version: number }> {
     const names = new Map<string, string>();
     const everyone = this.owners().every((o) => this.published.has(o) || this.gone.has(o));
     if (!everyone) {
       for (const ns of touched) this.waiting.add(ns);
-      return names;
+      return { names, version: this.changes };
     }
     // A namespace whose write keeps failing (terminating, a webhook's refusal) is tried with the others, never before
     // them in a way that could hold them back, and again only when its backoff is over.
@@ -126,10 +154,13 @@ export class NamespaceReports {
         if (entries) {
           const name = await this.writer.sync(ns, [...entries.values()].flat());
           if (name) names.set(ns, name);
+          this.note(ns, name);
         }
         this.failed.delete(ns);
       } catch (err) {
         this.failed.add(ns);
+        // Left out of the names this write returns: counted as a change when a later write gets it through.
+        this.written.delete(ns);
         errors.push(`${ns}: ${err instanceof Error ? err.message : String(err)}`);
       }
     }
@@ -139,6 +170,7 @@ export class NamespaceReports {
       try {
         await this.writer.prune(new Set(this.byNamespace.keys()));
         this.pruned = true;
+        for (const ns of [...this.written.keys()]) if (!this.byNamespace.has(ns)) this.note(ns, undefined);
       } catch (err) {
         errors.push(`prune: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -151,6 +183,13 @@ export class NamespaceReports {
       this.retryAt = 0;
       this.backoffMs = RETRY_MIN_MS;
     }
-    return names;
+    return { names, version: this.changes };
+  }
+
+  private note(ns: string, name: string | undefined): void {
+    if (this.written.get(ns) === name) return;
+    if (name === undefined) this.written.delete(ns);
+    else this.written.set(ns, name);
+    this.changes++;
   }
 }

@@ -23,7 +23,7 @@ import { maxReadAgeMs, signalled } from '../drift-signal.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
-import { converged, expectedStatus, mayStayQuiet, sameStatus, type QuietRound } from './quiet.js';
+import { converged, expectedStatus, mayStayQuiet, sameStatus, withReportsVersion, type QuietRound } from './quiet.js';
 import { PolicyRound, type RoundResult } from './round.js';
 import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
@@ -102,12 +102,15 @@ export class PolicyController {
     if (mayStayQuiet(last, { stamp, status: policy.object.status }, startedAt, this.o.driftCheckIntervalMs)) {
       const due = this.driftDue(key, last.clbs);
       await this.round.driftChecks(due.full, signal, due.signal);
-      await this.o.reports?.retry();
       // A CLB still overdue (its drift read failed) goes to the full round, whose read of it reports the failure.
       const maxAge = maxReadAgeMs(this.o);
       const overdue = last.clbs.some((id) => startedAt - (this.o.observer.observedAt(id) ?? 0) > maxAge);
       if (!overdue && this.stamp() === stamp) {
         this.quiet.set(key, last);
+        // A report write that failed, again once its backoff is over (a full round's publish does it too). Not
+        // awaited: a report's apiserver trouble must hold up no reconcile; a write that gets through changes the
+        // reports' version, so the rounds whose status names reports come back full.
+        void this.o.reports?.retry();
         const next = this.requeue(key, last.clbs, [], { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 });
         // Never later than the full round due once per drift interval.
         const fullDueIn = Math.max(0, last.at + this.o.driftCheckIntervalMs - Date.now());
@@ -147,7 +150,8 @@ export class PolicyController {
       ...(run.policyError ? { policyError: run.policyError } : {}),
       now: new Date(),
     };
-    const reports = await this.publishReports(policy, outcomes, targets);
+    const published = await this.publishReports(policy, outcomes, targets);
+    const reports = published?.names;
     const status =
       policy.namespace === undefined
         ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(reports ? { reports } : {}) })
@@ -158,14 +162,19 @@ export class PolicyController {
     if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
     const clbs = boundClbs(mine);
     const next = this.requeue(key, clbs, outcomes, run);
-    if (converged(run, outcomes, this.building.get(key) ?? 0)) this.quiet.set(key, { stamp, at: startedAt, clbs, status: expectedStatus(status, previous, last) });
+    if (converged(run, outcomes, this.building.get(key) ?? 0)) {
+      // The reports' part as of this round's own publish: the report names in its status are up to date with that,
+      // and a later change (another policy's first write, a retry that got through) makes the next round full.
+      const inputs = published ? withReportsVersion(stamp, published.version) : stamp;
+      this.quiet.set(key, { stamp: inputs, at: startedAt, clbs, status: expectedStatus(status, previous, last) });
+    }
     return next;
   }
 
   /** The inputs of a round besides the policy's own targets' objects, all as cheap versions (quiet.ts). */
   private stamp(): string {
     const capabilities = JSON.stringify(this.o.capabilities.snapshot());
-    return `${this.o.caches.version()}|${this.o.observer.generation}|${this.o.tkeServiceConfigsSynced()}|${JSON.stringify(this.o.profile())}|${capabilities}`;
+    return withReportsVersion(`${this.o.caches.version()}|${this.o.observer.generation}|${this.o.tkeServiceConfigsSynced()}|${JSON.stringify(this.o.profile())}|${capabilities}`, this.o.reports?.version ?? 0);
   }
 
   /**
@@ -204,7 +213,7 @@ export class PolicyController {
    * The policy's results where each namespace's users read them: its part of the OpenReports Report of every
    * namespace it governs (namespace-reports.ts). Returns the namespaces' report names, for a cluster policy's status.
    */
-  private async publishReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<Map<string, string> | undefined> {
+  private async publishReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<{ names: Map<string, string>; version: number } | undefined> {
     // Without OpenReports nothing is built: a round over 12,000 targets would make as many results for nobody.
     if (!this.o.reports || !(await this.o.reports.enabled())) return undefined;
     const byNs = new Map<string, ReportTarget[]>([...targets.namespaces.keys()].map((ns) => [ns, []]));

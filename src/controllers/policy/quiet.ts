@@ -93,12 +93,29 @@ export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus
  * `cached`. Normally what was built (written, or already there). But server-side apply leaves what another field
  * manager added (a condition, a field loopguard does not write): when the last round expected this same status and
  * the cache still shows another, the difference is someone else's and stays, so the cached status is the one to
- * expect; otherwise every reconcile of the policy would be a full round.
+ * expect; otherwise every reconcile of the policy would be a full round. A status someone else edited since the last
+ * round matches neither: the round's write is expected to land.
  */
 export function expectedStatus(built: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus, cached: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, last: QuietRound | undefined): string {
   const key = statusKey(built);
-  return cached !== undefined && last?.status === key ? statusKey(cached) : key;
+  if (cached === undefined || last === undefined) return key;
+  // Also when the last round had already taken the cached status as it is: the drift interval's full round builds
+  // the same status again and finds the same difference, which is no reason for one more full round and write.
+  const found = statusKey(cached);
+  return last.status === key || last.status === found ? found : key;
 }
+
+/**
+ * A stamp's last part: the namespaces' reports version (namespace-reports.ts), which a cluster policy's status reads
+ * (the report names). Replaced with the version its own publish returned when a round converges: a stamp taken
+ * before the round would count the round's own first report writes as a change and make one more full round.
+ */
+export function withReportsVersion(stamp: string, version: number): string {
+  const cut = stamp.lastIndexOf(REPORTS);
+  return `${cut < 0 ? stamp : stamp.slice(0, cut)}${REPORTS}${version}`;
+}
+
+const REPORTS = '|reports=';
 
 /**
  * A policy as a round reads it: everything but the status (loopguard's own write) and the apiserver's bookkeeping.

@@ -37,7 +37,7 @@ describe('NamespaceReports', () => {
   it("a namespace's report holds every policy's targets; a loser's conflict stays out", async () => {
     const w = world(['ClusterLoopbackPolicy/p', 'shop/own']);
     await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', [t('web', 'ClusterLoopbackPolicy/p', 'PolicyPrecedence', 'Conflict'), t('api', 'ClusterLoopbackPolicy/p')]], ['blog', []]]));
-    const names = await w.reports.publish('shop/own', new Map([['shop', [t('web', 'LoopbackPolicy/own')]]]));
+    const { names } = await w.reports.publish('shop/own', new Map([['shop', [t('web', 'LoopbackPolicy/own')]]]));
     expect(names).toEqual(new Map([['blog', 'loopguard'], ['shop', 'loopguard']]));
     expect(w.synced).toContainEqual(['shop', ['ClusterLoopbackPolicy/p:api', 'LoopbackPolicy/own:web']]);
     expect(w.synced).toHaveLength(2);
@@ -118,5 +118,65 @@ describe('NamespaceReports', () => {
     most = 0;
     await Promise.all([reports.publish('a/p', new Map([['a', []]])), reports.publish('b/p', new Map([['b', []]]))]);
     expect(most).toBe(1);
+  });
+
+  it("version: changes when a namespace's report is first written, written after failing, or pruned; not when written again", async () => {
+    const w = world(['ClusterLoopbackPolicy/p', 'shop/own']);
+    // Waiting for shop/own: nothing written, nothing changed; the names are not complete yet.
+    const early = await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []], ['blog', []]]));
+    expect(early).toEqual({ names: new Map(), version: 0 });
+    const first = await w.reports.publish('shop/own', new Map([['shop', []]]));
+    expect(first.names).toEqual(new Map([['blog', 'loopguard'], ['shop', 'loopguard']]));
+    expect(first.version).toBeGreaterThan(0);
+    expect(w.reports.version).toBe(first.version);
+    // Written again, same names: the version stays (quiet rounds stay quiet).
+    const again = await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []], ['blog', []]]));
+    expect(again.version).toBe(first.version);
+    // blog fails: left out of the names, no change yet; through on the retry: a change the cluster policy must see.
+    w.failing.sync.add('blog');
+    const failed = await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []], ['blog', []]]));
+    expect(failed.names).toEqual(new Map([['shop', 'loopguard']]));
+    expect(failed.version).toBe(first.version);
+    w.failing.sync.delete('blog');
+    await w.reports.retry(Date.now() + RETRY_MIN_MS + 1);
+    expect(w.reports.version).toBeGreaterThan(first.version);
+    // The cluster policy leaves blog: its report is pruned, another change.
+    const before = w.reports.version;
+    await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []]]));
+    expect(w.pruned.at(-1)).toEqual(['shop']);
+    expect(w.reports.version).toBeGreaterThan(before);
+  });
+
+  it('retry: callers while one runs share it (one write, not one per quiet reconcile), and it never rejects', async () => {
+    let release: () => void = () => undefined;
+    let prunes = 0;
+    const writer = {
+      sync: async () => 'loopguard',
+      // The prune keeps failing (so a retry is owed), slowly: four quiet reconciles ask for a retry meanwhile.
+      prune: async () => {
+        prunes++;
+        await new Promise<void>((r) => (release = r));
+        throw new Error('webhook timed out');
+      },
+      available: async () => true,
+    };
+    const reports = new NamespaceReports(writer, { warn: () => undefined } as never, () => ['a/p']);
+    const first = reports.publish('a/p', new Map([['a', []]]));
+    await new Promise((r) => setImmediate(r));
+    release();
+    await first;
+    expect(prunes).toBe(1);
+    const later = Date.now() + RETRY_MIN_MS + 1;
+    const calls = [reports.retry(later), reports.retry(later), reports.retry(later), reports.retry(later)];
+    await new Promise((r) => setImmediate(r));
+    release();
+    await Promise.all(calls);
+    expect(prunes).toBe(2);
+    // A writer that throws outside sync (the owners' lookup) is logged, not thrown at the quiet reconcile.
+    const broken = new NamespaceReports(writer, { warn: () => undefined } as never, () => {
+      throw new Error('cache gone');
+    });
+    (broken as unknown as { failed: Set<string> }).failed.add('a');
+    await expect(broken.retry(later)).resolves.toBeUndefined();
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { converged, expectedStatus, mayStayQuiet, policyInputs, statusKey, type QuietRound } from '../../../src/controllers/policy/quiet.js';
+import { converged, expectedStatus, mayStayQuiet, policyInputs, statusKey, withReportsVersion, type QuietRound } from '../../../src/controllers/policy/quiet.js';
 import type { LoopbackPolicyStatus } from '../../../src/api/loopbackpolicy.js';
 
 const settled = { waiting: false, stopped: [], skipped: 0, releases: [] };
@@ -49,6 +49,8 @@ describe('expectedStatus: what a quiet reconcile expects to find after a full ro
     ['a first write, the cache not there yet', built, undefined, undefined, built],
     ['the cache differs for the first time: the write is expected to land', built, foreign, round({ ...built, observedGeneration: 0 }), built],
     ['the same status written again and the cache still differs: the difference stays (server-side apply)', built, foreign, round(built), foreign],
+    ["the interval's full round after the difference was taken as it is: still taken, no write round", built, foreign, round(foreign), foreign],
+    ['edited by someone else since the last round: the write is expected to land', built, { ...foreign, note: 'edited' } as LoopbackPolicyStatus, round(foreign), built],
   ] as const)('%s', (_name, b, cached, last, expected) => {
     expect(expectedStatus(b, cached, last)).toBe(statusKey(expected));
   });
@@ -64,5 +66,15 @@ describe('policyInputs: a policy as a round reads it', () => {
     ['an annotation added', { ...policy, metadata: { ...policy.metadata, annotations: { 'loopguard.dev/abandon': 'true' } } }, false],
   ] as const)('%s: same stamp = %s', (_name, changed, same) => {
     expect(policyInputs(changed as never) === stamp).toBe(same);
+  });
+});
+
+describe("withReportsVersion: a stamp's reports part", () => {
+  it.each([
+    ['added to a stamp without one', 'caches=1|gen=2', 3, 'caches=1|gen=2|reports=3'],
+    ['replaced, the rest kept', 'caches=1|gen=2|reports=3', 5, 'caches=1|gen=2|reports=5'],
+    ['the same version: the same stamp', 'caches=1|reports=3', 3, 'caches=1|reports=3'],
+  ] as const)('%s', (_name, stamp, version, expected) => {
+    expect(withReportsVersion(stamp, version)).toBe(expected);
   });
 });

@@ -67,7 +67,16 @@ function harness(...names: string[]) {
     if (now !== held) [held, version] = [now, version + 1];
     return version;
   };
+  /** The namespaces' reports (namespace-reports.ts) as the controller sees them; off (OpenReports absent) unless a test turns them on. */
+  const reports = {
+    version: 0,
+    enabled: async () => false,
+    publish: async (): Promise<{ names: Map<string, string>; version: number }> => ({ names: new Map(), version: reports.version }),
+    forget: async () => undefined,
+    retry: (): Promise<void> => Promise.resolve(),
+  };
   const controller = new PolicyController({
+    reports,
     caches: {
       records,
       policy: (_ns, name) => policies.get(name),
@@ -119,7 +128,7 @@ function harness(...names: string[]) {
   });
   const reconcile = (name: string) => controller.reconcile(`shop/${name}`, new AbortController().signal);
   const target = (policy: string, name: string) => policies.get(policy)?.status?.targets?.find((t) => t.name === name);
-  return { world, policies, events, removed, reconcile, target, stopping, observer, checked, fullRounds: () => fullRounds, foreign };
+  return { world, policies, events, removed, reconcile, target, stopping, observer, checked, fullRounds: () => fullRounds, foreign, reports };
 }
 
 describe('PolicyController.reconcile over an in-memory world', () => {
@@ -372,6 +381,38 @@ describe('PolicyController drift checks in two tiers (drift-signal.ts)', () => {
     later(signalIntervalMs(DRIFT_MS) + 5_000 + DRIFT_MS);
     await h.reconcile('p');
     expect(h.fullRounds()).toBe(steady + 1);
+  });
+
+  it("the namespaces' reports: a change to them (a write that got through) makes the next round full, the round's own first write does not; a retry is not waited for", async () => {
+    const h = harness('web');
+    h.reports.enabled = async () => true;
+    // The round's own publish writes the reports for the first time: a change, as of that publish.
+    h.reports.publish = async () => {
+      h.reports.version++;
+      return { names: new Map([['shop', 'loopguard']]), version: h.reports.version };
+    };
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    for (let i = 0; i < 3; i++) await h.reconcile('p');
+    const rounds = h.fullRounds();
+    await h.reconcile('p');
+    expect(h.fullRounds()).toBe(rounds);
+    // A retry that never ends (a webhook hanging on the Report): the quiet reconcile does not wait for it.
+    let retries = 0;
+    h.reports.retry = () => {
+      retries++;
+      return new Promise<void>(() => undefined);
+    };
+    later(5_000);
+    await h.reconcile('p');
+    expect(retries).toBe(1);
+    expect(h.fullRounds()).toBe(rounds);
+    // A report written since (another policy's first publish, or that retry getting through): the next round is full.
+    h.reports.version++;
+    await h.reconcile('p');
+    expect(h.fullRounds()).toBe(rounds + 1);
+    await h.reconcile('p');
+    await h.reconcile('p');
+    expect(h.fullRounds()).toBe(rounds + 1);
   });
 
   it('a drift the health cannot show (listeners without backends) is not found by the signal; the full re-read corrects it', async () => {

@@ -196,7 +196,9 @@ async function main(): Promise<void> {
       for (const [reason, r] of byReason) log(`  Events ${reason} (${what}): ${r.n}, e.g. ${r.example}`);
     }
     const late = ours.filter((e) => occurred(e) < qStart && created(e) >= qStart).map(created);
-    if (late.length > 1) log(`  the Enforce's Events still being written: the last ${secs(Math.max(...late) - qStart)} into the quiet period, ${(late.length / ((Math.max(...late) - qStart) / 1000)).toFixed(1)}/s`);
+    // Creation times have whole seconds: a span under one is too short to give a rate.
+    const span = late.length > 0 ? Math.max(...late) - qStart : 0;
+    if (span >= 1_000) log(`  the Enforce's Events still being written: the last ${secs(span)} into the quiet period, ${(late.length / (span / 1000)).toFixed(1)}/s`);
     // CLB writes
     const calls = (caller: string) => Object.fromEntries(Object.entries(stats.byCaller[caller] ?? {}).map(([a, o]) => [a, sum(Object.values(o))]));
     const lg = calls('loopguard');

@@ -84,9 +84,10 @@ export class NamespaceReports {
   }
 
   /**
-   * Changes when a namespace's report is written for the first time, after failed writes, or is pruned: a policy whose
-   * status named the reports before that (a cluster policy's `byNamespace[].report`) is missing the change, so its
-   * quiet rounds count this among their inputs (quiet.ts) and the next reconcile makes the full round.
+   * Changes when the name a namespace's last write returned changes: its first write in this process, a write after
+   * one that failed or was held back (not every policy published yet), a write that found the namespace gone (no
+   * name), a prune. A cluster policy's status names the reports (`byNamespace[].report`) as its publish returned them,
+   * so its quiet rounds count this among their inputs (quiet.ts) and the next reconcile after a change is full.
    */
   get version(): number {
     return this.changes;
@@ -140,7 +141,11 @@ export class NamespaceReports {
     const names = new Map<string, string>();
     const everyone = this.owners().every((o) => this.published.has(o) || this.gone.has(o));
     if (!everyone) {
-      for (const ns of touched) this.waiting.add(ns);
+      // Held back, so left out of the names returned: counted as a change when the write that ends the wait comes.
+      for (const ns of touched) {
+        this.waiting.add(ns);
+        this.written.delete(ns);
+      }
       return { names, version: this.changes };
     }
     // A namespace whose write keeps failing (terminating, a webhook's refusal) is tried with the others, never before

@@ -23,7 +23,7 @@ import { maxReadAgeMs, signalled } from '../drift-signal.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
-import { converged, expectedStatus, mayStayQuiet, sameStatus, withReportsVersion, type QuietRound } from './quiet.js';
+import { converged, expectedStatus, mayStayQuiet, sameStatus, statusKey, withReportsVersion, type QuietRound } from './quiet.js';
 import { PolicyRound, type RoundResult } from './round.js';
 import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
@@ -96,7 +96,8 @@ export class PolicyController {
     }
     // Converged on the same inputs: the drift checks due, and a full round only if they found something new.
     let startedAt = Date.now();
-    let stamp = this.stamp();
+    const cluster = policy.namespace === undefined;
+    let stamp = this.stamp(cluster);
     const last = this.quiet.get(key);
     this.quiet.delete(key);
     if (mayStayQuiet(last, { stamp, status: policy.object.status }, startedAt, this.o.driftCheckIntervalMs)) {
@@ -105,7 +106,7 @@ export class PolicyController {
       // A CLB still overdue (its drift read failed) goes to the full round, whose read of it reports the failure.
       const maxAge = maxReadAgeMs(this.o);
       const overdue = last.clbs.some((id) => startedAt - (this.o.observer.observedAt(id) ?? 0) > maxAge);
-      if (!overdue && this.stamp() === stamp) {
+      if (!overdue && this.stamp(cluster) === stamp) {
         this.quiet.set(key, last);
         // A report write that failed, again once its backoff is over (a full round's publish does it too). Not
         // awaited: a report's apiserver trouble must hold up no reconcile; a write that gets through changes the
@@ -118,7 +119,7 @@ export class PolicyController {
       }
       // Something new: the full round, stamped with what it starts from (the drift reads just made included).
       startedAt = Date.now();
-      stamp = this.stamp();
+      stamp = this.stamp(cluster);
     }
     const { spec } = policy;
     const targets = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
@@ -165,16 +166,20 @@ export class PolicyController {
     if (converged(run, outcomes, this.building.get(key) ?? 0)) {
       // The reports' part as of this round's own publish: the report names in its status are up to date with that,
       // and a later change (another policy's first write, a retry that got through) makes the next round full.
-      const inputs = published ? withReportsVersion(stamp, published.version) : stamp;
-      this.quiet.set(key, { stamp: inputs, at: startedAt, clbs, status: expectedStatus(status, previous, last) });
+      const inputs = cluster && published ? withReportsVersion(stamp, published.version) : stamp;
+      this.quiet.set(key, { stamp: inputs, at: startedAt, clbs, status: expectedStatus(status, previous, last), built: statusKey(status) });
     }
     return next;
   }
 
-  /** The inputs of a round besides the policy's own targets' objects, all as cheap versions (quiet.ts). */
-  private stamp(): string {
+  /**
+   * The inputs of a round besides the policy's own targets' objects, all as cheap versions (quiet.ts); a cluster
+   * policy's with the namespaces' reports version, since its status names the reports (a LoopbackPolicy's does not).
+   */
+  private stamp(cluster: boolean): string {
     const capabilities = JSON.stringify(this.o.capabilities.snapshot());
-    return withReportsVersion(`${this.o.caches.version()}|${this.o.observer.generation}|${this.o.tkeServiceConfigsSynced()}|${JSON.stringify(this.o.profile())}|${capabilities}`, this.o.reports?.version ?? 0);
+    const inputs = `${this.o.caches.version()}|${this.o.observer.generation}|${this.o.tkeServiceConfigsSynced()}|${JSON.stringify(this.o.profile())}|${capabilities}`;
+    return cluster ? withReportsVersion(inputs, this.o.reports?.version ?? 0) : inputs;
   }
 
   /**

@@ -35,6 +35,8 @@ export interface QuietRound {
    * an input the stamp counts, so the quiet reconcile compares it and makes the full round, which writes it back.
    */
   status: string;
+  /** The status the round built, as `statusKey` (with `status`, tells whether a difference was taken as it is). */
+  built: string;
 }
 
 /** Whether a round converged: nothing left to wait for, retry or resume, so the same inputs plan the same. */
@@ -99,10 +101,11 @@ export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus
 export function expectedStatus(built: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus, cached: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, last: QuietRound | undefined): string {
   const key = statusKey(built);
   if (cached === undefined || last === undefined) return key;
-  // Also when the last round had already taken the cached status as it is: the drift interval's full round builds
-  // the same status again and finds the same difference, which is no reason for one more full round and write.
+  // Also when the last round built this same status and had already taken the cached one as it is: the drift
+  // interval's full round finds the same difference, which is no reason for one more full round and write. A status
+  // built differently (a verdict changed) is expected to land.
   const found = statusKey(cached);
-  return last.status === key || last.status === found ? found : key;
+  return last.status === key || (last.built === key && last.status === found) ? found : key;
 }
 
 /**

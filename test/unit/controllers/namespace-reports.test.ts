@@ -30,7 +30,7 @@ function world(owners: string[]) {
     available: async () => true,
   };
   const reports = new NamespaceReports(writer, { warn: () => undefined } as never, () => owners);
-  return { reports, synced, pruned, failing, tried };
+  return { reports, synced, pruned, failing, tried, owners };
 }
 
 describe('NamespaceReports', () => {
@@ -140,6 +140,13 @@ describe('NamespaceReports', () => {
     w.failing.sync.delete('blog');
     await w.reports.retry(Date.now() + RETRY_MIN_MS + 1);
     expect(w.reports.version).toBeGreaterThan(first.version);
+    // A new policy appears: the cluster policy's next publish is held back until it has published (no names), and the
+    // write that ends the wait is a change, although the names it writes are the ones written before.
+    w.owners.push('shop/new');
+    const held = await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []], ['blog', []]]));
+    expect(held.names).toEqual(new Map());
+    const ended = await w.reports.publish('shop/new', new Map([['shop', []]]));
+    expect(ended.version).toBeGreaterThan(held.version);
     // The cluster policy leaves blog: its report is pruned, another change.
     const before = w.reports.version;
     await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []]]));

@@ -26,7 +26,7 @@ describe('converged: a round whose inputs plan the same outcomes again', () => {
 
 describe('mayStayQuiet', () => {
   const status: LoopbackPolicyStatus = { observedGeneration: 1, counts: { total: 1, mitigated: 1 } as never, targets: [], lastEvaluatedTime: '2026-11-26T10:00:00Z' };
-  const last: QuietRound = { stamp: '7|3|true|{}|{}', at: 1_000, clbs: ['lb-1'], status: statusKey(status) };
+  const last: QuietRound = { stamp: '7|3|true|{}|{}', at: 1_000, clbs: ['lb-1'], status: statusKey(status), built: statusKey(status) };
   it.each([
     ['same inputs, within the interval', last, last.stamp, status, 1_000 + 299_999, true],
     ['the same status evaluated later (its time is not news)', last, last.stamp, { ...status, lastEvaluatedTime: '2026-11-26T10:04:00Z' }, 2_000, true],
@@ -43,14 +43,17 @@ describe('mayStayQuiet', () => {
 describe('expectedStatus: what a quiet reconcile expects to find after a full round', () => {
   const built: LoopbackPolicyStatus = { observedGeneration: 1, counts: { total: 1, mitigated: 1 } as never, targets: [], lastEvaluatedTime: '2026-11-26T10:00:00Z' };
   const foreign = { ...built, note: 'added by another field manager' } as LoopbackPolicyStatus;
-  const round = (status: LoopbackPolicyStatus): QuietRound => ({ stamp: 's', at: 0, clbs: [], status: statusKey(status) });
+  const changed: LoopbackPolicyStatus = { ...built, counts: { total: 1, atRisk: 1 } as never };
+  /** The last round: the status it expected to find, and the one it built. */
+  const round = (status: LoopbackPolicyStatus, builtThen = status): QuietRound => ({ stamp: 's', at: 0, clbs: [], status: statusKey(status), built: statusKey(builtThen) });
   it.each([
     ['the cache shows what was built', built, built, undefined, built],
     ['a first write, the cache not there yet', built, undefined, undefined, built],
     ['the cache differs for the first time: the write is expected to land', built, foreign, round({ ...built, observedGeneration: 0 }), built],
     ['the same status written again and the cache still differs: the difference stays (server-side apply)', built, foreign, round(built), foreign],
-    ["the interval's full round after the difference was taken as it is: still taken, no write round", built, foreign, round(foreign), foreign],
-    ['edited by someone else since the last round: the write is expected to land', built, { ...foreign, note: 'edited' } as LoopbackPolicyStatus, round(foreign), built],
+    ["the interval's full round after the difference was taken as it is: still taken, no write round", built, foreign, round(foreign, built), foreign],
+    ['edited by someone else since the last round: the write is expected to land', built, { ...foreign, note: 'edited' } as LoopbackPolicyStatus, round(foreign, built), built],
+    ['a verdict changed since the difference was taken: the new status is expected to land', changed, foreign, round(foreign, built), changed],
   ] as const)('%s', (_name, b, cached, last, expected) => {
     expect(expectedStatus(b, cached, last)).toBe(statusKey(expected));
   });

@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { API_VERSION, FINALIZER, KIND, type LoopbackPolicy, type LoopbackPolicySpec, type LoopbackPolicyStatus } from '../../../src/api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
+import { CLUSTER_KIND, type ClusterLoopbackPolicy, type ClusterLoopbackPolicyStatus } from '../../../src/api/clusterloopbackpolicy.js';
 import { ClbObserver } from '../../../src/cloud/clb-observer.js';
 import { ClbError } from '../../../src/cloud/errors.js';
 import { HealthSignal } from '../../../src/cloud/health-signal.js';
@@ -53,6 +54,8 @@ function harness(...names: string[]) {
   /** Status fields another field manager keeps on the policy (server-side apply leaves them). */
   const foreign: Record<string, unknown> = {};
   const policies = new Map<string, LoopbackPolicy>();
+  /** ClusterLoopbackPolicies, by name: they cover namespace shop, the only one. */
+  const clusters = new Map<string, ClusterLoopbackPolicy>();
   const events: { target: string; reason: string; type: string }[] = [];
   const removed: string[] = [];
   const capabilities = new LearnedCapabilities();
@@ -63,7 +66,7 @@ function harness(...names: string[]) {
   let held = '';
   let version = 0;
   const cachesVersion = () => {
-    const now = JSON.stringify([world.v1Services(), records(), [...policies.values()].map(policyInputs)]);
+    const now = JSON.stringify([world.v1Services(), records(), [...policies.values(), ...clusters.values()].map(policyInputs)]);
     if (now !== held) [held, version] = [now, version + 1];
     return version;
   };
@@ -83,10 +86,10 @@ function harness(...names: string[]) {
       policies: () => [...policies.values()],
       services: () => world.v1Services(),
       ingresses: () => [],
-      clusterPolicy: () => undefined,
-      clusterPolicies: () => [],
+      clusterPolicy: (name: string) => clusters.get(name),
+      clusterPolicies: () => [...clusters.values()],
       namespace: (name: string) => ({ name }),
-      namespaces: () => [],
+      namespaces: () => [{ name: 'shop' }],
       ownNamespace: 'loopguard-system',
       version: cachesVersion,
     },
@@ -97,9 +100,9 @@ function harness(...names: string[]) {
     capabilities,
     statusWriter: {
       // As server-side apply: what another field manager added to the status (`foreign`) stays.
-      apply: async (_ns: string, name: string, status: LoopbackPolicyStatus) => {
-        const p = policies.get(name);
-        if (p) p.status = { ...status, ...foreign };
+      apply: async (ns: string | undefined, name: string, status: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus) => {
+        const p = ns === undefined ? clusters.get(name) : policies.get(name);
+        if (p) p.status = { ...status, ...foreign } as never;
       },
     },
     writer: {
@@ -127,8 +130,9 @@ function harness(...names: string[]) {
     stopping: stopping.signal,
   });
   const reconcile = (name: string) => controller.reconcile(`shop/${name}`, new AbortController().signal);
+  const reconcileCluster = (name: string) => controller.reconcile(`${CLUSTER_KIND}/${name}`, new AbortController().signal);
   const target = (policy: string, name: string) => policies.get(policy)?.status?.targets?.find((t) => t.name === name);
-  return { world, policies, events, removed, reconcile, target, stopping, observer, checked, fullRounds: () => fullRounds, foreign, reports };
+  return { world, policies, events, removed, reconcile, target, stopping, observer, checked, fullRounds: () => fullRounds, foreign, reports, clusters, reconcileCluster };
 }
 
 describe('PolicyController.reconcile over an in-memory world', () => {
@@ -383,7 +387,7 @@ describe('PolicyController drift checks in two tiers (drift-signal.ts)', () => {
     expect(h.fullRounds()).toBe(steady + 1);
   });
 
-  it("the namespaces' reports: a change to them (a write that got through) makes the next round full, the round's own first write does not; a retry is not waited for", async () => {
+  it("a cluster policy and the namespaces' reports: a change to them (a write that got through) makes its next round full, its round's own first write does not; a retry is not waited for", async () => {
     const h = harness('web');
     h.reports.enabled = async () => true;
     // The round's own publish writes the reports for the first time: a change, as of that publish.
@@ -391,10 +395,11 @@ describe('PolicyController drift checks in two tiers (drift-signal.ts)', () => {
       h.reports.version++;
       return { names: new Map([['shop', 'loopguard']]), version: h.reports.version };
     };
-    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
-    for (let i = 0; i < 3; i++) await h.reconcile('p');
+    h.clusters.set('all', { apiVersion: API_VERSION, kind: CLUSTER_KIND, metadata: { name: 'all', uid: 'uid-all', generation: 1, creationTimestamp: new Date('2026-11-01T00:00:00Z') }, spec: { mode: 'Enforce' } });
+    for (let i = 0; i < 3; i++) await h.reconcileCluster('all');
+    expect(h.clusters.get('all')?.status?.byNamespace?.find((n) => n.namespace === 'shop')?.report).toBe('loopguard');
     const rounds = h.fullRounds();
-    await h.reconcile('p');
+    await h.reconcileCluster('all');
     expect(h.fullRounds()).toBe(rounds);
     // A retry that never ends (a webhook hanging on the Report): the quiet reconcile does not wait for it.
     let retries = 0;
@@ -403,16 +408,28 @@ describe('PolicyController drift checks in two tiers (drift-signal.ts)', () => {
       return new Promise<void>(() => undefined);
     };
     later(5_000);
-    await h.reconcile('p');
+    await h.reconcileCluster('all');
     expect(retries).toBe(1);
     expect(h.fullRounds()).toBe(rounds);
     // A report written since (another policy's first publish, or that retry getting through): the next round is full.
     h.reports.version++;
-    await h.reconcile('p');
+    await h.reconcileCluster('all');
     expect(h.fullRounds()).toBe(rounds + 1);
-    await h.reconcile('p');
-    await h.reconcile('p');
+    await h.reconcileCluster('all');
+    await h.reconcileCluster('all');
     expect(h.fullRounds()).toBe(rounds + 1);
+  });
+
+  it("a LoopbackPolicy's status names no report: a change to the reports leaves it quiet", async () => {
+    const h = harness('web');
+    h.reports.enabled = async () => true;
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    for (let i = 0; i < 3; i++) await h.reconcile('p');
+    const rounds = h.fullRounds();
+    h.reports.version++;
+    later(5_000);
+    await h.reconcile('p');
+    expect(h.fullRounds()).toBe(rounds);
   });
 
   it('a drift the health cannot show (listeners without backends) is not found by the signal; the full re-read corrects it', async () => {

@@ -180,24 +180,25 @@ async function main(): Promise<void> {
     const ms = (v: unknown) => (v instanceof Date ? v.getTime() : Date.parse(String(v ?? 0)));
     const occurred = (e: (typeof ours)[number]) => ms(e.lastTimestamp ?? e.eventTime);
     const created = (e: (typeof ours)[number]) => ms(e.metadata?.creationTimestamp);
-    const all = new Map<string, number>();
-    for (const e of ours) all.set(e.reason ?? '', (all.get(e.reason ?? '') ?? 0) + 1);
-    log(`Events by loopguard since the policy, by reason (a write each, deduplicated ones counted once): ${JSON.stringify(Object.fromEntries(all))}`);
+    const byReason = (events: typeof ours) => {
+      const counts = new Map<string, { n: number; example: string }>();
+      for (const e of events) {
+        const r = counts.get(e.reason ?? '') ?? { n: 0, example: `${e.involvedObject.name}: ${e.message ?? ''}`.slice(0, 200) };
+        r.n++;
+        counts.set(e.reason ?? '', r);
+      }
+      return counts;
+    };
+    const late = ours.filter((e) => occurred(e) < qStart && created(e) >= qStart);
+    log(`Events by loopguard since the policy, by reason (a write each, deduplicated ones counted once): ${JSON.stringify(Object.fromEntries([...byReason(ours)].map(([k, r]) => [k, r.n])))}`);
     for (const { what, events } of [
       { what: 'last seen in the quiet period', events: ours.filter((e) => occurred(e) >= qStart) },
-      { what: 'created in the quiet period, recorded before it', events: ours.filter((e) => occurred(e) < qStart && created(e) >= qStart) },
+      { what: 'created in the quiet period, recorded before it', events: late },
     ]) {
-      const byReason = new Map<string, { n: number; example: string }>();
-      for (const e of events) {
-        const r = byReason.get(e.reason ?? '') ?? { n: 0, example: `${e.involvedObject.name}: ${e.message ?? ''}`.slice(0, 200) };
-        r.n++;
-        byReason.set(e.reason ?? '', r);
-      }
-      for (const [reason, r] of byReason) log(`  Events ${reason} (${what}): ${r.n}, e.g. ${r.example}`);
+      for (const [reason, r] of byReason(events)) log(`  Events ${reason} (${what}): ${r.n}, e.g. ${r.example}`);
     }
-    const late = ours.filter((e) => occurred(e) < qStart && created(e) >= qStart).map(created);
     // Creation times have whole seconds: a span under one is too short to give a rate.
-    const span = late.length > 0 ? Math.max(...late) - qStart : 0;
+    const span = late.length > 0 ? Math.max(...late.map(created)) - qStart : 0;
     if (span >= 1_000) log(`  the Enforce's Events still being written: the last ${secs(span)} into the quiet period, ${(late.length / (span / 1000)).toFixed(1)}/s`);
     // CLB writes
     const calls = (caller: string) => Object.fromEntries(Object.entries(stats.byCaller[caller] ?? {}).map(([a, o]) => [a, sum(Object.values(o))]));

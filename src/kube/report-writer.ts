@@ -1,30 +1,26 @@
-// Keeps the per-namespace OpenReports Reports (docs/cluster-policy.md §8) on the API server. OpenReports is optional:
-// discovery says whether `openreports.io/v1alpha1` serves `reports`, asked again at most once per resync so that
-// installing it later needs no restart; while it is absent nothing is written and nothing fails. A report is applied
-// (server-side apply, loopguard's field manager, forced: loopguard owns its report) only when namespaceReport differs
-// from the stored one, and what was last read or written is remembered, so an unchanged namespace costs no API call
-// between resyncs. Each resync forgets it once: a report someone deleted or edited is read again and put back.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+// Keeps the per-namespace OpenReports Reports (docs/reports.md) on the API server. OpenReports is optional: discovery
+// says whether `openreports.io/v1alpha1` serves `reports`, asked again at most once per resync so that installing it
+// later needs no restart; while it is absent nothing is written and nothing fails.
+//
+// A report is loopguard's whole: written (created, or replaced with the stored resourceVersion) only when the stored
+// object is not exactly namespaceReport's, and then as a whole object, so whatever another writer added is gone. A
+// replace is simpler than comparing and patching fields, and a server-side apply would keep another manager's fields.
+// What loopguard wrote is remembered, so an unchanged namespace costs no API call between resyncs; each resync reads
+// the stored report once again, so one someone deleted or edited is put back.
+//
+// Prune deletes only a report this process wrote, by the uid the apiserver gave it (a precondition of the delete): a
+// label or name anyone with write access to reports can copy, so a user's own Report named `loopguard` is never
+// deleted. Across a restart that identity is lost: a report an earlier process left in a namespace that stopped being
+// covered while loopguard was down stays (docs/reports.md says how to remove it).
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
-import {
-  MANAGED_BY_LABEL,
-  namespaceReport,
-  REPORT_GROUP,
-  REPORT_LABELS,
-  REPORT_NAME,
-  REPORT_PLURAL,
-  REPORT_VERSION,
-  sameReport,
-  type Report,
-  type ReportTarget,
-} from '../model/namespace-report.js';
+import { namespaceReport, REPORT_GROUP, REPORT_NAME, REPORT_PLURAL, REPORT_VERSION, sameReport, type Report, type ReportTarget } from '../model/namespace-report.js';
 import { kubeStatus, kubeStatusKind } from '../runtime/kube-errors.js';
 
 const API = { group: REPORT_GROUP, version: REPORT_VERSION, plural: REPORT_PLURAL };
-const SELECTOR = `${MANAGED_BY_LABEL}=${REPORT_LABELS[MANAGED_BY_LABEL] ?? ''}`;
 
 export interface ReportWriterOptions {
-  /** How long a discovery answer (and the remembered reports) hold: the operator's resync interval. */
+  /** How long a discovery answer (and the stored reports as last seen) hold: the operator's resync interval. */
   resyncMs: number;
   logger?: { info: (message: string, fields?: Record<string, unknown>) => void };
   /** The clock (tests). */
@@ -46,8 +42,13 @@ export class ReportWriter {
   private readonly now: () => Date;
   /** The last discovery answer and when it was had. */
   private served: { value: boolean; at: number } | undefined;
-  /** Per namespace, the report as last read or written (null: read, none there). */
-  private readonly known = new Map<string, Report | null>();
+  /**
+   * Per namespace, the report as this process last wrote it (the apiserver's answer): its uid is the identity prune
+   * trusts, its results' timestamps the only ones carried over. Kept across resyncs.
+   */
+  private readonly written = new Map<string, Report>();
+  /** Namespaces whose stored report is known to be `written` since the last resync (read or written since). */
+  private readonly current = new Set<string>();
 
   constructor(
     kc: KubeConfig,
@@ -75,58 +76,55 @@ export class ReportWriter {
 
   /**
    * Brings the namespace's report to what `targets` say, writing only on a change. Returns the report's name, or
-   * undefined when there is none: OpenReports is not installed (or the namespace is gone).
+   * undefined when there is none: OpenReports is not installed (or the namespace is gone). A write that meets a
+   * concurrent change (409) throws: the caller tries again later, from a fresh read.
    */
   async sync(namespace: string, targets: readonly ReportTarget[]): Promise<string | undefined> {
     if (!(await this.available())) return undefined;
+    const mine = this.written.get(namespace);
+    const desired = namespaceReport(namespace, targets, mine, this.now());
     try {
-      let stored = this.known.get(namespace);
-      if (stored === undefined) {
-        stored = await this.read(namespace);
-        this.known.set(namespace, stored);
+      const stored = this.current.has(namespace) ? mine : await this.read(namespace);
+      if (!sameReport(stored, desired)) {
+        const target = { ...API, namespace, fieldManager: FIELD_MANAGER };
+        const resourceVersion = stored?.metadata.resourceVersion;
+        this.written.set(
+          namespace,
+          (resourceVersion
+            ? await this.api.replaceNamespacedCustomObject({ ...target, name: REPORT_NAME, body: { ...desired, metadata: { ...desired.metadata, resourceVersion } } })
+            : await this.api.createNamespacedCustomObject({ ...target, body: desired })) as Report,
+        );
+      } else if (stored) {
+        this.written.set(namespace, stored); // exactly what loopguard writes there: its own now, whoever created it
       }
-      const desired = namespaceReport(namespace, targets, stored ?? undefined, this.now());
-      if (sameReport(stored ?? undefined, desired)) return REPORT_NAME;
-      const written = (await this.api.patchNamespacedCustomObject(
-        { ...API, namespace, name: REPORT_NAME, body: desired, fieldManager: FIELD_MANAGER, force: true },
-        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-      )) as Report;
-      this.known.set(namespace, written);
+      this.current.add(namespace);
       return REPORT_NAME;
     } catch (err) {
-      this.known.delete(namespace);
+      this.current.delete(namespace);
       return this.absorbNotFound(err);
     }
   }
 
-  /** Deletes loopguard's report in every namespace not in `covered` (found by its label, so orphans too). */
+  /** Deletes the report this process wrote in every namespace not in `covered`, and nothing else. */
   async prune(covered: ReadonlySet<string>): Promise<void> {
-    if (!(await this.available())) return;
-    let items: Report[];
-    try {
-      items = ((await this.api.listCustomObjectForAllNamespaces({ group: REPORT_GROUP, version: REPORT_VERSION, resourcePlural: REPORT_PLURAL, labelSelector: SELECTOR })) as { items?: Report[] }).items ?? [];
-    } catch (err) {
-      await this.absorbNotFound(err);
-      return;
-    }
-    for (const report of items) {
-      const namespace = report.metadata.namespace ?? '';
-      if (report.metadata.name !== REPORT_NAME || covered.has(namespace)) continue;
-      this.known.delete(namespace);
+    for (const [namespace, report] of [...this.written]) {
+      if (covered.has(namespace)) continue;
       try {
-        await this.api.deleteNamespacedCustomObject({ ...API, namespace, name: REPORT_NAME });
+        await this.api.deleteNamespacedCustomObject({ ...API, namespace, name: REPORT_NAME, body: { preconditions: { uid: report.metadata.uid ?? '' } } });
       } catch (err) {
-        if (notFound(err) === undefined) throw err; // already gone, or OpenReports with it
+        // 404: already gone (or OpenReports with it); 409: the uid differs, so the object there now is someone else's.
+        if (notFound(err) === undefined && kubeStatus(err) !== 409) throw err;
       }
+      this.written.delete(namespace);
+      this.current.delete(namespace);
     }
-    for (const namespace of this.known.keys()) if (!covered.has(namespace)) this.known.delete(namespace);
   }
 
-  private async read(namespace: string): Promise<Report | null> {
+  private async read(namespace: string): Promise<Report | undefined> {
     try {
       return (await this.api.getNamespacedCustomObject({ ...API, namespace, name: REPORT_NAME })) as Report;
     } catch (err) {
-      if (notFound(err) === 'report') return null;
+      if (notFound(err) === 'report') return undefined;
       throw err;
     }
   }
@@ -147,8 +145,8 @@ export class ReportWriter {
           : `OpenReports (${REPORT_GROUP}/${REPORT_VERSION} ${REPORT_PLURAL}) is not installed: no per-namespace reports; checked again each resync`,
       );
     }
-    // A new answer, or the same one again after a resync: what was remembered may be stale either way.
-    this.known.clear();
+    // A new answer, or the same one again after a resync: what is stored may have changed either way.
+    this.current.clear();
     this.served = { value, at };
   }
 }

@@ -1,12 +1,15 @@
-// The OpenReports `Report` loopguard keeps in each namespace a policy covers (docs/cluster-policy.md §8): pure, no
-// I/O. Its shape follows the upstream CRD (openreports/reports-api, copied to
-// test/fixtures/openreports/openreports.io_reports.yaml): results at the top level (no status subresource),
-// `timestamp` a protobuf Timestamp {seconds, nanos}, `properties` a map of strings. A namespace's users read it
-// through the aggregated `loopguard-view` role (§9); it is small (at most MAX_REPORT_RESULTS results, each bounded)
-// because Kyverno's unbounded reports outgrew etcd's request limit (kyverno/kyverno#2674), and it is rewritten only
-// when what it says changes: each result keeps the timestamp of when its verdict and root cause were first reported.
+// The OpenReports `Report` loopguard keeps in each namespace a policy covers (docs/reports.md): pure, no I/O. Its
+// shape follows the upstream CRD (openreports/reports-api, copied to
+// test/fixtures/openreports/openreports.io_reports.yaml) and what Policy Reporter reads of it (docs/reports.md cites
+// each rule): results at the top level (no status subresource), `timestamp` a protobuf Timestamp {seconds, nanos},
+// `properties` a map of strings. A namespace's users read it through the aggregated `loopguard-view` role; it is
+// small (at most MAX_REPORT_RESULTS results, each bounded) because Kyverno's unbounded reports outgrew etcd's request
+// limit (kyverno/kyverno#2674), and it is rewritten only when what it says changes: each result keeps the timestamp
+// of when loopguard first reported its verdict and root cause. The report is wholly loopguard's: built from nothing a
+// user wrote but the targets' own text (sanitized), compared whole with what is stored, so another writer's additions
+// are replaced.
 import type { Verdict } from '../api/loopbackpolicy.js';
-import { clipText } from '../api/text.js';
+import { printable } from '../api/text.js';
 import { SEVERITY } from './verdict-counts.js';
 
 export const REPORT_GROUP = 'openreports.io';
@@ -18,7 +21,7 @@ export const REPORT_PLURAL = 'reports';
 export const REPORT_NAME = 'loopguard';
 export const REPORT_SOURCE = 'loopguard';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
-/** The labels loopguard's reports carry; `prune` finds orphans by the first. */
+/** The labels loopguard's reports carry: for people and selectors, not loopguard's proof of ownership (report-writer.ts). */
 export const REPORT_LABELS: Readonly<Record<string, string>> = { [MANAGED_BY_LABEL]: 'loopguard', 'app.kubernetes.io/part-of': 'loopguard' };
 export const REPORT_CATEGORY = 'CLB loopback';
 export const MAX_REPORT_RESULTS = 100;
@@ -99,34 +102,33 @@ export interface ReportTarget {
   loadBalancerId?: string;
 }
 
-/** §8's table: what each verdict is in OpenReports' terms; a severity only for the listed ones. */
+/** docs/reports.md's table: what each verdict is in OpenReports' terms; a severity only for the problems. */
 export const VERDICT_RESULT: Readonly<Record<Verdict, { result: ReportResultValue; severity?: ReportSeverity }>> = {
   AtRisk: { result: 'fail', severity: 'high' },
   Unsupported: { result: 'warn', severity: 'medium' },
   Conflict: { result: 'warn', severity: 'medium' },
-  // "could not be evaluated" (the API's words for error); whether ClbCreating should rather be skip is Open in §8.
+  // "could not be evaluated" (the API's words for error); whether ClbCreating should rather be skip is Open (docs/reports.md).
   Pending: { result: 'error', severity: 'low' },
   Mitigated: { result: 'pass' },
   NotApplicable: { result: 'pass' },
   Skipped: { result: 'skip' },
 };
 
-/** The results listed one by one; the rest are only counted (the report says so in configuration.limits). */
-export const LISTED_RESULTS: readonly ReportResultValue[] = ['fail', 'warn', 'error'];
+/**
+ * The results listed one by one, most severe first (SEVERITY puts every problem before the passes) within
+ * MAX_REPORT_RESULTS; `skip` is only counted (the report says so in configuration.limits). Passes are listed: Policy Reporter builds its views from results, not
+ * from `summary` (docs/reports.md), so a namespace whose targets all pass would otherwise vanish from the `loopguard`
+ * source there.
+ */
+export const LISTED_RESULTS: readonly ReportResultValue[] = ['fail', 'warn', 'error', 'pass'];
 
 /**
- * A policy conflict is reported by the policy that holds the target (§8): the loser's Conflict entry for a target
+ * A policy conflict is reported by the policy that holds the target (docs/reports.md): the loser's Conflict entry for a target
  * the holder also reports is dropped, so one target is one result and is counted once.
  */
 const POLICY_CONFLICT_CAUSES: ReadonlySet<string> = new Set(['PolicyConflict', 'PolicyPrecedence']);
 
 const targetKey = (t: { kind?: string | undefined; name?: string | undefined }) => `${t.kind ?? ''}/${t.name ?? ''}`;
-
-/** Printable and bounded: messages and plan steps may quote annotation values anyone with `edit` can write. */
-function clean(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex
-  return clipText(text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd'), max);
-}
 
 function timestampOf(now: Date): ReportTimestamp {
   return { seconds: Math.floor(now.getTime() / 1000), nanos: 0 };
@@ -142,7 +144,10 @@ function compareTargets(a: ReportTarget, b: ReportTarget): number {
   return SEVERITY[a.verdict] - SEVERITY[b.verdict] || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name) || a.policy.localeCompare(b.policy);
 }
 
-/** When the previous report first listed this target with the same verdict and root cause; undefined otherwise. */
+/**
+ * When loopguard's previous report (the one it wrote, never one read back: a stored timestamp is anyone's) first
+ * listed this target with the same verdict and root cause; undefined otherwise.
+ */
 function carriedTimestamp(previous: ReadonlyMap<string, ReportResult>, t: ReportTarget): ReportTimestamp | undefined {
   const before = previous.get(targetKey(t));
   const ref = before?.resources?.[0];
@@ -152,33 +157,36 @@ function carriedTimestamp(previous: ReadonlyMap<string, ReportResult>, t: Report
   return { seconds: Number(before.timestamp.seconds), nanos: Number(before.timestamp.nanos) };
 }
 
-function resultOf(t: ReportTarget, timestamp: ReportTimestamp): ReportResult {
+function resultOf(namespace: string, t: ReportTarget, timestamp: ReportTimestamp): ReportResult {
   const { result, severity } = VERDICT_RESULT[t.verdict];
-  const plan = clean(t.plan.map((step, i) => `${i + 1}. ${step}`).join('; '), MAX_RESULT_PLAN);
+  const plan = printable(t.plan.map((step, i) => `${i + 1}. ${step}`).join('; '), MAX_RESULT_PLAN);
   return {
     policy: t.policy,
     rule: t.rootCause,
     category: REPORT_CATEGORY,
     ...(severity ? { severity } : {}),
     result,
-    scored: true,
+    // The API: "warn: the policy requirements are not met and the policy is not scored" (report_types.go).
+    scored: result !== 'warn',
     timestamp,
-    resources: [{ apiVersion: t.apiVersion, kind: t.kind, name: t.name, ...(t.uid ? { uid: t.uid } : {}) }],
-    message: clean(t.message, MAX_RESULT_MESSAGE),
+    // The namespace too: Policy Reporter files a resource without one under cluster-scoped resources (docs/reports.md).
+    resources: [{ apiVersion: t.apiVersion, kind: t.kind, name: t.name, namespace, ...(t.uid ? { uid: t.uid } : {}) }],
+    message: printable(t.message, MAX_RESULT_MESSAGE),
     properties: {
       verdict: t.verdict,
       rootCause: t.rootCause,
       mode: t.mode,
       ...(plan ? { plan } : {}),
-      ...(t.loadBalancerId ? { loadBalancerId: clean(t.loadBalancerId, MAX_LOAD_BALANCER_ID) } : {}),
+      ...(t.loadBalancerId ? { loadBalancerId: printable(t.loadBalancerId, MAX_LOAD_BALANCER_ID) } : {}),
     },
   };
 }
 
 /**
- * The report for `namespace`: every governed target counted in `summary`, the at-risk, unsupported, conflicting and
- * pending ones listed, most severe first, at most MAX_REPORT_RESULTS. `previous` (the stored report) gives each
- * unchanged result its first timestamp back, so an unchanged namespace yields a report `sameReport` finds equal.
+ * The report for `namespace`: every governed target counted in `summary`, the at-risk, unsupported, conflicting,
+ * pending and passing ones listed, most severe first, at most MAX_REPORT_RESULTS. `previous` is the report loopguard
+ * itself wrote last in this namespace (not what is stored, which anyone with write access may have changed): it gives
+ * each unchanged result its first timestamp back, so an unchanged namespace yields a report `sameReport` finds equal.
  */
 export function namespaceReport(namespace: string, targets: readonly ReportTarget[], previous: Report | undefined, now: Date): Report {
   const covered = governed(targets);
@@ -189,12 +197,15 @@ export function namespaceReport(namespace: string, targets: readonly ReportTarge
     .filter((t) => LISTED_RESULTS.includes(VERDICT_RESULT[t.verdict].result))
     .sort(compareTargets)
     .slice(0, MAX_REPORT_RESULTS)
-    .map((t) => resultOf(t, carriedTimestamp(before, t) ?? timestampOf(now)));
+    .map((t) => resultOf(namespace, t, carriedTimestamp(before, t) ?? timestampOf(now)));
   return {
     apiVersion: REPORT_API_VERSION,
     kind: REPORT_KIND,
     metadata: { name: REPORT_NAME, namespace, labels: { ...REPORT_LABELS } },
     source: REPORT_SOURCE,
+    // The report's subject is the namespace (the API: "a reference to the report scope (e.g. a Deployment, Namespace,
+    // or Node)"); Policy Reporter's selfassignNamespaces option reads exactly this v1 Namespace form.
+    scope: { apiVersion: 'v1', kind: 'Namespace', name: namespace },
     configuration: { limits: { maxResults: MAX_REPORT_RESULTS, statusFilter: [...LISTED_RESULTS] } },
     summary,
     results,
@@ -208,15 +219,16 @@ function canonical(value: unknown): string {
   );
 }
 
+/** Metadata the apiserver sets: the only part of a stored report not compared. */
+const SERVER_SET = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'managedFields', 'selfLink'];
+
 /**
- * Whether the stored report `a` already says what `b` (a `namespaceReport`) says: the fields loopguard writes, metadata
- * aside except its labels (an orphan is found by them). Fields another manager added to the stored report are not
- * compared: loopguard's apply would leave them anyway, so comparing them would rewrite the report on every round.
+ * Whether the stored report `a` is exactly `b` (a `namespaceReport`): the whole object, the apiserver's own metadata
+ * aside. Anything else another writer added (a `scope` naming another namespace, a label, an annotation, a finalizer,
+ * a result) makes them differ, and the write that follows replaces the whole object.
  */
 export function sameReport(a: Report | undefined, b: Report): boolean {
   if (!a) return false;
-  const labels = a.metadata.labels ?? {};
-  if (Object.entries(b.metadata.labels ?? {}).some(([k, v]) => labels[k] !== v)) return false;
-  const owned = (r: Report) => ({ source: r.source, configuration: r.configuration, summary: r.summary, results: r.results ?? [] });
-  return canonical(owned(a)) === canonical(owned(b));
+  const mine = (r: Report) => ({ ...r, metadata: Object.fromEntries(Object.entries(r.metadata).filter(([k]) => !SERVER_SET.includes(k))) });
+  return canonical(mine(a)) === canonical(mine(b));
 }

@@ -1,12 +1,13 @@
-// The per-namespace OpenReports Report (docs/cluster-policy.md §8, §9) on the real kube-apiserver: ReportWriter without
-// the CRD (nothing written, nothing thrown), with the upstream CRD (test/fixtures/openreports/) installed later (found
-// at the next resync, no restart), writes that the real schema accepts, no write when nothing changed (the
-// resourceVersion stays, also for a new writer that reads the stored report once), a rewrite when a verdict changes,
-// read access through the loopguard-view role bound in one namespace only, and prune.
+// The per-namespace OpenReports Report (docs/reports.md) on the real kube-apiserver: ReportWriter without the CRD
+// (nothing written, nothing thrown), with the upstream CRD (test/fixtures/openreports/) installed later (found at the
+// next resync, no restart), writes that the real schema accepts, no write when nothing changed (the resourceVersion
+// stays), a rewrite when a verdict changes, the rules Policy Reporter reads (docs/reports.md §2) checked on the stored
+// objects, a report that is loopguard's whole (its own timestamps, another writer's additions replaced: §3), read
+// access through the loopguard-view role bound in one namespace only, and prune of loopguard's own reports only.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ReportWriter } from '../../src/kube/report-writer.js';
-import { namespaceReport, type Report, type ReportTarget } from '../../src/model/namespace-report.js';
+import { MAX_REPORT_RESULTS, namespaceReport, sameReport, type Report, type ReportTarget } from '../../src/model/namespace-report.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
 
@@ -40,6 +41,12 @@ const TARGETS: ReportTarget[] = [
   target('opted-out', 'Skipped', 'SkipAnnotation'),
 ];
 
+/** A Report another writer (a user, another tool) creates or replaces, as kubectl does it. */
+async function writeAsOther(verb: 'create' | 'replace', namespace: string, body: unknown): Promise<void> {
+  const r = await kubectl([verb, '-n', namespace, '-f', '-'], { input: JSON.stringify(body) });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+}
+
 async function stored(namespace: string, name = 'loopguard'): Promise<Report | undefined> {
   const r = await kubectl(['get', 'reports.openreports.io', name, '-n', namespace, '-o', 'json', '--show-managed-fields', '--ignore-not-found']);
   if (r.code !== 0) throw new Error(`kubectl get report: ${r.stderr}`);
@@ -49,6 +56,8 @@ async function stored(namespace: string, name = 'loopguard'): Promise<Report | u
 describe('ReportWriter: per-namespace OpenReports reports on the real apiserver', () => {
   let nsA = '';
   let nsB = '';
+  let nsC = '';
+  let nsU = '';
   let clock = Date.parse('2026-11-26T04:00:00Z');
   const logs: string[] = [];
   const writer = () => new ReportWriter(kubeConfig(), { resyncMs: RESYNC_MS, now: () => new Date(clock), logger: { info: (m) => logs.push(m) } });
@@ -57,6 +66,8 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
   beforeAll(async () => {
     nsA = await createNamespace('reports-a');
     nsB = await createNamespace('reports-b');
+    nsC = await createNamespace('reports-c');
+    nsU = await createNamespace('reports-uncovered');
     // Another suite may have installed OpenReports and deleted it without waiting: start from a cluster without it.
     const gone = await kubectl(['delete', CRD_NAME, '--ignore-not-found', '--wait=true', '--timeout=60s']);
     expect({ code: gone.code, stderr: gone.stderr }).toEqual({ code: 0, stderr: '' });
@@ -70,6 +81,8 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
     await kubectl(['delete', CRD_NAME, '--ignore-not-found', '--wait=false']);
     if (nsA) await deleteNamespace(nsA);
     if (nsB) await deleteNamespace(nsB);
+    if (nsC) await deleteNamespace(nsC);
+    if (nsU) await deleteNamespace(nsU);
   });
 
   it('without the CRD: not available, sync writes nothing and returns undefined, prune does nothing; logged once', async () => {
@@ -97,14 +110,10 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
     await expect(first.sync(nsA, TARGETS)).resolves.toBe('loopguard');
     const report = await stored(nsA);
     const expected = namespaceReport(nsA, TARGETS, undefined, new Date(clock));
-    expect(report).toMatchObject({
-      metadata: { name: 'loopguard', namespace: nsA, labels: { 'app.kubernetes.io/managed-by': 'loopguard' } },
-      source: 'loopguard',
-      configuration: expected.configuration,
-      summary: { pass: 2, fail: 1, warn: 1, error: 1, skip: 1 },
-      results: expected.results,
-    });
-    expect(report?.metadata.managedFields).toEqual([expect.objectContaining({ manager: 'loopguard', operation: 'Apply' })]);
+    // Stored whole as computed (the apiserver's own metadata aside).
+    expect(sameReport(report, expected)).toBe(true);
+    expect(report?.summary).toEqual({ pass: 2, fail: 1, warn: 1, error: 1, skip: 1 });
+    expect(report?.metadata.managedFields).toEqual([expect.objectContaining({ manager: 'loopguard', operation: 'Update' })]);
     // Nothing was pruned by the schema: the same body sent with strict field validation is accepted as it is.
     const strict = await kubectl(['create', '--dry-run=server', '--validate=strict', '-n', nsA, '-o', 'json', '-f', '-'], {
       input: JSON.stringify({ ...expected, metadata: { ...expected.metadata, name: 'loopguard-strict' } }),
@@ -116,14 +125,24 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
     expect(table.stdout.split('\n')[1]?.trim().split(/\s+/).slice(0, 6)).toEqual(['loopguard', '2', '1', '1', '1', '1']);
   });
 
-  it('writes nothing when nothing changed (same writer, and a new one that reads once); a changed verdict rewrites', async () => {
+  it('writes nothing when nothing changed (also after a resync re-reads it); a new process writes once, with its own timestamps; a changed verdict rewrites', async () => {
     const before = await stored(nsA);
-    const written = clock;
     clock += 60_000;
     await expect(first.sync(nsA, TARGETS)).resolves.toBe('loopguard');
-    const restarted = writer();
-    await expect(restarted.sync(nsA, TARGETS)).resolves.toBe('loopguard');
+    clock += RESYNC_MS; // read again: still what first wrote
+    await expect(first.sync(nsA, TARGETS)).resolves.toBe('loopguard');
     expect((await stored(nsA))?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
+
+    // A new process trusts no stored timestamp (anyone with write access may have set it): it writes its own, once.
+    const restarted = writer();
+    const written = clock;
+    await expect(restarted.sync(nsA, TARGETS)).resolves.toBe('loopguard');
+    const rewritten = await stored(nsA);
+    expect(rewritten?.metadata.resourceVersion).not.toBe(before?.metadata.resourceVersion);
+    expect(new Set(rewritten?.results?.map((r) => r.timestamp?.seconds))).toEqual(new Set([written / 1000]));
+    clock += 60_000;
+    await expect(restarted.sync(nsA, TARGETS)).resolves.toBe('loopguard');
+    expect((await stored(nsA))?.metadata.resourceVersion).toBe(rewritten?.metadata.resourceVersion);
 
     clock += 60_000;
     const changed = TARGETS.map((t) => (t.name === 'new-svc' ? target('new-svc', 'AtRisk', 'PodSourceNotMasqueraded') : t));
@@ -134,6 +153,55 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
     const stamp = (name: string) => after?.results?.find((r) => r.resources?.[0]?.name === name)?.timestamp;
     expect(stamp('new-svc')).toEqual({ seconds: clock / 1000, nanos: 0 }); // its verdict changed now
     expect(stamp('checkout')).toEqual({ seconds: written / 1000, nanos: 0 }); // unchanged since it was first reported
+  });
+
+  // docs/reports.md §2: each rule Policy Reporter (or the OpenReports API) sets, read back from what the apiserver stored.
+  it('stores what Policy Reporter reads: resources in the namespace, warn unscored, the namespace as scope, passes listed (bounded), text sanitized', async () => {
+    const w = writer();
+    const bidi = target('spoof', 'AtRisk', 'PodSourceNotMasqueraded');
+    bidi.message = 'annotation value "\u202egpj.exe\u200b" is not a CLB id';
+    await expect(w.sync(nsC, [...TARGETS, bidi])).resolves.toBe('loopguard');
+    const mixed = await stored(nsC);
+    expect(mixed?.scope).toEqual({ apiVersion: 'v1', kind: 'Namespace', name: nsC });
+    expect(mixed?.results?.map((r) => ({ result: r.result, scored: r.scored, namespaces: r.resources?.map((x) => x.namespace) }))).toEqual([
+      { result: 'fail', scored: true, namespaces: [nsC] }, // checkout
+      { result: 'fail', scored: true, namespaces: [nsC] }, // spoof
+      { result: 'warn', scored: false, namespaces: [nsC] },
+      { result: 'error', scored: true, namespaces: [nsC] },
+      { result: 'pass', scored: true, namespaces: [nsC] }, // web (Mitigated)
+      { result: 'pass', scored: true, namespaces: [nsC] }, // public (NotApplicable)
+    ]);
+    expect(mixed?.results?.find((r) => r.resources?.[0]?.name === 'spoof')?.message).toBe('annotation value "\ufffdgpj.exe\ufffd" is not a CLB id');
+
+    // Every target passes: the report still lists them (so the `loopguard` source stays listed), at most 100.
+    const passing = Array.from({ length: 150 }, (_, i) => target(`ok-${String(i).padStart(3, '0')}`, 'Mitigated', 'LoopbackPrevented'));
+    await expect(w.sync(nsC, passing)).resolves.toBe('loopguard');
+    const allPass = await stored(nsC);
+    expect(allPass?.summary).toEqual({ pass: 150, fail: 0, warn: 0, error: 0, skip: 0 });
+    expect(allPass?.results).toHaveLength(MAX_REPORT_RESULTS);
+    expect(new Set(allPass?.results?.map((r) => `${r.result}/${String(r.scored)}/${r.resources?.[0]?.namespace}`))).toEqual(new Set([`pass/true/${nsC}`]));
+  });
+
+  // docs/reports.md §3: the report is loopguard's whole.
+  it("another writer's additions and timestamps do not survive: the next write (after a resync) stores exactly loopguard's report", async () => {
+    const w = writer();
+    await expect(w.sync(nsC, TARGETS)).resolves.toBe('loopguard');
+    const mine = await stored(nsC);
+    const forged = structuredClone(mine) as Report & Record<string, unknown>;
+    forged.scope = { apiVersion: 'v1', kind: 'Namespace', name: nsA };
+    forged.metadata.labels = { ...forged.metadata.labels, team: 'someone-else' };
+    forged.metadata['annotations'] = { 'example.com/note': 'added by hand' };
+    for (const r of forged.results ?? []) r.timestamp = { seconds: 946684800, nanos: 0 };
+    forged.results?.push({ policy: 'ClusterLoopbackPolicy/forged', result: 'pass', scored: true, resources: [{ apiVersion: 'v1', kind: 'Service', name: 'ghost', namespace: nsC }] });
+    delete forged.metadata.managedFields;
+    await writeAsOther('replace', nsC, forged);
+    clock += RESYNC_MS;
+    await expect(w.sync(nsC, TARGETS)).resolves.toBe('loopguard');
+    const after = await stored(nsC);
+    // Whole: the same object loopguard wrote before, timestamps included; nothing of the other writer's is left.
+    expect(sameReport(after, mine!)).toBe(true);
+    expect(after?.metadata['annotations']).toBeUndefined();
+    expect(after?.metadata.uid).toBe(mine?.metadata.uid);
   });
 
   it('remembers what it wrote until the next resync, then puts back a report someone deleted', async () => {
@@ -176,21 +244,34 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
     expect((await asAlice(['auth', 'can-i', 'update', 'reports.openreports.io/loopguard', '-n', nsA])).stdout.trim()).toBe('no');
   });
 
-  it('prune deletes the report of a namespace no policy covers, and leaves the covered one and other tools\' reports', async () => {
+  it("prune deletes only the reports this process wrote: not another tool's, not a user's copy of loopguard's, not one put in place of loopguard's", async () => {
     const foreign = await kubectl(['apply', '-n', nsB, '-f', '-'], {
       input: JSON.stringify({ apiVersion: 'openreports.io/v1alpha1', kind: 'Report', metadata: { name: 'other-tool' }, source: 'kyverno', results: [] }),
     });
     expect(foreign.code).toBe(0);
+    // A user in a namespace no policy covers makes a report that looks like loopguard's: name, labels, content.
+    const lookalike = namespaceReport(nsU, TARGETS, undefined, new Date(clock));
+    await writeAsOther('create', nsU, lookalike);
     const w = writer();
-    await expect(w.sync(nsB, TARGETS)).resolves.toBe('loopguard'); // read and remembered
+    await expect(w.sync(nsB, TARGETS)).resolves.toBe('loopguard'); // read and written: loopguard's now
     const kept = (await stored(nsB))?.metadata.resourceVersion;
     await w.prune(new Set([nsA]));
     expect(await stored(nsB)).toBeUndefined();
     expect(await stored(nsB, 'other-tool')).toBeDefined();
     expect(await stored(nsA)).toBeDefined();
+    expect(sameReport(await stored(nsU), lookalike)).toBe(true);
+    // Another writer (the same one, or a new process) prunes with nsU uncovered as well: still not loopguard's to delete.
+    await writer().prune(new Set());
+    expect(await stored(nsU)).toBeDefined();
     // Pruned: the next sync for that namespace writes it again (what was remembered of it is forgotten).
     await expect(w.sync(nsB, TARGETS)).resolves.toBe('loopguard');
     expect((await stored(nsB))?.metadata.resourceVersion).not.toBe(kept);
+    // Someone deletes loopguard's report and puts their own in its place (a new uid): prune leaves theirs.
+    expect((await kubectl(['delete', 'reports.openreports.io', 'loopguard', '-n', nsB])).code).toBe(0);
+    await writeAsOther('create', nsB, namespaceReport(nsB, TARGETS, undefined, new Date(clock)));
+    const theirs = (await stored(nsB))?.metadata.uid;
+    await w.prune(new Set([nsA]));
+    expect((await stored(nsB))?.metadata.uid).toBe(theirs);
   });
 
   it('OpenReports removed while the operator runs: the next read or write finds it gone, returns undefined, throws nothing', async () => {

@@ -1,4 +1,4 @@
-// One OpenReports Report per namespace, fed by every policy that governs targets there (docs/cluster-policy.md §8):
+// One OpenReports Report per namespace, fed by every policy that governs targets there (docs/reports.md):
 // a tenant reads one place, whether a cluster policy or the namespace's own LoopbackPolicy manages a target. Each
 // policy's round publishes its results per namespace; the namespace's report is the union of what every policy
 // published last (report-writer.ts writes it only when it changes). A conflict is reported by the policy that manages
@@ -19,8 +19,8 @@ export class NamespaceReports {
   /** Namespaces each owner published last. */
   private readonly published = new Map<OwnerKey, ReadonlySet<string>>();
   /**
-   * Whether the last prune owed went through: the first one removes the reports an earlier process left (namespaces
-   * no policy governs any more), later ones the report of a namespace every policy left. A failed one is owed still.
+   * Whether the last prune owed went through: a prune removes the report of a namespace every policy left (only a
+   * report this process wrote: report-writer.ts). A failed one is owed still.
    */
   private pruned = false;
   /** Owners forgotten while the cache may still list them (a deleted policy until its last event arrives). */

@@ -169,13 +169,15 @@ spec:
     await waitForPolicy(ref, 'web mitigated by its own policy', (p) => p.status?.targets?.find((t) => t.name === 'web')?.verdict === 'Mitigated', { timeoutMs: 90_000, context: logs });
     await waitFor('the record held by LoopbackPolicy own', async () => ((await recordOwner().catch(() => undefined))?.name === 'own' ? true : undefined), { context: logs });
     await waitSources('b', 1);
-    // The namespace's one Report lists web under the policy that manages it (the loser's conflict stays out).
+    // The namespace's one Report lists web under the policy that manages it (the loser's conflict stays out), as a
+    // pass (docs/reports.md §2: passes are listed).
     const report = await waitFor(`the Report in ${ns.b} naming LoopbackPolicy/own`, async () => {
       const r = await custom.getNamespacedCustomObject({ group: 'openreports.io', version: 'v1alpha1', plural: 'reports', namespace: ns.b, name: 'loopguard' }).catch(() => undefined);
-      const results = (r as { results?: { policy: string }[]; summary?: { pass?: number } } | undefined) ?? {};
-      return results.summary?.pass === 1 && (results.results ?? []).length === 0 ? results : undefined;
+      const results = (r as { results?: { policy: string; result?: string }[]; summary?: { pass?: number } } | undefined) ?? {};
+      return results.summary?.pass === 1 && results.results?.[0]?.policy === 'LoopbackPolicy/own' ? results : undefined;
     }, { context: logs });
     expect(report.summary?.pass).toBe(1);
+    expect(report.results?.map((x) => `${x.policy}:${x.result}`)).toEqual(['LoopbackPolicy/own:pass']);
     const inA = (await custom.getNamespacedCustomObject({ group: 'openreports.io', version: 'v1alpha1', plural: 'reports', namespace: ns.a, name: 'loopguard' })) as { summary?: Record<string, number> };
     expect(inA.summary).toMatchObject({ pass: 1 });
     // The namespace no policy governs has none.

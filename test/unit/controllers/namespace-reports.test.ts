@@ -1,4 +1,4 @@
-// One report per namespace, fed by every policy governing it (docs/cluster-policy.md §8): the union of what each policy
+// One report per namespace, fed by every policy governing it (docs/reports.md): the union of what each policy
 // published last, a loser's conflict left out, and pruning only once every policy has published.
 import { describe, expect, it } from '@jest/globals';
 import { NamespaceReports, RETRY_MAX_MS, RETRY_MIN_MS } from '../../../src/controllers/policy/namespace-reports.js';

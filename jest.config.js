@@ -17,7 +17,7 @@ export default {
   // Integration suites share cluster-wide state (the kube-system/kube-proxy profile, the operator's Lease),
   // so files run one at a time; on the 2-core machines this is Jest's default anyway.
   maxWorkers: 1,
-  // `--coverage` (README "Coverage"): V8's own counters, which need no instrumenting transform under ESM.
+  // `--coverage` (docs/development.md "Coverage"): V8's own counters, which need no instrumenting transform under ESM.
   coverageProvider: 'v8',
   collectCoverageFrom: ['src/**/*.ts'],
   coverageReporters: ['text-summary', 'text', 'html'],

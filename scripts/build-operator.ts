@@ -5,7 +5,7 @@
 // Why a bundle: Node loading the dependencies from node_modules (hundreds of modules, each with its source text
 // and its loader records) costs the operator about 50 MiB of RSS at start that the bundle does not: `--version`, which
 // loads every module, peaks at 153 MiB from dist/main.js and at 98-101 MiB from the bundle (VmHWM, 2026-11-26); under
-// load the V8 heap stays ~22 MiB smaller (README Benchmarks). The image is 38 MB smaller too.
+// load the V8 heap stays ~22 MiB smaller (docs/benchmarks.md). The image is 38 MB smaller too.
 // Identifiers are kept (minify: 'names'): a logged stack trace still names loopguard's functions.
 import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';

@@ -10,13 +10,13 @@ import { randomBytes } from 'node:crypto';
 import type { ClusterLoopbackPolicy, ClusterLoopbackPolicySpec } from '../../src/api/clusterloopbackpolicy.js';
 import { findCondition } from '../../src/api/conditions.js';
 import type { LoopbackRecord } from '../../src/api/loopbackrecord.js';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { bash } from '../support/checkout.js';
 import { createNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, policyManifest, waitForPolicy } from '../support/policy.js';
+import { markdownSection, shellLines } from '../support/readme.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
 
 const SERVICE_LB_ID = 'service.kubernetes.io/loadbalance-id';
@@ -225,12 +225,9 @@ spec:
     expect(records.items.filter((r) => r.spec.policy.kind === 'ClusterLoopbackPolicy' && r.spec.policy.name === name)).toEqual([]);
   }, 180_000);
 
-  it("the README's platform-team journey, its commands as written: the sample enforces only where a namespace opts in, and its deletion gives everything back", async () => {
-    const text = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-    const start = text.indexOf('### One policy for the whole cluster');
-    const section = text.slice(start, text.indexOf('\n### ', start + 1));
-    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
-    const commands = block.split('\n').map((l) => l.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+  it("the README's quick start on a cluster, its commands as written: the sample enforces only where a namespace opts in, and its deletion gives everything back", async () => {
+    const section = markdownSection('### On your cluster: diagnose everywhere, enforce nowhere yet');
+    const commands = shellLines(section);
     expect(commands[0]).toBe('kubectl apply -f config/samples/cluster-policy.yaml');
     // Here only namespace a carries loopguard.dev/enforce=true: the sample (every namespace) enforces there alone.
     await core.patchNamespacedService({ namespace: ns.a, name: 'web', body: { metadata: { annotations: { 'loopguard.dev/skip': null } } } }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
@@ -241,7 +238,7 @@ spec:
     await waitSources('a', 1);
     expect(await sources(lb.b)).toEqual([0, 0]);
     expect(await sources(lb.c)).toEqual([0, 0]);
-    // Step 6, as the README says it.
+    // The deletion, as the README says it.
     const deleted = await bash(`export KUBECONFIG=${kubeconfigPath()}; kubectl delete clbp staged-rollout --timeout=90s`, REPO_ROOT, 120_000);
     expect(section).toContain('`kubectl delete clbp staged-rollout`');
     expect(deleted.code).toBe(0);

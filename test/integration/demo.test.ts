@@ -1,11 +1,13 @@
 // The README's main job, `npm run demo` (here `-- --once`, so it ends), run as a user runs it: bash from a copy of
 // the checkout with nothing in the environment but PATH and HOME. It starts its own local TKE, diagnoses in Audit,
 // switches to Enforce, deletes the policy, and checks itself that every target is back as it was; this test holds it
-// to the exit status and to what it prints. (A revert that waits for kube-proxy once broke its last read:
+// to the exit status and to what it prints, and the transcripts the README ("Two commands") and docs/demo.md show to
+// this run's output (ids, ages and the messages they shorten with `(…)` aside). (A revert that waits for kube-proxy once broke its last read:
 // scripts/demo.ts kubectlAsync.)
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { rmSync } from 'node:fs';
 import { bash, copyCheckout, groups, type Run } from '../support/checkout.js';
+import { markdownSection, missingFromOutput, textBlock } from '../support/readme.js';
 
 const TIMEOUT_MS = 5 * 60_000;
 
@@ -41,5 +43,12 @@ describe('README: npm run demo', () => {
     expect(run.output.match(/restored: as before Enforce/g)).toHaveLength(2);
     expect(run.output).not.toMatch(/NOT restored/);
     expect(run.output).toContain('stopped: tke-simulator, clb-emulator, control plane');
+  });
+
+  it.each([
+    ['the README', () => textBlock(markdownSection('## Two commands'))],
+    ['docs/demo.md', () => textBlock(markdownSection('# The demo: `npm run demo`', 'docs/demo.md'))],
+  ])('prints the transcript %s shows', (_where, documented) => {
+    expect(missingFromOutput(documented(), run.output)).toEqual([]);
   });
 });

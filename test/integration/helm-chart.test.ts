@@ -2,7 +2,7 @@
 //   - `helm template --include-crds … | kubectl apply --dry-run=server --validate=strict -f -` succeeds: the apiserver
 //     accepts every object the chart renders, by default and with the opt-ins that need no third-party CRDs
 //     (metrics Service, PodDisruptionBudget, NetworkPolicy), as the chart README and the README's Install section say;
-//   - the README's "With Helm" `helm lint` and `helm template … | kubectl apply --dry-run=server` lines run as written;
+//   - the README's "Helm" `helm lint` and `helm template … | kubectl apply --dry-run=server` lines run as written;
 //   - `helm install`, `helm upgrade` and `helm uninstall` work for real (the CRDs exist already, so Helm leaves them
 //     alone), and uninstall removes the cluster-wide RBAC it created.
 // The test control plane runs no controller-manager or kubelet, so no pod starts; the image test's cluster does that.
@@ -10,27 +10,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { createNamespace, deleteNamespace, kubeconfigPath, kubectl } from '../support/kube.js';
 import { CHART_DIR, helmBinary, runHelm } from '../support/helm.js';
+import { markdownSection, shellLines } from '../support/readme.js';
 
 const gate = helmBinary('test/integration/helm-chart.test.ts');
 const suite = gate.skip ? describe.skip : describe;
-/** The README's "### With Helm" sh block, one command a line (continuations joined, comments stripped). */
-function readmeHelmCommands(): string[] {
-  const text = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const start = text.indexOf('### With Helm');
-  const block = /```sh\n([\s\S]*?)```/.exec(text.slice(start))?.[1] ?? '';
-  return block
-    .replace(/\\\n\s*/g, '')
-    .split('\n')
-    .map((l) => l.replace(/\s+#.*$/, '').trim())
-    .filter(Boolean);
-}
-
 const helm = (args: string[]) => runHelm(gate.helm ?? 'helm', [...args, '--kubeconfig', kubeconfigPath()]);
 
 suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.skip})` : ''}`, () => {
@@ -71,7 +59,7 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
   });
 
   it("runs the README's helm lint and helm template | kubectl apply --dry-run=server as written", async () => {
-    const commands = readmeHelmCommands().filter((c) => c.startsWith('helm lint') || c.startsWith('helm template'));
+    const commands = shellLines(markdownSection('### Helm')).filter((c) => c.startsWith('helm lint') || c.startsWith('helm template'));
     expect(commands).toEqual([expect.stringMatching(/^helm lint charts\/loopguard /), expect.stringMatching(/^helm template .*\| kubectl apply --dry-run=server -f -$/)]);
     // The README creates loopguard-system first; other suites share it, so only make sure it exists (a dry run
     // changes nothing in it).

@@ -5,7 +5,7 @@
 //   - runs it as a user would in a pod: --network host, --read-only root filesystem, --user 65532, no shell,
 //     against the local TKE, under config/rbac's ServiceAccount (a TokenRequest token in a kubeconfig), and sees an
 //     Enforce policy mitigate an at-risk LoadBalancer Service, then stop cleanly on SIGTERM;
-//   - runs its read-only CLI (`IMAGE doctor …`, README "The image") with a flattened kubeconfig.
+//   - runs its read-only CLI (`IMAGE doctor …`, docs/install.md "The image") with a flattened kubeconfig.
 // Gate: podman must be installable (apt-get as root) and usable. If it is not, the suite is skipped with the
 // reason printed, unless LOOPGUARD_REQUIRE_IMAGE_TEST=true (set by .ci/run), which makes that a failure.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -247,7 +247,7 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     }
   }, 300_000);
 
-  it('runs the read-only CLI too: `IMAGE doctor -n NS -o json` as the README shows it, read-only as 65532', async () => {
+  it('runs the read-only CLI too: `IMAGE doctor -n NS -o json` as docs/install.md shows it, read-only as 65532', async () => {
     if (!tke) throw new Error('local TKE not started');
     const { emulator, namespaces } = tke;
     const core = kubeConfig().makeApiClient(CoreV1Api);
@@ -258,7 +258,7 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
       const id = (await core.readNamespacedService({ namespace: ns, name: 'orders' })).metadata?.annotations?.[LB_ID];
       return id && (await emulator.admin.getLoadBalancer(id)).Listeners.length === 2 ? id : undefined;
     });
-    // README "The image": the kubeconfig flattened by kubectl (certificates inline), readable by the container's user.
+    // docs/install.md "The image": the kubeconfig flattened by kubectl (certificates inline), readable by the container's user.
     const dir = mkdtempSync(join(tmpdir(), 'loopguard-image-'));
     dirs.push(dir);
     const flat = await run('kubectl', ['config', 'view', '--flatten', '--minify', '--kubeconfig', kubeconfigPath()]);

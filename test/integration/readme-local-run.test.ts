@@ -1,4 +1,4 @@
-// The README's local run ("Running the operator"), its commands as written, the way a user types them: in
+// The README's local run ("Quick start", "Five minutes on your machine"), its commands as written, the way a user types them: in
 // bash, from the checkout, with nothing in the environment but PATH and HOME (not the test's KUBECONFIG):
 //   npm run dev:up; source .dev/env; npm start (here in the background, not in a second shell); kubectl apply
 //   the sample workload and the Audit policy; kubectl wait for Ready; stop npm start; npm run dev:down.
@@ -15,10 +15,10 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSyn
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from '../controlplane/crds.js';
 import { alive, type ControlPlaneState } from '../controlplane/launcher.js';
 import { bash, copyCheckout, groups, type Run } from '../support/checkout.js';
 import { waitFor } from '../support/kube.js';
+import { markdownSection } from '../support/readme.js';
 
 /** The README's commands, in its order; the test fails if the README no longer says them, or not in this order. */
 const README = {
@@ -37,13 +37,11 @@ const TIMEOUT_MS = 6 * 60_000;
 const PROBE_PORT = 8081;
 
 /**
- * The commands of the README's "Running the operator" section in the order it says them: the lines of its
- * sh blocks (comments stripped) and, where the prose names one ("then run `npm run dev:down`"), that too.
+ * The commands of the README's "Quick start" section in the order it says them: the lines of its sh blocks
+ * (comments stripped) and, where the prose names one ("then run `npm run dev:down`"), that too.
  */
 function readmeCommands(): string[] {
-  const text = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-  const start = text.indexOf('### Running the operator');
-  const section = text.slice(start, text.indexOf('\n## ', start));
+  const section = markdownSection('## Quick start');
   const lines: string[] = [];
   for (const m of section.matchAll(/```sh\n([\s\S]*?)```|`([^`\n]+)`/g)) {
     if (m[1] !== undefined) {

@@ -1,6 +1,6 @@
 // config/default renders with kubectl's built-in kustomize, and the image is set where the README's Install section
-// says: `images:` in config/default (loopguard:<package.json version>, pulled IfNotPresent), overridable by an
-// overlay as documented.
+// and docs/install.md say: `images:` in config/default (loopguard:<package.json version>, pulled IfNotPresent),
+// overridable by an overlay as documented.
 import { describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -36,7 +36,7 @@ describe('config/default', () => {
     expect(managerOf(docs)).toEqual([expect.objectContaining({ name: 'manager', image: `loopguard:${version}`, imagePullPolicy: 'IfNotPresent' })]);
   });
 
-  it('takes another image from an overlay that sets `images:` (README "Install")', () => {
+  it('takes another image from an overlay that sets `images:` (docs/install.md "Kustomize")', () => {
     const dir = mkdtempSync(join(tmpdir(), 'loopguard-overlay-'));
     try {
       writeFileSync(

@@ -5,7 +5,7 @@ const base = { TENCENTCLOUD_REGION: 'ap-guangzhou' };
 
 describe('operator configuration', () => {
   it('uses defaults, then environment, then flags (flags win)', () => {
-    // The defaults the README's flag table and probe section promise.
+    // The defaults docs/operating.md's flag table and probe section promise.
     expect(loadConfig([], base)).toMatchObject({
       region: 'ap-guangzhou',
       cloudRateLimit: 10,

@@ -50,7 +50,7 @@ function disagreement(loser: Loser | undefined, decidedBy: PolicyIdentity | unde
   return `; between kinds the oldest cluster policy covering the namespace decides, ${describePolicy(decidedBy)} (${decidedBy.precedence ?? 'NamespacedFirst'}), not this policy's ${mine.precedence ?? 'NamespacedFirst'}: give the two disjoint namespaceSelectors or the same precedence`;
 }
 
-/** A target won by precedence from `holder`, which holds its record: Pending until holder has given the originals back. */
+/** A target this policy now manages while `holder` still holds its record: Pending until holder has given the originals back. */
 export function handoverAssessment(target: TargetRef, holder: PolicyIdentity): Assessment {
   return assessment(target, {
     rootCause: 'PolicyHandover',

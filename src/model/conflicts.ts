@@ -1,6 +1,7 @@
 // Several policies selecting one target (docs/cluster-policy.md §5): exactly one manages it, the others report
-// Conflict naming it. The winner is a pure function of the policies that select the target — never of who holds its
-// record or of the order things were created in — so every reconcile, the CLI and the admission params agree:
+// Conflict naming it. The winner is a pure function of the policies that select the target (their ages are their own
+// creationTimestamps), never of who holds its record or of the order claims and events come in, so every reconcile,
+// the CLI and the admission params agree:
 //   1. mode: a policy in Enforce for the target's namespace before one in Audit. An Audit policy reports; it never
 //      takes a target from one that would enforce it, recorded or not.
 //   2. between kinds, among the policies of that mode: the oldest cluster policy's `spec.precedence` (NamespacedFirst,

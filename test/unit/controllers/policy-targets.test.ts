@@ -22,14 +22,15 @@ const web: V1Service = {
   spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Local', ports: [{ port: 80, protocol: 'TCP' }] },
 };
 
-function caches(policy: LoopbackPolicy, cluster: ClusterLoopbackPolicy, records: LoopbackRecord[]): PolicyCaches {
+function caches(policy: LoopbackPolicy, cluster: ClusterLoopbackPolicy | ClusterLoopbackPolicy[], records: LoopbackRecord[]): PolicyCaches {
   const ns = { name: 'shop', labels: { team: 'shop' } };
+  const clusters = [cluster].flat();
   return {
     records: () => records,
     policy: (namespace, name) => (namespace === 'shop' && name === policy.metadata.name ? policy : undefined),
     policies: (namespace) => (namespace === 'shop' ? [policy] : []),
-    clusterPolicy: (name) => (name === cluster.metadata.name ? cluster : undefined),
-    clusterPolicies: () => [cluster],
+    clusterPolicy: (name) => clusters.find((c) => c.metadata.name === name),
+    clusterPolicies: () => clusters,
     namespace: (name) => (name === 'shop' ? ns : undefined),
     namespaces: () => [ns],
     ownNamespace: 'loopguard-system',
@@ -81,6 +82,33 @@ describe('policyTargets: the manager is the same whoever holds the record', () =
         // The loser reports the conflict; holding the record, it releases web — in Enforce when the winner enforces
         // (the handover), else in Audit, where nothing is released and the record stays.
         expect([context, roleOf(loser, c)]).toEqual([context, [why, ...(held === loser ? [`releases:${winnerMode === 'Enforce' ? 'Enforce' : loser.spec.mode}`] : [])]]);
+      }
+    }
+  });
+});
+
+// Issue 37 #5: two cluster policies of different precedence over a namespace with its own policy, all in Enforce.
+describe('policyTargets: disagreeing cluster policies, whoever holds the record', () => {
+  const clp = (name: string, i: number, precedence: Precedence): ClusterLoopbackPolicy => ({
+    apiVersion: 'loopguard.dev/v1alpha1',
+    kind: 'ClusterLoopbackPolicy',
+    metadata: { name, uid: `uid-${name}`, creationTimestamp: at(i) },
+    spec: { mode: 'Enforce', precedence, namespaceSelector: { matchLabels: { team: 'shop' } } },
+  });
+  const policy: LoopbackPolicy = { apiVersion: 'loopguard.dev/v1alpha1', kind: 'LoopbackPolicy', metadata: { namespace: 'shop', name: 'own', uid: 'uid-own', creationTimestamp: at(2) }, spec: { mode: 'Enforce' } };
+  it.each<[string, ClusterLoopbackPolicy[], 'own' | 'old']>([
+    ['the older NamespacedFirst decides: the LoopbackPolicy', [clp('old', 0, 'NamespacedFirst'), clp('young', 1, 'ClusterFirst')], 'own'],
+    ['the older ClusterFirst decides: the older cluster policy', [clp('old', 0, 'ClusterFirst'), clp('young', 1, 'NamespacedFirst')], 'old'],
+  ])('%s', (_name, clusters, manager) => {
+    const subjects = [subjectOf(policy), ...clusters.map(clusterSubjectOf)];
+    const winner = subjects.find((s) => s.name === manager)!;
+    for (const held of [undefined, ...subjects]) {
+      const records = held ? [recordFor({ kind: 'Service', namespace: 'shop', name: 'web', uid: 'uid-web' }, held.owner, { v: 1 } as never)] : [];
+      const c = caches(policy, clusters, records);
+      const context = `held by ${held?.owner ?? 'none'}`;
+      expect([context, roleOf(winner, c)]).toEqual([context, held && held !== winner ? ['Pending:PolicyHandover'] : ['manages:Enforce']]);
+      for (const loser of subjects.filter((s) => s !== winner)) {
+        expect([context, loser.name, roleOf(loser, c)]).toEqual([context, loser.name, [expect.stringMatching(/^Conflict:Policy(Precedence|Conflict)$/), ...(held === loser ? ['releases:Enforce'] : [])]]);
       }
     }
   });

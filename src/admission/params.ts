@@ -6,9 +6,11 @@
 // Keys (ConfigMap keys allow [-._a-zA-Z0-9]; namespace names are DNS labels, so they fit):
 //   kubeProxy, kubeProxyMode, kubeProxyVersion, preventLoopbackSupported, upgradeTo  what the messages name
 //   risk.<shape>            root cause the model gives that shape here (src/admission/shapes.ts); absent = no warning
-//   enforce.<Kind>.<ns>     the Enforce policies of namespace <ns> that manage <Kind>s (its objects need no warning)
+//   enforce.<Kind>.<ns>     the policy that manages <Kind>s of namespace <ns> when it enforces them (its objects need no
+//                           warning): the winner model/conflicts.ts picks, as for any target there
 import { withSpecDefaults, type LoopbackPolicy, type TargetKind } from '../api/loopbackpolicy.js';
 import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../api/clusterloopbackpolicy.js';
+import { clusterPolicyIdentity, describePolicy, policyIdentity, resolveConflicts, type Claim } from '../model/conflicts.js';
 import { coveredNamespaces, type NamespaceFacts } from '../model/namespace-coverage.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { riskyShapes } from './shapes.js';
@@ -30,31 +32,34 @@ export interface AdmissionParamsInput {
 }
 
 /**
- * The namespaces whose <Kind>s an Enforce policy manages. A policy with a label selector counts for its whole
- * namespace: the admission check cannot evaluate selectors from the parameters, and it errs on the quiet side (the
- * objects a selector leaves out still get Events, metrics and `loopguard doctor`). A policy being deleted covers
- * nothing: loopguard is giving its targets back.
+ * The namespaces whose <Kind>s a policy manages in Enforce, each with that policy's name (a cluster policy's as
+ * `ClusterLoopbackPolicy/<name>`). It is the winner the operator's resolution (model/conflicts.ts, docs/cluster-policy.md
+ * §5) gives a <Kind> that every policy covering the namespace selects, and its mode: a policy that loses there covers
+ * nothing. The admission check cannot evaluate selectors from the parameters, so a policy with a label selector counts
+ * for its whole namespace: it errs on the quiet side (the objects a selector leaves out still get Events, metrics and
+ * `loopguard doctor`). A policy being deleted covers nothing: loopguard is giving its targets back.
  */
 export function enforcedNamespaces(policies: readonly LoopbackPolicy[], kind: TargetKind, cluster: Pick<AdmissionParamsInput, 'clusterPolicies' | 'namespaces' | 'ownNamespace'> = {}): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  // A cluster policy counts in each namespace it covers in Enforce (a modeOverride, or spec.mode).
+  // One claim per policy and namespace, on a stand-in target of the kind: the resolution groups them per namespace.
+  const claims: Claim[] = [];
+  const target = (namespace: string) => ({ kind, namespace, name: '' });
   for (const c of cluster.clusterPolicies ?? []) {
     if (!c.metadata.name || c.metadata.deletionTimestamp) continue;
     const spec = withClusterSpecDefaults(c.spec);
     if (!spec.targets.includes(kind)) continue;
-    for (const [ns, mode] of coveredNamespaces(spec, cluster.namespaces ?? [], cluster.ownNamespace).modes) {
-      if (mode === 'Enforce') out.set(ns, [...(out.get(ns) ?? []), `${CLUSTER_KIND}/${c.metadata.name}`]);
-    }
+    const policy = clusterPolicyIdentity(c);
+    for (const [ns, mode] of coveredNamespaces(spec, cluster.namespaces ?? [], cluster.ownNamespace).modes) claims.push({ policy, target: target(ns), mode });
   }
   for (const p of policies) {
-    const ns = p.metadata.namespace;
-    if (!ns || !p.metadata.name || p.metadata.deletionTimestamp) continue;
+    if (!p.metadata.namespace || !p.metadata.name || p.metadata.deletionTimestamp) continue;
     const spec = withSpecDefaults(p.spec);
-    if (spec.mode !== 'Enforce' || !spec.targets.includes(kind)) continue;
-    out.set(ns, [...(out.get(ns) ?? []), p.metadata.name]);
+    if (spec.targets.includes(kind)) claims.push({ policy: policyIdentity(p), target: target(p.metadata.namespace), mode: spec.mode });
   }
-  for (const [ns, names] of out) out.set(ns, names.sort());
-  return out;
+  const out = new Map<string, string[]>();
+  for (const r of resolveConflicts(claims).values()) {
+    if (r.winnerMode === 'Enforce') out.set(r.target.namespace, [r.winner.kind === CLUSTER_KIND ? describePolicy(r.winner) : r.winner.name]);
+  }
+  return new Map([...out].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 /** The operator keeps one profile object until kube-proxy changes: its shapes are assessed once. */

@@ -2,14 +2,14 @@
 // the policy that manages it; the scans resolve it with the operator's own pieces, so their verdicts match the
 // policy's status: a LoopbackPolicy selects in its namespace (model/selection.ts), a ClusterLoopbackPolicy selects in
 // the namespaces it covers (model/namespace-coverage.ts, in the mode that namespace gets), and when several select a
-// target, resolveConflicts (model/conflicts.ts, docs/cluster-policy.md §5) picks the one that manages it — within a
-// kind the record holder, then the oldest; between kinds the winning cluster policy's precedence. A target no policy
+// target, resolveConflicts (model/conflicts.ts, docs/cluster-policy.md §5) picks the one that manages it — Enforce
+// before Audit, then the oldest cluster policy's precedence between kinds, then age; never the record. A target no policy
 // selects is assessed with the defaults — what an Audit policy without settings (config/samples/audit-policy.yaml)
 // reports.
 import { SYSTEM_NAMESPACES, withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../api/clusterloopbackpolicy.js';
 import { withSpecDefaults, type LoopbackPolicy, type ResolvedPolicySpec } from '../api/loopbackpolicy.js';
 import { clusterPolicyIdentity, describePolicy, identityOwner, policyIdentity, resolveConflicts, type Claim } from '../model/conflicts.js';
-import { targetKey, type TargetFacts, type TargetRef } from '../model/facts.js';
+import { targetKey, type TargetFacts } from '../model/facts.js';
 import { coverageOf, type NamespaceFacts } from '../model/namespace-coverage.js';
 import type { OwnerKey } from '../model/record-registry.js';
 import { selects } from '../model/selection.js';
@@ -50,14 +50,10 @@ export function operatorNamespace(policies: readonly ClusterLoopbackPolicy[]): s
   return undefined;
 }
 
-/**
- * The policy choice per target key (`Kind/namespace/name`). `holder` names the policy (its owner key) holding a
- * target's LoopbackRecord, which keeps it within its kind whatever the ages say.
- */
+/** The policy choice per target key (`Kind/namespace/name`): the operator's resolution, from the same policies. */
 export function choosePolicies(
   targets: readonly TargetFacts[],
   policies: readonly LoopbackPolicy[],
-  holder: (t: TargetRef) => string | undefined = () => undefined,
   cluster: ClusterPolicyInput = NO_CLUSTER_POLICIES,
 ): Map<string, PolicyChoice> {
   const claims: Claim[] = [];
@@ -66,7 +62,7 @@ export function choosePolicies(
     const id = policyIdentity(p);
     const spec = withSpecDefaults(p.spec);
     choices.set(identityOwner(id), () => ({ spec, owner: identityOwner(id), policy: describePolicy(id) }));
-    for (const t of targets) if (selects({ namespace: id.namespace, spec }, t)) claims.push({ policy: id, target: t });
+    for (const t of targets) if (selects({ namespace: id.namespace, spec }, t)) claims.push({ policy: id, target: t, mode: spec.mode });
   }
   const namespaces = new Map((cluster.namespaces ?? []).map((n) => [n.name, n]));
   const own = operatorNamespace(cluster.policies);
@@ -79,13 +75,13 @@ export function choosePolicies(
       const mode = ns ? coverageOf(spec, ns, own) : undefined;
       if (mode === undefined || mode === 'excluded') continue;
       modes.set(t.namespace, mode);
-      if (selects({ namespace: t.namespace, spec }, t)) claims.push({ policy: id, target: t });
+      if (selects({ namespace: t.namespace, spec }, t)) claims.push({ policy: id, target: t, mode });
     }
     const ignore = spec.skipAnnotation === 'Ignore' ? { ignoreSkipAnnotation: true as const } : {};
     // Assessed in the mode its namespace gets (modeOverrides), as the operator's round for that namespace is.
     choices.set(identityOwner(id), (namespace) => ({ spec: { ...spec, mode: modes.get(namespace) ?? spec.mode }, owner: identityOwner(id), policy: describePolicy(id), ...ignore }));
   }
-  const owners = resolveConflicts(claims, holder);
+  const owners = resolveConflicts(claims);
   const out = new Map<string, PolicyChoice>();
   for (const t of targets) {
     const winner = owners.get(targetKey(t))?.winner;

@@ -5,11 +5,11 @@
 import type { LoopbackRecord } from '../api/loopbackrecord.js';
 import { recordName } from '../api/loopbackrecord.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
-import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../model/facts.js';
+import { targetKey, type ClbObservation, type TargetFacts } from '../model/facts.js';
 import { ingressFacts, serviceFacts } from '../model/target-facts.js';
 import { configLookupOf, configViewOf, sharedView } from '../plan/snapshot.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
-import { holderOf, readRecord, type RecordOwnership } from '../model/record-registry.js';
+import { readRecord, type RecordOwnership } from '../model/record-registry.js';
 import { analyzeTarget, NO_POLICY } from './analysis.js';
 import type { ClusterSnapshot } from './cluster-reads.js';
 import { choosePolicies, coverageResolved, DEFAULT_CHOICE, NO_CLUSTER_POLICIES, type ClusterPolicyInput } from './policy-spec.js';
@@ -39,9 +39,8 @@ export function scanReport(input: ScanInput): Report {
     if (o.problem) notes.push(`ignoring an invalid record of ${targetKey(t)}: ${o.problem}`);
     return o;
   };
-  const holder = (t: TargetRef): string | undefined => holderOf(records.get(recordName(t)));
   const cluster: ClusterPolicyInput = snapshot.clusterPolicies ? { policies: snapshot.clusterPolicies, namespaces: snapshot.namespaces } : NO_CLUSTER_POLICIES;
-  const choices = choosePolicies(targets, snapshot.policies, holder, cluster);
+  const choices = choosePolicies(targets, snapshot.policies, cluster);
   const resolved = coverageResolved(cluster);
   // The doctor reads every namespace it is allowed to: who shares a CLB or a TkeServiceConfig is among its targets.
   // Targets no policy selects are planned as one default policy's (NO_POLICY), as analyzeTarget does.

@@ -5,7 +5,8 @@ import { assessment, type Assessment, type AssessmentContext } from './assessmen
 import { assessIngress } from './assess-ingress.js';
 import { assessService } from './assess-service.js';
 import type { TargetFacts, TargetRef } from './facts.js';
-import { describePolicy, lostByPrecedence, type PolicyIdentity } from './conflicts.js';
+import { CLUSTER_KIND } from '../api/clusterloopbackpolicy.js';
+import { describePolicy, samePolicy, type ClaimResolution, type Loser, type PolicyIdentity } from './conflicts.js';
 
 export type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
 
@@ -14,32 +15,42 @@ export function assessTarget(target: TargetFacts, ctx: AssessmentContext): Asses
 }
 
 /**
- * The verdict for a target another policy (`winner`) manages: by record and age within one kind (PolicyConflict), or
- * by a cluster policy's precedence between kinds (PolicyPrecedence). `loser` is the policy reporting it.
+ * The verdict for a target another policy (`resolution.winner`) manages, as `loser` lost it (docs/cluster-policy.md §5):
+ * by mode or by precedence between kinds (PolicyPrecedence), or by age within one kind (PolicyConflict).
  */
-export function conflictAssessment(target: TargetRef, winner: PolicyIdentity, loser?: PolicyIdentity, deferred = false): Assessment {
-  if (loser && deferred) {
+export function conflictAssessment(target: TargetRef, resolution: Pick<ClaimResolution, 'winner' | 'decidedBy'>, loser?: Loser): Assessment {
+  const { winner, decidedBy } = resolution;
+  const overruled = disagreement(loser, decidedBy);
+  if (loser?.by === 'Mode') {
     return assessment(target, {
       rootCause: 'PolicyPrecedence',
-      message: `precedence gives this target to this policy, but it is in Audit here: ${describePolicy(winner)} keeps managing it (an Audit policy reports, it never takes a target from a policy that enforces it); in Enforce mode this policy takes it over`,
+      message: `managed by ${describePolicy(winner)}, which enforces it: this policy is in Audit here, and an Audit policy never takes a target from one that enforces it`,
     });
   }
-  if (loser && lostByPrecedence(winner, loser)) {
+  if (loser?.by === 'Precedence') {
     const clusterWins = winner.kind !== undefined;
     return assessment(target, {
       rootCause: 'PolicyPrecedence',
-      message: clusterWins
-        ? `managed by ${describePolicy(winner)}, whose precedence is ClusterFirst: a cluster policy the platform team set to govern this namespace's targets; this policy changes nothing on it`
-        : `managed by ${describePolicy(winner)}: the cluster policy's precedence is NamespacedFirst, so the namespace's own policy governs the target (set precedence: ClusterFirst on the cluster policy to take it)`,
+      message:
+        (clusterWins
+          ? `managed by ${describePolicy(winner)}, whose precedence is ClusterFirst: a cluster policy the platform team set to govern this namespace's targets; this policy changes nothing on it`
+          : `managed by ${describePolicy(winner)}: the cluster policy's precedence is NamespacedFirst, so the namespace's own policy governs the target (set precedence: ClusterFirst on the cluster policy to take it)`) + overruled,
     });
   }
   return assessment(target, {
     rootCause: 'PolicyConflict',
-    message: `also selected by ${describePolicy(winner)}, which manages it (it holds the target's record, or is older); narrow one of the selectors so each target has one policy`,
+    message: `also selected by ${describePolicy(winner)}, which manages it (it is older); narrow one of the selectors so each target has one policy${overruled}`,
   });
 }
 
-/** A target won by precedence from `holder`, which holds its record: Pending until holder has given the originals back. */
+/** A cluster policy whose precedence was not the one that decided (an older cluster policy's was): say so, naming it. */
+function disagreement(loser: Loser | undefined, decidedBy: PolicyIdentity | undefined): string {
+  const mine = loser?.policy;
+  if (!mine || mine.kind !== CLUSTER_KIND || !decidedBy || samePolicy(mine, decidedBy) || mine.precedence === decidedBy.precedence) return '';
+  return `; between kinds the oldest cluster policy covering the namespace decides, ${describePolicy(decidedBy)} (${decidedBy.precedence ?? 'NamespacedFirst'}), not this policy's ${mine.precedence ?? 'NamespacedFirst'}: give the two disjoint namespaceSelectors or the same precedence`;
+}
+
+/** A target this policy now manages while `holder` still holds its record: Pending until holder has given the originals back. */
 export function handoverAssessment(target: TargetRef, holder: PolicyIdentity): Assessment {
   return assessment(target, {
     rootCause: 'PolicyHandover',

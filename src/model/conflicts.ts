@@ -1,14 +1,18 @@
-// Several policies selecting one target (docs/cluster-policy.md §5). Within one kind, the policy already managing
-// the target (holding its originals record) keeps it; otherwise the oldest (creationTimestamp, then uid) wins, and
-// the others report Conflict naming the winner. Timestamps have second precision, so age alone cannot order policies
-// a GitOps tool applies together: the record settles it, and adding a policy never takes a target away from the one
-// managing it. Between newcomers of the same second the uid decides: it is fixed at creation and has nothing to do
-// with the names users pick (a name tie-break would let a later `alpha` beat an earlier `zeta`), so every reconcile
-// picks the same winner. A policy being deleted still wins until it is gone, so its revert and a newcomer's changes
-// never race on the same CLB.
-// Between kinds, the winning cluster policy's `spec.precedence` decides (NamespacedFirst, the default, or
-// ClusterFirst, the platform team's switch), whoever holds the record: that is what the switch is for. The handover
-// goes through the usual release (the holder gives the originals back, then the winner applies its plan).
+// Several policies selecting one target (docs/cluster-policy.md §5): exactly one manages it, the others report
+// Conflict naming it. The winner is a pure function of the policies that select the target (their ages are their own
+// creationTimestamps), never of who holds its record or of the order claims and events come in, so every reconcile,
+// the CLI and the admission params agree:
+//   1. mode: a policy in Enforce for the target's namespace before one in Audit. An Audit policy reports; it never
+//      takes a target from one that would enforce it, recorded or not.
+//   2. between kinds, among the policies of that mode: the oldest cluster policy's `spec.precedence` (NamespacedFirst,
+//      the default, or ClusterFirst, the platform team's switch). Two cluster policies that disagree there cannot
+//      both decide: the older one does, and the younger one's Conflict message names it.
+//   3. within the kind that won: the oldest (creationTimestamp, then uid). Timestamps have second precision; the uid is
+//      fixed at creation and has nothing to do with the names users pick (a name tie-break would let a later `alpha`
+//      beat an earlier `zeta`).
+// The record is execution, not choice: when the winner is not the policy holding the target's record, the holder
+// gives the originals back first and the winner waits (Pending, PolicyHandover: controllers/policy/targets.ts), so
+// two policies never write one CLB at once; a policy being deleted keeps its records until its revert is done.
 import { CLUSTER_KIND, type Precedence } from '../api/clusterloopbackpolicy.js';
 import type { LoopbackPolicy, PolicyMode } from '../api/loopbackpolicy.js';
 import type { TargetRef } from './facts.js';
@@ -36,18 +40,24 @@ export interface Claim {
   mode?: PolicyMode;
 }
 
+/** Why a policy lost a target (the rule of the order above that decided). */
+export type LossReason = 'Mode' | 'Precedence' | 'Age';
+
+export interface Loser {
+  policy: PolicyIdentity;
+  /** Mode: the winner enforces and this policy is in Audit; Precedence: between kinds; Age: within the winner's kind. */
+  by: LossReason;
+}
+
 export interface ClaimResolution {
   target: TargetRef;
   winner: PolicyIdentity;
-  /** Other policies selecting the target, oldest first. */
-  losers: PolicyIdentity[];
+  /** Other policies selecting the target, best ranked first. */
+  losers: Loser[];
   /** The winner's mode for the target's namespace. */
   winnerMode: PolicyMode;
-  /**
-   * Precedence would give the target to `deferredTo`, which is in Audit there: the holder of the record keeps it (an
-   * Audit policy reports, it never displaces what another policy enforces).
-   */
-  deferredTo?: PolicyIdentity;
+  /** The cluster policy whose `precedence` decided between the kinds (both selected the target in the winner's mode). */
+  decidedBy?: PolicyIdentity;
 }
 
 /** A policy as conflict resolution sees it (the operator and the CLI build it the same way). */
@@ -84,11 +94,6 @@ export function describePolicy(p: PolicyIdentity): string {
   return describeOwner(identityOwner(p));
 }
 
-/** Whether the target went to `winner` by precedence between kinds (not by record and age within one kind). */
-export function lostByPrecedence(winner: PolicyIdentity, loser: PolicyIdentity): boolean {
-  return (winner.kind === CLUSTER_KIND) !== (loser.kind === CLUSTER_KIND);
-}
-
 function timeOf(p: PolicyIdentity): number {
   const t = p.creationTimestamp ? Date.parse(p.creationTimestamp) : NaN;
   return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
@@ -108,11 +113,8 @@ export function samePolicy(a: PolicyIdentity, b: PolicyIdentity): boolean {
   return (a.kind === CLUSTER_KIND) === (b.kind === CLUSTER_KIND) && a.namespace === b.namespace && a.name === b.name;
 }
 
-/**
- * Groups claims by target and picks each target's winner. Keyed by `Kind/namespace/name`. `holder` names the
- * policy (its owner key) that holds the target's record, if any.
- */
-export function resolveConflicts(claims: readonly Claim[], holder: (target: TargetRef) => string | undefined = () => undefined): Map<string, ClaimResolution> {
+/** Groups claims by target and picks each target's winner (the order above). Keyed by `Kind/namespace/name`. */
+export function resolveConflicts(claims: readonly Claim[]): Map<string, ClaimResolution> {
   // Claims grouped by target as they come: nearly every target has one claim, and a round resolves every target of
   // the policy (12,000 in bench/scale), so the one-claim case allocates nothing beyond its resolution.
   const byTarget = new Map<string, Claim | Claim[]>();
@@ -125,15 +127,14 @@ export function resolveConflicts(claims: readonly Claim[], holder: (target: Targ
   }
   const result = new Map<string, ClaimResolution>();
   for (const [key, seen] of byTarget) {
-    // One policy selects it: it wins, whoever holds the record (a release is the round's business, not a conflict).
     if (!Array.isArray(seen)) result.set(key, { target: seen.target, winner: seen.policy, losers: [], winnerMode: seen.mode ?? 'Enforce' });
-    else result.set(key, resolveContested(seen, holder));
+    else result.set(key, resolveContested(seen));
   }
   return result;
 }
 
 /** A target several claims name (the same policy may claim it twice: one entry each; the last claim's mode counts). */
-function resolveContested(claims: readonly Claim[], holder: (target: TargetRef) => string | undefined): ClaimResolution {
+function resolveContested(claims: readonly Claim[]): ClaimResolution {
   const target = (claims[0] as Claim).target;
   const policies: PolicyIdentity[] = [];
   const modes = new Map<string, PolicyMode>();
@@ -141,23 +142,26 @@ function resolveContested(claims: readonly Claim[], holder: (target: TargetRef) 
     if (!policies.some((p) => samePolicy(p, claim.policy))) policies.push(claim.policy);
     modes.set(identityOwner(claim.policy), claim.mode ?? 'Enforce');
   }
-  const held = holder(target);
-  const holds = (p: PolicyIdentity) => (identityOwner(p) === held ? 0 : 1);
-  const order = (a: PolicyIdentity, b: PolicyIdentity) => holds(a) - holds(b) || comparePolicyAge(a, b);
-  // Within each kind: record, then age. Between kinds: the winning cluster policy's precedence.
-  const clusters = policies.filter((p) => p.kind === CLUSTER_KIND).sort(order);
-  const namespaced = policies.filter((p) => p.kind !== CLUSTER_KIND).sort(order);
-  const clusterFirst = clusters[0]?.precedence === 'ClusterFirst' || namespaced.length === 0;
-  const ranked = (clusterFirst ? [...clusters, ...namespaced] : [...namespaced, ...clusters]) as [PolicyIdentity, ...PolicyIdentity[]];
-  const modeOf = (p: PolicyIdentity) => modes.get(identityOwner(p)) ?? 'Enforce';
-  // Precedence takes a target from its holder only to enforce: an Audit winner would strip live mitigations.
-  const holderClaim = held !== undefined ? ranked.find((p) => identityOwner(p) === held) : undefined;
-  if (holderClaim && !samePolicy(holderClaim, ranked[0]) && lostByPrecedence(ranked[0], holderClaim) && modeOf(ranked[0]) === 'Audit') {
-    const losers = ranked.filter((p) => !samePolicy(p, holderClaim));
-    return { target, winner: holderClaim, losers, winnerMode: modeOf(holderClaim), deferredTo: ranked[0] };
-  }
-  const [winner, ...losers] = ranked;
-  return { target, winner, losers, winnerMode: modeOf(winner) };
+  const modeOf = (p: PolicyIdentity): PolicyMode => modes.get(identityOwner(p)) ?? 'Enforce';
+  policies.sort(comparePolicyAge);
+  // 1. Mode: Enforce before Audit.
+  const winnerMode: PolicyMode = policies.some((p) => modeOf(p) === 'Enforce') ? 'Enforce' : 'Audit';
+  const contenders = policies.filter((p) => modeOf(p) === winnerMode);
+  const outranked = policies.filter((p) => modeOf(p) !== winnerMode);
+  // 2. Between kinds: the oldest cluster contender's precedence. 3. Within the kind: age (already sorted).
+  const clusters = contenders.filter((p) => p.kind === CLUSTER_KIND);
+  const namespaced = contenders.filter((p) => p.kind !== CLUSTER_KIND);
+  const decider = clusters.length > 0 && namespaced.length > 0 ? clusters[0] : undefined;
+  const clusterFirst = namespaced.length === 0 || decider?.precedence === 'ClusterFirst';
+  const [winner, ...rest] = (clusterFirst ? [...clusters, ...namespaced] : [...namespaced, ...clusters]) as [PolicyIdentity, ...PolicyIdentity[]];
+  const sameKind = (p: PolicyIdentity) => (p.kind === CLUSTER_KIND) === (winner.kind === CLUSTER_KIND);
+  const losers: Loser[] = [...rest.map((policy): Loser => ({ policy, by: sameKind(policy) ? 'Age' : 'Precedence' })), ...outranked.map((policy): Loser => ({ policy, by: 'Mode' }))];
+  return { target, winner, losers, winnerMode, ...(decider ? { decidedBy: decider } : {}) };
+}
+
+/** How `policy` lost the target, if it is among the losers. */
+export function lossOf(resolution: ClaimResolution, policy: PolicyIdentity): Loser | undefined {
+  return resolution.losers.find((l) => samePolicy(l.policy, policy));
 }
 
 /** Whether `policy` manages the target, given the resolved ownership (unclaimed targets → false). */

@@ -9,7 +9,7 @@ export const ROOT_CAUSES = {
   TkeSyncSkipped: { verdict: 'Skipped', summary: "TKE's controller is told to skip the target (<kind>/mode: skip)" },
   // Conflict
   PolicyConflict: { verdict: 'Conflict', summary: 'an older policy of the same kind already manages the target' },
-  PolicyPrecedence: { verdict: 'Conflict', summary: "a policy of the other kind manages the target by the cluster policy's precedence" },
+  PolicyPrecedence: { verdict: 'Conflict', summary: "a policy that ranks first manages the target: one in Enforce before one in Audit, else the other kind by the cluster policy's precedence" },
   ForeignClb: {
     verdict: 'Conflict',
     summary: "the CLB id on the target names a CLB that is not the target's (TKE's owner tag or the status VIP disagree)",

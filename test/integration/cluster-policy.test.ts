@@ -155,9 +155,9 @@ spec:
     const recordOwner = async () =>
       ((await custom.getClusterCustomObject({ group: 'loopguard.dev', version: 'v1alpha1', plural: 'loopbackrecords', name: `service.${ns.b}.web` })) as LoopbackRecord).spec.policy;
     expect((await applyPolicy(policyManifest(ref, { mode: 'Audit' }))).code).toBe(0);
-    // NamespacedFirst would give web to the namespace's policy, but it is in Audit: the cluster policy keeps enforcing.
-    const audit = await waitForPolicy(ref, 'web deferred to the enforcing cluster policy', (p) => p.status?.targets?.find((t) => t.name === 'web')?.rootCause === 'PolicyPrecedence', { timeoutMs: 60_000, context: logs });
-    expect(audit.status?.targets?.find((t) => t.name === 'web')?.message).toMatch(new RegExp(`in Audit here: ClusterLoopbackPolicy/${name} keeps managing it`));
+    // NamespacedFirst decides between policies of one mode; this one is in Audit: the cluster policy keeps enforcing.
+    const audit = await waitForPolicy(ref, 'web left to the enforcing cluster policy', (p) => p.status?.targets?.find((t) => t.name === 'web')?.rootCause === 'PolicyPrecedence', { timeoutMs: 60_000, context: logs });
+    expect(audit.status?.targets?.find((t) => t.name === 'web')?.message).toMatch(new RegExp(`managed by ClusterLoopbackPolicy/${name}, which enforces it: this policy is in Audit here`));
     await tke.simulator.resyncNow();
     await expectSources('b', 1, seq);
     expect(target(await get(), 'b')?.verdict).toBe('Mitigated');

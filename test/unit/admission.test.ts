@@ -121,7 +121,7 @@ describe('buildAdmissionParams', () => {
     expect(unknown).not.toHaveProperty('kubeProxyVersion');
   });
 
-  it('covers the namespaces of live Enforce policies, per kind they target', () => {
+  it('covers the namespaces where a live Enforce policy wins, per kind they target, naming the winner', () => {
     const policies = [
       policy('a', 'zeta', {}),
       policy('a', 'alpha', { mode: 'Enforce', selector: { matchLabels: { tier: 'web' } } }),
@@ -131,11 +131,11 @@ describe('buildAdmissionParams', () => {
     ];
     const data = buildAdmissionParams({ profile: profile(IPVS_NEW), policies, enforcing: true });
     expect(Object.entries(data).filter(([k]) => k.startsWith('enforce.'))).toEqual([
-      ['enforce.Ingress.a', 'alpha,zeta'],
-      ['enforce.Service.a', 'alpha,zeta'],
+      ['enforce.Ingress.a', 'alpha'],
+      ['enforce.Service.a', 'alpha'],
       ['enforce.Service.b', 'l4'],
     ]);
-    expect(enforcedNamespaces(policies, 'Ingress')).toEqual(new Map([['a', ['alpha', 'zeta']]]));
+    expect(enforcedNamespaces(policies, 'Ingress')).toEqual(new Map([['a', ['alpha']]]));
     // An operator that does not carry out Enforce policies covers nothing.
     expect(Object.keys(buildAdmissionParams({ profile: profile(IPVS_NEW), policies, enforcing: false })).filter((k) => k.startsWith('enforce.'))).toEqual([]);
   });
@@ -155,7 +155,36 @@ describe('buildAdmissionParams', () => {
       { name: 'kube-system', labels: { 'loopguard.dev/enforce': 'true' } },
     ];
     const data = buildAdmissionParams({ profile: profile(IPVS_NEW), policies: [policy('shop', 'own', { mode: 'Enforce', targets: ['Service'] })], clusterPolicies, namespaces, ownNamespace: 'loopguard-system', enforcing: true });
-    expect(Object.entries(data).filter(([k]) => k.startsWith('enforce.'))).toEqual([['enforce.Service.shop', 'ClusterLoopbackPolicy/platform,own']]);
+    expect(Object.entries(data).filter(([k]) => k.startsWith('enforce.'))).toEqual([['enforce.Service.shop', 'own']]);
+  });
+
+  // Issue 38 #2: "covered" is the operator's resolution (model/conflicts.ts): the winner and its mode.
+  describe('overlapping policies of both kinds: covered where the winner enforces', () => {
+    const OLD = '2026-01-01T00:00:00Z';
+    const NEW = '2026-06-01T00:00:00Z';
+    const SHOP: NamespaceFacts[] = [{ name: 'shop', labels: { team: 'shop' } }];
+    const cluster = (name: string, created: string, spec: ClusterLoopbackPolicy['spec'], deleting = false): ClusterLoopbackPolicy => ({
+      apiVersion: API_VERSION,
+      kind: 'ClusterLoopbackPolicy',
+      metadata: { name, uid: `uid-${name}`, creationTimestamp: created as unknown as Date, ...(deleting ? { deletionTimestamp: NEW as unknown as Date } : {}) },
+      spec: { namespaceSelector: { matchLabels: { team: 'shop' } }, targets: ['Service'], ...spec },
+    });
+    const local = (name: string, created: string, mode: 'Audit' | 'Enforce'): LoopbackPolicy => ({ ...policy('shop', name, { mode, targets: ['Service'] }), metadata: { namespace: 'shop', name, uid: `uid-${name}`, creationTimestamp: created as unknown as Date } });
+    it.each<[string, ClusterLoopbackPolicy[], LoopbackPolicy[], string | undefined]>([
+      ['NamespacedFirst Enforce cluster policy + Audit LoopbackPolicy: the cluster policy enforces', [cluster('platform', OLD, { mode: 'Enforce' })], [local('own', NEW, 'Audit')], 'ClusterLoopbackPolicy/platform'],
+      ['NamespacedFirst Enforce cluster policy + Enforce LoopbackPolicy: the namespace policy', [cluster('platform', OLD, { mode: 'Enforce' })], [local('own', NEW, 'Enforce')], 'own'],
+      ['ClusterFirst Audit cluster policy + Enforce LoopbackPolicy: the namespace policy enforces', [cluster('platform', OLD, { mode: 'Audit', precedence: 'ClusterFirst' })], [local('own', NEW, 'Enforce')], 'own'],
+      ['ClusterFirst Audit cluster policy + Audit LoopbackPolicy: nothing enforces', [cluster('platform', OLD, { mode: 'Audit', precedence: 'ClusterFirst' })], [local('own', NEW, 'Audit')], undefined],
+      ['an older Audit cluster policy + a younger Enforce one: the Enforce one', [cluster('watch', OLD, { mode: 'Audit' }), cluster('fix', NEW, { mode: 'Enforce' })], [], 'ClusterLoopbackPolicy/fix'],
+      ['disagreeing Enforce cluster policies + an Enforce LoopbackPolicy: the oldest decides (ClusterFirst)', [cluster('young', NEW, { mode: 'Enforce' }), cluster('old', OLD, { mode: 'Enforce', precedence: 'ClusterFirst' })], [local('own', NEW, 'Enforce')], 'ClusterLoopbackPolicy/old'],
+      ['an Enforce cluster policy being deleted + an Audit LoopbackPolicy: nothing enforces', [cluster('platform', OLD, { mode: 'Enforce' }, true)], [local('own', NEW, 'Audit')], undefined],
+    ])('%s', (_name, clusterPolicies, policies, covered) => {
+      for (const order of [clusterPolicies, [...clusterPolicies].reverse()]) {
+        const data = buildAdmissionParams({ profile: profile(IPVS_NEW), policies, clusterPolicies: order, namespaces: SHOP, enforcing: true });
+        expect(data['enforce.Service.shop']).toBe(covered);
+        expect(data['enforce.Ingress.shop']).toBeUndefined();
+      }
+    });
   });
 
   it('is stable: the same inputs give data the writer finds unchanged', () => {

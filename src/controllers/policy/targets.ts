@@ -9,7 +9,7 @@ import { sharedView, type SharedView } from '../../plan/snapshot.js';
 import type { Orphan, PolicyCaches } from './deps.js';
 import { conflictAssessment, handoverAssessment, type Assessment } from '../../model/assessment.js';
 import { targetKey } from '../../model/facts.js';
-import { clusterPolicyIdentity, identityOwner, policyIdentity, resolveConflicts, samePolicy, type Claim, type ClaimResolution, type PolicyIdentity } from '../../model/conflicts.js';
+import { clusterPolicyIdentity, identityOwner, lossOf, policyIdentity, resolveConflicts, samePolicy, type Claim, type ClaimResolution, type PolicyIdentity } from '../../model/conflicts.js';
 import { coverageOf, coveredNamespaces, namespaceMode, type Coverage } from '../../model/namespace-coverage.js';
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import { selectTargets } from '../../model/selection.js';
@@ -37,7 +37,6 @@ export function namespaceView(
   services: readonly V1Service[],
   ingresses: readonly V1Ingress[],
   policies: readonly LoopbackPolicy[],
-  holder?: (target: TargetRef) => string | undefined,
   clusterPolicies: readonly ClusterClaimant[] = [],
 ): NamespaceView {
   const candidates: TargetFacts[] = [...services.map(serviceFacts), ...ingresses.map(ingressFacts)].filter((t) => t.namespace === namespace);
@@ -50,7 +49,7 @@ export function namespaceView(
   for (const c of clusterPolicies) {
     for (const t of selectTargets({ namespace, spec: c.spec }, candidates)) claims.push({ policy: c.identity, target: t, mode: c.mode });
   }
-  return { candidates, claims: resolveConflicts(claims, holder) };
+  return { candidates, claims: resolveConflicts(claims) };
 }
 
 /**
@@ -61,10 +60,7 @@ export class ClaimsIndex {
   private readonly views = new Map<string, NamespaceView>();
   private clusterCache: { identity: PolicyIdentity; spec: ReturnType<typeof withClusterSpecDefaults> }[] | undefined;
 
-  constructor(
-    private readonly caches: PolicyCaches,
-    private readonly holder: (target: TargetRef) => string | undefined,
-  ) {}
+  constructor(private readonly caches: PolicyCaches) {}
 
   /** The cluster policies covering `namespace` (any mode). */
   claimants(namespace: string): ClusterClaimant[] {
@@ -79,7 +75,7 @@ export class ClaimsIndex {
 
   view(namespace: string): NamespaceView {
     let v = this.views.get(namespace);
-    if (!v) this.views.set(namespace, (v = namespaceView(namespace, this.caches.services(namespace), this.caches.ingresses(namespace), this.caches.policies(namespace), this.holder, this.claimants(namespace))));
+    if (!v) this.views.set(namespace, (v = namespaceView(namespace, this.caches.services(namespace), this.caches.ingresses(namespace), this.caches.policies(namespace), this.claimants(namespace))));
     return v;
   }
 }
@@ -106,7 +102,7 @@ export interface PolicyTargets {
 
 /** The targets of either kind of policy (subject.ts). */
 export function policyTargets(subject: PolicySubject, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined): PolicyTargets {
-  const index = new ClaimsIndex(caches, holder);
+  const index = new ClaimsIndex(caches);
   const coverage: Coverage =
     subject.namespace !== undefined ? { modes: new Map([[subject.namespace, subject.spec.mode]]), excluded: [] } : coveredNamespaces(subject.cluster!, caches.namespaces(), caches.ownNamespace);
   const namespaces = coverage.modes;
@@ -119,14 +115,17 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
       const claim = view.claims.get(targetKey(target));
       if (!claim) continue;
       if (samePolicy(claim.winner, me)) {
-        // Another live policy holds the record (it lost the target by precedence, or no longer selects it): it gives
-        // the originals back first, so the two never write the same CLB at once; then this policy applies its plan.
-        // In Audit nothing is written, so nothing waits.
+        // Another live policy holds the record (it lost the target, no longer selects it, or is being deleted): it
+        // gives the originals back first, so the two never write the same CLB at once; then this policy applies its
+        // plan. In Audit nothing is written, so nothing waits.
         const held = holder(target);
         const giving = mode === 'Enforce' && held !== undefined && held !== subject.owner ? liveOwner(caches, held) : undefined;
         if (giving) conflicts.push(handoverAssessment(target, giving));
         else mine.push({ facts: target, mode });
-      } else if (claim.losers.some((l) => samePolicy(l, me))) conflicts.push(conflictAssessment(target, claim.winner, me, claim.deferredTo !== undefined && samePolicy(claim.deferredTo, me)));
+      } else {
+        const lost = lossOf(claim, me);
+        if (lost) conflicts.push(conflictAssessment(target, claim, lost));
+      }
     }
   }
   const managed = new Set(mine.map((m) => targetKey(m.facts)));

@@ -47,7 +47,6 @@ interface Row {
   policies?: LoopbackPolicy[];
   cluster?: ClusterLoopbackPolicy[];
   namespaces?: NamespaceFacts[] | 'forbidden';
-  holder?: string;
   /** target key → the covering policy as the report names it (undefined: none), and its mode when covered. */
   want: Record<string, [string | undefined, ('Audit' | 'Enforce')?]>;
 }
@@ -69,11 +68,10 @@ const ROWS: Row[] = [
     want: { 'Service/shop/web': ['LoopbackPolicy shop/team'] },
   },
   {
-    name: 'ClusterFirst: the cluster policy wins, even over the record holder',
+    name: 'ClusterFirst: the cluster policy wins, even when younger',
     targets: [svc('shop', 'web')],
     policies: [lp('shop', 'team', OLD)],
     cluster: [clp('platform', NEW, { ...SHOP, precedence: 'ClusterFirst' })],
-    holder: 'shop/team',
     want: { 'Service/shop/web': ['ClusterLoopbackPolicy/platform'] },
   },
   {
@@ -84,11 +82,23 @@ const ROWS: Row[] = [
     want: { 'Ingress/shop/api': ['LoopbackPolicy shop/team'] },
   },
   {
-    name: 'two cluster policies: the oldest, unless the younger holds the record',
+    name: 'two cluster policies: the oldest (a record changes nothing: doctor reads none for this)',
     targets: [svc('shop', 'web'), svc('shop', 'cart')],
     cluster: [clp('young', NEW, SHOP), clp('old', OLD)],
-    holder: 'ClusterLoopbackPolicy/young',
-    want: { 'Service/shop/web': ['ClusterLoopbackPolicy/young'], 'Service/shop/cart': ['ClusterLoopbackPolicy/young'] },
+    want: { 'Service/shop/web': ['ClusterLoopbackPolicy/old'], 'Service/shop/cart': ['ClusterLoopbackPolicy/old'] },
+  },
+  {
+    name: 'NamespacedFirst, the cluster policy in Enforce and the LoopbackPolicy in Audit: the one that enforces',
+    targets: [svc('shop', 'web')],
+    policies: [lp('shop', 'team', NEW, { mode: 'Audit' })],
+    cluster: [clp('platform', OLD, { ...SHOP, mode: 'Enforce' })],
+    want: { 'Service/shop/web': ['ClusterLoopbackPolicy/platform', 'Enforce'] },
+  },
+  {
+    name: 'an older Audit cluster policy and a younger Enforce one: the one that enforces',
+    targets: [svc('shop', 'web')],
+    cluster: [clp('watch', OLD, SHOP), clp('fix', NEW, { ...SHOP, mode: 'Enforce' })],
+    want: { 'Service/shop/web': ['ClusterLoopbackPolicy/fix', 'Enforce'] },
   },
   {
     name: 'an empty namespaceSelector covers every namespace but the system ones',
@@ -133,7 +143,7 @@ const ROWS: Row[] = [
 describe('which policy covers a target (choosePolicies)', () => {
   it.each(ROWS.map((r) => [r.name, r] as const))('%s', (_name, row) => {
     const cluster: ClusterPolicyInput = { policies: row.cluster ?? [], namespaces: row.namespaces === 'forbidden' ? undefined : (row.namespaces ?? NAMESPACES) };
-    const choices = choosePolicies(row.targets, row.policies ?? [], () => row.holder, cluster);
+    const choices = choosePolicies(row.targets, row.policies ?? [], cluster);
     for (const [key, [policy, mode]] of Object.entries(row.want)) {
       const choice = choices.get(key);
       expect([key, choice?.policy]).toEqual([key, policy]);
@@ -145,7 +155,7 @@ describe('which policy covers a target (choosePolicies)', () => {
   });
 
   it('carries skipAnnotation: Ignore to the plan, and learns no operator namespace from system ones', () => {
-    const [choice] = choosePolicies([svc('shop', 'web')], [], undefined, { policies: [clp('strict', OLD, { ...SHOP, skipAnnotation: 'Ignore' })], namespaces: NAMESPACES }).values();
+    const [choice] = choosePolicies([svc('shop', 'web')], [], { policies: [clp('strict', OLD, { ...SHOP, skipAnnotation: 'Ignore' })], namespaces: NAMESPACES }).values();
     expect(choice).toMatchObject({ policy: 'ClusterLoopbackPolicy/strict', ignoreSkipAnnotation: true });
     expect(operatorNamespace([clp('a', OLD, {}, ['kube-system', 'kube-public'])])).toBeUndefined();
     expect(coverageResolved({ policies: [], namespaces: undefined })).toBe(true);

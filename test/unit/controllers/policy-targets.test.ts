@@ -1,0 +1,115 @@
+// Issue 38 #1: which policy manages a target, as the controller sees it (policyTargets over loopguard's own caches
+// interface), over {cluster, namespaced} × {Audit, Enforce} × {NamespacedFirst, ClusterFirst} × {held by either, not
+// held} × both creation orders. The manager is the resolution's winner whatever holds the record; the record only
+// decides whether the winner waits for a handover (Enforce) and who releases (docs/cluster-policy.md §5).
+import { describe, expect, it } from '@jest/globals';
+import type { V1Service } from '@kubernetes/client-node';
+import type { ClusterLoopbackPolicy } from '../../../src/api/clusterloopbackpolicy.js';
+import type { LoopbackPolicy } from '../../../src/api/loopbackpolicy.js';
+import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
+import type { PolicyCaches } from '../../../src/controllers/policy/deps.js';
+import { clusterSubjectOf, subjectOf, type PolicySubject } from '../../../src/controllers/policy/subject.js';
+import { policyTargets } from '../../../src/controllers/policy/targets.js';
+import { holderOf, recordFor } from '../../../src/model/record-registry.js';
+
+type Mode = 'Audit' | 'Enforce';
+type Precedence = 'NamespacedFirst' | 'ClusterFirst';
+const T0 = Date.parse('2026-01-01T00:00:00Z');
+const at = (i: number) => new Date(T0 + i * 1000).toISOString() as unknown as Date;
+
+const web: V1Service = {
+  metadata: { namespace: 'shop', name: 'web', uid: 'uid-web', annotations: { 'service.kubernetes.io/loadbalance-id': 'lb-web' } },
+  spec: { type: 'LoadBalancer', externalTrafficPolicy: 'Local', ports: [{ port: 80, protocol: 'TCP' }] },
+};
+
+function caches(policy: LoopbackPolicy, cluster: ClusterLoopbackPolicy | ClusterLoopbackPolicy[], records: LoopbackRecord[]): PolicyCaches {
+  const ns = { name: 'shop', labels: { team: 'shop' } };
+  const clusters = [cluster].flat();
+  return {
+    records: () => records,
+    policy: (namespace, name) => (namespace === 'shop' && name === policy.metadata.name ? policy : undefined),
+    policies: (namespace) => (namespace === 'shop' ? [policy] : []),
+    clusterPolicy: (name) => clusters.find((c) => c.metadata.name === name),
+    clusterPolicies: () => clusters,
+    namespace: (name) => (name === 'shop' ? ns : undefined),
+    namespaces: () => [ns],
+    ownNamespace: 'loopguard-system',
+    services: (namespace) => (namespace === undefined || namespace === 'shop' ? [web] : []),
+    ingresses: () => [],
+    version: () => 0,
+  };
+}
+
+/** What one policy does with web: manages it, waits for the holder, reports a conflict, releases it, or nothing. */
+function roleOf(subject: PolicySubject, c: PolicyCaches): string[] {
+  const holder = (t: { kind: string; namespace: string; name: string }) => holderOf(c.records().find((r) => r.spec.target.name === t.name && r.spec.target.namespace === t.namespace));
+  const t = policyTargets(subject, c, holder);
+  return [
+    ...t.mine.filter((m) => m.facts.name === 'web').map((m) => `manages:${m.mode}`),
+    ...t.conflicts.filter((a) => a.target.name === 'web').map((a) => `${a.verdict}:${a.rootCause.id}`),
+    ...t.orphans.filter((o) => o.facts.name === 'web').map((o) => `releases:${o.mode}`),
+  ];
+}
+
+describe('policyTargets: the manager is the same whoever holds the record', () => {
+  const rows: [Mode, Mode, Precedence][] = [];
+  for (const local of ['Audit', 'Enforce'] as const) for (const cluster of ['Audit', 'Enforce'] as const) for (const precedence of ['NamespacedFirst', 'ClusterFirst'] as const) rows.push([local, cluster, precedence]);
+
+  it.each(rows)('LoopbackPolicy in %s, ClusterLoopbackPolicy in %s, %s', (localMode, clusterMode, precedence) => {
+    // Who should manage web: Enforce first, then precedence between the kinds.
+    const clusterWins = localMode === clusterMode ? precedence === 'ClusterFirst' : clusterMode === 'Enforce';
+    const winnerMode = clusterWins ? clusterMode : localMode;
+    for (const localFirst of [true, false]) {
+      const policy: LoopbackPolicy = { apiVersion: 'loopguard.dev/v1alpha1', kind: 'LoopbackPolicy', metadata: { namespace: 'shop', name: 'own', uid: 'uid-own', creationTimestamp: at(localFirst ? 0 : 1) }, spec: { mode: localMode } };
+      const cluster: ClusterLoopbackPolicy = {
+        apiVersion: 'loopguard.dev/v1alpha1',
+        kind: 'ClusterLoopbackPolicy',
+        metadata: { name: 'platform', uid: 'uid-platform', creationTimestamp: at(localFirst ? 1 : 0) },
+        spec: { mode: clusterMode, precedence, namespaceSelector: { matchLabels: { team: 'shop' } } },
+      };
+      const local = subjectOf(policy);
+      const platform = clusterSubjectOf(cluster);
+      for (const held of [undefined, local, platform]) {
+        const records = held ? [recordFor({ kind: 'Service', namespace: 'shop', name: 'web', uid: 'uid-web' }, held.owner, { v: 1 } as never)] : [];
+        const c = caches(policy, cluster, records);
+        const [winner, loser] = clusterWins ? [platform, local] : [local, platform];
+        // Between kinds the loser always lost by mode or precedence.
+        const why = 'Conflict:PolicyPrecedence';
+        const context = `created ${localFirst ? 'LoopbackPolicy' : 'cluster policy'} first, held by ${held?.owner ?? 'none'}`;
+        // The winner manages it, or (Enforce, the loser holding the record) waits for the loser's release.
+        const waits = winnerMode === 'Enforce' && held === loser;
+        expect([context, roleOf(winner, c)]).toEqual([context, waits ? ['Pending:PolicyHandover'] : [`manages:${winnerMode}`]]);
+        // The loser reports the conflict; holding the record, it releases web — in Enforce when the winner enforces
+        // (the handover), else in Audit, where nothing is released and the record stays.
+        expect([context, roleOf(loser, c)]).toEqual([context, [why, ...(held === loser ? [`releases:${winnerMode === 'Enforce' ? 'Enforce' : loser.spec.mode}`] : [])]]);
+      }
+    }
+  });
+});
+
+// Issue 37 #5: two cluster policies of different precedence over a namespace with its own policy, all in Enforce.
+describe('policyTargets: disagreeing cluster policies, whoever holds the record', () => {
+  const clp = (name: string, i: number, precedence: Precedence): ClusterLoopbackPolicy => ({
+    apiVersion: 'loopguard.dev/v1alpha1',
+    kind: 'ClusterLoopbackPolicy',
+    metadata: { name, uid: `uid-${name}`, creationTimestamp: at(i) },
+    spec: { mode: 'Enforce', precedence, namespaceSelector: { matchLabels: { team: 'shop' } } },
+  });
+  const policy: LoopbackPolicy = { apiVersion: 'loopguard.dev/v1alpha1', kind: 'LoopbackPolicy', metadata: { namespace: 'shop', name: 'own', uid: 'uid-own', creationTimestamp: at(2) }, spec: { mode: 'Enforce' } };
+  it.each<[string, ClusterLoopbackPolicy[], 'own' | 'old']>([
+    ['the older NamespacedFirst decides: the LoopbackPolicy', [clp('old', 0, 'NamespacedFirst'), clp('young', 1, 'ClusterFirst')], 'own'],
+    ['the older ClusterFirst decides: the older cluster policy', [clp('old', 0, 'ClusterFirst'), clp('young', 1, 'NamespacedFirst')], 'old'],
+  ])('%s', (_name, clusters, manager) => {
+    const subjects = [subjectOf(policy), ...clusters.map(clusterSubjectOf)];
+    const winner = subjects.find((s) => s.name === manager)!;
+    for (const held of [undefined, ...subjects]) {
+      const records = held ? [recordFor({ kind: 'Service', namespace: 'shop', name: 'web', uid: 'uid-web' }, held.owner, { v: 1 } as never)] : [];
+      const c = caches(policy, clusters, records);
+      const context = `held by ${held?.owner ?? 'none'}`;
+      expect([context, roleOf(winner, c)]).toEqual([context, held && held !== winner ? ['Pending:PolicyHandover'] : ['manages:Enforce']]);
+      for (const loser of subjects.filter((s) => s !== winner)) {
+        expect([context, loser.name, roleOf(loser, c)]).toEqual([context, loser.name, [expect.stringMatching(/^Conflict:Policy(Precedence|Conflict)$/), ...(held === loser ? ['releases:Enforce'] : [])]]);
+      }
+    }
+  });
+});

@@ -374,7 +374,7 @@ export const NO_NAMESPACE_PROBLEM =
  */
 export function resolveRuntimeDefaults(config: OperatorConfig, where: RuntimeEnvironment): ResolvedDefaults {
   const inCluster = where.serviceAccountNamespace !== undefined && where.serviceAccountNamespace.trim() !== '';
-  let namespaceFrom = 'set by --namespace or LOOPGUARD_NAMESPACE (or an alias)';
+  let namespaceFrom = 'set by --namespace, LOOPGUARD_NAMESPACE or an alias';
   if (!config.namespace) {
     if (!inCluster) throw new ConfigError([NO_NAMESPACE_PROBLEM]);
     config.namespace = where.serviceAccountNamespace!.trim();

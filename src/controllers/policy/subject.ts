@@ -55,11 +55,11 @@ export function abandonCommand(s: PolicySubject): string {
  * a tenant may read: it counts them and names none; each target's own Event, in the target's namespace, names it
  * (and the log, which only loopguard's operators read, names them all).
  */
-export function targetsForPolicyEvent(s: Pick<PolicySubject, 'namespace'>, targets: readonly { kind: string; namespace?: string; name: string; detail?: string }[], max = Infinity): string {
+export function targetsForPolicyEvent(s: Pick<PolicySubject, 'namespace'>, targets: readonly { kind: string; namespace?: string; name: string }[], max = Infinity): string {
   if (s.namespace === undefined) {
     const namespaces = new Set(targets.map((t) => t.namespace ?? ''));
     return `${targets.length} target(s) in ${namespaces.size} namespace(s) (each target's own Event names it)`;
   }
-  const named = targets.map((t) => `${t.kind} ${t.namespace ?? s.namespace}/${t.name}${t.detail ? ` ${t.detail}` : ''}`);
+  const named = targets.map((t) => `${t.kind} ${t.namespace ?? s.namespace}/${t.name}`);
   return named.slice(0, max).join(', ') + (named.length > max ? `, and ${named.length - max} more target(s)` : '');
 }

@@ -299,7 +299,7 @@ export class Operator {
         ...this.informers
           .filter((i) => i.name !== 'tkeserviceconfigs')
           .map((i) => ({ name: `informer-${i.name}`, check: () => i.hasSynced && i.notServed === undefined, reason: () => notServedReason(i) })),
-        // A replica that cannot take part in the election (no Lease namespace, no RBAC) cannot act; a
+        // A replica that cannot take part in the election (loopguard's namespace missing, no RBAC) cannot act; a
         // standby that simply sees another leader is ready.
         { name: 'leader-election', check: () => this.elector?.problem === undefined, reason: () => this.elector?.problem },
         ...(d.readiness ?? []),

@@ -1,5 +1,5 @@
 // Where the observation checkpoint (src/cloud/observation-checkpoint.ts) lives: the binaryData of up to MAX_PARTS
-// ConfigMaps loopguard-observations-0…, in loopguard's own namespace (the Lease's, where its Roles are). Part 0 is
+// ConfigMaps loopguard-observations-0…, in loopguard's own namespace (--namespace, src/runtime/config.ts; its Roles are there). Part 0 is
 // written last and names the write (`checkpoint`) and its part count: a reader joins only parts of the same write,
 // so a process stopped halfway leaves the previous checkpoint's part 0 naming parts that no longer match, and the
 // whole checkpoint is ignored. The key that seals it (observation-checkpoint.ts) is the Secret

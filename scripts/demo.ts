@@ -204,6 +204,8 @@ async function main(): Promise<void> {
       `--clb-endpoint=${env.LOOPGUARD_CLB_ENDPOINT}`,
       '--clb-protocol=http://',
       `--region=${env.TENCENTCLOUD_REGION}`,
+      // loopguard's namespace, as .dev/env exports it (an .dev/env of an older dev:up has none: the same default).
+      `--namespace=${env.LOOPGUARD_NAMESPACE ?? 'loopguard-system'}`,
       '--leader-elect=false',
       '--probe-host=127.0.0.1',
       '--probe-port=0',

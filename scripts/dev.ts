@@ -4,7 +4,7 @@
 //   .dev/cluster             control plane pointer (written by test/controlplane/cli.ts)
 //   .dev/clb-emulator.pid    .dev/clb-emulator.log
 //   .dev/tke-simulator.pid   .dev/tke-simulator.log
-//   .dev/env                 `source` it: KUBECONFIG, LOOPGUARD_CLB_ENDPOINT/_PROTOCOL, TENCENTCLOUD_* (mode 0600) —
+//   .dev/env                 `source` it: KUBECONFIG, LOOPGUARD_CLB_ENDPOINT/_PROTOCOL, TENCENTCLOUD_*, LOOPGUARD_NAMESPACE (mode 0600) —
 //                            everything `npm start` needs, and nothing else
 // Credentials are generated per `dev:up`, handed to children through the environment (not argv, which `ps`
 // shows), written only to .dev/env, and never printed.
@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { clusterDown, clusterUp } from '../test/controlplane/cli.js';
 import { REPO_ROOT } from '../test/controlplane/crds.js';
 import { alive } from '../test/controlplane/launcher.js';
@@ -99,6 +99,18 @@ async function stopBackground(bg: Background, graceMs = 10_000): Promise<boolean
   return true;
 }
 
+/** loopguard's namespace in the dev cluster, as config/ installs it (config/manager/namespace.yaml). */
+const OPERATOR_NAMESPACE = 'loopguard-system';
+
+/** Creates the namespace unless it exists: `npm start` puts loopguard's Lease, checkpoint and admission params there. */
+async function ensureNamespace(kc: KubeConfig, name: string): Promise<void> {
+  try {
+    await kc.makeApiClient(CoreV1Api).createNamespace({ body: { metadata: { name } } });
+  } catch (err) {
+    if (!(err instanceof ApiException && err.code === 409)) throw err;
+  }
+}
+
 function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
@@ -113,6 +125,7 @@ async function up(profile: ClusterProfileName): Promise<void> {
     const kc = new KubeConfig();
     kc.loadFromFile(/KUBECONFIG='([^']+)'/.exec(readFileSync(ENV_FILE, 'utf8'))?.[1] ?? '');
     await applyClusterProfile(kc, profile);
+    await ensureNamespace(kc, OPERATOR_NAMESPACE);
     console.error(`already running (cluster profile now ${profile}); run: source .dev/env`);
     return;
   }
@@ -124,6 +137,7 @@ async function up(profile: ClusterProfileName): Promise<void> {
   kc.loadFromFile(cluster.kubeconfig);
   await applyClusterProfile(kc, profile);
   console.error(`cluster profile ${profile} applied (kube-system/kube-proxy)`);
+  await ensureNamespace(kc, OPERATOR_NAMESPACE);
 
   const credentials = { secretId: `AKIDdev${randomBytes(12).toString('hex')}`, secretKey: randomBytes(24).toString('hex') };
   try {
@@ -168,6 +182,8 @@ async function up(profile: ClusterProfileName): Promise<void> {
       `export TENCENTCLOUD_SECRET_ID=${shellQuote(credentials.secretId)}`,
       `export TENCENTCLOUD_SECRET_KEY=${shellQuote(credentials.secretKey)}`,
       `export TENCENTCLOUD_REGION=${shellQuote(REGION)}`,
+      // loopguard's own namespace (its Lease, checkpoint and admission params): out of cluster it must be named.
+      `export LOOPGUARD_NAMESPACE=${shellQuote(OPERATOR_NAMESPACE)}`,
       '',
     ].join('\n');
     writeFileSync(ENV_FILE, env, { mode: 0o600 });

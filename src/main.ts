@@ -147,9 +147,8 @@ async function main(): Promise<void> {
     probe: `${config.probeHost}:${config.probePort} (${defaults.probeHostFrom})`,
     metrics: config.metricsSecure ? `https://${config.probeHost}:${config.metricsPort}/metrics (${defaults.metricsSecureFrom})` : `on the probe port (${defaults.metricsSecureFrom})`,
   });
-  if (config.leaderElect) {
-    logger.info(`Leader election Lease ${config.leaseNamespace}/${config.leaseName} (namespace: ${defaults.leaseNamespaceFrom})`);
-  }
+  const there = [config.leaderElect && `Lease ${config.leaseName}`, config.observationCheckpoint && 'observation checkpoint', 'admission params'].filter(Boolean).join(', ');
+  logger.info(`loopguard's namespace: ${config.namespace} (${defaults.namespaceFrom}); there: ${there}`);
   const verdict = await health.check(true);
   if (verdict.kind === 'misconfigured') {
     health.stop();

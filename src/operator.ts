@@ -189,14 +189,14 @@ export class Operator {
     );
 
     this.admission = new AdmissionParamsWriter(kc, {
-      namespace: config.leaseNamespace,
+      namespace: config.namespace,
       build: () =>
         buildAdmissionParams({
           profile: this.profile(),
           policies: this.policies.list() as readonly LoopbackPolicy[],
           clusterPolicies: this.clusterPolicies.list() as unknown as readonly ClusterLoopbackPolicy[],
           namespaces: this.namespaces.list().map(namespaceFacts),
-          ownNamespace,
+          ownNamespace: config.namespace,
           enforcing: d.enforce === true,
         }),
       logger,
@@ -208,7 +208,7 @@ export class Operator {
     const fullReadsPerSecond = (config.cloudRateLimit * config.driftFullReadShare) / 100;
     const observer = new ClbObserver(healthSignal.recording(d.clb));
     const driftScheduler = new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond);
-    const checkpoint = config.observationCheckpoint ? new Checkpointer({ observer, store: new ObservationStore(kc, config.leaseNamespace), region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;
+    const checkpoint = config.observationCheckpoint ? new Checkpointer({ observer, store: new ObservationStore(kc, config.namespace), region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;
     this.upkeep = new ObservationUpkeep({ observer, signal: healthSignal, scheduler: driftScheduler, named: () => namedClbs(this.services.list(), this.ingresses.list()), driftCheckIntervalMs: config.driftCheckIntervalMs, logger, ...(checkpoint ? { checkpoint } : {}) });
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
@@ -229,9 +229,8 @@ export class Operator {
           mayWrite: () => this.elector?.mayWrite() ?? true,
         })
       : undefined;
-    // loopguard's own namespace (the Deployment's downward-API POD_NAMESPACE), which a cluster policy leaves out by
-    // default; run from a checkout, the Lease's namespace stands in for it.
-    const ownNamespace = process.env['POD_NAMESPACE'] || config.leaseNamespace;
+    // loopguard's own namespace (config.ts: the pod's, or --namespace), which a cluster policy leaves out by default.
+    const ownNamespace = config.namespace;
     const caches = informerCaches(
       { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs },
       ownNamespace,
@@ -300,7 +299,7 @@ export class Operator {
         ...this.informers
           .filter((i) => i.name !== 'tkeserviceconfigs')
           .map((i) => ({ name: `informer-${i.name}`, check: () => i.hasSynced && i.notServed === undefined, reason: () => notServedReason(i) })),
-        // A replica that cannot take part in the election (no Lease namespace, no RBAC) cannot act; a
+        // A replica that cannot take part in the election (loopguard's namespace missing, no RBAC) cannot act; a
         // standby that simply sees another leader is ready.
         { name: 'leader-election', check: () => this.elector?.problem === undefined, reason: () => this.elector?.problem },
         ...(d.readiness ?? []),
@@ -308,7 +307,7 @@ export class Operator {
     });
     if (config.leaderElect) {
       this.elector = new LeaderElector(kc, {
-        namespace: config.leaseNamespace,
+        namespace: config.namespace,
         name: config.leaseName,
         identity: config.identity,
         onStartedLeading: () => this.startLeading(),

@@ -1,15 +1,24 @@
 // The observation checkpoint (docs/execution.md "Restart"): what the leader's ClbObserver last read of each CLB and
 // when, so that a new leader starts from it instead of reading every CLB again before it can judge a single target.
 // Only the model's facts (ClbObservation), never the SDK's listener structs: a write reads its CLB fresh first
-// (round.ts), so nothing written is ever built from a checkpoint. Pure: encode to gzip'd JSON, split into parts
-// that fit a ConfigMap, join and decode. A checkpoint is stored input that anyone with write access to loopguard's
-// namespace could edit: one that does not decode, is of another format or region, or holds an entry that is not a
-// well-formed observation is not trusted (the caller logs why and starts cold, as without one).
+// (round.ts), so nothing written is ever built from a checkpoint. Pure: encode to gzip'd JSON, seal, split into
+// parts that fit a ConfigMap, join, open and decode. A checkpoint is stored input that anyone with write access to
+// loopguard's namespace could edit, and a seeded entry is judged like a read (a forged "100.64 source, all backends
+// alive" would show Mitigated until the next drift read; issue 38 #6): so it is sealed with an HMAC whose key is in
+// a Secret only loopguard's ServiceAccount (and that namespace's admins) may read (docs/security.md "Trust model").
+// One that is not sealed with that key, does not decode, is of another format or region, or holds an entry that
+// is not a well-formed observation is not trusted (the caller logs why and starts cold, as without one).
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { isClbId } from '../api/annotations.js';
 import type { ClbObservation } from '../model/facts.js';
 
-export const CHECKPOINT_FORMAT = 'loopguard.dev/clb-observations/v1';
+// v2: sealed (v1 checkpoints, unsealed, are ignored once: the first leader after the upgrade reads every CLB).
+export const CHECKPOINT_FORMAT = 'loopguard.dev/clb-observations/v2';
+/** HMAC-SHA256: the seal's length, ahead of the gzip'd checkpoint. */
+const SEAL_BYTES = 32;
+/** The key's length (bytes of randomness in the Secret). */
+export const CHECKPOINT_KEY_BYTES = 32;
 /** A ConfigMap holds 1 MiB in all; a part stays well below it (the name, labels and base64 of binaryData count too). */
 export const MAX_PART_BYTES = 700 * 1024;
 /** At most this many ConfigMaps (RBAC names each one); a larger checkpoint is not written. */
@@ -39,6 +48,24 @@ export interface Checkpoint {
 export function encodeCheckpoint(region: string, writtenAt: number, entries: readonly CheckpointEntry[]): Buffer {
   const c: Checkpoint = { format: CHECKPOINT_FORMAT, region, writtenAt, entries: [...entries] };
   return gzipSync(JSON.stringify(c));
+}
+
+function seal(key: Buffer, encoded: Buffer): Buffer {
+  return createHmac('sha256', key).update(encoded).digest();
+}
+
+/** The encoded checkpoint with its seal ahead of it: only who holds the key can write one that opens. */
+export function sealCheckpoint(key: Buffer, encoded: Buffer): Buffer {
+  return Buffer.concat([seal(key, encoded), encoded]);
+}
+
+/** The encoded checkpoint inside `sealed` (its parts joined), or the problem when `key` did not seal it. */
+export function openCheckpoint(key: Buffer, sealed: Buffer): Buffer | { problem: string } {
+  const encoded = sealed.subarray(SEAL_BYTES);
+  if (key.length < CHECKPOINT_KEY_BYTES || sealed.length <= SEAL_BYTES || !timingSafeEqual(sealed.subarray(0, SEAL_BYTES), seal(key, encoded))) {
+    return { problem: "not sealed with loopguard's checkpoint key (written by another writer, or before the key changed)" };
+  }
+  return encoded;
 }
 
 /** The encoded checkpoint in parts of at most `max` bytes (joined back in order by concatenation). */

@@ -5,10 +5,11 @@
 // reads them again on the drift schedule (drift-signal.ts: its health within half an interval, in full at the
 // latest one full cycle after its last full read) instead of all at once; a write still reads its CLB first
 // (round.ts). Nothing here is needed for correctness: any failure is logged and the leader starts cold, as it would
-// without a checkpoint.
+// without a checkpoint. Only a checkpoint sealed with loopguard's key (observation-checkpoint.ts, the key in a Secret
+// of loopguard's namespace) is seeded: an entry written by anyone else never shows as an observation.
 import { createHash } from 'node:crypto';
 import type { ClbObserver } from '../cloud/clb-observer.js';
-import { decodeCheckpoint, encodeCheckpoint, MAX_PARTS, splitParts, type CheckpointEntry } from '../cloud/observation-checkpoint.js';
+import { decodeCheckpoint, encodeCheckpoint, MAX_PARTS, openCheckpoint, sealCheckpoint, splitParts, type CheckpointEntry } from '../cloud/observation-checkpoint.js';
 import type { ObservationStore } from '../kube/observation-store.js';
 import { kubeErrorMessage } from '../runtime/kube-errors.js';
 
@@ -24,7 +25,7 @@ export function checkpointPeriodMs(driftCheckIntervalMs: number): number {
 
 export interface CheckpointerOptions {
   observer: Pick<ClbObserver, 'seed' | 'entries'>;
-  store: Pick<ObservationStore, 'load' | 'save'>;
+  store: Pick<ObservationStore, 'load' | 'save' | 'key'>;
   region: string;
   driftCheckIntervalMs: number;
   /**
@@ -61,7 +62,8 @@ export class Checkpointer {
         this.o.logger.info('No observation checkpoint: every CLB is read before its targets are judged');
         return [];
       }
-      const decoded = 'problem' in loaded ? loaded : decodeCheckpoint(loaded.parts, { region: this.o.region, now: now(), maxAgeMs: this.o.maxAgeMs });
+      const opened = 'problem' in loaded ? loaded : openCheckpoint(await this.o.store.key(), Buffer.concat(loaded.parts));
+      const decoded = 'problem' in opened ? opened : decodeCheckpoint([opened], { region: this.o.region, now: now(), maxAgeMs: this.o.maxAgeMs });
       if ('problem' in decoded) {
         this.o.logger.warn('Ignoring the observation checkpoint; every CLB is read before its targets are judged', { problem: decoded.problem });
         return [];
@@ -115,13 +117,13 @@ export class Checkpointer {
     const hash = createHash('sha256').update(JSON.stringify(entries)).digest('hex');
     if (hash === this.lastHash) return;
     const writtenAt = (this.o.now ?? Date.now)();
-    const parts = splitParts(encodeCheckpoint(this.o.region, writtenAt, entries));
-    if (parts.length > MAX_PARTS) {
-      this.o.logger.warn('The observation checkpoint is too large to store; a new leader will read every CLB', { clbs: entries.length, parts: parts.length, maxParts: MAX_PARTS });
-      this.lastHash = hash;
-      return;
-    }
     try {
+      const parts = splitParts(sealCheckpoint(await this.o.store.key(), encodeCheckpoint(this.o.region, writtenAt, entries)));
+      if (parts.length > MAX_PARTS) {
+        this.o.logger.warn('The observation checkpoint is too large to store; a new leader will read every CLB', { clbs: entries.length, parts: parts.length, maxParts: MAX_PARTS });
+        this.lastHash = hash;
+        return;
+      }
       await this.o.store.save(parts, `${writtenAt}-${hash.slice(0, 12)}`);
       this.lastHash = hash;
     } catch (err) {

@@ -1,14 +1,21 @@
 // Where the observation checkpoint (src/cloud/observation-checkpoint.ts) lives: the binaryData of up to MAX_PARTS
-// ConfigMaps loopguard-observations-0…, in loopguard's own namespace (the Lease's, where its Roles are). Part 0 is
+// ConfigMaps loopguard-observations-0…, in loopguard's own namespace (--namespace, src/runtime/config.ts; its Roles are there). Part 0 is
 // written last and names the write (`checkpoint`) and its part count: a reader joins only parts of the same write,
 // so a process stopped halfway leaves the previous checkpoint's part 0 naming parts that no longer match, and the
-// whole checkpoint is ignored. RBAC: get/update on these names, create in the namespace (create cannot be limited by
-// name: config/rbac/admission_params_role.yaml).
+// whole checkpoint is ignored. The key that seals it (observation-checkpoint.ts) is the Secret
+// loopguard-observations-key there, made by the first leader that needs it. RBAC
+// (config/rbac/observation_checkpoint_role.yaml): get/update on these ConfigMaps, get on that Secret, create of
+// both in the namespace (create cannot be limited by name: config/rbac/admission_params_role.yaml).
+import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { MAX_PARTS } from '../cloud/observation-checkpoint.js';
+import { CHECKPOINT_KEY_BYTES, MAX_PARTS } from '../cloud/observation-checkpoint.js';
 import { kubeStatus } from '../runtime/kube-errors.js';
 
 export const CHECKPOINT_CONFIGMAP = 'loopguard-observations';
+/** The Secret with the checkpoint's key. */
+export const CHECKPOINT_KEY_SECRET = 'loopguard-observations-key';
+const SECRET_KEY = 'key';
+const LABELS = { 'app.kubernetes.io/name': 'loopguard', 'app.kubernetes.io/component': 'observation-checkpoint' };
 const KEY = 'observations.json.gz';
 
 /** The ConfigMap names RBAC must allow, in order. */
@@ -18,6 +25,7 @@ export type LoadedParts = { parts: Buffer[] } | { absent: true } | { problem: st
 
 export class ObservationStore {
   private readonly core: CoreV1Api;
+  private sealKey: Promise<Buffer> | undefined;
 
   constructor(kc: KubeConfig, private readonly namespace: string) {
     this.core = kc.makeApiClient(CoreV1Api);
@@ -50,7 +58,7 @@ export class ObservationStore {
       const body: V1ConfigMap = {
         apiVersion: 'v1',
         kind: 'ConfigMap',
-        metadata: { name, namespace: this.namespace, labels: { 'app.kubernetes.io/name': 'loopguard', 'app.kubernetes.io/component': 'observation-checkpoint' } },
+        metadata: { name, namespace: this.namespace, labels: LABELS },
         data: { checkpoint: id, parts: String(parts.length) },
         binaryData: { [KEY]: (parts[i] as Buffer).toString('base64') },
       };
@@ -62,6 +70,46 @@ export class ObservationStore {
         await this.core.createNamespacedConfigMap({ namespace: this.namespace, body });
       }
     }
+  }
+
+  /**
+   * The checkpoint's key: the Secret's, created with fresh randomness when there is none (then no stored checkpoint
+   * opens: a cold start). Kept for the process once read; a failed read is tried again next time.
+   */
+  key(): Promise<Buffer> {
+    this.sealKey ??= this.readOrCreateKey().catch((err: unknown) => {
+      this.sealKey = undefined;
+      throw err;
+    });
+    return this.sealKey;
+  }
+
+  private async readOrCreateKey(): Promise<Buffer> {
+    const read = async () => {
+      try {
+        const secret = await this.core.readNamespacedSecret({ name: CHECKPOINT_KEY_SECRET, namespace: this.namespace });
+        const key = Buffer.from(secret.data?.[SECRET_KEY] ?? '', 'base64');
+        if (key.length < CHECKPOINT_KEY_BYTES) throw new Error(`Secret ${this.namespace}/${CHECKPOINT_KEY_SECRET} holds no key of ${CHECKPOINT_KEY_BYTES} bytes: delete it and loopguard makes a new one`);
+        return key;
+      } catch (err) {
+        if (kubeStatus(err) === 404) return undefined;
+        throw err;
+      }
+    };
+    const existing = await read();
+    if (existing) return existing;
+    try {
+      await this.core.createNamespacedSecret({
+        namespace: this.namespace,
+        body: { apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata: { name: CHECKPOINT_KEY_SECRET, namespace: this.namespace, labels: LABELS }, data: { [SECRET_KEY]: randomBytes(CHECKPOINT_KEY_BYTES).toString('base64') } },
+      });
+    } catch (err) {
+      // Another replica made it first: theirs is the key.
+      if (kubeStatus(err) !== 409) throw err;
+    }
+    const made = await read();
+    if (!made) throw new Error(`Secret ${this.namespace}/${CHECKPOINT_KEY_SECRET} was created but cannot be read`);
+    return made;
   }
 
   private async read(name: string): Promise<V1ConfigMap | undefined> {

@@ -1,7 +1,7 @@
 // Operator configuration from flags (`--name=value` or `--name value`) and environment variables, flags
 // winning. Every problem is collected and reported at once, naming the flag, its variable and what is allowed.
-// Two defaults depend on where the operator runs and are settled by `resolveRuntimeDefaults` once the
-// kubeconfig is loaded: the Lease namespace and the probe address (see there).
+// What depends on where the operator runs is settled by `resolveRuntimeDefaults` once the kubeconfig is loaded:
+// loopguard's own namespace, the probe address and secure metrics (see there).
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
 
 export type KubeProxyModeOverride = 'ipvs' | 'iptables' | 'none';
@@ -10,8 +10,12 @@ export interface OperatorConfig {
   /** Empty: in-cluster config, else KUBECONFIG / ~/.kube/config. */
   kubeconfig: string;
   leaderElect: boolean;
-  /** '' until `resolveRuntimeDefaults`: the pod's namespace in a cluster, else the kubeconfig context's. */
-  leaseNamespace: string;
+  /**
+   * loopguard's own namespace: its Lease, observation checkpoint and admission params live there, and cluster
+   * policies leave it out. '' until `resolveRuntimeDefaults`: the pod's namespace in a cluster; out of cluster it
+   * must be given (--namespace), never guessed.
+   */
+  namespace: string;
   leaseName: string;
   identity: string;
   /** '' until `resolveRuntimeDefaults`: 0.0.0.0 in a pod (the kubelet probes the pod IP), else 127.0.0.1. */
@@ -71,13 +75,14 @@ export const FIELDS: readonly Field[] = [
   { key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', kind: 'string', help: 'kubeconfig file; empty = in-cluster' },
   { key: 'leaderElect', flag: 'leader-elect', env: 'LOOPGUARD_LEADER_ELECT', kind: 'bool', help: 'elect a leader among replicas (only the leader writes)' },
   {
-    key: 'leaseNamespace',
-    flag: 'lease-namespace',
-    env: 'LOOPGUARD_LEASE_NAMESPACE',
-    // POD_NAMESPACE: what the Deployment sets from the downward API; --leader-election-namespace: controller-runtime's name.
-    aliases: { flags: ['leader-election-namespace'], envs: ['POD_NAMESPACE'] },
+    key: 'namespace',
+    flag: 'namespace',
+    env: 'LOOPGUARD_NAMESPACE',
+    // POD_NAMESPACE: what the Deployment sets from the downward API; --lease-namespace: loopguard's earlier name (the
+    // chart's operator.leaseNamespace passes it); --leader-election-namespace: controller-runtime's name.
+    aliases: { flags: ['lease-namespace', 'leader-election-namespace'], envs: ['LOOPGUARD_LEASE_NAMESPACE', 'POD_NAMESPACE'] },
     kind: 'string',
-    help: "namespace of the Lease (default: the pod's namespace in a cluster, else the kubeconfig context's, else default)",
+    help: "loopguard's own namespace: its Lease, observation checkpoint and admission params, left out of cluster policies (default: the pod's namespace in a cluster; required out of cluster)",
   },
   { key: 'leaseName', flag: 'leader-election-id', env: 'LOOPGUARD_LEASE_NAME', kind: 'string', help: 'name of the Lease' },
   { key: 'identity', flag: 'identity', env: 'POD_NAME', kind: 'string', help: 'this replica in the Lease (default: hostname + random suffix)' },
@@ -146,7 +151,7 @@ export const FIELDS: readonly Field[] = [
 export const DEFAULTS: OperatorConfig = {
   kubeconfig: '',
   leaderElect: true,
-  leaseNamespace: '',
+  namespace: '',
   leaseName: 'loopguard-leader',
   identity: '',
   probeHost: '',
@@ -315,7 +320,7 @@ export interface RuntimeEnvironment {
 
 /** The settled configuration plus one sentence per default chosen, for the start-up log. */
 export interface ResolvedDefaults {
-  leaseNamespaceFrom: string;
+  namespaceFrom: string;
   probeHostFrom: string;
   metricsSecureFrom: string;
 }
@@ -337,7 +342,7 @@ export interface RuntimeFacts {
  * In a pod only when no kubeconfig was given (no --kubeconfig, no KUBECONFIG) and client-node fell back to its
  * in-cluster config (no ~/.kube/config either). The ServiceAccount file alone says nothing: `npm start` in a dev
  * container or a CI pod has one, yet talks to the cluster its kubeconfig names, and must put the Lease in that
- * context's namespace and keep its probes on loopback.
+ * --namespace and keep its probes on loopback.
  */
 export function detectRuntimeEnvironment(facts: RuntimeFacts): RuntimeEnvironment {
   const namespace = facts.context?.namespace?.trim() ?? '';
@@ -351,11 +356,17 @@ export function detectRuntimeEnvironment(facts: RuntimeFacts): RuntimeEnvironmen
   return { ...(inCluster ? { serviceAccountNamespace: namespace } : {}), ...(context ? { context } : {}) };
 }
 
+/** The problem when loopguard's namespace is known from nowhere (out of cluster, no flag or variable). */
+export const NO_NAMESPACE_PROBLEM =
+  "no namespace of loopguard's own: set --namespace or LOOPGUARD_NAMESPACE (e.g. loopguard-system, which must exist) for its Lease, observation checkpoint and admission params; out of cluster it is never guessed";
+
 /**
  * Settles the defaults that depend on where loopguard runs (a flag or variable always wins):
- * - Lease namespace: in a pod its own namespace (the ServiceAccount file, as controller-runtime does); out of
- *   cluster the namespace of the kubeconfig context, else `default`, so that `npm start` against any cluster
- *   finds a namespace that exists instead of retrying forever on one only the Deployment creates.
+ * - loopguard's namespace: in a pod its own namespace (the ServiceAccount file, as controller-runtime does). Out of
+ *   cluster it must be given: the kubeconfig context's namespace (often none, so `default`) is the user's working
+ *   namespace, not loopguard's, and taking it put the Lease, the checkpoint and the admission params there, left
+ *   that namespace out of every cluster policy and made the admission policy (which reads its params from
+ *   loopguard-system) warn nothing (issue 38 #3). Throws a ConfigError naming the flag.
  * - Probe address: 0.0.0.0 in a pod (the kubelet probes the pod IP); 127.0.0.1 on a workstation, where
  *   nothing outside needs /metrics.
  * - Secure metrics: on in a pod, where /metrics would otherwise show every tenant's targets to anyone reaching the
@@ -363,20 +374,11 @@ export function detectRuntimeEnvironment(facts: RuntimeFacts): RuntimeEnvironmen
  */
 export function resolveRuntimeDefaults(config: OperatorConfig, where: RuntimeEnvironment): ResolvedDefaults {
   const inCluster = where.serviceAccountNamespace !== undefined && where.serviceAccountNamespace.trim() !== '';
-  let leaseNamespaceFrom = 'set by --lease-namespace or LOOPGUARD_LEASE_NAMESPACE/POD_NAMESPACE';
-  if (!config.leaseNamespace) {
-    if (inCluster) {
-      config.leaseNamespace = where.serviceAccountNamespace!.trim();
-      leaseNamespaceFrom = "the pod's own namespace (ServiceAccount)";
-    } else if (where.context?.namespace) {
-      config.leaseNamespace = where.context.namespace;
-      leaseNamespaceFrom = `the namespace of kubeconfig context "${where.context.name}"`;
-    } else {
-      config.leaseNamespace = 'default';
-      leaseNamespaceFrom = where.context
-        ? `default: kubeconfig context "${where.context.name}" names no namespace`
-        : 'default: no kubeconfig context names a namespace';
-    }
+  let namespaceFrom = 'set by --namespace, LOOPGUARD_NAMESPACE or an alias';
+  if (!config.namespace) {
+    if (!inCluster) throw new ConfigError([NO_NAMESPACE_PROBLEM]);
+    config.namespace = where.serviceAccountNamespace!.trim();
+    namespaceFrom = "the pod's own namespace (ServiceAccount)";
   }
   let probeHostFrom = 'set by --probe-host or LOOPGUARD_PROBE_HOST';
   if (!config.probeHost) {
@@ -388,7 +390,7 @@ export function resolveRuntimeDefaults(config: OperatorConfig, where: RuntimeEnv
     config.metricsSecure = inCluster;
     metricsSecureFrom = inCluster ? 'in a pod: authenticated HTTPS' : 'out of cluster: on the probe port';
   }
-  return { leaseNamespaceFrom, probeHostFrom, metricsSecureFrom };
+  return { namespaceFrom, probeHostFrom, metricsSecureFrom };
 }
 
 export function usage(): string {

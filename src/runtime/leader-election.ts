@@ -62,7 +62,7 @@ export function describeLeaseFailure(err: unknown, step: LeaseStep, namespace: s
   const code = status(err);
   const said = kubeErrorMessage(err);
   const lease = `Lease ${namespace}/${name}`;
-  const chooseOther = 'or point --lease-namespace (LOOPGUARD_LEASE_NAMESPACE) at a namespace that exists';
+  const chooseOther = 'or point --namespace (LOOPGUARD_NAMESPACE) at a namespace that exists';
   // A 404 is about a namespace only when the Status says so: an update's 404 that names the Lease
   // (`leases.coordination.k8s.io "loopguard-leader" not found`) means it was deleted since we read it.
   const namespaceMissing = code === 404 && (kubeStatusKind(err) === 'namespaces' || /\bnamespaces "[^"]*" not found/.test(said));
@@ -91,7 +91,7 @@ export function describeLeaseFailure(err: unknown, step: LeaseStep, namespace: s
   }
   if (code !== undefined && code >= 400 && code < 500 && code !== 408 && code !== 409 && code !== 429) {
     return new LeaseError(
-      `The apiserver refused to ${step} ${lease} (${said}). Fix: check --lease-namespace and --leader-election-id.`,
+      `The apiserver refused to ${step} ${lease} (${said}). Fix: check --namespace and --leader-election-id.`,
       false,
     );
   }

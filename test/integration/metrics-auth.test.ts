@@ -126,7 +126,8 @@ describe('authenticated /metrics', () => {
         kubeconfig: operatorKubeconfig,
         emulator,
         // The chart's Lease lives in the release namespace, where its leader-election Role is.
-        extraArgs: [...withoutPorts(args), `--metrics-port=${metricsPort}`, `--lease-namespace=${ns}`],
+        namespace: ns,
+        extraArgs: [...withoutPorts(args), `--metrics-port=${metricsPort}`],
       });
       running.push(op);
       await expectGuarded(op, metricsPort, tokens);

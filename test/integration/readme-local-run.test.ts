@@ -194,10 +194,10 @@ describe('README: running the operator locally', () => {
     for (const t of atRisk) expect(t.plan?.length).toBeGreaterThan(0);
   });
 
-  it('the operator was ready, said where its Lease is, and logged no HTTP header dumps or CLB failures', () => {
+  it("the operator was ready, said where its namespace is (.dev/env's, never default), and logged no HTTP header dumps or CLB failures", () => {
     const log = file('operator.log');
     expect(file('readyz')).toMatch(/^200\n/);
-    expect(log).toContain('Leader election Lease default/loopguard-leader (namespace: default: kubeconfig context');
+    expect(log).toContain("loopguard's namespace: loopguard-system (set by --namespace, LOOPGUARD_NAMESPACE or an alias); there: Lease loopguard-leader, observation checkpoint, admission params");
     // Once: a renewal in flight when npm start stops must not count as leading again (it restarted the queue).
     expect(log.match(/"Became leader"/g)).toHaveLength(1);
     for (const bad of ['Headers:', 'HTTP-Code', 'EPROTO', 'CLB API unusable', 'Cannot start']) {

@@ -74,6 +74,8 @@ export interface OperatorProcessOptions {
   identity?: string;
   leaderElect?: boolean;
   extraArgs?: string[];
+  /** loopguard's own namespace (--namespace); default OPERATOR_NAMESPACE, where config/rbac grants its Roles. */
+  namespace?: string;
   /** The operator's bundle (`npm run build:operator`: what the image runs), run with the image's Node options; default: src/main.ts through tsx. */
   entry?: string;
 }
@@ -95,7 +97,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     `--region=${options.emulator.region}`,
     `--identity=${identity}`,
     `--leader-elect=${options.leaderElect ?? true}`,
-    `--leader-election-namespace=${OPERATOR_NAMESPACE}`,
+    `--namespace=${options.namespace ?? OPERATOR_NAMESPACE}`,
     ...(options.extraArgs ?? []),
   ];
   const child = spawn(process.execPath, args, {

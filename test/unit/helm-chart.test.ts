@@ -191,7 +191,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       metricsCertDir: 'metrics.certSecret (mounted there)',
     };
     const values = (parse(read('charts/loopguard/values.yaml').toString()) as { operator: Record<string, unknown> }).operator;
-    const valueOf: Record<string, string> = { leaseName: 'leaseName', driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod' };
+    const valueOf: Record<string, string> = { namespace: 'leaseNamespace', leaseName: 'leaseName', driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod' };
     for (const f of FIELDS) {
       if (setByChart[f.key]) continue;
       expect({ flag: f.flag, hasValue: (valueOf[f.key] ?? f.key) in values }).toEqual({ flag: f.flag, hasValue: true });
@@ -235,7 +235,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       metricsCertDir: '/etc/loopguard/metrics-certs',
       probeHost: '0.0.0.0',
       leaderElect: false,
-      leaseNamespace: 'elsewhere',
+      namespace: 'elsewhere',
       leaseName: 'my-lease',
       clbEndpoint: 'clb.internal.tencentcloudapi.com',
       clbProtocol: 'https://',

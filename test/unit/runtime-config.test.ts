@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { CLIENT_NODE_IN_CLUSTER, ConfigError, detectRuntimeEnvironment, loadConfig, parseDuration, resolveRuntimeDefaults, usage } from '../../src/runtime/config.js';
+import { CLIENT_NODE_IN_CLUSTER, ConfigError, detectRuntimeEnvironment, loadConfig, parseDuration, resolveRuntimeDefaults, usage, NO_NAMESPACE_PROBLEM } from '../../src/runtime/config.js';
 
 const base = { TENCENTCLOUD_REGION: 'ap-guangzhou' };
 
@@ -76,45 +76,50 @@ describe('operator configuration', () => {
     const resolve = (argv: string[], env: NodeJS.ProcessEnv, where: Parameters<typeof resolveRuntimeDefaults>[1]) => {
       const c = loadConfig(argv, { ...base, ...env });
       const notes = resolveRuntimeDefaults(c, where);
-      return { leaseNamespace: c.leaseNamespace, probeHost: c.probeHost, notes };
+      return { namespace: c.namespace, probeHost: c.probeHost, notes };
     };
 
-    it('out of cluster the Lease goes to the kubeconfig context namespace, and says so', () => {
-      const r = resolve([], {}, { context: { name: 'dev', namespace: 'team-a' } });
-      expect(r.leaseNamespace).toBe('team-a');
-      expect(r.notes.leaseNamespaceFrom).toBe('the namespace of kubeconfig context "dev"');
+    it("out of cluster loopguard's namespace is never guessed: without --namespace it is an error naming the flag", () => {
+      // Neither the kubeconfig context's namespace (the user's working namespace) nor default (issue 38 #3).
+      for (const where of [{ context: { name: 'dev', namespace: 'team-a' } }, { context: { name: 'loopguard-test' } }, {}]) {
+        let err: unknown;
+        try {
+          resolve([], {}, where);
+        } catch (e) {
+          err = e;
+        }
+        expect(err).toBeInstanceOf(ConfigError);
+        expect((err as ConfigError).problems).toEqual([NO_NAMESPACE_PROBLEM]);
+      }
+      expect(NO_NAMESPACE_PROBLEM).toMatch(/set --namespace or LOOPGUARD_NAMESPACE/);
     });
 
-    it('out of cluster without a context namespace the Lease goes to default', () => {
-      expect(resolve([], {}, { context: { name: 'loopguard-test' } })).toMatchObject({
-        leaseNamespace: 'default',
-        notes: { leaseNamespaceFrom: 'default: kubeconfig context "loopguard-test" names no namespace' },
-      });
-      expect(resolve([], {}, {}).leaseNamespace).toBe('default');
-    });
-
-    it("in a pod the Lease goes to the pod's own namespace, whatever the kubeconfig context says", () => {
+    it("in a pod loopguard's namespace is the pod's own, whatever the kubeconfig context says", () => {
       const r = resolve([], {}, { serviceAccountNamespace: 'loopguard-system\n', context: { name: 'inCluster', namespace: 'other' } });
-      expect(r.leaseNamespace).toBe('loopguard-system');
-      expect(r.notes.leaseNamespaceFrom).toContain("pod's own namespace");
+      expect(r.namespace).toBe('loopguard-system');
+      expect(r.notes.namespaceFrom).toContain("pod's own namespace");
     });
 
     it('an explicit flag or variable always wins; the flag over the variable, the primary names over the aliases', () => {
       const pod = { serviceAccountNamespace: 'loopguard-system', context: { name: 'c', namespace: 'ctx' } };
-      expect(resolve(['--lease-namespace=flag'], { LOOPGUARD_LEASE_NAMESPACE: 'env' }, pod).leaseNamespace).toBe('flag');
-      expect(resolve([], { LOOPGUARD_LEASE_NAMESPACE: 'env', POD_NAMESPACE: 'downward' }, pod).leaseNamespace).toBe('env');
-      expect(resolve([], { POD_NAMESPACE: 'downward' }, {}).leaseNamespace).toBe('downward');
-      // controller-runtime's flag name (the tests' and older scripts' spelling) still works.
-      expect(resolve(['--leader-election-namespace', 'old'], {}, pod).leaseNamespace).toBe('old');
-      expect(resolve(['--lease-namespace=new', '--leader-election-namespace=old'], {}, pod).leaseNamespace).toBe('new');
+      expect(resolve(['--namespace=flag'], { LOOPGUARD_NAMESPACE: 'env' }, pod).namespace).toBe('flag');
+      expect(resolve([], { LOOPGUARD_NAMESPACE: 'env', LOOPGUARD_LEASE_NAMESPACE: 'old-env', POD_NAMESPACE: 'downward' }, pod).namespace).toBe('env');
+      expect(resolve([], { LOOPGUARD_LEASE_NAMESPACE: 'old-env', POD_NAMESPACE: 'downward' }, pod).namespace).toBe('old-env');
+      expect(resolve([], { POD_NAMESPACE: 'downward' }, {}).namespace).toBe('downward');
+      // The earlier flag names (the chart's operator.leaseNamespace, controller-runtime's spelling) still work.
+      expect(resolve(['--lease-namespace=lease'], {}, pod).namespace).toBe('lease');
+      expect(resolve(['--leader-election-namespace', 'old'], {}, pod).namespace).toBe('old');
+      expect(resolve(['--namespace=new', '--lease-namespace=lease', '--leader-election-namespace=old'], {}, pod).namespace).toBe('new');
+      expect(resolve(['--lease-namespace=lease'], { LOOPGUARD_NAMESPACE: 'env' }, pod).namespace).toBe('lease');
       // An empty variable is unset, as for every other variable.
-      expect(resolve([], { LOOPGUARD_LEASE_NAMESPACE: '' }, { context: { name: 'c', namespace: 'ctx' } }).leaseNamespace).toBe('ctx');
+      expect(resolve([], { LOOPGUARD_NAMESPACE: '' }, pod).namespace).toBe('loopguard-system');
+      expect(resolve(['--namespace=x'], {}, {}).notes.namespaceFrom).toMatch(/^set by --namespace/);
     });
 
     it('the probe server listens on loopback out of cluster and on every interface in a pod, unless told', () => {
-      expect(resolve([], {}, { context: { name: 'c' } }).probeHost).toBe('127.0.0.1');
+      expect(resolve(['--namespace=lg'], {}, { context: { name: 'c' } }).probeHost).toBe('127.0.0.1');
       expect(resolve([], {}, { serviceAccountNamespace: 'loopguard-system' }).probeHost).toBe('0.0.0.0');
-      expect(resolve(['--probe-host=10.0.0.1'], {}, {}).probeHost).toBe('10.0.0.1');
+      expect(resolve(['--probe-host=10.0.0.1', '--namespace=lg'], {}, {}).probeHost).toBe('10.0.0.1');
     });
 
     // Issue 22 #6: /metrics names every tenant's targets; in a pod only authorized ServiceAccounts read it.
@@ -125,9 +130,9 @@ describe('operator configuration', () => {
         return { secure: c.metricsSecure, from: notes.metricsSecureFrom, port: c.metricsPort };
       };
       expect(secure([], {}, { serviceAccountNamespace: 'loopguard-system' })).toEqual({ secure: true, from: 'in a pod: authenticated HTTPS', port: 8443 });
-      expect(secure([], {}, { context: { name: 'c' } })).toMatchObject({ secure: false, from: 'out of cluster: on the probe port' });
+      expect(secure(['--namespace=lg'], {}, { context: { name: 'c' } })).toMatchObject({ secure: false, from: 'out of cluster: on the probe port' });
       expect(secure(['--metrics-secure=false'], {}, { serviceAccountNamespace: 'loopguard-system' })).toMatchObject({ secure: false, from: expect.stringMatching(/^set by/) });
-      expect(secure([], { LOOPGUARD_METRICS_SECURE: 'true', LOOPGUARD_METRICS_PORT: '9443' }, {})).toEqual({ secure: true, from: expect.stringMatching(/^set by/), port: 9443 });
+      expect(secure([], { LOOPGUARD_METRICS_SECURE: 'true', LOOPGUARD_METRICS_PORT: '9443', LOOPGUARD_NAMESPACE: 'lg' }, {})).toEqual({ secure: true, from: expect.stringMatching(/^set by/), port: 9443 });
       expect(() => loadConfig(['--metrics-port=70000'], { TENCENTCLOUD_REGION: 'r' })).toThrow(/--metrics-port="70000": must be between 0 and 65535/);
     });
 
@@ -138,24 +143,27 @@ describe('operator configuration', () => {
       const start = (argv: string[], env: NodeJS.ProcessEnv, context: typeof devContext | undefined) => {
         const c = loadConfig(argv, { ...base, ...env });
         resolveRuntimeDefaults(c, detectRuntimeEnvironment({ kubeconfig: c.kubeconfig, kubeconfigEnv: env['KUBECONFIG'], ...(context ? { context } : {}) }));
-        return { leaseNamespace: c.leaseNamespace, probeHost: c.probeHost };
+        return { namespace: c.namespace, probeHost: c.probeHost };
       };
 
       it('in a pod with no kubeconfig: the pod namespace and every interface', () => {
-        expect(start([], {}, inClusterContext)).toEqual({ leaseNamespace: 'ci-runners', probeHost: '0.0.0.0' });
+        expect(start([], {}, inClusterContext)).toEqual({ namespace: 'ci-runners', probeHost: '0.0.0.0' });
       });
 
       it('npm start in a dev container or CI pod with KUBECONFIG or --kubeconfig: the context namespace and loopback', () => {
-        expect(start([], { KUBECONFIG: '/work/.dev/kubeconfig' }, devContext)).toEqual({ leaseNamespace: 'team-a', probeHost: '127.0.0.1' });
-        expect(start(['--kubeconfig=/work/.dev/kubeconfig'], {}, devContext)).toEqual({ leaseNamespace: 'team-a', probeHost: '127.0.0.1' });
-        expect(start([], { KUBECONFIG: '/work/.dev/kubeconfig' }, { ...devContext, namespace: '' })).toEqual({ leaseNamespace: 'default', probeHost: '127.0.0.1' });
+        const dev = { LOOPGUARD_NAMESPACE: 'loopguard-system' }; // what .dev/env exports
+        expect(start([], { ...dev, KUBECONFIG: '/work/.dev/kubeconfig' }, devContext)).toEqual({ namespace: 'loopguard-system', probeHost: '127.0.0.1' });
+        expect(start(['--kubeconfig=/work/.dev/kubeconfig', '--namespace=lg'], {}, devContext)).toEqual({ namespace: 'lg', probeHost: '127.0.0.1' });
+        expect(() => start([], { KUBECONFIG: '/work/.dev/kubeconfig' }, devContext)).toThrow(ConfigError);
         // Even a kubeconfig that points at the ServiceAccount like client-node does is a kubeconfig given.
-        expect(start([], { KUBECONFIG: '/tmp/sa.kubeconfig' }, inClusterContext)).toEqual({ leaseNamespace: 'ci-runners', probeHost: '127.0.0.1' });
+        expect(() => start([], { KUBECONFIG: '/tmp/sa.kubeconfig' }, inClusterContext)).toThrow(ConfigError);
+        expect(start([], { KUBECONFIG: '/tmp/sa.kubeconfig', POD_NAMESPACE: 'ci-runners' }, inClusterContext)).toEqual({ namespace: 'ci-runners', probeHost: '127.0.0.1' });
       });
 
       it('in a pod with ~/.kube/config (client-node did not fall back to in-cluster): out of cluster', () => {
-        expect(start([], {}, devContext)).toEqual({ leaseNamespace: 'team-a', probeHost: '127.0.0.1' });
-        expect(start([], {}, undefined)).toEqual({ leaseNamespace: 'default', probeHost: '127.0.0.1' });
+        expect(() => start([], {}, devContext)).toThrow(ConfigError);
+        expect(() => start([], {}, undefined)).toThrow(ConfigError);
+        expect(start(['--namespace=lg'], {}, undefined)).toEqual({ namespace: 'lg', probeHost: '127.0.0.1' });
       });
 
       it('the decision itself', () => {
@@ -173,7 +181,7 @@ describe('operator configuration', () => {
     });
 
     it('--help names the aliases', () => {
-      expect(usage()).toMatch(/--lease-namespace .*LOOPGUARD_LEASE_NAMESPACE.*\(also: --leader-election-namespace, POD_NAMESPACE\)/);
+      expect(usage()).toMatch(/--namespace .*LOOPGUARD_NAMESPACE.*\(also: --lease-namespace, --leader-election-namespace, LOOPGUARD_LEASE_NAMESPACE, POD_NAMESPACE\)/);
     });
   });
 

@@ -65,7 +65,7 @@ describe('Lease failures', () => {
     expect(f.message).toBe(
       'Cannot create Lease loopguard-system/loopguard-leader: namespace "loopguard-system" does not exist ' +
         '(HTTP 404: namespaces "loopguard-system" not found). Fix: kubectl create namespace loopguard-system, ' +
-        'or point --lease-namespace (LOOPGUARD_LEASE_NAMESPACE) at a namespace that exists.',
+        'or point --namespace (LOOPGUARD_NAMESPACE) at a namespace that exists.',
     );
   });
 

@@ -23,7 +23,7 @@ import { recordedFields } from '../../api/originals.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { planReleases, remainingSteps } from './round.js';
 import { orphansOf } from './targets.js';
-import { abandonCommand, describeSubject, subjectRef, type PolicySubject } from './subject.js';
+import { abandonCommand, describeSubject, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 
 /** `loopguard.dev/abandon: "true"` on a policy being deleted: release the finalizer without restoring anything. */
 export function abandonRequested(policy: Pick<PolicySubject, 'metadata'>): boolean {
@@ -186,9 +186,9 @@ export class PolicyDeletion {
     for (const { f, error } of lost) {
       await this.o.events.record(involvedObject(f), 'Warning', EventReason.RecordLost, `${describeSubject(policy)} is deleted and cannot restore this ${f.kind}: ${error.message}`);
     }
-    const targets = lost.map(({ f }) => `${f.kind} ${f.namespace}/${f.name}`).join(', ');
-    await this.o.events.record(subjectRef(policy), 'Warning', EventReason.RecordLost, `deleted without restoring ${lost.length} target(s) whose LoopbackRecord is lost (what loopguard changed stays): ${targets}`);
-    this.o.logger.warn('Policy deleted with lost records: their changes stay', { policy: policy.owner, targets });
+    const targets = lost.map(({ f }) => ({ kind: f.kind, namespace: f.namespace, name: f.name }));
+    await this.o.events.record(subjectRef(policy), 'Warning', EventReason.RecordLost, `deleted without restoring ${lost.length} target(s) whose LoopbackRecord is lost (what loopguard changed stays): ${targetsForPolicyEvent(policy, targets)}`);
+    this.o.logger.warn('Policy deleted with lost records: their changes stay', { policy: policy.owner, targets: targets.map((t) => `${t.kind} ${t.namespace}/${t.name}`).join(', ') });
   }
 
   /** Stalled/DeletionBlocked on the policy (kept from its last status otherwise) and Warning Events. */
@@ -198,7 +198,13 @@ export class PolicyDeletion {
       `deletion waits for the revert of ${blocked.length} target(s), e.g. ${first.kind} ${first.namespace ? `${first.namespace}/` : ''}${first.name}: ${first.why}. ` +
       `loopguard keeps retrying; to finish without restoring, run: ${abandonCommand(policy)}`;
     await this.writeConditions(policy, { blocked: true, message });
-    await this.o.events.record(subjectRef(policy), 'Warning', EventReason.DeletionBlocked, message);
+    // The status of a cluster policy is read by cluster-level readers only and may name the targets; its Event may not.
+    const named = blocked.filter((b) => b.name !== '*');
+    const said =
+      policy.namespace === undefined && named.length > 0
+        ? `deletion waits for the revert of ${targetsForPolicyEvent(policy, named)}. loopguard keeps retrying; to finish without restoring, run: ${abandonCommand(policy)}`
+        : message;
+    await this.o.events.record(subjectRef(policy), 'Warning', EventReason.DeletionBlocked, said);
     for (const b of blocked) {
       if (b.name === '*') continue;
       await this.o.events.record(involvedObject({ kind: b.kind as 'Service' | 'Ingress', namespace: b.namespace ?? policy.namespace ?? '', name: b.name }), 'Warning', EventReason.DeletionBlocked, `${describeSubject(policy)} cannot restore this ${b.kind}: ${b.why}`);
@@ -229,8 +235,8 @@ export class PolicyDeletion {
       );
       await this.o.records.remove(r);
     }
-    const targets = records.map((r) => `${r.spec.target.kind} ${r.spec.target.namespace}/${r.spec.target.name}`).join(', ') || 'none';
-    await this.o.events.record(subjectRef(policy), 'Warning', EventReason.RevertAbandoned, `released without restoring (${ABANDON_ANNOTATION}); targets left as loopguard set them: ${targets}`);
-    this.o.logger.warn('Policy deleted without restoring its targets', { policy: policy.owner, targets });
+    const targets = records.map((r) => r.spec.target);
+    await this.o.events.record(subjectRef(policy), 'Warning', EventReason.RevertAbandoned, `released without restoring (${ABANDON_ANNOTATION}); targets left as loopguard set them: ${targets.length > 0 ? targetsForPolicyEvent(policy, targets) : 'none'}`);
+    this.o.logger.warn('Policy deleted without restoring its targets', { policy: policy.owner, targets: targets.map((t) => `${t.kind} ${t.namespace}/${t.name}`).join(', ') || 'none' });
   }
 }

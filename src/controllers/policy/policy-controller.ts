@@ -25,7 +25,7 @@ import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile } from './requeue.js';
 import { converged, expectedStatus, mayStayQuiet, sameStatus, statusKey, withReportsVersion, type QuietRound } from './quiet.js';
 import { PolicyRound, type RoundResult } from './round.js';
-import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, type PolicySubject } from './subject.js';
+import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
 
 /** Targets named in a RoundInterrupted Event (the log line names all of them). */
@@ -339,11 +339,8 @@ export class PolicyController {
    * round started no further step. Either way the next leader plans again from what the CLB and targets show.
    */
   async reportStopped(policy: PolicySubject, stopped: readonly Execution[], graceOver: boolean, notReached = 0): Promise<void> {
-    const at = stopped.map((e) => {
-      const t = e.plan.target;
-      const step = e.stopped ? `"${describeStep(e.stopped.step)}" (${e.stopped.inFlight ? 'in flight' : 'not started'})` : 'its next step';
-      return `${t.kind} ${t.namespace}/${t.name} at ${step}`;
-    });
+    const stepOf = (e: Execution) => (e.stopped ? `"${describeStep(e.stopped.step)}" (${e.stopped.inFlight ? 'in flight' : 'not started'})` : 'its next step');
+    const at = stopped.map((e) => `${e.plan.target.kind} ${e.plan.target.namespace}/${e.plan.target.name} at ${stepOf(e)}`);
     this.o.logger.warn('Round stopped by shutdown', {
       policy: policy.owner,
       graceOver,
@@ -351,14 +348,23 @@ export class PolicyController {
       at,
       ...(notReached > 0 ? { notReached } : {}),
     });
+    // A cluster policy's Event counts the targets (subject.ts targetsForPolicyEvent); each stopped target's own Event says where.
     const shown =
-      at.slice(0, MAX_STOPPED_SHOWN).join('; ') +
-      (at.length > MAX_STOPPED_SHOWN ? `; and ${at.length - MAX_STOPPED_SHOWN} more target(s)` : '') +
-      (notReached > 0 ? `${at.length > 0 ? '; ' : ''}${notReached} target(s) not reached yet` : '');
+      (policy.namespace === undefined
+        ? stopped.length > 0
+          ? targetsForPolicyEvent(policy, stopped.map((e) => e.plan.target))
+          : ''
+        : at.slice(0, MAX_STOPPED_SHOWN).join('; ') + (at.length > MAX_STOPPED_SHOWN ? `; and ${at.length - MAX_STOPPED_SHOWN} more target(s)` : '')) +
+      (notReached > 0 ? `${stopped.length > 0 ? '; ' : ''}${notReached} target(s) not reached yet` : '');
     const what = graceOver
       ? `Shutdown ended this round when its grace period ran out: ${shown || 'no step was in flight (it was reading or reporting)'}. A CLB task in flight may still finish; the next leader reads the CLB again and resumes the round.`
       : `Shutdown stopped this round before its next steps: ${shown}. The next leader resumes the round.`;
     await this.o.events.record(subjectRef(policy), 'Normal', EventReason.RoundInterrupted, what);
+    if (policy.namespace === undefined) {
+      for (const e of stopped) {
+        await this.o.events.record(involvedObject(e.plan.target), 'Normal', EventReason.RoundInterrupted, `Shutdown stopped ${describeSubject(policy)}'s round on this ${e.plan.target.kind} at ${stepOf(e)}; the next leader resumes it.`);
+      }
+    }
   }
 
   private async forgetPolicy(key: string): Promise<void> {

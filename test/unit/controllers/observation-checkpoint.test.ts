@@ -5,7 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import { gzipSync } from 'node:zlib';
 import { ClbObserver } from '../../../src/cloud/clb-observer.js';
 import type { ClbReader } from '../../../src/cloud/index.js';
-import { CHECKPOINT_FORMAT, decodeCheckpoint, encodeCheckpoint, MAX_DECODED_BYTES, MAX_PART_BYTES, splitParts, type CheckpointEntry } from '../../../src/cloud/observation-checkpoint.js';
+import { CHECKPOINT_FORMAT, decodeCheckpoint, encodeCheckpoint, MAX_DECODED_BYTES, MAX_PART_BYTES, openCheckpoint, sealCheckpoint, splitParts, type CheckpointEntry } from '../../../src/cloud/observation-checkpoint.js';
 import { fullIntervalMs } from '../../../src/controllers/drift-signal.js';
 import { Checkpointer } from '../../../src/controllers/checkpointer.js';
 import type { LoadedParts } from '../../../src/kube/observation-store.js';
@@ -37,6 +37,9 @@ function found(id: string, source = 1): CheckpointEntry['observation'] {
 const entry = (id: string, agoMs: number): CheckpointEntry => ({ id, at: NOW - agoMs, observation: found(id) });
 const expectOk = { region: REGION, now: NOW, maxAgeMs: 5 * MIN };
 const raw = (value: unknown) => [gzipSync(JSON.stringify(value))];
+/** loopguard's key (the Secret's), and another writer's. */
+const KEY = Buffer.alloc(32, 7);
+const OTHER_KEY = Buffer.alloc(32, 9);
 
 describe('encodeCheckpoint / decodeCheckpoint', () => {
   it('round-trips every observation with its read time, across parts', () => {
@@ -102,6 +105,25 @@ describe('encodeCheckpoint / decodeCheckpoint', () => {
   });
 });
 
+describe('sealCheckpoint / openCheckpoint (issue 38 #6: only what loopguard wrote is seeded)', () => {
+  const encoded = encodeCheckpoint(REGION, NOW, [entry('lb-aaaa0001', 1)]);
+  it('opens what the same key sealed, across parts', () => {
+    const parts = splitParts(sealCheckpoint(KEY, encoded), 64);
+    expect(openCheckpoint(KEY, Buffer.concat(parts))).toEqual(encoded);
+  });
+  const refused: Array<[string, Buffer, Buffer]> = [
+    ['sealed with another key (a forged, well-formed checkpoint)', KEY, sealCheckpoint(OTHER_KEY, encoded)],
+    ['not sealed at all (a v1 checkpoint, or written by hand)', KEY, encoded],
+    ['one byte changed after sealing', KEY, Buffer.from(sealCheckpoint(KEY, encoded).map((b, i) => (i === 40 ? b ^ 1 : b)))],
+    ['entries appended after sealing', KEY, Buffer.concat([sealCheckpoint(KEY, encoded), Buffer.from('x')])],
+    ['only a seal', KEY, sealCheckpoint(KEY, Buffer.alloc(0))],
+    ['a key too short to be the Secret', Buffer.alloc(4), sealCheckpoint(Buffer.alloc(4), encoded)],
+  ];
+  it.each(refused)('refuses %s', (_what, key, sealed) => {
+    expect(openCheckpoint(key, sealed)).toEqual({ problem: expect.stringMatching(/^not sealed with loopguard's checkpoint key/) });
+  });
+});
+
 /** A CLB reader that counts reads and knows one CLB, lb-aaaa0001, with its listener on source `source`. */
 function reader(source: { value: 0 | 1 }) {
   const reads: string[] = [];
@@ -122,7 +144,7 @@ function memoryStore() {
   return {
     saved,
     set: (l: LoadedParts) => (loaded = l),
-    store: { load: async () => loaded, save: async (parts: readonly Buffer[], id: string) => void saved.push({ parts: [...parts], id }) },
+    store: { load: async () => loaded, save: async (parts: readonly Buffer[], id: string) => void saved.push({ parts: [...parts], id }), key: async () => KEY },
   };
 }
 
@@ -183,12 +205,15 @@ describe('Checkpointer', () => {
     ['no checkpoint', async () => ({ absent: true }), /^No observation checkpoint/],
     ['parts of two writes', async () => ({ problem: 'loopguard-observations-1 is missing or of another write' }), /^WARN Ignoring the observation checkpoint/],
     ['a corrupt checkpoint', async () => ({ parts: [Buffer.from('junk')] }), /^WARN Ignoring the observation checkpoint/],
+    // Well-formed, fresh, every backend alive on 100.64: but not loopguard's (issue 38 #6).
+    ['a forged checkpoint', async () => ({ parts: splitParts(sealCheckpoint(OTHER_KEY, encodeCheckpoint(REGION, Date.now(), [{ id: 'lb-aaaa0001', at: Date.now(), observation: found('lb-aaaa0001') }])), 64) }), /^WARN Ignoring the observation checkpoint/],
+    ['an unsealed one', async () => ({ parts: [encodeCheckpoint(REGION, Date.now(), [{ id: 'lb-aaaa0001', at: Date.now(), observation: found('lb-aaaa0001') }])] }), /^WARN Ignoring the observation checkpoint/],
     ['an apiserver error', async () => Promise.reject(new Error('forbidden')), /^WARN Could not read the observation checkpoint/],
   ];
   it.each(cold)('starts cold on %s, saying why', async (_what, load, line) => {
     logs.length = 0;
     const observer = new ClbObserver(reader({ value: 1 }).r);
-    expect(await new Checkpointer({ observer, store: { load, save: async () => undefined }, region: REGION, driftCheckIntervalMs: 5 * MIN, maxAgeMs: () => 5 * MIN, logger, mayWrite: () => true }).restore()).toEqual([]);
+    expect(await new Checkpointer({ observer, store: { load, save: async () => undefined, key: async () => KEY }, region: REGION, driftCheckIntervalMs: 5 * MIN, maxAgeMs: () => 5 * MIN, logger, mayWrite: () => true }).restore()).toEqual([]);
     expect([...observer.entries()]).toEqual([]);
     expect(logs).toEqual([expect.stringMatching(line)]);
   });

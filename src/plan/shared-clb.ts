@@ -153,6 +153,11 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
   const own = new Set(matchServiceListeners(t.facts, clb).matched.map((l) => l.listenerId));
   const others = vipSourced(clb).filter((c) => c.locationId !== undefined || !own.has(c.listenerId));
   if (others.length === 0) return undefined;
+  // Another Service keeps the VIP bound whatever this one does: prevent-loopback binds nothing more (one VIP, bound
+  // once), and it is what makes TKE hold this Service's own listeners on 100.64.0.0/10 (tencent-cloud.md §9 #1, #2);
+  // without it, a TKE that puts back its view at each sync gives them the VIP source on a bound VIP (every check
+  // dropped), and loopguard, correcting that, would write against TKE at every drift check.
+  if (otherBinders(s, t.facts, clb.loadBalancerId, { vips: clb.vips ?? [] }).length > 0) return undefined;
   const left = others.filter((c) => c.locationId !== undefined || !switched.has(listenerKey(clb.loadBalancerId, c.listenerId)));
   // Without annotation, nobody asks TKE to switch: loopguard writes the own sources itself.
   const withheld = {
@@ -169,6 +174,15 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
   const users = (s.shared.clbs.get(clb.loadBalancerId) ?? []).filter((u) => targetKey(u.facts) !== targetKey(t.facts));
   const { services, ingresses, unattributed } = servedBy(clb, users, left);
   const served = [...services, ...ingresses];
+  // The VIP is not bound by another Service. While a policy manages every Service and Ingress those checks serve, they
+  // are on their way to 100.64.0.0/10 (each policy switches its own): the own listeners are switched meanwhile, so that
+  // the CLB converges whichever policy plans first. Otherwise nothing will switch them, and a source loopguard held on
+  // 100.64.0.0/10 without prevent-loopback is one a TKE that puts back its view at each sync gives the VIP again
+  // (its view is the VIP's until the annotation is there): loopguard would correct it at every drift check, a write
+  // fight, for nothing (a VIP nobody binds drops no check). Then the own listeners are left as TKE has them; one
+  // loopguard switched is given back, after its prevent-loopback, in the safe order (planL4Target's partial release).
+  const converging = unattributed === 0 && served.every((u) => u.policy !== undefined && !u.optedOut);
+  const own64 = converging ? withheld : { ...withheld, listeners: withheld.listeners.map(({ desiredSourceIpType: _, ...l }) => l) };
   const named = [services.length > 0 ? `of ${namesIn(t.facts.namespace, services)}` : '', ingresses.length > 0 ? `L7 rules of ${namesIn(t.facts.namespace, ingresses, 'Ingress')}` : '', unattributed > 0 ? `${unattributed} serving nothing loopguard sees` : ''].filter((x) => x);
   const inOther = served.some((u) => u.facts.namespace !== t.facts.namespace);
   const cover = inOther
@@ -181,13 +195,13 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
     rootCause: 'SharedClb',
     warnings: assessed.warnings,
     mitigations: assessed.mitigations,
-    // The own listeners are still switched (safe whatever the VIP does); prevent-loopback is not added, and one
-    // loopguard added is given back (annotation first: planL4Target's partial release).
-    desired: withheld,
-    changes,
+    // prevent-loopback is not added, and one loopguard added is given back (annotation first: planL4Target's partial
+    // release); the own listeners are switched only while the CLB converges (above).
+    desired: own64,
+    changes: converging ? changes : changes.filter((c) => c.action !== 'SetListenerHealthCheckSource'),
     blockers: assessed.blockers,
     message:
       `CLB ${clb.loadBalancerId} also serves ${left.length} health check(s) from the VIP (${named.join('; ')}): prevent-loopback binds the whole VIP on every node, which would drop their health checks, so loopguard ${holding ? 'takes back its' : 'does not set'} prevent-loopback on this Service ` +
-      `and only switches this Service's own listeners to 100.64.0.0/10. To cover them: ${cover}; once every listener on the CLB health-checks from 100.64.0.0/10, loopguard sets prevent-loopback (this Service's own finding: ${assessed.rootCause.id})`,
+      `and ${converging ? "only switches this Service's own listeners to 100.64.0.0/10" : "leaves this Service's own listeners as TKE has them (no check fails on a VIP nobody binds, and without prevent-loopback TKE would put back a source loopguard switched)"}. To cover them: ${cover}; once every listener on the CLB health-checks from 100.64.0.0/10, loopguard sets prevent-loopback (this Service's own finding: ${assessed.rootCause.id})`,
   });
 }

@@ -65,8 +65,10 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
     }
     const ids = { h: (await listenerOf(8080))?.ListenerId ?? '', i: (await listenerOf(9090))?.ListenerId ?? '' };
 
-    // Sampled throughout: the VIP bound on a node while a listener health-checks from it, and any Dead backend.
+    // Sampled throughout: the VIP bound on a node while a listener health-checks from it, and any Dead backend; by
+    // phase (Enforce converging, then the releases).
     const violations: string[] = [];
+    let phase = 'enforce';
     let samples = 0;
     let sampling = true;
     const sampler = (async () => {
@@ -74,10 +76,10 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
         const state = await emulator.admin.getLoadBalancer(lb);
         const bound = state.nodes.some((n) => n.vipBound);
         const onVip = state.Listeners.filter((l) => l.HealthCheck?.SourceIpType === 0 && l.HealthCheck.HealthSwitch !== 0).map((l) => l.Port);
-        if (bound && onVip.length > 0) violations.push(`VIP bound while :${onVip.join(', :')} health-check(s) from it`);
+        if (bound && onVip.length > 0) violations.push(`${phase}: VIP bound while :${onVip.join(', :')} health-check(s) from it`);
         const health = await clbClient(emulator).DescribeTargetHealth({ LoadBalancerIds: [lb] });
         for (const l of health.LoadBalancers?.[0]?.Listeners ?? []) {
-          for (const t of (l.Rules ?? []).flatMap((r) => r.Targets ?? [])) if (!t.HealthStatus) violations.push(`:${l.Port} backend ${t.IP ?? ''} Dead`);
+          for (const t of (l.Rules ?? []).flatMap((r) => r.Targets ?? [])) if (!t.HealthStatus) violations.push(`${phase}: :${l.Port} backend ${t.IP ?? ''} Dead`);
         }
         samples++;
         await new Promise((r) => setTimeout(r, 100));
@@ -101,6 +103,7 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
         await new Promise((r) => setTimeout(r, DRIFT_MS + 500));
       }
     };
+    const during = (p: string) => violations.filter((v) => v.startsWith(`${p}: `));
     const mitigated = (ref: PolicyRef) => waitForPolicy(ref, 'shared Mitigated', (p) => p.status?.targets?.some((t) => t.name === 'shared' && t.verdict === 'Mitigated') ?? false, { timeoutMs: 60_000 });
 
     const refs = { h: { namespace: h, name: 'enforce' }, i: { namespace: i, name: 'enforce' } } satisfies Record<string, PolicyRef>;
@@ -120,23 +123,31 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
 
       // H's policy goes while I's prevent-loopback keeps the VIP bound: H's prevent-loopback (what holds TKE's view of
       // H's listener at 100.64) and its record stay, nothing is written, I stays Mitigated.
+      // Converging, two policies that each wait for the other's listener: where TKE puts back its view of a listener
+      // loopguard switched before its Service's prevent-loopback (sync all), or is asked first (TKEFirst), a check can
+      // meet the bound VIP for a moment (docs/execution.md "Shared CLBs"); where neither, never.
+      console.log(`[shared-clb] ${world.name}: ${during('enforce').length} violation sample(s) while Enforce converged`);
+      if (world.syncScope === 'declared' && world.sourceSwitch === 'Direct') expect(during('enforce')).toEqual([]);
+
       const beforeH = await lastSeq();
+      phase = 'release h';
       await deletePolicy(refs.h);
       await settle();
+      expect({ writes: await writesSince(beforeH), violations: during(phase) }).toEqual({ writes: {}, violations: [] });
+      expect([await sourceOf(8080), await sourceOf(9090), await vipBound()]).toEqual([1, 1, true]);
       expect((await core.readNamespacedService({ namespace: h, name: 'shared' })).metadata?.annotations?.[PREVENT]).toBe('true');
       expect((await findRecord('Service', h, 'shared'))?.spec.originals.annotations?.[PREVENT]).toBeNull();
       expect((await core.readNamespacedService({ namespace: i, name: 'shared' })).metadata?.annotations?.[PREVENT]).toBe('true');
-      expect([await sourceOf(8080), await sourceOf(9090), await vipBound()]).toEqual([1, 1, true]);
       await mitigated(refs.i);
-      expect(await writesSince(beforeH)).toEqual({});
 
       // I's policy goes while H's prevent-loopback keeps the VIP bound: the same, from the other side.
       const beforeI = await lastSeq();
+      phase = 'release i';
       await deletePolicy(refs.i);
       await settle();
-      expect((await core.readNamespacedService({ namespace: i, name: 'shared' })).metadata?.annotations?.[PREVENT]).toBe('true');
+      expect({ writes: await writesSince(beforeI), violations: during(phase) }).toEqual({ writes: {}, violations: [] });
       expect([await sourceOf(8080), await sourceOf(9090), await vipBound()]).toEqual([1, 1, true]);
-      expect(await writesSince(beforeI)).toEqual({});
+      expect((await core.readNamespacedService({ namespace: i, name: 'shared' })).metadata?.annotations?.[PREVENT]).toBe('true');
     } catch (err) {
       console.log(logs());
       throw err;
@@ -145,6 +156,6 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
       await sampler;
     }
     expect(samples).toBeGreaterThan(10);
-    expect(violations).toEqual([]);
+    expect(violations.filter((v) => !v.startsWith('enforce: '))).toEqual([]);
   });
 });

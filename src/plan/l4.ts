@@ -226,7 +226,8 @@ export interface ReleaseOptions {
  * Steps that give back what the record says loopguard changed, except what `keep` still wants: annotations
  * first, then listener sources, then the record (what remains of it, or none). Empty when nothing is released.
  * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest. While the VIP stays bound (`vipBound`:
- * another Service on the CLB; or the Service's own, user-set prevent-loopback) no source goes back to the VIP: it stays on 100.64.0.0/10, forgotten.
+ * another Service on the CLB; or the Service's own, user-set prevent-loopback) no source goes back to the VIP: it stays on 100.64.0.0/10, forgotten
+ * — or, under loopguard's own prevent-loopback in a full release, recorded, the annotation kept with it (`holding`).
  */
 export function planL4Release(originals: Originals, annotations: Annotations, loadBalancerId: string | undefined, options: ReleaseOptions): Step[] {
   const { keep, vipBound } = options;

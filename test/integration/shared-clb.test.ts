@@ -158,4 +158,44 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
     expect(samples).toBeGreaterThan(10);
     expect(violations.filter((v) => !v.startsWith('enforce: '))).toEqual([]);
   });
+
+  it("SharedClb beside a Service no policy manages: loopguard holds nothing TKE puts back (no write over three syncs and drift checks)", async () => {
+    // The flip-flop of issue 38 #0: a source loopguard switched without prevent-loopback is one a TKE that puts back
+    // its view at each sync (sync all) gives the VIP again, and loopguard corrected it at every drift check.
+    const lb = (await emulator.admin.seedLoadBalancer({ LoadBalancerType: 'INTERNAL', SubnetId: 'subnet-user', Listeners: [] })).LoadBalancerId;
+    const j = await createNamespace('shared-j');
+    const k = await createNamespace('shared-k');
+    tke.namespaces.add(j);
+    tke.namespaces.add(k);
+    await core.createNamespacedService({ namespace: j, body: lbService('web', { annotations: { [EXISTED]: lb }, etp: 'Local', ports: [7070] }) });
+    await core.createNamespacedService({ namespace: k, body: lbService('other', { annotations: { [EXISTED]: lb }, etp: 'Local', ports: [6060] }) });
+    for (const [ns, name] of [[j, 'web'], [k, 'other']] as const) {
+      await waitFor(`Service ${ns}/${name} bound to the CLB`, async () => {
+        const svc = await core.readNamespacedService({ namespace: ns, name });
+        return svc.metadata?.annotations?.['service.kubernetes.io/loadbalance-id'] === lb && (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0 ? true : undefined;
+      }, { timeoutMs: 30_000 });
+    }
+    await tke.simulator.resyncNow();
+    const sources = async () => Object.fromEntries((await emulator.admin.getLoadBalancer(lb)).Listeners.map((l) => [`:${l.Port ?? 0}`, l.HealthCheck?.SourceIpType]));
+    const before = await sources();
+    const ref = { namespace: j, name: 'enforce' };
+    expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', revertOnDelete: true, l4: { sourceSwitch: world.sourceSwitch } }))).stderr).toBe('');
+    // Legacy accounts: k's listener checks from the VIP and nothing manages it (SharedClb); since 2023: all on 100.64.
+    const verdict = world.account === 'legacy' ? 'Conflict' : 'Mitigated';
+    await waitForPolicy(ref, `web ${verdict}`, (p) => p.status?.targets?.some((t) => t.name === 'web' && t.verdict === verdict) ?? false, { timeoutMs: 60_000 });
+    const seq = (await emulator.admin.writes()).at(-1)?.seq ?? 0;
+    for (let n = 0; n < 3; n++) {
+      await tke.simulator.resyncNow();
+      await new Promise((r) => setTimeout(r, DRIFT_MS + 500));
+    }
+    const writes = (await emulator.admin.writes(seq)).filter((e) => e.loadBalancerId === lb).map((e) => `${e.caller}:${e.listenerId}:${e.changed.join('+') || e.status}`);
+    expect(writes).toEqual([]);
+    if (world.account === 'legacy') {
+      // Left as TKE has them, nothing bound: no check from the VIP is dropped.
+      expect(await sources()).toEqual(before);
+      expect((await core.readNamespacedService({ namespace: j, name: 'web' })).metadata?.annotations?.[PREVENT]).toBeUndefined();
+      expect((await emulator.admin.getLoadBalancer(lb)).nodes.some((n) => n.vipBound)).toBe(false);
+    }
+    await deletePolicy(ref);
+  });
 });

@@ -226,7 +226,8 @@ export interface ReleaseOptions {
  * Steps that give back what the record says loopguard changed, except what `keep` still wants: annotations
  * first, then listener sources, then the record (what remains of it, or none). Empty when nothing is released.
  * Without a CLB id the listeners cannot be reached; their entries are dropped with the rest. While the VIP stays bound (`vipBound`:
- * another Service on the CLB; or the Service's own, user-set prevent-loopback) no source goes back to the VIP: it stays on 100.64.0.0/10, forgotten.
+ * another Service on the CLB; or the Service's own, user-set prevent-loopback) no source goes back to the VIP: it stays on 100.64.0.0/10, forgotten
+ * — or, under loopguard's own prevent-loopback in a full release, recorded, the annotation kept with it (`holding`).
  */
 export function planL4Release(originals: Originals, annotations: Annotations, loadBalancerId: string | undefined, options: ReleaseOptions): Step[] {
   const { keep, vipBound } = options;
@@ -234,8 +235,17 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   const remaining: Originals = { v: 1 };
   const forget: string[] = [];
   let released = false;
+  // Another Service on the CLB keeps the VIP bound, and the prevent-loopback loopguard set is still on this one: it
+  // stays, with its record (the originals of it and of the sources it holds). A TKE that puts back its own view of
+  // its listeners at each sync (tencent-cloud.md §9 #2) gives them the VIP source unless the Service carries
+  // prevent-loopback (§9 #1): taken off, it would have TKE put them back on a VIP that stays bound, every check
+  // dropped. It binds nothing the other Service does not (one VIP, bound once), so keeping it costs nothing. Only a
+  // full release holds (a policy deleted, a target opted out); whoever takes the record over (a policy that selects
+  // the Service) releases it in the safe order once no other Service binds the VIP (docs/execution.md "Shared CLBs").
+  const present = readBool(annotations, PREVENT_LOOPBACK);
+  const holding = !keep && vipBound !== undefined && annotatedByLoopguard(originals, PREVENT_LOOPBACK) && present.kind === 'value' && present.value;
   for (const [key, original] of Object.entries(originals.annotations ?? {})) {
-    if (key === PREVENT_LOOPBACK && keep?.annotation) {
+    if (key === PREVENT_LOOPBACK && (keep?.annotation || holding)) {
       (remaining.annotations ??= {})[key] = original;
       continue;
     }
@@ -248,8 +258,7 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   const lbId = originals.loadBalancerId ?? loadBalancerId;
   // Under the user's own prevent-loopback, a source loopguard recorded but never saw take effect was TKE's to switch:
   // if it is on 100.64 now, TKE did it, and putting the VIP back would drop every check. Forgotten, not restored.
-  const asked = readBool(annotations, PREVENT_LOOPBACK);
-  const userAsked = asked.kind === 'value' && asked.value && !annotatedByLoopguard(originals, PREVENT_LOOPBACK);
+  const userAsked = present.kind === 'value' && present.value && !annotatedByLoopguard(originals, PREVENT_LOOPBACK);
   // The Service's own prevent-loopback, the user's, stays and keeps the VIP bound: no source goes back to the VIP
   // (a source loopguard wrote after TKE's grace period too), as when another Service binds it.
   const bound = vipBound ?? (userAsked ? "kept on 100.64.0.0/10, originals forgotten: this Service's own prevent-loopback (not loopguard's) keeps the VIP bound on every node" : undefined);
@@ -257,7 +266,7 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   for (const [listenerId, l] of Object.entries(originals.listeners ?? {})) {
     const rest = { ...l };
     if (l.sourceIpType !== undefined) {
-      if (keep?.listeners.has(listenerId)) {
+      if (keep?.listeners.has(listenerId) || (holding && l.sourceIpType === 0)) {
         (remaining.listeners ??= {})[listenerId] = rest;
         continue;
       }

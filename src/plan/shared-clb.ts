@@ -1,16 +1,19 @@
 // Pure: the rules for a CLB that serves several Services (docs/security.md "Shared resources"; issue 22 #2). A TKE
 // kube-proxy answers prevent-loopback by binding the CLB's VIP on every node (tencent-cloud.md §6), and a bound VIP
 // drops every health check that comes from it: the check of every listener and rule on the CLB, whoever's target it serves.
+// A TKE whose sync puts back its view of its own listeners holds a listener's source at 100.64 only while the
+// listener's own Service carries prevent-loopback (tencent-cloud.md §9 #1, #2; docs/execution.md "Shared CLBs"):
 //  - prevent-loopback is set (or kept, when loopguard set it) only if every health check on the CLB (L4 listeners' and
-//    L7 rules') comes from 100.64.0.0/10 (the target's own: or is switched by its plan, before the annotation). What
-//    another target of the same policy switches in this pass counts in the next pass (targets run concurrently, a
-//    switch may fail); an L7 rule counts once a read shows it switched. Otherwise the target is Conflict / SharedClb: loopguard still
-//    switches the target's own listeners (a 100.64 source never fails a check, bound VIP or not) but does not
-//    annotate; the message names the sharing and the way to cover it.
+//    L7 rules') comes from 100.64.0.0/10 (the target's own: or is switched by its plan, before the annotation), or
+//    another Service binds the VIP already (the annotation binds nothing more). What another target of the same
+//    policy switches in this pass counts in the next pass (targets run concurrently, a switch may fail); an L7 rule
+//    counts once a read shows it switched. Otherwise the target is Conflict / SharedClb: no annotation; the own
+//    listeners are switched only while a policy manages every Service and Ingress the other checks serve (else TKE
+//    would put them back at its syncs, a write fight); the message names the sharing and the way to cover it.
 //  - A release never puts a listener back on the VIP source while another Service on the CLB carries
-//    prevent-loopback (the VIP stays bound): its sources stay on 100.64.0.0/10 and their originals are forgotten,
-//    not waited on (a deleted policy must not hang on another tenant's annotation). The last one out restores, in the
-//    safe order: prevent-loopback off first, then the sources (planL4Release).
+//    prevent-loopback (the VIP stays bound): loopguard's own prevent-loopback stays too, with its record (TKE's view
+//    of the listeners), and nothing is waited on (a deleted policy must not hang on another tenant's annotation).
+//    The last one out restores, in the safe order: prevent-loopback off first, then the sources (planL4Release).
 // Names cross no namespace (issue 22 #9): Services of another namespace are counted, never named.
 import { readBool, ServiceAnnotation } from '../api/annotations.js';
 import { assessment, type Assessment } from '../model/assessment-result.js';
@@ -153,6 +156,11 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
   const own = new Set(matchServiceListeners(t.facts, clb).matched.map((l) => l.listenerId));
   const others = vipSourced(clb).filter((c) => c.locationId !== undefined || !own.has(c.listenerId));
   if (others.length === 0) return undefined;
+  // Another Service keeps the VIP bound whatever this one does: prevent-loopback binds nothing more (one VIP, bound
+  // once), and it is what makes TKE hold this Service's own listeners on 100.64.0.0/10 (tencent-cloud.md §9 #1, #2);
+  // without it, a TKE that puts back its view at each sync gives them the VIP source on a bound VIP (every check
+  // dropped), and loopguard, correcting that, would write against TKE at every drift check.
+  if (otherBinders(s, t.facts, clb.loadBalancerId, { vips: clb.vips ?? [] }).length > 0) return undefined;
   const left = others.filter((c) => c.locationId !== undefined || !switched.has(listenerKey(clb.loadBalancerId, c.listenerId)));
   // Without annotation, nobody asks TKE to switch: loopguard writes the own sources itself.
   const withheld = {
@@ -169,6 +177,15 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
   const users = (s.shared.clbs.get(clb.loadBalancerId) ?? []).filter((u) => targetKey(u.facts) !== targetKey(t.facts));
   const { services, ingresses, unattributed } = servedBy(clb, users, left);
   const served = [...services, ...ingresses];
+  // The VIP is not bound by another Service. While a policy manages every Service and Ingress those checks serve, they
+  // are on their way to 100.64.0.0/10 (each policy switches its own): the own listeners are switched meanwhile, so that
+  // the CLB converges whichever policy plans first. Otherwise nothing will switch them, and a source loopguard held on
+  // 100.64.0.0/10 without prevent-loopback is one a TKE that puts back its view at each sync gives the VIP again
+  // (its view is the VIP's until the annotation is there): loopguard would correct it at every drift check, a write
+  // fight, for nothing (a VIP nobody binds drops no check). Then the own listeners are left as TKE has them; one
+  // loopguard switched is given back, after its prevent-loopback, in the safe order (planL4Target's partial release).
+  const converging = unattributed === 0 && served.every((u) => u.policy !== undefined && !u.optedOut);
+  const own64 = converging ? withheld : { ...withheld, listeners: withheld.listeners.map(({ desiredSourceIpType: _, ...l }) => l) };
   const named = [services.length > 0 ? `of ${namesIn(t.facts.namespace, services)}` : '', ingresses.length > 0 ? `L7 rules of ${namesIn(t.facts.namespace, ingresses, 'Ingress')}` : '', unattributed > 0 ? `${unattributed} serving nothing loopguard sees` : ''].filter((x) => x);
   const inOther = served.some((u) => u.facts.namespace !== t.facts.namespace);
   const cover = inOther
@@ -181,13 +198,13 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
     rootCause: 'SharedClb',
     warnings: assessed.warnings,
     mitigations: assessed.mitigations,
-    // The own listeners are still switched (safe whatever the VIP does); prevent-loopback is not added, and one
-    // loopguard added is given back (annotation first: planL4Target's partial release).
-    desired: withheld,
-    changes,
+    // prevent-loopback is not added, and one loopguard added is given back (annotation first: planL4Target's partial
+    // release); the own listeners are switched only while the CLB converges (above).
+    desired: own64,
+    changes: converging ? changes : changes.filter((c) => c.action !== 'SetListenerHealthCheckSource'),
     blockers: assessed.blockers,
     message:
       `CLB ${clb.loadBalancerId} also serves ${left.length} health check(s) from the VIP (${named.join('; ')}): prevent-loopback binds the whole VIP on every node, which would drop their health checks, so loopguard ${holding ? 'takes back its' : 'does not set'} prevent-loopback on this Service ` +
-      `and only switches this Service's own listeners to 100.64.0.0/10. To cover them: ${cover}; once every listener on the CLB health-checks from 100.64.0.0/10, loopguard sets prevent-loopback (this Service's own finding: ${assessed.rootCause.id})`,
+      `and ${converging ? "only switches this Service's own listeners to 100.64.0.0/10" : "leaves this Service's own listeners as TKE has them (no check fails on a VIP nobody binds, and without prevent-loopback TKE would put back a source loopguard switched)"}. To cover them: ${cover}; once every listener on the CLB health-checks from 100.64.0.0/10, loopguard sets prevent-loopback (this Service's own finding: ${assessed.rootCause.id})`,
   });
 }

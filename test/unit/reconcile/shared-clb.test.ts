@@ -1,6 +1,8 @@
-// Issue 22 #1/#2: one CLB serving several Services. prevent-loopback binds the whole VIP, so it is set only if every
-// L4 listener on the CLB health-checks from 100.64.0.0/10 (else Conflict / SharedClb, the own sources still switched);
-// a release never puts a source back on the VIP while another Service's prevent-loopback keeps it bound.
+// Issue 22 #1/#2, issue 38 #0: one CLB serving several Services. prevent-loopback binds the whole VIP, so it is set only
+// if every L4 listener on the CLB health-checks from 100.64.0.0/10, or another Service binds the VIP already (else
+// Conflict / SharedClb, the own sources switched only while the other checks' Services are managed: otherwise TKE
+// would put them back at its syncs, a write fight); a release never puts a source back on the VIP while another
+// Service's prevent-loopback keeps it bound, and keeps its own prevent-loopback then (what holds TKE's view at 100.64).
 import { describe, expect, it } from '@jest/globals';
 import type { Originals } from '../../../src/api/originals.js';
 import type { ServiceFacts } from '../../../src/model/facts.js';
@@ -50,6 +52,10 @@ interface Row {
   takesBack?: boolean;
   message?: RegExp;
   notInMessage?: RegExp;
+  /** The other Service is managed by no policy (else by this one). */
+  unmanaged?: boolean;
+  /** The steps' kinds, exactly. */
+  kinds?: string[];
 }
 
 const rows: Row[] = [
@@ -73,13 +79,45 @@ const rows: Row[] = [
     message: /of h\/api\).*bring them under this LoopbackPolicy/,
   },
   {
-    name: 'a listener no Service loopguard sees on the VIP: counted, advice to switch it',
+    name: 'a listener no Service loopguard sees on the VIP: counted, advice to switch it; nothing will switch it, so the own source is left as TKE has it',
     other: svc('i', 7070),
     sources: [0, 0],
     rootCause: 'SharedClb',
     annotates: false,
+    switchesOwn: false,
+    message: /1 serving nothing loopguard sees.*leaves this Service's own listeners as TKE has them/,
+    kinds: [],
+  },
+  {
+    name: "the other namespace's Service is managed by no policy: SharedClb, the own source left as TKE has it (a switch without prevent-loopback is one TKE puts back)",
+    other: svc('i', 9090),
+    unmanaged: true,
+    sources: [0, 0],
+    rootCause: 'SharedClb',
+    annotates: false,
+    switchesOwn: false,
+    kinds: [],
+  },
+  {
+    name: "loopguard's prevent-loopback is on and an unmanaged Service's listener is on the VIP: taken back, then (after kube-proxy's grace) the own source given back — never held against TKE",
+    other: svc('i', 9090),
+    unmanaged: true,
+    sources: [1, 0],
+    record: converged,
+    hAnnotations: { [PL]: 'true' },
+    rootCause: 'SharedClb',
+    annotates: false,
+    switchesOwn: false,
+    takesBack: true,
+    kinds: ['AnnotateTarget', 'AwaitTke'],
+  },
+  {
+    name: 'another Service binds the VIP already and a third listener is on the VIP: prevent-loopback binds nothing more, so it is set (it holds TKE\'s view of the own listener at 100.64)',
+    other: svc('i', 9090, { [PL]: 'true' }),
+    sources: [0, 0],
+    rootCause: 'PodSourceNotMasqueraded',
+    annotates: true,
     switchesOwn: true,
-    message: /1 serving nothing loopguard sees/,
   },
   {
     name: "loopguard's prevent-loopback is on and the other's listener is (back) on the VIP: taken back, annotation first",
@@ -109,11 +147,12 @@ describe('prevent-loopback on a CLB shared by several Services', () => {
     const facts = row.hAnnotations ? svc('h', 8080, row.hAnnotations) : H;
     const known = otherPort === 7070 ? [] : [row.other];
     const t = gathered(facts, shared(row.sources[0], row.sources[1], otherPort), row.record ? { ownership: { originals: row.record, owner: OWNER } } : {});
-    const [p] = planPolicy(snapshot([t], { spec: SPEC, others: known, policies: {} })).targets;
+    const [p] = planPolicy(snapshot([t], { spec: SPEC, others: known, policies: row.unmanaged ? { shared: undefined } : {} })).targets;
     expect(p?.assessment.rootCause.id).toBe(row.rootCause);
     if (row.message) expect(p?.assessment.rootCause.message).toMatch(row.message);
     if (row.notInMessage) expect(p?.assessment.rootCause.message).not.toMatch(row.notInMessage);
     const steps = p?.plan.steps ?? [];
+    if (row.kinds) expect(steps.map((x) => x.kind)).toEqual(row.kinds);
     expect(annotates(steps)).toBe(row.annotates);
     expect(switchesOwn(steps)).toBe(row.switchesOwn);
     // Never a write to the other Service's listener.
@@ -150,7 +189,7 @@ describe('L7 rules on a shared CLB count too (a bound VIP drops their checks as 
   it.each([
     { name: "an Ingress of another namespace whose rule checks from the VIP: SharedClb, the Ingress counted, not named", rule: 0 as const, others: [web('i')], rootCause: 'SharedClb', annotates: false, message: /1 health check\(s\) from the VIP \(L7 rules of 1 Ingress\(s\) in other namespaces\).*a LoopbackPolicy in their namespace/, notInMessage: /i\/web/ },
     { name: 'an Ingress of the same namespace: named', rule: 0 as const, others: [web('h')], rootCause: 'SharedClb', annotates: false, message: /L7 rules of h\/web/ },
-    { name: 'a rule of no Ingress loopguard sees: counted', rule: 0 as const, others: [], rootCause: 'SharedClb', annotates: false, message: /1 serving nothing loopguard sees.*ModifyRule/ },
+    { name: 'a rule of no Ingress loopguard sees: counted; nothing will switch it, so the own listener is left as TKE has it', rule: 0 as const, others: [], rootCause: 'SharedClb', annotates: false, switches: false, message: /1 serving nothing loopguard sees.*ModifyRule/ },
     { name: 'the rule already checks from 100.64: prevent-loopback is set (control)', rule: 1 as const, others: [web('i')], rootCause: 'PodSourceNotMasqueraded', annotates: true },
     { name: 'the rule has its health check off: nothing to drop, prevent-loopback is set (control)', rule: 0 as const, healthSwitch: 0, others: [web('i')], rootCause: 'PodSourceNotMasqueraded', annotates: true },
   ])('$name', (row) => {
@@ -160,8 +199,8 @@ describe('L7 rules on a shared CLB count too (a bound VIP drops their checks as 
     if (row.message) expect(p?.assessment.rootCause.message).toMatch(row.message);
     if (row.notInMessage) expect(p?.assessment.rootCause.message).not.toMatch(row.notInMessage);
     expect(annotates(p?.plan.steps ?? [])).toBe(row.annotates);
-    // H's own listener is switched either way; the rule is never written by this Service's plan.
-    expect(switchesOwn(p?.plan.steps ?? [])).toBe(true);
+    // H's own listener is switched while the CLB converges (a managed Ingress switches its rule); the rule is never written by this Service's plan.
+    expect(switchesOwn(p?.plan.steps ?? [])).toBe(row.switches ?? true);
     expect((p?.plan.steps ?? []).some((s) => s.kind === 'DeclareInTkeServiceConfig')).toBe(false);
   });
 });
@@ -175,9 +214,14 @@ describe('the release of a Service on a shared CLB', () => {
     return planPolicy({ ...s, shared: { clbs: new Map([[LB, [{ facts: h, optedOut: false }, { facts: other, optedOut: false }]]]), configs: new Map() } }).releases;
   }
 
-  it('another Service still carries prevent-loopback: annotation off, no source back to the VIP, originals forgotten, and the plan says why', () => {
-    const [r] = release(svc('i', 9090, { [PL]: 'true' }));
-    const steps = r?.steps ?? [];
+  it("another Service still carries prevent-loopback: loopguard's prevent-loopback stays (without it TKE puts the source back on the bound VIP), and so does the record; nothing is written", () => {
+    const releases = release(svc('i', 9090, { [PL]: 'true' }));
+    expect(releases).toEqual([]);
+  });
+
+  it('another Service still carries prevent-loopback and this one lost its annotation already: no source back to the VIP, originals forgotten, and the plan says why', () => {
+    const [r] = release(svc('i', 9090, { [PL]: 'true' }), { hAnnotations: {} });
+    const steps = [{ kind: 'AnnotateTarget', set: { [PL]: null }, restore: true }, ...(r?.steps ?? [])];
     expect(steps[0]).toMatchObject({ kind: 'AnnotateTarget', set: { [PL]: null }, restore: true });
     expect(steps.filter((s) => s.kind === 'SetListenerHealthCheckSource')).toEqual([]);
     expect(steps.at(-1)).toMatchObject({ kind: 'AnnotateTarget', drops: true, forget: expect.arrayContaining(['listener/lbl-8080/sourceIpType']) });
@@ -240,12 +284,14 @@ describe('the release of a Service on a shared CLB', () => {
     expect(r?.steps.some((x) => x.kind === 'AnnotateTarget' && x.kept !== undefined)).toBe(false);
   });
 
-  it('a managed Service opted out while another keeps the VIP bound: the same (planL4Target release path)', () => {
+  it('a managed Service opted out while another keeps the VIP bound: the same (planL4Target release path): its prevent-loopback and record stay', () => {
     const h = svc('h', 8080, { [PL]: 'true', 'loopguard.dev/skip': 'true' });
     const t = gathered(h, shared(1, 1), { ownership: { originals: converged, owner: OWNER } });
     const [p] = planPolicy(snapshot([t], { spec: SPEC, others: [svc('i', 9090, { [PL]: 'true' })], policies: {} })).targets;
     expect(p?.assessment.verdict).toBe('Skipped');
-    expect(p?.plan.steps.filter((s) => s.kind === 'SetListenerHealthCheckSource')).toEqual([]);
-    expect(p?.plan.steps[0]).toMatchObject({ kind: 'AnnotateTarget', set: { [PL]: null } });
+    expect(p?.plan.steps).toEqual([]);
+    // Control: nobody else binds the VIP — the safe order (annotation off, a wait for kube-proxy).
+    const [free] = planPolicy(snapshot([t], { spec: SPEC, others: [svc('i', 9090)], policies: {} })).targets;
+    expect(free?.plan.steps.map((s) => s.kind)).toEqual(['AnnotateTarget', 'AwaitTke']);
   });
 });

@@ -66,7 +66,7 @@ describe('loopguard', () => {
     );
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', MAIN, `--kubeconfig=${kubeconfig}`, '--region=ap-guangzhou', '--clb-endpoint=127.0.0.1:1', '--clb-protocol=http://', '--probe-port=0', '--leader-elect=false'],
+      ['--import', 'tsx', MAIN, `--kubeconfig=${kubeconfig}`, '--region=ap-guangzhou', '--clb-endpoint=127.0.0.1:1', '--clb-protocol=http://', '--probe-port=0', '--leader-elect=false', '--namespace=loopguard-system'],
       { env: { PATH: process.env['PATH'] ?? '', TENCENTCLOUD_SECRET_ID: 'AKIDtest', TENCENTCLOUD_SECRET_KEY: 'secret' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     try {

@@ -4,7 +4,9 @@
 // are refused with RequestLimitExceeded. Both still complete, with one effective write per listener each way; the
 // policy never stalls on throttling (it is transient); and the revert does not report done early: at the moment
 // the policy disappears (its finalizer released), the listeners read through the SDK already have their originals
-// back, and every restoring task had finished before.
+// back, and every restoring task had finished before. A write whose task polls are all refused (its task succeeded,
+// loopguard cannot learn it) is not sent a second time: the next round reads the CLB instead of re-planning from the
+// observation the write made stale (seen once in six runs of the first test; made certain by the second).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, Watch } from '@kubernetes/client-node';
 import { findCondition } from '../../src/api/conditions.js';
@@ -15,7 +17,7 @@ import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, deletePolicy, getPolicy, policyManifest, reportedStatus, waitForCondition } from '../support/policy.js';
 import { findRecord } from '../support/records.js';
-import { AT_RISK_L4, lbService } from '../support/workload.js';
+import { AT_RISK_L4, PRIVATE_SUBNET, lbService } from '../support/workload.js';
 
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
@@ -174,4 +176,35 @@ describe('Enforce and revert under heavy CLB throttling (0.2 req/s)', () => {
       expect(await findRecord('Service', ns, n)).toBeUndefined();
     }
   }, 240_000);
+
+  it('does not send a write again when only its task polls were refused (the task succeeded)', async () => {
+    // Every DescribeTaskStatus of loopguard's refused, as a quota others spend would refuse them: the write is
+    // accepted and its task succeeds, but loopguard cannot learn it and the write fails. The next round must read
+    // the CLB (its old observation is no longer true), not plan the same write again from it.
+    const ns = await createNamespace('polls-refused');
+    namespaces.add(ns);
+    await core.createNamespacedService({ namespace: ns, body: lbService('web', { annotations: PRIVATE_SUBNET, etp: 'Local' }) });
+    const lb = await waitFor('CLB assigned', async () => {
+      const id = (await core.readNamespacedService({ namespace: ns, name: 'web' })).metadata?.annotations?.[LB_ID];
+      return id && (await emulator.admin.getLoadBalancer(id)).Listeners.length === 1 ? id : undefined;
+    });
+    await emulator.admin.setConfig({ rpsPerAction: {} });
+    await emulator.admin.resetStats();
+    const seq = (await emulator.admin.writes()).at(-1)?.seq ?? 0;
+    await emulator.admin.setFaults({ rules: [{ action: 'DescribeTaskStatus', rate: 1, kind: 'error', code: 'RequestLimitExceeded', message: 'throttled (injected)', caller: 'loopguard' }] });
+    const policy = { namespace: ns, name: 'polls-refused' };
+    try {
+      expect((await applyPolicy(policyManifest(policy, { mode: 'Enforce', revertOnDelete: true }))).stderr).toBe('');
+      await waitForCondition(policy, 'Ready', { timeoutMs: 90_000, context: logs });
+    } finally {
+      await emulator.admin.clearFaults();
+    }
+    expect(reportedStatus(await getPolicy(policy)).targets.map((t) => `${t.name} ${t.verdict}`)).toEqual(['web Mitigated']);
+    // loopguard never learned its task's outcome (every poll refused, none answered)…
+    const polls = (await emulator.admin.stats()).byCaller['loopguard']?.['DescribeTaskStatus'] ?? {};
+    expect(Object.keys(polls)).toEqual(['RequestLimitExceeded']);
+    // …and still wrote the listener once: the next round read the CLB instead of planning the write again.
+    const writes = (await emulator.admin.writes(seq)).filter((w) => w.loadBalancerId === lb);
+    expect(writes.map((w) => `${w.caller} ${w.status} ${w.changed.join(',')}`)).toEqual(['loopguard succeeded HealthCheck.SourceIpType']);
+  }, 120_000);
 });

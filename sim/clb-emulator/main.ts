@@ -20,6 +20,14 @@ function intOption(value: string | undefined, name: string): number | undefined 
   return n;
 }
 
+/** A rate: any non-negative number (0.2 = one request every 5 s). */
+function rateOption(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number (requests per second), got ${value}`);
+  return n;
+}
+
 /** `NAME:SECRET_ID:SECRET_KEY`; the key is everything after the second colon. */
 function callerOption(value: string): CallerCredentials {
   const [caller = '', secretId = '', ...rest] = value.split(':');
@@ -62,7 +70,7 @@ async function main(): Promise<void> {
 
   const port = intOption(values.port, 'port');
   const taskDurationMs = intOption(values['task-ms'], 'task-ms');
-  const rps = intOption(values.rps, 'rps');
+  const rps = rateOption(values.rps, 'rps');
   const faultSeed = intOption(values.seed, 'seed');
   const account = values.account;
   if (account !== undefined && !isAccountProfile(account)) throw new Error(`--account must be one of ${ACCOUNT_PROFILES.join(', ')}, got ${account}`);

@@ -1,27 +1,37 @@
 import { ApiError } from './errors.js';
 
 /**
- * Per-action token buckets: CLB allows 20 requests/s per API per account (tencent-cloud.md §3 "Rate limits"). Burst
- * equals the rate, so a client that spreads its calls never sees `RequestLimitExceeded` while a client that bursts
- * 21 calls in one instant does. A rate of 0 disables the limit for that action.
+ * Per-action token buckets. CLB's quota is a rate: 20 requests/s per action (tencent-cloud.md §3 "Rate limits");
+ * Tencent Cloud API describes it as "the first 20 requests of every second pass" (CONFORMANCE.md, "Rate limits").
+ * A bucket holds `max(1, rps)` tokens and gains `rps` per second, so a client that spreads its calls never sees
+ * `RequestLimitExceeded` while one that bursts 21 calls in one instant does — and a rate below 1/s is still a rate:
+ * at 0.2 one call passes every 5 s (never none: a call is whole, so the bucket holds at least one token).
+ *
+ * Kept as the token bucket's equivalent in time (GCRA, ITU-T I.371's "virtual scheduling"): `tat` is when the bucket
+ * would be full again; a call is admitted while that is at most `capacity − 1` intervals ahead. Counting time
+ * instead of adding fractions of tokens keeps the edges exact (at 0.2/s the next call passes at 5000 ms, not at
+ * 5000 ms plus rounding).
  */
 class TokenBucket {
-  private tokens: number;
-  private last: number;
+  private readonly intervalMs: number;
+  private readonly toleranceMs: number;
+  private tat: number;
 
   constructor(
     readonly rps: number,
     now: number,
   ) {
-    this.tokens = rps;
-    this.last = now;
+    this.intervalMs = 1000 / rps;
+    // Plus a nanosecond: `tat` is a running sum of intervals, and k additions of 1000/7 can exceed k × 1000/7 by
+    // one ulp, which would shrink the burst by a call.
+    this.toleranceMs = (Math.max(1, rps) - 1) * this.intervalMs + 1e-6;
+    this.tat = now;
   }
 
   take(now: number): boolean {
-    this.tokens = Math.min(this.rps, this.tokens + ((now - this.last) / 1000) * this.rps);
-    this.last = now;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
+    const tat = Math.max(this.tat, now);
+    if (tat - now > this.toleranceMs) return false;
+    this.tat = tat + this.intervalMs;
     return true;
   }
 }

@@ -2,6 +2,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { ClbEmulator, FaultPlan } from '../../sim/clb-emulator/index.js';
 import { startClbEmulator } from '../../sim/clb-emulator/index.js';
+import type { RateLimitConfig } from '../../sim/clb-emulator/throttle.js';
+import { ActionThrottle } from '../../sim/clb-emulator/throttle.js';
 import type { ClbClient } from './support.js';
 import { clbClient, eventually, expectSdkError, outcome, TencentCloudSDKHttpException, writeAndWait } from './support.js';
 
@@ -53,6 +55,63 @@ describe('rate limits', () => {
     await emu.admin.setConfig({ rps: 0 });
     const results = await Promise.all(Array.from({ length: 40 }, () => outcome(client.DescribeLoadBalancers({}))));
     expect(results.every((r) => r === 'OK')).toBe(true);
+  });
+});
+
+/**
+ * The quota as a rate, on the throttle's own clock (`admit(action, now)`): which calls of a schedule pass, in ms.
+ * Exact, so the edges are pinned: a refill one millisecond early or late fails.
+ */
+describe('rate model (the throttle on its own clock)', () => {
+  const admitted = (rps: number, schedule: number[], action = 'ModifyListener'): number[] => {
+    const config: RateLimitConfig = { rps: 20, rpsPerAction: { [action]: rps } };
+    const throttle = new ActionThrottle(() => config);
+    const passed: number[] = [];
+    for (const now of schedule) {
+      try {
+        throttle.admit(action, now);
+        passed.push(now);
+      } catch (err) {
+        expect(err).toMatchObject({ code: 'RequestLimitExceeded' });
+      }
+    }
+    return passed;
+  };
+  const every = (stepMs: number, untilMs: number): number[] => Array.from({ length: Math.floor(untilMs / stepMs) + 1 }, (_, i) => i * stepMs);
+
+  it.each([
+    // rps, schedule, admitted
+    ['0.2/s: one call, then the next exactly 5 s later', 0.2, [0, 1, 4_999, 5_000, 5_001, 9_999, 10_000], [0, 5_000, 10_000]],
+    ['0.5/s: one every 2 s', 0.5, [0, 1_999, 2_000, 3_999, 4_000], [0, 2_000, 4_000]],
+    ['0.2/s: a long idle stores one call, not twelve (burst max(1, rps))', 0.2, [0, 60_000, 60_000, 60_000, 64_999, 65_000], [0, 60_000, 65_000]],
+    ['1/s: one per second', 1, [0, 0, 999, 1_000, 1_000], [0, 1_000]],
+    ['20/s: a burst of 20 at once, then one per 50 ms', 20, [...Array<number>(21).fill(0), 49, 50, 50, 1_050], [...Array<number>(20).fill(0), 50, 1_050]],
+  ])('%s', (_what, rps, schedule, expected) => {
+    expect(admitted(rps, schedule)).toEqual(expected);
+  });
+
+  it('a client calling every 100 ms for a minute gets exactly rps × 60 s calls through (a rate, below 1/s too)', () => {
+    const minute = every(100, 59_999);
+    expect(admitted(0.2, minute)).toEqual(every(5_000, 59_999)); // 12: at 0, 5 s, …, 55 s
+    expect(admitted(0.5, minute)).toHaveLength(30);
+    expect(admitted(3, minute)).toHaveLength(3 + Math.floor(59.9 * 3)); // a full bucket of 3, then 3/s until the last call at 59.9 s
+  });
+
+  it('names the fractional rate in the refusal', () => {
+    const throttle = new ActionThrottle(() => ({ rps: 0.2, rpsPerAction: {} }));
+    throttle.admit('DescribeTaskStatus', 0);
+    expect(() => throttle.admit('DescribeTaskStatus', 10)).toThrow(/exceeds the frequency limit `0\.2` per second/);
+  });
+});
+
+describe('fractional rates through the SDK', () => {
+  it('serves 0.2 req/s: the first call passes, the next within 5 s is throttled, another action is not', async () => {
+    await emu.admin.setConfig({ rpsPerAction: { DescribeLoadBalancers: 0.2 } });
+    expect(await emu.admin.getConfig()).toMatchObject({ rpsPerAction: { DescribeLoadBalancers: 0.2 } });
+    expect(await outcome(client.DescribeLoadBalancers({}))).toBe('OK');
+    expect(await outcome(client.DescribeLoadBalancers({}))).toBe('RequestLimitExceeded');
+    expect(await outcome(client.DescribeTaskStatus({ TaskId: 'x' }))).toBe('InvalidParameter');
+    expect((await emu.admin.stats()).throttled).toEqual({ DescribeLoadBalancers: 1 });
   });
 });
 

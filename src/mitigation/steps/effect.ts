@@ -73,6 +73,21 @@ export function writeOptions(deps: EffectDeps, signal: AbortSignal): CallOptions
   return { signal, ...(deps.stopping ? { stopping: deps.stopping } : {}), ...(deps.mayWrite ? { mayWrite: deps.mayWrite } : {}) };
 }
 
+/**
+ * Sends a CLB write; when it fails, the observer forgets the CLB. A failure after the submission (its task's polls
+ * throttled out, a poll timeout) leaves the CLB's state unknown — the task may well have succeeded — and a round that
+ * planned again from the old observation would write the same change a second time (seen at 0.2 req/s:
+ * test/integration/heavy-throttling.test.ts). Forgotten, the CLB is read again before anything is planned on it.
+ */
+export async function writeOrForget(deps: Pick<EffectDeps, 'observer'>, loadBalancerId: string, write: () => Promise<unknown>): Promise<void> {
+  try {
+    await write();
+  } catch (err) {
+    deps.observer.invalidate(loadBalancerId);
+    throw err;
+  }
+}
+
 /** A record that holds nothing is no record: the store deletes it. */
 export function nonEmpty(record: Originals): Originals | undefined {
   return isEmptyOriginals(record) ? undefined : record;

@@ -4,7 +4,7 @@ import { describeCloudError } from '../../cloud/index.js';
 import type { RawListener } from '../../cloud/clb-observer.js';
 import { healthCheckFor } from '../../plan/l4.js';
 import type { SetListenerHealthCheckSourceStep } from '../../plan/steps/set-listener-health-check-source.js';
-import { DONE, FRESH_BEFORE_WRITE_MS, writeOptions, type StepEffect } from './effect.js';
+import { DONE, FRESH_BEFORE_WRITE_MS, writeOptions, writeOrForget, type StepEffect } from './effect.js';
 
 function sourceOf(l: RawListener | undefined): 0 | 1 {
   return l?.healthCheck?.SourceIpType === 1 ? 1 : 0;
@@ -42,7 +42,8 @@ export const setListenerHealthCheckSource: StepEffect<SetListenerHealthCheckSour
       observer.invalidate(lbId);
       return { status: 'superseded', note: `TKE switched listener ${step.listenerId} of CLB ${lbId} meanwhile; planning again from a fresh read` };
     }
-    if (sourceOf(listener) !== step.to) await clb.modifyListenerHealthCheck(lbId, step.listenerId, healthCheckFor(listener, step.to), writeOptions(deps, signal));
+    const struct = listener;
+    if (sourceOf(listener) !== step.to) await writeOrForget(deps, lbId, () => clb.modifyListenerHealthCheck(lbId, step.listenerId, healthCheckFor(struct, step.to), writeOptions(deps, signal)));
     observer.listenerSourceWritten(lbId, step.listenerId, step.to);
     if (step.to === 1) deps.capabilities.forget('range100_64Rejected');
     return DONE;

@@ -13,8 +13,9 @@ const CACHED: RawListener = { listenerId: 'lbl-tcp', healthCheck: { HealthSwitch
 const NOW_ON_CLB: RawListener = { listenerId: 'lbl-tcp', healthCheck: { HealthSwitch: 1, IntervalTime: 30, SourceIpType: 0 } };
 const STEP: SetListenerHealthCheckSourceStep = { kind: 'SetListenerHealthCheckSource', loadBalancerId: LB, listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, to: 1 };
 
-function deps(observedAgoMs: number) {
+function deps(observedAgoMs: number, writeFails?: Error) {
   const sent: unknown[] = [];
+  const invalidated: string[] = [];
   let reads = 0;
   const d = {
     clb: {
@@ -24,19 +25,20 @@ function deps(observedAgoMs: number) {
       },
       modifyListenerHealthCheck: async (_lb: string, _l: string, hc: unknown) => {
         sent.push(hc);
+        if (writeFails) throw writeFails;
       },
       modifyLoadBalancerPassToTarget: async () => undefined,
     },
     observer: {
       rawListeners: () => [CACHED],
       observedAt: () => Date.now() - observedAgoMs,
-      invalidate: () => undefined,
+      invalidate: (id: string) => void invalidated.push(id),
       listenerSourceWritten: () => undefined,
       passToTargetWritten: () => undefined,
     },
     capabilities: { learn: () => undefined, forget: () => false },
   } as unknown as EffectDeps;
-  return { d, sent, reads: () => reads };
+  return { d, sent, invalidated, reads: () => reads };
 }
 
 describe('SetListenerHealthCheckSource: the struct it sends back', () => {
@@ -48,5 +50,17 @@ describe('SetListenerHealthCheckSource: the struct it sends back', () => {
     expect(await setListenerHealthCheckSource.apply(d, 'ns/p', { kind: 'Service', namespace: 'ns', name: 'web' }, STEP, new AbortController().signal)).toEqual({ status: 'done' });
     expect(count()).toBe(reads);
     expect(sent).toEqual([expect.objectContaining({ IntervalTime: interval, SourceIpType: 1 })]);
+  });
+
+  it('a failed write makes the observer forget the CLB: the task may have landed, so the next round reads, not re-plans', async () => {
+    const throttledOut = new Error('DescribeTaskStatus throttled out (the write itself was accepted)');
+    const { d, sent, invalidated } = deps(1_000, throttledOut);
+    await expect(setListenerHealthCheckSource.apply(d, 'ns/p', { kind: 'Service', namespace: 'ns', name: 'web' }, STEP, new AbortController().signal)).rejects.toBe(throttledOut);
+    expect(sent).toHaveLength(1);
+    expect(invalidated).toEqual([LB]);
+    // A write that succeeded keeps the observation (patched by listenerSourceWritten).
+    const ok = deps(1_000);
+    await setListenerHealthCheckSource.apply(ok.d, 'ns/p', { kind: 'Service', namespace: 'ns', name: 'web' }, STEP, new AbortController().signal);
+    expect(ok.invalidated).toEqual([]);
   });
 });

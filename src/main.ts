@@ -31,7 +31,7 @@ import { formatVersion, readBuildInfo } from './version.js';
 setFlagsFromString('--optimize-for-size');
 // And the young generation is asked to stay at its initial size: V8 grows it when much of it survives a scavenge,
 // and the rounds after the first one, which plan every target again from the cached observations in a burst, made
-// it grow to 45 MiB, the RSS peak with 3,000 CLBs under Audit (bench/scale, README Benchmarks). With this flag that
+// it grow to 45 MiB, the RSS peak with 3,000 CLBs under Audit (bench/scale, docs/benchmarks.md). With this flag that
 // run measured new space 2.5 MiB (was 16.5); under an Enforce, though, it still reached 15–21 MiB in the bursts after
 // Ready (2026-11-26), so this bounds the common case, not every one.
 setFlagsFromString('--semi-space-growth-factor=1');

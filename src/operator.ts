@@ -55,7 +55,7 @@ import { MetricsServer } from './runtime/metrics-server.js';
 import { ProbeServer, type HealthCheck } from './runtime/server.js';
 import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
 
-/** How long shutdown waits for queued Events (README: aborted work gets up to 2 s more for its log lines and Events). */
+/** How long shutdown waits for queued Events (docs/operating.md "Stopping": aborted work gets up to 2 s more for its log lines and Events). */
 const EVENT_FLUSH_MS = 2_000;
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };

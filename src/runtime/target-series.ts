@@ -2,7 +2,7 @@
 // One series per target and policy: 12,000 on bench/scale's cluster. prom-client renders every series anew on each
 // scrape (label objects, arrays, a string per label pair), about 20 MiB of short-lived but surviving objects per
 // scrape at 12,000 series: V8's young generation grew to 19–35 MiB under the bench's scrapes, and 20 scrapes of
-// prom-client alone raised VmHWM by 49 MiB, 10 MiB with cached lines (README Benchmarks, issue 28). Here each
+// prom-client alone raised VmHWM by 49 MiB, 10 MiB with cached lines (docs/benchmarks.md, issue 28). Here each
 // series' line is built once, when its verdict or error changes, and a scrape only joins the lines (~1.5 MiB).
 // Label values are escaped as the text exposition format asks (backslash, double quote, line feed).
 

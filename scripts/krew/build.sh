@@ -7,6 +7,7 @@
 # directory on PATH, and `validate-krew-manifest`) on the last line of stdout; exit 3 when there is no Go toolchain.
 set -euo pipefail
 
+# The newest version the Go module proxy serves (`go list -m -versions sigs.k8s.io/krew`, checked 2026-11-29).
 KREW_VERSION=v0.4.3
 # shellcheck source=../lib/go-tool.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/go-tool.sh"

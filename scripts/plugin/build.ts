@@ -6,62 +6,30 @@
 // V8 code cache, and postject injects the blob into a copy of the project's own Node (the `node` devDependency).
 // Prints the binary's size and its start-up time to `--help` against `node -e 0` of the same Node, same run.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Metafile } from 'esbuild';
-import { BUNDLE_NODE_OPTIONS, ROOT as REPO_ROOT, bundleLoopguard, gitCommit, writeThirdPartyLicenses } from '../lib/bundle.js';
+import { ROOT as REPO_ROOT } from '../lib/bundle.js';
+import { bundlePlugin, writePluginLicenses } from './bundle.js';
+import { buildSea } from './sea.js';
 
 const PLUGIN_BINARY = join(REPO_ROOT, 'dist', 'kubectl-loopguard');
 const WORK = join(REPO_ROOT, 'dist', 'plugin');
 /** The project's own Node (package.json devDependency `node`), not whatever runs this script. */
 const NODE = join(REPO_ROOT, 'node_modules', 'node', 'bin', 'node');
-/** The fuse Node looks for to know a blob was injected (Node's SEA documentation, "Injecting the preparation blob"). */
-const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
-/** THIRD_PARTY_LICENSES: the binary also redistributes Node.js. */
-function writeLicenses(metafile: Metafile): void {
-  const nodeVersion = (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/node/package.json'), 'utf8')) as { version: string }).version;
-  writeThirdPartyLicenses(metafile, join(WORK, 'THIRD_PARTY_LICENSES'), [
-    'kubectl-loopguard bundles the software below. Its own license is in LICENSE.',
-    `\n== Node.js v${nodeVersion} (the runtime the binary is built from), MIT License and the licenses of its dependencies:\n   https://github.com/nodejs/node/blob/v${nodeVersion}/LICENSE`,
-  ]);
+/** The project's Node's version: its THIRD_PARTY_LICENSES entry. */
+function nodeVersion(): string {
+  return (JSON.parse(readFileSync(join(REPO_ROOT, 'node_modules/node/package.json'), 'utf8')) as { version: string }).version;
 }
 
 async function bundle(): Promise<string> {
-  const out = join(WORK, 'loopguard.cjs');
-  const metafile = await bundleLoopguard({
-    entry: join(REPO_ROOT, 'src/cli/main.ts'),
-    outfile: out,
-    commit: gitCommit(),
-    minify: 'full',
-    moduleUrl: 'file:///kubectl-loopguard/cli/main.js',
-  });
-  writeLicenses(metafile);
-  return out;
-}
-
-/** Runs a build step, showing its output only when it fails (postject's ELF parser warns about every note section). */
-function quiet(cmd: string, args: string[]): void {
-  const r = spawnSync(cmd, args, { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal}):\n${r.stdout}${r.stderr}`);
+  const { script, metafile } = await bundlePlugin(WORK);
+  writePluginLicenses(metafile, nodeVersion(), join(WORK, 'THIRD_PARTY_LICENSES'));
+  return script;
 }
 
 function seaBinary(script: string): void {
-  const blob = join(WORK, 'sea-prep.blob');
-  const config = join(WORK, 'sea-config.json');
-  const seaConfig = {
-    main: script,
-    output: blob,
-    disableExperimentalSEAWarning: true,
-    useCodeCache: true,
-    execArgv: BUNDLE_NODE_OPTIONS,
-  };
-  writeFileSync(config, JSON.stringify(seaConfig));
-  quiet(NODE, ['--experimental-sea-config', config]);
-  rmSync(PLUGIN_BINARY, { force: true });
-  copyFileSync(NODE, PLUGIN_BINARY);
-  chmodSync(PLUGIN_BINARY, 0o755);
-  quiet(NODE, [join(REPO_ROOT, 'node_modules/postject/dist/cli.js'), PLUGIN_BINARY, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]);
+  buildSea({ script, blobNode: NODE, target: NODE, codeCache: true, macho: false, workDir: WORK, out: PLUGIN_BINARY });
 }
 
 /** Median wall time of `cmd args` over `runs` runs, in ms. */

@@ -88,9 +88,10 @@ interface PlanOpts extends ProfileOpts {
 
 export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Command {
   const { io } = deps;
+  const versionLine = formatVersion(readBuildInfo());
   const program = new Command('loopguard')
     .description('Find Tencent Cloud CLB loopback faults in TKE clusters and manifests (read-only).')
-    .version(formatVersion(readBuildInfo()))
+    .version(versionLine)
     .showSuggestionAfterError()
     .configureOutput({ writeOut: (s) => void io.stdout.write(s), writeErr: (s) => void io.stderr.write(s) })
     .exitOverride();
@@ -172,7 +173,12 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     );
     setExit(code);
   });
-  for (const cmd of [doctor, plan]) cmd.showSuggestionAfterError().exitOverride();
+  // `kubectl loopguard version`, as kubectl and most plugins spell it; the same line as --version.
+  const version = program
+    .command('version')
+    .description('Print the version and the commit this loopguard was built from.')
+    .action(() => void io.stdout.write(`${versionLine}\n`));
+  for (const cmd of [doctor, plan, version]) cmd.showSuggestionAfterError().exitOverride();
   return program;
 }
 

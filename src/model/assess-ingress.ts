@@ -44,7 +44,7 @@ export function decideIngress(ing: IngressFacts, ctx: AssessmentContext): Decisi
   const direct = readBool(ing.annotations, IngressAnnotation.DirectAccess);
   const at: L7Scene = {
     lb: clb.loadBalancerId,
-    noKeepalive: l7Listeners.filter((l) => l.keepaliveEnable !== 1).map((l) => `${l.listenerId} (${l.protocol}:${l.port})`),
+    noKeepalive: l7Listeners.filter((l) => l.keepaliveEnable !== 1),
     directAccess: direct.kind === 'value' && direct.value,
   };
   if (isPublic(clb)) return { cause: { layer: 'L7', at, id: 'PublicClb' }, warnings, mitigations };

@@ -85,7 +85,7 @@ export function decideService(svc: ServiceFacts, ctx: AssessmentContext): Decisi
   const p = plan(svc, s, ctx);
   const cause = l4Cause(s, p, ctx);
   const mitigations: Mitigation[] = [
-    ...(s.matched.length > 0 && s.vipSourced.length === 0 ? (['HealthCheckSourceRange100_64'] as const) : []),
+    ...(s.at.listeners.length > 0 && s.at.vipSourced.length === 0 ? (['HealthCheckSourceRange100_64'] as const) : []),
     ...(s.annotationPresent ? (['PreventLoopbackAnnotation'] as const) : []),
   ];
   // IPv6: nothing loopguard may do, so no plan.
@@ -99,8 +99,6 @@ interface Situation {
   annotationPresent: boolean;
   localMode: boolean;
   loopFactor: LoopFactor | undefined;
-  matched: readonly ListenerFacts[];
-  vipSourced: readonly ListenerFacts[];
   /** Is the VIP bound on the nodes: by what when it is. */
   bound: BoundBy | 'no' | 'unknown';
   hcDrop: Tri;
@@ -125,8 +123,8 @@ function situation(svc: ServiceFacts, clb: ClbFacts, listeners: ListenerMatch, p
     public: isPublic(clb),
     vip: clb.vips?.[0] ?? svc.loadBalancerIps?.[0] ?? 'the CLB VIP',
     profile,
-    vipListeners: vipSourced.map((l) => `${l.listenerId} (${l.protocol}:${l.port})`),
-    own: listeners.matched.map((l) => `${l.protocol}:${l.port}`),
+    listeners: listeners.matched,
+    vipSourced,
     servedByL7: listeners.servedByL7,
   };
   return {
@@ -135,8 +133,6 @@ function situation(svc: ServiceFacts, clb: ClbFacts, listeners: ListenerMatch, p
     annotationPresent,
     localMode,
     loopFactor,
-    matched: listeners.matched,
-    vipSourced,
     bound,
     hcDrop: vipSourced.length === 0 ? 'no' : vipBound,
     loopRisk: loopFactor === undefined ? 'no' : reachesClb,
@@ -177,12 +173,12 @@ function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
     !s.at.public && !s.ipv6 && modeCanBind && s.loopFactor !== undefined && l4.healthCheckSource === 'Range100_64' && l4.preventLoopback !== 'Never' && bindingAllows;
   const sourceNeeded = l4.healthCheckSource === 'Range100_64' && !s.ipv6 && (want || s.bound !== 'no');
   const rangeRejected = ctx.capabilities?.range100_64Rejected;
-  const rejected = sourceNeeded && s.vipSourced.length > 0 ? rangeRejected : undefined;
+  const rejected = sourceNeeded && s.at.vipSourced.length > 0 ? rangeRejected : undefined;
   const blocked = rejected !== undefined;
   const blockers: Blocker[] = blocked ? [{ reason: 'HealthCheckSourceCapabilityMissing', message: rangeRejectedText(s.at.lb, rejected, 'L4') }] : [];
   const switches: Change[] =
     sourceNeeded && !blocked
-      ? s.vipSourced.map((l) => ({ action: 'SetListenerHealthCheckSource', listenerId: l.listenerId, protocol: l.protocol, port: l.port, from: 0, to: 1 }))
+      ? s.at.vipSourced.map((l) => ({ action: 'SetListenerHealthCheckSource', listenerId: l.listenerId, protocol: l.protocol, port: l.port, from: 0, to: 1 }))
       : [];
   const annotating = want && !s.annotationPresent;
   // The annotation only after every source is off the VIP (docs/architecture.md §5 "Order matters").
@@ -195,7 +191,7 @@ function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
   const desired: L4DesiredState = {
     layer: 'L4',
     loadBalancerId: s.at.lb,
-    listeners: s.matched.map((l) => ({
+    listeners: s.at.listeners.map((l) => ({
       listenerId: l.listenerId,
       protocol: l.protocol,
       port: l.port,

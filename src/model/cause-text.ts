@@ -4,6 +4,7 @@ import { IngressAnnotation, TKE_INGRESS_CLASS } from '../api/annotations.js';
 import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
 import { quoteValue } from '../api/text.js';
 import type { ClusterProfile } from './cluster-profile.js';
+import type { ListenerFacts } from './facts.js';
 import type { BoundBy, Cause, DropFix, GateCause, L4Cause, L4PlanSummary, L4Rule, L4Scene, L7Advice, L7Cause, LoopFactor } from './cause.js';
 import { TOPOLOGY_ADVICE } from './topology.js';
 
@@ -26,6 +27,11 @@ export function renderCause(c: Cause): RenderedCause {
 
 function kubeProxyText(profile: ClusterProfile): string {
   return `kube-proxy ${profile.kubeProxyMode}${profile.kubeProxyVersion ? ` ${profile.kubeProxyVersion}` : ''}`;
+}
+
+/** `lbl-x (TCP:80), lbl-y (UDP:53)` */
+function labels(listeners: readonly ListenerFacts[]): string {
+  return listeners.map((l) => `${l.listenerId} (${l.protocol}:${l.port})`).join(', ');
 }
 
 const publicText = (lb: string) =>
@@ -85,7 +91,7 @@ function l4RuleText(r: L4Rule, at: L4Scene): string {
   const kp = kubeProxyText(at.profile);
   switch (r.id) {
     case 'VipHealthCheckDropped':
-      return `${boundText(r.boundBy, at.profile)}; health checks from VIP ${at.vip} on listener(s) ${at.vipListeners.join(', ')} are dropped and every backend looks dead${at.public ? '' : ' (the CLB then forwards to all, including broken ones)'}.${dropFixText(r.fix)}`;
+      return `${boundText(r.boundBy, at.profile)}; health checks from VIP ${at.vip} on listener(s) ${labels(at.vipSourced)} are dropped and every backend looks dead${at.public ? '' : ' (the CLB then forwards to all, including broken ones)'}.${dropFixText(r.fix)}`;
     case 'PublicClb':
       return publicText(at.lb);
     case 'MitigationDisabledByPolicy':
@@ -102,9 +108,9 @@ function l4RuleText(r: L4Rule, at: L4Scene): string {
       }
       return openText(r.id === 'KubeProxyModeUnknown', r.open, at) + planText(r.plan);
     case 'LoopbackPrevented': {
-      const one = at.own.length === 1;
+      const one = at.listeners.length === 1;
       // The Service's own listeners only: a shared CLB may hold other targets' listeners on the VIP (issue 22 #10).
-      return `kube-proxy answers VIP ${at.vip} on every node (${boundText(r.boundBy, at.profile)}) and this Service's listener${one ? '' : 's'} (${at.own.join(', ')}) health-check${one ? 's' : ''} from 100.64.0.0/10`;
+      return `kube-proxy answers VIP ${at.vip} on every node (${boundText(r.boundBy, at.profile)}) and this Service's listener${one ? '' : 's'} (${at.listeners.map((l) => `${l.protocol}:${l.port}`).join(', ')}) health-check${one ? 's' : ''} from 100.64.0.0/10`;
     }
     case 'VipServedLocally':
       return `${kp} answers VIP ${at.vip} on the node, so in-cluster calls never reach the CLB; no loopback`;
@@ -126,7 +132,7 @@ function openText(modeUnknown: boolean, open: { loop?: LoopFactor; drop: boolean
         : "with externalTrafficPolicy: Local the calls keep the pod IP and the CLB may send them back to the caller's own node";
     parts.push(`If kube-proxy runs in IPVS mode without binding the VIP, in-cluster calls to VIP ${at.vip} can loop back: ${how}.`);
   }
-  if (open.drop) parts.push(`If it binds VIP ${at.vip}, health checks from it on listener(s) ${at.vipListeners.join(', ')} are dropped.`);
+  if (open.drop) parts.push(`If it binds VIP ${at.vip}, health checks from it on listener(s) ${labels(at.vipSourced)} are dropped.`);
   parts.push(
     modeUnknown
       ? 'Set the operator flags --kube-proxy-mode and --kube-proxy-version so loopguard can decide.'
@@ -181,7 +187,7 @@ function dropFixText(fix: DropFix): string {
 
 function l7Text(c: L7Cause): string {
   const { at } = c;
-  const risk = `private CLB ${at.lb} forwards in-cluster calls to a node's NodePort with the pod IP as source (no SNAT on listener(s) ${at.noKeepalive.join(', ')}); when it picks the caller's node the call stalls ~4 s while the CLB retries another node, or fails on a one-node cluster.`;
+  const risk = `private CLB ${at.lb} forwards in-cluster calls to a node's NodePort with the pod IP as source (no SNAT on listener(s) ${labels(at.noKeepalive)}); when it picks the caller's node the call stalls ~4 s while the CLB retries another node, or fails on a one-node cluster.`;
   const direct = at.directAccess ? ' (direct-access binds pods, not NodePorts; a call can still loop when the backend pod runs on the caller’s node)' : '';
   switch (c.id) {
     case 'PublicClb':

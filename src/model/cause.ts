@@ -4,6 +4,7 @@
 import type { ResolvedPolicySpec, TargetKind } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from './cluster-profile.js';
 import type { TkeServiceConfigRef } from './desired-state.js';
+import type { ListenerFacts } from './facts.js';
 
 /** The gates both kinds pass first (docs/diagnosis.md §4): nothing about loopback is concluded yet. */
 export type GateCause =
@@ -42,10 +43,9 @@ export interface L4Scene {
   public: boolean;
   vip: string;
   profile: ClusterProfile;
-  /** The Service's listeners that health-check from the VIP: `lbl-x (TCP:80)`. */
-  vipListeners: readonly string[];
-  /** The Service's own listeners: `TCP:80`. */
-  own: readonly string[];
+  /** The Service's own listeners (a shared CLB may hold other targets' too), and those that health-check from the VIP. */
+  listeners: readonly ListenerFacts[];
+  vipSourced: readonly ListenerFacts[];
   /** Ports served by L7 listeners (specify-protocol), noted and not assessed. */
   servedByL7: readonly string[];
 }
@@ -81,8 +81,8 @@ export interface L7Advice {
 /** The facts every L7 message may name. */
 export interface L7Scene {
   lb: string;
-  /** L7 listeners without keepalive: `lbl-x (HTTP:80)`. */
-  noKeepalive: readonly string[];
+  /** L7 listeners without keepalive. */
+  noKeepalive: readonly ListenerFacts[];
   directAccess: boolean;
   advice?: L7Advice;
 }

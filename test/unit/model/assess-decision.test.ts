@@ -104,7 +104,7 @@ const ingressRows: Row[] = [
     name: 'pass-to-target first when allowed',
     clb: { passToTarget: false },
     policy: { l7: { allowCLBTrafficByDefault: true } },
-    cause: { id: 'L7Loopback', passFirst: true, at: { lb: 'lb-ing', noKeepalive: ['lbl-80 (HTTP:80)'], directAccess: false, advice: { xff: true } } },
+    cause: { id: 'L7Loopback', passFirst: true, at: { lb: 'lb-ing', noKeepalive: [http(0)], directAccess: false, advice: { xff: true } } },
   },
   { name: 'security-group advice otherwise', clb: { passToTarget: false }, cause: { id: 'L7Loopback', passFirst: false, at: { advice: { pass: 'SecurityGroup', xff: true } } } },
 ];

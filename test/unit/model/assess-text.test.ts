@@ -3,19 +3,21 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Cause, L4Scene, L7Scene } from '../../../src/model/cause.js';
 import { renderCause } from '../../../src/model/cause-text.js';
-import { PROFILES } from './fixtures.js';
+import { PROFILES, l4Listener, listener } from './fixtures.js';
+
+const TCP = l4Listener('lbl-tcp', 'TCP', 80, 0);
 
 const scene = (extra: Partial<L4Scene> = {}): L4Scene => ({
   lb: 'lb-abc',
   public: false,
   vip: '10.0.0.10',
   profile: PROFILES.ipvsNew,
-  vipListeners: ['lbl-tcp (TCP:80)'],
-  own: ['TCP:80'],
+  listeners: [TCP],
+  vipSourced: [TCP],
   servedByL7: [],
   ...extra,
 });
-const l7 = (extra: Partial<L7Scene> = {}): L7Scene => ({ lb: 'lb-ing', noKeepalive: ['lbl-80 (HTTP:80)'], directAccess: false, ...extra });
+const l7 = (extra: Partial<L7Scene> = {}): L7Scene => ({ lb: 'lb-ing', noKeepalive: [listener('lbl-80', 'HTTP', 80)], directAccess: false, ...extra });
 const LOOP = "In-cluster calls to VIP 10.0.0.10 reach the CLB with the pod IP (IPVS kube-proxy skips the masquerade for externalTrafficPolicy: Local); the CLB may forward a call to the caller's own node, where it is dropped (L4 does not retry: intermittent failures, total on a one-node cluster).";
 const L7_RISK = "private CLB lb-ing forwards in-cluster calls to a node's NodePort with the pod IP as source (no SNAT on listener(s) lbl-80 (HTTP:80)); when it picks the caller's node the call stalls ~4 s while the CLB retries another node, or fails on a one-node cluster.";
 const NOTE = ' (ports 443/TCP (HTTPS listener lbl-https) are served by L7 listeners (specify-protocol) and not assessed)';
@@ -63,7 +65,7 @@ const rows: [string, Cause, string][] = [
   ],
   [
     'mitigated, several listeners',
-    { layer: 'L4', at: scene({ profile: PROFILES.ipvsUpstream, own: ['TCP:80', 'UDP:53'] }), id: 'LoopbackPrevented', boundBy: { by: 'Upstream' } },
+    { layer: 'L4', at: scene({ profile: PROFILES.ipvsUpstream, listeners: [TCP, l4Listener('lbl-udp', 'UDP', 53, 1)] }), id: 'LoopbackPrevented', boundBy: { by: 'Upstream' } },
     "kube-proxy answers VIP 10.0.0.10 on every node (kube-proxy ipvs v1.30.2 is an upstream build, which binds every LoadBalancer IP to kube-ipvs0) and this Service's listeners (TCP:80, UDP:53) health-check from 100.64.0.0/10",
   ],
   [

@@ -170,10 +170,7 @@ function passToTarget(ing: IngressFacts, clb: ClbFacts, keepaliveWanted: boolean
   return { ...base, advice: 'SecurityGroup' };
 }
 
-function observedMitigations(
-  listeners: readonly { keepaliveEnable?: number; rules?: readonly { healthCheck?: { sourceIpType?: number } }[] }[],
-  passToTarget: boolean | undefined,
-): Mitigation[] {
+function observedMitigations(listeners: readonly ListenerFacts[], passToTarget: boolean | undefined): Mitigation[] {
   const out: Mitigation[] = [];
   if (listeners.length > 0 && listeners.every((l) => l.keepaliveEnable === 1)) out.push('Keepalive');
   const rules = listeners.flatMap((l) => l.rules ?? []);

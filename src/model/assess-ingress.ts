@@ -83,11 +83,14 @@ function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFa
   const keepaliveChanges: Change[] = listeners
     .filter((l) => l7.keepalive && l.currentKeepalive !== 1)
     .map((l) => ({ action: 'SetListenerKeepalive', listenerId: l.listenerId, protocol: l.protocol, port: l.port, from: 0, to: 1 }));
-  const ruleChanges: Change[] = listeners.flatMap((l) =>
-    l.rules
-      .filter((r) => ruleSource !== undefined && r.currentSourceIpType !== ruleSource)
-      .map((r) => ({ action: 'SetRuleHealthCheckSource' as const, listenerId: l.listenerId, locationId: r.locationId, domain: r.domain, url: r.url, from: r.currentSourceIpType, to: ruleSource ?? 0 })),
-  );
+  const ruleChanges: Change[] =
+    ruleSource === undefined
+      ? []
+      : listeners.flatMap((l) =>
+          l.rules
+            .filter((r) => r.currentSourceIpType !== ruleSource)
+            .map((r) => ({ action: 'SetRuleHealthCheckSource' as const, listenerId: l.listenerId, locationId: r.locationId, domain: r.domain, url: r.url, from: r.currentSourceIpType, to: ruleSource })),
+        );
   const rangeBlocked = ruleChanges.length > 0 && ruleSource === 1 && rangeRejected !== undefined;
   const blockers: Blocker[] = [
     ...(config.conflict ? [{ reason: 'TargetMisconfigured' as const, message: configConflictText(ing) }] : []),

@@ -1,121 +1,72 @@
-// Gates shared by Services and Ingresses: opt-outs and the CLB's existence. Each returns a finished
-// Assessment when it decides the verdict, or undefined to let the layer-specific rules run.
+// What Services and Ingresses share: the gates (opt-outs, the CLB's existence and ownership), each deciding a cause
+// or letting the layer-specific rules run, and the one way a decision becomes an Assessment.
 import { annotationProblems } from '../api/annotation-checks.js';
 import { LoopguardAnnotation, isClbId, readSkip } from '../api/annotations.js';
-import { quoteValue } from '../api/text.js';
 import { boundLoadBalancerId } from './target-facts.js';
-import { assessment, type Assessment } from './assessment-result.js';
+import { assessment, type Assessment, type Blocker, type Mitigation } from './assessment-result.js';
+import type { Cause, GateCause } from './cause.js';
+import { renderCause } from './cause-text.js';
 import { clbOwnership } from './clb-ownership.js';
+import type { Change, DesiredState } from './desired-state.js';
 import type { ClbFacts, ClbObservation, TargetFacts } from './facts.js';
+import type { RootCauseId } from './root-causes.js';
+import type { Alternative } from './topology.js';
+
+/** A target's decision, before any prose: its cause, what loopguard would change (if anything) and what is in effect. */
+export interface Decision {
+  cause: Cause;
+  warnings: readonly string[];
+  mitigations?: readonly Mitigation[];
+  plan?: { desired: DesiredState; changes: readonly Change[]; blockers: readonly Blocker[] };
+}
+
+/** The Assessment of a decision: the cause rendered (cause-text.ts), its verdict from the catalogue. */
+export function assessed(target: TargetFacts, d: Decision, alternatives: (id: RootCauseId) => readonly Alternative[]): Assessment {
+  const { cause } = d;
+  const { message, advice } = renderCause(cause);
+  const loadBalancerId = 'at' in cause ? cause.at.lb : 'lb' in cause ? cause.lb : undefined;
+  return assessment(target, {
+    rootCause: cause.id,
+    message,
+    ...(loadBalancerId !== undefined ? { loadBalancerId } : {}),
+    ...(d.mitigations ? { mitigations: d.mitigations } : {}),
+    ...d.plan,
+    advice,
+    alternatives: 'layer' in cause ? alternatives(cause.id) : [],
+    warnings: d.warnings,
+  });
+}
 
 /**
  * Opt-outs come first: an opted-out target is never touched, whatever else is true of it, and only a bad opt-out
  * value is reported on it. Otherwise every annotation loopguard reads is checked here, once, before any path of the
  * assessment: a bad value is reported whether or not the target's CLB is there yet.
  */
-export function skipGate(target: TargetFacts, warnings: string[], ignoreOwn = false): Assessment | undefined {
+export function skipGate(target: TargetFacts, warnings: string[], ignoreOwn = false): GateCause | undefined {
   // A cluster policy with `skipAnnotation: Ignore` does not let loopguard.dev/skip opt out (docs/cluster-policy.md §6).
   const { skipped } = readSkip(target.annotations, target.kind, { ignoreOwn });
   const problems = annotationProblems(target.annotations, target.kind);
   warnings.push(...problems.filter((p) => skipped === undefined || p.key === LoopguardAnnotation.Skip).map((p) => p.message));
-  if (skipped === 'loopguard') {
-    return assessment(target, {
-      rootCause: 'SkipAnnotation',
-      message: 'opted out by loopguard.dev/skip; loopguard reports the target and restores anything it changed',
-      warnings,
-    });
-  }
-  if (skipped === 'tke') {
-    const key = target.kind === 'Service' ? 'service.cloud.tencent.com/mode' : 'ingress.cloud.tencent.com/mode';
-    return assessment(target, {
-      rootCause: 'TkeSyncSkipped',
-      message: `${key}: skip stops TKE's controller from syncing this ${target.kind}, so loopguard leaves it alone too`,
-      warnings,
-    });
-  }
+  if (skipped === 'loopguard') return { id: 'SkipAnnotation' };
+  if (skipped === 'tke') return { id: 'TkeSyncSkipped', kind: target.kind };
   return undefined;
 }
 
-/** Resolves the observed CLB or decides Pending/Unsupported. */
-export function clbGate(
-  target: TargetFacts,
-  loadBalancerId: string | undefined,
-  idAnnotation: string,
-  observation: ClbObservation,
-  warnings: string[],
-): { clb: ClbFacts } | { done: Assessment } {
-  if (!loadBalancerId) {
-    return {
-      done: assessment(target, {
-        rootCause: 'ClbNotAssigned',
-        message: `waiting for TKE to assign a CLB (annotation ${idAnnotation} not set yet); loopguard re-assesses when it appears`,
-        warnings,
-      }),
-    };
-  }
+/** Resolves the observed CLB, or decides Pending, Conflict (a foreign CLB) or Unsupported. */
+export function clbGate(target: TargetFacts, lb: string | undefined, idAnnotation: string, observation: ClbObservation): { clb: ClbFacts } | { cause: GateCause } {
+  if (!lb) return { cause: { id: 'ClbNotAssigned', idAnnotation } };
   const written = boundLoadBalancerId(target.annotations, target.kind);
-  if (written !== undefined && !isClbId(written)) {
-    // Never sent to the CLB API (src/cloud/clb-observer.ts): it names no CLB. The Warning Event says the rest.
-    return {
-      done: assessment(target, {
-        rootCause: 'ClbNotFound',
-        loadBalancerId,
-        message: `${idAnnotation} is ${quoteValue(written, 40)}, which is not a CLB id (lb-…); waiting for TKE to write the id back`,
-        warnings,
-      }),
-    };
-  }
-  if (observation.state === 'NotObserved') {
-    return {
-      done: assessment(target, {
-        rootCause: 'ClbNotObserved',
-        loadBalancerId,
-        message: `CLB ${loadBalancerId} not read yet`,
-        warnings,
-      }),
-    };
-  }
-  if (observation.state === 'NotFound') {
-    return {
-      done: assessment(target, {
-        rootCause: 'ClbNotFound',
-        loadBalancerId,
-        message: `CLB ${loadBalancerId} (from ${idAnnotation}) does not exist in this region; waiting for TKE to recreate it or update the annotation`,
-        warnings,
-      }),
-    };
-  }
+  // Never sent to the CLB API (src/cloud/clb-observer.ts): it names no CLB. The Warning Event says the rest.
+  if (written !== undefined && !isClbId(written)) return { cause: { id: 'ClbNotFound', lb, idAnnotation, notAnId: written } };
+  if (observation.state === 'NotObserved') return { cause: { id: 'ClbNotObserved', lb } };
+  if (observation.state === 'NotFound') return { cause: { id: 'ClbNotFound', lb, idAnnotation } };
   const clb = observation.clb;
   // Before anything else is concluded from it: the id is user-writable, the CLB may be somebody else's.
   const owner = clbOwnership(target, clb);
-  if (owner.state === 'Foreign') {
-    return {
-      done: assessment(target, {
-        rootCause: 'ForeignClb',
-        loadBalancerId,
-        message: `${owner.why}; ${idAnnotation} is written by TKE — if someone changed it, remove the change and TKE writes it back`,
-        warnings,
-      }),
-    };
-  }
-  if (owner.state === 'Unverified') {
-    return { done: assessment(target, { rootCause: 'ClbOwnershipUnverified', loadBalancerId, message: `${owner.why}; loopguard acts once it can tell the CLB is this ${target.kind}'s`, warnings }) };
-  }
-  if (clb.status === 0) {
-    return {
-      done: assessment(target, { rootCause: 'ClbCreating', loadBalancerId, message: `CLB ${loadBalancerId} is still being created`, warnings }),
-    };
-  }
-  if (clb.forward === 0) {
-    return {
-      done: assessment(target, {
-        rootCause: 'ClassicClb',
-        loadBalancerId,
-        message: `CLB ${loadBalancerId} is a classic CLB; loopguard supports only CLB (Forward=1) instances`,
-        warnings,
-      }),
-    };
-  }
+  if (owner.state === 'Foreign') return { cause: { id: 'ForeignClb', lb, idAnnotation, why: owner.why } };
+  if (owner.state === 'Unverified') return { cause: { id: 'ClbOwnershipUnverified', lb, kind: target.kind, why: owner.why } };
+  if (clb.status === 0) return { cause: { id: 'ClbCreating', lb } };
+  if (clb.forward === 0) return { cause: { id: 'ClassicClb', lb } };
   return { clb };
 }
 

@@ -203,7 +203,7 @@ function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
     sourceSwitch: l4.sourceSwitch,
     ...(tkeServiceConfig.kind === 'value' ? { tkeServiceConfig: tkeServiceConfig.value } : {}),
   };
-  const summary: L4PlanSummary = { ...(switches.length > 0 ? { switchBy: sourceBy } : {}), annotate: annotating };
+  const summary: L4PlanSummary = { ...(switches.length > 0 ? { switchBy: sourceBy } : {}), annotate: annotating && !blocked };
   return { decided: { desired, changes, blockers }, summary, sourceNeeded, rejected };
 }
 

@@ -1,7 +1,7 @@
 // Pure: the ValidatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1, GA in Kubernetes 1.30) that
 // warn whoever creates or updates an at-risk Service or Ingress, in Warn + Audit mode only: kubectl prints the
 // message as `Warning: …` and the audit log records it; nothing is ever denied (failurePolicy Ignore as well, so a
-// broken expression never blocks a write). scripts/gen-admission.ts writes config/admission and the chart's template
+// broken expression never blocks a write). scripts/gen-admission.ts writes config/components/admission-warnings and the chart's template
 // from these objects; test/unit/admission.test.ts keeps the committed files equal to them.
 //
 // The CEL decides only what the object says outright (src/admission/shapes.ts); what the cluster makes of it comes

@@ -22,6 +22,7 @@ import { installCrds, REPO_ROOT } from '../controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
 import { ADMISSION_CASES, type AdmissionCase } from '../support/admission-cases.js';
 import { kubectl, waitFor, type CommandResult } from '../support/kube.js';
+import { defaultOverlay } from '../support/overlay.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE } from '../support/operator.js';
 import { policyManifest } from '../support/policy.js';
@@ -93,8 +94,9 @@ describe('admission warnings on the real apiserver', () => {
       extraApiserverArgs: [`--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${auditLog}`, '--audit-log-format=json', '--audit-log-mode=blocking'],
     });
     await installCrds(cp.kubeconfig);
-    // As the README installs it (the Deployment never runs here: no kubelet; the operator runs as a process below).
-    const installed = await kubectl(['apply', '--server-side', '-k', join(REPO_ROOT, 'config/default')], admin());
+    // As the README installs it where the cluster serves the API (>= 1.30): config/default plus the
+    // admission-warnings component (the Deployment never runs here: no kubelet; the operator runs as a process below).
+    const installed = await kubectl(['apply', '--server-side', '-k', defaultOverlay(['admission-warnings'])], admin());
     expect({ code: installed.code, stderr: installed.stderr }).toEqual({ code: 0, stderr: '' });
     expect(installed.stdout).toContain(`validatingadmissionpolicy.admissionregistration.k8s.io/${POLICY_NAME} serverside-applied`);
     expect(installed.stdout).toContain(`validatingadmissionpolicybinding.admissionregistration.k8s.io/${POLICY_NAME} serverside-applied`);

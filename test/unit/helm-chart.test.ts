@@ -113,9 +113,19 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     expect(r.stderr).toContain('region: set the Tencent Cloud region');
   });
 
-  it('renders the RBAC, ServiceAccount, ConfigMap and Deployment of config/default (labels and image aside)', () => {
+  it('renders the RBAC, ServiceAccount, ConfigMap and Deployment of config/default, and the admission-warnings component (labels and image aside)', () => {
+    // helm template without --kube-version assumes the apiserver serves VAP v1, so it renders what config/default
+    // plus the component give (docs/install.md §3).
     const chart = template('loopguard', 'loopguard-system');
-    const kust = kustomize('config/default');
+    const overlay = mkdtempSync(join(tmpdir(), 'loopguard-vap-'));
+    const rel = relative(overlay, REPO_ROOT);
+    writeFileSync(join(overlay, 'kustomization.yaml'), `resources: [${rel}/config/default]\ncomponents: [${rel}/config/components/admission-warnings]\n`);
+    let kust: Obj[];
+    try {
+      kust = kustomize(relative(REPO_ROOT, overlay));
+    } finally {
+      rmSync(overlay, { recursive: true, force: true });
+    }
     const compared = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount', 'ConfigMap', 'Deployment', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
     const pick = (docs: Obj[]) => new Map(docs.filter((d) => compared.includes(d.kind)).map((d) => [key(d), normalise(d)]));
     const [ours, theirs] = [pick(chart), pick(kust)];
@@ -132,7 +142,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     expect(managerOf(chart).image).toBe('loopguard:0.1.0');
   });
 
-  it('renders the admission policy and binding by default (config/admission), and neither with admissionPolicy.enabled=false', () => {
+  it('renders the admission policy and binding by default (config/components/admission-warnings), and neither with admissionPolicy.enabled=false', () => {
     const on = template('loopguard', 'loopguard-system');
     expect(find(on, 'ValidatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
     expect(find(on, 'ValidatingAdmissionPolicyBinding').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
@@ -393,7 +403,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     expect(manager.args).toContain('--metrics-secure=false');
     expect(manager.args.some((a) => a.startsWith('--metrics-port') || a.startsWith('--metrics-cert-dir'))).toBe(false);
     expect(manager.ports.map((p) => p.name)).toEqual(['probes']);
-    expect(find(docs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual(['loopguard-manager', 'loopguard-view']);
+    expect(find(docs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual(['loopguard-cluster-view', 'loopguard-manager', 'loopguard-view']);
     expect((find(docs, 'Service')[0] as Obj & { spec: { ports: unknown[] } }).spec.ports).toEqual([{ name: 'metrics', port: 8081, targetPort: 'probes', protocol: 'TCP' }]);
     expect((find(docs, 'ServiceMonitor')[0] as Obj & { spec: { endpoints: unknown[] } }).spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s', honorLabels: true }]);
     expect(loadConfig(manager.args, { TENCENTCLOUD_REGION: 'r' }).metricsSecure).toBe(false);
@@ -401,7 +411,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
 
   // docs/cluster-policy.md §9: the view role always, the edit role only when asked; the same rules and aggregation
   // labels as config/rbac and config/components/aggregate-to-edit (the comparison above drops labels).
-  it('renders the aggregated roles: loopguard-view always, loopguard-edit with rbac.aggregateToEdit=true (as the kustomize component)', () => {
+  it('renders the aggregated roles: loopguard-view and loopguard-cluster-view always, loopguard-edit with rbac.aggregateToEdit=true (as the kustomize component)', () => {
     const aggregation = (o: Obj | undefined) => Object.fromEntries(Object.entries(o?.metadata.labels ?? {}).filter(([k]) => k.startsWith('rbac.authorization.k8s.io/aggregate-to-')));
     const rulesOf = (o: Obj | undefined) => (o as (Obj & { rules: unknown }) | undefined)?.rules;
     const off = template('loopguard', 'loopguard-system');
@@ -412,12 +422,21 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       'rbac.authorization.k8s.io/aggregate-to-view': 'true',
       'rbac.authorization.k8s.io/aggregate-to-edit': 'true',
       'rbac.authorization.k8s.io/aggregate-to-admin': 'true',
+      'rbac.authorization.k8s.io/aggregate-to-cluster-reader': 'true',
     });
     expect(aggregation(theirView)).toEqual(aggregation(view));
+    // Namespaced kinds only: a cluster-wide view binding must not hand out every cluster policy and record (issue 37).
     expect(rulesOf(view)).toEqual([
-      { apiGroups: ['loopguard.dev'], resources: ['loopbackpolicies', 'clusterloopbackpolicies', 'loopbackrecords'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['loopguard.dev'], resources: ['loopbackpolicies'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['openreports.io'], resources: ['reports'], resourceNames: ['loopguard'], verbs: ['get', 'list', 'watch'] },
     ]);
+    // The cluster-scoped kinds: their own role, aggregated to cluster-reader only (as cert-manager-cluster-view).
+    const [clusterView] = find(off, 'ClusterRole', 'loopguard-cluster-view');
+    const [theirClusterView] = find(kustomize('config/default'), 'ClusterRole', 'loopguard-cluster-view');
+    expect(aggregation(clusterView)).toEqual({ 'rbac.authorization.k8s.io/aggregate-to-cluster-reader': 'true' });
+    expect(aggregation(theirClusterView)).toEqual(aggregation(clusterView));
+    expect(rulesOf(clusterView)).toEqual([{ apiGroups: ['loopguard.dev'], resources: ['clusterloopbackpolicies', 'loopbackrecords'], verbs: ['get', 'list', 'watch'] }]);
+    expect(rulesOf(theirClusterView)).toEqual(rulesOf(clusterView));
     // The opt-in: the chart's value against an overlay of config/default with the component, as the component's
     // kustomization.yaml tells users to write it (kustomize takes only relative paths).
     const on = template('loopguard', 'loopguard-system', ['rbac.aggregateToEdit=true']);

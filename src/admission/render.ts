@@ -35,7 +35,7 @@ export function chartTemplate(): string {
     'Rendered where the apiserver serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (Kubernetes >= 1.30):',
     'against a cluster Helm knows the kinds it serves; helm template knows only group versions, so there --kube-version',
     'decides (without it: rendered).',
-    'The operator writes the parameters (ConfigMap loopguard-admission-params in its Lease namespace).',
+    'The operator writes the parameters (AdmissionParams loopguard-admission-params in its Lease namespace).',
     '*/ -}}',
     // Against a cluster, Helm knows the kinds the apiserver serves; `helm template` knows only group versions (and
     // --api-versions), so there an explicit --kube-version decides (GA and served by default from 1.30). Without one,

@@ -81,7 +81,7 @@ describe.each(MINORS)('Kubernetes %s', (minor) => {
     expect(applied.stdout).toContain('customresourcedefinition.apiextensions.k8s.io/clusterloopbackpolicies.loopguard.dev serverside-applied');
     expect(applied.stdout).toContain('deployment.apps/loopguard serverside-applied');
     expect(applied.stdout).not.toContain('validatingadmissionpolicy');
-    const established = await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/loopbackpolicies.loopguard.dev', 'crd/clusterloopbackpolicies.loopguard.dev', 'crd/loopbackrecords.loopguard.dev'], admin());
+    const established = await kubectl(['wait', '--for=condition=Established', '--timeout=60s', 'crd/loopbackpolicies.loopguard.dev', 'crd/clusterloopbackpolicies.loopguard.dev', 'crd/loopbackrecords.loopguard.dev', 'crd/admissionparams.loopguard.dev'], admin());
     expect(established.code).toBe(0);
     // The CEL rules' reason and fieldPath are kept (an apiserver that does not know a field drops it silently).
     for (const file of ['loopguard.dev_loopbackpolicies.yaml', 'loopguard.dev_clusterloopbackpolicies.yaml']) {

@@ -34,16 +34,16 @@ export function chartTemplate(): string {
     'config/components/admission-warnings: warns at admission (Warn + Audit, never Deny) about Services and Ingresses at risk of CLB loopback.',
     'Rendered where the apiserver serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (Kubernetes >= 1.30):',
     'against a cluster Helm knows the kinds it serves; helm template knows only group versions, so there --kube-version',
-    'decides (without it: rendered).',
+    'decides (without it, Helm assumes v1.20.0: not rendered, so the output applies on every minor; docs/install.md §3).',
     'The operator writes the parameters (AdmissionParams loopguard-admission-params in its Lease namespace).',
     '*/ -}}',
     // Against a cluster, Helm knows the kinds the apiserver serves; `helm template` knows only group versions (and
     // --api-versions), so there an explicit --kube-version decides (GA and served by default from 1.30). Without one,
-    // Helm assumes v1.20.0, a placeholder: rendered.
+    // Helm assumes v1.20.0, a placeholder: left out, as in config/default (TKE still runs 1.28).
     '{{- $served := .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy" }}',
     '{{- $offline := not (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration") }}',
     '{{- $version := .Capabilities.KubeVersion.Version }}',
-    '{{- if and .Values.admissionPolicy.enabled (or $served (and $offline (or (eq $version "v1.20.0") (semverCompare ">=1.30-0" $version)))) }}',
+    '{{- if and .Values.admissionPolicy.enabled (or $served (and $offline (semverCompare ">=1.30-0" $version))) }}',
     body.trimEnd(),
     '{{- end }}',
     '',

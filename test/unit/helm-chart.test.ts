@@ -24,8 +24,8 @@ const gate = helmBinary('test/unit/helm-chart.test.ts');
 const suite = gate.skip ? describe.skip : describe;
 const helm = (args: string[]) => runHelm(gate.helm ?? 'helm', args);
 
-function template(release: string, namespace: string, sets: string[] = []): Obj[] {
-  const r = helm(['template', release, CHART_DIR, '-n', namespace, '--set', 'region=ap-guangzhou', ...sets.flatMap((s) => ['--set', s])]);
+function template(release: string, namespace: string, sets: string[] = [], args: string[] = []): Obj[] {
+  const r = helm(['template', release, CHART_DIR, '-n', namespace, '--set', 'region=ap-guangzhou', ...sets.flatMap((s) => ['--set', s]), ...args]);
   if (r.code !== 0) throw new Error(`helm template failed: ${r.stderr}`);
   return parseAllDocuments(r.stdout)
     .map((d) => d.toJS() as Obj | null)
@@ -114,9 +114,10 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
   });
 
   it('renders the RBAC, ServiceAccount, ConfigMap and Deployment of config/default, and the admission-warnings component (labels and image aside)', () => {
-    // helm template without --kube-version assumes the apiserver serves VAP v1, so it renders what config/default
-    // plus the component give (docs/install.md §3).
-    const chart = template('loopguard', 'loopguard-system');
+    // For a minor that serves VAP v1 (helm template --kube-version 1.30), the chart renders what config/default plus
+    // the component give; without it (below), what config/default alone gives (docs/install.md §3).
+    const chart = template('loopguard', 'loopguard-system', [], ['--kube-version', '1.30.0']);
+    expect(template('loopguard', 'loopguard-system').filter((d) => d.kind.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
     const overlay = mkdtempSync(join(tmpdir(), 'loopguard-vap-'));
     const rel = relative(overlay, REPO_ROOT);
     writeFileSync(join(overlay, 'kustomization.yaml'), `resources: [${rel}/config/default]\ncomponents: [${rel}/config/components/admission-warnings]\n`);
@@ -142,11 +143,11 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     expect(managerOf(chart).image).toBe('loopguard:0.1.0');
   });
 
-  it('renders the admission policy and binding by default (config/components/admission-warnings), and neither with admissionPolicy.enabled=false', () => {
-    const on = template('loopguard', 'loopguard-system');
+  it('renders the admission policy and binding where the minor serves them (config/components/admission-warnings), and neither with admissionPolicy.enabled=false', () => {
+    const on = template('loopguard', 'loopguard-system', [], ['--kube-version', '1.30.0']);
     expect(find(on, 'ValidatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
     expect(find(on, 'ValidatingAdmissionPolicyBinding').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
-    const off = template('loopguard', 'loopguard-system', ['admissionPolicy.enabled=false']);
+    const off = template('loopguard', 'loopguard-system', ['admissionPolicy.enabled=false'], ['--kube-version', '1.30.0']);
     expect(off.map((o) => o.kind).filter((k) => k.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
     // Not where the apiserver does not serve the API (below 1.30): Helm's discovery lists the kinds it serves, or
     // `helm template --kube-version` says the version.
@@ -156,6 +157,10 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       return parseAllDocuments(r.stdout).map((d) => (d.toJS() as Obj | null)?.kind).filter((k) => k?.startsWith('ValidatingAdmissionPolicy')).length;
     };
     const webhook = ['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration'];
+    // helm template without a version (Helm assumes v1.20.0) leaves them out, so its output applies on every minor
+    // TKE runs (the README's dry-run line).
+    expect(policies([])).toBe(0);
+    expect(policies(['--kube-version', '1.28.0'])).toBe(0);
     expect(policies(['--kube-version', '1.29.0'])).toBe(0);
     expect(policies(['--kube-version', '1.30.0'])).toBe(2);
     expect(policies(webhook)).toBe(0);
@@ -163,7 +168,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     // The Role for the parameters stays: the operator keeps them either way.
     expect(find(off, 'Role', 'loopguard-admission-params')).toHaveLength(1);
     // Under another release, the binding names its policy and the parameters in the operator's (Lease) namespace.
-    const other = template('lg', 'ops', ['operator.leaseNamespace=elsewhere']);
+    const other = template('lg', 'ops', ['operator.leaseNamespace=elsewhere'], ['--kube-version', '1.30.0']);
     const [binding] = find(other, 'ValidatingAdmissionPolicyBinding') as Array<Obj & { spec: { policyName: string; paramRef: { name: string; namespace: string } } }>;
     expect(find(other, 'ValidatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual([binding?.spec.policyName]);
     expect(binding?.spec.paramRef).toMatchObject({ name: 'loopguard-admission-params', namespace: 'elsewhere' });

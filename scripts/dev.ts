@@ -115,7 +115,7 @@ function shellQuote(value: string): string {
   return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
-async function up(profile: ClusterProfileName): Promise<void> {
+async function up(profile: ClusterProfileName, kubeVersion: string | undefined): Promise<void> {
   mkdirSync(DEV, { recursive: true });
   const running = [EMULATOR, SIMULATOR].filter((bg) => {
     const pid = readPid(bg);
@@ -132,7 +132,7 @@ async function up(profile: ClusterProfileName): Promise<void> {
   // Half-up from a crash: start clean.
   for (const bg of running) await stopBackground(bg);
 
-  const cluster = await clusterUp();
+  const cluster = await clusterUp(kubeVersion ? { kubeVersion } : {});
   const kc = new KubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
   await applyClusterProfile(kc, profile);
@@ -206,15 +206,15 @@ async function down(): Promise<void> {
 
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
-  const { values } = parseArgs({ args: rest, options: { profile: { type: 'string', default: 'ipvs-new' } } });
+  const { values } = parseArgs({ args: rest, options: { profile: { type: 'string', default: 'ipvs-new' }, 'kube-version': { type: 'string' } } });
   if (command === 'up') {
     const profile = values.profile ?? 'ipvs-new';
     if (!isClusterProfileName(profile)) throw new Error(`unknown profile ${profile}; one of ${CLUSTER_PROFILES.join(', ')}`);
-    await up(profile);
+    await up(profile, values['kube-version']);
   } else if (command === 'down') {
     await down();
   } else {
-    console.error(`usage: dev.ts up [--profile ${CLUSTER_PROFILES.join('|')}] | down`);
+    console.error(`usage: dev.ts up [--profile ${CLUSTER_PROFILES.join('|')}] [--kube-version 1.28] | down`);
     process.exitCode = 2;
   }
 }

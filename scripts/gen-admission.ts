@@ -1,4 +1,4 @@
-// `npm run gen:admission`: writes config/admission's ValidatingAdmissionPolicy and binding, and the chart's template,
+// `npm run gen:admission`: writes config/components/admission-warnings' ValidatingAdmissionPolicy and binding, and the chart's template,
 // from src/admission (the CEL and the messages come from the model's texts). test/unit/admission.test.ts fails when
 // the committed files differ from what this writes.
 import { writeFileSync } from 'node:fs';

@@ -103,7 +103,7 @@ export class Operator {
   /** The authenticated HTTPS /metrics (--metrics-secure); without it the probe server serves /metrics. */
   private readonly metricsServer: MetricsServer | undefined;
   private readonly elector: LeaderElector | undefined;
-  /** The admission policy's parameters (config/admission): kept true by the leader. */
+  /** The admission policy's parameters (config/components/admission-warnings): kept true by the leader. */
   private readonly admission: AdmissionParamsWriter;
   private readonly capabilities = new LearnedCapabilities();
   private cachedProfile: ClusterProfile | undefined;

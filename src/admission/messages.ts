@@ -1,7 +1,7 @@
 // Pure: what the admission warning says, from the model's own texts. The risk is the root cause's summary in the
 // catalogue (src/model/root-causes.ts, the words status, Events and `loopguard doctor` use); the fix names the
 // annotation or the Service DNS name for this very object, with the spellings of src/api/annotations.ts. The
-// generator (scripts/gen-admission.ts) turns these into the CEL of config/admission; a unit test keeps the committed
+// generator (scripts/gen-admission.ts) turns these into the CEL of config/components/admission-warnings; a unit test keeps the committed
 // YAML equal to what it generates.
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { ROOT_CAUSES, type RootCauseId } from '../model/root-causes.js';

@@ -1,10 +1,13 @@
-// Keeps the admission policy's parameters (src/admission/params.ts) in the ConfigMap the binding's paramRef names,
-// in the operator's namespace. Writes only when the data differs from what the ConfigMap holds (read first, so a
-// deleted or edited ConfigMap is put back on the next change, or at the latest on the periodic resync): a burst of
+// Keeps the admission policy's parameters (src/admission/params.ts) in the AdmissionParams object the binding's paramRef
+// names, in the operator's namespace (a kind of loopguard's own, not a ConfigMap: kubernetes/kubernetes#130887, see
+// crds/loopguard.dev_admissionparams.yaml). Writes only when the data differs from what the object holds (read first,
+// so a deleted or edited object is put back on the next change, or at the latest on the periodic resync): a burst of
 // events (the informers' first list, a GitOps sync of many policies) becomes one build, one read and at most one
 // write, and a failed write is tried again later.
-// RBAC: get/update on that one ConfigMap, create in the namespace (config/rbac/admission_params_role.yaml).
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+// RBAC: get/update on that one object, create in the namespace (config/rbac/admission_params_role.yaml).
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { ADMISSION_PARAMS_API_VERSION, ADMISSION_PARAMS_KIND, ADMISSION_PARAMS_PLURAL, type AdmissionParams } from '../api/admissionparams.js';
+import { GROUP, VERSION } from '../api/loopbackpolicy.js';
 import { ADMISSION_PARAMS_NAME, sameData } from './params.js';
 import { kubeErrorMessage, kubeStatus } from '../runtime/kube-errors.js';
 
@@ -29,7 +32,7 @@ export interface AdmissionParamsOptions {
 }
 
 export class AdmissionParamsWriter {
-  private readonly core: CoreV1Api;
+  private readonly api: CustomObjectsApi;
   private timer: NodeJS.Timeout | undefined;
   private dueAt = 0;
   private running: Promise<void> | undefined;
@@ -39,7 +42,7 @@ export class AdmissionParamsWriter {
   private lastError = '';
 
   constructor(kc: KubeConfig, private readonly o: AdmissionParamsOptions) {
-    this.core = kc.makeApiClient(CoreV1Api);
+    this.api = kc.makeApiClient(CustomObjectsApi);
   }
 
   /** The caches are synced and this replica leads: from now on the parameters are kept. */
@@ -94,28 +97,29 @@ export class AdmissionParamsWriter {
         this.resync();
         return;
       }
-      const body: V1ConfigMap = {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
+      const body: AdmissionParams = {
+        apiVersion: ADMISSION_PARAMS_API_VERSION,
+        kind: ADMISSION_PARAMS_KIND,
         metadata: {
           name: ADMISSION_PARAMS_NAME,
           namespace,
           labels: { 'app.kubernetes.io/name': 'loopguard', 'app.kubernetes.io/component': 'admission-params' },
-          ...(current?.metadata?.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
+          ...(current?.metadata.resourceVersion ? { resourceVersion: current.metadata.resourceVersion } : {}),
         },
         data,
       };
-      if (current) await this.core.replaceNamespacedConfigMap({ name: ADMISSION_PARAMS_NAME, namespace, body });
-      else await this.core.createNamespacedConfigMap({ namespace, body });
+      const where = { group: GROUP, version: VERSION, namespace, plural: ADMISSION_PARAMS_PLURAL };
+      if (current) await this.api.replaceNamespacedCustomObject({ ...where, name: ADMISSION_PARAMS_NAME, body });
+      else await this.api.createNamespacedCustomObject({ ...where, body });
       this.lastError = '';
       this.resync();
-      this.o.logger.info('Admission parameters written', { configMap: `${namespace}/${ADMISSION_PARAMS_NAME}`, keys: Object.keys(data).length });
+      this.o.logger.info('Admission parameters written', { admissionParams: `${namespace}/${ADMISSION_PARAMS_NAME}`, keys: Object.keys(data).length });
     } catch (err) {
       const text = kubeErrorMessage(err);
       // Once per distinct error: a missing Role would otherwise log on every retry.
       if (text !== this.lastError) {
         this.o.logger.warn('Could not write the admission parameters; the admission policy stays silent or out of date until this works', {
-          configMap: `${namespace}/${ADMISSION_PARAMS_NAME}`,
+          admissionParams: `${namespace}/${ADMISSION_PARAMS_NAME}`,
           error: text,
         });
       }
@@ -129,9 +133,9 @@ export class AdmissionParamsWriter {
     if (this.o.resyncMs) this.changed(this.o.resyncMs);
   }
 
-  private async read(): Promise<V1ConfigMap | undefined> {
+  private async read(): Promise<AdmissionParams | undefined> {
     try {
-      return await this.core.readNamespacedConfigMap({ name: ADMISSION_PARAMS_NAME, namespace: this.o.namespace });
+      return (await this.api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: this.o.namespace, plural: ADMISSION_PARAMS_PLURAL, name: ADMISSION_PARAMS_NAME })) as AdmissionParams;
     } catch (err) {
       if (kubeStatus(err) === 404) return undefined;
       throw err;

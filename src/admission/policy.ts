@@ -1,7 +1,7 @@
 // Pure: the ValidatingAdmissionPolicy and its binding (admissionregistration.k8s.io/v1, GA in Kubernetes 1.30) that
 // warn whoever creates or updates an at-risk Service or Ingress, in Warn + Audit mode only: kubectl prints the
 // message as `Warning: …` and the audit log records it; nothing is ever denied (failurePolicy Ignore as well, so a
-// broken expression never blocks a write). scripts/gen-admission.ts writes config/admission and the chart's template
+// broken expression never blocks a write). scripts/gen-admission.ts writes config/components/admission-warnings and the chart's template
 // from these objects; test/unit/admission.test.ts keeps the committed files equal to them.
 //
 // The CEL decides only what the object says outright (src/admission/shapes.ts); what the cluster makes of it comes
@@ -10,6 +10,7 @@
 import { IngressAnnotation, LoopguardAnnotation, ServiceAnnotation, TKE_INGRESS_CLASS } from '../api/annotations.js';
 import { annotation, has, nonEmpty, q } from './cel.js';
 import { FALLBACK_FIX, FIXES, MORE, riskTexts, type Slot } from './messages.js';
+import { ADMISSION_PARAMS_API_VERSION, ADMISSION_PARAMS_KIND } from '../api/admissionparams.js';
 import { ADMISSION_PARAMS_NAME, UPGRADE_FALLBACK } from './params.js';
 import { INGRESS_BITS, SERVICE_BITS } from './shapes.js';
 
@@ -53,7 +54,8 @@ export function admissionPolicy(): Obj {
     spec: {
       // Warn + Audit only (the binding): a failing expression must never block a write either.
       failurePolicy: 'Ignore',
-      paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+      // loopguard's own kind, not a ConfigMap: kubernetes/kubernetes#130887 (crds/loopguard.dev_admissionparams.yaml).
+      paramKind: { apiVersion: ADMISSION_PARAMS_API_VERSION, kind: ADMISSION_PARAMS_KIND },
       matchConstraints: {
         resourceRules: [
           { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['services'] },

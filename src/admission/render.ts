@@ -1,5 +1,5 @@
-// Pure: the files scripts/gen-admission.ts writes, as text: config/admission's policy and binding (kustomize, in
-// config/default) and the Helm chart's template (on by default, `admissionPolicy.enabled=false` turns it off; skipped
+// Pure: the files scripts/gen-admission.ts writes, as text: the policy and binding of the kustomize component
+// config/components/admission-warnings (Kubernetes >= 1.30, added by the user) and the Helm chart's template (on by default, `admissionPolicy.enabled=false` turns it off; skipped
 // where the apiserver does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, i.e. below 1.30).
 // test/unit/admission.test.ts compares the committed files with these.
 import { stringify } from 'yaml';
@@ -31,19 +31,19 @@ export function chartTemplate(): string {
   return [
     '{{- /*',
     HEADER.slice(2).trim(),
-    'config/admission: warns at admission (Warn + Audit, never Deny) about Services and Ingresses at risk of CLB loopback.',
+    'config/components/admission-warnings: warns at admission (Warn + Audit, never Deny) about Services and Ingresses at risk of CLB loopback.',
     'Rendered where the apiserver serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (Kubernetes >= 1.30):',
     'against a cluster Helm knows the kinds it serves; helm template knows only group versions, so there --kube-version',
-    'decides (without it: rendered).',
-    'The operator writes the parameters (ConfigMap loopguard-admission-params in its Lease namespace).',
+    'decides (without it, Helm assumes v1.20.0: not rendered, so the output applies on every minor; docs/kubernetes-versions.md §3).',
+    'The operator writes the parameters (AdmissionParams loopguard-admission-params in its Lease namespace).',
     '*/ -}}',
     // Against a cluster, Helm knows the kinds the apiserver serves; `helm template` knows only group versions (and
     // --api-versions), so there an explicit --kube-version decides (GA and served by default from 1.30). Without one,
-    // Helm assumes v1.20.0, a placeholder: rendered.
+    // Helm assumes v1.20.0, a placeholder: left out, as in config/default (TKE still runs 1.28).
     '{{- $served := .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy" }}',
     '{{- $offline := not (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration") }}',
     '{{- $version := .Capabilities.KubeVersion.Version }}',
-    '{{- if and .Values.admissionPolicy.enabled (or $served (and $offline (or (eq $version "v1.20.0") (semverCompare ">=1.30-0" $version)))) }}',
+    '{{- if and .Values.admissionPolicy.enabled (or $served (and $offline (semverCompare ">=1.30-0" $version))) }}',
     body.trimEnd(),
     '{{- end }}',
     '',
@@ -52,8 +52,8 @@ export function chartTemplate(): string {
 
 export function generatedFiles(): GeneratedFiles {
   return {
-    'config/admission/validating_admission_policy.yaml': HEADER + yaml(admissionPolicy()),
-    'config/admission/validating_admission_policy_binding.yaml': HEADER + yaml(admissionBinding({ namespace: KUSTOMIZE_NAMESPACE })),
+    'config/components/admission-warnings/validating_admission_policy.yaml': HEADER + yaml(admissionPolicy()),
+    'config/components/admission-warnings/validating_admission_policy_binding.yaml': HEADER + yaml(admissionBinding({ namespace: KUSTOMIZE_NAMESPACE })),
     'charts/loopguard/templates/admission-policy.yaml': chartTemplate(),
   };
 }

@@ -1,4 +1,4 @@
-// Pure: what the admission policy (config/admission, src/admission/policy.ts) can tell about a Service or Ingress from
+// Pure: what the admission policy (config/components/admission-warnings, src/admission/policy.ts) can tell about a Service or Ingress from
 // the object alone, and which of those "shapes" the model finds at risk in this cluster.
 //
 // The policy's CEL decides only what the object says outright, the way the model's gates read it: the kind and type,

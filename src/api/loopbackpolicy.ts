@@ -79,7 +79,9 @@ export interface ResolvedPolicySpec {
 }
 
 export const SPEC_DEFAULTS: Readonly<ResolvedPolicySpec> = Object.freeze<ResolvedPolicySpec>({
-  mode: 'Enforce',
+  // Safe by default (issue 37): a policy changes CLBs only when it says `mode: Enforce`. Objects created while the
+  // CRD defaulted to Enforce had `mode: Enforce` written into them by the apiserver, so they keep enforcing.
+  mode: 'Audit',
   selector: {},
   targets: ['Service', 'Ingress'],
   l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },

@@ -1,6 +1,8 @@
-// Finds (building on first use) the stock kube-apiserver and etcd binaries pinned by go.mod here.
+// Finds (building on first use) the stock kube-apiserver and etcd binaries pinned by go.mod here, or, for another
+// Kubernetes minor, kube-apiserver pinned by versions/<minor>/go.mod (with the same etcd).
 // The build itself lives in build.sh so it can also run without Node (CI warm-up, `npm run controlplane:build`).
 import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -10,6 +12,19 @@ export interface ControlPlaneBinaries {
   dir: string;
   kubeApiserver: string;
   etcd: string;
+}
+
+/** The minors the test ground can start besides the default (./go.mod): one directory each under versions/. */
+export function extraKubeVersions(): string[] {
+  const dir = join(here, 'versions');
+  return existsSync(dir) ? readdirSync(dir).filter((v) => /^1\.\d+$/.test(v) && existsSync(join(dir, v, 'go.mod'))).sort() : [];
+}
+
+/** `--kube-version` as users write it (1.28, v1.28, 1.28.15): the minor, or an error naming the ones there are. */
+export function kubeMinor(value: string): string {
+  const m = /^v?(1\.\d+)(\.\d+)?$/.exec(value.trim());
+  if (!m?.[1]) throw new Error(`--kube-version ${value}: expected a Kubernetes minor such as 1.28`);
+  return m[1];
 }
 
 /** Exit code of build.sh when no Go toolchain is on PATH (see build.sh). */
@@ -37,13 +52,14 @@ export class MissingGoToolchainError extends Error {
  * so a long first build is visibly alive.
  */
 export async function ensureControlPlaneBinaries(
-  options: { env?: NodeJS.ProcessEnv; onOutput?: (chunk: string) => void } = {},
+  options: { env?: NodeJS.ProcessEnv; onOutput?: (chunk: string) => void; /** A minor such as 1.28; default: ./go.mod's. */ kubeVersion?: string } = {},
 ): Promise<ControlPlaneBinaries> {
   const env = options.env ?? process.env;
   const onOutput = options.onOutput ?? ((chunk: string) => process.stderr.write(chunk));
   const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>(
     (resolve, reject) => {
-      const child = spawn('bash', [join(here, 'build.sh')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const args = options.kubeVersion ? [kubeMinor(options.kubeVersion)] : [];
+      const child = spawn('bash', [join(here, 'build.sh'), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
       let out = '';
       let err = '';
       child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -2,7 +2,8 @@
 // The pointer to its state lives in .dev/cluster (gitignored) so `down` finds it from any shell.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureControlPlaneBinaries } from './binaries.js';
+import { parseArgs } from 'node:util';
+import { ensureControlPlaneBinaries, kubeMinor } from './binaries.js';
 import { installCrds, REPO_ROOT } from './crds.js';
 import { readState, startControlPlane, stopControlPlane, type ControlPlaneState } from './launcher.js';
 
@@ -20,10 +21,18 @@ function running(): ControlPlaneState | undefined {
   }
 }
 
-export async function clusterUp(): Promise<ControlPlaneState> {
+/** `kubeVersion`: a minor with its own build (`--kube-version 1.28`; see build.sh); default: ./go.mod's. */
+export async function clusterUp(options: { kubeVersion?: string } = {}): Promise<ControlPlaneState> {
   const existing = running();
-  if (existing) return existing;
-  const binaries = await ensureControlPlaneBinaries();
+  if (existing) {
+    // One control plane at a time: say so rather than hand back one of another minor than asked for.
+    const want = options.kubeVersion ? kubeMinor(options.kubeVersion) : undefined;
+    if (want && kubeMinor(existing.version.replace(/-.*$/, '')) !== want) {
+      throw new Error(`a control plane ${existing.version} is already running; stop it first (npm run cluster:down or dev:down)`);
+    }
+    return existing;
+  }
+  const binaries = await ensureControlPlaneBinaries(options.kubeVersion ? { kubeVersion: options.kubeVersion } : {});
   const t0 = Date.now();
   const state = await startControlPlane({ binaries, detached: true });
   await installCrds(state.kubeconfig);
@@ -42,15 +51,17 @@ export async function clusterDown(): Promise<boolean> {
 }
 
 async function main(): Promise<void> {
-  const command = process.argv[2];
+  const [command, ...rest] = process.argv.slice(2);
+  const { values } = parseArgs({ args: rest, options: { 'kube-version': { type: 'string' } } });
   if (command === 'up') {
-    const state = await clusterUp();
+    const kubeVersion = values['kube-version'];
+    const state = await clusterUp(kubeVersion ? { kubeVersion } : {});
     console.error(`unprivileged user kubeconfig: ${state.userKubeconfig}`);
     console.log(`export KUBECONFIG=${state.kubeconfig}`);
   } else if (command === 'down') {
     console.error((await clusterDown()) ? 'control plane stopped' : 'no control plane was running');
   } else {
-    console.error('usage: cli.ts up|down');
+    console.error('usage: cli.ts up [--kube-version 1.28] | down');
     process.exitCode = 2;
   }
 }

@@ -22,6 +22,7 @@ import { installCrds, REPO_ROOT } from '../controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
 import { ADMISSION_CASES, type AdmissionCase } from '../support/admission-cases.js';
 import { kubectl, waitFor, type CommandResult } from '../support/kube.js';
+import { defaultOverlay } from '../support/overlay.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE } from '../support/operator.js';
 import { policyManifest } from '../support/policy.js';
@@ -29,6 +30,8 @@ import { policyManifest } from '../support/policy.js';
 const NS = 'admission-shop';
 const GUARDED = 'admission-guarded';
 const ENFORCE = policyManifest({ namespace: GUARDED, name: 'enforce-all' }, { mode: 'Enforce' });
+/** loopguard's own param kind (crds/loopguard.dev_admissionparams.yaml), not a ConfigMap: kubernetes/kubernetes#130887. */
+const PARAMS_RESOURCE = 'admissionparams.loopguard.dev';
 const WARNING_PREFIX = `Warning: Validation failed for ValidatingAdmissionPolicy '${POLICY_NAME}' with binding '${POLICY_NAME}': `;
 
 describe('admission warnings on the real apiserver', () => {
@@ -46,7 +49,7 @@ describe('admission warnings on the real apiserver', () => {
   const ours = (stderr: string) => stderr.split('\n').filter((l) => l.includes(POLICY_NAME));
 
   async function params(): Promise<Record<string, string> | undefined> {
-    const r = await kubectl(['get', 'configmap', ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE, '-o', 'json'], admin());
+    const r = await kubectl(['get', PARAMS_RESOURCE, ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE, '-o', 'json'], admin());
     return r.code === 0 ? ((JSON.parse(r.stdout) as { data?: Record<string, string> }).data ?? {}) : undefined;
   }
   const waitParams = (what: string, until: (d: Record<string, string> | undefined) => boolean) =>
@@ -93,8 +96,9 @@ describe('admission warnings on the real apiserver', () => {
       extraApiserverArgs: [`--audit-policy-file=${join(dir, 'audit-policy.yaml')}`, `--audit-log-path=${auditLog}`, '--audit-log-format=json', '--audit-log-mode=blocking'],
     });
     await installCrds(cp.kubeconfig);
-    // As the README installs it (the Deployment never runs here: no kubelet; the operator runs as a process below).
-    const installed = await kubectl(['apply', '--server-side', '-k', join(REPO_ROOT, 'config/default')], admin());
+    // As the README installs it where the cluster serves the API (>= 1.30): config/default plus the
+    // admission-warnings component (the Deployment never runs here: no kubelet; the operator runs as a process below).
+    const installed = await kubectl(['apply', '--server-side', '-k', defaultOverlay(['admission-warnings'])], admin());
     expect({ code: installed.code, stderr: installed.stderr }).toEqual({ code: 0, stderr: '' });
     expect(installed.stdout).toContain(`validatingadmissionpolicy.admissionregistration.k8s.io/${POLICY_NAME} serverside-applied`);
     expect(installed.stdout).toContain(`validatingadmissionpolicybinding.admissionregistration.k8s.io/${POLICY_NAME} serverside-applied`);
@@ -131,7 +135,7 @@ describe('admission warnings on the real apiserver', () => {
     const ready = await kubectl(['wait', '--for=condition=Ready', '-n', GUARDED, `lbp/${ENFORCE.metadata.name}`, '--timeout=60s'], admin());
     expect(ready.stderr).toBe('');
     await waitParams('the Enforce policy covers its namespace', (d) => d?.[`enforce.Service.${GUARDED}`] === 'enforce-all' && d[`enforce.Ingress.${GUARDED}`] === 'enforce-all');
-    paramsVersion = (await kubectl(['get', 'configmap', ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.metadata.resourceVersion}'], admin())).stdout;
+    paramsVersion = (await kubectl(['get', PARAMS_RESOURCE, ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.metadata.resourceVersion}'], admin())).stdout;
     await waitWarning('the apiserver has the parameters', caseNamed('private-local').manifest, NS, true);
     await waitWarning('the apiserver has the Enforce namespace', caseNamed('covered-local').manifest, GUARDED, false);
   });
@@ -157,7 +161,7 @@ describe('admission warnings on the real apiserver', () => {
 
   it('writes the parameters only when they change: the Enforce policy’s rounds and every write above left them alone', async () => {
     expect(paramsVersion).not.toBe('');
-    expect((await kubectl(['get', 'configmap', ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.metadata.resourceVersion}'], admin())).stdout).toBe(paramsVersion);
+    expect((await kubectl(['get', PARAMS_RESOURCE, ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE, '-o', 'jsonpath={.metadata.resourceVersion}'], admin())).stdout).toBe(paramsVersion);
     // Not vacuous: the Enforce policy did work in between (it mitigated the covered Service, and wrote its status).
     const status = JSON.parse((await kubectl(['get', 'lbp', ENFORCE.metadata.name, '-n', GUARDED, '-o', 'json'], admin())).stdout) as { status?: { targets?: unknown[] } };
     expect(status.status?.targets?.length).toBeGreaterThan(0);
@@ -217,10 +221,87 @@ describe('admission warnings on the real apiserver', () => {
   });
 
   it('is silent again without the parameters, and the operator puts them back on its next change', async () => {
-    expect((await kubectl(['delete', 'configmap', ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE], admin())).code).toBe(0);
+    expect((await kubectl(['delete', PARAMS_RESOURCE, ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE], admin())).code).toBe(0);
     await waitWarning('no parameters', caseNamed('private-ingress').manifest, NS, false);
     expect((await apply(policyManifest({ namespace: NS, name: 'audit' }, { mode: 'Audit' }), NS)).code).toBe(0);
     await waitParams('written again', (d) => d?.['risk.Ingress'] === 'L7Loopback' && d[`enforce.Service.${NS}`] === undefined);
     await waitWarning('the parameters are back', caseNamed('private-ingress').manifest, NS, true);
+  });
+  // The upstream bug itself, on this apiserver (docs/kubernetes-versions.md §6): a policy whose paramKind is ConfigMap, its binding
+  // deleted and created again, then its ConfigMap changed: the apiserver keeps judging by the ConfigMap it last saw.
+  // If this starts failing, the pinned kube-apiserver has the fix (kubernetes/kubernetes#141015).
+  it('#130887 reproduces with a ConfigMap paramKind: after the binding is deleted and created again, a changed ConfigMap is not seen', async () => {
+    const ns = 'repro-130887';
+    expect((await kubectl(['create', 'namespace', ns], admin())).code).toBe(0);
+    const policy = { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicy', metadata: { name: 'repro-130887' }, spec: {
+      failurePolicy: 'Ignore', paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['limitranges'] }] },
+      validations: [{ expression: "!(has(params.data) && 'flag' in params.data && params.data.flag == 'on')", message: 'the flag is on' }],
+    } };
+    const binding = { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingAdmissionPolicyBinding', metadata: { name: 'repro-130887' }, spec: {
+      policyName: 'repro-130887', validationActions: ['Warn'], paramRef: { name: 'flag', namespace: ns, parameterNotFoundAction: 'Allow' },
+    } };
+    const flag = (value: string) => kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { ...admin(), input: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'flag', namespace: ns }, data: { flag: value } }) });
+    const warned = async () => (await kubectl(['apply', '--dry-run=server', '-f', '-'], { ...admin(), input: JSON.stringify({ apiVersion: 'v1', kind: 'LimitRange', metadata: { name: 'probe', namespace: ns }, spec: { limits: [{ type: 'Container' }] } }) })).stderr.includes('the flag is on');
+    const waitFlag = (what: string, on: boolean) => waitFor(`${what}: ${on ? 'a warning' : 'no warning'}`, warned, { until: (w) => w === on, timeoutMs: 30_000, intervalMs: 250 });
+    expect((await flag('on')).code).toBe(0);
+    for (const o of [policy, binding]) expect((await kubectl(['apply', '--server-side', '-f', '-'], { ...admin(), input: JSON.stringify(o) })).code).toBe(0);
+    await waitFlag('flag on', true);
+    expect((await flag('off')).code).toBe(0);
+    await waitFlag('flag off: the ConfigMap is watched', false); // not vacuous: changes are seen while bound
+    expect((await flag('on')).code).toBe(0);
+    await waitFlag('flag on again', true);
+    expect((await kubectl(['delete', 'validatingadmissionpolicybinding', 'repro-130887'], admin())).code).toBe(0);
+    await waitFlag('no binding', false);
+    expect((await kubectl(['apply', '--server-side', '-f', '-'], { ...admin(), input: JSON.stringify(binding) })).code).toBe(0);
+    await waitFlag('the binding is back', true);
+    expect((await flag('off')).code).toBe(0);
+    // The same change was seen within moments above; now it is not seen at all.
+    const seen: boolean[] = [];
+    for (let i = 0; i < 20; i++) {
+      seen.push(await warned());
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    expect(seen.every(Boolean)).toBe(true);
+    for (const args of [['delete', 'validatingadmissionpolicybinding', 'repro-130887'], ['delete', 'validatingadmissionpolicy', 'repro-130887'], ['delete', 'namespace', ns, '--wait=false']]) await kubectl(args, admin());
+  });
+
+  // kubernetes/kubernetes#130887: with a built-in paramKind (ConfigMap) the apiserver stops watching it when the last
+  // binding goes and never again until it restarts, so after `helm uninstall` + install (or the component taken out
+  // and put back) the policy keeps judging by the parameters it last saw. docs/kubernetes-versions.md §6 shows that on this
+  // apiserver with a ConfigMap; loopguard's own kind is watched again, so the policy follows the operator's writes.
+  it('the binding deleted and created again (#130887): the policy follows the parameters written after', async () => {
+    const binding = join(REPO_ROOT, 'config/components/admission-warnings/validating_admission_policy_binding.yaml');
+    expect((await kubectl(['delete', '-f', binding], admin())).code).toBe(0);
+    await waitWarning('no binding', caseNamed('private-ingress').manifest, NS, false);
+    expect((await kubectl(['apply', '--server-side', '-f', binding], admin())).code).toBe(0);
+    await waitWarning('the binding is back', caseNamed('private-ingress').manifest, NS, true);
+    // A change after the binding came back: the iptables profile takes etpLocal out of the shapes at risk.
+    await applyClusterProfile(tke.kc, 'ipvs-new');
+    await waitParams('the ipvs profile again', (d) => d?.['kubeProxyMode'] === 'ipvs' && d['risk.Service.etpLocal'] !== undefined);
+    await waitWarning('followed after the binding came back', caseNamed('private-local').manifest, NS, true);
+    await applyClusterProfile(tke.kc, 'iptables');
+    await waitParams('the iptables profile', (d) => d?.['kubeProxyMode'] === 'iptables' && d['risk.Service.etpLocal'] === undefined);
+    await waitWarning('followed again', caseNamed('private-local').manifest, NS, false);
+  });
+
+  it('uninstall + reinstall (policy, binding and parameters deleted, then installed again): still warns, and follows changes', async () => {
+    const overlay = defaultOverlay(['admission-warnings']);
+    const component = join(REPO_ROOT, 'config/components/admission-warnings');
+    for (const file of ['validating_admission_policy_binding.yaml', 'validating_admission_policy.yaml']) {
+      expect((await kubectl(['delete', '-f', join(component, file)], admin())).code).toBe(0);
+    }
+    expect((await kubectl(['delete', PARAMS_RESOURCE, ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE], admin())).code).toBe(0);
+    await waitWarning('uninstalled', caseNamed('private-ingress').manifest, NS, false);
+    const installed = await kubectl(['apply', '--server-side', '-k', overlay], admin());
+    expect({ code: installed.code, stderr: installed.stderr }).toEqual({ code: 0, stderr: '' });
+    // The operator writes its parameters again on its next change (or resync): a policy is one.
+    expect((await apply(policyManifest({ namespace: NS, name: 'after-reinstall' }, { mode: 'Audit' }), NS)).code).toBe(0);
+    await waitParams('written after the reinstall', (d) => d?.['kubeProxyMode'] === 'iptables' && d['risk.Ingress'] === 'L7Loopback');
+    await waitWarning('reinstalled', caseNamed('private-ingress').manifest, NS, true);
+    await waitWarning('iptables: etpLocal is not at risk', caseNamed('private-local').manifest, NS, false);
+    await applyClusterProfile(tke.kc, 'ipvs-new');
+    await waitParams('the ipvs profile after the reinstall', (d) => d?.['risk.Service.etpLocal'] !== undefined);
+    await waitWarning('a change after the reinstall is followed', caseNamed('private-local').manifest, NS, true);
   });
 });

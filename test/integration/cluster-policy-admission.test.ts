@@ -183,11 +183,11 @@ describe('ClusterLoopbackPolicy admission', () => {
     expect(r.stdout).not.toContain(`${PREFIX}-invalid-`);
   });
 
-  it('accepts an empty spec and fills in every default, the cluster fields included', async () => {
+  it('accepts an empty spec and fills in every default, the cluster fields included (Audit: no cluster-wide change by omission)', async () => {
     const r = await apply(`${PREFIX}-defaults`, {});
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     expect((await stored(`${PREFIX}-defaults`)).spec).toEqual({
-      mode: 'Enforce',
+      mode: 'Audit',
       targets: ['Service', 'Ingress'],
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
       l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },

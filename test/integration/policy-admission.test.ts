@@ -232,12 +232,12 @@ describe('LoopbackPolicy admission', () => {
     expect(r.stdout).not.toMatch(/invalid-/);
   });
 
-  it('accepts an empty spec and fills in every default', async () => {
+  it('accepts an empty spec and fills in every default (Audit: a policy changes nothing unless it says Enforce)', async () => {
     const r = await apply('defaults', {});
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect((await stored('defaults')).spec).toEqual({
-      mode: 'Enforce',
+      mode: 'Audit',
       targets: ['Service', 'Ingress'],
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
       l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
@@ -248,7 +248,7 @@ describe('LoopbackPolicy admission', () => {
   it('defaults a policy without a spec', async () => {
     const r = await apply('no-spec', undefined);
     expect(r.code).toBe(0);
-    expect((await stored('no-spec')).spec).toMatchObject({ mode: 'Enforce', l4: { preventLoopback: 'Auto' }, l7: { keepalive: true } });
+    expect((await stored('no-spec')).spec).toMatchObject({ mode: 'Audit', l4: { preventLoopback: 'Auto' }, l7: { keepalive: true } });
   });
 
   it('keeps what the user set and defaults the rest', async () => {
@@ -305,6 +305,7 @@ describe('LoopbackPolicy admission', () => {
     expect(r.code).toBe(0);
     const header = r.stdout.split('\n')[0] ?? '';
     for (const column of ['NAME', 'MODE', 'TARGETS', 'MITIGATED', 'AT RISK', 'READY', 'REASON', 'AGE']) expect(header).toContain(column);
-    expect(r.stdout).toMatch(/\bdefaults\s+Enforce\b/);
+    // The Mode column is where a user sees, right after `kubectl apply`, that a policy without mode only audits.
+    expect(r.stdout).toMatch(/\bdefaults\s+Audit\b/);
   });
 });

@@ -1,4 +1,4 @@
-// Issue 25, the pure side of the admission warning: config/admission and the chart template are what
+// Issue 25, the pure side of the admission warning: config/components/admission-warnings and the chart template are what
 // `npm run gen:admission` writes from src/admission (the messages are the model's texts); the parameters the operator
 // writes follow the cluster profile and the Enforce policies; the shapes at risk are the ones `loopguard plan` finds
 // at risk with no condition. The real apiserver's side is test/integration/admission-warnings.test.ts.
@@ -31,8 +31,17 @@ describe('generated files', () => {
     expect(readFileSync(join(REPO_ROOT, path), 'utf8')).toBe(generatedFiles()[path]);
   });
 
-  it('config/default ships config/admission', () => {
-    expect(readFileSync(join(REPO_ROOT, 'config/default/kustomization.yaml'), 'utf8')).toMatch(/^ {2}- \.\.\/admission$/m);
+  // Issue 37: config/default must apply on Kubernetes 1.28 (TKE still runs it), which serves no
+  // admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy; the warnings are a component users add from 1.30.
+  it('config/default leaves the admission policy out; config/components/admission-warnings is a component with both files', () => {
+    const kustomization = readFileSync(join(REPO_ROOT, 'config/default/kustomization.yaml'), 'utf8');
+    expect(kustomization).toMatch(/^resources:$/m);
+    expect(kustomization).not.toMatch(/^ {2}- .*admission/m);
+    expect(kustomization).not.toMatch(/^components:/m);
+    const component = readFileSync(join(REPO_ROOT, 'config/components/admission-warnings/kustomization.yaml'), 'utf8');
+    expect(component).toMatch(/^kind: Component$/m);
+    expect(component).toMatch(/^ {2}- validating_admission_policy\.yaml$/m);
+    expect(component).toMatch(/^ {2}- validating_admission_policy_binding\.yaml$/m);
   });
 });
 
@@ -123,7 +132,9 @@ describe('buildAdmissionParams', () => {
 
   it('covers the namespaces where a live Enforce policy wins, per kind they target, naming the winner', () => {
     const policies = [
-      policy('a', 'zeta', {}),
+      policy('a', 'zeta', { mode: 'Enforce' }),
+      // No mode: Audit since issue 37, so it covers nothing (safe by default).
+      policy('e', 'bare', {}),
       policy('a', 'alpha', { mode: 'Enforce', selector: { matchLabels: { tier: 'web' } } }),
       policy('b', 'l4', { mode: 'Enforce', targets: ['Service'] }),
       policy('c', 'audit', { mode: 'Audit' }),

@@ -24,8 +24,8 @@ const gate = helmBinary('test/unit/helm-chart.test.ts');
 const suite = gate.skip ? describe.skip : describe;
 const helm = (args: string[]) => runHelm(gate.helm ?? 'helm', args);
 
-function template(release: string, namespace: string, sets: string[] = []): Obj[] {
-  const r = helm(['template', release, CHART_DIR, '-n', namespace, '--set', 'region=ap-guangzhou', ...sets.flatMap((s) => ['--set', s])]);
+function template(release: string, namespace: string, sets: string[] = [], args: string[] = []): Obj[] {
+  const r = helm(['template', release, CHART_DIR, '-n', namespace, '--set', 'region=ap-guangzhou', ...sets.flatMap((s) => ['--set', s]), ...args]);
   if (r.code !== 0) throw new Error(`helm template failed: ${r.stderr}`);
   return parseAllDocuments(r.stdout)
     .map((d) => d.toJS() as Obj | null)
@@ -113,9 +113,20 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     expect(r.stderr).toContain('region: set the Tencent Cloud region');
   });
 
-  it('renders the RBAC, ServiceAccount, ConfigMap and Deployment of config/default (labels and image aside)', () => {
-    const chart = template('loopguard', 'loopguard-system');
-    const kust = kustomize('config/default');
+  it('renders the RBAC, ServiceAccount, ConfigMap and Deployment of config/default, and the admission-warnings component (labels and image aside)', () => {
+    // For a minor that serves VAP v1 (helm template --kube-version 1.30), the chart renders what config/default plus
+    // the component give; without it (below), what config/default alone gives (docs/kubernetes-versions.md §3).
+    const chart = template('loopguard', 'loopguard-system', [], ['--kube-version', '1.30.0']);
+    expect(template('loopguard', 'loopguard-system').filter((d) => d.kind.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
+    const overlay = mkdtempSync(join(tmpdir(), 'loopguard-vap-'));
+    const rel = relative(overlay, REPO_ROOT);
+    writeFileSync(join(overlay, 'kustomization.yaml'), `resources: [${rel}/config/default]\ncomponents: [${rel}/config/components/admission-warnings]\n`);
+    let kust: Obj[];
+    try {
+      kust = kustomize(relative(REPO_ROOT, overlay));
+    } finally {
+      rmSync(overlay, { recursive: true, force: true });
+    }
     const compared = ['ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding', 'ServiceAccount', 'ConfigMap', 'Deployment', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
     const pick = (docs: Obj[]) => new Map(docs.filter((d) => compared.includes(d.kind)).map((d) => [key(d), normalise(d)]));
     const [ours, theirs] = [pick(chart), pick(kust)];
@@ -124,7 +135,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     // Nothing else but the chart's opt-ins (all off) and config/default's Namespace and CRDs (crds/ here).
     expect(chart.map((d) => d.kind).filter((k) => !compared.includes(k))).toEqual([]);
     const crds = find(kust, 'CustomResourceDefinition').map((d) => d.metadata.name).sort();
-    expect(crds).toEqual(['clusterloopbackpolicies.loopguard.dev', 'loopbackpolicies.loopguard.dev', 'loopbackrecords.loopguard.dev']);
+    expect(crds).toEqual(['admissionparams.loopguard.dev', 'clusterloopbackpolicies.loopguard.dev', 'loopbackpolicies.loopguard.dev', 'loopbackrecords.loopguard.dev']);
     expect(kust.map((d) => d.kind).filter((k) => !compared.includes(k)).sort()).toEqual([...crds.map(() => 'CustomResourceDefinition'), 'Namespace']);
     // The selectors still select the pods.
     const d = deploymentOf(chart);
@@ -132,11 +143,11 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     expect(managerOf(chart).image).toBe('loopguard:0.1.0');
   });
 
-  it('renders the admission policy and binding by default (config/admission), and neither with admissionPolicy.enabled=false', () => {
-    const on = template('loopguard', 'loopguard-system');
+  it('renders the admission policy and binding where the minor serves them (config/components/admission-warnings), and neither with admissionPolicy.enabled=false', () => {
+    const on = template('loopguard', 'loopguard-system', [], ['--kube-version', '1.30.0']);
     expect(find(on, 'ValidatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
     expect(find(on, 'ValidatingAdmissionPolicyBinding').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
-    const off = template('loopguard', 'loopguard-system', ['admissionPolicy.enabled=false']);
+    const off = template('loopguard', 'loopguard-system', ['admissionPolicy.enabled=false'], ['--kube-version', '1.30.0']);
     expect(off.map((o) => o.kind).filter((k) => k.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
     // Not where the apiserver does not serve the API (below 1.30): Helm's discovery lists the kinds it serves, or
     // `helm template --kube-version` says the version.
@@ -146,6 +157,10 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       return parseAllDocuments(r.stdout).map((d) => (d.toJS() as Obj | null)?.kind).filter((k) => k?.startsWith('ValidatingAdmissionPolicy')).length;
     };
     const webhook = ['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration'];
+    // helm template without a version (Helm assumes v1.20.0) leaves them out, so its output applies on every minor
+    // TKE runs (the README's dry-run line).
+    expect(policies([])).toBe(0);
+    expect(policies(['--kube-version', '1.28.0'])).toBe(0);
     expect(policies(['--kube-version', '1.29.0'])).toBe(0);
     expect(policies(['--kube-version', '1.30.0'])).toBe(2);
     expect(policies(webhook)).toBe(0);
@@ -153,7 +168,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     // The Role for the parameters stays: the operator keeps them either way.
     expect(find(off, 'Role', 'loopguard-admission-params')).toHaveLength(1);
     // Under another release, the binding names its policy and the parameters in the operator's (Lease) namespace.
-    const other = template('lg', 'ops', ['operator.leaseNamespace=elsewhere']);
+    const other = template('lg', 'ops', ['operator.leaseNamespace=elsewhere'], ['--kube-version', '1.30.0']);
     const [binding] = find(other, 'ValidatingAdmissionPolicyBinding') as Array<Obj & { spec: { policyName: string; paramRef: { name: string; namespace: string } } }>;
     expect(find(other, 'ValidatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual([binding?.spec.policyName]);
     expect(binding?.spec.paramRef).toMatchObject({ name: 'loopguard-admission-params', namespace: 'elsewhere' });
@@ -393,7 +408,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     expect(manager.args).toContain('--metrics-secure=false');
     expect(manager.args.some((a) => a.startsWith('--metrics-port') || a.startsWith('--metrics-cert-dir'))).toBe(false);
     expect(manager.ports.map((p) => p.name)).toEqual(['probes']);
-    expect(find(docs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual(['loopguard-manager', 'loopguard-view']);
+    expect(find(docs, 'ClusterRole').map((r) => r.metadata.name).sort()).toEqual(['loopguard-cluster-view', 'loopguard-manager', 'loopguard-view']);
     expect((find(docs, 'Service')[0] as Obj & { spec: { ports: unknown[] } }).spec.ports).toEqual([{ name: 'metrics', port: 8081, targetPort: 'probes', protocol: 'TCP' }]);
     expect((find(docs, 'ServiceMonitor')[0] as Obj & { spec: { endpoints: unknown[] } }).spec.endpoints).toEqual([{ port: 'metrics', path: '/metrics', interval: '30s', honorLabels: true }]);
     expect(loadConfig(manager.args, { TENCENTCLOUD_REGION: 'r' }).metricsSecure).toBe(false);
@@ -401,7 +416,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
 
   // docs/cluster-policy.md §9: the view role always, the edit role only when asked; the same rules and aggregation
   // labels as config/rbac and config/components/aggregate-to-edit (the comparison above drops labels).
-  it('renders the aggregated roles: loopguard-view always, loopguard-edit with rbac.aggregateToEdit=true (as the kustomize component)', () => {
+  it('renders the aggregated roles: loopguard-view and loopguard-cluster-view always, loopguard-edit with rbac.aggregateToEdit=true (as the kustomize component)', () => {
     const aggregation = (o: Obj | undefined) => Object.fromEntries(Object.entries(o?.metadata.labels ?? {}).filter(([k]) => k.startsWith('rbac.authorization.k8s.io/aggregate-to-')));
     const rulesOf = (o: Obj | undefined) => (o as (Obj & { rules: unknown }) | undefined)?.rules;
     const off = template('loopguard', 'loopguard-system');
@@ -412,12 +427,21 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       'rbac.authorization.k8s.io/aggregate-to-view': 'true',
       'rbac.authorization.k8s.io/aggregate-to-edit': 'true',
       'rbac.authorization.k8s.io/aggregate-to-admin': 'true',
+      'rbac.authorization.k8s.io/aggregate-to-cluster-reader': 'true',
     });
     expect(aggregation(theirView)).toEqual(aggregation(view));
+    // Namespaced kinds only: a cluster-wide view binding must not hand out every cluster policy and record (issue 37).
     expect(rulesOf(view)).toEqual([
-      { apiGroups: ['loopguard.dev'], resources: ['loopbackpolicies', 'clusterloopbackpolicies', 'loopbackrecords'], verbs: ['get', 'list', 'watch'] },
+      { apiGroups: ['loopguard.dev'], resources: ['loopbackpolicies'], verbs: ['get', 'list', 'watch'] },
       { apiGroups: ['openreports.io'], resources: ['reports'], resourceNames: ['loopguard'], verbs: ['get', 'list', 'watch'] },
     ]);
+    // The cluster-scoped kinds: their own role, aggregated to cluster-reader only (as cert-manager-cluster-view).
+    const [clusterView] = find(off, 'ClusterRole', 'loopguard-cluster-view');
+    const [theirClusterView] = find(kustomize('config/default'), 'ClusterRole', 'loopguard-cluster-view');
+    expect(aggregation(clusterView)).toEqual({ 'rbac.authorization.k8s.io/aggregate-to-cluster-reader': 'true' });
+    expect(aggregation(theirClusterView)).toEqual(aggregation(clusterView));
+    expect(rulesOf(clusterView)).toEqual([{ apiGroups: ['loopguard.dev'], resources: ['clusterloopbackpolicies', 'loopbackrecords'], verbs: ['get', 'list', 'watch'] }]);
+    expect(rulesOf(theirClusterView)).toEqual(rulesOf(clusterView));
     // The opt-in: the chart's value against an overlay of config/default with the component, as the component's
     // kustomization.yaml tells users to write it (kustomize takes only relative paths).
     const on = template('loopguard', 'loopguard-system', ['rbac.aggregateToEdit=true']);

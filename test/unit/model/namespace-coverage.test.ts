@@ -47,8 +47,8 @@ describe('coveredNamespaces', () => {
     expect(isSystemNamespace('default', 'loopguard-system')).toBe(false);
   });
 
-  it('the default mode is Enforce, as for a LoopbackPolicy', () => {
-    expect(coveredNamespaces(withClusterSpecDefaults({}), [ns('shop')]).modes.get('shop')).toBe('Enforce');
+  it('the default mode is Audit, as for a LoopbackPolicy: no namespace is enforced by omission (issue 37)', () => {
+    expect(coveredNamespaces(withClusterSpecDefaults({}), [ns('shop')]).modes.get('shop')).toBe('Audit');
   });
 
   it('a label change moves a namespace between modes and out of the policy', () => {

@@ -146,7 +146,7 @@ export interface ClbClient {
   modifyLoadBalancerPassToTarget(loadBalancerId: string, enable: boolean, options?: CallOptions): Promise<WriteResult>;
 
   /**
-   * While `action` is congested (its adaptive rate cut below the budget, or starting slowly): waits until its budget
+   * While `action` is congested (its adaptive rate cut below the budget, or started below it on evidence of contention): waits until its budget
    * allows a call and spends it without calling; otherwise returns at once. For the calls a change of loopguard's makes
    * TKE's controllers send on the same account quota (an annotated Service or an edited TkeServiceConfig is synced, and
    * the sync reads the CLB): when the quota is congested they slow down with loopguard's own calls of that action

@@ -10,8 +10,8 @@
 // several loopguards on one account settle on shares of it; without it the action's queue pauses for a cool-down
 // and resumes at the same rate, so queued calls wait instead of piling on.
 import PQueue from 'p-queue';
-import type { AdaptiveRateParams, RateState } from './adaptive-rate.js';
-import { currentRate, initialRate, onCall, onThrottled, resolveAdaptiveRate } from './adaptive-rate.js';
+import type { AccountEvidence, AdaptiveRateParams, RateState } from './adaptive-rate.js';
+import { currentRate, onCall, onThrottled, resolveAdaptiveRate, startRate } from './adaptive-rate.js';
 import { Pacer } from './pacer.js';
 import { queueSignal } from './queue-signal.js';
 
@@ -122,7 +122,8 @@ export class ActionThrottle {
     return queue.add(
       async () => {
         if (adaptive) {
-          adaptive.state = onCall(adaptive.state, adaptive.params, performance.now(), adaptive.pacer.lastStart);
+          const now = performance.now();
+          adaptive.state = onCall(adaptive.state, adaptive.params, now, adaptive.pacer.lastStart, this.evidence(now));
           await adaptive.pacer.take(wait.signal);
         }
         wait.started();
@@ -187,8 +188,24 @@ export class ActionThrottle {
   }
 
   /**
+   * What this client knows of the account's quota (adaptive-rate.ts startRate): its last RequestLimitExceeded on any
+   * action, and the lowest rate an action cut within the memory runs at now.
+   */
+  private evidence(now: number): AccountEvidence {
+    let lastCutAt = -Infinity;
+    let sustained = Infinity;
+    for (const q of this.queues.values()) {
+      const a = q.adaptive;
+      if (!a || !(now - a.state.cutAt < a.params.contentionMemoryMs)) continue;
+      lastCutAt = Math.max(lastCutAt, a.state.cutAt);
+      sustained = Math.min(sustained, currentRate(a.state, a.params, now));
+    }
+    return { lastCutAt, sustained };
+  }
+
+  /**
    * Whether `action` is below its budget now: adaptive, its rate cut by RequestLimitExceeded answers and not grown back,
-   * or still starting slowly; fixed, in a cool-down. What loopguard's calls cause others to send is paced only then.
+   * or started below it on evidence of contention; fixed, in a cool-down. What loopguard's calls cause others to send is paced only then.
    */
   congested(action: string): boolean {
     const q = this.entry(action);
@@ -223,7 +240,8 @@ export class ActionThrottle {
       const adaptive = this.options.adaptive ?? true;
       if (adaptive !== false) {
         const params = resolveAdaptiveRate(budget.rps, adaptive === true ? {} : adaptive);
-        const state = initialRate(params, performance.now());
+        const now = performance.now();
+        const state = startRate(params, now, this.evidence(now));
         const a: NonNullable<ActionQueue['adaptive']> = { params, state, pacer: new Pacer(() => this.adaptiveRate(action, a)) };
         q.adaptive = a;
       }

@@ -127,8 +127,9 @@ export interface ClbClient {
   /** Backend health, batched by 30 CLBs per call; CLBs that do not exist are absent from the result. */
   describeTargetHealth(loadBalancerIds: readonly string[], options?: CallOptions): Promise<LoadBalancerHealthInfo[]>;
 
-  // Writes. Each resolves once the CLB's async task has succeeded (DescribeTaskStatus = 0); writes to
-  // one CLB are serialized, to different CLBs concurrent (bounded). Failures are ClbErrors.
+  // Writes. Each resolves once the CLB's async task is proven to have succeeded (DescribeTaskStatus = 0, or a listener
+  // read that shows the write, src/cloud/proof.ts); writes to one CLB are serialized, to different CLBs concurrent
+  // (bounded). Failures are ClbErrors.
 
   /** ModifyListener with the listener's FULL health check (L4 listeners; full, so no field depends on merge-or-reset). */
   modifyListenerHealthCheck(loadBalancerId: string, listenerId: string, healthCheck: HealthCheck, options?: CallOptions): Promise<WriteResult>;

@@ -37,12 +37,12 @@ export interface ThrottleOptions {
    */
   adaptive?: boolean | Partial<Omit<AdaptiveRateParams, 'ceiling'>>;
   /**
-   * Adaptive only: actions sent no faster than another action's current rate, e.g. an async write no faster than the
-   * DescribeTaskStatus that polls its task (each write needs at least one poll on the account's quota for that
-   * action): when polls are throttled and their rate cut, the writes slow down with them instead of queueing polls
-   * that are refused again.
+   * Adaptive only: actions sent no faster than the fastest of other actions' current rates, e.g. an async write no
+   * faster than the calls that can prove it landed (DescribeTaskStatus or DescribeListeners, proof.ts; each write needs
+   * at least one of them on the account's quota): when those are throttled and their rates cut, the writes slow down
+   * with them instead of queueing proofs that are refused again.
    */
-  pacedWith?: Record<string, string>;
+  pacedWith?: Record<string, string | readonly string[]>;
 }
 
 export const DEFAULT_ACTION_BUDGET: Readonly<Required<ActionBudget>> = Object.freeze({ rps: 10, burst: 2, concurrency: 10 });
@@ -178,13 +178,24 @@ export class ActionThrottle {
     return q.adaptive ? this.adaptiveRate(action, q.adaptive) : q.budget.rps;
   }
 
-  /** The action's own rate, within the own rate of the action it is paced with (one level: no chain, no cycle). */
+  /** The action's own rate, within the fastest own rate of the actions it is paced with (one level: no chain, no cycle). */
   private adaptiveRate(action: string, a: NonNullable<ActionQueue['adaptive']>): number {
     const now = performance.now();
     const own = currentRate(a.state, a.params, now);
-    const other = this.options.pacedWith?.[action];
-    const with_ = other === undefined || other === action ? undefined : this.entry(other).adaptive;
-    return with_ ? Math.min(own, currentRate(with_.state, with_.params, now)) : own;
+    const paced = this.options.pacedWith?.[action];
+    const others = (paced === undefined ? [] : typeof paced === 'string' ? [paced] : paced).filter((o) => o !== action);
+    const rates = others.flatMap((o) => {
+      const w = this.entry(o).adaptive;
+      return w ? [currentRate(w.state, w.params, now)] : [];
+    });
+    return rates.length > 0 ? Math.min(own, Math.max(...rates)) : own;
+  }
+
+  /** The action's rate now and the calls queued on it (proof.ts chooses where a write's proof goes by this). */
+  load(action: string): { rate: number; waiting: number; running: number } {
+    const q = this.entry(action);
+    const pacing = q.adaptive?.pacer.waiting ?? 0;
+    return { rate: this.rate(action), waiting: q.queue.size + pacing, running: q.queue.pending - pacing };
   }
 
   /**

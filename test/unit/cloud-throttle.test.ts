@@ -74,6 +74,11 @@ describe('ActionThrottle', () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual((3 * 1000) / 10.01 - 5);
     throttle.close();
     throttle2.close();
+    // Paced with several (a write proven by either a task poll or a listener read): the fastest of them bounds it.
+    const either = new ActionThrottle({ defaultBudget: { rps: 100 }, budgets: { DescribeTaskStatus: { rps: 5 }, DescribeListeners: { rps: 20 } }, pacedWith: { ModifyListener: ['DescribeTaskStatus', 'DescribeListeners'] } });
+    expect(either.rate('ModifyListener')).toBe(20);
+    expect(either.load('ModifyListener')).toEqual({ rate: 20, waiting: 0, running: 0 });
+    either.close();
     // A cycle is one level deep each way, not a recursion.
     const cycle = new ActionThrottle({ defaultBudget: { rps: 10 }, pacedWith: { A: 'B', B: 'A' } });
     expect([cycle.rate('A'), cycle.rate('B')]).toEqual([10, 10]);

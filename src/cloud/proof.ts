@@ -25,7 +25,11 @@
 export type ProofAction = 'DescribeTaskStatus' | 'DescribeListeners';
 export type Visibility = 'unknown' | 'atCompletion' | 'early';
 
-/** Reads confirmed by DescribeTaskStatus, all at completion, before reads prove on their own. */
+/**
+ * Reads confirmed by DescribeTaskStatus, all at completion, before reads prove on their own. Five extra polls per process
+ * is the whole price in the emulator's world; in an early one the first confirmation already finds the task running
+ * whenever tasks outlast a round trip (the real CLB's take about 0.75 s, docs/execution.md "Large CLBs").
+ */
 export const CONFIRMATIONS = 5;
 
 /** An action's load now (ActionThrottle.load). */

@@ -233,7 +233,7 @@ export class TencentClbClient implements ClbClient {
   }
 
   /**
-   * Holds the CLB's turn for the whole write: submit, then prove it landed (`proof`, proof.ts). A busy CLB
+   * Holds the CLB's turn for the whole write: submit, then prove it landed (`prover`, proof.ts). A busy CLB
    * (another writer, e.g. TKE) or a failed task means submitting again, within the retry policy. A task
    * that is still running when polling times out is NOT resubmitted (ClbTaskTimeoutError goes to the
    * caller), and neither is a write whose polling itself failed: the task may well have succeeded.

@@ -39,6 +39,8 @@ export interface FleetLine {
   loopguards: CallerCounts;
   tke: CallerCounts;
   converged: boolean;
+  /** The busiest action (busiestAction): the quota's floor for what the fleet did, T_floor = its calls / quota. */
+  floor: { action: string; seconds: number };
 }
 
 /** T_min: every ModifyListener call the fleet needs (one per listener) at the account's quota. */
@@ -68,12 +70,18 @@ export function busiestAction(answered: Readonly<Record<string, number>>, quota 
   return { ...best, seconds: best.calls / quota };
 }
 
-/** The last line of the bench; write_ratio = T_min / T_actual (0 when not converged). */
+/**
+ * The last line of the bench; write_ratio = T_min / T_actual, floor_ratio = T_floor / T_actual (how close the fleet came
+ * to the quota of its busiest action, floor_action); both 0 when not converged.
+ */
 export function fleetLine(f: FleetLine, quota = QUOTA): string {
-  const ratio = f.converged && f.tActual > 0 ? tMin(f.listeners, quota) / f.tActual : 0;
+  const done = f.converged && f.tActual > 0;
+  const ratio = done ? tMin(f.listeners, quota) / f.tActual : 0;
+  const floorRatio = done ? f.floor.seconds / f.tActual : 0;
   return (
     `fleet: clusters=${f.clusters} listeners=${f.listeners} quota=${quota} write_ratio=${ratio.toFixed(3)} ` +
-    `rle_fraction=${fraction(f.loopguards).toFixed(4)} tke_rle_fraction=${fraction(f.tke).toFixed(4)} converged=${f.converged}`
+    `rle_fraction=${fraction(f.loopguards).toFixed(4)} tke_rle_fraction=${fraction(f.tke).toFixed(4)} converged=${f.converged} ` +
+    `floor_action=${f.floor.action || 'none'} floor_ratio=${floorRatio.toFixed(3)}`
   );
 }
 

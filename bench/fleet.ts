@@ -3,7 +3,8 @@
 // §3 "Rate limits"); N at-risk Services per cluster (2 listeners each); an Enforce policy applied in all K at once.
 // Prints per cluster and in total T_actual against T_min = (ModifyListener calls needed) / quota, the
 // RequestLimitExceeded answers by caller (each loopguard, each TKE), TKE's latency for a new Service while idle and
-// during the storm, writes per listener, and ends with the `fleet:` line (bench/fleet-figures.ts).
+// during the storm, writes per listener, the quota's floor (the busiest action's answered calls at the quota), and ends
+// with the `fleet:` line (bench/fleet-figures.ts).
 //
 //   npm run bench:fleet -- --clusters 3 --n 60     (defaults: --clusters 2 --n 10 --rate-limit 10 --adaptive true
 //                                                   --task-ms 50; --adaptive false is loopguard's fixed rate)
@@ -156,7 +157,7 @@ async function main(): Promise<void> {
     log(`answered calls by action (loopguards + TKE): ${JSON.stringify(answered)}; loopguards alone: ${JSON.stringify(answeredByAction(stats, clusters.map((c) => c.loopguard)))}`);
     log(`the quota's floor: ${busiest.calls} ${busiest.action} / ${QUOTA} per s = ${busiest.seconds.toFixed(1)} s (T_min counts ModifyListener only: ${tMin(listeners).toFixed(1)} s); floor/T_actual ${(busiest.seconds / tActual).toFixed(3)}, floor/T_write ${(busiest.seconds / tWrite).toFixed(3)}`);
     log(`TKE: new Service → CLB with listeners, idle p50 ${percentile(idle, 50)} ms max ${Math.max(...idle)} ms (${idle.length}); during the storm p50 ${percentile(storm, 50)} ms max ${Math.max(0, ...storm)} ms (${storm.length}); storm/idle p50 ${(percentile(storm, 50) / percentile(idle, 50)).toFixed(2)}`);
-    console.log(fleetLine({ clusters: K, listeners, tActual, loopguards: lg, tke, converged }));
+    console.log(fleetLine({ clusters: K, listeners, tActual, loopguards: lg, tke, converged, floor: busiest }));
   } finally {
     for (const c of clusters) await c.stop().catch((err: unknown) => log(`stopping ${c.name}: ${String(err)}`));
     await emulator.close();

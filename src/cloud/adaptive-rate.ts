@@ -15,24 +15,22 @@
 // 0.5 gave 5.7 % of loopguard's calls throttled, 0.2 gave 2.7–5.0 % at the same speed (β 0.5 instead: no better,
 // slower), and 0.1, once TKE's syncs and task polls were paced too (effect.ts paceTkeSync, throttle.ts pacedWith),
 // 1.5 % (README, bench:fleet). The price: after a cut, a client alone climbs back to its ceiling slowly (from 5 to
-// 10 req/s in 50 s); before its first throttle it climbs at probeIncreasePerSecond (below).
+// 10 req/s in 50 s).
 // One cut per `holdMs`: the answers to calls already sent at the old
 // rate arrive after the cut and must not cut again (TCP's once per round trip); 1 s is the quota's window.
 //
-// Slow start (TCP's, RFC 5681 §3.1, in time rather than per acknowledgement): an action starts at a quarter of the
-// ceiling and doubles every second up to half of it (TCP's ssthresh), then climbs by `probeIncreasePerSecond`
-// (1 req/s per second) until its first RequestLimitExceeded or the ceiling; then AIMD as above. Three loopguards
-// starting an Enforce together at their ceilings asked 30 req/s of a 20 req/s quota from the first instant, and most
-// of the fleet's throttled calls came in those first seconds (bench:fleet, 2026-11-26). Doubling alone only moved that
-// burst 2 s later (the emulator's quota, like a token bucket, lets a second's worth of calls through before it
-// refuses, and by then every client had doubled to its ceiling, 15 to 30 req/s in one step); the deeper first cut
-// (slowStartBeta 0.5, as TCP halves its window) brings three clients from 30 to 15 req/s at once instead of over two
-// rounds of refusals; and the climb past half the ceiling overshoots the quota by a few calls instead of doubling past
-// it (the loopguards alone had asked 28 DescribeListeners in one second of their discovery, and 14 of their 25
-// throttled calls, and 16 of TKE's 31, came in those first seconds). A loopguard alone reaches its ceiling 6 s after
-// its first call (2 s when it doubled all the way): about 10 calls fewer in its first seconds.
-// An action idle for `idleRestartMs` starts slowly again (RFC 5681 §4.1 "restart window"): its rate, grown back
-// to the ceiling while nothing was sent, says nothing about the quota now.
+// The start (issue 40): an action starts at the rate the account last sustained, and slows down only on evidence of
+// contention. Evidence is a RequestLimitExceeded answer to this client, on any action, within `contentionMemoryMs`:
+// then a new action (or one idle for `idleRestartMs`) starts at the lowest rate the recently cut actions run at now,
+// the rate this client has found the account's quota to leave it; without such evidence, at the full share (the
+// ceiling), with the first refusal cutting deeper (`slowStartBeta` 0.5, TCP's halving of its window: every client
+// that started at its share together overshoots the quota together, and the quota's one-second burst hides it for a
+// second or so). History: a TCP-like slow start (a quarter of the ceiling, doubling each second to half of it, then
+// +1 req/s per second; 2026-11-26) halved the fleet's start-up refusals but cost a lone cluster every start: its bulk
+// Enforce fell from T_min/T_actual 0.87–0.89 to 0.75 (bench:l4, N = 200), each action ramping up from 2.5 req/s in
+// turn (discovery's reads, then the writes, then their task polls) with nobody else on the quota.
+// An action idle for `idleRestartMs` starts again by the same rule, from no more than it was allowed (a rate cut
+// recently stays cut): its rate, grown back while nothing was sent, says nothing about the quota now.
 
 export interface AdaptiveRateParams {
   /** --cloud-rate-limit: the rate never goes above it, and starts there. */
@@ -45,17 +43,11 @@ export interface AdaptiveRateParams {
   increasePerSecond: number;
   /** After a cut, further RequestLimitExceeded answers for this long do not cut again. */
   holdMs: number;
-  /** The cut of the first RequestLimitExceeded, which ends slow start (TCP's halving of its window). */
+  /** The cut of the first RequestLimitExceeded of an action that started at the full share without evidence. */
   slowStartBeta: number;
-  /** Slow start: the first rate, as a fraction of the ceiling (1: none). */
-  startFraction: number;
-  /** Slow start: the rate doubles every this many ms until the first throttle or the threshold. */
-  doublingMs: number;
-  /** Slow start: doubling stops at this fraction of the ceiling (1: at the ceiling). */
-  slowStartThreshold: number;
-  /** Slow start, past the threshold: the climb, req/s per second, until the first throttle or the ceiling. */
-  probeIncreasePerSecond: number;
-  /** No call for this long: the next starts slowly again. */
+  /** A RequestLimitExceeded (any action) this recent is evidence of contention for an action that starts. */
+  contentionMemoryMs: number;
+  /** No call for this long: the next starts again (startRate). */
   idleRestartMs: number;
 }
 
@@ -65,10 +57,7 @@ export const DEFAULT_ADAPTIVE_RATE: Readonly<Omit<AdaptiveRateParams, 'ceiling'>
   increasePerSecond: 0.1,
   holdMs: 1_000,
   slowStartBeta: 0.5,
-  startFraction: 0.25,
-  doublingMs: 1_000,
-  slowStartThreshold: 0.5,
-  probeIncreasePerSecond: 1,
+  contentionMemoryMs: 60_000,
   idleRestartMs: 30_000,
 });
 
@@ -78,7 +67,7 @@ export interface RateState {
   since: number;
   /** When the last cut happened (ms); -Infinity before the first. */
   cutAt: number;
-  /** Growing multiplicatively (slow start) rather than additively. */
+  /** Started at the full share without evidence of contention: the first throttle cuts by slowStartBeta. */
   slowStart?: boolean;
 }
 
@@ -91,45 +80,49 @@ export function resolveAdaptiveRate(ceiling: number, overrides: Partial<Omit<Ada
   if (!(p.increasePerSecond > 0)) throw new TypeError(`adaptive rate: increasePerSecond must be positive, got ${p.increasePerSecond}`);
   if (!(p.holdMs >= 0)) throw new TypeError(`adaptive rate: holdMs must be ≥ 0, got ${p.holdMs}`);
   if (!(p.slowStartBeta > 0 && p.slowStartBeta < 1)) throw new TypeError(`adaptive rate: slowStartBeta must be in (0, 1), got ${p.slowStartBeta}`);
-  if (!(p.startFraction > 0 && p.startFraction <= 1)) throw new TypeError(`adaptive rate: startFraction must be in (0, 1], got ${p.startFraction}`);
-  if (!(p.doublingMs > 0)) throw new TypeError(`adaptive rate: doublingMs must be positive, got ${p.doublingMs}`);
-  if (!(p.slowStartThreshold > 0 && p.slowStartThreshold <= 1)) throw new TypeError(`adaptive rate: slowStartThreshold must be in (0, 1], got ${p.slowStartThreshold}`);
-  if (!(p.probeIncreasePerSecond > 0)) throw new TypeError(`adaptive rate: probeIncreasePerSecond must be positive, got ${p.probeIncreasePerSecond}`);
+  if (!(p.contentionMemoryMs >= 0)) throw new TypeError(`adaptive rate: contentionMemoryMs must be ≥ 0, got ${p.contentionMemoryMs}`);
   if (!(p.idleRestartMs > 0)) throw new TypeError(`adaptive rate: idleRestartMs must be positive, got ${p.idleRestartMs}`);
   return p;
 }
 
-/** The first state of an action: slow start from startFraction × the ceiling (never below the floor). */
-export function initialRate(params: AdaptiveRateParams, now: number): RateState {
-  const base = Math.max(params.floor, params.ceiling * params.startFraction);
-  return base >= params.ceiling ? { base: params.ceiling, since: now, cutAt: -Infinity } : { base, since: now, cutAt: -Infinity, slowStart: true };
+/**
+ * What this client knows of the account's quota at `now`: when it was last refused (RequestLimitExceeded, any action;
+ * -Infinity: never) and the lowest rate its actions cut since run at now (what the quota has been found to leave it).
+ */
+export interface AccountEvidence {
+  lastCutAt: number;
+  sustained: number;
 }
+
+export const NO_EVIDENCE: Readonly<AccountEvidence> = Object.freeze({ lastCutAt: -Infinity, sustained: Infinity });
 
 /**
- * The allowed rate at `now`: the base grown since (slow start: doubling up to the threshold, then climbing by
- * probeIncreasePerSecond; after it: by increasePerSecond), within [floor, ceiling].
+ * The first state of an action: with evidence of contention (a refusal within contentionMemoryMs), the rate the account
+ * sustains (within [floor, ceiling]), growing additively; without, the full share, the first refusal cutting deeper.
  */
-export function currentRate(state: RateState, params: AdaptiveRateParams, now: number): number {
-  const elapsed = Math.max(0, now - state.since);
-  return Math.min(params.ceiling, Math.max(params.floor, state.slowStart ? slowStartRate(state.base, params, elapsed) : state.base + (params.increasePerSecond * elapsed) / 1000));
+export function startRate(params: AdaptiveRateParams, now: number, evidence: AccountEvidence = NO_EVIDENCE): RateState {
+  if (now - evidence.lastCutAt < params.contentionMemoryMs) {
+    return { base: Math.min(params.ceiling, Math.max(params.floor, evidence.sustained)), since: now, cutAt: -Infinity };
+  }
+  return { base: params.ceiling, since: now, cutAt: -Infinity, slowStart: true };
 }
 
-function slowStartRate(base: number, params: AdaptiveRateParams, elapsed: number): number {
-  const threshold = Math.max(base, params.ceiling * params.slowStartThreshold);
-  const doubling = params.doublingMs * Math.log2(threshold / base);
-  if (elapsed <= doubling) return base * 2 ** (elapsed / params.doublingMs);
-  return threshold + (params.probeIncreasePerSecond * (elapsed - doubling)) / 1000;
+/** The allowed rate at `now`: the base grown by increasePerSecond since `since`, within [floor, ceiling]. */
+export function currentRate(state: RateState, params: AdaptiveRateParams, now: number): number {
+  const elapsed = Math.max(0, now - state.since);
+  return Math.min(params.ceiling, Math.max(params.floor, state.base + (params.increasePerSecond * elapsed) / 1000));
 }
 
 /**
  * A call about to be paced at `now`, the previous one having started at `lastStart` (ms; -Infinity: none). After
- * idleRestartMs without a call the action starts slowly again, from no more than it was allowed (a rate cut
- * recently stays cut) and no more than startFraction × the ceiling.
+ * idleRestartMs without a call the action starts again (startRate, from the evidence then), from no more than it was
+ * allowed (a rate cut recently stays cut).
  */
-export function onCall(state: RateState, params: AdaptiveRateParams, now: number, lastStart: number): RateState {
+export function onCall(state: RateState, params: AdaptiveRateParams, now: number, lastStart: number, evidence: AccountEvidence = NO_EVIDENCE): RateState {
   if (!Number.isFinite(lastStart) || now - lastStart < params.idleRestartMs) return state;
-  const restart = initialRate(params, now);
-  return { ...restart, base: Math.min(restart.base, currentRate(state, params, now)), cutAt: state.cutAt };
+  const restart = startRate(params, now, evidence);
+  const allowed = currentRate(state, params, now);
+  return allowed < restart.base ? { base: allowed, since: now, cutAt: state.cutAt } : { ...restart, cutAt: state.cutAt };
 }
 
 /**
@@ -138,8 +131,8 @@ export function onCall(state: RateState, params: AdaptiveRateParams, now: number
  */
 export function onThrottled(state: RateState, params: AdaptiveRateParams, now: number, measured = Infinity): RateState {
   if (now - state.cutAt < params.holdMs) return state;
-  // The first throttle ends slow start, with a deeper cut: every client doubled into the overshoot together, and the
-  // quota's burst hid it for a second or more, so the rate sent is well above the share. Then it grows additively.
+  // The first throttle of an action started at the full share without evidence cuts deeper: every client that started
+  // together overshoots together, and the quota's burst hid it for a second or so. Then it grows additively.
   const from = Math.min(currentRate(state, params, now), Math.max(measured, 0));
   return { base: Math.max(params.floor, from * (state.slowStart ? params.slowStartBeta : params.beta)), since: now, cutAt: now };
 }

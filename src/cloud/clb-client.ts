@@ -127,8 +127,9 @@ export interface ClbClient {
   /** Backend health, batched by 30 CLBs per call; CLBs that do not exist are absent from the result. */
   describeTargetHealth(loadBalancerIds: readonly string[], options?: CallOptions): Promise<LoadBalancerHealthInfo[]>;
 
-  // Writes. Each resolves once the CLB's async task has succeeded (DescribeTaskStatus = 0); writes to
-  // one CLB are serialized, to different CLBs concurrent (bounded). Failures are ClbErrors.
+  // Writes. Each resolves once the CLB's async task is proven to have succeeded (DescribeTaskStatus = 0, or a listener
+  // read that shows the write, src/cloud/proof.ts); writes to one CLB are serialized, to different CLBs concurrent
+  // (bounded). Failures are ClbErrors.
 
   /** ModifyListener with the listener's FULL health check (L4 listeners; full, so no field depends on merge-or-reset). */
   modifyListenerHealthCheck(loadBalancerId: string, listenerId: string, healthCheck: HealthCheck, options?: CallOptions): Promise<WriteResult>;
@@ -146,7 +147,7 @@ export interface ClbClient {
   modifyLoadBalancerPassToTarget(loadBalancerId: string, enable: boolean, options?: CallOptions): Promise<WriteResult>;
 
   /**
-   * While `action` is congested (its adaptive rate cut below the budget, or starting slowly): waits until its budget
+   * While `action` is congested (its adaptive rate cut below the budget, or started below it on evidence of contention): waits until its budget
    * allows a call and spends it without calling; otherwise returns at once. For the calls a change of loopguard's makes
    * TKE's controllers send on the same account quota (an annotated Service or an edited TkeServiceConfig is synced, and
    * the sync reads the CLB): when the quota is congested they slow down with loopguard's own calls of that action

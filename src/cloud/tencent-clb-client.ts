@@ -1,7 +1,8 @@
 // ClbClient on the unmodified tencentcloud-sdk-nodejs (CLB client only: loading the SDK root costs
 // ~0.5 s and 28 MB for 262 services, tencent-cloud.md §4). Layering of one call:
 //   write gate (per-CLB order, bounded CLBs)  →  retry loop  →  action budget (p-queue)  →  SDK request
-// and for writes, inside the gate and the retry loop: submit → poll DescribeTaskStatus until done.
+// and for writes, inside the gate and the retry loop: submit → prove it landed (DescribeTaskStatus, or a
+// DescribeListeners read that shows it, whichever action has room: proof.ts) until done.
 import http from 'node:http';
 import https from 'node:https';
 import { Client } from 'tencentcloud-sdk-nodejs/tencentcloud/services/clb/v20180317/clb_client.js';
@@ -24,9 +25,11 @@ import type { CloudCallEvent, CloudLogger } from './hooks.js';
 import { safeLog, silentLogger } from './hooks.js';
 import type { RetryPolicy } from './retry.js';
 import { resolveRetryPolicy, withRetry } from './retry.js';
+import type { VisibilityState } from './proof.js';
+import { chooseProof, INITIAL_VISIBILITY, needsConfirmation, onConfirmation, shows } from './proof.js';
 import { ActionThrottle } from './throttle.js';
-import type { TaskPollPolicy } from './task-waiter.js';
-import { DEFAULT_TASK_POLL_POLICY, waitForTask } from './task-waiter.js';
+import type { TaskPollPolicy, TaskStatus } from './task-waiter.js';
+import { DEFAULT_TASK_POLL_POLICY, TASK_RUNNING, TASK_SUCCEEDED, waitForTask } from './task-waiter.js';
 import { ClbWriteGate, DEFAULT_WRITE_CONCURRENCY } from './write-gate.js';
 import { DEFAULT_REQUEST_TIMEOUT_MS, parseEndpoint, type ParsedEndpoint, type TencentClbClientOptions } from './tencent-clb-options.js';
 
@@ -41,9 +44,20 @@ interface ClbActions {
   ModifyLoadBalancerAttributes: [ModifyLoadBalancerAttributesRequest, ModifyLoadBalancerAttributesResponse];
 }
 type Action = keyof ClbActions;
-/** The async writes (their tasks are polled with DescribeTaskStatus). */
-const ASYNC_WRITES = ['ModifyListener', 'ModifyRule', 'ModifyLoadBalancerAttributes'] as const;
-type WriteAction = (typeof ASYNC_WRITES)[number];
+/** The async writes (each lands when its task ends). */
+type WriteAction = 'ModifyListener' | 'ModifyRule' | 'ModifyLoadBalancerAttributes';
+/** What proves each write landed: the task's status, or (listener and rule writes) a listener read that shows it. */
+const PROVEN_BY: Record<WriteAction, readonly Action[]> = {
+  ModifyListener: ['DescribeTaskStatus', 'DescribeListeners'],
+  ModifyRule: ['DescribeTaskStatus', 'DescribeListeners'],
+  ModifyLoadBalancerAttributes: ['DescribeTaskStatus'],
+};
+
+/** A write that a listener read can show: its listener, and whether a read of it shows the write. */
+interface ReadProof {
+  listenerId: string;
+  shownIn: (listener: ListenerInfo) => boolean;
+}
 
 export class TencentClbClient implements ClbClient {
   private readonly sdk: Client;
@@ -56,13 +70,15 @@ export class TencentClbClient implements ClbClient {
   private readonly endpoint: ParsedEndpoint;
   private readonly agent: http.Agent | undefined;
   private readonly onCall: ((event: CloudCallEvent) => void) | undefined;
+  /** Whether a listener read that shows a write proves its task ended (proof.ts): learned from confirmations. */
+  private visibility: VisibilityState = INITIAL_VISIBILITY;
 
   constructor(options: TencentClbClientOptions) {
     if (!options.region) throw new TypeError('TencentClbClient needs a region');
     this.credentials = 'getCredential' in options.credentials ? options.credentials : new StaticCredentialProvider(options.credentials);
     this.endpoint = parseEndpoint(options.endpoint, options.protocol);
-    // Each async write needs its task polled (task-waiter.ts): writes go no faster than those polls can be answered.
-    this.throttle = new ActionThrottle({ pacedWith: Object.fromEntries(ASYNC_WRITES.map((a) => [a, 'DescribeTaskStatus'])), ...options.throttle });
+    // Each async write needs a proof that it landed (proof.ts): writes go no faster than those proofs can be answered.
+    this.throttle = new ActionThrottle({ pacedWith: PROVEN_BY, ...options.throttle });
     this.gate = new ClbWriteGate(options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY);
     this.retryPolicy = resolveRetryPolicy(options.retry);
     this.taskPoll = { ...DEFAULT_TASK_POLL_POLICY, ...options.taskPoll };
@@ -167,11 +183,13 @@ export class TencentClbClient implements ClbClient {
 
   modifyListenerHealthCheck(loadBalancerId: string, listenerId: string, healthCheck: HealthCheck, options: CallOptions = {}): Promise<WriteResult> {
     requireId('listenerId', listenerId);
+    const hc = requireHealthCheck(healthCheck);
     return this.write(
       'ModifyListener',
       loadBalancerId,
-      { LoadBalancerId: loadBalancerId, ListenerId: listenerId, HealthCheck: requireHealthCheck(healthCheck) },
+      { LoadBalancerId: loadBalancerId, ListenerId: listenerId, HealthCheck: hc },
       options,
+      { listenerId, shownIn: (l) => l.listenerId === listenerId && shows(l.healthCheck, hc) },
     );
   }
 
@@ -184,11 +202,13 @@ export class TencentClbClient implements ClbClient {
   ): Promise<WriteResult> {
     requireId('listenerId', listenerId);
     requireId('locationId', locationId);
+    const hc = requireHealthCheck(healthCheck);
     return this.write(
       'ModifyRule',
       loadBalancerId,
-      { LoadBalancerId: loadBalancerId, ListenerId: listenerId, LocationId: locationId, HealthCheck: requireHealthCheck(healthCheck) },
+      { LoadBalancerId: loadBalancerId, ListenerId: listenerId, LocationId: locationId, HealthCheck: hc },
       options,
+      { listenerId, shownIn: (l) => l.listenerId === listenerId && l.rules.some((r) => r.locationId === locationId && shows(r.healthCheck, hc)) },
     );
   }
 
@@ -199,6 +219,7 @@ export class TencentClbClient implements ClbClient {
       loadBalancerId,
       { LoadBalancerId: loadBalancerId, ListenerId: listenerId, KeepaliveEnable: enable ? 1 : 0 },
       options,
+      { listenerId, shownIn: (l) => l.listenerId === listenerId && l.keepaliveEnable === (enable ? 1 : 0) },
     );
   }
 
@@ -212,13 +233,13 @@ export class TencentClbClient implements ClbClient {
   }
 
   /**
-   * Holds the CLB's turn for the whole write: submit, then poll its task to the end. A busy CLB
+   * Holds the CLB's turn for the whole write: submit, then prove it landed (`prover`, proof.ts). A busy CLB
    * (another writer, e.g. TKE) or a failed task means submitting again, within the retry policy. A task
    * that is still running when polling times out is NOT resubmitted (ClbTaskTimeoutError goes to the
    * caller), and neither is a write whose polling itself failed: the task may well have succeeded.
    * `stopping` drops the write while it waits for its turn or budget, never once submitted (CallOptions).
    */
-  private write<A extends WriteAction>(action: A, loadBalancerId: string, request: ClbActions[A][0], options: CallOptions): Promise<WriteResult> {
+  private write<A extends WriteAction>(action: A, loadBalancerId: string, request: ClbActions[A][0], options: CallOptions, readProof?: ReadProof): Promise<WriteResult> {
     const { signal, stopping } = options;
     requireId('loadBalancerId', loadBalancerId);
     const ctx: CloudErrorContext = { action, loadBalancerId, request, endpoint: this.endpoint.host };
@@ -237,7 +258,7 @@ export class TencentClbClient implements ClbClient {
             const taskId = resp.RequestId ?? '';
             const pollCtx: CloudErrorContext = { action, loadBalancerId };
             try {
-              await waitForTask(taskId, (id) => this.taskStatus(id, pollCtx, signal), {
+              await waitForTask(taskId, this.prover(loadBalancerId, pollCtx, readProof, signal), {
                 policy: this.taskPoll,
                 context: pollCtx,
                 ...(signal ? { signal } : {}),
@@ -274,7 +295,47 @@ export class TencentClbClient implements ClbClient {
     );
   }
 
-  private async taskStatus(taskId: string, ctx: CloudErrorContext, signal?: AbortSignal): Promise<{ status: number; message?: string | null }> {
+  /**
+   * The proof of one write, asked again until its task is done (waitForTask): each time DescribeTaskStatus, or a read of
+   * the written listener when DescribeListeners has more room (proof.ts chooseProof). A read that does not show the
+   * write counts as "still running", and the next proof asks the task (only it tells a failed task). A read that shows
+   * it proves the write once reads are known to show values only at completion; until then (and in a world where they
+   * show early) DescribeTaskStatus confirms it.
+   */
+  private prover(loadBalancerId: string, ctx: CloudErrorContext, readProof: ReadProof | undefined, signal?: AbortSignal): (taskId: string) => Promise<TaskStatus> {
+    let lastReadMissed = false;
+    return async (taskId) => {
+      const via = chooseProof(
+        { DescribeTaskStatus: this.throttle.load('DescribeTaskStatus'), DescribeListeners: this.throttle.load('DescribeListeners') },
+        { readable: readProof !== undefined, lastReadMissed, visibility: this.visibility.visibility },
+      );
+      if (via === 'DescribeTaskStatus' || !readProof) {
+        lastReadMissed = false;
+        return this.taskStatus(taskId, ctx, signal);
+      }
+      const listeners = await this.describeListeners(loadBalancerId, { listenerIds: [readProof.listenerId], ...(signal ? { signal } : {}) });
+      if (!listeners.some(readProof.shownIn)) {
+        lastReadMissed = true;
+        return { status: TASK_RUNNING };
+      }
+      if (!needsConfirmation(this.visibility)) return { status: TASK_SUCCEEDED };
+      const confirmed = await this.taskStatus(taskId, ctx, signal);
+      const before = this.visibility.visibility;
+      this.visibility = onConfirmation(this.visibility, confirmed.status);
+      if (this.visibility.visibility !== before) {
+        safeLog(this.logger, this.visibility.visibility === 'early' ? 'warn' : 'info', 'Learned when a CLB write shows in a listener read', {
+          visibility: this.visibility.visibility,
+          loadBalancerId,
+          taskId,
+          taskStatus: confirmed.status,
+          note: this.visibility.visibility === 'early' ? 'a written value showed before its task ended: every write is now proven by DescribeTaskStatus' : 'a listener read that shows a write now proves it (docs/tencent-cloud.md §3)',
+        });
+      }
+      return confirmed;
+    };
+  }
+
+  private async taskStatus(taskId: string, ctx: CloudErrorContext, signal?: AbortSignal): Promise<TaskStatus> {
     const resp = await this.call('DescribeTaskStatus', { TaskId: taskId }, ctx, signal);
     return { status: resp.Status ?? 2, message: resp.Message ?? null };
   }

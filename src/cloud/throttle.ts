@@ -10,8 +10,8 @@
 // several loopguards on one account settle on shares of it; without it the action's queue pauses for a cool-down
 // and resumes at the same rate, so queued calls wait instead of piling on.
 import PQueue from 'p-queue';
-import type { AdaptiveRateParams, RateState } from './adaptive-rate.js';
-import { currentRate, initialRate, onCall, onThrottled, resolveAdaptiveRate } from './adaptive-rate.js';
+import type { AccountEvidence, AdaptiveRateParams, RateState } from './adaptive-rate.js';
+import { currentRate, onCall, onThrottled, resolveAdaptiveRate, startRate } from './adaptive-rate.js';
 import { Pacer } from './pacer.js';
 import { queueSignal } from './queue-signal.js';
 
@@ -37,12 +37,12 @@ export interface ThrottleOptions {
    */
   adaptive?: boolean | Partial<Omit<AdaptiveRateParams, 'ceiling'>>;
   /**
-   * Adaptive only: actions sent no faster than another action's current rate, e.g. an async write no faster than the
-   * DescribeTaskStatus that polls its task (each write needs at least one poll on the account's quota for that
-   * action): when polls are throttled and their rate cut, the writes slow down with them instead of queueing polls
-   * that are refused again.
+   * Adaptive only: actions sent no faster than the fastest of other actions' current rates, e.g. an async write no
+   * faster than the calls that can prove it landed (DescribeTaskStatus or DescribeListeners, proof.ts; each write needs
+   * at least one of them on the account's quota): when those are throttled and their rates cut, the writes slow down
+   * with them instead of queueing proofs that are refused again.
    */
-  pacedWith?: Record<string, string>;
+  pacedWith?: Record<string, string | readonly string[]>;
 }
 
 export const DEFAULT_ACTION_BUDGET: Readonly<Required<ActionBudget>> = Object.freeze({ rps: 10, burst: 2, concurrency: 10 });
@@ -122,7 +122,8 @@ export class ActionThrottle {
     return queue.add(
       async () => {
         if (adaptive) {
-          adaptive.state = onCall(adaptive.state, adaptive.params, performance.now(), adaptive.pacer.lastStart);
+          const now = performance.now();
+          adaptive.state = onCall(adaptive.state, adaptive.params, now, adaptive.pacer.lastStart, this.evidence(now));
           await adaptive.pacer.take(wait.signal);
         }
         wait.started();
@@ -177,18 +178,45 @@ export class ActionThrottle {
     return q.adaptive ? this.adaptiveRate(action, q.adaptive) : q.budget.rps;
   }
 
-  /** The action's own rate, within the own rate of the action it is paced with (one level: no chain, no cycle). */
+  /** The action's own rate, within the fastest own rate of the actions it is paced with (one level: no chain, no cycle). */
   private adaptiveRate(action: string, a: NonNullable<ActionQueue['adaptive']>): number {
     const now = performance.now();
     const own = currentRate(a.state, a.params, now);
-    const other = this.options.pacedWith?.[action];
-    const with_ = other === undefined || other === action ? undefined : this.entry(other).adaptive;
-    return with_ ? Math.min(own, currentRate(with_.state, with_.params, now)) : own;
+    const paced = this.options.pacedWith?.[action];
+    const others = (paced === undefined ? [] : typeof paced === 'string' ? [paced] : paced).filter((o) => o !== action);
+    const rates = others.flatMap((o) => {
+      const w = this.entry(o).adaptive;
+      return w ? [currentRate(w.state, w.params, now)] : [];
+    });
+    return rates.length > 0 ? Math.min(own, Math.max(...rates)) : own;
+  }
+
+  /** The action's rate now and the calls queued on it (proof.ts chooses where a write's proof goes by this). */
+  load(action: string): { rate: number; waiting: number; running: number } {
+    const q = this.entry(action);
+    const pacing = q.adaptive?.pacer.waiting ?? 0;
+    return { rate: this.rate(action), waiting: q.queue.size + pacing, running: q.queue.pending - pacing };
+  }
+
+  /**
+   * What this client knows of the account's quota (adaptive-rate.ts startRate): its last RequestLimitExceeded on any
+   * action, and the lowest rate an action cut within the memory runs at now.
+   */
+  private evidence(now: number): AccountEvidence {
+    let lastCutAt = -Infinity;
+    let sustained = Infinity;
+    for (const q of this.queues.values()) {
+      const a = q.adaptive;
+      if (!a || !(now - a.state.cutAt < a.params.contentionMemoryMs)) continue;
+      lastCutAt = Math.max(lastCutAt, a.state.cutAt);
+      sustained = Math.min(sustained, currentRate(a.state, a.params, now));
+    }
+    return { lastCutAt, sustained };
   }
 
   /**
    * Whether `action` is below its budget now: adaptive, its rate cut by RequestLimitExceeded answers and not grown back,
-   * or still starting slowly; fixed, in a cool-down. What loopguard's calls cause others to send is paced only then.
+   * or started below it on evidence of contention; fixed, in a cool-down. What loopguard's calls cause others to send is paced only then.
    */
   congested(action: string): boolean {
     const q = this.entry(action);
@@ -223,7 +251,8 @@ export class ActionThrottle {
       const adaptive = this.options.adaptive ?? true;
       if (adaptive !== false) {
         const params = resolveAdaptiveRate(budget.rps, adaptive === true ? {} : adaptive);
-        const state = initialRate(params, performance.now());
+        const now = performance.now();
+        const state = startRate(params, now, this.evidence(now));
         const a: NonNullable<ActionQueue['adaptive']> = { params, state, pacer: new Pacer(() => this.adaptiveRate(action, a)) };
         q.adaptive = a;
       }

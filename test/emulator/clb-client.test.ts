@@ -223,8 +223,18 @@ describe('budgets against the quota', () => {
 
   it('reserve spends the budget of the action without calling the CLB: reads queued behind reservations wait their turn', async () => {
     const lb = await emu.admin.seedLoadBalancer({ Listeners: [{ Protocol: 'TCP', Port: 80 }] });
-    // Congested (reserve spends only then): a fresh client starts slowly, below its budget of 5/s.
-    const client = makeClient({ throttle: { defaultBudget: { rps: 500 }, budgets: { DescribeListeners: { rps: 5, burst: 1 } } } }, []);
+    // Congested (reserve spends only then): after a RequestLimitExceeded on another action, DescribeListeners starts
+    // at the rate the account sustains (that action's cut rate, here the floor of 4/s), below its budget of 5/s.
+    await emu.admin.setFaults({ rules: [{ action: 'DescribeLoadBalancers', rate: 1, kind: 'error', code: 'RequestLimitExceeded' }] });
+    let cleared: Promise<void> | undefined;
+    const client = makeClient({
+      throttle: { defaultBudget: { rps: 500 }, budgets: { DescribeListeners: { rps: 5, burst: 1 } }, adaptive: { floor: 4 } },
+      // The retry waits ≥ 1 s after a refusal: the fault is gone by then.
+      onCall: (e) => void (e.outcome === 'throttled' && (cleared ??= emu.admin.clearFaults())),
+    });
+    await client.describeLoadBalancers([lb.LoadBalancerId]);
+    await cleared;
+    expect(client.rateLimits()['DescribeLoadBalancers']).toBeLessThan(5);
     const before = (await emu.admin.stats()).calls['DescribeListeners'] ?? 0;
     const t0 = performance.now();
     await Promise.all([...Array.from({ length: 5 }, () => client.reserve('DescribeListeners')), client.describeListeners(lb.LoadBalancerId)]);

@@ -1,61 +1,67 @@
 // The adaptive per-action rate (src/cloud/adaptive-rate.ts): AIMD under --cloud-rate-limit.
 import { describe, expect, it } from '@jest/globals';
-import type { RateState } from '../../src/cloud/adaptive-rate.js';
-import { currentRate, DEFAULT_ADAPTIVE_RATE, initialRate, onCall, onThrottled, resolveAdaptiveRate } from '../../src/cloud/adaptive-rate.js';
+import type { AccountEvidence, RateState } from '../../src/cloud/adaptive-rate.js';
+import { currentRate, DEFAULT_ADAPTIVE_RATE, NO_EVIDENCE, onCall, onThrottled, resolveAdaptiveRate, startRate } from '../../src/cloud/adaptive-rate.js';
 import { ActionThrottle } from '../../src/cloud/throttle.js';
 import { Pacer } from '../../src/cloud/pacer.js';
 
 const P = resolveAdaptiveRate(10);
-/** AIMD alone: no slow start (the rows that show the cut and the recovery). */
-const AIMD = resolveAdaptiveRate(10, { startFraction: 1 });
+/** AIMD alone: started on evidence of contention at the ceiling's rate (the rows that show the cut and the recovery). */
+const AIMD_START: AccountEvidence = { lastCutAt: 0, sustained: 10 };
 
 /**
- * Replays events from the initial state at t=0: at `t` ms, `throttled` (with the measured rate), `call` (a call, the
- * previous one having started at `call` ms), or a reading.
+ * Replays events from the start state at t=0 (`evidence` then): at `t` ms, `throttled` (with the measured rate), `call`
+ * (a call, the previous one having started at `call` ms; the evidence as given), or a reading.
  */
-function replay(events: Array<{ t: number; throttled?: number; call?: number }>, params = AIMD): number[] {
-  let state: RateState = initialRate(params, 0);
-  return events.map(({ t, throttled, call }) => {
-    if (call !== undefined) state = onCall(state, params, t, call);
+function replay(events: Array<{ t: number; throttled?: number; call?: number; evidence?: AccountEvidence }>, evidence: AccountEvidence = AIMD_START): number[] {
+  const params = P;
+  let state: RateState = startRate(params, 0, evidence);
+  return events.map(({ t, throttled, call, evidence: later }) => {
+    if (call !== undefined) state = onCall(state, params, t, call, later ?? NO_EVIDENCE);
     if (throttled !== undefined) state = onThrottled(state, params, t, throttled);
     return Number(currentRate(state, params, t).toFixed(3));
   });
 }
 
 describe('adaptive rate', () => {
-  it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.1 req/s per second (bench:fleet), one cut per second, slow start from a quarter doubling each second to half, then +1 req/s per second, restart after 30 s idle", () => {
-    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.1, holdMs: 1000, slowStartBeta: 0.5, startFraction: 0.25, doublingMs: 1000, slowStartThreshold: 0.5, probeIncreasePerSecond: 1, idleRestartMs: 30_000 });
+  it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.1 req/s per second (bench:fleet), one cut per second, a deeper first cut (0.5) after a start without evidence, 60 s of memory for a refusal, restart after 30 s idle", () => {
+    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.1, holdMs: 1000, slowStartBeta: 0.5, contentionMemoryMs: 60_000, idleRestartMs: 30_000 });
   });
 
-  it.each([
-    ['slow start: a quarter of the ceiling, doubling every second up to half of it, then +1 req/s per second up to it', [{ t: 0 }, { t: 500 }, { t: 1000 }, { t: 2000 }, { t: 3500 }, { t: 6000 }, { t: 60_000 }], [2.5, 3.536, 5, 6, 7.5, 10, 10]],
-    ['slow start ends at the first throttle, cut by half from what was allowed, then +0.1 req/s per second', [{ t: 1000, throttled: 8 }, { t: 6000 }, { t: 60_000 }], [2.5, 3, 8.4]],
-    ['slow start ends at the first throttle: cut by half from what was sent when less', [{ t: 1000, throttled: 2 }], [1]],
-    ['slow start ends at the first throttle during the climb too; after it the cut is β 0.7', [{ t: 2000, throttled: 10 }, { t: 3000, throttled: 5 }], [3, 2.17]],
-    ['idle restart: after 30 s without a call the next starts slowly again', [{ t: 0 }, { t: 100_000, call: 60_000 }, { t: 101_000 }, { t: 102_000 }], [2.5, 2.5, 5, 6]],
-    ['idle restart keeps a recent cut below the start rate', [{ t: 40_000, throttled: 1 }, { t: 45_000, call: 10_000 }, { t: 46_000 }], [0.5, 1, 2]],
-    ['no restart while calls keep coming, nor before the first call', [{ t: 0, call: -Infinity }, { t: 20_000, call: 19_900 }], [2.5, 10]],
-  ])('%s', (_name, events, rates) => {
-    expect(replay(events, P)).toEqual(rates);
+  // The start (issue 40): the full share without evidence of contention, the rate the account sustains with it.
+  it.each<[string, number, AccountEvidence, RateState]>([
+    ['never refused: the full share, the first refusal to cut deeper', 5000, NO_EVIDENCE, { base: 10, since: 5000, cutAt: -Infinity, slowStart: true }],
+    ['refused 59.9 s ago: the rate the account sustains now, growing additively', 60_000, { lastCutAt: 100, sustained: 3.2 }, { base: 3.2, since: 60_000, cutAt: -Infinity }],
+    ['refused 60 s ago: forgotten, the full share', 60_100, { lastCutAt: 100, sustained: 3.2 }, { base: 10, since: 60_100, cutAt: -Infinity, slowStart: true }],
+    ['the sustained rate is kept within the floor', 1000, { lastCutAt: 900, sustained: 0.1 }, { base: 0.5, since: 1000, cutAt: -Infinity }],
+    ['and within the ceiling (a cut action of a larger budget)', 1000, { lastCutAt: 900, sustained: 14 }, { base: 10, since: 1000, cutAt: -Infinity }],
+  ])('start: %s', (_name, now, evidence, state) => {
+    expect(startRate(P, now, evidence)).toEqual(state);
   });
 
-  it('slow start is off when the start fraction is 1, and the floor bounds the start', () => {
-    expect(initialRate(AIMD, 0)).toEqual({ base: 10, since: 0, cutAt: -Infinity });
-    expect(initialRate(resolveAdaptiveRate(1), 0)).toMatchObject({ base: 0.5, slowStart: true });
-    expect(() => resolveAdaptiveRate(10, { startFraction: 0 })).toThrow(/startFraction/);
-    expect(() => resolveAdaptiveRate(10, { doublingMs: 0 })).toThrow(/doublingMs/);
+  it.each<[string, Array<{ t: number; throttled?: number; call?: number; evidence?: AccountEvidence }>, AccountEvidence, number[]]>([
+    ['a lone client stays at the full share, however long', [{ t: 0 }, { t: 500 }, { t: 60_000 }], NO_EVIDENCE, [10, 10, 10]],
+    ['the first refusal after a start without evidence cuts by half from what was allowed, then +0.1 req/s per second', [{ t: 1000, throttled: 10 }, { t: 6000 }, { t: 60_000 }], NO_EVIDENCE, [5, 5.5, 10]],
+    ['…by half from what was sent when less', [{ t: 1000, throttled: 2 }], NO_EVIDENCE, [1]],
+    ['after the first refusal the cut is β 0.7', [{ t: 2000, throttled: 10 }, { t: 3000, throttled: 5 }], NO_EVIDENCE, [5, 3.5]],
+    ['a start on evidence cuts by β 0.7 at once', [{ t: 1000, throttled: 4 }], { lastCutAt: 0, sustained: 4 }, [2.8]],
+    ['idle restart with fresh evidence: down to the rate the account sustains', [{ t: 0 }, { t: 100_000, call: 60_000, evidence: { lastCutAt: 99_000, sustained: 2 } }, { t: 101_000 }], NO_EVIDENCE, [10, 2, 2.1]],
+    ['idle restart without evidence: the full share again', [{ t: 1000, throttled: 10 }, { t: 100_000, call: 60_000 }, { t: 101_000, throttled: 10 }], NO_EVIDENCE, [5, 10, 5]],
+    ['idle restart keeps a recent cut of its own below the start rate', [{ t: 40_000, throttled: 1 }, { t: 45_000, call: 10_000 }, { t: 46_000 }], NO_EVIDENCE, [0.5, 1, 1.1]],
+    ['no restart while calls keep coming, nor before the first call', [{ t: 0, call: -Infinity, evidence: { lastCutAt: 0, sustained: 1 } }, { t: 20_000, call: 19_900, evidence: { lastCutAt: 20_000, sustained: 1 } }], NO_EVIDENCE, [10, 10]],
+  ])('%s', (_name, events, evidence, rates) => {
+    expect(replay(events, evidence)).toEqual(rates);
+  });
+
+  it('a start never goes above the ceiling or below the floor; a budget under the floor is its own floor', () => {
+    expect(startRate(resolveAdaptiveRate(0.2), 0)).toMatchObject({ base: 0.2 });
     expect(() => resolveAdaptiveRate(10, { slowStartBeta: 1 })).toThrow(/slowStartBeta/);
     expect(() => resolveAdaptiveRate(10, { idleRestartMs: -1 })).toThrow(/idleRestartMs/);
-    expect(() => resolveAdaptiveRate(10, { slowStartThreshold: 0 })).toThrow(/slowStartThreshold/);
-    expect(() => resolveAdaptiveRate(10, { probeIncreasePerSecond: 0 })).toThrow(/probeIncreasePerSecond/);
-    // A threshold of 1 doubles all the way; a start above the threshold climbs from where it starts.
-    expect([0, 1000, 2000].map((t) => currentRate(initialRate(resolveAdaptiveRate(10, { slowStartThreshold: 1 }), 0), resolveAdaptiveRate(10, { slowStartThreshold: 1 }), t))).toEqual([2.5, 5, 10]);
-    const high = resolveAdaptiveRate(10, { startFraction: 0.8 });
-    expect([0, 1000].map((t) => Number(currentRate(initialRate(high, 0), high, t).toFixed(3)))).toEqual([8, 9]);
+    expect(() => resolveAdaptiveRate(10, { contentionMemoryMs: -1 })).toThrow(/contentionMemoryMs/);
   });
 
   it.each([
-    ['starts at the ceiling (no slow start)', [{ t: 0 }, { t: 60_000 }], [10, 10]],
+    ['starts at the ceiling (on evidence: the sustained rate 10)', [{ t: 0 }, { t: 60_000 }], [10, 10]],
     ['decrease: a throttle cuts to β × the rate sent', [{ t: 1000, throttled: 10 }], [7]],
     ['decrease: from what was measured when below the allowance', [{ t: 1000, throttled: 4 }], [2.8]],
     ['decrease: several throttles within the hold cut once', [{ t: 1000, throttled: 10 }, { t: 1500, throttled: 10 }, { t: 1999, throttled: 10 }], [7, 7.05, 7.1]],
@@ -70,8 +76,8 @@ describe('adaptive rate', () => {
 
   it('two clients cutting on the excess of a shared quota settle near half of it each', () => {
     // A fluid model of the emulator's bucket (20/s, burst 20): throttles land on each client in proportion to its rate.
-    const params = resolveAdaptiveRate(20, { startFraction: 1 });
-    let a = initialRate(params, 0);
+    const params = resolveAdaptiveRate(20);
+    let a = startRate(params, 0);
     let b: RateState = { base: 2, since: 0, cutAt: -Infinity };
     let tokens = 20;
     const shares: number[] = [];
@@ -109,41 +115,41 @@ describe('adaptive rate', () => {
 
 describe('ActionThrottle with the adaptive rate', () => {
   it('per action: a throttle cuts only that action, and calls no longer pause', async () => {
-    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { startFraction: 1 } });
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: {} });
     await throttle.run('A', () => Promise.resolve());
     await throttle.run('B', () => Promise.resolve());
     throttle.slowDown('A');
     const stats = throttle.stats();
     expect(stats['A']).toMatchObject({ coolingDown: false });
-    // Measured: one call in the last second → cut from 1 req/s.
-    expect(throttle.rate('A')).toBeCloseTo(0.7, 1);
+    // Measured: one call in the last second → the first cut, by half from 1 req/s.
+    expect(throttle.rate('A')).toBeCloseTo(0.5, 1);
     expect(throttle.rate('B')).toBe(10);
     expect(Object.keys(throttle.rates()).sort()).toEqual(['A', 'B']);
     throttle.close();
   });
 
-  it('slow start, and again after an idle spell', async () => {
-    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { doublingMs: 100, idleRestartMs: 50, slowStartThreshold: 1 } });
+  it('a lone client starts every action at its full share; after a refusal, a new action starts at the rate the account sustains', async () => {
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 } });
     await throttle.run('A', () => Promise.resolve());
-    // Starts at a quarter of the ceiling; 250 ms later (2.5 doublings) it is at the ceiling.
-    expect(throttle.rate('A')).toBeLessThan(5);
-    await new Promise((r) => setTimeout(r, 250));
-    expect(throttle.rate('A')).toBe(10);
-    // Idle longer than idleRestartMs: the next call starts slowly again (below the ceiling for the next 200 ms).
-    await throttle.run('A', () => Promise.resolve());
-    expect(throttle.rate('A')).toBeLessThan(10);
+    expect([throttle.rate('A'), throttle.congested('A')]).toEqual([10, false]);
+    throttle.slowDown('A');
+    // One call in the last second, the first refusal: cut by half from 1 req/s, the floor.
+    expect(throttle.rate('A')).toBeCloseTo(0.5, 1);
+    // B starts on that evidence, at A's rate now, not at its ceiling.
+    expect(throttle.rate('B')).toBeCloseTo(0.5, 1);
+    expect(throttle.congested('B')).toBe(true);
     throttle.close();
   });
 
   it('spaces calls at the cut rate', async () => {
-    const throttle = new ActionThrottle({ defaultBudget: { rps: 100, burst: 5 }, adaptive: { floor: 1, startFraction: 1 } });
-    // 20 calls at 100/s, then a throttle: measured ≈ 20/s → 14/s, ≈ 71 ms apart.
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 100, burst: 5 }, adaptive: { floor: 1 } });
+    // 20 calls at 100/s, then the first throttle: measured ≈ 20/s → 10/s, ≈ 100 ms apart.
     await Promise.all(Array.from({ length: 20 }, () => throttle.run('A', () => Promise.resolve())));
     throttle.slowDown('A');
     const rate = throttle.rate('A');
-    // 0.7 × the calls of the last second: 14/s when the 20 took less than a second (fewer on a slow machine).
+    // 0.5 × the calls of the last second: 10/s when the 20 took less than a second (fewer on a slow machine).
     expect(rate).toBeGreaterThan(1);
-    expect(rate).toBeLessThanOrEqual(14.01);
+    expect(rate).toBeLessThanOrEqual(10.01);
     const starts: number[] = [];
     await Promise.all(Array.from({ length: 4 }, () => throttle.run('A', () => Promise.resolve(starts.push(performance.now())))));
     expect((starts[3] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual((3 * 1000) / rate - 5);
@@ -151,14 +157,14 @@ describe('ActionThrottle with the adaptive rate', () => {
   });
 
   it('`stopping` drops a call still waiting for its turn at the cut rate, never one already running', async () => {
-    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { floor: 0.5, startFraction: 1 } });
+    const throttle = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: { floor: 0.5 } });
     const stopping = new AbortController();
     let finish!: () => void;
     const running = throttle.run('A', () => new Promise<string>((resolve) => (finish = () => resolve('done'))), { stopping: stopping.signal });
     throttle.slowDown('A');
-    expect(throttle.rate('A')).toBeCloseTo(0.7, 2);
+    expect(throttle.rate('A')).toBeCloseTo(0.5, 2);
     let ran = false;
-    // At 0.7 req/s the next start is ~1.4 s away: the call waits in the pacer.
+    // At 0.5 req/s the next start is ~2 s away: the call waits in the pacer.
     const waiting = throttle.run('A', () => Promise.resolve((ran = true)), { stopping: stopping.signal });
     await new Promise((r) => setTimeout(r, 50));
     expect(throttle.stats()['A']).toMatchObject({ waiting: 1, running: 1 });

@@ -22,9 +22,11 @@ describe('bench:fleet figures', () => {
 
   it('T_min is one ModifyListener per listener at the quota; the line says how close the fleet came', () => {
     expect(tMin(360)).toBe(18);
-    const line = fleetLine({ clusters: 3, listeners: 360, tActual: 20, loopguards: { calls: 1000, rle: 10 }, tke: { calls: 200, rle: 0 }, converged: true });
-    expect(line).toBe('fleet: clusters=3 listeners=360 quota=20 write_ratio=0.900 rle_fraction=0.0100 tke_rle_fraction=0.0000 converged=true');
-    expect(fleetLine({ clusters: 2, listeners: 40, tActual: NaN, loopguards: { calls: 0, rle: 0 }, tke: { calls: 0, rle: 0 }, converged: false })).toContain('write_ratio=0.000');
+    const line = fleetLine({ clusters: 3, listeners: 360, tActual: 20, loopguards: { calls: 1000, rle: 10 }, tke: { calls: 200, rle: 0 }, converged: true, floor: { action: 'DescribeTaskStatus', seconds: 19 } });
+    expect(line).toBe('fleet: clusters=3 listeners=360 quota=20 write_ratio=0.900 rle_fraction=0.0100 tke_rle_fraction=0.0000 converged=true floor_action=DescribeTaskStatus floor_ratio=0.950');
+    const stuck = fleetLine({ clusters: 2, listeners: 40, tActual: NaN, loopguards: { calls: 0, rle: 0 }, tke: { calls: 0, rle: 0 }, converged: false, floor: { action: '', seconds: 0 } });
+    expect(stuck).toContain('write_ratio=0.000');
+    expect(stuck).toContain('floor_action=none floor_ratio=0.000');
   });
 
   it('percentile by nearest rank', () => {

@@ -7,8 +7,7 @@
 //     served on 127.0.0.1, as a release would serve it); the real krew CLI installs it from the local manifest and
 //     archive into a temporary KREW_ROOT, and `kubectl loopguard doctor` from there gives the same verdicts.
 // Gate for krew: test/support/krew.ts (skipped without Go unless LOOPGUARD_REQUIRE_KREW_TEST=true).
-import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync, createReadStream, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync, createReadStream, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -18,7 +17,7 @@ import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import { parseDocument } from 'yaml';
 import type { Report } from '../../src/cli/report.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
-import { krewTools } from '../support/krew.js';
+import { krewTools, kubectlOnlyPath, run } from '../support/krew.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { AT_RISK_L4, lbIngress, lbService, PRIVATE_INGRESS, PRIVATE_SUBNET } from '../support/workload.js';
@@ -29,19 +28,7 @@ const VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8'
 const gate = krewTools('test/integration/plugin.test.ts (krew)');
 const krewSuite = gate.skip ? describe.skip : describe;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
-function run(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout: String(stdout), stderr: String(stderr) }),
-    );
-  });
-}
 
 /** What must agree between two doctor runs: the profile, the counts, and per target its CLB, verdict, cause and plan. */
 function verdicts(stdout: string): unknown {
@@ -56,21 +43,6 @@ function verdicts(stdout: string): unknown {
   };
 }
 
-/** A directory holding only a `kubectl` link (and what `extra` adds): PATH for a machine without Node. */
-function pathDir(extra: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'lg-plugin-bin-'));
-  const kubectl = (process.env['PATH'] ?? '').split(':').map((d) => join(d, 'kubectl')).find((f) => {
-    try {
-      return statSync(f).isFile();
-    } catch {
-      return false;
-    }
-  });
-  if (!kubectl) throw new Error('kubectl is not on PATH');
-  symlinkSync(kubectl, join(dir, 'kubectl'));
-  for (const [name, target] of Object.entries(extra)) symlinkSync(target, join(dir, name));
-  return dir;
-}
 
 describe('kubectl loopguard: the single binary and the krew plugin on the local TKE', () => {
   let tke: LocalTke;
@@ -141,7 +113,7 @@ describe('kubectl loopguard: the single binary and the krew plugin on the local 
     let bin = '';
     let cwd = '';
     beforeAll(() => {
-      bin = pathDir({ 'kubectl-loopguard': BINARY });
+      bin = kubectlOnlyPath({ 'kubectl-loopguard': BINARY });
       cwd = mkdtempSync(join(tmpdir(), 'lg-plugin-cwd-'));
     });
 
@@ -206,7 +178,7 @@ describe('kubectl loopguard: the single binary and the krew plugin on the local 
         const doc = parseDocument(readFileSync(manifest, 'utf8'));
         doc.setIn(['spec', 'platforms', 0, 'uri'], `http://127.0.0.1:${(server.address() as AddressInfo).port}/kubectl-loopguard.tar.gz`);
         writeFileSync(join(dir, 'loopguard.yaml'), doc.toString());
-        const bin = pathDir({ 'kubectl-krew': gate.krew! });
+        const bin = kubectlOnlyPath({ 'kubectl-krew': gate.krew! });
         const r = await run(gate.validator!, ['-manifest', join(dir, 'loopguard.yaml')], { cwd: dir, env: { PATH: bin } });
         expect(r.stderr).toContain('all 1 spec.platforms installed fine');
         expect(r.code).toBe(0);
@@ -217,7 +189,7 @@ describe('kubectl loopguard: the single binary and the krew plugin on the local 
 
     it('kubectl krew install --manifest --archive into a fresh KREW_ROOT; kubectl loopguard doctor runs from there', async () => {
       const root = mkdtempSync(join(tmpdir(), 'lg-krew-root-'));
-      const bin = pathDir({ 'kubectl-krew': gate.krew! });
+      const bin = kubectlOnlyPath({ 'kubectl-krew': gate.krew! });
       const cwd = mkdtempSync(join(tmpdir(), 'lg-plugin-cwd-'));
       const installed = await run('kubectl', ['krew', 'install', `--manifest=${manifest}`, `--archive=${archive()}`], { cwd, env: { ...userEnv(bin), KREW_ROOT: root } });
       expect(installed.stderr).toContain('Installed plugin: loopguard');

@@ -13,9 +13,9 @@
 // Gates: helm and krew (Go), podman (scripts/image/build.sh --check): skipped with the reason printed when one cannot
 // be had here, unless .ci/run's LOOPGUARD_REQUIRE_*_TEST makes that a failure. In CI `npm run image` ran before, so
 // the release's image build reuses its layers.
-import { execFile, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, mkdtempSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,7 +27,7 @@ import { CHECKSUMS, IMAGE_DIGEST, PLATFORMS, RELEASE_DIR, archiveName, imageArch
 import { inspectSea, seaProblems } from '../../scripts/release/sea-check.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { helmBinary } from '../support/helm.js';
-import { krewTools } from '../support/krew.js';
+import { krewTools, kubectlOnlyPath, run } from '../support/krew.js';
 
 const SUITE = 'test/integration/release.test.ts';
 const VERSION = releaseVersion();
@@ -48,35 +48,8 @@ const helm = helmBinary(SUITE);
 const skip = krew.skip ?? helm.skip ?? podmanGate();
 const suite = skip ? describe.skip : describe;
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
-function run(cmd: string, args: string[], opts: { cwd: string; env: Record<string, string>; timeoutMs?: number }): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(cmd, args, { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout: String(stdout), stderr: String(stderr) }),
-    );
-  });
-}
 
-/** A directory holding only a `kubectl` link (and what `extra` adds): PATH for a machine without Node. */
-function pathDir(extra: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'lg-release-bin-'));
-  const kubectl = (process.env['PATH'] ?? '').split(':').map((d) => join(d, 'kubectl')).find((f) => {
-    try {
-      return statSync(f).isFile();
-    } catch {
-      return false;
-    }
-  });
-  if (!kubectl) throw new Error('kubectl is not on PATH');
-  symlinkSync(kubectl, join(dir, 'kubectl'));
-  for (const [name, target] of Object.entries(extra)) symlinkSync(target, join(dir, name));
-  return dir;
-}
 
 const archives = PLATFORMS.map((p) => ({ ...p, name: archiveName(VERSION, p) }));
 const manifestFile = join(RELEASE_DIR, 'loopguard.yaml');
@@ -146,7 +119,7 @@ suite(`npm run release${skip ? ` (skipped: ${skip})` : ''}`, () => {
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       archives.forEach((a, i) => doc.setIn(['spec', 'platforms', i, 'uri'], `${base}/${a.name}`));
       writeFileSync(join(dir, 'loopguard.yaml'), doc.toString());
-      const r = await run(krew.validator!, ['-manifest', join(dir, 'loopguard.yaml')], { cwd: dir, env: { PATH: pathDir({ 'kubectl-krew': krew.krew! }) }, timeoutMs: 600_000 });
+      const r = await run(krew.validator!, ['-manifest', join(dir, 'loopguard.yaml')], { cwd: dir, env: { PATH: kubectlOnlyPath({ 'kubectl-krew': krew.krew! }) }, timeoutMs: 600_000 });
       expect(r.stderr).toContain('all 4 spec.platforms installed fine');
       expect(r.code).toBe(0);
     } finally {
@@ -157,7 +130,7 @@ suite(`npm run release${skip ? ` (skipped: ${skip})` : ''}`, () => {
   it('kubectl krew install --manifest --archive (linux/amd64) into a fresh KREW_ROOT; kubectl loopguard version runs', async () => {
     const root = mkdtempSync(join(tmpdir(), 'lg-release-krew-root-'));
     const cwd = mkdtempSync(join(tmpdir(), 'lg-release-cwd-'));
-    const bin = pathDir({ 'kubectl-krew': krew.krew! });
+    const bin = kubectlOnlyPath({ 'kubectl-krew': krew.krew! });
     const home = mkdtempSync(join(tmpdir(), 'lg-release-home-'));
     const archive = join(RELEASE_DIR, archives[0]!.name);
     const installed = await run('kubectl', ['krew', 'install', `--manifest=${manifestFile}`, `--archive=${archive}`], { cwd, env: { PATH: bin, HOME: home, KREW_ROOT: root } });

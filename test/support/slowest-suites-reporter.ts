@@ -15,6 +15,7 @@ interface SuiteTime {
 }
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+const count = (n: number, what: string): string => `${n} ${what}${n === 1 ? '' : 's'}`;
 
 export default class SlowestSuitesReporter {
   private readonly suites: SuiteTime[] = [];
@@ -48,9 +49,9 @@ export default class SlowestSuitesReporter {
     const width = Math.max(...slowest.map((s) => s.project.length));
     lines.push('', `Slowest ${slowest.length} of ${this.suites.length} suites:`);
     for (const s of slowest) {
-      lines.push(`  ${seconds(s.ms).padStart(8)}  ${s.project.padEnd(width)}  ${s.path} (${s.tests} tests${s.failed ? ', FAILED' : ''})`);
+      lines.push(`  ${seconds(s.ms).padStart(8)}  ${s.project.padEnd(width)}  ${s.path} (${count(s.tests, 'test')}${s.failed ? ', FAILED' : ''})`);
     }
-    const projects = [...byProject].map(([name, p]) => `${name || '(no project)'} ${seconds(p.ms)} in ${p.suites} suites`);
+    const projects = [...byProject].map(([name, p]) => `${name || '(no project)'} ${seconds(p.ms)} in ${count(p.suites, 'suite')}`);
     lines.push(`Sum of suite times: ${projects.join(', ')}.`);
     // This runs in Jest's main process: its uptime includes the global setup (the control plane) before the tests.
     lines.push(`Jest wall time: ${seconds(process.uptime() * 1000)} (tests ${seconds(Date.now() - results.startTime)}).`);
@@ -60,6 +61,7 @@ export default class SlowestSuitesReporter {
       const ms = Date.now() - startedAt * 1000;
       lines.push(`Total wall time (typecheck, lint, Jest): ${seconds(ms)} (${(ms / 60_000).toFixed(1)} min).`);
     }
-    console.log(lines.join('\n'));
+    // stderr, where Jest's own reporters write: `--json` keeps stdout to itself.
+    process.stderr.write(`${lines.join('\n')}\n`);
   }
 }

@@ -32,7 +32,9 @@ describe('hostile input from a namespace user', () => {
     // TKE re-applies only declared fields (sync scope `declared`): this suite counts loopguard's writes and checks
     // what an abandoned revert leaves, which TKE's documented `all` sync would rewrite on its 1.5 s resync (after an
     // abandon that already removed prevent-loopback it puts the VIP source back itself).
-    tke = await startLocalTke({ resyncIntervalMs: 1_500, simulator: { syncScope: 'declared' }, operator: { extraArgs: ['--drift-check-interval=3s'] } });
+    // A 3 s TKE grace period, not the default 10 s: a restore waits it out between taking prevent-loopback off and
+    // putting the sources back, and nothing here depends on its length.
+    tke = await startLocalTke({ resyncIntervalMs: 1_500, simulator: { syncScope: 'declared' }, operator: { extraArgs: ['--drift-check-interval=3s', '--tke-grace-period=3s'] } });
     emulator = tke.emulator;
     operator = tke.operator!;
   });

@@ -37,7 +37,9 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     // holds loopguard to preserve, and — without the switch — undo loopguard's own switch (sim/README.md).
     tke = await startLocalTke({
       simulator: { switchHealthCheckSourceOnPreventLoopback: false, syncScope: 'declared' },
-      operator: { extraArgs: ['--drift-check-interval=2s'] },
+      // A 3 s grace period instead of the default 10 s: every restore waits it out between taking prevent-loopback off
+      // and putting the sources back (kube-proxy unbinding the VIP), and nothing here depends on its length.
+      operator: { extraArgs: ['--drift-check-interval=2s', '--tke-grace-period=3s'] },
     });
     ({ emulator, namespaces } = tke);
     operator = tke.operator!;

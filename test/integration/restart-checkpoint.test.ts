@@ -40,7 +40,9 @@ describe('restart from the observation checkpoint', () => {
   });
 
   afterAll(async () => {
-    await operator?.stop('SIGKILL');
+    // SIGTERM: the operator releases the shared Lease (loopguard-system/loopguard-leader) on its way out. A SIGKILL here
+    // left it held for its 15 s duration, which the next suite's operator waited out before it could lead.
+    await operator?.stop('SIGTERM');
     await tke?.stop();
   });
 

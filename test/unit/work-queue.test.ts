@@ -121,15 +121,22 @@ describe('WorkQueue', () => {
 
   it('does not retry a TerminalError', async () => {
     let runs = 0;
-    const q = new WorkQueue('t', async () => {
-      runs++;
-      throw new TerminalError('bad spec');
-    });
+    const outcomes: string[] = [];
+    const q = new WorkQueue(
+      't',
+      async () => {
+        runs++;
+        throw new TerminalError('bad spec');
+      },
+      // What the queue decided, read when it decided it: no window to wait out for a retry that should not come.
+      { observer: { retried: () => outcomes.push('retried'), failed: (_n, _k, _e, retryIn) => outcomes.push(`failed, retry in ${retryIn}`), processed: (_n, _s, result) => outcomes.push(result) } },
+    );
     q.start();
     q.add('x');
     await q.whenIdle();
-    await new Promise((r) => setTimeout(r, 30));
     expect(runs).toBe(1);
+    expect(outcomes).toEqual(['failed, retry in undefined', 'terminal']);
+    expect(q.retries('x')).toBe(0);
   });
 
   it('requeues after the requested delay, keeping the earliest of several', async () => {

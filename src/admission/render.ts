@@ -32,18 +32,16 @@ export function chartTemplate(): string {
     '{{- /*',
     HEADER.slice(2).trim(),
     'config/components/admission-warnings: warns at admission (Warn + Audit, never Deny) about Services and Ingresses at risk of CLB loopback.',
-    'Rendered where the apiserver serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (Kubernetes >= 1.30):',
-    'against a cluster Helm knows the kinds it serves; helm template knows only group versions, so there --kube-version',
-    'decides (without it, Helm assumes v1.20.0: not rendered, so the output applies on every minor; docs/kubernetes-versions.md §3).',
-    'The operator writes the parameters (AdmissionParams loopguard-admission-params in its Lease namespace).',
+    'Rendered where Helm knows the apiserver serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy (Kubernetes >= 1.30):',
+    'helm install/upgrade ask the cluster; helm template renders it only when --api-versions names the kind (as a GitOps tool',
+    'passing the cluster\'s served kinds does), never from --kube-version alone (docs/kubernetes-versions.md §3).',
+    'The operator writes the parameters (AdmissionParams loopguard-admission-params in its own namespace).',
     '*/ -}}',
-    // Against a cluster, Helm knows the kinds the apiserver serves; `helm template` knows only group versions (and
-    // --api-versions), so there an explicit --kube-version decides (GA and served by default from 1.30). Without one,
-    // Helm assumes v1.20.0, a placeholder: left out, as in config/default (TKE still runs 1.28).
-    '{{- $served := .Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy" }}',
-    '{{- $offline := not (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration") }}',
-    '{{- $version := .Capabilities.KubeVersion.Version }}',
-    '{{- if and .Values.admissionPolicy.enabled (or $served (and $offline (semverCompare ">=1.30-0" $version))) }}',
+    // Offline, `helm template` knows no cluster: its default KubeVersion is whatever minor the helm binary was built
+    // against (v1.36 for helm v3.21's release binaries, v1.20 for a plain `go build`), not the target's, so a version
+    // test would render the policy for a 1.28 cluster with an official helm and the README's dry-run line would fail
+    // there. Only the served kind decides.
+    '{{- if and .Values.admissionPolicy.enabled (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy") }}',
     body.trimEnd(),
     '{{- end }}',
     '',

@@ -114,9 +114,10 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
   });
 
   it('renders the RBAC, ServiceAccount, ConfigMap and Deployment of config/default, and the admission-warnings component (labels and image aside)', () => {
-    // For a minor that serves VAP v1 (helm template --kube-version 1.30), the chart renders what config/default plus
-    // the component give; without it (below), what config/default alone gives (docs/kubernetes-versions.md §3).
-    const chart = template('loopguard', 'loopguard-system', [], ['--kube-version', '1.30.0']);
+    // Where Helm knows the cluster serves VAP v1 (helm template --api-versions naming the kind), the chart renders what
+    // config/default plus the component give; without it (below), what config/default alone gives
+    // (docs/kubernetes-versions.md §3).
+    const chart = template('loopguard', 'loopguard-system', [], ['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy']);
     expect(template('loopguard', 'loopguard-system').filter((d) => d.kind.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
     const overlay = mkdtempSync(join(tmpdir(), 'loopguard-vap-'));
     const rel = relative(overlay, REPO_ROOT);
@@ -144,31 +145,33 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
   });
 
   it('renders the admission policy and binding where the minor serves them (config/components/admission-warnings), and neither with admissionPolicy.enabled=false', () => {
-    const on = template('loopguard', 'loopguard-system', [], ['--kube-version', '1.30.0']);
+    const on = template('loopguard', 'loopguard-system', [], ['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy']);
     expect(find(on, 'ValidatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
     expect(find(on, 'ValidatingAdmissionPolicyBinding').map((o) => o.metadata.name)).toEqual(['loopguard-loopback-warning']);
-    const off = template('loopguard', 'loopguard-system', ['admissionPolicy.enabled=false'], ['--kube-version', '1.30.0']);
+    const off = template('loopguard', 'loopguard-system', ['admissionPolicy.enabled=false'], ['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy']);
     expect(off.map((o) => o.kind).filter((k) => k.startsWith('ValidatingAdmissionPolicy'))).toEqual([]);
-    // Not where the apiserver does not serve the API (below 1.30): Helm's discovery lists the kinds it serves, or
-    // `helm template --kube-version` says the version.
+    // Not where Helm does not know the apiserver serves the kind: against a cluster Helm's discovery lists the kinds it
+    // serves; offline only --api-versions can say so. A --kube-version alone never renders it: offline, Helm's default
+    // version is the binary's own build (an official helm v3.21 says v1.36), not the cluster's.
     const policies = (args: string[]) => {
       const r = helm(['template', 'loopguard', CHART_DIR, '--set', 'region=r', ...args]);
       expect(r.code).toBe(0);
       return parseAllDocuments(r.stdout).map((d) => (d.toJS() as Obj | null)?.kind).filter((k) => k?.startsWith('ValidatingAdmissionPolicy')).length;
     };
     const webhook = ['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingWebhookConfiguration'];
-    // helm template without a version (Helm assumes v1.20.0) leaves them out, so its output applies on every minor
-    // TKE runs (the README's dry-run line).
+    // helm template without --api-versions leaves them out, so its output applies on every minor TKE runs (the README's
+    // dry-run line), whatever version the helm binary assumes.
     expect(policies([])).toBe(0);
     expect(policies(['--kube-version', '1.28.0'])).toBe(0);
-    expect(policies(['--kube-version', '1.29.0'])).toBe(0);
-    expect(policies(['--kube-version', '1.30.0'])).toBe(2);
+    expect(policies(['--kube-version', '1.30.0'])).toBe(0);
+    expect(policies(['--kube-version', '1.36.0'])).toBe(0);
     expect(policies(webhook)).toBe(0);
+    expect(policies(['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy'])).toBe(2);
     expect(policies([...webhook, '--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy'])).toBe(2);
     // The Role for the parameters stays: the operator keeps them either way.
     expect(find(off, 'Role', 'loopguard-admission-params')).toHaveLength(1);
     // Under another release, the binding names its policy and the parameters in the operator's (Lease) namespace.
-    const other = template('lg', 'ops', ['operator.leaseNamespace=elsewhere'], ['--kube-version', '1.30.0']);
+    const other = template('lg', 'ops', ['operator.leaseNamespace=elsewhere'], ['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy']);
     const [binding] = find(other, 'ValidatingAdmissionPolicyBinding') as Array<Obj & { spec: { policyName: string; paramRef: { name: string; namespace: string } } }>;
     expect(find(other, 'ValidatingAdmissionPolicy').map((o) => o.metadata.name)).toEqual([binding?.spec.policyName]);
     expect(binding?.spec.paramRef).toMatchObject({ name: 'loopguard-admission-params', namespace: 'elsewhere' });

@@ -44,6 +44,8 @@ export interface SharedUser {
   policy?: string;
   /** Opted out of loopguard (`loopguard.dev/skip`) or of TKE's controller (`mode: skip`). */
   optedOut: boolean;
+  /** Its prevent-loopback is loopguard's (its LoopbackRecord holds the original): a binding loopguard can give back. */
+  annotatedByLoopguard?: boolean;
 }
 
 export interface SharedView {
@@ -117,6 +119,8 @@ export function sharedView(
   policyOf: (t: TargetRef) => string | undefined,
   /** A cluster policy with `skipAnnotation: Ignore`: loopguard.dev/skip opts none of its own targets out. */
   ignoreSkipOf?: string,
+  /** Target keys whose prevent-loopback loopguard set (their records hold the original). */
+  loopguardAnnotated: ReadonlySet<string> = new Set(),
 ): SharedView {
   const clbIds = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
   const configOf = (t: TargetFacts): string | undefined => {
@@ -137,7 +141,12 @@ export function sharedView(
     if (!lb && !inConfig) continue;
     const policy = policyOf(c);
     const ignoreOwn = ignoreSkipOf !== undefined && policy === ignoreSkipOf;
-    const user: SharedUser = { facts: c, ...(policy ? { policy } : {}), optedOut: readSkip(c.annotations, c.kind, { ignoreOwn }).skipped !== undefined };
+    const user: SharedUser = {
+      facts: c,
+      ...(policy ? { policy } : {}),
+      optedOut: readSkip(c.annotations, c.kind, { ignoreOwn }).skipped !== undefined,
+      ...(loopguardAnnotated.has(key) ? { annotatedByLoopguard: true } : {}),
+    };
     if (lb) clbs.set(lb, [...(clbs.get(lb) ?? []), user]);
     if (inConfig) configs.set(config, [...(configs.get(config) ?? []), user]);
   }

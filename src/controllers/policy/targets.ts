@@ -4,7 +4,9 @@ import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { withSpecDefaults, type LoopbackPolicy, type PolicyMode, type ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
 import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { madeFor, ownedBy, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
+import { madeFor, ownedBy, policyRefOf, readRecord, type OwnerKey } from '../../model/record-registry.js';
+import { annotatedByLoopguard } from '../../plan/originals.js';
+import { ServiceAnnotation } from '../../api/annotations.js';
 import { sharedView, type SharedView } from '../../plan/snapshot.js';
 import type { Orphan, PolicyCaches } from './deps.js';
 import { conflictAssessment, handoverAssessment, type Assessment } from '../../model/assessment.js';
@@ -153,7 +155,7 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
  * Who shares the policy's targets' CLBs (any namespace) and TkeServiceConfigs (see SharedView). Which policy
  * manages a target of another namespace is that namespace's claim, worked out only for namespaces that share.
  */
-export function sharedWith(targets: readonly TargetFacts[], caches: Pick<PolicyCaches, 'services' | 'ingresses'>, own: ReadonlySet<string>, index: Pick<ClaimsIndex, 'view'>, ignoreSkipOf?: OwnerKey): SharedView {
+export function sharedWith(targets: readonly TargetFacts[], caches: Pick<PolicyCaches, 'services' | 'ingresses' | 'records'>, own: ReadonlySet<string>, index: Pick<ClaimsIndex, 'view'>, ignoreSkipOf?: OwnerKey): SharedView {
   const clbs = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
   // Only a namespace's own Ingresses can name its TkeServiceConfigs; CLBs are shared across namespaces.
   const elsewhere = (o: { metadata?: { namespace?: string } }) => !own.has(o.metadata?.namespace ?? '');
@@ -162,7 +164,23 @@ export function sharedWith(targets: readonly TargetFacts[], caches: Pick<PolicyC
     const winner = index.view(t.namespace).claims.get(targetKey(t))?.winner;
     return winner ? identityOwner(winner) : undefined;
   };
-  return sharedView(targets, [...[...own].flatMap((ns) => index.view(ns).candidates), ...others], policyOf, ignoreSkipOf);
+  const candidates = [...[...own].flatMap((ns) => index.view(ns).candidates), ...others];
+  return sharedView(targets, candidates, policyOf, ignoreSkipOf, loopguardAnnotated(caches.records(), targets, candidates));
+}
+
+/** Target keys, among those on the targets' CLBs, whose prevent-loopback loopguard set: their records hold its original. */
+function loopguardAnnotated(records: readonly LoopbackRecord[], targets: readonly TargetFacts[], candidates: readonly TargetFacts[]): Set<string> {
+  const clbs = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
+  const onClbs = new Map([...targets, ...candidates].filter((t) => t.kind === 'Service' && t.loadBalancerId && clbs.has(t.loadBalancerId)).map((t) => [targetKey(t), t]));
+  const out = new Set<string>();
+  for (const r of records) {
+    const t = r.spec?.target;
+    if (!t || t.kind !== 'Service') continue;
+    const key = targetKey(t);
+    const facts = onClbs.get(key);
+    if (facts && madeFor(r, facts) && annotatedByLoopguard(readRecord(r, facts).originals, ServiceAnnotation.PreventLoopback)) out.add(key);
+  }
+  return out;
 }
 
 /**

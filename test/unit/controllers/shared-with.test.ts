@@ -5,6 +5,7 @@ import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { API_VERSION, KIND, type LoopbackPolicy } from '../../../src/api/loopbackpolicy.js';
 import { namespaceView, sharedWith } from '../../../src/controllers/policy/targets.js';
 import { serviceFacts } from '../../../src/model/target-facts.js';
+import { ownerKey, recordFor } from '../../../src/model/record-registry.js';
 
 const svc = (namespace: string, name: string, lb: string, annotations: Record<string, string> = {}): V1Service => ({
   metadata: { namespace, name, uid: `${namespace}-${name}`, annotations: { 'service.kubernetes.io/tke-existed-lbid': lb, 'service.kubernetes.io/loadbalance-id': lb, ...annotations } },
@@ -17,23 +18,37 @@ const ing = (namespace: string, name: string, config: string, annotations: Recor
 const policy = (namespace: string, name: string): LoopbackPolicy => ({ apiVersion: API_VERSION, kind: KIND, metadata: { namespace, name, uid: `${namespace}-${name}`, creationTimestamp: new Date(0) }, spec: {} });
 
 describe('sharedWith', () => {
-  const services = [svc('h', 'shared', 'lb-1'), svc('i', 'shared', 'lb-1', { 'loopguard.dev/skip': 'true' }), svc('j', 'other', 'lb-1'), svc('h', 'alone', 'lb-2')];
+  const PL = 'service.cloud.tencent.com/prevent-loopback';
+  const services = [
+    svc('h', 'shared', 'lb-1', { [PL]: 'true' }),
+    svc('i', 'shared', 'lb-1', { 'loopguard.dev/skip': 'true', [PL]: 'true' }),
+    svc('j', 'other', 'lb-1', { [PL]: 'true' }),
+    svc('h', 'alone', 'lb-2'),
+  ];
+  // h/shared's prevent-loopback is loopguard's (its record holds the original); i/shared's record holds none; j/other's
+  // record was made for an earlier object of the same name (another uid), so it says nothing about this one.
+  const records = [
+    recordFor({ kind: 'Service', namespace: 'h', name: 'shared', uid: 'h-shared' }, ownerKey('h', 'p'), { v: 1, annotations: { [PL]: null } }),
+    recordFor({ kind: 'Service', namespace: 'i', name: 'shared', uid: 'i-shared' }, ownerKey('i', 'q'), { v: 1, listeners: { 'lbl-1': { sourceIpType: 0 } } }),
+    recordFor({ kind: 'Service', namespace: 'j', name: 'other', uid: 'j-earlier' }, ownerKey('j', 'r'), { v: 1, annotations: { [PL]: null } }),
+  ];
   const ingresses = [ing('h', 'front', 'cfg'), ing('h', 'back', 'cfg', { 'loopguard.dev/skip': 'true' }), ing('h', 'solo', 'own')];
   const policies = [policy('h', 'p'), policy('i', 'q')];
   const caches = {
     services: (ns?: string) => services.filter((s) => ns === undefined || s.metadata?.namespace === ns),
     ingresses: (ns?: string) => ingresses.filter((i) => ns === undefined || i.metadata?.namespace === ns),
     policies: (ns: string) => policies.filter((p) => p.metadata.namespace === ns),
+    records: () => records,
   };
 
   it('a CLB shared across namespaces: every Service on it, each with its own namespace\'s policy (none in j), opt-outs marked', () => {
     const view = namespaceView('h', caches.services('h'), caches.ingresses('h'), caches.policies('h'));
     const mine = view.candidates.filter((t) => t.kind === 'Service');
     const shared = sharedWith(mine, caches, new Set(['h']), { view: (ns: string) => (ns === 'h' ? view : namespaceView(ns, caches.services(ns), caches.ingresses(ns), caches.policies(ns))) });
-    expect(shared.clbs.get('lb-1')?.map((u) => [u.facts.namespace, u.facts.name, u.policy, u.optedOut])).toEqual([
-      ['h', 'shared', 'h/p', false],
-      ['i', 'shared', 'i/q', true],
-      ['j', 'other', undefined, false],
+    expect(shared.clbs.get('lb-1')?.map((u) => [u.facts.namespace, u.facts.name, u.policy, u.optedOut, u.annotatedByLoopguard ?? false])).toEqual([
+      ['h', 'shared', 'h/p', false, true],
+      ['i', 'shared', 'i/q', true, false],
+      ['j', 'other', undefined, false, false],
     ]);
     expect(shared.clbs.get('lb-2')?.map((u) => u.facts.name)).toEqual(['alone']);
   });

@@ -36,7 +36,7 @@ export function gathered(facts: TargetFacts, found: ClbFacts, extra: Partial<Tar
  * A snapshot of `targets` managed by OWNER. `others` are Services/Ingresses the caches hold besides them, with
  * the policy managing each (`policies`, by name; OWNER for the targets).
  */
-export function snapshot(targets: TargetSnapshot[], opts: { spec?: LoopbackPolicySpec; others?: TargetFacts[]; policies?: Record<string, string | undefined>; extra?: Partial<Snapshot> } = {}): Snapshot {
+export function snapshot(targets: TargetSnapshot[], opts: { spec?: LoopbackPolicySpec; others?: TargetFacts[]; policies?: Record<string, string | undefined>; loopguardAnnotated?: string[]; extra?: Partial<Snapshot> } = {}): Snapshot {
   const facts = targets.map((t) => t.facts);
   const policyOf = (t: TargetRef): string | undefined => (opts.policies && t.name in opts.policies ? opts.policies[t.name] : OWNER);
   return {
@@ -49,7 +49,7 @@ export function snapshot(targets: TargetSnapshot[], opts: { spec?: LoopbackPolic
     graceMs: 10_000,
     targets,
     orphans: [],
-    shared: opts.others || opts.policies ? sharedView(facts, [...facts, ...(opts.others ?? [])], policyOf) : NO_SHARING,
+    shared: opts.others || opts.policies ? sharedView(facts, [...facts, ...(opts.others ?? [])], policyOf, undefined, new Set(opts.loopguardAnnotated ?? [])) : NO_SHARING,
     ...opts.extra,
   };
 }

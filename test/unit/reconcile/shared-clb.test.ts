@@ -10,6 +10,7 @@ import { planPolicy } from '../../../src/plan/policy-plan.js';
 import { describeStep, type Step } from '../../../src/plan/steps.js';
 import { clb, ingress, l4Listener, listener, service } from '../model/fixtures.js';
 import { gathered, OWNER, snapshot } from './fixtures.js';
+import { targetKey } from '../../../src/model/facts.js';
 
 const LB = 'lb-shared';
 const PL = 'service.cloud.tencent.com/prevent-loopback';
@@ -158,6 +159,20 @@ describe('prevent-loopback on a CLB shared by several Services', () => {
     // Never a write to the other Service's listener.
     expect(steps.some((s) => s.kind === 'SetListenerHealthCheckSource' && s.listenerId !== 'lbl-8080')).toBe(false);
     if (row.takesBack) expect(steps[0]).toMatchObject({ kind: 'AnnotateTarget', set: { [PL]: null }, restore: true });
+  });
+
+  it.each([
+    { whose: "loopguard's (its record holds the original)", held: true },
+    { whose: "the user's", held: false },
+  ])("another Service's prevent-loopback is $whose, and a third listener health-checks from the VIP: held back only when that binding is loopguard's too (two of them would justify each other for good)", ({ held }) => {
+    const B = svc('i', 9090, { [PL]: 'true' });
+    const three = clb({ loadBalancerId: LB, listeners: [l4Listener('lbl-8080', 'TCP', 8080, 1), l4Listener('lbl-9090', 'TCP', 9090, 1), l4Listener('lbl-7070', 'TCP', 7070, 0)] });
+    const t = gathered(svc('h', 8080, { [PL]: 'true' }), three, { ownership: { originals: converged, owner: OWNER } });
+    const [p] = planPolicy(snapshot([t], { spec: SPEC, others: [B], loopguardAnnotated: held ? [targetKey(B)] : [] })).targets;
+    const steps = p?.plan.steps ?? [];
+    expect(p?.assessment.rootCause.id).toBe(held ? 'SharedClb' : 'LoopbackPrevented');
+    if (held) expect(steps[0]).toMatchObject({ kind: 'AnnotateTarget', set: { [PL]: null }, restore: true });
+    else expect(steps.some((x) => x.kind === 'AnnotateTarget' && x.set[PL] === null)).toBe(false);
   });
 
   it('a listener another target of this policy switches in this pass: no Conflict, prevent-loopback in the next pass', () => {

@@ -151,6 +151,17 @@ describe('buildAdmissionParams', () => {
     expect(Object.keys(buildAdmissionParams({ profile: profile(IPVS_NEW), policies, enforcing: false })).filter((k) => k.startsWith('enforce.'))).toEqual([]);
   });
 
+  it('an Enforce cluster policy over 8,000 namespaces (24-character names) fits the AdmissionParams schema (maxProperties, the 1.5 MiB request limit)', () => {
+    const crd = readFileSync(join(REPO_ROOT, 'crds/loopguard.dev_admissionparams.yaml'), 'utf8');
+    const maxProperties = Number(/maxProperties: (\d+)/.exec(crd)?.[1]);
+    const clusterPolicies: ClusterLoopbackPolicy[] = [{ apiVersion: API_VERSION, kind: 'ClusterLoopbackPolicy' as const, metadata: { name: 'everywhere' }, spec: { mode: 'Enforce' as const } }];
+    const namespaces: NamespaceFacts[] = Array.from({ length: 8000 }, (_, i) => ({ name: `team-${String(i).padStart(5, '0')}-payments-prod`, labels: {} }));
+    const data = buildAdmissionParams({ profile: profile(IPVS_NEW), policies: [], clusterPolicies, namespaces, ownNamespace: 'loopguard-system', enforcing: true });
+    expect(Object.keys(data).filter((k) => k.startsWith('enforce.'))).toHaveLength(16_000);
+    expect(Object.keys(data).length).toBeLessThanOrEqual(maxProperties);
+    expect(Buffer.byteLength(JSON.stringify({ data }))).toBeLessThan(1.5 * 1024 * 1024);
+  });
+
   it('a cluster policy counts in each namespace it enforces (modeOverrides), never in the ones it audits or leaves out', () => {
     const clusterPolicies: ClusterLoopbackPolicy[] = [
       {

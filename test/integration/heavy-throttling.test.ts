@@ -14,10 +14,10 @@ import { API_VERSION, PLURAL, type LoopbackPolicy } from '../../src/api/loopback
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { clbClient } from '../emulator/support.js';
 import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
-import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import { atRiskServicesWithClbs, startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, deletePolicy, getPolicy, policyManifest, reportedStatus, waitForCondition } from '../support/policy.js';
 import { findRecord } from '../support/records.js';
-import { AT_RISK_L4, PRIVATE_SUBNET, lbService } from '../support/workload.js';
+import { PRIVATE_SUBNET, lbService } from '../support/workload.js';
 
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
@@ -61,20 +61,7 @@ describe('Enforce and revert under heavy CLB throttling (0.2 req/s)', () => {
     namespaces.add(ns);
     // Two Services, one CLB each, a TCP and a UDP listener each: four listeners, two CLBs written concurrently.
     const names = ['t-a', 't-b'];
-    for (const n of names) await core.createNamespacedService({ namespace: ns, body: lbService(n, AT_RISK_L4) });
-    const ids = await waitFor(
-      'CLBs assigned',
-      async () => {
-        const out: string[] = [];
-        for (const n of names) {
-          const id = (await core.readNamespacedService({ namespace: ns, name: n })).metadata?.annotations?.[LB_ID];
-          if (!id || (await emulator.admin.getLoadBalancer(id)).Listeners.length < 2) return undefined;
-          out.push(id);
-        }
-        return out;
-      },
-      { timeoutMs: 30_000 },
-    );
+    const ids = await atRiskServicesWithClbs(tke, ns, names, 30_000);
     const snapshot = async () => {
       const out: Record<string, unknown> = {};
       for (const id of ids) for (const l of (await emulator.admin.getLoadBalancer(id)).Listeners) out[`${id}/${l.ListenerId}`] = l.HealthCheck;

@@ -7,13 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
-import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import { atRiskServicesWithClbs, startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
 import { applyPolicy, deletePolicy, policyManifest, waitForCondition, waitForPolicyGone } from '../support/policy.js';
 import { findRecord } from '../support/records.js';
-import { AT_RISK_L4, lbService } from '../support/workload.js';
 
-const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
 
 describe('L4 Enforce across operator kills', () => {
@@ -42,16 +40,7 @@ describe('L4 Enforce across operator kills', () => {
     const ns = await createNamespace('l4-restart');
     namespaces.add(ns);
     const names = ['k-a', 'k-b'];
-    for (const n of names) await core.createNamespacedService({ namespace: ns, body: lbService(n, AT_RISK_L4) });
-    const ids = await waitFor('CLBs assigned', async () => {
-      const out: string[] = [];
-      for (const n of names) {
-        const id = (await core.readNamespacedService({ namespace: ns, name: n })).metadata?.annotations?.[LB_ID];
-        if (!id || (await emulator.admin.getLoadBalancer(id)).Listeners.length < 2) return undefined;
-        out.push(id);
-      }
-      return out;
-    });
+    const ids = await atRiskServicesWithClbs(tke, ns, names);
     const snapshot = async () => {
       const out: Record<string, unknown> = {};
       for (const id of ids) for (const l of (await emulator.admin.getLoadBalancer(id)).Listeners) out[`${id}/${l.ListenerId}`] = l.HealthCheck;

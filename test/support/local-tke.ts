@@ -2,10 +2,11 @@
 // test apiserver, a kube-proxy profile, and optionally the operator as its own process under the config/
 // ServiceAccount. Suites add the namespaces they create to `namespaces`; the simulator touches only those.
 import { randomBytes } from 'node:crypto';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startClbEmulator, type CallerCredentials, type ClbEmulator, type EmulatorOptions } from '../../sim/clb-emulator/index.js';
 import { applyClusterProfile, startTkeSimulator, type ClusterProfileName, type TkeSimulator, type TkeSimulatorOptions } from '../../sim/tke-simulator/index.js';
-import { kubeConfig } from './kube.js';
+import { kubeConfig, waitFor } from './kube.js';
+import { AT_RISK_L4, lbService } from './workload.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess, type OperatorProcessOptions } from './operator.js';
 
 /**
@@ -94,4 +95,26 @@ export async function startLocalTke(options: LocalTkeOptions = {}): Promise<Loca
       await emulator.close();
     },
   };
+}
+
+/**
+ * Creates an at-risk L4 Service (AT_RISK_L4: a TCP and a UDP port) per name in `namespace` and waits until TKE has
+ * given each its CLB with both listeners. Returns the CLB ids, in the names' order.
+ */
+export async function atRiskServicesWithClbs(tke: Pick<LocalTke, 'emulator'>, namespace: string, names: readonly string[], timeoutMs?: number): Promise<string[]> {
+  const core = kubeConfig().makeApiClient(CoreV1Api);
+  for (const n of names) await core.createNamespacedService({ namespace, body: lbService(n, AT_RISK_L4) });
+  return waitFor(
+    'CLBs assigned',
+    async () => {
+      const out: string[] = [];
+      for (const n of names) {
+        const id = (await core.readNamespacedService({ namespace, name: n })).metadata?.annotations?.['service.kubernetes.io/loadbalance-id'];
+        if (!id || (await tke.emulator.admin.getLoadBalancer(id)).Listeners.length < 2) return undefined;
+        out.push(id);
+      }
+      return out;
+    },
+    timeoutMs !== undefined ? { timeoutMs } : {},
+  );
 }

@@ -228,7 +228,10 @@ const SERVER_SET = ['uid', 'resourceVersion', 'generation', 'creationTimestamp',
  * a result) makes them differ, and the write that follows replaces the whole object.
  */
 export function sameReport(a: Report | undefined, b: Report): boolean {
-  if (!a) return false;
-  const mine = (r: Report) => ({ ...r, metadata: Object.fromEntries(Object.entries(r.metadata).filter(([k]) => !SERVER_SET.includes(k))) });
-  return canonical(mine(a)) === canonical(mine(b));
+  return a !== undefined && reportContent(a) === reportContent(b);
+}
+
+/** The report as `sameReport` compares it, as one string (what loopguard's seal covers: src/kube/report-seal.ts). */
+export function reportContent(r: Report): string {
+  return canonical({ ...r, metadata: Object.fromEntries(Object.entries(r.metadata).filter(([k]) => !SERVER_SET.includes(k))) });
 }

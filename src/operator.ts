@@ -208,7 +208,9 @@ export class Operator {
     const fullReadsPerSecond = (config.cloudRateLimit * config.driftFullReadShare) / 100;
     const observer = new ClbObserver(healthSignal.recording(d.clb));
     const driftScheduler = new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond);
-    const checkpoint = config.observationCheckpoint ? new Checkpointer({ observer, store: new ObservationStore(kc, config.namespace), region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;
+    // The checkpoint's store also holds the key that seals the namespaces' reports (src/kube/report-seal.ts).
+    const observationStore = config.observationCheckpoint ? new ObservationStore(kc, config.namespace) : undefined;
+    const checkpoint = observationStore ? new Checkpointer({ observer, store: observationStore, region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;
     this.upkeep = new ObservationUpkeep({ observer, signal: healthSignal, scheduler: driftScheduler, named: () => namedClbs(this.services.list(), this.ingresses.list()), driftCheckIntervalMs: config.driftCheckIntervalMs, logger, ...(checkpoint ? { checkpoint } : {}) });
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
@@ -244,7 +246,7 @@ export class Operator {
       observer,
       capabilities: this.capabilities,
       statusWriter: new PolicyStatusWriter(kc),
-      reports: new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger }), logger, () => [
+      reports: new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }), logger, () => [
         ...this.policies.list().filter((p) => !p.metadata?.deletionTimestamp).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
         ...this.clusterPolicies.list().filter((p) => !p.metadata?.deletionTimestamp).map(clusterKeyOf),
       ]),

@@ -8,14 +8,19 @@
 // What loopguard wrote is remembered, so an unchanged namespace costs no API call between resyncs; each resync reads
 // the stored report once again, so one someone deleted or edited is put back.
 //
-// Prune deletes only a report this process wrote, by the uid the apiserver gave it (a precondition of the delete): a
+// Prune deletes only a report loopguard wrote, by the uid the apiserver gave it (a precondition of the delete): a
 // label or name anyone with write access to reports can copy, so a user's own Report named `loopguard` is never
-// deleted. Across a restart that identity is lost: a report an earlier process left in a namespace that stopped being
-// covered while loopguard was down stays (docs/reports.md says how to remove it).
+// deleted. Which ones loopguard wrote survives a restart through a seal (report-seal.ts: an HMAC over the whole
+// report, keyed with the observation checkpoint's key): before its first write or prune, a process lists the Reports
+// named `loopguard` with loopguard's label and adopts those whose seal verifies, as if it had written them itself
+// (their uid for prune, their timestamps carried over, no rewrite while nothing changed); any other is left alone.
+// Without the key (--observation-checkpoint=false: no Secret, no RBAC for it) reports are not sealed and nothing is
+// adopted: a process knows only what it wrote itself, as before (docs/reports.md §3).
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
-import { namespaceReport, REPORT_GROUP, REPORT_NAME, REPORT_PLURAL, REPORT_VERSION, sameReport, type Report, type ReportTarget } from '../model/namespace-report.js';
+import { MANAGED_BY_LABEL, namespaceReport, REPORT_API_VERSION, REPORT_GROUP, REPORT_KIND, REPORT_LABELS, REPORT_NAME, REPORT_PLURAL, REPORT_VERSION, sameReport, type Report, type ReportTarget } from '../model/namespace-report.js';
 import { kubeStatus, kubeStatusKind } from '../runtime/kube-errors.js';
+import { sealedByLoopguard, sealReport } from './report-seal.js';
 
 const API = { group: REPORT_GROUP, version: REPORT_VERSION, plural: REPORT_PLURAL };
 
@@ -23,9 +28,14 @@ export interface ReportWriterOptions {
   /** How long a discovery answer (and the stored reports as last seen) hold: the operator's resync interval. */
   resyncMs: number;
   logger?: { info: (message: string, fields?: Record<string, unknown>) => void };
+  /** The observation checkpoint's key (ObservationStore.key): seals each report; absent, reports are not sealed. */
+  key?: () => Promise<Buffer>;
   /** The clock (tests). */
   now?: () => Date;
 }
+
+/** A page of the adoption's list: loopguard's reports are one per covered namespace, and can be large. */
+const LIST_PAGE = 100;
 
 /**
  * What a 404 means. The apiserver names what it did not find in Status.details.kind: `reports` for a missing report,
@@ -43,12 +53,15 @@ export class ReportWriter {
   /** The last discovery answer and when it was had. */
   private served: { value: boolean; at: number } | undefined;
   /**
-   * Per namespace, the report as this process last wrote it (the apiserver's answer): its uid is the identity prune
-   * trusts, its results' timestamps the only ones carried over. Kept across resyncs.
+   * Per namespace, the report as this process last wrote it (the apiserver's answer), or an earlier process's whose
+   * seal verified (adopt): its uid is the identity prune trusts, its results' timestamps the only ones carried over.
+   * Kept across resyncs.
    */
   private readonly written = new Map<string, Report>();
   /** Namespaces whose stored report is known to be `written` since the last resync (read or written since). */
   private readonly current = new Set<string>();
+  /** Whether the reports an earlier process sealed were adopted into `written` (once per process, when served). */
+  private adopted = false;
 
   constructor(
     kc: KubeConfig,
@@ -81,9 +94,12 @@ export class ReportWriter {
    */
   async sync(namespace: string, targets: readonly ReportTarget[]): Promise<string | undefined> {
     if (!(await this.available())) return undefined;
-    const mine = this.written.get(namespace);
-    const desired = namespaceReport(namespace, targets, mine, this.now());
     try {
+      await this.adopt();
+      const mine = this.written.get(namespace);
+      const key = await this.options.key?.();
+      const report = namespaceReport(namespace, targets, mine, this.now());
+      const desired = key ? sealReport(key, report) : report;
       const stored = this.current.has(namespace) ? mine : await this.read(namespace);
       if (!sameReport(stored, desired)) {
         const target = { ...API, namespace, fieldManager: FIELD_MANAGER };
@@ -105,8 +121,15 @@ export class ReportWriter {
     }
   }
 
-  /** Deletes the report this process wrote in every namespace not in `covered`, and nothing else. */
+  /** Deletes loopguard's report (written by this process, or adopted) in every namespace not in `covered`, and nothing else. */
   async prune(covered: ReadonlySet<string>): Promise<void> {
+    if (!(await this.available())) return;
+    try {
+      await this.adopt();
+    } catch (err) {
+      this.absorbNotFound(err);
+      return;
+    }
     for (const [namespace, report] of [...this.written]) {
       if (covered.has(namespace)) continue;
       try {
@@ -118,6 +141,37 @@ export class ReportWriter {
       this.written.delete(namespace);
       this.current.delete(namespace);
     }
+  }
+
+  /**
+   * Takes as its own each stored report an earlier process of loopguard wrote: named `loopguard`, with loopguard's
+   * label (only to list less), and a seal that verifies with the key. Once per process, before its first write or
+   * prune; a failure is thrown (the caller retries later) and the adoption is tried again.
+   */
+  private async adopt(): Promise<void> {
+    if (this.adopted) return;
+    const key = await this.options.key?.();
+    if (key) {
+      let page: string | undefined;
+      do {
+        const list = (await this.api.listClusterCustomObject({
+          ...API,
+          fieldSelector: `metadata.name=${REPORT_NAME}`,
+          labelSelector: `${MANAGED_BY_LABEL}=${REPORT_LABELS[MANAGED_BY_LABEL]}`,
+          limit: LIST_PAGE,
+          ...(page ? { _continue: page } : {}),
+        })) as { items?: Report[]; metadata?: { _continue?: string; continue?: string } };
+        for (const report of list.items ?? []) {
+          const namespace = report.metadata.namespace;
+          // A report this process wrote already is newer than what the list may show.
+          if (namespace && !this.written.has(namespace) && sealedByLoopguard(key, { ...report, apiVersion: report.apiVersion ?? REPORT_API_VERSION, kind: report.kind ?? REPORT_KIND })) {
+            this.written.set(namespace, report);
+          }
+        }
+        page = list.metadata?._continue ?? list.metadata?.continue;
+      } while (page);
+    }
+    this.adopted = true;
   }
 
   private async read(namespace: string): Promise<Report | undefined> {

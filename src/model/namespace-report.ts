@@ -145,8 +145,9 @@ function compareTargets(a: ReportTarget, b: ReportTarget): number {
 }
 
 /**
- * When loopguard's previous report (the one it wrote, never one read back: a stored timestamp is anyone's) first
- * listed this target with the same verdict and root cause; undefined otherwise.
+ * When loopguard's previous report (one loopguard wrote: this process, or an earlier one whose seal verifies,
+ * report-writer.ts; never another stored object, whose timestamp is anyone's) first listed this target with the same
+ * verdict and root cause; undefined otherwise.
  */
 function carriedTimestamp(previous: ReadonlyMap<string, ReportResult>, t: ReportTarget): ReportTimestamp | undefined {
   const before = previous.get(targetKey(t));
@@ -185,7 +186,7 @@ function resultOf(namespace: string, t: ReportTarget, timestamp: ReportTimestamp
 /**
  * The report for `namespace`: every governed target counted in `summary`, the at-risk, unsupported, conflicting,
  * pending and passing ones listed, most severe first, at most MAX_REPORT_RESULTS. `previous` is the report loopguard
- * itself wrote last in this namespace (not what is stored, which anyone with write access may have changed): it gives
+ * itself wrote last in this namespace (never merely what is stored, which anyone with write access may change): it gives
  * each unchanged result its first timestamp back, so an unchanged namespace yields a report `sameReport` finds equal.
  */
 export function namespaceReport(namespace: string, targets: readonly ReportTarget[], previous: Report | undefined, now: Date): Report {
@@ -228,7 +229,10 @@ const SERVER_SET = ['uid', 'resourceVersion', 'generation', 'creationTimestamp',
  * a result) makes them differ, and the write that follows replaces the whole object.
  */
 export function sameReport(a: Report | undefined, b: Report): boolean {
-  if (!a) return false;
-  const mine = (r: Report) => ({ ...r, metadata: Object.fromEntries(Object.entries(r.metadata).filter(([k]) => !SERVER_SET.includes(k))) });
-  return canonical(mine(a)) === canonical(mine(b));
+  return a !== undefined && reportContent(a) === reportContent(b);
+}
+
+/** The report as `sameReport` compares it, as one string (what loopguard's seal covers: src/kube/report-seal.ts). */
+export function reportContent(r: Report): string {
+  return canonical({ ...r, metadata: Object.fromEntries(Object.entries(r.metadata).filter(([k]) => !SERVER_SET.includes(k))) });
 }

@@ -308,7 +308,7 @@ describe("the per-namespace report's shape against the upstream OpenReports CRD"
     expect(got.stdout.split('\n')[1]?.trim().split(/\s+/).slice(0, 6)).toEqual(['loopguard', '2', '1', '1', '1', '2']);
   });
 
-  it("the operator's ClusterRole creates, reads, replaces whole and deletes a report, and cannot patch or list them", async () => {
+  it("the operator's ClusterRole creates, reads, lists, replaces whole and deletes a report, and cannot patch or watch them", async () => {
     const kubeconfig = await asOperator();
     const example = parse(readFileSync(EXAMPLE_REPORT, 'utf8')) as { metadata: { name: string; resourceVersion?: string }; summary: { pass: number } };
     example.metadata.name = 'loopguard-operator';
@@ -326,8 +326,11 @@ describe("the per-namespace report's shape against the upstream OpenReports CRD"
     expect({ code: r.code, out: r.stdout }).toEqual({ code: 0, out: '13' });
     r = await as(['patch', 'reps', '-n', ns, 'loopguard-operator', '--type=merge', '-p', '{"summary":{"pass":1}}']);
     expect({ code: r.code, forbidden: /forbidden/i.test(r.stderr) }).toEqual({ code: 1, forbidden: true });
-    r = await as(['get', 'reps', '-n', ns, '-o', 'name']);
-    expect({ code: r.code, forbidden: /forbidden/i.test(r.stderr) }).toEqual({ code: 1, forbidden: true });
+    // list: a new process adopts the reports it sealed (docs/reports.md §3), across namespaces; watch: no.
+    r = await as(['get', 'reps', '-A', '--field-selector=metadata.name=loopguard-operator', '-o', 'name']);
+    expect({ code: r.code, out: r.stdout.trim(), stderr: r.stderr }).toEqual({ code: 0, out: 'report.openreports.io/loopguard-operator', stderr: '' });
+    r = await as(['auth', 'can-i', 'watch', 'reports.openreports.io', '-A']);
+    expect(r.stdout.trim()).toBe('no');
     r = await as(['delete', 'reps', '-n', ns, 'loopguard-operator']);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
   });

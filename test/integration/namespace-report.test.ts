@@ -3,13 +3,18 @@
 // next resync, no restart), writes that the real schema accepts, no write when nothing changed (the resourceVersion
 // stays), a rewrite when a verdict changes, the rules Policy Reporter reads (docs/reports.md §2) checked on the stored
 // objects, a report that is loopguard's whole (its own timestamps, another writer's additions replaced: §3), read
-// access through the loopguard-view role bound in one namespace only, and prune of loopguard's own reports only.
+// access through the loopguard-view role bound in one namespace only, and prune of loopguard's own reports only,
+// across a restart too: sealed with the observation checkpoint's key (a real Secret made by ObservationStore), an
+// earlier process's reports are adopted by a new one, a user's look-alikes are not.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { ObservationStore } from '../../src/kube/observation-store.js';
+import { REPORT_SEAL_ANNOTATION } from '../../src/kube/report-seal.js';
 import { ReportWriter } from '../../src/kube/report-writer.js';
 import { MAX_REPORT_RESULTS, namespaceReport, sameReport, type Report, type ReportTarget } from '../../src/model/namespace-report.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
+import { installOperatorRbac, OPERATOR_NAMESPACE, serviceAccountKubeconfig } from '../support/operator.js';
 
 const OPENREPORTS_CRD = join(REPO_ROOT, 'test', 'fixtures', 'openreports', 'openreports.io_reports.yaml');
 const VIEW_ROLE = join(REPO_ROOT, 'config', 'rbac', 'aggregate_view_role.yaml');
@@ -58,9 +63,12 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
   let nsB = '';
   let nsC = '';
   let nsU = '';
+  // The restart case: two covered namespaces, two a user owns.
+  const sealNs = { kept: '', dropped: '', user: '', user2: '' };
   let clock = Date.parse('2026-11-26T04:00:00Z');
   const logs: string[] = [];
-  const writer = () => new ReportWriter(kubeConfig(), { resyncMs: RESYNC_MS, now: () => new Date(clock), logger: { info: (m) => logs.push(m) } });
+  const writer = (key?: () => Promise<Buffer>, kubeconfig?: string) =>
+    new ReportWriter(kubeConfig(kubeconfig), { resyncMs: RESYNC_MS, now: () => new Date(clock), logger: { info: (m) => logs.push(m) }, ...(key ? { key } : {}) });
   let first: ReportWriter;
 
   beforeAll(async () => {
@@ -68,6 +76,7 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
     nsB = await createNamespace('reports-b');
     nsC = await createNamespace('reports-c');
     nsU = await createNamespace('reports-uncovered');
+    for (const k of Object.keys(sealNs) as (keyof typeof sealNs)[]) sealNs[k] = await createNamespace(`reports-seal-${k}`);
     // Another suite may have installed OpenReports and deleted it without waiting: start from a cluster without it.
     const gone = await kubectl(['delete', CRD_NAME, '--ignore-not-found', '--wait=true', '--timeout=60s']);
     expect({ code: gone.code, stderr: gone.stderr }).toEqual({ code: 0, stderr: '' });
@@ -83,6 +92,7 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
     if (nsB) await deleteNamespace(nsB);
     if (nsC) await deleteNamespace(nsC);
     if (nsU) await deleteNamespace(nsU);
+    for (const ns of Object.values(sealNs)) if (ns) await deleteNamespace(ns);
   });
 
   it('without the CRD: not available, sync writes nothing and returns undefined, prune does nothing; logged once', async () => {
@@ -125,7 +135,7 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
     expect(table.stdout.split('\n')[1]?.trim().split(/\s+/).slice(0, 6)).toEqual(['loopguard', '2', '1', '1', '1', '1']);
   });
 
-  it('writes nothing when nothing changed (also after a resync re-reads it); a new process writes once, with its own timestamps; a changed verdict rewrites', async () => {
+  it('writes nothing when nothing changed (also after a resync re-reads it); without the key a new process writes once, with its own timestamps; a changed verdict rewrites', async () => {
     const before = await stored(nsA);
     clock += 60_000;
     await expect(first.sync(nsA, TARGETS)).resolves.toBe('loopguard');
@@ -133,7 +143,8 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
     await expect(first.sync(nsA, TARGETS)).resolves.toBe('loopguard');
     expect((await stored(nsA))?.metadata.resourceVersion).toBe(before?.metadata.resourceVersion);
 
-    // A new process trusts no stored timestamp (anyone with write access may have set it): it writes its own, once.
+    // Without the key (no seal), a new process trusts no stored timestamp (anyone with write access may have set
+    // it): it writes its own, once.
     const restarted = writer();
     const written = clock;
     await expect(restarted.sync(nsA, TARGETS)).resolves.toBe('loopguard');
@@ -272,6 +283,53 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
     const theirs = (await stored(nsB))?.metadata.uid;
     await w.prune(new Set([nsA]));
     expect((await stored(nsB))?.metadata.uid).toBe(theirs);
+  });
+
+  it("across a restart (sealed with the checkpoint's key): nothing unchanged is rewritten, and prune deletes an earlier process's report, never a look-alike or a moved copy", async () => {
+    // As the operator runs: its ServiceAccount under config/rbac (list on reports to adopt, get on the key's Secret).
+    await installOperatorRbac();
+    const sa = await serviceAccountKubeconfig();
+    await waitFor('config/rbac reaches the authorizer', async () => ((await kubectl(['auth', 'can-i', 'list', 'reports.openreports.io', '-A'], { kubeconfig: sa })).stdout.trim() === 'yes' ? true : undefined), { timeoutMs: 30_000 });
+    const store = new ObservationStore(kubeConfig(sa), OPERATOR_NAMESPACE);
+    const key = () => store.key(); // the Secret loopguard-observations-key, made by the first leader that needs it
+    const before = writer(key, sa);
+    const written = clock;
+    await expect(before.sync(sealNs.kept, TARGETS)).resolves.toBe('loopguard');
+    await expect(before.sync(sealNs.dropped, TARGETS)).resolves.toBe('loopguard');
+    const kept = await stored(sealNs.kept);
+    const dropped = await stored(sealNs.dropped);
+    expect(dropped?.metadata['annotations']).toEqual({ [REPORT_SEAL_ANNOTATION]: expect.any(String) });
+    // A user who may write Reports makes look-alikes in namespaces no policy covers: loopguard's name, labels and
+    // content; and the whole sealed report copied, seal and all, into another namespace.
+    await writeAsOther('create', sealNs.user, namespaceReport(sealNs.user, TARGETS, undefined, new Date(clock)));
+    const copy = structuredClone(dropped) as Report;
+    copy.metadata = { name: copy.metadata.name, namespace: sealNs.user2, labels: copy.metadata.labels, annotations: copy.metadata['annotations'] };
+    await writeAsOther('create', sealNs.user2, copy);
+
+    // A restart: a new process (a new key read from the same Secret) with the same results much later.
+    clock += 2 * RESYNC_MS;
+    const after = writer(() => new ObservationStore(kubeConfig(sa), OPERATOR_NAMESPACE).key(), sa);
+    await expect(after.sync(sealNs.kept, TARGETS)).resolves.toBe('loopguard');
+    const unchanged = await stored(sealNs.kept);
+    expect(unchanged?.metadata.resourceVersion).toBe(kept?.metadata.resourceVersion);
+    expect(new Set(unchanged?.results?.map((r) => r.timestamp?.seconds))).toEqual(new Set([written / 1000]));
+    // sealNs.dropped stopped being covered while loopguard was down: the new process never wrote it, and deletes it.
+    await after.prune(new Set([sealNs.kept]));
+    expect(await stored(sealNs.dropped)).toBeUndefined();
+    expect(await stored(sealNs.kept)).toBeDefined();
+    expect(await stored(sealNs.user)).toBeDefined();
+    expect((await stored(sealNs.user2))?.metadata['annotations']).toEqual(copy.metadata['annotations']);
+    // Another restart: still not loopguard's.
+    await writer(key, sa).prune(new Set([sealNs.kept]));
+    expect(await stored(sealNs.user)).toBeDefined();
+    expect(await stored(sealNs.user2)).toBeDefined();
+    // A changed verdict after the restart: written, the unchanged results keep their first timestamps.
+    clock += 60_000;
+    const changed = TARGETS.map((t) => (t.name === 'new-svc' ? target('new-svc', 'AtRisk', 'PodSourceNotMasqueraded') : t));
+    await expect(after.sync(sealNs.kept, changed)).resolves.toBe('loopguard');
+    const rewritten = await stored(sealNs.kept);
+    expect(rewritten?.metadata.resourceVersion).not.toBe(kept?.metadata.resourceVersion);
+    expect(rewritten?.results?.find((r) => r.resources?.[0]?.name === 'checkout')?.timestamp).toEqual({ seconds: written / 1000, nanos: 0 });
   });
 
   it('OpenReports removed while the operator runs: the next read or write finds it gone, returns undefined, throws nothing', async () => {

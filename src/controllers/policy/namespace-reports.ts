@@ -20,7 +20,7 @@ export class NamespaceReports {
   private readonly published = new Map<OwnerKey, ReadonlySet<string>>();
   /**
    * Whether the last prune owed went through: a prune removes the report of a namespace every policy left (only a
-   * report this process wrote: report-writer.ts). A failed one is owed still.
+   * report loopguard wrote, by this process or sealed by an earlier one: report-writer.ts). A failed one is owed still.
    */
   private pruned = false;
   /** Owners forgotten while the cache may still list them (a deleted policy until its last event arrives). */

@@ -1,0 +1,45 @@
+// How loopguard knows, after a restart, which stored Reports it wrote (docs/reports.md §3): each report it writes
+// carries in an annotation an HMAC-SHA256 over its whole content (namespace, name, results and their timestamps: all
+// that `sameReport` compares), keyed with the observation checkpoint's key (the Secret loopguard-observations-key in
+// loopguard's namespace, docs/security.md "Trust model"). A name or a label anyone who writes Reports can copy; the
+// seal only who holds the key can make. So a seal that verifies means loopguard wrote exactly this object there: a
+// copy moved to another namespace, or any edit (a timestamp set back, a result added), does not verify. Pure.
+//
+// The HMAC is the checkpoint's own (sealCheckpoint/openCheckpoint), over a message that starts with REPORT_DOMAIN:
+// a checkpoint's sealed bytes are gzip (0x1f 0x8b ...), so neither seal can stand for the other.
+import { openCheckpoint, sealCheckpoint } from '../cloud/observation-checkpoint.js';
+import { reportContent, type Report } from '../model/namespace-report.js';
+
+export const REPORT_SEAL_ANNOTATION = 'loopguard.dev/report-seal';
+const REPORT_DOMAIN = 'loopguard.dev/report-seal/v1\n';
+
+/** The report without its seal (an annotations map left empty goes too): what the seal is computed over. */
+function unsealed(report: Report): Report {
+  const { [REPORT_SEAL_ANNOTATION]: _seal, ...others } = (report.metadata['annotations'] ?? {}) as Record<string, string>;
+  const { annotations: _all, ...metadata } = report.metadata;
+  return { ...report, metadata: Object.keys(others).length > 0 ? { ...metadata, annotations: others } : metadata };
+}
+
+function message(report: Report): Buffer {
+  return Buffer.from(REPORT_DOMAIN + reportContent(unsealed(report)), 'utf8');
+}
+
+/** `report` with loopguard's seal over its content (any earlier seal replaced). */
+export function sealReport(key: Buffer, report: Report): Report {
+  const base = unsealed(report);
+  const text = message(base);
+  const sealed = sealCheckpoint(key, text);
+  const seal = sealed.subarray(0, sealed.length - text.length).toString('base64');
+  const annotations = { ...((base.metadata['annotations'] ?? {}) as Record<string, string>), [REPORT_SEAL_ANNOTATION]: seal };
+  return { ...base, metadata: { ...base.metadata, annotations } };
+}
+
+/** Whether `report` is, whole, one loopguard sealed with `key` (in this namespace, unedited since). */
+export function sealedByLoopguard(key: Buffer, report: Report): boolean {
+  const seal = (report.metadata['annotations'] as Record<string, unknown> | undefined)?.[REPORT_SEAL_ANNOTATION];
+  if (typeof seal !== 'string') return false;
+  const text = message(report);
+  const opened = openCheckpoint(key, Buffer.concat([Buffer.from(seal, 'base64'), text]));
+  // A seal of another length shifts where the message starts: it must open to exactly this report's message.
+  return Buffer.isBuffer(opened) && opened.equals(text);
+}

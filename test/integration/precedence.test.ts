@@ -8,16 +8,16 @@
 //   - prec-r: only `watch` (Audit): nothing enforces the Service, and `kubectl apply` warns.
 // Each at-risk Service applied is either warned about at admission or enforced: never neither.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { join } from 'node:path';
 import type { ClusterLoopbackPolicy } from '../../src/api/clusterloopbackpolicy.js';
 import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../src/api/loopbackrecord.js';
 import { ADMISSION_PARAMS_NAME } from '../../src/admission/params.js';
 import { POLICY_NAME } from '../../src/admission/policy.js';
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
-import { installCrds, REPO_ROOT } from '../controlplane/crds.js';
+import { installCrds } from '../controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
 import { kubectl, waitFor } from '../support/kube.js';
+import { defaultOverlay } from '../support/overlay.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE } from '../support/operator.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
@@ -44,7 +44,8 @@ describe('precedence: one rule for the manager and the admission warnings', () =
     metadata: { name },
     spec: { mode, namespaceSelector: { matchLabels: { [label]: 'true' } } },
   });
-  const params = () => getJson<{ data?: Record<string, string> }>(['configmap', ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE]).then((c) => c?.data);
+  // loopguard's own param kind (AdmissionParams), not a ConfigMap: kubernetes/kubernetes#130887.
+  const params = () => getJson<{ data?: Record<string, string> }>(['admissionparams.loopguard.dev', ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE]).then((c) => c?.data);
   /** Health-check source types of the CLB's listeners: 1 = 100.64.0.0/10, 0 = the VIP. */
   const sources = async (id: string) => (await tke.emulator.admin.getLoadBalancer(id)).Listeners.map((l) => l.HealthCheck?.SourceIpType ?? 0);
   const lbOf = (which: Which) =>
@@ -57,8 +58,8 @@ describe('precedence: one rule for the manager and the admission warnings', () =
   beforeAll(async () => {
     cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
     await installCrds(cp.kubeconfig);
-    // As the README installs it: the admission policy and its binding come with config/default.
-    const installed = await kubectl(['apply', '--server-side', '-k', join(REPO_ROOT, 'config/default')], admin());
+    // As the README installs it on a minor that serves VAP v1: config/default plus the admission-warnings component.
+    const installed = await kubectl(['apply', '--server-side', '-k', defaultOverlay(['admission-warnings'])], admin());
     expect({ code: installed.code, stderr: installed.stderr }).toEqual({ code: 0, stderr: '' });
     tke = await startLocalTke({
       kubeconfig: cp.kubeconfig,

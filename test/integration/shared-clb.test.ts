@@ -129,6 +129,9 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
       console.log(`[shared-clb] ${world.name}: ${during('enforce').length} violation sample(s) while Enforce converged`);
       if (world.syncScope === 'declared' && world.sourceSwitch === 'Direct') expect(during('enforce')).toEqual([]);
 
+      // Enforce's last writes (TKE's syncs of the annotations, queued while the two policies converged) land before the
+      // release is judged: three TKE syncs with a drift check after each, as after each deletion below.
+      await settle();
       const beforeH = await lastSeq();
       phase = 'release h';
       await deletePolicy(refs.h);

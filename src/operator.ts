@@ -26,9 +26,11 @@ import { Checkpointer } from './controllers/checkpointer.js';
 import { ObservationStore } from './kube/observation-store.js';
 import { HealthSignal } from './cloud/health-signal.js';
 import { DriftScheduler, fullIntervalMs } from './controllers/drift-signal.js';
+import { DRIFT_CHECKS_KEY, DriftChecks } from './controllers/drift-checks.js';
+import { targetKey } from './model/facts.js';
+import { boundLoadBalancerId } from './model/target-facts.js';
 import { namedClbs, ObservationUpkeep } from './controllers/observation-upkeep.js';
 import { informerCaches, namespaceFacts } from './controllers/policy/caches.js';
-import { policyInputs } from './controllers/policy/quiet.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
@@ -53,7 +55,7 @@ import type { Metrics } from './runtime/metrics.js';
 import { kubeReviewer, MetricsAuthorizer } from './runtime/metrics-auth.js';
 import { MetricsServer } from './runtime/metrics-server.js';
 import { ProbeServer, type HealthCheck } from './runtime/server.js';
-import { ShutdownAbortError, WorkQueue } from './runtime/work-queue.js';
+import { ShutdownAbortError, WorkQueue, type ReconcileOutcome } from './runtime/work-queue.js';
 
 /** How long shutdown waits for queued Events (docs/operating.md "Stopping": aborted work gets up to 2 s more for its log lines and Events). */
 const EVENT_FLUSH_MS = 2_000;
@@ -129,30 +131,32 @@ export class Operator {
       path: string,
       list: () => Promise<KubernetesListObject<T>>,
       onEvent: (obj: T, type: InformerEvent) => void,
-      options: Pick<ResilientInformerOptions<T>, 'fieldSelector' | 'transform' | 'keepOwnManagedFields' | 'versionOf'> = {},
+      options: Pick<ResilientInformerOptions<T>, 'fieldSelector' | 'transform' | 'keepOwnManagedFields'> = {},
     ): ResilientInformer<T> => {
       const inf = new ResilientInformer<T>(kc, { name, path, list, onEvent: (t, obj) => onEvent(obj, t), logger: informerLogger, ...options });
       this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
       return inf;
     };
-    const byNamespace = (obj: KubernetesObject) => this.router.target(obj.metadata?.namespace ?? '');
+    // A Service or Ingress: the target itself and the CLB it is bound to; a TkeServiceConfig: its namespace's Ingresses.
+    const byTarget = (kind: 'Service' | 'Ingress') => (obj: KubernetesObject) => {
+      const namespace = obj.metadata?.namespace ?? '';
+      this.router.target(namespace, { target: targetKey({ kind, namespace, name: obj.metadata?.name ?? '' }) }, boundLoadBalancerId(obj.metadata?.annotations, kind));
+    };
     // Every Service and Ingress of the cluster is cached: only what target-facts.ts reads is kept (target-trim.ts),
     // and of managedFields loopguard's own entry (lost-record evidence).
-    this.services = make<V1Service>('services', '/api/v1/services', () => core.listServiceForAllNamespaces(), byNamespace, { transform: trimService, keepOwnManagedFields: true });
-    this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', () => net.listIngressForAllNamespaces(), byNamespace, { transform: trimIngress, keepOwnManagedFields: true });
+    this.services = make<V1Service>('services', '/api/v1/services', () => core.listServiceForAllNamespaces(), byTarget('Service'), { transform: trimService, keepOwnManagedFields: true });
+    this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', () => net.listIngressForAllNamespaces(), byTarget('Ingress'), { transform: trimIngress, keepOwnManagedFields: true });
     this.policies = make<KubernetesObject>(
       'loopbackpolicies',
       `/apis/${GROUP}/${VERSION}/${PLURAL}`,
       async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as KubernetesListObject<KubernetesObject>,
       (p) => this.router.policy(p),
-      { versionOf: policyInputs },
     );
     this.clusterPolicies = make<KubernetesObject>(
       'clusterloopbackpolicies',
       `/apis/${GROUP}/${VERSION}/${CLUSTER_PLURAL}`,
       async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL })) as KubernetesListObject<KubernetesObject>,
       (p) => this.router.clusterPolicy(p),
-      { versionOf: policyInputs },
     );
     // A label change moves a namespace into, out of, or between the modes of a cluster policy (docs/cluster-policy.md §4).
     this.namespaces = make<V1Namespace>('namespaces', '/api/v1/namespaces', () => core.listNamespace(), (ns, type) => this.router.namespace(ns, type === 'delete'));
@@ -165,7 +169,7 @@ export class Operator {
       'tkeserviceconfigs',
       `/apis/${TKE_SERVICE_CONFIG.group}/${TKE_SERVICE_CONFIG.version}/${TKE_SERVICE_CONFIG.plural}`,
       async () => (await custom.listClusterCustomObject(TKE_SERVICE_CONFIG)) as KubernetesListObject<KubernetesObject>,
-      byNamespace,
+      (c) => this.router.target(c.metadata?.namespace ?? '', { namespace: c.metadata?.namespace ?? '' }),
     );
 
     // Written by loopguard itself, so a change does not call for a reconcile, except one way out of a blocked
@@ -184,7 +188,10 @@ export class Operator {
         if (policy?.metadata?.deletionTimestamp) this.queue.add(cluster ? clusterOwnerKey(owner.name) : `${owner.namespace}/${owner.name}`);
         // A released record may be what a policy that won the target by precedence waits for (PolicyHandover).
         const target = (r as unknown as LoopbackRecord).spec?.target;
-        if (target) this.router.target(target.namespace);
+        if (target) {
+          const live = (target.kind === 'Service' ? this.services : this.ingresses).get(target.name, target.namespace);
+          this.router.target(target.namespace, { target: targetKey(target) }, boundLoadBalancerId(live?.metadata?.annotations, target.kind));
+        }
       },
     );
 
@@ -237,6 +244,12 @@ export class Operator {
       { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs },
       ownNamespace,
     );
+    const reports = new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }), logger, () => [
+        ...this.policies.list().filter((p) => !p.metadata?.deletionTimestamp).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
+        ...this.clusterPolicies.list().filter((p) => !p.metadata?.deletionTimestamp).map(clusterKeyOf),
+      ],
+      () => this.router.reportNames(),
+    );
     const controller = new PolicyController({
       caches,
       record: (t) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined,
@@ -246,22 +259,30 @@ export class Operator {
       observer,
       capabilities: this.capabilities,
       statusWriter: new PolicyStatusWriter(kc),
-      reports: new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }), logger, () => [
-        ...this.policies.list().filter((p) => !p.metadata?.deletionTimestamp).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
-        ...this.clusterPolicies.list().filter((p) => !p.metadata?.deletionTimestamp).map(clusterKeyOf),
-      ]),
+      reports,
       writer,
       events,
       metrics,
       logger,
       profile: () => this.profile(),
       driftCheckIntervalMs: config.driftCheckIntervalMs,
-      driftTiers: { scheduler: driftScheduler, signal: healthSignal, checked: (tier, clbs) => metrics.driftChecks.inc({ tier }, clbs) },
+      driftTiers: { scheduler: driftScheduler },
       tkeGraceMs: config.tkeGraceMs,
       stopping: this.stopping.signal,
       ...(executor ? { executor } : {}),
     });
-    this.queue = new WorkQueue('loopbackpolicy', (key, signal) => controller.reconcile(key, signal), {
+    const drift = new DriftChecks({
+      observer,
+      scheduler: driftScheduler,
+      signal: healthSignal,
+      checked: (tier, clbs) => metrics.driftChecks.inc({ tier }, clbs),
+      clbs: () => controller.boundClbs(),
+      overdue: (ids) => ids.forEach((id) => this.router.clb(id)),
+      logger,
+      stopping: this.stopping.signal,
+    });
+    observer.onChange = (id, reader) => this.router.clb(id, reader);
+    this.queue = new WorkQueue('loopbackpolicy', (key, signal) => (key === DRIFT_CHECKS_KEY ? this.driftPass(drift, reports, signal) : controller.reconcile(key, signal)), {
       concurrency: config.concurrency,
       observer: {
         ...metrics.workQueueObserver(),
@@ -279,6 +300,7 @@ export class Operator {
         livePolicy: (ns, name) => this.policies.get(name, ns) !== undefined,
         liveClusterPolicy: (name) => this.clusterPolicies.get(name) !== undefined,
       },
+      controller,
       () => this.admission.changed(),
     );
     if (config.metricsSecure) {
@@ -370,8 +392,15 @@ export class Operator {
       this.upkeep.start();
       this.queue.start();
       this.router.all();
+      this.queue.add(DRIFT_CHECKS_KEY);
       this.admission.start();
     });
+  }
+
+  /** A pass of the drift checks; the reports whose write failed are written again beside it, not awaited. */
+  private driftPass(drift: DriftChecks, reports: NamespaceReports, signal: AbortSignal): Promise<ReconcileOutcome> {
+    void reports.retry();
+    return drift.run(signal);
   }
 
   /** The cluster profile; detected again only after a kube-proxy DaemonSet/ConfigMap event (it parses YAML). */

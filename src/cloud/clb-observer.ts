@@ -89,11 +89,11 @@ export class ClbObserver {
   /** When a round last asked for each CLB (observe), so that CLBs no target names any more can be dropped (sweep). */
   private readonly used = new Map<string, number>();
   /**
-   * Bumped whenever a cached observation changes (a read that found something new, a write's effect, a seed, a CLB
-   * dropped), not when a read finds what was cached: a converged policy whose CLBs read the same need not be
-   * planned again (policy-controller.ts, quiet.ts).
+   * Told of every read whose observation differs from the cached one (not of a read that finds what was cached, nor
+   * of loopguard's own writes patched in below): the work that concerns that CLB, and only it, is planned again
+   * (routing.ts). `reader`: the policy whose round made the read, which plans on that read already.
    */
-  generation = 0;
+  onChange: (id: string, reader?: string) => void = () => undefined;
 
   constructor(
     private readonly clb: ClbReader,
@@ -132,11 +132,10 @@ export class ClbObserver {
     const e = this.cache.get(id);
     if (e?.observation.state !== 'Found') return;
     this.cache.set(id, { ...e, observation: { state: 'Found', clb: change(e.observation.clb) } });
-    this.generation++;
   }
 
-  /** Observations for `ids`, reading from the CLB API those not read within `maxAgeMs`. */
-  async observe(ids: readonly string[], maxAgeMs: number, signal?: AbortSignal): Promise<Map<string, ClbObservation>> {
+  /** Observations for `ids`, reading from the CLB API those not read within `maxAgeMs`; `reader`: see onChange. */
+  async observe(ids: readonly string[], maxAgeMs: number, signal?: AbortSignal, reader?: string): Promise<Map<string, ClbObservation>> {
     const now = this.now();
     // An id is user-writable text on the target: one that is not a CLB id names no CLB and would only risk the whole
     // DescribeLoadBalancers batch (the other targets' CLBs) on an InvalidParameter. It is never sent.
@@ -148,15 +147,15 @@ export class ClbObserver {
     });
     // One DescribeLoadBalancers per 20 ids. Each caller reads its own ids: the policy round's chunks are 20
     // targets, and reading them apart keeps one chunk's reads overlapping another chunk's writes.
-    if (stale.length > 0) await Promise.all(batches(stale, MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal)));
+    if (stale.length > 0) await Promise.all(batches(stale, MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal, reader)));
     const result = new Map<string, ClbObservation>();
     for (const id of ids) result.set(id, isClbId(id) ? (this.cache.get(id)?.observation ?? { state: 'NotObserved' }) : { state: 'NotFound', loadBalancerId: id });
     return result;
   }
 
   /** Reads `ids` again now, however recently they were read (the drift checks due, see drift.ts), 20 per call. */
-  async reread(ids: readonly string[], signal?: AbortSignal): Promise<void> {
-    await Promise.all(batches([...new Set(ids)], MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal)));
+  async reread(ids: readonly string[], signal?: AbortSignal, reader?: string): Promise<void> {
+    await Promise.all(batches([...new Set(ids)], MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal, reader)));
   }
 
   /** The L4 listeners of a CLB as last read (full SDK HealthCheck structs). */
@@ -173,7 +172,6 @@ export class ClbObserver {
     for (const { id, at, observation } of entries) {
       if (this.cache.has(id)) continue;
       this.cache.set(id, { at, observation, seeded: true });
-      this.generation++;
       n++;
     }
     return n;
@@ -190,7 +188,7 @@ export class ClbObserver {
   }
 
   invalidate(id: string): void {
-    if (this.cache.delete(id)) this.generation++;
+    this.cache.delete(id);
     this.listeners.delete(id);
   }
 
@@ -213,7 +211,7 @@ export class ClbObserver {
     return dropped;
   }
 
-  private async refresh(ids: string[], signal?: AbortSignal): Promise<void> {
+  private async refresh(ids: string[], signal?: AbortSignal, reader?: string): Promise<void> {
     const found = await this.clb.describeLoadBalancers(ids, { signal });
     const byId = new Map(found.map((lb) => [lb.loadBalancerId, lb]));
     const [listenerSets, healthSets] = await Promise.all([
@@ -225,19 +223,19 @@ export class ClbObserver {
     found.forEach((lb, i) => {
       const listeners = listenerSets[i] ?? [];
       this.listeners.set(lb.loadBalancerId, rawListeners(listeners));
-      this.store(lb.loadBalancerId, at, { state: 'Found', clb: clbFacts(lb, listeners, healthById.get(lb.loadBalancerId)) });
+      this.store(lb.loadBalancerId, at, { state: 'Found', clb: clbFacts(lb, listeners, healthById.get(lb.loadBalancerId)) }, reader);
     });
     for (const id of ids) {
       if (byId.has(id)) continue;
-      this.store(id, at, { state: 'NotFound', loadBalancerId: id });
+      this.store(id, at, { state: 'NotFound', loadBalancerId: id }, reader);
     }
   }
 
-  /** A read's result: the read time always, the generation only when the observation differs from the cached one. */
-  private store(id: string, at: number, observation: ClbObservation): void {
+  /** A read's result: the read time always, onChange only when the observation differs from the cached one. */
+  private store(id: string, at: number, observation: ClbObservation, reader?: string): void {
     const before = this.cache.get(id);
     this.cache.set(id, { at, observation });
     // A seeded entry read the same is not news: a converged plan does not depend on whether its read was seeded.
-    if (!before || !isDeepStrictEqual(before.observation, observation)) this.generation++;
+    if (!before || !isDeepStrictEqual(before.observation, observation)) this.onChange(id, reader);
   }
 }

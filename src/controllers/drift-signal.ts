@@ -12,7 +12,7 @@
 //   (N / 30 calls per half interval: 0.67/s at 3,000 CLBs, 0.77/s with the full reads') every action stays within a quarter of loopguard's share,
 //   the rest left for new work (docs/architecture.md "Drift checks" has the arithmetic).
 // Both tiers keep the spread schedule of drift.ts (reads earned in proportion to time, oldest first, debt for reads
-// made for other reasons). Pure, but for the per-policy clocks DriftScheduler keeps.
+// made for other reasons). Pure, but for the clocks DriftScheduler keeps; drift-checks.ts makes the reads.
 import { MAX_LOAD_BALANCER_IDS, MAX_TARGET_HEALTH_IDS } from '../cloud/batching.js';
 import type { ClbObservation } from '../model/facts.js';
 import { dueForDrift, nextDriftRoundMs, type DriftClock } from './drift.js';
@@ -66,42 +66,35 @@ export function planDriftChecks(i: DriftTiersInput): DriftTiersPlan {
   return { full: full.due, signal: signal.due.filter((id) => !inFull.has(id)), clocks: { full: full.clock, signal: signal.clock } };
 }
 
-/** When a converged policy of n CLBs comes back: when about one batch of either tier is due. */
+/** When the drift checks of n CLBs come back: when about one batch of either tier is due. */
 export function driftRoundMs(n: number, intervalMs: number, fullMs: number): number {
   return Math.min(nextDriftRoundMs(n, fullMs), nextDriftRoundMs(n, signalIntervalMs(intervalMs), MAX_TARGET_HEALTH_IDS));
 }
 
-/** The per-policy clocks of both tiers, and the CLB count across policies that sets the full cycle. */
+/** The clocks of both tiers over every CLB loopguard works on (drift-checks.ts), and their count, which sets the full cycle. */
 export class DriftScheduler {
-  private readonly clocks = new Map<string, TierClocks>();
-  private readonly counts = new Map<string, number>();
+  private clocks: TierClocks = {};
+  private clbs = 0;
 
   constructor(
     readonly intervalMs: number,
     private readonly fullReadsPerSecond: number,
   ) {}
 
-  /** The full cycle now (CLBs shared by policies count once per policy: the cycle errs long, never over the pace). */
+  /** The full cycle now. */
   fullIntervalMs(): number {
-    let clbs = 0;
-    for (const n of this.counts.values()) clbs += n;
-    return fullIntervalMs(this.intervalMs, clbs, this.fullReadsPerSecond);
+    return fullIntervalMs(this.intervalMs, this.clbs, this.fullReadsPerSecond);
   }
 
-  plan(key: string, readAt: ReadonlyMap<string, number>, healthAt: ReadonlyMap<string, number>, now: number): DriftTiersPlan {
-    this.counts.set(key, readAt.size);
-    const plan = planDriftChecks({ readAt, healthAt, intervalMs: this.intervalMs, fullIntervalMs: this.fullIntervalMs(), now, clocks: this.clocks.get(key) ?? {} });
-    this.clocks.set(key, plan.clocks);
+  plan(readAt: ReadonlyMap<string, number>, healthAt: ReadonlyMap<string, number>, now: number): DriftTiersPlan {
+    this.clbs = readAt.size;
+    const plan = planDriftChecks({ readAt, healthAt, intervalMs: this.intervalMs, fullIntervalMs: this.fullIntervalMs(), now, clocks: this.clocks });
+    this.clocks = plan.clocks;
     return plan;
   }
 
   roundMs(n: number): number {
     return driftRoundMs(n, this.intervalMs, this.fullIntervalMs());
-  }
-
-  forget(key: string): void {
-    this.clocks.delete(key);
-    this.counts.delete(key);
   }
 }
 

@@ -1,7 +1,7 @@
 // When converged CLBs are read again (the drift check), spread evenly over the interval. Re-reading every CLB whose
 // last read is older than the interval would read them all at once: a policy's CLBs are first read together, so
 // they all come due together, and 1,000 CLBs became a 100 s burst at the whole read budget every interval (and
-// stayed one). Instead each round of a policy earns reads in proportion to the time since its last round,
+// stayed one). Instead each pass of the drift checks earns reads in proportion to the time since its last round,
 // n · elapsed / interval for its n CLBs, and spends them on the CLBs read longest ago. Over any interval every CLB
 // is read once (oldest first is a round-robin), at a steady n / interval per second, in batches of about
 // DRIFT_BATCH (one DescribeLoadBalancers call), and the first interval already spreads the reads a cold start
@@ -9,15 +9,15 @@
 // Reads made for other reasons since the last round (the read that decides after TKE's grace period, a CLB being
 // built, a write's verification) are spent from the same budget and make their CLBs fresh: without that, the first
 // interval after an Enforce read its CLBs twice (bench:idle, 1,000 targets: 1.43 × the budget).
-// Pure: DriftScheduler (drift-signal.ts) keeps each policy's clock per tier (full re-reads, health signal) and the
-// controller supplies the read times.
+// Pure: DriftScheduler (drift-signal.ts) keeps the clock per tier (full re-reads, health signal) and drift-checks.ts
+// supplies the read times.
 
 /**
- * CLBs per DescribeLoadBalancers call. A converged policy's rounds are timed so that about this many are due
+ * CLBs per DescribeLoadBalancers call. The passes are timed so that about this many are due
  * (nextDriftRoundMs); a round that events trigger sooner reads what it has earned, which may be fewer.
  */
 export const DRIFT_BATCH = 20;
-/** No policy round for drift checks more often than this (a round reassesses every target of the policy). */
+/** No pass of drift checks more often than this. */
 export const MIN_DRIFT_ROUND_MS = 5_000;
 
 export interface DriftClock {
@@ -40,8 +40,8 @@ export interface DriftBatching {
 }
 
 /**
- * The CLBs to read again this round, oldest read first, and the policy's clock after it. `readAt`: each cached CLB
- * of the policy and when it was last read. Without a clock (the policy's first round) only CLBs overdue are due.
+ * The CLBs to read again this round, oldest read first, and the clock after it. `readAt`: each cached CLB
+ * and when it was last read. Without a clock (the first pass) only CLBs overdue are due.
  */
 export function dueForDrift(
   readAt: ReadonlyMap<string, number>,
@@ -63,7 +63,7 @@ export function dueForDrift(
   const take = wholeBatches
     ? Math.min(n, Math.max(Math.ceil(overdue / batch) * batch, Math.floor(earned / batch) * batch))
     : Math.min(n, Math.max(overdue, Math.floor(earned)));
-  // What is left carries over, but never more than one batch: a policy that did not run for a while must not
+  // What is left carries over, but never more than one batch: a pass that did not run for a while must not
   // make up for it with a burst (what became overdue meanwhile is read anyway).
   // Overspent (other reads, or overdue CLBs read beyond what was earned): a debt of up to one interval's reads, repaid
   // before reading ahead again; overdue CLBs are read whatever the debt, so none goes unread for an interval.
@@ -72,7 +72,7 @@ export function dueForDrift(
   return { due, clock: { at: now, carry, chosen: due } };
 }
 
-/** When a converged policy's next round is due: when about one batch of its n CLBs has earned its read. */
+/** When the next pass is due: when about one batch of its n CLBs has earned its read. */
 export function nextDriftRoundMs(n: number, intervalMs: number, batch = DRIFT_BATCH): number {
   if (n <= 0) return intervalMs;
   return Math.min(intervalMs, Math.max(MIN_DRIFT_ROUND_MS, Math.min(intervalMs / 60, 60_000), (intervalMs * batch) / n));

@@ -35,3 +35,20 @@ export class PolicyStatusWriter {
     );
   }
 }
+
+/**
+ * A status as compared for "is a write needed": the evaluation time alone changing is not news. Keys are sorted: the
+ * cached status comes back from the apiserver in its own key order, not the order buildPolicyStatus writes, and
+ * comparing those strings as they were made every converged round write an unchanged status (bench/idle: 60 writes
+ * in 10 min of nothing changing).
+ */
+export function statusKey(s: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): string {
+  const sorted = (_key: string, v: unknown): unknown =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
+  return JSON.stringify({ ...s, lastEvaluatedTime: undefined }, sorted);
+}
+
+/** Status equality for "is a write needed" (statusKey). */
+export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): boolean {
+  return a !== undefined && statusKey(a) === statusKey(b);
+}

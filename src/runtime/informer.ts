@@ -39,11 +39,6 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
    * only writer), and nothing reads it.
    */
   keepOwnManagedFields?: boolean;
-  /**
-   * What of an object counts for `version` (e.g. a policy without its status, which loopguard itself writes every
-   * time it changes): an update that leaves it the same does not bump the version. Absent: every event bumps it.
-   */
-  versionOf?: (obj: T) => string;
   logger?: InformerLogger;
   /** For tests: how long to wait before restart attempt n. */
   restartDelay?: (attempt: number) => number;
@@ -76,13 +71,6 @@ export class ResilientInformer<T extends KubernetesObject> {
   /** How many times the informer was restarted after an error (for health and tests). */
   restarts = 0;
   /**
-   * Bumped by every add, update, delete and LIST (an update only if `versionOf` differs): a policy round whose inputs'
-   * versions are all unchanged may skip re-planning (policy-controller.ts, quiet.ts). It errs towards a full round.
-   */
-  version = 0;
-  /** The last `versionOf` of each object, by namespace/name (only with that option). */
-  private readonly versions = new Map<string, string>();
-  /**
    * Set while the last LIST answered 404: the apiserver does not serve the resource, e.g. its CRD was deleted (a
    * GitOps prune) or never installed. The cache still holds what it last saw, so readiness must not trust it.
    */
@@ -97,7 +85,6 @@ export class ResilientInformer<T extends KubernetesObject> {
     for (const type of ['add', 'update', 'delete'] as const) {
       this.informer.on(type, (obj: T) => {
         this.attempt = 0;
-        this.bump(type, obj);
         options.onEvent(type, this.trim(obj));
       });
     }
@@ -106,24 +93,6 @@ export class ResilientInformer<T extends KubernetesObject> {
       if ((kubeStatus(err) ?? (err as { statusCode?: unknown } | undefined)?.statusCode) === 404) this.notServed = this.notServedText();
       this.scheduleRestart(err);
     });
-  }
-
-  private bump(type: InformerEvent, obj: T): void {
-    const versionOf = this.options.versionOf;
-    if (!versionOf) {
-      this.version++;
-      return;
-    }
-    const key = `${obj.metadata?.namespace ?? ''}/${obj.metadata?.name ?? ''}`;
-    if (type === 'delete') {
-      this.versions.delete(key);
-      this.version++;
-      return;
-    }
-    const v = versionOf(obj);
-    if (this.versions.get(key) === v) return;
-    this.versions.set(key, v);
-    this.version++;
   }
 
   private trim(obj: T): T {
@@ -145,7 +114,6 @@ export class ResilientInformer<T extends KubernetesObject> {
       throw err;
     }
     this.notServed = undefined;
-    this.version++;
     for (const item of result.items) this.trim(item);
     this.markSynced();
     return result;

@@ -92,6 +92,11 @@ export class Metrics implements MetricsSource {
     labelNames: ['tier'] as const,
     registers: [this.registry],
   });
+  readonly targetsPlanned = new Counter({
+    name: 'loopguard_targets_planned_total',
+    help: 'Targets planned by policy rounds: a round plans only the targets that a change (an object, a CLB read that differs) concerns',
+    registers: [this.registry],
+  });
   readonly leader = new Gauge({
     name: 'leader_election_master_status',
     help: '1 while this replica is the leader',

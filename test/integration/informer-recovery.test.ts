@@ -47,31 +47,4 @@ describe('ResilientInformer', () => {
     await informer.stop();
   });
 
-  it('bumps its version on every event, or with versionOf only when that changes (a policy\'s status apart)', async () => {
-    const core = kc.makeApiClient(CoreV1Api);
-    const seen: string[] = [];
-    const informer = new ResilientInformer<V1ConfigMap>(kc, {
-      name: 'configmaps',
-      path: '/api/v1/namespaces/default/configmaps',
-      list: () => core.listNamespacedConfigMap({ namespace: 'default' }),
-      onEvent: (type, cm) => seen.push(`${type}:${cm.metadata?.name}:${cm.metadata?.labels?.['n'] ?? ''}`),
-      // As the policies' informers do with their status: the labels here do not count.
-      versionOf: (cm) => JSON.stringify(cm.data ?? {}),
-    });
-    await informer.start();
-    const listed = informer.version;
-    expect(listed).toBeGreaterThanOrEqual(1);
-    const sawEvent = (e: string) => waitFor(e, () => seen, { until: (events) => events.includes(e) });
-    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: 'v', labels: { n: '1' } }, data: { a: '1' } } });
-    await sawEvent('add:v:1');
-    expect(informer.version).toBe(listed + 1);
-    await core.patchNamespacedConfigMap({ namespace: 'default', name: 'v', body: [{ op: 'replace', path: '/metadata/labels/n', value: '2' }] });
-    await sawEvent('update:v:2');
-    expect(informer.version).toBe(listed + 1);
-    await core.patchNamespacedConfigMap({ namespace: 'default', name: 'v', body: [{ op: 'replace', path: '/data/a', value: '2' }] });
-    await waitFor('the data change to count', () => informer.version, { until: (v) => v === listed + 2 });
-    await core.deleteNamespacedConfigMap({ namespace: 'default', name: 'v' });
-    await waitFor('the delete to count', () => informer.version, { until: (v) => v === listed + 3 });
-    await informer.stop();
-  });
 });

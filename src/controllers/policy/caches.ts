@@ -1,5 +1,4 @@
-// The policy controller's view of the informer caches (deps.ts PolicyCaches): typed reads, and one version over
-// the caches a round reads (quiet.ts).
+// The policy controller's view of the informer caches (deps.ts PolicyCaches): typed reads.
 import type { KubernetesObject, V1Ingress, V1Namespace, V1Service } from '@kubernetes/client-node';
 import type { ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackPolicy } from '../../api/loopbackpolicy.js';
@@ -24,7 +23,6 @@ export function namespaceFacts(n: V1Namespace): NamespaceFacts {
 
 /** `ownNamespace`: loopguard's own namespace, which a cluster policy leaves out by default. */
 export function informerCaches(i: PolicyInformers, ownNamespace: string): PolicyCaches {
-  const all = [i.policies, i.clusterPolicies, i.services, i.ingresses, i.records, i.namespaces, i.tkeServiceConfigs];
   return {
     policy: (ns, name) => i.policies.get(name, ns) as LoopbackPolicy | undefined,
     policies: (ns) => i.policies.list(ns) as readonly LoopbackPolicy[],
@@ -39,7 +37,5 @@ export function informerCaches(i: PolicyInformers, ownNamespace: string): Policy
     },
     namespaces: () => i.namespaces.list().map(namespaceFacts),
     ownNamespace,
-    // The kube-proxy caches are left out: the cluster profile they make is stamped itself.
-    version: () => all.reduce((n, inf) => n + inf.version, 0),
   };
 }

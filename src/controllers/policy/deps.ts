@@ -7,7 +7,6 @@ import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import type { ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { NamespaceFacts } from '../../model/namespace-coverage.js';
 import type { ClbObserver } from '../../cloud/clb-observer.js';
-import type { HealthSignal } from '../../cloud/health-signal.js';
 import type { DriftScheduler } from '../drift-signal.js';
 import type { EventRecorder } from '../../kube/events.js';
 import type { PolicyStatusWriter } from '../../kube/status-writer.js';
@@ -38,31 +37,26 @@ export interface PolicyCaches {
   /** The namespace's Services; every namespace's without one (for the targets sharing a CLB). */
   services(namespace?: string): readonly V1Service[];
   ingresses(namespace?: string): readonly V1Ingress[];
-  /**
-   * Changes whenever what these caches hold may have changed, a policy's status apart (quiet.ts; caches.ts, the
-   * informers' `version`).
-   */
-  version(): number;
 }
 
 export interface PolicyControllerOptions extends RoundDeps {
   caches: PolicyCaches;
   statusWriter: Pick<PolicyStatusWriter, 'apply'>;
   /** The OpenReports Report per governed namespace (docs/cluster-policy.md §8); absent: none written. */
-  reports?: Pick<NamespaceReports, 'enabled' | 'publish' | 'forget' | 'retry' | 'version'>;
+  reports?: Pick<NamespaceReports, 'enabled' | 'publish' | 'forget'>;
   /** Enforce's Kubernetes writer (finalizers; the revert reads targets through it). */
   writer: Pick<KubeWriter, 'setFinalizers' | 'list'>;
   /** The ownership registry (LoopbackRecords), read from the API server by the revert. */
   records: Pick<RecordRegistry, 'list' | 'remove'>;
   events: Pick<EventRecorder, 'record' | 'recordStanding'>;
-  metrics: Pick<Metrics, 'reportTargets' | 'forgetTargets'>;
+  metrics: Pick<Metrics, 'reportTargets' | 'forgetTargets'> & { targetsPlanned?: Pick<Metrics['targetsPlanned'], 'inc'> };
   profile: () => ClusterProfile;
   /** Without it, Enforce policies only diagnose. */
   executor?: Executor;
 }
 
 export interface RoundDeps {
-  observer: Pick<ClbObserver, 'observe' | 'reread' | 'observedAt' | 'cached' | 'invalidate' | 'seeded' | 'generation'>;
+  observer: Pick<ClbObserver, 'observe' | 'reread' | 'observedAt' | 'cached' | 'invalidate' | 'seeded'>;
   capabilities: Pick<LearnedCapabilities, 'snapshot' | 'forget'>;
   /** The cached TkeServiceConfig of that name, if any (the informer's get: rounds look up one per Ingress). */
   tkeServiceConfig: ConfigLookup;
@@ -75,8 +69,8 @@ export interface RoundDeps {
   record(target: TargetRef): LoopbackRecord | undefined;
   logger: Pick<Logger, 'info' | 'warn'>;
   driftCheckIntervalMs: number;
-  /** Drift checks in two tiers (drift-signal.ts): a health signal every half interval, full re-reads on a longer cycle. */
-  driftTiers: { scheduler: DriftScheduler; signal: Pick<HealthSignal, 'check' | 'readAt'>; checked?: (tier: 'signal' | 'full' | 'escalated', clbs: number) => void };
+  /** The drift checks' schedule (drift-checks.ts): a cached read older than its full cycle is read again. */
+  driftTiers: { scheduler: Pick<DriftScheduler, 'fullIntervalMs'> };
   /** How long TKE gets to apply a declared TkeServiceConfig. */
   tkeGraceMs: number;
   executor?: Executor;
@@ -92,10 +86,6 @@ export interface RoundInput {
   /** Targets whose record belongs to this policy but that it does not manage now, with their records. */
   orphans: readonly Orphan[];
   enforcing: boolean;
-  /** Cached CLBs whose drift check is due this round (drift.ts): read again before the chunks, in full batches. */
-  drift?: readonly string[];
-  /** Cached CLBs whose health signal is due this round (drift-signal.ts); a suspect is re-read in full with `drift`. */
-  driftSignal?: readonly string[];
   /** Who shares the targets' CLBs and TkeServiceConfigs (src/plan/snapshot.ts). */
   shared: SharedView;
   /** A cluster policy's `skipAnnotation: Ignore`. */

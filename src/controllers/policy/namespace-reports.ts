@@ -38,9 +38,8 @@ export class NamespaceReports {
   private writing: Promise<unknown> = Promise.resolve();
   /** The retry in progress: callers meanwhile share it instead of queueing one write each. */
   private retrying: Promise<void> | undefined;
-  /** Each namespace's report as last written (its name), and a count of changes to that map (`version`). */
+  /** Each namespace's report as last written (its name): a change is told to `namesChanged`. */
   private readonly written = new Map<string, string>();
-  private changes = 0;
 
   constructor(
     private readonly writer: Pick<ReportWriter, 'sync' | 'prune' | 'available'>,
@@ -50,6 +49,12 @@ export class NamespaceReports {
      * each has published: before that (a new process), a namespace may belong to a policy not reconciled yet.
      */
     private readonly owners: () => readonly OwnerKey[],
+    /**
+     * A namespace's report name changed: its first write in this process, a write after one that failed or was held
+     * back (not every policy published yet), a write that found the namespace gone, a prune. A cluster policy's status
+     * names the reports (`byNamespace[].report`), so the cluster policies come back to say so (routing.ts).
+     */
+    private readonly namesChanged: () => void = () => undefined,
   ) {}
 
   /** Whether OpenReports is installed (asked at most once per resync): without it nothing is gathered or kept. */
@@ -64,12 +69,10 @@ export class NamespaceReports {
 
   /**
    * `owner`'s results in each namespace it governs (every covered namespace, even without targets). Returns the
-   * namespaces' report names (where one was written) and `version` as it was right after this write (what the names
-   * are up to date with; the caller's next check of `version` sees any later change). A failure is logged: reports
-   * are a view, the round stands; a namespace whose write failed is written again by a later publish or `retry`,
-   * after a backoff.
+   * namespaces' report names (where one was written). A failure is logged: reports are a view, the round stands; a
+   * namespace whose write failed is written again by a later publish or `retry`, after a backoff.
    */
-  async publish(owner: OwnerKey, results: ReadonlyMap<string, readonly ReportTarget[]>): Promise<{ names: Map<string, string>; version: number }> {
+  async publish(owner: OwnerKey, results: ReadonlyMap<string, readonly ReportTarget[]>): Promise<Map<string, string>> {
     const before = this.published.get(owner) ?? new Set<string>();
     this.published.set(owner, new Set(results.keys()));
     this.gone.delete(owner);
@@ -84,20 +87,10 @@ export class NamespaceReports {
   }
 
   /**
-   * Changes when the name a namespace's last write returned changes: its first write in this process, a write after
-   * one that failed or was held back (not every policy published yet), a write that found the namespace gone (no
-   * name), a prune. A cluster policy's status names the reports (`byNamespace[].report`) as its publish returned them,
-   * so its quiet rounds count this among their inputs (quiet.ts) and the next reconcile after a change is full.
-   */
-  get version(): number {
-    return this.changes;
-  }
-
-  /**
-   * Writes again, without a round, the reports whose write failed (and a prune still owed) from the results kept: a
-   * quiet round (quiet.ts) publishes nothing, so a failure would otherwise wait for the drift interval's full round.
+   * Writes again, without a round, the reports whose write failed (and a prune still owed) from the results kept:
+   * a converged policy has no round until something changes (the drift checks' passes call this).
    * At most once per backoff (RETRY_MIN_MS doubling to RETRY_MAX_MS while writes keep failing); concurrent callers
-   * share one. Never rejects: a quiet reconcile does not wait for it.
+   * share one. Never rejects; its callers do not wait for it.
    */
   retry(now?: number): Promise<void> {
     if (this.retrying) return this.retrying;
@@ -130,14 +123,14 @@ export class NamespaceReports {
   }
 
   /** One write at a time: two policies' rounds (or a round and a retry) must not prune from different views. */
-  private write(touched: ReadonlySet<string>, now?: number): Promise<{ names: Map<string, string>; version: number }> {
+  private write(touched: ReadonlySet<string>, now?: number): Promise<Map<string, string>> {
     // The time it runs, not when it was queued: a namespace whose backoff ended meanwhile is written with it.
     const run = this.writing.then(() => this.writeNow(touched, now ?? Date.now()));
     this.writing = run.catch(() => undefined);
     return run;
   }
 
-  private async writeNow(touched: ReadonlySet<string>, now: number): Promise<{ names: Map<string, string>; version: number }> {
+  private async writeNow(touched: ReadonlySet<string>, now: number): Promise<Map<string, string>> {
     const names = new Map<string, string>();
     const everyone = this.owners().every((o) => this.published.has(o) || this.gone.has(o));
     if (!everyone) {
@@ -146,7 +139,7 @@ export class NamespaceReports {
         this.waiting.add(ns);
         this.written.delete(ns);
       }
-      return { names, version: this.changes };
+      return names;
     }
     // A namespace whose write keeps failing (terminating, a webhook's refusal) is tried with the others, never before
     // them in a way that could hold them back, and again only when its backoff is over.
@@ -188,13 +181,13 @@ export class NamespaceReports {
       this.retryAt = 0;
       this.backoffMs = RETRY_MIN_MS;
     }
-    return { names, version: this.changes };
+    return names;
   }
 
   private note(ns: string, name: string | undefined): void {
     if (this.written.get(ns) === name) return;
     if (name === undefined) this.written.delete(ns);
     else this.written.set(ns, name);
-    this.changes++;
+    this.namesChanged();
   }
 }

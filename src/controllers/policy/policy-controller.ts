@@ -1,10 +1,13 @@
-// Reconciles one policy, a LoopbackPolicy or a ClusterLoopbackPolicy (subject.ts; the queue key is its owner key):
-// gather (caches; the round reads the CLB API per chunk) → plan (pure, planPolicy
-// over the snapshot) → execute (Enforce only, src/mitigation/executor.ts) → status (pure, buildPolicyStatus) and
-// report (status by SSA, Events on targets, metrics) → requeue (pure, requeue.ts).
-// Level-triggered: every round recomputes everything from current state, so a restart at any point converges. A
-// converged policy whose inputs are unchanged only makes its drift checks, and a full round if they find anything new
-// (quiet.ts).
+// Reconciles one policy, a LoopbackPolicy or a ClusterLoopbackPolicy (subject.ts; the queue key is its owner key), as
+// a pipeline: gather (the selection, from the caches, and what changed since the last round: pending.ts) → plan and
+// execute the targets the changes concern, and no other (round.ts, per chunk and mode) → outcomes (those targets'
+// new ones with the others' last) → status (pure, buildPolicyStatus), reports and Events, each written only when
+// it differs → requeue (pure, requeue.ts).
+// Work follows change: informer events and CLB reads that differ from the cached observation (routing.ts,
+// drift-checks.ts) name the units of planning they concern, one CLB with its targets or one target without a CLB. A
+// target that has not settled (waiting on TKE, failed, a grace period counting) stays pending and is planned again in
+// each round until it settles. A restart, leadership gained or a policy-wide change (the spec, the claims, the
+// cluster profile) plans every target: the level is what is planned, never a memo of an earlier round.
 // A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
 import { FINALIZER, type LoopbackPolicyStatus, type PolicyMode } from '../../api/loopbackpolicy.js';
@@ -17,13 +20,13 @@ import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
 import { ExecutionInterrupted, involvedObject, type Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
-import { holderOf } from '../../model/record-registry.js';
+import { holderOf, type OwnerKey } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import { maxReadAgeMs, signalled } from '../drift-signal.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
-import { nextReconcile } from './requeue.js';
-import { converged, expectedStatus, mayStayQuiet, sameStatus, statusKey, withReportsVersion, type QuietRound } from './quiet.js';
+import { nextReconcile, settled } from './requeue.js';
+import { EVERYTHING, PendingChanges, targetsToPlan, type Change } from './pending.js';
+import { sameStatus } from '../../kube/status-writer.js';
 import { PolicyRound, type RoundResult } from './round.js';
 import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
@@ -49,14 +52,36 @@ export class PolicyController {
   private readonly lastVerdicts = new Map<string, Map<string, string>>();
   /** Consecutive rounds a policy waited on TKE (CLBs being built, configs to apply), for the recheck backoff. */
   private readonly building = new Map<string, number>();
-  /** Per policy, its last round's inputs if it converged: the next reconcile on the same inputs only checks drift (quiet.ts). */
-  private readonly quiet = new Map<string, QuietRound>();
+  /** Per policy, each target it manages as last planned (by targetKey): the others' part of a round's outcomes. */
+  private readonly planned = new Map<OwnerKey, Map<string, TargetOutcome>>();
+  /** Per policy, the CLBs its managed targets are bound to (a CLB read that differs concerns these policies). */
+  private readonly clbs = new Map<OwnerKey, ReadonlySet<string>>();
+  /** Per policy, what changed since its last round (pending.ts). */
+  private readonly pending = new Map<OwnerKey, PendingChanges>();
 
   private readonly deletion: PolicyDeletion;
 
   constructor(private readonly o: PolicyControllerOptions) {
     this.round = new PolicyRound(o);
     this.deletion = new PolicyDeletion(o, (policy, stopped) => this.reportStopped(policy, stopped, false));
+  }
+
+  /** A change that concerns the policy (routing.ts): its next round plans the targets the change concerns. */
+  touch(key: OwnerKey, change: Change): void {
+    let p = this.pending.get(key);
+    if (!p) this.pending.set(key, (p = new PendingChanges()));
+    p.add(change);
+  }
+
+  /** The policies whose managed targets are bound to the CLB. */
+  policiesOn(clb: string): OwnerKey[] {
+    return [...this.clbs].flatMap(([key, ids]) => (ids.has(clb) ? [key] : []));
+  }
+
+  /** Every CLB a policy's managed targets are bound to (what the drift checks read). */
+  *boundClbs(): IterableIterator<string> {
+    const seen = new Set<string>();
+    for (const ids of this.clbs.values()) for (const id of ids) if (!seen.has(id)) yield (seen.add(id), id);
   }
 
   /** `key`: the policy's owner key, `<namespace>/<name>` or `ClusterLoopbackPolicy/<name>` (record-registry.ts). */
@@ -69,6 +94,8 @@ export class PolicyController {
     try {
       return await this.evaluate(subject, signal);
     } catch (err) {
+      // What this round took from the pending changes is not done: the retry plans every target again.
+      this.touch(key, EVERYTHING);
       // The shutdown grace period ended mid-round: say where it stopped before the process goes.
       if (signal.aborted) await this.reportStopped(subject, err instanceof ExecutionInterrupted ? err.stopped : [], true);
       throw err;
@@ -85,7 +112,7 @@ export class PolicyController {
     return policy ? subjectOf(policy) : undefined;
   }
 
-  /** One reconcile: gather (caches, selection) → plan and execute (the round, per chunk and mode) → status → requeue. */
+  /** One reconcile: the pipeline of the header. */
   private async evaluate(policy: PolicySubject, signal: AbortSignal): Promise<ReconcileOutcome | void> {
     const key = policy.owner;
     if (policy.metadata.deletionTimestamp) {
@@ -94,115 +121,108 @@ export class PolicyController {
       await this.forgetPolicy(key);
       return;
     }
-    // Converged on the same inputs: the drift checks due, and a full round only if they found something new.
-    let startedAt = Date.now();
-    const cluster = policy.namespace === undefined;
-    let stamp = this.stamp(cluster);
-    const last = this.quiet.get(key);
-    this.quiet.delete(key);
-    if (mayStayQuiet(last, { stamp, status: policy.object.status }, startedAt, this.o.driftCheckIntervalMs)) {
-      const due = this.driftDue(key, last.clbs);
-      await this.round.driftChecks(due.full, signal, due.signal);
-      // A CLB still overdue (its drift read failed) goes to the full round, whose read of it reports the failure.
-      const maxAge = maxReadAgeMs(this.o);
-      const overdue = last.clbs.some((id) => startedAt - (this.o.observer.observedAt(id) ?? 0) > maxAge);
-      if (!overdue && this.stamp(cluster) === stamp) {
-        this.quiet.set(key, last);
-        // A report write that failed, again once its backoff is over (a full round's publish does it too). Not
-        // awaited: a report's apiserver trouble must hold up no reconcile; a write that gets through changes the
-        // reports' version, so the rounds whose status names reports come back full.
-        void this.o.reports?.retry();
-        const next = this.requeue(key, last.clbs, [], { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 });
-        // Never later than the full round due once per drift interval.
-        const fullDueIn = Math.max(0, last.at + this.o.driftCheckIntervalMs - Date.now());
-        return next.requeueAfterMs !== undefined ? { requeueAfterMs: Math.min(next.requeueAfterMs, fullDueIn) } : next;
-      }
-      // Something new: the full round, stamped with what it starts from (the drift reads just made included).
-      startedAt = Date.now();
-      stamp = this.stamp(cluster);
-    }
-    const { spec } = policy;
-    const targets = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
-    const enforces = [...targets.namespaces.values(), ...targets.orphans.map((o) => o.mode)].includes('Enforce');
-    if (enforces && spec.revertOnDelete && !policy.metadata.finalizers?.includes(FINALIZER)) {
-      await this.o.writer.setFinalizers({ kind: policy.kind, metadata: policy.metadata }, [...(policy.metadata.finalizers ?? []), FINALIZER]);
-    }
+    const all = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
+    const targets = this.changedTargets(key, all);
+    await this.ensureFinalizer(policy, all);
     const previous = await this.markReconciling(policy);
-    const mine = targets.mine.map((m) => m.facts);
-    const profile = this.o.profile();
-    // The orphans' CLBs too: a release must see who else keeps a shared CLB's VIP bound (shared-clb.ts).
-    const ignoreSkipOf = policy.cluster?.skipAnnotation === 'Ignore' ? policy.owner : undefined;
-    const shared = sharedWith([...mine, ...targets.orphans.map((o) => o.facts)], this.o.caches, new Set(targets.namespaces.keys()), targets.index, ignoreSkipOf);
-    const run = await this.runByMode(policy, targets, shared, signal);
+    const run = await this.runByMode(policy, targets, signal);
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.
+      this.touch(key, EVERYTHING);
       await this.reportStopped(policy, run.stopped, false, run.skipped);
       return;
     }
+    const outcomes: TargetOutcome[] = [...this.remember(policy, all, targets, run), ...all.conflicts.map((assessment) => ({ assessment }))];
+    await this.publish(policy, previous, all, outcomes, run);
+    // Shutdown began during the round: the status shows the steps left; this says why they were left.
+    if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
+    return this.requeue(key, outcomes, run);
+  }
 
-    const outcomes: TargetOutcome[] = [...run.outcomes, ...targets.conflicts.map((assessment) => ({ assessment }))];
+  /** The policy's targets narrowed to those the changes since its last round concern (pending.ts); its orphans all. */
+  private changedTargets(key: OwnerKey, all: PolicyTargets): PolicyTargets {
+    const changes = this.pending.get(key) ?? new PendingChanges();
+    this.pending.delete(key);
+    const known = this.planned.get(key);
+    const plan = new Set(targetsToPlan(all.mine.map((m) => m.facts), changes, (k) => known?.has(k) ?? false).map(targetKey));
+    this.o.metrics.targetsPlanned?.inc(plan.size);
+    return { ...all, mine: all.mine.filter((m) => plan.has(targetKey(m.facts))) };
+  }
+
+  /** With revertOnDelete, a policy that enforces anywhere keeps its finalizer until its changes are reverted. */
+  private async ensureFinalizer(policy: PolicySubject, targets: PolicyTargets): Promise<void> {
+    const enforces = [...targets.namespaces.values(), ...targets.orphans.map((o) => o.mode)].includes('Enforce');
+    if (enforces && policy.spec.revertOnDelete && !policy.metadata.finalizers?.includes(FINALIZER)) {
+      await this.o.writer.setFinalizers({ kind: policy.kind, metadata: policy.metadata }, [...(policy.metadata.finalizers ?? []), FINALIZER]);
+    }
+  }
+
+  /**
+   * Every managed target's outcome: this round's for those it planned, the last one for the others. A target that
+   * has not settled, and every target of a round that waits, failed for the policy or was stopped, stays pending.
+   */
+  private remember(policy: PolicySubject, all: PolicyTargets, planned: PolicyTargets, run: RoundResult): TargetOutcome[] {
+    const key = policy.owner;
+    const fresh = new Map(run.outcomes.map((o) => [targetKey(o.assessment.target), o]));
+    const before = this.planned.get(key);
+    const now = new Map<string, TargetOutcome>();
+    for (const m of all.mine) {
+      const k = targetKey(m.facts);
+      const o = fresh.get(k) ?? before?.get(k);
+      if (o) now.set(k, o);
+    }
+    this.planned.set(key, now);
+    this.clbs.set(key, new Set(boundClbs(all.mine.map((m) => m.facts))));
+    if (run.policyError) this.touch(key, EVERYTHING);
+    const unsettled = run.waiting || run.graceEndsAt !== undefined || run.stopped.length > 0;
+    for (const m of planned.mine) {
+      const k = targetKey(m.facts);
+      const o = now.get(k);
+      if (unsettled || !o || !settled(o)) this.touch(key, { target: k });
+    }
+    return [...now.values()];
+  }
+
+  /** Status, reports and Events from the outcomes, each written only when it differs from what is there. */
+  private async publish(policy: PolicySubject, previous: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, targets: PolicyTargets, outcomes: TargetOutcome[], run: RoundResult): Promise<void> {
     const common = {
       generation: policy.metadata.generation ?? 0,
-      profile,
+      profile: this.o.profile(),
       outcomes,
       releases: run.releases,
       previousConditions: previous?.conditions,
       ...(run.policyError ? { policyError: run.policyError } : {}),
       now: new Date(),
     };
-    const published = await this.publishReports(policy, outcomes, targets);
-    const reports = published?.names;
+    const reports = await this.publishReports(policy, outcomes, targets);
     const status =
       policy.namespace === undefined
         ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(reports ? { reports } : {}) })
-        : buildPolicyStatus({ ...common, mode: spec.mode });
+        : buildPolicyStatus({ ...common, mode: policy.spec.mode });
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
     await this.report(policy, outcomes, targets);
-    // Shutdown began during the round: the status shows the steps left; this says why they were left.
-    if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
-    const clbs = boundClbs(mine);
-    const next = this.requeue(key, clbs, outcomes, run);
-    if (converged(run, outcomes, this.building.get(key) ?? 0)) {
-      // The reports' part as of this round's own publish: the report names in its status are up to date with that,
-      // and a later change (another policy's first write, a retry that got through) makes the next round full.
-      const inputs = cluster && published ? withReportsVersion(stamp, published.version) : stamp;
-      this.quiet.set(key, { stamp: inputs, at: startedAt, clbs, status: expectedStatus(status, previous, last), built: statusKey(status) });
-    }
-    return next;
-  }
-
-  /**
-   * The inputs of a round besides the policy's own targets' objects, all as cheap versions (quiet.ts); a cluster
-   * policy's with the namespaces' reports version, since its status names the reports (a LoopbackPolicy's does not).
-   */
-  private stamp(cluster: boolean): string {
-    const capabilities = JSON.stringify(this.o.capabilities.snapshot());
-    const inputs = `${this.o.caches.version()}|${this.o.observer.generation}|${this.o.tkeServiceConfigsSynced()}|${JSON.stringify(this.o.profile())}|${capabilities}`;
-    return cluster ? withReportsVersion(inputs, this.o.reports?.version ?? 0) : inputs;
   }
 
   /**
    * The round, once per mode: a LoopbackPolicy has one; a cluster policy's namespaces may be in Enforce or Audit
    * (modeOverrides), and a namespace that left it releases by the mode its labels give now.
    */
-  private async runByMode(policy: PolicySubject, targets: PolicyTargets, shared: ReturnType<typeof sharedWith>, signal: AbortSignal): Promise<RoundResult> {
+  private async runByMode(policy: PolicySubject, targets: PolicyTargets, signal: AbortSignal): Promise<RoundResult> {
     const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
-    const mine = targets.mine.map((m) => m.facts);
-    const due = this.driftDue(policy.owner, boundClbs(mine));
-    let drift: string[] | undefined = due.full;
-    let driftSignal: string[] | undefined = due.signal;
+    if (targets.mine.length === 0 && targets.orphans.length === 0) return result;
+    // The orphans' CLBs too: a release must see who else keeps a shared CLB's VIP bound (shared-clb.ts).
+    const ignoreSkipOf = policy.cluster?.skipAnnotation === 'Ignore' ? policy.owner : undefined;
+    const shared = sharedWith([...targets.mine.map((m) => m.facts), ...targets.orphans.map((o) => o.facts)], this.o.caches, new Set(targets.namespaces.keys()), targets.index, ignoreSkipOf);
     for (const mode of ['Enforce', 'Audit'] as const satisfies readonly PolicyMode[]) {
       const own = targets.mine.filter((m) => m.mode === mode).map((m) => m.facts);
       const orphans = targets.orphans.filter((o) => o.mode === mode);
       if (own.length === 0 && orphans.length === 0) continue;
       const enforcing = mode === 'Enforce' && this.o.executor !== undefined;
       const run = await this.round.run(
-        { spec: { ...policy.spec, mode }, profile: this.o.profile(), owner: policy.owner, targets: own, orphans, enforcing, ...(drift ? { drift } : {}), ...(driftSignal ? { driftSignal } : {}), shared, ...(policy.cluster?.skipAnnotation === 'Ignore' ? { ignoreSkipAnnotation: true } : {}) },
+        { spec: { ...policy.spec, mode }, profile: this.o.profile(), owner: policy.owner, targets: own, orphans, enforcing, shared, ...(policy.cluster?.skipAnnotation === 'Ignore' ? { ignoreSkipAnnotation: true } : {}) },
         signal,
       );
-      drift = undefined;
-      driftSignal = undefined;
       result.outcomes.push(...run.outcomes);
       result.releases.push(...run.releases);
       result.waiting ||= run.waiting;
@@ -218,7 +238,7 @@ export class PolicyController {
    * The policy's results where each namespace's users read them: its part of the OpenReports Report of every
    * namespace it governs (namespace-reports.ts). Returns the namespaces' report names, for a cluster policy's status.
    */
-  private async publishReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<{ names: Map<string, string>; version: number } | undefined> {
+  private async publishReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<Map<string, string> | undefined> {
     // Without OpenReports nothing is built: a round over 12,000 targets would make as many results for nobody.
     if (!this.o.reports || !(await this.o.reports.enabled())) return undefined;
     const byNs = new Map<string, ReportTarget[]>([...targets.namespaces.keys()].map((ns) => [ns, []]));
@@ -254,20 +274,8 @@ export class PolicyController {
     return initial;
   }
 
-  /** The cached CLBs of the policy's targets whose drift check is due this round: in full, or their health signal (drift-signal.ts). */
-  private driftDue(key: string, clbs: readonly string[]): { full: string[]; signal: string[] } {
-    const readAt = new Map<string, number>();
-    for (const id of clbs) {
-      const at = this.o.observer.observedAt(id);
-      if (at !== undefined) readAt.set(id, at);
-    }
-    const { scheduler, signal } = this.o.driftTiers;
-    return scheduler.plan(key, readAt, signalled(readAt, this.o.observer, signal), Date.now());
-  }
-
   /** When to come back (requeue.ts), keeping the waiting streak and dropping the reads of CLBs being built. */
-  private requeue(key: string, clbs: readonly string[], outcomes: readonly TargetOutcome[], run: RoundResult): ReconcileOutcome {
-    const cached = new Set(clbs.filter((id) => this.o.observer.observedAt(id) !== undefined));
+  private requeue(key: string, outcomes: readonly TargetOutcome[], run: RoundResult): ReconcileOutcome {
     const next = nextReconcile({
       outcomes,
       releases: run.releases,
@@ -275,7 +283,6 @@ export class PolicyController {
       ...(run.graceEndsAt !== undefined ? { graceEndsAt: run.graceEndsAt } : {}),
       streak: this.building.get(key) ?? 0,
       driftCheckIntervalMs: this.o.driftCheckIntervalMs,
-      driftRoundMs: this.o.driftTiers.scheduler.roundMs(cached.size),
       now: Date.now(),
       jitter,
     });
@@ -370,10 +377,11 @@ export class PolicyController {
   private async forgetPolicy(key: string): Promise<void> {
     await this.o.reports?.forget(key);
     this.building.delete(key);
-    this.o.driftTiers.scheduler.forget(key);
+    this.planned.delete(key);
+    this.clbs.delete(key);
+    this.pending.delete(key);
     const [first = '', name = ''] = key.split('/');
     this.o.metrics.forgetTargets(first === CLUSTER_KIND ? '' : first, first === CLUSTER_KIND ? key : name);
     this.lastVerdicts.delete(key);
-    this.quiet.delete(key);
   }
 }

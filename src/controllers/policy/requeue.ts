@@ -1,7 +1,8 @@
 // Pure: when a policy is reconciled again, from what its round found. A transient failure anywhere asks the queue
 // for a backoff retry; a wait on TKE (a CLB being built, a config to create or apply) reads again soon, less often
-// while it lasts, and at the end of a grace period if that comes sooner; a converged policy comes back when its
-// next batch of drift checks of either tier is due (drift-signal.ts).
+// while it lasts, and at the end of a grace period if that comes sooner. A converged policy needs no round until
+// something changes (its drift is found by the CLB side, drift-checks.ts); it comes back once per drift interval only
+// for what time alone changes (a standing Event's refresh, the reports' resync), and that round plans nothing.
 import type { ReleaseOutcome, TargetOutcome } from '../../model/status.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 
@@ -26,8 +27,6 @@ export interface RequeueInput {
   /** Consecutive rounds that waited on TKE before this one. */
   streak: number;
   driftCheckIntervalMs: number;
-  /** When the next batch of drift checks of either tier is due for the policy's cached CLBs (drift-signal.ts driftRoundMs). */
-  driftRoundMs: number;
   now: number;
   /** ×0.9–1.1, so that policies do not come back in lockstep. */
   jitter: (ms: number) => number;
@@ -59,5 +58,16 @@ export function nextReconcile(r: RequeueInput): Requeue {
     }
     return { outcome: { requeueAfterMs: r.jitter(wait) }, invalidate, streak };
   }
-  return { outcome: { requeueAfterMs: r.jitter(r.driftRoundMs) }, invalidate: [], streak: 0 };
+  return { outcome: { requeueAfterMs: r.jitter(r.driftCheckIntervalMs) }, invalidate: [], streak: 0 };
+}
+
+/**
+ * Whether a target's outcome holds until something changes: no failure, no correction pending in Audit that time
+ * decides, no CLB being built and no shared CLB waiting for another policy. A target that has not settled is planned
+ * again in the policy's next round (policy-controller.ts).
+ */
+export function settled(o: Pick<TargetOutcome, 'error' | 'held' | 'plan' | 'assessment'>): boolean {
+  if (o.error !== undefined || (o.held && (o.plan?.length ?? 0) > 0)) return false;
+  const cause = o.assessment.rootCause.id;
+  return !(o.assessment.loadBalancerId && (CLB_IN_PROGRESS.has(cause) || cause === 'SharedClb'));
 }

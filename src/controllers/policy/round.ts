@@ -3,7 +3,6 @@
 // changed but no longer manages. Reading one chunk's CLBs overlaps with writing another's (reads and writes have
 // separate per-action quotas). Every target ends with an outcome: a failed CLB read marks only its own chunk, a
 // failed step only its own target.
-import { describeCloudError } from '../../cloud/index.js';
 import { targetKey, type ClbObservation, type TargetFacts } from '../../model/facts.js';
 import { lostRecordDueAt } from '../../model/lost-record.js';
 import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';
@@ -90,7 +89,6 @@ export class PolicyRound {
   async run(input: RoundInput, signal: AbortSignal): Promise<RoundResult> {
     const chunks = chunkTargets(input.targets, CHUNK, (id) => this.d.observer.observedAt(id) !== undefined);
     const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
-    await this.driftChecks(input.drift ?? [], signal, input.driftSignal ?? []);
     const settled = await settleAll(chunks, CHUNKS_IN_FLIGHT, (chunk) => this.chunk(input, chunk, result, signal));
     const rejected = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     // Aborted, every chunk tells where its targets stopped; the report needs all of them, not the first.
@@ -103,42 +101,11 @@ export class PolicyRound {
     return result;
   }
 
-  /**
-   * The drift checks due, read before the chunks so that they go out in full DescribeLoadBalancers batches (spread
-   * over the chunks, each chunk would read its few in a call of its own). A failure leaves the cached facts: the
-   * CLBs stay due and the next round tries again.
-   */
-  async driftChecks(due: readonly string[], signal: AbortSignal, signalled: readonly string[] = []): Promise<void> {
-    if ((due.length === 0 && signalled.length === 0) || this.d.stopping?.aborted) return;
-    // The health signal first (drift-signal.ts): its suspects join this round's full reads. Its failure leaves the
-    // signalled CLBs due, not the full reads that are due anyway.
-    let suspects = new Map<string, string>();
-    try {
-      if (signalled.length > 0) suspects = await this.d.driftTiers.signal.check(signalled, { signal });
-      this.d.driftTiers.checked?.('signal', signalled.length);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      const info = describeCloudError(err);
-      this.d.logger.warn('Drift signal failed; its CLBs stay due', { clbs: signalled.length, code: info.code, reason: info.reason });
-    }
-    const ids = [...new Set([...due, ...suspects.keys()])];
-    try {
-      if (suspects.size > 0) this.d.logger.info('Drift signal: re-reading CLBs in full', { clbs: suspects.size, first: [...suspects].slice(0, 3).map(([id, why]) => `${id} (${why})`) });
-      this.d.driftTiers.checked?.('full', due.length);
-      this.d.driftTiers.checked?.('escalated', ids.length - due.length);
-      if (ids.length > 0) await this.d.observer.reread(ids, signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      const info = describeCloudError(err);
-      this.d.logger.warn('Drift checks failed; the CLBs stay due', { clbs: ids.length, code: info.code, reason: info.reason });
-    }
-  }
-
   /** The chunk's observations; `fresh`: these CLBs are read again first, however recently they were read. */
-  private async observe(ids: readonly string[], signal: AbortSignal, fresh?: readonly string[]): Promise<{ observations: Map<string, ClbObservation>; error?: TargetError }> {
+  private async observe(owner: string, ids: readonly string[], signal: AbortSignal, fresh?: readonly string[]): Promise<{ observations: Map<string, ClbObservation>; error?: TargetError }> {
     try {
-      if (fresh) await this.d.observer.reread(fresh, signal);
-      return { observations: await this.d.observer.observe(ids, maxReadAgeMs(this.d), signal) };
+      if (fresh) await this.d.observer.reread(fresh, signal, owner);
+      return { observations: await this.d.observer.observe(ids, maxReadAgeMs(this.d), signal, owner) };
     } catch (err) {
       if (signal.aborted) throw err;
       const error = classifyError(err, 'reading CLBs');
@@ -154,13 +121,13 @@ export class PolicyRound {
       return;
     }
     const ids = chunk.map((t) => t.loadBalancerId).filter((id): id is string => !!id);
-    let { observations, error } = await this.observe(ids, signal);
+    let { observations, error } = await this.observe(input.owner, ids, signal);
     let snapshot: Snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
     let planned = error ? [] : planPolicy(snapshot).targets;
     // A plan about to be carried out rests on a read of this process made just now (fresh-read.ts): read, plan again.
     const fresh = error ? [] : freshReadsBeforeWrite(this.writeCandidates(input, snapshot.targets, planned), Date.now());
     if (fresh.length > 0) {
-      ({ observations, error } = await this.observe(ids, signal, fresh));
+      ({ observations, error } = await this.observe(input.owner, ids, signal, fresh));
       snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
       planned = error ? [] : planPolicy(snapshot).targets;
     }
@@ -292,7 +259,7 @@ export class PolicyRound {
  * once more (fresh-read.ts).
  */
 export async function planReleases(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared'>, orphans: readonly Orphan[], signal: AbortSignal, executes = true): Promise<TargetPlan[]> {
-  const plan = async () => planPolicy({ ...snapshotBase(d, input), targets: [], orphans: await gatherOrphans(d, orphans, signal) }).releases;
+  const plan = async () => planPolicy({ ...snapshotBase(d, input), targets: [], orphans: await gatherOrphans(d, input.owner, orphans, signal) }).releases;
   const plans = await plan();
   const withSteps = new Set(plans.filter((p) => p.steps.length > 0).map((p) => targetKey(p.target)));
   const candidates = orphans.map(({ facts }): WriteCandidate => {
@@ -302,6 +269,6 @@ export async function planReleases(d: RoundDeps, input: Pick<RoundInput, 'owner'
   });
   const fresh = freshReadsBeforeWrite(candidates, Date.now());
   if (fresh.length === 0) return plans;
-  await d.observer.reread(fresh, signal);
+  await d.observer.reread(fresh, signal, input.owner);
   return plan();
 }

@@ -1,12 +1,15 @@
-// Which policies an informer event concerns (the work queue's keys are owner keys: `<namespace>/<name>` or
-// `ClusterLoopbackPolicy/<name>`). A change in a namespace concerns its own LoopbackPolicies and the cluster policies
-// that cover it, not every cluster policy: a cluster policy over thousands of targets must not reconcile on every
-// Service update elsewhere. Target churn reaches a cluster policy after a short delay, so a burst of updates (TKE
-// annotating Services one after another) costs one round, not one per update.
+// Which policies a change concerns, and what of each (pending.ts): the work queue's keys are owner keys,
+// `<namespace>/<name>` or `ClusterLoopbackPolicy/<name>`. A change in a namespace concerns its own LoopbackPolicies
+// and the cluster policies that cover it, not every cluster policy: a cluster policy over thousands of targets must not
+// reconcile on every Service update elsewhere. A target or a CLB read that differs concerns, besides, every policy
+// with targets on that CLB (in any namespace): a shared CLB's decisions need all of its targets. Target churn reaches a
+// cluster policy after a short delay, so a burst of updates (TKE annotating Services one after another) costs one
+// round, not one per update; that round plans the targets the burst touched.
 import { withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import { ABANDON_ANNOTATION } from '../../api/loopbackpolicy.js';
 import { coverageOf, type NamespaceFacts } from '../../model/namespace-coverage.js';
-import { clusterOwnerKey, ownerKey } from '../../model/record-registry.js';
+import { clusterOwnerKey, ownerKey, type OwnerKey } from '../../model/record-registry.js';
+import { EVERYTHING, type Change } from './pending.js';
 
 /** How long target churn waits before it reaches a cluster policy (coalescing a burst into one round). */
 export const CLUSTER_CHURN_DELAY_MS = 1_000;
@@ -66,7 +69,13 @@ export interface RoutedQueue {
   addAfter(key: string, ms: number): void;
 }
 
-/** Turns informer events into work-queue keys (see the header). */
+/** Where the router notes what changed for a policy (policy-controller.ts), and which policies work on a CLB. */
+export interface PendingWork {
+  touch(key: OwnerKey, change: Change): void;
+  policiesOn(clb: string): readonly OwnerKey[];
+}
+
+/** Turns informer events and changed CLB reads into work-queue keys and pending changes (see the header). */
 export class PolicyEventRouter {
   /** Each policy's fingerprint as last seen (policyFingerprint). */
   private readonly policySeen = new Map<string, string>();
@@ -76,9 +85,16 @@ export class PolicyEventRouter {
   constructor(
     private readonly queue: RoutedQueue,
     private readonly s: RoutingSources & { livePolicy(namespace: string, name: string): boolean; liveClusterPolicy(name: string): boolean },
+    private readonly work: PendingWork,
     /** A policy changed: the admission parameters may too. */
     private readonly onPolicyChange: () => void,
   ) {}
+
+  private add(key: OwnerKey, change: Change, delayMs = 0): void {
+    this.work.touch(key, change);
+    if (delayMs > 0) this.queue.addAfter(key, delayMs);
+    else this.queue.add(key);
+  }
 
   private changed(key: string, p: Meta, live: boolean): boolean {
     const fingerprint = policyFingerprint(p);
@@ -91,9 +107,10 @@ export class PolicyEventRouter {
   /** A LoopbackPolicy changed: it, and the cluster policies covering its namespace (precedence may move targets). */
   policy(p: Meta): void {
     const key = namespacedKey(p);
-    if (!this.changed(key, p, this.s.livePolicy(p.metadata?.namespace ?? '', p.metadata?.name ?? ''))) return;
-    this.queue.add(key);
-    for (const c of coveringClusterPolicies(this.s, p.metadata?.namespace ?? '')) this.queue.add(c);
+    const namespace = p.metadata?.namespace ?? '';
+    if (!this.changed(key, p, this.s.livePolicy(namespace, p.metadata?.name ?? ''))) return;
+    this.add(key, EVERYTHING);
+    for (const c of coveringClusterPolicies(this.s, namespace)) this.add(c, { namespace });
     this.onPolicyChange();
   }
 
@@ -101,8 +118,8 @@ export class PolicyEventRouter {
   clusterPolicy(p: Meta): void {
     const key = clusterKeyOf(p);
     if (!this.changed(key, p, this.s.liveClusterPolicy(p.metadata?.name ?? ''))) return;
-    this.queue.add(key);
-    for (const q of this.s.policies()) this.queue.add(namespacedKey(q));
+    this.add(key, EVERYTHING);
+    for (const q of this.s.policies()) this.add(namespacedKey(q), EVERYTHING);
     this.onPolicyChange();
   }
 
@@ -114,22 +131,36 @@ export class PolicyEventRouter {
     if (labels === undefined) this.namespaceLabels.delete(name);
     else this.namespaceLabels.set(name, labels);
     // A relabelled namespace may have left a cluster policy: every cluster policy looks again, not only the covering ones.
-    for (const p of this.s.policies(name)) this.queue.add(namespacedKey(p));
-    for (const p of this.s.clusterPolicies()) this.queue.add(clusterKeyOf(p));
+    for (const p of this.s.policies(name)) this.add(namespacedKey(p), EVERYTHING);
+    for (const p of this.s.clusterPolicies()) this.add(clusterKeyOf(p), { namespace: name });
     // Which namespaces a cluster policy enforces in may have changed (the admission warning's parameters).
     if (this.s.clusterPolicies().length > 0) this.onPolicyChange();
   }
 
-  /** A target (or its TkeServiceConfig, or a record) changed: its namespace's policies, cluster ones after a short delay. */
-  target(namespace: string): void {
+  /**
+   * A target, a record of one, or a namespace's TkeServiceConfig changed (`change`): its namespace's policies, cluster
+   * ones after a short delay; `clb`, the CLB the target is bound to: the policies with targets on it too.
+   */
+  target(namespace: string, change: Change, clb?: string): void {
     const keys = namespaceKeys(this.s, namespace);
-    for (const k of keys.namespaced) this.queue.add(k);
-    for (const k of keys.cluster) this.queue.addAfter(k, CLUSTER_CHURN_DELAY_MS);
+    for (const k of keys.namespaced) this.add(k, change);
+    for (const k of keys.cluster) this.add(k, change, CLUSTER_CHURN_DELAY_MS);
+    if (clb !== undefined) this.clb(clb);
   }
 
-  /** Every policy (leadership gained, the cluster profile changed). */
-  all(): void {
-    for (const p of this.s.policies()) this.queue.add(namespacedKey(p));
+  /** A read of the CLB found it changed (ClbObserver.onChange): the policies with targets on it, but the reader's own round. */
+  clb(id: string, reader?: OwnerKey): void {
+    for (const k of this.work.policiesOn(id)) if (k !== reader) this.add(k, { clb: id });
+  }
+
+  /** The namespaces' report names changed: the cluster policies, whose status names them, come back (planning nothing new). */
+  reportNames(): void {
     for (const p of this.s.clusterPolicies()) this.queue.add(clusterKeyOf(p));
+  }
+
+  /** Every policy, every target (leadership gained, the cluster profile changed). */
+  all(): void {
+    for (const p of this.s.policies()) this.add(namespacedKey(p), EVERYTHING);
+    for (const p of this.s.clusterPolicies()) this.add(clusterKeyOf(p), EVERYTHING);
   }
 }

@@ -37,9 +37,9 @@ function simulate(n: number, I: number, until: number, drifted = new Map<string,
   const healthAt = new Map(readAt);
   const reads: Array<{ at: number; id: string; tier: 'full' | 'signal' | 'escalated' }> = [];
   const corrected = new Map<string, number>();
-  scheduler.plan('p', readAt, healthAt, 0);
+  scheduler.plan(readAt, healthAt, 0);
   for (let now = scheduler.roundMs(n); now <= until; now += scheduler.roundMs(n)) {
-    const plan = scheduler.plan('p', readAt, healthAt, now);
+    const plan = scheduler.plan(readAt, healthAt, now);
     const suspects = plan.signal.filter((id) => (drifted.get(id) ?? Infinity) <= now && !corrected.has(id));
     for (const id of plan.signal) {
       healthAt.set(id, now);
@@ -115,7 +115,7 @@ describe('after a cold start', () => {
     const readAt = new Map<string, number>();
     const healthAt = new Map<string, number>();
     // The policy's first round sees no cached CLB; then the round's own reads (not drift reads) cover every CLB.
-    scheduler.plan('p', readAt, healthAt, 0);
+    scheduler.plan(readAt, healthAt, 0);
     for (let i = 0; i < n; i++) {
       const at = 10 * S + Math.floor((i * 100 * S) / n);
       readAt.set(`lb-${i}`, at);
@@ -123,7 +123,7 @@ describe('after a cold start', () => {
     }
     const full: number[] = [];
     for (let now = 110 * S; now <= 8 * I; now += scheduler.roundMs(n)) {
-      const plan = scheduler.plan('p', readAt, healthAt, now);
+      const plan = scheduler.plan(readAt, healthAt, now);
       for (const id of [...plan.full, ...plan.signal]) healthAt.set(id, now);
       for (const id of plan.full) {
         readAt.set(id, now);

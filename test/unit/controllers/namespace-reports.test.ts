@@ -29,15 +29,16 @@ function world(owners: string[]) {
     },
     available: async () => true,
   };
-  const reports = new NamespaceReports(writer, { warn: () => undefined } as never, () => owners);
-  return { reports, synced, pruned, failing, tried, owners };
+  let namesChanged = 0;
+  const reports = new NamespaceReports(writer, { warn: () => undefined } as never, () => owners, () => void namesChanged++);
+  return { reports, synced, pruned, failing, tried, owners, namesChanged: () => namesChanged };
 }
 
 describe('NamespaceReports', () => {
   it("a namespace's report holds every policy's targets; a loser's conflict stays out", async () => {
     const w = world(['ClusterLoopbackPolicy/p', 'shop/own']);
     await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', [t('web', 'ClusterLoopbackPolicy/p', 'PolicyPrecedence', 'Conflict'), t('api', 'ClusterLoopbackPolicy/p')]], ['blog', []]]));
-    const { names } = await w.reports.publish('shop/own', new Map([['shop', [t('web', 'LoopbackPolicy/own')]]]));
+    const names = await w.reports.publish('shop/own', new Map([['shop', [t('web', 'LoopbackPolicy/own')]]]));
     expect(names).toEqual(new Map([['blog', 'loopguard'], ['shop', 'loopguard']]));
     expect(w.synced).toContainEqual(['shop', ['ClusterLoopbackPolicy/p:api', 'LoopbackPolicy/own:web']]);
     expect(w.synced).toHaveLength(2);
@@ -120,46 +121,45 @@ describe('NamespaceReports', () => {
     expect(most).toBe(1);
   });
 
-  it("version: changes when a namespace's report is first written, written after failing, or pruned; not when written again", async () => {
+  it("names changed: told when a namespace's report is first written, written after failing, or pruned; not when written again", async () => {
     const w = world(['ClusterLoopbackPolicy/p', 'shop/own']);
     // Waiting for shop/own: nothing written, nothing changed; the names are not complete yet.
     const early = await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []], ['blog', []]]));
-    expect(early).toEqual({ names: new Map(), version: 0 });
+    expect(early).toEqual(new Map());
+    expect(w.namesChanged()).toBe(0);
     const first = await w.reports.publish('shop/own', new Map([['shop', []]]));
-    expect(first.names).toEqual(new Map([['blog', 'loopguard'], ['shop', 'loopguard']]));
-    expect(first.version).toBeGreaterThan(0);
-    expect(w.reports.version).toBe(first.version);
-    // Written again, same names: the version stays (quiet rounds stay quiet).
-    const again = await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []], ['blog', []]]));
-    expect(again.version).toBe(first.version);
+    expect(first).toEqual(new Map([['blog', 'loopguard'], ['shop', 'loopguard']]));
+    expect(w.namesChanged()).toBe(2);
+    // Written again, same names: nothing to tell (the cluster policies do not come back).
+    await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []], ['blog', []]]));
+    expect(w.namesChanged()).toBe(2);
     // blog fails: left out of the names, no change yet; through on the retry: a change the cluster policy must see.
     w.failing.sync.add('blog');
     const failed = await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []], ['blog', []]]));
-    expect(failed.names).toEqual(new Map([['shop', 'loopguard']]));
-    expect(failed.version).toBe(first.version);
+    expect(failed).toEqual(new Map([['shop', 'loopguard']]));
+    expect(w.namesChanged()).toBe(2);
     w.failing.sync.delete('blog');
     await w.reports.retry(Date.now() + RETRY_MIN_MS + 1);
-    expect(w.reports.version).toBeGreaterThan(first.version);
+    expect(w.namesChanged()).toBe(3);
     // A new policy appears: the cluster policy's next publish is held back until it has published (no names), and the
     // write that ends the wait is a change, although the names it writes are the ones written before.
     w.owners.push('shop/new');
     const held = await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []], ['blog', []]]));
-    expect(held.names).toEqual(new Map());
-    const ended = await w.reports.publish('shop/new', new Map([['shop', []]]));
-    expect(ended.version).toBeGreaterThan(held.version);
+    expect(held).toEqual(new Map());
+    await w.reports.publish('shop/new', new Map([['shop', []]]));
+    expect(w.namesChanged()).toBe(5);
     // The cluster policy leaves blog: its report is pruned, another change.
-    const before = w.reports.version;
     await w.reports.publish('ClusterLoopbackPolicy/p', new Map([['shop', []]]));
     expect(w.pruned.at(-1)).toEqual(['shop']);
-    expect(w.reports.version).toBeGreaterThan(before);
+    expect(w.namesChanged()).toBe(6);
   });
 
-  it('retry: callers while one runs share it (one write, not one per quiet reconcile), and it never rejects', async () => {
+  it('retry: callers while one runs share it (one write, not one per caller), and it never rejects', async () => {
     let release: () => void = () => undefined;
     let prunes = 0;
     const writer = {
       sync: async () => 'loopguard',
-      // The prune keeps failing (so a retry is owed), slowly: four quiet reconciles ask for a retry meanwhile.
+      // The prune keeps failing (so a retry is owed), slowly: four drift passes ask for a retry meanwhile.
       prune: async () => {
         prunes++;
         await new Promise<void>((r) => (release = r));
@@ -179,7 +179,7 @@ describe('NamespaceReports', () => {
     release();
     await Promise.all(calls);
     expect(prunes).toBe(2);
-    // A writer that throws outside sync (the owners' lookup) is logged, not thrown at the quiet reconcile.
+    // A writer that throws outside sync (the owners' lookup) is logged, not thrown at its caller.
     const broken = new NamespaceReports(writer, { warn: () => undefined } as never, () => {
       throw new Error('cache gone');
     });

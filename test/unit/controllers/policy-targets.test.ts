@@ -36,7 +36,6 @@ function caches(policy: LoopbackPolicy, cluster: ClusterLoopbackPolicy | Cluster
     ownNamespace: 'loopguard-system',
     services: (namespace) => (namespace === undefined || namespace === 'shop' ? [web] : []),
     ingresses: () => [],
-    version: () => 0,
   };
 }
 

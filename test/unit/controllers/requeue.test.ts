@@ -1,10 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { nextReconcile, type RequeueInput } from '../../../src/controllers/policy/requeue.js';
+import { nextReconcile, type RequeueInput, settled } from '../../../src/controllers/policy/requeue.js';
 import type { Assessment } from '../../../src/model/assessment.js';
 import type { TargetOutcome } from '../../../src/model/status.js';
 
 const target = (rootCause: string, lb = 'lb-1'): TargetOutcome => ({ assessment: { target: { kind: 'Service', namespace: 'ns', name: lb }, loadBalancerId: lb, rootCause: { id: rootCause } } as unknown as Assessment });
-const base: RequeueInput = { outcomes: [], releases: [], waiting: false, streak: 0, driftCheckIntervalMs: 600_000, driftRoundMs: 45_000, now: 1_000_000, jitter: (ms) => ms };
+const base: RequeueInput = { outcomes: [], releases: [], waiting: false, streak: 0, driftCheckIntervalMs: 600_000, now: 1_000_000, jitter: (ms) => ms };
 
 describe('nextReconcile', () => {
   it('a transient error anywhere (target or release) asks for a backoff retry and keeps the streak', () => {
@@ -46,10 +46,28 @@ describe('nextReconcile', () => {
     expect(nextReconcile({ ...base, waiting: true, graceEndsAt: base.now + 60_000 }).outcome).toEqual({ requeueAfterMs: 3_000 });
   });
 
-  it('converged: the streak ends, back when the next drift checks of either tier are due (jittered)', () => {
+  it('converged: the streak ends, back once per drift interval (jittered) for what only time changes; drift is the CLB side\'s', () => {
     const r = nextReconcile({ ...base, streak: 4, outcomes: [target('Mitigated')], jitter: (ms) => ms + 1 });
     expect(r.streak).toBe(0);
     expect(r.invalidate).toEqual([]);
-    expect(r.outcome).toEqual({ requeueAfterMs: 45_001 });
+    expect(r.outcome).toEqual({ requeueAfterMs: 600_001 });
+  });
+});
+
+describe('settled: an outcome that holds until something changes (else planned again next round)', () => {
+  const error = { reason: 'RetryingAfterError', message: 'throttled', permanent: false };
+  it.each([
+    ['mitigated', target('Mitigated'), true],
+    ['at risk in Audit, with its plan reported', { ...target('L4Loopback'), plan: ['switch'] }, true],
+    ['a failure', { ...target('L4Loopback'), error }, false],
+    ['a permanent failure too (its retry comes with any round)', { ...target('L4Loopback'), error: { ...error, permanent: true } }, false],
+    ['held in Audit with a correction left (time decides it)', { ...target('L4Loopback'), held: true, plan: ['put back'] }, false],
+    ['held in Audit, nothing left', { ...target('Mitigated'), held: true, plan: [] }, true],
+    ['a CLB being built', target('ClbCreating'), false],
+    ['a CLB not read yet', target('ClbNotObserved'), false],
+    ['a shared CLB waiting for another policy', target('SharedClb'), false],
+    ['no CLB at all (ClusterIP)', { assessment: { ...target('ClbNotFound').assessment, loadBalancerId: undefined } } as TargetOutcome, true],
+  ])('%s → %s', (_what, outcome, expected) => {
+    expect(settled(outcome as TargetOutcome)).toBe(expected);
   });
 });

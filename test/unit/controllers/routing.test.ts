@@ -1,7 +1,9 @@
-// Which policies an informer event concerns: a namespace's changes reach its own policies and the cluster policies
-// covering it (delayed, to coalesce bursts), never every cluster policy; status writes and label-less namespace updates
-// reach nobody.
+// Which policies an informer event or a changed CLB read concerns, and what of each (pending.ts): a namespace's
+// changes reach its own policies and the cluster policies covering it (delayed, to coalesce bursts), never every
+// cluster policy; a CLB's, every policy with targets on it but the reader; status writes and label-less namespace
+// updates reach nobody.
 import { describe, expect, it } from '@jest/globals';
+import type { Change } from '../../../src/controllers/policy/pending.js';
 import { CLUSTER_CHURN_DELAY_MS, PolicyEventRouter } from '../../../src/controllers/policy/routing.js';
 
 const lbp = (namespace: string, name: string, generation = 1) => ({ metadata: { namespace, name, generation } });
@@ -14,6 +16,9 @@ function world() {
   const clusters = [clbp('teams', { namespaceSelector: { matchLabels: { team: 'a' } } }), clbp('all', {})];
   const labels: Record<string, Record<string, string>> = { shop: { team: 'a' }, blog: { team: 'b' }, 'kube-system': {} };
   const changes: number[] = [];
+  const touched: [string, Change][] = [];
+  /** Which policies have targets on which CLB (as the controller knows from their last rounds). */
+  const on: Record<string, string[]> = { 'lb-shared': ['shop/own', 'blog/mine'] };
   const router = new PolicyEventRouter(
     { add: (k) => void added.push(k), addAfter: (k, ms) => void later.push([k, ms]) },
     {
@@ -24,23 +29,51 @@ function world() {
       livePolicy: () => true,
       liveClusterPolicy: () => true,
     },
+    { touch: (k, c) => void touched.push([k, c]), policiesOn: (clb) => on[clb] ?? [] },
     () => void changes.push(1),
   );
-  return { router, added, later, changes };
+  return { router, added, later, changes, touched };
 }
 
 describe('PolicyEventRouter', () => {
   it("a target's change: its namespace's policies at once, the covering cluster policies after a delay", () => {
     const w = world();
-    w.router.target('shop');
+    const web = { target: 'Service/shop/web' };
+    w.router.target('shop', web);
     expect(w.added).toEqual(['shop/own']);
     expect(w.later).toEqual([
       ['ClusterLoopbackPolicy/teams', CLUSTER_CHURN_DELAY_MS],
       ['ClusterLoopbackPolicy/all', CLUSTER_CHURN_DELAY_MS],
     ]);
+    expect(w.touched).toEqual([
+      ['shop/own', web],
+      ['ClusterLoopbackPolicy/teams', web],
+      ['ClusterLoopbackPolicy/all', web],
+    ]);
     const k = world();
-    k.router.target('kube-system');
+    k.router.target('kube-system', { target: 'Service/kube-system/dns' });
     expect(k.later).toEqual([]);
+  });
+
+  it("a target on a CLB: besides its namespace's policies, every policy with targets on that CLB, for that CLB", () => {
+    const w = world();
+    w.router.target('blog', { target: 'Service/blog/api' }, 'lb-shared');
+    expect(w.added).toEqual(['blog/mine', 'shop/own', 'blog/mine']);
+    expect(w.touched).toEqual([
+      ['blog/mine', { target: 'Service/blog/api' }],
+      ['ClusterLoopbackPolicy/all', { target: 'Service/blog/api' }],
+      ['shop/own', { clb: 'lb-shared' }],
+      ['blog/mine', { clb: 'lb-shared' }],
+    ]);
+  });
+
+  it("a CLB read that differs: the policies with targets on it, for that CLB, but not the one whose round read it", () => {
+    const w = world();
+    w.router.clb('lb-shared', 'shop/own');
+    expect(w.added).toEqual(['blog/mine']);
+    expect(w.touched).toEqual([['blog/mine', { clb: 'lb-shared' }]]);
+    w.router.clb('lb-other');
+    expect(w.added).toEqual(['blog/mine']);
   });
 
   it('a LoopbackPolicy: itself and the cluster policies covering its namespace; its own status write: nothing', () => {
@@ -52,6 +85,11 @@ describe('PolicyEventRouter', () => {
     w.router.policy(lbp('blog', 'mine', 2));
     expect(w.added).toHaveLength(4);
     expect(w.changes).toHaveLength(2);
+    // Its own targets all; of the cluster policy's, only those of its namespace (precedence may move them).
+    expect(w.touched.slice(0, 2)).toEqual([
+      ['blog/mine', { all: true }],
+      ['ClusterLoopbackPolicy/all', { namespace: 'blog' }],
+    ]);
   });
 
   it('a cluster policy: itself and every LoopbackPolicy', () => {
@@ -70,5 +108,10 @@ describe('PolicyEventRouter', () => {
     expect(w.added).toHaveLength(6);
     w.router.namespace({ metadata: { name: 'blog' } }, true);
     expect(w.added).toHaveLength(9);
+    expect(w.touched.slice(0, 3)).toEqual([
+      ['blog/mine', { all: true }],
+      ['ClusterLoopbackPolicy/teams', { namespace: 'blog' }],
+      ['ClusterLoopbackPolicy/all', { namespace: 'blog' }],
+    ]);
   });
 });

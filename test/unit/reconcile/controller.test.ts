@@ -1,8 +1,10 @@
 // The policy controller's reconcile, end to end without an apiserver: informer caches, the CLB observer and the
 // executor over the in-memory world (loopguard's own ClbReader and Effects interfaces), status and Events kept in
-// memory. Twins of the integration suites' policy-level scenarios: Enforce converges, Audit writes nothing,
+// memory, and changes routed as the operator routes them (routing.ts: a policy or Service edit, a CLB read that
+// differs). Twins of the integration suites' policy-level scenarios: Enforce converges, Audit writes nothing,
 // conflict, deselect releases, deletion restores or is blocked, a failed CLB read retries; drift checks in their two
-// tiers (drift-signal.ts), the health signal and the full re-read, over the world's DescribeTargetHealth.
+// tiers (drift-checks.ts), the health signal and the full re-read, over the world's DescribeTargetHealth; and the work
+// each change costs, counted exactly (the targets planned, the listeners written).
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { API_VERSION, FINALIZER, KIND, type LoopbackPolicy, type LoopbackPolicySpec, type LoopbackPolicyStatus } from '../../../src/api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
@@ -11,8 +13,9 @@ import { ClbObserver } from '../../../src/cloud/clb-observer.js';
 import { ClbError } from '../../../src/cloud/errors.js';
 import { HealthSignal } from '../../../src/cloud/health-signal.js';
 import { DriftScheduler, signalIntervalMs } from '../../../src/controllers/drift-signal.js';
+import { DriftChecks } from '../../../src/controllers/drift-checks.js';
+import { PolicyEventRouter } from '../../../src/controllers/policy/routing.js';
 import { PolicyController } from '../../../src/controllers/policy/policy-controller.js';
-import { policyInputs } from '../../../src/controllers/policy/quiet.js';
 import { LearnedCapabilities } from '../../../src/mitigation/capabilities.js';
 import { Executor } from '../../../src/mitigation/executor.js';
 import { PROFILES } from '../model/fixtures.js';
@@ -40,43 +43,53 @@ function policyOf(name: string, spec: LoopbackPolicySpec, created = '2026-11-01T
   return { apiVersion: API_VERSION, kind: KIND, metadata: { namespace: 'shop', name, uid: `uid-${name}`, generation: 1, creationTimestamp: new Date(created) }, spec };
 }
 
+/** `names`: Services on CLBs lb-1, lb-2, … in turn; `perClb` Services share each CLB. */
 function harness(...names: string[]) {
+  return harnessOf(names, 1);
+}
+
+function harnessOf(names: readonly string[], perClb: number) {
   const stopping = new AbortController();
   const world = new MemoryWorld();
-  names.forEach((n, i) => world.addService(n, `lb-${i + 1}`));
+  names.forEach((n, i) => world.addService(n, `lb-${Math.floor(i / perClb) + 1}`));
   // As the operator wires them: the signal records the health of every full read as its next baseline. No batching
   // window: each round's check goes out at once.
   const healthSignal = new HealthSignal(world.reader, 0);
-  const observer = new ClbObserver(healthSignal.recording(world.reader));
+  // The clock read at each call: the tests move it (`later`), and Date.now captured once would be the real one.
+  const observer = new ClbObserver(healthSignal.recording(world.reader), () => Date.now());
   world.observer = observer;
   const checked = { signal: 0, full: 0, escalated: 0 };
-  let fullRounds = 0;
+  let planned = 0;
   /** Status fields another field manager keeps on the policy (server-side apply leaves them). */
   const foreign: Record<string, unknown> = {};
-  const policies = new Map<string, LoopbackPolicy>();
+  /** As the informers deliver them: a policy set here is routed (routing.ts), as its informer event would be. */
+  const policies = new (class extends Map<string, LoopbackPolicy> {
+    override set(k: string, v: LoopbackPolicy): this {
+      super.set(k, v);
+      router?.policy(v);
+      return this;
+    }
+  })();
   /** ClusterLoopbackPolicies, by name: they cover namespace shop, the only one. */
-  const clusters = new Map<string, ClusterLoopbackPolicy>();
+  const clusters = new (class extends Map<string, ClusterLoopbackPolicy> {
+    override set(k: string, v: ClusterLoopbackPolicy): this {
+      super.set(k, v);
+      router?.clusterPolicy(v);
+      return this;
+    }
+  })();
   const events: { target: string; reason: string; type: string }[] = [];
   const removed: string[] = [];
   const capabilities = new LearnedCapabilities();
+  const scheduler = new DriftScheduler(DRIFT_MS, FULL_READS_PER_S);
   const eventSink = { record: async (t: { name: string }, type: string, reason: string) => void events.push({ target: t.name, reason, type }) };
   const executor = new Executor({ effects: world, capabilities, events: eventSink, logger, metrics: { driftCorrections: { inc: () => undefined } } as never });
   const records = (): LoopbackRecord[] => world.loopbackRecords();
-  // As the informers' versions: they move whenever the targets, records or policies (but their status) changed.
-  let held = '';
-  let version = 0;
-  const cachesVersion = () => {
-    const now = JSON.stringify([world.v1Services(), records(), [...policies.values(), ...clusters.values()].map(policyInputs)]);
-    if (now !== held) [held, version] = [now, version + 1];
-    return version;
-  };
   /** The namespaces' reports (namespace-reports.ts) as the controller sees them; off (OpenReports absent) unless a test turns them on. */
   const reports = {
-    version: 0,
     enabled: async () => false,
-    publish: async (): Promise<{ names: Map<string, string>; version: number }> => ({ names: new Map(), version: reports.version }),
+    publish: async (): Promise<Map<string, string>> => new Map(),
     forget: async () => undefined,
-    retry: (): Promise<void> => Promise.resolve(),
   };
   const controller = new PolicyController({
     reports,
@@ -91,7 +104,6 @@ function harness(...names: string[]) {
       namespace: (name: string) => ({ name }),
       namespaces: () => [{ name: 'shop' }],
       ownNamespace: 'loopguard-system',
-      version: cachesVersion,
     },
     record: (t) => records().find((r) => r.spec.target.name === t.name && r.spec.target.kind === t.kind),
     tkeServiceConfig: () => undefined,
@@ -119,24 +131,66 @@ function harness(...names: string[]) {
       },
     },
     events: { ...eventSink, recordStanding: eventSink.record },
-    // Reported once per full round: how the tests tell a full round from a quiet one (quiet.ts).
-    metrics: { reportTargets: () => void fullRounds++, forgetTargets: () => undefined },
+    metrics: { reportTargets: () => undefined, forgetTargets: () => undefined, targetsPlanned: { inc: (n?: unknown) => void (planned += typeof n === 'number' ? n : 1) } },
     logger,
     profile: () => PROFILES.ipvsNew,
     driftCheckIntervalMs: DRIFT_MS,
-    driftTiers: { scheduler: new DriftScheduler(DRIFT_MS, FULL_READS_PER_S), signal: healthSignal, checked: (tier, clbs) => void (checked[tier] += clbs) },
+    driftTiers: { scheduler },
     tkeGraceMs: GRACE_MS,
     executor,
     stopping: stopping.signal,
   });
-  const reconcile = (name: string) => controller.reconcile(`shop/${name}`, new AbortController().signal);
-  const reconcileCluster = (name: string) => controller.reconcile(`${CLUSTER_KIND}/${name}`, new AbortController().signal);
+  // Routed as the operator routes: informer events and CLB reads that differ note what changed and queue the policy.
+  const queued = new Set<string>();
+  const router: PolicyEventRouter = new PolicyEventRouter(
+    { add: (k) => void queued.add(k), addAfter: (k) => void queued.add(k) },
+    {
+      policies: () => [...policies.values()],
+      clusterPolicies: () => [...clusters.values()],
+      namespace: (name: string) => ({ name }),
+      ownNamespace: 'loopguard-system',
+      livePolicy: (_ns, name) => policies.has(name),
+      liveClusterPolicy: (name) => clusters.has(name),
+    },
+    controller,
+    () => undefined,
+  );
+  observer.onChange = (id, reader) => router.clb(id, reader);
+  /** A Service's informer event: loopguard's own annotation writes, and the tests' edits (`edit`). */
+  const annotate = world.annotations.set.bind(world.annotations);
+  world.annotations.set = (name: string, a: Record<string, string>) => {
+    annotate(name, a);
+    router.target('shop', { target: `Service/shop/${name}` }, a['service.kubernetes.io/loadbalance-id']);
+    return world.annotations;
+  };
+  const edit = (name: string, extra: Record<string, string>) => world.annotations.set(name, { ...world.annotations.get(name), ...extra });
+  const drift = new DriftChecks({
+    observer,
+    scheduler,
+    signal: healthSignal,
+    checked: (tier, clbs) => void (checked[tier] += clbs),
+    clbs: () => controller.boundClbs(),
+    overdue: (ids) => ids.forEach((id) => router.clb(id)),
+    logger,
+  });
+  /** One pass of the drift checks (the CLB side), then the policies it queued, as the work queue would run them. */
+  const driftPass = async () => {
+    await drift.run(new AbortController().signal);
+  };
+  const reconcile = (name: string) => {
+    queued.delete(`shop/${name}`);
+    return controller.reconcile(`shop/${name}`, new AbortController().signal);
+  };
+  const reconcileCluster = (name: string) => {
+    queued.delete(`${CLUSTER_KIND}/${name}`);
+    return controller.reconcile(`${CLUSTER_KIND}/${name}`, new AbortController().signal);
+  };
   const target = (policy: string, name: string) => policies.get(policy)?.status?.targets?.find((t) => t.name === name);
-  return { world, policies, events, removed, reconcile, target, stopping, observer, checked, fullRounds: () => fullRounds, foreign, reports, clusters, reconcileCluster };
+  return { world, policies, events, removed, reconcile, target, stopping, observer, checked, planned: () => planned, queued, edit, driftPass, foreign, reports, clusters, reconcileCluster };
 }
 
 describe('PolicyController.reconcile over an in-memory world', () => {
-  it('Enforce: a finalizer, the target mitigated in one round, Ready, and a requeue when the health signal is next due', async () => {
+  it('Enforce: a finalizer, the target mitigated in one round, Ready, and back once per drift interval (drift itself is the CLB side\'s)', async () => {
     const h = harness('web');
     h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
     const outcome = await h.reconcile('p');
@@ -145,10 +199,10 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     expect(h.world.annotations.get('web')?.[PREVENT]).toBe('true');
     expect(h.target('p', 'web')).toMatchObject({ verdict: 'Mitigated' });
     expect(h.policies.get('p')?.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'True' });
-    // One CLB: its signal is due every half interval, its full re-read every interval; the sooner, jittered ±10 %.
+    // For what only time changes (a standing Event's refresh), jittered ±10 %.
     const after = (outcome as { requeueAfterMs: number }).requeueAfterMs;
-    expect(after).toBeGreaterThanOrEqual(0.9 * signalIntervalMs(DRIFT_MS));
-    expect(after).toBeLessThanOrEqual(1.1 * signalIntervalMs(DRIFT_MS));
+    expect(after).toBeGreaterThanOrEqual(0.9 * DRIFT_MS);
+    expect(after).toBeLessThanOrEqual(1.1 * DRIFT_MS);
     expect(h.events.map((e) => e.reason)).toContain('TargetMitigated');
     // The next round writes nothing.
     const writes = h.world.log.length;
@@ -256,6 +310,7 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     const h = harness('web', 'api');
     h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
     await h.reconcile('p');
+    await h.driftPass();
     h.policies.set('p', { ...policyOf('p', { mode: 'Audit' }), metadata: { ...policyOf('p', {}).metadata, generation: 2, finalizers: [FINALIZER] } });
     h.world.setSource('lb-1', 'lb-1-udp', 0);
     h.world.annotations.set('api', { 'service.kubernetes.io/loadbalance-id': 'lb-2' });
@@ -263,6 +318,7 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     // kube-proxy binds), so lb-1 is re-read in full in the same round; lb-2's health is unchanged.
     later(signalIntervalMs(DRIFT_MS));
     const before = h.world.log.length;
+    await h.driftPass();
     await h.reconcile('p');
     expect(h.checked).toMatchObject({ signal: 2, full: 0, escalated: 1 });
     // Only the drift correction of a held target: api's lost annotation waits for Enforce.
@@ -297,7 +353,7 @@ describe('PolicyController.reconcile over an in-memory world', () => {
   });
 });
 
-describe('PolicyController drift checks in two tiers (drift-signal.ts)', () => {
+describe('Drift checks on the CLB side, in two tiers (drift-checks.ts)', () => {
   /** The CLBs read in full (DescribeLoadBalancers) from now on. */
   function fullReads(h: ReturnType<typeof harness>): string[] {
     const reads: string[] = [];
@@ -309,143 +365,143 @@ describe('PolicyController drift checks in two tiers (drift-signal.ts)', () => {
     return reads;
   }
 
-  it('a converged policy: half an interval on, one DescribeTargetHealth for its CLBs and no full read; an interval on, every CLB re-read in full', async () => {
+  it('half an interval on, one DescribeTargetHealth for the CLBs and no full read; an interval on, every CLB re-read in full; no policy queued', async () => {
     const h = harness('web', 'api');
     h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
     await h.reconcile('p');
+    h.queued.clear();
     const full = fullReads(h);
     h.world.healthReads.length = 0;
+    await h.driftPass();
     later(signalIntervalMs(DRIFT_MS));
-    await h.reconcile('p');
+    await h.driftPass();
     expect(full).toEqual([]);
     expect(h.world.healthReads.map((ids) => [...ids].sort())).toEqual([['lb-1', 'lb-2']]);
     expect(h.checked).toMatchObject({ signal: 2, full: 0, escalated: 0 });
     // The full cycle: the drift interval, as 2 CLBs cost far less than the full-read share.
     h.world.healthReads.length = 0;
-    later(DRIFT_MS - signalIntervalMs(DRIFT_MS));
-    await h.reconcile('p');
+    later(DRIFT_MS);
+    await h.driftPass();
     expect([...full].sort()).toEqual(['lb-1', 'lb-2']);
     // Their health comes with the full read (one call for both), not from a signal of its own.
     expect(h.world.healthReads).toHaveLength(1);
     expect(h.checked).toMatchObject({ signal: 2, full: 2, escalated: 0 });
+    // Read as they were left (the executor's writes are in the cache): nothing changed, nothing queued.
+    expect(h.queued).toEqual(new Set());
     expect(h.world.log.filter((x) => x.step.kind === 'SetListenerHealthCheckSource')).toHaveLength(4);
   });
 
-  it('a converged policy on unchanged inputs is not planned again: drift checks only, a full round when they or an object change, and once per interval', async () => {
+  it('a drift the health signal sees: its CLB read in full, its policy queued for that CLB, which plans its targets only and corrects it', async () => {
     const h = harness('web', 'api');
     h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
     await h.reconcile('p');
-    // Its own writes (annotations, records, status) are new inputs: one more full round, which finds nothing to do.
+    // Its own annotation writes came back as Service events: one more round, which finds nothing to do.
     await h.reconcile('p');
-    const rounds = h.fullRounds();
-    later(5_000);
-    expect(await h.reconcile('p')).toMatchObject({ requeueAfterMs: expect.any(Number) });
-    expect(h.fullRounds()).toBe(rounds);
-    // A drift the health signal sees: its CLB is read in full, the generation moves, the same reconcile corrects it.
+    await h.driftPass();
+    expect(h.queued).toEqual(new Set());
+    const planned = h.planned();
+    const writes = h.world.log.length;
     h.world.setSource('lb-1', 'lb-1-udp', 0);
     later(signalIntervalMs(DRIFT_MS) + 5_000);
-    await h.reconcile('p');
+    await h.driftPass();
     expect(h.checked).toMatchObject({ escalated: 1 });
+    expect(h.queued).toEqual(new Set(['shop/p']));
+    await h.reconcile('p');
     expect(h.world.source('lb-1', 'lb-1-udp')).toBe(1);
-    expect(h.fullRounds()).toBe(rounds + 1);
-    // The correction's own effects (its record, the status) make full rounds until one sees them unchanged; then quiet.
-    for (let i = 0; i < 3; i++) await h.reconcile('p');
-    const settled = h.fullRounds();
-    expect(settled - rounds).toBeLessThanOrEqual(4);
-    await h.reconcile('p');
-    expect(h.fullRounds()).toBe(settled);
-    // An object changed (a new annotation on a Service): a full round.
-    h.world.annotations.set('api', { ...h.world.annotations.get('api'), 'example.com/team': 'shop' });
-    await h.reconcile('p');
-    expect(h.fullRounds()).toBe(settled + 1);
-    await h.reconcile('p');
-    expect(h.fullRounds()).toBe(settled + 1);
-    // Someone else edited the status (the stamp leaves the status out): a full round, which writes it back.
-    const policy = h.policies.get('p') as LoopbackPolicy;
-    const counts = policy.status?.counts;
-    policy.status = { ...policy.status, counts: { ...counts!, mitigated: 0, atRisk: 2 } };
-    await h.reconcile('p');
-    expect(h.fullRounds()).toBe(settled + 2);
-    expect(h.policies.get('p')?.status?.counts).toEqual(counts);
-    // The next one finds the status written back (the round that wrote it could not know it landed); then quiet.
-    await h.reconcile('p');
-    await h.reconcile('p');
-    expect(h.fullRounds()).toBe(settled + 3);
-    // A field another field manager keeps in the status (server-side apply leaves it): one round writes, the next
-    // sees it stay and takes it as it is; then quiet, not a full round per reconcile.
-    h.foreign['note'] = 'kept by another field manager';
-    policy.status = { ...policy.status, ...h.foreign };
-    for (let i = 0; i < 4; i++) await h.reconcile('p');
-    expect(h.fullRounds()).toBeLessThanOrEqual(settled + 5);
-    const steady = h.fullRounds();
-    await h.reconcile('p');
-    await h.reconcile('p');
-    expect(h.fullRounds()).toBe(steady);
-    // Nothing changed for a whole drift interval: a full round anyway (a standing Event's refresh, the reports' resync).
-    later(signalIntervalMs(DRIFT_MS) + 5_000 + DRIFT_MS);
-    await h.reconcile('p');
-    expect(h.fullRounds()).toBe(steady + 1);
+    expect(h.planned() - planned).toBe(1);
+    expect(h.world.log.slice(writes).map((x) => x.step.kind)).toEqual(['SetListenerHealthCheckSource']);
+    // Corrected and read back as written: nothing more to do.
+    expect(h.queued).toEqual(new Set());
+    expect(await h.reconcile('p')).toMatchObject({ requeueAfterMs: expect.any(Number) });
+    expect(h.planned() - planned).toBe(1);
+    expect(h.world.log.length - writes).toBe(1);
   });
 
-  it("a cluster policy and the namespaces' reports: a change to them (a write that got through) makes its next round full, its round's own first write does not; a retry is not waited for", async () => {
-    const h = harness('web');
-    h.reports.enabled = async () => true;
-    // The round's own publish writes the reports for the first time: a change, as of that publish.
-    h.reports.publish = async () => {
-      h.reports.version++;
-      return { names: new Map([['shop', 'loopguard']]), version: h.reports.version };
-    };
-    h.clusters.set('all', { apiVersion: API_VERSION, kind: CLUSTER_KIND, metadata: { name: 'all', uid: 'uid-all', generation: 1, creationTimestamp: new Date('2026-11-01T00:00:00Z') }, spec: { mode: 'Enforce' } });
-    for (let i = 0; i < 3; i++) await h.reconcileCluster('all');
-    expect(h.clusters.get('all')?.status?.byNamespace?.find((n) => n.namespace === 'shop')?.report).toBe('loopguard');
-    const rounds = h.fullRounds();
-    await h.reconcileCluster('all');
-    expect(h.fullRounds()).toBe(rounds);
-    // A retry that never ends (a webhook hanging on the Report): the quiet reconcile does not wait for it.
-    let retries = 0;
-    h.reports.retry = () => {
-      retries++;
-      return new Promise<void>(() => undefined);
-    };
-    later(5_000);
-    await h.reconcileCluster('all');
-    expect(retries).toBe(1);
-    expect(h.fullRounds()).toBe(rounds);
-    // A report written since (another policy's first publish, or that retry getting through): the next round is full.
-    h.reports.version++;
-    await h.reconcileCluster('all');
-    expect(h.fullRounds()).toBe(rounds + 1);
-    await h.reconcileCluster('all');
-    await h.reconcileCluster('all');
-    expect(h.fullRounds()).toBe(rounds + 1);
-  });
-
-  it("a LoopbackPolicy's status names no report: a change to the reports leaves it quiet", async () => {
-    const h = harness('web');
-    h.reports.enabled = async () => true;
-    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
-    for (let i = 0; i < 3; i++) await h.reconcile('p');
-    const rounds = h.fullRounds();
-    h.reports.version++;
-    later(5_000);
-    await h.reconcile('p');
-    expect(h.fullRounds()).toBe(rounds);
-  });
-
-  it('a drift the health cannot show (listeners without backends) is not found by the signal; the full re-read corrects it', async () => {
+  it('a drift the health cannot show (listeners without backends) is not found by the signal; the full re-read finds it', async () => {
     const h = harness('web');
     h.world.withoutBackends.add('lb-1');
     h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
     await h.reconcile('p');
+    await h.driftPass();
+    h.queued.clear();
     h.world.setSource('lb-1', 'lb-1-udp', 0);
     later(signalIntervalMs(DRIFT_MS));
-    await h.reconcile('p');
+    await h.driftPass();
     expect(h.checked).toMatchObject({ signal: 1, full: 0, escalated: 0 });
-    expect(h.world.source('lb-1', 'lb-1-udp')).toBe(0);
-    later(DRIFT_MS - signalIntervalMs(DRIFT_MS));
-    await h.reconcile('p');
+    expect(h.queued).toEqual(new Set());
+    later(DRIFT_MS);
+    await h.driftPass();
     expect(h.checked).toMatchObject({ full: 1 });
+    expect(h.queued).toEqual(new Set(['shop/p']));
+    await h.reconcile('p');
     expect(h.world.source('lb-1', 'lb-1-udp')).toBe(1);
+  });
+});
+
+describe('Work follows change: exact work at 1,000 targets under one policy (500 CLBs, 2 Services each)', () => {
+  const N = 1_000;
+  async function converged() {
+    const h = harnessOf(Array.from({ length: N }, (_, i) => `svc-${i}`), 2);
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    // Its own annotation writes came back as Service events: the next round plans those targets and finds nothing to do.
+    await h.reconcile('p');
+    // A full cycle of drift reads finds every CLB as the executor left it.
+    later(DRIFT_MS);
+    await h.driftPass();
+    expect(h.checked).toMatchObject({ full: N / 2 });
+    expect(h.queued).toEqual(new Set());
+    expect(h.policies.get('p')?.status?.counts).toMatchObject({ mitigated: N, total: N });
+    return { h, planned: h.planned(), writes: h.world.log.length };
+  }
+
+  it('the first round plans every target once', async () => {
+    const h = harnessOf(Array.from({ length: N }, (_, i) => `svc-${i}`), 2);
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    expect(h.planned()).toBe(N);
+  });
+
+  it("an unchanged requeue plans nothing and writes nothing (status included)", async () => {
+    const { h, planned, writes } = await converged();
+    const status = h.policies.get('p')?.status;
+    later(DRIFT_MS);
+    expect(await h.reconcile('p')).toMatchObject({ requeueAfterMs: expect.any(Number) });
+    expect(h.planned()).toBe(planned);
+    expect(h.world.log).toHaveLength(writes);
+    // The status object is the very one left: no write happened.
+    expect(h.policies.get('p')?.status).toBe(status);
+  });
+
+  it("a Service edit re-plans only the targets of that Service's CLB", async () => {
+    const { h, planned, writes } = await converged();
+    h.edit('svc-500', { 'example.com/team': 'shop' });
+    expect(h.queued).toEqual(new Set(['shop/p']));
+    await h.reconcile('p');
+    expect(h.planned() - planned).toBe(2);
+    expect(h.world.log).toHaveLength(writes);
+  });
+
+  it('a drift on one CLB re-plans only its targets and writes only its listeners', async () => {
+    const { h, planned, writes } = await converged();
+    h.world.setSource('lb-7', 'lb-7-tcp', 0);
+    // Every CLB read in full again (the full cycle at this count): the drifted one differs.
+    later(2 * DRIFT_MS);
+    await h.driftPass();
+    expect(h.queued).toEqual(new Set(['shop/p']));
+    await h.reconcile('p');
+    expect(h.planned() - planned).toBe(2);
+    // Both Services on lb-7 plan the switch of its drifted listener (the fixture gives them the same ports); no other listener is written.
+    const written = h.world.log.slice(writes).map((x) => (x.step.kind === 'SetListenerHealthCheckSource' ? `${x.step.loadBalancerId}/${x.step.listenerId}` : x.step.kind));
+    expect(new Set(written)).toEqual(new Set(['lb-7/lb-7-tcp']));
+    expect(h.world.source('lb-7', 'lb-7-tcp')).toBe(1);
+  });
+
+  it('a policy spec change plans every target again', async () => {
+    const { h, planned } = await converged();
+    h.policies.set('p', { ...policyOf('p', { mode: 'Enforce', revertOnDelete: true }), metadata: { ...policyOf('p', {}).metadata, generation: 2, finalizers: h.policies.get('p')?.metadata.finalizers ?? [] } });
+    await h.reconcile('p');
+    expect(h.planned() - planned).toBe(N);
   });
 });
 

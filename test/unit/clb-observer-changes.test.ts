@@ -1,5 +1,5 @@
-// The observer's generation tells a converged policy whether its drift checks found anything new (quiet.ts): it
-// moves when a cached observation changes, never when a read finds what was cached.
+// The observer tells who works on a CLB that a read found it changed (onChange, routing.ts), never when a read finds
+// what was cached, nor for loopguard's own writes, a drop or a seed; with the policy whose round made the read.
 import { describe, expect, it } from '@jest/globals';
 import type { ClbReader, ListenerInfo, LoadBalancerInfo } from '../../src/cloud/index.js';
 import { ClbObserver } from '../../src/cloud/clb-observer.js';
@@ -30,29 +30,33 @@ function world() {
   return { reader, setSource: (s: number) => (source = s), remove: () => (exists = false) };
 }
 
-describe('ClbObserver.generation', () => {
-  it('moves on a new CLB, a changed read, a write, a drop or a seed; not on a read that finds the same', async () => {
+describe('ClbObserver.onChange', () => {
+  it('on a new CLB, a changed read or a CLB gone, naming the reader; not on a read that finds the same, a write, a drop or a seed', async () => {
     const w = world();
     const o = new ClbObserver(w.reader);
+    const changes: [string, string | undefined][] = [];
+    o.onChange = (id, reader) => void changes.push([id, reader]);
     const id = LB.loadBalancerId;
-    await o.observe([id], 60_000);
-    const first = o.generation;
-    expect(first).toBe(1);
+    await o.observe([id], 60_000, undefined, 'shop/p');
+    expect(changes).toEqual([[id, 'shop/p']]);
     await o.reread([id]);
-    expect(o.generation).toBe(first);
+    expect(changes).toHaveLength(1);
     w.setSource(1);
     await o.reread([id]);
-    expect(o.generation).toBe(first + 1);
+    expect(changes).toEqual([[id, 'shop/p'], [id, undefined]]);
+    // loopguard's own write: the round that made it planned on it.
     o.listenerSourceWritten(id, 'lbl-1', 0);
-    expect(o.generation).toBe(first + 2);
-    w.remove();
+    expect(changes).toHaveLength(2);
+    // Read back as written: nothing new.
+    w.setSource(0);
     await o.reread([id]);
+    expect(changes).toHaveLength(2);
+    w.remove();
+    await o.reread([id], undefined, 'ClusterLoopbackPolicy/all');
     expect(o.cached(id)).toEqual({ state: 'NotFound', loadBalancerId: id });
-    expect(o.generation).toBe(first + 3);
+    expect(changes).toEqual([[id, 'shop/p'], [id, undefined], [id, 'ClusterLoopbackPolicy/all']]);
     o.invalidate(id);
-    o.invalidate(id);
-    expect(o.generation).toBe(first + 4);
     expect(o.seed([{ id, at: 1, observation: { state: 'NotFound', loadBalancerId: id } }])).toBe(1);
-    expect(o.generation).toBe(first + 5);
+    expect(changes).toHaveLength(3);
   });
 });

@@ -1,7 +1,7 @@
 // "Is a status write needed": the cached status comes back from the apiserver in another key order.
 import { describe, expect, it } from '@jest/globals';
 import type { LoopbackPolicyStatus } from '../../../src/api/loopbackpolicy.js';
-import { sameStatus } from '../../../src/controllers/policy/quiet.js';
+import { sameStatus } from '../../../src/kube/status-writer.js';
 
 const built: LoopbackPolicyStatus = {
   observedGeneration: 2,

@@ -1,0 +1,76 @@
+// The drift checks, on the CLB side: every CLB a policy's targets are bound to is read on the two-tier schedule of
+// drift-signal.ts, under one clock, whichever policy it belongs to. A read that differs from the cached observation
+// tells the observer's onChange (routing.ts), which plans again only the targets of that CLB; a read that finds what
+// was cached plans nothing. A CLB still overdue after its read failed goes to its policies as a change: their round
+// reads it and reports the failure in their status.
+import { describeCloudError } from '../cloud/index.js';
+import type { ClbObserver } from '../cloud/clb-observer.js';
+import type { HealthSignal } from '../cloud/health-signal.js';
+import type { Logger } from '../runtime/logger.js';
+import type { ReconcileOutcome } from '../runtime/work-queue.js';
+import { signalled, type DriftScheduler } from './drift-signal.js';
+
+/** The work queue's key for the drift checks (a policy's key always has a "/"). */
+export const DRIFT_CHECKS_KEY = 'drift-checks';
+
+export interface DriftChecksOptions {
+  observer: Pick<ClbObserver, 'reread' | 'observedAt' | 'cached'>;
+  scheduler: DriftScheduler;
+  signal: Pick<HealthSignal, 'check' | 'readAt'>;
+  /** Counts each tier's reads (the loopguard_drift_checks_total metric). */
+  checked?: (tier: 'signal' | 'full' | 'escalated', clbs: number) => void;
+  /** The CLBs the policies' targets are bound to now. */
+  clbs: () => Iterable<string>;
+  /** CLBs still not read within the full cycle after this pass: their policies read them (and report why they could not). */
+  overdue: (ids: readonly string[]) => void;
+  logger: Pick<Logger, 'info' | 'warn'>;
+  stopping?: AbortSignal;
+}
+
+export class DriftChecks {
+  constructor(private readonly o: DriftChecksOptions) {}
+
+  /** One pass: the reads due, then back when about one batch of either tier is due again. */
+  async run(signal: AbortSignal): Promise<ReconcileOutcome> {
+    const readAt = new Map<string, number>();
+    for (const id of this.o.clbs()) {
+      const at = this.o.observer.observedAt(id);
+      if (at !== undefined) readAt.set(id, at);
+    }
+    const due = this.o.scheduler.plan(readAt, signalled(readAt, this.o.observer, this.o.signal), Date.now());
+    await this.check(due.full, due.signal, signal);
+    const now = Date.now();
+    const maxAge = this.o.scheduler.fullIntervalMs();
+    const overdue = [...readAt.keys()].filter((id) => now - (this.o.observer.observedAt(id) ?? 0) > maxAge);
+    if (overdue.length > 0) this.o.overdue(overdue);
+    return { requeueAfterMs: this.o.scheduler.roundMs(readAt.size) };
+  }
+
+  /**
+   * The health signal first: its suspects join the full reads due. A failure leaves the cached facts, and the CLBs
+   * stay due for the next pass.
+   */
+  private async check(due: readonly string[], signalled: readonly string[], signal: AbortSignal): Promise<void> {
+    if ((due.length === 0 && signalled.length === 0) || this.o.stopping?.aborted) return;
+    let suspects = new Map<string, string>();
+    try {
+      if (signalled.length > 0) suspects = await this.o.signal.check(signalled, { signal });
+      this.o.checked?.('signal', signalled.length);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const info = describeCloudError(err);
+      this.o.logger.warn('Drift signal failed; its CLBs stay due', { clbs: signalled.length, code: info.code, reason: info.reason });
+    }
+    const ids = [...new Set([...due, ...suspects.keys()])];
+    try {
+      if (suspects.size > 0) this.o.logger.info('Drift signal: re-reading CLBs in full', { clbs: suspects.size, first: [...suspects].slice(0, 3).map(([id, why]) => `${id} (${why})`) });
+      this.o.checked?.('full', due.length);
+      this.o.checked?.('escalated', ids.length - due.length);
+      if (ids.length > 0) await this.o.observer.reread(ids, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const info = describeCloudError(err);
+      this.o.logger.warn('Drift checks failed; the CLBs stay due', { clbs: ids.length, code: info.code, reason: info.reason });
+    }
+  }
+}

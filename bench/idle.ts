@@ -14,6 +14,8 @@
 //     interval or longer so that full reads take --drift-full-read-share of --cloud-rate-limit; a histogram of its
 //     reads over time (goal: spread out, not a burst every interval);
 //   - the steady-state reads per action as a fraction of loopguard's share (--cloud-rate-limit per action);
+//   - the work it cost: `quiet: targets planned = P (targets on drifted CLBs = D), status writes = S, report writes
+//     = R, events = E` (the operator's loopguard_targets_planned_total; the apiserver's audit log);
 //   - with --inject-drift: one random mitigated listener's source put back on the VIP (the emulator's admin API) in
 //     the middle of the quiet period, and how long loopguard took to put it back (goal: within one drift interval).
 //     TKE then runs as a controller that does not switch sources on prevent-loopback (sim/README.md), so that
@@ -148,6 +150,7 @@ async function main(): Promise<void> {
 
     // --- the quiet period
     await emulator.admin.markStats('quiet');
+    const plannedBefore = await targetsPlanned(operator.port);
     const timeline = await new ClbTimeline(emulator).start();
     stops.push(() => timeline.stop());
     const qStart = Date.now();
@@ -165,6 +168,7 @@ async function main(): Promise<void> {
     const injected = await drift;
     await timeline.stop();
     const tEnd = Date.now();
+    const planned = (await targetsPlanned(operator.port)) - plannedBefore;
     const stats = await emulator.admin.statsSince('quiet');
 
     // apiserver writes
@@ -173,6 +177,14 @@ async function main(): Promise<void> {
       const leaseWrites = Object.entries(requests.byVerb).filter(([k]) => /^(update|create|patch) leases/.test(k)).reduce((a, [, n]) => a + n, 0);
       log(`apiserver requests by the operator in ${secs(tEnd - qStart)}: ${formatCounts(requests)}`);
       log(`apiserver writes by the operator, the leader Lease's renewals apart: ${requests.writes - leaseWrites} (goal 0); Lease renewals ${leaseWrites} (one per 2 s retry period, as client-go's)`);
+    }
+    // The work the quiet period cost (issue 39): targets planned against the targets on CLBs that drifted (the injected
+    // drift's CLB has one Service), and loopguard's own status, report and Event writes (the audit log).
+    {
+      const requests = cluster.auditLog ? countRequests(cluster.auditLog, qStart, tEnd) : undefined;
+      const writes = (re: RegExp) => (requests ? Object.entries(requests.byVerb).filter(([k]) => re.test(k)).reduce((a, [, n]) => a + n, 0) : NaN);
+      const drifted = injected ? 1 : 0;
+      log(`quiet: targets planned = ${planned} (targets on drifted CLBs = ${drifted}), status writes = ${writes(/^(update|patch|create) loopbackpolicies\/status$/)}, report writes = ${writes(/^(update|patch|create|delete) reports$/)}, events = ${writes(/^(update|patch|create) events$/)}`);
     }
     // Which Events (each one a write), by reason: those whose occurrence was in the quiet period, and those the
     // apiserver created in it although they occurred before (the Enforce's Events, written at the recorder's pace).
@@ -295,6 +307,13 @@ interface InjectedDrift {
 }
 
 /** At `at`, puts a random CLB's listener source back on the VIP, and waits (until `until`) for it to be put back. */
+/** The operator's loopguard_targets_planned_total (its /metrics). */
+async function targetsPlanned(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith('loopguard_targets_planned_total '));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
 async function injectDrift(emulator: ClbEmulator, lbIds: readonly string[], at: number, until: number): Promise<InjectedDrift> {
   await new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
   const loadBalancerId = lbIds[Math.floor(Math.random() * lbIds.length)] as string;

@@ -282,6 +282,7 @@ export class Operator {
       stopping: this.stopping.signal,
     });
     observer.onChange = (id, reader) => this.router.clb(id, reader);
+    this.capabilities.onChange = () => this.router.all();
     this.queue = new WorkQueue('loopbackpolicy', (key, signal) => (key === DRIFT_CHECKS_KEY ? this.driftPass(drift, reports, signal) : controller.reconcile(key, signal)), {
       concurrency: config.concurrency,
       observer: {
@@ -397,9 +398,13 @@ export class Operator {
     });
   }
 
-  /** A pass of the drift checks; the reports whose write failed are written again beside it, not awaited. */
+  /**
+   * A pass of the drift checks. Beside it, what time alone changes: the reports whose write failed are written again
+   * (not awaited), and a learned refusal that expired is forgotten (every target is planned again: the retry).
+   */
   private driftPass(drift: DriftChecks, reports: NamespaceReports, signal: AbortSignal): Promise<ReconcileOutcome> {
     void reports.retry();
+    this.capabilities.snapshot();
     return drift.run(signal);
   }
 

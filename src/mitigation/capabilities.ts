@@ -8,22 +8,28 @@ type Capability = keyof AccountCapabilities;
 
 export class LearnedCapabilities {
   private readonly learned = new Map<Capability, { message: string; at: number }>();
+  /** Told when what is known changes (learned, forgotten, expired): every plan may change with it (routing.ts all). */
+  onChange: () => void = () => undefined;
 
   constructor(private readonly retryAfterMs: number = 30 * 60_000) {}
 
   learn(capability: Capability, message: string, now = Date.now()): void {
-    if (!this.learned.has(capability)) this.learned.set(capability, { message, at: now });
+    if (this.learned.has(capability)) return;
+    this.learned.set(capability, { message, at: now });
+    this.onChange();
   }
 
   forget(capability: Capability): boolean {
-    return this.learned.delete(capability);
+    const forgotten = this.learned.delete(capability);
+    if (forgotten) this.onChange();
+    return forgotten;
   }
 
-  /** The capabilities as the assessment reads them; expired refusals are forgotten. */
+  /** The capabilities as the assessment reads them; expired refusals are forgotten (the operator asks beside each drift pass). */
   snapshot(now = Date.now()): AccountCapabilities {
     const out: AccountCapabilities = {};
     for (const [capability, { message, at }] of this.learned) {
-      if (now - at >= this.retryAfterMs) this.learned.delete(capability);
+      if (now - at >= this.retryAfterMs) this.forget(capability);
       else out[capability] = message;
     }
     return out;

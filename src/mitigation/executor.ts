@@ -117,7 +117,7 @@ export class Executor {
     const t = plan.target;
     const who = `${t.kind} ${t.namespace}/${t.name}`;
     const executed: Step[] = [];
-    const by = `(LoopbackPolicy ${owner})`;
+    const by = `(${describeOwner(owner)})`;
     for (const step of plan.steps) {
       if (signal.aborted || this.d.stopping?.aborted) return { plan, executed, stopped: { step, inFlight: false } };
       // A leader paused past its lease may resume here while another replica leads: no step after that.

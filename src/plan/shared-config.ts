@@ -24,7 +24,7 @@ export function configSharers(s: Snapshot, t: TargetSnapshot): SharedUser[] {
 
 function why(u: SharedUser, owner: string): string {
   if (u.optedOut) return 'opted out';
-  return u.policy ? `managed by LoopbackPolicy ${u.policy}` : `not selected by ${owner}`;
+  return u.policy ? `managed by ${describeOwner(u.policy)}` : `not selected by ${describeOwner(owner)}`;
 }
 
 /** The target's verdict when its config is shared with Ingresses the policy may not change; undefined when it is not. */

@@ -35,14 +35,6 @@ export class ShutdownAbortError extends Error {
 
 export type ReconcileHandler = (key: string, signal: AbortSignal) => Promise<ReconcileOutcome | void>;
 
-/** Thrown by a handler for an error that retrying cannot fix; it is reported, and the key is not retried. */
-export class TerminalError extends Error {
-  constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'TerminalError';
-  }
-}
-
 export interface WorkQueueObserver {
   depth?(name: string, depth: number): void;
   added?(name: string): void;
@@ -215,7 +207,7 @@ export class WorkQueue {
         this.addAfter(key, outcome.requeueAfterMs);
       }
     } catch (err) {
-      if (err instanceof TerminalError || this.shuttingDown) {
+      if (this.shuttingDown) {
         result = 'terminal';
         this.backoff.forget(key);
         // Aborted at the end of the grace period is no failure: the handler has said where it stopped.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { ItemBackoff, jitteredDelay } from '../../src/runtime/backoff.js';
-import { ShutdownAbortError, TerminalError, WorkQueue } from '../../src/runtime/work-queue.js';
+import { ShutdownAbortError, WorkQueue } from '../../src/runtime/work-queue.js';
 
 /** A promise with its resolver, to hold a handler inside its critical section. */
 function gate(): { open: () => void; wait: Promise<void> } {
@@ -116,26 +116,6 @@ describe('WorkQueue', () => {
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     expect(gaps[0]!).toBeGreaterThanOrEqual(18);
     expect(gaps[2]!).toBeGreaterThanOrEqual(78);
-    expect(q.retries('x')).toBe(0);
-  });
-
-  it('does not retry a TerminalError', async () => {
-    let runs = 0;
-    const outcomes: string[] = [];
-    const q = new WorkQueue(
-      't',
-      async () => {
-        runs++;
-        throw new TerminalError('bad spec');
-      },
-      // What the queue decided, read when it decided it: no window to wait out for a retry that should not come.
-      { observer: { retried: () => outcomes.push('retried'), failed: (_n, _k, _e, retryIn) => outcomes.push(`failed, retry in ${retryIn}`), processed: (_n, _s, result) => outcomes.push(result) } },
-    );
-    q.start();
-    q.add('x');
-    await q.whenIdle();
-    expect(runs).toBe(1);
-    expect(outcomes).toEqual(['failed, retry in undefined', 'terminal']);
     expect(q.retries('x')).toBe(0);
   });
 

@@ -9,6 +9,7 @@ import { EventReason } from '../api/reasons.js';
 import { describeCloudError } from '../cloud/index.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { TargetRef } from '../model/facts.js';
+import { describeOwner } from '../model/record-registry.js';
 import type { TargetError } from '../model/status.js';
 import { describeStep, isTkeWait, type Step, type TargetPlan } from '../plan/steps.js';
 import type { Logger } from '../runtime/logger.js';

@@ -6,6 +6,7 @@
 import { IngressAnnotation } from '../api/annotations.js';
 import { assessment, type Assessment } from '../model/assessment-result.js';
 import { targetKey } from '../model/facts.js';
+import { describeOwner } from '../model/record-registry.js';
 import { configKey, type SharedUser, type Snapshot, type TargetSnapshot } from './snapshot.js';
 
 /** Verdicts under which loopguard would change nothing on the target anyway: the rule has nothing to hold back. */

@@ -47,7 +47,7 @@ const rows: Row[] = [
     policy: undefined,
     managed: false,
     rootCause: 'SharedConfig',
-    message: /Ingress back \(not selected by shop\/p\)/,
+    message: /Ingress back \(not selected by LoopbackPolicy shop\/p\)/,
     writes: false,
   },
   {

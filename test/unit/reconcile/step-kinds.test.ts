@@ -22,7 +22,7 @@ const PARTIAL: { readonly [K in StepKind]: StepKindPlan<StepOf<K>> } = { RecordO
 void PARTIAL;
 
 /** An executor over `effects`, with what it logs, records as Events and counts as drift corrections. */
-function executor(effects: Effects) {
+function executor(effects: Effects, owner = OWNER) {
   const applied: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -42,7 +42,7 @@ function executor(effects: Effects) {
   });
   const run = async (step: Step): Promise<Execution> => {
     const plan: TargetPlan = { target: T, layer: 'L7', purpose: 'Mitigate', steps: [step] };
-    const [execution] = await ex.execute(OWNER, [plan], new AbortController().signal);
+    const [execution] = await ex.execute(owner, [plan], new AbortController().signal);
     return execution!;
   };
   const drift = async () => (await metrics.driftCorrections.get()).values.map((v) => [v.labels.kind, v.value]);
@@ -155,5 +155,15 @@ describe('a step of each kind through the executor over clusterEffects', () => {
     expect(x.applied).toEqual([describeStep(t.step)]);
     const event = stepEvent(t.step);
     expect(x.events).toEqual(event ? [{ ...event, message: `${describeStep(t.step)} (LoopbackPolicy ${OWNER})` }] : []);
+  });
+
+  it('a cluster policy\'s step Event names it as what it is (not "LoopbackPolicy ClusterLoopbackPolicy/all")', async () => {
+    const [, trip] = Object.entries(ROUND_TRIP).find(([, t]) => stepEvent((t as { step: Step }).step) !== undefined)!;
+    const t = trip as { step: Step; before?: (w: World) => void };
+    const w = clusterWorld();
+    t.before?.(w);
+    const x = executor(clusterEffects(w.deps), 'ClusterLoopbackPolicy/all');
+    await x.run(t.step);
+    expect(x.events.map((e) => e.message)).toEqual([`${describeStep(t.step)} (ClusterLoopbackPolicy/all)`]);
   });
 });

@@ -44,7 +44,7 @@ import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { ReportWriter } from './kube/report-writer.js';
-import { NamespaceReports } from './controllers/policy/namespace-reports.js';
+import { isReportKey, NamespaceReports } from './controllers/policy/namespace-reports.js';
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent, type ResilientInformerOptions } from './runtime/informer.js';
@@ -248,6 +248,7 @@ export class Operator {
         ...this.policies.list().filter((p) => !p.metadata?.deletionTimestamp).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
         ...this.clusterPolicies.list().filter((p) => !p.metadata?.deletionTimestamp).map(clusterKeyOf),
       ],
+      { add: (key) => this.queue.add(key) },
       () => this.router.reportNames(),
     );
     const controller = new PolicyController({
@@ -283,7 +284,7 @@ export class Operator {
     });
     observer.onChange = (id, reader) => this.router.clb(id, reader);
     this.capabilities.onChange = () => this.router.all();
-    this.queue = new WorkQueue('loopbackpolicy', (key, signal) => (key === DRIFT_CHECKS_KEY ? this.driftPass(drift, reports, signal) : controller.reconcile(key, signal)), {
+    this.queue = new WorkQueue('loopbackpolicy', (key, signal) => (key === DRIFT_CHECKS_KEY ? this.driftPass(drift, signal) : isReportKey(key) ? reports.reconcile(key) : controller.reconcile(key, signal)), {
       concurrency: config.concurrency,
       observer: {
         ...metrics.workQueueObserver(),
@@ -398,12 +399,8 @@ export class Operator {
     });
   }
 
-  /**
-   * A pass of the drift checks. Beside it, what time alone changes: the reports whose write failed are written again
-   * (not awaited), and a learned refusal that expired is forgotten (every target is planned again: the retry).
-   */
-  private driftPass(drift: DriftChecks, reports: NamespaceReports, signal: AbortSignal): Promise<ReconcileOutcome> {
-    void reports.retry();
+  /** A pass of the drift checks; beside it, a learned refusal that expired is forgotten (every target is planned again: the retry). */
+  private driftPass(drift: DriftChecks, signal: AbortSignal): Promise<ReconcileOutcome> {
     this.capabilities.snapshot();
     return drift.run(signal);
   }

@@ -7,7 +7,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { isClbId } from '../api/annotations.js';
 import { MAX_LOAD_BALANCER_IDS, batches } from './batching.js';
 import type { ClbReader, ListenerInfo, LoadBalancerHealthInfo, LoadBalancerInfo } from './clb-client.js';
-import type { BackendHealth, ClbFacts, ClbObservation, HealthCheckFacts, ListenerFacts } from '../model/facts.js';
+import { plannedView, type BackendHealth, type ClbFacts, type ClbObservation, type HealthCheckFacts, type ListenerFacts } from '../model/facts.js';
 
 /**
  * What a listener write needs of a listener as read: its id and full health check (clb-client.ts: a write sends the
@@ -89,7 +89,7 @@ export class ClbObserver {
   /** When a round last asked for each CLB (observe), so that CLBs no target names any more can be dropped (sweep). */
   private readonly used = new Map<string, number>();
   /**
-   * Told of every read whose observation differs from the cached one (not of a read that finds what was cached, nor
+   * Told of every read whose observation differs from the cached one as a plan reads it (plannedView; not of a read that finds what was cached, nor
    * of loopguard's own writes patched in below): the work that concerns that CLB, and only it, is planned again
    * (routing.ts). `reader`: the policy whose round made the read, which plans on that read already.
    */
@@ -235,7 +235,8 @@ export class ClbObserver {
   private store(id: string, at: number, observation: ClbObservation, reader?: string): void {
     const before = this.cache.get(id);
     this.cache.set(id, { at, observation });
-    // A seeded entry read the same is not news: a converged plan does not depend on whether its read was seeded.
-    if (!before || !isDeepStrictEqual(before.observation, observation)) this.onChange(id, reader);
+    // A seeded entry read the same is not news: a converged plan does not depend on whether its read was seeded; nor
+    // is what no plan reads (plannedView: backend health behind a 100.64 source comes and goes with the backends).
+    if (!before || !isDeepStrictEqual(plannedView(before.observation), plannedView(observation))) this.onChange(id, reader);
   }
 }

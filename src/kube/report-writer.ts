@@ -60,8 +60,11 @@ export class ReportWriter {
   private readonly written = new Map<string, Report>();
   /** Namespaces whose stored report is known to be `written` since the last resync (read or written since). */
   private readonly current = new Set<string>();
-  /** Whether the reports an earlier process sealed were adopted into `written` (once per process, when served). */
-  private adopted = false;
+  /**
+   * The adoption of the reports an earlier process sealed (once per process, when served): shared by the writes of
+   * namespaces that run at once (the work queue runs them side by side); dropped when it fails, to be tried again.
+   */
+  private adoption: Promise<void> | undefined;
 
   constructor(
     kc: KubeConfig,
@@ -148,8 +151,15 @@ export class ReportWriter {
    * label (only to list less), and a seal that verifies with the key. Once per process, before its first write or
    * prune; a failure is thrown (the caller retries later) and the adoption is tried again.
    */
-  private async adopt(): Promise<void> {
-    if (this.adopted) return;
+  private adopt(): Promise<void> {
+    this.adoption ??= this.adoptNow().catch((err: unknown) => {
+      this.adoption = undefined;
+      throw err;
+    });
+    return this.adoption;
+  }
+
+  private async adoptNow(): Promise<void> {
     const key = await this.options.key?.();
     if (key) {
       let page: string | undefined;
@@ -171,7 +181,6 @@ export class ReportWriter {
         page = list.metadata?._continue ?? list.metadata?.continue;
       } while (page);
     }
-    this.adopted = true;
   }
 
   private async read(namespace: string): Promise<Report | undefined> {

@@ -127,6 +127,21 @@ export interface ClbFacts {
 export type ClbObservation = { state: 'Found'; clb: ClbFacts } | { state: 'NotFound'; loadBalancerId: string } | { state: 'NotObserved' };
 
 /**
+ * What of an observation a plan depends on, for telling whether a read changed anything that needs planning: a
+ * listener's backend health counts only where the check comes from the VIP (all backends Dead there is how a bound VIP
+ * shows: assess-service.ts); elsewhere, and on L7 rules, health comes and goes with the backends and decides nothing.
+ */
+export function plannedView(o: ClbObservation): ClbObservation {
+  if (o.state !== 'Found') return o;
+  const listeners = o.clb.listeners.map(({ health, rules, ...l }) => ({
+    ...l,
+    ...(rules ? { rules: rules.map(({ health: _unused, ...r }) => r) } : {}),
+    ...(health && l.healthCheck?.sourceIpType !== 1 ? { health } : {}),
+  }));
+  return { state: 'Found', clb: { ...o.clb, listeners } };
+}
+
+/**
  * What loopguard learned about the account from earlier CLB answers (kept by the controller). Each
  * value is the CLB error message that proved the capability missing.
  */

@@ -21,13 +21,18 @@ const LB: LoadBalancerInfo = {
 function world() {
   let source = 0;
   let exists = true;
+  let healthy = true;
   const listener = (): ListenerInfo => ({ listenerId: 'lbl-1', name: 'tcp', protocol: 'TCP', port: 80, healthCheck: { HealthSwitch: 1, SourceIpType: source }, rules: [] });
   const reader: ClbReader = {
     describeLoadBalancers: async (ids) => (exists ? [LB].filter((lb) => ids.includes(lb.loadBalancerId)) : []),
     describeListeners: async () => [listener()],
-    describeTargetHealth: async () => [],
+    describeTargetHealth: async (ids) =>
+      ids.map((loadBalancerId) => ({
+        loadBalancerId,
+        listeners: [{ listenerId: 'lbl-1', protocol: 'TCP', port: 80, rules: [{ locationId: 'loc-1', targets: [{ ip: '10.0.0.1', port: 30080, healthy, status: healthy ? 'Alive' : 'Dead' }] }] }],
+      })),
   };
-  return { reader, setSource: (s: number) => (source = s), remove: () => (exists = false) };
+  return { reader, setSource: (s: number) => (source = s), setHealthy: (h: boolean) => (healthy = h), remove: () => (exists = false) };
 }
 
 describe('ClbObserver.onChange', () => {
@@ -58,5 +63,25 @@ describe('ClbObserver.onChange', () => {
     o.invalidate(id);
     expect(o.seed([{ id, at: 1, observation: { state: 'NotFound', loadBalancerId: id } }])).toBe(1);
     expect(changes).toHaveLength(3);
+  });
+
+  it("backend health: news behind a VIP source (a bound VIP shows so), not behind 100.64's (no plan reads it)", async () => {
+    const w = world();
+    const o = new ClbObserver(w.reader);
+    const changes: string[] = [];
+    o.onChange = (id) => void changes.push(id);
+    const id = LB.loadBalancerId;
+    await o.reread([id]);
+    expect(o.cached(id)).toMatchObject({ clb: { listeners: [{ health: { alive: 1, dead: 0 } }] } });
+    w.setHealthy(false);
+    await o.reread([id]);
+    expect(changes).toEqual([id, id]);
+    w.setSource(1);
+    await o.reread([id]);
+    expect(changes).toEqual([id, id, id]);
+    w.setHealthy(true);
+    await o.reread([id]);
+    expect(changes).toHaveLength(3);
+    expect(o.cached(id)).toMatchObject({ clb: { listeners: [{ health: { alive: 1, dead: 0 } }] } });
   });
 });

@@ -375,7 +375,7 @@ export class PolicyController {
   }
 
   private async forgetPolicy(key: string): Promise<void> {
-    await this.o.reports?.forget(key);
+    this.o.reports?.forget(key);
     this.building.delete(key);
     this.planned.delete(key);
     this.clbs.delete(key);

@@ -77,8 +77,8 @@ export interface PendingWork {
 
 /** Turns informer events and changed CLB reads into work-queue keys and pending changes (see the header). */
 export class PolicyEventRouter {
-  /** Each policy's fingerprint as last seen (policyFingerprint). */
-  private readonly policySeen = new Map<string, string>();
+  /** Each policy's fingerprint (policyFingerprint) and generation as last seen. */
+  private readonly policySeen = new Map<string, { fingerprint: string; generation: number | undefined }>();
   /** Each namespace's labels as last seen: only a change concerns the cluster policies. */
   private readonly namespaceLabels = new Map<string, string>();
 
@@ -90,36 +90,46 @@ export class PolicyEventRouter {
     private readonly onPolicyChange: () => void,
   ) {}
 
-  private add(key: OwnerKey, change: Change, delayMs = 0): void {
-    this.work.touch(key, change);
+  /** `change`: what the policy's next round plans again; none, to only run it (its finalizer, its deletion). */
+  private add(key: OwnerKey, change: Change | undefined, delayMs = 0): void {
+    if (change) this.work.touch(key, change);
     if (delayMs > 0) this.queue.addAfter(key, delayMs);
     else this.queue.add(key);
   }
 
-  private changed(key: string, p: Meta, live: boolean): boolean {
+  /**
+   * Whether the policy changed in what calls for a reconcile: undefined if not; else what its round plans again, every
+   * target when it is new, gone or its spec changed (a new generation), nothing when only its finalizers, deletion or
+   * abandon annotation did (the deletion plans from the records; loopguard's own finalizer write re-plans nothing).
+   */
+  private changed(key: string, p: Meta, live: boolean): { plan?: Change } | undefined {
     const fingerprint = policyFingerprint(p);
-    if (this.policySeen.get(key) === fingerprint && live) return false;
-    if (live) this.policySeen.set(key, fingerprint);
+    const generation = p.metadata?.generation;
+    const seen = this.policySeen.get(key);
+    if (seen?.fingerprint === fingerprint && live) return undefined;
+    if (live) this.policySeen.set(key, { fingerprint, generation });
     else this.policySeen.delete(key);
-    return true;
+    return seen && live && seen.generation === generation ? {} : { plan: EVERYTHING };
   }
 
   /** A LoopbackPolicy changed: it, and the cluster policies covering its namespace (precedence may move targets). */
   policy(p: Meta): void {
     const key = namespacedKey(p);
     const namespace = p.metadata?.namespace ?? '';
-    if (!this.changed(key, p, this.s.livePolicy(namespace, p.metadata?.name ?? ''))) return;
-    this.add(key, EVERYTHING);
-    for (const c of coveringClusterPolicies(this.s, namespace)) this.add(c, { namespace });
+    const changed = this.changed(key, p, this.s.livePolicy(namespace, p.metadata?.name ?? ''));
+    if (!changed) return;
+    this.add(key, changed.plan);
+    for (const c of coveringClusterPolicies(this.s, namespace)) this.add(c, changed.plan && { namespace });
     this.onPolicyChange();
   }
 
   /** A cluster policy changed: it, and every LoopbackPolicy (its precedence may give their targets to it or back). */
   clusterPolicy(p: Meta): void {
     const key = clusterKeyOf(p);
-    if (!this.changed(key, p, this.s.liveClusterPolicy(p.metadata?.name ?? ''))) return;
-    this.add(key, EVERYTHING);
-    for (const q of this.s.policies()) this.add(namespacedKey(q), EVERYTHING);
+    const changed = this.changed(key, p, this.s.liveClusterPolicy(p.metadata?.name ?? ''));
+    if (!changed) return;
+    this.add(key, changed.plan);
+    for (const q of this.s.policies()) this.add(namespacedKey(q), changed.plan);
     this.onPolicyChange();
   }
 

@@ -92,6 +92,20 @@ describe('PolicyEventRouter', () => {
     ]);
   });
 
+  it("its finalizers or deletion only: itself and the covering cluster policies queued, nothing to plan again (loopguard's own finalizer write)", () => {
+    const w = world();
+    w.router.policy(lbp('blog', 'mine'));
+    w.touched.length = 0;
+    w.router.policy({ metadata: { ...lbp('blog', 'mine').metadata, finalizers: ['loopguard.dev/revert'] } });
+    expect(w.added.slice(2)).toEqual(['blog/mine', 'ClusterLoopbackPolicy/all']);
+    expect(w.touched).toEqual([]);
+    w.router.policy({ metadata: { ...lbp('blog', 'mine', 2).metadata, finalizers: ['loopguard.dev/revert'] } });
+    expect(w.touched).toEqual([
+      ['blog/mine', { all: true }],
+      ['ClusterLoopbackPolicy/all', { namespace: 'blog' }],
+    ]);
+  });
+
   it('a cluster policy: itself and every LoopbackPolicy', () => {
     const w = world();
     w.router.clusterPolicy(clbp('teams', {}));

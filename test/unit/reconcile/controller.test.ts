@@ -88,8 +88,8 @@ function harnessOf(names: readonly string[], perClb: number) {
   /** The namespaces' reports (namespace-reports.ts) as the controller sees them; off (OpenReports absent) unless a test turns them on. */
   const reports = {
     enabled: async () => false,
-    publish: async (): Promise<Map<string, string>> => new Map(),
-    forget: async () => undefined,
+    publish: (): Map<string, string> => new Map(),
+    forget: () => undefined,
   };
   const controller = new PolicyController({
     reports,

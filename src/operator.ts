@@ -275,7 +275,7 @@ export class Operator {
     const drift = new DriftChecks({
       observer,
       scheduler: driftScheduler,
-      signal: healthSignal,
+      health: healthSignal,
       checked: (tier, clbs) => metrics.driftChecks.inc({ tier }, clbs),
       clbs: () => controller.boundClbs(),
       overdue: (ids) => ids.forEach((id) => this.router.clb(id)),

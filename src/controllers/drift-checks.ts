@@ -16,12 +16,13 @@ export const DRIFT_CHECKS_KEY = 'drift-checks';
 export interface DriftChecksOptions {
   observer: Pick<ClbObserver, 'reread' | 'observedAt' | 'cached'>;
   scheduler: DriftScheduler;
-  signal: Pick<HealthSignal, 'check' | 'readAt'>;
+  /** The first tier: backend health, whose change can mean drift (drift-signal.ts). */
+  health: Pick<HealthSignal, 'check' | 'readAt'>;
   /** Counts each tier's reads (the loopguard_drift_checks_total metric). */
   checked?: (tier: 'signal' | 'full' | 'escalated', clbs: number) => void;
   /** The CLBs the policies' targets are bound to now. */
   clbs: () => Iterable<string>;
-  /** CLBs still not read within the full cycle after this pass: their policies read them (and report why they could not). */
+  /** CLBs whose read failed and that were not read within the full cycle: their policies read them (and report why they could not). */
   overdue: (ids: readonly string[]) => void;
   logger: Pick<Logger, 'info' | 'warn'>;
   stopping?: AbortSignal;
@@ -37,24 +38,24 @@ export class DriftChecks {
       const at = this.o.observer.observedAt(id);
       if (at !== undefined) readAt.set(id, at);
     }
-    const due = this.o.scheduler.plan(readAt, signalled(readAt, this.o.observer, this.o.signal), Date.now());
-    await this.check(due.full, due.signal, signal);
+    const due = this.o.scheduler.plan(readAt, signalled(readAt, this.o.observer, this.o.health), Date.now());
+    const failed = await this.check(due.full, due.signal, signal);
     const now = Date.now();
     const maxAge = this.o.scheduler.fullIntervalMs();
-    const overdue = [...readAt.keys()].filter((id) => now - (this.o.observer.observedAt(id) ?? 0) > maxAge);
+    const overdue = failed.filter((id) => now - (this.o.observer.observedAt(id) ?? 0) > maxAge);
     if (overdue.length > 0) this.o.overdue(overdue);
     return { requeueAfterMs: this.o.scheduler.roundMs(readAt.size) };
   }
 
   /**
    * The health signal first: its suspects join the full reads due. A failure leaves the cached facts, and the CLBs
-   * stay due for the next pass.
+   * stay due for the next pass. Returns the CLBs whose full read failed.
    */
-  private async check(due: readonly string[], signalled: readonly string[], signal: AbortSignal): Promise<void> {
-    if ((due.length === 0 && signalled.length === 0) || this.o.stopping?.aborted) return;
+  private async check(due: readonly string[], signalled: readonly string[], signal: AbortSignal): Promise<string[]> {
+    if ((due.length === 0 && signalled.length === 0) || this.o.stopping?.aborted) return [];
     let suspects = new Map<string, string>();
     try {
-      if (signalled.length > 0) suspects = await this.o.signal.check(signalled, { signal });
+      if (signalled.length > 0) suspects = await this.o.health.check(signalled, { signal });
       this.o.checked?.('signal', signalled.length);
     } catch (err) {
       if (signal.aborted) throw err;
@@ -67,10 +68,12 @@ export class DriftChecks {
       this.o.checked?.('full', due.length);
       this.o.checked?.('escalated', ids.length - due.length);
       if (ids.length > 0) await this.o.observer.reread(ids, signal);
+      return [];
     } catch (err) {
       if (signal.aborted) throw err;
       const info = describeCloudError(err);
       this.o.logger.warn('Drift checks failed; the CLBs stay due', { clbs: ids.length, code: info.code, reason: info.reason });
+      return ids;
     }
   }
 }

@@ -83,11 +83,21 @@ export function involvedObject(t: TargetRef): { apiVersion: string; kind: string
   return { apiVersion: t.kind === 'Service' ? 'v1' : 'networking.k8s.io/v1', kind: t.kind, namespace: t.namespace, name: t.name };
 }
 
+/** The Event reason of a step's failure, by its error's reason; any other is a CLB write that failed. */
+const FAILURE_EVENTS: Readonly<Record<string, string>> = {
+  PermissionDenied: EventReason.PermissionDenied,
+  HealthCheckSourceCapabilityMissing: EventReason.CapabilityMissing,
+  KeepaliveCapabilityMissing: EventReason.CapabilityMissing,
+  PassToTargetCapabilityMissing: EventReason.CapabilityMissing,
+  SnatProCapabilityMissing: EventReason.CapabilityMissing,
+  RecordLost: EventReason.RecordLost,
+  InvalidRequest: EventReason.TargetUpdateFailed,
+  TargetMisconfigured: EventReason.TargetUpdateFailed,
+  TkeSyncFailed: EventReason.TargetUpdateFailed,
+};
+
 function failureEvent(error: TargetError): string {
-  if (error.reason === 'PermissionDenied') return EventReason.PermissionDenied;
-  if (/CapabilityMissing$/.test(error.reason)) return EventReason.CapabilityMissing;
-  if (error.reason === EventReason.RecordLost) return EventReason.RecordLost;
-  return /^(InvalidRequest|TargetMisconfigured|TkeSyncFailed)$/.test(error.reason) ? EventReason.TargetUpdateFailed : EventReason.ClbWriteFailed;
+  return FAILURE_EVENTS[error.reason] ?? EventReason.ClbWriteFailed;
 }
 
 export class Executor {

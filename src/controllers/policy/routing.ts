@@ -112,24 +112,29 @@ export class PolicyEventRouter {
     return seen && live && seen.generation === generation ? {} : { plan: EVERYTHING };
   }
 
-  /** A LoopbackPolicy changed: it, and the cluster policies covering its namespace (precedence may move targets). */
+  /**
+   * A LoopbackPolicy changed: it, and the other policies that may claim its namespace's targets (its namespace's
+   * LoopbackPolicies, the cluster policies covering it): precedence may move targets between them.
+   */
   policy(p: Meta): void {
     const key = namespacedKey(p);
     const namespace = p.metadata?.namespace ?? '';
     const changed = this.changed(key, p, this.s.livePolicy(namespace, p.metadata?.name ?? ''));
     if (!changed) return;
     this.add(key, changed.plan);
+    for (const q of this.s.policies(namespace)) if (namespacedKey(q) !== key) this.add(namespacedKey(q), changed.plan);
     for (const c of coveringClusterPolicies(this.s, namespace)) this.add(c, changed.plan && { namespace });
     this.onPolicyChange();
   }
 
-  /** A cluster policy changed: it, and every LoopbackPolicy (its precedence may give their targets to it or back). */
+  /** A cluster policy changed: it, and every other policy (its precedence may give their targets to it or back). */
   clusterPolicy(p: Meta): void {
     const key = clusterKeyOf(p);
     const changed = this.changed(key, p, this.s.liveClusterPolicy(p.metadata?.name ?? ''));
     if (!changed) return;
     this.add(key, changed.plan);
     for (const q of this.s.policies()) this.add(namespacedKey(q), changed.plan);
+    for (const c of this.s.clusterPolicies()) if (clusterKeyOf(c) !== key) this.add(clusterKeyOf(c), changed.plan);
     this.onPolicyChange();
   }
 

@@ -167,7 +167,7 @@ function harnessOf(names: readonly string[], perClb: number) {
   const drift = new DriftChecks({
     observer,
     scheduler,
-    signal: healthSignal,
+    health: healthSignal,
     checked: (tier, clbs) => void (checked[tier] += clbs),
     clbs: () => controller.boundClbs(),
     overdue: (ids) => ids.forEach((id) => router.clb(id)),
@@ -415,6 +415,29 @@ describe('Drift checks on the CLB side, in two tiers (drift-checks.ts)', () => {
     expect(await h.reconcile('p')).toMatchObject({ requeueAfterMs: expect.any(Number) });
     expect(h.planned() - planned).toBe(1);
     expect(h.world.log.length - writes).toBe(1);
+  });
+
+  it("a full read that fails leaves the CLB due; older than its cycle, its policy is queued for it and its round's read reports the failure", async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    await h.reconcile('p');
+    await h.driftPass();
+    expect(h.queued).toEqual(new Set());
+    const throttled = () => new ClbError({ code: 'RequestLimitExceeded', retryable: true, reason: 'Throttled', message: 'throttled', throttled: true, apiMessage: 'throttled' });
+    h.world.readFaults.push(throttled());
+    later(DRIFT_MS + 1_000);
+    await h.driftPass();
+    expect(h.checked).toMatchObject({ full: 1 });
+    expect(h.queued).toEqual(new Set(['shop/p']));
+    h.world.readFaults.push(throttled());
+    const outcome = await h.reconcile('p');
+    expect(outcome && 'retry' in outcome).toBe(true);
+    expect(h.target('p', 'web')).toMatchObject({ verdict: 'Pending' });
+    expect(JSON.stringify(h.policies.get('p')?.status)).toMatch(/throttled/);
+    // The queue's retry: read, judged again.
+    await h.reconcile('p');
+    expect(h.target('p', 'web')).toMatchObject({ verdict: 'Mitigated' });
   });
 
   it('a drift the health cannot show (listeners without backends) is not found by the signal; the full re-read finds it', async () => {

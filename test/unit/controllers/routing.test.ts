@@ -76,7 +76,11 @@ describe('PolicyEventRouter', () => {
     expect(w.added).toEqual(['blog/mine']);
   });
 
-  it('a LoopbackPolicy: itself and the cluster policies covering its namespace; its own status write: nothing', () => {
+  it("a LoopbackPolicy: itself, its namespace's other LoopbackPolicies and the cluster policies covering it; its own status write: nothing", () => {
+    const other = world();
+    other.router.policy(lbp('shop', 'new'));
+    expect(other.added).toEqual(['shop/new', 'shop/own', 'ClusterLoopbackPolicy/teams', 'ClusterLoopbackPolicy/all']);
+    expect(other.touched.slice(1, 2)).toEqual([['shop/own', { all: true }]]);
     const w = world();
     w.router.policy(lbp('blog', 'mine'));
     expect(w.added).toEqual(['blog/mine', 'ClusterLoopbackPolicy/all']);
@@ -106,10 +110,11 @@ describe('PolicyEventRouter', () => {
     ]);
   });
 
-  it('a cluster policy: itself and every LoopbackPolicy', () => {
+  it('a cluster policy: itself and every other policy, each to plan again', () => {
     const w = world();
     w.router.clusterPolicy(clbp('teams', {}));
-    expect(w.added).toEqual(['ClusterLoopbackPolicy/teams', 'shop/own', 'blog/mine']);
+    expect(w.added).toEqual(['ClusterLoopbackPolicy/teams', 'shop/own', 'blog/mine', 'ClusterLoopbackPolicy/all']);
+    expect(w.touched.map(([k, c]) => `${k} ${JSON.stringify(c)}`)).toEqual(w.added.map((k) => `${k} {"all":true}`));
   });
 
   it('a namespace: only when created, relabelled or deleted; then every cluster policy', () => {

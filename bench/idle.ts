@@ -15,7 +15,8 @@
 //     reads over time (goal: spread out, not a burst every interval);
 //   - the steady-state reads per action as a fraction of loopguard's share (--cloud-rate-limit per action);
 //   - the work it cost: `quiet: targets planned = P (targets on drifted CLBs = D), status writes = S, report writes
-//     = R, events = E` (the operator's loopguard_targets_planned_total; the apiserver's audit log);
+//     = R, events = E (recorded before it: L)` (the operator's loopguard_targets_planned_total; the apiserver's audit
+//     log; L: the Enforce's Events the recorder's pace wrote in the quiet period);
 //   - with --inject-drift: one random mitigated listener's source put back on the VIP (the emulator's admin API) in
 //     the middle of the quiet period, and how long loopguard took to put it back (goal: within one drift interval).
 //     TKE then runs as a controller that does not switch sources on prevent-loopback (sim/README.md), so that
@@ -178,14 +179,6 @@ async function main(): Promise<void> {
       log(`apiserver requests by the operator in ${secs(tEnd - qStart)}: ${formatCounts(requests)}`);
       log(`apiserver writes by the operator, the leader Lease's renewals apart: ${requests.writes - leaseWrites} (goal 0); Lease renewals ${leaseWrites} (one per 2 s retry period, as client-go's)`);
     }
-    // The work the quiet period cost (issue 39): targets planned against the targets on CLBs that drifted (the injected
-    // drift's CLB has one Service), and loopguard's own status, report and Event writes (the audit log).
-    {
-      const requests = cluster.auditLog ? countRequests(cluster.auditLog, qStart, tEnd) : undefined;
-      const writes = (re: RegExp) => (requests ? Object.entries(requests.byVerb).filter(([k]) => re.test(k)).reduce((a, [, n]) => a + n, 0) : NaN);
-      const drifted = injected ? 1 : 0;
-      log(`quiet: targets planned = ${planned} (targets on drifted CLBs = ${drifted}), status writes = ${writes(/^(update|patch|create) loopbackpolicies\/status$/)}, report writes = ${writes(/^(update|patch|create|delete) reports$/)}, events = ${writes(/^(update|patch|create) events$/)}`);
-    }
     // Which Events (each one a write), by reason: those whose occurrence was in the quiet period, and those the
     // apiserver created in it although they occurred before (the Enforce's Events, written at the recorder's pace).
     const ours = (await core.listNamespacedEvent({ namespace: ns })).items.filter((e) => e.source?.component === 'loopguard');
@@ -208,6 +201,15 @@ async function main(): Promise<void> {
       { what: 'created in the quiet period, recorded before it', events: late },
     ]) {
       for (const [reason, r] of byReason(events)) log(`  Events ${reason} (${what}): ${r.n}, e.g. ${r.example}`);
+    }
+    // The work the quiet period cost (issue 39): targets planned against the targets on CLBs that drifted (the injected
+    // drift's CLB has one Service), and loopguard's own status, report and Event writes (the audit log), of which
+    // those the Enforce recorded before the quiet period and the recorder's pace wrote in it.
+    {
+      const requests = cluster.auditLog ? countRequests(cluster.auditLog, qStart, tEnd) : undefined;
+      const writes = (re: RegExp) => (requests ? Object.entries(requests.byVerb).filter(([k]) => re.test(k)).reduce((a, [, n]) => a + n, 0) : NaN);
+      const drifted = injected ? 1 : 0;
+      log(`quiet: targets planned = ${planned} (targets on drifted CLBs = ${drifted}), status writes = ${writes(/^(update|patch|create) loopbackpolicies\/status$/)}, report writes = ${writes(/^(update|patch|create|delete) reports$/)}, events = ${writes(/^(update|patch|create) events$/)} (recorded before it: ${late.length})`);
     }
     // Creation times have whole seconds: a span under one is too short to give a rate.
     const span = late.length > 0 ? Math.max(...late.map(created)) - qStart : 0;

@@ -19,6 +19,8 @@ export default {
   // (test/support/integration-runner.js) sizes its own workers (3 unless LOOPGUARD_TEST_INTEGRATION_WORKERS says
   // otherwise), each with its own control plane, before or after the unit files (never alongside).
   maxWorkers: '100%',
+  // Longest suites first, also in a fresh clone whose Jest cache holds no times (test/support/sequencer.js).
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   // The 10 slowest suites, each project's sum and the wall time, at the end of every run (docs/development.md).
   reporters: ['default', '<rootDir>/test/support/slowest-suites-reporter.ts'],
   // `--coverage` (docs/development.md "Coverage"): V8's own counters, which need no instrumenting transform under ESM.

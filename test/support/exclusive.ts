@@ -66,7 +66,11 @@ export async function acquire(resource: SharedResource, timeoutMs: number): Prom
 export function holdForSuite(resource: SharedResource, timeoutMs = 30 * 60_000): void {
   let release: (() => void) | undefined;
   beforeAll(async () => {
+    const t0 = Date.now();
     release = await acquire(resource, timeoutMs);
+    // Counted in the suite's time: the reporter's figures say how much of it was waiting.
+    const waited = Date.now() - t0;
+    if (waited > 1_000) console.log(`[loopguard] waited ${(waited / 1000).toFixed(1)} s for the ${resource} lock`);
   }, timeoutMs + 5_000);
   afterAll(() => release?.());
 }

@@ -15,10 +15,12 @@ export default {
   // Integration tests wait on a real apiserver; unit tests are far below this anyway.
   testTimeout: 60000,
   // Unit suites are CPU-bound and independent: one worker per core (2 on the 2-core machines; Jest's default would
-  // be cores - 1). Integration suites share cluster-wide state (the kube-system/kube-proxy profile, the operator's
-  // Lease), so their project's runner is serial (test/support/serial-runner.js): one file at a time in Jest's main
-  // process, before or after the unit files (never alongside), whatever this says.
+  // be cores - 1). Integration suites mostly wait, and share cluster-wide state: their project's runner
+  // (test/support/integration-runner.js) sizes its own workers (3 unless LOOPGUARD_TEST_INTEGRATION_WORKERS says
+  // otherwise), each with its own control plane, before or after the unit files (never alongside).
   maxWorkers: '100%',
+  // Longest suites first, also in a fresh clone whose Jest cache holds no times (test/support/sequencer.js).
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   // The 10 slowest suites, each project's sum and the wall time, at the end of every run (docs/development.md).
   reporters: ['default', '<rootDir>/test/support/slowest-suites-reporter.ts'],
   // `--coverage` (docs/development.md "Coverage"): V8's own counters, which need no instrumenting transform under ESM.
@@ -35,11 +37,11 @@ export default {
     {
       ...common,
       displayName: 'integration',
-      // One real kube-apiserver + etcd per run, shared by every integration suite (a namespace each).
+      // One real kube-apiserver + etcd per worker, shared by the suites that worker runs (a namespace each): the
+      // runner starts them, the environment points each worker at its own.
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
-      runner: '<rootDir>/test/support/serial-runner.js',
-      globalSetup: '<rootDir>/test/support/global-setup.ts',
-      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      runner: '<rootDir>/test/support/integration-runner.js',
+      testEnvironment: '<rootDir>/test/support/integration-environment.js',
     },
   ],
 };

@@ -8,13 +8,9 @@
 // The test control plane runs no controller-manager or kubelet, so no pod starts; the image test's cluster does that.
 // Gate: test/support/helm.ts (skipped without Go unless LOOPGUARD_REQUIRE_HELM_TEST=true).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { REPO_ROOT } from '../controlplane/crds.js';
 import { createNamespace, deleteNamespace, kubeconfigPath, kubectl } from '../support/kube.js';
-import { CHART_DIR, helmBinary, runHelm } from '../support/helm.js';
+import { CHART_DIR, helmBinary, runHelm, runHelmLine } from '../support/helm.js';
 import { markdownSection, shellLines } from '../support/readme.js';
 
 const gate = helmBinary('test/integration/helm-chart.test.ts');
@@ -67,23 +63,10 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
     // changes nothing in it).
     const created = await kubectl(['create', 'namespace', 'loopguard-system']);
     if (created.code !== 0) expect(created.stderr).toContain('AlreadyExists');
-    const home = join(tmpdir(), 'loopguard-helm-home');
     for (const command of commands) {
-      const r = spawnSync('bash', ['-o', 'pipefail', '-c', command], {
-        cwd: REPO_ROOT,
-        encoding: 'utf8',
-        timeout: 120_000,
-        env: {
-          ...process.env,
-          PATH: `${dirname(gate.helm ?? 'helm')}:${process.env['PATH'] ?? ''}`,
-          KUBECONFIG: kubeconfigPath(),
-          HELM_CACHE_HOME: join(home, 'cache'),
-          HELM_CONFIG_HOME: join(home, 'config'),
-          HELM_DATA_HOME: join(home, 'data'),
-        },
-      });
-      const stderr = (r.stderr ?? '').split('\n').filter((l) => l && !l.includes('is missing the kubectl.kubernetes.io/last-applied-configuration annotation'));
-      expect({ command, code: r.status, stderr }).toEqual({ command, code: 0, stderr: [] });
+      const r = runHelmLine(gate.helm ?? 'helm', command, kubeconfigPath());
+      const stderr = r.stderr.split('\n').filter((l) => l && !l.includes('is missing the kubectl.kubernetes.io/last-applied-configuration annotation'));
+      expect({ command, code: r.code, stderr }).toEqual({ command, code: 0, stderr: [] });
       if (command.startsWith('helm template')) expect(r.stdout).toContain('deployment.apps/loopguard');
     }
   });

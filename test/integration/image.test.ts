@@ -24,6 +24,10 @@ import { OPERATOR_BUNDLE } from '../../scripts/build-operator.js';
 import { BUNDLE_NODE_OPTIONS } from '../../scripts/lib/bundle.js';
 import { applyPolicy, getPolicy, policyManifest, reportedStatus } from '../support/policy.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
+import { holdForSuite } from '../support/exclusive.js';
+
+// `npm run image`/`build:krew`/`release` write the checkout's dist/ and image tag: one such suite at a time.
+holdForSuite('builds');
 
 const BUILD = join(REPO_ROOT, 'scripts/image/build.sh');
 const PODMAN = join(REPO_ROOT, 'scripts/image/podman.sh');

@@ -15,16 +15,14 @@
 // One control plane per minor, stopped at the end; the first run builds each kube-apiserver (cached after).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { ClusterLoopbackPolicy } from '../../src/api/clusterloopbackpolicy.js';
 import { findCondition } from '../../src/api/conditions.js';
 import { ensureControlPlaneBinaries, extraKubeVersions } from '../controlplane/binaries.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
-import { CHART_DIR, helmBinary, runHelm } from '../support/helm.js';
+import { CHART_DIR, helmBinary, runHelm, runHelmLine } from '../support/helm.js';
 import { kubeConfig, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { defaultOverlay } from '../support/overlay.js';
@@ -69,22 +67,9 @@ describe.each(MINORS)('Kubernetes %s', (minor) => {
     expect((await kubectl(['create', 'namespace', 'loopguard-system'], admin())).code).toBe(0);
     // The README's dry run as written: helm template knows nothing of the cluster, and the chart then leaves the
     // policy out (docs/kubernetes-versions.md §3), so the same line passes on every minor.
-    const home = join(tmpdir(), 'loopguard-helm-home');
     const line = 'helm template loopguard charts/loopguard -n loopguard-system --include-crds --set region=ap-guangzhou | kubectl apply --dry-run=server -f -';
-    const r = spawnSync('bash', ['-o', 'pipefail', '-c', line], {
-      cwd: REPO_ROOT,
-      encoding: 'utf8',
-      timeout: 120_000,
-      env: {
-        ...process.env,
-        PATH: `${dirname(gate.helm ?? 'helm')}:${process.env['PATH'] ?? ''}`,
-        KUBECONFIG: cp?.kubeconfig ?? '',
-        HELM_CACHE_HOME: join(home, 'cache'),
-        HELM_CONFIG_HOME: join(home, 'config'),
-        HELM_DATA_HOME: join(home, 'data'),
-      },
-    });
-    expect({ code: r.status, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    const r = runHelmLine(gate.helm ?? 'helm', line, cp?.kubeconfig ?? '');
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     expect(r.stdout).toContain('deployment.apps/loopguard created (server dry run)');
     expect(r.stdout).toContain('customresourcedefinition.apiextensions.k8s.io/clusterloopbackpolicies.loopguard.dev created (server dry run)');
     expect(r.stdout).not.toContain('validatingadmissionpolicy');

@@ -11,6 +11,10 @@ import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, deletePolicy, policyManifest, waitForCondition } from '../support/policy.js';
 import { lbService, PRIVATE_SUBNET } from '../support/workload.js';
+import { holdForSuite } from '../support/exclusive.js';
+
+// The lab's namespaces, links and nft tables are the machine's: one lab suite at a time (exclusive.ts).
+holdForSuite('lab');
 
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';

@@ -13,6 +13,10 @@ import { Lab, martianSourceDrops } from '../../lab/lab.js';
 import { LAB_PREFIX } from '../../lab/names.js';
 import type { LabResults } from '../../lab/scenarios.js';
 import { waitFor } from '../support/kube.js';
+import { holdForSuite } from '../support/exclusive.js';
+
+// The lab's namespaces, links and nft tables are the machine's: one lab suite at a time (exclusive.ts).
+holdForSuite('lab');
 
 const sh = (cmd: string, args: string[]) =>
   new Promise<string>((resolve, reject) => execFile(cmd, args, { encoding: 'utf8' }, (err, out, stderr) => (err ? reject(new Error(`${cmd} ${args.join(' ')}: ${stderr}`)) : resolve(out))));

@@ -21,6 +21,10 @@ import { krewTools, kubectlOnlyPath, run } from '../support/krew.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { AT_RISK_L4, lbIngress, lbService, PRIVATE_INGRESS, PRIVATE_SUBNET } from '../support/workload.js';
+import { holdForSuite } from '../support/exclusive.js';
+
+// `npm run image`/`build:krew`/`release` write the checkout's dist/ and image tag: one such suite at a time.
+holdForSuite('builds');
 
 const BINARY = join(REPO_ROOT, 'dist', 'kubectl-loopguard');
 const KREW_DIR = join(REPO_ROOT, 'dist', 'krew');

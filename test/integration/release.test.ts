@@ -28,6 +28,10 @@ import { inspectSea, seaProblems } from '../../scripts/release/sea-check.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { helmBinary } from '../support/helm.js';
 import { krewTools, kubectlOnlyPath, run } from '../support/krew.js';
+import { holdForSuite } from '../support/exclusive.js';
+
+// `npm run image`/`build:krew`/`release` write the checkout's dist/ and image tag: one such suite at a time.
+holdForSuite('builds');
 
 const SUITE = 'test/integration/release.test.ts';
 const VERSION = releaseVersion();

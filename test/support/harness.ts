@@ -1,5 +1,9 @@
-// The integration project's global setup and teardown: one real kube-apiserver + etcd for the whole run.
-// Suites find it through KUBECONFIG (inherited by the workers) and isolate themselves by namespace.
+// The integration project's control planes: one real kube-apiserver + etcd per Jest worker, started by the project's
+// runner (test/support/integration-runner.js) before its workers and stopped after them. Everything cluster-wide
+// (the kube-system/kube-proxy profile, the operator's Lease and checkpoint, the CRDs, ClusterLoopbackPolicies) is
+// per control plane, so suites on different workers cannot see each other's; within a worker suites run one after
+// the other and isolate themselves by namespace, as before. A worker finds its own control plane through
+// JEST_WORKER_ID (test/support/integration-environment.js).
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
 import { installCrds } from '../controlplane/crds.js';
 import {
@@ -10,17 +14,28 @@ import {
   type ControlPlaneState,
 } from '../controlplane/launcher.js';
 
-declare global {
-  var __LOOPGUARD_CONTROL_PLANE__: ControlPlaneState | undefined;
+/** What a worker needs of its control plane, in the environment variable CONTROL_PLANES_ENV (JSON, worker 1 first). */
+export interface WorkerControlPlane {
+  kubeconfig: string;
+  userKubeconfig?: string;
 }
 
-export async function setup(): Promise<void> {
+export const CONTROL_PLANES_ENV = 'LOOPGUARD_TEST_CONTROL_PLANES';
+
+/**
+ * Starts `count` control planes side by side (or, with LOOPGUARD_USE_EXISTING_CLUSTER=true, uses KUBECONFIG's
+ * cluster, which allows one worker only), installs the CRDs on each and publishes their kubeconfigs in
+ * CONTROL_PLANES_ENV, which the workers inherit. Returns what `teardown` stops.
+ */
+export async function setup(count: number): Promise<ControlPlaneState[]> {
   if (process.env.LOOPGUARD_USE_EXISTING_CLUSTER === 'true') {
     const kubeconfig = process.env.KUBECONFIG;
     if (!kubeconfig) throw new Error('LOOPGUARD_USE_EXISTING_CLUSTER=true needs KUBECONFIG=/path/to/kubeconfig');
+    if (count !== 1) throw new Error(`an existing cluster serves one worker, not ${count}`);
     const crds = await installCrds(kubeconfig);
     console.log(`\n[loopguard] using the existing cluster in ${kubeconfig} (${crds.length} CRDs established)`);
-    return;
+    publish([{ kubeconfig, userKubeconfig: process.env.LOOPGUARD_TEST_USER_KUBECONFIG }]);
+    return [];
   }
   const reaped = await reapOrphans();
   if (reaped > 0) console.log(`\n[loopguard] stopped ${reaped} control plane(s) left behind by a killed run`);
@@ -28,24 +43,37 @@ export async function setup(): Promise<void> {
   const t0 = Date.now();
   const binaries = await ensureControlPlaneBinaries();
   const t1 = Date.now();
-  const state = await startControlPlane({ binaries });
-  globalThis.__LOOPGUARD_CONTROL_PLANE__ = state;
-  // Last resort if jest dies without running the teardown; children share our process group anyway.
-  process.on('exit', () => killControlPlaneSync(state));
-  const crds = await installCrds(state.kubeconfig);
+  const started = await Promise.allSettled(
+    Array.from({ length: count }, async () => {
+      const state = await startControlPlane({ binaries });
+      // Last resort if Jest dies without running the teardown; children share our process group anyway.
+      process.on('exit', () => killControlPlaneSync(state));
+      return state;
+    }),
+  );
+  const states = started.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+  const failed = started.find((s) => s.status === 'rejected');
+  if (failed) {
+    await teardown(states);
+    throw failed.reason;
+  }
+  const crds = await Promise.all(states.map((s) => installCrds(s.kubeconfig)));
   const t2 = Date.now();
   console.log(
-    `\n[loopguard] control plane ${state.version} ready in ${((t2 - t1) / 1000).toFixed(1)} s ` +
-      `(binaries ${((t1 - t0) / 1000).toFixed(1)} s, ${crds.length} CRDs established) at ${state.server}`,
+    `\n[loopguard] ${count} control plane(s) ${states[0]?.version ?? ''} ready in ${((t2 - t1) / 1000).toFixed(1)} s ` +
+      `(binaries ${((t1 - t0) / 1000).toFixed(1)} s, ${crds[0]?.length ?? 0} CRDs established on each) at ${states.map((s) => s.server).join(', ')}`,
   );
-  process.env.KUBECONFIG = state.kubeconfig;
-  process.env.LOOPGUARD_TEST_USER_KUBECONFIG = state.userKubeconfig;
+  publish(states.map((s) => ({ kubeconfig: s.kubeconfig, userKubeconfig: s.userKubeconfig })));
+  return states;
 }
 
-export async function teardown(): Promise<void> {
-  const state = globalThis.__LOOPGUARD_CONTROL_PLANE__;
-  if (!state) return;
-  await stopControlPlane(state);
-  globalThis.__LOOPGUARD_CONTROL_PLANE__ = undefined;
-  console.log('[loopguard] control plane stopped');
+function publish(planes: WorkerControlPlane[]): void {
+  process.env[CONTROL_PLANES_ENV] = JSON.stringify(planes);
+}
+
+export async function teardown(states: ControlPlaneState[]): Promise<void> {
+  if (states.length === 0) return;
+  await Promise.all(states.map((s) => stopControlPlane(s)));
+  delete process.env[CONTROL_PLANES_ENV];
+  console.log(`[loopguard] ${states.length} control plane(s) stopped`);
 }

@@ -4,7 +4,7 @@
 // unless LOOPGUARD_REQUIRE_HELM_TEST=true (set by .ci/run), which makes that a failure. Any other build failure fails.
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
 
 export const CHART_DIR = join(REPO_ROOT, 'charts', 'loopguard');
@@ -28,21 +28,35 @@ export interface HelmRun {
   stderr: string;
 }
 
-/** Runs helm with its state (cache, config, data) in a throwaway place: the tests never read or write ~/.config/helm. */
-export function runHelm(helm: string, args: string[], env: NodeJS.ProcessEnv = {}): HelmRun {
+/** helm's state (cache, config, data) in a throwaway place: the tests never read or write ~/.config/helm. */
+function helmEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const home = join(tmpdir(), 'loopguard-helm-home');
-  const r = spawnSync(helm, args, {
+  return {
+    ...process.env,
+    HELM_CACHE_HOME: join(home, 'cache'),
+    HELM_CONFIG_HOME: join(home, 'config'),
+    HELM_DATA_HOME: join(home, 'data'),
+    ...env,
+  };
+}
+
+/** Runs helm, from the checkout. */
+export function runHelm(helm: string, args: string[], env: NodeJS.ProcessEnv = {}): HelmRun {
+  const r = spawnSync(helm, args, { cwd: REPO_ROOT, encoding: 'utf8', timeout: 120_000, maxBuffer: 16 * 1024 * 1024, env: helmEnv(env) });
+  return { code: r.status ?? 1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+/**
+ * Runs a README line as a user types it (e.g. `helm template … | kubectl apply --dry-run=server -f -`): bash with
+ * pipefail, from the checkout, with this helm first on PATH and `kubeconfig` as KUBECONFIG.
+ */
+export function runHelmLine(helm: string, line: string, kubeconfig: string): HelmRun {
+  const r = spawnSync('bash', ['-o', 'pipefail', '-c', line], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
     timeout: 120_000,
     maxBuffer: 16 * 1024 * 1024,
-    env: {
-      ...process.env,
-      HELM_CACHE_HOME: join(home, 'cache'),
-      HELM_CONFIG_HOME: join(home, 'config'),
-      HELM_DATA_HOME: join(home, 'data'),
-      ...env,
-    },
+    env: helmEnv({ PATH: `${dirname(helm)}:${process.env['PATH'] ?? ''}`, KUBECONFIG: kubeconfig }),
   });
   return { code: r.status ?? 1, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }

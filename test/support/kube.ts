@@ -1,5 +1,6 @@
-// Helpers for integration tests: every suite talks to the one real kube-apiserver started by
-// global-setup.ts (or to an existing cluster named by KUBECONFIG) and isolates itself in a fresh namespace.
+// Helpers for integration tests: every suite talks to its Jest worker's real kube-apiserver, started by the
+// integration runner (harness.ts; or to an existing cluster named by KUBECONFIG), and isolates itself in a fresh
+// namespace.
 import { execFile } from 'node:child_process';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 

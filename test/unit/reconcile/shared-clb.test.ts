@@ -59,6 +59,17 @@ interface Row {
   kinds?: string[];
 }
 
+/** loopguard's prevent-loopback is on (converged) and the other listener is on the VIP: the annotation is taken back. */
+const takenBack = {
+  sources: [1, 0],
+  record: converged,
+  hAnnotations: { [PL]: 'true' },
+  rootCause: 'SharedClb',
+  annotates: false,
+  switchesOwn: false,
+  takesBack: true,
+} satisfies Partial<Row>;
+
 const rows: Row[] = [
   {
     name: "the other namespace's listener health-checks from the VIP: no annotation, own source switched, SharedClb counting (never naming) the other namespace",
@@ -103,13 +114,7 @@ const rows: Row[] = [
     name: "loopguard's prevent-loopback is on and an unmanaged Service's listener is on the VIP: taken back, then (after kube-proxy's grace) the own source given back — never held against TKE",
     other: svc('i', 9090),
     unmanaged: true,
-    sources: [1, 0],
-    record: converged,
-    hAnnotations: { [PL]: 'true' },
-    rootCause: 'SharedClb',
-    annotates: false,
-    switchesOwn: false,
-    takesBack: true,
+    ...takenBack,
     kinds: ['AnnotateTarget', 'AwaitTke'],
   },
   {
@@ -123,13 +128,7 @@ const rows: Row[] = [
   {
     name: "loopguard's prevent-loopback is on and the other's listener is (back) on the VIP: taken back, annotation first",
     other: svc('i', 9090),
-    sources: [1, 0],
-    record: converged,
-    hAnnotations: { [PL]: 'true' },
-    rootCause: 'SharedClb',
-    annotates: false,
-    switchesOwn: false,
-    takesBack: true,
+    ...takenBack,
     message: /takes back its prevent-loopback/,
   },
   {

@@ -1,0 +1,41 @@
+// The integration project's Jest runner: Jest's own, on its own workers, each with its own control plane.
+// Integration suites share cluster-wide state (the kube-system/kube-proxy profile, the operator's Lease in
+// loopguard-system, the CRDs), so two of them may run at once only on two control planes: this runner starts one per
+// worker before its workers and stops them after (test/support/harness.ts), and each worker takes its own
+// (test/support/integration-environment.js). Most of an integration suite's time is waiting (drift intervals, TKE's
+// grace period, CLB tasks, processes starting), about a quarter of a core each, so 3 workers fit the 2-core
+// machines; LOOPGUARD_TEST_INTEGRATION_WORKERS says otherwise. A run Jest makes serial (one file, --runInBand, -w 1)
+// gets one control plane, in Jest's own process, as does LOOPGUARD_USE_EXISTING_CLUSTER=true.
+// Jest runs one runner's files after the other's, so unit suites (CPU-bound, on `maxWorkers`) never load the machine
+// while integration suites measure intervals.
+// JavaScript, not TypeScript: Jest loads runners natively; the harness comes through tsx, which resolves the
+// project's `.js` imports of `.ts` files like tsc does. jest-runner's ESM build exports the class as its default.
+import process from 'node:process';
+import TestRunner from 'jest-runner';
+import { tsImport } from 'tsx/esm/api';
+
+const DEFAULT_WORKERS = 3;
+
+function configuredWorkers() {
+  const raw = process.env.LOOPGUARD_TEST_INTEGRATION_WORKERS;
+  if (raw === undefined || raw === '') return DEFAULT_WORKERS;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`LOOPGUARD_TEST_INTEGRATION_WORKERS must be a whole number ≥ 1, not ${JSON.stringify(raw)}`);
+  return n;
+}
+
+export default class IntegrationRunner extends TestRunner {
+  async runTests(tests, watcher, options) {
+    const existing = process.env.LOOPGUARD_USE_EXISTING_CLUSTER === 'true';
+    const workers = options.serial || existing ? 1 : Math.min(configuredWorkers(), tests.length);
+    // jest-runner sizes its worker pool from the global config; this project's differs from the unit project's.
+    this._globalConfig = { ...this._globalConfig, maxWorkers: workers };
+    const harness = await tsImport('./harness.ts', import.meta.url);
+    const planes = await harness.setup(workers);
+    try {
+      return await super.runTests(tests, watcher, { ...options, serial: workers === 1 });
+    } finally {
+      await harness.teardown(planes);
+    }
+  }
+}

@@ -41,6 +41,7 @@ describe('the addresses a plan may name', () => {
     [['10.1.0.0/16'], undefined],
     [['0.0.0.0/0'], '--allow-cidr 0.0.0.0/0 is outside 127.0.0.0/8 and RFC 1918: the probe never sends to a public address'],
     [['100.64.0.0/10'], '--allow-cidr 100.64.0.0/10 is outside 127.0.0.0/8 and RFC 1918: the probe never sends to a public address'],
+    [['10.0.0.0/7'], '--allow-cidr 10.0.0.0/7 is outside 127.0.0.0/8 and RFC 1918: the probe never sends to a public address'],
     [['126.0.0.0/7'], '--allow-cidr 126.0.0.0/7 is outside 127.0.0.0/8 and RFC 1918: the probe never sends to a public address'],
     [['127.0.0.1/8'], '--allow-cidr "127.0.0.1/8" is not an IPv4 CIDR such as 127.0.0.0/8'],
     [['127.0.0.0'], '--allow-cidr "127.0.0.0" is not an IPv4 CIDR such as 127.0.0.0/8'],

@@ -38,6 +38,13 @@ describe('a window of probes from one node', () => {
     expect(counts.size).toBe(probed);
   });
 
+  it('puts each probe in its own slot of 1/rate seconds, at a random place in it', () => {
+    const { probes } = schedule({ ...base, targets: 100 });
+    const slotMs = 200; // 300 s / 1,500 probes
+    expect(probes.every((p, i) => p.atMs >= i * slotMs && p.atMs < (i + 1) * slotMs)).toBe(true);
+    expect(new Set(probes.map((p, i) => p.atMs - i * slotMs)).size).toBeGreaterThan(100);
+  });
+
   it('spreads one target over the window: its probes are about a round apart', () => {
     const s = schedule({ ...base, targets: 10 });
     const mine = s.probes.filter((p) => p.target === 3).map((p) => p.atMs);

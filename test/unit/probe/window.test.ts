@@ -18,6 +18,16 @@ describe("a window's figures", () => {
     ]);
   });
 
+  it.each([
+    [2999.9, 0],
+    [3000, 1],
+    [3500, 1],
+  ])('a probe of %f ms counts %i stall (3 s and more)', (ms, stalls) => {
+    const w = new WindowStats(['a']);
+    w.record(0, { kind: 'ok', ms });
+    expect(w.results()[0]!.stalls).toBe(stalls);
+  });
+
   it('a target probed only where it could not be sent has counts and no latencies', () => {
     const w = new WindowStats(['a']);
     w.record(0, { kind: 'notRun' });

@@ -1,20 +1,43 @@
 // The loopback probe agent (issue 41, agent side; docs/probe.md) as the DaemonSet runs it: `loopguard probe`
-// (src/main.ts through tsx) under config/components/probe's ServiceAccount and Role, against the test apiserver. Its
+// (src/main.ts through tsx) under config/components/probe's ServiceAccount and Role, with a token bound to a pod on
+// its node (as the kubelet projects it), and config/components/probe-own-node's admission policy, against the test
+// apiserver. Its
 // plan ConfigMap points at listeners this test starts on 127.0.0.1 (the agent's --allow-cidr admits loopback only for
 // this): a TCP port that accepts, one that refuses, an HTTP server that answers and one that never does. After one
 // window the node's LoopbackProbeReport holds exact counts; after the next one it has been updated in place. A public
-// address in the plan is refused with a log line and never dialled.
+// address in the plan is refused with a log line and never dialled. The same token cannot write another node's
+// report, and a token bound to no pod cannot write any.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { parse } from 'yaml';
 import { REPO_ROOT } from '../controlplane/crds.js';
-import { kubectl, waitFor } from '../support/kube.js';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { kubeConfig, kubectl, waitFor } from '../support/kube.js';
 import { OPERATOR_NAMESPACE, serviceAccountKubeconfig } from '../support/operator.js';
 import type { ProbeReport } from '../../src/api/probe.js';
 
 const WINDOW_SECONDS = 4;
+const SA = { name: 'loopguard-probe', namespace: OPERATOR_NAMESPACE };
+
+async function must(args: string[], input?: string): Promise<string> {
+  const res = await kubectl(args, input === undefined ? {} : { input });
+  if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${res.stderr}`);
+  return res.stdout;
+}
+
+/** A kubeconfig with the probe ServiceAccount's token bound to a pod (whose node the apiserver writes into it). */
+async function podBoundKubeconfig(pod: { name: string; uid: string }): Promise<string> {
+  const token = (await must(['create', 'token', SA.name, '-n', SA.namespace, '--duration=1h', '--bound-object-kind=Pod', `--bound-object-name=${pod.name}`, `--bound-object-uid=${pod.uid}`])).trim();
+  const cluster = kubeConfig().getCurrentCluster()!;
+  const path = join(mkdtempSync(join(tmpdir(), 'loopguard-probe-sa-')), 'kubeconfig');
+  const ca = cluster.caFile ? `certificate-authority: ${cluster.caFile}` : 'insecure-skip-tls-verify: true';
+  writeFileSync(path, `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${cluster.server}", ${ca}}}]\nusers: [{name: u, user: {token: ${token}}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n`, { mode: 0o600 });
+  return path;
+}
 const listen = <S extends Server | HttpServer>(server: S): Promise<number> =>
   new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
 
@@ -31,6 +54,7 @@ describe('loopguard probe', () => {
   let agent: ChildProcess | undefined;
   let logs = '';
   let exited: Promise<number | null>;
+  let kubeconfig: string;
 
   beforeAll(async () => {
     tcp = createServer((s) => {
@@ -51,10 +75,17 @@ describe('loopguard probe', () => {
     ports = { tcp: await listen(tcp), silent: await listen(silent), http: await listen(http), refused: await listen(closed) };
     await new Promise((r) => closed.close(r));
 
-    for (const f of ['config/manager/namespace.yaml', 'config/components/probe/service_account.yaml', 'config/components/probe/role.yaml']) {
-      const res = await kubectl(['apply', '--server-side', '-f', join(REPO_ROOT, f)]);
-      if (res.code !== 0) throw new Error(`kubectl apply ${f}: ${res.stderr}`);
+    for (const f of ['config/manager/namespace.yaml', 'config/components/probe/service_account.yaml', 'config/components/probe/role.yaml', 'config/components/probe-own-node/validating_admission_policy.yaml']) {
+      await must(['apply', '--server-side', '-f', join(REPO_ROOT, f)]);
     }
+    // The node and the agent's pod, as the DaemonSet would place it (no kubelet runs it: the agent runs here).
+    await must(['apply', '--server-side', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Node', metadata: { name: node } }));
+    // The component's pod template, so the namespace's restricted Pod Security admits it as it admits the DaemonSet's.
+    const ds = parse(readFileSync(join(REPO_ROOT, 'config/components/probe/daemonset.yaml'), 'utf8')) as { spec: { template: { spec: object } } };
+    const pod = JSON.parse(
+      await must(['create', '-o', 'json', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: node, namespace: OPERATOR_NAMESPACE }, spec: { ...ds.spec.template.spec, nodeName: node } })),
+    ) as { metadata: { name: string; uid: string } };
+    kubeconfig = await podBoundKubeconfig(pod.metadata);
     const plan = {
       version: 1,
       windowSeconds: WINDOW_SECONDS,
@@ -72,7 +103,6 @@ describe('loopguard probe', () => {
     const res = await kubectl(['apply', '--server-side', '--force-conflicts', '-f', '-'], { input: JSON.stringify(cm) });
     if (res.code !== 0) throw new Error(`kubectl apply plan: ${res.stderr}`);
 
-    const kubeconfig = await serviceAccountKubeconfig(undefined, { name: 'loopguard-probe', namespace: OPERATOR_NAMESPACE });
     agent = spawn(
       process.execPath,
       ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts'), 'probe', `--kubeconfig=${kubeconfig}`, `--node=${node}`, `--namespace=${OPERATOR_NAMESPACE}`,
@@ -92,6 +122,9 @@ describe('loopguard probe', () => {
     for (const s of sockets) s.destroy();
     await Promise.all([tcp, silent, http].map((s) => new Promise((r) => s?.close(r))));
     await kubectl(['delete', 'loopbackprobereport', node, '-n', OPERATOR_NAMESPACE, '--ignore-not-found']);
+    await kubectl(['delete', 'pod', node, '-n', OPERATOR_NAMESPACE, '--ignore-not-found', '--grace-period=0', '--force']);
+    await kubectl(['delete', 'node', node, '--ignore-not-found']);
+    await kubectl(['delete', '-f', join(REPO_ROOT, 'config/components/probe-own-node/validating_admission_policy.yaml'), '--ignore-not-found']);
     await kubectl(['delete', 'configmap', 'loopguard-probe-plan', '-n', OPERATOR_NAMESPACE, '--ignore-not-found']);
   });
 
@@ -134,4 +167,26 @@ describe('loopguard probe', () => {
     agent!.kill('SIGTERM');
     expect(await exited).toBe(0);
   }, 120_000);
+
+  it("refuses the agent's token a report of another node, and a token bound to no pod any report", async () => {
+    const other = { apiVersion: 'loopguard.dev/v1alpha1', kind: 'LoopbackProbeReport', metadata: { name: 'someone-else', namespace: OPERATOR_NAMESPACE }, spec: { node: 'someone-else', pod: { name: 'x', uid: 'y' }, planVersion: '1', window: { start: '2026-11-29T07:00:00Z', end: '2026-11-29T07:05:00Z', seconds: 300 }, targets: [] } };
+    const forged = await kubectl(['--kubeconfig', kubeconfig, 'create', '-f', '-'], { input: JSON.stringify(other) });
+    expect(forged.code).not.toBe(0);
+    expect(forged.stderr).toContain(`loopguard: the probe agent on node ${node} may write only the LoopbackProbeReport named ${node} with spec.node ${node}, not someone-else`);
+    const unbound = await kubectl(['--kubeconfig', await serviceAccountKubeconfig(undefined, SA), 'create', '-f', '-'], { input: JSON.stringify(other) });
+    expect(unbound.code).not.toBe(0);
+    expect(unbound.stderr).toContain('this one names no node');
+  });
+
+  it('applies server-side as a user installs it: config/default with the probe and probe-own-node components', async () => {
+    const overlay = mkdtempSync(join(tmpdir(), 'loopguard-probe-overlay-'));
+    const rel = relative(overlay, REPO_ROOT);
+    writeFileSync(join(overlay, 'kustomization.yaml'), `resources: [${rel}/config/default]\ncomponents: [${rel}/config/components/probe, ${rel}/config/components/probe-own-node]\n`);
+    const rendered = await must(['kustomize', overlay]);
+    // A server-side dry run: every object admitted and validated by the real apiserver, nothing left behind for other suites.
+    const res = await kubectl(['apply', '--server-side', '--dry-run=server', '-f', '-'], { input: rendered });
+    expect({ code: res.code, stderr: res.stderr }).toEqual({ code: 0, stderr: '' });
+    expect(res.stdout).toContain('daemonset.apps/loopguard-probe serverside-applied (server dry run)');
+    expect(res.stdout).toContain('validatingadmissionpolicy.admissionregistration.k8s.io/loopguard-probe-own-node serverside-applied (server dry run)');
+  });
 });

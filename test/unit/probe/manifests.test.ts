@@ -23,10 +23,10 @@ interface Workload extends Obj {
 const gate = helmBinary('test/unit/probe/manifests.test.ts');
 const suite = gate.skip ? describe.skip : describe;
 
-function kustomizeWithProbe(): Obj[] {
+function kustomizeWithProbe(components = ['probe']): Obj[] {
   const overlay = mkdtempSync(join(tmpdir(), 'loopguard-probe-'));
   const rel = relative(overlay, REPO_ROOT);
-  writeFileSync(join(overlay, 'kustomization.yaml'), `resources: [${rel}/config/default]\ncomponents: [${rel}/config/components/probe]\n`);
+  writeFileSync(join(overlay, 'kustomization.yaml'), `resources: [${rel}/config/default]\ncomponents: [${components.map((c) => `${rel}/config/components/${c}`).join(', ')}]\n`);
   try {
     return parseAllDocuments(execFileSync('kubectl', ['kustomize', overlay], { encoding: 'utf8', timeout: 60_000 })).map((d) => d.toJS() as Obj);
   } finally {
@@ -34,13 +34,15 @@ function kustomizeWithProbe(): Obj[] {
   }
 }
 
-function chart(sets: string[]): Obj[] {
-  const r = runHelm(gate.helm ?? 'helm', ['template', 'loopguard', CHART_DIR, '-n', 'loopguard-system', '--set', 'region=ap-guangzhou', ...sets.flatMap((s) => ['--set', s])]);
+const VAP_SERVED = ['--api-versions', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy'];
+
+function chart(sets: string[], args: string[] = []): Obj[] {
+  const r = runHelm(gate.helm ?? 'helm', ['template', 'loopguard', CHART_DIR, '-n', 'loopguard-system', '--set', 'region=ap-guangzhou', ...sets.flatMap((s) => ['--set', s]), ...args]);
   if (r.code !== 0) throw new Error(`helm template failed: ${r.stderr}`);
   return parseAllDocuments(r.stdout).map((d) => d.toJS() as Obj | null).filter((d): d is Obj => d !== null);
 }
 
-const probeObjects = (docs: Obj[]) => docs.filter((d) => d.metadata.name === 'loopguard-probe');
+const probeObjects = (docs: Obj[]) => docs.filter((d) => d.metadata.name === 'loopguard-probe' || d.metadata.name === 'loopguard-probe-own-node');
 const workload = (docs: Obj[], kind: string) => docs.find((d) => d.kind === kind) as Workload;
 
 function normalise(o: Obj): Obj {
@@ -85,10 +87,18 @@ describe('config/components/probe', () => {
 
 suite('the chart', () => {
   it('renders nothing of the probe by default', () => {
-    expect(probeObjects(chart([])).map((d) => d.kind)).toEqual([]);
+    expect(probeObjects(chart([], VAP_SERVED)).map((d) => d.kind)).toEqual([]);
   });
 
-  it('renders with probe.enabled=true what config/components/probe does (labels, selectors, image aside)', () => {
+  it('renders with probe.enabled=true what config/components/probe and probe-own-node do where VAP v1 is served, and no admission policy where not', () => {
+    const ours = new Map(probeObjects(chart(['probe.enabled=true'], VAP_SERVED)).map((d) => [d.kind, normalise(d)]));
+    const theirs = new Map(probeObjects(kustomizeWithProbe(['probe', 'probe-own-node'])).map((d) => [d.kind, normalise(d)]));
+    expect([...ours.keys()].sort()).toEqual(['DaemonSet', 'Role', 'RoleBinding', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    for (const [k, o] of ours) expect({ k, o }).toEqual({ k, o: theirs.get(k) });
+    expect(probeObjects(chart(['probe.enabled=true', 'probe.ownNodePolicy=false'], VAP_SERVED)).map((d) => d.kind)).not.toContain('ValidatingAdmissionPolicy');
+  });
+
+  it('renders with probe.enabled=true what config/components/probe does (labels, selectors, image aside) where VAP v1 is not served', () => {
     const ours = new Map(probeObjects(chart(['probe.enabled=true'])).map((d) => [d.kind, normalise(d)]));
     const theirs = new Map(probeObjects(kustomizeWithProbe()).map((d) => [d.kind, normalise(d)]));
     expect([...ours.keys()].sort()).toEqual(['DaemonSet', 'Role', 'RoleBinding', 'ServiceAccount']);

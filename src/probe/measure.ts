@@ -42,11 +42,9 @@ export function measure(target: ProbeTarget, timeoutMs: number): Promise<Measure
       agent: false as const,
     };
     // HTTPS: the certificate is not checked. The probe measures whether the VIP answers from this node, sends no
-    // credential and reads nothing back but the status, so an untrusted certificate changes nothing it reports.
-    const req =
-      target.protocol === 'HTTPS'
-        ? httpsRequest({ ...options, ...(target.host ? { servername: target.host } : {}), rejectUnauthorized: false })
-        : httpRequest(options);
+    // credential and reads nothing back but the status, so an untrusted certificate changes nothing it reports. The
+    // TLS server name is the Host header's (Node's agent derives it from there), so the CLB picks the host's certificate.
+    const req = target.protocol === 'HTTPS' ? httpsRequest({ ...options, rejectUnauthorized: false }) : httpRequest(options);
     close = () => req.destroy();
     req.once('response', (res) => {
       res.resume();

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join, relative } from 'node:path';
 import { parse } from 'yaml';
@@ -19,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { kubeConfig, kubectl, waitFor } from '../support/kube.js';
 import { OPERATOR_NAMESPACE, serviceAccountKubeconfig } from '../support/operator.js';
 import type { ProbeReport } from '../../src/api/probe.js';
+import { selfSignedCert } from '../../src/runtime/self-signed-cert.js';
 
 const WINDOW_SECONDS = 4;
 const SA = { name: 'loopguard-probe', namespace: OPERATOR_NAMESPACE };
@@ -50,7 +52,10 @@ describe('loopguard probe', () => {
   let tcp: Server;
   let silent: Server;
   let http: HttpServer;
-  let ports: { tcp: number; refused: number; http: number; silent: number };
+  let https: HttpsServer;
+  /** The TLS server name each HTTPS probe asked for, and its request line. */
+  const tlsHeads: { at: number; line: string }[] = [];
+  let ports: { tcp: number; refused: number; http: number; silent: number; https: number };
   let agent: ChildProcess | undefined;
   let logs = '';
   let exited: Promise<number | null>;
@@ -71,8 +76,13 @@ describe('loopguard probe', () => {
       heads.push({ at: Date.now(), line: `${req.method} ${req.headers.host} ${req.url}` });
       res.writeHead(204).end();
     });
+    // A certificate no one trusts: the probe measures reachability and does not check it (docs/probe.md §5).
+    https = createHttpsServer(selfSignedCert(['secure.example.com']), (req, res) => {
+      tlsHeads.push({ at: Date.now(), line: `${(req.socket as { servername?: string }).servername} ${req.method} ${req.headers.host} ${req.url}` });
+      res.writeHead(200).end();
+    });
     const closed = createServer();
-    ports = { tcp: await listen(tcp), silent: await listen(silent), http: await listen(http), refused: await listen(closed) };
+    ports = { tcp: await listen(tcp), silent: await listen(silent), http: await listen(http), https: await listen(https), refused: await listen(closed) };
     await new Promise((r) => closed.close(r));
 
     for (const f of ['config/manager/namespace.yaml', 'config/components/probe/service_account.yaml', 'config/components/probe/role.yaml', 'config/components/probe-own-node/validating_admission_policy.yaml']) {
@@ -96,6 +106,7 @@ describe('loopguard probe', () => {
         { id: 'Ingress/app/answers/www.example.com/healthz', vip: '127.0.0.1', port: ports.http, protocol: 'HTTP', host: 'www.example.com', path: '/healthz' },
         // Past the 3 s stall threshold: a failure and a stall.
         { id: 'Ingress/app/stalls/slow.example.com/', vip: '127.0.0.1', port: ports.silent, protocol: 'HTTP', host: 'slow.example.com', timeoutMs: 3100 },
+        { id: 'Ingress/app/tls/secure.example.com/', vip: '127.0.0.1', port: ports.https, protocol: 'HTTPS', host: 'secure.example.com' },
         { id: 'Service/app/public:80', vip: '8.8.8.8', port: 80, protocol: 'TCP' },
       ],
     };
@@ -120,7 +131,7 @@ describe('loopguard probe', () => {
       await exited;
     }
     for (const s of sockets) s.destroy();
-    await Promise.all([tcp, silent, http].map((s) => new Promise((r) => s?.close(r))));
+    await Promise.all([tcp, silent, http, https].map((s) => new Promise((r) => s?.close(r))));
     await kubectl(['delete', 'loopbackprobereport', node, '-n', OPERATOR_NAMESPACE, '--ignore-not-found']);
     await kubectl(['delete', 'pod', node, '-n', OPERATOR_NAMESPACE, '--ignore-not-found', '--grace-period=0', '--force']);
     await kubectl(['delete', 'node', node, '--ignore-not-found']);
@@ -133,12 +144,13 @@ describe('loopguard probe', () => {
     return res.code === 0 ? (JSON.parse(res.stdout) as ProbeReport) : undefined;
   };
 
-  // rate 5/s x 4 s = 20 probes a window for 4 targets: 4 each (the per-target floor, 1 s apart, allows 4 too).
+  // rate 5/s x 4 s = 20 probes a window for 5 targets: 4 each (the per-target floor, 1 s apart, allows 4 too).
   const expected = [
     { id: 'Service/app/accepts:80', probes: 4, failures: 0, stalls: 0, notRun: 0 },
     { id: 'Service/app/refuses:80', probes: 4, failures: 4, stalls: 0, notRun: 0 },
     { id: 'Ingress/app/answers/www.example.com/healthz', probes: 4, failures: 0, stalls: 0, notRun: 0 },
     { id: 'Ingress/app/stalls/slow.example.com/', probes: 4, failures: 4, stalls: 4, notRun: 0 },
+    { id: 'Ingress/app/tls/secure.example.com/', probes: 4, failures: 0, stalls: 0, notRun: 0 },
   ];
   const counts = (r: ProbeReport) => r.spec.targets.map(({ id, probes, failures, stalls, notRun }) => ({ id, probes, failures, stalls, notRun }));
 
@@ -157,6 +169,7 @@ describe('loopguard probe', () => {
     const end = Date.parse(first.spec.window.end);
     expect(heads.filter((h) => h.at < end).map((h) => h.line)).toEqual(Array(4).fill('HEAD www.example.com /healthz'));
     expect(connects.filter((at) => at < end)).toHaveLength(4);
+    expect(tlsHeads.filter((h) => h.at < end).map((h) => h.line)).toEqual(Array(4).fill('secure.example.com HEAD secure.example.com /'));
     // The public address: refused when the plan was read, never probed.
     expect(logs).toContain('Probe target Service/app/public:80 refused: vip 8.8.8.8 is not a private IPv4 address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 127.0.0.0/8): the probe sends only to private CLB VIPs');
 

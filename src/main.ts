@@ -71,6 +71,11 @@ async function main(): Promise<void> {
     await import('./cli/main.js');
     return;
   }
+  // The loopback probe agent (docs/probe.md): the same image, run by the probe DaemonSet.
+  if (process.argv[2] === 'probe') {
+    await import('./probe/main.js');
+    return;
+  }
   const build = readBuildInfo();
   if (process.argv.includes('--version')) {
     console.log(formatVersion(build));
@@ -80,7 +85,8 @@ async function main(): Promise<void> {
     console.log(
       `${formatVersion(build)}: removes Tencent Cloud CLB loopback faults in TKE clusters\n\nflag / environment variable / meaning\n${usage()}\n` +
         `  --${'version'.padEnd(28)} ${''.padEnd(32)} print the version and commit, then exit\n\n` +
-        'doctor … | plan …: the read-only CLI instead of the operator (`doctor --help`, README "Read-only scans")',
+        'doctor … | plan …: the read-only CLI instead of the operator (`doctor --help`, README "Read-only scans")\n' +
+          'probe …: the loopback probe agent, one per node (`probe --help`, docs/probe.md)',
     );
     return;
   }

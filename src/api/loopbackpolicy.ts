@@ -59,6 +59,18 @@ export interface L7Spec {
   allowCLBTrafficByDefault?: boolean;
 }
 
+/**
+ * Measuring the targets' private CLB VIPs from every node (docs/probe.md): off by default, and it needs the probe
+ * agent installed. Measurement never makes loopguard write anything the model would not.
+ */
+export interface ProbeSpec {
+  enabled?: boolean;
+  /** The path of the L7 probe's HEAD request to an Ingress's host. */
+  path?: string;
+  /** Narrows the kinds probed; absent: the policy's `targets`. */
+  targets?: TargetKind[];
+}
+
 export interface LoopbackPolicySpec {
   mode?: PolicyMode;
   selector?: LabelSelector;
@@ -66,6 +78,7 @@ export interface LoopbackPolicySpec {
   l4?: L4Spec;
   l7?: L7Spec;
   revertOnDelete?: boolean;
+  probe?: ProbeSpec;
 }
 
 /** The spec after defaulting: what the model works with. */
@@ -76,6 +89,7 @@ export interface ResolvedPolicySpec {
   l4: Required<L4Spec>;
   l7: Required<L7Spec>;
   revertOnDelete: boolean;
+  probe: Required<ProbeSpec>;
 }
 
 export const SPEC_DEFAULTS: Readonly<ResolvedPolicySpec> = Object.freeze<ResolvedPolicySpec>({
@@ -87,15 +101,17 @@ export const SPEC_DEFAULTS: Readonly<ResolvedPolicySpec> = Object.freeze<Resolve
   l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
   l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
   revertOnDelete: true,
+  probe: { enabled: false, path: '/', targets: ['Service', 'Ingress'] },
 });
 
 /** Applies the CRD's defaults (same values as the schema's `default:`) without mutating the input. */
 export function withSpecDefaults(spec: LoopbackPolicySpec | undefined): ResolvedPolicySpec {
   const s = spec ?? {};
+  const targets = s.targets && s.targets.length > 0 ? [...s.targets] : [...SPEC_DEFAULTS.targets];
   return {
     mode: s.mode ?? SPEC_DEFAULTS.mode,
     selector: s.selector ?? {},
-    targets: s.targets && s.targets.length > 0 ? [...s.targets] : [...SPEC_DEFAULTS.targets],
+    targets,
     l4: {
       healthCheckSource: s.l4?.healthCheckSource ?? SPEC_DEFAULTS.l4.healthCheckSource,
       preventLoopback: s.l4?.preventLoopback ?? SPEC_DEFAULTS.l4.preventLoopback,
@@ -107,6 +123,12 @@ export function withSpecDefaults(spec: LoopbackPolicySpec | undefined): Resolved
       allowCLBTrafficByDefault: s.l7?.allowCLBTrafficByDefault ?? SPEC_DEFAULTS.l7.allowCLBTrafficByDefault,
     },
     revertOnDelete: s.revertOnDelete ?? SPEC_DEFAULTS.revertOnDelete,
+    probe: {
+      enabled: s.probe?.enabled ?? SPEC_DEFAULTS.probe.enabled,
+      path: s.probe?.path ?? SPEC_DEFAULTS.probe.path,
+      // Only narrows: a kind the policy does not select is not probed (the CRD refuses naming one).
+      targets: s.probe?.targets && s.probe.targets.length > 0 ? targets.filter((k) => s.probe!.targets!.includes(k)) : [...targets],
+    },
   };
 }
 

@@ -192,6 +192,7 @@ describe('ClusterLoopbackPolicy admission', () => {
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
       l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
       revertOnDelete: true,
+      probe: { enabled: false, path: '/' },
       systemNamespaces: 'Exclude',
       precedence: 'NamespacedFirst',
       skipAnnotation: 'Honor',
@@ -361,6 +362,7 @@ describe('config/samples on the apiserver', () => {
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
       l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
       revertOnDelete: true,
+      probe: { enabled: false, path: '/' },
       precedence: 'NamespacedFirst',
       skipAnnotation: 'Honor',
     });

@@ -35,6 +35,8 @@ suite(`charts/loopguard on the test apiserver${gate.skip ? ` (skipped: ${gate.sk
   it.each([
     ['the defaults', []],
     ['the opt-ins without third-party CRDs', ['--set', 'metrics.service.enabled=true', '--set', 'podDisruptionBudget.enabled=true', '--set', 'credentials.existingSecret=cam-keys', '--set', 'metrics.networkPolicy.enabled=true']],
+    // The probe agent's DaemonSet, Role and own-node admission policy (docs/probe.md).
+    ['the probe agent', ['--set', 'probe.enabled=true']],
   ])('kubectl apply --dry-run=server accepts what helm template renders: %s', async (_what, sets) => {
     // As a GitOps tool renders for this apiserver (it serves VAP v1): with its API versions, so the admission policy is
     // in (helm template alone leaves it out: docs/kubernetes-versions.md §3).

@@ -242,6 +242,7 @@ describe('LoopbackPolicy admission', () => {
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
       l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
       revertOnDelete: true,
+      probe: { enabled: false, path: '/' },
     });
   });
 
@@ -271,6 +272,7 @@ describe('LoopbackPolicy admission', () => {
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
       l7: { keepalive: false, healthCheckSource: 'Unmanaged', allowCLBTrafficByDefault: false },
       revertOnDelete: true,
+      probe: { enabled: false, path: '/' },
     });
   });
 

@@ -136,7 +136,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     // Nothing else but the chart's opt-ins (all off) and config/default's Namespace and CRDs (crds/ here).
     expect(chart.map((d) => d.kind).filter((k) => !compared.includes(k))).toEqual([]);
     const crds = find(kust, 'CustomResourceDefinition').map((d) => d.metadata.name).sort();
-    expect(crds).toEqual(['admissionparams.loopguard.dev', 'clusterloopbackpolicies.loopguard.dev', 'loopbackpolicies.loopguard.dev', 'loopbackrecords.loopguard.dev']);
+    expect(crds).toEqual(['admissionparams.loopguard.dev', 'clusterloopbackpolicies.loopguard.dev', 'loopbackpolicies.loopguard.dev', 'loopbackprobereports.loopguard.dev', 'loopbackrecords.loopguard.dev']);
     expect(kust.map((d) => d.kind).filter((k) => !compared.includes(k)).sort()).toEqual([...crds.map(() => 'CustomResourceDefinition'), 'Namespace']);
     // The selectors still select the pods.
     const d = deploymentOf(chart);

@@ -76,7 +76,7 @@ function semantic(schema: Schema): Schema {
   return JSON.parse(JSON.stringify(schema, (key: string, value: unknown) => (key === 'description' ? undefined : value))) as Schema;
 }
 
-const SHARED_SPEC = ['mode', 'selector', 'targets', 'l4', 'l7', 'revertOnDelete'] as const;
+const SHARED_SPEC = ['mode', 'selector', 'targets', 'l4', 'l7', 'revertOnDelete', 'probe'] as const;
 const CLUSTER_ONLY_SPEC = ['namespaceSelector', 'systemNamespaces', 'modeOverrides', 'precedence', 'skipAnnotation'];
 
 describe('ClusterLoopbackPolicy CRD', () => {

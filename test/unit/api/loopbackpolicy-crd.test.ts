@@ -13,6 +13,7 @@ import {
   VERDICTS,
   VERSION,
   withSpecDefaults,
+  type LoopbackPolicySpec,
 } from '../../../src/api/loopbackpolicy.js';
 import { ROOT_CAUSES } from '../../../src/model/root-causes.js';
 
@@ -111,7 +112,24 @@ describe('LoopbackPolicy CRD', () => {
     expect(p.l7!.default).toEqual({});
     for (const [k, v] of Object.entries(SPEC_DEFAULTS.l4)) expect(p.l4!.properties![k]!.default).toBe(v);
     for (const [k, v] of Object.entries(SPEC_DEFAULTS.l7)) expect(p.l7!.properties![k]!.default).toBe(v);
+    expect(p.probe!.default).toEqual({});
+    expect(p.probe!.properties!.enabled!.default).toBe(SPEC_DEFAULTS.probe.enabled);
+    expect(p.probe!.properties!.path!.default).toBe(SPEC_DEFAULTS.probe.path);
+    // probe.targets has no schema default: absent means the policy's own targets.
+    expect(p.probe!.properties!.targets!.default).toBeUndefined();
+    expect(SPEC_DEFAULTS.probe.targets).toEqual(SPEC_DEFAULTS.targets);
     expect(withSpecDefaults(undefined)).toEqual(SPEC_DEFAULTS);
+  });
+
+  it.each([
+    [{}, { enabled: false, path: '/', targets: ['Service', 'Ingress'] }],
+    [{ probe: { enabled: true } }, { enabled: true, path: '/', targets: ['Service', 'Ingress'] }],
+    [{ targets: ['Ingress'], probe: { enabled: true, path: '/healthz' } }, { enabled: true, path: '/healthz', targets: ['Ingress'] }],
+    [{ probe: { enabled: true, targets: ['Service'] } }, { enabled: true, path: '/', targets: ['Service'] }],
+    // Only narrows: a kind the policy does not select is not probed (the CRD refuses it; this is the mirror's reading).
+    [{ targets: ['Service'], probe: { enabled: true, targets: ['Ingress'] } }, { enabled: true, path: '/', targets: [] }],
+  ] as const)('probe of %j resolves to %j', (given, resolved) => {
+    expect(withSpecDefaults(given as LoopbackPolicySpec).probe).toEqual(resolved);
   });
 
   it('enums match the TypeScript unions', () => {
@@ -121,6 +139,8 @@ describe('LoopbackPolicy CRD', () => {
     expect(p.l4!.properties!.healthCheckSource!.enum).toEqual(['Range100_64', 'VIP', 'Unmanaged']);
     expect(p.l4!.properties!.preventLoopback!.enum).toEqual(['Auto', 'Always', 'Never']);
     expect(p.l4!.properties!.sourceSwitch!.enum).toEqual(['Direct', 'TKEFirst']);
+    expect(p.probe!.properties!.targets!.items!.enum).toEqual(['Service', 'Ingress']);
+    expect(p.probe!.properties!.targets!['x-kubernetes-list-type']).toBe('set');
     expect(p.selector!.properties!.matchExpressions!.items!.properties!.operator!.enum).toEqual(['In', 'NotIn', 'Exists', 'DoesNotExist']);
     const target = status.properties!.targets!.items!;
     expect(target.properties!.verdict!.enum).toEqual([...VERDICTS]);

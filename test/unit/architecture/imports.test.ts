@@ -16,6 +16,8 @@ const LAYERS: readonly (readonly string[])[] = [
   ['cloud'],
   ['runtime'],
   ['kube'],
+  // The loopback probe agent (docs/probe.md): below plan and the controllers, which will read its reports.
+  ['probe'],
   ['plan'],
   ['mitigation'],
   ['controllers', 'cli'],

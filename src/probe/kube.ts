@@ -1,0 +1,69 @@
+// The agent's two Kubernetes calls (I/O only): watch the one plan ConfigMap by name (its Role names it, and RBAC
+// authorizes a watch by resourceNames only with a metadata.name field selector), and write this node's report
+// (get, then update with its resourceVersion, or create the first time: `create` cannot be limited to a name).
+import { CustomObjectsApi, Watch, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { GROUP, VERSION } from '../api/loopbackpolicy.js';
+import { PROBE_PLAN_KEY, PROBE_PLAN_NAME, PROBE_REPORT_PLURAL, type ProbeReport } from '../api/probe.js';
+import { kubeErrorMessage, kubeStatus } from '../runtime/kube-errors.js';
+
+/** The plan's text and version as the apiserver has it, or undefined once it is deleted. */
+export type PlanEvent = { text: string; version: string } | undefined;
+
+const RETRY_MS = 5_000;
+
+/** Watches the plan until stopped, re-watching after an error; `onPlan` hears every version (and deletion). */
+export function watchPlan(kc: KubeConfig, namespace: string, onPlan: (plan: PlanEvent) => void, onError: (message: string) => void): () => void {
+  let stopped = false;
+  let abort: AbortController | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const start = async () => {
+    if (stopped) return;
+    const again = (err: unknown) => {
+      if (stopped) return;
+      if (err) onError(`watching ConfigMap ${namespace}/${PROBE_PLAN_NAME}: ${kubeErrorMessage(err)}`);
+      retry = setTimeout(() => void start(), err ? RETRY_MS : 0);
+    };
+    try {
+      abort = await new Watch(kc).watch(
+        `/api/v1/namespaces/${namespace}/configmaps`,
+        { fieldSelector: `metadata.name=${PROBE_PLAN_NAME}` },
+        (phase: string, obj: V1ConfigMap) => {
+          if (phase === 'DELETED') onPlan(undefined);
+          else if (phase === 'ADDED' || phase === 'MODIFIED') onPlan({ text: obj.data?.[PROBE_PLAN_KEY] ?? '', version: obj.metadata?.resourceVersion ?? '' });
+        },
+        again,
+      );
+    } catch (err) {
+      again(err);
+    }
+  };
+  void start();
+  return () => {
+    stopped = true;
+    clearTimeout(retry);
+    abort?.abort();
+  };
+}
+
+export class ReportWriter {
+  private readonly api: CustomObjectsApi;
+
+  constructor(kc: KubeConfig) {
+    this.api = kc.makeApiClient(CustomObjectsApi);
+  }
+
+  async write(report: ProbeReport): Promise<void> {
+    const at = { group: GROUP, version: VERSION, namespace: report.metadata.namespace!, plural: PROBE_REPORT_PLURAL };
+    let current: ProbeReport | undefined;
+    try {
+      current = (await this.api.getNamespacedCustomObject({ ...at, name: report.metadata.name })) as ProbeReport;
+    } catch (err) {
+      if (kubeStatus(err) !== 404) throw err;
+    }
+    if (current) {
+      await this.api.replaceNamespacedCustomObject({ ...at, name: report.metadata.name, body: { ...report, metadata: { ...report.metadata, resourceVersion: current.metadata.resourceVersion } } });
+    } else {
+      await this.api.createNamespacedCustomObject({ ...at, body: report });
+    }
+  }
+}

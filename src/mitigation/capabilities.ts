@@ -8,15 +8,17 @@ type Capability = keyof AccountCapabilities;
 
 export class LearnedCapabilities {
   private readonly learned = new Map<Capability, { message: string; at: number }>();
-  /** Told when what is known changes (learned, forgotten, expired): every plan may change with it (routing.ts all). */
+  /**
+   * Told when a refusal is forgotten (proof, or expiry: the retry): every target held back by it is planned again
+   * (routing.ts all). A refusal learned needs no such round: the target that met it failed and is planned again in its
+   * policy's next round, and any other is planned with it whenever something concerns it.
+   */
   onChange: () => void = () => undefined;
 
   constructor(private readonly retryAfterMs: number = 30 * 60_000) {}
 
   learn(capability: Capability, message: string, now = Date.now()): void {
-    if (this.learned.has(capability)) return;
-    this.learned.set(capability, { message, at: now });
-    this.onChange();
+    if (!this.learned.has(capability)) this.learned.set(capability, { message, at: now });
   }
 
   forget(capability: Capability): boolean {

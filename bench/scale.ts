@@ -80,6 +80,18 @@ const GOAL_POLICY_BYTES = 512 * 1024;
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const INGRESS_LB_ID = 'kubernetes.io/ingress.qcloud-loadbalance-id';
 
+/**
+ * V8's heap as the operator gets it in its pod. Node sizes V8 from the container's memory limit: under any limit up to
+ * 512 MiB (the Deployment's is 360Mi) the old generation may reach 256 MiB and a semi-space 1 MiB (heap_size_limit 259
+ * MiB; Node 24.21 in memory cgroups of 256, 300, 360 and 512 MiB, and with these two flags outside one). On the bench's
+ * host, without a limit, it would be 4,288 MiB, and V8 then lets the old generation grow up to 4x between major
+ * collections, against 1.3x at the pod's size (deps/v8/src/heap/heap-controller.cc, MaxGrowingFactor; the allocation
+ * limit is also capped halfway to the maximum): the bench measured a host's heap policy, not the pod's
+ * (docs/benchmarks.md, issue 40). LOOPGUARD_OPERATOR_V8_FLAGS, when set (even empty), replaces these.
+ */
+const POD_HEAP_FLAGS = '--max-old-space-size=256 --max-semi-space-size=1';
+process.env['LOOPGUARD_OPERATOR_V8_FLAGS'] ??= POD_HEAP_FLAGS;
+
 const log = (s: string) => console.log(`[bench:scale] ${s}`);
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const ratio = (x: number, bound: number) => (x / bound).toFixed(2);
@@ -306,6 +318,7 @@ async function main(): Promise<void> {
   for (const mode of RUNS) if (mode !== 'with' && mode !== 'without') throw new Error(`--clbs must be with, without or both, not ${mode}`);
   if (values.restart && (!RUNS.includes('with') || KINDS.includes('cluster'))) throw new Error('--restart needs --clbs with (or both) and --policy namespaced: it restarts an Enforce LoopbackPolicy over built CLBs');
   const entry = await buildOperator();
+  log(`operator V8 flags: ${process.env['LOOPGUARD_OPERATOR_V8_FLAGS'] || '(none)'}${process.env['LOOPGUARD_OPERATOR_V8_FLAGS'] === POD_HEAP_FLAGS ? ' (the heap Node gives it under the Deployment\'s memory limit)' : ''}`);
   for (const mode of RUNS) {
     const figures = new Map<PolicyKind, RunFigures>();
     for (const kind of KINDS) figures.set(kind, await run(mode === 'with', kind, entry));

@@ -47,7 +47,7 @@ import { ReportWriter } from './kube/report-writer.js';
 import { isReportKey, NamespaceReports } from './controllers/policy/namespace-reports.js';
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
-import { ResilientInformer, type InformerEvent, type ResilientInformerOptions } from './runtime/informer.js';
+import { ResilientInformer, type InformerEvent, type ListPage, type ResilientInformerOptions } from './runtime/informer.js';
 import { trimIngress, trimService } from './runtime/target-trim.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import type { Logger } from './runtime/logger.js';
@@ -129,7 +129,7 @@ export class Operator {
     const make = <T extends KubernetesObject>(
       name: string,
       path: string,
-      list: () => Promise<KubernetesListObject<T>>,
+      list: (page: ListPage) => Promise<KubernetesListObject<T>>,
       onEvent: (obj: T, type: InformerEvent) => void,
       options: Pick<ResilientInformerOptions<T>, 'fieldSelector' | 'transform' | 'keepOwnManagedFields'> = {},
     ): ResilientInformer<T> => {
@@ -144,22 +144,22 @@ export class Operator {
     };
     // Every Service and Ingress of the cluster is cached: only what target-facts.ts reads is kept (target-trim.ts),
     // and of managedFields loopguard's own entry (lost-record evidence).
-    this.services = make<V1Service>('services', '/api/v1/services', () => core.listServiceForAllNamespaces(), byTarget('Service'), { transform: trimService, keepOwnManagedFields: true });
-    this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', () => net.listIngressForAllNamespaces(), byTarget('Ingress'), { transform: trimIngress, keepOwnManagedFields: true });
+    this.services = make<V1Service>('services', '/api/v1/services', (page) => core.listServiceForAllNamespaces(page), byTarget('Service'), { transform: trimService, keepOwnManagedFields: true });
+    this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', (page) => net.listIngressForAllNamespaces(page), byTarget('Ingress'), { transform: trimIngress, keepOwnManagedFields: true });
     this.policies = make<KubernetesObject>(
       'loopbackpolicies',
       `/apis/${GROUP}/${VERSION}/${PLURAL}`,
-      async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL })) as KubernetesListObject<KubernetesObject>,
+      async (page) => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, ...page })) as KubernetesListObject<KubernetesObject>,
       (p) => this.router.policy(p),
     );
     this.clusterPolicies = make<KubernetesObject>(
       'clusterloopbackpolicies',
       `/apis/${GROUP}/${VERSION}/${CLUSTER_PLURAL}`,
-      async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL })) as KubernetesListObject<KubernetesObject>,
+      async (page) => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, ...page })) as KubernetesListObject<KubernetesObject>,
       (p) => this.router.clusterPolicy(p),
     );
     // A label change moves a namespace into, out of, or between the modes of a cluster policy (docs/cluster-policy.md §4).
-    this.namespaces = make<V1Namespace>('namespaces', '/api/v1/namespaces', () => core.listNamespace(), (ns, type) => this.router.namespace(ns, type === 'delete'));
+    this.namespaces = make<V1Namespace>('namespaces', '/api/v1/namespaces', (page) => core.listNamespace(page), (ns, type) => this.router.namespace(ns, type === 'delete'));
     // kube-proxy's DaemonSet and ConfigMap: what the cluster profile is read from (src/model/cluster-profile.ts).
     const { namespace: kpNamespace, fieldSelector } = KUBE_PROXY;
     const onKubeProxy = () => this.onKubeProxyEvent();
@@ -168,7 +168,7 @@ export class Operator {
     this.tkeServiceConfigs = make<KubernetesObject>(
       'tkeserviceconfigs',
       `/apis/${TKE_SERVICE_CONFIG.group}/${TKE_SERVICE_CONFIG.version}/${TKE_SERVICE_CONFIG.plural}`,
-      async () => (await custom.listClusterCustomObject(TKE_SERVICE_CONFIG)) as KubernetesListObject<KubernetesObject>,
+      async (page) => (await custom.listClusterCustomObject({ ...TKE_SERVICE_CONFIG, ...page })) as KubernetesListObject<KubernetesObject>,
       (c) => this.router.target(c.metadata?.namespace ?? '', { namespace: c.metadata?.namespace ?? '' }),
     );
 
@@ -178,7 +178,7 @@ export class Operator {
     this.records = make<KubernetesObject>(
       'loopbackrecords',
       `/apis/${GROUP}/${VERSION}/${RECORD_PLURAL}`,
-      async () => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: RECORD_PLURAL })) as KubernetesListObject<KubernetesObject>,
+      async (page) => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: RECORD_PLURAL, ...page })) as KubernetesListObject<KubernetesObject>,
       (r, type) => {
         if (type !== 'delete') return;
         const owner = (r as unknown as LoopbackRecord).spec?.policy;

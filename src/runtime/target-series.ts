@@ -3,7 +3,8 @@
 // scrape (label objects, arrays, a string per label pair), about 20 MiB of short-lived but surviving objects per
 // scrape at 12,000 series: V8's young generation grew to 19–35 MiB under the bench's scrapes, and 20 scrapes of
 // prom-client alone raised VmHWM by 49 MiB, 10 MiB with cached lines (docs/benchmarks.md, issue 28). Here each
-// series' line is built once, when its verdict or error changes, and a scrape only joins the lines (~1.5 MiB).
+// series' line is built once, when its verdict or error changes, and a scrape only joins the lines (~1.5 MiB); a
+// report updates the rows in place.
 // Label values are escaped as the text exposition format asks (backslash, double quote, line feed).
 
 /** One target's row in the per-target gauges. */
@@ -42,32 +43,69 @@ export function escapeLabel(value: string): string {
   return /[\\"\n]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n') : value;
 }
 
-/** The rendered lines of one policy's report: row key → line, per gauge. */
-interface PolicyLines {
-  risk: Map<string, string>;
-  errors: Map<string, string>;
+/** One target's series: its labels' values as last reported and their lines, rendered when a value changes. */
+interface Row {
+  verdict: string;
+  risk: string;
+  error?: string;
+  errorLine?: string;
+  /** The report that last named the target (PolicyRows.generation): rows a report no longer names are dropped. */
+  seen: number;
+}
+
+/**
+ * One policy's rows by namespace, kind and name, updated in place. A report names every target of the policy (12,000
+ * on bench/scale) every full round, and nearly all of them unchanged: looking each up by its three labels allocates
+ * nothing, where building a key per row and a new map per report (the first version) allocated ~2.5 MiB per round at
+ * 3,000 targets and kept the previous round's map alive until the next one (docs/benchmarks.md, issue 40).
+ */
+interface PolicyRows {
+  generation: number;
+  rows: Map<string, Map<string, Map<string, Row>>>;
+}
+
+function child<V>(m: Map<string, V>, key: string, make: () => V): V {
+  let v = m.get(key);
+  if (v === undefined) m.set(key, (v = make()));
+  return v;
 }
 
 export class TargetSeriesExporter {
   /** By `<namespace>/<policy>`: what each policy last reported. */
-  private readonly policies = new Map<string, PolicyLines>();
+  private readonly policies = new Map<string, PolicyRows>();
 
   /** Replaces a policy's series with `rows`; a line whose labels did not change is kept as it was built. */
   report(namespace: string, policy: string, rows: readonly TargetSeries[]): void {
-    const key = `${namespace}/${policy}`;
-    const last = this.policies.get(key);
-    const next: PolicyLines = { risk: new Map(), errors: new Map() };
+    const p = child(this.policies, `${namespace}/${policy}`, (): PolicyRows => ({ generation: 0, rows: new Map() }));
+    const generation = ++p.generation;
     for (const row of rows) {
       const ns = row.namespace ?? namespace;
-      const put = (gauge: GaugeSpec, value: string, into: Map<string, string>, before: Map<string, string> | undefined) => {
-        // Kept for as long as the target: flat strings (join), not ropes (see targetKey in model/facts.ts).
-        const rowKey = [ns, row.kind, row.name, value].join('\u0000');
-        into.set(rowKey, before?.get(rowKey) ?? render(gauge, { namespace: ns, policy, kind: row.kind, name: row.name }, value));
-      };
-      put(TARGET_RISK, row.verdict, next.risk, last?.risk);
-      if (row.error !== undefined) put(TARGET_ERRORS, row.error, next.errors, last?.errors);
+      const byName = child(child(p.rows, ns, () => new Map<string, Map<string, Row>>()), row.kind, () => new Map<string, Row>());
+      let r = byName.get(row.name);
+      if (r === undefined) byName.set(row.name, (r = { verdict: row.verdict, risk: render(TARGET_RISK, ns, policy, row, row.verdict), seen: generation }));
+      else if (r.verdict !== row.verdict) {
+        r.verdict = row.verdict;
+        r.risk = render(TARGET_RISK, ns, policy, row, row.verdict);
+      }
+      if (r.error !== row.error) {
+        if (row.error === undefined) {
+          delete r.error;
+          delete r.errorLine;
+        } else {
+          r.error = row.error;
+          r.errorLine = render(TARGET_ERRORS, ns, policy, row, row.error);
+        }
+      }
+      r.seen = generation;
     }
-    this.policies.set(key, next);
+    // Targets this report did not name are gone (deleted, or no longer selected).
+    for (const [ns, byKind] of p.rows) {
+      for (const [kind, byName] of byKind) {
+        for (const [name, r] of byName) if (r.seen !== generation) byName.delete(name);
+        if (byName.size === 0) byKind.delete(kind);
+      }
+      if (byKind.size === 0) p.rows.delete(ns);
+    }
   }
 
   /** Drops every series of a policy (deleted, or no longer reconciled here). */
@@ -79,11 +117,20 @@ export class TargetSeriesExporter {
   render(): string {
     const parts: string[] = [];
     for (const [gauge, pick] of [
-      [TARGET_RISK, (p: PolicyLines) => p.risk],
-      [TARGET_ERRORS, (p: PolicyLines) => p.errors],
+      [TARGET_RISK, (r: Row) => r.risk],
+      [TARGET_ERRORS, (r: Row) => r.errorLine],
     ] as const) {
       parts.push(`# HELP ${gauge.name} ${gauge.help}\n# TYPE ${gauge.name} gauge\n`);
-      for (const lines of this.policies.values()) for (const line of pick(lines).values()) parts.push(line);
+      for (const p of this.policies.values()) {
+        for (const byKind of p.rows.values()) {
+          for (const byName of byKind.values()) {
+            for (const r of byName.values()) {
+              const line = pick(r);
+              if (line !== undefined) parts.push(line);
+            }
+          }
+        }
+      }
     }
     return parts.join('');
   }
@@ -93,13 +140,13 @@ export class TargetSeriesExporter {
  * One line, as one flat string (join): with templates a series' line and key took 490 bytes as ropes, 220 flat (a
  * micro-run of 12,000 series).
  */
-function render(gauge: GaugeSpec, target: Record<'namespace' | 'policy' | 'kind' | 'name', string>, value: string): string {
+function render(gauge: GaugeSpec, namespace: string, policy: string, target: { kind: string; name: string }, value: string): string {
   return [
     gauge.name,
     '{namespace="',
-    escapeLabel(target.namespace),
+    escapeLabel(namespace),
     '",policy="',
-    escapeLabel(target.policy),
+    escapeLabel(policy),
     '",kind="',
     escapeLabel(target.kind),
     '",name="',

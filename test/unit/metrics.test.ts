@@ -38,6 +38,29 @@ describe('per-target metrics', () => {
     ]);
   });
 
+  // Table: each case is a sequence of reports of policy ns/p, and the series after the last one.
+  const row = (name: string, verdict: string, error?: string, extra: { kind?: string; namespace?: string } = {}) => ({ kind: extra.kind ?? 'Service', name, verdict, ...(error ? { error } : {}), ...(extra.namespace ? { namespace: extra.namespace } : {}) });
+  const risk = (name: string, verdict: string, kind = 'Service', ns = 'ns') => `loopguard_target_risk{namespace="${ns}",policy="p",kind="${kind}",name="${name}",verdict="${verdict}"} 1`;
+  const err = (name: string, reason: string) => `loopguard_target_errors{namespace="ns",policy="p",kind="Service",name="${name}",reason="${reason}"} 1`;
+  it.each([
+    { what: 'a target the next report does not name is dropped', reports: [[row('a', 'AtRisk'), row('b', 'AtRisk')], [row('b', 'AtRisk')]], risk: [risk('b', 'AtRisk')], errors: [] },
+    { what: 'an unchanged report keeps every series', reports: [[row('a', 'AtRisk', 'X')], [row('a', 'AtRisk', 'X')]], risk: [risk('a', 'AtRisk')], errors: [err('a', 'X')] },
+    { what: 'an error that clears drops its series only', reports: [[row('a', 'AtRisk', 'X')], [row('a', 'AtRisk')]], risk: [risk('a', 'AtRisk')], errors: [] },
+    { what: 'an error that changes reason replaces its series', reports: [[row('a', 'AtRisk', 'X')], [row('a', 'AtRisk', 'Y')]], risk: [risk('a', 'AtRisk')], errors: [err('a', 'Y')] },
+    { what: 'a dropped target comes back', reports: [[row('a', 'AtRisk')], [], [row('a', 'Mitigated')]], risk: [risk('a', 'Mitigated')], errors: [] },
+    {
+      what: 'the same name as another kind or in another namespace is another series',
+      reports: [[row('a', 'AtRisk'), row('a', 'Pending', undefined, { kind: 'Ingress' }), row('a', 'Mitigated', undefined, { namespace: 'other' })], [row('a', 'Pending', undefined, { kind: 'Ingress' }), row('a', 'Mitigated', undefined, { namespace: 'other' })]],
+      risk: [risk('a', 'Pending', 'Ingress'), risk('a', 'Mitigated', 'Service', 'other')],
+      errors: [],
+    },
+  ])('$what', async ({ reports, risk: wantRisk, errors }) => {
+    const m = new Metrics({ processMetrics: false });
+    for (const r of reports) m.reportTargets('ns', 'p', r);
+    expect(await series(m, 'loopguard_target_risk')).toEqual([...wantRisk].sort());
+    expect(await series(m, 'loopguard_target_errors')).toEqual([...errors].sort());
+  });
+
   it('forgets every series of a deleted policy', async () => {
     const m = new Metrics({ processMetrics: false });
     m.reportTargets('ns', 'p', [{ kind: 'Service', name: 'a', verdict: 'AtRisk', error: 'InvalidRequest' }]);

@@ -137,10 +137,12 @@ export class Operator {
       this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
       return inf;
     };
-    // A Service or Ingress: the target itself and the CLB it is bound to; a TkeServiceConfig: its namespace's Ingresses.
-    const byTarget = (kind: 'Service' | 'Ingress') => (obj: KubernetesObject) => {
+    // A Service: itself; an Ingress: its namespace's targets (Ingresses on different CLBs share TkeServiceConfigs); with
+    // each, the CLB it is bound to (routing.ts).
+    const byTarget = (kind: 'Service' | 'Ingress') => (obj: KubernetesObject, type: InformerEvent) => {
       const namespace = obj.metadata?.namespace ?? '';
-      this.router.target(namespace, { target: targetKey({ kind, namespace, name: obj.metadata?.name ?? '' }) }, boundLoadBalancerId(obj.metadata?.annotations, kind));
+      const key = targetKey({ kind, namespace, name: obj.metadata?.name ?? '' });
+      this.router.target(namespace, key, kind === 'Service' ? { target: key } : { namespace }, boundLoadBalancerId(obj.metadata?.annotations, kind), type === 'delete');
     };
     // Every Service and Ingress of the cluster is cached: only what target-facts.ts reads is kept (target-trim.ts),
     // and of managedFields loopguard's own entry (lost-record evidence).
@@ -169,28 +171,29 @@ export class Operator {
       'tkeserviceconfigs',
       `/apis/${TKE_SERVICE_CONFIG.group}/${TKE_SERVICE_CONFIG.version}/${TKE_SERVICE_CONFIG.plural}`,
       async (page) => (await custom.listClusterCustomObject({ ...TKE_SERVICE_CONFIG, ...page })) as KubernetesListObject<KubernetesObject>,
-      (c) => this.router.target(c.metadata?.namespace ?? '', { namespace: c.metadata?.namespace ?? '' }),
+      (c) => this.router.config(c.metadata?.namespace ?? ''),
     );
 
-    // Written by loopguard itself, so a change does not call for a reconcile, except one way out of a blocked
-    // deletion: an administrator deleting a corrupt record. A deleted record of a deleting policy wakes it at once
-    // instead of at its next backoff retry (loopguard's own deletes during the revert do too: each is progress).
+    // Written by loopguard itself, but read by every decision on its target's CLB (who holds it, whose prevent-loopback
+    // loopguard set: shared-clb.ts), so each change concerns that target and its CLB. One way out of a blocked deletion
+    // is an administrator deleting a corrupt record: a deleted record of a deleting policy wakes it at once instead of
+    // at its next backoff retry (loopguard's own deletes during the revert do too: each is progress).
     this.records = make<KubernetesObject>(
       'loopbackrecords',
       `/apis/${GROUP}/${VERSION}/${RECORD_PLURAL}`,
       async (page) => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: RECORD_PLURAL, ...page })) as KubernetesListObject<KubernetesObject>,
       (r, type) => {
-        if (type !== 'delete') return;
         const owner = (r as unknown as LoopbackRecord).spec?.policy;
-        if (!owner) return;
-        const cluster = owner.kind === CLUSTER_KIND;
-        const policy = cluster ? this.clusterPolicies.get(owner.name) : this.policies.get(owner.name, owner.namespace);
-        if (policy?.metadata?.deletionTimestamp) this.queue.add(cluster ? clusterOwnerKey(owner.name) : `${owner.namespace}/${owner.name}`);
+        if (type === 'delete' && owner) {
+          const cluster = owner.kind === CLUSTER_KIND;
+          const policy = cluster ? this.clusterPolicies.get(owner.name) : this.policies.get(owner.name, owner.namespace);
+          if (policy?.metadata?.deletionTimestamp) this.queue.add(cluster ? clusterOwnerKey(owner.name) : `${owner.namespace}/${owner.name}`);
+        }
         // A released record may be what a policy that won the target by precedence waits for (PolicyHandover).
         const target = (r as unknown as LoopbackRecord).spec?.target;
         if (target) {
           const live = (target.kind === 'Service' ? this.services : this.ingresses).get(target.name, target.namespace);
-          this.router.target(target.namespace, { target: targetKey(target) }, boundLoadBalancerId(live?.metadata?.annotations, target.kind));
+          this.router.record(target, boundLoadBalancerId(live?.metadata?.annotations, target.kind));
         }
       },
     );
@@ -282,7 +285,7 @@ export class Operator {
       logger,
       stopping: this.stopping.signal,
     });
-    observer.onChange = (id, reader) => this.router.clb(id, reader);
+    observer.onChange = (id) => this.router.clb(id);
     this.capabilities.onChange = () => this.router.all();
     this.queue = new WorkQueue('loopbackpolicy', (key, signal) => (key === DRIFT_CHECKS_KEY ? this.driftPass(drift, signal) : isReportKey(key) ? reports.reconcile(key) : controller.reconcile(key, signal)), {
       concurrency: config.concurrency,

@@ -89,11 +89,12 @@ export class ClbObserver {
   /** When a round last asked for each CLB (observe), so that CLBs no target names any more can be dropped (sweep). */
   private readonly used = new Map<string, number>();
   /**
-   * Told of every read whose observation differs from the cached one as a plan reads it (plannedView; not of a read that finds what was cached, nor
-   * of loopguard's own writes patched in below): the work that concerns that CLB, and only it, is planned again
-   * (routing.ts). `reader`: the policy whose round made the read, which plans on that read already.
+   * Told of every read whose observation differs from the cached one as a plan reads it (plannedView): the work that
+   * concerns that CLB, and only it, is planned again (routing.ts), the reader's own included (another of its chunks
+   * or its releases may have planned on the older read). Not told: a read that finds what was cached, loopguard's own
+   * writes patched in below, and a CLB's first read (a target planned before it had none, which keeps it pending).
    */
-  onChange: (id: string, reader?: string) => void = () => undefined;
+  onChange: (id: string) => void = () => undefined;
 
   constructor(
     private readonly clb: ClbReader,
@@ -134,8 +135,8 @@ export class ClbObserver {
     this.cache.set(id, { ...e, observation: { state: 'Found', clb: change(e.observation.clb) } });
   }
 
-  /** Observations for `ids`, reading from the CLB API those not read within `maxAgeMs`; `reader`: see onChange. */
-  async observe(ids: readonly string[], maxAgeMs: number, signal?: AbortSignal, reader?: string): Promise<Map<string, ClbObservation>> {
+  /** Observations for `ids`, reading from the CLB API those not read within `maxAgeMs`. */
+  async observe(ids: readonly string[], maxAgeMs: number, signal?: AbortSignal): Promise<Map<string, ClbObservation>> {
     const now = this.now();
     // An id is user-writable text on the target: one that is not a CLB id names no CLB and would only risk the whole
     // DescribeLoadBalancers batch (the other targets' CLBs) on an InvalidParameter. It is never sent.
@@ -147,15 +148,15 @@ export class ClbObserver {
     });
     // One DescribeLoadBalancers per 20 ids. Each caller reads its own ids: the policy round's chunks are 20
     // targets, and reading them apart keeps one chunk's reads overlapping another chunk's writes.
-    if (stale.length > 0) await Promise.all(batches(stale, MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal, reader)));
+    if (stale.length > 0) await Promise.all(batches(stale, MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal)));
     const result = new Map<string, ClbObservation>();
     for (const id of ids) result.set(id, isClbId(id) ? (this.cache.get(id)?.observation ?? { state: 'NotObserved' }) : { state: 'NotFound', loadBalancerId: id });
     return result;
   }
 
   /** Reads `ids` again now, however recently they were read (the drift checks due, see drift.ts), 20 per call. */
-  async reread(ids: readonly string[], signal?: AbortSignal, reader?: string): Promise<void> {
-    await Promise.all(batches([...new Set(ids)], MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal, reader)));
+  async reread(ids: readonly string[], signal?: AbortSignal): Promise<void> {
+    await Promise.all(batches([...new Set(ids)], MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal)));
   }
 
   /** The L4 listeners of a CLB as last read (full SDK HealthCheck structs). */
@@ -211,7 +212,7 @@ export class ClbObserver {
     return dropped;
   }
 
-  private async refresh(ids: string[], signal?: AbortSignal, reader?: string): Promise<void> {
+  private async refresh(ids: string[], signal?: AbortSignal): Promise<void> {
     const found = await this.clb.describeLoadBalancers(ids, { signal });
     const byId = new Map(found.map((lb) => [lb.loadBalancerId, lb]));
     const [listenerSets, healthSets] = await Promise.all([
@@ -223,20 +224,20 @@ export class ClbObserver {
     found.forEach((lb, i) => {
       const listeners = listenerSets[i] ?? [];
       this.listeners.set(lb.loadBalancerId, rawListeners(listeners));
-      this.store(lb.loadBalancerId, at, { state: 'Found', clb: clbFacts(lb, listeners, healthById.get(lb.loadBalancerId)) }, reader);
+      this.store(lb.loadBalancerId, at, { state: 'Found', clb: clbFacts(lb, listeners, healthById.get(lb.loadBalancerId)) });
     });
     for (const id of ids) {
       if (byId.has(id)) continue;
-      this.store(id, at, { state: 'NotFound', loadBalancerId: id }, reader);
+      this.store(id, at, { state: 'NotFound', loadBalancerId: id });
     }
   }
 
   /** A read's result: the read time always, onChange only when the observation differs from the cached one. */
-  private store(id: string, at: number, observation: ClbObservation, reader?: string): void {
+  private store(id: string, at: number, observation: ClbObservation): void {
     const before = this.cache.get(id);
     this.cache.set(id, { at, observation });
     // A seeded entry read the same is not news: a converged plan does not depend on whether its read was seeded; nor
     // is what no plan reads (plannedView: backend health behind a 100.64 source comes and goes with the backends).
-    if (!before || !isDeepStrictEqual(plannedView(before.observation), plannedView(observation))) this.onChange(id, reader);
+    if (before && !isDeepStrictEqual(plannedView(before.observation), plannedView(observation))) this.onChange(id);
   }
 }

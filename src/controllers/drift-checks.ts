@@ -9,6 +9,7 @@ import type { HealthSignal } from '../cloud/health-signal.js';
 import type { Logger } from '../runtime/logger.js';
 import type { ReconcileOutcome } from '../runtime/work-queue.js';
 import { signalled, type DriftScheduler } from './drift-signal.js';
+import { MIN_DRIFT_ROUND_MS } from './drift.js';
 
 /** The work queue's key for the drift checks (a policy's key always has a "/"). */
 export const DRIFT_CHECKS_KEY = 'drift-checks';
@@ -44,7 +45,8 @@ export class DriftChecks {
     const maxAge = this.o.scheduler.fullIntervalMs();
     const overdue = failed.filter((id) => now - (this.o.observer.observedAt(id) ?? 0) > maxAge);
     if (overdue.length > 0) this.o.overdue(overdue);
-    return { requeueAfterMs: this.o.scheduler.roundMs(readAt.size) };
+    // With no CLB yet (leadership just gained, the first rounds not done), soon: not half an interval on.
+    return { requeueAfterMs: readAt.size > 0 ? this.o.scheduler.roundMs(readAt.size) : MIN_DRIFT_ROUND_MS };
   }
 
   /**

@@ -48,7 +48,16 @@ export function statusKey(s: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus)
   return JSON.stringify({ ...s, lastEvaluatedTime: undefined }, sorted);
 }
 
-/** Status equality for "is a write needed" (statusKey). */
+/**
+ * Whether the cached status `a` already holds the built status `b` ("is a write needed", statusKey), compared on the
+ * fields loopguard writes: server-side apply keeps what another field manager added to the status, and counting that
+ * would write the same status in every round.
+ */
 export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): boolean {
-  return a !== undefined && statusKey(a) === statusKey(b);
+  if (a === undefined) return false;
+  const mine = (s: object) => Object.fromEntries(Object.entries(s).filter(([k]) => OWN_STATUS_FIELDS.has(k)));
+  return statusKey(mine(a)) === statusKey(mine(b));
 }
+
+/** The status fields loopguard writes (api/loopbackpolicy.ts, api/clusterloopbackpolicy.ts): a field it leaves out is one to remove. */
+const OWN_STATUS_FIELDS: ReadonlySet<string> = new Set(['observedGeneration', 'conditions', 'clusterProfile', 'counts', 'namespaces', 'excludedNamespaces', 'byNamespace', 'byNamespaceTruncated', 'targets', 'targetsTruncated', 'targetsNote', 'releases', 'lastEvaluatedTime']);

@@ -127,18 +127,18 @@ export interface ClbFacts {
 export type ClbObservation = { state: 'Found'; clb: ClbFacts } | { state: 'NotFound'; loadBalancerId: string } | { state: 'NotObserved' };
 
 /**
- * What of an observation a plan depends on, for telling whether a read changed anything that needs planning: a
- * listener's backend health counts only where the check comes from the VIP (all backends Dead there is how a bound VIP
- * shows: assess-service.ts); elsewhere, and on L7 rules, health comes and goes with the backends and decides nothing.
+ * What of an observation a plan depends on, for telling whether a read changed anything that needs planning: of a
+ * listener's backend health only whether all are Dead where the check comes from the VIP (how a bound VIP shows:
+ * assess-service.ts); elsewhere, on L7 rules, and in the counts, health comes and goes with the backends.
  */
-export function plannedView(o: ClbObservation): ClbObservation {
+export function plannedView(o: ClbObservation): unknown {
   if (o.state !== 'Found') return o;
   const listeners = o.clb.listeners.map(({ health, rules, ...l }) => ({
     ...l,
     ...(rules ? { rules: rules.map(({ health: _unused, ...r }) => r) } : {}),
-    ...(health && l.healthCheck?.sourceIpType !== 1 ? { health } : {}),
+    allDead: l.healthCheck?.sourceIpType !== 1 && !!health && health.dead > 0 && health.alive === 0,
   }));
-  return { state: 'Found', clb: { ...o.clb, listeners } };
+  return { ...o.clb, listeners };
 }
 
 /**

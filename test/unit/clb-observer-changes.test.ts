@@ -1,5 +1,5 @@
 // The observer tells who works on a CLB that a read found it changed (onChange, routing.ts), never when a read finds
-// what was cached, nor for loopguard's own writes, a drop or a seed; with the policy whose round made the read.
+// what was cached (as a plan reads it), nor for a first read, loopguard's own writes, a drop or a seed.
 import { describe, expect, it } from '@jest/globals';
 import type { ClbReader, ListenerInfo, LoadBalancerInfo } from '../../src/cloud/index.js';
 import { ClbObserver } from '../../src/cloud/clb-observer.js';
@@ -36,33 +36,34 @@ function world() {
 }
 
 describe('ClbObserver.onChange', () => {
-  it('on a new CLB, a changed read or a CLB gone, naming the reader; not on a read that finds the same, a write, a drop or a seed', async () => {
+  it('on a changed read or a CLB gone; not on a first read, a read that finds the same, a write, a drop or a seed', async () => {
     const w = world();
     const o = new ClbObserver(w.reader);
-    const changes: [string, string | undefined][] = [];
-    o.onChange = (id, reader) => void changes.push([id, reader]);
+    const changes: string[] = [];
+    o.onChange = (id) => void changes.push(id);
     const id = LB.loadBalancerId;
-    await o.observe([id], 60_000, undefined, 'shop/p');
-    expect(changes).toEqual([[id, 'shop/p']]);
+    // A first read: whoever planned the CLB's targets before planned them without it, and they stay pending.
+    await o.observe([id], 60_000);
+    expect(changes).toEqual([]);
     await o.reread([id]);
-    expect(changes).toHaveLength(1);
+    expect(changes).toEqual([]);
     w.setSource(1);
     await o.reread([id]);
-    expect(changes).toEqual([[id, 'shop/p'], [id, undefined]]);
+    expect(changes).toEqual([id]);
     // loopguard's own write: the round that made it planned on it.
     o.listenerSourceWritten(id, 'lbl-1', 0);
-    expect(changes).toHaveLength(2);
+    expect(changes).toHaveLength(1);
     // Read back as written: nothing new.
     w.setSource(0);
     await o.reread([id]);
-    expect(changes).toHaveLength(2);
+    expect(changes).toHaveLength(1);
     w.remove();
-    await o.reread([id], undefined, 'ClusterLoopbackPolicy/all');
+    await o.reread([id]);
     expect(o.cached(id)).toEqual({ state: 'NotFound', loadBalancerId: id });
-    expect(changes).toEqual([[id, 'shop/p'], [id, undefined], [id, 'ClusterLoopbackPolicy/all']]);
+    expect(changes).toEqual([id, id]);
     o.invalidate(id);
     expect(o.seed([{ id, at: 1, observation: { state: 'NotFound', loadBalancerId: id } }])).toBe(1);
-    expect(changes).toHaveLength(3);
+    expect(changes).toHaveLength(2);
   });
 
   it("backend health: news behind a VIP source (a bound VIP shows so), not behind 100.64's (no plan reads it)", async () => {
@@ -75,13 +76,13 @@ describe('ClbObserver.onChange', () => {
     expect(o.cached(id)).toMatchObject({ clb: { listeners: [{ health: { alive: 1, dead: 0 } }] } });
     w.setHealthy(false);
     await o.reread([id]);
-    expect(changes).toEqual([id, id]);
+    expect(changes).toEqual([id]);
     w.setSource(1);
     await o.reread([id]);
-    expect(changes).toEqual([id, id, id]);
+    expect(changes).toEqual([id, id]);
     w.setHealthy(true);
     await o.reread([id]);
-    expect(changes).toHaveLength(3);
+    expect(changes).toHaveLength(2);
     expect(o.cached(id)).toMatchObject({ clb: { listeners: [{ health: { alive: 1, dead: 0 } }] } });
   });
 });

@@ -44,10 +44,10 @@ export function gatherTargets(d: RoundDeps, chunk: readonly TargetFacts[], obser
  * nothing more. Until the TkeServiceConfig cache has synced, orphaned Ingresses are not read (nothing is planned
  * for them: see Snapshot.configsKnown).
  */
-export async function gatherOrphans(d: RoundDeps, owner: string, orphans: readonly Orphan[], signal: AbortSignal): Promise<OrphanSnapshot[]> {
+export async function gatherOrphans(d: RoundDeps, orphans: readonly Orphan[], signal: AbortSignal): Promise<OrphanSnapshot[]> {
   const configsKnown = d.tkeServiceConfigsSynced();
   const ids = orphans.filter((o) => configsKnown && o.facts.kind === 'Ingress' && o.facts.loadBalancerId).map((o) => o.facts.loadBalancerId as string);
-  const observations = ids.length > 0 ? await d.observer.observe(ids, maxReadAgeMs(d), signal, owner) : new Map<string, ClbObservation>();
+  const observations = ids.length > 0 ? await d.observer.observe(ids, maxReadAgeMs(d), signal) : new Map<string, ClbObservation>();
   return orphans.map(({ facts, entry, stale }) => {
     const clb = facts.loadBalancerId ? observations.get(facts.loadBalancerId) : undefined;
     const at = facts.loadBalancerId ? d.observer.observedAt(facts.loadBalancerId) : undefined;

@@ -100,8 +100,11 @@ export class NamespaceReports {
       return;
     }
     if (key === PRUNE_KEY) {
-      await this.writer.prune(new Set(this.byNamespace.keys()));
+      const covered = new Set(this.byNamespace.keys());
+      await this.writer.prune(covered);
       for (const ns of [...this.written.keys()]) if (!this.byNamespace.has(ns)) this.note(ns, undefined);
+      // A namespace covered again while the prune ran may have lost the report written meanwhile: written again.
+      for (const ns of this.byNamespace.keys()) if (!covered.has(ns)) this.queue.add(reportKey(ns));
       return;
     }
     const ns = key.slice(KEY_PREFIX.length);

@@ -159,8 +159,8 @@ export class PolicyController {
   }
 
   /**
-   * Every managed target's outcome: this round's for those it planned, the last one for the others. A target that
-   * has not settled, and every target of a round that waits, failed for the policy or was stopped, stays pending.
+   * Every managed target's outcome: this round's for those it planned, the last one for the others. A target that has
+   * not settled stays pending; so does every target of a round that failed for the policy or was stopped.
    */
   private remember(policy: PolicySubject, all: PolicyTargets, planned: PolicyTargets, run: RoundResult): TargetOutcome[] {
     const key = policy.owner;
@@ -175,12 +175,18 @@ export class PolicyController {
     this.planned.set(key, now);
     this.clbs.set(key, new Set(boundClbs(all.mine.map((m) => m.facts))));
     if (run.policyError) this.touch(key, EVERYTHING);
-    const unsettled = run.waiting || run.graceEndsAt !== undefined || run.stopped.length > 0;
+    // Per target: one that has not settled, or has steps left in Enforce (a wait for TKE), or is an Ingress before the
+    // TkeServiceConfig cache has synced, or whose verdict a time decides (`due`, at the requeue's graceEndsAt); shutdown's
+    // stop leaves everything the round planned pending.
+    const enforcing = (ns: string) => this.o.executor !== undefined && (all.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce';
+    const configsKnown = this.o.tkeServiceConfigsSynced();
     for (const m of planned.mine) {
       const k = targetKey(m.facts);
       const o = now.get(k);
-      if (unsettled || !o || !settled(o)) this.touch(key, { target: k });
+      const pending = !o || !settled(o) || (enforcing(m.facts.namespace) && (o.plan?.length ?? 0) > 0) || (m.facts.kind === 'Ingress' && !configsKnown);
+      if (pending || run.stopped.length > 0) this.touch(key, { target: k });
     }
+    for (const k of run.due ?? []) this.touch(key, { target: k });
     return [...now.values()];
   }
 
@@ -227,6 +233,7 @@ export class PolicyController {
       result.releases.push(...run.releases);
       result.waiting ||= run.waiting;
       if (run.graceEndsAt !== undefined) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, run.graceEndsAt);
+      if (run.due) (result.due ??= []).push(...run.due);
       result.stopped.push(...run.stopped);
       result.skipped += run.skipped;
       if (run.policyError) result.policyError ??= run.policyError;

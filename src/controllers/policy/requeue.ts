@@ -58,7 +58,10 @@ export function nextReconcile(r: RequeueInput): Requeue {
     }
     return { outcome: { requeueAfterMs: r.jitter(wait) }, invalidate, streak };
   }
-  return { outcome: { requeueAfterMs: r.jitter(r.driftCheckIntervalMs) }, invalidate: [], streak: 0 };
+  // A time that decides a verdict (a record that may only be late: lost-record.ts) comes before the interval's round.
+  const interval = r.jitter(r.driftCheckIntervalMs);
+  const decides = r.graceEndsAt !== undefined ? Math.max(0, r.graceEndsAt - r.now) + GRACE_SLACK_MS : Infinity;
+  return { outcome: { requeueAfterMs: Math.min(interval, decides) }, invalidate: [], streak: 0 };
 }
 
 /**

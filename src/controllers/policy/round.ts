@@ -30,6 +30,8 @@ export interface RoundResult {
   waiting: boolean;
   /** The earliest end of a grace period a wait for TKE is counting (ms): the read that decides comes right after. */
   graceEndsAt?: number;
+  /** Targets (targetKey) whose verdict a time decides (a record that may only be late): planned again at graceEndsAt. */
+  due?: string[];
   /** Targets whose plan shutdown stopped before its next step (see Execution.stopped). */
   stopped: Execution[];
   /** Targets and releases the round did not reach because shutdown began: the outcomes are partial. */
@@ -102,10 +104,10 @@ export class PolicyRound {
   }
 
   /** The chunk's observations; `fresh`: these CLBs are read again first, however recently they were read. */
-  private async observe(owner: string, ids: readonly string[], signal: AbortSignal, fresh?: readonly string[]): Promise<{ observations: Map<string, ClbObservation>; error?: TargetError }> {
+  private async observe(ids: readonly string[], signal: AbortSignal, fresh?: readonly string[]): Promise<{ observations: Map<string, ClbObservation>; error?: TargetError }> {
     try {
-      if (fresh) await this.d.observer.reread(fresh, signal, owner);
-      return { observations: await this.d.observer.observe(ids, maxReadAgeMs(this.d), signal, owner) };
+      if (fresh) await this.d.observer.reread(fresh, signal);
+      return { observations: await this.d.observer.observe(ids, maxReadAgeMs(this.d), signal) };
     } catch (err) {
       if (signal.aborted) throw err;
       const error = classifyError(err, 'reading CLBs');
@@ -121,13 +123,13 @@ export class PolicyRound {
       return;
     }
     const ids = chunk.map((t) => t.loadBalancerId).filter((id): id is string => !!id);
-    let { observations, error } = await this.observe(input.owner, ids, signal);
+    let { observations, error } = await this.observe(ids, signal);
     let snapshot: Snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
     let planned = error ? [] : planPolicy(snapshot).targets;
     // A plan about to be carried out rests on a read of this process made just now (fresh-read.ts): read, plan again.
     const fresh = error ? [] : freshReadsBeforeWrite(this.writeCandidates(input, snapshot.targets, planned), Date.now());
     if (fresh.length > 0) {
-      ({ observations, error } = await this.observe(input.owner, ids, signal, fresh));
+      ({ observations, error } = await this.observe(ids, signal, fresh));
       snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
       planned = error ? [] : planPolicy(snapshot).targets;
     }
@@ -141,7 +143,9 @@ export class PolicyRound {
     for (const t of snapshot.targets) {
       const f = t.facts;
       const due = lostRecordDueAt({ kind: f.kind, namespace: f.namespace, name: f.name, annotations: f.annotations, setByLoopguard: f.setByLoopguard, hasRecord: t.ownership?.owner !== undefined, now: snapshot.now });
-      if (due !== undefined) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, due);
+      if (due === undefined) continue;
+      result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, due);
+      (result.due ??= []).push(targetKey(f));
     }
     const plans = planned.map((p) => p.plan);
     if (!snapshot.configsKnown && chunk.some((t) => t.kind === 'Ingress')) result.waiting = true;
@@ -259,7 +263,7 @@ export class PolicyRound {
  * once more (fresh-read.ts).
  */
 export async function planReleases(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared'>, orphans: readonly Orphan[], signal: AbortSignal, executes = true): Promise<TargetPlan[]> {
-  const plan = async () => planPolicy({ ...snapshotBase(d, input), targets: [], orphans: await gatherOrphans(d, input.owner, orphans, signal) }).releases;
+  const plan = async () => planPolicy({ ...snapshotBase(d, input), targets: [], orphans: await gatherOrphans(d, orphans, signal) }).releases;
   const plans = await plan();
   const withSteps = new Set(plans.filter((p) => p.steps.length > 0).map((p) => targetKey(p.target)));
   const candidates = orphans.map(({ facts }): WriteCandidate => {
@@ -269,6 +273,6 @@ export async function planReleases(d: RoundDeps, input: Pick<RoundInput, 'owner'
   });
   const fresh = freshReadsBeforeWrite(candidates, Date.now());
   if (fresh.length === 0) return plans;
-  await d.observer.reread(fresh, signal, input.owner);
+  await d.observer.reread(fresh, signal);
   return plan();
 }

@@ -10,6 +10,7 @@ import { ABANDON_ANNOTATION } from '../../api/loopbackpolicy.js';
 import { coverageOf, type NamespaceFacts } from '../../model/namespace-coverage.js';
 import { clusterOwnerKey, ownerKey, type OwnerKey } from '../../model/record-registry.js';
 import { EVERYTHING, type Change } from './pending.js';
+import { targetKey, type TargetRef } from '../../model/facts.js';
 
 /** How long target churn waits before it reaches a cluster policy (coalescing a burst into one round). */
 export const CLUSTER_CHURN_DELAY_MS = 1_000;
@@ -79,6 +80,11 @@ export interface PendingWork {
 export class PolicyEventRouter {
   /** Each policy's fingerprint (policyFingerprint) and generation as last seen. */
   private readonly policySeen = new Map<string, { fingerprint: string; generation: number | undefined }>();
+  /**
+   * The CLB each Service or Ingress was last seen bound to (by target key): a target that moves to another CLB, or
+   * leaves one, concerns the targets of the CLB it left too (the informers' update event carries the new object only).
+   */
+  private readonly clbOf = new Map<string, string>();
   /** Each namespace's labels as last seen: only a change concerns the cluster policies. */
   private readonly namespaceLabels = new Map<string, string>();
 
@@ -153,19 +159,38 @@ export class PolicyEventRouter {
   }
 
   /**
-   * A target, a record of one, or a namespace's TkeServiceConfig changed (`change`): its namespace's policies, cluster
-   * ones after a short delay; `clb`, the CLB the target is bound to: the policies with targets on it too.
+   * A Service or Ingress (`key`), or a record of one, changed: its namespace's policies for `change` (the target, or
+   * an Ingress's namespace: Ingresses share TkeServiceConfigs across CLBs), cluster ones after a short delay; and the
+   * policies with targets on the CLB it is bound to (`clb`, none when `gone`), or was until now.
    */
-  target(namespace: string, change: Change, clb?: string): void {
-    const keys = namespaceKeys(this.s, namespace);
-    for (const k of keys.namespaced) this.add(k, change);
-    for (const k of keys.cluster) this.add(k, change, CLUSTER_CHURN_DELAY_MS);
+  target(namespace: string, key: string, change: Change, clb: string | undefined, gone = false): void {
+    this.inNamespace(namespace, change);
+    const before = this.clbOf.get(key);
+    if (clb === undefined || gone) this.clbOf.delete(key);
+    else this.clbOf.set(key, clb);
+    for (const id of new Set([before, gone ? undefined : clb])) if (id !== undefined) this.clb(id);
+  }
+
+  /** A target's LoopbackRecord changed: the target, and the policies with targets on the CLB it is bound to (`clb`). */
+  record(target: TargetRef, clb: string | undefined): void {
+    this.inNamespace(target.namespace, { target: targetKey(target) });
     if (clb !== undefined) this.clb(clb);
   }
 
-  /** A read of the CLB found it changed (ClbObserver.onChange): the policies with targets on it, but the reader's own round. */
-  clb(id: string, reader?: OwnerKey): void {
-    for (const k of this.work.policiesOn(id)) if (k !== reader) this.add(k, { clb: id });
+  /** A namespace's TkeServiceConfig changed: its policies, for the namespace's targets. */
+  config(namespace: string): void {
+    this.inNamespace(namespace, { namespace });
+  }
+
+  /** A read of the CLB found it changed (ClbObserver.onChange), or its read failed for too long: the policies with targets on it. */
+  clb(id: string): void {
+    for (const k of this.work.policiesOn(id)) this.add(k, { clb: id });
+  }
+
+  private inNamespace(namespace: string, change: Change): void {
+    const keys = namespaceKeys(this.s, namespace);
+    for (const k of keys.namespaced) this.add(k, change);
+    for (const k of keys.cluster) this.add(k, change, CLUSTER_CHURN_DELAY_MS);
   }
 
   /** The namespaces' report names changed: the cluster policies, whose status names them, come back (planning nothing new). */

@@ -54,6 +54,13 @@ describe('nextReconcile', () => {
   });
 });
 
+describe('nextReconcile, converged with a time that decides a verdict', () => {
+  it('comes back right after it (a record that may only be late), or at the interval if that is sooner', () => {
+    expect(nextReconcile({ ...base, outcomes: [target('Mitigated')], graceEndsAt: base.now + 8_000 }).outcome).toEqual({ requeueAfterMs: 8_250 });
+    expect(nextReconcile({ ...base, outcomes: [target('Mitigated')], graceEndsAt: base.now + 900_000 }).outcome).toEqual({ requeueAfterMs: 600_000 });
+  });
+});
+
 describe('settled: an outcome that holds until something changes (else planned again next round)', () => {
   const error = { reason: 'RetryingAfterError', message: 'throttled', permanent: false };
   it.each([

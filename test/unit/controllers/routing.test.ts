@@ -39,7 +39,7 @@ describe('PolicyEventRouter', () => {
   it("a target's change: its namespace's policies at once, the covering cluster policies after a delay", () => {
     const w = world();
     const web = { target: 'Service/shop/web' };
-    w.router.target('shop', web);
+    w.router.target('shop', 'Service/shop/web', web, undefined);
     expect(w.added).toEqual(['shop/own']);
     expect(w.later).toEqual([
       ['ClusterLoopbackPolicy/teams', CLUSTER_CHURN_DELAY_MS],
@@ -51,13 +51,15 @@ describe('PolicyEventRouter', () => {
       ['ClusterLoopbackPolicy/all', web],
     ]);
     const k = world();
-    k.router.target('kube-system', { target: 'Service/kube-system/dns' });
+    k.router.target('kube-system', 'Service/kube-system/dns', { target: 'Service/kube-system/dns' }, undefined);
     expect(k.later).toEqual([]);
+    // Nothing of namespace shop reaches a policy of namespace blog.
+    expect(w.touched.map(([k]) => k)).not.toContain('blog/mine');
   });
 
   it("a target on a CLB: besides its namespace's policies, every policy with targets on that CLB, for that CLB", () => {
     const w = world();
-    w.router.target('blog', { target: 'Service/blog/api' }, 'lb-shared');
+    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, 'lb-shared');
     expect(w.added).toEqual(['blog/mine', 'shop/own', 'blog/mine']);
     expect(w.touched).toEqual([
       ['blog/mine', { target: 'Service/blog/api' }],
@@ -67,13 +69,53 @@ describe('PolicyEventRouter', () => {
     ]);
   });
 
-  it("a CLB read that differs: the policies with targets on it, for that CLB, but not the one whose round read it", () => {
+  it('a target that moves to another CLB, or is deleted: the CLB it left too', () => {
     const w = world();
-    w.router.clb('lb-shared', 'shop/own');
-    expect(w.added).toEqual(['blog/mine']);
-    expect(w.touched).toEqual([['blog/mine', { clb: 'lb-shared' }]]);
+    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, 'lb-shared');
+    w.touched.length = 0;
+    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, 'lb-new');
+    expect(w.touched.filter(([, c]) => 'clb' in c)).toEqual([
+      ['shop/own', { clb: 'lb-shared' }],
+      ['blog/mine', { clb: 'lb-shared' }],
+    ]);
+    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, 'lb-shared');
+    w.touched.length = 0;
+    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, 'lb-shared', true);
+    expect(w.touched.filter(([, c]) => 'clb' in c)).toHaveLength(2);
+    w.touched.length = 0;
+    // Deleted: forgotten; an event after that names no CLB it left.
+    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, undefined);
+    expect(w.touched.filter(([, c]) => 'clb' in c)).toEqual([]);
+  });
+
+  it("a CLB read that differs: the policies with targets on it, for that CLB", () => {
+    const w = world();
+    w.router.clb('lb-shared');
+    expect(w.added).toEqual(['shop/own', 'blog/mine']);
+    expect(w.touched).toEqual([
+      ['shop/own', { clb: 'lb-shared' }],
+      ['blog/mine', { clb: 'lb-shared' }],
+    ]);
     w.router.clb('lb-other');
-    expect(w.added).toEqual(['blog/mine']);
+    expect(w.added).toHaveLength(2);
+  });
+
+  it("a record: its target, and the policies on its target's CLB; a TkeServiceConfig: its namespace's targets", () => {
+    const w = world();
+    w.router.record({ kind: 'Service', namespace: 'shop', name: 'web' }, 'lb-shared');
+    expect(w.touched).toEqual([
+      ['shop/own', { target: 'Service/shop/web' }],
+      ['ClusterLoopbackPolicy/teams', { target: 'Service/shop/web' }],
+      ['ClusterLoopbackPolicy/all', { target: 'Service/shop/web' }],
+      ['shop/own', { clb: 'lb-shared' }],
+      ['blog/mine', { clb: 'lb-shared' }],
+    ]);
+    const c = world();
+    c.router.config('blog');
+    expect(c.touched).toEqual([
+      ['blog/mine', { namespace: 'blog' }],
+      ['ClusterLoopbackPolicy/all', { namespace: 'blog' }],
+    ]);
   });
 
   it("a LoopbackPolicy: itself, its namespace's other LoopbackPolicies and the cluster policies covering it; its own status write: nothing", () => {

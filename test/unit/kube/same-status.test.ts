@@ -28,4 +28,8 @@ describe('sameStatus', () => {
     expect(sameStatus({ ...built, targets: [...built.targets!, { ...built.targets![0]!, name: 'b' }].reverse() }, { ...built, targets: [...built.targets!, { ...built.targets![0]!, name: 'b' }] })).toBe(false);
     expect(sameStatus(undefined, built)).toBe(false);
   });
+  it("leaves out what another field manager keeps in the status (server-side apply leaves it), not a field loopguard dropped", () => {
+    expect(sameStatus({ ...built, note: 'kept by another manager' } as LoopbackPolicyStatus, built)).toBe(true);
+    expect(sameStatus({ ...built, releases: [{ kind: 'Service', name: 'gone', plan: [] }] } as LoopbackPolicyStatus, built)).toBe(false);
+  });
 });

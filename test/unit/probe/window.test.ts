@@ -55,7 +55,10 @@ describe("a probe's end", () => {
     [{ status: 200 }, 'ok'],
     [{ status: 404 }, 'ok'], // answered: the VIP is reachable from this node
     [{ status: 499 }, 'ok'],
+    [{ status: 500 }, 'ok'], // the application's own error: an answer
+    [{ status: 501 }, 'ok'], // an application that does not do HEAD
     [{ status: 502 }, 'failed'],
+    [{ status: 503 }, 'failed'],
     [{ status: 504 }, 'failed'],
     [{ error: 'ETIMEDOUT' }, 'failed'],
     [{ error: 'ECONNREFUSED' }, 'failed'],

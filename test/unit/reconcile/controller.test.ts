@@ -155,12 +155,12 @@ function harnessOf(names: readonly string[], perClb: number) {
     controller,
     () => undefined,
   );
-  observer.onChange = (id, reader) => router.clb(id, reader);
+  observer.onChange = (id) => router.clb(id);
   /** A Service's informer event: loopguard's own annotation writes, and the tests' edits (`edit`). */
   const annotate = world.annotations.set.bind(world.annotations);
   world.annotations.set = (name: string, a: Record<string, string>) => {
     annotate(name, a);
-    router.target('shop', { target: `Service/shop/${name}` }, a['service.kubernetes.io/loadbalance-id']);
+    router.target('shop', `Service/shop/${name}`, { target: `Service/shop/${name}` }, a['service.kubernetes.io/loadbalance-id']);
     return world.annotations;
   };
   const edit = (name: string, extra: Record<string, string>) => world.annotations.set(name, { ...world.annotations.get(name), ...extra });
@@ -208,6 +208,20 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     const writes = h.world.log.length;
     await h.reconcile('p');
     expect(h.world.log).toHaveLength(writes);
+  });
+
+  it('a field another field manager keeps in the status is left alone: no status write per round', async () => {
+    const h = harness('web');
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    await h.reconcile('p');
+    await h.reconcile('p');
+    h.foreign['note'] = 'kept by another field manager';
+    const policy = h.policies.get('p') as LoopbackPolicy;
+    policy.status = { ...policy.status, ...h.foreign };
+    const status = policy.status;
+    later(DRIFT_MS);
+    await h.reconcile('p');
+    expect(h.policies.get('p')?.status).toBe(status);
   });
 
   it('Audit: the plan is reported, nothing is written', async () => {

@@ -280,7 +280,7 @@ export class Operator {
       scheduler: driftScheduler,
       health: healthSignal,
       checked: (tier, clbs) => metrics.driftChecks.inc({ tier }, clbs),
-      clbs: () => controller.boundClbs(),
+      clbs: () => controller.clbsInUse(),
       overdue: (ids) => ids.forEach((id) => this.router.clb(id)),
       logger,
       stopping: this.stopping.signal,

@@ -8,14 +8,14 @@ import { kubeErrorMessage } from '../runtime/kube-errors.js';
 import type { TargetError } from '../model/status.js';
 import { InvalidRecordError } from '../model/record-registry.js';
 
+/** Refusals that name a capability the account lacks (a ticket): permanent, and Events of their own (executor.ts). */
+export const CAPABILITY_MISSING = ['HealthCheckSourceCapabilityMissing', 'KeepaliveCapabilityMissing', 'PassToTargetCapabilityMissing', 'SnatProCapabilityMissing'] as const;
+
 /** Cloud failures that retrying cannot fix. */
 const PERMANENT = new Set<string>([
   'PermissionDenied',
   'InvalidRequest',
-  'HealthCheckSourceCapabilityMissing',
-  'KeepaliveCapabilityMissing',
-  'PassToTargetCapabilityMissing',
-  'SnatProCapabilityMissing',
+  ...CAPABILITY_MISSING,
   'CredentialsRejected',
   'CredentialsUnavailable',
   'ClockSkew',

@@ -17,7 +17,7 @@ import type { Metrics } from '../runtime/metrics.js';
 import { settleAll } from '../runtime/settle.js';
 import type { LearnedCapabilities } from './capabilities.js';
 import { driftCorrection, stepEvent, type Effects } from './effects.js';
-import { classifyError } from './errors.js';
+import { CAPABILITY_MISSING, classifyError } from './errors.js';
 import { WaitClock } from './tke-wait.js';
 
 /** What happened to one target's plan this round. */
@@ -86,10 +86,7 @@ export function involvedObject(t: TargetRef): { apiVersion: string; kind: string
 /** The Event reason of a step's failure, by its error's reason; any other is a CLB write that failed. */
 const FAILURE_EVENTS: Readonly<Record<string, string>> = {
   PermissionDenied: EventReason.PermissionDenied,
-  HealthCheckSourceCapabilityMissing: EventReason.CapabilityMissing,
-  KeepaliveCapabilityMissing: EventReason.CapabilityMissing,
-  PassToTargetCapabilityMissing: EventReason.CapabilityMissing,
-  SnatProCapabilityMissing: EventReason.CapabilityMissing,
+  ...Object.fromEntries(CAPABILITY_MISSING.map((r) => [r, EventReason.CapabilityMissing])),
   RecordLost: EventReason.RecordLost,
   InvalidRequest: EventReason.TargetUpdateFailed,
   TargetMisconfigured: EventReason.TargetUpdateFailed,

@@ -79,9 +79,10 @@ export class PolicyController {
   }
 
   /** Every CLB a policy's managed targets are bound to (what the drift checks read). */
-  *boundClbs(): IterableIterator<string> {
-    const seen = new Set<string>();
-    for (const ids of this.clbs.values()) for (const id of ids) if (!seen.has(id)) yield (seen.add(id), id);
+  clbsInUse(): Set<string> {
+    const all = new Set<string>();
+    for (const ids of this.clbs.values()) for (const id of ids) all.add(id);
+    return all;
   }
 
   /** `key`: the policy's owner key, `<namespace>/<name>` or `ClusterLoopbackPolicy/<name>` (record-registry.ts). */

@@ -169,7 +169,7 @@ function harnessOf(names: readonly string[], perClb: number) {
     scheduler,
     health: healthSignal,
     checked: (tier, clbs) => void (checked[tier] += clbs),
-    clbs: () => controller.boundClbs(),
+    clbs: () => controller.clbsInUse(),
     overdue: (ids) => ids.forEach((id) => router.clb(id)),
     logger,
   });

@@ -53,7 +53,9 @@ export async function acquire(resource: SharedResource, timeoutMs: number): Prom
     const pid = owner(dir);
     // A holder that died (killed run) leaves its directory; one without a pid file for a few polls never wrote it.
     if (pid === undefined ? ++ownerless > 8 : !alive(pid)) {
-      rmSync(dir, { recursive: true, force: true });
+      // Taken over only if it is still the dead holder's: another waiter may have taken it over and re-created it
+      // since the pid was read (a narrow window left, which only killed runs open).
+      if (owner(dir) === pid) rmSync(dir, { recursive: true, force: true });
       ownerless = 0;
       continue;
     }

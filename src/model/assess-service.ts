@@ -15,7 +15,7 @@ import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './
 import type { BoundBy, L4Cause, L4PlanSummary, L4Rule, L4Scene, LoopFactor } from './cause.js';
 import { preventLoopbackReason, rangeRejectedText } from './cause-text.js';
 import { sourceIpTypeOf, type Change, type L4DesiredState } from './desired-state.js';
-import { L4_PROTOCOLS, L7_PROTOCOLS, type ClbFacts, type ListenerFacts, type ServiceFacts } from './facts.js';
+import { allDead, L4_PROTOCOLS, L7_PROTOCOLS, type ClbFacts, type ListenerFacts, type ServiceFacts } from './facts.js';
 import type { ClusterProfile } from './cluster-profile.js';
 import { verdictOf } from './root-causes.js';
 import { serviceAlternatives } from './topology.js';
@@ -137,11 +137,6 @@ function situation(svc: ServiceFacts, clb: ClbFacts, listeners: ListenerMatch, p
     hcDrop: vipSourced.length === 0 ? 'no' : vipBound,
     loopRisk: loopFactor === undefined ? 'no' : reachesClb,
   };
-}
-
-/** All backends of a VIP-sourced listener dead: what a dropped health check looks like from the CLB. */
-function allDead(l: ListenerFacts): boolean {
-  return !!l.health && l.health.dead > 0 && l.health.alive === 0;
 }
 
 /** Is the VIP bound on the nodes (docs/diagnosis.md §5 "Is the VIP bound"), and by what. */

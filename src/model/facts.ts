@@ -126,6 +126,11 @@ export interface ClbFacts {
 /** The CLB of a target as observed: facts, confirmed absent, or not looked up yet. */
 export type ClbObservation = { state: 'Found'; clb: ClbFacts } | { state: 'NotFound'; loadBalancerId: string } | { state: 'NotObserved' };
 
+/** All backends of a listener Dead: what a dropped health check looks like from the CLB (behind a VIP source). */
+export function allDead(l: Pick<ListenerFacts, 'health'>): boolean {
+  return !!l.health && l.health.dead > 0 && l.health.alive === 0;
+}
+
 /**
  * What of an observation a plan depends on, for telling whether a read changed anything that needs planning: of a
  * listener's backend health only whether all are Dead where the check comes from the VIP (how a bound VIP shows:
@@ -136,7 +141,7 @@ export function plannedView(o: ClbObservation): unknown {
   const listeners = o.clb.listeners.map(({ health, rules, ...l }) => ({
     ...l,
     ...(rules ? { rules: rules.map(({ health: _unused, ...r }) => r) } : {}),
-    allDead: l.healthCheck?.sourceIpType !== 1 && !!health && health.dead > 0 && health.alive === 0,
+    allDead: l.healthCheck?.sourceIpType !== 1 && allDead({ health }),
   }));
   return { ...o.clb, listeners };
 }

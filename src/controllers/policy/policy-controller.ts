@@ -176,16 +176,14 @@ export class PolicyController {
     this.planned.set(key, now);
     this.clbs.set(key, new Set(boundClbs(all.mine.map((m) => m.facts))));
     if (run.policyError) this.touch(key, EVERYTHING);
-    // Per target: one that has not settled, or has steps left in Enforce (a wait for TKE), or is an Ingress before the
-    // TkeServiceConfig cache has synced, or whose verdict a time decides (`due`, at the requeue's graceEndsAt); shutdown's
-    // stop leaves everything the round planned pending.
+    // A target that has not settled (requeue.ts) stays pending, as does one whose verdict a time decides (`due`, at the
+    // requeue's graceEndsAt); shutdown's stop leaves everything the round planned pending.
     const enforcing = (ns: string) => this.o.executor !== undefined && (all.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce';
     const configsKnown = this.o.tkeServiceConfigsSynced();
     for (const m of planned.mine) {
       const k = targetKey(m.facts);
       const o = now.get(k);
-      const pending = !o || !settled(o) || (enforcing(m.facts.namespace) && (o.plan?.length ?? 0) > 0) || (m.facts.kind === 'Ingress' && !configsKnown);
-      if (pending || run.stopped.length > 0) this.touch(key, { target: k });
+      if (!o || !settled(o, enforcing(m.facts.namespace), configsKnown) || run.stopped.length > 0) this.touch(key, { target: k });
     }
     for (const k of run.due ?? []) this.touch(key, { target: k });
     return [...now.values()];

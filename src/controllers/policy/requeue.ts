@@ -65,12 +65,15 @@ export function nextReconcile(r: RequeueInput): Requeue {
 }
 
 /**
- * Whether a target's outcome holds until something changes: no failure, no correction pending in Audit that time
- * decides, no CLB being built and no shared CLB waiting for another policy. A target that has not settled is planned
- * again in the policy's next round (policy-controller.ts).
+ * Whether a target's outcome holds until something changes, or must be planned again in its policy's next round: a
+ * failure; a correction held in Audit that time decides; in Enforce, steps left (a wait for TKE); a CLB being built;
+ * a shared CLB waiting for another policy; an Ingress before the TkeServiceConfig cache has synced (its plan is not
+ * known yet).
  */
-export function settled(o: Pick<TargetOutcome, 'error' | 'held' | 'plan' | 'assessment'>): boolean {
-  if (o.error !== undefined || (o.held && (o.plan?.length ?? 0) > 0)) return false;
+export function settled(o: Pick<TargetOutcome, 'error' | 'held' | 'plan' | 'assessment'>, enforcing: boolean, configsKnown: boolean): boolean {
+  const left = (o.plan?.length ?? 0) > 0;
+  if (o.error !== undefined || ((o.held || enforcing) && left)) return false;
+  if (o.assessment.target.kind === 'Ingress' && !configsKnown) return false;
   const cause = o.assessment.rootCause.id;
   return !(o.assessment.loadBalancerId && (CLB_IN_PROGRESS.has(cause) || cause === 'SharedClb'));
 }

@@ -63,18 +63,24 @@ describe('nextReconcile, converged with a time that decides a verdict', () => {
 
 describe('settled: an outcome that holds until something changes (else planned again next round)', () => {
   const error = { reason: 'RetryingAfterError', message: 'throttled', permanent: false };
-  it.each([
-    ['mitigated', target('Mitigated'), true],
-    ['at risk in Audit, with its plan reported', { ...target('L4Loopback'), plan: ['switch'] }, true],
-    ['a failure', { ...target('L4Loopback'), error }, false],
-    ['a permanent failure too (its retry comes with any round)', { ...target('L4Loopback'), error: { ...error, permanent: true } }, false],
-    ['held in Audit with a correction left (time decides it)', { ...target('L4Loopback'), held: true, plan: ['put back'] }, false],
-    ['held in Audit, nothing left', { ...target('Mitigated'), held: true, plan: [] }, true],
-    ['a CLB being built', target('ClbCreating'), false],
-    ['a CLB not read yet', target('ClbNotObserved'), false],
-    ['a shared CLB waiting for another policy', target('SharedClb'), false],
-    ['no CLB at all (ClusterIP)', { assessment: { ...target('ClbNotFound').assessment, loadBalancerId: undefined } } as TargetOutcome, true],
-  ])('%s → %s', (_what, outcome, expected) => {
-    expect(settled(outcome as TargetOutcome)).toBe(expected);
+  const ingress = (rootCause: string): TargetOutcome => ({ assessment: { ...target(rootCause).assessment, target: { kind: 'Ingress', namespace: 'ns', name: 'api' } } });
+  // [what, outcome, enforcing, TkeServiceConfig cache synced, settled]
+  it.each<[string, TargetOutcome, boolean, boolean, boolean]>([
+    ['mitigated', target('Mitigated'), true, true, true],
+    ['at risk in Audit, with its plan reported', { ...target('L4Loopback'), plan: ['switch'] }, false, true, true],
+    ['in Enforce with steps left (a wait for TKE)', { ...target('L4Loopback'), plan: ['wait for TKE'] }, true, true, false],
+    ['a failure', { ...target('L4Loopback'), error }, false, true, false],
+    ['a permanent failure too (its retry comes with any round)', { ...target('L4Loopback'), error: { ...error, permanent: true } }, false, true, false],
+    ['held in Audit with a correction left (time decides it)', { ...target('L4Loopback'), held: true, plan: ['put back'] }, false, true, false],
+    ['held in Audit, nothing left', { ...target('Mitigated'), held: true, plan: [] }, false, true, true],
+    ['a CLB being built', target('ClbCreating'), true, true, false],
+    ['a CLB not read yet', target('ClbNotObserved'), true, true, false],
+    ['a shared CLB waiting for another policy', target('SharedClb'), true, true, false],
+    ['no CLB at all (ClusterIP)', { assessment: { ...target('ClbNotFound').assessment, loadBalancerId: undefined } } as TargetOutcome, true, true, true],
+    ['an Ingress before the TkeServiceConfig cache has synced', ingress('L7Loopback'), false, false, false],
+    ['an Ingress after it', ingress('L7Loopback'), false, true, true],
+    ['a Service, whatever the config cache', target('Mitigated'), false, false, true],
+  ])('%s', (_what, outcome, enforcing, configsKnown, expected) => {
+    expect(settled(outcome, enforcing, configsKnown)).toBe(expected);
   });
 });

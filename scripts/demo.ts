@@ -142,9 +142,16 @@ async function enforceAndRevert(kubeconfig: string, env: Record<string, string>,
   kubectl(kubeconfig, ['patch', `lbp/${POLICY}`, '-n', NS, '--type', 'merge', '-p', patch]);
   // Enforce is done when the policy reports on its new generation and each target is Mitigated, or named by Stalled
   // (what only a person can fix, e.g. a capability the account lacks).
+  // And the status is the same on two reads in a row: a round that learns a refusal (a capability the account lacks)
+  // is followed at once by one that plans the rest without it, and the transcript shows where that ends.
+  let lastRead = '';
   const converged = await settle(
     async () => readPolicy(kubeconfig),
     (p) => {
+      const seen = JSON.stringify(p.status.targets);
+      const stable = seen === lastRead;
+      lastRead = seen;
+      if (!stable) return false;
       const current = (p.status.conditions ?? []).filter((c) => c.status === 'True' && c.observedGeneration === p.metadata.generation);
       const stalled = current.find((c) => c.type === 'Stalled')?.message ?? '';
       if (!current.some((c) => c.type === 'Ready') && !stalled) return false;

@@ -9,16 +9,18 @@ type Capability = keyof AccountCapabilities;
 export class LearnedCapabilities {
   private readonly learned = new Map<Capability, { message: string; at: number }>();
   /**
-   * Told when a refusal is forgotten (proof, or expiry: the retry): every target held back by it is planned again
-   * (routing.ts all). A refusal learned needs no such round: the target that met it failed and is planned again in its
-   * policy's next round, and any other is planned with it whenever something concerns it.
+   * Told when what is known changes: a refusal learned (every plan that counted on the capability is planned again at
+   * once, without it: the rest of the target's plan, e.g. an Ingress's rule sources, goes on) or forgotten (proof, or
+   * expiry: the retry). Every target is planned again (routing.ts all).
    */
   onChange: () => void = () => undefined;
 
   constructor(private readonly retryAfterMs: number = 30 * 60_000) {}
 
   learn(capability: Capability, message: string, now = Date.now()): void {
-    if (!this.learned.has(capability)) this.learned.set(capability, { message, at: now });
+    if (this.learned.has(capability)) return;
+    this.learned.set(capability, { message, at: now });
+    this.onChange();
   }
 
   forget(capability: Capability): boolean {

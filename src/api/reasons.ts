@@ -109,3 +109,40 @@ export type ReadyReasonValue = (typeof ReadyReason)[keyof typeof ReadyReason];
 export type ReconcilingReasonValue = (typeof ReconcilingReason)[keyof typeof ReconcilingReason];
 export type StalledReasonValue = (typeof StalledReason)[keyof typeof StalledReason];
 export type EventReasonValue = (typeof EventReason)[keyof typeof EventReason];
+
+/**
+ * CamelCase reasons, stable (they end up in condition reasons, Events and metrics labels). Where
+ * src/api/reasons.ts has a Stalled reason for the same cause the value is identical, so the
+ * controllers can pass it through. (Kept here, at the bottom layer, so that every error reason is one type.)
+ */
+export type CloudErrorReason =
+  // retryable
+  | 'Throttled' // RequestLimitExceeded*: our budget or someone sharing the quota (TKE's controllers)
+  | 'ClbBusy' // another task holds the CLB (ResourceInOperating)
+  | 'CloudUnavailable' // InternalError, HTTP 5xx
+  | 'NetworkError' // reset, refused, DNS, request timeout
+  | 'ClbTaskFailed' // the async task ended with Status 1
+  | 'ClbTaskTimeout' // the async task did not finish in time (it may still finish)
+  // permanent: need a person
+  | 'CredentialsUnavailable' // no credential source worked
+  | 'CredentialsRejected' // AuthFailure.*: wrong/disabled key, bad token
+  | 'ClockSkew' // AuthFailure.SignatureExpire
+  | 'PermissionDenied' // CAM: grant clb:<Action>
+  | 'HealthCheckSourceCapabilityMissing' // 100.64.0.0/10 source not enabled for the account
+  | 'KeepaliveCapabilityMissing' // L7 SNAT + keepalive not whitelisted
+  | 'PassToTargetCapabilityMissing' // LoadBalancerPassToTarget refused (IPv6 CLB, or not offered to the account)
+  | 'SnatProCapabilityMissing' // SnatPro (cross-region binding 2.0) refused
+  | 'ClbNotFound'
+  | 'ListenerNotFound'
+  | 'RuleNotFound'
+  | 'InvalidRequest' // InvalidParameter*, MissingParameter, UnsupportedOperation, …
+  | 'QuotaExceeded' // LimitExceeded (resource quota, not the request rate)
+  | 'OperationDenied'
+  | 'CloudError' // an API error code we do not know
+  | 'Aborted'; // shutdown / caller cancelled
+
+/**
+ * Why a target's step, read or release failed (TargetError.reason): a CLB error's reason, a Stalled reason, or one of
+ * loopguard's own. Event reasons and Stalled conditions are chosen from it by table, never by matching text.
+ */
+export type ErrorReason = CloudErrorReason | StalledReasonValue | 'InvalidRecord' | 'RetryingAfterError' | 'TkeSyncFailed';

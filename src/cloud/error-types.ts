@@ -2,36 +2,9 @@
 // errors.ts (the classes) so that the code tables (error-codes.ts, capability-refusals.ts) can name it without
 // importing the classes that use them (no import cycle).
 
-/**
- * CamelCase reasons, stable (they end up in condition reasons, Events and metrics labels). Where
- * src/api/reasons.ts has a Stalled reason for the same cause the value is identical, so the
- * controllers can pass it through.
- */
-export type CloudErrorReason =
-  // retryable
-  | 'Throttled' // RequestLimitExceeded*: our budget or someone sharing the quota (TKE's controllers)
-  | 'ClbBusy' // another task holds the CLB (ResourceInOperating)
-  | 'CloudUnavailable' // InternalError, HTTP 5xx
-  | 'NetworkError' // reset, refused, DNS, request timeout
-  | 'ClbTaskFailed' // the async task ended with Status 1
-  | 'ClbTaskTimeout' // the async task did not finish in time (it may still finish)
-  // permanent: need a person
-  | 'CredentialsUnavailable' // no credential source worked
-  | 'CredentialsRejected' // AuthFailure.*: wrong/disabled key, bad token
-  | 'ClockSkew' // AuthFailure.SignatureExpire
-  | 'PermissionDenied' // CAM: grant clb:<Action>
-  | 'HealthCheckSourceCapabilityMissing' // 100.64.0.0/10 source not enabled for the account
-  | 'KeepaliveCapabilityMissing' // L7 SNAT + keepalive not whitelisted
-  | 'PassToTargetCapabilityMissing' // LoadBalancerPassToTarget refused (IPv6 CLB, or not offered to the account)
-  | 'SnatProCapabilityMissing' // SnatPro (cross-region binding 2.0) refused
-  | 'ClbNotFound'
-  | 'ListenerNotFound'
-  | 'RuleNotFound'
-  | 'InvalidRequest' // InvalidParameter*, MissingParameter, UnsupportedOperation, …
-  | 'QuotaExceeded' // LimitExceeded (resource quota, not the request rate)
-  | 'OperationDenied'
-  | 'CloudError' // an API error code we do not know
-  | 'Aborted'; // shutdown / caller cancelled
+import type { CloudErrorReason } from '../api/reasons.js';
+
+export type { CloudErrorReason };
 
 export interface CloudErrorContext {
   /** CLB API action, e.g. `ModifyListener`. */

@@ -61,10 +61,6 @@ export class KubeWriter {
     }
   }
 
-  async list(kind: TargetKind, namespace: string): Promise<Target[]> {
-    return kind === 'Service' ? (await this.core.listNamespacedService({ namespace })).items : (await this.net.listNamespacedIngress({ namespace })).items;
-  }
-
   /**
    * Reads the target (or takes `read`), asks `compute` for the annotation changes on that version and patches
    * them, guarded by its resourceVersion; on a conflict, reads again. Returns the target as written (or as read when nothing changes), or

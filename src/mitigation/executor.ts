@@ -5,7 +5,7 @@
 // result; only an abort (the shutdown grace period ended) throws. Once shutdown begins (`stopping`), no new step
 // starts, while a step in flight (a CLB write whose task is being awaited) goes on until its signal aborts: a write
 // started during the grace period is the one most likely to be cut off mid-task.
-import { EventReason } from '../api/reasons.js';
+import { EventReason, type ErrorReason, type EventReasonValue } from '../api/reasons.js';
 import { describeCloudError } from '../cloud/index.js';
 import type { EventRecorder } from '../kube/events.js';
 import type { TargetRef } from '../model/facts.js';
@@ -84,7 +84,7 @@ export function involvedObject(t: TargetRef): { apiVersion: string; kind: string
 }
 
 /** The Event reason of a step's failure, by its error's reason; any other is a CLB write that failed. */
-const FAILURE_EVENTS: Readonly<Record<string, string>> = {
+const FAILURE_EVENTS: Readonly<Partial<Record<ErrorReason, EventReasonValue>>> = {
   PermissionDenied: EventReason.PermissionDenied,
   ...Object.fromEntries(CAPABILITY_MISSING.map((r) => [r, EventReason.CapabilityMissing])),
   RecordLost: EventReason.RecordLost,
@@ -93,7 +93,7 @@ const FAILURE_EVENTS: Readonly<Record<string, string>> = {
   TkeSyncFailed: EventReason.TargetUpdateFailed,
 };
 
-function failureEvent(error: TargetError): string {
+function failureEvent(error: TargetError): EventReasonValue {
   return FAILURE_EVENTS[error.reason] ?? EventReason.ClbWriteFailed;
 }
 

@@ -30,13 +30,13 @@ import {
   type TargetStatus,
   type VerdictCounts,
 } from '../api/loopbackpolicy.js';
-import { ReadyReason, ReconcilingReason } from '../api/reasons.js';
+import { ReadyReason, ReconcilingReason, type ErrorReason } from '../api/reasons.js';
 import { countsSummary, countVerdicts, SEVERITY } from './verdict-counts.js';
 
 
 export interface TargetError {
-  /** CamelCase; for permanent errors a StalledReason (e.g. PermissionDenied). */
-  reason: string;
+  /** For permanent errors a StalledReason (e.g. PermissionDenied). */
+  reason: ErrorReason;
   message: string;
   /** Permanent = retrying cannot help (permissions, invalid request); transient = throttling, timeouts. */
   permanent: boolean;
@@ -71,7 +71,7 @@ export interface PolicyStatusInput {
   previousConditions?: readonly Condition[];
   releases?: readonly ReleaseOutcome[];
   /** A policy-wide problem only a human can fix (e.g. CAM denies DescribeLoadBalancers). */
-  policyError?: { reason: string; message: string };
+  policyError?: Omit<TargetError, 'permanent'>;
   now: Date;
   maxTargets?: number;
   /** A cluster policy's: targets and releases carry their namespace, and sort by it after severity. */

@@ -1,46 +1,41 @@
 // Deleting a policy (either kind, subject.ts) with revertOnDelete: its finalizer stays until every target it changed has its
-// originals back (the same plan and executor as a round, reading the API server). Deletion never waits silently
+// originals back. The revert is a round in which every target the policy's records name is an orphan (round.ts
+// releases): gather (the records, read from the API server; the targets from the caches) → plan and execute the
+// releases → progress (pure, deletionProgress) → status (deletion-status.ts) → requeue. Deletion never waits silently
 // (issue 15 #3, #4): while something blocks the revert, the policy is Stalled with reason DeletionBlocked, naming
 // what blocks it and the way out, and a Warning Event says the same. The way out without restoring is explicit:
 // `loopguard.dev/abandon: "true"` on the policy releases the finalizer, forgets the policy's records and leaves
 // every change as it is, recorded in Events on the policy and on each target.
-import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { ABANDON_ANNOTATION, FINALIZER } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { CONDITION_READY } from '../../api/conditions.js';
 import { EventReason, ReconcilingReason, StalledReason } from '../../api/reasons.js';
 import { deletionConditions, terminatingMessage, type DeletionState } from '../../model/deletion-status.js';
-import { classifyError } from '../../mitigation/errors.js';
 import { involvedObject, type Execution } from '../../mitigation/executor.js';
 import { sharedView } from '../../plan/snapshot.js';
-import { waitSince, type TargetPlan } from '../../plan/steps.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import type { TargetFacts } from '../../model/facts.js';
+import type { ReleaseOutcome } from '../../model/status.js';
 import { lostRecordError } from '../../model/lost-record.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { ownedBy, problemOf } from '../../model/record-registry.js';
 import { recordedFields } from '../../api/originals.js';
 import type { PolicyControllerOptions } from './deps.js';
-import { planReleases, remainingSteps } from './round.js';
+import type { PolicyRound, RoundResult } from './round.js';
 import { orphansOf } from './targets.js';
 import { abandonCommand, describeSubject, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 
 /** `loopguard.dev/abandon: "true"` on a policy being deleted: release the finalizer without restoring anything. */
-export function abandonRequested(policy: Pick<PolicySubject, 'metadata'>): boolean {
+function abandonRequested(policy: Pick<PolicySubject, 'metadata'>): boolean {
   return policy.metadata.annotations?.[ABANDON_ANNOTATION]?.trim().toLowerCase() === 'true';
 }
 
 /** What blocks the revert of one target, for the status message and its Warning Event. */
 export interface Blocked {
   kind: string;
-  /** The target's namespace when it is not the policy's (a cluster policy's targets). */
-  namespace?: string;
+  namespace: string;
   name: string;
   why: string;
-}
-
-function recordName(r: LoopbackRecord): string {
-  return r.metadata?.name ?? '';
 }
 
 /** What a record says loopguard changed, in words; a corrupt record cannot say. */
@@ -51,24 +46,48 @@ function changedFields(r: LoopbackRecord): string {
 }
 
 /** Shutdown stopped some releases mid-way: said once (log line, Event) by the controller. */
-export type StoppedReporter = (policy: PolicySubject, stopped: readonly Execution[]) => Promise<void>;
+export type StoppedReporter = (policy: PolicySubject, stopped: readonly Execution[], notReached: number) => Promise<void>;
 
 /** After a wait's end, before the next round: the round reads after the grace period, not at its last millisecond. */
 const WAIT_SLACK_MS = 250;
 
+/**
+ * Where the revert stands after its round (pure). `blocked`: what retrying cannot fix (a corrupt record, a permanent
+ * error); `pending`: what is on its way ("Kind name: cause": a wait for TKE, a transient error, an Ingress before the
+ * TkeServiceConfig cache has synced, whose release is not planned until then); `waits`: every pending target only
+ * waits for TKE, so the round comes back when the first wait ends rather than on the error backoff.
+ */
+export function deletionProgress(records: readonly LoopbackRecord[], releases: readonly ReleaseOutcome[], configsKnown: boolean): { blocked: Blocked[]; pending: string[]; waits: boolean } {
+  const blocked: Blocked[] = [];
+  const pending: string[] = [];
+  for (const r of records) {
+    const t = r.spec.target;
+    const problem = problemOf(r);
+    const name = r.metadata?.name ?? '';
+    if (problem) {
+      blocked.push({ ...t, why: `its LoopbackRecord ${name} is invalid (${problem}), so loopguard cannot tell what to restore. Inspect it (kubectl get loopbackrecord ${name} -o yaml), restore the fields by hand, then kubectl delete loopbackrecord ${name}` });
+    } else if (!configsKnown && t.kind === 'Ingress') pending.push(`Ingress ${t.name}: waiting for the TkeServiceConfig cache to sync`);
+  }
+  for (const r of releases) {
+    if (r.error?.permanent) blocked.push({ kind: r.kind, namespace: r.namespace ?? '', name: r.name, why: `${r.error.reason}: ${r.error.message}` });
+    else pending.push(`${r.kind} ${r.name}: ${r.error ? `${r.error.reason}: ${r.error.message}` : (r.plan[0] ?? 'steps remain')}`);
+  }
+  return { blocked, pending, waits: pending.length > 0 && releases.length === pending.length && releases.every((r) => !r.error) };
+}
+
 export class PolicyDeletion {
   constructor(
     private readonly o: PolicyControllerOptions,
+    private readonly round: PolicyRound,
     private readonly reportStopped: StoppedReporter,
   ) {}
 
-  /** Reverts, then releases the finalizer; a revert still on its way asks to be run again (the outcome, or a throw). */
+  /** Reverts, then releases the finalizer; a revert still on its way asks to be run again. */
   async finalize(policy: PolicySubject, signal: AbortSignal): Promise<ReconcileOutcome | void> {
     if (!policy.metadata.finalizers?.includes(FINALIZER)) return;
-    const owner = policy.owner;
     if (policy.spec.revertOnDelete && this.o.executor) {
       const all = await this.o.records.list(policy.namespace);
-      const records = all.filter((r) => ownedBy(r, owner));
+      const records = all.filter((r) => ownedBy(r, policy.owner));
       if (abandonRequested(policy)) await this.abandon(policy, records);
       else {
         // Said before the revert runs (a throttled CLB can hold it up for a minute of retries), then with its cause.
@@ -76,19 +95,22 @@ export class PolicyDeletion {
         if (records.length > 0 && ready?.reason !== ReconcilingReason.Terminating && ready?.reason !== StalledReason.DeletionBlocked) {
           await this.writeConditions(policy, { blocked: false, message: terminatingMessage(records.map((r) => `${r.spec.target.kind} ${r.spec.target.name}: restoring`)) });
         }
-        const { blocked, pending, facts, waitsEndAt } = await this.revert(policy, records, signal);
-        if (blocked.length > 0) {
-          const message = await this.reportBlocked(policy, blocked);
-          throw new Error(message);
+        const { run, facts } = await this.revert(policy, records, signal);
+        if (run.stopped.length > 0 || run.skipped > 0) {
+          // Not blocked: shutdown began. The next leader resumes the revert; no Stalled for that.
+          await this.reportStopped(policy, run.stopped, run.skipped);
+          return { retry: new Error('reverting before the finalizer is released: stopped by shutdown') };
         }
-        // Waiting for TKE or retrying a transient error is progress, not a block: the queue's backoff retries it,
-        // and the status says so (Reconciling/Terminating), not the last round's Ready.
+        const { blocked, pending, waits } = deletionProgress(records, run.releases, this.o.tkeServiceConfigsSynced());
+        if (blocked.length > 0) return { retry: new Error(await this.reportBlocked(policy, blocked)) };
         if (pending.length > 0) {
+          // Waiting for TKE or retrying a transient error is progress, not a block: the status says so
+          // (Reconciling/Terminating), not the last round's Ready.
           await this.writeConditions(policy, { blocked: false, message: terminatingMessage(pending) });
-          // Only waits with a known end (kube-proxy's VIP release, TKE's grace period): come back when the first ends,
-          // not on the error backoff, which would re-read the CLBs a dozen times during a 10 s wait.
-          if (waitsEndAt !== undefined) return { requeueAfterMs: Math.max(0, waitsEndAt - Date.now()) + WAIT_SLACK_MS };
-          throw new Error(`reverting before the finalizer is released: ${pending.length} target(s) not restored yet, e.g. ${pending[0]}`);
+          // A wait with a known end (kube-proxy's VIP release, TKE's grace period) comes back when it ends, not on the
+          // error backoff, which would re-read the CLBs a dozen times during a 10 s wait.
+          if (waits && run.graceEndsAt !== undefined) return { requeueAfterMs: Math.max(0, run.graceEndsAt - Date.now()) + WAIT_SLACK_MS };
+          return { retry: new Error(`reverting before the finalizer is released: ${pending.length} target(s) not restored yet, e.g. ${pending[0]}`) };
         }
         await this.reportLost(policy, facts, all);
       }
@@ -96,76 +118,18 @@ export class PolicyDeletion {
     await this.o.writer.setFinalizers({ kind: policy.kind, metadata: policy.metadata }, (policy.metadata.finalizers ?? []).filter((f) => f !== FINALIZER));
   }
 
-  /**
-   * Releases every target of the policy. `blocked`: what retrying cannot fix (a corrupt record, a permanent error);
-   * `pending`: what is still on its way (a wait for TKE, a transient error).
-   */
-  private async revert(
-    policy: PolicySubject,
-    records: readonly LoopbackRecord[],
-    signal: AbortSignal,
-  ): Promise<{ blocked: Blocked[]; pending: string[]; facts: TargetFacts[]; /** Set when every pending target waits, and the first wait's end is known. */ waitsEndAt?: number }> {
-    const owner = policy.owner;
+  /** The round that releases every target of the policy's (readable) records, as any round releases its orphans. */
+  private async revert(policy: PolicySubject, records: readonly LoopbackRecord[], signal: AbortSignal): Promise<{ run: RoundResult; facts: TargetFacts[] }> {
     // A cluster policy's targets are in the namespaces its records name (a namespace that left it included).
-    const namespaces = policy.namespace !== undefined ? [policy.namespace] : [...new Set(records.map((r) => r.spec.target.namespace))];
-    // One namespace at a time: a cluster policy's records may span hundreds, and a blocked revert retries this.
-    const facts: TargetFacts[] = [];
-    for (const ns of namespaces) {
-      const [services, ingresses] = await Promise.all([this.o.writer.list('Service', ns), this.o.writer.list('Ingress', ns)]);
-      facts.push(...services.map((x) => serviceFacts(x as V1Service)), ...ingresses.map((x) => ingressFacts(x as V1Ingress)));
-    }
-    const inScope = new Set(namespaces);
-    const blocked: Blocked[] = [];
-    // A corrupt record cannot be released (its originals are unknown); it blocks with the way to finish by hand.
-    for (const r of records) {
-      const problem = problemOf(r);
-      if (!problem) continue;
-      const t = r.spec.target;
-      blocked.push({
-        kind: t.kind,
-        namespace: t.namespace,
-        name: t.name,
-        why: `its LoopbackRecord ${recordName(r)} is invalid (${problem}), so loopguard cannot tell what to restore. Inspect it (kubectl get loopbackrecord ${recordName(r)} -o yaml), restore the fields by hand, then kubectl delete loopbackrecord ${recordName(r)}`,
-      });
-    }
-    const releasable = records.filter((r) => !problemOf(r));
-    let plans: TargetPlan[];
-    try {
-      // planReleases leaves Ingresses out until the TkeServiceConfig cache has synced; they come back below as pending.
-      const orphans = orphansOf(releasable, owner, new Set(), facts);
-      // Who else is on the released targets' CLBs (any namespace): a release never puts a source back on a VIP another
-      // Service's prevent-loopback keeps bound (shared-clb.ts). Which policy manages them does not matter to a release.
-      const elsewhere = this.o.caches.services().filter((svc) => !inScope.has(svc.metadata?.namespace ?? '')).map(serviceFacts);
-      const shared = sharedView(orphans.map((o) => o.facts), [...facts, ...elsewhere], () => undefined);
-      plans = await planReleases(this.o, { owner, spec: policy.spec, profile: this.o.profile(), shared }, orphans, signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      const error = classifyError(err, "reading the targets' CLBs");
-      if (!error.permanent) throw err;
-      blocked.push({ kind: 'CLB', name: '*', why: `${error.reason}: ${error.message}` });
-      return { blocked, pending: [], facts };
-    }
-    const pending: string[] = [];
-    const planned = new Set(plans.map((p) => `${p.target.kind}/${p.target.namespace}/${p.target.name}`));
-    for (const r of releasable) if (!planned.has(`${r.spec.target.kind}/${r.spec.target.namespace}/${r.spec.target.name}`) && r.spec.target.kind === 'Ingress') pending.push(`Ingress ${r.spec.target.name}: waiting for the TkeServiceConfig cache to sync`);
-    const executions = await this.o.executor!.execute(owner, plans, signal);
-    const stopped = executions.filter((e) => e.stopped);
-    if (stopped.length > 0) {
-      // Not blocked: shutdown began. The next leader resumes the revert; no Stalled for that.
-      await this.reportStopped(policy, stopped);
-      throw new Error(`reverting before the finalizer is released: stopped by shutdown with ${stopped.length} target(s) not restored yet`);
-    }
-    let waitsEndAt: number | undefined;
-    let unknownEnd = pending.length > 0;
-    for (const e of executions) {
-      if (e.gone || (!e.error && remainingSteps(e).length === 0)) continue;
-      if (e.error?.permanent) blocked.push({ kind: e.plan.target.kind, namespace: e.plan.target.namespace, name: e.plan.target.name, why: `${e.error.reason}: ${e.error.message}` });
-      else pending.push(`${e.plan.target.kind} ${e.plan.target.name}: ${e.error ? `${e.error.reason}: ${e.error.message}` : (e.waiting ?? 'steps remain')}`);
-      const since = e.waiting && !e.error ? (e.waitSince ?? Date.parse(waitSince(e.executed.at(-1)) ?? '')) : NaN;
-      if (Number.isNaN(since)) unknownEnd = true;
-      else waitsEndAt = Math.min(waitsEndAt ?? Infinity, since + this.o.tkeGraceMs);
-    }
-    return { blocked, pending, facts, ...(waitsEndAt !== undefined && !unknownEnd ? { waitsEndAt } : {}) };
+    const scope = new Set(policy.namespace !== undefined ? [policy.namespace] : records.map((r) => r.spec.target.namespace));
+    const services = this.o.caches.services().map(serviceFacts);
+    const facts = [...services.filter((t) => scope.has(t.namespace)), ...[...scope].flatMap((ns) => this.o.caches.ingresses(ns).map(ingressFacts))];
+    const orphans = orphansOf(records.filter((r) => !problemOf(r)), policy.owner, new Set(), facts);
+    // Who else is on the released targets' CLBs (any namespace): a release never puts a source back on a VIP another
+    // Service's prevent-loopback keeps bound (shared-clb.ts). Which policy manages them does not matter to a release.
+    const shared = sharedView(orphans.map((o) => o.facts), [...facts, ...services.filter((t) => !scope.has(t.namespace))], () => undefined);
+    const run = await this.round.run({ owner: policy.owner, spec: policy.spec, profile: this.o.profile(), targets: [], orphans, enforcing: true, shared }, signal);
+    return { run, facts };
   }
 
   /**
@@ -195,19 +159,14 @@ export class PolicyDeletion {
   private async reportBlocked(policy: PolicySubject, blocked: readonly Blocked[]): Promise<string> {
     const first = blocked[0]!;
     const message =
-      `deletion waits for the revert of ${blocked.length} target(s), e.g. ${first.kind} ${first.namespace ? `${first.namespace}/` : ''}${first.name}: ${first.why}. ` +
+      `deletion waits for the revert of ${blocked.length} target(s), e.g. ${first.kind} ${first.namespace}/${first.name}: ${first.why}. ` +
       `loopguard keeps retrying; to finish without restoring, run: ${abandonCommand(policy)}`;
     await this.writeConditions(policy, { blocked: true, message });
     // The status of a cluster policy is read by cluster-level readers only and may name the targets; its Event may not.
-    const named = blocked.filter((b) => b.name !== '*');
-    const said =
-      policy.namespace === undefined && named.length > 0
-        ? `deletion waits for the revert of ${targetsForPolicyEvent(policy, named)}. loopguard keeps retrying; to finish without restoring, run: ${abandonCommand(policy)}`
-        : message;
+    const said = policy.namespace === undefined ? `deletion waits for the revert of ${targetsForPolicyEvent(policy, blocked)}. loopguard keeps retrying; to finish without restoring, run: ${abandonCommand(policy)}` : message;
     await this.o.events.record(subjectRef(policy), 'Warning', EventReason.DeletionBlocked, said);
     for (const b of blocked) {
-      if (b.name === '*') continue;
-      await this.o.events.record(involvedObject({ kind: b.kind as 'Service' | 'Ingress', namespace: b.namespace ?? policy.namespace ?? '', name: b.name }), 'Warning', EventReason.DeletionBlocked, `${describeSubject(policy)} cannot restore this ${b.kind}: ${b.why}`);
+      await this.o.events.record(involvedObject({ kind: b.kind as 'Service' | 'Ingress', namespace: b.namespace, name: b.name }), 'Warning', EventReason.DeletionBlocked, `${describeSubject(policy)} cannot restore this ${b.kind}: ${b.why}`);
     }
     return message;
   }

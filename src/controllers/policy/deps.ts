@@ -44,8 +44,8 @@ export interface PolicyControllerOptions extends RoundDeps {
   statusWriter: Pick<PolicyStatusWriter, 'apply'>;
   /** The OpenReports Report per governed namespace (docs/cluster-policy.md §8); absent: none written. */
   reports?: Pick<NamespaceReports, 'enabled' | 'publish' | 'forget'>;
-  /** Enforce's Kubernetes writer (finalizers; the revert reads targets through it). */
-  writer: Pick<KubeWriter, 'setFinalizers' | 'list'>;
+  /** Enforce's Kubernetes writer (finalizers). */
+  writer: Pick<KubeWriter, 'setFinalizers'>;
   /** The ownership registry (LoopbackRecords), read from the API server by the revert. */
   records: Pick<RecordRegistry, 'list' | 'remove'>;
   events: Pick<EventRecorder, 'record' | 'recordStanding'>;

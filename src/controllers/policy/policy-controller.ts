@@ -20,7 +20,7 @@ import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
 import { ExecutionInterrupted, involvedObject, type Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
-import { holderOf, type OwnerKey } from '../../model/record-registry.js';
+import { holderOf, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { PolicyDeletion } from './deletion.js';
 import type { PolicyControllerOptions } from './deps.js';
@@ -63,7 +63,7 @@ export class PolicyController {
 
   constructor(private readonly o: PolicyControllerOptions) {
     this.round = new PolicyRound(o);
-    this.deletion = new PolicyDeletion(o, (policy, stopped) => this.reportStopped(policy, stopped, false));
+    this.deletion = new PolicyDeletion(o, this.round, (policy, stopped, notReached) => this.reportStopped(policy, stopped, false, notReached));
   }
 
   /** A change that concerns the policy (routing.ts): its next round plans the targets the change concerns. */
@@ -103,13 +103,13 @@ export class PolicyController {
     }
   }
 
-  private subject(key: string): PolicySubject | undefined {
-    const [first = '', name = ''] = key.split('/');
-    if (first === CLUSTER_KIND) {
-      const cluster = this.o.caches.clusterPolicy(name);
+  private subject(key: OwnerKey): PolicySubject | undefined {
+    const ref = policyRefOf(key);
+    if (ref.kind === CLUSTER_KIND) {
+      const cluster = this.o.caches.clusterPolicy(ref.name);
       return cluster ? clusterSubjectOf(cluster) : undefined;
     }
-    const policy = this.o.caches.policy(first, name);
+    const policy = this.o.caches.policy(ref.namespace, ref.name);
     return policy ? subjectOf(policy) : undefined;
   }
 
@@ -386,8 +386,8 @@ export class PolicyController {
     this.planned.delete(key);
     this.clbs.delete(key);
     this.pending.delete(key);
-    const [first = '', name = ''] = key.split('/');
-    this.o.metrics.forgetTargets(first === CLUSTER_KIND ? '' : first, first === CLUSTER_KIND ? key : name);
+    const ref = policyRefOf(key);
+    this.o.metrics.forgetTargets(ref.namespace, ref.kind === CLUSTER_KIND ? key : ref.name);
     this.lastVerdicts.delete(key);
   }
 }

@@ -25,7 +25,7 @@ const CHUNKS_IN_FLIGHT = 3;
 export interface RoundResult {
   outcomes: TargetOutcome[];
   releases: ReleaseOutcome[];
-  policyError?: { reason: string; message: string };
+  policyError?: Omit<TargetError, 'permanent'>;
   /** Some target waits for TKE (an auto config, a declared config): read again soon. */
   waiting: boolean;
   /** The earliest end of a grace period a wait for TKE is counting (ms): the read that decides comes right after. */
@@ -252,7 +252,7 @@ export class PolicyRound {
       noteWait(result, e, this.d.tkeGraceMs);
       if (e.stopped) result.stopped.push(e);
       const rest = remainingSteps(e);
-      if (rest.length > 0 || e.error) result.releases.push({ kind: e.plan.target.kind, namespace: e.plan.target.namespace, name: e.plan.target.name, plan: rest.map(describeStep), ...(e.error ? { error: e.error } : {}) });
+      if (!e.gone && (rest.length > 0 || e.error)) result.releases.push({ kind: e.plan.target.kind, namespace: e.plan.target.namespace, name: e.plan.target.name, plan: rest.map(describeStep), ...(e.error ? { error: e.error } : {}) });
     }
   }
 }

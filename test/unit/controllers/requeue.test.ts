@@ -8,7 +8,7 @@ const base: RequeueInput = { outcomes: [], releases: [], waiting: false, streak:
 
 describe('nextReconcile', () => {
   it('a transient error anywhere (target or release) asks for a backoff retry and keeps the streak', () => {
-    const error = { reason: 'RetryingAfterError', message: 'throttled', permanent: false };
+    const error = { reason: 'RetryingAfterError' as const, message: 'throttled', permanent: false };
     const r = nextReconcile({ ...base, streak: 2, outcomes: [target('L4Loopback')], releases: [{ kind: 'Service', name: 'x', plan: [], error }] });
     expect('retry' in r.outcome && r.outcome.retry?.message).toMatch(/1 target\(s\) failed transiently.*throttled/);
     expect(r.streak).toBe(2);
@@ -62,7 +62,7 @@ describe('nextReconcile, converged with a time that decides a verdict', () => {
 });
 
 describe('settled: an outcome that holds until something changes (else planned again next round)', () => {
-  const error = { reason: 'RetryingAfterError', message: 'throttled', permanent: false };
+  const error = { reason: 'RetryingAfterError' as const, message: 'throttled', permanent: false };
   const ingress = (rootCause: string): TargetOutcome => ({ assessment: { ...target(rootCause).assessment, target: { kind: 'Ingress', namespace: 'ns', name: 'api' } } });
   // [what, outcome, enforcing, TkeServiceConfig cache synced, settled]
   it.each<[string, TargetOutcome, boolean, boolean, boolean]>([

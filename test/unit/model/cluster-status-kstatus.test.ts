@@ -35,7 +35,7 @@ const atRiskPlan = (ns: string) => outcome(ns, 'd', 'PodSourceNotMasqueraded', {
 const observing = (ns: string) => outcome(ns, 'f', 'ClbNotObserved');
 const denied = (ns: string) =>
   outcome(ns, 'h', 'PodSourceNotMasqueraded', { changes: [SRC], error: { reason: 'PermissionDenied', message: 'CAM denies clb:ModifyListener; grant it to the operator role', permanent: true } });
-const throttled = (ns: string) => outcome(ns, 'i', 'PodSourceNotMasqueraded', { changes: [SRC], error: { reason: 'RequestLimitExceeded', message: 'CLB API throttled', permanent: false } });
+const throttled = (ns: string) => outcome(ns, 'i', 'PodSourceNotMasqueraded', { changes: [SRC], error: { reason: 'Throttled', message: 'CLB API throttled', permanent: false } });
 
 function build(namespaces: Record<string, PolicyMode>, outcomes: TargetOutcome[], extra: Partial<ClusterStatusInput> = {}) {
   return buildClusterPolicyStatus({ generation: GENERATION, namespaces: new Map(Object.entries(namespaces)), excluded: ['kube-system'], outcomes, now, profile: PROFILES.ipvsNew, ...extra });

@@ -55,7 +55,7 @@ const denied = outcome('h', 'PodSourceNotMasqueraded', {
 });
 const throttled = outcome('i', 'PodSourceNotMasqueraded', {
   changes: [SRC],
-  error: { reason: 'RequestLimitExceeded', message: 'CLB API throttled', permanent: false },
+  error: { reason: 'Throttled', message: 'CLB API throttled', permanent: false },
 });
 
 interface Row {
@@ -248,7 +248,7 @@ describe('counts and target list', () => {
     // The worst a target can carry: a 32-line plan of long lines, 6 long alternatives, a long message and error.
     const longAlternatives = Array.from({ length: 6 }, (_, i) => ({ id: 'ServiceDnsName' as const, advice: `advice ${i} ${'a'.repeat(600)}`, limits: 'l'.repeat(300), source: 's' }));
     const worst = (name: string, rootCause: RootCauseId): TargetOutcome => {
-      const o = outcome(name, rootCause, { changes: Array.from({ length: 40 }, (_, i) => ({ ...SRC, listenerId: `lbl-${i}-${'x'.repeat(300)}` })), error: { reason: 'RequestLimitExceeded', message: 'e'.repeat(2000), permanent: false } });
+      const o = outcome(name, rootCause, { changes: Array.from({ length: 40 }, (_, i) => ({ ...SRC, listenerId: `lbl-${i}-${'x'.repeat(300)}` })), error: { reason: 'Throttled', message: 'e'.repeat(2000), permanent: false } });
       return { ...o, assessment: { ...o.assessment, alternatives: longAlternatives, rootCause: { ...o.assessment.rootCause, message: 'm'.repeat(2000) } }, plan: Array.from({ length: 40 }, (_, i) => `step ${i} ${'p'.repeat(300)}`) };
     };
     const outcomes = [
@@ -256,7 +256,7 @@ describe('counts and target list', () => {
       ...Array.from({ length: 2_500 }, (_, i) => worst(`risk-${i}`, 'KubeProxyTooOld')),
       ...Array.from({ length: 500 }, (_, i) => outcome(`ok-${i}`, 'LoopbackPrevented')),
     ];
-    const releases = Array.from({ length: 40 }, (_, i) => ({ kind: 'Service' as const, name: `gone-${i}`, plan: Array.from({ length: 40 }, (_, j) => `restore ${j} ${'r'.repeat(300)}`), error: { reason: 'RequestLimitExceeded', message: 'e'.repeat(2000), permanent: false } }));
+    const releases = Array.from({ length: 40 }, (_, i) => ({ kind: 'Service' as const, name: `gone-${i}`, plan: Array.from({ length: 40 }, (_, j) => `restore ${j} ${'r'.repeat(300)}`), error: { reason: 'Throttled' as const, message: 'e'.repeat(2000), permanent: false } }));
     const s = status('Enforce', outcomes, { releases });
     const bytes = JSON.stringify({ apiVersion: 'loopguard.dev/v1alpha1', kind: 'LoopbackPolicy', metadata: { name: 'p', namespace: 'shop' }, spec: {}, status: s }).length;
     expect(bytes).toBeLessThan(512 * 1024);
@@ -273,13 +273,13 @@ describe('counts and target list', () => {
     const many: Change[] = Array.from({ length: 40 }, (_, i) => ({ ...SRC, listenerId: `lbl-${i}` }));
     const t = targetStatusOf({
       ...outcome('web', 'PodSourceNotMasqueraded', { changes: many }),
-      error: { reason: 'RequestLimitExceeded', message: 'x'.repeat(2000), permanent: false },
+      error: { reason: 'Throttled', message: 'x'.repeat(2000), permanent: false },
     });
     expect(t.plan).toHaveLength(MAX_PLAN_LINES);
     expect(t.plan?.[0]).toBe('listener lbl-0 (TCP:80): health-check source VIP -> 100.64.0.0/10');
     expect(t.plan?.[MAX_PLAN_LINES - 1]).toBe('... and 9 more steps');
     expect(t.message?.length).toBeLessThanOrEqual(1024);
-    expect(t.message).toMatch(/Last error \(RequestLimitExceeded\)/);
+    expect(t.message).toMatch(/Last error \(Throttled\)/);
     expect(t.loadBalancerId).toBe('lb-1');
     expect(t).not.toHaveProperty('mitigations');
   });

@@ -121,7 +121,6 @@ function harnessOf(names: readonly string[], perClb: number) {
       setFinalizers: async (p: LoopbackPolicy, finalizers: string[]) => {
         p.metadata.finalizers = finalizers;
       },
-      list: async (kind: string) => (kind === 'Service' ? world.v1Services() : []),
     },
     records: {
       list: async () => records(),
@@ -276,7 +275,7 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     expect((outcome as { requeueAfterMs: number }).requeueAfterMs).toBeGreaterThan(GRACE_MS - 1_000);
     expect((outcome as { requeueAfterMs: number }).requeueAfterMs).toBeLessThanOrEqual(GRACE_MS + 250);
     expect([...h.world.listeners.values()].flat().map((l) => l.source)).toEqual([1, 1, 1, 1]);
-    expect(p.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Terminating', message: expect.stringMatching(/VipReleased/) });
+    expect(p.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Terminating', message: expect.stringMatching(/Service web: wait for kube-proxy to release the VIP of CLB lb-1/) });
     expect(p.metadata.finalizers).toEqual([FINALIZER]);
     later(GRACE_MS);
     await h.reconcile('p');
@@ -293,7 +292,8 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     if (entry) entry.record = { v: 1, listeners: { 'lb-1-tcp': { sourceIpType: 7 as 0 } } };
     const p = h.policies.get('p') as LoopbackPolicy;
     p.metadata.deletionTimestamp = new Date();
-    await expect(h.reconcile('p')).rejects.toThrow(/deletion waits for the revert of 1 target/);
+    const outcome = await h.reconcile('p');
+    expect((outcome as { retry?: Error }).retry?.message).toMatch(/deletion waits for the revert of 1 target\(s\), e\.g\. Service shop\/web: its LoopbackRecord/);
     expect(p.status?.conditions?.find((c) => c.type === 'Stalled')).toMatchObject({ status: 'True', reason: 'DeletionBlocked' });
     expect(p.metadata.finalizers).toEqual([FINALIZER]);
     expect(h.events).toContainEqual({ target: 'p', reason: 'DeletionBlocked', type: 'Warning' });

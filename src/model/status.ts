@@ -61,6 +61,8 @@ export interface ReleaseOutcome {
   name: string;
   plan: readonly string[];
   error?: TargetError;
+  /** The release waits for TKE; what for, as the executor says it (e.g. "waiting 8 s for kube-proxy …"). */
+  waiting?: string;
 }
 
 export interface PolicyStatusInput {
@@ -70,8 +72,6 @@ export interface PolicyStatusInput {
   outcomes: readonly TargetOutcome[];
   previousConditions?: readonly Condition[];
   releases?: readonly ReleaseOutcome[];
-  /** A policy-wide problem only a human can fix (e.g. CAM denies DescribeLoadBalancers). */
-  policyError?: Omit<TargetError, 'permanent'>;
   now: Date;
   maxTargets?: number;
   /** A cluster policy's: targets and releases carry their namespace, and sort by it after severity. */
@@ -202,15 +202,14 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts, shown: number
 
   // --- Stalled
   let stalled: Evaluation['stalled'];
-  // A release that cannot be carried out needs a human as much as a target that cannot be mitigated.
+  // A permanent error needs a human in any mode (Audit reads CLBs and keeps held changes too: CAM can deny either). A
+  // release that cannot be carried out needs one as much as a target that cannot be mitigated.
   const permanent = [
-    ...outcomes.flatMap((o) => (o.error?.permanent && enforced(o) ? [{ who: label(o), error: o.error }] : [])),
+    ...outcomes.flatMap((o) => (o.error?.permanent ? [{ who: label(o), error: o.error }] : [])),
     ...(input.releases ?? []).flatMap((r) => (r.error?.permanent ? [{ who: `${r.kind}/${r.name} (release)`, error: r.error }] : [])),
   ];
   const blocked = outcomes.filter((o) => enforced(o) && o.assessment.blockers.length > 0);
-  if (input.policyError) {
-    stalled = { reason: input.policyError.reason, message: input.policyError.message };
-  } else if ((enforce || input.enforcedIn !== undefined) && permanent.length > 0) {
+  if (permanent.length > 0) {
     stalled = {
       reason: permanent[0]!.error.reason,
       message: examples(permanent.map((p) => ({ who: p.who, text: p.error.message }))),

@@ -54,10 +54,10 @@ const WAIT_SLACK_MS = 250;
 /**
  * Where the revert stands after its round (pure). `blocked`: what retrying cannot fix (a corrupt record, a permanent
  * error); `pending`: what is on its way ("Kind name: cause": a wait for TKE, a transient error, an Ingress before the
- * TkeServiceConfig cache has synced, whose release is not planned until then); `waits`: every pending target only
+ * TkeServiceConfig cache has synced, whose release is not planned until then); `onlyTkeWaits`: every pending target only
  * waits for TKE, so the round comes back when the first wait ends rather than on the error backoff.
  */
-export function deletionProgress(records: readonly LoopbackRecord[], releases: readonly ReleaseOutcome[], configsKnown: boolean): { blocked: Blocked[]; pending: string[]; waits: boolean } {
+export function deletionProgress(records: readonly LoopbackRecord[], releases: readonly ReleaseOutcome[], configsKnown: boolean): { blocked: Blocked[]; pending: string[]; onlyTkeWaits: boolean } {
   const blocked: Blocked[] = [];
   const pending: string[] = [];
   for (const r of records) {
@@ -70,9 +70,9 @@ export function deletionProgress(records: readonly LoopbackRecord[], releases: r
   }
   for (const r of releases) {
     if (r.error?.permanent) blocked.push({ kind: r.kind, namespace: r.namespace ?? '', name: r.name, why: `${r.error.reason}: ${r.error.message}` });
-    else pending.push(`${r.kind} ${r.name}: ${r.error ? `${r.error.reason}: ${r.error.message}` : (r.plan[0] ?? 'steps remain')}`);
+    else pending.push(`${r.kind} ${r.name}: ${r.error ? `${r.error.reason}: ${r.error.message}` : (r.waiting ?? r.plan[0] ?? 'steps remain')}`);
   }
-  return { blocked, pending, waits: pending.length > 0 && releases.length === pending.length && releases.every((r) => !r.error) };
+  return { blocked, pending, onlyTkeWaits: pending.length > 0 && releases.length === pending.length && releases.every((r) => !r.error) };
 }
 
 export class PolicyDeletion {
@@ -101,7 +101,7 @@ export class PolicyDeletion {
           await this.reportStopped(policy, run.stopped, run.skipped);
           return { retry: new Error('reverting before the finalizer is released: stopped by shutdown') };
         }
-        const { blocked, pending, waits } = deletionProgress(records, run.releases, this.o.tkeServiceConfigsSynced());
+        const { blocked, pending, onlyTkeWaits } = deletionProgress(records, run.releases, this.o.tkeServiceConfigsSynced());
         if (blocked.length > 0) return { retry: new Error(await this.reportBlocked(policy, blocked)) };
         if (pending.length > 0) {
           // Waiting for TKE or retrying a transient error is progress, not a block: the status says so
@@ -109,7 +109,7 @@ export class PolicyDeletion {
           await this.writeConditions(policy, { blocked: false, message: terminatingMessage(pending) });
           // A wait with a known end (kube-proxy's VIP release, TKE's grace period) comes back when it ends, not on the
           // error backoff, which would re-read the CLBs a dozen times during a 10 s wait.
-          if (waits && run.graceEndsAt !== undefined) return { requeueAfterMs: Math.max(0, run.graceEndsAt - Date.now()) + WAIT_SLACK_MS };
+          if (onlyTkeWaits && run.graceEndsAt !== undefined) return { requeueAfterMs: Math.max(0, run.graceEndsAt - Date.now()) + WAIT_SLACK_MS };
           return { retry: new Error(`reverting before the finalizer is released: ${pending.length} target(s) not restored yet, e.g. ${pending[0]}`) };
         }
         await this.reportLost(policy, facts, all);
@@ -128,7 +128,7 @@ export class PolicyDeletion {
     // Who else is on the released targets' CLBs (any namespace): a release never puts a source back on a VIP another
     // Service's prevent-loopback keeps bound (shared-clb.ts). Which policy manages them does not matter to a release.
     const shared = sharedView(orphans.map((o) => o.facts), [...facts, ...services.filter((t) => !scope.has(t.namespace))], () => undefined);
-    const run = await this.round.run({ owner: policy.owner, spec: policy.spec, profile: this.o.profile(), targets: [], orphans, enforcing: true, shared }, signal);
+    const run = await this.round.run({ owner: policy.owner, spec: policy.spec, profile: this.o.profile(), targets: [], orphans, enforcing: () => true, shared }, signal);
     return { run, facts };
   }
 

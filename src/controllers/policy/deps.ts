@@ -85,7 +85,8 @@ export interface RoundInput {
   targets: readonly TargetFacts[];
   /** Targets whose record belongs to this policy but that it does not manage now, with their records. */
   orphans: readonly Orphan[];
-  enforcing: boolean;
+  /** Whether the target's mode is Enforce (a cluster policy's namespaces may differ; a release follows its own). */
+  enforcing: (target: TargetRef) => boolean;
   /** Who shares the targets' CLBs and TkeServiceConfigs (src/plan/snapshot.ts). */
   shared: SharedView;
   /** A cluster policy's `skipAnnotation: Ignore`. */

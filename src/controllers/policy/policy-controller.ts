@@ -10,7 +10,7 @@
 // cluster profile) plans every target: the level is what is planned, never a memo of an earlier round.
 // A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
-import { FINALIZER, type LoopbackPolicyStatus, type PolicyMode } from '../../api/loopbackpolicy.js';
+import { FINALIZER, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
 import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
@@ -126,7 +126,7 @@ export class PolicyController {
     const targets = this.changedTargets(key, all);
     await this.ensureFinalizer(policy, all);
     const previous = await this.markReconciling(policy);
-    const run = await this.runByMode(policy, targets, signal);
+    const run = await this.runRound(policy, targets, signal);
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.
@@ -175,15 +175,13 @@ export class PolicyController {
     }
     this.planned.set(key, now);
     this.clbs.set(key, new Set(boundClbs(all.mine.map((m) => m.facts))));
-    if (run.policyError) this.touch(key, EVERYTHING);
     // A target that has not settled (requeue.ts) stays pending, as does one whose verdict a time decides (`due`, at the
     // requeue's graceEndsAt); shutdown's stop leaves everything the round planned pending.
-    const enforcing = (ns: string) => this.o.executor !== undefined && (all.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce';
     const configsKnown = this.o.tkeServiceConfigsSynced();
     for (const m of planned.mine) {
       const k = targetKey(m.facts);
       const o = now.get(k);
-      if (!o || !settled(o, enforcing(m.facts.namespace), configsKnown) || run.stopped.length > 0) this.touch(key, { target: k });
+      if (!o || !settled(o, this.o.executor !== undefined && m.mode === 'Enforce', configsKnown) || run.stopped.length > 0) this.touch(key, { target: k });
     }
     for (const k of run.due ?? []) this.touch(key, { target: k });
     return [...now.values()];
@@ -197,7 +195,6 @@ export class PolicyController {
       outcomes,
       releases: run.releases,
       previousConditions: previous?.conditions,
-      ...(run.policyError ? { policyError: run.policyError } : {}),
       now: new Date(),
     };
     const reports = await this.publishReports(policy, outcomes, targets);
@@ -210,34 +207,20 @@ export class PolicyController {
   }
 
   /**
-   * The round, once per mode: a LoopbackPolicy has one; a cluster policy's namespaces may be in Enforce or Audit
-   * (modeOverrides), and a namespace that left it releases by the mode its labels give now.
+   * One round over the targets the changes concern and the orphans, each carried out by its own mode: a cluster
+   * policy's namespaces may be in Enforce or Audit (modeOverrides), and a namespace that left it releases by the mode
+   * its labels give now (targets.ts).
    */
-  private async runByMode(policy: PolicySubject, targets: PolicyTargets, signal: AbortSignal): Promise<RoundResult> {
-    const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
-    if (targets.mine.length === 0 && targets.orphans.length === 0) return result;
+  private async runRound(policy: PolicySubject, targets: PolicyTargets, signal: AbortSignal): Promise<RoundResult> {
+    if (targets.mine.length === 0 && targets.orphans.length === 0) return { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
+    const modes = new Map([...targets.mine, ...targets.orphans].map((t) => [targetKey(t.facts), t.mode]));
     // The orphans' CLBs too: a release must see who else keeps a shared CLB's VIP bound (shared-clb.ts).
     const ignoreSkipOf = policy.cluster?.skipAnnotation === 'Ignore' ? policy.owner : undefined;
-    const shared = sharedWith([...targets.mine.map((m) => m.facts), ...targets.orphans.map((o) => o.facts)], this.o.caches, new Set(targets.namespaces.keys()), targets.index, ignoreSkipOf);
-    for (const mode of ['Enforce', 'Audit'] as const satisfies readonly PolicyMode[]) {
-      const own = targets.mine.filter((m) => m.mode === mode).map((m) => m.facts);
-      const orphans = targets.orphans.filter((o) => o.mode === mode);
-      if (own.length === 0 && orphans.length === 0) continue;
-      const enforcing = mode === 'Enforce' && this.o.executor !== undefined;
-      const run = await this.round.run(
-        { spec: { ...policy.spec, mode }, profile: this.o.profile(), owner: policy.owner, targets: own, orphans, enforcing, shared, ...(policy.cluster?.skipAnnotation === 'Ignore' ? { ignoreSkipAnnotation: true } : {}) },
-        signal,
-      );
-      result.outcomes.push(...run.outcomes);
-      result.releases.push(...run.releases);
-      result.waiting ||= run.waiting;
-      if (run.graceEndsAt !== undefined) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, run.graceEndsAt);
-      if (run.due) (result.due ??= []).push(...run.due);
-      result.stopped.push(...run.stopped);
-      result.skipped += run.skipped;
-      if (run.policyError) result.policyError ??= run.policyError;
-    }
-    return result;
+    const shared = sharedWith([...targets.mine, ...targets.orphans].map((t) => t.facts), this.o.caches, new Set(targets.namespaces.keys()), targets.index, ignoreSkipOf);
+    return this.round.run(
+      { spec: policy.spec, profile: this.o.profile(), owner: policy.owner, targets: targets.mine.map((m) => m.facts), orphans: targets.orphans, enforcing: (t) => modes.get(targetKey(t)) === 'Enforce', shared, ...(ignoreSkipOf ? { ignoreSkipAnnotation: true } : {}) },
+      signal,
+    );
   }
 
   /**

@@ -3,7 +3,7 @@
 // changed but no longer manages. Reading one chunk's CLBs overlaps with writing another's (reads and writes have
 // separate per-action quotas). Every target ends with an outcome: a failed CLB read marks only its own chunk, a
 // failed step only its own target.
-import { targetKey, type ClbObservation, type TargetFacts } from '../../model/facts.js';
+import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../../model/facts.js';
 import { lostRecordDueAt } from '../../model/lost-record.js';
 import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';
 import { classifyError } from '../../mitigation/errors.js';
@@ -25,7 +25,6 @@ const CHUNKS_IN_FLIGHT = 3;
 export interface RoundResult {
   outcomes: TargetOutcome[];
   releases: ReleaseOutcome[];
-  policyError?: Omit<TargetError, 'permanent'>;
   /** Some target waits for TKE (an auto config, a declared config): read again soon. */
   waiting: boolean;
   /** The earliest end of a grace period a wait for TKE is counting (ms): the read that decides comes right after. */
@@ -53,6 +52,11 @@ function noteWait(result: RoundResult, e: Execution, graceMs: number): void {
   if (Number.isNaN(since)) return;
   const ends = since + graceMs;
   if (ends > Date.now()) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, ends);
+}
+
+/** The items that pass, then those that do not. */
+function partition<T>(items: readonly T[], pass: (item: T) => boolean): [T[], T[]] {
+  return [items.filter(pass), items.filter((x) => !pass(x))];
 }
 
 /** The target's annotations after the executed steps (for assessing it again without a read). */
@@ -134,9 +138,8 @@ export class PolicyRound {
       planned = error ? [] : planPolicy(snapshot).targets;
     }
     if (error) {
-      // Nothing is planned on facts that could not be read; a permanent failure (CAM) is the policy's.
-      if (error.permanent) result.policyError ??= { reason: error.reason, message: error.message };
-      result.outcomes.push(...snapshot.targets.map((t) => ({ assessment: keptForStatus(assessSnapshot(snapshot, t), false), ...(error.permanent ? {} : { error }) })));
+      // Nothing is planned on facts that could not be read: each target reports the failure (a permanent one, CAM, stalls).
+      result.outcomes.push(...snapshot.targets.map((t) => ({ assessment: keptForStatus(assessSnapshot(snapshot, t), false), error })));
       return;
     }
     // A record missing right after loopguard's annotation may only be late; the round comes back when it would be lost.
@@ -150,13 +153,14 @@ export class PolicyRound {
     const plans = planned.map((p) => p.plan);
     if (!snapshot.configsKnown && chunk.some((t) => t.kind === 'Ingress')) result.waiting = true;
     this.unlearn(planned);
-    if (!input.enforcing || !this.d.executor) {
-      // Audit: the plan as it is, reported. A problem only a human can fix shows in the message, without Stalled.
-      await this.maintainHeld(input, snapshot.targets, planned, result, signal);
-      return;
-    }
-    const executions = await this.d.executor.execute(input.owner, plans, signal);
-    executions.forEach((e, i) => {
+    // Each target by its mode: Audit reports the plan as it is (a problem only a human can fix shows in the message,
+    // without Stalled) and carries out only maintainHeld's corrections; Enforce carries it out.
+    const [enforced, audited] = partition(snapshot.targets.map((_, i) => i), (i) => this.enforces(input, chunk[i] as TargetFacts));
+    await this.maintainHeld(input, audited.map((i) => snapshot.targets[i] as TargetSnapshot), audited.map((i) => planned[i] as PlannedTarget), result, signal);
+    if (enforced.length === 0) return;
+    const executions = await this.d.executor!.execute(input.owner, enforced.map((i) => plans[i] as TargetPlan), signal);
+    executions.forEach((e, k) => {
+      const i = enforced[k] as number;
       const m = planned[i] as PlannedTarget;
       const { facts: t, clb: observed } = snapshot.targets[i] as TargetSnapshot;
       noteWait(result, e, this.d.tkeGraceMs);
@@ -176,12 +180,17 @@ export class PolicyRound {
     });
   }
 
+  /** Whether the round carries out the target's plan: its mode is Enforce and there is an executor. */
+  private enforces(input: RoundInput, t: TargetRef): boolean {
+    return this.d.executor !== undefined && input.enforcing(t);
+  }
+
   /** Which targets' plans this round will carry out (Enforce: any step; Audit: maintainHeld's corrections), and on what read. */
   private writeCandidates(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[]): WriteCandidate[] {
     return targets.map((t, i) => {
       const steps = planned[i]?.plan.steps ?? [];
       const held = t.ownership?.owner === input.owner && t.ownership.originals !== undefined;
-      const executes = this.d.executor !== undefined && (input.enforcing ? steps.length > 0 : held && steps.some(maintainedInAudit));
+      const executes = this.d.executor !== undefined && (this.enforces(input, t.facts) ? steps.length > 0 : held && steps.some(maintainedInAudit));
       const id = t.facts.loadBalancerId;
       return { ...(id ? { loadBalancerId: id } : {}), executes, seeded: id ? this.d.observer.seeded(id) : false, ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}) };
     });
@@ -235,7 +244,7 @@ export class PolicyRound {
     }
     let plans: TargetPlan[];
     try {
-      plans = await planReleases(this.d, input, input.orphans, signal, input.enforcing && this.d.executor !== undefined);
+      plans = await planReleases(this.d, input, input.orphans, signal, (t) => this.enforces(input, t));
     } catch (err) {
       if (signal.aborted) throw err;
       // The orphans' CLBs could not be read: each release reports it, the round goes on.
@@ -243,16 +252,15 @@ export class PolicyRound {
       result.releases.push(...input.orphans.map((o) => ({ kind: o.facts.kind, namespace: o.facts.namespace, name: o.facts.name, plan: [], error })));
       return;
     }
-    if (plans.length === 0) return;
-    if (!input.enforcing || !this.d.executor) {
-      result.releases.push(...plans.map((p) => ({ kind: p.target.kind, namespace: p.target.namespace, name: p.target.name, plan: p.steps.map(describeStep) })));
-      return;
-    }
-    for (const e of await this.d.executor.execute(input.owner, plans, signal)) {
+    // Audit: the release as it would be done, reported; Enforce carries it out.
+    const [enforced, audited] = partition(plans, (p) => this.enforces(input, p.target));
+    result.releases.push(...audited.map((p) => ({ kind: p.target.kind, namespace: p.target.namespace, name: p.target.name, plan: p.steps.map(describeStep) })));
+    if (enforced.length === 0) return;
+    for (const e of await this.d.executor!.execute(input.owner, enforced, signal)) {
       noteWait(result, e, this.d.tkeGraceMs);
       if (e.stopped) result.stopped.push(e);
       const rest = remainingSteps(e);
-      if (!e.gone && (rest.length > 0 || e.error)) result.releases.push({ kind: e.plan.target.kind, namespace: e.plan.target.namespace, name: e.plan.target.name, plan: rest.map(describeStep), ...(e.error ? { error: e.error } : {}) });
+      if (!e.gone && (rest.length > 0 || e.error)) result.releases.push({ kind: e.plan.target.kind, namespace: e.plan.target.namespace, name: e.plan.target.name, plan: rest.map(describeStep), ...(e.error ? { error: e.error } : {}), ...(e.waiting ? { waiting: e.waiting } : {}) });
     }
   }
 }
@@ -262,14 +270,14 @@ export class PolicyRound {
  * release that will be carried out (`executes`) and rests on a seeded or old read reads its CLB again and is planned
  * once more (fresh-read.ts).
  */
-export async function planReleases(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared'>, orphans: readonly Orphan[], signal: AbortSignal, executes = true): Promise<TargetPlan[]> {
+export async function planReleases(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared'>, orphans: readonly Orphan[], signal: AbortSignal, executes: (t: TargetRef) => boolean): Promise<TargetPlan[]> {
   const plan = async () => planPolicy({ ...snapshotBase(d, input), targets: [], orphans: await gatherOrphans(d, orphans, signal) }).releases;
   const plans = await plan();
   const withSteps = new Set(plans.filter((p) => p.steps.length > 0).map((p) => targetKey(p.target)));
   const candidates = orphans.map(({ facts }): WriteCandidate => {
     const id = facts.loadBalancerId;
     const at = id ? d.observer.observedAt(id) : undefined;
-    return { ...(id ? { loadBalancerId: id } : {}), executes: executes && withSteps.has(targetKey(facts)), seeded: id ? d.observer.seeded(id) : false, ...(at !== undefined ? { observedAt: at } : {}) };
+    return { ...(id ? { loadBalancerId: id } : {}), executes: executes(facts) && withSteps.has(targetKey(facts)), seeded: id ? d.observer.seeded(id) : false, ...(at !== undefined ? { observedAt: at } : {}) };
   });
   const fresh = freshReadsBeforeWrite(candidates, Date.now());
   if (fresh.length === 0) return plans;

@@ -156,10 +156,12 @@ describe('buildPolicyStatus conditions', () => {
     expect(s.observedGeneration).toBe(3);
   });
 
-  it('a policy-wide error stalls in any mode', () => {
-    const s = status('Audit', [mitigated], { policyError: { reason: 'PermissionDenied', message: 'CAM denies clb:DescribeLoadBalancers' } });
+  it('a permanent error stalls in any mode (CAM denies the CLB read of an Audit policy), naming the target', () => {
+    const unread = outcome('h', 'ClbNotObserved', { error: { reason: 'PermissionDenied', message: 'reading CLBs: CAM denies clb:DescribeLoadBalancers', permanent: true } });
+    const s = status('Audit', [mitigated, unread]);
     expect(cond(s, 'Stalled')).toBe('True/PermissionDenied');
     expect(cond(s, 'Ready')).toBe('False/PermissionDenied');
+    expect(findCondition(s.conditions, 'Stalled')?.message).toBe('Service/h: reading CLBs: CAM denies clb:DescribeLoadBalancers');
   });
 
   it('removes Reconciling and Stalled once they are false, keeping Ready’s transition time', () => {

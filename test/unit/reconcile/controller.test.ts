@@ -275,7 +275,7 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     expect((outcome as { requeueAfterMs: number }).requeueAfterMs).toBeGreaterThan(GRACE_MS - 1_000);
     expect((outcome as { requeueAfterMs: number }).requeueAfterMs).toBeLessThanOrEqual(GRACE_MS + 250);
     expect([...h.world.listeners.values()].flat().map((l) => l.source)).toEqual([1, 1, 1, 1]);
-    expect(p.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Terminating', message: expect.stringMatching(/Service web: wait for kube-proxy to release the VIP of CLB lb-1/) });
+    expect(p.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Terminating', message: expect.stringMatching(/Service web: waiting for TKE \(VipReleased\)/) });
     expect(p.metadata.finalizers).toEqual([FINALIZER]);
     later(GRACE_MS);
     await h.reconcile('p');

@@ -20,7 +20,7 @@ export interface DriftChecksOptions {
   /** The first tier: backend health, whose change can mean drift (drift-signal.ts). */
   health: Pick<HealthSignal, 'check' | 'readAt'>;
   /** Counts each tier's reads (the loopguard_drift_checks_total metric). */
-  checked?: (tier: 'signal' | 'full' | 'escalated', clbs: number) => void;
+  checked?: (tier: 'health' | 'full' | 'escalated', clbs: number) => void;
   /** The CLBs the policies' targets are bound to now. */
   clbs: () => Iterable<string>;
   /** CLBs whose read failed and that were not read within the full cycle: their policies read them (and report why they could not). */
@@ -58,7 +58,7 @@ export class DriftChecks {
     let suspects = new Map<string, string>();
     try {
       if (signalled.length > 0) suspects = await this.o.health.check(signalled, { signal });
-      this.o.checked?.('signal', signalled.length);
+      this.o.checked?.('health', signalled.length);
     } catch (err) {
       if (signal.aborted) throw err;
       const info = describeCloudError(err);

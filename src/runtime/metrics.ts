@@ -88,7 +88,7 @@ export class Metrics implements MetricsSource {
   });
   readonly driftChecks = new Counter({
     name: 'loopguard_drift_checks_total',
-    help: 'Converged CLBs checked for drift, by tier: signal (backend health), full (the full re-read on its cycle), escalated (a full re-read the signal asked for)',
+    help: 'Converged CLBs checked for drift, by tier: health (the backend-health signal), full (the full re-read on its cycle), escalated (a full re-read the health signal asked for)',
     labelNames: ['tier'] as const,
     registers: [this.registry],
   });

@@ -92,7 +92,7 @@ describe('drift checks in two tiers', () => {
     // The drifted CLB re-read in full (and once more when its backends came back Alive), the others not at all.
     expect(count('DescribeListeners')).toBeLessThan(ids.length);
     const metrics = await (await fetch(`http://127.0.0.1:${operator.port}/metrics`)).text();
-    expect(metrics).toMatch(/loopguard_drift_checks_total\{tier="signal"\} [1-9]/);
+    expect(metrics).toMatch(/loopguard_drift_checks_total\{tier="health"\} [1-9]/);
     expect(metrics).toMatch(/loopguard_drift_checks_total\{tier="escalated"\} [1-9]/);
     // Events are written paced (src/kube/events.ts): the correction's may come a moment after the CLB shows it.
     const reasons = async () => (await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.name=s2` })).items.map((e) => e.reason);

@@ -212,7 +212,7 @@ export class PolicyController {
    * its labels give now (targets.ts).
    */
   private async runRound(policy: PolicySubject, targets: PolicyTargets, signal: AbortSignal): Promise<RoundResult> {
-    if (targets.mine.length === 0 && targets.orphans.length === 0) return { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
+    if (targets.mine.length === 0 && targets.orphans.length === 0) return { outcomes: [], releases: [], waitsOnTke: false, stopped: [], skipped: 0 };
     const modes = new Map([...targets.mine, ...targets.orphans].map((t) => [targetKey(t.facts), t.mode]));
     // The orphans' CLBs too: a release must see who else keeps a shared CLB's VIP bound (shared-clb.ts).
     const ignoreSkipOf = policy.cluster?.skipAnnotation === 'Ignore' ? policy.owner : undefined;
@@ -268,7 +268,7 @@ export class PolicyController {
     const next = nextReconcile({
       outcomes,
       releases: run.releases,
-      waiting: run.waiting,
+      waitsOnTke: run.waitsOnTke,
       ...(run.graceEndsAt !== undefined ? { graceEndsAt: run.graceEndsAt } : {}),
       streak: this.building.get(key) ?? 0,
       driftCheckIntervalMs: this.o.driftCheckIntervalMs,

@@ -22,7 +22,7 @@ export interface RequeueInput {
   outcomes: readonly TargetOutcome[];
   releases: readonly ReleaseOutcome[];
   /** Some target waits for TKE; `graceEndsAt`: the earliest end of a grace period being counted (ms). */
-  waiting: boolean;
+  waitsOnTke: boolean;
   graceEndsAt?: number;
   /** Consecutive rounds that waited on TKE before this one. */
   streak: number;
@@ -48,7 +48,7 @@ export function nextReconcile(r: RequeueInput): Requeue {
   // SharedClb too: another policy (of another namespace) may switch the other listeners, and nothing on this policy's
   // Services says so; their CLB is read again soon, backing off, so prevent-loopback follows without a drift interval.
   const invalidate = r.outcomes.flatMap((o) => (o.assessment.loadBalancerId && (CLB_IN_PROGRESS.has(o.assessment.rootCause.id) || o.assessment.rootCause.id === 'SharedClb') ? [o.assessment.loadBalancerId] : []));
-  if (invalidate.length > 0 || r.waiting) {
+  if (invalidate.length > 0 || r.waitsOnTke) {
     const streak = r.streak + 1;
     const wait = Math.min(RECHECK_MS * 2 ** Math.max(0, streak - 1), RECHECK_MAX_MS, r.driftCheckIntervalMs);
     // A grace period that ends sooner decides sooner: the read right after it lets loopguard act (a late switch),

@@ -26,7 +26,7 @@ export interface RoundResult {
   outcomes: TargetOutcome[];
   releases: ReleaseOutcome[];
   /** Some target waits for TKE (an auto config, a declared config): read again soon. */
-  waiting: boolean;
+  waitsOnTke: boolean;
   /** The earliest end of a grace period a wait for TKE is counting (ms): the read that decides comes right after. */
   graceEndsAt?: number;
   /** Targets (targetKey) whose verdict a time decides (a record that may only be late): planned again at graceEndsAt. */
@@ -46,7 +46,7 @@ export function remainingSteps(e: Execution): Step[] {
 /** Notes a waiting execution: the round waits, and a wait with a start counts TKE's grace period from it. */
 function noteWait(result: RoundResult, e: Execution, graceMs: number): void {
   if (!e.waiting) return;
-  result.waiting = true;
+  result.waitsOnTke = true;
   const planned = waitSince(e.executed.at(-1));
   const since = e.waitSince ?? (planned ? Date.parse(planned) : NaN);
   if (Number.isNaN(since)) return;
@@ -94,7 +94,7 @@ export class PolicyRound {
 
   async run(input: RoundInput, signal: AbortSignal): Promise<RoundResult> {
     const chunks = chunkTargets(input.targets, CHUNK, (id) => this.d.observer.observedAt(id) !== undefined);
-    const result: RoundResult = { outcomes: [], releases: [], waiting: false, stopped: [], skipped: 0 };
+    const result: RoundResult = { outcomes: [], releases: [], waitsOnTke: false, stopped: [], skipped: 0 };
     const settled = await settleAll(chunks, CHUNKS_IN_FLIGHT, (chunk) => this.chunk(input, chunk, result, signal));
     const rejected = settled.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
     // Aborted, every chunk tells where its targets stopped; the report needs all of them, not the first.
@@ -151,7 +151,7 @@ export class PolicyRound {
       (result.due ??= []).push(targetKey(f));
     }
     const plans = planned.map((p) => p.plan);
-    if (!snapshot.configsKnown && chunk.some((t) => t.kind === 'Ingress')) result.waiting = true;
+    if (!snapshot.configsKnown && chunk.some((t) => t.kind === 'Ingress')) result.waitsOnTke = true;
     this.unlearn(planned);
     // Each target by its mode: Audit reports the plan as it is (a problem only a human can fix shows in the message,
     // without Stalled) and carries out only maintainHeld's corrections; Enforce carries it out.

@@ -4,7 +4,7 @@ import type { Assessment } from '../../../src/model/assessment.js';
 import type { TargetOutcome } from '../../../src/model/status.js';
 
 const target = (rootCause: string, lb = 'lb-1'): TargetOutcome => ({ assessment: { target: { kind: 'Service', namespace: 'ns', name: lb }, loadBalancerId: lb, rootCause: { id: rootCause } } as unknown as Assessment });
-const base: RequeueInput = { outcomes: [], releases: [], waiting: false, streak: 0, driftCheckIntervalMs: 600_000, now: 1_000_000, jitter: (ms) => ms };
+const base: RequeueInput = { outcomes: [], releases: [], waitsOnTke: false, streak: 0, driftCheckIntervalMs: 600_000, now: 1_000_000, jitter: (ms) => ms };
 
 describe('nextReconcile', () => {
   it('a transient error anywhere (target or release) asks for a backoff retry and keeps the streak', () => {
@@ -38,12 +38,12 @@ describe('nextReconcile', () => {
   });
 
   it('never waits longer than the drift interval', () => {
-    expect(nextReconcile({ ...base, waiting: true, streak: 10, driftCheckIntervalMs: 20_000 }).outcome).toEqual({ requeueAfterMs: 20_000 });
+    expect(nextReconcile({ ...base, waitsOnTke: true, streak: 10, driftCheckIntervalMs: 20_000 }).outcome).toEqual({ requeueAfterMs: 20_000 });
   });
 
   it("a grace period that ends before the backoff: right after its end (the read that decides comes after it)", () => {
-    expect(nextReconcile({ ...base, waiting: true, graceEndsAt: base.now + 1_000 }).outcome).toEqual({ requeueAfterMs: 1_250 });
-    expect(nextReconcile({ ...base, waiting: true, graceEndsAt: base.now + 60_000 }).outcome).toEqual({ requeueAfterMs: 3_000 });
+    expect(nextReconcile({ ...base, waitsOnTke: true, graceEndsAt: base.now + 1_000 }).outcome).toEqual({ requeueAfterMs: 1_250 });
+    expect(nextReconcile({ ...base, waitsOnTke: true, graceEndsAt: base.now + 60_000 }).outcome).toEqual({ requeueAfterMs: 3_000 });
   });
 
   it('converged: the streak ends, back once per drift interval (jittered) for what only time changes; drift is the CLB side\'s', () => {

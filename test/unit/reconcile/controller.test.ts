@@ -58,7 +58,7 @@ function harnessOf(names: readonly string[], perClb: number) {
   // The clock read at each call: the tests move it (`later`), and Date.now captured once would be the real one.
   const observer = new ClbObserver(healthSignal.recording(world.reader), () => Date.now());
   world.observer = observer;
-  const checked = { signal: 0, full: 0, escalated: 0 };
+  const checked = { health: 0, full: 0, escalated: 0 };
   let planned = 0;
   /** Status fields another field manager keeps on the policy (server-side apply leaves them). */
   const foreign: Record<string, unknown> = {};
@@ -334,7 +334,7 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     const before = h.world.log.length;
     await h.driftPass();
     await h.reconcile('p');
-    expect(h.checked).toMatchObject({ signal: 2, full: 0, escalated: 1 });
+    expect(h.checked).toMatchObject({ health: 2, full: 0, escalated: 1 });
     // Only the drift correction of a held target: api's lost annotation waits for Enforce.
     expect(h.world.log.slice(before).map((x) => `${x.target} ${x.step.kind}`)).toEqual(['web SetListenerHealthCheckSource']);
     expect(h.world.source('lb-1', 'lb-1-udp')).toBe(1);
@@ -391,7 +391,7 @@ describe('Drift checks on the CLB side, in two tiers (drift-checks.ts)', () => {
     await h.driftPass();
     expect(full).toEqual([]);
     expect(h.world.healthReads.map((ids) => [...ids].sort())).toEqual([['lb-1', 'lb-2']]);
-    expect(h.checked).toMatchObject({ signal: 2, full: 0, escalated: 0 });
+    expect(h.checked).toMatchObject({ health: 2, full: 0, escalated: 0 });
     // The full cycle: the drift interval, as 2 CLBs cost far less than the full-read share.
     h.world.healthReads.length = 0;
     later(DRIFT_MS);
@@ -399,7 +399,7 @@ describe('Drift checks on the CLB side, in two tiers (drift-checks.ts)', () => {
     expect([...full].sort()).toEqual(['lb-1', 'lb-2']);
     // Their health comes with the full read (one call for both), not from a signal of its own.
     expect(h.world.healthReads).toHaveLength(1);
-    expect(h.checked).toMatchObject({ signal: 2, full: 2, escalated: 0 });
+    expect(h.checked).toMatchObject({ health: 2, full: 2, escalated: 0 });
     // Read as they were left (the executor's writes are in the cache): nothing changed, nothing queued.
     expect(h.queued).toEqual(new Set());
     expect(h.world.log.filter((x) => x.step.kind === 'SetListenerHealthCheckSource')).toHaveLength(4);
@@ -464,7 +464,7 @@ describe('Drift checks on the CLB side, in two tiers (drift-checks.ts)', () => {
     h.world.setSource('lb-1', 'lb-1-udp', 0);
     later(signalIntervalMs(DRIFT_MS));
     await h.driftPass();
-    expect(h.checked).toMatchObject({ signal: 1, full: 0, escalated: 0 });
+    expect(h.checked).toMatchObject({ health: 1, full: 0, escalated: 0 });
     expect(h.queued).toEqual(new Set());
     later(DRIFT_MS);
     await h.driftPass();

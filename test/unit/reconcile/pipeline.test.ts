@@ -150,7 +150,7 @@ describe('the reconcile pipeline over an in-memory world', () => {
     expect(run.world.annotations.get('b')?.[PREVENT]).toBeUndefined();
     expect(run.events).toEqual([{ reason: 'PermissionDenied', type: 'Warning', target: 'b' }]);
     const outcomes = plan.targets.map((t, i) => ({ assessment: t.assessment, ...([a, b][i]?.error ? { error: [a, b][i]!.error! } : {}) }));
-    const next = nextReconcile({ outcomes, releases: [], waiting: false, streak: 0, driftCheckIntervalMs: 600_000, now: NOW.getTime(), jitter: (ms) => ms });
+    const next = nextReconcile({ outcomes, releases: [], waitsOnTke: false, streak: 0, driftCheckIntervalMs: 600_000, now: NOW.getTime(), jitter: (ms) => ms });
     expect('retry' in next.outcome).toBe(true);
   });
 

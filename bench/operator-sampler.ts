@@ -12,7 +12,7 @@ export interface MemorySample {
   heapTotalBytes?: number;
 }
 
-function procStatus(pid: number): { rss: number; hwm: number } | undefined {
+export function procStatus(pid: number): { rss: number; hwm: number } | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kib = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? NaN) * 1024;

@@ -11,23 +11,33 @@ export type PlanEvent = { text: string; version: string } | undefined;
 
 const RETRY_MS = 5_000;
 
-/** Watches the plan until stopped, re-watching after an error; `onPlan` hears every version (and deletion). */
+/**
+ * Watches the plan until stopped, re-watching after an error; `onPlan` hears every version (and deletion). A plan that
+ * does not change sends nothing, and client-node's watch gives up after 30 s without a byte (a TimeoutError): that is
+ * no error, and the watch goes on at once from the version it had, as client-node's own ListWatch does.
+ */
 export function watchPlan(kc: KubeConfig, namespace: string, onPlan: (plan: PlanEvent) => void, onError: (message: string) => void): () => void {
   let stopped = false;
   let abort: AbortController | undefined;
   let retry: NodeJS.Timeout | undefined;
+  /** The last version seen (events and bookmarks); undefined: start over with the current plan. */
+  let resourceVersion: string | undefined;
   const start = async () => {
     if (stopped) return;
     const again = (err: unknown) => {
       if (stopped) return;
-      if (err) onError(`watching ConfigMap ${namespace}/${PROBE_PLAN_NAME}: ${kubeErrorMessage(err)}`);
-      retry = setTimeout(() => void start(), err ? RETRY_MS : 0);
+      const quiet = (err as { name?: unknown } | null)?.name === 'TimeoutError';
+      if (err && !quiet) onError(`watching ConfigMap ${namespace}/${PROBE_PLAN_NAME}: ${kubeErrorMessage(err)}`);
+      retry = setTimeout(() => void start(), err && !quiet ? RETRY_MS : 0);
     };
     try {
       abort = await new Watch(kc).watch(
         `/api/v1/namespaces/${namespace}/configmaps`,
-        { fieldSelector: `metadata.name=${PROBE_PLAN_NAME}` },
+        { fieldSelector: `metadata.name=${PROBE_PLAN_NAME}`, allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) },
         (phase: string, obj: V1ConfigMap) => {
+          // An ERROR is a version too old to resume from (410 Gone): the next watch starts over with the current plan.
+          if (phase === 'ERROR') resourceVersion = undefined;
+          else resourceVersion = obj.metadata?.resourceVersion ?? resourceVersion;
           if (phase === 'DELETED') onPlan(undefined);
           else if (phase === 'ADDED' || phase === 'MODIFIED') onPlan({ text: obj.data?.[PROBE_PLAN_KEY] ?? '', version: obj.metadata?.resourceVersion ?? '' });
         },

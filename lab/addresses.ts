@@ -1,9 +1,13 @@
-// The lab's addresses: documentation ranges only (RFC 5737) for the VPC and the VIP, 100.64.0.0/10 and
-// 100.127.0.0/16 for the CLB's own sources, as on Tencent Cloud (TKE-LOOPBACK in tencent-cloud.md §7: "allow 100.127.0.0/16"). Nothing here
-// is routed outside the lab's namespaces.
+// The lab's addresses: documentation ranges (RFC 5737) for the VPC, the nodes and the pod, an RFC 1918 address for
+// the VIP, 100.64.0.0/10 and 100.127.0.0/16 for the CLB's own sources, as on Tencent Cloud (TKE-LOOPBACK in
+// tencent-cloud.md §7: "allow 100.127.0.0/16"). Nothing here is routed outside the lab's namespaces.
 
-/** The CLB's VIP (a private CLB's address in the VPC). kube-proxy IPVS binds it on nodes (kube-ipvs0). */
-export const VIP = '198.51.100.10';
+/**
+ * The CLB's VIP (a private CLB's address in the VPC). kube-proxy IPVS binds it on nodes (kube-ipvs0). RFC 1918, as
+ * a real private CLB's VIP is (its VPC's CIDR must be: docs/probe.md §2): the probe agent sends only to such
+ * addresses, and the lab runs that agent unmodified (`--probe`).
+ */
+export const VIP = '10.0.0.100';
 /** The VPC router's address as every node sees it (the CLB namespace also routes the VPC). */
 export const VPC_GATEWAY = '192.0.2.1';
 /** Node i (0-based): 192.0.2.11, .12, .13. */

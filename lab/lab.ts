@@ -3,7 +3,8 @@
 import { readFile } from 'node:fs/promises';
 import { CLB_SNAT_SOURCE, HTTP_NODEPORT, L7_PORT, POD_IP, POD_SHADOW, TCP_NODEPORT, VIP, nodeIp, nodeName, probeBindAddress, shadowIp, type ClientKind, type ProbeSource } from './addresses.js';
 import { Agent } from './agent-client.js';
-import type { Outcome } from './agent-protocol.js';
+import type { Outcome, ProbeWindowRequest } from './agent-protocol.js';
+import type { ProbeReport } from '../src/api/probe.js';
 import { NFT_TABLE, newPrefix } from './names.js';
 import { clbRuleset, kubeProxyRuleset, nodeObservationRuleset, parseCounters, type L4Backend } from './nft.js';
 import { ipNs, nftJson, nftNs, sysctlNs } from './shell.js';
@@ -161,6 +162,14 @@ export class Lab {
   /** The client on node1 sends `count` HTTP requests to the L7 CLB (VIP:80). */
   l7Requests(count: number, concurrency: number, timeoutMs: number, client: ClientKind = 'pod'): Promise<Outcome[]> {
     return this.client(client).http({ host: VIP, port: L7_PORT, timeoutMs, count, concurrency });
+  }
+
+  /**
+   * One window of loopguard's probe agent from each pod's network (the lab has one client pod, on node1), reporting
+   * for the pod's node as the DaemonSet's pod would; one LoopbackProbeReport each.
+   */
+  probeWindow(window: Omit<ProbeWindowRequest, 'node' | 'pod'>): Promise<ProbeReport[]> {
+    return Promise.all([this.agents.pod.probeWindow({ ...window, node: nodeName(0), pod: `loopguard-probe-${nodeName(0)}` })]);
   }
 
   /** Node i's observation counters (lab/nft.ts): where packets of each source class got to. */

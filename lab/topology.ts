@@ -3,7 +3,7 @@
 //
 //   pod 203.0.113.130 ─ eth0 ══ pod1 ─ node1
 //   node1 192.0.2.11 ─ eth0 ══ n1 ─┐
-//   node2 192.0.2.12 ─ eth0 ══ n2 ─┼─ clb (VPC router + CLB: VIP 198.51.100.10, 100.127.0.1) ── hc ══ eth0 ─ checker
+//   node2 192.0.2.12 ─ eth0 ══ n2 ─┼─ clb (VPC router + CLB: VIP 10.0.0.100, 100.127.0.1) ── hc ══ eth0 ─ checker
 //   node3 192.0.2.13 ─ eth0 ══ n3 ─┘                                                          203.0.113.2 / 100.64.0.2
 //
 // Every node routes everything through the clb namespace (the VPC's router), so a reply from a node to a client

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { VIP } from '../../lab/addresses.js';
 import { Lab, martianSourceDrops } from '../../lab/lab.js';
 import { LAB_PREFIX } from '../../lab/names.js';
+import { L4_TARGET, L7_TARGET } from '../../lab/probe.js';
 import type { LabResults } from '../../lab/scenarios.js';
 import { waitFor } from '../support/kube.js';
 import { holdForSuite } from '../support/exclusive.js';
@@ -144,8 +145,8 @@ describe('npm run lab', () => {
     await rm(out, { recursive: true, force: true });
   });
 
-  it('prints the three measurements, shows the faults and their fixes, writes the chart, and leaves nothing behind', async () => {
-    const run = runLab(['--profile', 'short', '--out', out]);
+  it('prints the three measurements and the probe agent\'s line, shows the faults and their fixes, writes the chart, and leaves nothing behind', async () => {
+    const run = runLab(['--profile', 'short', '--probe', '--out', out]);
     const code = await run.exited;
     expect({ code, output: code === 0 ? '' : run.output() }).toEqual({ code: 0, output: '' });
     const text = run.output();
@@ -167,6 +168,38 @@ describe('npm run lab', () => {
     expect(snat?.summary.retried).toBe(0);
     const png = await readFile(join(out, 'latency.png'));
     expect(png.subarray(1, 4).toString()).toBe('PNG');
+
+    // loopguard's probe agent (src/probe, run in the pod network) measures the same faults before the fixes, and
+    // none after: one line, its figures the agent's own reports'.
+    const lines = text.split('\n').filter((l) => l.startsWith('probe:'));
+    expect(lines).toHaveLength(1);
+    const m = /^probe: L4 before failed=(\d+)\/(\d+) after failed=(\d+)\/(\d+); L7 before stalls=(\d+)\/(\d+) p99=([\d.]+)s after stalls=(\d+)\/(\d+) p99=([\d.]+)ms$/.exec(lines[0] ?? '');
+    expect(m).not.toBeNull();
+    const [l4Failed, l4Before, l4AfterFailed, l4After, l7Stalls, l7Before, l7P99s, l7AfterStalls, l7After, l7AfterP99ms] = (m ?? []).slice(1).map(Number) as number[];
+    expect(l4Failed).toBeGreaterThan(0);
+    expect(l4Failed).toBeLessThan(l4Before!); // the loop takes the connections that land on the pod's own node, not all
+    expect(l4AfterFailed).toBe(0);
+    expect(l4After).toBeGreaterThan(0);
+    expect(l7Stalls).toBeGreaterThan(0);
+    expect(l7Stalls).toBeLessThan(l7Before!);
+    expect(l7P99s).toBeGreaterThanOrEqual(r.l7TimeoutMs / 1000); // the ~4 s tail, as the agent's buckets see it
+    expect(l7AfterStalls).toBe(0);
+    expect(l7After).toBeGreaterThan(0);
+    expect(l7AfterP99ms).toBeLessThan(3000);
+    // results.json holds each window's LoopbackProbeReports as the agent built them, and they add up to the line.
+    const probe = r.probe!;
+    expect(probe.line).toBe(lines[0]);
+    expect(probe.phases.map((p) => p.phase)).toEqual(['before', 'after-l4', 'after-l7']);
+    for (const p of probe.phases) {
+      for (const rep of p.reports) {
+        expect(rep).toMatchObject({ apiVersion: 'loopguard.dev/v1alpha1', kind: 'LoopbackProbeReport', metadata: { name: rep.spec.node, namespace: 'loopguard-system' }, spec: { planVersion: p.planVersion } });
+        for (const t of rep.spec.targets) expect({ id: t.id, notRun: t.notRun }).toEqual({ id: t.id, notRun: 0 });
+      }
+    }
+    const sum = (phase: string, id: string, key: 'probes' | 'failures' | 'stalls') =>
+      probe.phases.find((p) => p.phase === phase)!.reports.reduce((n, rep) => n + (rep.spec.targets.find((t) => t.id === id)?.[key] ?? 0), 0);
+    expect([sum('before', L4_TARGET, 'failures'), sum('before', L4_TARGET, 'probes'), sum('after-l4', L4_TARGET, 'failures'), sum('after-l4', L4_TARGET, 'probes')]).toEqual([l4Failed, l4Before, 0, l4After]);
+    expect([sum('before', L7_TARGET, 'stalls'), sum('before', L7_TARGET, 'probes'), sum('after-l7', L7_TARGET, 'stalls'), sum('after-l7', L7_TARGET, 'probes')]).toEqual([l7Stalls, l7Before, 0, l7After]);
   }, 120_000);
 
   it('removes everything when stopped with SIGTERM mid-run', async () => {

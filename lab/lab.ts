@@ -1,7 +1,7 @@
 // One running lab: the namespaces, the agents in them, and the knobs the scenarios turn (VIP binding, the CLB's
 // L4 backend and L7 mode, a node's sysctls). Always stopped: by its owner, by the exit handler, or on a signal.
 import { readFile } from 'node:fs/promises';
-import { CLB_SNAT_SOURCE, HTTP_NODEPORT, L7_PORT, POD_IP, POD_SHADOW, TCP_NODEPORT, VIP, nodeIp, nodeName, probeBindAddress, shadowIp, type ClientKind, type ProbeSource } from './addresses.js';
+import { CLB_SNAT_SOURCE, HTTP_NODEPORT, L7_PORT, TCP_NODEPORT, VIP, nodeIp, nodeName, podIp, podShadow, probeBindAddress, shadowIp, type ClientKind, type ProbeSource } from './addresses.js';
 import { Agent } from './agent-client.js';
 import type { Outcome, ProbeWindowRequest } from './agent-protocol.js';
 import type { ProbeReport } from '../src/api/probe.js';
@@ -63,6 +63,7 @@ export async function stopAllLabs(): Promise<void> {
 export class Lab {
   l4Backend: L4Backend = 'random';
   l7Mode: L7Mode = 'passthrough';
+  private probers: Promise<Agent[]> | undefined;
 
   private constructor(
     readonly topology: Topology,
@@ -128,7 +129,7 @@ export class Lab {
       nodePort: HTTP_NODEPORT,
       attemptTimeoutMs: this.options.l7TimeoutMs,
       mode,
-      shadows: { ...Object.fromEntries(this.allNodes().map((i) => [nodeIp(i), shadowIp(i)])), [POD_IP]: POD_SHADOW },
+      shadows: Object.fromEntries(this.allNodes().flatMap((i) => [[nodeIp(i), shadowIp(i)], [podIp(i), podShadow(i)]])),
       snatSource: CLB_SNAT_SOURCE,
     });
     this.l7Mode = mode;
@@ -165,11 +166,20 @@ export class Lab {
   }
 
   /**
-   * One window of loopguard's probe agent from each pod's network (the lab has one client pod, on node1), reporting
-   * for the pod's node as the DaemonSet's pod would; one LoopbackProbeReport each.
+   * One window of loopguard's probe agent from every node's pod at once, each reporting for its node as the
+   * DaemonSet's pod would; one LoopbackProbeReport per node. The agents in the other nodes' pods start on first use
+   * (a run without `--probe` never starts them).
    */
-  probeWindow(window: Omit<ProbeWindowRequest, 'node' | 'pod'>): Promise<ProbeReport[]> {
-    return Promise.all([this.agents.pod.probeWindow({ ...window, node: nodeName(0), pod: `loopguard-probe-${nodeName(0)}` })]);
+  async probeWindow(window: Omit<ProbeWindowRequest, 'node' | 'pod'>): Promise<ProbeReport[]> {
+    this.probers ??= Promise.all(this.topology.pods.map((ns, i) => (i === 0 ? this.agents.pod : this.startAgent(ns))));
+    const agents = await this.probers;
+    return Promise.all(agents.map((a, i) => a.probeWindow({ ...window, node: nodeName(i), pod: `loopguard-probe-${nodeName(i)}` })));
+  }
+
+  private async startAgent(ns: string): Promise<Agent> {
+    const agent = await Agent.start(ns);
+    this.resources.agents.push(agent);
+    return agent;
   }
 
   /** Node i's observation counters (lab/nft.ts): where packets of each source class got to. */

@@ -190,12 +190,16 @@ describe('npm run lab', () => {
     const probe = r.probe!;
     expect(probe.line).toBe(lines[0]);
     expect(probe.phases.map((p) => p.phase)).toEqual(['before', 'after-l4', 'after-l7']);
+    const nodes = Array.from({ length: r.nodes }, (_, i) => `node${i + 1}`);
     for (const p of probe.phases) {
+      expect(p.reports.map((rep) => rep.spec.node)).toEqual(nodes); // one report per node: the agent ran in every node's pod
       for (const rep of p.reports) {
         expect(rep).toMatchObject({ apiVersion: 'loopguard.dev/v1alpha1', kind: 'LoopbackProbeReport', metadata: { name: rep.spec.node, namespace: 'loopguard-system' }, spec: { planVersion: p.planVersion } });
         for (const t of rep.spec.targets) expect({ id: t.id, notRun: t.notRun }).toEqual({ id: t.id, notRun: 0 });
       }
     }
+    // Every node's pod loops when the CLB picks its own node, and the agent names each node that saw it.
+    expect([probe.figures.l4.before.nodes, probe.figures.l7.before.nodes, probe.figures.l4.after.nodes, probe.figures.l7.after.nodes]).toEqual([nodes, nodes, [], []]);
     const sum = (phase: string, id: string, key: 'probes' | 'failures' | 'stalls') =>
       probe.phases.find((p) => p.phase === phase)!.reports.reduce((n, rep) => n + (rep.spec.targets.find((t) => t.id === id)?.[key] ?? 0), 0);
     expect([sum('before', L4_TARGET, 'failures'), sum('before', L4_TARGET, 'probes'), sum('after-l4', L4_TARGET, 'failures'), sum('after-l4', L4_TARGET, 'probes')]).toEqual([l4Failed, l4Before, 0, l4After]);

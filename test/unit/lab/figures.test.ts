@@ -12,7 +12,7 @@ describe('lab nft rulesets', () => {
     expect(random).toContain('dnat to numgen random mod 3 map { 0 : 192.0.2.11, 1 : 192.0.2.12, 2 : 192.0.2.13 } : 30081');
     expect(clbRuleset(3, 1)).toContain('dnat to 192.0.2.12:30081');
     expect(random).toContain('ip saddr 203.0.113.2 snat to 10.0.0.100');
-    expect(random).toContain('snat ip to ip saddr map { 203.0.113.65 : 192.0.2.11, 203.0.113.66 : 192.0.2.12, 203.0.113.67 : 192.0.2.13, 203.0.113.80 : 203.0.113.130 }');
+    expect(random).toContain('snat ip to ip saddr map { 203.0.113.65 : 192.0.2.11, 203.0.113.66 : 192.0.2.12, 203.0.113.67 : 192.0.2.13, 203.0.113.80 : 203.0.113.130, 203.0.113.81 : 203.0.113.138, 203.0.113.82 : 203.0.113.146 }');
     // No masquerade of client traffic: the client IP must reach the node.
     expect(random).not.toMatch(/masquerade/);
   });

@@ -1,7 +1,8 @@
 // The data-plane lab (lab/, docs/lab.md) in real kernels: the faults it measures come from the kernel's own
 // decisions, not from the lab's code (one kernel setting flipped at a time moves or removes the drop exactly as the
 // kernel path predicts, IMROC-CASE in tencent-cloud.md §7), and `npm run lab` leaves no namespace, veth or nft table behind, also when it is
-// stopped with SIGTERM. Needs root and network namespaces: CI has both, and without them these tests fail (the lab
+// stopped with SIGTERM; with `--probe`, loopguard's probe agent measures the faults before the fixes and none after
+// (issue 41 #5). Needs root and network namespaces: CI has both, and without them these tests fail (the lab
 // says what is missing) rather than skip.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { spawn, execFile } from 'node:child_process';

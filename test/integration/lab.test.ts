@@ -216,4 +216,32 @@ describe('npm run lab', () => {
     expect(await run.exited).toBe(143);
     expect(await leftovers(pid)).toEqual([]);
   });
+
+  it("removes everything, the probe agents in every node's pod too, when stopped with SIGTERM mid-window", async () => {
+    const run = runLab(['--profile', 'short', '--probe', '--out', out]);
+    await waitFor('a probe window running', () => (run.output().includes('(d) probe agent, before') ? true : undefined), { timeoutMs: 60_000 });
+    const pid = run.child.pid ?? -1;
+    const pods = (await sh('ip', ['netns', 'list'])).split('\n').filter((l) => l.startsWith(`${LAB_PREFIX}${pid}-`) && /-pod\d+/.test(l));
+    expect(pods).toHaveLength(3);
+    // The agent running the probe window in each pod (in the pods of node2 and node3 started for --probe only).
+    const pidsIn = (ns: string) => sh('ip', ['netns', 'pids', ns.split(' ')[0] ?? '']).then((out) => out.split('\n').filter(Boolean).map(Number));
+    const perPod = await waitFor('an agent in every pod', async () => {
+      const p = await Promise.all(pods.map(pidsIn));
+      return p.every((x) => x.length > 0) ? p : undefined;
+    });
+    expect(perPod.map((p) => p.length)).toEqual([1, 1, 1]);
+    const agentPids = perPod.flat();
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(143);
+    expect(await leftovers(pid)).toEqual([]);
+    const alive = agentPids.filter((p) => {
+      try {
+        process.kill(p, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toEqual([]);
+  }, 120_000);
 });

@@ -3,7 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import type { AgentRequest, AgentResponse, Outcome, ProxyConfig } from './agent-protocol.js';
+import type { ProbeReport } from '../src/api/probe.js';
+import type { AgentRequest, AgentResponse, Outcome, ProbeWindowRequest, ProxyConfig } from './agent-protocol.js';
 import { labEnv } from './shell.js';
 
 const LAB_DIR = dirname(fileURLToPath(import.meta.url));
@@ -78,6 +79,11 @@ export class Agent {
 
   proxy(config: ProxyConfig): Promise<unknown> {
     return this.call({ op: 'proxy', config });
+  }
+
+  /** One window of loopguard's probe agent in this namespace; its report. */
+  async probeWindow(window: ProbeWindowRequest): Promise<ProbeReport> {
+    return (await this.call({ op: 'probe', window })) as ProbeReport;
   }
 
   /** Closes stdin (the agent exits on its own), then kills it by pid if it lingers. */

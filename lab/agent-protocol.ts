@@ -21,7 +21,26 @@ export type AgentRequest =
   | { op: 'connect'; host: string; port: number; localAddress?: string; timeoutMs: number; count: number; concurrency: number; read: boolean }
   | { op: 'http'; host: string; port: number; timeoutMs: number; count: number; concurrency: number }
   | { op: 'proxy'; config: ProxyConfig }
+  | { op: 'probe'; window: ProbeWindowRequest }
   | { op: 'ping' };
+
+/**
+ * One window of loopguard's probe agent (src/probe/agent.ts, unmodified) run in the agent's namespace: the plan as
+ * the operator would publish it, and the agent's flags. The answer is the LoopbackProbeReport the agent wrote.
+ */
+export interface ProbeWindowRequest {
+  /** The node the agent reports for (its pod's spec.nodeName). */
+  node: string;
+  pod: string;
+  /** Where the reports would live (loopguard's namespace). */
+  namespace: string;
+  /** The plan ConfigMap's plan.json, and the resourceVersion the agent would see. */
+  planText: string;
+  planVersion: string;
+  ratePerSecond: number;
+  minIntervalSeconds: number;
+  minWindowSeconds: number;
+}
 
 /** One connection or request. `answer`: the node that answered (its backend writes its name). */
 export interface Outcome {

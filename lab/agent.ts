@@ -1,11 +1,15 @@
 // The lab's agent: runs inside one network namespace (`ip netns exec NS node --import tsx lab/agent.ts`) and
 // does what needs a socket there: a node's NodePort backends, the client's connections and requests, the health
-// checker's probes, and the L7 CLB's proxy. Requests arrive as JSON lines on stdin; it exits when stdin closes,
+// checker's probes, the L7 CLB's proxy, and windows of loopguard's own probe agent (src/probe, not a copy). Requests arrive as JSON lines on stdin; it exits when stdin closes,
 // so it never outlives the lab that started it.
 import http from 'node:http';
 import net from 'node:net';
 import { createInterface } from 'node:readline';
-import type { AgentRequest, AgentResponse, Outcome, ProxyConfig } from './agent-protocol.js';
+import type { ProbeReport } from '../src/api/probe.js';
+import { ProbeAgent } from '../src/probe/agent.js';
+import { allowedRanges, parsePlan } from '../src/probe/plan.js';
+import { createLogger } from '../src/runtime/logger.js';
+import type { AgentRequest, AgentResponse, Outcome, ProbeWindowRequest, ProxyConfig } from './agent-protocol.js';
 
 const servers: net.Server[] = [];
 let proxy: { server: http.Server; config: ProxyConfig; agent: http.Agent } | undefined;
@@ -22,6 +26,8 @@ async function handle(req: AgentRequest): Promise<unknown> {
       return pool(req.count, req.concurrency, () => httpOnce(req.host, req.port, req.timeoutMs));
     case 'proxy':
       return configureProxy(req.config);
+    case 'probe':
+      return probeWindow(req.window);
   }
 }
 
@@ -158,6 +164,42 @@ function attempt(node: string, config: ProxyConfig, agent: http.Agent, localAddr
     });
     r.end();
   });
+}
+
+/**
+ * One window of the product's probe agent from this namespace: its plan parsing (with the agent's default ranges:
+ * RFC 1918 only), schedule, wire (measure.ts) and report, exactly as `loopguard probe` runs them; only the plan
+ * arrives here instead of from a watch, and the report comes back here instead of going to the apiserver (the lab's
+ * namespaces have no route to one).
+ */
+async function probeWindow(w: ProbeWindowRequest): Promise<ProbeReport> {
+  const ranges = allowedRanges([]);
+  if ('error' in ranges) throw new Error(ranges.error);
+  const rules = { ranges: ranges.ranges, minWindowSeconds: w.minWindowSeconds };
+  // The agent logs a refused plan or target and carries on; the lab stops instead, naming why.
+  const parsed = parsePlan(w.planText, rules);
+  if (!parsed.ok) throw new Error(`the probe agent refuses the lab's plan: ${parsed.error}`);
+  if (parsed.refused.length > 0) throw new Error(`the probe agent refuses the lab's targets: ${parsed.refused.map((r) => `${r.id}: ${r.reason}`).join('; ')}`);
+  let report: ProbeReport | undefined;
+  const agent: ProbeAgent = new ProbeAgent({
+    node: w.node,
+    pod: { name: w.pod, uid: '' },
+    namespace: w.namespace,
+    rules,
+    ratePerSecond: w.ratePerSecond,
+    minIntervalSeconds: w.minIntervalSeconds,
+    // stdout is this agent's protocol: the probe agent's own log lines go to stderr (shown if the agent dies).
+    logger: createLogger({ level: 'warn', stream: process.stderr }),
+    write: (r) => {
+      report = r;
+      agent.stop(); // one window: the loop ends after this write
+      return Promise.resolve();
+    },
+  });
+  agent.onPlan({ text: w.planText, version: w.planVersion });
+  await agent.run();
+  if (!report) throw new Error('the probe agent stopped without a report');
+  return report;
 }
 
 const rl = createInterface({ input: process.stdin });

@@ -4,8 +4,8 @@
 // the rule in sim/clb-emulator/health.ts. Like the real API it answers at once from the latest result and probes in
 // the background; a target not probed yet is `Unknown`.
 //
-// The mapping is the lab's one CLB: every emulated CLB stands for it (its VIP is the lab's VIP, 198.51.100.10: the
-// emulator's 10.100.x VIPs are not documentation addresses), emulated node k is lab node k mod N, and every
+// The mapping is the lab's one CLB: every emulated CLB stands for it (its VIP is the lab's VIP, 10.0.0.100, not the
+// emulator's 10.100.x VIPs), emulated node k is lab node k mod N, and every
 // listener's NodePort is the lab backend's TCP NodePort.
 import type { TargetHealthSource, TargetProbe } from '../sim/clb-emulator/index.js';
 import type { ProbeSource } from './addresses.js';

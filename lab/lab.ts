@@ -1,9 +1,10 @@
 // One running lab: the namespaces, the agents in them, and the knobs the scenarios turn (VIP binding, the CLB's
 // L4 backend and L7 mode, a node's sysctls). Always stopped: by its owner, by the exit handler, or on a signal.
 import { readFile } from 'node:fs/promises';
-import { CLB_SNAT_SOURCE, HTTP_NODEPORT, L7_PORT, POD_IP, POD_SHADOW, TCP_NODEPORT, VIP, nodeIp, nodeName, probeBindAddress, shadowIp, type ClientKind, type ProbeSource } from './addresses.js';
+import { CLB_SNAT_SOURCE, HTTP_NODEPORT, L7_PORT, TCP_NODEPORT, VIP, nodeIp, nodeName, podIp, podShadow, probeBindAddress, shadowIp, type ClientKind, type ProbeSource } from './addresses.js';
 import { Agent } from './agent-client.js';
-import type { Outcome } from './agent-protocol.js';
+import type { Outcome, ProbeWindowRequest } from './agent-protocol.js';
+import type { ProbeReport } from '../src/api/probe.js';
 import { NFT_TABLE, newPrefix } from './names.js';
 import { clbRuleset, kubeProxyRuleset, nodeObservationRuleset, parseCounters, type L4Backend } from './nft.js';
 import { ipNs, nftJson, nftNs, sysctlNs } from './shell.js';
@@ -62,6 +63,7 @@ export async function stopAllLabs(): Promise<void> {
 export class Lab {
   l4Backend: L4Backend = 'random';
   l7Mode: L7Mode = 'passthrough';
+  private probers: Promise<Agent[]> | undefined;
 
   private constructor(
     readonly topology: Topology,
@@ -127,7 +129,7 @@ export class Lab {
       nodePort: HTTP_NODEPORT,
       attemptTimeoutMs: this.options.l7TimeoutMs,
       mode,
-      shadows: { ...Object.fromEntries(this.allNodes().map((i) => [nodeIp(i), shadowIp(i)])), [POD_IP]: POD_SHADOW },
+      shadows: Object.fromEntries(this.allNodes().flatMap((i) => [[nodeIp(i), shadowIp(i)], [podIp(i), podShadow(i)]])),
       snatSource: CLB_SNAT_SOURCE,
     });
     this.l7Mode = mode;
@@ -161,6 +163,23 @@ export class Lab {
   /** The client on node1 sends `count` HTTP requests to the L7 CLB (VIP:80). */
   l7Requests(count: number, concurrency: number, timeoutMs: number, client: ClientKind = 'pod'): Promise<Outcome[]> {
     return this.client(client).http({ host: VIP, port: L7_PORT, timeoutMs, count, concurrency });
+  }
+
+  /**
+   * One window of loopguard's probe agent from every node's pod at once, each reporting for its node as the
+   * DaemonSet's pod would; one LoopbackProbeReport per node. The agents in the other nodes' pods start on first use
+   * (a run without `--probe` never starts them).
+   */
+  async probeWindow(window: Omit<ProbeWindowRequest, 'node' | 'pod'>): Promise<ProbeReport[]> {
+    this.probers ??= Promise.all(this.topology.pods.map((ns, i) => (i === 0 ? this.agents.pod : this.startAgent(ns))));
+    const agents = await this.probers;
+    return Promise.all(agents.map((a, i) => a.probeWindow({ ...window, node: nodeName(i), pod: `loopguard-probe-${nodeName(i)}` })));
+  }
+
+  private async startAgent(ns: string): Promise<Agent> {
+    const agent = await Agent.start(ns);
+    this.resources.agents.push(agent);
+    return agent;
   }
 
   /** Node i's observation counters (lab/nft.ts): where packets of each source class got to. */

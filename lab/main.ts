@@ -1,7 +1,7 @@
-// `npm run lab [-- --profile short|full] [--out DIR] [--l7-timeout-ms MS] [--nodes N]`: builds the data-plane lab in
-// network namespaces, measures the three loopback faults before and after their fixes, prints the tables, writes
-// results.json and latency.png to the output folder, and removes everything it created (on success, error, SIGINT
-// and SIGTERM). See docs/lab.md.
+// `npm run lab [-- --profile short|full] [--out DIR] [--l7-timeout-ms MS] [--nodes N] [--probe]`: builds the data-plane
+// lab in network namespaces, measures the three loopback faults before and after their fixes, prints the tables
+// (with --probe also what loopguard's probe agent measures, in one line), writes results.json and latency.png to the
+// output folder, and removes everything it created (on success, error, SIGINT and SIGTERM). See docs/lab.md.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
@@ -9,6 +9,7 @@ import { latencySvg, renderPng } from './chart.js';
 import { Lab, stopAllLabs } from './lab.js';
 import { gatherFacts, missing, parseSimulated } from './preflight.js';
 import { report } from './report.js';
+import { measureProbe } from './probe.js';
 import { PROFILES, runAll } from './scenarios.js';
 import { reapOrphans } from './topology.js';
 
@@ -18,10 +19,11 @@ const program = new Command('lab')
   .option('--out <dir>', 'output folder for results.json and latency.png', '.lab')
   .option('--l7-timeout-ms <ms>', "the L7 CLB's real-server timeout before it tries the next (Tencent's CLB loopback doc: about 4 s)", '4000')
   .option('--nodes <n>', 'nodes in the lab (2–9)', '3')
+  .option('--probe', "also run loopguard's probe agent from the pod network before and after the fixes, and print what it measured")
   .option('--simulate-missing <list>', `pretend these are missing, to check the preflight (${['root', 'ip', 'netns', 'veth', 'nft', 'sysctl'].join(',')})`)
   .parse();
 
-const opts = program.opts<{ profile: 'full' | 'short'; out: string; l7TimeoutMs: string; nodes: string; simulateMissing?: string }>();
+const opts = program.opts<{ profile: 'full' | 'short'; out: string; l7TimeoutMs: string; nodes: string; simulateMissing?: string; probe?: boolean }>();
 
 async function main(): Promise<number> {
   const nodes = Number(opts.nodes);
@@ -42,8 +44,13 @@ async function main(): Promise<number> {
   try {
     const profile = PROFILES[opts.profile];
     const results = await runAll(lab, profile, (l) => console.log(l));
+    if (opts.probe) results.probe = await measureProbe(lab, profile.probe, profile.connectTimeoutMs, (l) => console.log(l));
     console.log('');
     for (const line of report(results)) console.log(line);
+    if (results.probe) {
+      console.log('');
+      console.log(results.probe.line);
+    }
     const out = resolve(opts.out);
     await mkdir(out, { recursive: true });
     await writeFile(join(out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
@@ -51,7 +58,8 @@ async function main(): Promise<number> {
     await writeFile(join(out, 'latency.png'), await renderPng(latencySvg(results.l7, l7TimeoutMs, title)));
     console.log('');
     console.log(`wrote ${join(out, 'results.json')} and ${join(out, 'latency.png')}`);
-    console.log(`profile ${profile.name}: measurements ${(results.durationMs / 1000).toFixed(1)} s, whole run ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const probed = results.probe ? `, probe agent ${(results.probe.durationMs / 1000).toFixed(1)} s` : '';
+    console.log(`profile ${profile.name}: measurements ${(results.durationMs / 1000).toFixed(1)} s${probed}, whole run ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   } finally {
     await lab.stop();
   }

@@ -1,5 +1,5 @@
 // nftables rulesets of the lab, as pure functions of its state (each loaded as one atomic transaction).
-import { HC_VIP_SOURCE, HTTP_NODEPORT, L4_PORT, L7_PORT, POD_IP, POD_SHADOW, SHADOW_RANGE, TCP_NODEPORT, VIP, nodeIp, shadowIp } from './addresses.js';
+import { HC_VIP_SOURCE, HTTP_NODEPORT, L4_PORT, L7_PORT, POD_IP, SHADOW_RANGE, TCP_NODEPORT, VIP, nodeIp, podIp, podShadow, shadowIp } from './addresses.js';
 import { NFT_TABLE } from './names.js';
 
 /** Which real server the L4 CLB sends new connections to: one node (to measure each path) or random. */
@@ -22,7 +22,7 @@ export function clbRuleset(nodeCount: number, backend: L4Backend): string {
     backend === 'random'
       ? `numgen random mod ${nodeCount} map { ${nodes.map((i) => `${i} : ${nodeIp(i)}`).join(', ')} } : ${TCP_NODEPORT}`
       : `${nodeIp(backend)}:${TCP_NODEPORT}`;
-  const shadows = [...nodes.map((i) => `${shadowIp(i)} : ${nodeIp(i)}`), `${POD_SHADOW} : ${POD_IP}`].join(', ');
+  const shadows = [...nodes.map((i) => `${shadowIp(i)} : ${nodeIp(i)}`), ...nodes.map((i) => `${podShadow(i)} : ${podIp(i)}`)].join(', ');
   return replaceTable(NFT_TABLE, [
     'chain prerouting {',
     '  type nat hook prerouting priority dstnat; policy accept;',
@@ -36,7 +36,7 @@ export function clbRuleset(nodeCount: number, backend: L4Backend): string {
   ]);
 }
 
-/** Packet classes a node counts, by source: the VIP (CLB probes), its own IP (host-network hairpin), 100.64/10 (probes), the client pod. */
+/** Packet classes a node counts, by source: the VIP (CLB probes), its own IP (host-network hairpin), 100.64/10 (probes), the client pod (node1's). */
 export const SOURCE_CLASSES = ['vip', 'own', 'range', 'pod'] as const;
 export type SourceClass = (typeof SOURCE_CLASSES)[number];
 /**

@@ -2,6 +2,7 @@
 import { L4_PORT, nodeName, type ProbeSource } from './addresses.js';
 import type { Outcome } from './agent-protocol.js';
 import { martianSourceDrops, type L7Mode, type Lab } from './lab.js';
+import type { ProbeKnobs, ProbeResults } from './probe.js';
 import { summarize, type Summary } from './stats.js';
 
 export interface Profile {
@@ -18,11 +19,16 @@ export interface Profile {
   concurrency: number;
   /** A health check or an L4 connection that has no answer after this long failed (L4 CLBs do not retry). */
   connectTimeoutMs: number;
+  /**
+   * `--probe`: the probe agent's window and rates. Its defaults (300 s, 5/s, a target every 10 s) are for a cluster;
+   * here a short window at 20/s gives each target as many probes as the tables' rows get, in seconds.
+   */
+  probe: ProbeKnobs;
 }
 
 export const PROFILES: Record<Profile['name'], Profile> = {
-  full: { name: 'full', probesPerNode: 3, pinnedConnections: 10, l4Connections: 100, l7Requests: 100, concurrency: 10, connectTimeoutMs: 1000 },
-  short: { name: 'short', probesPerNode: 1, pinnedConnections: 3, l4Connections: 30, l7Requests: 30, concurrency: 15, connectTimeoutMs: 1000 },
+  full: { name: 'full', probesPerNode: 3, pinnedConnections: 10, l4Connections: 100, l7Requests: 100, concurrency: 10, connectTimeoutMs: 1000, probe: { windowSeconds: 10, ratePerSecond: 20, minIntervalSeconds: 0.1 } },
+  short: { name: 'short', probesPerNode: 1, pinnedConnections: 3, l4Connections: 30, l7Requests: 30, concurrency: 15, connectTimeoutMs: 1000, probe: { windowSeconds: 3, ratePerSecond: 20, minIntervalSeconds: 0.1 } },
 };
 
 export interface HealthRow {
@@ -58,6 +64,8 @@ export interface LabResults {
   l4: L4Row[];
   l7: L7Row[];
   durationMs: number;
+  /** `--probe` only. */
+  probe?: ProbeResults;
 }
 
 async function countersOf(lab: Lab): Promise<Array<Record<string, number>>> {

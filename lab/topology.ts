@@ -1,15 +1,15 @@
 // The lab's small VPC, built from network namespaces and veth pairs created directly inside them (nothing is ever
 // created in, or moved through, the caller's namespace):
 //
-//   pod 203.0.113.130 ─ eth0 ══ pod1 ─ node1
+//   pod1 203.0.113.130 ─ eth0 ══ pod1 ─ node1   (and pod2 203.0.113.138 on node2, pod3 .146 on node3, …)
 //   node1 192.0.2.11 ─ eth0 ══ n1 ─┐
-//   node2 192.0.2.12 ─ eth0 ══ n2 ─┼─ clb (VPC router + CLB: VIP 198.51.100.10, 100.127.0.1) ── hc ══ eth0 ─ checker
+//   node2 192.0.2.12 ─ eth0 ══ n2 ─┼─ clb (VPC router + CLB: VIP 10.0.0.100, 100.127.0.1) ── hc ══ eth0 ─ checker
 //   node3 192.0.2.13 ─ eth0 ══ n3 ─┘                                                          203.0.113.2 / 100.64.0.2
 //
 // Every node routes everything through the clb namespace (the VPC's router), so a reply from a node to a client
 // goes back through the CLB, as TKE's VPC steers CLB return traffic; a node's kube-ipvs0 is a veth left down
 // (the kernel has no dummy driver), on which the VIP is bound as kube-proxy IPVS does.
-import { CLB_HC_LINK, CLB_SNAT_SOURCE, HC_RANGE_SOURCE, HC_VIP_SOURCE, POD_CIDR, POD_GATEWAY, POD_IP, POD_SHADOW, VIP, VPC_GATEWAY, nodeIp, shadowIp } from './addresses.js';
+import { CLB_HC_LINK, CLB_SNAT_SOURCE, HC_RANGE_SOURCE, HC_VIP_SOURCE, POD_GATEWAY, VIP, VPC_GATEWAY, nodeIp, podCidr, podIp, podShadow, shadowIp } from './addresses.js';
 import { LAB_PREFIX, ownerPid } from './names.js';
 import { ipNs, run, runSyncQuiet, sysctlNs } from './shell.js';
 
@@ -17,20 +17,26 @@ export interface Topology {
   prefix: string;
   clb: string;
   hc: string;
-  /** The client pod, on node1. */
+  /** The client pod, on node1 (= pods[0]). */
   pod: string;
+  /** One pod per node, where `--probe` runs the probe agent (its DaemonSet's pods). */
+  pods: string[];
   nodes: string[];
 }
 
-export const topologyNames = (prefix: string, nodeCount: number): Topology => ({
-  prefix,
-  clb: `${prefix}clb`,
-  hc: `${prefix}hc`,
-  pod: `${prefix}pod`,
-  nodes: Array.from({ length: nodeCount }, (_, i) => `${prefix}node${i + 1}`),
-});
+export const topologyNames = (prefix: string, nodeCount: number): Topology => {
+  const pods = Array.from({ length: nodeCount }, (_, i) => `${prefix}pod${i + 1}`);
+  return {
+    prefix,
+    clb: `${prefix}clb`,
+    hc: `${prefix}hc`,
+    pod: pods[0] ?? '',
+    pods,
+    nodes: Array.from({ length: nodeCount }, (_, i) => `${prefix}node${i + 1}`),
+  };
+};
 
-export const allNamespaces = (t: Topology): string[] => [t.clb, t.hc, t.pod, ...t.nodes];
+export const allNamespaces = (t: Topology): string[] => [t.clb, t.hc, ...t.pods, ...t.nodes];
 
 /** `ip -batch` inside one namespace: one exec for a list of iproute2 commands. */
 const batch = (ns: string, lines: string[]): Promise<string> => run(['ip', '-n', ns, '-batch', '-'], `${lines.join('\n')}\n`);
@@ -51,7 +57,10 @@ export async function buildTopology(t: Topology): Promise<void> {
     await run(['ip', 'link', 'add', 'eth0', 'netns', ns, 'type', 'veth', 'peer', 'name', `n${i + 1}`, 'netns', t.clb]);
   }
   await run(['ip', 'link', 'add', 'eth0', 'netns', t.hc, 'type', 'veth', 'peer', 'name', 'hc', 'netns', t.clb]);
-  await run(['ip', 'link', 'add', 'eth0', 'netns', t.pod, 'type', 'veth', 'peer', 'name', 'pod1', 'netns', t.nodes[0] ?? '']);
+  // Each node's veth to its pod is `pod1` (its first pod): the name kube-proxy's ruleset matches (lab/nft.ts).
+  for (const [i, ns] of t.pods.entries()) {
+    await run(['ip', 'link', 'add', 'eth0', 'netns', ns, 'type', 'veth', 'peer', 'name', 'pod1', 'netns', t.nodes[i] ?? '']);
+  }
 
   await Promise.all(
     t.nodes.map((ns, i) =>
@@ -66,14 +75,18 @@ export async function buildTopology(t: Topology): Promise<void> {
       ]),
     ),
   );
-  await batch(t.pod, [
-    'link set lo up',
-    'link set eth0 up',
-    `addr add ${POD_IP}/32 dev eth0`,
-    `route add ${POD_GATEWAY} dev eth0`,
-    `route add default via ${POD_GATEWAY} dev eth0 onlink`,
-  ]);
-  await batch(t.nodes[0] ?? '', ['link set pod1 up', `addr add ${POD_GATEWAY}/32 dev pod1`, `route add ${POD_IP}/32 dev pod1`]);
+  await Promise.all(
+    t.pods.map((ns, i) =>
+      batch(ns, [
+        'link set lo up',
+        'link set eth0 up',
+        `addr add ${podIp(i)}/32 dev eth0`,
+        `route add ${POD_GATEWAY} dev eth0`,
+        `route add default via ${POD_GATEWAY} dev eth0 onlink`,
+      ]),
+    ),
+  );
+  await Promise.all(t.nodes.map((ns, i) => batch(ns, ['link set pod1 up', `addr add ${POD_GATEWAY}/32 dev pod1`, `route add ${podIp(i)}/32 dev pod1`])));
   await batch(t.hc, [
     'link set lo up',
     'link set eth0 up',
@@ -87,14 +100,14 @@ export async function buildTopology(t: Topology): Promise<void> {
     `addr add ${VIP}/32 dev lo`,
     `addr add ${CLB_SNAT_SOURCE}/32 dev lo`,
     ...t.nodes.map((_, i) => `addr add ${shadowIp(i)}/32 dev lo`),
-    `addr add ${POD_SHADOW}/32 dev lo`,
+    ...t.pods.map((_, i) => `addr add ${podShadow(i)}/32 dev lo`),
     ...t.nodes.flatMap((_, i) => [`link set n${i + 1} up`, `addr add ${VPC_GATEWAY}/32 dev n${i + 1}`, `route add ${nodeIp(i)}/32 dev n${i + 1}`]),
     'link set hc up',
     `addr add ${CLB_HC_LINK}/32 dev hc`,
     `route add ${HC_VIP_SOURCE}/32 dev hc`,
     `route add ${HC_RANGE_SOURCE}/32 dev hc`,
-    // The VPC routes node1's pod CIDR to node1 (GlobalRouter).
-    `route add ${POD_CIDR} via ${nodeIp(0)} dev n1`,
+    // The VPC routes each node's pod CIDR to the node (GlobalRouter).
+    ...t.nodes.map((_, i) => `route add ${podCidr(i)} via ${nodeIp(i)} dev n${i + 1}`),
   ]);
   // arp_announce=2: the clb namespace asks "who has 192.0.2.11" from its own link address. By default Linux puts the
   // packet's source in the ARP request — the VIP for a health check — and a node with the VIP bound drops that ARP

@@ -1,7 +1,8 @@
 // The data-plane lab (lab/, docs/lab.md) in real kernels: the faults it measures come from the kernel's own
 // decisions, not from the lab's code (one kernel setting flipped at a time moves or removes the drop exactly as the
 // kernel path predicts, IMROC-CASE in tencent-cloud.md §7), and `npm run lab` leaves no namespace, veth or nft table behind, also when it is
-// stopped with SIGTERM. Needs root and network namespaces: CI has both, and without them these tests fail (the lab
+// stopped with SIGTERM; with `--probe`, loopguard's probe agent measures the faults before the fixes and none after
+// (issue 41 #5). Needs root and network namespaces: CI has both, and without them these tests fail (the lab
 // says what is missing) rather than skip.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { spawn, execFile } from 'node:child_process';
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { VIP } from '../../lab/addresses.js';
 import { Lab, martianSourceDrops } from '../../lab/lab.js';
 import { LAB_PREFIX } from '../../lab/names.js';
+import { L4_TARGET, L7_TARGET } from '../../lab/probe.js';
 import type { LabResults } from '../../lab/scenarios.js';
 import { waitFor } from '../support/kube.js';
 import { holdForSuite } from '../support/exclusive.js';
@@ -144,8 +146,8 @@ describe('npm run lab', () => {
     await rm(out, { recursive: true, force: true });
   });
 
-  it('prints the three measurements, shows the faults and their fixes, writes the chart, and leaves nothing behind', async () => {
-    const run = runLab(['--profile', 'short', '--out', out]);
+  it('prints the three measurements and the probe agent\'s line, shows the faults and their fixes, writes the chart, and leaves nothing behind', async () => {
+    const run = runLab(['--profile', 'short', '--probe', '--out', out]);
     const code = await run.exited;
     expect({ code, output: code === 0 ? '' : run.output() }).toEqual({ code: 0, output: '' });
     const text = run.output();
@@ -167,6 +169,42 @@ describe('npm run lab', () => {
     expect(snat?.summary.retried).toBe(0);
     const png = await readFile(join(out, 'latency.png'));
     expect(png.subarray(1, 4).toString()).toBe('PNG');
+
+    // loopguard's probe agent (src/probe, run in the pod network) measures the same faults before the fixes, and
+    // none after: one line, its figures the agent's own reports'.
+    const lines = text.split('\n').filter((l) => l.startsWith('probe:'));
+    expect(lines).toHaveLength(1);
+    const m = /^probe: L4 before failed=(\d+)\/(\d+) after failed=(\d+)\/(\d+); L7 before stalls=(\d+)\/(\d+) p99=([\d.]+)s after stalls=(\d+)\/(\d+) p99=([\d.]+)ms$/.exec(lines[0] ?? '');
+    expect(m).not.toBeNull();
+    const [l4Failed, l4Before, l4AfterFailed, l4After, l7Stalls, l7Before, l7P99s, l7AfterStalls, l7After, l7AfterP99ms] = (m ?? []).slice(1).map(Number) as number[];
+    expect(l4Failed).toBeGreaterThan(0);
+    expect(l4Failed).toBeLessThan(l4Before!); // the loop takes the connections that land on the pod's own node, not all
+    expect(l4AfterFailed).toBe(0);
+    expect(l4After).toBeGreaterThan(0);
+    expect(l7Stalls).toBeGreaterThan(0);
+    expect(l7Stalls).toBeLessThan(l7Before!);
+    expect(l7P99s).toBeGreaterThanOrEqual(r.l7TimeoutMs / 1000); // the ~4 s tail, as the agent's buckets see it
+    expect(l7AfterStalls).toBe(0);
+    expect(l7After).toBeGreaterThan(0);
+    expect(l7AfterP99ms).toBeLessThan(3000);
+    // results.json holds each window's LoopbackProbeReports as the agent built them, and they add up to the line.
+    const probe = r.probe!;
+    expect(probe.line).toBe(lines[0]);
+    expect(probe.phases.map((p) => p.phase)).toEqual(['before', 'after-l4', 'after-l7']);
+    const nodes = Array.from({ length: r.nodes }, (_, i) => `node${i + 1}`);
+    for (const p of probe.phases) {
+      expect(p.reports.map((rep) => rep.spec.node)).toEqual(nodes); // one report per node: the agent ran in every node's pod
+      for (const rep of p.reports) {
+        expect(rep).toMatchObject({ apiVersion: 'loopguard.dev/v1alpha1', kind: 'LoopbackProbeReport', metadata: { name: rep.spec.node, namespace: 'loopguard-system' }, spec: { planVersion: p.planVersion } });
+        for (const t of rep.spec.targets) expect({ id: t.id, notRun: t.notRun }).toEqual({ id: t.id, notRun: 0 });
+      }
+    }
+    // Every node's pod loops when the CLB picks its own node, and the agent names each node that saw it.
+    expect([probe.figures.l4.before.nodes, probe.figures.l7.before.nodes, probe.figures.l4.after.nodes, probe.figures.l7.after.nodes]).toEqual([nodes, nodes, [], []]);
+    const sum = (phase: string, id: string, key: 'probes' | 'failures' | 'stalls') =>
+      probe.phases.find((p) => p.phase === phase)!.reports.reduce((n, rep) => n + (rep.spec.targets.find((t) => t.id === id)?.[key] ?? 0), 0);
+    expect([sum('before', L4_TARGET, 'failures'), sum('before', L4_TARGET, 'probes'), sum('after-l4', L4_TARGET, 'failures'), sum('after-l4', L4_TARGET, 'probes')]).toEqual([l4Failed, l4Before, 0, l4After]);
+    expect([sum('before', L7_TARGET, 'stalls'), sum('before', L7_TARGET, 'probes'), sum('after-l7', L7_TARGET, 'stalls'), sum('after-l7', L7_TARGET, 'probes')]).toEqual([l7Stalls, l7Before, 0, l7After]);
   }, 120_000);
 
   it('removes everything when stopped with SIGTERM mid-run', async () => {
@@ -178,4 +216,32 @@ describe('npm run lab', () => {
     expect(await run.exited).toBe(143);
     expect(await leftovers(pid)).toEqual([]);
   });
+
+  it("removes everything, the probe agents in every node's pod too, when stopped with SIGTERM mid-window", async () => {
+    const run = runLab(['--profile', 'short', '--probe', '--out', out]);
+    await waitFor('a probe window running', () => (run.output().includes('(d) probe agent, before') ? true : undefined), { timeoutMs: 60_000 });
+    const pid = run.child.pid ?? -1;
+    const pods = (await sh('ip', ['netns', 'list'])).split('\n').filter((l) => l.startsWith(`${LAB_PREFIX}${pid}-`) && /-pod\d+/.test(l));
+    expect(pods).toHaveLength(3);
+    // The agent running the probe window in each pod (in the pods of node2 and node3 started for --probe only).
+    const pidsIn = (ns: string) => sh('ip', ['netns', 'pids', ns.split(' ')[0] ?? '']).then((out) => out.split('\n').filter(Boolean).map(Number));
+    const perPod = await waitFor('an agent in every pod', async () => {
+      const p = await Promise.all(pods.map(pidsIn));
+      return p.every((x) => x.length > 0) ? p : undefined;
+    });
+    expect(perPod.map((p) => p.length)).toEqual([1, 1, 1]);
+    const agentPids = perPod.flat();
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(143);
+    expect(await leftovers(pid)).toEqual([]);
+    const alive = agentPids.filter((p) => {
+      try {
+        process.kill(p, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    });
+    expect(alive).toEqual([]);
+  }, 120_000);
 });

@@ -11,19 +11,19 @@ describe('lab nft rulesets', () => {
     const random = clbRuleset(3, 'random');
     expect(random).toContain('dnat to numgen random mod 3 map { 0 : 192.0.2.11, 1 : 192.0.2.12, 2 : 192.0.2.13 } : 30081');
     expect(clbRuleset(3, 1)).toContain('dnat to 192.0.2.12:30081');
-    expect(random).toContain('ip saddr 203.0.113.2 snat to 198.51.100.10');
-    expect(random).toContain('snat ip to ip saddr map { 203.0.113.65 : 192.0.2.11, 203.0.113.66 : 192.0.2.12, 203.0.113.67 : 192.0.2.13, 203.0.113.80 : 203.0.113.130 }');
+    expect(random).toContain('ip saddr 203.0.113.2 snat to 10.0.0.100');
+    expect(random).toContain('snat ip to ip saddr map { 203.0.113.65 : 192.0.2.11, 203.0.113.66 : 192.0.2.12, 203.0.113.67 : 192.0.2.13, 203.0.113.80 : 203.0.113.130, 203.0.113.81 : 203.0.113.138, 203.0.113.82 : 203.0.113.146 }');
     // No masquerade of client traffic: the client IP must reach the node.
     expect(random).not.toMatch(/masquerade/);
   });
 
   it('kube-proxy redirects VIP traffic locally only while the VIP is bound; nodes count each stage', () => {
-    expect(kubeProxyRuleset(true)).toContain('ip daddr 198.51.100.10 tcp dport 81 redirect to :30081');
-    expect(kubeProxyRuleset(true)).toContain('iifname "pod1" ip daddr 198.51.100.10 tcp dport 81 redirect to :30081');
+    expect(kubeProxyRuleset(true)).toContain('ip daddr 10.0.0.100 tcp dport 81 redirect to :30081');
+    expect(kubeProxyRuleset(true)).toContain('iifname "pod1" ip daddr 10.0.0.100 tcp dport 81 redirect to :30081');
     expect(kubeProxyRuleset(false)).not.toContain('redirect');
     const obs = nodeObservationRuleset(0);
     expect(obs).toContain('iifname "eth0" ip saddr 192.0.2.11 tcp dport { 30080, 30081 } tcp flags & (syn | ack) == syn counter name seen_own');
-    expect(obs).toContain('oifname != "eth0" ip daddr 198.51.100.10 tcp sport { 30080, 30081 } tcp flags & (syn | ack) == syn | ack counter name reply_inside_vip');
+    expect(obs).toContain('oifname != "eth0" ip daddr 10.0.0.100 tcp sport { 30080, 30081 } tcp flags & (syn | ack) == syn | ack counter name reply_inside_vip');
     expect(parseCounters({ nftables: [{ metainfo: {} }, { counter: { name: 'seen_vip', packets: 3 } }] })).toEqual({ seen_vip: 3 });
   });
 });

@@ -41,6 +41,14 @@ export class ProbeMetrics implements WindowSink {
 
   targets(targets: readonly TargetRef[]): void {
     const keep = new Set(targets.map(targetKey));
+    // A new target's counters start at 0, so that the first window's figures are an increase an alert can see.
+    for (const t of targets) {
+      const k = targetKey(t);
+      if (this.known.has(k)) continue;
+      this.known.set(k, t);
+      const labels = { namespace: t.namespace, kind: t.kind, name: t.name };
+      for (const c of [this.probes, this.failures, this.stalls]) c.inc(labels, 0);
+    }
     for (const [k, t] of this.known) {
       if (keep.has(k)) continue;
       const labels = { namespace: t.namespace, kind: t.kind, name: t.name };

@@ -148,6 +148,7 @@ describe('reports', () => {
 
   it('feed per-target counters and the p99 histogram once per node window; a target that leaves the plan leaves the series', async () => {
     const s = await planned();
+    expect(await s.registry.metrics()).toContain('loopguard_probe_failures_total{namespace="shop",kind="Service",name="cart"} 0');
     const r = report('node-1', s.version, T0 - 300_000, [result('Service/shop/cart:80', 12, 11, 30, 5190)]);
     s.evidence.report(r, false);
     s.evidence.report(r, false);

@@ -59,6 +59,15 @@ export function probesOf(t: TargetFacts, path: string): PlannedProbe[] {
   return hosts.map((host) => ({ ...base, entry: { id: `${key}/${host || vip}${path}`, vip, port, protocol, ...(host ? { host } : {}), path } }));
 }
 
+/** The target a plan entry's id names (probesOf's ids: `Service/<ns>/<name>:<port>`, `Ingress/<ns>/<name>/<host><path>`). */
+export function targetOfProbeId(id: string): TargetRef | undefined {
+  const [kind, namespace, rest] = [id.split('/')[0], id.split('/')[1], id.split('/').slice(2).join('/')];
+  // Kubernetes names hold neither "/" nor ":": the name ends at the first of them.
+  const name = rest.split(kind === 'Service' ? ':' : '/')[0];
+  if ((kind !== 'Service' && kind !== 'Ingress') || !namespace || !name) return undefined;
+  return { kind, namespace, name };
+}
+
 /**
  * The plan of every probing policy's targets: a policy with `probe.enabled`, the kinds `probe.targets` keeps (the
  * resolved spec has already narrowed them to the policy's kinds), every target with a private IPv4 VIP whatever its

@@ -3,11 +3,18 @@
 // (config/rbac/probe_role.yaml). A policy with probe.enabled makes the operator write the plan; reports written with
 // kubectl as the agents write them (one per node, the plan's resourceVersion as planVersion) show as evidence in the
 // policy's status; a target the model calls NotApplicable, then one it calls Mitigated, that measures failures over a
-// full window gets the MeasuredLoopback condition and a Warning Event, and loopguard writes nothing more for it.
+// full window gets the MeasuredLoopback condition and a Warning Event, and loopguard writes nothing more for it;
+// `loopguard doctor` shows the same lines.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
+import { execFile } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Report } from '../../src/cli/report.js';
+import { REPO_ROOT } from '../controlplane/crds.js';
 import type { ProbePlan, ProbeReport, ProbeTargetResult } from '../../src/api/probe.js';
-import { createNamespace, kubectl, waitFor } from '../support/kube.js';
+import { createNamespace, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE, type OperatorProcess } from '../support/operator.js';
 import { applyPolicy, getPolicy, policyManifest, reportedStatus, waitForCondition, waitForPolicy, type PolicyRef } from '../support/policy.js';
@@ -103,6 +110,36 @@ describe('the probe, operator side, on the local TKE (ipvs-new)', () => {
     expect(warning).toMatchObject({ type: 'Warning', message: expect.stringContaining(`loopguard calls this Service NotApplicable, but the probe measured 0/40 failed, 3 stalled from ${b}`) });
     // `kubectl describe` shows it as it shows every target field.
     expect(await must(['describe', 'lbp', ref.name, '-n', ns])).toMatch(new RegExp(`\\n +Measured: +measured: 12/40 failed, 12 stalled from ${a}; p99 4\\.2 s\\n`));
+
+    // `loopguard doctor` shows the same, from the same plan and reports, judged against the verdicts it finds.
+    const doctor = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
+      execFile(
+        process.execPath,
+        [join(REPO_ROOT, 'bin/loopguard.js'), 'doctor', '-n', ns, '-o', 'json'],
+        {
+          cwd: REPO_ROOT,
+          timeout: 60_000,
+          env: {
+            PATH: process.env.PATH ?? '',
+            HOME: mkdtempSync(join(tmpdir(), 'loopguard-home-')),
+            KUBECONFIG: kubeconfigPath(),
+            TENCENTCLOUD_REGION: tke.emulator.region,
+            TENCENTCLOUD_SECRET_ID: tke.emulator.credentials.secretId,
+            TENCENTCLOUD_SECRET_KEY: tke.emulator.credentials.secretKey,
+            LOOPGUARD_CLB_ENDPOINT: tke.emulator.endpoint,
+            LOOPGUARD_CLB_PROTOCOL: 'http',
+          },
+        },
+        (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
+      ),
+    );
+    expect({ code: doctor.code, stderr: doctor.stderr }).toEqual({ code: 1, stderr: '' });
+    const scanned = JSON.parse(doctor.stdout) as Report;
+    expect(scanned.notes).toEqual([]);
+    expect(Object.fromEntries(scanned.targets.map((t) => [t.name, t.measured]))).toEqual({
+      local: `measured: 12/40 failed, 12 stalled from ${a}; p99 4.2 s`,
+      cluster: `contradicts NotApplicable: measured 0/40 failed, 3 stalled from ${b}; p99 3.4 s`,
+    });
 
     // Enforce: the at-risk Service is mitigated; what is measured since counts windows that started after.
     expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', probe: { enabled: true } }))).stderr).toBe('');

@@ -15,7 +15,8 @@ import { CONDITION_MEASURED_LOOPBACK, figures, measuredCondition, renderJudgemen
 import type { EvidenceStore } from './evidence-store.js';
 import { buildProbePlan, type ProbeSelection } from './plan-builder.js';
 import { parsePlan, PRIVATE_RANGES, parseCidr } from './plan.js';
-import type { PlanStore } from './plan-store.js';
+import type { PlanStore, StoredPlan } from './plan-store.js';
+import { kubeStatus } from '../runtime/kube-errors.js';
 
 /** The work queue's key of the plan (no owner key or `Report/` key looks like it). */
 export const PROBE_PLAN_KEY = 'ProbePlan';
@@ -81,7 +82,17 @@ export class ProbeControl {
     if (text === this.applied) return;
     if (!this.read) {
       // The plan a previous leader wrote: reports of it still count for the entries the new plan keeps.
-      const before = await this.o.store.read();
+      let before: StoredPlan | undefined;
+      try {
+        before = await this.o.store.read();
+      } catch (err) {
+        // Nothing to probe and no right to read the plan (a Role older than the probe): nothing to write either.
+        if (plan.targets.length === 0 && kubeStatus(err) === 403) {
+          this.applied = text;
+          return;
+        }
+        throw err;
+      }
       const parsed = before ? parsePlan(before.text, { ranges: PRIVATE_RANGES.map((r) => parseCidr(r)!) }) : undefined;
       if (before && parsed?.ok) this.o.evidence.remember(before.version, parsed.plan.targets);
       this.read = true;

@@ -3,6 +3,7 @@
 // routed to the CLBs of the targets whose state it changed; "since Enforce"; the contradiction's Event and condition;
 // the metrics. Fakes only of loopguard's own interfaces (the plan store, the Event recorder).
 import { describe, expect, it } from '@jest/globals';
+import { ApiException } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import type { ProbeReport, ProbeTargetResult } from '../../../src/api/probe.js';
 import type { ServiceFacts } from '../../../src/model/facts.js';
@@ -86,6 +87,19 @@ describe('the plan', () => {
     control.select('shop/p', OFF, [svc('cart')]);
     await control.reconcile();
     expect(store.plan).toBeUndefined();
+  });
+
+  it('nothing to probe and no right to read the plan (an older Role): done, not retried; with targets it throws', async () => {
+    const { control, store } = setup();
+    store.read = async () => {
+      throw new ApiException(403, 'forbidden', {}, {});
+    };
+    control.select('shop/p', OFF, [svc('cart')]);
+    await control.reconcile();
+    await control.reconcile();
+    control.select('shop/p', ON, [svc('cart')]);
+    await expect(control.reconcile()).rejects.toThrow('forbidden');
+    expect(store.writes).toBe(0);
   });
 
   it('a plan stored before the restart that says the same is not written again, and its reports count', async () => {

@@ -270,7 +270,7 @@ export class Operator {
       ...this.policies.list().filter((p) => !p.metadata?.deletionTimestamp).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
       ...this.clusterPolicies.list().filter((p) => !p.metadata?.deletionTimestamp).map(clusterKeyOf),
     ];
-    const probe = new ProbeControl({ store: new PlanStore(kc, ownNamespace), evidence, queue: { add: (key) => this.queue.add(key) }, owners: liveOwners, events, logger });
+    const probe = new ProbeControl({ store: new PlanStore(kc, ownNamespace), evidence, queue: { add: (key) => this.queue.add(key) }, owners: liveOwners, events, logger, windowSeconds: Math.round(config.probeWindowMs / 1000) });
     const reports = new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }), logger, liveOwners,
       { add: (key) => this.queue.add(key) },
       () => this.router.reportNames(),

@@ -75,7 +75,7 @@ export function targetOfProbeId(id: string): TargetRef | undefined {
  * target has one manager, so two policies never hand over the same one; the first wins if they did). At most
  * MAX_TARGETS entries, the rest dropped and counted: the agent refuses a longer plan whole.
  */
-export function buildProbePlan(selections: Iterable<ProbeSelection>): { plan: ProbePlan; probes: PlannedProbe[]; dropped: number } {
+export function buildProbePlan(selections: Iterable<ProbeSelection>, windowSeconds = PLAN_WINDOW_SECONDS): { plan: ProbePlan; probes: PlannedProbe[]; dropped: number } {
   const byId = new Map<string, PlannedProbe>();
   for (const s of selections) {
     if (!s.probe.enabled) continue;
@@ -87,5 +87,5 @@ export function buildProbePlan(selections: Iterable<ProbeSelection>): { plan: Pr
   }
   const all = [...byId.values()].sort((a, b) => (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0));
   const probes = all.slice(0, MAX_TARGETS);
-  return { plan: { version: 1, windowSeconds: PLAN_WINDOW_SECONDS, timeoutMs: PLAN_TIMEOUT_MS, targets: probes.map((p) => p.entry) }, probes, dropped: all.length - probes.length };
+  return { plan: { version: 1, windowSeconds, timeoutMs: PLAN_TIMEOUT_MS, targets: probes.map((p) => p.entry) }, probes, dropped: all.length - probes.length };
 }

@@ -37,6 +37,8 @@ export interface ProbeControlOptions {
   owners: () => readonly OwnerKey[];
   events: Pick<EventRecorder, 'record'>;
   logger: { warn(message: string, meta?: Record<string, unknown>): void };
+  /** The plan's window (--probe-window); default PLAN_WINDOW_SECONDS. */
+  windowSeconds?: number;
 }
 
 /** Involved object of a target's Event (as executor.ts's involvedObject, without importing the mitigation layer). */
@@ -77,7 +79,7 @@ export class ProbeControl {
   /** The queue's handler for PROBE_PLAN_KEY: write the plan if it differs. A failed write throws (the queue retries). */
   async reconcile(): Promise<void> {
     if (!this.o.owners().every((o) => this.selections.has(o) || this.gone.has(o))) return;
-    const { plan, probes, dropped } = buildProbePlan(this.selections.values());
+    const { plan, probes, dropped } = buildProbePlan(this.selections.values(), this.o.windowSeconds);
     const text = JSON.stringify(plan);
     if (text === this.applied) return;
     if (!this.read) {

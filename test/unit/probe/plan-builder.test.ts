@@ -76,6 +76,10 @@ describe('buildProbePlan', () => {
     expect(parsed.ok && parsed.refused).toEqual([]);
   });
 
+  it('takes the operator\'s window (--probe-window)', () => {
+    expect(buildProbePlan([{ probe: on, targets: [svc('a')] }], 60).plan.windowSeconds).toBe(60);
+  });
+
   it('no probing policy: an empty plan', () => {
     expect(buildProbePlan([{ probe: { ...on, enabled: false }, targets: [svc('a')] }]).plan.targets).toEqual([]);
   });

@@ -56,9 +56,20 @@ import { kubeReviewer, MetricsAuthorizer } from './runtime/metrics-auth.js';
 import { MetricsServer } from './runtime/metrics-server.js';
 import { ProbeServer, type HealthCheck } from './runtime/server.js';
 import { ShutdownAbortError, WorkQueue, type ReconcileOutcome } from './runtime/work-queue.js';
+import { PROBE_REPORT_PLURAL, type ProbeReport } from './api/probe.js';
+import { EvidenceStore } from './probe/evidence-store.js';
+import { ProbeMetrics } from './probe/metrics.js';
+import { PlanStore } from './probe/plan-store.js';
+import { PROBE_PLAN_KEY, ProbeControl } from './probe/probe-control.js';
 
 /** How long shutdown waits for queued Events (docs/operating.md "Stopping": aborted work gets up to 2 s more for its log lines and Events). */
 const EVENT_FLUSH_MS = 2_000;
+
+/**
+ * Caches that never block readiness or the start: the TkeServiceConfig CRD may be absent (no TKE ingress controller),
+ * and the probe's reports only add evidence (an operator upgraded before its RBAC still runs).
+ */
+const OPTIONAL_INFORMERS: ReadonlySet<string> = new Set(['tkeserviceconfigs', PROBE_REPORT_PLURAL]);
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
@@ -247,10 +258,20 @@ export class Operator {
       { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs },
       ownNamespace,
     );
-    const reports = new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }), logger, () => [
-        ...this.policies.list().filter((p) => !p.metadata?.deletionTimestamp).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
-        ...this.clusterPolicies.list().filter((p) => !p.metadata?.deletionTimestamp).map(clusterKeyOf),
-      ],
+    // The loopback probe (docs/probe.md §11): the agents' reports, the plan written from the policies' selections.
+    const evidence = new EvidenceStore({ onChange: (clbs) => clbs.forEach((id) => this.router.clb(id)), sink: new ProbeMetrics(metrics.registry) });
+    make<KubernetesObject>(
+      PROBE_REPORT_PLURAL,
+      `/apis/${GROUP}/${VERSION}/namespaces/${ownNamespace}/${PROBE_REPORT_PLURAL}`,
+      async (page) => (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ownNamespace, plural: PROBE_REPORT_PLURAL, ...page })) as KubernetesListObject<KubernetesObject>,
+      (r, type) => evidence.report(r as unknown as ProbeReport, type === 'delete'),
+    );
+    const liveOwners = () => [
+      ...this.policies.list().filter((p) => !p.metadata?.deletionTimestamp).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
+      ...this.clusterPolicies.list().filter((p) => !p.metadata?.deletionTimestamp).map(clusterKeyOf),
+    ];
+    const probe = new ProbeControl({ store: new PlanStore(kc, ownNamespace), evidence, queue: { add: (key) => this.queue.add(key) }, owners: liveOwners, events, logger, windowSeconds: Math.round(config.probeWindowMs / 1000) });
+    const reports = new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }), logger, liveOwners,
       { add: (key) => this.queue.add(key) },
       () => this.router.reportNames(),
     );
@@ -273,6 +294,7 @@ export class Operator {
       driftTiers: { scheduler: driftScheduler },
       tkeGraceMs: config.tkeGraceMs,
       stopping: this.stopping.signal,
+      probe,
       ...(executor ? { executor } : {}),
     });
     const drift = new DriftChecks({
@@ -287,7 +309,7 @@ export class Operator {
     });
     observer.onChange = (id) => this.router.clb(id);
     this.capabilities.onChange = () => this.router.all();
-    this.queue = new WorkQueue('loopbackpolicy', (key, signal) => (key === DRIFT_CHECKS_KEY ? this.driftPass(drift, signal) : isReportKey(key) ? reports.reconcile(key) : controller.reconcile(key, signal)), {
+    this.queue = new WorkQueue('loopbackpolicy', (key, signal) => (key === DRIFT_CHECKS_KEY ? this.driftPass(drift, signal) : key === PROBE_PLAN_KEY ? probe.reconcile() : isReportKey(key) ? reports.reconcile(key) : controller.reconcile(key, signal)), {
       concurrency: config.concurrency,
       observer: {
         ...metrics.workQueueObserver(),
@@ -326,7 +348,7 @@ export class Operator {
       // The TkeServiceConfig CRD may be absent (no TKE ingress controller): it never blocks readiness.
       readiness: [
         ...this.informers
-          .filter((i) => i.name !== 'tkeserviceconfigs')
+          .filter((i) => !OPTIONAL_INFORMERS.has(i.name))
           .map((i) => ({ name: `informer-${i.name}`, check: () => i.hasSynced && i.notServed === undefined, reason: () => notServedReason(i) })),
         // A replica that cannot take part in the election (loopguard's namespace missing, no RBAC) cannot act; a
         // standby that simply sees another leader is ready.
@@ -357,8 +379,8 @@ export class Operator {
       const m = await this.metricsServer.start();
       this.d.logger.info('Metrics server listening (HTTPS, TokenReview + SubjectAccessReview)', { host: m.address, port: m.port, certificate: this.d.config.metricsCertDir || 'self-signed' });
     }
-    await Promise.all(this.informers.filter((i) => i.name !== 'tkeserviceconfigs').map((i) => i.start()));
-    void this.informers.find((i) => i.name === 'tkeserviceconfigs')?.start();
+    await Promise.all(this.informers.filter((i) => !OPTIONAL_INFORMERS.has(i.name)).map((i) => i.start()));
+    for (const i of this.informers) if (OPTIONAL_INFORMERS.has(i.name)) void i.start();
     this.d.logger.info('Caches synced');
     if (this.elector) this.elector.start();
     else this.startLeading();

@@ -190,6 +190,8 @@ export interface TargetStatus {
   /** Topology alternatives (src/model/topology.ts): what to do, what it fixes and leaves, and the source. */
   alternatives?: string[];
   message?: string;
+  /** What the probe measured (docs/probe.md §11), e.g. "measured: 12/40 failed from node-1, node-3; p99 4.2 s". */
+  measured?: string;
   loadBalancerId?: string;
 }
 

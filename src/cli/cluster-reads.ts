@@ -113,7 +113,7 @@ async function retried<T>(read: () => Promise<T>): Promise<T> {
 }
 
 /** Reads that may be refused or absent: the note says what the report then lacks. */
-async function optional<T>(what: string, lacks: string, read: () => Promise<T>, notes: string[], absent?: T): Promise<T | undefined> {
+export async function optional<T>(what: string, lacks: string, read: () => Promise<T>, notes: string[], absent?: T): Promise<T | undefined> {
   try {
     return await retried(read);
   } catch (err) {

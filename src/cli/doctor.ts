@@ -12,6 +12,8 @@ import { render, type OutputFormat } from './output/render.js';
 import { exitCodeOf, type Report } from './report.js';
 import { scanReport, snapshotTargets } from './scan.js';
 import { packageVersion } from '../version.js';
+import { targetKey } from '../model/facts.js';
+import { DEFAULT_LOOPGUARD_NAMESPACE, measuredLines, readProbe } from './probe-evidence.js';
 
 export interface DoctorOptions extends ProfileFlags {
   kubeconfig?: string;
@@ -19,6 +21,8 @@ export interface DoctorOptions extends ProfileFlags {
   namespace?: string;
   allNamespaces: boolean;
   selector?: string;
+  /** Where the probe's plan and reports are read (docs/probe.md §11.3); default loopguard-system. */
+  loopguardNamespace?: string;
   clb: ClbSettings;
   output: OutputFormat;
   progress: boolean;
@@ -74,7 +78,14 @@ export async function scanCluster(options: DoctorOptions, loaded: LoadedKubeconf
     bar.done();
     await access.close();
   }
-  const report = scanReport({ snapshot, profile, ...observed, now: deps.now?.() ?? new Date() });
+  const now = deps.now?.() ?? new Date();
+  const report = scanReport({ snapshot, profile, ...observed, now });
+  // What the probe agents measured, next to each verdict (docs/probe.md §11.3).
+  const measured = measuredLines(await readProbe(loaded.kc, options.loopguardNamespace ?? DEFAULT_LOOPGUARD_NAMESPACE, report.notes), report.targets, now.getTime());
+  for (const t of report.targets) {
+    const line = measured.get(targetKey(t));
+    if (line) t.measured = line;
+  }
   report.scan = {
     scope: namespace ? `namespace ${namespace}` : 'all namespaces',
     context: loaded.context,

@@ -67,6 +67,7 @@ interface DoctorOpts extends ProfileOpts {
   kubeconfig?: string;
   context?: string[];
   allContexts?: boolean;
+  loopguardNamespace: string;
   region?: string;
   clbEndpoint?: string;
   clbProtocol: string;
@@ -105,6 +106,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .option('--kubeconfig <path>', 'kubeconfig file (default: KUBECONFIG, else ~/.kube/config)')
     .addOption(new Option('--context <name>', 'kubeconfig context (default: the current context); repeat it to scan several clusters into one report with a cluster column').argParser(collect))
     .option('--all-contexts', "scan every context of the kubeconfig into one report (the fleet view)")
+    .option('--loopguard-namespace <namespace>', "loopguard's namespace, where the probe agents' plan and reports are read", 'loopguard-system')
     .addOption(operatorOption('region', 'region', 'Tencent Cloud region of the CLBs, e.g. ap-guangzhou'))
     .addOption(operatorOption('clbEndpoint', 'host[:port]', 'CLB API endpoint, e.g. the local emulator'))
     .addOption(operatorOption('clbProtocol', 'protocol').default('https'))
@@ -125,6 +127,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
       ...(o.namespace ? { namespace: o.namespace } : {}),
       allNamespaces: o.allNamespaces === true,
       ...(o.selector ? { selector: o.selector } : {}),
+      loopguardNamespace: o.loopguardNamespace,
       clb: {
         region: o.region,
         ...(o.clbEndpoint ? { endpoint: o.clbEndpoint } : {}),

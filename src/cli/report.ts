@@ -50,6 +50,8 @@ export interface TargetReport {
   /** `plan`: the CLB facts assumed for the verdict and plan shown. */
   assumed?: Record<string, string>;
   source?: SourceLocation;
+  /** `doctor`: what the probe agents measured (docs/probe.md §11.3), e.g. "measured: 12/40 failed from node-1; p99 4.2 s". */
+  measured?: string;
   /** `doctor` over several contexts (fleet-report.ts): the kubeconfig context the target was found in. */
   cluster?: string;
 }
@@ -154,5 +156,6 @@ export function targetLabel(t: Pick<TargetReport, 'kind' | 'namespace' | 'name'>
 
 /** Targets whose details every text format prints: what needs attention, or has a plan. */
 export function needsDetails(t: TargetReport): boolean {
-  return t.verdict === 'AtRisk' || t.verdict === 'Unsupported' || t.verdict === 'Conflict' || t.plan.length > 0 || t.condition !== undefined;
+  // A measurement that contradicts the verdict (docs/probe.md §11.3) needs attention whatever the verdict.
+  return t.verdict === 'AtRisk' || t.verdict === 'Unsupported' || t.verdict === 'Conflict' || t.plan.length > 0 || t.condition !== undefined || t.measured?.startsWith('contradicts ') === true;
 }

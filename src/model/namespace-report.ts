@@ -100,6 +100,8 @@ export interface ReportTarget {
   policy: string; // 'ClusterLoopbackPolicy/<name>' or 'LoopbackPolicy/<name>'
   plan: readonly string[];
   loadBalancerId?: string;
+  /** What the probe measured (status.targets[].measured). */
+  measured?: string;
 }
 
 /** docs/reports.md's table: what each verdict is in OpenReports' terms; a severity only for the problems. */
@@ -179,6 +181,7 @@ function resultOf(namespace: string, t: ReportTarget, timestamp: ReportTimestamp
       mode: t.mode,
       ...(plan ? { plan } : {}),
       ...(t.loadBalancerId ? { loadBalancerId: printable(t.loadBalancerId, MAX_LOAD_BALANCER_ID) } : {}),
+      ...(t.measured ? { measured: printable(t.measured, MAX_RESULT_MESSAGE) } : {}),
     },
   };
 }

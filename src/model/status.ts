@@ -52,6 +52,8 @@ export interface TargetOutcome {
    * new change but corrects those when they drift back (docs/execution.md "Mode switch").
    */
   held?: boolean;
+  /** What the probe agents measured, next to the verdict (src/probe/evidence.ts); only for policies that probe. */
+  measured?: string;
 }
 
 /** A target the policy changed but no longer manages, with the steps that give its originals back. */
@@ -89,6 +91,8 @@ const MAX_LOAD_BALANCER_ID = 64;
 /** Upper bound of status.releases (the CRD's maxItems). */
 export const MAX_RELEASES = 32;
 const MAX_MESSAGE = 1024;
+/** The CRD's maxLength of status.targets[].measured. */
+const MAX_MEASURED = 512;
 const MAX_PLAN_LINE = 256;
 /** The CRD's bounds of status.targets[].alternatives. */
 export const MAX_ALTERNATIVES = 6;
@@ -145,6 +149,7 @@ export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
     ...(plan.length > 0 ? { plan } : {}),
     ...(a.alternatives.length > 0 ? { alternatives: a.alternatives.slice(0, MAX_ALTERNATIVES).map((x) => clip(alternativeText(x), MAX_ALTERNATIVE)) } : {}),
     message: clip(message, MAX_MESSAGE),
+    ...(outcome.measured ? { measured: clip(outcome.measured, MAX_MEASURED) } : {}),
     // The id comes from an annotation anyone with edit on the target can write: clip it to the CRD's bound so one
     // bad value can never make the whole status write fail (422) and freeze the policy.
     ...(a.loadBalancerId ? { loadBalancerId: clip(a.loadBalancerId, MAX_LOAD_BALANCER_ID) } : {}),

@@ -45,6 +45,8 @@ export interface OperatorConfig {
   driftFullReadShare: number;
   /** How long TKE gets to act on what loopguard asked of it (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
   tkeGraceMs: number;
+  /** The probe plan's window (docs/probe.md §4, §11.1). */
+  probeWindowMs: number;
   kubeProxyMode: KubeProxyModeOverride | '';
   kubeProxyVersion: string;
   /** Whether kube-proxy honours prevent-loopback, for builds TKE documents no minimum for; '' = decide from the version. */
@@ -109,6 +111,7 @@ export const FIELDS: readonly Field[] = [
     help: 'lower the rate of an action while the CLB answers RequestLimitExceeded and raise it back to --cloud-rate-limit, so clusters sharing an account share its quota (false: fixed rate, 1 s pause per throttle)',
   },
   { key: 'concurrency', flag: 'concurrency', env: 'LOOPGUARD_CONCURRENCY', kind: 'int', min: 1, max: 64, help: 'targets reconciled at once' },
+  { key: 'probeWindowMs', flag: 'probe-window', env: 'LOOPGUARD_PROBE_WINDOW', kind: 'duration', min: 1_000, max: 3_600_000, help: "the probe plan's window: each target is probed from every node at least once per window; agents refuse under 1m unless started with --min-window-seconds (docs/probe.md)" },
   { key: 'driftCheckIntervalMs', flag: 'drift-check-interval', env: 'LOOPGUARD_DRIFT_CHECK_INTERVAL', kind: 'duration', min: 1_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
   {
     key: 'observationCheckpoint',
@@ -169,6 +172,7 @@ export const DEFAULTS: OperatorConfig = {
   observationCheckpoint: true,
   driftFullReadShare: 20,
   tkeGraceMs: TKE_GRACE_MS,
+  probeWindowMs: 300_000,
   kubeProxyMode: '',
   kubeProxyVersion: '',
   kubeProxyPreventLoopback: '',
@@ -258,6 +262,7 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
         const ms = parseDuration(raw);
         if (ms === undefined) fail('must be a duration such as 30s, 5m or 1h');
         else if (f.min !== undefined && ms < f.min) fail(`must be at least ${f.min} ms`);
+        else if (f.max !== undefined && ms > f.max) fail(`must be at most ${f.max} ms`);
         else config[f.key] = ms;
         break;
       }

@@ -4,6 +4,7 @@
 // and the remaining identifiers, which is enough for the expressions we write and fails loudly on the rest.
 import { Histogram, Summary } from 'prom-client';
 import { Metrics } from '../../src/runtime/metrics.js';
+import { ProbeMetrics } from '../../src/probe/metrics.js';
 import { TARGET_GAUGES } from '../../src/runtime/target-series.js';
 
 /** Labels Prometheus adds to every series it scrapes through the ServiceMonitor (target labels). */
@@ -16,6 +17,8 @@ export const SCRAPE_LABELS = ['job', 'instance', 'pod'] as const;
  */
 export function operatorSeries(options: { processMetrics?: boolean; externalLabels?: readonly string[] } = {}): Map<string, Set<string>> {
   const metrics = new Metrics({ processMetrics: options.processMetrics ?? true });
+  // The probe's per-target series are registered by the operator on the same registry (src/operator.ts).
+  new ProbeMetrics(metrics.registry);
   const series = new Map<string, Set<string>>();
   for (const m of metrics.registry.getMetricsAsArray()) {
     const labels = [...(m as unknown as { labelNames: string[] }).labelNames, ...SCRAPE_LABELS, ...(options.externalLabels ?? [])];
@@ -34,7 +37,9 @@ export function operatorSeries(options: { processMetrics?: boolean; externalLabe
 
 /** Names of the metrics loopguard itself defines (no process/Node.js defaults): what a dashboard should cover. */
 export function operatorOwnMetrics(): string[] {
-  return [...new Metrics({ processMetrics: false }).registry.getMetricsAsArray().map((m) => m.name), ...TARGET_GAUGES.map((g) => g.name)];
+  const metrics = new Metrics({ processMetrics: false });
+  new ProbeMetrics(metrics.registry);
+  return [...metrics.registry.getMetricsAsArray().map((m) => m.name), ...TARGET_GAUGES.map((g) => g.name)];
 }
 
 export interface PromQLCheck {

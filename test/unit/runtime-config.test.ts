@@ -31,6 +31,12 @@ describe('operator configuration', () => {
     expect(c.clbProtocol).toBe('http://');
   });
 
+  it('--probe-window: the probe plan\'s window, 5m by default, at most the 1h the agents accept', () => {
+    expect(loadConfig([], base).probeWindowMs).toBe(300_000);
+    expect(loadConfig(['--probe-window=5s'], base).probeWindowMs).toBe(5_000);
+    expect(() => loadConfig(['--probe-window=2h'], base)).toThrow(/--probe-window.*must be at most 3600000 ms/s);
+  });
+
   it('--kube-proxy-prevent-loopback, which diagnosis messages point to, is a flag with true/false', () => {
     expect(loadConfig(['--kube-proxy-prevent-loopback=true'], base).kubeProxyPreventLoopback).toBe('true');
     expect(() => loadConfig(['--kube-proxy-prevent-loopback=maybe'], base)).toThrow(/must be one of true, false/);

@@ -58,6 +58,7 @@ export function details(t: TargetReport): string[] {
   const coverage = coverageLine(t);
   if (coverage) out.push(cell(coverage, 'text'), '');
   if (t.condition) out.push(`**Condition:** ${cell(t.condition, 'text')}`, '');
+  if (t.measured) out.push(`**Measured:** ${cell(t.measured, 'text')}`, '');
   if (t.plan.length > 0) {
     out.push('**Enforce would:**', '');
     t.plan.forEach((s, i) => out.push(`${i + 1}. ${cell(s, 'text')}`));

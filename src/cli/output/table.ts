@@ -24,6 +24,7 @@ export function targetDetails(t: TargetReport): string[] {
   const coverage = coverageLine(t);
   if (coverage) lines.push(`  ${coverage}`);
   if (t.condition) lines.push(`  Condition: ${t.condition}`);
+  if (t.measured) lines.push(`  Measured: ${t.measured}`);
   if (t.assumed && Object.keys(t.assumed).length > 0) {
     lines.push(`  Assumed for this plan (manifests cannot say): ${Object.entries(t.assumed).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }

@@ -20,6 +20,7 @@ import type { Executor } from '../../mitigation/executor.js';
 import type { ConfigLookup, SharedView } from '../../plan/snapshot.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { Metrics } from '../../runtime/metrics.js';
+import type { ProbeControl } from '../../probe/probe-control.js';
 
 /** What the policy controller reads: informer caches, never the API server directly. */
 export interface PolicyCaches {
@@ -53,6 +54,8 @@ export interface PolicyControllerOptions extends RoundDeps {
   profile: () => ClusterProfile;
   /** Without it, Enforce policies only diagnose. */
   executor?: Executor;
+  /** The loopback probe's plan and evidence (docs/probe.md §11); absent: nothing measured is shown. */
+  probe?: Pick<ProbeControl, 'select' | 'forget' | 'annotate'>;
 }
 
 export interface RoundDeps {

@@ -30,6 +30,7 @@ import { sameStatus } from '../../kube/status-writer.js';
 import { PolicyRound, type RoundResult } from './round.js';
 import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
+import { withMeasuredCondition } from '../../probe/probe-control.js';
 
 /** Targets named in a RoundInterrupted Event (the log line names all of them). */
 const MAX_STOPPED_SHOWN = 5;
@@ -135,6 +136,7 @@ export class PolicyController {
       return;
     }
     const outcomes: TargetOutcome[] = [...this.remember(policy, all, targets, run), ...all.conflicts.map((assessment) => ({ assessment }))];
+    this.o.probe?.select(key, policy.spec.probe, all.mine.map((m) => m.facts));
     await this.publish(policy, previous, all, outcomes, run);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
@@ -189,6 +191,9 @@ export class PolicyController {
 
   /** Status, reports and Events from the outcomes, each written only when it differs from what is there. */
   private async publish(policy: PolicySubject, previous: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, targets: PolicyTargets, outcomes: TargetOutcome[], run: RoundResult): Promise<void> {
+    // What the probe measured, next to each verdict (src/probe/probe-control.ts): words only, decided nothing above.
+    const measured = await this.o.probe?.annotate(policy.spec.probe.enabled, outcomes, (ns) => (targets.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce');
+    if (measured) outcomes = measured.outcomes;
     const common = {
       generation: policy.metadata.generation ?? 0,
       profile: this.o.profile(),
@@ -202,6 +207,7 @@ export class PolicyController {
       policy.namespace === undefined
         ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(reports ? { reports } : {}) })
         : buildPolicyStatus({ ...common, mode: policy.spec.mode });
+    if (measured) status.conditions = withMeasuredCondition(status.conditions ?? [], measured.condition, common.now, common.generation);
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
     await this.report(policy, outcomes, targets);
   }
@@ -248,6 +254,7 @@ export class PolicyController {
         policy: policy.namespace === undefined ? policy.owner : `LoopbackPolicy/${policy.name}`,
         plan: o.plan ?? [],
         ...(a.loadBalancerId ? { loadBalancerId: a.loadBalancerId } : {}),
+        ...(o.measured ? { measured: o.measured } : {}),
       });
     }
     return this.o.reports.publish(policy.owner, byNs);
@@ -365,6 +372,7 @@ export class PolicyController {
 
   private async forgetPolicy(key: string): Promise<void> {
     this.o.reports?.forget(key);
+    this.o.probe?.forget(key);
     this.building.delete(key);
     this.planned.delete(key);
     this.clbs.delete(key);

@@ -209,7 +209,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       metricsCertDir: 'metrics.certSecret (mounted there)',
     };
     const values = (parse(read('charts/loopguard/values.yaml').toString()) as { operator: Record<string, unknown> }).operator;
-    const valueOf: Record<string, string> = { namespace: 'leaseNamespace', leaseName: 'leaseName', driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod' };
+    const valueOf: Record<string, string> = { namespace: 'leaseNamespace', leaseName: 'leaseName', driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod', probeWindowMs: 'probeWindow' };
     for (const f of FIELDS) {
       if (setByChart[f.key]) continue;
       expect({ flag: f.flag, hasValue: (valueOf[f.key] ?? f.key) in values }).toEqual({ flag: f.flag, hasValue: true });
@@ -289,7 +289,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       properties: { operator: { properties: Record<string, { enum?: unknown[]; minimum?: number; maximum?: number; pattern?: string }> } };
     };
     const props = schema.properties.operator.properties;
-    const valueOf: Record<string, string> = { driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod' };
+    const valueOf: Record<string, string> = { driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod', probeWindowMs: 'probeWindow' };
     for (const f of FIELDS) {
       const p = props[valueOf[f.key] ?? f.key];
       if (!p) continue; // kubeconfig, identity, region: set by the chart

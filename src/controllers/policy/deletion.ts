@@ -11,10 +11,10 @@ import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { CONDITION_READY } from '../../api/conditions.js';
 import { EventReason, ReconcilingReason, StalledReason } from '../../api/reasons.js';
 import { deletionConditions, terminatingMessage, type DeletionState } from '../../model/deletion-status.js';
-import { involvedObject, type Execution } from '../../mitigation/executor.js';
+import { involvedObject } from '../../mitigation/executor.js';
 import { sharedView } from '../../plan/snapshot.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import type { TargetFacts } from '../../model/facts.js';
+import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import type { ReleaseOutcome } from '../../model/status.js';
 import { lostRecordError } from '../../model/lost-record.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
@@ -22,6 +22,7 @@ import { ownedBy, problemOf } from '../../model/record-registry.js';
 import { recordedFields } from '../../api/originals.js';
 import type { PolicyControllerOptions } from './deps.js';
 import type { PolicyRound, RoundResult } from './round.js';
+import type { PolicyPublisher } from './publish.js';
 import { orphansOf } from './targets.js';
 import { abandonCommand, describeSubject, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 
@@ -31,12 +32,7 @@ function abandonRequested(policy: Pick<PolicySubject, 'metadata'>): boolean {
 }
 
 /** What blocks the revert of one target, for the status message and its Warning Event. */
-export interface Blocked {
-  kind: string;
-  namespace: string;
-  name: string;
-  why: string;
-}
+export type Blocked = TargetRef & { why: string };
 
 /** What a record says loopguard changed, in words; a corrupt record cannot say. */
 function changedFields(r: LoopbackRecord): string {
@@ -44,9 +40,6 @@ function changedFields(r: LoopbackRecord): string {
   const fields = recordedFields(r.spec.originals);
   return fields.length > 0 ? fields.join(', ') : 'nothing';
 }
-
-/** Shutdown stopped some releases mid-way: said once (log line, Event) by the controller. */
-export type StoppedReporter = (policy: PolicySubject, stopped: readonly Execution[], notReached: number) => Promise<void>;
 
 /** After a wait's end, before the next round: the round reads after the grace period, not at its last millisecond. */
 const WAIT_SLACK_MS = 250;
@@ -79,7 +72,8 @@ export class PolicyDeletion {
   constructor(
     private readonly o: PolicyControllerOptions,
     private readonly round: PolicyRound,
-    private readonly reportStopped: StoppedReporter,
+    /** Shutdown stopped some releases mid-way: said once (log line, Event), as for any round. */
+    private readonly publisher: Pick<PolicyPublisher, 'reportStopped'>,
   ) {}
 
   /** Reverts, then releases the finalizer; a revert still on its way asks to be run again. */
@@ -98,7 +92,7 @@ export class PolicyDeletion {
         const { run, facts } = await this.revert(policy, records, signal);
         if (run.stopped.length > 0 || run.skipped > 0) {
           // Not blocked: shutdown began. The next leader resumes the revert; no Stalled for that.
-          await this.reportStopped(policy, run.stopped, run.skipped);
+          await this.publisher.reportStopped(policy, run.stopped, false, run.skipped);
           return { retry: new Error('reverting before the finalizer is released: stopped by shutdown') };
         }
         const { blocked, pending, onlyTkeWaits } = deletionProgress(records, run.releases, this.o.tkeServiceConfigsSynced());
@@ -166,7 +160,7 @@ export class PolicyDeletion {
     const said = policy.namespace === undefined ? `deletion waits for the revert of ${targetsForPolicyEvent(policy, blocked)}. loopguard keeps retrying; to finish without restoring, run: ${abandonCommand(policy)}` : message;
     await this.o.events.record(subjectRef(policy), 'Warning', EventReason.DeletionBlocked, said);
     for (const b of blocked) {
-      await this.o.events.record(involvedObject({ kind: b.kind as 'Service' | 'Ingress', namespace: b.namespace, name: b.name }), 'Warning', EventReason.DeletionBlocked, `${describeSubject(policy)} cannot restore this ${b.kind}: ${b.why}`);
+      await this.o.events.record(involvedObject(b), 'Warning', EventReason.DeletionBlocked, `${describeSubject(policy)} cannot restore this ${b.kind}: ${b.why}`);
     }
     return message;
   }

@@ -12,33 +12,19 @@
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
 import { FINALIZER, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
-import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
-import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
-import type { ReportTarget } from '../../model/namespace-report.js';
-import { EventReason } from '../../api/reasons.js';
-import { targetKey, type TargetFacts } from '../../model/facts.js';
-import { buildPolicyStatus, initialPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
-import { ExecutionInterrupted, involvedObject, type Execution } from '../../mitigation/executor.js';
-import { describeStep } from '../../plan/steps.js';
+import { targetKey } from '../../model/facts.js';
+import { initialPolicyStatus, type TargetOutcome } from '../../model/status.js';
+import { ExecutionInterrupted } from '../../mitigation/executor.js';
 import { holderOf, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { PolicyDeletion } from './deletion.js';
+import { PolicyPublisher } from './publish.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile, settled } from './requeue.js';
 import { EVERYTHING, PendingChanges, targetsToPlan, type Change } from './pending.js';
-import { sameStatus } from '../../kube/status-writer.js';
 import { PolicyRound, type RoundResult } from './round.js';
-import { clusterSubjectOf, describeSubject, subjectOf, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
+import { clusterSubjectOf, subjectOf, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
-import { withMeasuredCondition } from '../../probe/probe-control.js';
-
-/** Targets named in a RoundInterrupted Event (the log line names all of them). */
-const MAX_STOPPED_SHOWN = 5;
-
-/** The CLBs the targets are bound to. */
-function boundClbs(targets: readonly TargetFacts[]): string[] {
-  return targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : []));
-}
 
 function jitter(ms: number): number {
   return Math.round(ms * (0.9 + Math.random() * 0.2));
@@ -46,11 +32,6 @@ function jitter(ms: number): number {
 
 export class PolicyController {
   private readonly round: PolicyRound;
-  /**
-   * Per policy, the last verdict of each target it reported, so Events fire on changes, not on every reconcile.
-   * Replaced each round: a target or namespace that leaves the policy leaves this too.
-   */
-  private readonly lastVerdicts = new Map<string, Map<string, string>>();
   /** Consecutive rounds a policy waited on TKE (CLBs being built, configs to apply), for the recheck backoff. */
   private readonly building = new Map<string, number>();
   /** Per policy, each target it manages as last planned (by targetKey): the others' part of a round's outcomes. */
@@ -61,10 +42,12 @@ export class PolicyController {
   private readonly pending = new Map<OwnerKey, PendingChanges>();
 
   private readonly deletion: PolicyDeletion;
+  private readonly publisher: PolicyPublisher;
 
   constructor(private readonly o: PolicyControllerOptions) {
     this.round = new PolicyRound(o);
-    this.deletion = new PolicyDeletion(o, this.round, (policy, stopped, notReached) => this.reportStopped(policy, stopped, false, notReached));
+    this.publisher = new PolicyPublisher(o);
+    this.deletion = new PolicyDeletion(o, this.round, this.publisher);
   }
 
   /** A change that concerns the policy (routing.ts): its next round plans the targets the change concerns. */
@@ -90,7 +73,7 @@ export class PolicyController {
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
     const subject = this.subject(key);
     if (!subject) {
-      await this.forgetPolicy(key);
+      this.forgetPolicy(key);
       return;
     }
     try {
@@ -99,7 +82,7 @@ export class PolicyController {
       // What this round took from the pending changes is not done: the retry plans every target again.
       this.touch(key, EVERYTHING);
       // The shutdown grace period ended mid-round: say where it stopped before the process goes.
-      if (signal.aborted) await this.reportStopped(subject, err instanceof ExecutionInterrupted ? err.stopped : [], true);
+      if (signal.aborted) await this.publisher.reportStopped(subject, err instanceof ExecutionInterrupted ? err.stopped : [], true);
       throw err;
     }
   }
@@ -120,7 +103,7 @@ export class PolicyController {
     if (policy.metadata.deletionTimestamp) {
       const outcome = await this.deletion.finalize(policy, signal);
       if (outcome) return outcome;
-      await this.forgetPolicy(key);
+      this.forgetPolicy(key);
       return;
     }
     const all = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
@@ -132,14 +115,14 @@ export class PolicyController {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.
       this.touch(key, EVERYTHING);
-      await this.reportStopped(policy, run.stopped, false, run.skipped);
+      await this.publisher.reportStopped(policy, run.stopped, false, run.skipped);
       return;
     }
     const outcomes: TargetOutcome[] = [...this.remember(policy, all, targets, run), ...all.conflicts.map((assessment) => ({ assessment }))];
     this.o.probe?.select(key, policy.spec.probe, all.mine.map((m) => m.facts));
-    await this.publish(policy, previous, all, outcomes, run);
+    await this.publisher.publish(policy, previous, all, outcomes, run.releases);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
-    if (run.stopped.length > 0) await this.reportStopped(policy, run.stopped, false);
+    if (run.stopped.length > 0) await this.publisher.reportStopped(policy, run.stopped, false);
     return this.requeue(key, outcomes, run);
   }
 
@@ -176,7 +159,7 @@ export class PolicyController {
       if (o) now.set(k, o);
     }
     this.planned.set(key, now);
-    this.clbs.set(key, new Set(boundClbs(all.mine.map((m) => m.facts))));
+    this.clbs.set(key, new Set(all.mine.flatMap((m) => (m.facts.loadBalancerId ? [m.facts.loadBalancerId] : []))));
     // A target that has not settled (requeue.ts) stays pending, as does one whose verdict a time decides (`due`, at the
     // requeue's graceEndsAt); shutdown's stop leaves everything the round planned pending.
     const configsKnown = this.o.tkeServiceConfigsSynced();
@@ -187,29 +170,6 @@ export class PolicyController {
     }
     for (const k of run.due ?? []) this.touch(key, { target: k });
     return [...now.values()];
-  }
-
-  /** Status, reports and Events from the outcomes, each written only when it differs from what is there. */
-  private async publish(policy: PolicySubject, previous: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, targets: PolicyTargets, outcomes: TargetOutcome[], run: RoundResult): Promise<void> {
-    // What the probe measured, next to each verdict (src/probe/probe-control.ts): words only, decided nothing above.
-    const measured = await this.o.probe?.annotate(policy.spec.probe.enabled, outcomes, (ns) => (targets.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce');
-    if (measured) outcomes = measured.outcomes;
-    const common = {
-      generation: policy.metadata.generation ?? 0,
-      profile: this.o.profile(),
-      outcomes,
-      releases: run.releases,
-      previousConditions: previous?.conditions,
-      now: new Date(),
-    };
-    const reports = await this.publishReports(policy, outcomes, targets);
-    const status =
-      policy.namespace === undefined
-        ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(reports ? { reports } : {}) })
-        : buildPolicyStatus({ ...common, mode: policy.spec.mode });
-    if (measured) status.conditions = withMeasuredCondition(status.conditions ?? [], measured.condition, common.now, common.generation);
-    if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
-    await this.report(policy, outcomes, targets);
   }
 
   /**
@@ -227,37 +187,6 @@ export class PolicyController {
       { spec: policy.spec, profile: this.o.profile(), owner: policy.owner, targets: targets.mine.map((m) => m.facts), orphans: targets.orphans, enforcing: (t) => modes.get(targetKey(t)) === 'Enforce', shared, ...(ignoreSkipOf ? { ignoreSkipAnnotation: true } : {}) },
       signal,
     );
-  }
-
-  /**
-   * The policy's results where each namespace's users read them: its part of the OpenReports Report of every
-   * namespace it governs (namespace-reports.ts). Returns the namespaces' report names, for a cluster policy's status.
-   */
-  private async publishReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<Map<string, string> | undefined> {
-    // Without OpenReports nothing is built: a round over 12,000 targets would make as many results for nobody.
-    if (!this.o.reports || !(await this.o.reports.enabled())) return undefined;
-    const byNs = new Map<string, ReportTarget[]>([...targets.namespaces.keys()].map((ns) => [ns, []]));
-    const uid = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts.uid]));
-    for (const o of outcomes) {
-      const a = o.assessment;
-      const t = a.target;
-      const id = uid.get(targetKey(t));
-      byNs.get(t.namespace)?.push({
-        apiVersion: involvedObject(t).apiVersion,
-        kind: t.kind,
-        name: t.name,
-        ...(id ? { uid: id } : {}),
-        verdict: a.verdict,
-        rootCause: a.rootCause.id,
-        message: a.rootCause.message,
-        mode: targets.namespaces.get(t.namespace) ?? policy.spec.mode,
-        policy: policy.namespace === undefined ? policy.owner : `LoopbackPolicy/${policy.name}`,
-        plan: o.plan ?? [],
-        ...(a.loadBalancerId ? { loadBalancerId: a.loadBalancerId } : {}),
-        ...(o.measured ? { measured: o.measured } : {}),
-      });
-    }
-    return this.o.reports.publish(policy.owner, byNs);
   }
 
   /** A new generation: Ready=Unknown + Reconciling first, so kstatus/Flux never see the old status as current. */
@@ -288,97 +217,11 @@ export class PolicyController {
     return next.outcome;
   }
 
-  /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
-  private async report(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<void> {
-    const enforcingIn = (ns: string) => this.o.executor !== undefined && (targets.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce';
-    const mine = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts]));
-    this.o.metrics.reportTargets(
-      policy.namespace ?? '',
-      policy.namespace === undefined ? policy.owner : policy.name,
-      outcomes.map((o) => {
-        const t = o.assessment.target;
-        const problem = targetProblem(o, enforcingIn(t.namespace));
-        return { namespace: t.namespace, kind: t.kind, name: t.name, verdict: o.assessment.verdict, ...(problem ? { error: problem } : {}) };
-      }),
-    );
-    const by = `(${describeSubject(policy)})`;
-    const ignoresSkip = policy.cluster?.skipAnnotation === 'Ignore';
-    const before = this.lastVerdicts.get(policy.owner) ?? new Map<string, string>();
-    const after = new Map<string, string>();
-    this.lastVerdicts.set(policy.owner, after);
-    for (const { assessment: a } of outcomes) {
-      const t = a.target;
-      const involved = involvedObject(t);
-      // True in every round until someone fixes it: one Event per problem, not one write per round.
-      for (const w of a.warnings) await this.o.events.recordStanding(involved, 'Warning', EventReason.InvalidAnnotation, w);
-      if (ignoresSkip && a.verdict !== 'Conflict') {
-        const own = mine.get(targetKey(t));
-        if (own?.annotations?.[LoopguardAnnotation.Skip] !== undefined && readSkip(own.annotations, t.kind, { ignoreOwn: true }).skipped === undefined) {
-          await this.o.events.recordStanding(involved, 'Normal', EventReason.SkipAnnotationIgnored, `${LoopguardAnnotation.Skip} has no effect: ${describeSubject(policy)} sets skipAnnotation: Ignore, so the platform team's policy manages this ${t.kind} whatever the annotation says`);
-        }
-      }
-      const memo = targetKey(t);
-      // A Mitigated target whose cause is refined (the first read after Enforce learns that kube-proxy now binds
-      // the VIP) had its Event at the transition: one per change of verdict. A problem's Event names its cause. Kept per
-      // target: a flat string (see targetKey).
-      const seen = a.verdict === 'Mitigated' ? a.verdict : [a.verdict, a.rootCause.id].join('/');
-      after.set(memo, seen);
-      if (before.get(memo) === seen) continue;
-      if (a.verdict === 'AtRisk') {
-        await this.o.events.record(involved, 'Warning', EventReason.TargetAtRisk, `${a.rootCause.id}: ${a.rootCause.message} ${by}`);
-      } else if (a.verdict === 'Conflict') {
-        const reason =
-          a.rootCause.id === 'ForeignClb' ? EventReason.ForeignClb : a.rootCause.id === 'SharedConfig' ? EventReason.SharedConfig : a.rootCause.id === 'SharedClb' ? EventReason.SharedClb : a.rootCause.id === 'PolicyPrecedence' ? EventReason.PolicyPrecedence : EventReason.PolicyConflict;
-        await this.o.events.record(involved, 'Warning', reason, `${a.rootCause.message} ${by}`);
-      } else if (a.verdict === 'Mitigated') {
-        await this.o.events.record(involved, 'Normal', EventReason.TargetMitigated, `${a.rootCause.message} ${by}`);
-      }
-    }
-  }
-
-  /**
-   * Where shutdown left the policy's round: one log line and an Event on the policy. `graceOver`: the grace
-   * period ended with the round still running (steps in flight were aborted); otherwise shutdown began and the
-   * round started no further step. Either way the next leader plans again from what the CLB and targets show.
-   */
-  async reportStopped(policy: PolicySubject, stopped: readonly Execution[], graceOver: boolean, notReached = 0): Promise<void> {
-    const stepOf = (e: Execution) => (e.stopped ? `"${describeStep(e.stopped.step)}" (${e.stopped.inFlight ? 'in flight' : 'not started'})` : 'its next step');
-    const at = stopped.map((e) => `${e.plan.target.kind} ${e.plan.target.namespace}/${e.plan.target.name} at ${stepOf(e)}`);
-    this.o.logger.warn('Round stopped by shutdown', {
-      policy: policy.owner,
-      graceOver,
-      targets: stopped.map((e) => `${e.plan.target.kind}/${e.plan.target.namespace}/${e.plan.target.name}`),
-      at,
-      ...(notReached > 0 ? { notReached } : {}),
-    });
-    // A cluster policy's Event counts the targets (subject.ts targetsForPolicyEvent); each stopped target's own Event says where.
-    const shown =
-      (policy.namespace === undefined
-        ? stopped.length > 0
-          ? targetsForPolicyEvent(policy, stopped.map((e) => e.plan.target))
-          : ''
-        : at.slice(0, MAX_STOPPED_SHOWN).join('; ') + (at.length > MAX_STOPPED_SHOWN ? `; and ${at.length - MAX_STOPPED_SHOWN} more target(s)` : '')) +
-      (notReached > 0 ? `${stopped.length > 0 ? '; ' : ''}${notReached} target(s) not reached yet` : '');
-    const what = graceOver
-      ? `Shutdown ended this round when its grace period ran out: ${shown || 'no step was in flight (it was reading or reporting)'}. A CLB task in flight may still finish; the next leader reads the CLB again and resumes the round.`
-      : `Shutdown stopped this round before its next steps: ${shown}. The next leader resumes the round.`;
-    await this.o.events.record(subjectRef(policy), 'Normal', EventReason.RoundInterrupted, what);
-    if (policy.namespace === undefined) {
-      for (const e of stopped) {
-        await this.o.events.record(involvedObject(e.plan.target), 'Normal', EventReason.RoundInterrupted, `Shutdown stopped ${describeSubject(policy)}'s round on this ${e.plan.target.kind} at ${stepOf(e)}; the next leader resumes it.`);
-      }
-    }
-  }
-
-  private async forgetPolicy(key: string): Promise<void> {
-    this.o.reports?.forget(key);
-    this.o.probe?.forget(key);
+  private forgetPolicy(key: OwnerKey): void {
+    this.publisher.forget(key);
     this.building.delete(key);
     this.planned.delete(key);
     this.clbs.delete(key);
     this.pending.delete(key);
-    const ref = policyRefOf(key);
-    this.o.metrics.forgetTargets(ref.namespace, ref.kind === CLUSTER_KIND ? key : ref.name);
-    this.lastVerdicts.delete(key);
   }
 }

@@ -1,0 +1,180 @@
+// The last stage of a policy's round (policy-controller.ts): from every target's outcome, the policy's status, its part
+// of each namespace's OpenReports Report, the Events on targets whose verdict changed and the per-target gauges, each
+// written only when it differs from what is there; and, when shutdown stops a round, where it stopped.
+import type { LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
+import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
+import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
+import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
+import type { ReportTarget } from '../../model/namespace-report.js';
+import { EventReason, type EventReasonValue } from '../../api/reasons.js';
+import type { RootCauseId } from '../../model/root-causes.js';
+import { targetKey } from '../../model/facts.js';
+import { buildPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
+import { involvedObject, type Execution } from '../../mitigation/executor.js';
+import { describeStep } from '../../plan/steps.js';
+import { policyRefOf, type OwnerKey } from '../../model/record-registry.js';
+import type { PolicyControllerOptions } from './deps.js';
+import { sameStatus } from '../../kube/status-writer.js';
+import type { RoundResult } from './round.js';
+import { describeSubject, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
+import type { PolicyTargets } from './targets.js';
+import { withMeasuredCondition } from '../../probe/probe-control.js';
+
+/** Targets named in a RoundInterrupted Event (the log line names all of them). */
+const MAX_STOPPED_SHOWN = 5;
+
+/** A Conflict's Event reason by its root cause; any other conflict is a PolicyConflict. */
+const CONFLICT_EVENTS: Readonly<Partial<Record<RootCauseId, EventReasonValue>>> = { ForeignClb: EventReason.ForeignClb, SharedConfig: EventReason.SharedConfig, SharedClb: EventReason.SharedClb, PolicyPrecedence: EventReason.PolicyPrecedence };
+
+export class PolicyPublisher {
+  /**
+   * Per policy, the last verdict of each target it reported, so Events fire on changes, not on every reconcile.
+   * Replaced each round: a target or namespace that leaves the policy leaves this too.
+   */
+  private readonly lastVerdicts = new Map<OwnerKey, Map<string, string>>();
+
+  constructor(private readonly o: PolicyControllerOptions) {}
+
+  /** Status, reports and Events from the outcomes, each written only when it differs from what is there. */
+  async publish(policy: PolicySubject, previous: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, targets: PolicyTargets, outcomes: TargetOutcome[], releases: RoundResult['releases']): Promise<void> {
+    // What the probe measured, next to each verdict (src/probe/probe-control.ts): words only, decided nothing above.
+    const measured = await this.o.probe?.annotate(policy.spec.probe.enabled, outcomes, (ns) => (targets.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce');
+    if (measured) outcomes = measured.outcomes;
+    const common = {
+      generation: policy.metadata.generation ?? 0,
+      profile: this.o.profile(),
+      outcomes,
+      releases,
+      previousConditions: previous?.conditions,
+      now: new Date(),
+    };
+    const reports = await this.publishReports(policy, outcomes, targets);
+    const status =
+      policy.namespace === undefined
+        ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(reports ? { reports } : {}) })
+        : buildPolicyStatus({ ...common, mode: policy.spec.mode });
+    if (measured) status.conditions = withMeasuredCondition(status.conditions ?? [], measured.condition, common.now, common.generation);
+    if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
+    await this.events(policy, outcomes, targets);
+  }
+
+  /**
+   * The policy's results where each namespace's users read them: its part of the OpenReports Report of every
+   * namespace it governs (namespace-reports.ts). Returns the namespaces' report names, for a cluster policy's status.
+   */
+  private async publishReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<Map<string, string> | undefined> {
+    // Without OpenReports nothing is built: a round over 12,000 targets would make as many results for nobody.
+    if (!this.o.reports || !(await this.o.reports.enabled())) return undefined;
+    const byNs = new Map<string, ReportTarget[]>([...targets.namespaces.keys()].map((ns) => [ns, []]));
+    const uid = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts.uid]));
+    for (const o of outcomes) {
+      const a = o.assessment;
+      const t = a.target;
+      const id = uid.get(targetKey(t));
+      byNs.get(t.namespace)?.push({
+        apiVersion: involvedObject(t).apiVersion,
+        kind: t.kind,
+        name: t.name,
+        ...(id ? { uid: id } : {}),
+        verdict: a.verdict,
+        rootCause: a.rootCause.id,
+        message: a.rootCause.message,
+        mode: targets.namespaces.get(t.namespace) ?? policy.spec.mode,
+        policy: policy.namespace === undefined ? policy.owner : `LoopbackPolicy/${policy.name}`,
+        plan: o.plan ?? [],
+        ...(a.loadBalancerId ? { loadBalancerId: a.loadBalancerId } : {}),
+        ...(o.measured ? { measured: o.measured } : {}),
+      });
+    }
+    return this.o.reports.publish(policy.owner, byNs);
+  }
+
+  /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
+  private async events(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<void> {
+    const enforcingIn = (ns: string) => this.o.executor !== undefined && (targets.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce';
+    const mine = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts]));
+    this.o.metrics.reportTargets(
+      policy.namespace ?? '',
+      policy.namespace === undefined ? policy.owner : policy.name,
+      outcomes.map((o) => {
+        const t = o.assessment.target;
+        const problem = targetProblem(o, enforcingIn(t.namespace));
+        return { namespace: t.namespace, kind: t.kind, name: t.name, verdict: o.assessment.verdict, ...(problem ? { error: problem } : {}) };
+      }),
+    );
+    const by = `(${describeSubject(policy)})`;
+    const ignoresSkip = policy.cluster?.skipAnnotation === 'Ignore';
+    const before = this.lastVerdicts.get(policy.owner) ?? new Map<string, string>();
+    const after = new Map<string, string>();
+    this.lastVerdicts.set(policy.owner, after);
+    for (const { assessment: a } of outcomes) {
+      const t = a.target;
+      const involved = involvedObject(t);
+      // True in every round until someone fixes it: one Event per problem, not one write per round.
+      for (const w of a.warnings) await this.o.events.recordStanding(involved, 'Warning', EventReason.InvalidAnnotation, w);
+      if (ignoresSkip && a.verdict !== 'Conflict') {
+        const own = mine.get(targetKey(t));
+        if (own?.annotations?.[LoopguardAnnotation.Skip] !== undefined && readSkip(own.annotations, t.kind, { ignoreOwn: true }).skipped === undefined) {
+          await this.o.events.recordStanding(involved, 'Normal', EventReason.SkipAnnotationIgnored, `${LoopguardAnnotation.Skip} has no effect: ${describeSubject(policy)} sets skipAnnotation: Ignore, so the platform team's policy manages this ${t.kind} whatever the annotation says`);
+        }
+      }
+      const memo = targetKey(t);
+      // A Mitigated target whose cause is refined (the first read after Enforce learns that kube-proxy now binds
+      // the VIP) had its Event at the transition: one per change of verdict. A problem's Event names its cause. Kept per
+      // target: a flat string (see targetKey).
+      const seen = a.verdict === 'Mitigated' ? a.verdict : [a.verdict, a.rootCause.id].join('/');
+      after.set(memo, seen);
+      if (before.get(memo) === seen) continue;
+      if (a.verdict === 'AtRisk') {
+        await this.o.events.record(involved, 'Warning', EventReason.TargetAtRisk, `${a.rootCause.id}: ${a.rootCause.message} ${by}`);
+      } else if (a.verdict === 'Conflict') {
+        await this.o.events.record(involved, 'Warning', CONFLICT_EVENTS[a.rootCause.id] ?? EventReason.PolicyConflict, `${a.rootCause.message} ${by}`);
+      } else if (a.verdict === 'Mitigated') {
+        await this.o.events.record(involved, 'Normal', EventReason.TargetMitigated, `${a.rootCause.message} ${by}`);
+      }
+    }
+  }
+
+  /**
+   * Where shutdown left the policy's round: one log line and an Event on the policy. `graceOver`: the grace
+   * period ended with the round still running (steps in flight were aborted); otherwise shutdown began and the
+   * round started no further step. Either way the next leader plans again from what the CLB and targets show.
+   */
+  async reportStopped(policy: PolicySubject, stopped: readonly Execution[], graceOver: boolean, notReached = 0): Promise<void> {
+    const stepOf = (e: Execution) => (e.stopped ? `"${describeStep(e.stopped.step)}" (${e.stopped.inFlight ? 'in flight' : 'not started'})` : 'its next step');
+    const at = stopped.map((e) => `${e.plan.target.kind} ${e.plan.target.namespace}/${e.plan.target.name} at ${stepOf(e)}`);
+    this.o.logger.warn('Round stopped by shutdown', {
+      policy: policy.owner,
+      graceOver,
+      targets: stopped.map((e) => `${e.plan.target.kind}/${e.plan.target.namespace}/${e.plan.target.name}`),
+      at,
+      ...(notReached > 0 ? { notReached } : {}),
+    });
+    // A cluster policy's Event counts the targets (subject.ts targetsForPolicyEvent); each stopped target's own Event says where.
+    const shown =
+      (policy.namespace === undefined
+        ? stopped.length > 0
+          ? targetsForPolicyEvent(policy, stopped.map((e) => e.plan.target))
+          : ''
+        : at.slice(0, MAX_STOPPED_SHOWN).join('; ') + (at.length > MAX_STOPPED_SHOWN ? `; and ${at.length - MAX_STOPPED_SHOWN} more target(s)` : '')) +
+      (notReached > 0 ? `${stopped.length > 0 ? '; ' : ''}${notReached} target(s) not reached yet` : '');
+    const what = graceOver
+      ? `Shutdown ended this round when its grace period ran out: ${shown || 'no step was in flight (it was reading or reporting)'}. A CLB task in flight may still finish; the next leader reads the CLB again and resumes the round.`
+      : `Shutdown stopped this round before its next steps: ${shown}. The next leader resumes the round.`;
+    await this.o.events.record(subjectRef(policy), 'Normal', EventReason.RoundInterrupted, what);
+    if (policy.namespace === undefined) {
+      for (const e of stopped) {
+        await this.o.events.record(involvedObject(e.plan.target), 'Normal', EventReason.RoundInterrupted, `Shutdown stopped ${describeSubject(policy)}'s round on this ${e.plan.target.kind} at ${stepOf(e)}; the next leader resumes it.`);
+      }
+    }
+  }
+
+  /** A policy gone: its reports, probe plan entries, gauges and remembered verdicts. */
+  forget(key: OwnerKey): void {
+    this.o.reports?.forget(key);
+    this.o.probe?.forget(key);
+    const ref = policyRefOf(key);
+    this.o.metrics.forgetTargets(ref.namespace, ref.kind === CLUSTER_KIND ? key : ref.name);
+    this.lastVerdicts.delete(key);
+  }
+}

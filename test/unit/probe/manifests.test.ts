@@ -71,7 +71,7 @@ describe('config/components/probe', () => {
     expect(agent!.securityContext).toEqual(manager!.securityContext);
     expect(ds.spec.template.spec.securityContext).toEqual(op.spec.template.spec.securityContext);
     expect(ds.spec.template.spec.serviceAccountName).toBe('loopguard-probe');
-    expect(agent!.resources).toEqual({ requests: { cpu: '10m', memory: '96Mi' }, limits: { cpu: '200m', memory: '192Mi' } });
+    expect(agent!.resources).toEqual({ requests: { cpu: '10m', memory: '112Mi' }, limits: { cpu: '200m', memory: '192Mi' } });
   });
 
   it("grants the agent the plan (get and watch by name) and its reports' type, nothing else", () => {

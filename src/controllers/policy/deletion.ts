@@ -18,13 +18,13 @@ import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import type { ReleaseOutcome } from '../../model/status.js';
 import { lostRecordError } from '../../model/lost-record.js';
 import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
-import { ownedBy, problemOf } from '../../model/record-registry.js';
+import { describeOwner, ownedBy, problemOf } from '../../model/record-registry.js';
 import { recordedFields } from '../../api/originals.js';
 import type { PolicyControllerOptions } from './deps.js';
 import type { PolicyRound, RoundResult } from './round.js';
 import type { PolicyPublisher } from './publish.js';
 import { orphansOf } from './targets.js';
-import { abandonCommand, describeSubject, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
+import { abandonCommand, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 
 /** `loopguard.dev/abandon: "true"` on a policy being deleted: release the finalizer without restoring anything. */
 function abandonRequested(policy: Pick<PolicySubject, 'metadata'>): boolean {
@@ -142,7 +142,7 @@ export class PolicyDeletion {
     });
     if (lost.length === 0) return;
     for (const { f, error } of lost) {
-      await this.o.events.record(involvedObject(f), 'Warning', EventReason.RecordLost, `${describeSubject(policy)} is deleted and cannot restore this ${f.kind}: ${error.message}`);
+      await this.o.events.record(involvedObject(f), 'Warning', EventReason.RecordLost, `${describeOwner(policy.owner)} is deleted and cannot restore this ${f.kind}: ${error.message}`);
     }
     const targets = lost.map(({ f }) => ({ kind: f.kind, namespace: f.namespace, name: f.name }));
     await this.o.events.record(subjectRef(policy), 'Warning', EventReason.RecordLost, `deleted without restoring ${lost.length} target(s) whose LoopbackRecord is lost (what loopguard changed stays): ${targetsForPolicyEvent(policy, targets)}`);
@@ -160,7 +160,7 @@ export class PolicyDeletion {
     const said = policy.namespace === undefined ? `deletion waits for the revert of ${targetsForPolicyEvent(policy, blocked)}. loopguard keeps retrying; to finish without restoring, run: ${abandonCommand(policy)}` : message;
     await this.o.events.record(subjectRef(policy), 'Warning', EventReason.DeletionBlocked, said);
     for (const b of blocked) {
-      await this.o.events.record(involvedObject(b), 'Warning', EventReason.DeletionBlocked, `${describeSubject(policy)} cannot restore this ${b.kind}: ${b.why}`);
+      await this.o.events.record(involvedObject(b), 'Warning', EventReason.DeletionBlocked, `${describeOwner(policy.owner)} cannot restore this ${b.kind}: ${b.why}`);
     }
     return message;
   }
@@ -184,7 +184,7 @@ export class PolicyDeletion {
         involvedObject({ kind: t.kind, namespace: t.namespace, name: t.name }),
         'Warning',
         EventReason.RevertAbandoned,
-        `${describeSubject(policy)} was deleted with ${ABANDON_ANNOTATION}: what loopguard changed stays as it is and is no longer maintained (${changedFields(r)})`,
+        `${describeOwner(policy.owner)} was deleted with ${ABANDON_ANNOTATION}: what loopguard changed stays as it is and is no longer maintained (${changedFields(r)})`,
       );
       await this.o.records.remove(r);
     }

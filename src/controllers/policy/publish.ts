@@ -12,11 +12,11 @@ import { targetKey } from '../../model/facts.js';
 import { buildPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
 import { involvedObject, type Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
-import { policyRefOf, type OwnerKey } from '../../model/record-registry.js';
+import { describeOwner, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { sameStatus } from '../../kube/status-writer.js';
 import type { RoundResult } from './round.js';
-import { describeSubject, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
+import { subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 import type { PolicyTargets } from './targets.js';
 import { withMeasuredCondition } from '../../probe/probe-control.js';
 
@@ -102,7 +102,7 @@ export class PolicyPublisher {
         return { namespace: t.namespace, kind: t.kind, name: t.name, verdict: o.assessment.verdict, ...(problem ? { error: problem } : {}) };
       }),
     );
-    const by = `(${describeSubject(policy)})`;
+    const by = `(${describeOwner(policy.owner)})`;
     const ignoresSkip = policy.cluster?.skipAnnotation === 'Ignore';
     const before = this.lastVerdicts.get(policy.owner) ?? new Map<string, string>();
     const after = new Map<string, string>();
@@ -115,7 +115,7 @@ export class PolicyPublisher {
       if (ignoresSkip && a.verdict !== 'Conflict') {
         const own = mine.get(targetKey(t));
         if (own?.annotations?.[LoopguardAnnotation.Skip] !== undefined && readSkip(own.annotations, t.kind, { ignoreOwn: true }).skipped === undefined) {
-          await this.o.events.recordStanding(involved, 'Normal', EventReason.SkipAnnotationIgnored, `${LoopguardAnnotation.Skip} has no effect: ${describeSubject(policy)} sets skipAnnotation: Ignore, so the platform team's policy manages this ${t.kind} whatever the annotation says`);
+          await this.o.events.recordStanding(involved, 'Normal', EventReason.SkipAnnotationIgnored, `${LoopguardAnnotation.Skip} has no effect: ${describeOwner(policy.owner)} sets skipAnnotation: Ignore, so the platform team's policy manages this ${t.kind} whatever the annotation says`);
         }
       }
       const memo = targetKey(t);
@@ -164,7 +164,7 @@ export class PolicyPublisher {
     await this.o.events.record(subjectRef(policy), 'Normal', EventReason.RoundInterrupted, what);
     if (policy.namespace === undefined) {
       for (const e of stopped) {
-        await this.o.events.record(involvedObject(e.plan.target), 'Normal', EventReason.RoundInterrupted, `Shutdown stopped ${describeSubject(policy)}'s round on this ${e.plan.target.kind} at ${stepOf(e)}; the next leader resumes it.`);
+        await this.o.events.record(involvedObject(e.plan.target), 'Normal', EventReason.RoundInterrupted, `Shutdown stopped ${describeOwner(policy.owner)}'s round on this ${e.plan.target.kind} at ${stepOf(e)}; the next leader resumes it.`);
       }
     }
   }

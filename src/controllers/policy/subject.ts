@@ -33,11 +33,6 @@ export function clusterSubjectOf(policy: ClusterLoopbackPolicy): PolicySubject {
   return { kind: CLUSTER_KIND, name, namespace: undefined, owner: clusterOwnerKey(name), metadata: policy.metadata, spec: cluster, cluster, ...(policy.status ? { status: policy.status } : {}), object: policy };
 }
 
-/** `LoopbackPolicy <namespace>/<name>` or `ClusterLoopbackPolicy/<name>`, for messages and Events. */
-export function describeSubject(s: PolicySubject): string {
-  return s.namespace === undefined ? `${CLUSTER_KIND}/${s.name}` : `${KIND} ${s.namespace}/${s.name}`;
-}
-
 /** The policy as an Event's involved object. */
 export function subjectRef(s: PolicySubject): { apiVersion: string; kind: string; namespace: string; name: string; uid?: string } {
   return { apiVersion: API_VERSION, kind: s.kind, namespace: s.namespace ?? '', name: s.name, ...(s.metadata.uid ? { uid: s.metadata.uid } : {}) };

@@ -5,12 +5,8 @@
 import type { ProbeReport, ProbeTargetResult } from '../api/probe.js';
 import type { Verdict } from '../api/loopbackpolicy.js';
 
-/** A target's figures over the node reports counted (one window per node, or the windows since a verdict). */
-export interface TargetEvidence {
-  probes: number;
-  failures: number;
-  stalls: number;
-  notRun: number;
+/** A target's figures over the node reports counted (one window per node, or the windows since a verdict): the counts summed. */
+export interface TargetEvidence extends Pick<ProbeTargetResult, 'probes' | 'failures' | 'stalls' | 'notRun'> {
   /** The median of the node windows' p50s (the typical node). */
   p50Ms?: number;
   /** The worst node window's p99: a stall on one node is what matters, an average would hide it. */

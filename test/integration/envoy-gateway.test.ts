@@ -8,7 +8,8 @@
 //   - an annotation someone else adds to a Service (as loopguard would if it edited it) survives EG's later writes of
 //     that Service; one EG sets from the EnvoyProxy, changed by someone else, is EG's again when EG next writes it
 //     (EG writes a Service when its Gateway's infrastructure changes, not because the Service drifted: docs/gateways.md);
-//   - an annotation removed from the EnvoyProxy is removed from both Services (the revert); the added one stays.
+//   - an annotation removed from the EnvoyProxy is removed from the Services (the revert), but not from one where
+//     someone else also wrote it (same value, so two owners); the added one stays.
 // EG's writes are made visible by a Gateway change that changes its Service (a listener added → a port added), so
 // "kept" is asserted after EG provably wrote the Service again, not after a sleep.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -155,10 +156,24 @@ describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generat
     });
   });
 
-  it('removes from every Service an annotation removed from the EnvoyProxy (the revert), and keeps the one added directly', async () => {
+  it('removes from the Services an annotation removed from the EnvoyProxy (the revert), unless someone else also wrote it there', async () => {
+    // Someone applies to api's Service (server-side apply, its own field manager) the value the EnvoyProxy already
+    // gives it: no conflict, and the field now has two owners. (kubectl annotate with the same value would be a no-op
+    // write, which records no owner.)
+    const api = (await service('api', 'the generated Service')).metadata!.name!;
+    const applied = await kubectl(['apply', '--server-side', '--field-manager=someone', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: api, namespace: egNs, annotations: { [PREVENT_LOOPBACK]: 'true' } } }),
+    });
+    expect({ code: applied.code, stderr: applied.stderr }).toEqual({ code: 0, stderr: '' });
+
     await setEnvoyServiceAnnotations({ [SUBNET]: 'subnet-12345678' });
-    const gone = (s: V1Service) => s.metadata?.annotations?.[PREVENT_LOOPBACK] === undefined;
-    expect((await service('web', `no ${PREVENT_LOOPBACK}`, gone)).metadata?.annotations).toEqual({ [SUBNET]: 'subnet-12345678', [DIRECT]: 'kept?' });
-    expect((await service('api', `no ${PREVENT_LOOPBACK}`, gone)).metadata?.annotations).toEqual({ [SUBNET]: 'subnet-12345678' });
+    const web = await service('web', `no ${PREVENT_LOOPBACK}`, (s) => s.metadata?.annotations?.[PREVENT_LOOPBACK] === undefined);
+    expect(web.metadata?.annotations).toEqual({ [SUBNET]: 'subnet-12345678', [DIRECT]: 'kept?' });
+    // EG has written api's Service too (its apply no longer holds the annotation) …
+    const owned = (s: V1Service) => (s.metadata?.managedFields ?? []).find((f) => f.manager === 'envoy-gateway')?.fieldsV1 as { 'f:metadata'?: { 'f:annotations'?: object } } | undefined;
+    const after = await service('api', `EG's apply without ${PREVENT_LOOPBACK}`, (s) => !(`f:${PREVENT_LOOPBACK}` in (owned(s)?.['f:metadata']?.['f:annotations'] ?? {})));
+    // … and the annotation stays: the other owner still holds it. A revert through the EnvoyProxy undoes only what
+    // nobody else wrote on the Service.
+    expect(after.metadata?.annotations).toEqual({ [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' });
   });
 });

@@ -9,13 +9,16 @@
 //     that Service; one EG sets from the EnvoyProxy, changed by someone else, is EG's again when EG next writes it
 //     (EG writes a Service when its Gateway's infrastructure changes, not because the Service drifted: docs/gateways.md);
 //   - an annotation removed from the EnvoyProxy is removed from the Services (the revert), but not from one where
-//     someone else also wrote it (same value, so two owners); the added one stays.
+//     someone else also wrote it (same value, so two owners); the added one stays;
+//   - with mergeGateways, one Service for the whole class, labelled with the class;
+// and loopguard's mapping (src/model/gateway-service.ts) finds each Gateway's Service among the real ones.
 // EG's writes are made visible by a Gateway change that changes its Service (a listener added → a port added), so
 // "kept" is asserted after EG provably wrote the Service again, not after a sleep.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, CustomObjectsApi, type V1Service } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { installCrds } from '../controlplane/crds.js';
+import { gatewayServiceOf } from '../../src/model/gateway-service.js';
 import { envoyGatewayTools, startEnvoyGateway, type EnvoyGatewayProcess } from '../support/envoy-gateway.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 
@@ -128,7 +131,14 @@ describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generat
       // Nothing points from the Gateway to its Service but those labels: the one owner reference is the GatewayClass.
       expect((svc.metadata?.ownerReferences ?? []).map((o) => `${o.kind}/${o.name}`)).toEqual([`GatewayClass/${className}`]);
     }
-    expect((await core.listNamespacedService({ namespace: egNs })).items).toHaveLength(2);
+    const all = (await core.listNamespacedService({ namespace: egNs })).items;
+    expect(all).toHaveLength(2);
+    // loopguard's mapping (src/model/gateway-service.ts) finds each Gateway's Service among the real ones.
+    const refs = all.map((s) => ({ namespace: s.metadata!.namespace!, name: s.metadata!.name!, labels: s.metadata!.labels }));
+    for (const gateway of ['web', 'api']) {
+      const found = gatewayServiceOf({ namespace: appNs, name: gateway, className }, refs, egNs);
+      expect(found).toEqual({ state: 'Own', service: refs.find((r) => r.labels?.[OWNING_NAME] === gateway) });
+    }
   });
 
   it("copies the EnvoyProxy's envoyService.annotations onto every Gateway's Service", async () => {
@@ -175,5 +185,55 @@ describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generat
     // … and the annotation stays: the other owner still holds it. A revert through the EnvoyProxy undoes only what
     // nobody else wrote on the Service.
     expect(after.metadata?.annotations).toEqual({ [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' });
+  });
+
+  it("mergeGateways: one Service for the whole class, labelled with the class, carrying the EnvoyProxy's annotations", async () => {
+    const merged = `lg-eg-merged-${suffix}`;
+    await custom.createNamespacedCustomObject({
+      ...ENVOY_PROXIES,
+      namespace: egNs,
+      body: {
+        apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+        kind: 'EnvoyProxy',
+        metadata: { name: 'merged' },
+        spec: { mergeGateways: true, provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: { [PREVENT_LOOPBACK]: 'true' } } } } },
+      },
+    });
+    await custom.createClusterCustomObject({
+      ...GATEWAY_API,
+      plural: 'gatewayclasses',
+      body: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: merged }, spec: { controllerName: `loopguard.dev/envoy-gateway-test-${suffix}`, parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'merged', namespace: egNs } } },
+    });
+    try {
+      for (const [name, port] of [['blue', 81], ['green', 82]] as const) {
+        await custom.createNamespacedCustomObject({
+          ...GATEWAY_API,
+          plural: 'gateways',
+          namespace: appNs,
+          body: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name }, spec: { gatewayClassName: merged, listeners: [listener('http', port)] } },
+        });
+      }
+      const svc = await waitFor('the class Service with both Gateways\' ports', async () => {
+        const svcs = (await core.listNamespacedService({ namespace: egNs, labelSelector: `gateway.envoyproxy.io/owning-gatewayclass=${merged}` })).items;
+        return svcs.length === 1 && ports(svcs[0]!).length === 2 ? svcs[0] : undefined;
+      }, { timeoutMs: 60_000, intervalMs: 250, context: logs });
+      expect(svc.metadata?.name).toMatch(new RegExp(`^envoy-${merged}-[0-9a-f]{8}$`));
+      expect(ports(svc)).toEqual([81, 82]);
+      expect(svc.metadata?.labels).toEqual({
+        'app.kubernetes.io/component': 'proxy',
+        'app.kubernetes.io/managed-by': 'envoy-gateway',
+        'app.kubernetes.io/name': 'envoy',
+        'gateway.envoyproxy.io/owning-gatewayclass': merged,
+      });
+      expect(svc.metadata?.annotations).toEqual({ [PREVENT_LOOPBACK]: 'true' });
+      // No Service of its own for either Gateway: both map to the class's one (and so to one CLB).
+      expect(await generated('blue')).toEqual([]);
+      const refs = (await core.listNamespacedService({ namespace: egNs })).items.map((s) => ({ namespace: s.metadata!.namespace!, name: s.metadata!.name!, labels: s.metadata!.labels }));
+      for (const name of ['blue', 'green']) {
+        expect(gatewayServiceOf({ namespace: appNs, name, className: merged }, refs, egNs)).toEqual({ state: 'Merged', service: refs.find((r) => r.name === svc.metadata?.name) });
+      }
+    } finally {
+      await custom.deleteClusterCustomObject({ ...GATEWAY_API, plural: 'gatewayclasses', name: merged }).catch(() => undefined);
+    }
   });
 });

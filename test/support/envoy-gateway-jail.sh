@@ -3,15 +3,17 @@
 # test/integration/envoy-gateway.test.ts (through test/support/envoy-gateway.ts):
 #   - its Kubernetes provider reads the xDS server's certificates from /certs (a fixed path: the chart mounts the
 #     certgen Secret there), so it runs chrooted into a tmpfs root that bind-mounts every top-level directory of /
-#     plus the test's own certificates at /certs: the host's / is never written to;
+#     plus the test's own certificates at /certs: no /certs is made on the host;
 #   - it listens on fixed ports on every interface (health probes :8081, xDS :18000, metrics :19001, …), so it runs in
 #     a network namespace of its own: nothing it serves is reachable from outside, and it cannot collide with other
 #     test servers on this machine. It reaches the test apiserver through a relay: a unix socket (served by the test
 #     process) forwarded to 127.0.0.1:RELAY_PORT inside the namespace by a Node one-liner.
-# Needs root (or unprivileged user namespaces: it then maps the caller to root in one), util-linux's unshare and
-# iproute2. Run with `detached: true` and stop it by its process group: the relay shares it.
+# Needs root (CI and these machines run as root; for anyone else it asks for an unprivileged user namespace mapping
+# them to root, untested here), util-linux's unshare and iproute2. Run with `detached: true` and stop it by its
+# process group: the relay shares it.
 #   envoy-gateway-jail.sh ROOT CERTS SOCKET RELAY_PORT -- COMMAND...
 set -euo pipefail
+export PATH="$PATH:/usr/sbin:/sbin"  # ip, mount, chroot
 
 if [ -z "${LG_EG_JAILED:-}" ]; then
   user=()

@@ -42,6 +42,7 @@ describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generat
   let egNs = '';
   let appNs = '';
   let eg: EnvoyGatewayProcess | undefined;
+  let crds: string[] = [];
 
   const logs = () => `--- envoy-gateway logs ---\n${eg?.logs().slice(-6000) ?? ''}`;
   const generated = async (gateway: string): Promise<V1Service[]> =>
@@ -65,7 +66,7 @@ describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generat
     custom.patchNamespacedCustomObject({ ...GATEWAY_API, plural: 'gateways', namespace: appNs, name: gateway, body: [{ op: 'replace', path: '/spec/listeners', value: listeners }] });
 
   beforeAll(async () => {
-    await installCrds(kubeconfigPath(), [tools.crds]);
+    crds = await installCrds(kubeconfigPath(), [tools.crds]);
     egNs = await createNamespace('envoy-gateway-system');
     appNs = await createNamespace('shop');
     const controllerName = `loopguard.dev/envoy-gateway-test-${suffix}`;
@@ -107,6 +108,8 @@ describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generat
     await custom.deleteClusterCustomObject({ ...GATEWAY_API, plural: 'gatewayclasses', name: className }).catch(() => undefined);
     if (appNs) await deleteNamespace(appNs);
     if (egNs) await deleteNamespace(egNs);
+    // Other suites share this apiserver: leave it without the 21 CRDs (their objects go with them).
+    if (crds.length > 0) expect(await kubectl(['delete', 'crd', '--wait=false', ...crds])).toMatchObject({ code: 0, stderr: '' });
   });
 
   it('accepts the GatewayClass and creates one LoadBalancer Service per Gateway, in its own namespace, labelled with the Gateway', async () => {

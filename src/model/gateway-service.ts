@@ -1,0 +1,59 @@
+// Which Service Envoy Gateway generated for a Gateway (issue 42 #1; docs/gateways.md). EG names it with a hash
+// (envoy-<namespace>-<name>-<hash>), so the documented way back is its labels, the ones EG's own docs select with:
+//   gateway.envoyproxy.io/owning-gateway-name / -namespace = the Gateway  (one Service per Gateway, the default)
+//   gateway.envoyproxy.io/owning-gatewayclass = its class                 (mergeGateways: one Service per class)
+// plus app.kubernetes.io/managed-by=envoy-gateway on every Service EG generates.
+// Labels are anyone's to write, so only Services where a namespace user cannot put them count: EG's controller
+// namespace (where it keeps the infrastructure by default), and the Gateway's own namespace (EG's Gateway Namespace
+// Mode puts it there; whoever writes there writes the Gateway too). A labelled Service anywhere else is not EG's.
+// Pure: the caller lists the Services.
+export const EnvoyGatewayLabel = {
+  OwningGatewayName: 'gateway.envoyproxy.io/owning-gateway-name',
+  OwningGatewayNamespace: 'gateway.envoyproxy.io/owning-gateway-namespace',
+  OwningGatewayClass: 'gateway.envoyproxy.io/owning-gatewayclass',
+  ManagedBy: 'app.kubernetes.io/managed-by',
+} as const;
+
+export const ENVOY_GATEWAY_MANAGER = 'envoy-gateway';
+
+export interface GatewayRef {
+  namespace: string;
+  name: string;
+  /** spec.gatewayClassName */
+  className: string;
+}
+
+export interface ServiceRef {
+  namespace: string;
+  name: string;
+  labels?: Readonly<Record<string, string>>;
+}
+
+export type GatewayService<S extends ServiceRef> =
+  /** EG's Service for this Gateway alone. */
+  | { state: 'Own'; service: S }
+  /** mergeGateways: the class's one Service, shared by every Gateway of the class. */
+  | { state: 'Merged'; service: S }
+  /** EG has not generated it (yet), or this Gateway is not EG's. */
+  | { state: 'None' }
+  /** More than one candidate: loopguard cannot tell which CLB is the Gateway's, so it touches none. */
+  | { state: 'Ambiguous'; services: S[] };
+
+/**
+ * The Service EG generated for `gateway`, among `services`, looking only in `controllerNamespace` (EG's; default
+ * envoy-gateway-system) and the Gateway's own namespace.
+ */
+export function gatewayServiceOf<S extends ServiceRef>(gateway: GatewayRef, services: readonly S[], controllerNamespace: string): GatewayService<S> {
+  const trusted = services.filter(
+    (s) => (s.namespace === controllerNamespace || s.namespace === gateway.namespace) && s.labels?.[EnvoyGatewayLabel.ManagedBy] === ENVOY_GATEWAY_MANAGER,
+  );
+  const own = trusted.filter(
+    (s) => s.labels?.[EnvoyGatewayLabel.OwningGatewayName] === gateway.name && s.labels?.[EnvoyGatewayLabel.OwningGatewayNamespace] === gateway.namespace,
+  );
+  const merged = trusted.filter((s) => s.labels?.[EnvoyGatewayLabel.OwningGatewayClass] === gateway.className);
+  const all = [...new Set([...own, ...merged])];
+  if (all.length > 1) return { state: 'Ambiguous', services: all };
+  if (own[0]) return { state: 'Own', service: own[0] };
+  if (merged[0]) return { state: 'Merged', service: merged[0] };
+  return { state: 'None' };
+}

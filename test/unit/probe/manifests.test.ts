@@ -98,6 +98,15 @@ suite('the chart', () => {
     expect(probeObjects(chart(['probe.enabled=true', 'probe.ownNodePolicy=false'], VAP_SERVED)).map((d) => d.kind)).not.toContain('ValidatingAdmissionPolicy');
   });
 
+  it("with operator.leaseNamespace, the agents read the plan and write reports in the operator's namespace, with their rights there", () => {
+    const docs = probeObjects(chart(['probe.enabled=true', 'operator.leaseNamespace=ops']));
+    const agent = workload(docs, 'DaemonSet');
+    expect(agent.metadata.namespace).toBe('loopguard-system');
+    expect(agent.spec.template.spec.containers[0]!.args).toEqual(['probe', '--rate=5', '--namespace=ops']);
+    expect(docs.filter((d) => d.kind === 'Role' || d.kind === 'RoleBinding').map((d) => `${d.kind} ${d.metadata.namespace}`)).toEqual(['Role ops', 'RoleBinding ops']);
+    expect((docs.find((d) => d.kind === 'RoleBinding') as Obj & { subjects: unknown[] }).subjects).toEqual([{ kind: 'ServiceAccount', name: 'loopguard-probe', namespace: 'loopguard-system' }]);
+  });
+
   it('renders with probe.enabled=true what config/components/probe does (labels, selectors, image aside) where VAP v1 is not served', () => {
     const ours = new Map(probeObjects(chart(['probe.enabled=true'])).map((d) => [d.kind, normalise(d)]));
     const theirs = new Map(probeObjects(kustomizeWithProbe()).map((d) => [d.kind, normalise(d)]));

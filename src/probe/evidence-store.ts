@@ -49,6 +49,8 @@ export class EvidenceStore {
   private readonly plans = new Map<string, Map<string, string>>();
   private currentVersion: string | undefined;
   private readonly marks = new Map<string, Mark>();
+  /** Targets the plan had no room for (targetKey). */
+  private left = new Set<string>();
   private readonly now: () => number;
 
   constructor(private readonly o: EvidenceStoreOptions) {
@@ -56,8 +58,9 @@ export class EvidenceStore {
   }
 
   /** The plan as stored now (`version`: its resourceVersion) and the probes it was built from. */
-  setPlan(version: string, windowSeconds: number, probes: readonly PlannedProbe[]): void {
+  setPlan(version: string, windowSeconds: number, probes: readonly PlannedProbe[], left: readonly TargetRef[] = []): void {
     this.windowSeconds = windowSeconds;
+    this.left = new Set(left.map(targetKey));
     this.targets = new Map();
     for (const p of probes) {
       const k = targetKey(p.target);
@@ -131,7 +134,7 @@ export class EvidenceStore {
   judge(t: TargetRef, verdict: Verdict, enforced: boolean): Judgement {
     const k = targetKey(t);
     const planned = this.targets.get(k);
-    if (!planned) return judge(verdict, false, undefined);
+    if (!planned) return judge(verdict, this.left.has(k) ? 'planFull' : false, undefined);
     const now = this.now();
     let mark = this.marks.get(k);
     if (!mark || mark.verdict !== verdict) {

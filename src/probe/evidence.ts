@@ -4,6 +4,7 @@
 // write anything the model would not.
 import type { ProbeReport, ProbeTargetResult } from '../api/probe.js';
 import type { Verdict } from '../api/loopbackpolicy.js';
+import { MAX_TARGETS } from './plan.js';
 
 /** A target's figures over the node reports counted (one window per node, or the windows since a verdict): the counts summed. */
 export interface TargetEvidence extends Pick<ProbeTargetResult, 'probes' | 'failures' | 'stalls' | 'notRun'> {
@@ -28,9 +29,14 @@ export interface Freshness {
   now: number;
 }
 
+/**
+ * A window that ends more than two windows from now is stale too (the same slack as for the past): an agent whose
+ * clock runs ahead, or a report written by hand, would otherwise count until the plan changes.
+ */
 export function isStale(report: Pick<ProbeReport['spec'], 'planVersion' | 'window'>, id: string, f: Freshness): boolean {
   const end = Date.parse(report.window.end);
-  return !f.current(report.planVersion, id) || Number.isNaN(end) || f.now - end > 2 * f.windowSeconds * 1000;
+  const window = f.windowSeconds * 1000;
+  return !f.current(report.planVersion, id) || Number.isNaN(end) || Math.abs(f.now - end) > 2 * window;
 }
 
 /** One node's window of one target: its entries' results summed (a target has an entry per port or host). */
@@ -103,7 +109,9 @@ export type JudgementKind =
   /** No fresh report names the target yet. */
   | 'none'
   /** The target has no private IPv4 VIP (or no TCP port): nothing to probe. */
-  | 'notProbed';
+  | 'notProbed'
+  /** The plan had no room left for the target (docs/probe.md §7: 3,000 entries, shared between namespaces). */
+  | 'planFull';
 
 export interface Judgement {
   kind: JudgementKind;
@@ -118,8 +126,8 @@ const bad = (e: TargetEvidence) => e.failures > 0 || e.stalls > 0;
 const CALLED_FINE: ReadonlySet<Verdict> = new Set<Verdict>(['Mitigated', 'NotApplicable']);
 
 /** The judgement of one target: its verdict next to what was measured. Pure, table-tested. */
-export function judge(verdict: Verdict, probed: boolean, latest: TargetEvidence | undefined, since?: Judgement['since']): Judgement {
-  if (!probed) return { kind: 'notProbed', verdict };
+export function judge(verdict: Verdict, probed: boolean | 'planFull', latest: TargetEvidence | undefined, since?: Judgement['since']): Judgement {
+  if (probed !== true) return { kind: probed === 'planFull' ? 'planFull' : 'notProbed', verdict };
   const withSince = since && since.evidence.windows > 0 ? { since } : {};
   if (!latest || latest.windows === 0) return { kind: 'none', verdict, ...withSince };
   const kind: JudgementKind = latest.full && bad(latest) && CALLED_FINE.has(verdict) ? 'contradiction' : latest.full && !bad(latest) && verdict === 'AtRisk' ? 'notObserved' : 'measured';
@@ -158,6 +166,8 @@ export function renderJudgement(j: Judgement): string {
   switch (j.kind) {
     case 'notProbed':
       return 'not probed: no private IPv4 VIP with a TCP port or an Ingress host';
+    case 'planFull':
+      return `not probed: the probe plan is full (${MAX_TARGETS} entries, shared between namespaces in turn; see the operator's log)`;
     case 'none':
       return since ?? 'measured: no probe report for this target yet';
     case 'contradiction':
@@ -184,7 +194,7 @@ export interface MeasuredCondition {
  * naming the first three with their nodes and figures; False otherwise. Undefined when the policy probes nothing.
  */
 export function measuredCondition(judged: readonly { who: string; judgement: Judgement }[]): MeasuredCondition | undefined {
-  const probed = judged.filter((j) => j.judgement.kind !== 'notProbed');
+  const probed = judged.filter((j) => j.judgement.kind !== 'notProbed' && j.judgement.kind !== 'planFull');
   if (probed.length === 0) return undefined;
   const contradictions = probed.filter((j) => j.judgement.kind === 'contradiction');
   if (contradictions.length > 0) {

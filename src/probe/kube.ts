@@ -27,6 +27,8 @@ export function watchPlan(kc: KubeConfig, namespace: string, onPlan: (plan: Plan
     const again = (err: unknown) => {
       if (stopped) return;
       const quiet = (err as { name?: unknown } | null)?.name === 'TimeoutError';
+      // Any other failure (a 410 for the version asked, a network error) starts over with the current plan.
+      if (err && !quiet) resourceVersion = undefined;
       if (err && !quiet) onError(`watching ConfigMap ${namespace}/${PROBE_PLAN_NAME}: ${kubeErrorMessage(err)}`);
       retry = setTimeout(() => void start(), err && !quiet ? RETRY_MS : 0);
     };

@@ -68,24 +68,42 @@ export function targetOfProbeId(id: string): TargetRef | undefined {
   return { kind, namespace, name };
 }
 
+/** A target's own entries at most: ports or hosts beyond these (sorted) are not probed (the evidence is per target). */
+export const MAX_PROBES_PER_TARGET = 8;
+
 /**
  * The plan of every probing policy's targets: a policy with `probe.enabled`, the kinds `probe.targets` keeps (the
  * resolved spec has already narrowed them to the policy's kinds), every target with a private IPv4 VIP whatever its
- * verdict (a Mitigated or NotApplicable target is where a contradiction shows). Sorted by id; one entry per id (a
- * target has one manager, so two policies never hand over the same one; the first wins if they did). At most
- * MAX_TARGETS entries, the rest dropped and counted: the agent refuses a longer plan whole.
+ * verdict (a Mitigated or NotApplicable target is where a contradiction shows). One entry per id (a target has one
+ * manager, so two policies never hand over the same one; the first wins if they did). At most MAX_TARGETS entries (the
+ * agent refuses a longer plan whole), shared fairly: a namespace's users choose its Ingress hosts and Service ports,
+ * so entries are taken one per namespace in turn (and at most MAX_PROBES_PER_TARGET per target), and one namespace's
+ * thousand hosts cannot push the others out. `left`: the targets that got no entry for want of room. Sorted by id.
  */
-export function buildProbePlan(selections: Iterable<ProbeSelection>, windowSeconds = PLAN_WINDOW_SECONDS): { plan: ProbePlan; probes: PlannedProbe[]; dropped: number } {
+export function buildProbePlan(selections: Iterable<ProbeSelection>, windowSeconds = PLAN_WINDOW_SECONDS): { plan: ProbePlan; probes: PlannedProbe[]; dropped: number; left: TargetRef[] } {
   const byId = new Map<string, PlannedProbe>();
   for (const s of selections) {
     if (!s.probe.enabled) continue;
     const kinds = new Set(s.probe.targets);
     for (const t of s.targets) {
       if (!kinds.has(t.kind)) continue;
-      for (const p of probesOf(t, s.probe.path)) if (!byId.has(p.entry.id)) byId.set(p.entry.id, p);
+      for (const p of probesOf(t, s.probe.path).slice(0, MAX_PROBES_PER_TARGET)) if (!byId.has(p.entry.id)) byId.set(p.entry.id, p);
     }
   }
-  const all = [...byId.values()].sort((a, b) => (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0));
-  const probes = all.slice(0, MAX_TARGETS);
-  return { plan: { version: 1, windowSeconds, timeoutMs: PLAN_TIMEOUT_MS, targets: probes.map((p) => p.entry) }, probes, dropped: all.length - probes.length };
+  const idOrder = (a: PlannedProbe, b: PlannedProbe) => (a.entry.id < b.entry.id ? -1 : a.entry.id > b.entry.id ? 1 : 0);
+  const queues = new Map<string, PlannedProbe[]>();
+  for (const p of [...byId.values()].sort(idOrder)) {
+    const q = queues.get(p.target.namespace) ?? [];
+    queues.set(p.target.namespace, q);
+    q.push(p);
+  }
+  const lines = [...queues.keys()].sort().map((ns) => queues.get(ns)!);
+  const probes: PlannedProbe[] = [];
+  for (let i = 0; probes.length < MAX_TARGETS && lines.some((q) => i < q.length); i++) {
+    for (const q of lines) if (i < q.length && probes.length < MAX_TARGETS) probes.push(q[i]!);
+  }
+  probes.sort(idOrder);
+  const kept = new Set(probes.map((p) => targetKey(p.target)));
+  const left = new Map([...byId.values()].filter((p) => !kept.has(targetKey(p.target))).map((p) => [targetKey(p.target), p.target]));
+  return { plan: { version: 1, windowSeconds, timeoutMs: PLAN_TIMEOUT_MS, targets: probes.map((p) => p.entry) }, probes, dropped: byId.size - probes.length, left: [...left.values()] };
 }

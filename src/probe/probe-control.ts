@@ -79,7 +79,7 @@ export class ProbeControl {
   /** The queue's handler for PROBE_PLAN_KEY: write the plan if it differs. A failed write throws (the queue retries). */
   async reconcile(): Promise<void> {
     if (!this.o.owners().every((o) => this.selections.has(o) || this.gone.has(o))) return;
-    const { plan, probes, dropped } = buildProbePlan(this.selections.values(), this.o.windowSeconds);
+    const { plan, probes, dropped, left } = buildProbePlan(this.selections.values(), this.o.windowSeconds);
     const text = JSON.stringify(plan);
     if (text === this.applied) return;
     if (!this.read) {
@@ -99,9 +99,9 @@ export class ProbeControl {
       if (before && parsed?.ok) this.o.evidence.remember(before.version, parsed.plan.targets);
       this.read = true;
     }
-    if (dropped > 0) this.o.logger.warn('The probe plan is full: targets left out (docs/probe.md §7)', { planned: probes.length, dropped });
+    if (dropped > 0) this.o.logger.warn('The probe plan is full: targets left out (docs/probe.md §7)', { planned: probes.length, dropped, targetsLeft: left.length });
     const written = await this.o.store.sync(text, plan.targets.length > 0);
-    if (written) this.o.evidence.setPlan(written.version, plan.windowSeconds, probes);
+    if (written) this.o.evidence.setPlan(written.version, plan.windowSeconds, probes, left);
     this.applied = text;
   }
 

@@ -36,6 +36,8 @@ describe('isStale', () => {
     ['current plan, ended more than two windows ago', '7', '2026-11-29T07:49:59Z', true],
     ['another plan', '6', '2026-11-29T07:59:00Z', true],
     ['a window end that is no time', '7', 'soon', true],
+    ['a window that ends two windows from now (a clock ahead)', '7', '2026-11-29T08:10:00Z', false],
+    ['a window that ends more than two windows from now', '7', '2026-11-29T08:10:01Z', true],
   ])('%s', (_what, planVersion, end, stale) => {
     expect(isStale({ planVersion, window: { start: end, end, seconds: 300 } }, 'x', f)).toBe(stale);
   });
@@ -46,7 +48,7 @@ const clean: TargetEvidence = { probes: 300, failures: 0, stalls: 0, notRun: 0, 
 const partial: TargetEvidence = { ...failing, full: false };
 
 describe('judge and the line it renders', () => {
-  it.each<[string, Verdict, boolean, TargetEvidence | undefined, { evidence: TargetEvidence; label: string } | undefined, string, string]>([
+  it.each<[string, Verdict, boolean | 'planFull', TargetEvidence | undefined, { evidence: TargetEvidence; label: string } | undefined, string, string]>([
     ['at risk, failing', 'AtRisk', true, failing, undefined, 'measured', 'measured: 12/40 failed from node-1, node-3; p99 4.2 s'],
     ['at risk, clean over a full window: not observed', 'AtRisk', true, clean, undefined, 'notObserved', 'not observed: measured 0/300 failed; p99 3 ms, nothing failed or stalled over a full window'],
     ['at risk, clean but not a full window yet', 'AtRisk', true, { ...clean, full: false }, undefined, 'measured', 'measured: 0/300 failed; p99 3 ms (no full window yet)'],
@@ -57,6 +59,7 @@ describe('judge and the line it renders', () => {
     ['mitigated, nothing since yet: the latest windows', 'Mitigated', true, clean, { evidence: EMPTY_EVIDENCE, label: 'Enforce' }, 'measured', 'measured: 0/300 failed; p99 3 ms'],
     ['no report yet', 'AtRisk', true, undefined, undefined, 'none', 'measured: no probe report for this target yet'],
     ['not in the plan', 'AtRisk', false, failing, undefined, 'notProbed', 'not probed: no private IPv4 VIP with a TCP port or an Ingress host'],
+    ['left out of a full plan: said so, not taken for a target without a VIP', 'AtRisk', 'planFull', undefined, undefined, 'planFull', "not probed: the probe plan is full (3000 entries, shared between namespaces in turn; see the operator's log)"],
     ['pending: figures only', 'Pending', true, failing, undefined, 'measured', 'measured: 12/40 failed from node-1, node-3; p99 4.2 s'],
   ])('%s', (_what, verdict, probed, latest, since, kind, line) => {
     const j = judge(verdict, probed, latest, since);

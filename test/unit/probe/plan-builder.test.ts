@@ -76,6 +76,26 @@ describe('buildProbePlan', () => {
     expect(parsed.ok && parsed.refused).toEqual([]);
   });
 
+  it('shares a full plan between namespaces in turn: one namespace\'s thousands of hosts cannot push another out', () => {
+    // Namespace "a" (first by name, as every Ingress id sorts before every Service id) asks for 400 × 8 = 3,200 entries.
+    const hosts = Array.from({ length: 8 }, (_, h) => ({ host: `h${h}.example.com`, paths: ['/'] }));
+    const crowd = Array.from({ length: 400 }, (_, i) => ing(`w${String(i).padStart(3, '0')}`, { namespace: 'a', rules: hosts }));
+    const quiet = [svc('cart', { namespace: 'z' }), svc('pay', { namespace: 'z' })];
+    const { plan, dropped, left } = buildProbePlan([{ probe: on, targets: crowd }, { probe: on, targets: quiet }]);
+    expect(plan.targets).toHaveLength(3000);
+    expect(plan.targets.filter((t) => t.id.startsWith('Service/z/')).map((t) => t.id)).toEqual(['Service/z/cart:80', 'Service/z/pay:80']);
+    expect(dropped).toBe(3200 + 2 - 3000);
+    // 2,998 entries of "a" are its first 374 Ingresses' 8 hosts and 6 of the next one's: 25 Ingresses get none.
+    expect(left.map((t) => t.name)).toEqual(Array.from({ length: 25 }, (_, i) => `w${375 + i}`));
+    expect([...plan.targets.map((t) => t.id)].sort()).toEqual(plan.targets.map((t) => t.id));
+  });
+
+  it('probes at most 8 ports or hosts of one target', () => {
+    const rules = Array.from({ length: 20 }, (_, h) => ({ host: `h${String(h).padStart(2, '0')}.example.com`, paths: ['/'] }));
+    const { plan } = buildProbePlan([{ probe: on, targets: [ing('web', { rules })] }]);
+    expect(plan.targets.map((t) => t.host)).toEqual(Array.from({ length: 8 }, (_, h) => `h0${h}.example.com`));
+  });
+
   it('takes the operator\'s window (--probe-window)', () => {
     expect(buildProbePlan([{ probe: on, targets: [svc('a')] }], 60).plan.windowSeconds).toBe(60);
   });

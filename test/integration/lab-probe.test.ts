@@ -52,6 +52,11 @@ async function planConfigMap(): Promise<{ text: string; plan: ProbePlan; version
 
 /** "12/40 failed, 12 stalled from node2; p99 " as docs/probe.md §11.3 writes a target's figures (p99 left to the caller). */
 const figures = (t: ProbeTally) => `${t.failures}/${t.probes} failed${t.stalls > 0 ? `, ${t.stalls} stalled` : ''}${t.nodes.length > 0 ? ` from ${t.nodes.join(', ')}` : ''}; p99 `;
+/** The MeasuredLoopback Events on the Service `web`. */
+async function measuredEvents(ns: string): Promise<{ type: string; message: string }[]> {
+  return (JSON.parse(await must(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=web,reason=MeasuredLoopback', '-o', 'json'])) as { items: { type: string; message: string }[] }).items;
+}
+
 const measuredLine = (describe: string) => /\n +Measured: +(.*)\n/.exec(describe)?.[1] ?? '';
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
@@ -169,6 +174,9 @@ describe('the probe in real kernels, read by the operator (issue 41)', () => {
     });
     expect(enforced).toMatch(new RegExp(`\\n +Measured: +measured since Enforce: 0/${after.probes} failed; p99 \\d[\\d.]* m?s\\n`));
     await waitForCondition(ref, 'MeasuredLoopback', { status: 'False', reason: 'MeasuredAsModelled' });
+    // The Audit window's failures, still fresh when the verdict turned Mitigated, measured the loop before the fix:
+    // no contradiction, no Event (docs/probe.md §11.2).
+    expect(await measuredEvents(ns)).toEqual([]);
 
     // (3) The binding undone on node2 behind loopguard's back: the Service still asks, the emulator still calls the
     // VIP bound and the check source 100.64, so the model still says Mitigated. node2's pod loops again.
@@ -188,10 +196,7 @@ describe('the probe in real kernels, read by the operator (issue 41)', () => {
     const now = await waitForPolicy(ref, 'the contradiction over all three nodes', (p) => condition(p)?.status === 'True' && contradiction.test(condition(p)?.message ?? '') && line.test(measured(p) ?? ''), { timeoutMs: 30_000, context: logs });
     expect(condition(now)).toMatchObject({ status: 'True', reason: 'LoopbackMeasured' });
     expect(reportedStatus(now).targets.find((t) => t.name === 'web')?.verdict).toBe('Mitigated');
-    const warning = await waitFor('the MeasuredLoopback Warning Event on the Service', async () => {
-      const events = JSON.parse(await must(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=web,reason=MeasuredLoopback', '-o', 'json'])) as { items: { type: string; message: string }[] };
-      return events.items.find((e) => e.type === 'Warning' && e.message.includes('loopguard calls this Service Mitigated'));
-    });
+    const warning = await waitFor('the MeasuredLoopback Warning Event on the Service', async () => (await measuredEvents(ns)).find((e) => e.type === 'Warning' && e.message.includes('loopguard calls this Service Mitigated')));
     // Sent when node2's report showed the contradiction; node3's may not have been in yet.
     expect(warning.message).toMatch(new RegExp(`but the probe measured ${undone.failures}/\\d+ failed, ${undone.stalls} stalled from node2; p99 `));
     expect(await must(['describe', 'lbp', ref.name, '-n', ns])).toMatch(/\n +Measured: +contradicts Mitigated: measured /);

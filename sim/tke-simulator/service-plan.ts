@@ -43,17 +43,17 @@ export function isLoadBalancerService(svc: V1Service): boolean {
  * `AddressIPVersion` and `Vip` (a chosen VIP, CreateLoadBalancer's own parameter) are modelled; other keys are
  * ignored (sim/README.md).
  */
-export function extensiveParametersFrom(extensive: string | undefined): { version: AddressIpVersion; vip?: string; problem?: string } {
+export function extensiveParametersFrom(extensive: string | undefined, key: string = SERVICE.extensiveParameters): { version: AddressIpVersion; vip?: string; problem?: string } {
   if (!extensive?.trim()) return { version: 'IPV4' };
   let parsed: unknown;
   try {
     parsed = JSON.parse(extensive);
   } catch (err) {
-    return { version: 'IPV4', problem: `${SERVICE.extensiveParameters} is not valid JSON: ${(err as Error).message}` };
+    return { version: 'IPV4', problem: `${key} is not valid JSON: ${(err as Error).message}` };
   }
   const fields = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
   const vip = fields['Vip'];
-  if (vip !== undefined && typeof vip !== 'string') return { version: 'IPV4', problem: `${SERVICE.extensiveParameters}: Vip must be a string, got ${JSON.stringify(vip)}` };
+  if (vip !== undefined && typeof vip !== 'string') return { version: 'IPV4', problem: `${key}: Vip must be a string, got ${JSON.stringify(vip)}` };
   const withVip = vip !== undefined ? { vip } : {};
   const raw = fields['AddressIPVersion'];
   if (raw === undefined) return { version: 'IPV4', ...withVip };
@@ -61,7 +61,7 @@ export function extensiveParametersFrom(extensive: string | undefined): { versio
   if (value === 'IPV4') return { version: 'IPV4', ...withVip };
   if (value === 'IPV6') return { version: 'IPV6', ...withVip };
   if (value === 'IPV6FULLCHAIN') return { version: 'IPv6FullChain', ...withVip };
-  return { version: 'IPV4', problem: `${SERVICE.extensiveParameters}: unsupported AddressIPVersion ${JSON.stringify(raw)}` };
+  return { version: 'IPV4', problem: `${key}: unsupported AddressIPVersion ${JSON.stringify(raw)}` };
 }
 
 export function isIpv6(version: AddressIpVersion): boolean {

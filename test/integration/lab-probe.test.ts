@@ -10,20 +10,20 @@
 //   loopguard's back: the target it calls Mitigated measures failures again, named with the node, as a condition and
 //   a Warning Event; loopguard writes nothing for it.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, NetworkingV1Api } from '@kubernetes/client-node';
 import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
 import type { ProbePlan, ProbeReport } from '../../src/api/probe.js';
-import { L4_PORT, VIP } from '../../lab/addresses.js';
+import { L4_PORT, L7_PORT, VIP } from '../../lab/addresses.js';
 import { labHealthOracle, type LabHealthOracle } from '../../lab/health-oracle.js';
 import { LabKubeProxy } from '../../lab/kube-proxy.js';
 import { Lab } from '../../lab/lab.js';
-import { tally, type ProbeTally } from '../../lab/probe.js';
+import { L7_HOST, tally, type ProbeTally } from '../../lab/probe.js';
 import { holdForSuite } from '../support/exclusive.js';
 import { createNamespace, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE } from '../support/operator.js';
 import { applyPolicy, policyManifest, reportedStatus, waitForCondition, waitForPolicy, type PolicyRef } from '../support/policy.js';
-import { lbService, PRIVATE_SUBNET } from '../support/workload.js';
+import { lbIngress, lbService, PRIVATE_INGRESS, PRIVATE_SUBNET } from '../support/workload.js';
 
 // The lab's namespaces, links and nft tables are the machine's: one lab suite at a time (exclusive.ts).
 holdForSuite('lab');
@@ -31,6 +31,8 @@ holdForSuite('lab');
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
 const EXTENSIVE = 'service.kubernetes.io/service.extensiveParameters';
+const INGRESS_LB_ID = 'kubernetes.io/ingress.qcloud-loadbalance-id';
+const INGRESS_EXTENSIVE = 'kubernetes.io/ingress.extensiveParameters';
 /** The plan's window (the operator's --probe-window; the agents' --min-window-seconds): short, and a report stays fresh for two. */
 const WINDOW_SECONDS = 15;
 const NODES = ['node1', 'node2', 'node3'];
@@ -52,7 +54,7 @@ async function planConfigMap(): Promise<{ text: string; plan: ProbePlan; version
 
 /** "12/40 failed, 12 stalled from node2; p99 " as docs/probe.md §11.3 writes a target's figures (p99 left to the caller). */
 const figures = (t: ProbeTally) => `${t.failures}/${t.probes} failed${t.stalls > 0 ? `, ${t.stalls} stalled` : ''}${t.nodes.length > 0 ? ` from ${t.nodes.join(', ')}` : ''}; p99 `;
-/** The MeasuredLoopback Events on the Service `web`. */
+/** The MeasuredLoopback Events on the object `web` (the Service, or the Ingress). */
 async function measuredEvents(ns: string): Promise<{ type: string; message: string }[]> {
   return (JSON.parse(await must(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=web,reason=MeasuredLoopback', '-o', 'json'])) as { items: { type: string; message: string }[] }).items;
 }
@@ -65,6 +67,8 @@ describe('the probe in real kernels, read by the operator (issue 41)', () => {
   let oracle: LabHealthOracle;
   let kubeProxy: LabKubeProxy;
   let tke: LocalTke;
+  /** The L4 case's Service, which holds the lab's one VIP until the L7 case gives it back. */
+  let l4Service: { namespace: string; name: string } | undefined;
 
   beforeAll(async () => {
     // A plan or reports another suite of this control plane left would be judged too.
@@ -125,6 +129,7 @@ describe('the probe in real kernels, read by the operator (issue 41)', () => {
       return s.metadata?.annotations?.[LB_ID] && s.status?.loadBalancer?.ingress?.[0]?.ip ? s : undefined;
     });
     const lbId = svc.metadata!.annotations![LB_ID]!;
+    l4Service = { namespace: ns, name: 'web' };
     expect(svc.status?.loadBalancer?.ingress?.map((i) => i.ip)).toEqual([VIP]);
     expect((await tke.emulator.admin.getLoadBalancer(lbId)).LoadBalancerVips).toEqual([VIP]);
 
@@ -208,5 +213,70 @@ describe('the probe in real kernels, read by the operator (issue 41)', () => {
     expect(kubeProxy.bound).toBe(true);
     // The figures docs/lab.md quotes.
     console.log(`[lab-probe] Audit: ${measuredLine(described)}\n[lab-probe] Enforce: ${measuredLine(enforced)}\n[lab-probe] undone on node2: ${measured(now) ?? ''}\n[lab-probe] MeasuredLoopback: ${condition(now)?.message ?? ''}`);
+  }, 300_000);
+  it('L7: an Ingress on the lab L7 CLB stalls about 4 s before Enforce, and not after its SNAT/keepalive', async () => {
+    const core = tke.kc.makeApiClient(CoreV1Api);
+    const net = tke.kc.makeApiClient(NetworkingV1Api);
+    // The lab's L4 and L7 CLBs share its one VIP, the emulator gives a VIP to one CLB: the L4 case's Service gives it
+    // back (TKE deletes its CLB and, through the lab's kube-proxy, unbinds the VIP: L7 probes reach the L7 CLB).
+    if (l4Service) await core.deleteNamespacedService(l4Service);
+    await waitFor('the lab VIP free', async () => ((await tke.emulator.admin.state()).loadBalancers.some((lb) => lb.LoadBalancerVips.includes(VIP)) ? undefined : true), { timeoutMs: 30_000 });
+    expect(kubeProxy.bound).toBe(false);
+    expect(lab.l7Mode).toBe('passthrough');
+    // The account may turn on SNAT/keepalive (a whitelisted capability, docs/tencent-cloud.md).
+    await tke.emulator.admin.setCapabilities({ l7KeepaliveSnat: true });
+
+    const ns = await createNamespace('lab-probe-l7');
+    tke.namespaces.add(ns);
+    await net.createNamespacedIngress({ namespace: ns, body: lbIngress('web', { annotations: { ...PRIVATE_INGRESS, [INGRESS_EXTENSIVE]: JSON.stringify({ Vip: VIP }) }, rules: [{ host: L7_HOST, paths: ['/'] }] }) });
+    const lbId = await waitFor('the Ingress with its CLB at the lab VIP', async () => {
+      const ing = await net.readNamespacedIngress({ namespace: ns, name: 'web' });
+      return ing.status?.loadBalancer?.ingress?.[0]?.ip === VIP ? ing.metadata?.annotations?.[INGRESS_LB_ID] : undefined;
+    });
+    const ref: PolicyRef = { namespace: ns, name: 'probed' };
+    const spec = (mode: string) => ({ mode, l7: { keepalive: true }, probe: { enabled: true } });
+    expect((await applyPolicy(policyManifest(ref, spec('Audit')))).stderr).toBe('');
+    const id = `Ingress/${ns}/web/${L7_HOST}/`;
+    const written = await waitFor('the probe plan naming the Ingress', async () => {
+      const cm = await planConfigMap();
+      return cm?.plan.targets.some((t) => t.id === id) ? cm : undefined;
+    }, { timeoutMs: 60_000, context: logs });
+    expect(written.plan.targets.filter((t) => t.id.startsWith(`Ingress/${ns}/`))).toEqual([{ id, vip: VIP, port: L7_PORT, protocol: 'HTTP', host: L7_HOST, path: '/' }]);
+    await waitForPolicy(ref, 'web AtRisk', (p) => reportedStatus(p).targets.some((t) => t.name === 'web' && t.verdict === 'AtRisk'), { timeoutMs: 30_000, context: logs });
+
+    // Pass-through: a request the CLB sends to the client's own node is lost; after its ~4 s real-server timeout it
+    // tries the next (docs/lab.md (c)). Answered late (the plan's 5 s timeout is longer): stalls, not failures.
+    const before = tally(await probeWindow(), id);
+    expect(before.stalls).toBeGreaterThan(0);
+    expect(before.stalls).toBeLessThan(before.probes);
+    expect(before.p99Ms).toBeGreaterThanOrEqual(lab.options.l7TimeoutMs);
+    const described = await waitFor('kubectl describe lbp showing the stalls before Enforce', () => must(['describe', 'lbp', ref.name, '-n', ns]), {
+      until: (out) => out.includes(`measured: ${before.failures}/${before.probes} failed, ${before.stalls} stalled`),
+      timeoutMs: 30_000,
+      context: logs,
+    });
+    expect(described).toMatch(new RegExp(`\\n +Measured: +measured: ${escape(figures(before))}4\\.\\d s\\n`));
+
+    // Enforce: loopguard declares keepalive in the Ingress's TkeServiceConfig, TKE sets the listener's
+    // KeepaliveEnable, and the lab's L7 CLB does what that listener now says: SNAT from 100.127.0.1 with keepalive.
+    expect((await applyPolicy(policyManifest(ref, spec('Enforce')))).stderr).toBe('');
+    await waitForPolicy(ref, 'web Mitigated', (p) => reportedStatus(p).targets.find((t) => t.name === 'web')?.verdict === 'Mitigated', { timeoutMs: 60_000, context: logs });
+    const listeners = await waitFor('TKE setting the listener keepalive', async () => (await tke.emulator.admin.getLoadBalancer(lbId)).Listeners, { until: (ls) => ls.some((l) => l.Port === L7_PORT && l.KeepaliveEnable === 1), timeoutMs: 30_000 });
+    expect(listeners.filter((l) => l.Port === L7_PORT).map((l) => l.KeepaliveEnable)).toEqual([1]);
+    await lab.setL7Mode('snat');
+
+    const after = tally(await probeWindow(), id);
+    expect(after).toMatchObject({ failures: 0, stalls: 0, notRun: 0, nodes: [] });
+    expect(after.probes).toBeGreaterThan(0);
+    expect(after.p99Ms).toBeLessThan(3000);
+    const enforced = await waitFor('kubectl describe lbp showing what was measured since Enforce', () => must(['describe', 'lbp', ref.name, '-n', ns]), {
+      until: (out) => out.includes(`measured since Enforce: 0/${after.probes} failed`),
+      timeoutMs: 30_000,
+      context: logs,
+    });
+    expect(enforced).toMatch(new RegExp(`\\n +Measured: +measured since Enforce: 0/${after.probes} failed; p99 \\d[\\d.]* ms\\n`));
+    await waitForCondition(ref, 'MeasuredLoopback', { status: 'False', reason: 'MeasuredAsModelled' });
+    expect(await measuredEvents(ns)).toEqual([]);
+    console.log(`[lab-probe] L7 Audit: ${measuredLine(described)}\n[lab-probe] L7 Enforce: ${measuredLine(enforced)}`);
   }, 300_000);
 });

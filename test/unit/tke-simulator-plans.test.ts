@@ -181,6 +181,14 @@ describe('Ingress plan', () => {
     ]);
   });
 
+  it('takes a chosen Vip from extensiveParameters, and reports a bad one', () => {
+    expect(planIngress(ingress({ [INGRESS.extensiveParameters]: '{"Vip":"10.0.0.100"}' }, rules), 'cls-1')).toMatchObject({ loadBalancer: { vip: '10.0.0.100' }, problems: [] });
+    const bad = planIngress(ingress({ [INGRESS.extensiveParameters]: '{oops' }, rules), 'cls-1');
+    expect(bad.loadBalancer.vip).toBeUndefined();
+    expect(bad.problems).toEqual([expect.stringMatching(/^kubernetes\.io\/ingress\.extensiveParameters is not valid JSON/)]);
+    expect(planIngress(ingress({}, rules), 'cls-1').problems).toEqual([]);
+  });
+
   it('moves all rules to HTTPS:443 with TLS, keeping an empty HTTP:80', () => {
     const plan = planIngress(ingress({}, { ...rules, tls: [{ hosts: ['a.example.com'], secretName: 'cert' }] }), 'cls-1');
     expect(plan.loadBalancer.type).toBe('OPEN');

@@ -22,6 +22,8 @@ export const INGRESS = {
   loadBalancerId: 'kubernetes.io/ingress.qcloud-loadbalance-id',
   /** Create a private (INTERNAL) CLB in this subnet. */
   subnetId: 'kubernetes.io/ingress.subnetId',
+  /** JSON passed to CreateLoadBalancer; only its `Vip` is modelled for Ingresses. */
+  extensiveParameters: 'kubernetes.io/ingress.extensiveParameters',
   /** "true": rules of TLS hosts go to HTTPS, the others to HTTP; otherwise TLS moves every rule to HTTPS. */
   ruleMix: 'kubernetes.io/ingress.rule-mix',
   /** "true"/"false": the CLB's `LoadBalancerPassToTarget` (tencent-cloud.md §2 Ingress annotations). */

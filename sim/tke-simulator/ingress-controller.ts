@@ -3,7 +3,7 @@
 // annotation, the status IP, `pass-to-target` and its TkeServiceConfig applied.
 import type { V1Ingress } from '@kubernetes/client-node';
 import { INGRESS, INGRESS_CLEANUP_FINALIZER, INGRESS_CONTROLLER } from './annotations.js';
-import { syncConfig } from './config-sync.js';
+import { syncConfig, warn } from './config-sync.js';
 import type { SimulatorContext } from './context.js';
 import { isManagedIngress, planIngress } from './ingress-plan.js';
 import type { OwnerKind } from './lifecycle.js';
@@ -25,6 +25,7 @@ export async function reconcileIngress(ctx: SimulatorContext, namespace: string,
 
 async function syncIngress(ctx: SimulatorContext, ing: V1Ingress): Promise<void> {
   const plan = planIngress(ing, ctx.clusterId);
+  for (const problem of plan.problems) await warn(ctx, { kind: 'Ingress', owner: ing, component: INGRESS_CONTROLLER }, 'InvalidAnnotation', problem);
   const lb = await ensureLoadBalancer(ctx, plan.loadBalancer, recordedLoadBalancerId(INGRESS_KIND, ing), async (id) => {
     await ctx.kube.patchMetadata('Ingress', ing, { annotations: { [INGRESS.loadBalancerId]: id } });
   });

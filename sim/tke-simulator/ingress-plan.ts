@@ -2,7 +2,7 @@
 // Pure: an Ingress in, a plan out.
 import type { V1Ingress } from '@kubernetes/client-node';
 import { INGRESS, QCLOUD_INGRESS_CLASS, TAG_INGRESS_UUID, annotationIsTrue } from './annotations.js';
-import type { LoadBalancerPlan } from './service-plan.js';
+import { extensiveParametersFrom, type LoadBalancerPlan } from './service-plan.js';
 
 export interface L7RulePlan {
   /** Ingress host; undefined = no host, so the rule lives on the CLB's default domain (its VIP). */
@@ -19,6 +19,8 @@ export interface L7ListenerPlan {
 export interface IngressPlan {
   loadBalancer: LoadBalancerPlan;
   listeners: L7ListenerPlan[];
+  /** Annotation problems TKE would report as Warning Events; the plan is still usable. */
+  problems: string[];
 }
 
 /**
@@ -45,6 +47,8 @@ const ruleKey = (r: L7RulePlan): string => `${r.host ?? ''}\u0000${r.url}`;
 export function planIngress(ing: V1Ingress, clusterId: string): IngressPlan {
   const annotations = ing.metadata?.annotations ?? {};
   const subnetId = annotations[INGRESS.subnetId]?.trim() || undefined;
+  // Only the chosen VIP: an IPv6 Ingress is not modelled (its AddressIPVersion is ignored, as before).
+  const { vip, problem } = extensiveParametersFrom(annotations[INGRESS.extensiveParameters], INGRESS.extensiveParameters);
   const tls = ing.spec?.tls ?? [];
   const ruleMix = annotationIsTrue(annotations[INGRESS.ruleMix]);
   const tlsAll = tls.some((t) => (t.hosts ?? []).length === 0);
@@ -73,9 +77,11 @@ export function planIngress(ing: V1Ingress, clusterId: string): IngressPlan {
       type: subnetId ? 'INTERNAL' : 'OPEN',
       ...(subnetId ? { subnetId } : {}),
       addressIpVersion: 'IPV4',
+      ...(vip !== undefined ? { vip } : {}),
       name: `${clusterId}_${ing.metadata?.namespace ?? ''}_${ing.metadata?.name ?? ''}`.slice(0, 60),
       ...(ing.metadata?.uid ? { ownerTag: { key: TAG_INGRESS_UUID, value: ing.metadata.uid } } : {}),
     },
     listeners,
+    problems: problem ? [problem] : [],
   };
 }

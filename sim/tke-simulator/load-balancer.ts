@@ -111,6 +111,7 @@ export async function ensureLoadBalancer(
       VpcId: ctx.vpcId,
       ...(plan.subnetId ? { SubnetId: plan.subnetId } : {}),
       ...(plan.addressIpVersion !== 'IPV4' ? { AddressIPVersion: plan.addressIpVersion } : {}),
+      ...(plan.vip !== undefined ? { Vip: plan.vip } : {}),
       Tags: [
         { TagKey: TAG_CREATED_BY, TagValue: 'yes' },
         { TagKey: TAG_CLUSTER_ID, TagValue: ctx.clusterId },

@@ -11,6 +11,8 @@ export interface LoadBalancerPlan {
   type: LoadBalancerType;
   subnetId?: string;
   addressIpVersion: AddressIpVersion;
+  /** The private VIP asked for (`Vip` in extensiveParameters); absent: CLB assigns one. */
+  vip?: string;
   /** Set when the user brought the CLB (`tke-existed-lbid`): never created or deleted by us. */
   existingId?: string;
   /** A readable CLB name; TKE's real naming scheme is unknown and nothing depends on it. */
@@ -38,23 +40,28 @@ export function isLoadBalancerService(svc: V1Service): boolean {
 
 /**
  * `service.kubernetes.io/service.extensiveParameters` is JSON passed to CreateLoadBalancer. Only
- * `AddressIPVersion` is modelled; other keys are ignored (sim/README.md).
+ * `AddressIPVersion` and `Vip` (a chosen VIP, CreateLoadBalancer's own parameter) are modelled; other keys are
+ * ignored (sim/README.md).
  */
-export function addressIpVersionFrom(extensive: string | undefined): { version: AddressIpVersion; problem?: string } {
+export function extensiveParametersFrom(extensive: string | undefined, key: string = SERVICE.extensiveParameters): { version: AddressIpVersion; vip?: string; problem?: string } {
   if (!extensive?.trim()) return { version: 'IPV4' };
   let parsed: unknown;
   try {
     parsed = JSON.parse(extensive);
   } catch (err) {
-    return { version: 'IPV4', problem: `${SERVICE.extensiveParameters} is not valid JSON: ${(err as Error).message}` };
+    return { version: 'IPV4', problem: `${key} is not valid JSON: ${(err as Error).message}` };
   }
-  const raw = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>).AddressIPVersion : undefined;
-  if (raw === undefined) return { version: 'IPV4' };
+  const fields = parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : {};
+  const vip = fields['Vip'];
+  if (vip !== undefined && typeof vip !== 'string') return { version: 'IPV4', problem: `${key}: Vip must be a string, got ${JSON.stringify(vip)}` };
+  const withVip = vip !== undefined ? { vip } : {};
+  const raw = fields['AddressIPVersion'];
+  if (raw === undefined) return { version: 'IPV4', ...withVip };
   const value = String(raw).toUpperCase();
-  if (value === 'IPV4') return { version: 'IPV4' };
-  if (value === 'IPV6') return { version: 'IPV6' };
-  if (value === 'IPV6FULLCHAIN') return { version: 'IPv6FullChain' };
-  return { version: 'IPV4', problem: `${SERVICE.extensiveParameters}: unsupported AddressIPVersion ${JSON.stringify(raw)}` };
+  if (value === 'IPV4') return { version: 'IPV4', ...withVip };
+  if (value === 'IPV6') return { version: 'IPV6', ...withVip };
+  if (value === 'IPV6FULLCHAIN') return { version: 'IPv6FullChain', ...withVip };
+  return { version: 'IPV4', problem: `${key}: unsupported AddressIPVersion ${JSON.stringify(raw)}` };
 }
 
 export function isIpv6(version: AddressIpVersion): boolean {
@@ -80,7 +87,7 @@ export function planService(svc: V1Service, clusterId: string): ServicePlan {
   const annotations = svc.metadata?.annotations ?? {};
   const problems: string[] = [];
   const subnetId = annotations[SERVICE.internalSubnetId]?.trim() || undefined;
-  const { version, problem } = addressIpVersionFrom(annotations[SERVICE.extensiveParameters]);
+  const { version, vip, problem } = extensiveParametersFrom(annotations[SERVICE.extensiveParameters]);
   if (problem) problems.push(problem);
   const existingId = annotations[SERVICE.existedLbId]?.trim() || undefined;
   return {
@@ -88,6 +95,7 @@ export function planService(svc: V1Service, clusterId: string): ServicePlan {
       type: subnetId ? 'INTERNAL' : 'OPEN',
       ...(subnetId ? { subnetId } : {}),
       addressIpVersion: version,
+      ...(vip !== undefined ? { vip } : {}),
       ...(existingId ? { existingId } : {}),
       name: `${clusterId}_${svc.metadata?.namespace ?? ''}_${svc.metadata?.name ?? ''}`.slice(0, 60),
       ...(svc.metadata?.uid ? { ownerTag: { key: TAG_SERVICE_UUID, value: svc.metadata.uid } } : {}),

@@ -30,6 +30,8 @@ interface Mark {
   evidence: TargetEvidence;
   /** Per node, the end of the last window counted. */
   counted: Map<string, string>;
+  /** The verdict was seen to change to this one (not first seen): windows that started before measured the old state. */
+  changed: boolean;
 }
 
 export interface EvidenceStoreOptions {
@@ -139,16 +141,20 @@ export class EvidenceStore {
     let mark = this.marks.get(k);
     if (!mark || mark.verdict !== verdict) {
       const label = mark && verdict === 'Mitigated' && enforced ? 'Enforce' : new Date(now).toISOString().replace(/\.\d{3}Z$/, 'Z');
-      this.marks.set(k, (mark = { verdict, at: now, label, evidence: EMPTY_EVIDENCE, counted: new Map() }));
+      this.marks.set(k, (mark = { verdict, at: now, label, evidence: EMPTY_EVIDENCE, counted: new Map(), changed: mark !== undefined }));
     }
     const f = this.freshness();
     const windows: NodeWindow[] = [];
+    // A window that started before the verdict changed measured the state before (the loopback Enforce then fixed):
+    // judged against the new verdict it would be a false contradiction, so the node's next window is awaited.
+    const changedAt = mark.changed ? mark.at : undefined;
     for (const [node, r] of this.byNode) {
+      if (changedAt !== undefined && !(Date.parse(r.spec.window.start) >= changedAt)) continue;
       const results = planned.ids.flatMap((id) => (!isStale(r.spec, id, f) && r.results.has(id) ? [r.results.get(id)!] : []));
       if (results.length > 0) windows.push(this.windowOf(node, r, results));
     }
-    const since = verdict === 'Mitigated' ? { since: { evidence: mark.evidence, label: mark.label } } : {};
-    return judge(verdict, true, aggregate(windows), since.since);
+    const ledger = verdict === 'Mitigated' ? { evidence: mark.evidence, label: mark.label } : undefined;
+    return judge(verdict, true, aggregate(windows), ledger);
   }
 
   /** Targets that leave every plan also leave the ledger (setPlan); this drops the marks of a policy's targets now. */

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { startClbEmulator, type CallerCredentials, type ClbEmulator, type EmulatorOptions } from '../../sim/clb-emulator/index.js';
-import { applyClusterProfile, startTkeSimulator, type ClusterProfileName, type TkeSimulator, type TkeSimulatorOptions } from '../../sim/tke-simulator/index.js';
+import { applyClusterProfile, startTkeSimulator, type ClusterProfileName, type TkeSimulator, type TkeSimulatorOptions, type VipBinder } from '../../sim/tke-simulator/index.js';
 import { kubeConfig, waitFor } from './kube.js';
 import { AT_RISK_L4, lbService } from './workload.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess, type OperatorProcessOptions } from './operator.js';
@@ -33,6 +33,8 @@ export interface LocalTkeOptions {
   allNamespaces?: boolean;
   /** TKE's behaviour beyond the documented defaults, e.g. a controller that does not switch on prevent-loopback. */
   simulator?: Pick<TkeSimulatorOptions, 'switchHealthCheckSourceOnPreventLoopback' | 'syncScope' | 'missingHealthCheckEnable'>;
+  /** Where kube-proxy's binding of a VIP goes (default: the emulator's health model), e.g. also a lab's kernels (lab/kube-proxy.ts). */
+  vips?: (emulator: ClbEmulator) => VipBinder;
   /** Start the operator too (default), with these extra options; false = not. */
   operator?: Omit<OperatorProcessOptions, 'emulator' | 'kubeconfig'> | false;
   /** More callers with credentials of their own (e.g. one per operator replica, so the emulator tells them apart). */
@@ -68,6 +70,7 @@ export async function startLocalTke(options: LocalTkeOptions = {}): Promise<Loca
     clb: { endpoint: emulator.endpoint, region: emulator.region, credentials: emulator.callers['tke'] ?? emulator.credentials, protocol: 'http://' },
     ...(options.allNamespaces ? {} : { namespaceFilter: (n: string) => namespaces.has(n) }),
     resyncIntervalMs: options.resyncIntervalMs ?? 0,
+    ...(options.vips ? { vips: options.vips(emulator) } : {}),
     ...options.simulator,
   });
   await installOperatorRbac(options.kubeconfig);

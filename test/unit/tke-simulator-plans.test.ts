@@ -12,7 +12,7 @@ import {
   supportsPreventLoopback,
 } from '../../sim/tke-simulator/kube-proxy.js';
 import { clusterProfile } from '../../sim/tke-simulator/profiles.js';
-import { addressIpVersionFrom, planService } from '../../sim/tke-simulator/service-plan.js';
+import { extensiveParametersFrom, planService } from '../../sim/tke-simulator/service-plan.js';
 import { chooseConfig } from '../../sim/tke-simulator/tke-service-config.js';
 
 const v = (tag: string) => {
@@ -126,10 +126,12 @@ describe('Service plan', () => {
     ]);
   });
 
-  it('reads IPv6 from extensiveParameters and reports bad JSON', () => {
-    expect(addressIpVersionFrom('{"AddressIPVersion":"IPV6"}').version).toBe('IPV6');
-    expect(addressIpVersionFrom('{"AddressIPVersion":"IPv6FullChain"}').version).toBe('IPv6FullChain');
-    expect(addressIpVersionFrom('{"VipIsp":"CMCC"}')).toEqual({ version: 'IPV4' });
+  it('reads IPv6 and a chosen Vip from extensiveParameters and reports bad JSON', () => {
+    expect(extensiveParametersFrom('{"AddressIPVersion":"IPV6"}').version).toBe('IPV6');
+    expect(extensiveParametersFrom('{"AddressIPVersion":"IPv6FullChain"}').version).toBe('IPv6FullChain');
+    expect(extensiveParametersFrom('{"VipIsp":"CMCC"}')).toEqual({ version: 'IPV4' });
+    expect(extensiveParametersFrom('{"Vip":"10.0.0.100"}')).toEqual({ version: 'IPV4', vip: '10.0.0.100' });
+    expect(extensiveParametersFrom('{"Vip":100}').problem).toMatch(/Vip must be a string/);
     const bad = planService(service({ [SERVICE.extensiveParameters]: '{oops' }), 'cls-1');
     expect(bad.loadBalancer.addressIpVersion).toBe('IPV4');
     expect(bad.problems[0]).toMatch(/not valid JSON/);
@@ -177,6 +179,14 @@ describe('Ingress plan', () => {
         ],
       },
     ]);
+  });
+
+  it('takes a chosen Vip from extensiveParameters, and reports a bad one', () => {
+    expect(planIngress(ingress({ [INGRESS.extensiveParameters]: '{"Vip":"10.0.0.100"}' }, rules), 'cls-1')).toMatchObject({ loadBalancer: { vip: '10.0.0.100' }, problems: [] });
+    const bad = planIngress(ingress({ [INGRESS.extensiveParameters]: '{oops' }, rules), 'cls-1');
+    expect(bad.loadBalancer.vip).toBeUndefined();
+    expect(bad.problems).toEqual([expect.stringMatching(/^kubernetes\.io\/ingress\.extensiveParameters is not valid JSON/)]);
+    expect(planIngress(ingress({}, rules), 'cls-1').problems).toEqual([]);
   });
 
   it('moves all rules to HTTPS:443 with TLS, keeping an empty HTTP:80', () => {

@@ -160,6 +160,25 @@ describe('reports', () => {
     expect(j.since).toEqual({ label: 'Enforce', evidence: { probes: 300, failures: 0, stalls: 0, notRun: 0, p99Ms: 3, nodes: [], windows: 2, full: true } });
   });
 
+  it('a window that started before the verdict changed is not judged against the new one (no false contradiction after Enforce)', async () => {
+    const s = await planned();
+    s.evidence.report(report('node-1', s.version, T0 - 300_000, [result('Service/shop/cart:80', 12)]), false);
+    expect(s.evidence.judge(cart, 'AtRisk', true).latest).toMatchObject({ failures: 12, full: true });
+    s.advance(1000);
+    const enforcedAt = s.now();
+    expect(s.evidence.judge(cart, 'Mitigated', true)).toEqual({ kind: 'none', verdict: 'Mitigated' });
+    s.evidence.report(report('node-2', s.version, enforcedAt - 1, [result('Service/shop/cart:80', 3)]), false); // still the old state
+    expect(s.evidence.judge(cart, 'Mitigated', true).kind).toBe('none');
+    s.evidence.report(report('node-1', s.version, enforcedAt, [result('Service/shop/cart:80', 4)]), false);
+    expect(s.evidence.judge(cart, 'Mitigated', true)).toMatchObject({ kind: 'contradiction', latest: { failures: 4, nodes: ['node-1'], windows: 1 } });
+  });
+
+  it('a verdict first seen (after a restart) is judged on every fresh window', async () => {
+    const s = await planned();
+    s.evidence.report(report('node-1', s.version, T0 - 300_000, [result('Service/shop/cart:80', 12)]), false);
+    expect(s.evidence.judge(cart, 'Mitigated', true)).toMatchObject({ kind: 'contradiction', latest: { failures: 12 } });
+  });
+
   it('feed per-target counters and the p99 histogram once per node window; a target that leaves the plan leaves the series', async () => {
     const s = await planned();
     expect(await s.registry.metrics()).toContain('loopguard_probe_failures_total{namespace="shop",kind="Service",name="cart"} 0');

@@ -9,6 +9,7 @@
 import type { ProbeSpec, Verdict } from '../api/loopbackpolicy.js';
 import { setStatusCondition, removeStatusCondition, type Condition } from '../api/conditions.js';
 import { targetKey, type TargetFacts, type TargetRef } from '../model/facts.js';
+import type { ReconcileOutcome } from '../runtime/work-queue.js';
 import type { OwnerKey } from '../model/record-registry.js';
 import type { EventRecorder } from '../kube/events.js';
 import { CONDITION_MEASURED_LOOPBACK, figures, measuredCondition, renderJudgement, type Judgement, type MeasuredCondition } from './evidence.js';
@@ -39,7 +40,11 @@ export interface ProbeControlOptions {
   logger: { warn(message: string, meta?: Record<string, unknown>): void };
   /** The plan's window (--probe-window); default PLAN_WINDOW_SECONDS. */
   windowSeconds?: number;
+  now?: () => number;
 }
+
+/** How long the plan waits for every policy's first round before it is written with those that have had one. */
+export const HANDOVER_WAIT_MS = 120_000;
 
 /** Involved object of a target's Event (as executor.ts's involvedObject, without importing the mitigation layer). */
 function involved(t: TargetRef) {
@@ -52,6 +57,8 @@ export class ProbeControl {
   private readonly gone = new Set<OwnerKey>();
   /** The plan's text as last stored and handed to the evidence (undefined: none yet in this process). */
   private applied: string | undefined;
+  /** Since when the plan has waited for a policy's first round (undefined: none awaited). */
+  private awaitingSince: number | undefined;
   /** Whether the plan a previous leader stored was read. */
   private read = false;
   /** Per target, the nodes of the contradiction its last Event named: one Event per change, not one per round. */
@@ -76,9 +83,24 @@ export class ProbeControl {
     this.o.queue.add(PROBE_PLAN_KEY);
   }
 
-  /** The queue's handler for PROBE_PLAN_KEY: write the plan if it differs. A failed write throws (the queue retries). */
-  async reconcile(): Promise<void> {
-    if (!this.o.owners().every((o) => this.selections.has(o) || this.gone.has(o))) return;
+  /**
+   * The queue's handler for PROBE_PLAN_KEY: write the plan if it differs. A failed write throws (the queue retries).
+   * It waits for every policy's round (a plan of some policies would take the others' targets off every agent for a
+   * window), but not for ever: a policy whose rounds keep failing must not hold the others' plan back, so after
+   * HANDOVER_WAIT_MS the plan is written with what has been handed over, and the awaited policies are logged.
+   */
+  async reconcile(): Promise<ReconcileOutcome | void> {
+    const owners = this.o.owners();
+    for (const g of this.gone) if (!owners.includes(g)) this.gone.delete(g);
+    const awaited = owners.filter((o) => !this.selections.has(o) && !this.gone.has(o));
+    const now = (this.o.now ?? Date.now)();
+    if (awaited.length === 0) this.awaitingSince = undefined;
+    else {
+      this.awaitingSince ??= now;
+      const left = this.awaitingSince + HANDOVER_WAIT_MS - now;
+      if (left > 0) return { requeueAfterMs: left };
+      this.o.logger.warn('Writing the probe plan without the policies that have not finished a round', { awaited: awaited.slice(0, 5), count: awaited.length });
+    }
     const { plan, probes, dropped, left } = buildProbePlan(this.selections.values(), this.o.windowSeconds);
     const text = JSON.stringify(plan);
     if (text === this.applied) return;

@@ -37,7 +37,8 @@ done
 mkdir "$root/certs" && mount --bind "$certs" "$root/certs"
 
 # The relay says when it listens (EG gives up at once on an apiserver it cannot reach); its stdout is closed after.
-exec 3< <("${NODE:-node}" -e '
+# Both die with the test process that started them (--pdeathsig), even when it is killed: nothing outlives a suite.
+exec 3< <(setpriv --pdeathsig KILL "${NODE:-node}" -e '
   const net = require("node:net");
   const [socket, port] = process.argv.slice(1);
   net.createServer((c) => { const u = net.connect(socket); c.pipe(u).pipe(c); u.on("error", () => c.destroy()); c.on("error", () => u.destroy()); })
@@ -46,4 +47,4 @@ exec 3< <("${NODE:-node}" -e '
 read -r _ <&3
 exec 3<&-
 
-exec chroot "$root" "$@"
+exec setpriv --pdeathsig KILL chroot "$root" "$@"

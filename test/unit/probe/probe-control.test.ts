@@ -9,7 +9,7 @@ import type { ProbeReport, ProbeTargetResult } from '../../../src/api/probe.js';
 import type { ServiceFacts } from '../../../src/model/facts.js';
 import { EvidenceStore } from '../../../src/probe/evidence-store.js';
 import { ProbeMetrics } from '../../../src/probe/metrics.js';
-import { PROBE_PLAN_KEY, ProbeControl, withMeasuredCondition } from '../../../src/probe/probe-control.js';
+import { HANDOVER_WAIT_MS, PROBE_PLAN_KEY, ProbeControl, withMeasuredCondition } from '../../../src/probe/probe-control.js';
 import type { StoredPlan } from '../../../src/probe/plan-store.js';
 
 const svc = (name: string): ServiceFacts => ({ kind: 'Service', namespace: 'shop', name, type: 'LoadBalancer', ports: [{ port: 80, protocol: 'TCP' }], loadBalancerId: `lb-${name}`, loadBalancerIps: ['10.0.3.17'] });
@@ -38,6 +38,7 @@ function setup(owners: string[] = ['shop/p']) {
   const routed: string[][] = [];
   const queued: string[] = [];
   const events: { reason: string; message: string; name: string }[] = [];
+  const warnings: string[] = [];
   const registry = new Registry();
   const metrics = new ProbeMetrics(registry);
   const evidence = new EvidenceStore({ onChange: (clbs) => routed.push([...clbs]), sink: metrics, now: () => now });
@@ -48,9 +49,10 @@ function setup(owners: string[] = ['shop/p']) {
     queue: { add: (k) => queued.push(k) },
     owners: () => owners,
     events: { record: async (t, _type, reason, message) => void events.push({ reason, message, name: t.name }) },
-    logger: { warn: () => undefined },
+    logger: { warn: (message) => void warnings.push(message) },
+    now: () => now,
   });
-  return { control, evidence, store, routed, queued, events, registry, advance: (ms: number) => (now += ms), now: () => now };
+  return { control, evidence, store, routed, queued, events, registry, warnings, advance: (ms: number) => (now += ms), now: () => now };
 }
 
 const result = (id: string, failures: number, stalls = 0, probes = 30, p99Ms = failures > 0 ? 5000 : 3): ProbeTargetResult => ({ id, probes, failures, stalls, notRun: 0, p50Ms: 2, p99Ms });
@@ -61,6 +63,20 @@ const report = (node: string, planVersion: string, start: number, targets: Probe
 const outcome = (name: string, verdict: 'AtRisk' | 'Mitigated' | 'NotApplicable' | 'Conflict') => ({ assessment: { target: { kind: 'Service' as const, namespace: 'shop', name }, verdict }, plan: ['a step'] });
 
 describe('the plan', () => {
+  it('a policy that never finishes a round holds the plan back for HANDOVER_WAIT_MS, not for ever', async () => {
+    const { control, store, warnings, advance } = setup(['shop/p', 'shop/stuck']);
+    control.select('shop/p', ON, [svc('cart')]);
+    expect(await control.reconcile()).toEqual({ requeueAfterMs: HANDOVER_WAIT_MS });
+    advance(HANDOVER_WAIT_MS - 1);
+    expect(await control.reconcile()).toEqual({ requeueAfterMs: 1 });
+    expect(store.writes).toBe(0);
+    advance(1);
+    await control.reconcile();
+    expect(store.writes).toBe(1);
+    expect(JSON.parse(store.plan!.text).targets.map((t: { id: string }) => t.id)).toEqual(['Service/shop/cart:80']);
+    expect(warnings).toEqual(['Writing the probe plan without the policies that have not finished a round']);
+  });
+
   it('waits until every policy handed over, then writes once; the same selection writes nothing', async () => {
     const { control, store, queued } = setup(['shop/p', 'shop/q']);
     control.select('shop/p', ON, [svc('cart')]);

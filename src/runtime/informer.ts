@@ -71,6 +71,18 @@ export interface ListPage {
 /** Objects per LIST page: client-go's reflector and pager page by 500 too. */
 export const LIST_PAGE_SIZE = 500;
 
+type ListMeta = NonNullable<KubernetesListObject<KubernetesObject>['metadata']> & { continue?: string };
+
+/**
+ * The next page's token. A typed list (Services, Ingresses) names it `_continue`, as client-node deserializes it; a
+ * custom resource's list is the apiserver's JSON as it came, with `continue`. Reading only the first lost every page
+ * after the first of the policies, records and TkeServiceConfigs: a restart with 2,500 LoopbackRecords cached 500.
+ */
+function continueToken(page: KubernetesListObject<KubernetesObject>): string | undefined {
+  const meta = page.metadata as ListMeta | undefined;
+  return meta?._continue ?? meta?.continue;
+}
+
 /**
  * A LIST in pages, each page's objects trimmed (`keep`) before the next page is asked for, as client-go's pager reads
  * a LIST. Asked whole, the apiserver's answer for every Service of the cluster (bench/scale: 10,000, managedFields and
@@ -89,7 +101,7 @@ export async function listInPages<T extends KubernetesObject>(
   let page = await list({ limit: pageSize });
   for (;;) {
     for (const item of page.items) items.push(keep(item));
-    const next = page.metadata?._continue;
+    const next = continueToken(page);
     if (!next) break;
     try {
       page = await list({ limit: pageSize, _continue: next });
@@ -100,7 +112,7 @@ export async function listInPages<T extends KubernetesObject>(
     }
   }
   // Every page carries the snapshot's resourceVersion, the one the watch resumes from.
-  const { _continue: _, ...metadata } = page.metadata ?? {};
+  const { _continue: _, continue: __, ...metadata } = (page.metadata ?? {}) as ListMeta;
   return { ...page, metadata, items };
 }
 

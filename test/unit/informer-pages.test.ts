@@ -7,8 +7,12 @@ import { listInPages, type ListPage } from '../../src/runtime/informer.js';
 
 const obj = (name: string): KubernetesObject => ({ metadata: { name, annotations: { big: 'x' } } });
 
-/** A fake LIST of `names`, in pages of the asked limit; `fail` answers the nth call (0-based) with that error. */
-function lister(names: string[], fail?: { call: number; err: unknown }) {
+/**
+ * A fake LIST of `names`, in pages of the asked limit; `fail` answers the nth call (0-based) with that error. `raw`: the
+ * token as a custom resource's list carries it (the apiserver's JSON, `continue`), not as client-node deserializes a
+ * typed list (`_continue`).
+ */
+function lister(names: string[], fail?: { call: number; err: unknown }, raw = false) {
   const calls: ListPage[] = [];
   const log: string[] = [];
   const list = async (page: ListPage): Promise<KubernetesListObject<KubernetesObject>> => {
@@ -17,7 +21,8 @@ function lister(names: string[], fail?: { call: number; err: unknown }) {
     if (fail?.call === n) throw fail.err;
     const from = page._continue ? Number(page._continue) : 0;
     const to = page.limit ? Math.min(from + page.limit, names.length) : names.length;
-    return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '42', ...(to < names.length ? { _continue: String(to) } : {}) }, items: names.slice(from, to).map(obj) };
+    const token = to < names.length ? (raw ? { continue: String(to) } : { _continue: String(to) }) : {};
+    return { apiVersion: 'v1', kind: 'List', metadata: { resourceVersion: '42', ...token }, items: names.slice(from, to).map(obj) };
   };
   const keep = (o: KubernetesObject) => {
     log.push(`keep ${o.metadata?.name ?? ''}`);
@@ -41,6 +46,14 @@ describe('listInPages', () => {
     expect(l.calls).toEqual(requests);
     expect(result.items.map((o) => o.metadata?.name)).toEqual(names);
     expect(result.items.every((o) => o.metadata?.annotations === undefined)).toBe(true);
+    expect(result.metadata).toEqual({ resourceVersion: '42' });
+  });
+
+  it('reads every page of a custom resource list too (its token is `continue`, the JSON as it came)', async () => {
+    const l = lister(['a', 'b', 'c', 'd', 'e'], undefined, true);
+    const result = await listInPages(l.list, l.keep, 2);
+    expect(l.calls).toEqual([{ limit: 2 }, { limit: 2, _continue: '2' }, { limit: 2, _continue: '4' }]);
+    expect(result.items.map((o) => o.metadata?.name)).toEqual(['a', 'b', 'c', 'd', 'e']);
     expect(result.metadata).toEqual({ resourceVersion: '42' });
   });
 

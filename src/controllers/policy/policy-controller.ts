@@ -1,8 +1,8 @@
 // Reconciles one policy, a LoopbackPolicy or a ClusterLoopbackPolicy (subject.ts; the queue key is its owner key), as
 // a pipeline: gather (the selection, from the caches, and what changed since the last round: pending.ts) → plan and
-// execute the targets the changes concern, and no other (round.ts, per chunk, each target by its mode) → outcomes (those targets'
-// new ones with the others' last) → status (pure, buildPolicyStatus), reports and Events, each written only when
-// it differs → requeue (pure, requeue.ts).
+// execute the targets the changes concern, and no other (round.ts, per chunk, each target by its mode) → outcomes
+// (those targets' new ones with the others' last) → status (pure, buildPolicyStatus), reports and Events, each written
+// only when it differs (publish.ts) → requeue (pure, requeue.ts).
 // Work follows change: informer events and CLB reads that differ from the cached observation (routing.ts,
 // drift-checks.ts) name the units of planning they concern, one CLB with its targets or one target without a CLB. A
 // target that has not settled (waiting on TKE, failed, a grace period counting) stays pending and is planned again in

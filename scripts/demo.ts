@@ -152,6 +152,9 @@ async function enforceAndRevert(kubeconfig: string, env: Record<string, string>,
       const stable = seen === lastRead;
       lastRead = seen;
       if (!stable) return false;
+      // A capability refused in this round is still the target's error; the round it triggers at once (a learned
+      // refusal plans every target again) makes it the target's blocker, which is where Enforce ends.
+      if ((p.status.targets ?? []).some((t) => /Last error \(\w+CapabilityMissing\)/.test(t.message ?? ''))) return false;
       const current = (p.status.conditions ?? []).filter((c) => c.status === 'True' && c.observedGeneration === p.metadata.generation);
       const stalled = current.find((c) => c.type === 'Stalled')?.message ?? '';
       if (!current.some((c) => c.type === 'Ready') && !stalled) return false;

@@ -107,6 +107,8 @@ export class PolicyController {
       return;
     }
     const all = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
+    // What the policy manages is known here: the probe plan gets it even when the round below fails.
+    this.o.probe?.select(key, policy.spec.probe, all.mine.map((m) => m.facts));
     const targets = this.changedTargets(key, all);
     await this.ensureFinalizer(policy, all);
     const previous = await this.markReconciling(policy);
@@ -119,7 +121,6 @@ export class PolicyController {
       return;
     }
     const outcomes: TargetOutcome[] = [...this.remember(policy, all, targets, run), ...all.conflicts.map((assessment) => ({ assessment }))];
-    this.o.probe?.select(key, policy.spec.probe, all.mine.map((m) => m.facts));
     await this.publisher.publish(policy, previous, all, outcomes, run.releases);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.publisher.reportStopped(policy, run.stopped, false);

@@ -45,9 +45,13 @@ export function textBlock(section: string): string {
   return m[1] ?? '';
 }
 
-/** A transcript line with what differs between runs made equal: CLB and listener ids, a `kubectl get`'s AGE. */
+/**
+ * A transcript line with what differs between runs made equal: CLB and listener ids, a private CLB's VIP (the emulator
+ * hands them out in the order TKE's controllers create CLBs, which varies), a `kubectl get`'s AGE.
+ */
 function normalized(line: string): string {
   return line
+    .replace(/\b10\.100\.\d{1,3}\.\d{1,3}\b/g, '10.100.<vip>')
     .replace(/\blbl-[a-z0-9]{8}\b/g, 'lbl-<id>')
     .replace(/\blb-[a-z0-9]{8}\b/g, 'lb-<id>')
     .replace(/^(audit-all\s.*\s)\d+[smh]$/, '$1<age>')

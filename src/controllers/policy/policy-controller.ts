@@ -26,9 +26,7 @@ import { PolicyRound, type RoundResult } from './round.js';
 import { clusterSubjectOf, subjectOf, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
 
-function jitter(ms: number): number {
-  return Math.round(ms * (0.9 + Math.random() * 0.2));
-}
+const jitter = (ms: number): number => Math.round(ms * (0.9 + Math.random() * 0.2));
 
 export class PolicyController {
   private readonly round: PolicyRound;

@@ -1,6 +1,7 @@
 // Helpers for integration tests: every suite talks to its Jest worker's real kube-apiserver, started by the
 // integration runner (harness.ts; or to an existing cluster named by KUBECONFIG), and isolates itself in a fresh
 // namespace.
+import { dirname, join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 
@@ -56,7 +57,9 @@ export function kubectl(
   return new Promise((resolve) => {
     const child = execFile(
       'kubectl',
-      ['--kubeconfig', kubeconfig, ...args],
+      // Discovery cached per control plane: kubectl keys its cache by host:port, which a later control plane of another
+      // minor may reuse, and a stale cache once said a 1.28 apiserver served VAP v1.
+      ['--kubeconfig', kubeconfig, '--cache-dir', join(dirname(kubeconfig), 'kubectl-cache'), ...args],
       { timeout: options.timeoutMs ?? 60_000, maxBuffer: 16 * 1024 * 1024 },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;

@@ -28,7 +28,7 @@ import { HealthSignal } from './cloud/health-signal.js';
 import { DriftScheduler, fullIntervalMs } from './controllers/drift-signal.js';
 import { DRIFT_CHECKS_KEY, DriftChecks } from './controllers/drift-checks.js';
 import { targetKey } from './model/facts.js';
-import { boundLoadBalancerId } from './model/target-facts.js';
+import { boundLoadBalancerId, gatewayFacts, serviceFacts, type GatewayObject } from './model/target-facts.js';
 import { namedClbs, ObservationUpkeep } from './controllers/observation-upkeep.js';
 import { informerCaches, namespaceFacts } from './controllers/policy/caches.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
@@ -48,7 +48,8 @@ import { isReportKey, NamespaceReports } from './controllers/policy/namespace-re
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent, type ListPage, type ResilientInformerOptions } from './runtime/informer.js';
-import { trimIngress, trimService } from './runtime/target-trim.js';
+import { trimGateway, trimIngress, trimService } from './runtime/target-trim.js';
+import { EnvoyGatewayLabel, generatedFor } from './model/gateway-service.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import type { Logger } from './runtime/logger.js';
 import type { Metrics } from './runtime/metrics.js';
@@ -69,7 +70,10 @@ const EVENT_FLUSH_MS = 2_000;
  * Caches that never block readiness or the start: the TkeServiceConfig CRD may be absent (no TKE ingress controller),
  * and the probe's reports only add evidence (an operator upgraded before its RBAC still runs).
  */
-const OPTIONAL_INFORMERS: ReadonlySet<string> = new Set(['tkeserviceconfigs', PROBE_REPORT_PLURAL]);
+const OPTIONAL_INFORMERS: ReadonlySet<string> = new Set(['tkeserviceconfigs', PROBE_REPORT_PLURAL, 'gateways']);
+
+/** Gateway API's Gateways (optional: only where the CRDs are installed; docs/gateways.md). */
+const GATEWAYS = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gateways' } as const;
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
@@ -109,6 +113,7 @@ export class Operator {
   private readonly daemonSets: ResilientInformer<V1DaemonSet>;
   private readonly configMaps: ResilientInformer<V1ConfigMap>;
   private readonly tkeServiceConfigs: ResilientInformer<KubernetesObject>;
+  private readonly gateways: ResilientInformer<KubernetesObject>;
   /** LoopbackRecords: loopguard's own bookkeeping (the registry's read side). */
   private readonly records: ResilientInformer<KubernetesObject>;
   private readonly queue: WorkQueue;
@@ -153,11 +158,21 @@ export class Operator {
     const byTarget = (kind: 'Service' | 'Ingress') => (obj: KubernetesObject, type: InformerEvent) => {
       const namespace = obj.metadata?.namespace ?? '';
       const key = targetKey({ kind, namespace, name: obj.metadata?.name ?? '' });
-      this.router.target(namespace, key, kind === 'Service' ? { target: key } : { namespace }, boundLoadBalancerId(obj.metadata?.annotations, kind), type === 'delete');
+      const clb = boundLoadBalancerId(obj.metadata?.annotations, kind);
+      this.router.target(namespace, key, kind === 'Service' ? { target: key } : { namespace }, clb, type === 'delete');
+      // A Service Envoy Gateway generated is its Gateway's (or its class's Gateways'): they are the targets it concerns.
+      if (kind === 'Service' && generatedFor(obj.metadata?.labels)) for (const g of this.gatewaysOf(obj.metadata?.labels ?? {})) this.onGateway(g, 'update');
     };
     // Every Service and Ingress of the cluster is cached: only what target-facts.ts reads is kept (target-trim.ts),
     // and of managedFields loopguard's own entry (lost-record evidence).
     this.services = make<V1Service>('services', '/api/v1/services', (page) => core.listServiceForAllNamespaces(page), byTarget('Service'), { transform: trimService, keepOwnManagedFields: true });
+    this.gateways = make<KubernetesObject>(
+      'gateways',
+      `/apis/${GATEWAYS.group}/${GATEWAYS.version}/${GATEWAYS.plural}`,
+      async (page) => (await custom.listClusterCustomObject({ ...GATEWAYS, ...page })) as KubernetesListObject<KubernetesObject>,
+      (g, type) => this.onGateway(g, type),
+      { transform: trimGateway },
+    );
     this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', (page) => net.listIngressForAllNamespaces(page), byTarget('Ingress'), { transform: trimIngress, keepOwnManagedFields: true });
     this.policies = make<KubernetesObject>(
       'loopbackpolicies',
@@ -203,8 +218,11 @@ export class Operator {
         // A released record may be what a policy that won the target by precedence waits for (PolicyHandover).
         const target = (r as unknown as LoopbackRecord).spec?.target;
         if (target) {
-          const live = (target.kind === 'Service' ? this.services : this.ingresses).get(target.name, target.namespace);
-          this.router.record(target, boundLoadBalancerId(live?.metadata?.annotations, target.kind));
+          // loopguard records nothing for a Gateway (it changes none yet: docs/gateways.md §5).
+          if (target.kind !== 'Gateway') {
+            const live = (target.kind === 'Service' ? this.services : this.ingresses).get(target.name, target.namespace);
+            this.router.record(target, boundLoadBalancerId(live?.metadata?.annotations, target.kind));
+          }
         }
       },
     );
@@ -255,8 +273,9 @@ export class Operator {
     // loopguard's own namespace (config.ts: the pod's, or --namespace), which a cluster policy leaves out by default.
     const ownNamespace = config.namespace;
     const caches = informerCaches(
-      { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs },
+      { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs, gateways: this.gateways },
       ownNamespace,
+      config.envoyGatewayNamespace,
     );
     // The loopback probe (docs/probe.md §11): the agents' reports, the plan written from the policies' selections.
     const evidence = new EvidenceStore({ onChange: (clbs) => clbs.forEach((id) => this.router.clb(id)), sink: new ProbeMetrics(metrics.registry) });
@@ -431,6 +450,28 @@ export class Operator {
   }
 
   /** The cluster profile; detected again only after a kube-proxy DaemonSet/ConfigMap event (it parses YAML). */
+  /** A Gateway's change concerns it and the CLB of the Service EG generated for it. */
+  private onGateway(g: KubernetesObject, type: InformerEvent): void {
+    const ns = g.metadata?.namespace ?? '';
+    const eg = this.d.config.envoyGatewayNamespace;
+    const services = [...new Set([eg, ns])].flatMap((n) => this.services.list(n).map(serviceFacts));
+    const facts = gatewayFacts(g as GatewayObject, services, eg);
+    const key = targetKey(facts);
+    this.router.target(ns, key, { target: key }, facts.loadBalancerId, type === 'delete');
+  }
+
+  /** The Gateways an EG-generated Service's labels name: its own Gateway, or every Gateway of its class. */
+  private gatewaysOf(labels: Readonly<Record<string, string>>): KubernetesObject[] {
+    const name = labels[EnvoyGatewayLabel.OwningGatewayName];
+    const namespace = labels[EnvoyGatewayLabel.OwningGatewayNamespace];
+    if (name && namespace) {
+      const g = this.gateways.get(name, namespace);
+      return g ? [g] : [];
+    }
+    const cls = labels[EnvoyGatewayLabel.OwningGatewayClass];
+    return this.gateways.list().filter((g) => (g as GatewayObject).spec?.gatewayClassName === cls);
+  }
+
   private profile(): ClusterProfile {
     if (this.cachedProfile) return this.cachedProfile;
     this.cachedProfile = profileFrom({ daemonSet: this.daemonSets.get('kube-proxy', KUBE_PROXY.namespace), configMap: this.configMaps.get('kube-proxy', KUBE_PROXY.namespace) }, this.d.config);

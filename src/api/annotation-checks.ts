@@ -4,8 +4,9 @@
 // clipped), what is allowed and what loopguard does meanwhile. Parsing stays total: a bad value is read as
 // documented here, never thrown.
 import { IngressAnnotation, LoopguardAnnotation, ServiceAnnotation, invalidAnnotationText, isClbId, type Annotations } from './annotations.js';
+import type { TargetKind } from './loopbackpolicy.js';
 
-type Kind = 'Service' | 'Ingress';
+type Kind = TargetKind;
 
 const BOOL = ['true', 'false'];
 /** A Kubernetes object name (DNS-1123 subdomain), as a TkeServiceConfig's. */
@@ -34,7 +35,7 @@ const clbId = (v: string) =>
 
 const SKIP: Check = { key: LoopguardAnnotation.Skip, problem: boolean('loopguard treats the target as opted out until it is fixed') };
 
-function tkeChecks(kind: Kind): Check[] {
+function tkeChecks(kind: 'Service' | 'Ingress'): Check[] {
   const a = kind === 'Service' ? ServiceAnnotation : IngressAnnotation;
   return [
     { key: a.Mode, problem: oneOf(['skip'], "loopguard knows only TKE's \"skip\" and treats the target as synced by TKE") },
@@ -52,6 +53,8 @@ const CHECKS: Record<Kind, readonly Check[]> = {
     { key: IngressAnnotation.TkeServiceConfigAuto, problem: boolean('loopguard treats it as not set') },
     { key: IngressAnnotation.PassToTarget, problem: boolean('loopguard leaves the CLB\'s "allow traffic by default" to TKE and does not change it') },
   ],
+  // TKE reads its annotations on the Service Envoy Gateway generates, which is checked as a Service.
+  Gateway: [SKIP],
 };
 
 /** The keys checked for a kind (documentation and tests). */

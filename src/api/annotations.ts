@@ -3,6 +3,7 @@
 // put into a Warning Event (EventReason.InvalidAnnotation), so one bad annotation cannot wedge a reconcile.
 // TKE spellings: docs/tencent-cloud.md §2.
 import { quoteValue } from './text.js';
+import type { TargetKind } from './loopbackpolicy.js';
 
 /** TKE Service annotations. */
 export const ServiceAnnotation = {
@@ -148,7 +149,7 @@ export type SkipSource = 'loopguard' | 'tke';
  */
 export function readSkip(
   annotations: Annotations,
-  kind: 'Service' | 'Ingress',
+  kind: TargetKind,
   options: { ignoreOwn?: boolean } = {},
 ): { skipped: SkipSource | undefined; problems: string[] } {
   const problems: string[] = [];
@@ -157,6 +158,8 @@ export function readSkip(
   // worse than skipping one by mistake. The problem is still reported so the owner can fix the value.
   if (own.kind === 'invalid') return { skipped: 'loopguard', problems: [own.error] };
   if (own.kind === 'value' && own.value) return { skipped: 'loopguard', problems };
+  // A Gateway's TKE mode is on its generated Service, which its assessment reads as a Service's.
+  if (kind === 'Gateway') return { skipped: undefined, problems };
   const modeKey = kind === 'Service' ? ServiceAnnotation.Mode : IngressAnnotation.Mode;
   const mode = readString(annotations, modeKey);
   if (mode.kind === 'value' && mode.value.trim().toLowerCase() === 'skip') return { skipped: 'tke', problems };

@@ -10,7 +10,10 @@ import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import type { LoopbackPolicy } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { OWNER_TAG } from '../model/clb-ownership.js';
-import type { ClbFacts, ListenerFacts, TargetFacts } from '../model/facts.js';
+import type { ClbFacts, IngressFacts, ListenerFacts, ServiceFacts } from '../model/facts.js';
+
+/** What manifests hold: Services and Ingresses (a Gateway's Service exists only once Envoy Gateway made it). */
+type TargetFacts = ServiceFacts | IngressFacts;
 import { targetKey } from '../model/facts.js';
 import { SEVERITY } from '../model/verdict-counts.js';
 import { ingressFacts, serviceFacts } from '../model/target-facts.js';

@@ -5,6 +5,7 @@
 // result; only an abort (the shutdown grace period ended) throws. Once shutdown begins (`stopping`), no new step
 // starts, while a step in flight (a CLB write whose task is being awaited) goes on until its signal aborts: a write
 // started during the grace period is the one most likely to be cut off mid-task.
+import { TARGET_API_VERSION } from '../api/loopbackpolicy.js';
 import { EventReason, type ErrorReason, type EventReasonValue } from '../api/reasons.js';
 import { describeCloudError } from '../cloud/index.js';
 import type { EventRecorder } from '../kube/events.js';
@@ -80,7 +81,7 @@ export interface ExecutorDeps {
 const DEFAULT_CONCURRENCY = 256;
 
 export function involvedObject(t: TargetRef): { apiVersion: string; kind: string; namespace: string; name: string } {
-  return { apiVersion: t.kind === 'Service' ? 'v1' : 'networking.k8s.io/v1', kind: t.kind, namespace: t.namespace, name: t.name };
+  return { apiVersion: TARGET_API_VERSION[t.kind], kind: t.kind, namespace: t.namespace, name: t.name };
 }
 
 /** The Event reason of a step's failure, by its error's reason; any other is a CLB write that failed. */

@@ -2,6 +2,7 @@
 // reports a CLB write it could not make as a Warning Event on the Ingress, quoting the CLB error
 // (`SyncLoadBalancerFailed`, "… failed: Code=FailedOperation, Message=KeepaliveEnable/SnatEnable requires …").
 
+import type { TargetKind } from '../api/loopbackpolicy.js';
 export const TKE_INGRESS_COMPONENT = 'l7-lb-controller';
 /** TKE's Service controller (its Events on a Service: `SyncLoadBalancerFailed`, …). */
 export const TKE_SERVICE_COMPONENT = 'tke-service-controller';
@@ -29,8 +30,9 @@ function timeOf(e: EventView): number {
  * The newest Warning Event from TKE's controller of `kind` (the ingress controller by default) at or after `sinceMs`
  * (second precision: allow slack).
  */
-export function latestTkeWarning(events: readonly EventView[], sinceMs: number, kind: 'Service' | 'Ingress' = 'Ingress'): EventView | undefined {
-  const wanted = kind === 'Service' ? TKE_SERVICE_COMPONENT : TKE_INGRESS_COMPONENT;
+export function latestTkeWarning(events: readonly EventView[], sinceMs: number, kind: TargetKind = 'Ingress'): EventView | undefined {
+  // A Gateway's CLB is its generated Service's, which TKE's service controller syncs.
+  const wanted = kind === 'Ingress' ? TKE_INGRESS_COMPONENT : TKE_SERVICE_COMPONENT;
   let best: EventView | undefined;
   for (const e of events) {
     if (e.type !== 'Warning') continue;

@@ -8,7 +8,7 @@ import type { Cause, GateCause } from './cause.js';
 import { renderCause } from './cause-text.js';
 import { clbOwnership } from './clb-ownership.js';
 import type { Change, DesiredState } from './desired-state.js';
-import type { ClbFacts, ClbObservation, TargetFacts } from './facts.js';
+import type { ClbFacts, ClbObservation, IngressFacts, ServiceFacts, TargetFacts } from './facts.js';
 import type { RootCauseId } from './root-causes.js';
 import type { Alternative } from './topology.js';
 
@@ -53,7 +53,7 @@ export function skipGate(target: TargetFacts, warnings: string[], ignoreOwn = fa
 }
 
 /** Resolves the observed CLB, or decides Pending, Conflict (a foreign CLB) or Unsupported. */
-export function clbGate(target: TargetFacts, lb: string | undefined, idAnnotation: string, observation: ClbObservation): { clb: ClbFacts } | { cause: GateCause } {
+export function clbGate(target: ServiceFacts | IngressFacts, lb: string | undefined, idAnnotation: string, observation: ClbObservation): { clb: ClbFacts } | { cause: GateCause } {
   if (!lb) return { cause: { id: 'ClbNotAssigned', idAnnotation } };
   const written = boundLoadBalancerId(target.annotations, target.kind);
   // Never sent to the CLB API (src/cloud/clb-observer.ts): it names no CLB. The Warning Event says the rest.

@@ -67,6 +67,7 @@ export function decideService(svc: ServiceFacts, ctx: AssessmentContext): Decisi
   const warnings: string[] = [];
   const skipped = skipGate(svc, warnings, ctx.ignoreSkipAnnotation === true);
   if (skipped) return { cause: skipped, warnings };
+  if (svc.generatedFor) return { cause: { id: 'EnvoyGatewayService', generatedFor: svc.generatedFor }, warnings };
   if (svc.type !== 'LoadBalancer') return { cause: { id: 'NotLoadBalancerService', type: svc.type }, warnings };
   if (svc.loadBalancerClass) return { cause: { id: 'NotTkeLoadBalancer', loadBalancerClass: svc.loadBalancerClass }, warnings };
   // Facts built by target-facts.ts carry the parsed id; plain-data facts (tests, manifests) may only have the annotation.

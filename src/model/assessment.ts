@@ -3,6 +3,7 @@
 // whether the controllers apply it. See docs/diagnosis.md for every rule and its source.
 import { assessment, type Assessment, type AssessmentContext } from './assessment-result.js';
 import { assessIngress } from './assess-ingress.js';
+import { assessGateway } from './assess-gateway.js';
 import { assessService } from './assess-service.js';
 import type { TargetFacts, TargetRef } from './facts.js';
 import { CLUSTER_KIND } from '../api/clusterloopbackpolicy.js';
@@ -11,7 +12,14 @@ import { describePolicy, samePolicy, type ClaimResolution, type Loser, type Poli
 export type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
 
 export function assessTarget(target: TargetFacts, ctx: AssessmentContext): Assessment {
-  return target.kind === 'Service' ? assessService(target, ctx) : assessIngress(target, ctx);
+  switch (target.kind) {
+    case 'Service':
+      return assessService(target, ctx);
+    case 'Ingress':
+      return assessIngress(target, ctx);
+    case 'Gateway':
+      return assessGateway(target, ctx);
+  }
 }
 
 /**

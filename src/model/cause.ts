@@ -11,6 +11,11 @@ export type GateCause =
   | { id: 'SkipAnnotation' }
   | { id: 'TkeSyncSkipped'; kind: TargetKind }
   | { id: 'NotLoadBalancerService'; type: string }
+  /** A Service Envoy Gateway generated (`generatedFor`: "Gateway ns/name" or "GatewayClass name"): its Gateway is the target. */
+  | { id: 'EnvoyGatewayService'; generatedFor: string }
+  /** `namespace`: EG's, where it generates the Service by default. */
+  | { id: 'GatewayServiceMissing'; className: string; namespace: string }
+  | { id: 'GatewayServiceAmbiguous'; services: readonly string[] }
   | { id: 'NotTkeLoadBalancer'; loadBalancerClass: string }
   | { id: 'NotClbIngress'; ingressClass: string }
   | { id: 'ClbNotAssigned'; idAnnotation: string }

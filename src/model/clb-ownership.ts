@@ -11,18 +11,21 @@
 // The message of a Foreign verdict reaches an Event and the status in the target's namespace, where whoever forged the
 // id reads it: it says only that the CLB belongs to another object, never that object's uid, kind or the CLB's
 // addresses (issue 22 #9: otherwise it is an oracle for probing other tenants' CLB ids).
-import type { ClbFacts, TargetFacts } from './facts.js';
+import type { ClbFacts, IngressFacts, ServiceFacts } from './facts.js';
+
+/** The objects TKE makes CLBs for (a Gateway's is its generated Service's). */
+type ClbOwner = ServiceFacts | IngressFacts;
 
 export const OWNER_TAG = { Service: 'tke-lb-serviceuuid', Ingress: 'tke-lb-ingress-uuid' } as const;
 
 export type ClbOwnership = { state: 'Own'; by: 'tag' | 'vip' } | { state: 'Foreign'; why: string } | { state: 'Unverified'; why: string };
 
 /** What a Foreign verdict says, whichever check failed: nothing about the object that owns the CLB. */
-function foreign(id: string, target: TargetFacts, check: string): ClbOwnership {
+function foreign(id: string, target: ClbOwner, check: string): ClbOwnership {
   return { state: 'Foreign', why: `CLB ${id} belongs to another object, which loopguard will not touch (${check} this ${target.kind})` };
 }
 
-export function clbOwnership(target: TargetFacts, clb: ClbFacts): ClbOwnership {
+export function clbOwnership(target: ClbOwner, clb: ClbFacts): ClbOwnership {
   const tags = clb.tags ?? {};
   const id = clb.loadBalancerId;
   const otherKind = target.kind === 'Service' ? 'Ingress' : 'Service';

@@ -42,6 +42,8 @@ export interface ServiceFacts extends TargetRef, BoundClb {
    * status). `Proxy` makes kube-proxy ignore the address: calls to it always leave the node.
    */
   ipModes?: string[];
+  /** EG generated it for a Gateway or class ("Gateway ns/name", "GatewayClass name"): the Gateway is the target. */
+  generatedFor?: string;
 }
 
 export interface IngressRuleFacts {
@@ -65,7 +67,30 @@ export interface IngressFacts extends TargetRef, BoundClb {
   defaultBackend?: string;
 }
 
-export type TargetFacts = ServiceFacts | IngressFacts;
+/**
+ * A Gateway of Envoy Gateway (docs/gateways.md): selected and named by its own metadata, diagnosed through the
+ * LoadBalancer Service EG generated for it (§2), whose CLB it shares. `loadBalancerId` and `loadBalancerIps` are
+ * that Service's; `uid`, labels and annotations the Gateway's (its records and opt-out are its own).
+ */
+export interface GatewayFacts extends TargetRef, BoundClb {
+  kind: 'Gateway';
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: string;
+  /** spec.gatewayClassName */
+  className: string;
+  service: GeneratedService;
+}
+
+/** The Service EG generated for a Gateway (model/gateway-service.ts), as facts. */
+export type GeneratedService =
+  /** Its own (`Own`), or its class's one Service under mergeGateways (`Merged`). */
+  | { state: 'Own' | 'Merged'; facts: ServiceFacts }
+  /** `controllerNamespace`: EG's, looked in besides the Gateway's own. */
+  | { state: 'None'; controllerNamespace: string }
+  | { state: 'Ambiguous'; names: string[] };
+
+export type TargetFacts = ServiceFacts | IngressFacts | GatewayFacts;
 
 /** Health of a listener's or rule's backends (DescribeTargetHealth), when the caller fetched it. */
 export interface BackendHealth {
@@ -155,6 +180,11 @@ export interface AccountCapabilities {
   keepaliveRejected?: string;
   /** SourceIpType=1 was rejected: no non-VIP health-check source capability. */
   range100_64Rejected?: string;
+}
+
+/** The annotations loopguard's field manager wrote on the target; a Gateway it never annotates. */
+export function setByLoopguardOf(t: TargetFacts): Readonly<Record<string, string>> | undefined {
+  return t.kind === 'Gateway' ? undefined : t.setByLoopguard;
 }
 
 export const L4_PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'TCP_SSL', 'QUIC']);

@@ -16,6 +16,23 @@ export const EnvoyGatewayLabel = {
 
 export const ENVOY_GATEWAY_MANAGER = 'envoy-gateway';
 
+/** Where EG keeps the Services it generates unless told otherwise (its chart's namespace, ENVOY_GATEWAY_NAMESPACE). */
+export const ENVOY_GATEWAY_NAMESPACE = 'envoy-gateway-system';
+
+/**
+ * What EG generated a Service for, from its labels ("Gateway ns/name", "GatewayClass name"); undefined for any other
+ * Service. Labels are anyone's to write, but this only ever makes loopguard leave a Service alone (the Gateway is
+ * the target), which its owner can ask for anyway (loopguard.dev/skip).
+ */
+export function generatedFor(labels: Readonly<Record<string, string>> | undefined): string | undefined {
+  if (labels?.[EnvoyGatewayLabel.ManagedBy] !== ENVOY_GATEWAY_MANAGER) return undefined;
+  const name = labels[EnvoyGatewayLabel.OwningGatewayName];
+  const namespace = labels[EnvoyGatewayLabel.OwningGatewayNamespace];
+  if (name && namespace) return `Gateway ${namespace}/${name}`;
+  const cls = labels[EnvoyGatewayLabel.OwningGatewayClass];
+  return cls ? `GatewayClass ${cls}` : undefined;
+}
+
 export interface GatewayRef {
   namespace: string;
   name: string;

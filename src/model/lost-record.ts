@@ -4,6 +4,7 @@
 // the API server's own: `metadata.managedFields` names loopguard's field manager as the writer of one of the
 // annotations it sets when it mitigates (`"true"`), and loopguard always writes the record before that annotation,
 // so a record missing well after the annotation was written is lost, not late.
+import type { TargetKind } from '../api/loopbackpolicy.js';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { StalledReason } from '../api/reasons.js';
 import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
@@ -27,7 +28,7 @@ export function annotationsSetBy(manager: string, entries: readonly V1ManagedFie
 }
 
 export interface LostRecordInput {
-  kind: 'Service' | 'Ingress';
+  kind: TargetKind;
   namespace: string;
   name: string;
   annotations: Readonly<Record<string, string>> | undefined;

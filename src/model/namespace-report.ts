@@ -8,7 +8,7 @@
 // of when loopguard first reported its verdict and root cause. The report is wholly loopguard's: built from nothing a
 // user wrote but the targets' own text (sanitized), compared whole with what is stored, so another writer's additions
 // are replaced.
-import type { Verdict } from '../api/loopbackpolicy.js';
+import type { TargetKind, Verdict } from '../api/loopbackpolicy.js';
 import { printable } from '../api/text.js';
 import { SEVERITY } from './verdict-counts.js';
 
@@ -89,8 +89,8 @@ export interface Report {
 
 /** One governed target, as the controller hands it over (a cluster or a namespaced policy's). */
 export interface ReportTarget {
-  apiVersion: string; // 'v1' for Service, 'networking.k8s.io/v1' for Ingress
-  kind: 'Service' | 'Ingress';
+  apiVersion: string; // TARGET_API_VERSION of its kind
+  kind: TargetKind;
   name: string;
   uid?: string;
   verdict: Verdict;

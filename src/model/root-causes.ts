@@ -7,9 +7,11 @@ export const ROOT_CAUSES = {
   // Skipped
   SkipAnnotation: { verdict: 'Skipped', summary: 'loopguard.dev/skip opts the target out' },
   TkeSyncSkipped: { verdict: 'Skipped', summary: "TKE's controller is told to skip the target (<kind>/mode: skip)" },
+  EnvoyGatewayService: { verdict: 'Skipped', summary: 'Envoy Gateway generated the Service for a Gateway, which is the target (targets: [Gateway])' },
   // Conflict
   PolicyConflict: { verdict: 'Conflict', summary: 'an older policy of the same kind already manages the target' },
   PolicyPrecedence: { verdict: 'Conflict', summary: "a policy that ranks first manages the target: one in Enforce before one in Audit, else the other kind by the cluster policy's precedence" },
+  GatewayServiceAmbiguous: { verdict: 'Conflict', summary: "several Services carry Envoy Gateway's labels for the Gateway: which CLB is its cannot be told" },
   ForeignClb: {
     verdict: 'Conflict',
     summary: "the CLB id on the target names a CLB that is not the target's (TKE's owner tag or the status VIP disagree)",
@@ -35,6 +37,7 @@ export const ROOT_CAUSES = {
   // Pending
   PolicyHandover: { verdict: 'Pending', summary: 'won by precedence; the policy holding the record gives back its changes first' },
   ClbNotAssigned: { verdict: 'Pending', summary: 'TKE has not written the CLB id yet' },
+  GatewayServiceMissing: { verdict: 'Pending', summary: 'Envoy Gateway has not generated the Gateway\'s Service (yet)' },
   ClbNotObserved: { verdict: 'Pending', summary: 'loopguard has not read the CLB yet' },
   ClbNotFound: { verdict: 'Pending', summary: 'the CLB id on the target does not exist (yet)' },
   ClbCreating: { verdict: 'Pending', summary: 'the CLB is still being created' },

@@ -3,8 +3,15 @@
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
-import type { IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
+import type { GatewayFacts, GeneratedService, IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
+import { ENVOY_GATEWAY_NAMESPACE, gatewayServiceOf, generatedFor } from './gateway-service.js';
 import { annotationsSetBy } from './lost-record.js';
+
+/** A gateway.networking.k8s.io/v1 Gateway as loopguard reads it (no client-node type: the CRD is optional). */
+export interface GatewayObject {
+  metadata?: { namespace?: string; name?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: Date | string };
+  spec?: { gatewayClassName?: string };
+}
 
 /** The CLB id TKE wrote on the target, trimmed; undefined when absent or blank. */
 export function boundLoadBalancerId(annotations: Readonly<Record<string, string>> | undefined, kind: 'Service' | 'Ingress'): string | undefined {
@@ -25,6 +32,7 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
   const created = isoTime(md.creationTimestamp);
   const loadBalancerId = boundLoadBalancerId(md.annotations, 'Service');
   const setByLoopguard = annotationsSetBy(FIELD_MANAGER, md.managedFields);
+  const generated = generatedFor(md.labels);
   return {
     kind: 'Service',
     namespace: md.namespace ?? '',
@@ -47,6 +55,38 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
     ),
     ...(ips.length > 0 ? { loadBalancerIps: ips } : {}),
     ...(ipModes.length > 0 ? { ipModes } : {}),
+    ...(generated ? { generatedFor: generated } : {}),
+  };
+}
+
+/**
+ * A Gateway with the Service EG generated for it, looked for among `services` (facts) in EG's namespace and the
+ * Gateway's own (docs/gateways.md §2).
+ */
+export function gatewayFacts(gw: GatewayObject, services: readonly ServiceFacts[], controllerNamespace = ENVOY_GATEWAY_NAMESPACE): GatewayFacts {
+  const md = gw.metadata ?? {};
+  const ref = { namespace: md.namespace ?? '', name: md.name ?? '', className: gw.spec?.gatewayClassName ?? '' };
+  const found = gatewayServiceOf(ref, services, controllerNamespace);
+  const service: GeneratedService =
+    found.state === 'Own' || found.state === 'Merged'
+      ? { state: found.state, facts: found.service }
+      : found.state === 'Ambiguous'
+        ? { state: 'Ambiguous', names: found.services.map((s) => `${s.namespace}/${s.name}`) }
+        : { state: 'None', controllerNamespace };
+  const created = isoTime(md.creationTimestamp);
+  const svc = 'facts' in service ? service.facts : undefined;
+  return {
+    kind: 'Gateway',
+    namespace: ref.namespace,
+    name: ref.name,
+    ...(md.labels ? { labels: md.labels } : {}),
+    ...(md.annotations ? { annotations: md.annotations } : {}),
+    ...(md.uid ? { uid: md.uid } : {}),
+    ...(created ? { creationTimestamp: created } : {}),
+    className: ref.className,
+    service,
+    ...(svc?.loadBalancerId ? { loadBalancerId: svc.loadBalancerId } : {}),
+    ...(svc?.loadBalancerIps ? { loadBalancerIps: svc.loadBalancerIps } : {}),
   };
 }
 

@@ -2,6 +2,7 @@
 // the policy wants; for every target it changed but no longer manages (deselected, skipped, taken by another
 // policy, policy deleted), the steps that give its originals back. Audit prints this plan; Enforce executes
 // exactly it (src/mitigation/executor.ts), so the two can never disagree.
+import { setByLoopguardOf } from '../model/facts.js';
 import { ServiceAnnotation, type Annotations } from '../api/annotations.js';
 import { assessTarget, type Assessment } from '../model/assessment.js';
 import { lostRecordError } from '../model/lost-record.js';
@@ -67,6 +68,8 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const { originals, owner } = t.ownership ?? {};
   const owned = originals !== undefined && owner === input.owner;
   const base = planHeader(a.target, 'Mitigate');
+  // loopguard diagnoses Gateways and changes none yet (model/assess-gateway.ts): nothing to plan.
+  if (a.target.kind === 'Gateway') return { ...base, steps: [] };
   if (a.target.kind === 'Service') {
     return {
       ...base,
@@ -135,7 +138,7 @@ export interface PolicyPlan {
 
 /** The plan's heading for a target: what it is about, at which layer, and why. */
 export function planHeader(target: TargetRef, purpose: TargetPlan['purpose']): Omit<TargetPlan, 'steps'> {
-  return { target, layer: target.kind === 'Service' ? 'L4' : 'L7', purpose };
+  return { target, layer: target.kind === 'Ingress' ? 'L7' : 'L4', purpose };
 }
 
 /** The learned refusals as the L7 planner reads them. */
@@ -159,7 +162,7 @@ function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot, relea
     ...(t.clb.state === 'Found' ? { clb: t.clb.clb } : {}),
     ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
     ...(t.config ? { config: t.config } : {}),
-    ...(t.facts.setByLoopguard ? { setByLoopguard: t.facts.setByLoopguard } : {}),
+    ...(setByLoopguardOf(t.facts) ? { setByLoopguard: setByLoopguardOf(t.facts) } : {}),
   };
 }
 

@@ -2,7 +2,7 @@
 // the agents measure. Pure: the policy controller hands over what it selected (its own selection, the same targets its
 // status lists), this turns them into one plan in a stable order, so that the same selection always makes the same
 // text and the plan is written only when the selection really changed.
-import type { ProbeSpec } from '../api/loopbackpolicy.js';
+import type { ProbeSpec, TargetKind } from '../api/loopbackpolicy.js';
 import type { ProbePlan, ProbeTarget } from '../api/probe.js';
 import { targetKey, type TargetFacts, type TargetRef } from '../model/facts.js';
 import { inCidr, parseCidr, parseIPv4, PRIVATE_RANGES, MAX_TARGETS } from './plan.js';
@@ -45,6 +45,7 @@ export function probesOf(t: TargetFacts, path: string): PlannedProbe[] {
   const target: TargetRef = { kind: t.kind, namespace: t.namespace, name: t.name };
   const base = { target, ...(t.loadBalancerId ? { loadBalancerId: t.loadBalancerId } : {}) };
   const key = targetKey(t);
+  if (t.kind === 'Gateway') return [];
   if (t.kind === 'Service') {
     if (t.type !== 'LoadBalancer') return [];
     // UDP and SCTP have no connect to measure: only TCP ports are probed.
@@ -84,7 +85,7 @@ export function buildProbePlan(selections: Iterable<ProbeSelection>, windowSecon
   const byId = new Map<string, PlannedProbe>();
   for (const s of selections) {
     if (!s.probe.enabled) continue;
-    const kinds = new Set(s.probe.targets);
+    const kinds = new Set<TargetKind>(s.probe.targets);
     for (const t of s.targets) {
       if (!kinds.has(t.kind)) continue;
       for (const p of probesOf(t, s.probe.path).slice(0, MAX_PROBES_PER_TARGET)) if (!byId.has(p.entry.id)) byId.set(p.entry.id, p);

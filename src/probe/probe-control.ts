@@ -6,6 +6,7 @@
 //  - a round's outcomes get their measured evidence (`annotate`): the line status.targets[].measured shows, the
 //    MeasuredLoopback condition, and a Warning Event on a target whose measurement contradicts its verdict. This
 //    only adds words to what the round decided: no plan, step or write depends on it.
+import { TARGET_API_VERSION } from '../api/loopbackpolicy.js';
 import type { ProbeSpec, Verdict } from '../api/loopbackpolicy.js';
 import { setStatusCondition, removeStatusCondition, type Condition } from '../api/conditions.js';
 import { targetKey, type TargetFacts, type TargetRef } from '../model/facts.js';
@@ -48,7 +49,7 @@ export const HANDOVER_WAIT_MS = 120_000;
 
 /** Involved object of a target's Event (as executor.ts's involvedObject, without importing the mitigation layer). */
 function involved(t: TargetRef) {
-  return { apiVersion: t.kind === 'Service' ? 'v1' : 'networking.k8s.io/v1', kind: t.kind, namespace: t.namespace, name: t.name };
+  return { apiVersion: TARGET_API_VERSION[t.kind], kind: t.kind, namespace: t.namespace, name: t.name };
 }
 
 export class ProbeControl {

@@ -2,6 +2,7 @@
 // winning. Every problem is collected and reported at once, naming the flag, its variable and what is allowed.
 // What depends on where the operator runs is settled by `resolveRuntimeDefaults` once the kubeconfig is loaded:
 // loopguard's own namespace, the probe address and secure metrics (see there).
+import { ENVOY_GATEWAY_NAMESPACE } from '../model/gateway-service.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
 
 export type KubeProxyModeOverride = 'ipvs' | 'iptables' | 'none';
@@ -47,6 +48,8 @@ export interface OperatorConfig {
   tkeGraceMs: number;
   /** The probe plan's window (docs/probe.md §4, §11.1). */
   probeWindowMs: number;
+  /** Envoy Gateway's namespace, where it generates each Gateway's Service (docs/gateways.md §2). */
+  envoyGatewayNamespace: string;
   kubeProxyMode: KubeProxyModeOverride | '';
   kubeProxyVersion: string;
   /** Whether kube-proxy honours prevent-loopback, for builds TKE documents no minimum for; '' = decide from the version. */
@@ -147,6 +150,7 @@ export const FIELDS: readonly Field[] = [
     allowed: ['', 'true', 'false'],
     help: 'whether kube-proxy supports prevent-loopback (default: decided from its version)',
   },
+  { key: 'envoyGatewayNamespace', flag: 'envoy-gateway-namespace', env: 'LOOPGUARD_ENVOY_GATEWAY_NAMESPACE', kind: 'string', help: "Envoy Gateway's namespace, where it generates the LoadBalancer Service of each Gateway (docs/gateways.md)" },
   { key: 'logLevel', flag: 'log-level', env: 'LOOPGUARD_LOG_LEVEL', kind: 'string', allowed: ['error', 'warn', 'info', 'debug'], help: 'log level' },
   { key: 'shutdownGraceMs', flag: 'shutdown-grace', env: 'LOOPGUARD_SHUTDOWN_GRACE', kind: 'duration', min: 0, help: 'on SIGTERM/SIGINT, how long in-flight reconciles and the CLB tasks they await may finish before they are aborted' },
 ];
@@ -173,6 +177,7 @@ export const DEFAULTS: OperatorConfig = {
   driftFullReadShare: 20,
   tkeGraceMs: TKE_GRACE_MS,
   probeWindowMs: 300_000,
+  envoyGatewayNamespace: ENVOY_GATEWAY_NAMESPACE,
   kubeProxyMode: '',
   kubeProxyVersion: '',
   kubeProxyPreventLoopback: '',

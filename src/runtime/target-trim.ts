@@ -77,3 +77,11 @@ export function trimIngress(ing: V1Ingress): V1Ingress {
   else delete ing.status;
   return ing;
 }
+
+/** A Gateway: its metadata (as a Service's) and spec.gatewayClassName; listeners, addresses and status are not read. */
+export function trimGateway<G extends { metadata?: V1ObjectMeta; spec?: { gatewayClassName?: string }; status?: unknown }>(gw: G): G {
+  trimMetadata(gw.metadata);
+  gw.spec = pick(gw.spec, ['gatewayClassName']) ?? {};
+  delete gw.status;
+  return gw;
+}

@@ -118,7 +118,7 @@ const invalid: [string, unknown, string[], { create?: boolean }?][] = [
   ],
   // --- the LoopbackPolicy fields: the same rules and messages as the namespaced kind
   ['mode in lower case', { mode: 'audit' }, ['spec.mode', 'Unsupported value: "audit"', '"Enforce", "Audit"']],
-  ['targets empty', { targets: [] }, ['spec.targets', 'list Service, Ingress or both; leave targets out to select both']],
+  ['targets empty', { targets: [] }, ['spec.targets', 'list one or more of Service, Ingress, Gateway; leave targets out to select Services and Ingresses']],
   ['targets with an unknown kind', { targets: ['Pod'] }, ['spec.targets[0]', 'Unsupported value: "Pod"']],
   ['l4.healthCheckSource written as the CIDR', { l4: { healthCheckSource: '100.64.0.0/10' } }, ['spec.l4.healthCheckSource', 'Unsupported value: "100.64.0.0/10"']],
   ['l4.preventLoopback in lower case', { l4: { preventLoopback: 'always' } }, ['spec.l4.preventLoopback', 'Unsupported value: "always"']],

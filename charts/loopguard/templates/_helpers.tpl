@@ -83,6 +83,7 @@ operator's own defaults apply otherwise. --leader-election-id only when the Leas
 {{- if not (kindIs "invalid" $o.driftFullReadShare) }}{{ $args = append $args (printf "--drift-full-read-share=%v" (int $o.driftFullReadShare)) }}{{ end }}
 {{- if $o.tkeGracePeriod }}{{ $args = append $args (printf "--tke-grace-period=%s" $o.tkeGracePeriod) }}{{ end }}
 {{- if $o.probeWindow }}{{ $args = append $args (printf "--probe-window=%s" $o.probeWindow) }}{{ end }}
+{{- if $o.envoyGatewayNamespace }}{{ $args = append $args (printf "--envoy-gateway-namespace=%s" $o.envoyGatewayNamespace) }}{{ end }}
 {{- if $o.kubeProxyMode }}{{ $args = append $args (printf "--kube-proxy-mode=%s" $o.kubeProxyMode) }}{{ end }}
 {{- if $o.kubeProxyVersion }}{{ $args = append $args (printf "--kube-proxy-version=%s" $o.kubeProxyVersion) }}{{ end }}
 {{- if not (kindIs "invalid" $o.kubeProxyPreventLoopback) }}{{ if ne (toString $o.kubeProxyPreventLoopback) "" }}{{ $args = append $args (printf "--kube-proxy-prevent-loopback=%v" $o.kubeProxyPreventLoopback) }}{{ end }}{{ end }}

@@ -4,6 +4,7 @@ import type { ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import type { NamespaceFacts } from '../../model/namespace-coverage.js';
+import type { GatewayObject } from '../../model/target-facts.js';
 import type { ResilientInformer } from '../../runtime/informer.js';
 import type { PolicyCaches } from './deps.js';
 
@@ -15,6 +16,7 @@ export interface PolicyInformers {
   records: ResilientInformer<KubernetesObject>;
   namespaces: ResilientInformer<V1Namespace>;
   tkeServiceConfigs: ResilientInformer<KubernetesObject>;
+  gateways: ResilientInformer<KubernetesObject>;
 }
 
 export function namespaceFacts(n: V1Namespace): NamespaceFacts {
@@ -22,12 +24,13 @@ export function namespaceFacts(n: V1Namespace): NamespaceFacts {
 }
 
 /** `ownNamespace`: loopguard's own namespace, which a cluster policy leaves out by default. */
-export function informerCaches(i: PolicyInformers, ownNamespace: string): PolicyCaches {
+export function informerCaches(i: PolicyInformers, ownNamespace: string, envoyGatewayNamespace?: string): PolicyCaches {
   return {
     policy: (ns, name) => i.policies.get(name, ns) as LoopbackPolicy | undefined,
     policies: (ns) => i.policies.list(ns) as readonly LoopbackPolicy[],
     services: (ns?) => i.services.list(ns),
     ingresses: (ns?) => i.ingresses.list(ns),
+    gateways: (ns) => i.gateways.list(ns) as readonly GatewayObject[],
     records: (ns?) => (i.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => ns === undefined || r.spec?.target?.namespace === ns),
     clusterPolicy: (name) => i.clusterPolicies.get(name) as unknown as ClusterLoopbackPolicy | undefined,
     clusterPolicies: () => i.clusterPolicies.list() as unknown as readonly ClusterLoopbackPolicy[],
@@ -37,5 +40,6 @@ export function informerCaches(i: PolicyInformers, ownNamespace: string): Policy
     },
     namespaces: () => i.namespaces.list().map(namespaceFacts),
     ownNamespace,
+    ...(envoyGatewayNamespace ? { envoyGatewayNamespace } : {}),
   };
 }

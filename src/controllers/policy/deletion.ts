@@ -6,6 +6,7 @@
 // what blocks it and the way out, and a Warning Event says the same. The way out without restoring is explicit:
 // `loopguard.dev/abandon: "true"` on the policy releases the finalizer, forgets the policy's records and leaves
 // every change as it is, recorded in Events on the policy and on each target.
+import { setByLoopguardOf } from '../../model/facts.js';
 import { ABANDON_ANNOTATION, FINALIZER } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { CONDITION_READY } from '../../api/conditions.js';
@@ -137,7 +138,7 @@ export class PolicyDeletion {
     const now = new Date();
     const lost = facts.flatMap((f) => {
       if (!listed.has(key(f))) return [];
-      const error = lostRecordError({ kind: f.kind, namespace: f.namespace, name: f.name, annotations: f.annotations, setByLoopguard: f.setByLoopguard, hasRecord: recorded.has(key(f)), now });
+      const error = lostRecordError({ kind: f.kind, namespace: f.namespace, name: f.name, annotations: f.annotations, setByLoopguard: setByLoopguardOf(f), hasRecord: recorded.has(key(f)), now });
       return error ? [{ f, error }] : [];
     });
     if (lost.length === 0) return;

@@ -3,6 +3,7 @@
 // changed but no longer manages. Reading one chunk's CLBs overlaps with writing another's (reads and writes have
 // separate per-action quotas). Every target ends with an outcome: a failed CLB read marks only its own chunk, a
 // failed step only its own target.
+import { setByLoopguardOf } from '../../model/facts.js';
 import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../../model/facts.js';
 import { lostRecordDueAt } from '../../model/lost-record.js';
 import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';
@@ -145,7 +146,7 @@ export class PolicyRound {
     // A record missing right after loopguard's annotation may only be late; the round comes back when it would be lost.
     for (const t of snapshot.targets) {
       const f = t.facts;
-      const due = lostRecordDueAt({ kind: f.kind, namespace: f.namespace, name: f.name, annotations: f.annotations, setByLoopguard: f.setByLoopguard, hasRecord: t.ownership?.owner !== undefined, now: snapshot.now });
+      const due = lostRecordDueAt({ kind: f.kind, namespace: f.namespace, name: f.name, annotations: f.annotations, setByLoopguard: setByLoopguardOf(f), hasRecord: t.ownership?.owner !== undefined, now: snapshot.now });
       if (due === undefined) continue;
       result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, due);
       (result.due ??= []).push(targetKey(f));

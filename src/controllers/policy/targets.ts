@@ -13,9 +13,10 @@ import { conflictAssessment, handoverAssessment, type Assessment } from '../../m
 import { targetKey } from '../../model/facts.js';
 import { clusterPolicyIdentity, identityOwner, lossOf, policyIdentity, resolveConflicts, samePolicy, type Claim, type ClaimResolution, type PolicyIdentity } from '../../model/conflicts.js';
 import { coverageOf, coveredNamespaces, namespaceMode, type Coverage } from '../../model/namespace-coverage.js';
-import type { TargetFacts, TargetRef } from '../../model/facts.js';
+import type { GatewayFacts, ServiceFacts, TargetFacts, TargetRef } from '../../model/facts.js';
+import { ENVOY_GATEWAY_NAMESPACE } from '../../model/gateway-service.js';
 import { selectTargets } from '../../model/selection.js';
-import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
+import { gatewayFacts, ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import type { PolicySubject } from './subject.js';
 
 export { policyIdentity };
@@ -40,8 +41,9 @@ export function namespaceView(
   ingresses: readonly V1Ingress[],
   policies: readonly LoopbackPolicy[],
   clusterPolicies: readonly ClusterClaimant[] = [],
+  gateways: readonly GatewayFacts[] = [],
 ): NamespaceView {
-  const candidates: TargetFacts[] = [...services.map(serviceFacts), ...ingresses.map(ingressFacts)].filter((t) => t.namespace === namespace);
+  const candidates: TargetFacts[] = [...services.map(serviceFacts), ...ingresses.map(ingressFacts), ...gateways].filter((t) => t.namespace === namespace);
   const claims: Claim[] = [];
   for (const p of policies) {
     if (p.metadata.namespace !== namespace) continue;
@@ -61,6 +63,8 @@ export function namespaceView(
 export class ClaimsIndex {
   private readonly views = new Map<string, NamespaceView>();
   private clusterCache: { identity: PolicyIdentity; spec: ReturnType<typeof withClusterSpecDefaults> }[] | undefined;
+  /** The Services of EG's namespace, as facts: where the Services of every namespace's Gateways are. */
+  private generated: ServiceFacts[] | undefined;
 
   constructor(private readonly caches: PolicyCaches) {}
 
@@ -77,8 +81,22 @@ export class ClaimsIndex {
 
   view(namespace: string): NamespaceView {
     let v = this.views.get(namespace);
-    if (!v) this.views.set(namespace, (v = namespaceView(namespace, this.caches.services(namespace), this.caches.ingresses(namespace), this.caches.policies(namespace), this.claimants(namespace))));
+    if (!v) {
+      const services = this.caches.services(namespace);
+      v = namespaceView(namespace, services, this.caches.ingresses(namespace), this.caches.policies(namespace), this.claimants(namespace), this.gateways(namespace, services));
+      this.views.set(namespace, v);
+    }
     return v;
+  }
+
+  /** The namespace's Gateways, each with the Service EG generated for it (in EG's namespace or this one). */
+  private gateways(namespace: string, services: readonly V1Service[]): GatewayFacts[] {
+    const gateways = this.caches.gateways(namespace);
+    if (gateways.length === 0) return [];
+    const eg = this.caches.envoyGatewayNamespace ?? ENVOY_GATEWAY_NAMESPACE;
+    this.generated ??= this.caches.services(eg).map(serviceFacts);
+    const candidates = namespace === eg ? this.generated : [...this.generated, ...services.map(serviceFacts)];
+    return gateways.map((g) => gatewayFacts(g, candidates, eg));
   }
 }
 

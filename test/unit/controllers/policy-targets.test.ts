@@ -36,6 +36,7 @@ function caches(policy: LoopbackPolicy, cluster: ClusterLoopbackPolicy | Cluster
     ownNamespace: 'loopguard-system',
     services: (namespace) => (namespace === undefined || namespace === 'shop' ? [web] : []),
     ingresses: () => [],
+    gateways: () => [],
   };
 }
 

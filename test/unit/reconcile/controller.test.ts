@@ -99,6 +99,7 @@ function harnessOf(names: readonly string[], perClb: number) {
       policies: () => [...policies.values()],
       services: () => world.v1Services(),
       ingresses: () => [],
+      gateways: () => [],
       clusterPolicy: (name: string) => clusters.get(name),
       clusterPolicies: () => [...clusters.values()],
       namespace: (name: string) => ({ name }),

@@ -1,0 +1,170 @@
+// Gateways as targets (issue 42 #1; docs/gateways.md §5), with the real Envoy Gateway controller (built from its Go
+// module: test/support/envoy-gateway.ts), the local TKE (simulator + CLB emulator) and the operator, all against the
+// test apiserver. EG runs in a namespace of its own name (not envoy-gateway-system: the operator is told with
+// --envoy-gateway-namespace, as a user whose EG lives elsewhere would).
+//   - A policy in the Gateway's namespace with `targets: [Gateway]` diagnoses the Gateway through the Service EG
+//     generated for it (in EG's namespace) and that Service's CLB: AtRisk (IPVS, ETP Local), the message naming the
+//     Service; `kubectl describe lbp` shows it. In Enforce nothing is written: no listener, no annotation on the
+//     generated Service, the Gateway and the EnvoyProxy as they were (loopguard changes no Gateway yet).
+//   - A policy in EG's namespace selecting Services skips the Service EG generated (the Gateway is the target).
+//   - A Gateway no controller serves has no Service: Pending.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { CoreV1Api, CustomObjectsApi, type V1Service } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
+import { installCrds } from '../controlplane/crds.js';
+import { envoyGatewayTools, startEnvoyGateway, type EnvoyGatewayProcess } from '../support/envoy-gateway.js';
+import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
+import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import { applyPolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
+
+const SUITE = 'test/integration/gateway-targets.test.ts';
+const tools = envoyGatewayTools(SUITE);
+
+const LB_ID = 'service.kubernetes.io/loadbalance-id';
+const PREVENT_LOOPBACK = 'service.cloud.tencent.com/prevent-loopback';
+const SUBNET = 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid';
+const GATEWAY_API = { group: 'gateway.networking.k8s.io', version: 'v1' };
+const ENVOY_PROXIES = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', plural: 'envoyproxies' };
+
+describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () => {
+  const kc = kubeConfig();
+  const core = kc.makeApiClient(CoreV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const suffix = randomBytes(3).toString('hex');
+  const className = `lg-gw-${suffix}`;
+  let egNs = '';
+  let appNs = '';
+  let eg: EnvoyGatewayProcess | undefined;
+  let tke: LocalTke | undefined;
+  let crds: string[] = [];
+  let generated: V1Service | undefined;
+
+  const logs = () => `--- envoy-gateway logs ---\n${eg?.logs().slice(-3000) ?? ''}\n--- operator logs ---\n${tke?.operator?.logs().slice(-4000) ?? ''}`;
+  const gatewayTarget = (p: LoopbackPolicy) => reportedStatus(p).targets.find((t) => t.kind === 'Gateway' && t.name === 'web');
+  const envoyProxy = async () => (await custom.getNamespacedCustomObject({ ...ENVOY_PROXIES, namespace: egNs, name: 'tke' })) as { spec: unknown };
+  const gateway = async () => (await custom.getNamespacedCustomObject({ ...GATEWAY_API, plural: 'gateways', namespace: appNs, name: 'web' })) as { metadata: { annotations?: Record<string, string> }; spec: unknown };
+
+  beforeAll(async () => {
+    crds = await installCrds(kubeconfigPath(), [tools.crds]);
+    egNs = await createNamespace('eg');
+    appNs = await createNamespace('shop');
+    // The operator starts after the Gateway API CRDs: its Gateway informer finds them served.
+    tke = await startLocalTke({ operator: { leaderElect: false, extraArgs: [`--envoy-gateway-namespace=${egNs}`, '--drift-check-interval=3s'] } });
+    // TKE serves the Services of both namespaces (EG's generated ones live in EG's).
+    tke.namespaces.add(egNs);
+    tke.namespaces.add(appNs);
+    const controllerName = `loopguard.dev/gateway-targets-test-${suffix}`;
+    eg = await startEnvoyGateway({ binary: tools.binary, namespace: egNs, controllerName });
+    // Tencent's practice guide's setup without the L4 fix: a private CLB (subnet), ETP Local (in-cluster callers'
+    // pod IPs reach the CLB under IPVS: loopback).
+    await custom.createNamespacedCustomObject({
+      ...ENVOY_PROXIES,
+      namespace: egNs,
+      body: {
+        apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+        kind: 'EnvoyProxy',
+        metadata: { name: 'tke' },
+        spec: { provider: { type: 'Kubernetes', kubernetes: { envoyService: { externalTrafficPolicy: 'Local', annotations: { [SUBNET]: 'subnet-12345678' } } } } },
+      },
+    });
+    await custom.createClusterCustomObject({
+      ...GATEWAY_API,
+      plural: 'gatewayclasses',
+      body: {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'GatewayClass',
+        metadata: { name: className },
+        spec: { controllerName, parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'tke', namespace: egNs } },
+      },
+    });
+    const listeners = [{ name: 'http', protocol: 'HTTP', port: 80 }];
+    await custom.createNamespacedCustomObject({
+      ...GATEWAY_API,
+      plural: 'gateways',
+      namespace: appNs,
+      body: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'web', labels: { team: 'shop' } }, spec: { gatewayClassName: className, listeners } },
+    });
+    // A Gateway of a class no controller serves: EG generates nothing for it.
+    await custom.createNamespacedCustomObject({
+      ...GATEWAY_API,
+      plural: 'gateways',
+      namespace: appNs,
+      body: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name: 'orphan', labels: { team: 'shop' } }, spec: { gatewayClassName: `nobody-${suffix}`, listeners } },
+    });
+    generated = await waitFor(
+      "EG's Service for shop/web with its CLB from TKE",
+      async () => {
+        const svc = (await core.listNamespacedService({ namespace: egNs, labelSelector: `gateway.envoyproxy.io/owning-gateway-name=web,gateway.envoyproxy.io/owning-gateway-namespace=${appNs}` })).items[0];
+        return svc?.metadata?.annotations?.[LB_ID] && (svc.status?.loadBalancer?.ingress?.length ?? 0) > 0 ? svc : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 250, context: logs },
+    );
+  }, 240_000);
+
+  afterAll(async () => {
+    await eg?.stop();
+    await tke?.stop();
+    await custom.deleteClusterCustomObject({ ...GATEWAY_API, plural: 'gatewayclasses', name: className }).catch(() => undefined);
+    if (appNs) await deleteNamespace(appNs);
+    if (egNs) await deleteNamespace(egNs);
+    if (crds.length > 0) expect(await kubectl(['delete', 'crd', '--wait=false', ...crds])).toMatchObject({ code: 0, stderr: '' });
+  });
+
+  it('diagnoses a selected Gateway through the Service EG generated and its CLB, in Audit and in Enforce, and writes nothing', async () => {
+    const svcName = generated!.metadata!.name!;
+    const lb = generated!.metadata!.annotations![LB_ID]!;
+    const ref: PolicyRef = { namespace: appNs, name: 'gateways' };
+    expect(await applyPolicy(policyManifest(ref, { mode: 'Audit', targets: ['Gateway'], selector: { matchLabels: { team: 'shop' } } }))).toMatchObject({ code: 0, stderr: '' });
+    const audited = await waitForPolicy(ref, 'the Gateway diagnosed', (p) => gatewayTarget(p)?.verdict === 'AtRisk', { context: logs });
+    const status = reportedStatus(audited);
+    // Only Gateways are selected: the Services of the namespace (none here) and of EG's are not this policy's.
+    expect(status.targets.map((t) => `${t.kind}/${t.name} ${t.verdict} ${t.rootCause}`).sort()).toEqual([
+      'Gateway/orphan Pending GatewayServiceMissing',
+      'Gateway/web AtRisk PodSourceNotMasqueraded',
+    ]);
+    const web = gatewayTarget(audited)!;
+    expect(web.loadBalancerId).toBe(lb);
+    expect(web.message).toMatch(new RegExp(`^Service ${egNs}/${svcName}: `));
+    expect(web.message).toContain('loopguard diagnoses Gateways but does not change them yet');
+    expect(web.plan ?? []).toEqual([]);
+    const orphan = reportedStatus(audited).targets.find((t) => t.name === 'orphan')!;
+    expect(orphan.message).toBe(`Envoy Gateway has not generated a LoadBalancer Service for this Gateway (class nobody-${suffix}) in ${egNs} or this namespace yet; loopguard re-assesses when it appears`);
+
+    const described = await kubectl(['describe', 'lbp', ref.name, '-n', appNs]);
+    expect(described.code).toBe(0);
+    expect(described.stdout).toMatch(/Kind: +Gateway\n(.*\n)*? +Name: +web\n/);
+    expect(described.stdout).toContain(`Service ${egNs}/${svcName}: `);
+
+    const before = { envoyProxy: (await envoyProxy()).spec, gateway: await gateway() };
+    await tke!.emulator.admin.markStats('enforce');
+    expect(await applyPolicy(policyManifest(ref, { mode: 'Enforce', targets: ['Gateway'], selector: { matchLabels: { team: 'shop' } } }))).toMatchObject({ code: 0, stderr: '' });
+    const enforced = await waitForPolicy(ref, 'Enforce reconciled with the Gateway at risk', (p) => p.status?.observedGeneration === p.metadata.generation && reportedStatus(p).conditions.some((c) => c.type === 'Ready' && c.reason === 'ReconciledWithRisks'), { context: logs });
+    expect(gatewayTarget(enforced)).toMatchObject({ verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded' });
+    // Two drift checks later, still nothing written anywhere.
+    await waitFor('two drift checks', async () => ((await tke!.emulator.admin.statsSince('enforce')).byCaller['loopguard']?.DescribeListeners?.OK ?? 0) >= 2 ? true : undefined, { timeoutMs: 30_000 });
+    const stats = await tke!.emulator.admin.statsSince('enforce');
+    expect(stats.byCaller['loopguard']?.ModifyListener ?? {}).toEqual({});
+    const svc = await core.readNamespacedService({ namespace: egNs, name: svcName });
+    expect(svc.metadata?.annotations?.[PREVENT_LOOPBACK]).toBeUndefined();
+    expect((svc.metadata?.managedFields ?? []).map((m) => m.manager)).not.toContain('loopguard');
+    expect({ envoyProxy: (await envoyProxy()).spec, gateway: await gateway() }).toEqual(before);
+  });
+
+  it("a policy over EG's namespace skips the Service EG generated: its Gateway is the target", async () => {
+    const ref: PolicyRef = { namespace: egNs, name: 'services' };
+    expect(await applyPolicy(policyManifest(ref, { mode: 'Enforce' }))).toMatchObject({ code: 0, stderr: '' });
+    const p = await waitForPolicy(ref, 'the generated Service assessed', (x) => reportedStatus(x).targets.some((t) => t.kind === 'Service'), { context: logs });
+    expect(reportedStatus(p).targets.map((t) => ({ kind: t.kind, name: t.name, verdict: t.verdict, rootCause: t.rootCause, message: t.message }))).toEqual([
+      {
+        kind: 'Service',
+        name: generated!.metadata!.name!,
+        verdict: 'Skipped',
+        rootCause: 'EnvoyGatewayService',
+        message: `generated by Envoy Gateway for Gateway ${appNs}/web: loopguard never changes a Service Envoy Gateway owns; select the Gateway instead (spec.targets: [Gateway])`,
+      },
+    ]);
+    const svc = await core.readNamespacedService({ namespace: egNs, name: generated!.metadata!.name! });
+    expect(svc.metadata?.annotations?.[PREVENT_LOOPBACK]).toBeUndefined();
+  });
+});

@@ -28,7 +28,7 @@ import { HealthSignal } from './cloud/health-signal.js';
 import { DriftScheduler, fullIntervalMs } from './controllers/drift-signal.js';
 import { DRIFT_CHECKS_KEY, DriftChecks } from './controllers/drift-checks.js';
 import { targetKey } from './model/facts.js';
-import { boundLoadBalancerId, gatewayFacts, serviceFacts, type GatewayObject } from './model/target-facts.js';
+import { boundLoadBalancerId, gatewayFacts, ownEnvoyProxyName, serviceFacts, type GatewayObject } from './model/target-facts.js';
 import { namedClbs, ObservationUpkeep } from './controllers/observation-upkeep.js';
 import { informerCaches, namespaceFacts } from './controllers/policy/caches.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
@@ -48,7 +48,7 @@ import { isReportKey, NamespaceReports } from './controllers/policy/namespace-re
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent, type ListPage, type ResilientInformerOptions } from './runtime/informer.js';
-import { trimGateway, trimIngress, trimService } from './runtime/target-trim.js';
+import { trimEnvoyProxy, trimGateway, trimIngress, trimService } from './runtime/target-trim.js';
 import { EnvoyGatewayLabel, generatedFor } from './model/gateway-service.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import type { Logger } from './runtime/logger.js';
@@ -70,10 +70,11 @@ const EVENT_FLUSH_MS = 2_000;
  * Caches that never block readiness or the start: the TkeServiceConfig CRD may be absent (no TKE ingress controller),
  * and the probe's reports only add evidence (an operator upgraded before its RBAC still runs).
  */
-const OPTIONAL_INFORMERS: ReadonlySet<string> = new Set(['tkeserviceconfigs', PROBE_REPORT_PLURAL, 'gateways']);
+const OPTIONAL_INFORMERS: ReadonlySet<string> = new Set(['tkeserviceconfigs', PROBE_REPORT_PLURAL, 'gateways', 'envoyproxies']);
 
-/** Gateway API's Gateways (optional: only where the CRDs are installed; docs/gateways.md). */
+/** Gateway API's Gateways and Envoy Gateway's EnvoyProxies (optional: only where their CRDs are installed; docs/gateways.md). */
 const GATEWAYS = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gateways' } as const;
+const ENVOY_PROXIES = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', plural: 'envoyproxies' } as const;
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
@@ -114,6 +115,7 @@ export class Operator {
   private readonly configMaps: ResilientInformer<V1ConfigMap>;
   private readonly tkeServiceConfigs: ResilientInformer<KubernetesObject>;
   private readonly gateways: ResilientInformer<KubernetesObject>;
+  private readonly envoyProxies: ResilientInformer<KubernetesObject>;
   /** LoopbackRecords: loopguard's own bookkeeping (the registry's read side). */
   private readonly records: ResilientInformer<KubernetesObject>;
   private readonly queue: WorkQueue;
@@ -173,6 +175,16 @@ export class Operator {
       (g, type) => this.onGateway(g, type),
       { transform: trimGateway },
     );
+    // An EnvoyProxy's change concerns the Gateways of its namespace that name it as their own.
+    this.envoyProxies = make<KubernetesObject>(
+      'envoyproxies',
+      `/apis/${ENVOY_PROXIES.group}/${ENVOY_PROXIES.version}/${ENVOY_PROXIES.plural}`,
+      async (page) => (await custom.listClusterCustomObject({ ...ENVOY_PROXIES, ...page })) as KubernetesListObject<KubernetesObject>,
+      (ep) => {
+        for (const g of this.gateways.list(ep.metadata?.namespace)) if (ownEnvoyProxyName(g as GatewayObject) === ep.metadata?.name) this.onGateway(g, 'update');
+      },
+      { transform: trimEnvoyProxy },
+    );
     this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', (page) => net.listIngressForAllNamespaces(page), byTarget('Ingress'), { transform: trimIngress, keepOwnManagedFields: true });
     this.policies = make<KubernetesObject>(
       'loopbackpolicies',
@@ -218,8 +230,10 @@ export class Operator {
         // A released record may be what a policy that won the target by precedence waits for (PolicyHandover).
         const target = (r as unknown as LoopbackRecord).spec?.target;
         if (target) {
-          // loopguard records nothing for a Gateway (it changes none yet: docs/gateways.md §5).
-          if (target.kind !== 'Gateway') {
+          if (target.kind === 'Gateway') {
+            const g = this.gateways.get(target.name, target.namespace);
+            this.router.record(target, g ? this.gatewayFactsOf(g).loadBalancerId : undefined);
+          } else {
             const live = (target.kind === 'Service' ? this.services : this.ingresses).get(target.name, target.namespace);
             this.router.record(target, boundLoadBalancerId(live?.metadata?.annotations, target.kind));
           }
@@ -273,7 +287,7 @@ export class Operator {
     // loopguard's own namespace (config.ts: the pod's, or --namespace), which a cluster policy leaves out by default.
     const ownNamespace = config.namespace;
     const caches = informerCaches(
-      { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs, gateways: this.gateways },
+      { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs, gateways: this.gateways, envoyProxies: this.envoyProxies },
       ownNamespace,
       config.envoyGatewayNamespace,
     );
@@ -452,12 +466,16 @@ export class Operator {
   /** The cluster profile; detected again only after a kube-proxy DaemonSet/ConfigMap event (it parses YAML). */
   /** A Gateway's change concerns it and the CLB of the Service EG generated for it. */
   private onGateway(g: KubernetesObject, type: InformerEvent): void {
+    const facts = this.gatewayFactsOf(g);
+    const key = targetKey(facts);
+    this.router.target(facts.namespace, key, { target: key }, facts.loadBalancerId, type === 'delete');
+  }
+
+  /** A cached Gateway with the Service EG generated for it (for routing: its CLB). */
+  private gatewayFactsOf(g: KubernetesObject): ReturnType<typeof gatewayFacts> {
     const ns = g.metadata?.namespace ?? '';
     const eg = this.d.config.envoyGatewayNamespace;
-    const services = [...new Set([eg, ns])].flatMap((n) => this.services.list(n).map(serviceFacts));
-    const facts = gatewayFacts(g as GatewayObject, services, eg);
-    const key = targetKey(facts);
-    this.router.target(ns, key, { target: key }, facts.loadBalancerId, type === 'delete');
+    return gatewayFacts(g as GatewayObject, [...new Set([eg, ns])].flatMap((n) => this.services.list(n).map(serviceFacts)), eg);
   }
 
   /** The Gateways an EG-generated Service's labels name: its own Gateway, or every Gateway of its class. */

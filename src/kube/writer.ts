@@ -25,7 +25,13 @@ import { guardedPatch, type JsonPatchOp } from '../api/json-patch.js';
 /** Annotation changes to make; `null` removes the key. */
 export type AnnotationPatch = Record<string, string | null>;
 
-export type Target = V1Service | V1Ingress;
+export type Target = V1Service | V1Ingress | KubernetesObject;
+
+/** Gateway API's Gateways and Envoy Gateway's EnvoyProxies (docs/gateways.md). */
+const GATEWAYS = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gateways' } as const;
+const ENVOY_PROXIES = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', plural: 'envoyproxies' } as const;
+
+type EnvoyProxy = KubernetesObject & { spec?: { provider?: { kubernetes?: { envoyService?: { annotations?: Record<string, string> } } } } };
 type ConfigObject = KubernetesObject & { spec?: unknown };
 
 /** Attempts per write: the first, then re-reads after a conflict. */
@@ -54,6 +60,7 @@ export class KubeWriter {
   /** The target as the API server has it now (not a cache that may lag loopguard's own writes); undefined when gone. */
   async get(kind: TargetKind, namespace: string, name: string): Promise<Target | undefined> {
     try {
+      if (kind === 'Gateway') return (await this.custom.getNamespacedCustomObject({ ...GATEWAYS, namespace, name })) as KubernetesObject;
       return kind === 'Service' ? await this.core.readNamespacedService({ namespace, name }) : await this.net.readNamespacedIngress({ namespace, name });
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -82,12 +89,50 @@ export class KubeWriter {
       if (!patch || Object.entries(patch).every(([k, v]) => (current[k] ?? null) === v)) return target;
       const body = { metadata: { resourceVersion: target.metadata?.resourceVersion, annotations: patch } };
       const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+      // A Gateway's annotations for TKE go to its EnvoyProxy (patchEnvoyServiceAnnotations), never onto the Gateway.
+      if (kind === 'Gateway') throw new Error(`loopguard does not annotate Gateway ${namespace}/${name}`);
       try {
         return kind === 'Service'
           ? await this.core.patchNamespacedService({ namespace, name, body, fieldManager: FIELD_MANAGER }, options)
           : await this.net.patchNamespacedIngress({ namespace, name, body, fieldManager: FIELD_MANAGER }, options);
       } catch (err) {
         if (isNotFound(err)) return undefined;
+        if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** An EnvoyProxy's spec.provider.kubernetes.envoyService.annotations as the API server has them; undefined when it is gone. */
+  async envoyServiceAnnotations(namespace: string, name: string): Promise<Record<string, string> | undefined> {
+    const ep = await this.envoyProxy(namespace, name);
+    return ep ? { ...ep.spec?.provider?.kubernetes?.envoyService?.annotations } : undefined;
+  }
+
+  private async envoyProxy(namespace: string, name: string): Promise<EnvoyProxy | undefined> {
+    try {
+      return (await this.custom.getNamespacedCustomObject({ ...ENVOY_PROXIES, namespace, name })) as EnvoyProxy;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /**
+   * Changes keys of an EnvoyProxy's envoyService.annotations (null removes; a JSON merge patch of that map only, with
+   * the provider type it requires), guarded by the resourceVersion it was read at. Returns whether the EnvoyProxy exists.
+   */
+  async patchEnvoyServiceAnnotations(namespace: string, name: string, set: AnnotationPatch): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      const ep = await this.envoyProxy(namespace, name);
+      if (!ep) return false;
+      const current = ep.spec?.provider?.kubernetes?.envoyService?.annotations ?? {};
+      if (Object.entries(set).every(([k, v]) => (current[k] ?? null) === v)) return true;
+      const body = { metadata: { resourceVersion: ep.metadata?.resourceVersion }, spec: { provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: set } } } } };
+      try {
+        await this.custom.patchNamespacedCustomObject({ ...ENVOY_PROXIES, namespace, name, body, fieldManager: FIELD_MANAGER }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+        return true;
+      } catch (err) {
+        if (isNotFound(err)) return false;
         if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
       }
     }

@@ -80,7 +80,19 @@ export interface GatewayFacts extends TargetRef, BoundClb {
   /** spec.gatewayClassName */
   className: string;
   service: GeneratedService;
+  /** The Gateway's own EnvoyProxy (spec.infrastructure.parametersRef), the one loopguard may change (docs/gateways.md §4). */
+  envoyProxy?: GatewayEnvoyProxy;
 }
+
+/** A Gateway's own EnvoyProxy, in its namespace, as loopguard finds it. */
+export type GatewayEnvoyProxy =
+  /** `annotations`: its spec.provider.kubernetes.envoyService.annotations, what EG copies onto the Gateway's Service. */
+  | { state: 'Own'; name: string; annotations: Record<string, string> }
+  | { state: 'Missing'; name: string }
+  /** Other Gateways name it too (`with`): a change reaches their Services. */
+  | { state: 'Shared'; name: string; with: string[] }
+  /** Its provider is not Kubernetes: it has no envoyService to annotate. */
+  | { state: 'NotKubernetes'; name: string };
 
 /** The Service EG generated for a Gateway (model/gateway-service.ts), as facts. */
 export type GeneratedService =
@@ -180,6 +192,20 @@ export interface AccountCapabilities {
   keepaliveRejected?: string;
   /** SourceIpType=1 was rejected: no non-VIP health-check source capability. */
   range100_64Rejected?: string;
+}
+
+/**
+ * Where loopguard's TKE annotations for the target are written, as they are now: the target's own, or for a Gateway
+ * the envoyService.annotations of its own EnvoyProxy, which EG copies onto its Service (docs/gateways.md §3).
+ */
+export function writtenAnnotations(t: TargetFacts): Readonly<Record<string, string>> | undefined {
+  if (t.kind !== 'Gateway') return t.annotations;
+  return t.envoyProxy?.state === 'Own' ? t.envoyProxy.annotations : undefined;
+}
+
+/** The EnvoyProxy loopguard writes a Gateway's annotations to (its own, when it may); undefined for other kinds. */
+export function writableEnvoyProxy(t: TargetFacts): string | undefined {
+  return t.kind === 'Gateway' && t.envoyProxy?.state === 'Own' && t.service.state === 'Own' ? t.envoyProxy.name : undefined;
 }
 
 /** The annotations loopguard's field manager wrote on the target; a Gateway it never annotates. */

@@ -11,6 +11,7 @@ export const ROOT_CAUSES = {
   // Conflict
   PolicyConflict: { verdict: 'Conflict', summary: 'an older policy of the same kind already manages the target' },
   PolicyPrecedence: { verdict: 'Conflict', summary: "a policy that ranks first manages the target: one in Enforce before one in Audit, else the other kind by the cluster policy's precedence" },
+  SharedEnvoyProxy: { verdict: 'Conflict', summary: "the Gateway's EnvoyProxy is other Gateways' too: a change there reaches their Services" },
   GatewayServiceAmbiguous: { verdict: 'Conflict', summary: "several Services carry Envoy Gateway's labels for the Gateway: which CLB is its cannot be told" },
   ForeignClb: {
     verdict: 'Conflict',

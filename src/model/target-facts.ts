@@ -3,14 +3,39 @@
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
-import type { GatewayFacts, GeneratedService, IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
+import type { GatewayEnvoyProxy, GatewayFacts, GeneratedService, IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
 import { ENVOY_GATEWAY_NAMESPACE, gatewayServiceOf, generatedFor } from './gateway-service.js';
 import { annotationsSetBy } from './lost-record.js';
 
 /** A gateway.networking.k8s.io/v1 Gateway as loopguard reads it (no client-node type: the CRD is optional). */
 export interface GatewayObject {
   metadata?: { namespace?: string; name?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: Date | string };
-  spec?: { gatewayClassName?: string };
+  spec?: { gatewayClassName?: string; infrastructure?: { parametersRef?: { group?: string; kind?: string; name?: string } } };
+}
+
+/** A gateway.envoyproxy.io/v1alpha1 EnvoyProxy, as far as loopguard reads it. */
+export interface EnvoyProxyObject {
+  metadata?: { namespace?: string; name?: string };
+  spec?: { provider?: { type?: string; kubernetes?: { envoyService?: { annotations?: Record<string, string> } } } };
+}
+
+/** The Gateway's own EnvoyProxy's name (spec.infrastructure.parametersRef), if it names one. */
+export function ownEnvoyProxyName(gw: GatewayObject): string | undefined {
+  const ref = gw.spec?.infrastructure?.parametersRef;
+  return ref?.group === 'gateway.envoyproxy.io' && ref.kind === 'EnvoyProxy' && ref.name ? ref.name : undefined;
+}
+
+/** The Gateway's own EnvoyProxy among its namespace's (`local`), and whether other Gateways there name it too. */
+function envoyProxyOf(gw: GatewayObject, local: { envoyProxies: readonly EnvoyProxyObject[]; gateways: readonly GatewayObject[] }): GatewayEnvoyProxy | undefined {
+  const name = ownEnvoyProxyName(gw);
+  if (!name) return undefined;
+  const others = local.gateways.filter((g) => g.metadata?.name !== gw.metadata?.name && ownEnvoyProxyName(g) === name).map((g) => g.metadata?.name ?? '');
+  if (others.length > 0) return { state: 'Shared', name, with: others.sort() };
+  const ep = local.envoyProxies.find((e) => e.metadata?.name === name);
+  if (!ep) return { state: 'Missing', name };
+  const type = ep.spec?.provider?.type;
+  if (type !== undefined && type !== 'Kubernetes') return { state: 'NotKubernetes', name };
+  return { state: 'Own', name, annotations: { ...ep.spec?.provider?.kubernetes?.envoyService?.annotations } };
 }
 
 /** The CLB id TKE wrote on the target, trimmed; undefined when absent or blank. */
@@ -63,7 +88,13 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
  * A Gateway with the Service EG generated for it, looked for among `services` (facts) in EG's namespace and the
  * Gateway's own (docs/gateways.md §2).
  */
-export function gatewayFacts(gw: GatewayObject, services: readonly ServiceFacts[], controllerNamespace = ENVOY_GATEWAY_NAMESPACE): GatewayFacts {
+export function gatewayFacts(
+  gw: GatewayObject,
+  services: readonly ServiceFacts[],
+  controllerNamespace = ENVOY_GATEWAY_NAMESPACE,
+  /** The Gateway's namespace's EnvoyProxies and Gateways (for its own EnvoyProxy). */
+  local: { envoyProxies: readonly EnvoyProxyObject[]; gateways: readonly GatewayObject[] } = { envoyProxies: [], gateways: [] },
+): GatewayFacts {
   const md = gw.metadata ?? {};
   const ref = { namespace: md.namespace ?? '', name: md.name ?? '', className: gw.spec?.gatewayClassName ?? '' };
   const found = gatewayServiceOf(ref, services, controllerNamespace);
@@ -75,6 +106,7 @@ export function gatewayFacts(gw: GatewayObject, services: readonly ServiceFacts[
         : { state: 'None', controllerNamespace };
   const created = isoTime(md.creationTimestamp);
   const svc = 'facts' in service ? service.facts : undefined;
+  const envoyProxy = envoyProxyOf(gw, local);
   return {
     kind: 'Gateway',
     namespace: ref.namespace,
@@ -85,6 +117,7 @@ export function gatewayFacts(gw: GatewayObject, services: readonly ServiceFacts[
     ...(created ? { creationTimestamp: created } : {}),
     className: ref.className,
     service,
+    ...(envoyProxy ? { envoyProxy } : {}),
     ...(svc?.loadBalancerId ? { loadBalancerId: svc.loadBalancerId } : {}),
     ...(svc?.loadBalancerIps ? { loadBalancerIps: svc.loadBalancerIps } : {}),
   };

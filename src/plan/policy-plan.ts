@@ -2,7 +2,7 @@
 // the policy wants; for every target it changed but no longer manages (deselected, skipped, taken by another
 // policy, policy deleted), the steps that give its originals back. Audit prints this plan; Enforce executes
 // exactly it (src/mitigation/executor.ts), so the two can never disagree.
-import { setByLoopguardOf } from '../model/facts.js';
+import { setByLoopguardOf, writableEnvoyProxy, writtenAnnotations, type TargetFacts } from '../model/facts.js';
 import { ServiceAnnotation, type Annotations } from '../api/annotations.js';
 import { assessTarget, type Assessment } from '../model/assessment.js';
 import { lostRecordError } from '../model/lost-record.js';
@@ -16,7 +16,7 @@ import { annotatedByLoopguard } from './originals.js';
 import { sharedClbAssessment, switchedBy, vipStaysBound } from './shared-clb.js';
 import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
-import type { TargetPlan } from './steps.js';
+import type { Step, TargetPlan } from './steps.js';
 
 /** What the planner knows of one target besides its assessment. */
 export interface TargetView {
@@ -32,6 +32,8 @@ export interface TargetView {
   setByLoopguard?: Readonly<Record<string, string>>;
   /** Another Service on the CLB keeps the VIP bound: a release leaves sources on 100.64.0.0/10 (shared-clb.ts). */
   vipBound?: string;
+  /** A Gateway's own EnvoyProxy, where its annotations are written (`annotations` are that EnvoyProxy's). */
+  envoyProxy?: string;
 }
 
 export interface ManagedTarget extends TargetView {
@@ -68,12 +70,10 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const { originals, owner } = t.ownership ?? {};
   const owned = originals !== undefined && owner === input.owner;
   const base = planHeader(a.target, 'Mitigate');
-  // loopguard diagnoses Gateways and changes none yet (model/assess-gateway.ts): nothing to plan.
-  if (a.target.kind === 'Gateway') return { ...base, steps: [] };
-  if (a.target.kind === 'Service') {
+  if (a.target.kind !== 'Ingress') {
     return {
       ...base,
-      steps: planL4Target({
+      steps: l4Steps(a.target, t, () => planL4Target({
         assessment: a,
         annotations: t.annotations,
         ...(originals ? { originals } : {}),
@@ -82,7 +82,7 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
         graceMs: input.graceMs,
         ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
         ...(t.vipBound ? { vipBound: t.vipBound } : {}),
-      }),
+      })),
     };
   }
   const l7 = planL7Target({
@@ -108,7 +108,7 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
   const base = planHeader(o.target, 'Release');
   if (!originals || recorded !== owner) return { ...base, steps: [] };
   if (o.stale) return { ...base, steps: [{ kind: 'AnnotateTarget', set: {}, forget: recordedFields(originals), drops: true, restore: true }] };
-  if (o.target.kind === 'Service') return { ...base, steps: planL4Release(originals, o.annotations, o.loadBalancerId, { now: input.now, graceMs: input.graceMs, ...(o.vipBound ? { vipBound: o.vipBound } : {}) }) };
+  if (o.target.kind !== 'Ingress') return { ...base, steps: l4Steps(o.target, o, () => planL4Release(originals, o.annotations, o.loadBalancerId, { now: input.now, graceMs: input.graceMs, ...(o.vipBound ? { vipBound: o.vipBound } : {}) })) };
   const l7 = planL7Release({
     originals,
     annotations: o.annotations,
@@ -121,6 +121,11 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
     ...(o.vipBound ? { vipBound: o.vipBound } : {}),
   });
   return { ...base, steps: l7.steps };
+}
+
+/** A Service's L4 steps as planned; a Gateway's through its EnvoyProxy. */
+function l4Steps(target: TargetRef, t: TargetView, steps: () => Step[]): Step[] {
+  return target.kind === 'Gateway' ? throughEnvoyProxy(t, steps) : steps();
 }
 
 /** One target's verdict and the plan that carries it out (Audit prints it, Enforce executes it). */
@@ -151,13 +156,26 @@ export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilit
   return assessTarget(t.facts, { policy: s.spec, profile: s.profile, clb: t.clb, capabilities: s.capabilities, ...(s.ignoreSkipAnnotation ? { ignoreSkipAnnotation: true } : {}) });
 }
 
+/** Where the target's annotations are written and what they are now (writtenAnnotations, writableEnvoyProxy). */
+function viaOf(f: TargetFacts): Pick<TargetView, 'annotations' | 'envoyProxy'> {
+  const envoyProxy = writableEnvoyProxy(f);
+  return { annotations: writtenAnnotations(f), ...(envoyProxy ? { envoyProxy } : {}) };
+}
+
+/** A Gateway's L4 steps, their annotations written to its own EnvoyProxy; none without one (nothing can be written). */
+function throughEnvoyProxy(t: TargetView, steps: () => Step[]): Step[] {
+  const envoyProxy = t.envoyProxy;
+  if (!envoyProxy) return [];
+  return steps().map((s) => (s.kind === 'AnnotateTarget' && Object.keys(s.set).length > 0 ? { ...s, envoyProxy } : s));
+}
+
 function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot, releasing: ReadonlySet<string>): ManagedTarget {
   const vips = t.clb.state === 'Found' ? (t.clb.clb.vips ?? []) : [];
   const vipBound = vipStaysBound(s, t.facts, t.ownership?.originals?.loadBalancerId ?? t.facts.loadBalancerId, { vips, releasing });
   return {
     assessment,
     ...(vipBound ? { vipBound } : {}),
-    annotations: t.facts.annotations,
+    ...viaOf(t.facts),
     ...(t.ownership ? { ownership: t.ownership } : {}),
     ...(t.clb.state === 'Found' ? { clb: t.clb.clb } : {}),
     ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
@@ -173,7 +191,7 @@ function orphanOf(s: Snapshot, o: OrphanSnapshot, releasing: ReadonlySet<string>
   return {
     ...(vipBound ? { vipBound } : {}),
     target: { kind: f.kind, namespace: f.namespace, name: f.name },
-    annotations: f.annotations,
+    ...viaOf(f),
     ownership: o.ownership,
     ...(o.stale ? { stale: true } : {}),
     ...(f.loadBalancerId ? { loadBalancerId: f.loadBalancerId } : {}),

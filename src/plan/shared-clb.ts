@@ -70,7 +70,11 @@ export function otherBinders(s: Pick<Snapshot, 'shared'>, self: TargetFacts, loa
   if (!loadBalancerId) return [];
   const key = targetKey(self);
   const vips = new Set([...(self.loadBalancerIps ?? []), ...(c.vips ?? [])]);
-  return (s.shared.clbs.get(loadBalancerId) ?? []).filter((u) => targetKey(u.facts) !== key && !c.releasing?.has(targetKey(u.facts)) && bindsVip(u.facts, vips));
+  // A Gateway's own Service carries the prevent-loopback the Gateway's EnvoyProxy gives it: the Gateway's, not another's.
+  const own = self.kind === 'Gateway' ? `Gateway ${self.namespace}/${self.name}` : undefined;
+  return (s.shared.clbs.get(loadBalancerId) ?? []).filter(
+    (u) => targetKey(u.facts) !== key && !c.releasing?.has(targetKey(u.facts)) && bindsVip(u.facts, vips) && !(own && u.facts.kind === 'Service' && u.facts.generatedFor === own),
+  );
 }
 
 /** `namespace/name` of the ones in `namespace`, a count of the others: nothing of another namespace is named. */

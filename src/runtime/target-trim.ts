@@ -78,10 +78,21 @@ export function trimIngress(ing: V1Ingress): V1Ingress {
   return ing;
 }
 
-/** A Gateway: its metadata (as a Service's) and spec.gatewayClassName; listeners, addresses and status are not read. */
-export function trimGateway<G extends { metadata?: V1ObjectMeta; spec?: { gatewayClassName?: string }; status?: unknown }>(gw: G): G {
+/** A Gateway: its metadata (as a Service's), class and own EnvoyProxy's reference; listeners, addresses and status are not read. */
+export function trimGateway<G extends { metadata?: V1ObjectMeta; spec?: { gatewayClassName?: string; infrastructure?: { parametersRef?: unknown } }; status?: unknown }>(gw: G): G {
   trimMetadata(gw.metadata);
-  gw.spec = pick(gw.spec, ['gatewayClassName']) ?? {};
+  const ref = gw.spec?.infrastructure?.parametersRef;
+  gw.spec = { ...pick(gw.spec, ['gatewayClassName']), ...(ref ? { infrastructure: { parametersRef: ref } } : {}) };
   delete gw.status;
   return gw;
+}
+
+/** An EnvoyProxy: its provider's type and envoyService.annotations (what loopguard reads and writes), nothing else. */
+export function trimEnvoyProxy<E extends { metadata?: V1ObjectMeta; spec?: { provider?: { type?: string; kubernetes?: { envoyService?: { annotations?: Record<string, string> } } } }; status?: unknown }>(ep: E): E {
+  trimMetadata(ep.metadata);
+  const p = ep.spec?.provider;
+  const annotations = p?.kubernetes?.envoyService?.annotations;
+  ep.spec = { ...(p ? { provider: { ...(p.type ? { type: p.type } : {}), ...(annotations ? { kubernetes: { envoyService: { annotations } } } : {}) } } : {}) };
+  delete ep.status;
+  return ep;
 }

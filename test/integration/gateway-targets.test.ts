@@ -4,8 +4,13 @@
 // --envoy-gateway-namespace, as a user whose EG lives elsewhere would).
 //   - A policy in the Gateway's namespace with `targets: [Gateway]` diagnoses the Gateway through the Service EG
 //     generated for it (in EG's namespace) and that Service's CLB: AtRisk (IPVS, ETP Local), the message naming the
-//     Service; `kubectl describe lbp` shows it. In Enforce nothing is written: no listener, no annotation on the
-//     generated Service, the Gateway and the EnvoyProxy as they were (loopguard changes no Gateway yet).
+//     Service; `kubectl describe lbp` shows it. A Gateway with only its class's EnvoyProxy (shared with every Gateway
+//     of the class) is not changed in Enforce: no listener, no annotation on the generated Service, the Gateway and
+//     the EnvoyProxy as they were.
+//   - A Gateway with an EnvoyProxy of its own is mitigated in Enforce: its listeners switched to 100.64.0.0/10 through
+//     the CLB API, prevent-loopback set in its EnvoyProxy (and the user's keys there untouched), which EG copies onto
+//     its Service; never a write on the Service or the Gateway. Deleting the policy gives it all back: the key out of
+//     the EnvoyProxy (EG takes it off the Service), the sources back on the VIP, the record gone.
 //   - A policy in EG's namespace selecting Services skips the Service EG generated (the Gateway is the target).
 //   - A Gateway no controller serves has no Service: Pending.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -16,7 +21,8 @@ import { installCrds } from '../controlplane/crds.js';
 import { envoyGatewayTools, startEnvoyGateway, type EnvoyGatewayProcess } from '../support/envoy-gateway.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
-import { applyPolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
+import { applyPolicy, deletePolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
+import { findRecord } from '../support/records.js';
 
 const SUITE = 'test/integration/gateway-targets.test.ts';
 const tools = envoyGatewayTools(SUITE);
@@ -126,7 +132,7 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     const web = gatewayTarget(audited)!;
     expect(web.loadBalancerId).toBe(lb);
     expect(web.message).toMatch(new RegExp(`^Service ${egNs}/${svcName}: `));
-    expect(web.message).toContain('loopguard diagnoses Gateways but does not change them yet');
+    expect(web.message).toContain('loopguard changes a Gateway only through an EnvoyProxy of its own, and this one has none');
     expect(web.plan ?? []).toEqual([]);
     const orphan = reportedStatus(audited).targets.find((t) => t.name === 'orphan')!;
     expect(orphan.message).toBe(`Envoy Gateway has not generated a LoadBalancer Service for this Gateway (class nobody-${suffix}) in ${egNs} or this namespace yet; loopguard re-assesses when it appears`);
@@ -166,5 +172,63 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     ]);
     const svc = await core.readNamespacedService({ namespace: egNs, name: generated!.metadata!.name! });
     expect(svc.metadata?.annotations?.[PREVENT_LOOPBACK]).toBeUndefined();
+  });
+
+  it('mitigates a Gateway through its own EnvoyProxy, and gives everything back when the policy goes', async () => {
+    // The Gateway's own EnvoyProxy, merged over its class's (subnet, ETP Local), with a key of the user's.
+    await custom.createNamespacedCustomObject({
+      ...ENVOY_PROXIES,
+      namespace: appNs,
+      body: {
+        apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+        kind: 'EnvoyProxy',
+        metadata: { name: 'api-proxy' },
+        spec: { mergeType: 'StrategicMerge', provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: { 'example.com/team': 'api' } } } } },
+      },
+    });
+    await custom.createNamespacedCustomObject({
+      ...GATEWAY_API,
+      plural: 'gateways',
+      namespace: appNs,
+      body: {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'api', labels: { team: 'api' } },
+        spec: { gatewayClassName: className, infrastructure: { parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'api-proxy' } }, listeners: [{ name: 'http', protocol: 'HTTP', port: 8080 }] },
+      },
+    });
+    const apiService = () =>
+      core.listNamespacedService({ namespace: egNs, labelSelector: `gateway.envoyproxy.io/owning-gateway-name=api,gateway.envoyproxy.io/owning-gateway-namespace=${appNs}` }).then((l) => l.items[0]);
+    const svc = await waitFor('the Service of Gateway api with its CLB', async () => {
+      const s = await apiService();
+      return s?.metadata?.annotations?.[LB_ID] && s.metadata.annotations['example.com/team'] === 'api' && (s.status?.loadBalancer?.ingress?.length ?? 0) > 0 ? s : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 250, context: logs });
+    const lb = svc.metadata!.annotations![LB_ID]!;
+    const source = async () => (await tke!.emulator.admin.getLoadBalancer(lb)).Listeners.find((l) => l.Port === 8080)?.HealthCheck?.SourceIpType;
+    expect(await source()).toBe(0);
+    const apiProxy = async () => ((await custom.getNamespacedCustomObject({ ...ENVOY_PROXIES, namespace: appNs, name: 'api-proxy' })) as { spec: { provider: { kubernetes: { envoyService: { annotations?: Record<string, string> } } } } }).spec.provider.kubernetes.envoyService.annotations;
+    const gatewayBefore = (await custom.getNamespacedCustomObject({ ...GATEWAY_API, plural: 'gateways', namespace: appNs, name: 'api' })) as { metadata: { annotations?: Record<string, string> } };
+
+    await tke!.emulator.admin.markStats('api');
+    const ref: PolicyRef = { namespace: appNs, name: 'api' };
+    expect(await applyPolicy(policyManifest(ref, { mode: 'Enforce', targets: ['Gateway'], selector: { matchLabels: { team: 'api' } }, revertOnDelete: true }))).toMatchObject({ code: 0, stderr: '' });
+    const mitigated = await waitForPolicy(ref, 'Gateway api mitigated', (p) => reportedStatus(p).targets.some((t) => t.name === 'api' && t.verdict === 'Mitigated'), { context: logs, timeoutMs: 60_000 });
+    expect(reportedStatus(mitigated).targets.find((t) => t.name === 'api')).toMatchObject({ kind: 'Gateway', rootCause: 'LoopbackPrevented', loadBalancerId: lb });
+    expect(await source()).toBe(1);
+    expect(await apiProxy()).toEqual({ 'example.com/team': 'api', [PREVENT_LOOPBACK]: 'true' });
+    const after = await apiService();
+    expect(after?.metadata?.annotations?.[PREVENT_LOOPBACK]).toBe('true');
+    // Written by EG from the EnvoyProxy, never by loopguard; the Gateway untouched.
+    expect((after?.metadata?.managedFields ?? []).map((m) => m.manager)).not.toContain('loopguard');
+    expect(((await custom.getNamespacedCustomObject({ ...GATEWAY_API, plural: 'gateways', namespace: appNs, name: 'api' })) as typeof gatewayBefore).metadata.annotations).toEqual(gatewayBefore.metadata.annotations);
+    expect((await tke!.emulator.admin.statsSince('api')).byCaller['loopguard']?.ModifyListener?.OK).toBe(1);
+    const record = await findRecord('Gateway', appNs, 'api');
+    expect(record?.spec.originals).toMatchObject({ annotations: { [PREVENT_LOOPBACK]: null }, listeners: { [(await tke!.emulator.admin.getLoadBalancer(lb)).Listeners[0]!.ListenerId]: { sourceIpType: 0 } } });
+
+    await deletePolicy(ref, { context: logs, timeoutMs: 90_000 });
+    expect(await apiProxy()).toEqual({ 'example.com/team': 'api' });
+    expect(await source()).toBe(0);
+    expect(await findRecord('Gateway', appNs, 'api')).toBeUndefined();
+    await waitFor('EG took prevent-loopback off the Service', async () => ((await apiService())?.metadata?.annotations?.[PREVENT_LOOPBACK] === undefined ? true : undefined), { timeoutMs: 30_000, context: logs });
   });
 });

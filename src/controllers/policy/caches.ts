@@ -4,7 +4,7 @@ import type { ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import type { NamespaceFacts } from '../../model/namespace-coverage.js';
-import type { GatewayObject } from '../../model/target-facts.js';
+import type { EnvoyProxyObject, GatewayObject } from '../../model/target-facts.js';
 import type { ResilientInformer } from '../../runtime/informer.js';
 import type { PolicyCaches } from './deps.js';
 
@@ -17,6 +17,7 @@ export interface PolicyInformers {
   namespaces: ResilientInformer<V1Namespace>;
   tkeServiceConfigs: ResilientInformer<KubernetesObject>;
   gateways: ResilientInformer<KubernetesObject>;
+  envoyProxies: ResilientInformer<KubernetesObject>;
 }
 
 export function namespaceFacts(n: V1Namespace): NamespaceFacts {
@@ -31,6 +32,7 @@ export function informerCaches(i: PolicyInformers, ownNamespace: string, envoyGa
     services: (ns?) => i.services.list(ns),
     ingresses: (ns?) => i.ingresses.list(ns),
     gateways: (ns) => i.gateways.list(ns) as readonly GatewayObject[],
+    envoyProxies: (ns) => i.envoyProxies.list(ns) as readonly EnvoyProxyObject[],
     records: (ns?) => (i.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => ns === undefined || r.spec?.target?.namespace === ns),
     clusterPolicy: (name) => i.clusterPolicies.get(name) as unknown as ClusterLoopbackPolicy | undefined,
     clusterPolicies: () => i.clusterPolicies.list() as unknown as readonly ClusterLoopbackPolicy[],

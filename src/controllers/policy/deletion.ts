@@ -18,13 +18,13 @@ import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import type { ReleaseOutcome } from '../../model/status.js';
 import { lostRecordError } from '../../model/lost-record.js';
-import { ingressFacts, serviceFacts } from '../../model/target-facts.js';
+import { serviceFacts } from '../../model/target-facts.js';
 import { describeOwner, ownedBy, problemOf } from '../../model/record-registry.js';
 import { recordedFields } from '../../api/originals.js';
 import type { PolicyControllerOptions } from './deps.js';
 import type { PolicyRound, RoundResult } from './round.js';
 import type { PolicyPublisher } from './publish.js';
-import { orphansOf } from './targets.js';
+import { ClaimsIndex, orphansOf } from './targets.js';
 import { abandonCommand, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 
 /** `loopguard.dev/abandon: "true"` on a policy being deleted: release the finalizer without restoring anything. */
@@ -117,8 +117,10 @@ export class PolicyDeletion {
   private async revert(policy: PolicySubject, records: readonly LoopbackRecord[], signal: AbortSignal): Promise<{ run: RoundResult; facts: TargetFacts[] }> {
     // A cluster policy's targets are in the namespaces its records name (a namespace that left it included).
     const scope = new Set(policy.namespace !== undefined ? [policy.namespace] : records.map((r) => r.spec.target.namespace));
+    // Every target of those namespaces, as a round sees them (Services, Ingresses, Gateways with their Services).
+    const index = new ClaimsIndex(this.o.caches);
+    const facts = [...scope].flatMap((ns) => index.view(ns).candidates);
     const services = this.o.caches.services().map(serviceFacts);
-    const facts = [...services.filter((t) => scope.has(t.namespace)), ...[...scope].flatMap((ns) => this.o.caches.ingresses(ns).map(ingressFacts))];
     const orphans = orphansOf(records.filter((r) => !problemOf(r)), policy.owner, new Set(), facts);
     // Who else is on the released targets' CLBs (any namespace): a release never puts a source back on a VIP another
     // Service's prevent-loopback keeps bound (shared-clb.ts). Which policy manages them does not matter to a release.

@@ -1,7 +1,7 @@
 // What the policy controller, its rounds and the deletion are given (the informer caches they read, the observer,
 // the writers they report through) and what a round is asked. In a file of its own so that they import it without
 // importing each other.
-import type { GatewayObject } from '../../model/target-facts.js';
+import type { EnvoyProxyObject, GatewayObject } from '../../model/target-facts.js';
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import type { LoopbackPolicy, ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
@@ -41,6 +41,8 @@ export interface PolicyCaches {
   ingresses(namespace?: string): readonly V1Ingress[];
   /** The namespace's Gateways (none where the Gateway API is not served). */
   gateways(namespace: string): readonly GatewayObject[];
+  /** The namespace's EnvoyProxies (a Gateway's own is where loopguard writes its annotations). */
+  envoyProxies(namespace: string): readonly EnvoyProxyObject[];
   /** Envoy Gateway's namespace, where the Services of every namespace's Gateways are (absent: EG's default). */
   envoyGatewayNamespace?: string;
 }

@@ -96,7 +96,8 @@ export class ClaimsIndex {
     const eg = this.caches.envoyGatewayNamespace ?? ENVOY_GATEWAY_NAMESPACE;
     this.generated ??= this.caches.services(eg).map(serviceFacts);
     const candidates = namespace === eg ? this.generated : [...this.generated, ...services.map(serviceFacts)];
-    return gateways.map((g) => gatewayFacts(g, candidates, eg));
+    const local = { envoyProxies: this.caches.envoyProxies(namespace), gateways };
+    return gateways.map((g) => gatewayFacts(g, candidates, eg, local));
   }
 }
 

@@ -11,19 +11,27 @@ export const annotateTarget: StepEffect<AnnotateTargetStep> = {
     const { kind, namespace, name } = target;
     const object = await writer.get(kind, namespace, name);
     const self = { ...target, uid: object?.metadata?.uid };
+    // A Gateway's annotations are its EnvoyProxy's envoyService.annotations (docs/gateways.md §3): gone with it, they
+    // leave nothing to write.
+    const via = step.envoyProxy;
+    const holder = via && object ? await writer.envoyServiceAnnotations(namespace, via) : undefined;
+    const written = via ? (holder ? object : undefined) : object;
     // The budget for TKE's sync of the change (paceTkeSync), before anything is written: a wait that shutdown ends
     // leaves the record and the object as they were. An annotation already as asked changes nothing for TKE.
-    const annotations = object?.metadata?.annotations ?? {};
-    if (object && Object.entries(step.set).some(([k, v]) => (annotations[k] ?? null) !== v)) await paceTkeSync(deps, signal);
+    const annotations = (via ? holder : object?.metadata?.annotations) ?? {};
+    if (written && Object.entries(step.set).some(([k, v]) => (annotations[k] ?? null) !== v)) await paceTkeSync(deps, signal);
     // Originals before the change they belong to; a release's forgetting after the restore it records.
     if (step.originals) {
-      if (!object) return { status: 'gone' };
+      if (!written) return { status: 'gone' };
       await deps.records.update(self, owner, (current) => nonEmpty(mergeOriginals(withoutFields(current, step.forget ?? []), step.originals!)), { takeOver: !step.restore });
     }
-    if (object && Object.keys(step.set).length > 0) await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
+    if (written && Object.keys(step.set).length > 0) {
+      if (via) await writer.patchEnvoyServiceAnnotations(namespace, via, step.set);
+      else await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
+    }
     if (step.forget && !step.originals) await deps.records.update(self, owner, (current) => nonEmpty(withoutFields(current, step.forget ?? [])), { takeOver: false });
     // A target that is gone has nothing left to annotate or restore; a release goes on to forget its record.
-    return object || step.forget || step.restore ? DONE : { status: 'gone' };
+    return written || step.forget || step.restore ? DONE : { status: 'gone' };
   },
   event(step) {
     if (step.set[ServiceAnnotation.PreventLoopback] === 'true') return { type: 'Normal', reason: EventReason.PreventLoopbackAnnotated };

@@ -26,7 +26,7 @@ export type StepResult =
   | { status: 'failed'; error: TargetError };
 
 export interface EffectDeps {
-  writer: Pick<KubeWriter, 'get' | 'patchAnnotations' | 'patchConfig' | 'eventsOf'>;
+  writer: Pick<KubeWriter, 'get' | 'patchAnnotations' | 'envoyServiceAnnotations' | 'patchEnvoyServiceAnnotations' | 'patchConfig' | 'eventsOf'>;
   /** The ownership registry (LoopbackRecords). */
   records: Pick<RecordRegistry, 'update'>;
   clb: Pick<ClbClient, 'describeListeners' | 'modifyListenerHealthCheck' | 'modifyLoadBalancerPassToTarget' | 'reserve'>;

@@ -37,6 +37,7 @@ function caches(policy: LoopbackPolicy, cluster: ClusterLoopbackPolicy | Cluster
     services: (namespace) => (namespace === undefined || namespace === 'shop' ? [web] : []),
     ingresses: () => [],
     gateways: () => [],
+    envoyProxies: () => [],
   };
 }
 

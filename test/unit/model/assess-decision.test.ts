@@ -25,13 +25,17 @@ interface Row extends Omit<AssessRow, 'verdict' | 'rootCause'> {
   cause: { id: RootCauseId; [fact: string]: unknown };
 }
 
-/** Decided outside these functions: between policies (assessment.ts) and over a shared CLB or config (src/plan). */
-const DECIDED_ELSEWHERE: RootCauseId[] = ['PolicyConflict', 'PolicyPrecedence', 'PolicyHandover', 'SharedConfig', 'SharedClb'];
+/**
+ * Decided outside these functions: between policies (assessment.ts), over a shared CLB or config (src/plan), and for a
+ * Gateway before its Service is decided here (assess-gateway.ts, table-tested in assess-gateway.test.ts).
+ */
+const DECIDED_ELSEWHERE: RootCauseId[] = ['PolicyConflict', 'PolicyPrecedence', 'PolicyHandover', 'SharedConfig', 'SharedClb', 'GatewayServiceMissing', 'GatewayServiceAmbiguous', 'SharedEnvoyProxy'];
 
 const serviceRows: Row[] = [
   // --- one row per root cause
   { name: 'loopguard.dev/skip', annotations: { 'loopguard.dev/skip': 'true' }, cause: { id: 'SkipAnnotation' } },
   { name: 'TKE mode: skip', annotations: { 'service.cloud.tencent.com/mode': 'skip' }, cause: { id: 'TkeSyncSkipped', kind: 'Service' } },
+  { name: "Envoy Gateway's Service", svc: { generatedFor: 'Gateway shop/web' }, cause: { id: 'EnvoyGatewayService', generatedFor: 'Gateway shop/web' } },
   { name: 'ClusterIP', svc: { type: 'ClusterIP' }, cause: { id: 'NotLoadBalancerService', type: 'ClusterIP' } },
   { name: 'loadBalancerClass', svc: { loadBalancerClass: 'example.com/lb' }, cause: { id: 'NotTkeLoadBalancer', loadBalancerClass: 'example.com/lb' } },
   { name: 'no CLB id', annotations: { [SVC_ID]: '' }, cause: { id: 'ClbNotAssigned', idAnnotation: SVC_ID } },

@@ -1,12 +1,13 @@
 // A Gateway is diagnosed through the Service Envoy Gateway generated for it (docs/gateways.md §2, §5): the Service's
 // gates and L4 rules with the Gateway's own opt-out first, the CLB's owner checked against the Service (TKE made the
-// CLB for it), no plan (loopguard changes no Gateway yet), and a Service EG generated is never a target of its own.
+// CLB for it); a plan only through an EnvoyProxy that is the Gateway's alone (§4), and a Service EG generated is never
+// a target of its own.
 import { describe, expect, it } from '@jest/globals';
 import { assessTarget } from '../../../src/model/assessment.js';
 import type { GatewayFacts, GeneratedService, ServiceFacts } from '../../../src/model/facts.js';
 import { ROOT_CAUSES } from '../../../src/model/root-causes.js';
 import { gatewayFacts, serviceFacts } from '../../../src/model/target-facts.js';
-import { clb, context, l4Listener, service } from './fixtures.js';
+import { clb, context, l4Listener, service, short } from './fixtures.js';
 
 const EG_NS = 'envoy-gateway-system';
 const SVC_UID = 'uid-generated-svc';
@@ -15,7 +16,7 @@ const egLabels = { 'app.kubernetes.io/managed-by': 'envoy-gateway', 'gateway.env
 const generated = (extra: Partial<ServiceFacts> = {}, annotations: Record<string, string> = {}): ServiceFacts =>
   service({ namespace: EG_NS, name: 'envoy-shop-web-1a2b3c4d', uid: SVC_UID, labels: egLabels, externalTrafficPolicy: 'Local', generatedFor: 'Gateway shop/web', ...extra }, annotations);
 
-function gateway(svc: GeneratedService, annotations?: Record<string, string>): GatewayFacts {
+function gateway(svc: GeneratedService, annotations?: Record<string, string>, envoyProxy?: GatewayFacts['envoyProxy']): GatewayFacts {
   const facts = 'facts' in svc ? svc.facts : undefined;
   return {
     kind: 'Gateway',
@@ -25,6 +26,7 @@ function gateway(svc: GeneratedService, annotations?: Record<string, string>): G
     className: 'eg',
     service: svc,
     ...(annotations ? { annotations } : {}),
+    ...(envoyProxy ? { envoyProxy } : {}),
     ...(facts?.annotations?.['service.kubernetes.io/loadbalance-id'] ? { loadBalancerId: facts.annotations['service.kubernetes.io/loadbalance-id'] } : {}),
   };
 }
@@ -33,7 +35,8 @@ function gateway(svc: GeneratedService, annotations?: Record<string, string>): G
 const ownClb = (sourceIpType: 0 | 1 = 0) => clb({ tags: { 'tke-lb-serviceuuid': SVC_UID }, listeners: [l4Listener('lbl-tcp', 'TCP', 80, sourceIpType)] });
 
 describe('assessGateway', () => {
-  const rows: { name: string; gateway: GatewayFacts; clb?: ReturnType<typeof clb>; verdict: string; rootCause: string; message?: RegExp }[] = [
+  const own = { state: 'Own' as const, name: 'web-proxy', annotations: {} };
+  const rows: { name: string; gateway: GatewayFacts; clb?: ReturnType<typeof clb>; verdict: string; rootCause: string; message?: RegExp; changes?: string[] }[] = [
     { name: 'its own loopguard.dev/skip', gateway: gateway({ state: 'Own', facts: generated() }, { 'loopguard.dev/skip': 'true' }), verdict: 'Skipped', rootCause: 'SkipAnnotation' },
     { name: 'no Service from EG yet', gateway: gateway({ state: 'None', controllerNamespace: EG_NS }), verdict: 'Pending', rootCause: 'GatewayServiceMissing', message: /class eg.*envoy-gateway-system or this namespace/ },
     {
@@ -44,16 +47,40 @@ describe('assessGateway', () => {
       message: /envoy-gateway-system\/a, shop\/b.*changes nothing/,
     },
     {
-      name: 'at risk through its Service: said, not planned',
+      name: 'at risk, no EnvoyProxy of its own: said, not planned',
       gateway: gateway({ state: 'Own', facts: generated() }),
       clb: ownClb(),
       verdict: 'AtRisk',
       rootCause: 'PodSourceNotMasqueraded',
-      message: /^Service envoy-gateway-system\/envoy-shop-web-1a2b3c4d: .*does not change them yet.*EnvoyProxy/,
+      message: /^Service envoy-gateway-system\/envoy-shop-web-1a2b3c4d: .*only through an EnvoyProxy of its own, and this one has none/,
     },
     {
-      name: 'mergeGateways: the class Service, named as shared',
-      gateway: gateway({ state: 'Merged', facts: generated({ name: 'envoy-eg-5e6f7a8b' }) }),
+      name: 'at risk, its own EnvoyProxy: planned as a Service',
+      gateway: gateway({ state: 'Own', facts: generated() }, undefined, own),
+      clb: ownClb(),
+      verdict: 'AtRisk',
+      rootCause: 'PodSourceNotMasqueraded',
+      changes: ['src:lbl-tcp:0->1', 'annotate'],
+    },
+    {
+      name: 'its EnvoyProxy named by another Gateway too',
+      gateway: gateway({ state: 'Own', facts: generated() }, undefined, { state: 'Shared', name: 'web-proxy', with: ['api'] }),
+      clb: ownClb(),
+      verdict: 'Conflict',
+      rootCause: 'SharedEnvoyProxy',
+      message: /EnvoyProxy web-proxy is also the EnvoyProxy of Gateway\(s\) api/,
+    },
+    {
+      name: 'its EnvoyProxy missing',
+      gateway: gateway({ state: 'Own', facts: generated() }, undefined, { state: 'Missing', name: 'web-proxy' }),
+      clb: ownClb(),
+      verdict: 'AtRisk',
+      rootCause: 'PodSourceNotMasqueraded',
+      message: /EnvoyProxy web-proxy \(spec.infrastructure.parametersRef\) does not exist/,
+    },
+    {
+      name: 'mergeGateways: the class Service, named as shared, not planned even with an EnvoyProxy',
+      gateway: gateway({ state: 'Merged', facts: generated({ name: 'envoy-eg-5e6f7a8b' }) }, undefined, own),
       clb: ownClb(),
       verdict: 'AtRisk',
       rootCause: 'PodSourceNotMasqueraded',
@@ -81,8 +108,9 @@ describe('assessGateway', () => {
     expect({ verdict: a.verdict, rootCause: a.rootCause.id }).toEqual({ verdict: row.verdict, rootCause: row.rootCause });
     expect(ROOT_CAUSES[a.rootCause.id].verdict).toBe(a.verdict);
     expect(a.target).toEqual({ kind: 'Gateway', namespace: 'shop', name: 'web' });
-    // Nothing to change: loopguard does not write Gateways, their EnvoyProxies or their Services yet.
-    expect({ desired: a.desired, changes: a.changes }).toEqual({ desired: undefined, changes: [] });
+    // A plan only through the Gateway's own EnvoyProxy.
+    expect(a.changes.map(short)).toEqual(row.changes ?? []);
+    if (!row.changes) expect(a.desired).toBeUndefined();
     if (row.message) expect(a.rootCause.message).toMatch(row.message);
   });
 

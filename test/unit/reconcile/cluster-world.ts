@@ -27,6 +27,8 @@ export function clusterWorld() {
   const records = new Map<string, Originals>();
   const events: { type: string; reason: string; message: string; source: { component: string }; lastTimestamp: string }[] = [];
   const writes: string[] = [];
+  /** EnvoyProxies' envoyService.annotations, by name (a Gateway's annotations are written there). */
+  const envoyProxies = new Map<string, Record<string, string>>();
   const reserved: string[] = [];
   const refuseReserve: { error?: Error } = {};
   const capabilities = new LearnedCapabilities();
@@ -51,6 +53,17 @@ export function clusterWorld() {
           else o.metadata.annotations[k] = v as string;
         }
         return o as never;
+      },
+      envoyServiceAnnotations: async (_ns, name) => envoyProxies.get(name),
+      patchEnvoyServiceAnnotations: async (_ns, name, set) => {
+        const ep = envoyProxies.get(name);
+        if (!ep) return false;
+        for (const [k, v] of Object.entries(set)) {
+          if (v === null) delete ep[k];
+          else ep[k] = v;
+        }
+        writes.push(`envoyproxy ${name}`);
+        return true;
       },
       patchConfig: async (_ns, name, plan) => {
         const c = configs.get(name);

@@ -100,6 +100,7 @@ function harnessOf(names: readonly string[], perClb: number) {
       services: () => world.v1Services(),
       ingresses: () => [],
       gateways: () => [],
+      envoyProxies: () => [],
       clusterPolicy: (name: string) => clusters.get(name),
       clusterPolicies: () => [...clusters.values()],
       namespace: (name: string) => ({ name }),

@@ -1,0 +1,56 @@
+// A Gateway's plan is its Service's L4 plan with the annotation written to the Gateway's own EnvoyProxy
+// (docs/gateways.md §3, §5): the same order (originals, sources, prevent-loopback), the same release, and nothing at
+// all when no EnvoyProxy of its own can carry it.
+import { describe, expect, it } from '@jest/globals';
+import { assessTarget } from '../../../src/model/assessment.js';
+import type { GatewayFacts } from '../../../src/model/facts.js';
+import { PREVENT_LOOPBACK } from '../../../src/plan/l4.js';
+import { planOrphan, planTarget } from '../../../src/plan/policy-plan.js';
+import { describeStep } from '../../../src/plan/steps.js';
+import { clb, context, l4Listener, service } from '../model/fixtures.js';
+
+const OWNER = 'shop/gateways';
+const input = { owner: OWNER, rejected: { keepalive: false, range100_64: false }, now: new Date(0), graceMs: 10_000 };
+const svc = service({ namespace: 'envoy-gateway-system', name: 'envoy-shop-api-1', uid: 'uid-svc', externalTrafficPolicy: 'Local', generatedFor: 'Gateway shop/api' });
+const gateway: GatewayFacts = {
+  kind: 'Gateway',
+  namespace: 'shop',
+  name: 'api',
+  uid: 'uid-gw',
+  className: 'eg',
+  service: { state: 'Own', facts: svc },
+  envoyProxy: { state: 'Own', name: 'api-proxy', annotations: { 'example.com/team': 'api' } },
+  loadBalancerId: 'lb-abc',
+};
+const assessment = assessTarget(gateway, context({ clb: clb({ tags: { 'tke-lb-serviceuuid': 'uid-svc' }, listeners: [l4Listener('lbl-tcp', 'TCP', 80, 0)] }) }));
+
+describe('a Gateway planned through its own EnvoyProxy', () => {
+  it('switches its listeners, then sets prevent-loopback in the EnvoyProxy, recording the original there', () => {
+    const plan = planTarget(input, { assessment, annotations: { 'example.com/team': 'api' }, envoyProxy: 'api-proxy' });
+    expect(plan.layer).toBe('L4');
+    expect(plan.steps.map((s) => s.kind)).toEqual(['RecordOriginals', 'SetListenerHealthCheckSource', 'AnnotateTarget']);
+    const annotate = plan.steps[2]!;
+    expect(annotate).toMatchObject({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, envoyProxy: 'api-proxy', originals: { annotations: { [PREVENT_LOOPBACK]: null } } });
+    expect(describeStep(annotate)).toMatch(/^annotate service\.cloud\.tencent\.com\/prevent-loopback: "true" in EnvoyProxy api-proxy's envoyService\.annotations; /);
+  });
+
+  it('plans nothing without an EnvoyProxy loopguard may write', () => {
+    expect(planTarget(input, { assessment, annotations: undefined }).steps).toEqual([]);
+  });
+
+  it('releases through the EnvoyProxy: the key back to its original, the sources after kube-proxy lets the VIP go', () => {
+    const originals = { v: 1 as const, annotations: { [PREVENT_LOOPBACK]: null }, listeners: { 'lbl-tcp': { sourceIpType: 0 as const } }, loadBalancerId: 'lb-abc', applied: ['annotation:' + PREVENT_LOOPBACK] };
+    const release = planOrphan(input, {
+      target: { kind: 'Gateway', namespace: 'shop', name: 'api' },
+      annotations: { 'example.com/team': 'api', [PREVENT_LOOPBACK]: 'true' },
+      envoyProxy: 'api-proxy',
+      ownership: { owner: OWNER, originals },
+      loadBalancerId: 'lb-abc',
+    });
+    expect(release.steps.map((s) => [s.kind, 'envoyProxy' in s ? s.envoyProxy : undefined])).toEqual([
+      ['AnnotateTarget', 'api-proxy'],
+      ['AwaitTke', undefined],
+    ]);
+    expect(release.steps[0]).toMatchObject({ set: { [PREVENT_LOOPBACK]: null }, restore: true });
+  });
+});

@@ -35,7 +35,7 @@ export function accountReport(d: AccountDefault): AccountReport {
   } else if (d.source === 'Vip') {
     advice.push(
       `new listeners get the CLB VIP as health-check source (${seen(d.vip, '100.64.0.0/10')}), the default of accounts that used CLB before 2023-02-24 (${ACCOUNT_DEFAULT_SOURCE}); ` +
-        'Enforce switches the listeners of each at-risk Service it manages, one ModifyListener each',
+        'Enforce has the listeners of each at-risk Service it manages switched one by one (ModifyListener, by loopguard or by TKE on prevent-loopback)',
     );
   } else {
     const why =

@@ -1,12 +1,15 @@
 // `loopguard doctor` on the account's default health-check source (src/cli/account-advice.ts over
 // src/model/account-default.ts): the judgement it prints, the console's bulk switch where listeners still use the VIP,
 // and the note on a Service whose listeners already use 100.64 by default.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import type { V1Service } from '@kubernetes/client-node';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 import { renderMarkdown } from '../../../src/cli/output/markdown.js';
 import { renderTable } from '../../../src/cli/output/table.js';
 import { scanReport } from '../../../src/cli/scan.js';
+import { REPO_ROOT } from '../../controlplane/crds.js';
 import { clb, l4Listener, PROFILES } from '../model/fixtures.js';
 
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
@@ -55,6 +58,9 @@ describe('doctor: the account default health-check source', () => {
     expect(report.targets.find((t) => t.name === 'bound')?.advice.some((a) => a.includes('default'))).toBe(false);
     expect(text).toContain("  Note: health checks of its listeners already come from 100.64.0.0/10, the account's default");
     expect(renderMarkdown(report)).toContain('> account: new listeners get the 100.64.0.0/10 health-check source');
+    // docs/doctor.md's example shows these very lines.
+    const doc = readFileSync(join(REPO_ROOT, 'docs/doctor.md'), 'utf8');
+    for (const line of text.split('\n').filter((l) => l.startsWith('account: ') || l.includes('Note: health checks of its listeners'))) expect(doc).toContain(`\n${line}\n`);
   });
 
   it('the VIP on the listeners TKE created: an older account, and the console bulk switch with what it leaves', () => {

@@ -2,6 +2,7 @@
 // serviceFacts/ingressFacts), is assessed with the spec of the policy that manages it (or the defaults) and the CLB
 // as read, and gets the plan that policy's Enforce would carry out, from its LoopbackRecord and TkeServiceConfig:
 // the same inputs a policy round has, so the verdicts and plans are the ones Audit prints.
+// Across the targets: the account's default health-check source as their listeners show it (account-default.ts).
 import type { LoopbackRecord } from '../api/loopbackrecord.js';
 import { recordName } from '../api/loopbackrecord.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';

@@ -2,7 +2,8 @@
 // one is known to have switched since (docs/diagnosis.md §5 "The account's default health-check source"). Accounts
 // that started using CLB after 2023-02-24 get 100.64.0.0/10, older ones the VIP (tencent-cloud.md §9 #3). No API
 // reports an account's default, so the judgement rests on what TKE's listeners show: TKE leaves the source out when
-// it creates an L4 listener for a Service that does not ask for prevent-loopback, so the CLB gives it the default.
+// it creates an L4 listener for a Service that does not ask for prevent-loopback, so the CLB gives it the default
+// (an assumption: docs/diagnosis.md §5).
 //
 // A listener counts (is a witness) only where nothing but the account can have chosen its source:
 //  - an L4 listener serving a port of a LoadBalancer Service that TKE builds (no loadBalancerClass), on the Service's

@@ -7,6 +7,7 @@ import { profileProjection } from '../model/status.js';
 import { countVerdicts, SEVERITY } from '../model/verdict-counts.js';
 import type { Alternative } from '../model/topology.js';
 import { describeStep } from '../plan/steps.js';
+import type { AccountReport } from './account-advice.js';
 import type { Analysis } from './analysis.js';
 import { EXIT_OK, EXIT_RISK } from './errors.js';
 
@@ -69,6 +70,8 @@ export interface Report {
   notes: string[];
   /** `doctor`: how many at-risk targets no policy covers; absent when cluster policies could not be resolved. */
   uncovered?: number;
+  /** `doctor`: the account's default health-check source as its listeners show it, and what that means. */
+  account?: AccountReport;
   /** `doctor`: what the scan read and what it cost (CLB calls per action, at the per-action rate limit). */
   scan?: ScanFigures;
 }

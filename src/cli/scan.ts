@@ -2,6 +2,7 @@
 // serviceFacts/ingressFacts), is assessed with the spec of the policy that manages it (or the defaults) and the CLB
 // as read, and gets the plan that policy's Enforce would carry out, from its LoopbackRecord and TkeServiceConfig:
 // the same inputs a policy round has, so the verdicts and plans are the ones Audit prints.
+// Across the targets: the account's default health-check source as their listeners show it (account-default.ts).
 import type { LoopbackRecord } from '../api/loopbackrecord.js';
 import { recordName } from '../api/loopbackrecord.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
@@ -10,6 +11,8 @@ import { ingressFacts, serviceFacts } from '../model/target-facts.js';
 import { configLookupOf, configViewOf, sharedView } from '../plan/snapshot.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
 import { readRecord, type RecordOwnership } from '../model/record-registry.js';
+import { judgeAccountDefault } from '../model/account-default.js';
+import { accountReport, targetAccountNote } from './account-advice.js';
 import { analyzeTarget, NO_POLICY } from './analysis.js';
 import type { ClusterSnapshot } from './cluster-reads.js';
 import { choosePolicies, coverageResolved, DEFAULT_CHOICE, NO_CLUSTER_POLICIES, type ClusterPolicyInput } from './policy-spec.js';
@@ -46,10 +49,12 @@ export function scanReport(input: ScanInput): Report {
   // Targets no policy selects are planned as one default policy's (NO_POLICY), as analyzeTarget does.
   const shared = sharedView(targets, targets, (t) => choices.get(targetKey(t))?.owner ?? NO_POLICY);
   const configs = snapshot.tkeServiceConfigs ? configLookupOf(snapshot.tkeServiceConfigs) : undefined;
+  const clbOf = (facts: TargetFacts): ClbObservation => (facts.loadBalancerId ? (input.observations.get(facts.loadBalancerId) ?? { state: 'NotObserved' }) : { state: 'NotObserved' });
+  const account = judgeAccountDefault(targets.map((facts) => ({ facts, clb: clbOf(facts), recorded: records.has(recordName(facts)) })));
   const reports = targets.map((facts) => {
     const choice = choices.get(targetKey(facts)) ?? DEFAULT_CHOICE;
     const id = facts.loadBalancerId;
-    const clb: ClbObservation = id ? (input.observations.get(id) ?? { state: 'NotObserved' }) : { state: 'NotObserved' };
+    const clb = clbOf(facts);
     const observedAt = id ? input.observedAt.get(id) : undefined;
     const config = configs ? configViewOf(facts, configs) : undefined;
     const analysis = analyzeTarget({
@@ -69,8 +74,10 @@ export function scanReport(input: ScanInput): Report {
     });
     // Uncovered only when that is known: with cluster policies unresolved, one of them may cover it.
     const uncovered = resolved && !choice.owner && analysis.assessment.verdict === 'AtRisk';
-    return targetReport(analysis, { ...(choice.policy ? { policy: choice.policy } : {}), ...(uncovered ? { uncovered } : {}) });
+    const report = targetReport(analysis, { ...(choice.policy ? { policy: choice.policy } : {}), ...(uncovered ? { uncovered } : {}) });
+    const note = targetAccountNote(account, targetKey(facts));
+    return note ? { ...report, advice: [...report.advice, note] } : report;
   });
-  const report = buildReport('DoctorReport', input.profile, reports, notes, input.now);
+  const report = { ...buildReport('DoctorReport', input.profile, reports, notes, input.now), account: accountReport(account) };
   return resolved ? { ...report, uncovered: reports.filter((r) => r.uncovered).length } : report;
 }

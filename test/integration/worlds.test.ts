@@ -16,6 +16,9 @@
 // it annotates; a Service the user annotated gets TKE's grace period first); TKEFirst (annotate first, TKE
 // switches, loopguard only after the grace period) runs in the two worlds that decide it: the documented TKE (0
 // writes by loopguard) and the older TKE (loopguard writes every listener once the grace period is over).
+// In the account worlds that decide it, `loopguard doctor` runs before Enforce as a user runs it and prints what the
+// listeners TKE created say of the account (docs/doctor.md "The account's default health-check source"): since2023,
+// the 100.64 default and nothing for Enforce to switch on them; legacy, the VIP default and the console's bulk switch.
 //  Left out: switch off × all (a controller that overwrites every health-check field yet ignores prevent-loopback
 //  leaves the source settable only through a TkeServiceConfig l4Listeners declaration, which loopguard does not
 //  make for Services yet: it would correct TKE's overwrite on every drift check), and switch off × since2023 (the
@@ -24,7 +27,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { StatsSnapshot } from '../../sim/clb-emulator/admin-types.js';
 import type { SyncScope } from '../../sim/tke-simulator/index.js';
-import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
+import { runDoctor } from '../support/doctor.js';
+import { createNamespace, kubeConfig, kubeconfigPath, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, deletePolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
 import { findRecord } from '../support/records.js';
@@ -49,14 +53,16 @@ interface World {
   writes: { loopguard: number; tke: number };
   /** loopguard writes a listener TKE was asked to switch (the grace period ended): its Events say so. */
   lateWrites: boolean;
+  /** `loopguard doctor` runs before Enforce and must judge the account's default source so (web's 2 listeners). */
+  doctor?: 'Range100_64' | 'Vip';
 }
 
 const WORLDS: World[] = [
   // web: loopguard switches before it annotates; bound: TKE switched it on the user's annotation before loopguard came.
-  { name: 'documented TKE (switch, sync all, legacy account)', switchOnPreventLoopback: true, syncScope: 'all', account: 'legacy', sourceSwitch: 'Direct', writes: { loopguard: 2, tke: 0 }, lateWrites: false },
+  { name: 'documented TKE (switch, sync all, legacy account)', switchOnPreventLoopback: true, syncScope: 'all', account: 'legacy', sourceSwitch: 'Direct', writes: { loopguard: 2, tke: 0 }, lateWrites: false, doctor: 'Vip' },
   { name: 'switch, sync declared, legacy account', switchOnPreventLoopback: true, syncScope: 'declared', account: 'legacy', sourceSwitch: 'Direct', writes: { loopguard: 2, tke: 0 }, lateWrites: false },
-  { name: 'switch, sync all, account since 2023', switchOnPreventLoopback: true, syncScope: 'all', account: 'since2023', sourceSwitch: 'Direct', writes: { loopguard: 0, tke: 0 }, lateWrites: false },
-  { name: 'switch, sync declared, account since 2023', switchOnPreventLoopback: true, syncScope: 'declared', account: 'since2023', sourceSwitch: 'Direct', writes: { loopguard: 0, tke: 0 }, lateWrites: false },
+  { name: 'switch, sync all, account since 2023', switchOnPreventLoopback: true, syncScope: 'all', account: 'since2023', sourceSwitch: 'Direct', writes: { loopguard: 0, tke: 0 }, lateWrites: false, doctor: 'Range100_64' },
+  { name: 'switch, sync declared, account since 2023', switchOnPreventLoopback: true, syncScope: 'declared', account: 'since2023', sourceSwitch: 'Direct', writes: { loopguard: 0, tke: 0 }, lateWrites: false, doctor: 'Range100_64' },
   // bound: TKE does not answer the user's annotation; loopguard waits out the grace period, then writes.
   { name: 'older TKE (no switch, sync declared, legacy account)', switchOnPreventLoopback: false, syncScope: 'declared', account: 'legacy', sourceSwitch: 'Direct', writes: { loopguard: 4, tke: 0 }, lateWrites: true },
   // web: loopguard annotates, TKE switches.
@@ -81,6 +87,8 @@ describe.each(WORLDS)('loopguard in a TKE world: $name', (world) => {
       simulator: { switchHealthCheckSourceOnPreventLoopback: world.switchOnPreventLoopback, syncScope: world.syncScope },
       emulator: { capabilities: { account: world.account } },
       operator: { extraArgs: ['--drift-check-interval=2s', `--tke-grace-period=${GRACE_S}s`] },
+      // The doctor's reads on credentials of its own, apart from loopguard's and TKE's in the emulator's stats.
+      moreCallers: ['doctor'],
     });
   });
 
@@ -96,6 +104,32 @@ describe.each(WORLDS)('loopguard in a TKE world: $name', (world) => {
       out[name] = (await tke.emulator.admin.getLoadBalancer(id)).Listeners.map((l) => l.HealthCheck?.SourceIpType ?? 0);
     }
     return out;
+  }
+
+  /** `loopguard doctor -n ns` before Enforce: what web's listeners (TKE's, unannotated) say of the account. */
+  async function doctorSaysAccount(ns: string, source: 'Range100_64' | 'Vip'): Promise<void> {
+    const started = Date.now();
+    const run = await runDoctor(['-n', ns], { kubeconfig: kubeconfigPath(), emulator: tke.emulator, caller: 'doctor' });
+    figures.doctorMs = Date.now() - started;
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 1, stderr: '' });
+    const account = run.stdout.split('\n').filter((l) => l.startsWith('account: '));
+    figures.doctorAccount = account;
+    const witnesses = 'seen on 2 listeners that TKE created for Services that neither ask for prevent-loopback nor were changed by loopguard';
+    const bulk = 'the CLB console\'s Tools > "Verifying health check source IPs" checks the CLBs of a region and switches those health-checked from the VIP to 100.64.0.0/10 (https://www.tencentcloud.com/document/product/214/54823';
+    if (source === 'Range100_64') {
+      expect(account[0]).toContain(`account: new listeners get the 100.64.0.0/10 health-check source (${witnesses}, none on the VIP), the default of accounts new to CLB since 2023-02-24 (https://www.tencentcloud.com/document/product/214/53639)`);
+      expect(account[0]).toContain('Enforce has no health-check source to switch on those listeners');
+      expect(run.stdout).not.toContain(bulk);
+      // web's plan: the annotation alone, and its details say why.
+      expect(run.stdout).toContain(`Service ${ns}/web: AtRisk (PodSourceNotMasqueraded)`);
+      expect(run.stdout).toContain("  Note: health checks of its listeners already come from 100.64.0.0/10, the account's default for new listeners");
+      expect(run.stdout).not.toMatch(/set listener \S+ \(\w+:\d+\) of CLB/);
+    } else {
+      expect(account[0]).toContain(`account: new listeners get the CLB VIP as health-check source (${witnesses}, none on 100.64.0.0/10), the default of accounts that used CLB before 2023-02-24`);
+      expect(account[1]).toContain(`account: one-shot alternative for the existing listeners: ${bulk}`);
+      expect(run.stdout).not.toContain("the account's default for new listeners");
+    }
+    expect(account).toHaveLength(2);
   }
 
   it('Enforce converges with ≤ 1 write per listener, no write fight over 3 resyncs, and revert restores only what loopguard changed', async () => {
@@ -117,6 +151,7 @@ describe.each(WORLDS)('loopguard in a TKE world: $name', (world) => {
     await tke.simulator.resyncNow();
     const before = await sources(ns, names);
     figures.sourcesBefore = before;
+    if (world.doctor) await doctorSaysAccount(ns, world.doctor);
 
     await tke.emulator.admin.markStats('enforce');
     const ref: PolicyRef = { namespace: ns, name: 'p' };

@@ -37,6 +37,7 @@ function renderText(report: FleetReport, wide: boolean): string {
       [...report.clusters.map((c) => [c.cluster, c.status, ...numbers(c.rollup), rowNote(c)]), ['(fleet)', '', ...numbers(total), '']],
     ),
   );
+  for (const c of report.clusters) for (const n of c.report?.account?.advice ?? []) out.push(`account (${printable(c.cluster)}): ${printable(n)}`);
   for (const c of report.clusters) for (const n of c.report?.notes ?? []) out.push(`note (${printable(c.cluster)}): ${printable(n)}`);
   const targets = fleetTargets(report);
   if (targets.length > 0) {
@@ -54,6 +55,7 @@ function renderFleetMarkdown(report: FleetReport): string {
   out.push('| Cluster | Status | Targets | At risk | Mitigated | Uncovered | Profile / error |', '|---|---|---|---|---|---|---|');
   for (const c of report.clusters) out.push(`| ${code(c.cluster)} | ${c.status === 'Failed' ? '**Failed**' : 'Scanned'} | ${numbers(c.rollup).join(' | ')} | ${cell(rowNote(c))} |`);
   out.push(`| (fleet) | | ${numbers(fleetRollup(report)).join(' | ')} | |`, '');
+  for (const c of report.clusters) for (const n of c.report?.account?.advice ?? []) out.push(`> account (${cell(c.cluster)}): ${cell(n)}`, '');
   for (const c of report.clusters) for (const n of c.report?.notes ?? []) out.push(`> note (${cell(c.cluster)}): ${cell(n)}`, '');
   const targets = fleetTargets(report);
   if (targets.length > 0) {

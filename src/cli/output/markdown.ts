@@ -85,6 +85,7 @@ export function renderMarkdown(report: Report): string {
   const atRisk = report.counts.atRisk;
   const out = [`### ${title}: ${atRisk > 0 ? `${atRisk} target${atRisk === 1 ? '' : 's'} at risk of CLB loopback` : 'no CLB loopback risk'}`, ''];
   out.push(`${cell(profileLine(report.clusterProfile), 'text')}. ${cell(summaryLine(report), 'text')}.`, '');
+  for (const a of report.account?.advice ?? []) out.push(`> account: ${cell(a, 'text')}`, '');
   for (const n of report.notes) out.push(`> note: ${cell(n, 'text')}`, '');
   if (report.targets.length > 0) {
     const plan = report.kind === 'PlanReport';

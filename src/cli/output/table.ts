@@ -48,6 +48,7 @@ export function targetDetails(t: TargetReport): string[] {
 
 export function renderTable(report: Report, wide: boolean): string {
   const out: string[] = [profileLine(report.clusterProfile)];
+  for (const a of report.account?.advice ?? []) out.push(`account: ${printable(a)}`);
   for (const n of report.notes) out.push(`note: ${printable(n)}`);
   out.push('');
   if (report.targets.length > 0) {

@@ -23,7 +23,8 @@ const atRisk = (name: string, policy?: string) =>
   target({ name, verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded', loadBalancerId: `lb-${name}`, plan: ['switch the source'], ...(policy ? { policy } : { uncovered: true }) });
 
 const east = buildReport('DoctorReport', profile, [atRisk('orders'), atRisk('cart', 'LoopbackPolicy shop/audit'), target({ name: 'ok', verdict: 'Mitigated' }), target({})], [], new Date(0));
-const west = buildReport('DoctorReport', profile, [target({ name: 'calm' })], [], new Date(0));
+// west's doctor judged its account's default source (src/cli/account-advice.ts).
+const west = { ...buildReport('DoctorReport', profile, [target({ name: 'calm' })], [], new Date(0)), account: { source: 'Range100_64' as const, listeners: { range100_64: 2, vip: 0 }, advice: ['new listeners get the 100.64.0.0/10 health-check source'] } };
 const fleet: FleetReport = buildFleetReport(
   [
     { cluster: 'east', server: 'https://127.0.0.1:1', report: east },
@@ -67,6 +68,7 @@ describe('fleet formats', () => {
     expect(text).toMatch(/\neast\s+shop\s+Service\s+orders\s+lb-orders\s+AtRisk\s+PodSourceNotMasqueraded\s+1 step\s+UNCOVERED\n/);
     expect(text).toMatch(/\nwest\s+shop\s+Service\s+calm/);
     expect(text).toContain('[east] Service shop/orders: AtRisk');
+    expect(text.split('\n').filter((l) => l.startsWith('account ('))).toEqual(['account (west): new listeners get the 100.64.0.0/10 health-check source']);
     expect(text.trimEnd().split('\n').pop()).toBe('fleet: 3 clusters, 1 could not be scanned; 5 targets: 2 at risk, 1 mitigated, 2 not applicable; at risk in 1 of 2');
   });
 
@@ -84,6 +86,7 @@ describe('fleet formats', () => {
     expect(md).toMatch(/\| `east` \| `Service shop\/orders` \| lb-orders \| \*\*AtRisk\*\* \| .* \| \*\*uncovered\*\* \|\n/);
     expect(md).toMatch(/\| `east` \| `Service shop\/cart` \| .* \| `LoopbackPolicy shop\/audit` \|\n/);
     expect(md).toContain('<details><summary>east: <code>Service shop/orders</code>');
+    expect(md).toContain('> account (west): new listeners get the 100.64.0.0/10 health-check source');
     const evil = renderFleet(buildFleetReport([{ cluster: 'x', error: 'a | b <script>' }], new Date(0)), 'markdown', '0.1.0');
     expect(evil).toContain('a \\| b &lt;script&gt;');
   });

@@ -1,0 +1,85 @@
+// Pure: which health-check source the CLB account gives a new listener, judged from listeners TKE created that no
+// one is known to have switched since (docs/diagnosis.md §5 "The account's default health-check source"). Accounts
+// that started using CLB after 2023-02-24 get 100.64.0.0/10, older ones the VIP (tencent-cloud.md §9 #3). No API
+// reports an account's default, so the judgement rests on what TKE's listeners show: TKE leaves the source out when
+// it creates an L4 listener for a Service that does not ask for prevent-loopback, so the CLB gives it the default
+// (an assumption: docs/diagnosis.md §5).
+//
+// A listener counts (is a witness) only where nothing but the account can have chosen its source:
+//  - an L4 listener serving a port of a LoadBalancer Service that TKE builds (no loadBalancerClass), on the Service's
+//    own IPv4 CLB as the ownership check confirms it (an IPv6 CLB has no 100.64 source; a CLB the user brought with
+//    `tke-existed-lbid` may carry listeners the user made);
+//  - the Service does not ask for prevent-loopback (TKE switches its listeners to 100.64, §9 #1; whether an older TKE
+//    does is not known, so an annotated Service never counts) and attaches no TkeServiceConfig (one may declare the
+//    source, open question 2);
+//  - loopguard holds no LoopbackRecord of it and wrote none of its annotations (it changed, or is about to change,
+//    what TKE made).
+// What this cannot see: a source switched in the console or through the API (the console's bulk switch, 214/54823),
+// or by a prevent-loopback since removed. Such listeners look like the 100.64 default; the doctor says so.
+// The judgement needs MIN_WITNESSES listeners that agree; mixed sources are Unknown (some were switched, by whom is
+// not known).
+import { readBool, readString, ServiceAnnotation } from '../api/annotations.js';
+import { clbGate, isIpv6 } from './assess-common.js';
+import { matchServiceListeners } from './assess-service.js';
+import { sourceIpTypeOf } from './desired-state.js';
+import { targetKey, type ClbObservation, type TargetFacts } from './facts.js';
+import { boundLoadBalancerId } from './target-facts.js';
+
+export type AccountSource = 'Range100_64' | 'Vip' | 'Unknown';
+
+/** Fewer listeners than this that agree say nothing about the account. */
+export const MIN_WITNESSES = 2;
+
+export interface AccountEvidence {
+  facts: TargetFacts;
+  clb: ClbObservation;
+  /** loopguard holds a LoopbackRecord of the target. */
+  recorded: boolean;
+}
+
+export interface AccountDefault {
+  source: AccountSource;
+  /** Witness listeners (each counted once) on 100.64.0.0/10 and on the VIP. */
+  range100_64: number;
+  vip: number;
+  /** The targets (targetKey) whose listeners are witnesses, with the sources of their witnesses. */
+  witnesses: ReadonlyMap<string, readonly (0 | 1)[]>;
+}
+
+/** The sources of a target's witness listeners (by `lb/listenerId`), or none when the target cannot witness. */
+export function witnessListeners(e: AccountEvidence): Map<string, 0 | 1> {
+  const out = new Map<string, 0 | 1>();
+  const svc = e.facts;
+  if (svc.kind !== 'Service' || svc.type !== 'LoadBalancer' || svc.loadBalancerClass) return out;
+  if (e.recorded || Object.keys(svc.setByLoopguard ?? {}).length > 0) return out;
+  const a = svc.annotations;
+  const prevent = readBool(a, ServiceAnnotation.PreventLoopback);
+  // Only a clear "false" or no annotation: an unreadable value may still be read by TKE as a request.
+  if (!(prevent.kind === 'absent' || (prevent.kind === 'value' && !prevent.value))) return out;
+  for (const key of [ServiceAnnotation.TkeServiceConfig, ServiceAnnotation.TkeServiceConfigAuto, ServiceAnnotation.ExistingLoadBalancerId]) {
+    if (readString(a, key).kind !== 'absent') return out;
+  }
+  const lb = svc.loadBalancerId ?? boundLoadBalancerId(a, 'Service');
+  const gate = clbGate(svc, lb, ServiceAnnotation.LoadBalancerId, e.clb);
+  if ('cause' in gate || isIpv6(gate.clb)) return out;
+  for (const l of matchServiceListeners(svc, gate.clb).matched) {
+    out.set(`${gate.clb.loadBalancerId}/${l.listenerId}`, sourceIpTypeOf(l.healthCheck?.sourceIpType));
+  }
+  return out;
+}
+
+export function judgeAccountDefault(evidence: readonly AccountEvidence[]): AccountDefault {
+  const listeners = new Map<string, 0 | 1>();
+  const witnesses = new Map<string, (0 | 1)[]>();
+  for (const e of evidence) {
+    const own = witnessListeners(e);
+    if (own.size === 0) continue;
+    for (const [id, source] of own) listeners.set(id, source);
+    witnesses.set(targetKey(e.facts), [...own.values()]);
+  }
+  const sources = [...listeners.values()];
+  const range100_64 = sources.filter((s) => s === 1).length;
+  const vip = sources.length - range100_64;
+  const source: AccountSource = sources.length < MIN_WITNESSES || (range100_64 > 0 && vip > 0) ? 'Unknown' : range100_64 > 0 ? 'Range100_64' : 'Vip';
+  return { source, range100_64, vip, witnesses };
+}

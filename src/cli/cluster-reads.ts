@@ -21,7 +21,9 @@ import { TKE_SERVICE_CONFIG } from '../api/annotations.js';
 import { CLUSTER_PLURAL, type ClusterLoopbackPolicy } from '../api/clusterloopbackpolicy.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from '../api/loopbackpolicy.js';
 import { RECORD_PLURAL, type LoopbackRecord } from '../api/loopbackrecord.js';
+import { ENVOY_GATEWAY_NAMESPACE } from '../model/gateway-service.js';
 import type { NamespaceFacts } from '../model/namespace-coverage.js';
+import type { EnvoyProxyObject, GatewayObject } from '../model/target-facts.js';
 import { kubeErrorMessage, kubeStatus } from '../runtime/kube-errors.js';
 import { CliError } from './errors.js';
 
@@ -30,6 +32,8 @@ export interface ScanScope {
   namespace?: string;
   /** A label selector (-l), as kubectl takes it. */
   selector?: string;
+  /** Envoy Gateway's namespace, where the Services of Gateways are (docs/gateways.md §2). */
+  envoyGatewayNamespace?: string;
 }
 
 export interface TkeServiceConfigObject {
@@ -40,6 +44,8 @@ export interface TkeServiceConfigObject {
 export interface ClusterSnapshot {
   services: V1Service[];
   ingresses: V1Ingress[];
+  /** Gateways (none without the Gateway API), with what mapping them to their Services needs (docs/gateways.md). */
+  gateways?: GatewaySnapshot;
   daemonSet?: V1DaemonSet;
   configMap?: V1ConfigMap;
   /** undefined: they could not be read (L7 plans are then left out, as the operator does before its cache syncs). */
@@ -56,7 +62,42 @@ export interface ClusterSnapshot {
   notes: string[];
 }
 
+export interface GatewaySnapshot {
+  items: GatewayObject[];
+  /** The EnvoyProxies of the scanned namespaces (a Gateway's own is one of them). */
+  envoyProxies: EnvoyProxyObject[];
+  /** Envoy Gateway's namespace and its Services: where each Gateway's generated Service is. */
+  controllerNamespace: string;
+  generated: V1Service[];
+}
+
 const KUBE_PROXY = { namespace: 'kube-system', name: 'kube-proxy' };
+const GATEWAYS = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gateways' } as const;
+const ENVOY_PROXIES = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', plural: 'envoyproxies' } as const;
+
+/** Gateways in scope, and, when there are any, the EnvoyProxies of their namespaces and the Services EG generated. */
+async function readGateways(kc: KubeConfig, scope: ScanScope, notes: string[]): Promise<GatewaySnapshot | undefined> {
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  const ns = scope.namespace;
+  const selector = scope.selector ? { labelSelector: scope.selector } : {};
+  const list = async <T>(what: { group: string; version: string; plural: string }, labels = {}): Promise<T[]> =>
+    ((ns ? await custom.listNamespacedCustomObject({ ...what, namespace: ns, ...labels }) : await custom.listClusterCustomObject({ ...what, ...labels })) as { items?: T[] }).items ?? [];
+  // No Gateway API (404): no Gateway exists, which is a known answer.
+  const items = await optional<GatewayObject[]>('Gateways', 'Gateways are left out', () => list<GatewayObject>(GATEWAYS, selector), notes, []);
+  if (!items || items.length === 0) return undefined;
+  const controllerNamespace = scope.envoyGatewayNamespace ?? ENVOY_GATEWAY_NAMESPACE;
+  const envoyProxies = (await optional<EnvoyProxyObject[]>('EnvoyProxies', "Gateways are shown without their own EnvoyProxy: no plan", () => list<EnvoyProxyObject>(ENVOY_PROXIES), notes, [])) ?? [];
+  const generated =
+    (await optional(
+      `Services in ${controllerNamespace}`,
+      `Gateways whose Service Envoy Gateway keeps there are shown as without one (pass --envoy-gateway-namespace if Envoy Gateway runs elsewhere)`,
+      async () => (await core.listNamespacedService({ namespace: controllerNamespace })).items,
+      notes,
+      [],
+    )) ?? [];
+  return { items, envoyProxies, controllerNamespace, generated };
+}
 
 /** Why the API server could not be used at all, as one line with the fix. */
 function unreachable(what: string, server: string, err: unknown): CliError {
@@ -214,9 +255,11 @@ export async function readCluster(kc: KubeConfig, server: string, scope: ScanSco
           // -n on a namespace that does not exist: it has no targets either.
           [],
         );
+  const gateways = await readGateways(kc, scope, notes);
   return {
     services,
     ingresses,
+    ...(gateways ? { gateways } : {}),
     ...(daemonSet ? { daemonSet } : {}),
     ...(configMap ? { configMap } : {}),
     ...(tkeServiceConfigs ? { tkeServiceConfigs } : {}),

@@ -23,6 +23,8 @@ export interface DoctorOptions extends ProfileFlags {
   selector?: string;
   /** Where the probe's plan and reports are read (docs/probe.md §11.3); default loopguard-system. */
   loopguardNamespace?: string;
+  /** Envoy Gateway's namespace, where Gateways' Services are (docs/gateways.md §2); default envoy-gateway-system. */
+  envoyGatewayNamespace?: string;
   clb: ClbSettings;
   output: OutputFormat;
   progress: boolean;
@@ -66,6 +68,7 @@ export async function scanCluster(options: DoctorOptions, loaded: LoadedKubeconf
   const snapshot = await readCluster(loaded.kc, loaded.server, {
     ...(namespace ? { namespace } : {}),
     ...(options.selector ? { selector: options.selector } : {}),
+    ...(options.envoyGatewayNamespace ? { envoyGatewayNamespace: options.envoyGatewayNamespace } : {}),
   });
   const profile = profileFrom(snapshot, options);
   const ids = [...new Set(snapshotTargets(snapshot).flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])))];

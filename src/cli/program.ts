@@ -68,6 +68,7 @@ interface DoctorOpts extends ProfileOpts {
   context?: string[];
   allContexts?: boolean;
   loopguardNamespace: string;
+  envoyGatewayNamespace: string;
   region?: string;
   clbEndpoint?: string;
   clbProtocol: string;
@@ -99,7 +100,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
 
   const doctor = program
     .command('doctor')
-    .description('Scan the current kubeconfig\'s cluster: per Service and Ingress the verdict, root cause, the plan Enforce would carry out, and topology alternatives. Never writes.')
+    .description('Scan the current kubeconfig\'s cluster: per Service, Ingress and Gateway the verdict, root cause, the plan Enforce would carry out, and topology alternatives. Never writes.')
     .option('-n, --namespace <namespace>', "namespace to scan (default: the kubeconfig context's, else default)")
     .option('-A, --all-namespaces', 'scan every namespace')
     .option('-l, --selector <selector>', 'label selector, as kubectl takes it (e.g. app=web,tier!=batch)')
@@ -107,6 +108,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
     .addOption(new Option('--context <name>', 'kubeconfig context (default: the current context); repeat it to scan several clusters into one report with a cluster column').argParser(collect))
     .option('--all-contexts', "scan every context of the kubeconfig into one report (the fleet view)")
     .option('--loopguard-namespace <namespace>', "loopguard's namespace, where the probe agents' plan and reports are read", 'loopguard-system')
+    .option('--envoy-gateway-namespace <namespace>', "Envoy Gateway's namespace, where it generates each Gateway's Service", 'envoy-gateway-system')
     .addOption(operatorOption('region', 'region', 'Tencent Cloud region of the CLBs, e.g. ap-guangzhou'))
     .addOption(operatorOption('clbEndpoint', 'host[:port]', 'CLB API endpoint, e.g. the local emulator'))
     .addOption(operatorOption('clbProtocol', 'protocol').default('https'))
@@ -128,6 +130,7 @@ export function buildProgram(deps: CliDeps, setExit: (code: number) => void): Co
       allNamespaces: o.allNamespaces === true,
       ...(o.selector ? { selector: o.selector } : {}),
       loopguardNamespace: o.loopguardNamespace,
+      envoyGatewayNamespace: o.envoyGatewayNamespace,
       clb: {
         region: o.region,
         ...(o.clbEndpoint ? { endpoint: o.clbEndpoint } : {}),

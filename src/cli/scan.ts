@@ -7,7 +7,7 @@ import type { LoopbackRecord } from '../api/loopbackrecord.js';
 import { recordName } from '../api/loopbackrecord.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { targetKey, type ClbObservation, type TargetFacts } from '../model/facts.js';
-import { ingressFacts, serviceFacts } from '../model/target-facts.js';
+import { gatewayFacts, ingressFacts, serviceFacts } from '../model/target-facts.js';
 import { configLookupOf, configViewOf, sharedView } from '../plan/snapshot.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
 import { readRecord, type RecordOwnership } from '../model/record-registry.js';
@@ -20,16 +20,26 @@ import { buildReport, targetReport, type Report } from './report.js';
 
 export interface ScanInput {
   /** Without `clusterPolicies`: none (what a cluster without the ClusterLoopbackPolicy CRD has). */
-  snapshot: Pick<ClusterSnapshot, 'services' | 'ingresses' | 'tkeServiceConfigs' | 'records' | 'policies' | 'notes'> & Partial<Pick<ClusterSnapshot, 'clusterPolicies' | 'namespaces'>>;
+  snapshot: Pick<ClusterSnapshot, 'services' | 'ingresses' | 'tkeServiceConfigs' | 'records' | 'policies' | 'notes'> & Partial<Pick<ClusterSnapshot, 'clusterPolicies' | 'namespaces' | 'gateways'>>;
   profile: ClusterProfile;
   observations: ReadonlyMap<string, ClbObservation>;
   observedAt: ReadonlyMap<string, number>;
   now: Date;
 }
 
-/** The targets of a snapshot as the assessment's facts. */
-export function snapshotTargets(snapshot: Pick<ClusterSnapshot, 'services' | 'ingresses'>): TargetFacts[] {
-  return [...snapshot.services.map(serviceFacts), ...snapshot.ingresses.map(ingressFacts)];
+/** The targets of a snapshot as the assessment's facts; each Gateway with its Service as the operator finds it. */
+export function snapshotTargets(snapshot: Pick<ClusterSnapshot, 'services' | 'ingresses' | 'gateways'>): TargetFacts[] {
+  const services = snapshot.services.map(serviceFacts);
+  const g = snapshot.gateways;
+  const gateways = g
+    ? g.items.map((gw) => {
+        const ns = gw.metadata?.namespace;
+        const candidates = [...g.generated.map(serviceFacts), ...services.filter((s) => s.namespace === ns && s.namespace !== g.controllerNamespace)];
+        const local = { envoyProxies: g.envoyProxies.filter((e) => e.metadata?.namespace === ns), gateways: g.items.filter((o) => o.metadata?.namespace === ns) };
+        return gatewayFacts(gw, candidates, g.controllerNamespace, local);
+      })
+    : [];
+  return [...services, ...snapshot.ingresses.map(ingressFacts), ...gateways];
 }
 
 export function scanReport(input: ScanInput): Report {

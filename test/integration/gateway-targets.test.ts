@@ -23,6 +23,7 @@ import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, kubectl, 
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, deletePolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
 import { findRecord } from '../support/records.js';
+import { runDoctor } from '../support/doctor.js';
 
 const SUITE = 'test/integration/gateway-targets.test.ts';
 const tools = envoyGatewayTools(SUITE);
@@ -136,6 +137,17 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     expect(web.plan ?? []).toEqual([]);
     const orphan = reportedStatus(audited).targets.find((t) => t.name === 'orphan')!;
     expect(orphan.message).toBe(`Envoy Gateway has not generated a LoadBalancer Service for this Gateway (class nobody-${suffix}) in ${egNs} or this namespace yet; loopguard re-assesses when it appears`);
+
+    // The read-only doctor, as a user runs it, judges the Gateways as the operator does.
+    const doctor = await runDoctor(['-n', appNs, '-o', 'json', `--envoy-gateway-namespace=${egNs}`], { kubeconfig: kubeconfigPath(), emulator: tke!.emulator, caller: 'loopguard' });
+    expect(doctor.code).toBe(1); // a target at risk
+    const report = JSON.parse(doctor.stdout) as { targets: { kind: string; name: string; verdict: string; rootCause: string; message: string; plan: string[]; policy?: string }[] };
+    expect(report.targets.filter((t) => t.kind === 'Gateway').map((t) => ({ name: t.name, verdict: t.verdict, rootCause: t.rootCause, message: t.message, plan: t.plan, policy: t.policy }))).toEqual(
+      expect.arrayContaining([
+        { name: 'web', verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded', message: web.message, plan: [], policy: `LoopbackPolicy ${appNs}/gateways` },
+        { name: 'orphan', verdict: 'Pending', rootCause: 'GatewayServiceMissing', message: orphan.message, plan: [], policy: `LoopbackPolicy ${appNs}/gateways` },
+      ]),
+    );
 
     const described = await kubectl(['describe', 'lbp', ref.name, '-n', appNs]);
     expect(described.code).toBe(0);

@@ -28,7 +28,7 @@ import { HealthSignal } from './cloud/health-signal.js';
 import { DriftScheduler, fullIntervalMs } from './controllers/drift-signal.js';
 import { DRIFT_CHECKS_KEY, DriftChecks } from './controllers/drift-checks.js';
 import { targetKey } from './model/facts.js';
-import { boundLoadBalancerId, gatewayFacts, ownEnvoyProxyName, serviceFacts, type GatewayObject } from './model/target-facts.js';
+import { boundLoadBalancerId, classEnvoyProxy, gatewayFacts, ownEnvoyProxyName, serviceFacts, type GatewayClassObject, type GatewayObject } from './model/target-facts.js';
 import { namedClbs, ObservationUpkeep } from './controllers/observation-upkeep.js';
 import { informerCaches, namespaceFacts } from './controllers/policy/caches.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
@@ -48,7 +48,7 @@ import { isReportKey, NamespaceReports } from './controllers/policy/namespace-re
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent, type ListPage, type ResilientInformerOptions } from './runtime/informer.js';
-import { trimEnvoyProxy, trimGateway, trimIngress, trimService } from './runtime/target-trim.js';
+import { trimEnvoyProxy, trimGateway, trimGatewayClass, trimIngress, trimService } from './runtime/target-trim.js';
 import { EnvoyGatewayLabel, generatedFor } from './model/gateway-service.js';
 import { LeaderElector } from './runtime/leader-election.js';
 import type { Logger } from './runtime/logger.js';
@@ -70,11 +70,12 @@ const EVENT_FLUSH_MS = 2_000;
  * Caches that never block readiness or the start: the TkeServiceConfig CRD may be absent (no TKE ingress controller),
  * and the probe's reports only add evidence (an operator upgraded before its RBAC still runs).
  */
-const OPTIONAL_INFORMERS: ReadonlySet<string> = new Set(['tkeserviceconfigs', PROBE_REPORT_PLURAL, 'gateways', 'envoyproxies']);
+const OPTIONAL_INFORMERS: ReadonlySet<string> = new Set(['tkeserviceconfigs', PROBE_REPORT_PLURAL, 'gateways', 'envoyproxies', 'gatewayclasses']);
 
 /** Gateway API's Gateways and Envoy Gateway's EnvoyProxies (optional: only where their CRDs are installed; docs/gateways.md). */
 const GATEWAYS = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gateways' } as const;
 const ENVOY_PROXIES = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', plural: 'envoyproxies' } as const;
+const GATEWAY_CLASSES = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gatewayclasses' } as const;
 
 const KUBE_PROXY = { namespace: 'kube-system', fieldSelector: 'metadata.name=kube-proxy' };
 
@@ -116,6 +117,7 @@ export class Operator {
   private readonly tkeServiceConfigs: ResilientInformer<KubernetesObject>;
   private readonly gateways: ResilientInformer<KubernetesObject>;
   private readonly envoyProxies: ResilientInformer<KubernetesObject>;
+  private readonly gatewayClasses: ResilientInformer<KubernetesObject>;
   /** LoopbackRecords: loopguard's own bookkeeping (the registry's read side). */
   private readonly records: ResilientInformer<KubernetesObject>;
   private readonly queue: WorkQueue;
@@ -172,18 +174,44 @@ export class Operator {
       'gateways',
       `/apis/${GATEWAYS.group}/${GATEWAYS.version}/${GATEWAYS.plural}`,
       async (page) => (await custom.listClusterCustomObject({ ...GATEWAYS, ...page })) as KubernetesListObject<KubernetesObject>,
-      (g, type) => this.onGateway(g, type),
+      (g, type) => {
+        this.onGateway(g, type);
+        // Its class's EnvoyProxy reaches the Gateways of the class too: whether loopguard may change it depends on
+        // every one of them (plan/shared-config.ts).
+        const cls = (g as GatewayObject).spec?.gatewayClassName;
+        for (const o of this.gateways.list()) if (o !== g && (o as GatewayObject).spec?.gatewayClassName === cls) this.onGateway(o, 'update');
+      },
       { transform: trimGateway },
     );
-    // An EnvoyProxy's change concerns the Gateways of its namespace that name it as their own.
+    // An EnvoyProxy's change concerns the Gateways that name it as their own and those of the classes that name it.
     this.envoyProxies = make<KubernetesObject>(
       'envoyproxies',
       `/apis/${ENVOY_PROXIES.group}/${ENVOY_PROXIES.version}/${ENVOY_PROXIES.plural}`,
       async (page) => (await custom.listClusterCustomObject({ ...ENVOY_PROXIES, ...page })) as KubernetesListObject<KubernetesObject>,
       (ep) => {
-        for (const g of this.gateways.list(ep.metadata?.namespace)) if (ownEnvoyProxyName(g as GatewayObject) === ep.metadata?.name) this.onGateway(g, 'update');
+        const ns = ep.metadata?.namespace;
+        const name = ep.metadata?.name;
+        const names = (c: KubernetesObject) => {
+          const r = classEnvoyProxy(c as GatewayClassObject);
+          return r !== undefined && r.namespace === ns && r.name === name;
+        };
+        const classes = new Set(this.gatewayClasses.list().filter(names).map((c) => c.metadata?.name));
+        for (const g of this.gateways.list()) {
+          const gw = g as GatewayObject;
+          if ((gw.metadata?.namespace === ns && ownEnvoyProxyName(gw) === name) || classes.has(gw.spec?.gatewayClassName)) this.onGateway(g, 'update');
+        }
       },
       { transform: trimEnvoyProxy },
+    );
+    // A GatewayClass's EnvoyProxy is in force for every Gateway of the class that has none of its own.
+    this.gatewayClasses = make<KubernetesObject>(
+      'gatewayclasses',
+      `/apis/${GATEWAY_CLASSES.group}/${GATEWAY_CLASSES.version}/${GATEWAY_CLASSES.plural}`,
+      async (page) => (await custom.listClusterCustomObject({ ...GATEWAY_CLASSES, ...page })) as KubernetesListObject<KubernetesObject>,
+      (c) => {
+        for (const g of this.gateways.list()) if ((g as GatewayObject).spec?.gatewayClassName === c.metadata?.name) this.onGateway(g, 'update');
+      },
+      { transform: trimGatewayClass },
     );
     this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', (page) => net.listIngressForAllNamespaces(page), byTarget('Ingress'), { transform: trimIngress, keepOwnManagedFields: true });
     this.policies = make<KubernetesObject>(
@@ -287,7 +315,7 @@ export class Operator {
     // loopguard's own namespace (config.ts: the pod's, or --namespace), which a cluster policy leaves out by default.
     const ownNamespace = config.namespace;
     const caches = informerCaches(
-      { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs, gateways: this.gateways, envoyProxies: this.envoyProxies },
+      { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs, gateways: this.gateways, envoyProxies: this.envoyProxies, gatewayClasses: this.gatewayClasses },
       ownNamespace,
       config.envoyGatewayNamespace,
     );

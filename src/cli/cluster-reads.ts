@@ -23,7 +23,7 @@ import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from '../api/loopbackpoli
 import { RECORD_PLURAL, type LoopbackRecord } from '../api/loopbackrecord.js';
 import { ENVOY_GATEWAY_NAMESPACE } from '../model/gateway-service.js';
 import type { NamespaceFacts } from '../model/namespace-coverage.js';
-import type { EnvoyProxyObject, GatewayObject } from '../model/target-facts.js';
+import type { EnvoyProxyObject, GatewayClassObject, GatewayObject } from '../model/target-facts.js';
 import { kubeErrorMessage, kubeStatus } from '../runtime/kube-errors.js';
 import { CliError } from './errors.js';
 
@@ -64,8 +64,9 @@ export interface ClusterSnapshot {
 
 export interface GatewaySnapshot {
   items: GatewayObject[];
-  /** The EnvoyProxies of the scanned namespaces (a Gateway's own is one of them). */
+  /** The EnvoyProxies readable (every namespace's if allowed, else the scanned one's) and the GatewayClasses. */
   envoyProxies: EnvoyProxyObject[];
+  classes: GatewayClassObject[];
   /** Envoy Gateway's namespace and its Services: where each Gateway's generated Service is. */
   controllerNamespace: string;
   generated: V1Service[];
@@ -74,6 +75,7 @@ export interface GatewaySnapshot {
 const KUBE_PROXY = { namespace: 'kube-system', name: 'kube-proxy' };
 const GATEWAYS = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gateways' } as const;
 const ENVOY_PROXIES = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', plural: 'envoyproxies' } as const;
+const GATEWAY_CLASSES = { group: 'gateway.networking.k8s.io', version: 'v1', plural: 'gatewayclasses' } as const;
 
 /** Gateways in scope, and, when there are any, the EnvoyProxies of their namespaces and the Services EG generated. */
 async function readGateways(kc: KubeConfig, scope: ScanScope, notes: string[]): Promise<GatewaySnapshot | undefined> {
@@ -87,7 +89,11 @@ async function readGateways(kc: KubeConfig, scope: ScanScope, notes: string[]): 
   const items = await optional<GatewayObject[]>('Gateways', 'Gateways are left out', () => list<GatewayObject>(GATEWAYS, selector), notes, []);
   if (!items || items.length === 0) return undefined;
   const controllerNamespace = scope.envoyGatewayNamespace ?? ENVOY_GATEWAY_NAMESPACE;
-  const envoyProxies = (await optional<EnvoyProxyObject[]>('EnvoyProxies', "Gateways are shown without their own EnvoyProxy: no plan", () => list<EnvoyProxyObject>(ENVOY_PROXIES), notes, [])) ?? [];
+  // A class's EnvoyProxy is usually in Envoy Gateway's namespace: every namespace's are read where that is allowed.
+  const everywhere = async () => ((await custom.listClusterCustomObject(ENVOY_PROXIES)) as { items?: EnvoyProxyObject[] }).items ?? [];
+  const envoyProxies =
+    (await optional<EnvoyProxyObject[]>('EnvoyProxies', 'Gateways whose EnvoyProxy could not be read get no plan', () => everywhere().catch((err) => (ns ? list<EnvoyProxyObject>(ENVOY_PROXIES) : Promise.reject(err))), notes, [])) ?? [];
+  const classes = (await optional<GatewayClassObject[]>('GatewayClasses', "Gateways are shown without their class's EnvoyProxy", async () => ((await custom.listClusterCustomObject(GATEWAY_CLASSES)) as { items?: GatewayClassObject[] }).items ?? [], notes, [])) ?? [];
   const generated =
     (await optional(
       `Services in ${controllerNamespace}`,
@@ -96,7 +102,7 @@ async function readGateways(kc: KubeConfig, scope: ScanScope, notes: string[]): 
       notes,
       [],
     )) ?? [];
-  return { items, envoyProxies, controllerNamespace, generated };
+  return { items, envoyProxies, classes, controllerNamespace, generated };
 }
 
 /** Why the API server could not be used at all, as one line with the fix. */

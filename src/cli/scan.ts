@@ -7,7 +7,7 @@ import type { LoopbackRecord } from '../api/loopbackrecord.js';
 import { recordName } from '../api/loopbackrecord.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { targetKey, type ClbObservation, type TargetFacts } from '../model/facts.js';
-import { gatewayFacts, ingressFacts, serviceFacts } from '../model/target-facts.js';
+import { gatewayFacts, ingressFacts, serviceFacts, type EnvoyProxyLookup } from '../model/target-facts.js';
 import { configLookupOf, configViewOf, sharedView } from '../plan/snapshot.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
 import { readRecord, type RecordOwnership } from '../model/record-registry.js';
@@ -31,12 +31,15 @@ export interface ScanInput {
 export function snapshotTargets(snapshot: Pick<ClusterSnapshot, 'services' | 'ingresses' | 'gateways'>): TargetFacts[] {
   const services = snapshot.services.map(serviceFacts);
   const g = snapshot.gateways;
+  const lookup: EnvoyProxyLookup = {
+    envoyProxy: (ns, name) => g?.envoyProxies.find((e) => e.metadata?.namespace === ns && e.metadata.name === name),
+    gatewayClass: (name) => g?.classes.find((c) => c.metadata?.name === name),
+  };
   const gateways = g
     ? g.items.map((gw) => {
         const ns = gw.metadata?.namespace;
         const candidates = [...g.generated.map(serviceFacts), ...services.filter((s) => s.namespace === ns && s.namespace !== g.controllerNamespace)];
-        const local = { envoyProxies: g.envoyProxies.filter((e) => e.metadata?.namespace === ns), gateways: g.items.filter((o) => o.metadata?.namespace === ns) };
-        return gatewayFacts(gw, candidates, g.controllerNamespace, local);
+        return gatewayFacts(gw, candidates, g.controllerNamespace, lookup);
       })
     : [];
   return [...services, ...snapshot.ingresses.map(ingressFacts), ...gateways];

@@ -16,8 +16,6 @@ export type GateCause =
   /** `namespace`: EG's, where it generates the Service by default. */
   | { id: 'GatewayServiceMissing'; className: string; namespace: string }
   | { id: 'GatewayServiceAmbiguous'; services: readonly string[] }
-  /** The Gateway's own EnvoyProxy is named by other Gateways of its namespace too (`with`). */
-  | { id: 'SharedEnvoyProxy'; envoyProxy: string; with: readonly string[] }
   | { id: 'NotTkeLoadBalancer'; loadBalancerClass: string }
   | { id: 'NotClbIngress'; ingressClass: string }
   | { id: 'ClbNotAssigned'; idAnnotation: string }

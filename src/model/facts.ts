@@ -80,19 +80,28 @@ export interface GatewayFacts extends TargetRef, BoundClb {
   /** spec.gatewayClassName */
   className: string;
   service: GeneratedService;
-  /** The Gateway's own EnvoyProxy (spec.infrastructure.parametersRef), the one loopguard may change (docs/gateways.md §4). */
+  /**
+   * The EnvoyProxy that gives the Gateway's Service its annotations, the one loopguard would change (docs/gateways.md
+   * §4): the Gateway's own, else its class's; absent: neither names one (EG's defaults).
+   */
   envoyProxy?: GatewayEnvoyProxy;
+  /** Its class's EnvoyProxy when it has one of its own too: EG may merge the two (mergeType), so both reach its Service. */
+  classEnvoyProxy?: EnvoyProxyRef;
 }
 
-/** A Gateway's own EnvoyProxy, in its namespace, as loopguard finds it. */
-export type GatewayEnvoyProxy =
+/** The EnvoyProxy in force for a Gateway, as loopguard finds it. Whoever else it is in force for: plan/shared-config.ts. */
+export type GatewayEnvoyProxy = {
+  /** The Gateway's own (spec.infrastructure.parametersRef, in its namespace), or its class's (GatewayClass spec.parametersRef). */
+  level: 'Gateway' | 'Class';
+  namespace: string;
+  name: string;
+} & (
   /** `annotations`: its spec.provider.kubernetes.envoyService.annotations, what EG copies onto the Gateway's Service. */
-  | { state: 'Own'; name: string; annotations: Record<string, string> }
-  | { state: 'Missing'; name: string }
-  /** Other Gateways name it too (`with`): a change reaches their Services. */
-  | { state: 'Shared'; name: string; with: string[] }
+  | { state: 'Found'; annotations: Record<string, string> }
+  | { state: 'Missing' }
   /** Its provider is not Kubernetes: it has no envoyService to annotate. */
-  | { state: 'NotKubernetes'; name: string };
+  | { state: 'NotKubernetes' }
+);
 
 /** The Service EG generated for a Gateway (model/gateway-service.ts), as facts. */
 export type GeneratedService =
@@ -200,12 +209,32 @@ export interface AccountCapabilities {
  */
 export function writtenAnnotations(t: TargetFacts): Readonly<Record<string, string>> | undefined {
   if (t.kind !== 'Gateway') return t.annotations;
-  return t.envoyProxy?.state === 'Own' ? t.envoyProxy.annotations : undefined;
+  return t.envoyProxy?.state === 'Found' ? t.envoyProxy.annotations : undefined;
 }
 
-/** The EnvoyProxy loopguard writes a Gateway's annotations to (its own, when it may); undefined for other kinds. */
-export function writableEnvoyProxy(t: TargetFacts): string | undefined {
-  return t.kind === 'Gateway' && t.envoyProxy?.state === 'Own' && t.service.state === 'Own' ? t.envoyProxy.name : undefined;
+/** An EnvoyProxy, by namespace and name. */
+export interface EnvoyProxyRef {
+  namespace: string;
+  name: string;
+}
+
+/** The key of an EnvoyProxy among shared objects (plan/snapshot.ts SharedView.configs; a TkeServiceConfig's is `ns/name`). */
+export function envoyProxyKey(ref: EnvoyProxyRef): string {
+  return ['EnvoyProxy', ref.namespace, ref.name].join('/');
+}
+
+/** Every EnvoyProxy whose annotations reach a Gateway's Service: the one in force, and its class's beside its own. */
+export function envoyProxiesOf(t: GatewayFacts): EnvoyProxyRef[] {
+  return [...(t.envoyProxy ? [t.envoyProxy] : []), ...(t.classEnvoyProxy ? [t.classEnvoyProxy] : [])];
+}
+
+/**
+ * The EnvoyProxy a Gateway's annotations would be written to: the one in force for it, found, with a Kubernetes
+ * provider, the Gateway having a Service of its own (under mergeGateways none is changed). Whether its other Gateways
+ * let loopguard change it is the plan's rule (plan/shared-config.ts). Undefined for other kinds.
+ */
+export function writableEnvoyProxy(t: TargetFacts): EnvoyProxyRef | undefined {
+  return t.kind === 'Gateway' && t.envoyProxy?.state === 'Found' && t.service.state === 'Own' ? { namespace: t.envoyProxy.namespace, name: t.envoyProxy.name } : undefined;
 }
 
 /** The annotations loopguard's field manager wrote on the target; a Gateway it never annotates. */

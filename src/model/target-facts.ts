@@ -25,17 +25,38 @@ export function ownEnvoyProxyName(gw: GatewayObject): string | undefined {
   return ref?.group === 'gateway.envoyproxy.io' && ref.kind === 'EnvoyProxy' && ref.name ? ref.name : undefined;
 }
 
-/** The Gateway's own EnvoyProxy among its namespace's (`local`), and whether other Gateways there name it too. */
-function envoyProxyOf(gw: GatewayObject, local: { envoyProxies: readonly EnvoyProxyObject[]; gateways: readonly GatewayObject[] }): GatewayEnvoyProxy | undefined {
-  const name = ownEnvoyProxyName(gw);
-  if (!name) return undefined;
-  const others = local.gateways.filter((g) => g.metadata?.name !== gw.metadata?.name && ownEnvoyProxyName(g) === name).map((g) => g.metadata?.name ?? '');
-  if (others.length > 0) return { state: 'Shared', name, with: others.sort() };
-  const ep = local.envoyProxies.find((e) => e.metadata?.name === name);
-  if (!ep) return { state: 'Missing', name };
+/** A gateway.networking.k8s.io/v1 GatewayClass, as far as loopguard reads it (its EnvoyProxy). */
+export interface GatewayClassObject {
+  metadata?: { name?: string };
+  spec?: { parametersRef?: { group?: string; kind?: string; name?: string; namespace?: string } };
+}
+
+/** The EnvoyProxy a GatewayClass names (spec.parametersRef), if it names one. */
+export function classEnvoyProxy(c: GatewayClassObject | undefined): { namespace: string; name: string } | undefined {
+  const ref = c?.spec?.parametersRef;
+  return ref?.group === 'gateway.envoyproxy.io' && ref.kind === 'EnvoyProxy' && ref.name && ref.namespace ? { namespace: ref.namespace, name: ref.name } : undefined;
+}
+
+/** Where a Gateway's EnvoyProxies are looked up: EnvoyProxies by namespace and name, GatewayClasses by name. */
+export interface EnvoyProxyLookup {
+  envoyProxy(namespace: string, name: string): EnvoyProxyObject | undefined;
+  gatewayClass(name: string): GatewayClassObject | undefined;
+}
+
+export const NO_ENVOY_PROXIES: EnvoyProxyLookup = { envoyProxy: () => undefined, gatewayClass: () => undefined };
+
+/** The EnvoyProxy in force for the Gateway: its own (in its namespace), else its class's; undefined: neither names one. */
+export function envoyProxyOf(gw: GatewayObject, lookup: EnvoyProxyLookup): GatewayEnvoyProxy | undefined {
+  const own = ownEnvoyProxyName(gw);
+  const ref = own ? { level: 'Gateway' as const, namespace: gw.metadata?.namespace ?? '', name: own } : undefined;
+  const cls = classEnvoyProxy(lookup.gatewayClass(gw.spec?.gatewayClassName ?? ''));
+  const at = ref ?? (cls ? { level: 'Class' as const, ...cls } : undefined);
+  if (!at) return undefined;
+  const ep = lookup.envoyProxy(at.namespace, at.name);
+  if (!ep) return { ...at, state: 'Missing' };
   const type = ep.spec?.provider?.type;
-  if (type !== undefined && type !== 'Kubernetes') return { state: 'NotKubernetes', name };
-  return { state: 'Own', name, annotations: { ...ep.spec?.provider?.kubernetes?.envoyService?.annotations } };
+  if (type !== undefined && type !== 'Kubernetes') return { ...at, state: 'NotKubernetes' };
+  return { ...at, state: 'Found', annotations: { ...ep.spec?.provider?.kubernetes?.envoyService?.annotations } };
 }
 
 /** The CLB id TKE wrote on the target, trimmed; undefined when absent or blank. */
@@ -92,8 +113,8 @@ export function gatewayFacts(
   gw: GatewayObject,
   services: readonly ServiceFacts[],
   controllerNamespace = ENVOY_GATEWAY_NAMESPACE,
-  /** The Gateway's namespace's EnvoyProxies and Gateways (for its own EnvoyProxy). */
-  local: { envoyProxies: readonly EnvoyProxyObject[]; gateways: readonly GatewayObject[] } = { envoyProxies: [], gateways: [] },
+  /** Its EnvoyProxy and its class's (envoyProxyOf). */
+  lookup: EnvoyProxyLookup = NO_ENVOY_PROXIES,
 ): GatewayFacts {
   const md = gw.metadata ?? {};
   const ref = { namespace: md.namespace ?? '', name: md.name ?? '', className: gw.spec?.gatewayClassName ?? '' };
@@ -106,7 +127,8 @@ export function gatewayFacts(
         : { state: 'None', controllerNamespace };
   const created = isoTime(md.creationTimestamp);
   const svc = 'facts' in service ? service.facts : undefined;
-  const envoyProxy = envoyProxyOf(gw, local);
+  const envoyProxy = envoyProxyOf(gw, lookup);
+  const cls = envoyProxy?.level === 'Gateway' ? classEnvoyProxy(lookup.gatewayClass(ref.className)) : undefined;
   return {
     kind: 'Gateway',
     namespace: ref.namespace,
@@ -118,6 +140,7 @@ export function gatewayFacts(
     className: ref.className,
     service,
     ...(envoyProxy ? { envoyProxy } : {}),
+    ...(cls ? { classEnvoyProxy: cls } : {}),
     ...(svc?.loadBalancerId ? { loadBalancerId: svc.loadBalancerId } : {}),
     ...(svc?.loadBalancerIps ? { loadBalancerIps: svc.loadBalancerIps } : {}),
   };

@@ -2,7 +2,7 @@
 // the policy wants; for every target it changed but no longer manages (deselected, skipped, taken by another
 // policy, policy deleted), the steps that give its originals back. Audit prints this plan; Enforce executes
 // exactly it (src/mitigation/executor.ts), so the two can never disagree.
-import { setByLoopguardOf, writableEnvoyProxy, writtenAnnotations, type TargetFacts } from '../model/facts.js';
+import { setByLoopguardOf, writableEnvoyProxy, writtenAnnotations, type EnvoyProxyRef, type TargetFacts } from '../model/facts.js';
 import { ServiceAnnotation, type Annotations } from '../api/annotations.js';
 import { assessTarget, type Assessment } from '../model/assessment.js';
 import { lostRecordError } from '../model/lost-record.js';
@@ -32,8 +32,8 @@ export interface TargetView {
   setByLoopguard?: Readonly<Record<string, string>>;
   /** Another Service on the CLB keeps the VIP bound: a release leaves sources on 100.64.0.0/10 (shared-clb.ts). */
   vipBound?: string;
-  /** A Gateway's own EnvoyProxy, where its annotations are written (`annotations` are that EnvoyProxy's). */
-  envoyProxy?: string;
+  /** A Gateway's EnvoyProxy, where its annotations are written (`annotations` are that EnvoyProxy's). */
+  envoyProxy?: EnvoyProxyRef;
 }
 
 export interface ManagedTarget extends TargetView {

@@ -1,12 +1,16 @@
-// Pure: the rule for a TkeServiceConfig that governs several Ingresses (docs/security.md "Shared resources"). TKE
-// applies a config to the CLB of every Ingress that names it, so a change made for one reaches all of them. loopguard
-// changes a config only if every Ingress naming it is selected, not opted out, and managed by the same policy;
-// otherwise the target is Conflict / SharedConfig, the message names the others and the way out (a config of its
-// own), and nothing is written.
+// Pure: the rule for an object whose settings reach several targets' CLBs (docs/security.md "Shared resources"): a
+// TkeServiceConfig governing several Ingresses (TKE applies it to the CLB of every Ingress naming it), and an
+// EnvoyProxy whose envoyService.annotations Envoy Gateway copies onto the Service of every Gateway it is in force for
+// (docs/gateways.md §4). A change made for one reaches all of them, so loopguard changes such an object only if every
+// target it reaches is selected, not opted out, and managed by the same policy; otherwise the target is Conflict
+// (SharedConfig / SharedEnvoyProxy), the message names the others and the way out (one of its own), and nothing is
+// written. An EnvoyProxy outside the Gateway's namespace (a class's, in an admin's namespace) reaches other
+// namespaces' Gateways: only a ClusterLoopbackPolicy changes one.
 import { IngressAnnotation } from '../api/annotations.js';
+import { CLUSTER_KIND } from '../api/clusterloopbackpolicy.js';
 import { assessment, type Assessment } from '../model/assessment-result.js';
-import { targetKey } from '../model/facts.js';
-import { describeOwner } from '../model/record-registry.js';
+import { envoyProxyKey, targetKey, writableEnvoyProxy, type EnvoyProxyRef } from '../model/facts.js';
+import { describeOwner, policyRefOf } from '../model/record-registry.js';
 import { configKey, type SharedUser, type Snapshot, type TargetSnapshot } from './snapshot.js';
 
 /** Verdicts under which loopguard would change nothing on the target anyway: the rule has nothing to hold back. */
@@ -15,12 +19,19 @@ const NOT_ACTING = new Set(['Skipped', 'NotApplicable', 'Conflict']);
 /** Names of the others shown in the message; the rest are counted. */
 const MAX_NAMED = 5;
 
-/** The other Ingresses on the target's TkeServiceConfig that the snapshot's policy may not change. */
+/** The shared object loopguard would change for the target: an Ingress's TkeServiceConfig, a Gateway's EnvoyProxy. */
+function sharedKeyOf(t: TargetSnapshot): string | undefined {
+  if (t.facts.kind === 'Ingress') return t.config ? configKey(t.facts.namespace, t.config.name) : undefined;
+  const ep = writableEnvoyProxy(t.facts);
+  return ep ? envoyProxyKey(ep) : undefined;
+}
+
+/** The other targets its shared object reaches that the snapshot's policy may not change. */
 export function configSharers(s: Snapshot, t: TargetSnapshot): SharedUser[] {
-  if (t.facts.kind !== 'Ingress' || !t.config) return [];
-  const users = s.shared.configs.get(configKey(t.facts.namespace, t.config.name)) ?? [];
+  const key = sharedKeyOf(t);
+  if (!key) return [];
   const self = targetKey(t.facts);
-  return users.filter((u) => targetKey(u.facts) !== self && (u.optedOut || u.policy !== s.owner));
+  return (s.shared.configs.get(key) ?? []).filter((u) => targetKey(u.facts) !== self && (u.optedOut || u.policy !== s.owner));
 }
 
 function why(u: SharedUser, owner: string): string {
@@ -28,19 +39,38 @@ function why(u: SharedUser, owner: string): string {
   return u.policy ? `managed by ${describeOwner(u.policy)}` : `not selected by ${describeOwner(owner)}`;
 }
 
-/** The target's verdict when its config is shared with Ingresses the policy may not change; undefined when it is not. */
+/** The others by kind and name with why each stops the change, those of other namespaces only counted (their names are theirs). */
+function named(namespace: string, others: readonly SharedUser[], owner: string): string {
+  const here = others.filter((u) => u.facts.namespace === namespace);
+  const elsewhere = others.length - here.length;
+  const shown = here.slice(0, MAX_NAMED).map((u) => `${u.facts.kind} ${u.facts.name} (${why(u, owner)})`).join(', ');
+  const more = here.length > MAX_NAMED ? ` and ${here.length - MAX_NAMED} more` : '';
+  const away = elsewhere > 0 ? `${shown ? ', ' : ''}${elsewhere} ${others[0]?.facts.kind ?? 'target'}(s) in other namespaces` : '';
+  return `${shown}${more}${away}`;
+}
+
+const OWN_ENVOY_PROXY = "give this Gateway an EnvoyProxy of its own (spec.infrastructure.parametersRef; mergeType: StrategicMerge keeps its class's settings)";
+
+/** The target's verdict when what it shares forbids the change; undefined when nothing does. */
 export function sharedConfigAssessment(s: Snapshot, t: TargetSnapshot, assessed: Assessment): Assessment | undefined {
-  if (NOT_ACTING.has(assessed.verdict) || !t.config) return undefined;
+  if (NOT_ACTING.has(assessed.verdict)) return undefined;
+  const conflict = (rootCause: 'SharedConfig' | 'SharedEnvoyProxy', message: string): Assessment =>
+    assessment(assessed.target, { ...(assessed.loadBalancerId !== undefined ? { loadBalancerId: assessed.loadBalancerId } : {}), rootCause, warnings: assessed.warnings, message });
+  const ep = writableEnvoyProxy(t.facts);
+  if (ep && ep.namespace !== t.facts.namespace && policyRefOf(s.owner).kind !== CLUSTER_KIND) {
+    return conflict('SharedEnvoyProxy', `${epName(ep)} is outside this namespace (its class's) and reaches other namespaces' Gateways: only a ClusterLoopbackPolicy changes it; ${OWN_ENVOY_PROXY}`);
+  }
   const others = configSharers(s, t);
   if (others.length === 0) return undefined;
-  const named = others.slice(0, MAX_NAMED).map((u) => `Ingress ${u.facts.name} (${why(u, s.owner)})`);
-  const more = others.length > MAX_NAMED ? ` and ${others.length - MAX_NAMED} more` : '';
-  return assessment(assessed.target, {
-    ...(assessed.loadBalancerId !== undefined ? { loadBalancerId: assessed.loadBalancerId } : {}),
-    rootCause: 'SharedConfig',
-    warnings: assessed.warnings,
-    message:
-      `TkeServiceConfig ${t.config.name} also governs ${named.join(', ')}${more}: TKE applies it to their CLBs too, so loopguard changes nothing through it. ` +
+  const list = named(t.facts.namespace, others, s.owner);
+  if (ep) return conflict('SharedEnvoyProxy', `${epName(ep)} also reaches ${list}: Envoy Gateway copies its annotations onto their Services too, so loopguard changes nothing through it. ${OWN_ENVOY_PROXY[0]!.toUpperCase()}${OWN_ENVOY_PROXY.slice(1)}, or bring the others under this policy`);
+  return conflict(
+    'SharedConfig',
+    `TkeServiceConfig ${t.config?.name ?? ''} also governs ${list}: TKE applies it to their CLBs too, so loopguard changes nothing through it. ` +
       `Give this Ingress a TkeServiceConfig of its own (${IngressAnnotation.TkeServiceConfig}), or bring the others under this policy`,
-  });
+  );
+}
+
+function epName(ep: EnvoyProxyRef): string {
+  return `EnvoyProxy ${ep.namespace}/${ep.name}`;
 }

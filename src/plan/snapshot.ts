@@ -9,7 +9,7 @@
 import { readSkip } from '../api/annotations.js';
 import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
-import { targetKey, type AccountCapabilities, type ClbObservation, type TargetFacts, type TargetRef } from '../model/facts.js';
+import { envoyProxiesOf, envoyProxyKey, targetKey, type AccountCapabilities, type ClbObservation, type TargetFacts, type TargetRef } from '../model/facts.js';
 import { governingConfigName, type ConfigView } from './l7.js';
 import type { RecordOwnership } from '../model/record-registry.js';
 
@@ -51,7 +51,10 @@ export interface SharedUser {
 export interface SharedView {
   /** CLB id → every Service and Ingress bound to it (any namespace), the targets themselves included. */
   clbs: ReadonlyMap<string, readonly SharedUser[]>;
-  /** `<namespace>/<name>` of a TkeServiceConfig → every Ingress it governs, the targets themselves included. */
+  /**
+   * `<namespace>/<name>` of a TkeServiceConfig → every Ingress it governs; `EnvoyProxy/<namespace>/<name>` → every
+   * Gateway whose Service it reaches (envoyProxyKey); the targets themselves included.
+   */
   configs: ReadonlyMap<string, readonly SharedUser[]>;
 }
 
@@ -123,11 +126,13 @@ export function sharedView(
   loopguardAnnotated: ReadonlySet<string> = new Set(),
 ): SharedView {
   const clbIds = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
-  const configOf = (t: TargetFacts): string | undefined => {
+  // An Ingress's governing TkeServiceConfig; every EnvoyProxy whose annotations reach a Gateway's Service.
+  const configsOf = (t: TargetFacts): string[] => {
+    if (t.kind === 'Gateway') return envoyProxiesOf(t).map(envoyProxyKey);
     const name = t.kind === 'Ingress' ? governingConfigName(t.name, t.annotations) : undefined;
-    return name ? configKey(t.namespace, name) : undefined;
+    return name ? [configKey(t.namespace, name)] : [];
   };
-  const configKeys = new Set(targets.flatMap((t) => configOf(t) ?? []));
+  const configKeys = new Set(targets.flatMap(configsOf));
   const clbs = new Map<string, SharedUser[]>();
   const configs = new Map<string, SharedUser[]>();
   const seen = new Set<string>();
@@ -136,9 +141,8 @@ export function sharedView(
     if (seen.has(key)) continue;
     seen.add(key);
     const lb = c.loadBalancerId && clbIds.has(c.loadBalancerId) ? c.loadBalancerId : undefined;
-    const config = configOf(c);
-    const inConfig = config !== undefined && configKeys.has(config);
-    if (!lb && !inConfig) continue;
+    const inConfigs = configsOf(c).filter((k) => configKeys.has(k));
+    if (!lb && inConfigs.length === 0) continue;
     const policy = policyOf(c);
     const ignoreOwn = ignoreSkipOf !== undefined && policy === ignoreSkipOf;
     const user: SharedUser = {
@@ -148,7 +152,7 @@ export function sharedView(
       ...(loopguardAnnotated.has(key) ? { annotatedByLoopguard: true } : {}),
     };
     if (lb) clbs.set(lb, [...(clbs.get(lb) ?? []), user]);
-    if (inConfig) configs.set(config, [...(configs.get(config) ?? []), user]);
+    for (const k of inConfigs) configs.set(k, [...(configs.get(k) ?? []), user]);
   }
   return { clbs, configs };
 }

@@ -96,3 +96,12 @@ export function trimEnvoyProxy<E extends { metadata?: V1ObjectMeta; spec?: { pro
   delete ep.status;
   return ep;
 }
+
+/** A GatewayClass: its name and parametersRef (the EnvoyProxy it names). */
+export function trimGatewayClass<C extends { metadata?: V1ObjectMeta; spec?: { parametersRef?: unknown }; status?: unknown }>(c: C): C {
+  trimMetadata(c.metadata);
+  const ref = c.spec?.parametersRef;
+  c.spec = ref ? { parametersRef: ref } : {};
+  delete c.status;
+  return c;
+}

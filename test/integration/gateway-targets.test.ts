@@ -2,15 +2,16 @@
 // module: test/support/envoy-gateway.ts), the local TKE (simulator + CLB emulator) and the operator, all against the
 // test apiserver. EG runs in a namespace of its own name (not envoy-gateway-system: the operator is told with
 // --envoy-gateway-namespace, as a user whose EG lives elsewhere would).
-//   - A policy in the Gateway's namespace with `targets: [Gateway]` diagnoses the Gateway through the Service EG
-//     generated for it (in EG's namespace) and that Service's CLB: AtRisk (IPVS, ETP Local), the message naming the
-//     Service; `kubectl describe lbp` shows it. A Gateway with only its class's EnvoyProxy (shared with every Gateway
-//     of the class) is not changed in Enforce: no listener, no annotation on the generated Service, the Gateway and
-//     the EnvoyProxy as they were.
+//   - A policy in the Gateway's namespace with `targets: [Gateway]` finds the Gateway's Service (in EG's namespace)
+//     and CLB, and its EnvoyProxy, its class's, in EG's namespace: only a ClusterLoopbackPolicy changes that one, so
+//     the Gateway is Conflict / SharedEnvoyProxy, and in Enforce nothing is written (no listener, no annotation on the
+//     generated Service, the Gateway and the EnvoyProxy as they were); `kubectl describe lbp` and the doctor show it.
 //   - A Gateway with an EnvoyProxy of its own is mitigated in Enforce: its listeners switched to 100.64.0.0/10 through
 //     the CLB API, prevent-loopback set in its EnvoyProxy (and the user's keys there untouched), which EG copies onto
 //     its Service; never a write on the Service or the Gateway. Deleting the policy gives it all back: the key out of
 //     the EnvoyProxy (EG takes it off the Service), the sources back on the VIP, the record gone.
+//   - A ClusterLoopbackPolicy managing every Gateway of the class mitigates them through the class's EnvoyProxy (and
+//     a Gateway's own), and its deletion gives it all back.
 //   - A policy in EG's namespace selecting Services skips the Service EG generated (the Gateway is the target).
 //   - A Gateway no controller serves has no Service: Pending.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -118,33 +119,34 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     if (crds.length > 0) expect(await kubectl(['delete', 'crd', '--wait=false', ...crds])).toMatchObject({ code: 0, stderr: '' });
   });
 
-  it('diagnoses a selected Gateway through the Service EG generated and its CLB, in Audit and in Enforce, and writes nothing', async () => {
+  it("diagnoses a selected Gateway through the Service EG generated, its CLB and its class's EnvoyProxy, which a namespace's policy does not change", async () => {
     const svcName = generated!.metadata!.name!;
     const lb = generated!.metadata!.annotations![LB_ID]!;
     const ref: PolicyRef = { namespace: appNs, name: 'gateways' };
     expect(await applyPolicy(policyManifest(ref, { mode: 'Audit', targets: ['Gateway'], selector: { matchLabels: { team: 'shop' } } }))).toMatchObject({ code: 0, stderr: '' });
-    const audited = await waitForPolicy(ref, 'the Gateway diagnosed', (p) => gatewayTarget(p)?.verdict === 'AtRisk', { context: logs });
+    const audited = await waitForPolicy(ref, 'the Gateway diagnosed', (p) => gatewayTarget(p)?.verdict === 'Conflict', { context: logs });
     const status = reportedStatus(audited);
     // Only Gateways are selected: the Services of the namespace (none here) and of EG's are not this policy's.
     expect(status.targets.map((t) => `${t.kind}/${t.name} ${t.verdict} ${t.rootCause}`).sort()).toEqual([
       'Gateway/orphan Pending GatewayServiceMissing',
-      'Gateway/web AtRisk PodSourceNotMasqueraded',
+      'Gateway/web Conflict SharedEnvoyProxy',
     ]);
     const web = gatewayTarget(audited)!;
     expect(web.loadBalancerId).toBe(lb);
-    expect(web.message).toMatch(new RegExp(`^Service ${egNs}/${svcName}: `));
-    expect(web.message).toContain('loopguard changes a Gateway only through an EnvoyProxy of its own, and this one has none');
+    expect(web.message).toBe(
+      `EnvoyProxy ${egNs}/tke is outside this namespace (its class's) and reaches other namespaces' Gateways: only a ClusterLoopbackPolicy changes it; give this Gateway an EnvoyProxy of its own (spec.infrastructure.parametersRef; mergeType: StrategicMerge keeps its class's settings)`,
+    );
     expect(web.plan ?? []).toEqual([]);
     const orphan = reportedStatus(audited).targets.find((t) => t.name === 'orphan')!;
     expect(orphan.message).toBe(`Envoy Gateway has not generated a LoadBalancer Service for this Gateway (class nobody-${suffix}) in ${egNs} or this namespace yet; loopguard re-assesses when it appears`);
 
     // The read-only doctor, as a user runs it, judges the Gateways as the operator does.
     const doctor = await runDoctor(['-n', appNs, '-o', 'json', `--envoy-gateway-namespace=${egNs}`], { kubeconfig: kubeconfigPath(), emulator: tke!.emulator, caller: 'loopguard' });
-    expect(doctor.code).toBe(1); // a target at risk
+    expect(doctor.code).toBe(0); // nothing at risk that loopguard is not held back from
     const report = JSON.parse(doctor.stdout) as { targets: { kind: string; name: string; verdict: string; rootCause: string; message: string; plan: string[]; policy?: string }[] };
     expect(report.targets.filter((t) => t.kind === 'Gateway').map((t) => ({ name: t.name, verdict: t.verdict, rootCause: t.rootCause, message: t.message, plan: t.plan, policy: t.policy }))).toEqual(
       expect.arrayContaining([
-        { name: 'web', verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded', message: web.message, plan: [], policy: `LoopbackPolicy ${appNs}/gateways` },
+        { name: 'web', verdict: 'Conflict', rootCause: 'SharedEnvoyProxy', message: web.message, plan: [], policy: `LoopbackPolicy ${appNs}/gateways` },
         { name: 'orphan', verdict: 'Pending', rootCause: 'GatewayServiceMissing', message: orphan.message, plan: [], policy: `LoopbackPolicy ${appNs}/gateways` },
       ]),
     );
@@ -152,13 +154,13 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     const described = await kubectl(['describe', 'lbp', ref.name, '-n', appNs]);
     expect(described.code).toBe(0);
     expect(described.stdout).toMatch(/Kind: +Gateway\n(.*\n)*? +Name: +web\n/);
-    expect(described.stdout).toContain(`Service ${egNs}/${svcName}: `);
+    expect(described.stdout).toContain(`EnvoyProxy ${egNs}/tke is outside this namespace`);
 
     const before = { envoyProxy: (await envoyProxy()).spec, gateway: await gateway() };
     await tke!.emulator.admin.markStats('enforce');
     expect(await applyPolicy(policyManifest(ref, { mode: 'Enforce', targets: ['Gateway'], selector: { matchLabels: { team: 'shop' } } }))).toMatchObject({ code: 0, stderr: '' });
-    const enforced = await waitForPolicy(ref, 'Enforce reconciled with the Gateway at risk', (p) => p.status?.observedGeneration === p.metadata.generation && reportedStatus(p).conditions.some((c) => c.type === 'Ready' && c.reason === 'ReconciledWithRisks'), { context: logs });
-    expect(gatewayTarget(enforced)).toMatchObject({ verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded' });
+    const enforced = await waitForPolicy(ref, 'Enforce reconciled', (p) => p.status?.observedGeneration === p.metadata.generation && reportedStatus(p).conditions.some((c) => c.type === 'Ready' && c.status === 'True'), { context: logs });
+    expect(gatewayTarget(enforced)).toMatchObject({ verdict: 'Conflict', rootCause: 'SharedEnvoyProxy' });
     // Two drift checks later, still nothing written anywhere.
     await waitFor('two drift checks', async () => ((await tke!.emulator.admin.statsSince('enforce')).byCaller['loopguard']?.DescribeListeners?.OK ?? 0) >= 2 ? true : undefined, { timeoutMs: 30_000 });
     const stats = await tke!.emulator.admin.statsSince('enforce');
@@ -242,5 +244,45 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     expect(await source()).toBe(0);
     expect(await findRecord('Gateway', appNs, 'api')).toBeUndefined();
     await waitFor('EG took prevent-loopback off the Service', async () => ((await apiService())?.metadata?.annotations?.[PREVENT_LOOPBACK] === undefined ? true : undefined), { timeoutMs: 30_000, context: logs });
+  });
+
+  it("a cluster policy managing every Gateway of the class mitigates them through the class's EnvoyProxy, and gives it all back", async () => {
+    // The namespace's own policy goes first: the cluster policy is to manage every Gateway the class's EnvoyProxy reaches.
+    await deletePolicy({ namespace: appNs, name: 'gateways' }, { context: logs });
+    const name = `gateways-${suffix}`;
+    const manifest = {
+      apiVersion: 'loopguard.dev/v1alpha1',
+      kind: 'ClusterLoopbackPolicy',
+      metadata: { name },
+      spec: { mode: 'Enforce', targets: ['Gateway'], namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': appNs } } },
+    };
+    const webSvc = generated!.metadata!.name!;
+    const webLb = generated!.metadata!.annotations![LB_ID]!;
+    const webSource = async () => (await tke!.emulator.admin.getLoadBalancer(webLb)).Listeners.find((l) => l.Port === 80)?.HealthCheck?.SourceIpType;
+    const classAnnotations = async () => ((await envoyProxy()) as { spec: { provider: { kubernetes: { envoyService: { annotations?: Record<string, string> } } } } }).spec.provider.kubernetes.envoyService.annotations;
+    expect(await webSource()).toBe(0);
+    expect(await applyPolicy(JSON.stringify(manifest))).toMatchObject({ code: 0, stderr: '' });
+    const get = async () => (await custom.getClusterCustomObject({ group: 'loopguard.dev', version: 'v1alpha1', plural: 'clusterloopbackpolicies', name })) as LoopbackPolicy;
+    const mitigated = await waitFor(
+      'web and api Mitigated',
+      async () => {
+        const p = await get();
+        const targets = (p.status?.targets ?? []) as { name: string; verdict: string; rootCause: string }[];
+        return ['web', 'api'].every((n) => targets.some((t) => t.name === n && t.verdict === 'Mitigated')) ? targets : undefined;
+      },
+      { timeoutMs: 60_000, context: async () => `${JSON.stringify((await get()).status?.targets)}\n${logs()}` },
+    );
+    expect(mitigated.map((t) => `${t.name} ${t.verdict} ${t.rootCause}`).sort()).toEqual(['api Mitigated LoopbackPrevented', 'orphan Pending GatewayServiceMissing', 'web Mitigated LoopbackPrevented']);
+    expect(await classAnnotations()).toEqual({ [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' });
+    expect(await webSource()).toBe(1);
+    const svc = await core.readNamespacedService({ namespace: egNs, name: webSvc });
+    expect(svc.metadata?.annotations?.[PREVENT_LOOPBACK]).toBe('true');
+    expect((svc.metadata?.managedFields ?? []).map((m) => m.manager)).not.toContain('loopguard');
+
+    expect((await kubectl(['delete', 'clbp', name, '--wait=true', '--timeout=90s'])).code).toBe(0);
+    expect(await classAnnotations()).toEqual({ [SUBNET]: 'subnet-12345678' });
+    expect(await webSource()).toBe(0);
+    expect(await findRecord('Gateway', appNs, 'web')).toBeUndefined();
+    expect(await findRecord('Gateway', appNs, 'api')).toBeUndefined();
   });
 });

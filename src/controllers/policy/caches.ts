@@ -4,7 +4,7 @@ import type { ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import type { NamespaceFacts } from '../../model/namespace-coverage.js';
-import type { EnvoyProxyObject, GatewayObject } from '../../model/target-facts.js';
+import type { EnvoyProxyObject, GatewayClassObject, GatewayObject } from '../../model/target-facts.js';
 import type { ResilientInformer } from '../../runtime/informer.js';
 import type { PolicyCaches } from './deps.js';
 
@@ -18,6 +18,7 @@ export interface PolicyInformers {
   tkeServiceConfigs: ResilientInformer<KubernetesObject>;
   gateways: ResilientInformer<KubernetesObject>;
   envoyProxies: ResilientInformer<KubernetesObject>;
+  gatewayClasses: ResilientInformer<KubernetesObject>;
 }
 
 export function namespaceFacts(n: V1Namespace): NamespaceFacts {
@@ -31,8 +32,9 @@ export function informerCaches(i: PolicyInformers, ownNamespace: string, envoyGa
     policies: (ns) => i.policies.list(ns) as readonly LoopbackPolicy[],
     services: (ns?) => i.services.list(ns),
     ingresses: (ns?) => i.ingresses.list(ns),
-    gateways: (ns) => i.gateways.list(ns) as readonly GatewayObject[],
-    envoyProxies: (ns) => i.envoyProxies.list(ns) as readonly EnvoyProxyObject[],
+    gateways: (ns?) => i.gateways.list(ns) as readonly GatewayObject[],
+    envoyProxy: (ns, name) => i.envoyProxies.get(name, ns) as EnvoyProxyObject | undefined,
+    gatewayClass: (name) => i.gatewayClasses.get(name) as GatewayClassObject | undefined,
     records: (ns?) => (i.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => ns === undefined || r.spec?.target?.namespace === ns),
     clusterPolicy: (name) => i.clusterPolicies.get(name) as unknown as ClusterLoopbackPolicy | undefined,
     clusterPolicies: () => i.clusterPolicies.list() as unknown as readonly ClusterLoopbackPolicy[],

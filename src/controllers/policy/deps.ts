@@ -1,7 +1,7 @@
 // What the policy controller, its rounds and the deletion are given (the informer caches they read, the observer,
 // the writers they report through) and what a round is asked. In a file of its own so that they import it without
 // importing each other.
-import type { EnvoyProxyObject, GatewayObject } from '../../model/target-facts.js';
+import type { EnvoyProxyLookup, GatewayObject } from '../../model/target-facts.js';
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import type { LoopbackPolicy, ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
@@ -24,7 +24,7 @@ import type { Metrics } from '../../runtime/metrics.js';
 import type { ProbeControl } from '../../probe/probe-control.js';
 
 /** What the policy controller reads: informer caches, never the API server directly. */
-export interface PolicyCaches {
+export interface PolicyCaches extends EnvoyProxyLookup {
   /** LoopbackRecords of targets in the namespace; every record without one. */
   records(namespace?: string): readonly LoopbackRecord[];
   policy(namespace: string, name: string): LoopbackPolicy | undefined;
@@ -39,10 +39,8 @@ export interface PolicyCaches {
   /** The namespace's Services; every namespace's without one (for the targets sharing a CLB). */
   services(namespace?: string): readonly V1Service[];
   ingresses(namespace?: string): readonly V1Ingress[];
-  /** The namespace's Gateways (none where the Gateway API is not served). */
-  gateways(namespace: string): readonly GatewayObject[];
-  /** The namespace's EnvoyProxies (a Gateway's own is where loopguard writes its annotations). */
-  envoyProxies(namespace: string): readonly EnvoyProxyObject[];
+  /** The namespace's Gateways, every namespace's without one (none where the Gateway API is not served). */
+  gateways(namespace?: string): readonly GatewayObject[];
   /** Envoy Gateway's namespace, where the Services of every namespace's Gateways are (absent: EG's default). */
   envoyGatewayNamespace?: string;
 }

@@ -13,7 +13,7 @@ import { conflictAssessment, handoverAssessment, type Assessment } from '../../m
 import { targetKey } from '../../model/facts.js';
 import { clusterPolicyIdentity, identityOwner, lossOf, policyIdentity, resolveConflicts, samePolicy, type Claim, type ClaimResolution, type PolicyIdentity } from '../../model/conflicts.js';
 import { coverageOf, coveredNamespaces, namespaceMode, type Coverage } from '../../model/namespace-coverage.js';
-import type { GatewayFacts, ServiceFacts, TargetFacts, TargetRef } from '../../model/facts.js';
+import { envoyProxiesOf, envoyProxyKey, type GatewayFacts, type ServiceFacts, type TargetFacts, type TargetRef } from '../../model/facts.js';
 import { ENVOY_GATEWAY_NAMESPACE } from '../../model/gateway-service.js';
 import { selectTargets } from '../../model/selection.js';
 import { gatewayFacts, ingressFacts, serviceFacts } from '../../model/target-facts.js';
@@ -96,8 +96,7 @@ export class ClaimsIndex {
     const eg = this.caches.envoyGatewayNamespace ?? ENVOY_GATEWAY_NAMESPACE;
     this.generated ??= this.caches.services(eg).map(serviceFacts);
     const candidates = namespace === eg ? this.generated : [...this.generated, ...services.map(serviceFacts)];
-    const local = { envoyProxies: this.caches.envoyProxies(namespace), gateways };
-    return gateways.map((g) => gatewayFacts(g, candidates, eg, local));
+    return gateways.map((g) => gatewayFacts(g, candidates, eg, this.caches));
   }
 }
 
@@ -174,11 +173,21 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
  * Who shares the policy's targets' CLBs (any namespace) and TkeServiceConfigs (see SharedView). Which policy
  * manages a target of another namespace is that namespace's claim, worked out only for namespaces that share.
  */
-export function sharedWith(targets: readonly TargetFacts[], caches: Pick<PolicyCaches, 'services' | 'ingresses' | 'records'>, own: ReadonlySet<string>, index: Pick<ClaimsIndex, 'view'>, ignoreSkipOf?: OwnerKey): SharedView {
+export function sharedWith(
+  targets: readonly TargetFacts[],
+  caches: Pick<PolicyCaches, 'services' | 'ingresses' | 'records' | 'gateways' | 'envoyProxy' | 'gatewayClass'>,
+  own: ReadonlySet<string>,
+  index: Pick<ClaimsIndex, 'view'>,
+  ignoreSkipOf?: OwnerKey,
+): SharedView {
   const clbs = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
-  // Only a namespace's own Ingresses can name its TkeServiceConfigs; CLBs are shared across namespaces.
+  // Only a namespace's own Ingresses can name its TkeServiceConfigs; CLBs are shared across namespaces, and so is a
+  // GatewayClass's EnvoyProxy (every Gateway of the class, in any namespace).
   const elsewhere = (o: { metadata?: { namespace?: string } }) => !own.has(o.metadata?.namespace ?? '');
-  const others = [...caches.services().filter(elsewhere).map(serviceFacts), ...caches.ingresses().filter(elsewhere).map(ingressFacts)].filter((t) => t.loadBalancerId && clbs.has(t.loadBalancerId));
+  const proxies = new Set(targets.flatMap((t) => (t.kind === 'Gateway' ? envoyProxiesOf(t).map(envoyProxyKey) : [])));
+  const gateways = proxies.size === 0 ? [] : caches.gateways().filter(elsewhere).map((g) => gatewayFacts(g, [], undefined, caches)).filter((g) => envoyProxiesOf(g).some((ep) => proxies.has(envoyProxyKey(ep))));
+  const others: TargetFacts[] = [...caches.services().filter(elsewhere).map(serviceFacts), ...caches.ingresses().filter(elsewhere).map(ingressFacts)].filter((t) => t.loadBalancerId && clbs.has(t.loadBalancerId));
+  others.push(...gateways);
   const policyOf = (t: TargetRef): string | undefined => {
     const winner = index.view(t.namespace).claims.get(targetKey(t))?.winner;
     return winner ? identityOwner(winner) : undefined;

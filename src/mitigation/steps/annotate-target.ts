@@ -14,7 +14,7 @@ export const annotateTarget: StepEffect<AnnotateTargetStep> = {
     // A Gateway's annotations are its EnvoyProxy's envoyService.annotations (docs/gateways.md §3): gone with it, they
     // leave nothing to write.
     const via = step.envoyProxy;
-    const holder = via && object ? await writer.envoyServiceAnnotations(namespace, via) : undefined;
+    const holder = via && object ? await writer.envoyServiceAnnotations(via.namespace, via.name) : undefined;
     const written = via ? (holder ? object : undefined) : object;
     // The budget for TKE's sync of the change (paceTkeSync), before anything is written: a wait that shutdown ends
     // leaves the record and the object as they were. An annotation already as asked changes nothing for TKE.
@@ -26,7 +26,7 @@ export const annotateTarget: StepEffect<AnnotateTargetStep> = {
       await deps.records.update(self, owner, (current) => nonEmpty(mergeOriginals(withoutFields(current, step.forget ?? []), step.originals!)), { takeOver: !step.restore });
     }
     if (written && Object.keys(step.set).length > 0) {
-      if (via) await writer.patchEnvoyServiceAnnotations(namespace, via, step.set);
+      if (via) await writer.patchEnvoyServiceAnnotations(via.namespace, via.name, step.set);
       else await writer.patchAnnotations(kind, namespace, name, () => step.set, object);
     }
     if (step.forget && !step.originals) await deps.records.update(self, owner, (current) => nonEmpty(withoutFields(current, step.forget ?? [])), { takeOver: false });

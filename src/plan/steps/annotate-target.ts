@@ -1,6 +1,7 @@
 // AnnotateTarget: annotations on the target, with a change of its LoopbackRecord. Its effect:
 // src/mitigation/steps/annotate-target.ts.
 import { describeOriginals, recordedFields, type Originals } from '../../api/originals.js';
+import type { EnvoyProxyRef } from '../../model/facts.js';
 import type { StepKindPlan } from './kind.js';
 
 /**
@@ -18,10 +19,10 @@ export interface AnnotateTargetStep {
   /** A release that leaves sources on 100.64.0.0/10 instead of the VIP (the VIP stays bound): what and why. */
   kept?: string;
   /**
-   * A Gateway's: `set` goes to its own EnvoyProxy of this name (spec.provider.kubernetes.envoyService.annotations),
-   * which EG copies onto the Gateway's Service (docs/gateways.md §3); the record is the Gateway's.
+   * A Gateway's: `set` goes to this EnvoyProxy (spec.provider.kubernetes.envoyService.annotations), which EG copies
+   * onto the Gateway's Service (docs/gateways.md §3); the record is the Gateway's.
    */
-  envoyProxy?: string;
+  envoyProxy?: EnvoyProxyRef;
 }
 
 function annotationText(set: Record<string, string | null>): string {
@@ -34,7 +35,7 @@ export const annotateTarget: StepKindPlan<AnnotateTargetStep> = {
   describe: (step) => {
     const parts: string[] = [];
     const text = annotationText(step.set);
-    if (text) parts.push(`${step.restore ? 'restore annotation(s) ' : 'annotate '}${text}${step.envoyProxy ? ` in EnvoyProxy ${step.envoyProxy}'s envoyService.annotations` : ''}`);
+    if (text) parts.push(`${step.restore ? 'restore annotation(s) ' : 'annotate '}${text}${step.envoyProxy ? ` in EnvoyProxy ${step.envoyProxy.namespace}/${step.envoyProxy.name}'s envoyService.annotations` : ''}`);
     if (step.drops) parts.push('delete the LoopbackRecord');
     else if (step.forget?.length) parts.push(`forget ${step.forget.length} restored field(s) in the LoopbackRecord`);
     if (step.kept) parts.push(step.kept);

@@ -37,7 +37,8 @@ function caches(policy: LoopbackPolicy, cluster: ClusterLoopbackPolicy | Cluster
     services: (namespace) => (namespace === undefined || namespace === 'shop' ? [web] : []),
     ingresses: () => [],
     gateways: () => [],
-    envoyProxies: () => [],
+    envoyProxy: () => undefined,
+    gatewayClass: () => undefined,
   };
 }
 

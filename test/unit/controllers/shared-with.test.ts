@@ -1,10 +1,11 @@
 // The shared view the operator gathers (targets.ts sharedWith): every Service and Ingress on a target's CLB,
-// whatever its namespace, with the policy that manages each; every Ingress naming a target's TkeServiceConfig.
+// whatever its namespace, with the policy that manages each; every Ingress naming a target's TkeServiceConfig; every
+// Gateway, of any namespace, that a target's EnvoyProxy reaches.
 import { describe, expect, it } from '@jest/globals';
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { API_VERSION, KIND, type LoopbackPolicy } from '../../../src/api/loopbackpolicy.js';
 import { namespaceView, sharedWith } from '../../../src/controllers/policy/targets.js';
-import { serviceFacts } from '../../../src/model/target-facts.js';
+import { gatewayFacts, serviceFacts } from '../../../src/model/target-facts.js';
 import { ownerKey, recordFor } from '../../../src/model/record-registry.js';
 
 const svc = (namespace: string, name: string, lb: string, annotations: Record<string, string> = {}): V1Service => ({
@@ -15,7 +16,7 @@ const ing = (namespace: string, name: string, config: string, annotations: Recor
   metadata: { namespace, name, annotations: { 'kubernetes.io/ingress.qcloud-loadbalance-id': `lb-${name}`, 'ingress.cloud.tencent.com/tke-service-config': config, ...annotations } },
   spec: { rules: [{ host: 'a.example.com' }] },
 });
-const policy = (namespace: string, name: string): LoopbackPolicy => ({ apiVersion: API_VERSION, kind: KIND, metadata: { namespace, name, uid: `${namespace}-${name}`, creationTimestamp: new Date(0) }, spec: {} });
+const policy = (namespace: string, name: string): LoopbackPolicy => ({ apiVersion: API_VERSION, kind: KIND, metadata: { namespace, name, uid: `${namespace}-${name}`, creationTimestamp: new Date(0) }, spec: { targets: ['Service', 'Ingress', 'Gateway'] } });
 
 describe('sharedWith', () => {
   const PL = 'service.cloud.tencent.com/prevent-loopback';
@@ -34,7 +35,17 @@ describe('sharedWith', () => {
   ];
   const ingresses = [ing('h', 'front', 'cfg'), ing('h', 'back', 'cfg', { 'loopguard.dev/skip': 'true' }), ing('h', 'solo', 'own')];
   const policies = [policy('h', 'p'), policy('i', 'q')];
+  // Class eg names EnvoyProxy eg/tke: Gateways h/web and i/web use it; h/api has its own (h/api-proxy), which EG may
+  // merge over the class's, so the class's reaches it too; j/other is of another class.
+  const gw = (namespace: string, name: string, className: string, own?: string) => ({
+    metadata: { namespace, name, labels: { app: name } },
+    spec: { gatewayClassName: className, ...(own ? { infrastructure: { parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: own } } } : {}) },
+  });
+  const gateways = [gw('h', 'web', 'eg'), gw('h', 'api', 'eg', 'api-proxy'), gw('i', 'web', 'eg'), gw('j', 'other', 'other')];
   const caches = {
+    gateways: (ns?: string) => gateways.filter((g) => ns === undefined || g.metadata.namespace === ns),
+    envoyProxy: (ns: string, name: string) => (`${ns}/${name}` === 'eg/tke' || `${ns}/${name}` === 'h/api-proxy' ? { metadata: { namespace: ns, name }, spec: {} } : undefined),
+    gatewayClass: (name: string) => (name === 'eg' ? { metadata: { name }, spec: { parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'tke', namespace: 'eg' } } } : undefined),
     services: (ns?: string) => services.filter((s) => ns === undefined || s.metadata?.namespace === ns),
     ingresses: (ns?: string) => ingresses.filter((i) => ns === undefined || i.metadata?.namespace === ns),
     policies: (ns: string) => policies.filter((p) => p.metadata.namespace === ns),
@@ -63,5 +74,14 @@ describe('sharedWith', () => {
     ]);
     expect(shared.configs.get('h/own')?.map((u) => u.facts.name)).toEqual(['solo']);
     expect(serviceFacts(services[0]!).loadBalancerId).toBe('lb-1');
+  });
+
+  it("a GatewayClass's EnvoyProxy: every Gateway it reaches, in any namespace, its own EnvoyProxy's users apart", () => {
+    const view = namespaceView('h', caches.services('h'), caches.ingresses('h'), caches.policies('h'), [], caches.gateways('h').map((g) => gatewayFacts(g, [], 'eg', caches)));
+    const mine = view.candidates.filter((t) => t.kind === 'Gateway');
+    const shared = sharedWith(mine, caches, new Set(['h']), { view: (ns: string) => (ns === 'h' ? view : namespaceView(ns, caches.services(ns), caches.ingresses(ns), caches.policies(ns), [], caches.gateways(ns).map((g) => gatewayFacts(g, [], 'eg', caches)))) });
+    expect(shared.configs.get('EnvoyProxy/eg/tke')?.map((u) => `${u.facts.namespace}/${u.facts.name} ${u.policy ?? '-'}`)).toEqual(['h/web h/p', 'h/api h/p', 'i/web i/q']);
+    expect(shared.configs.get('EnvoyProxy/h/api-proxy')?.map((u) => u.facts.name)).toEqual(['api']);
+    expect([...shared.configs.keys()].filter((k) => k.startsWith('EnvoyProxy/')).sort()).toEqual(['EnvoyProxy/eg/tke', 'EnvoyProxy/h/api-proxy']);
   });
 });

@@ -1,7 +1,7 @@
 // A Gateway is diagnosed through the Service Envoy Gateway generated for it (docs/gateways.md §2, §5): the Service's
 // gates and L4 rules with the Gateway's own opt-out first, the CLB's owner checked against the Service (TKE made the
-// CLB for it); a plan only through an EnvoyProxy that is the Gateway's alone (§4), and a Service EG generated is never
-// a target of its own.
+// CLB for it); a plan only through the EnvoyProxy in force for it (§4: its own, else its class's; who else it reaches is
+// the plan's rule, plan/shared-config.ts), and a Service EG generated is never a target of its own.
 import { describe, expect, it } from '@jest/globals';
 import { assessTarget } from '../../../src/model/assessment.js';
 import type { GatewayFacts, GeneratedService, ServiceFacts } from '../../../src/model/facts.js';
@@ -35,7 +35,8 @@ function gateway(svc: GeneratedService, annotations?: Record<string, string>, en
 const ownClb = (sourceIpType: 0 | 1 = 0) => clb({ tags: { 'tke-lb-serviceuuid': SVC_UID }, listeners: [l4Listener('lbl-tcp', 'TCP', 80, sourceIpType)] });
 
 describe('assessGateway', () => {
-  const own = { state: 'Own' as const, name: 'web-proxy', annotations: {} };
+  const own = { level: 'Gateway' as const, namespace: 'shop', name: 'web-proxy', state: 'Found' as const, annotations: {} };
+  const ofClass = { level: 'Class' as const, namespace: EG_NS, name: 'tke', state: 'Found' as const, annotations: {} };
   const rows: { name: string; gateway: GatewayFacts; clb?: ReturnType<typeof clb>; verdict: string; rootCause: string; message?: RegExp; changes?: string[] }[] = [
     { name: 'its own loopguard.dev/skip', gateway: gateway({ state: 'Own', facts: generated() }, { 'loopguard.dev/skip': 'true' }), verdict: 'Skipped', rootCause: 'SkipAnnotation' },
     { name: 'no Service from EG yet', gateway: gateway({ state: 'None', controllerNamespace: EG_NS }), verdict: 'Pending', rootCause: 'GatewayServiceMissing', message: /class eg.*envoy-gateway-system or this namespace/ },
@@ -47,12 +48,20 @@ describe('assessGateway', () => {
       message: /envoy-gateway-system\/a, shop\/b.*changes nothing/,
     },
     {
-      name: 'at risk, no EnvoyProxy of its own: said, not planned',
+      name: 'at risk, no EnvoyProxy in force (EG defaults): said, not planned',
       gateway: gateway({ state: 'Own', facts: generated() }),
       clb: ownClb(),
       verdict: 'AtRisk',
       rootCause: 'PodSourceNotMasqueraded',
-      message: /^Service envoy-gateway-system\/envoy-shop-web-1a2b3c4d: .*only through an EnvoyProxy of its own, and this one has none/,
+      message: /^Service envoy-gateway-system\/envoy-shop-web-1a2b3c4d: .*neither the Gateway nor its class names an EnvoyProxy/,
+    },
+    {
+      name: "at risk, its class's EnvoyProxy: planned as a Service",
+      gateway: gateway({ state: 'Own', facts: generated() }, undefined, ofClass),
+      clb: ownClb(),
+      verdict: 'AtRisk',
+      rootCause: 'PodSourceNotMasqueraded',
+      changes: ['src:lbl-tcp:0->1', 'annotate'],
     },
     {
       name: 'at risk, its own EnvoyProxy: planned as a Service',
@@ -63,20 +72,12 @@ describe('assessGateway', () => {
       changes: ['src:lbl-tcp:0->1', 'annotate'],
     },
     {
-      name: 'its EnvoyProxy named by another Gateway too',
-      gateway: gateway({ state: 'Own', facts: generated() }, undefined, { state: 'Shared', name: 'web-proxy', with: ['api'] }),
-      clb: ownClb(),
-      verdict: 'Conflict',
-      rootCause: 'SharedEnvoyProxy',
-      message: /EnvoyProxy web-proxy is also the EnvoyProxy of Gateway\(s\) api/,
-    },
-    {
       name: 'its EnvoyProxy missing',
-      gateway: gateway({ state: 'Own', facts: generated() }, undefined, { state: 'Missing', name: 'web-proxy' }),
+      gateway: gateway({ state: 'Own', facts: generated() }, undefined, { level: 'Gateway', namespace: 'shop', name: 'web-proxy', state: 'Missing' }),
       clb: ownClb(),
       verdict: 'AtRisk',
       rootCause: 'PodSourceNotMasqueraded',
-      message: /EnvoyProxy web-proxy \(spec.infrastructure.parametersRef\) does not exist/,
+      message: /EnvoyProxy shop\/web-proxy \(the Gateway's own\) does not exist/,
     },
     {
       name: 'mergeGateways: the class Service, named as shared, not planned even with an EnvoyProxy',

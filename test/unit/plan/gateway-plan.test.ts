@@ -19,19 +19,19 @@ const gateway: GatewayFacts = {
   uid: 'uid-gw',
   className: 'eg',
   service: { state: 'Own', facts: svc },
-  envoyProxy: { state: 'Own', name: 'api-proxy', annotations: { 'example.com/team': 'api' } },
+  envoyProxy: { level: 'Gateway', namespace: 'shop', name: 'api-proxy', state: 'Found', annotations: { 'example.com/team': 'api' } },
   loadBalancerId: 'lb-abc',
 };
 const assessment = assessTarget(gateway, context({ clb: clb({ tags: { 'tke-lb-serviceuuid': 'uid-svc' }, listeners: [l4Listener('lbl-tcp', 'TCP', 80, 0)] }) }));
 
 describe('a Gateway planned through its own EnvoyProxy', () => {
   it('switches its listeners, then sets prevent-loopback in the EnvoyProxy, recording the original there', () => {
-    const plan = planTarget(input, { assessment, annotations: { 'example.com/team': 'api' }, envoyProxy: 'api-proxy' });
+    const plan = planTarget(input, { assessment, annotations: { 'example.com/team': 'api' }, envoyProxy: { namespace: 'shop', name: 'api-proxy' } });
     expect(plan.layer).toBe('L4');
     expect(plan.steps.map((s) => s.kind)).toEqual(['RecordOriginals', 'SetListenerHealthCheckSource', 'AnnotateTarget']);
     const annotate = plan.steps[2]!;
-    expect(annotate).toMatchObject({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, envoyProxy: 'api-proxy', originals: { annotations: { [PREVENT_LOOPBACK]: null } } });
-    expect(describeStep(annotate)).toMatch(/^annotate service\.cloud\.tencent\.com\/prevent-loopback: "true" in EnvoyProxy api-proxy's envoyService\.annotations; /);
+    expect(annotate).toMatchObject({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, envoyProxy: { namespace: 'shop', name: 'api-proxy' }, originals: { annotations: { [PREVENT_LOOPBACK]: null } } });
+    expect(describeStep(annotate)).toMatch(/^annotate service\.cloud\.tencent\.com\/prevent-loopback: "true" in EnvoyProxy shop\/api-proxy's envoyService\.annotations; /);
   });
 
   it('plans nothing without an EnvoyProxy loopguard may write', () => {
@@ -43,12 +43,12 @@ describe('a Gateway planned through its own EnvoyProxy', () => {
     const release = planOrphan(input, {
       target: { kind: 'Gateway', namespace: 'shop', name: 'api' },
       annotations: { 'example.com/team': 'api', [PREVENT_LOOPBACK]: 'true' },
-      envoyProxy: 'api-proxy',
+      envoyProxy: { namespace: 'shop', name: 'api-proxy' },
       ownership: { owner: OWNER, originals },
       loadBalancerId: 'lb-abc',
     });
     expect(release.steps.map((s) => [s.kind, 'envoyProxy' in s ? s.envoyProxy : undefined])).toEqual([
-      ['AnnotateTarget', 'api-proxy'],
+      ['AnnotateTarget', { namespace: 'shop', name: 'api-proxy' }],
       ['AwaitTke', undefined],
     ]);
     expect(release.steps[0]).toMatchObject({ set: { [PREVENT_LOOPBACK]: null }, restore: true });

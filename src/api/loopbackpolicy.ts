@@ -24,8 +24,7 @@ export type PolicyMode = 'Enforce' | 'Audit';
 export type TargetKind = 'Service' | 'Ingress' | 'Gateway';
 /** Each target kind's apiVersion (Events' involvedObject, OpenReports' resources). */
 export const TARGET_API_VERSION: Readonly<Record<TargetKind, string>> = { Service: 'v1', Ingress: 'networking.k8s.io/v1', Gateway: 'gateway.networking.k8s.io/v1' };
-/** The kinds the probe measures (docs/probe.md): a Gateway's Service is not probed yet. */
-export type ProbedKind = Exclude<TargetKind, 'Gateway'>;
+
 /** `Range100_64` = CLB `HealthCheck.SourceIpType=1`, `VIP` = `SourceIpType=0`, `Unmanaged` = never touched. */
 export type HealthCheckSource = 'Range100_64' | 'VIP' | 'Unmanaged';
 /** When loopguard may set `service.cloud.tencent.com/prevent-loopback: "true"`. */
@@ -73,7 +72,7 @@ export interface ProbeSpec {
   /** The path of the L7 probe's HEAD request to an Ingress's host. */
   path?: string;
   /** Narrows the kinds probed; absent: the policy's `targets` that the probe measures. */
-  targets?: ProbedKind[];
+  targets?: TargetKind[];
 }
 
 export interface LoopbackPolicySpec {
@@ -132,7 +131,7 @@ export function withSpecDefaults(spec: LoopbackPolicySpec | undefined): Resolved
       enabled: s.probe?.enabled ?? SPEC_DEFAULTS.probe.enabled,
       path: s.probe?.path ?? SPEC_DEFAULTS.probe.path,
       // Only narrows: a kind the policy does not select is not probed (the CRD refuses naming one).
-      targets: targets.filter((k): k is ProbedKind => k !== 'Gateway' && (!s.probe?.targets?.length || s.probe.targets.includes(k))),
+      targets: s.probe?.targets && s.probe.targets.length > 0 ? targets.filter((k) => s.probe!.targets!.includes(k)) : [...targets],
     },
   };
 }

@@ -38,18 +38,21 @@ export function privateVip(t: Pick<TargetFacts, 'loadBalancerIps'>): string | un
   });
 }
 
-/** One target's entries: L4 each TCP port of the VIP; L7 each host of the Ingress (or the VIP without one) at `path`. */
+/**
+ * One target's entries: L4 each TCP port of the VIP (a Gateway's: its Service's ports, its listeners); L7 each host of
+ * the Ingress (or the VIP without one) at `path`.
+ */
 export function probesOf(t: TargetFacts, path: string): PlannedProbe[] {
   const vip = privateVip(t);
   if (!vip) return [];
   const target: TargetRef = { kind: t.kind, namespace: t.namespace, name: t.name };
   const base = { target, ...(t.loadBalancerId ? { loadBalancerId: t.loadBalancerId } : {}) };
   const key = targetKey(t);
-  if (t.kind === 'Gateway') return [];
-  if (t.kind === 'Service') {
-    if (t.type !== 'LoadBalancer') return [];
+  if (t.kind !== 'Ingress') {
+    const svc = t.kind === 'Service' ? t : 'facts' in t.service ? t.service.facts : undefined;
+    if (svc?.type !== 'LoadBalancer') return [];
     // UDP and SCTP have no connect to measure: only TCP ports are probed.
-    const ports = [...new Set(t.ports.filter((p) => p.protocol === 'TCP').map((p) => p.port))].sort((a, b) => a - b);
+    const ports = [...new Set(svc.ports.filter((p) => p.protocol === 'TCP').map((p) => p.port))].sort((a, b) => a - b);
     return ports.map((port) => ({ ...base, entry: { id: `${key}:${port}`, vip, port, protocol: 'TCP' } }));
   }
   const protocol = t.tls ? 'HTTPS' : 'HTTP';
@@ -60,12 +63,15 @@ export function probesOf(t: TargetFacts, path: string): PlannedProbe[] {
   return hosts.map((host) => ({ ...base, entry: { id: `${key}/${host || vip}${path}`, vip, port, protocol, ...(host ? { host } : {}), path } }));
 }
 
-/** The target a plan entry's id names (probesOf's ids: `Service/<ns>/<name>:<port>`, `Ingress/<ns>/<name>/<host><path>`). */
+/**
+ * The target a plan entry's id names (probesOf's ids: `Service/<ns>/<name>:<port>`, `Gateway/<ns>/<name>:<port>`,
+ * `Ingress/<ns>/<name>/<host><path>`).
+ */
 export function targetOfProbeId(id: string): TargetRef | undefined {
   const [kind, namespace, rest] = [id.split('/')[0], id.split('/')[1], id.split('/').slice(2).join('/')];
   // Kubernetes names hold neither "/" nor ":": the name ends at the first of them.
-  const name = rest.split(kind === 'Service' ? ':' : '/')[0];
-  if ((kind !== 'Service' && kind !== 'Ingress') || !namespace || !name) return undefined;
+  const name = rest.split(kind === 'Ingress' ? '/' : ':')[0];
+  if ((kind !== 'Service' && kind !== 'Ingress' && kind !== 'Gateway') || !namespace || !name) return undefined;
   return { kind, namespace, name };
 }
 

@@ -128,8 +128,7 @@ describe('LoopbackPolicy CRD', () => {
     [{ probe: { enabled: true, targets: ['Service'] } }, { enabled: true, path: '/', targets: ['Service'] }],
     // Only narrows: a kind the policy does not select is not probed (the CRD refuses it; this is the mirror's reading).
     [{ targets: ['Service'], probe: { enabled: true, targets: ['Ingress'] } }, { enabled: true, path: '/', targets: [] }],
-    // A Gateway's Service is not probed yet (docs/probe.md): selected, not measured.
-    [{ targets: ['Gateway', 'Service'], probe: { enabled: true } }, { enabled: true, path: '/', targets: ['Service'] }],
+    [{ targets: ['Gateway', 'Service'], probe: { enabled: true, targets: ['Gateway'] } }, { enabled: true, path: '/', targets: ['Gateway'] }],
   ] as const)('probe of %j resolves to %j', (given, resolved) => {
     expect(withSpecDefaults(given as LoopbackPolicySpec).probe).toEqual(resolved);
   });
@@ -141,7 +140,7 @@ describe('LoopbackPolicy CRD', () => {
     expect(p.l4!.properties!.healthCheckSource!.enum).toEqual(['Range100_64', 'VIP', 'Unmanaged']);
     expect(p.l4!.properties!.preventLoopback!.enum).toEqual(['Auto', 'Always', 'Never']);
     expect(p.l4!.properties!.sourceSwitch!.enum).toEqual(['Direct', 'TKEFirst']);
-    expect(p.probe!.properties!.targets!.items!.enum).toEqual(['Service', 'Ingress']);
+    expect(p.probe!.properties!.targets!.items!.enum).toEqual(['Service', 'Ingress', 'Gateway']);
     expect(p.probe!.properties!.targets!['x-kubernetes-list-type']).toBe('set');
     expect(p.selector!.properties!.matchExpressions!.items!.properties!.operator!.enum).toEqual(['In', 'NotIn', 'Exists', 'DoesNotExist']);
     const target = status.properties!.targets!.items!;

@@ -17,6 +17,7 @@ const report = (node: string, version: string, failures: number): ProbeReport =>
 describe('targetOfProbeId', () => {
   it.each([
     ['Service/shop/cart:80', { kind: 'Service', namespace: 'shop', name: 'cart' }],
+    ['Gateway/shop/eg:8080', { kind: 'Gateway', namespace: 'shop', name: 'eg' }],
     ['Ingress/shop/web/www.example.com/healthz/deep', { kind: 'Ingress', namespace: 'shop', name: 'web' }],
     ['Ingress/shop/web/10.0.3.40/', { kind: 'Ingress', namespace: 'shop', name: 'web' }],
     ['Pod/shop/x', undefined],

@@ -1,7 +1,7 @@
 // The operator's plan (docs/probe.md §1, §11): from each probing policy's managed targets, in a stable order.
 import { describe, expect, it } from '@jest/globals';
 import { buildProbePlan, privateVip, probesOf, PLAN_TIMEOUT_MS, PLAN_WINDOW_SECONDS } from '../../../src/probe/plan-builder.js';
-import type { IngressFacts, ServiceFacts, TargetFacts } from '../../../src/model/facts.js';
+import type { GatewayFacts, IngressFacts, ServiceFacts, TargetFacts } from '../../../src/model/facts.js';
 import { parseCidr, parsePlan, PRIVATE_RANGES } from '../../../src/probe/plan.js';
 
 const svc = (name: string, extra: Partial<ServiceFacts> = {}): ServiceFacts => ({
@@ -24,6 +24,14 @@ const ing = (name: string, extra: Partial<IngressFacts> = {}): IngressFacts => (
   loadBalancerIps: ['10.0.3.40'],
   ...extra,
 });
+const gw = (name: string, service: GatewayFacts['service']): GatewayFacts => ({
+  kind: 'Gateway',
+  namespace: 'shop',
+  name,
+  className: 'eg',
+  service,
+  ...('facts' in service ? { loadBalancerId: service.facts.loadBalancerId!, loadBalancerIps: service.facts.loadBalancerIps! } : {}),
+});
 const on = { enabled: true, path: '/', targets: ['Service', 'Ingress'] as ('Service' | 'Ingress')[] };
 
 describe('probesOf: one target’s entries', () => {
@@ -42,6 +50,11 @@ describe('probesOf: one target’s entries', () => {
       { id: 'Ingress/shop/web/b.example.com/healthz', vip: '10.0.3.40', port: 80, protocol: 'HTTP', host: 'b.example.com', path: '/healthz' },
     ]],
     ['L7 with TLS: HTTPS on 443', ing('web', { tls: true }), '/', [{ id: 'Ingress/shop/web/www.example.com/', vip: '10.0.3.40', port: 443, protocol: 'HTTPS', host: 'www.example.com', path: '/' }]],
+    ['a Gateway: each TCP port of its Service, at its VIP', gw('eg', { state: 'Own', facts: svc('envoy-shop-eg', { ports: [{ port: 8080, protocol: 'TCP' }, { port: 80, protocol: 'TCP' }] }) }), '/', [
+      { id: 'Gateway/shop/eg:80', vip: '10.0.3.17', port: 80, protocol: 'TCP' },
+      { id: 'Gateway/shop/eg:8080', vip: '10.0.3.17', port: 8080, protocol: 'TCP' },
+    ]],
+    ['a Gateway without a Service: nothing', gw('eg', { state: 'None', controllerNamespace: 'envoy-gateway-system' }), '/', []],
     ['L7 without a host or with a wildcard: the VIP', ing('web', { rules: [{ paths: ['/'] }, { host: '*.example.com', paths: ['/'] }] }), '/', [{ id: 'Ingress/shop/web/10.0.3.40/', vip: '10.0.3.40', port: 80, protocol: 'HTTP', path: '/' }]],
   ])('%s', (_what, target, path, entries) => {
     expect(probesOf(target, path).map((p) => p.entry)).toEqual(entries);

@@ -9,7 +9,7 @@
 // Measured, each an assertion:
 //   a. the kubernetes plugin answers <svc>.<ns>.svc.cluster.local with the Service's ClusterIP;
 //   b. an exact rewrite rule (rendered by src/model/dns-rewrite.ts) makes shop.example.com resolve to that ClusterIP,
-//      the answer carrying the name asked; names without a rule still go upstream; removing the rule gives the VIP back;
+//      the answer carrying the name asked; names without a rule still go upstream; without the rule, the VIP again;
 //   c. the rules work imported anywhere in the cluster-domain block; a zone block of rules alone answers SERVFAIL for
 //      every name of the zone (rewritten or not); one that repeats kubernetes and forward works;
 //   d. the reload plugin picks up a change of the imported file alone (it hashes the Corefile with its imports

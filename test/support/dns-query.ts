@@ -4,6 +4,7 @@
 // record whose owner name is not the one asked, silently drops.
 import { createSocket } from 'node:dgram';
 import { randomBytes } from 'node:crypto';
+import { connect } from 'node:net';
 
 export const Rcode = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
 
@@ -72,32 +73,54 @@ export function parseResponse(msg: Buffer): DnsAnswer {
   return { rcode, question, answers };
 }
 
-/** Asks `server` (127.0.0.1:port) for the A records of `name`, recursion desired, as a pod's stub resolver does. */
-export function queryA(port: number, name: string, timeoutMs = 2000): Promise<DnsAnswer> {
+function question(name: string): { id: number; query: Buffer } {
   const id = randomBytes(2);
   const header = Buffer.from([id[0]!, id[1]!, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]);
-  const query = Buffer.concat([header, encodeName(name), Buffer.from([0, TYPE_A, 0, 1])]);
+  return { id: id.readUInt16BE(0), query: Buffer.concat([header, encodeName(name), Buffer.from([0, TYPE_A, 0, 1])]) };
+}
+
+/**
+ * Asks 127.0.0.1:port for the A records of `name`, recursion desired, as a pod's stub resolver does: over UDP, or
+ * over TCP (RFC 1035 §4.2.2: each message after its 2-byte length), as NodeLocal DNSCache reaches CoreDNS.
+ */
+export function queryA(port: number, name: string, { tcp = false, timeoutMs = 2000 }: { tcp?: boolean; timeoutMs?: number } = {}): Promise<DnsAnswer> {
+  const { id, query } = question(name);
   return new Promise((resolve, reject) => {
-    const socket = createSocket('udp4');
-    const timer = setTimeout(() => {
-      socket.close();
-      reject(new Error(`no DNS answer for ${name} from 127.0.0.1:${port} within ${timeoutMs} ms`));
-    }, timeoutMs);
-    socket.on('message', (msg) => {
-      if (msg.readUInt16BE(0) !== id.readUInt16BE(0)) return;
+    let close = (): void => undefined;
+    let settled = false;
+    const timer = setTimeout(() => done(new Error(`no DNS answer for ${name} from 127.0.0.1:${port} (${tcp ? 'TCP' : 'UDP'}) within ${timeoutMs} ms`)), timeoutMs);
+    const done = (err: unknown, msg?: Buffer): void => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
-      socket.close();
+      close();
+      if (err !== undefined) return reject(err instanceof Error ? err : new Error(String(err)));
       try {
-        resolve(parseResponse(msg));
-      } catch (err) {
-        reject(err instanceof Error ? err : new Error(String(err)));
+        resolve(parseResponse(msg!));
+      } catch (e) {
+        reject(e instanceof Error ? e : new Error(String(e)));
       }
+    };
+    if (tcp) {
+      const socket = connect(port, '127.0.0.1');
+      close = () => socket.destroy();
+      let got = Buffer.alloc(0);
+      socket.on('data', (d: Buffer) => {
+        got = Buffer.concat([got, d]);
+        if (got.length >= 2 && got.length >= 2 + got.readUInt16BE(0)) done(undefined, got.subarray(2, 2 + got.readUInt16BE(0)));
+      });
+      socket.on('error', (err) => done(err));
+      const length = Buffer.alloc(2);
+      length.writeUInt16BE(query.length);
+      socket.write(Buffer.concat([length, query]));
+      return;
+    }
+    const socket = createSocket('udp4');
+    close = () => socket.close();
+    socket.on('message', (msg) => {
+      if (msg.readUInt16BE(0) === id) done(undefined, msg);
     });
-    socket.on('error', (err) => {
-      clearTimeout(timer);
-      socket.close();
-      reject(err);
-    });
+    socket.on('error', (err) => done(err));
     socket.send(query, port, '127.0.0.1');
   });
 }

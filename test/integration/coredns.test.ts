@@ -13,7 +13,8 @@
 //   c. the rules work imported anywhere in the cluster-domain block; a zone block of rules alone answers SERVFAIL for
 //      every name of the zone (rewritten or not); one that repeats kubernetes and forward works;
 //   d. the reload plugin picks up a change of the imported file alone (it hashes the Corefile with its imports
-//      expanded), within its interval plus jitter; a Corefile that loses the import line silently drops the rules;
+//      expanded), within its interval plus jitter; a glob that matches no file only warns (and a file of comments
+//      hashes the same); a Corefile that loses the import line silently drops the rules;
 //   e. a broken Corefile keeps the old configuration serving: a syntax error logs a warning every interval and counts
 //      nowhere (coredns_reload_failed_total stays 0), a bad directive logs an error and counts; either way a change
 //      of the rules made meanwhile does not take effect, and does once the Corefile is fixed.
@@ -216,6 +217,19 @@ example.com:${port.zoneFull} {
     expect(await resolver(port.main).resolve4(SHOP)).toEqual([SHOP_VIP]);
   });
 
+  it('b. an import glob that matches no file: a warning at each check, the Corefile still serves, nothing reloads', async () => {
+    const noFiles = /\[WARNING\] No files matching import glob pattern: loopguard\/\*\.rules/;
+    // Each check parses the whole Corefile: one warning per import line.
+    const perCheck = corefile().split('import loopguard/*.rules').length - 1;
+    dns!.remove('loopguard/loopguard.rules');
+    // A second check's warnings: the first check has compared its hash (and any reload it caused has logged).
+    await waitFor('the glob warnings of two checks', () => lines(noFiles), { until: (n) => n > perCheck, timeoutMs: RELOAD_BOUND_MS, context: logs });
+    // No file and a file of comments parse to the same blocks, so the hash, and the configuration, stay.
+    expect(dns!.configurations()).toBe(3);
+    expect(await addresses(port.main, SHOP)).toEqual([SHOP_VIP]);
+    expect(lines(/\[ERROR\]/)).toBe(0);
+  });
+
   it('d. a Corefile that loses the import line drops the rules silently; only resolving shows it', async () => {
     writeRules(ingress(SHOP, 'web'));
     await switched('imported file changed (rule added again)', SHOP, webIp);
@@ -223,7 +237,7 @@ example.com:${port.zoneFull} {
     dns!.write('Corefile', corefile({ importRules: false }));
     await switched('Corefile changed (import line removed)', SHOP, SHOP_VIP);
     expect(dns!.configurations()).toBe(5);
-    expect(lines(/\[(ERROR|WARNING)\]/)).toBe(0);
+    expect(lines(/\[ERROR\]|\[WARNING\] plugin\/reload/)).toBe(0);
     dns!.write('Corefile', corefile());
     await switched('Corefile changed (import line back)', SHOP, webIp);
     expect(dns!.configurations()).toBe(6);

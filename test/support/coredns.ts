@@ -61,6 +61,8 @@ export interface CoreDnsProcess {
   dir: string;
   /** Replaces a file there the way a ConfigMap volume update does: whole, by rename (never a half-written file). */
   write(file: string, text: string): void;
+  /** Removes a file there (a ConfigMap key gone, an optional volume's ConfigMap deleted). */
+  remove(file: string): void;
   logs(): string;
   /** Configurations CoreDNS has started with so far: the first start, then each successful reload. */
   configurations(): number;
@@ -132,5 +134,5 @@ export async function startCoreDns(options: CoreDnsOptions): Promise<CoreDnsProc
     await stop();
     throw err;
   }
-  return { dir, write, logs: () => logs, configurations: () => logs.match(CONFIGURATION_LINE)?.length ?? 0, stop };
+  return { dir, write, remove: (file) => rmSync(join(dir, file)), logs: () => logs, configurations: () => logs.match(CONFIGURATION_LINE)?.length ?? 0, stop };
 }

@@ -1,6 +1,7 @@
-# Shared by scripts/helm/build.sh and scripts/krew/build.sh (sourced, not run): a stock Go tool built from its
-# module (the versions of its own go.mod, checked against the Go checksum database, only the Go module proxy used)
-# into a cache outside the repo, ~/.cache/loopguard/<tool>/<version>, replaced whole so a killed build leaves none.
+# Shared by the scripts/*/build.sh of helm, krew, Envoy Gateway and CoreDNS (sourced, not run): a stock Go tool
+# built from its module (the versions of its own go.mod, checked against the Go checksum database, only the Go module
+# proxy used) into a cache outside the repo, ~/.cache/loopguard/<tool>/<version>, replaced whole so a killed build
+# leaves none.
 
 # The cache directory of a tool's version: lg_tool_dir helm v3.21.4
 lg_tool_dir() {

@@ -1,0 +1,138 @@
+// Real CoreDNS for the DNS test: scripts/coredns/build.sh builds github.com/coredns/coredns at its pinned version
+// from the Go module proxy into ~/.cache/loopguard/coredns/<version> (only the first run builds; .ci/run does it in
+// its own stage). No skip: the facts docs/dns.md rests on are measured here, so a machine that cannot build it fails
+// the suite, naming the command.
+//
+// startCoreDns runs `coredns -conf Corefile` in a temp directory holding the files the test gives it (the Corefile
+// and whatever it imports, as a ConfigMap volume would hold them). CoreDNS needs no namespace of its own: each server
+// block binds 127.0.0.1 on a port the test picked (`bind 127.0.0.1`, UDP and TCP), and its kubernetes plugin reaches
+// the test apiserver through the admin kubeconfig the Corefile names (`kubeconfig`, which takes precedence over
+// `endpoint`: the plugin's README).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createSocket } from 'node:dgram';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { REPO_ROOT } from '../controlplane/crds.js';
+import { waitFor } from './kube.js';
+
+const BUILD = join(REPO_ROOT, 'scripts', 'coredns', 'build.sh');
+
+export interface CoreDnsTools {
+  binary: string;
+  /** The pinned version, from the cache directory's name (v1.15.0). */
+  version: string;
+}
+
+export function coreDnsTools(suite: string): CoreDnsTools {
+  const built = spawnSync('bash', [BUILD], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 40 * 60_000 });
+  if (built.status !== 0) {
+    const reason = `${built.stderr ?? ''}`.trim().split('\n').slice(-5).join('\n');
+    throw new Error(`${suite}: CoreDNS could not be built (exit ${built.status ?? built.signal}); run \`bash scripts/coredns/build.sh\`:\n${reason}`);
+  }
+  const dir = built.stdout.trim().split('\n').pop() ?? '';
+  return { binary: join(dir, 'coredns'), version: dir.split('/').pop() ?? '' };
+}
+
+/** A 127.0.0.1 port free for both TCP and UDP at the time of asking (a DNS server block listens on both). */
+export async function freeDnsPort(): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const srv = createServer();
+      srv.on('error', reject);
+      srv.listen(0, '127.0.0.1', () => {
+        const addr = srv.address();
+        srv.close(() => (addr && typeof addr === 'object' ? resolve(addr.port) : reject(new Error('no port'))));
+      });
+    });
+    const udpFree = await new Promise<boolean>((resolve) => {
+      const s = createSocket('udp4');
+      s.once('error', () => (s.close(), resolve(false)));
+      s.bind(port, '127.0.0.1', () => s.close(() => resolve(true)));
+    });
+    if (udpFree) return port;
+  }
+  throw new Error('no 127.0.0.1 port free for both TCP and UDP after 20 tries');
+}
+
+export interface CoreDnsProcess {
+  /** The directory the Corefile and its imports are in (CoreDNS's working directory). */
+  dir: string;
+  /** Replaces a file there the way a ConfigMap volume update does: whole, by rename (never a half-written file). */
+  write(file: string, text: string): void;
+  /** Removes a file there (a ConfigMap key gone, an optional volume's ConfigMap deleted). */
+  remove(file: string): void;
+  logs(): string;
+  /** Configurations CoreDNS has started with so far: the first start, then each successful reload. */
+  configurations(): number;
+  stop(): Promise<void>;
+}
+
+export interface CoreDnsOptions {
+  binary: string;
+  /** File name → content; `Corefile` is required. */
+  files: Record<string, string>;
+}
+
+/** Each configuration CoreDNS starts logs its hash (the reload plugin), so counting them needs no sleep. */
+const CONFIGURATION_LINE = /plugin\/reload: Running configuration SHA512 = /g;
+
+export async function startCoreDns(options: CoreDnsOptions): Promise<CoreDnsProcess> {
+  if (!options.files['Corefile']) throw new Error('startCoreDns: files must hold a Corefile');
+  const dir = mkdtempSync(join(tmpdir(), 'lg-coredns-'));
+  let child: ChildProcess | undefined;
+  let exited = false;
+  let exit: Promise<void> = Promise.resolve();
+  let logs = '';
+  const write = (file: string, text: string): void => {
+    const path = join(dir, file);
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(`${path}.tmp`, text);
+    renameSync(`${path}.tmp`, path);
+  };
+  // CoreDNS and anything it started (one process group), then the directory, whatever step failed.
+  const stop = async (): Promise<void> => {
+    const group = child?.pid;
+    if (group && !exited) {
+      process.kill(-group, 'SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([exit, new Promise((r) => (timer = setTimeout(r, 10_000)))]);
+      clearTimeout(timer);
+    }
+    if (group) {
+      try {
+        process.kill(-group, 'SIGKILL');
+      } catch {
+        // the whole group is gone already
+      }
+    }
+    await exit;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const [file, text] of Object.entries(options.files)) write(file, text);
+    const started = spawn(options.binary, ['-conf', join(dir, 'Corefile')], {
+      cwd: dir,
+      detached: true,
+      env: { PATH: process.env['PATH'] ?? '', HOME: dir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = started;
+    started.stdout?.on('data', (d: Buffer) => (logs += d.toString()));
+    started.stderr?.on('data', (d: Buffer) => (logs += d.toString()));
+    exit = new Promise<void>((resolve) => started.on('exit', () => ((exited = true), resolve())));
+    // Up once it prints its banner (after every server block is listening and the kubernetes plugin has synced or
+    // given up waiting: it holds the start for that).
+    const up = await waitFor(
+      'CoreDNS to start serving',
+      () => (exited ? 'exited' : /CoreDNS-\d+\.\d+\.\d+/.test(logs) ? 'serving' : undefined),
+      { timeoutMs: 30_000, intervalMs: 100, context: () => `--- coredns logs ---\n${logs.slice(-4000)}` },
+    );
+    if (up === 'exited') throw new Error(`coredns exited:\n${logs.slice(-4000)}`);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { dir, write, remove: (file) => rmSync(join(dir, file)), logs: () => logs, configurations: () => logs.match(CONFIGURATION_LINE)?.length ?? 0, stop };
+}

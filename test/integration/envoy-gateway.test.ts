@@ -19,7 +19,7 @@ import { CoreV1Api, CustomObjectsApi, type V1Service } from '@kubernetes/client-
 import { randomBytes } from 'node:crypto';
 import { installCrds } from '../controlplane/crds.js';
 import { gatewayServiceOf } from '../../src/model/gateway-service.js';
-import { envoyGatewayTools, startEnvoyGateway, type EnvoyGatewayProcess } from '../support/envoy-gateway.js';
+import { createGatewayClass, envoyGatewayTools, startEnvoyGateway, type EnvoyGatewayProcess } from '../support/envoy-gateway.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 
 const SUITE = 'test/integration/envoy-gateway.test.ts';
@@ -73,26 +73,7 @@ describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generat
     eg = await startEnvoyGateway({ binary: tools.binary, namespace: egNs, controllerName });
     // As Tencent's practice guide sets it up, with the L4 fix in the EnvoyProxy: a private CLB (subnet) and
     // prevent-loopback on the Service EG generates.
-    await custom.createNamespacedCustomObject({
-      ...ENVOY_PROXIES,
-      namespace: egNs,
-      body: {
-        apiVersion: 'gateway.envoyproxy.io/v1alpha1',
-        kind: 'EnvoyProxy',
-        metadata: { name: 'tke' },
-        spec: { provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: { [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' } } } } },
-      },
-    });
-    await custom.createClusterCustomObject({
-      ...GATEWAY_API,
-      plural: 'gatewayclasses',
-      body: {
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'GatewayClass',
-        metadata: { name: className },
-        spec: { controllerName, parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'tke', namespace: egNs } },
-      },
-    });
+    await createGatewayClass(custom, { namespace: egNs, className, controllerName, envoyService: { annotations: { [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' } } });
     for (const name of ['web', 'api']) {
       await custom.createNamespacedCustomObject({
         ...GATEWAY_API,

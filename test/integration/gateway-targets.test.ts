@@ -19,7 +19,7 @@ import { CoreV1Api, CustomObjectsApi, type V1Service } from '@kubernetes/client-
 import { randomBytes } from 'node:crypto';
 import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
 import { installCrds } from '../controlplane/crds.js';
-import { envoyGatewayTools, startEnvoyGateway, type EnvoyGatewayProcess } from '../support/envoy-gateway.js';
+import { createGatewayClass, envoyGatewayTools, startEnvoyGateway, type EnvoyGatewayProcess } from '../support/envoy-gateway.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, deletePolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
@@ -66,26 +66,7 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     eg = await startEnvoyGateway({ binary: tools.binary, namespace: egNs, controllerName });
     // Tencent's practice guide's setup without the L4 fix: a private CLB (subnet), ETP Local (in-cluster callers'
     // pod IPs reach the CLB under IPVS: loopback).
-    await custom.createNamespacedCustomObject({
-      ...ENVOY_PROXIES,
-      namespace: egNs,
-      body: {
-        apiVersion: 'gateway.envoyproxy.io/v1alpha1',
-        kind: 'EnvoyProxy',
-        metadata: { name: 'tke' },
-        spec: { provider: { type: 'Kubernetes', kubernetes: { envoyService: { externalTrafficPolicy: 'Local', annotations: { [SUBNET]: 'subnet-12345678' } } } } },
-      },
-    });
-    await custom.createClusterCustomObject({
-      ...GATEWAY_API,
-      plural: 'gatewayclasses',
-      body: {
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'GatewayClass',
-        metadata: { name: className },
-        spec: { controllerName, parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'tke', namespace: egNs } },
-      },
-    });
+    await createGatewayClass(custom, { namespace: egNs, className, controllerName, envoyService: { externalTrafficPolicy: 'Local', annotations: { [SUBNET]: 'subnet-12345678' } } });
     const listeners = [{ name: 'http', protocol: 'HTTP', port: 80 }];
     await custom.createNamespacedCustomObject({
       ...GATEWAY_API,

@@ -16,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { waitFor } from './kube.js';
+import { stopProcessGroup } from './process-group.js';
 
 const BUILD = join(REPO_ROOT, 'scripts', 'coredns', 'build.sh');
 
@@ -93,21 +94,7 @@ export async function startCoreDns(options: CoreDnsOptions): Promise<CoreDnsProc
   };
   // CoreDNS and anything it started (one process group), then the directory, whatever step failed.
   const stop = async (): Promise<void> => {
-    const group = child?.pid;
-    if (group && !exited) {
-      process.kill(-group, 'SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([exit, new Promise((r) => (timer = setTimeout(r, 10_000)))]);
-      clearTimeout(timer);
-    }
-    if (group) {
-      try {
-        process.kill(-group, 'SIGKILL');
-      } catch {
-        // the whole group is gone already
-      }
-    }
-    await exit;
+    await stopProcessGroup(child, exit, () => exited);
     rmSync(dir, { recursive: true, force: true });
   };
   try {

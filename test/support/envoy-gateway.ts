@@ -14,9 +14,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CoreV1Api } from '@kubernetes/client-node';
+import { CoreV1Api, type CustomObjectsApi } from '@kubernetes/client-node';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { kubeConfig, kubeconfigPath, waitFor } from './kube.js';
+import { stopProcessGroup } from './process-group.js';
 
 const BUILD = join(REPO_ROOT, 'scripts', 'envoy-gateway', 'build.sh');
 const JAIL = join(REPO_ROOT, 'test', 'support', 'envoy-gateway-jail.sh');
@@ -94,21 +95,7 @@ export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<E
   // Everything it started, whatever step failed: EG and the relay in its namespace (one process group), the relay's
   // connections and socket, the work directory (the tmpfs root went with the mount namespace).
   const stop = async (): Promise<void> => {
-    const group = child?.pid;
-    if (group && !exited) {
-      process.kill(-group, 'SIGTERM');
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([exit, new Promise((r) => (timer = setTimeout(r, 10_000)))]);
-      clearTimeout(timer);
-    }
-    if (group) {
-      try {
-        process.kill(-group, 'SIGKILL');
-      } catch {
-        // the whole group is gone already
-      }
-    }
-    await exit;
+    await stopProcessGroup(child, exit, () => exited);
     for (const s of open) s.destroy();
     if (relay) await new Promise<void>((resolve) => relay!.close(() => resolve()));
     rmSync(work, { recursive: true, force: true });
@@ -172,4 +159,38 @@ export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<E
     throw err;
   }
   return { logs: () => logs, stop };
+}
+
+/**
+ * What Tencent's practice guide sets up before any Gateway: an EnvoyProxy `tke` in EG's namespace with the Service
+ * settings every Gateway of the class gets (`envoyService`: annotations, externalTrafficPolicy), and a GatewayClass
+ * whose parametersRef names it, served by the EG started with `controllerName`.
+ */
+export async function createGatewayClass(
+  custom: CustomObjectsApi,
+  options: { namespace: string; className: string; controllerName: string; envoyService: Record<string, unknown> },
+): Promise<void> {
+  await custom.createNamespacedCustomObject({
+    group: 'gateway.envoyproxy.io',
+    version: 'v1alpha1',
+    plural: 'envoyproxies',
+    namespace: options.namespace,
+    body: {
+      apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+      kind: 'EnvoyProxy',
+      metadata: { name: 'tke' },
+      spec: { provider: { type: 'Kubernetes', kubernetes: { envoyService: options.envoyService } } },
+    },
+  });
+  await custom.createClusterCustomObject({
+    group: 'gateway.networking.k8s.io',
+    version: 'v1',
+    plural: 'gatewayclasses',
+    body: {
+      apiVersion: 'gateway.networking.k8s.io/v1',
+      kind: 'GatewayClass',
+      metadata: { name: options.className },
+      spec: { controllerName: options.controllerName, parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'tke', namespace: options.namespace } },
+    },
+  });
 }

@@ -83,6 +83,8 @@ export const EventReason = {
   SkipAnnotationIgnored: 'SkipAnnotationIgnored',
   /** Warning: the Ingress's TkeServiceConfig also governs Ingresses loopguard may not change; nothing written. */
   SharedConfig: 'SharedConfig',
+  /** Warning: the Gateway's EnvoyProxy also reaches Gateways loopguard may not change (or is another namespace's); nothing written. */
+  SharedEnvoyProxy: 'SharedEnvoyProxy',
   /** Warning: other listeners on the Service's CLB health-check from the VIP: prevent-loopback (binds the whole VIP) not set. */
   SharedClb: 'SharedClb',
   /** Warning: a policy's deletion waits for a revert that cannot finish (cause and way out in the message). */

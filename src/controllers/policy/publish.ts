@@ -24,7 +24,7 @@ import { withMeasuredCondition } from '../../probe/probe-control.js';
 const MAX_STOPPED_SHOWN = 5;
 
 /** A Conflict's Event reason by its root cause; any other conflict is a PolicyConflict. */
-const CONFLICT_EVENTS: Readonly<Partial<Record<RootCauseId, EventReasonValue>>> = { ForeignClb: EventReason.ForeignClb, SharedConfig: EventReason.SharedConfig, SharedClb: EventReason.SharedClb, PolicyPrecedence: EventReason.PolicyPrecedence };
+const CONFLICT_EVENTS: Readonly<Partial<Record<RootCauseId, EventReasonValue>>> = { ForeignClb: EventReason.ForeignClb, SharedConfig: EventReason.SharedConfig, SharedEnvoyProxy: EventReason.SharedEnvoyProxy, SharedClb: EventReason.SharedClb, PolicyPrecedence: EventReason.PolicyPrecedence };
 
 export class PolicyPublisher {
   /**

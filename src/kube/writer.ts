@@ -21,6 +21,7 @@ import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from '../api/loopbackpolicy.js'
 import { CLUSTER_KIND, CLUSTER_PLURAL } from '../api/clusterloopbackpolicy.js';
 import type { TargetKind } from '../api/loopbackpolicy.js';
 import { guardedPatch, type JsonPatchOp } from '../api/json-patch.js';
+import { ifFound } from '../runtime/kube-errors.js';
 
 /** Annotation changes to make; `null` removes the key. */
 export type AnnotationPatch = Record<string, string | null>;
@@ -53,12 +54,7 @@ export class KubeWriter {
 
   /** The target as the API server has it now (not a cache that may lag loopguard's own writes); undefined when gone. */
   async get(kind: TargetKind, namespace: string, name: string): Promise<Target | undefined> {
-    try {
-      return kind === 'Service' ? await this.core.readNamespacedService({ namespace, name }) : await this.net.readNamespacedIngress({ namespace, name });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return ifFound<Target>(kind === 'Service' ? this.core.readNamespacedService({ namespace, name }) : this.net.readNamespacedIngress({ namespace, name }));
   }
 
   /**
@@ -95,12 +91,7 @@ export class KubeWriter {
 
   /** A TkeServiceConfig as the API server has it; undefined when gone. */
   async getConfig(namespace: string, name: string): Promise<ConfigObject | undefined> {
-    try {
-      return (await this.custom.getNamespacedCustomObject({ ...TKE_SERVICE_CONFIG, namespace, name })) as ConfigObject;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return (await ifFound(this.custom.getNamespacedCustomObject({ ...TKE_SERVICE_CONFIG, namespace, name }))) as ConfigObject | undefined;
   }
 
   /**

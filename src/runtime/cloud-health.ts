@@ -7,6 +7,7 @@
 // decides: one slow request must not flip readiness), any success clears a known problem at once.
 import { toClbError, type ClbError, type CloudCallEvent } from '../cloud/index.js';
 import { jitteredDelay } from './backoff.js';
+import type { LogSink } from './logger.js';
 
 export type ProbeVerdict =
   | { kind: 'ok' }
@@ -54,11 +55,7 @@ function suspicious(event: CloudCallEvent): boolean {
 export interface CloudHealthOptions {
   /** One cheap read through a client that does not retry. */
   probe: (signal: AbortSignal) => Promise<unknown>;
-  logger: {
-    info(msg: string, meta?: Record<string, unknown>): void;
-    warn(msg: string, meta?: Record<string, unknown>): void;
-    error(msg: string, meta?: Record<string, unknown>): void;
-  };
+  logger: LogSink;
   /** First re-probe delay and the cap of its exponential backoff. */
   minDelayMs?: number;
   maxDelayMs?: number;

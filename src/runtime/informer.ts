@@ -13,13 +13,9 @@ import {
 import { jitteredDelay } from './backoff.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import { kubeStatus } from './kube-errors.js';
+import type { LogSink } from './logger.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
-
-export interface InformerLogger {
-  warn(message: string, meta?: Record<string, unknown>): void;
-  info(message: string, meta?: Record<string, unknown>): void;
-}
 
 export interface ResilientInformerOptions<T extends KubernetesObject> {
   name: string;
@@ -40,7 +36,7 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
    * only writer), and nothing reads it.
    */
   keepOwnManagedFields?: boolean;
-  logger?: InformerLogger;
+  logger?: Pick<LogSink, 'info' | 'warn'>;
   /** For tests: how long to wait before restart attempt n. */
   restartDelay?: (attempt: number) => number;
 }

@@ -11,6 +11,7 @@
 // the replica unready.
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { kubeErrorMessage, kubeStatus, kubeStatusKind } from './kube-errors.js';
+import type { LogSink } from './logger.js';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -22,11 +23,7 @@ export interface LeaderElectionOptions {
   onStartedLeading: () => void;
   /** Called once when leadership is lost (not on a voluntary release). The process should exit. */
   onStoppedLeading: () => void;
-  logger?: {
-    info(msg: string, meta?: Record<string, unknown>): void;
-    warn(msg: string, meta?: Record<string, unknown>): void;
-    error?(msg: string, meta?: Record<string, unknown>): void;
-  };
+  logger?: Pick<LogSink, 'info' | 'warn'> & Partial<Pick<LogSink, 'error'>>;
 }
 
 export const LEASE_DEFAULTS = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };

@@ -249,12 +249,6 @@ export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
   };
 }
 
-/** The status projection of a profile (drops the parsed version). */
-export function profileStatus(profile: ClusterProfile): ClusterProfileStatus {
-  const { version: _version, ...status } = profile;
-  return status;
-}
-
 /** The profile from the kube-proxy DaemonSet and ConfigMap as read (informer cache or a scan) and the flags. */
 export function profileFrom(objects: { daemonSet?: unknown; configMap?: unknown }, flags: ProfileFlags): ClusterProfile {
   return detectClusterProfile({

@@ -3,12 +3,12 @@ import {
   detectClusterProfile,
   imageTag,
   kubeProxyContainer,
-  profileStatus,
   readConfigMapMode,
   readKubeProxyFlags,
   type DaemonSetFacts,
   type ProfileInputs,
 } from '../../../src/model/cluster-profile.js';
+import { profileProjection } from '../../../src/model/status.js';
 import { kubeProxyDaemonSet } from './fixtures.js';
 
 const HYPERKUBE = 'ccr.ccs.tencentyun.com/tkeimages/hyperkube';
@@ -228,7 +228,7 @@ describe('detectClusterProfile', () => {
   it('projects to the status shape without the parsed version', () => {
     const p = detectClusterProfile({ daemonSet: kubeProxyDaemonSet(`${HYPERKUBE}:v1.20.6-tke.12`, ['--proxy-mode=ipvs']) });
     expect(p.version).toBeDefined();
-    expect(profileStatus(p)).not.toHaveProperty('version');
-    expect(profileStatus(p)).toMatchObject({ kubeProxyMode: 'ipvs', source: 'DaemonSet' });
+    expect(profileProjection(p)).not.toHaveProperty('version');
+    expect(profileProjection(p)).toMatchObject({ kubeProxyMode: 'ipvs', source: 'DaemonSet' });
   });
 });

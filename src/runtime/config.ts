@@ -266,8 +266,6 @@ function normaliseClbEndpoint(c: OperatorConfig, explicit: boolean, problems: st
 export interface RuntimeEnvironment {
   /** The pod's namespace (the ServiceAccount namespace file); set only inside a pod (see `detectRuntimeEnvironment`). */
   serviceAccountNamespace?: string;
-  /** The kubeconfig context in use, out of cluster. */
-  context?: { name: string; namespace?: string };
 }
 
 /** The settled configuration plus one sentence per default chosen, for the start-up log. */
@@ -298,14 +296,13 @@ export interface RuntimeFacts {
  */
 export function detectRuntimeEnvironment(facts: RuntimeFacts): RuntimeEnvironment {
   const namespace = facts.context?.namespace?.trim() ?? '';
-  const context = facts.context ? { name: facts.context.name, ...(namespace ? { namespace } : {}) } : undefined;
   const kubeconfigGiven = facts.kubeconfig !== '' || (facts.kubeconfigEnv ?? '') !== '';
   const loadedInCluster =
     facts.context?.name === CLIENT_NODE_IN_CLUSTER.context &&
     facts.context.cluster === CLIENT_NODE_IN_CLUSTER.cluster &&
     facts.context.user === CLIENT_NODE_IN_CLUSTER.user;
   const inCluster = !kubeconfigGiven && loadedInCluster && namespace !== '';
-  return { ...(inCluster ? { serviceAccountNamespace: namespace } : {}), ...(context ? { context } : {}) };
+  return inCluster ? { serviceAccountNamespace: namespace } : {};
 }
 
 /** The problem when loopguard's namespace is known from nowhere (out of cluster, no flag or variable). */

@@ -124,13 +124,9 @@ export class KubeWriter {
 
   /** Sets a policy's finalizers (either kind), guarded by the resourceVersion they were computed from (another writer's are never dropped). */
   async setFinalizers(policy: { kind?: string; metadata: { name?: string; namespace?: string; resourceVersion?: string } }, finalizers: string[]): Promise<void> {
-    const body = { metadata: { finalizers, resourceVersion: policy.metadata.resourceVersion } };
-    const name = policy.metadata.name ?? '';
+    const patch = { group: GROUP, version: VERSION, name: policy.metadata.name ?? '', body: { metadata: { finalizers, resourceVersion: policy.metadata.resourceVersion } }, fieldManager: FIELD_MANAGER };
     const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-    if (policy.kind === CLUSTER_KIND) {
-      await this.custom.patchClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, name, body, fieldManager: FIELD_MANAGER }, options);
-      return;
-    }
-    await this.custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: policy.metadata.namespace ?? '', name, body, fieldManager: FIELD_MANAGER }, options);
+    if (policy.kind === CLUSTER_KIND) await this.custom.patchClusterCustomObject({ ...patch, plural: CLUSTER_PLURAL }, options);
+    else await this.custom.patchNamespacedCustomObject({ ...patch, plural: PLURAL, namespace: policy.metadata.namespace ?? '' }, options);
   }
 }

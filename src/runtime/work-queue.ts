@@ -84,10 +84,6 @@ export class WorkQueue {
     return this.fifo.length;
   }
 
-  get inProgress(): number {
-    return this.processing.size;
-  }
-
   start(): void {
     this.running = true;
     this.pump();
@@ -122,7 +118,7 @@ export class WorkQueue {
   }
 
   /** Re-adds `key` after its backoff; returns the delay chosen. */
-  addRateLimited(key: string): number {
+  private addRateLimited(key: string): number {
     const delay = this.backoff.next(key);
     this.observer.retried?.(this.name);
     this.addAfter(key, delay);
@@ -131,10 +127,6 @@ export class WorkQueue {
 
   forget(key: string): void {
     this.backoff.forget(key);
-  }
-
-  retries(key: string): number {
-    return this.backoff.retries(key);
   }
 
   /** Resolves once nothing is queued or in progress (delayed keys do not count). For tests and shutdown. */

@@ -15,7 +15,7 @@
 // --event-qps), where its correlator only limits each object.
 import { createHash } from 'node:crypto';
 import PQueue from 'p-queue';
-import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig, type V1ObjectReference } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { printable } from '../api/text.js';
 
 export type EventType = 'Normal' | 'Warning';
@@ -167,19 +167,12 @@ export class EventRecorder {
 
   private async create(key: string, target: EventTarget, type: EventType, reason: string, text: string, now: number, keepMs: number): Promise<void> {
     const timestamp = new Date(now);
-    const involvedObject: V1ObjectReference = {
-      apiVersion: target.apiVersion,
-      kind: target.kind,
-      namespace: target.namespace,
-      name: target.name,
-      uid: target.uid,
-    };
     const namespace = eventNamespace(target);
     const created = await this.core.createNamespacedEvent({
       namespace,
       body: {
         metadata: { generateName: `${target.name}.`, namespace },
-        involvedObject,
+        involvedObject: { apiVersion: target.apiVersion, kind: target.kind, namespace: target.namespace, name: target.name, uid: target.uid },
         type,
         reason,
         message: text,

@@ -23,12 +23,10 @@ export function judgeProbeFailure(err: unknown): ProbeVerdict {
   const misconfigured = (message = e.message): ProbeVerdict => ({ kind: 'misconfigured', message });
   switch (e.reason) {
     case 'NetworkError':
-      // Unreachable may heal; a protocol mismatch (EPROTO) is not retryable and never will.
-      return e.retryable ? unavailable() : misconfigured();
     case 'CredentialsUnavailable':
     case 'CredentialsRejected':
-      // Not retryable: no credential source at all, or a key the API does not know. Retryable: STS or
-      // instance metadata failed this time.
+      // Unreachable may heal; a protocol mismatch (EPROTO) never will. Not retryable: no credential source at all, or a
+      // key the API does not know; retryable: STS or instance metadata failed this time.
       return e.retryable ? unavailable() : misconfigured();
     case 'ClockSkew':
     case 'PermissionDenied':

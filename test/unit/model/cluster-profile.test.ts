@@ -186,23 +186,23 @@ const rows: Row[] = [
     name: 'flags override everything',
     inputs: {
       daemonSet: kubeProxyDaemonSet(`${HYPERKUBE}:v1.18.4-tke.1`, ['--proxy-mode=iptables']),
-      overrides: { mode: 'ipvs', version: 'v1.20.6-tke.15' },
+      flags: { kubeProxyMode: 'ipvs', kubeProxyVersion: 'v1.20.6-tke.15' },
     },
     expect: { kubeProxyMode: 'ipvs', kubeProxyVersion: 'v1.20.6-tke.15', preventLoopbackSupported: 'True', vipBinding: 'OnAnnotation', source: 'Flag' },
   },
   {
     name: 'flag: prevent-loopback supported despite an odd version',
-    inputs: { daemonSet: kubeProxyDaemonSet(`${HYPERKUBE}:v1.21.1-tke.3`, ['--proxy-mode=ipvs']), overrides: { preventLoopbackSupported: true } },
+    inputs: { daemonSet: kubeProxyDaemonSet(`${HYPERKUBE}:v1.21.1-tke.3`, ['--proxy-mode=ipvs']), flags: { kubeProxyPreventLoopback: true } },
     expect: { kubeProxyMode: 'ipvs', preventLoopbackSupported: 'True', vipBinding: 'OnAnnotation', source: 'DaemonSet' },
   },
   {
     name: 'flag: prevent-loopback not supported, no version',
-    inputs: { overrides: { mode: 'ipvs', preventLoopbackSupported: false } },
+    inputs: { flags: { kubeProxyMode: 'ipvs', kubeProxyPreventLoopback: 'false' } },
     expect: { kubeProxyMode: 'ipvs', preventLoopbackSupported: 'False', vipBinding: 'Never', source: 'Flag' },
   },
   {
     name: 'flag: mode none',
-    inputs: { overrides: { mode: 'none' } },
+    inputs: { flags: { kubeProxyMode: 'none' } },
     expect: { kubeProxyMode: 'none', preventLoopbackSupported: 'False', vipBinding: 'Never', source: 'Flag' },
   },
   {

@@ -38,8 +38,6 @@ export function validateLeaseTimings(t: { leaseDurationMs: number; renewDeadline
   if (!(t.renewDeadlineMs > 1.2 * t.retryPeriodMs)) throw new Error('renew deadline must be greater than 1.2 × the retry period');
 }
 
-const status = kubeStatus;
-
 /** A failed attempt, said once: what went wrong, how to fix it, and whether waiting can fix it. */
 export class LeaseError extends Error {
   constructor(
@@ -56,7 +54,7 @@ type LeaseStep = 'read' | 'create' | 'update';
 
 /** Turns what a Lease call threw into one line with cause and fix (status code and apiserver message, no headers). */
 export function describeLeaseFailure(err: unknown, step: LeaseStep, namespace: string, name: string): LeaseError {
-  const code = status(err);
+  const code = kubeStatus(err);
   const said = kubeErrorMessage(err);
   const lease = `Lease ${namespace}/${name}`;
   const chooseOther = 'or point --namespace (LOOPGUARD_NAMESPACE) at a namespace that exists';
@@ -279,7 +277,7 @@ export class LeaderElector {
     try {
       lease = await this.api.readNamespacedLease({ name, namespace });
     } catch (err) {
-      if (status(err) !== 404) throw describeLeaseFailure(err, 'read', namespace, name);
+      if (kubeStatus(err) !== 404) throw describeLeaseFailure(err, 'read', namespace, name);
       try {
         await this.api.createNamespacedLease({
           namespace,
@@ -296,7 +294,7 @@ export class LeaderElector {
         });
         return true;
       } catch (createErr) {
-        if (status(createErr) === 409) return false;
+        if (kubeStatus(createErr) === 409) return false;
         throw describeLeaseFailure(createErr, 'create', namespace, name);
       }
     }
@@ -322,7 +320,7 @@ export class LeaderElector {
       await this.api.replaceNamespacedLease({ name, namespace, body: lease });
       return true;
     } catch (err) {
-      if (status(err) === 409) return false;
+      if (kubeStatus(err) === 409) return false;
       throw describeLeaseFailure(err, 'update', namespace, name);
     }
   }

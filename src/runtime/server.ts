@@ -26,8 +26,8 @@ export interface ProbeServerOptions {
 
 function report(checks: HealthCheck[], verbose: boolean): { ok: boolean; body: string } {
   const results = checks.map((c) => {
-    const ok = safe(c.check);
-    return { name: c.name, ok, reason: ok ? undefined : safeReason(c) };
+    const ok = safely(c.check, false);
+    return { name: c.name, ok, reason: ok ? undefined : safely(() => c.reason?.()?.replace(/\s*\n\s*/g, ' '), undefined) };
   });
   const ok = results.every((r) => r.ok);
   const lines = results.map((r) => `[${r.ok ? '+' : '-'}]${r.name} ${r.ok ? 'ok' : 'failed'}${r.reason ? `: ${r.reason}` : ''}`);
@@ -35,19 +35,12 @@ function report(checks: HealthCheck[], verbose: boolean): { ok: boolean; body: s
   return { ok, body: verbose || !ok ? `${lines.join('\n')}\n${summary}\n` : `${summary}\n` };
 }
 
-function safe(check: () => boolean): boolean {
+/** A check or its reason that throws counts as failed, with no reason. */
+function safely<T>(f: () => T, otherwise: T): T {
   try {
-    return check();
+    return f();
   } catch {
-    return false;
-  }
-}
-
-function safeReason(c: HealthCheck): string | undefined {
-  try {
-    return c.reason?.()?.replace(/\s*\n\s*/g, ' ');
-  } catch {
-    return undefined;
+    return otherwise;
   }
 }
 

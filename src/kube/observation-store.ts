@@ -62,13 +62,9 @@ export class ObservationStore {
         data: { checkpoint: id, parts: String(parts.length) },
         binaryData: { [KEY]: (parts[i] as Buffer).toString('base64') },
       };
-      try {
-        // Unconditional: only the leader writes here, and the newest checkpoint wins.
-        await this.core.replaceNamespacedConfigMap({ name, namespace: this.namespace, body });
-      } catch (err) {
-        if (kubeStatus(err) !== 404) throw err;
-        await this.core.createNamespacedConfigMap({ namespace: this.namespace, body });
-      }
+      // Unconditional: only the leader writes here, and the newest checkpoint wins.
+      const replaced = await ifFound(this.core.replaceNamespacedConfigMap({ name, namespace: this.namespace, body }));
+      if (!replaced) await this.core.createNamespacedConfigMap({ namespace: this.namespace, body });
     }
   }
 

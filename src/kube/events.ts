@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import PQueue from 'p-queue';
 import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { printable } from '../api/text.js';
+import { settlesWithin } from '../runtime/settle.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -79,11 +80,8 @@ export class EventRecorder {
   }
 
   /** Waits until every recorded Event is written, or `timeoutMs` (shutdown: what is left is lost with the process). */
-  async flush(timeoutMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const done = await Promise.race([this.queue.onIdle().then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
-    clearTimeout(timer);
-    return done;
+  flush(timeoutMs: number): Promise<boolean> {
+    return settlesWithin(this.queue.onIdle(), timeoutMs);
   }
 
   /** Queues a write; never throws and never waits for it: an Event must neither fail nor hold up a reconcile. */

@@ -142,10 +142,6 @@ export function parseDuration(text: string): number | undefined {
   return Math.round(Number(m[1]) * factor);
 }
 
-function fieldOfFlag(name: string): Field | undefined {
-  return FIELDS.find((f) => f.flag === name || f.aliases?.flags?.includes(name));
-}
-
 function parseFlags(argv: readonly string[], problems: string[]): Map<string, string> {
   const out = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
@@ -156,7 +152,7 @@ function parseFlags(argv: readonly string[], problems: string[]): Map<string, st
       continue;
     }
     const name = m[1]!;
-    const field = fieldOfFlag(name);
+    const field = FIELDS.find((f) => f.flag === name || f.aliases?.flags?.includes(name));
     if (!field) {
       problems.push(`unknown flag --${name}`);
       continue;

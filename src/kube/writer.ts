@@ -4,7 +4,6 @@
 // writer (a user, TKE's controller) is never clobbered: on a conflict the object is read again and the change
 // computed again, a bounded number of times.
 import {
-  ApiException,
   CoreV1Api,
   CustomObjectsApi,
   NetworkingV1Api,
@@ -21,7 +20,7 @@ import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from '../api/loopbackpolicy.js'
 import { CLUSTER_KIND, CLUSTER_PLURAL } from '../api/clusterloopbackpolicy.js';
 import type { TargetKind } from '../api/loopbackpolicy.js';
 import { guardedPatch, type JsonPatchOp } from '../api/json-patch.js';
-import { ifFound } from '../runtime/kube-errors.js';
+import { ifFound, kubeStatus } from '../runtime/kube-errors.js';
 
 /** Annotation changes to make; `null` removes the key. */
 export type AnnotationPatch = Record<string, string | null>;
@@ -34,11 +33,7 @@ const MAX_ATTEMPTS = 5;
 
 function isConflict(err: unknown): boolean {
   // A failed JSON-patch `test` (someone wrote in between) is 422 for some apiservers, 409 for a stale resourceVersion.
-  return err instanceof ApiException && (err.code === 409 || err.code === 422);
-}
-
-function isNotFound(err: unknown): boolean {
-  return err instanceof ApiException && err.code === 404;
+  return kubeStatus(err) === 409 || kubeStatus(err) === 422;
 }
 
 export class KubeWriter {
@@ -83,7 +78,7 @@ export class KubeWriter {
           ? await this.core.patchNamespacedService({ namespace, name, body, fieldManager: FIELD_MANAGER }, options)
           : await this.net.patchNamespacedIngress({ namespace, name, body, fieldManager: FIELD_MANAGER }, options);
       } catch (err) {
-        if (isNotFound(err)) return undefined;
+        if (kubeStatus(err) === 404) return undefined;
         if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
       }
     }
@@ -111,7 +106,7 @@ export class KubeWriter {
         );
         return 'written';
       } catch (err) {
-        if (isNotFound(err)) return 'gone';
+        if (kubeStatus(err) === 404) return 'gone';
         if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
       }
     }

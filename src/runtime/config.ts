@@ -264,13 +264,6 @@ export interface RuntimeEnvironment {
   serviceAccountNamespace?: string;
 }
 
-/** The settled configuration plus one sentence per default chosen, for the start-up log. */
-export interface ResolvedDefaults {
-  namespaceFrom: string;
-  probeHostFrom: string;
-  metricsSecureFrom: string;
-}
-
 /** The names client-node's KubeConfig.loadFromCluster gives what it loads (client-node 2.x dist/config.js). */
 export const CLIENT_NODE_IN_CLUSTER = { context: 'inClusterContext', cluster: 'inCluster', user: 'inClusterUser' } as const;
 
@@ -306,7 +299,8 @@ export const NO_NAMESPACE_PROBLEM =
   "no namespace of loopguard's own: set --namespace or LOOPGUARD_NAMESPACE (e.g. loopguard-system, which must exist) for its Lease, observation checkpoint and admission params; out of cluster it is never guessed";
 
 /**
- * Settles the defaults that depend on where loopguard runs (a flag or variable always wins):
+ * Settles the defaults that depend on where loopguard runs (a flag or variable always wins), in `config`, and returns
+ * one sentence per default saying where it came from, for the start-up log:
  * - loopguard's namespace: in a pod its own namespace (the ServiceAccount file, as controller-runtime does). Out of
  *   cluster it must be given: the kubeconfig context's namespace (often none, so `default`) is the user's working
  *   namespace, not loopguard's, and taking it put the Lease, the checkpoint and the admission params there, left
@@ -317,7 +311,7 @@ export const NO_NAMESPACE_PROBLEM =
  * - Secure metrics: on in a pod, where /metrics would otherwise show every tenant's targets to anyone reaching the
  *   pod IP (issue 22 #6); off on a workstation, where they are on loopback only.
  */
-export function resolveRuntimeDefaults(config: OperatorConfig, where: RuntimeEnvironment): ResolvedDefaults {
+export function resolveRuntimeDefaults(config: OperatorConfig, where: RuntimeEnvironment) {
   const inCluster = where.serviceAccountNamespace !== undefined && where.serviceAccountNamespace.trim() !== '';
   let namespaceFrom = 'set by --namespace, LOOPGUARD_NAMESPACE or an alias';
   if (!config.namespace) {

@@ -15,8 +15,9 @@
 // --event-qps), where its correlator only limits each object.
 import { createHash } from 'node:crypto';
 import PQueue from 'p-queue';
-import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig, type V1ObjectReference } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
 import { printable } from '../api/text.js';
+import { settlesWithin } from '../runtime/settle.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -79,11 +80,8 @@ export class EventRecorder {
   }
 
   /** Waits until every recorded Event is written, or `timeoutMs` (shutdown: what is left is lost with the process). */
-  async flush(timeoutMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const done = await Promise.race([this.queue.onIdle().then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs)))]);
-    clearTimeout(timer);
-    return done;
+  flush(timeoutMs: number): Promise<boolean> {
+    return settlesWithin(this.queue.onIdle(), timeoutMs);
   }
 
   /** Queues a write; never throws and never waits for it: an Event must neither fail nor hold up a reconcile. */
@@ -167,19 +165,12 @@ export class EventRecorder {
 
   private async create(key: string, target: EventTarget, type: EventType, reason: string, text: string, now: number, keepMs: number): Promise<void> {
     const timestamp = new Date(now);
-    const involvedObject: V1ObjectReference = {
-      apiVersion: target.apiVersion,
-      kind: target.kind,
-      namespace: target.namespace,
-      name: target.name,
-      uid: target.uid,
-    };
     const namespace = eventNamespace(target);
     const created = await this.core.createNamespacedEvent({
       namespace,
       body: {
         metadata: { generateName: `${target.name}.`, namespace },
-        involvedObject,
+        involvedObject: { apiVersion: target.apiVersion, kind: target.kind, namespace: target.namespace, name: target.name, uid: target.uid },
         type,
         reason,
         message: text,

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { CHECKPOINT_KEY_BYTES, MAX_PARTS } from '../cloud/observation-checkpoint.js';
-import { kubeStatus } from '../runtime/kube-errors.js';
+import { ifFound, kubeStatus } from '../runtime/kube-errors.js';
 
 export const CHECKPOINT_CONFIGMAP = 'loopguard-observations';
 /** The Secret with the checkpoint's key. */
@@ -62,13 +62,9 @@ export class ObservationStore {
         data: { checkpoint: id, parts: String(parts.length) },
         binaryData: { [KEY]: (parts[i] as Buffer).toString('base64') },
       };
-      try {
-        // Unconditional: only the leader writes here, and the newest checkpoint wins.
-        await this.core.replaceNamespacedConfigMap({ name, namespace: this.namespace, body });
-      } catch (err) {
-        if (kubeStatus(err) !== 404) throw err;
-        await this.core.createNamespacedConfigMap({ namespace: this.namespace, body });
-      }
+      // Unconditional: only the leader writes here, and the newest checkpoint wins.
+      const replaced = await ifFound(this.core.replaceNamespacedConfigMap({ name, namespace: this.namespace, body }));
+      if (!replaced) await this.core.createNamespacedConfigMap({ namespace: this.namespace, body });
     }
   }
 
@@ -86,15 +82,11 @@ export class ObservationStore {
 
   private async readOrCreateKey(): Promise<Buffer> {
     const read = async () => {
-      try {
-        const secret = await this.core.readNamespacedSecret({ name: CHECKPOINT_KEY_SECRET, namespace: this.namespace });
-        const key = Buffer.from(secret.data?.[SECRET_KEY] ?? '', 'base64');
-        if (key.length < CHECKPOINT_KEY_BYTES) throw new Error(`Secret ${this.namespace}/${CHECKPOINT_KEY_SECRET} holds no key of ${CHECKPOINT_KEY_BYTES} bytes: delete it and loopguard makes a new one`);
-        return key;
-      } catch (err) {
-        if (kubeStatus(err) === 404) return undefined;
-        throw err;
-      }
+      const secret = await ifFound(this.core.readNamespacedSecret({ name: CHECKPOINT_KEY_SECRET, namespace: this.namespace }));
+      if (!secret) return undefined;
+      const key = Buffer.from(secret.data?.[SECRET_KEY] ?? '', 'base64');
+      if (key.length < CHECKPOINT_KEY_BYTES) throw new Error(`Secret ${this.namespace}/${CHECKPOINT_KEY_SECRET} holds no key of ${CHECKPOINT_KEY_BYTES} bytes: delete it and loopguard makes a new one`);
+      return key;
     };
     const existing = await read();
     if (existing) return existing;
@@ -112,12 +104,7 @@ export class ObservationStore {
     return made;
   }
 
-  private async read(name: string): Promise<V1ConfigMap | undefined> {
-    try {
-      return await this.core.readNamespacedConfigMap({ name, namespace: this.namespace });
-    } catch (err) {
-      if (kubeStatus(err) === 404) return undefined;
-      throw err;
-    }
+  private read(name: string): Promise<V1ConfigMap | undefined> {
+    return ifFound(this.core.readNamespacedConfigMap({ name, namespace: this.namespace }));
   }
 }

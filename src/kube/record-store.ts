@@ -8,7 +8,7 @@ import { RECORD_PLURAL, TARGET_NAMESPACE_LABEL, recordName, type LoopbackRecord 
 import type { Originals } from '../api/originals.js';
 import type { TargetRef } from '../model/facts.js';
 import { InvalidRecordError, recordFor, writeBasis, type OwnerKey, type RecordRegistry } from '../model/record-registry.js';
-import { kubeStatus as code } from '../runtime/kube-errors.js';
+import { ifFound, kubeStatus as code } from '../runtime/kube-errors.js';
 
 const MAX_ATTEMPTS = 5;
 const API = { group: GROUP, version: VERSION, plural: RECORD_PLURAL };
@@ -21,12 +21,7 @@ export class RecordStore implements RecordRegistry {
   }
 
   async get(target: TargetRef): Promise<LoopbackRecord | undefined> {
-    try {
-      return (await this.custom.getClusterCustomObject({ ...API, name: recordName(target) })) as LoopbackRecord;
-    } catch (err) {
-      if (code(err) === 404) return undefined;
-      throw err;
-    }
+    return (await ifFound(this.custom.getClusterCustomObject({ ...API, name: recordName(target) }))) as LoopbackRecord | undefined;
   }
 
   /** From the API server, not the informer cache: the revert must not miss a record just written. */
@@ -37,11 +32,7 @@ export class RecordStore implements RecordRegistry {
   }
 
   async remove(record: LoopbackRecord): Promise<void> {
-    try {
-      await this.custom.deleteClusterCustomObject({ ...API, name: record.metadata?.name ?? '', body: { preconditions: { resourceVersion: record.metadata?.resourceVersion } } });
-    } catch (err) {
-      if (code(err) !== 404) throw err;
-    }
+    await ifFound(this.custom.deleteClusterCustomObject({ ...API, name: record.metadata?.name ?? '', body: { preconditions: { resourceVersion: record.metadata?.resourceVersion } } }));
   }
 
   async update(target: TargetRef & { uid?: string }, owner: OwnerKey, change: (current: Originals | undefined) => Originals | undefined, options: { takeOver: boolean }): Promise<void> {

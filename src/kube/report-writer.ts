@@ -19,7 +19,8 @@
 import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import { MANAGED_BY_LABEL, namespaceReport, REPORT_API_VERSION, REPORT_GROUP, REPORT_KIND, REPORT_LABELS, REPORT_NAME, REPORT_PLURAL, REPORT_VERSION, sameReport, type Report, type ReportTarget } from '../model/namespace-report.js';
-import { kubeStatus, kubeStatusKind } from '../runtime/kube-errors.js';
+import { ifFound, kubeStatus, kubeStatusKind } from '../runtime/kube-errors.js';
+import type { LogSink } from '../runtime/logger.js';
 import { sealedByLoopguard, sealReport } from './report-seal.js';
 
 const API = { group: REPORT_GROUP, version: REPORT_VERSION, plural: REPORT_PLURAL };
@@ -27,7 +28,7 @@ const API = { group: REPORT_GROUP, version: REPORT_VERSION, plural: REPORT_PLURA
 export interface ReportWriterOptions {
   /** How long a discovery answer (and the stored reports as last seen) hold: the operator's resync interval. */
   resyncMs: number;
-  logger?: { info: (message: string, fields?: Record<string, unknown>) => void };
+  logger?: Pick<LogSink, 'info'>;
   /** The observation checkpoint's key (ObservationStore.key): seals each report; absent, reports are not sealed. */
   key?: () => Promise<Buffer>;
   /** The clock (tests). */
@@ -78,14 +79,8 @@ export class ReportWriter {
   async available(): Promise<boolean> {
     const now = this.now().getTime();
     if (this.served && now - this.served.at < this.options.resyncMs) return this.served.value;
-    let value: boolean;
-    try {
-      const list = await this.api.getAPIResources({ group: REPORT_GROUP, version: REPORT_VERSION });
-      value = list.resources.some((r) => r.name === REPORT_PLURAL);
-    } catch (err) {
-      if (kubeStatus(err) !== 404) throw err;
-      value = false;
-    }
+    const list = await ifFound(this.api.getAPIResources({ group: REPORT_GROUP, version: REPORT_VERSION }));
+    const value = list?.resources.some((r) => r.name === REPORT_PLURAL) ?? false;
     this.setServed(value, now);
     return value;
   }

@@ -13,26 +13,15 @@ export class PolicyStatusWriter {
 
   /** A LoopbackPolicy's status (namespace set) or a ClusterLoopbackPolicy's (namespace undefined). */
   async apply(namespace: string | undefined, name: string, status: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): Promise<void> {
+    const options = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+    const patch = { group: GROUP, version: VERSION, name, fieldManager: FIELD_MANAGER, force: true };
     if (namespace === undefined) {
-      await this.api.patchClusterCustomObjectStatus(
-        { group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, name, body: { apiVersion: API_VERSION, kind: CLUSTER_KIND, metadata: { name }, status }, fieldManager: FIELD_MANAGER, force: true },
-        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-      );
-      return;
+      const body = { apiVersion: API_VERSION, kind: CLUSTER_KIND, metadata: { name }, status };
+      await this.api.patchClusterCustomObjectStatus({ ...patch, plural: CLUSTER_PLURAL, body }, options);
+    } else {
+      const body = { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, status };
+      await this.api.patchNamespacedCustomObjectStatus({ ...patch, plural: PLURAL, namespace, body }, options);
     }
-    await this.api.patchNamespacedCustomObjectStatus(
-      {
-        group: GROUP,
-        version: VERSION,
-        plural: PLURAL,
-        namespace,
-        name,
-        body: { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, status },
-        fieldManager: FIELD_MANAGER,
-        force: true,
-      },
-      setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply),
-    );
   }
 }
 

@@ -4,7 +4,6 @@
 // writer (a user, TKE's controller) is never clobbered: on a conflict the object is read again and the change
 // computed again, a bounded number of times.
 import {
-  ApiException,
   CoreV1Api,
   CustomObjectsApi,
   NetworkingV1Api,
@@ -21,6 +20,7 @@ import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from '../api/loopbackpolicy.js'
 import { CLUSTER_KIND, CLUSTER_PLURAL } from '../api/clusterloopbackpolicy.js';
 import type { TargetKind } from '../api/loopbackpolicy.js';
 import { guardedPatch, type JsonPatchOp } from '../api/json-patch.js';
+import { ifFound, kubeStatus } from '../runtime/kube-errors.js';
 
 /** Annotation changes to make; `null` removes the key. */
 export type AnnotationPatch = Record<string, string | null>;
@@ -39,11 +39,7 @@ const MAX_ATTEMPTS = 5;
 
 function isConflict(err: unknown): boolean {
   // A failed JSON-patch `test` (someone wrote in between) is 422 for some apiservers, 409 for a stale resourceVersion.
-  return err instanceof ApiException && (err.code === 409 || err.code === 422);
-}
-
-function isNotFound(err: unknown): boolean {
-  return err instanceof ApiException && err.code === 404;
+  return kubeStatus(err) === 409 || kubeStatus(err) === 422;
 }
 
 export class KubeWriter {
@@ -59,13 +55,8 @@ export class KubeWriter {
 
   /** The target as the API server has it now (not a cache that may lag loopguard's own writes); undefined when gone. */
   async get(kind: TargetKind, namespace: string, name: string): Promise<Target | undefined> {
-    try {
-      if (kind === 'Gateway') return (await this.custom.getNamespacedCustomObject({ ...GATEWAYS, namespace, name })) as KubernetesObject;
-      return kind === 'Service' ? await this.core.readNamespacedService({ namespace, name }) : await this.net.readNamespacedIngress({ namespace, name });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    if (kind === 'Gateway') return (await ifFound(this.custom.getNamespacedCustomObject({ ...GATEWAYS, namespace, name }))) as KubernetesObject | undefined;
+    return ifFound<Target>(kind === 'Service' ? this.core.readNamespacedService({ namespace, name }) : this.net.readNamespacedIngress({ namespace, name }));
   }
 
   /**
@@ -96,7 +87,7 @@ export class KubeWriter {
           ? await this.core.patchNamespacedService({ namespace, name, body, fieldManager: FIELD_MANAGER }, options)
           : await this.net.patchNamespacedIngress({ namespace, name, body, fieldManager: FIELD_MANAGER }, options);
       } catch (err) {
-        if (isNotFound(err)) return undefined;
+        if (kubeStatus(err) === 404) return undefined;
         if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
       }
     }
@@ -109,12 +100,7 @@ export class KubeWriter {
   }
 
   private async envoyProxy(namespace: string, name: string): Promise<EnvoyProxy | undefined> {
-    try {
-      return (await this.custom.getNamespacedCustomObject({ ...ENVOY_PROXIES, namespace, name })) as EnvoyProxy;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return (await ifFound(this.custom.getNamespacedCustomObject({ ...ENVOY_PROXIES, namespace, name }))) as EnvoyProxy | undefined;
   }
 
   /**
@@ -132,7 +118,7 @@ export class KubeWriter {
         await this.custom.patchNamespacedCustomObject({ ...ENVOY_PROXIES, namespace, name, body, fieldManager: FIELD_MANAGER }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
         return true;
       } catch (err) {
-        if (isNotFound(err)) return false;
+        if (kubeStatus(err) === 404) return false;
         if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
       }
     }
@@ -140,12 +126,7 @@ export class KubeWriter {
 
   /** A TkeServiceConfig as the API server has it; undefined when gone. */
   async getConfig(namespace: string, name: string): Promise<ConfigObject | undefined> {
-    try {
-      return (await this.custom.getNamespacedCustomObject({ ...TKE_SERVICE_CONFIG, namespace, name })) as ConfigObject;
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return (await ifFound(this.custom.getNamespacedCustomObject({ ...TKE_SERVICE_CONFIG, namespace, name }))) as ConfigObject | undefined;
   }
 
   /**
@@ -165,7 +146,7 @@ export class KubeWriter {
         );
         return 'written';
       } catch (err) {
-        if (isNotFound(err)) return 'gone';
+        if (kubeStatus(err) === 404) return 'gone';
         if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
       }
     }
@@ -178,13 +159,9 @@ export class KubeWriter {
 
   /** Sets a policy's finalizers (either kind), guarded by the resourceVersion they were computed from (another writer's are never dropped). */
   async setFinalizers(policy: { kind?: string; metadata: { name?: string; namespace?: string; resourceVersion?: string } }, finalizers: string[]): Promise<void> {
-    const body = { metadata: { finalizers, resourceVersion: policy.metadata.resourceVersion } };
-    const name = policy.metadata.name ?? '';
+    const patch = { group: GROUP, version: VERSION, name: policy.metadata.name ?? '', body: { metadata: { finalizers, resourceVersion: policy.metadata.resourceVersion } }, fieldManager: FIELD_MANAGER };
     const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-    if (policy.kind === CLUSTER_KIND) {
-      await this.custom.patchClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, name, body, fieldManager: FIELD_MANAGER }, options);
-      return;
-    }
-    await this.custom.patchNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: policy.metadata.namespace ?? '', name, body, fieldManager: FIELD_MANAGER }, options);
+    if (policy.kind === CLUSTER_KIND) await this.custom.patchClusterCustomObject({ ...patch, plural: CLUSTER_PLURAL }, options);
+    else await this.custom.patchNamespacedCustomObject({ ...patch, plural: PLURAL, namespace: policy.metadata.namespace ?? '' }, options);
   }
 }

@@ -28,13 +28,6 @@ export interface ConfigMapFacts {
   data?: Record<string, string>;
 }
 
-/** Operator flags (`--kube-proxy-mode`, `--kube-proxy-version`, `--kube-proxy-prevent-loopback`). */
-export interface ProfileOverrides {
-  mode?: KubeProxyMode;
-  version?: string;
-  preventLoopbackSupported?: boolean;
-}
-
 /** The operator's and the CLI's kube-proxy flags as given ('' = not set); one mapping for both (src/runtime/config.ts). */
 export interface ProfileFlags {
   kubeProxyMode?: string;
@@ -45,20 +38,11 @@ export interface ProfileFlags {
 /** The modes a flag may name (detection adds `unknown`). */
 export const OVERRIDE_MODES: readonly KubeProxyMode[] = ['ipvs', 'iptables', 'nftables', 'none'];
 
-export function profileOverrides(flags: ProfileFlags): ProfileOverrides {
-  const mode = OVERRIDE_MODES.find((m) => m === flags.kubeProxyMode);
-  const pl = flags.kubeProxyPreventLoopback;
-  return {
-    ...(mode ? { mode } : {}),
-    ...(flags.kubeProxyVersion ? { version: flags.kubeProxyVersion } : {}),
-    ...(pl === true || pl === 'true' ? { preventLoopbackSupported: true } : pl === false || pl === 'false' ? { preventLoopbackSupported: false } : {}),
-  };
-}
-
 export interface ProfileInputs {
   daemonSet?: DaemonSetFacts;
   configMap?: ConfigMapFacts;
-  overrides?: ProfileOverrides;
+  /** The operator's flags: they win over what the DaemonSet and ConfigMap say. */
+  flags?: ProfileFlags;
   /** A kube-proxy replacement (e.g. Cilium on TKE DataPlaneV2) was detected; means `none` when no kube-proxy exists. */
   kubeProxyReplacement?: boolean;
 }
@@ -169,9 +153,20 @@ function vipBindingFor(mode: KubeProxyMode, supported: Tristate, version: KubeVe
   }
 }
 
+/** The flags as detection reads them: a mode loopguard knows, a version, prevent-loopback support; undefined = not set. */
+function flagOverrides(flags: ProfileFlags) {
+  const pl = String(flags.kubeProxyPreventLoopback ?? '');
+  return {
+    mode: OVERRIDE_MODES.find((m) => m === flags.kubeProxyMode),
+    version: flags.kubeProxyVersion || undefined,
+    preventLoopbackSupported: pl === 'true' ? true : pl === 'false' ? false : undefined,
+  };
+}
+
 /** Detects the cluster profile. Total: every combination of missing inputs yields a profile with a message. */
 export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
-  const { daemonSet, configMap, overrides = {} } = inputs;
+  const { daemonSet, configMap } = inputs;
+  const overrides = flagOverrides(inputs.flags ?? {});
   const notes: string[] = [];
   const container = kubeProxyContainer(daemonSet);
   const dsName = `${daemonSet?.metadata?.namespace ?? 'kube-system'}/${daemonSet?.metadata?.name ?? 'kube-proxy'}`;
@@ -249,17 +244,11 @@ export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
   };
 }
 
-/** The status projection of a profile (drops the parsed version). */
-export function profileStatus(profile: ClusterProfile): ClusterProfileStatus {
-  const { version: _version, ...status } = profile;
-  return status;
-}
-
 /** The profile from the kube-proxy DaemonSet and ConfigMap as read (informer cache or a scan) and the flags. */
 export function profileFrom(objects: { daemonSet?: unknown; configMap?: unknown }, flags: ProfileFlags): ClusterProfile {
   return detectClusterProfile({
     ...(objects.daemonSet ? { daemonSet: objects.daemonSet as DaemonSetFacts } : {}),
     ...(objects.configMap ? { configMap: objects.configMap as ConfigMapFacts } : {}),
-    overrides: profileOverrides(flags),
+    flags,
   });
 }

@@ -18,11 +18,8 @@ export interface ClusterStatusInput extends Omit<PolicyStatusInput, 'mode' | 'wi
 }
 
 /** The byNamespace order: at risk, then unsupported, conflict, pending counts, descending; then the name. */
-function compareNamespaces(a: NamespaceSummary, b: NamespaceSummary): number {
-  const c = (s: NamespaceSummary) => [s.counts.atRisk, s.counts.unsupported, s.counts.conflict, s.counts.pending];
-  const [x, y] = [c(a), c(b)];
-  for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return (y[i] as number) - (x[i] as number);
-  return a.namespace.localeCompare(b.namespace);
+function compareNamespaces({ counts: x, namespace: m }: NamespaceSummary, { counts: y, namespace: n }: NamespaceSummary): number {
+  return y.atRisk - x.atRisk || y.unsupported - x.unsupported || y.conflict - x.conflict || y.pending - x.pending || m.localeCompare(n);
 }
 
 /** Audit unless some namespace enforces: the Ready message says what Enforce would do only when nothing enforces. */

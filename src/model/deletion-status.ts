@@ -18,14 +18,12 @@ export interface DeletionState {
 export function deletionConditions(previous: readonly Condition[] | undefined, state: DeletionState, now: Date): Condition[] {
   const g = state.generation !== undefined ? { observedGeneration: state.generation } : {};
   const message = state.message;
-  if (state.blocked) {
-    let conditions = setStatusCondition(previous, { type: CONDITION_STALLED, status: 'True', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
-    conditions = setStatusCondition(conditions, { type: CONDITION_READY, status: 'False', reason: StalledReason.DeletionBlocked, message, ...g }, now).conditions;
-    return removeStatusCondition(conditions, CONDITION_RECONCILING).conditions;
-  }
-  let conditions = setStatusCondition(previous, { type: CONDITION_RECONCILING, status: 'True', reason: ReconcilingReason.Terminating, message, ...g }, now).conditions;
-  conditions = setStatusCondition(conditions, { type: CONDITION_READY, status: 'False', reason: ReconcilingReason.Terminating, message, ...g }, now).conditions;
-  return removeStatusCondition(conditions, CONDITION_STALLED).conditions;
+  const [set, cleared, reason] = state.blocked
+    ? [CONDITION_STALLED, CONDITION_RECONCILING, StalledReason.DeletionBlocked]
+    : [CONDITION_RECONCILING, CONDITION_STALLED, ReconcilingReason.Terminating];
+  let conditions = setStatusCondition(previous, { type: set, status: 'True', reason, message, ...g }, now).conditions;
+  conditions = setStatusCondition(conditions, { type: CONDITION_READY, status: 'False', reason, message, ...g }, now).conditions;
+  return removeStatusCondition(conditions, cleared).conditions;
 }
 
 /**

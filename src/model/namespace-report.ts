@@ -8,6 +8,7 @@
 // of when loopguard first reported its verdict and root cause. The report is wholly loopguard's: built from nothing a
 // user wrote but the targets' own text (sanitized), compared whole with what is stored, so another writer's additions
 // are replaced.
+import type { V1ObjectReference } from '@kubernetes/client-node';
 import type { TargetKind, Verdict } from '../api/loopbackpolicy.js';
 import { printable } from '../api/text.js';
 import { SEVERITY } from './verdict-counts.js';
@@ -32,14 +33,8 @@ const MAX_LOAD_BALANCER_ID = 64;
 export type ReportResultValue = 'pass' | 'fail' | 'warn' | 'error' | 'skip';
 export type ReportSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
-/** metav1-free mirror of the CRD's ObjectReference fields loopguard sets. */
-export interface ReportObjectReference {
-  apiVersion?: string;
-  kind?: string;
-  name?: string;
-  namespace?: string;
-  uid?: string;
-}
+/** The CRD's ObjectReference fields loopguard sets. */
+type ReportObjectReference = Pick<V1ObjectReference, 'apiVersion' | 'kind' | 'name' | 'namespace' | 'uid'>;
 
 /** google.protobuf.Timestamp as the CRD types it (both fields required there). */
 export interface ReportTimestamp {
@@ -61,14 +56,6 @@ export interface ReportResult {
   source?: string;
 }
 
-export interface ReportSummary {
-  pass?: number;
-  fail?: number;
-  warn?: number;
-  error?: number;
-  skip?: number;
-}
-
 export interface Report {
   apiVersion: string;
   kind: string;
@@ -83,7 +70,7 @@ export interface Report {
   source?: string;
   scope?: ReportObjectReference;
   configuration?: { limits: { maxResults?: number; statusFilter?: ReportResultValue[] } };
-  summary?: ReportSummary;
+  summary?: Partial<Record<ReportResultValue, number>>;
   results?: ReportResult[];
 }
 
@@ -194,7 +181,7 @@ function resultOf(namespace: string, t: ReportTarget, timestamp: ReportTimestamp
  */
 export function namespaceReport(namespace: string, targets: readonly ReportTarget[], previous: Report | undefined, now: Date): Report {
   const covered = governed(targets);
-  const summary: Required<ReportSummary> = { pass: 0, fail: 0, warn: 0, error: 0, skip: 0 };
+  const summary: Record<ReportResultValue, number> = { pass: 0, fail: 0, warn: 0, error: 0, skip: 0 };
   for (const t of covered) summary[VERDICT_RESULT[t.verdict].result]++;
   const before = new Map((previous?.results ?? []).map((r) => [targetKey(r.resources?.[0] ?? {}), r]));
   const results = covered

@@ -13,20 +13,13 @@ export const SEVERITY: Record<Verdict, number> = {
   NotApplicable: 6,
 };
 
-const COUNT_KEY: Record<Verdict, keyof Omit<VerdictCounts, 'total'>> = {
-  AtRisk: 'atRisk',
-  Mitigated: 'mitigated',
-  NotApplicable: 'notApplicable',
-  Unsupported: 'unsupported',
-  Pending: 'pending',
-  Skipped: 'skipped',
-  Conflict: 'conflict',
-};
+/** A verdict's count in VerdictCounts: its name, lower camel case (`AtRisk` → `atRisk`; the type checks each has one). */
+const countKey = (v: Verdict) => `${v.charAt(0).toLowerCase()}${v.slice(1)}` as Uncapitalize<Verdict>;
 
 export function countVerdicts(assessments: readonly Pick<Assessment, 'verdict'>[]): VerdictCounts {
   const counts: VerdictCounts = { atRisk: 0, mitigated: 0, notApplicable: 0, unsupported: 0, pending: 0, skipped: 0, conflict: 0, total: 0 };
   for (const a of assessments) {
-    counts[COUNT_KEY[a.verdict]]++;
+    counts[countKey(a.verdict)]++;
     counts.total++;
   }
   return counts;

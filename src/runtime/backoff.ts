@@ -21,10 +21,6 @@ export class ItemBackoff<K> {
     return Math.min(this.options.maxMs, this.options.baseMs * 2 ** n);
   }
 
-  retries(key: K): number {
-    return this.failures.get(key) ?? 0;
-  }
-
   forget(key: K): void {
     this.failures.delete(key);
   }

@@ -7,6 +7,7 @@
 // decides: one slow request must not flip readiness), any success clears a known problem at once.
 import { toClbError, type ClbError, type CloudCallEvent } from '../cloud/index.js';
 import { jitteredDelay } from './backoff.js';
+import type { LogSink } from './logger.js';
 
 export type ProbeVerdict =
   | { kind: 'ok' }
@@ -22,12 +23,10 @@ export function judgeProbeFailure(err: unknown): ProbeVerdict {
   const misconfigured = (message = e.message): ProbeVerdict => ({ kind: 'misconfigured', message });
   switch (e.reason) {
     case 'NetworkError':
-      // Unreachable may heal; a protocol mismatch (EPROTO) is not retryable and never will.
-      return e.retryable ? unavailable() : misconfigured();
     case 'CredentialsUnavailable':
     case 'CredentialsRejected':
-      // Not retryable: no credential source at all, or a key the API does not know. Retryable: STS or
-      // instance metadata failed this time.
+      // Unreachable may heal; a protocol mismatch (EPROTO) never will. Not retryable: no credential source at all, or a
+      // key the API does not know; retryable: STS or instance metadata failed this time.
       return e.retryable ? unavailable() : misconfigured();
     case 'ClockSkew':
     case 'PermissionDenied':
@@ -54,11 +53,7 @@ function suspicious(event: CloudCallEvent): boolean {
 export interface CloudHealthOptions {
   /** One cheap read through a client that does not retry. */
   probe: (signal: AbortSignal) => Promise<unknown>;
-  logger: {
-    info(msg: string, meta?: Record<string, unknown>): void;
-    warn(msg: string, meta?: Record<string, unknown>): void;
-    error(msg: string, meta?: Record<string, unknown>): void;
-  };
+  logger: LogSink;
   /** First re-probe delay and the cap of its exponential backoff. */
   minDelayMs?: number;
   maxDelayMs?: number;

@@ -5,63 +5,10 @@
 import { ENVOY_GATEWAY_NAMESPACE } from '../model/gateway-service.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
 
-export type KubeProxyModeOverride = 'ipvs' | 'iptables' | 'none';
-
-export interface OperatorConfig {
-  /** Empty: in-cluster config, else KUBECONFIG / ~/.kube/config. */
-  kubeconfig: string;
-  leaderElect: boolean;
-  /**
-   * loopguard's own namespace: its Lease, observation checkpoint and admission params live there, and cluster
-   * policies leave it out. '' until `resolveRuntimeDefaults`: the pod's namespace in a cluster; out of cluster it
-   * must be given (--namespace), never guessed.
-   */
-  namespace: string;
-  leaseName: string;
-  identity: string;
-  /** '' until `resolveRuntimeDefaults`: 0.0.0.0 in a pod (the kubelet probes the pod IP), else 127.0.0.1. */
-  probeHost: string;
-  probePort: number;
-  /**
-   * /metrics over HTTPS on metricsPort for authenticated, authorized ServiceAccounts only (runtime/metrics-server.ts);
-   * false: on the probe port, open. undefined until `resolveRuntimeDefaults`: true in a pod, false out of cluster.
-   */
-  metricsSecure: boolean | undefined;
-  metricsPort: number;
-  /** tls.crt and tls.key for the metrics endpoint; '' = a self-signed certificate. */
-  metricsCertDir: string;
-  region: string;
-  /** host[:port] of a CLB API endpoint (a scheme given with it moves to clbProtocol); empty = the public endpoint. */
-  clbEndpoint: string;
-  clbProtocol: 'https://' | 'http://';
-  /** Requests per second per CLB action (the account quota is 20 and TKE's controllers share it). */
-  cloudRateLimit: number;
-  /** Cut the per-action rate on RequestLimitExceeded and grow it back (src/cloud/adaptive-rate.ts); false: fixed rate, 1 s pause. */
-  cloudRateAdaptive: boolean;
-  concurrency: number;
-  driftCheckIntervalMs: number;
-  /** Keep the observation checkpoint (src/controllers/checkpointer.ts): a new leader starts from it instead of reading every CLB. */
-  observationCheckpoint: boolean;
-  /** Percent of cloudRateLimit the full re-reads of converged CLBs may take (src/controllers/drift-signal.ts). */
-  driftFullReadShare: number;
-  /** How long TKE gets to act on what loopguard asked of it (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
-  tkeGraceMs: number;
-  /** The probe plan's window (docs/probe.md §4, §11.1). */
-  probeWindowMs: number;
-  /** Envoy Gateway's namespace, where it generates each Gateway's Service (docs/gateways.md §2). */
-  envoyGatewayNamespace: string;
-  kubeProxyMode: KubeProxyModeOverride | '';
-  kubeProxyVersion: string;
-  /** Whether kube-proxy honours prevent-loopback, for builds TKE documents no minimum for; '' = decide from the version. */
-  kubeProxyPreventLoopback: '' | 'true' | 'false';
-  logLevel: 'error' | 'warn' | 'info' | 'debug';
-  shutdownGraceMs: number;
-}
-
 type Kind = 'string' | 'bool' | 'int' | 'duration';
 
 interface Field {
-  key: keyof OperatorConfig;
+  key: string;
   flag: string;
   env: string;
   /** Older or conventional names that still work; the primary names win over them. */
@@ -71,14 +18,17 @@ interface Field {
   allowed?: readonly string[];
   min?: number;
   max?: number;
+  /** The value when neither a flag nor a variable sets it; undefined and '' are settled by `resolveRuntimeDefaults` where it says so. */
+  default: string | number | boolean | undefined;
 }
 
 /** `--kube-proxy-version`: a Kubernetes version, with TKE's build suffix where it has one. */
 export const KUBE_PROXY_VERSION = /^v\d+\.\d+\.\d+(-tke\.\d+)?$/;
 
-export const FIELDS: readonly Field[] = [
-  { key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', kind: 'string', help: 'kubeconfig file; empty = in-cluster' },
-  { key: 'leaderElect', flag: 'leader-elect', env: 'LOOPGUARD_LEADER_ELECT', kind: 'bool', help: 'elect a leader among replicas (only the leader writes)' },
+/** Every setting once: its flag, variable, kind, range, default and help (OperatorConfig is derived from it). */
+const SETTINGS = [
+  { key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', kind: 'string', default: '', help: 'kubeconfig file; empty = in-cluster' },
+  { key: 'leaderElect', flag: 'leader-elect', env: 'LOOPGUARD_LEADER_ELECT', kind: 'bool', default: true, help: 'elect a leader among replicas (only the leader writes)' },
   {
     key: 'namespace',
     flag: 'namespace',
@@ -87,49 +37,61 @@ export const FIELDS: readonly Field[] = [
     // chart's operator.leaseNamespace passes it); --leader-election-namespace: controller-runtime's name.
     aliases: { flags: ['lease-namespace', 'leader-election-namespace'], envs: ['LOOPGUARD_LEASE_NAMESPACE', 'POD_NAMESPACE'] },
     kind: 'string',
+    // '' until `resolveRuntimeDefaults`: out of cluster it must be given, never guessed.
+    default: '',
     help: "loopguard's own namespace: its Lease, observation checkpoint and admission params, left out of cluster policies (default: the pod's namespace in a cluster; required out of cluster)",
   },
-  { key: 'leaseName', flag: 'leader-election-id', env: 'LOOPGUARD_LEASE_NAME', kind: 'string', help: 'name of the Lease' },
-  { key: 'identity', flag: 'identity', env: 'POD_NAME', kind: 'string', help: 'this replica in the Lease (default: hostname + random suffix)' },
-  { key: 'probeHost', flag: 'probe-host', env: 'LOOPGUARD_PROBE_HOST', kind: 'string', help: 'address of /healthz, /readyz, /metrics (default: 0.0.0.0 in a pod, else 127.0.0.1)' },
-  { key: 'probePort', flag: 'probe-port', env: 'LOOPGUARD_PROBE_PORT', kind: 'int', min: 0, max: 65535, help: 'port of /healthz, /readyz (and /metrics when not --metrics-secure) (0 = any free port)' },
+  { key: 'leaseName', flag: 'leader-election-id', env: 'LOOPGUARD_LEASE_NAME', kind: 'string', default: 'loopguard-leader', help: 'name of the Lease' },
+  { key: 'identity', flag: 'identity', env: 'POD_NAME', kind: 'string', default: '', help: 'this replica in the Lease (default: hostname + random suffix)' },
+  { key: 'probeHost', flag: 'probe-host', env: 'LOOPGUARD_PROBE_HOST', kind: 'string', default: '', help: 'address of /healthz, /readyz, /metrics (default: 0.0.0.0 in a pod, else 127.0.0.1)' },
+  { key: 'probePort', flag: 'probe-port', env: 'LOOPGUARD_PROBE_PORT', kind: 'int', min: 0, max: 65535, default: 8081, help: 'port of /healthz, /readyz (and /metrics when not --metrics-secure) (0 = any free port)' },
   {
+    // runtime/metrics-server.ts; undefined until `resolveRuntimeDefaults`.
     key: 'metricsSecure',
     flag: 'metrics-secure',
     env: 'LOOPGUARD_METRICS_SECURE',
     kind: 'bool',
+    default: undefined,
     help: 'serve /metrics over HTTPS on --metrics-port to ServiceAccounts allowed to get it (TokenReview + SubjectAccessReview); false: on the probe port, open (default: true in a pod, else false)',
   },
-  { key: 'metricsPort', flag: 'metrics-port', env: 'LOOPGUARD_METRICS_PORT', kind: 'int', min: 0, max: 65535, help: 'port of the HTTPS /metrics with --metrics-secure (0 = any free port)' },
-  { key: 'metricsCertDir', flag: 'metrics-cert-dir', env: 'LOOPGUARD_METRICS_CERT_DIR', kind: 'string', help: 'directory with tls.crt and tls.key for the HTTPS /metrics (read again each minute); empty: a self-signed certificate made at start' },
-  { key: 'region', flag: 'region', env: 'TENCENTCLOUD_REGION', kind: 'string', help: 'Tencent Cloud region of the cluster, e.g. ap-guangzhou' },
-  { key: 'clbEndpoint', flag: 'clb-endpoint', env: 'LOOPGUARD_CLB_ENDPOINT', kind: 'string', help: 'CLB API endpoint override, host[:port] or http(s)://host[:port] (the local emulator)' },
-  { key: 'clbProtocol', flag: 'clb-protocol', env: 'LOOPGUARD_CLB_PROTOCOL', kind: 'string', allowed: ['https://', 'http://', 'https', 'http'], help: 'protocol of the CLB endpoint (the emulator speaks http://)' },
-  { key: 'cloudRateLimit', flag: 'cloud-rate-limit', env: 'LOOPGUARD_CLOUD_RATE_LIMIT', kind: 'int', min: 1, max: 20, help: 'CLB API requests per second per action (quota 20, shared with TKE)' },
+  { key: 'metricsPort', flag: 'metrics-port', env: 'LOOPGUARD_METRICS_PORT', kind: 'int', min: 0, max: 65535, default: 8443, help: 'port of the HTTPS /metrics with --metrics-secure (0 = any free port)' },
+  { key: 'metricsCertDir', flag: 'metrics-cert-dir', env: 'LOOPGUARD_METRICS_CERT_DIR', kind: 'string', default: '', help: 'directory with tls.crt and tls.key for the HTTPS /metrics (read again each minute); empty: a self-signed certificate made at start' },
+  { key: 'region', flag: 'region', env: 'TENCENTCLOUD_REGION', kind: 'string', default: '', help: 'Tencent Cloud region of the cluster, e.g. ap-guangzhou' },
+  { key: 'clbEndpoint', flag: 'clb-endpoint', env: 'LOOPGUARD_CLB_ENDPOINT', kind: 'string', default: '', help: 'CLB API endpoint override, host[:port] or http(s)://host[:port] (the local emulator)' },
+  // Given as either form; loadConfig leaves 'https://' or 'http://'.
+  { key: 'clbProtocol', flag: 'clb-protocol', env: 'LOOPGUARD_CLB_PROTOCOL', kind: 'string', allowed: ['https://', 'http://', 'https', 'http'], default: 'https://', help: 'protocol of the CLB endpoint (the emulator speaks http://)' },
+  { key: 'cloudRateLimit', flag: 'cloud-rate-limit', env: 'LOOPGUARD_CLOUD_RATE_LIMIT', kind: 'int', min: 1, max: 20, default: 10, help: 'CLB API requests per second per action (quota 20, shared with TKE)' },
   {
+    // src/cloud/adaptive-rate.ts
     key: 'cloudRateAdaptive',
     flag: 'cloud-rate-adaptive',
     env: 'LOOPGUARD_CLOUD_RATE_ADAPTIVE',
     kind: 'bool',
+    default: true,
     help: 'lower the rate of an action while the CLB answers RequestLimitExceeded and raise it back to --cloud-rate-limit, so clusters sharing an account share its quota (false: fixed rate, 1 s pause per throttle)',
   },
-  { key: 'concurrency', flag: 'concurrency', env: 'LOOPGUARD_CONCURRENCY', kind: 'int', min: 1, max: 64, help: 'targets reconciled at once' },
-  { key: 'probeWindowMs', flag: 'probe-window', env: 'LOOPGUARD_PROBE_WINDOW', kind: 'duration', min: 1_000, max: 3_600_000, help: "the probe plan's window: each target is probed from every node at least once per window; agents refuse under 1m unless started with --min-window-seconds (docs/probe.md)" },
-  { key: 'driftCheckIntervalMs', flag: 'drift-check-interval', env: 'LOOPGUARD_DRIFT_CHECK_INTERVAL', kind: 'duration', min: 1_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
+  { key: 'concurrency', flag: 'concurrency', env: 'LOOPGUARD_CONCURRENCY', kind: 'int', min: 1, max: 64, default: 4, help: 'targets reconciled at once' },
+  // docs/probe.md §4, §11.1
+  { key: 'probeWindowMs', flag: 'probe-window', env: 'LOOPGUARD_PROBE_WINDOW', kind: 'duration', min: 1_000, max: 3_600_000, default: 300_000, help: "the probe plan's window: each target is probed from every node at least once per window; agents refuse under 1m unless started with --min-window-seconds (docs/probe.md)" },
+  { key: 'driftCheckIntervalMs', flag: 'drift-check-interval', env: 'LOOPGUARD_DRIFT_CHECK_INTERVAL', kind: 'duration', min: 1_000, default: 5 * 60_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
   {
+    // src/controllers/checkpointer.ts
     key: 'observationCheckpoint',
     flag: 'observation-checkpoint',
     env: 'LOOPGUARD_OBSERVATION_CHECKPOINT',
     kind: 'bool',
+    default: true,
     help: "keep what was last read of each CLB in ConfigMaps of loopguard's namespace, so a new leader judges converged targets from it and re-reads them on the drift schedule (false: it reads every CLB first)",
   },
   {
+    // src/controllers/drift-signal.ts
     key: 'driftFullReadShare',
     flag: 'drift-full-read-share',
     env: 'LOOPGUARD_DRIFT_FULL_READ_SHARE',
     kind: 'int',
     min: 1,
     max: 100,
+    default: 20,
     help: 'percent of --cloud-rate-limit the full re-reads of converged CLBs may take; beyond it, each CLB is re-read in full less often than every drift-check interval (its backend health still is)',
   },
   {
@@ -138,52 +100,34 @@ export const FIELDS: readonly Field[] = [
     env: 'LOOPGUARD_TKE_GRACE_PERIOD',
     kind: 'duration',
     min: 1_000,
+    default: TKE_GRACE_MS,
     help: 'how long TKE gets to apply what loopguard declared (TkeServiceConfig, pass-to-target, the source switch on prevent-loopback) before loopguard writes it itself or reports it',
   },
-  { key: 'kubeProxyMode', flag: 'kube-proxy-mode', env: 'LOOPGUARD_KUBE_PROXY_MODE', kind: 'string', allowed: ['', 'ipvs', 'iptables', 'nftables', 'none'], help: 'override the detected kube-proxy mode' },
-  { key: 'kubeProxyVersion', flag: 'kube-proxy-version', env: 'LOOPGUARD_KUBE_PROXY_VERSION', kind: 'string', help: 'override the detected kube-proxy version, e.g. v1.20.6-tke.12' },
+  { key: 'kubeProxyMode', flag: 'kube-proxy-mode', env: 'LOOPGUARD_KUBE_PROXY_MODE', kind: 'string', allowed: ['', 'ipvs', 'iptables', 'nftables', 'none'], default: '', help: 'override the detected kube-proxy mode' },
+  { key: 'kubeProxyVersion', flag: 'kube-proxy-version', env: 'LOOPGUARD_KUBE_PROXY_VERSION', kind: 'string', default: '', help: 'override the detected kube-proxy version, e.g. v1.20.6-tke.12' },
   {
+    // For builds TKE documents no minimum for.
     key: 'kubeProxyPreventLoopback',
     flag: 'kube-proxy-prevent-loopback',
     env: 'LOOPGUARD_KUBE_PROXY_PREVENT_LOOPBACK',
     kind: 'string',
     allowed: ['', 'true', 'false'],
+    default: '',
     help: 'whether kube-proxy supports prevent-loopback (default: decided from its version)',
   },
-  { key: 'envoyGatewayNamespace', flag: 'envoy-gateway-namespace', env: 'LOOPGUARD_ENVOY_GATEWAY_NAMESPACE', kind: 'string', help: "Envoy Gateway's namespace, where it generates the LoadBalancer Service of each Gateway (docs/gateways.md)" },
-  { key: 'logLevel', flag: 'log-level', env: 'LOOPGUARD_LOG_LEVEL', kind: 'string', allowed: ['error', 'warn', 'info', 'debug'], help: 'log level' },
-  { key: 'shutdownGraceMs', flag: 'shutdown-grace', env: 'LOOPGUARD_SHUTDOWN_GRACE', kind: 'duration', min: 0, help: 'on SIGTERM/SIGINT, how long in-flight reconciles and the CLB tasks they await may finish before they are aborted' },
-];
+  { key: 'envoyGatewayNamespace', flag: 'envoy-gateway-namespace', env: 'LOOPGUARD_ENVOY_GATEWAY_NAMESPACE', kind: 'string', default: ENVOY_GATEWAY_NAMESPACE, help: "Envoy Gateway's namespace, where it generates the LoadBalancer Service of each Gateway (docs/gateways.md)" },
+  { key: 'logLevel', flag: 'log-level', env: 'LOOPGUARD_LOG_LEVEL', kind: 'string', allowed: ['error', 'warn', 'info', 'debug'], default: 'info', help: 'log level' },
+  { key: 'shutdownGraceMs', flag: 'shutdown-grace', env: 'LOOPGUARD_SHUTDOWN_GRACE', kind: 'duration', min: 0, default: 8_000, help: 'on SIGTERM/SIGINT, how long in-flight reconciles and the CLB tasks they await may finish before they are aborted' },
+] as const satisfies readonly Field[];
 
-export const DEFAULTS: OperatorConfig = {
-  kubeconfig: '',
-  leaderElect: true,
-  namespace: '',
-  leaseName: 'loopguard-leader',
-  identity: '',
-  probeHost: '',
-  probePort: 8081,
-  metricsSecure: undefined,
-  metricsPort: 8443,
-  metricsCertDir: '',
-  region: '',
-  clbEndpoint: '',
-  clbProtocol: 'https://',
-  cloudRateLimit: 10,
-  cloudRateAdaptive: true,
-  concurrency: 4,
-  driftCheckIntervalMs: 5 * 60_000,
-  observationCheckpoint: true,
-  driftFullReadShare: 20,
-  tkeGraceMs: TKE_GRACE_MS,
-  probeWindowMs: 300_000,
-  envoyGatewayNamespace: ENVOY_GATEWAY_NAMESPACE,
-  kubeProxyMode: '',
-  kubeProxyVersion: '',
-  kubeProxyPreventLoopback: '',
-  logLevel: 'info',
-  shutdownGraceMs: 8_000,
-};
+/** A setting's value: one of its allowed values, a boolean or a number by its kind, else a string; undefined where that is its default. */
+type ValueOf<F> = (F extends { allowed: readonly (infer A)[] } ? A : F extends { kind: 'bool' } ? boolean : F extends { kind: 'int' | 'duration' } ? number : string) | (F extends { default: undefined } ? undefined : never);
+
+export type OperatorConfig = { -readonly [F in (typeof SETTINGS)[number] as F['key']]: ValueOf<F> };
+
+export const FIELDS: readonly (Field & { key: keyof OperatorConfig })[] = SETTINGS;
+
+export const DEFAULTS = Object.fromEntries(FIELDS.map((f) => [f.key, f.default])) as OperatorConfig;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
@@ -200,10 +144,6 @@ export function parseDuration(text: string): number | undefined {
   return Math.round(Number(m[1]) * factor);
 }
 
-function fieldOfFlag(name: string): Field | undefined {
-  return FIELDS.find((f) => f.flag === name || f.aliases?.flags?.includes(name));
-}
-
 function parseFlags(argv: readonly string[], problems: string[]): Map<string, string> {
   const out = new Map<string, string>();
   for (let i = 0; i < argv.length; i++) {
@@ -214,7 +154,7 @@ function parseFlags(argv: readonly string[], problems: string[]): Map<string, st
       continue;
     }
     const name = m[1]!;
-    const field = fieldOfFlag(name);
+    const field = FIELDS.find((f) => f.flag === name || f.aliases?.flags?.includes(name));
     if (!field) {
       problems.push(`unknown flag --${name}`);
       continue;
@@ -324,15 +264,6 @@ function normaliseClbEndpoint(c: OperatorConfig, explicit: boolean, problems: st
 export interface RuntimeEnvironment {
   /** The pod's namespace (the ServiceAccount namespace file); set only inside a pod (see `detectRuntimeEnvironment`). */
   serviceAccountNamespace?: string;
-  /** The kubeconfig context in use, out of cluster. */
-  context?: { name: string; namespace?: string };
-}
-
-/** The settled configuration plus one sentence per default chosen, for the start-up log. */
-export interface ResolvedDefaults {
-  namespaceFrom: string;
-  probeHostFrom: string;
-  metricsSecureFrom: string;
 }
 
 /** The names client-node's KubeConfig.loadFromCluster gives what it loads (client-node 2.x dist/config.js). */
@@ -356,14 +287,13 @@ export interface RuntimeFacts {
  */
 export function detectRuntimeEnvironment(facts: RuntimeFacts): RuntimeEnvironment {
   const namespace = facts.context?.namespace?.trim() ?? '';
-  const context = facts.context ? { name: facts.context.name, ...(namespace ? { namespace } : {}) } : undefined;
   const kubeconfigGiven = facts.kubeconfig !== '' || (facts.kubeconfigEnv ?? '') !== '';
   const loadedInCluster =
     facts.context?.name === CLIENT_NODE_IN_CLUSTER.context &&
     facts.context.cluster === CLIENT_NODE_IN_CLUSTER.cluster &&
     facts.context.user === CLIENT_NODE_IN_CLUSTER.user;
   const inCluster = !kubeconfigGiven && loadedInCluster && namespace !== '';
-  return { ...(inCluster ? { serviceAccountNamespace: namespace } : {}), ...(context ? { context } : {}) };
+  return inCluster ? { serviceAccountNamespace: namespace } : {};
 }
 
 /** The problem when loopguard's namespace is known from nowhere (out of cluster, no flag or variable). */
@@ -371,7 +301,8 @@ export const NO_NAMESPACE_PROBLEM =
   "no namespace of loopguard's own: set --namespace or LOOPGUARD_NAMESPACE (e.g. loopguard-system, which must exist) for its Lease, observation checkpoint and admission params; out of cluster it is never guessed";
 
 /**
- * Settles the defaults that depend on where loopguard runs (a flag or variable always wins):
+ * Settles the defaults that depend on where loopguard runs (a flag or variable always wins), in `config`, and returns
+ * one sentence per default saying where it came from, for the start-up log:
  * - loopguard's namespace: in a pod its own namespace (the ServiceAccount file, as controller-runtime does). Out of
  *   cluster it must be given: the kubeconfig context's namespace (often none, so `default`) is the user's working
  *   namespace, not loopguard's, and taking it put the Lease, the checkpoint and the admission params there, left
@@ -382,7 +313,7 @@ export const NO_NAMESPACE_PROBLEM =
  * - Secure metrics: on in a pod, where /metrics would otherwise show every tenant's targets to anyone reaching the
  *   pod IP (issue 22 #6); off on a workstation, where they are on loopback only.
  */
-export function resolveRuntimeDefaults(config: OperatorConfig, where: RuntimeEnvironment): ResolvedDefaults {
+export function resolveRuntimeDefaults(config: OperatorConfig, where: RuntimeEnvironment) {
   const inCluster = where.serviceAccountNamespace !== undefined && where.serviceAccountNamespace.trim() !== '';
   let namespaceFrom = 'set by --namespace, LOOPGUARD_NAMESPACE or an alias';
   if (!config.namespace) {

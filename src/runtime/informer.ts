@@ -13,13 +13,9 @@ import {
 import { jitteredDelay } from './backoff.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import { kubeStatus } from './kube-errors.js';
+import type { LogSink } from './logger.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
-
-export interface InformerLogger {
-  warn(message: string, meta?: Record<string, unknown>): void;
-  info(message: string, meta?: Record<string, unknown>): void;
-}
 
 export interface ResilientInformerOptions<T extends KubernetesObject> {
   name: string;
@@ -40,7 +36,7 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
    * only writer), and nothing reads it.
    */
   keepOwnManagedFields?: boolean;
-  logger?: InformerLogger;
+  logger?: Pick<LogSink, 'info' | 'warn'>;
   /** For tests: how long to wait before restart attempt n. */
   restartDelay?: (attempt: number) => number;
 }
@@ -122,7 +118,9 @@ export class ResilientInformer<T extends KubernetesObject> {
   private stopped = false;
   private attempt = 0;
   private restartTimer: NodeJS.Timeout | undefined;
-  private syncWaiters: Array<() => void> = [];
+  private resolveSynced!: () => void;
+  /** Resolves once a LIST has succeeded. */
+  private readonly firstList = new Promise<void>((resolve) => (this.resolveSynced = resolve));
   /** How many times the informer was restarted after an error (for health and tests). */
   restarts = 0;
   /**
@@ -169,7 +167,9 @@ export class ResilientInformer<T extends KubernetesObject> {
       throw err;
     }
     this.notServed = undefined;
-    this.markSynced();
+    this.attempt = 0;
+    this.synced = true;
+    this.resolveSynced();
     return result;
   }
 
@@ -185,12 +185,7 @@ export class ResilientInformer<T extends KubernetesObject> {
   async start(): Promise<void> {
     this.stopped = false;
     await this.informer.start().catch((err: unknown) => this.scheduleRestart(err));
-    await this.waitForSync();
-  }
-
-  waitForSync(): Promise<void> {
-    if (this.synced) return Promise.resolve();
-    return new Promise((resolve) => this.syncWaiters.push(resolve));
+    await this.firstList;
   }
 
   async stop(): Promise<void> {
@@ -205,15 +200,6 @@ export class ResilientInformer<T extends KubernetesObject> {
 
   list(namespace?: string): readonly T[] {
     return this.informer.list(namespace);
-  }
-
-  private markSynced(): void {
-    this.attempt = 0;
-    if (this.synced) return;
-    this.synced = true;
-    const waiters = this.syncWaiters;
-    this.syncWaiters = [];
-    for (const w of waiters) w();
   }
 
   private scheduleRestart(err: unknown): void {

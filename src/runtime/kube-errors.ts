@@ -9,6 +9,16 @@ export function kubeStatus(err: unknown): number | undefined {
   return err instanceof ApiException ? err.code : undefined;
 }
 
+/** What `request` answers, or undefined when the apiserver answers 404 (the object is not there). */
+export async function ifFound<T>(request: Promise<T>): Promise<T | undefined> {
+  try {
+    return await request;
+  } catch (err) {
+    if (kubeStatus(err) === 404) return undefined;
+    throw err;
+  }
+}
+
 /** A response body that may be a Status object, its JSON text, or that text JSON-encoded again, decoded. */
 function decodeBody(body: unknown): unknown {
   let value = body;

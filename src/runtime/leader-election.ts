@@ -11,6 +11,7 @@
 // the replica unready.
 import { CoordinationV1Api, type KubeConfig, type V1Lease } from '@kubernetes/client-node';
 import { kubeErrorMessage, kubeStatus, kubeStatusKind } from './kube-errors.js';
+import type { LogSink } from './logger.js';
 
 export interface LeaderElectionOptions {
   namespace: string;
@@ -22,11 +23,7 @@ export interface LeaderElectionOptions {
   onStartedLeading: () => void;
   /** Called once when leadership is lost (not on a voluntary release). The process should exit. */
   onStoppedLeading: () => void;
-  logger?: {
-    info(msg: string, meta?: Record<string, unknown>): void;
-    warn(msg: string, meta?: Record<string, unknown>): void;
-    error?(msg: string, meta?: Record<string, unknown>): void;
-  };
+  logger?: Pick<LogSink, 'info' | 'warn'> & Partial<Pick<LogSink, 'error'>>;
 }
 
 export const LEASE_DEFAULTS = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
@@ -40,8 +37,6 @@ export function validateLeaseTimings(t: { leaseDurationMs: number; renewDeadline
   if (!(t.leaseDurationMs > t.renewDeadlineMs)) throw new Error('lease duration must be greater than the renew deadline');
   if (!(t.renewDeadlineMs > 1.2 * t.retryPeriodMs)) throw new Error('renew deadline must be greater than 1.2 × the retry period');
 }
-
-const status = kubeStatus;
 
 /** A failed attempt, said once: what went wrong, how to fix it, and whether waiting can fix it. */
 export class LeaseError extends Error {
@@ -59,7 +54,7 @@ type LeaseStep = 'read' | 'create' | 'update';
 
 /** Turns what a Lease call threw into one line with cause and fix (status code and apiserver message, no headers). */
 export function describeLeaseFailure(err: unknown, step: LeaseStep, namespace: string, name: string): LeaseError {
-  const code = status(err);
+  const code = kubeStatus(err);
   const said = kubeErrorMessage(err);
   const lease = `Lease ${namespace}/${name}`;
   const chooseOther = 'or point --namespace (LOOPGUARD_NAMESPACE) at a namespace that exists';
@@ -282,7 +277,7 @@ export class LeaderElector {
     try {
       lease = await this.api.readNamespacedLease({ name, namespace });
     } catch (err) {
-      if (status(err) !== 404) throw describeLeaseFailure(err, 'read', namespace, name);
+      if (kubeStatus(err) !== 404) throw describeLeaseFailure(err, 'read', namespace, name);
       try {
         await this.api.createNamespacedLease({
           namespace,
@@ -299,7 +294,7 @@ export class LeaderElector {
         });
         return true;
       } catch (createErr) {
-        if (status(createErr) === 409) return false;
+        if (kubeStatus(createErr) === 409) return false;
         throw describeLeaseFailure(createErr, 'create', namespace, name);
       }
     }
@@ -325,7 +320,7 @@ export class LeaderElector {
       await this.api.replaceNamespacedLease({ name, namespace, body: lease });
       return true;
     } catch (err) {
-      if (status(err) === 409) return false;
+      if (kubeStatus(err) === 409) return false;
       throw describeLeaseFailure(err, 'update', namespace, name);
     }
   }

@@ -2,6 +2,7 @@
 // through the same redaction policy as the cloud layer's own logging (src/cloud/redact.ts), whatever object
 // a caller passes in.
 import winston from 'winston';
+import type { CloudLogger } from '../cloud/hooks.js';
 import { redactSecrets } from '../cloud/redact.js';
 import { scrubLogValue } from './kube-errors.js';
 
@@ -21,6 +22,9 @@ const redactFormat = winston.format((info) => {
 });
 
 export type Logger = winston.Logger;
+
+/** What a component logs through: a winston Logger satisfies it, a test passes a recorder. */
+export type LogSink = Pick<CloudLogger, 'info' | 'warn' | 'error'>;
 
 export function createLogger(options: { level?: string; stream?: NodeJS.WritableStream } = {}): Logger {
   return winston.createLogger({

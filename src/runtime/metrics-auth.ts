@@ -8,6 +8,7 @@
 // grow it; apiserver errors are never cached.
 import { createHash } from 'node:crypto';
 import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { LRUCache } from 'lru-cache';
 
 export interface ReviewedUser {
   username: string;
@@ -28,46 +29,31 @@ export type Decision = { status: 200; user: string } | { status: 401 | 403 | 500
 export const CACHE_TTL = { token: 60_000, allow: 5 * 60_000, deny: 30_000 } as const;
 const MAX_ENTRIES = 1_000;
 
-class TtlCache<V> {
-  private readonly entries = new Map<string, { value: V; until: number }>();
-
-  get(key: string, now: number): V | undefined {
-    const hit = this.entries.get(key);
-    if (!hit) return undefined;
-    if (hit.until > now) return hit.value;
-    this.entries.delete(key);
-    return undefined;
-  }
-
-  set(key: string, value: V, ttlMs: number, now: number): void {
-    this.entries.delete(key);
-    // A Map iterates in insertion order: the first key is the oldest entry.
-    if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
-    this.entries.set(key, { value, until: now + ttlMs });
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
+/** Bounded (least recently used goes first), each entry for its TTL by the authorizer's clock. */
+function ttlCache<V extends object>(now: () => number): LRUCache<string, V> {
+  return new LRUCache<string, V>({ max: MAX_ENTRIES, ttlResolution: 0, perf: { now } });
 }
 
 const hash = (text: string) => createHash('sha256').update(text).digest('hex');
 
 export class MetricsAuthorizer {
-  private readonly tokens = new TtlCache<{ authenticated: boolean; user?: ReviewedUser }>();
-  private readonly access = new TtlCache<{ allowed: boolean; reason?: string }>();
+  private readonly tokens: LRUCache<string, { authenticated: boolean; user?: ReviewedUser }>;
+  private readonly access: LRUCache<string, { allowed: boolean; reason?: string }>;
 
   constructor(
     private readonly reviewer: Reviewer,
-    private readonly now: () => number = Date.now,
-  ) {}
+    now: () => number = Date.now,
+  ) {
+    this.tokens = ttlCache(now);
+    this.access = ttlCache(now);
+  }
 
   /** The decision for a request with this Authorization header, HTTP method and path. */
   async check(authorization: string | undefined, method: string, path: string): Promise<Decision> {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!m) return { status: 401, message: 'Unauthorized: send a ServiceAccount token as "Authorization: Bearer <token>"' };
     const tokenKey = hash(m[1]!);
-    let identity = this.tokens.get(tokenKey, this.now());
+    let identity = this.tokens.get(tokenKey);
     if (!identity) {
       let review: Awaited<ReturnType<Reviewer['tokenReview']>>;
       try {
@@ -76,20 +62,20 @@ export class MetricsAuthorizer {
         return { status: 500, message: `Authentication failed: the TokenReview did not complete (${err instanceof Error ? err.message.split('\n')[0] : String(err)})` };
       }
       identity = { authenticated: review.authenticated && review.user !== undefined, ...(review.user ? { user: review.user } : {}) };
-      this.tokens.set(tokenKey, identity, CACHE_TTL.token, this.now());
+      this.tokens.set(tokenKey, identity, { ttl: CACHE_TTL.token });
     }
     if (!identity.authenticated || !identity.user) return { status: 401, message: 'Unauthorized: the token is not valid' };
     const user = identity.user;
     const verb = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
     const accessKey = hash(JSON.stringify([user.username, user.uid ?? '', [...(user.groups ?? [])].sort(), user.extra ?? {}, path, verb]));
-    let verdict = this.access.get(accessKey, this.now());
+    let verdict = this.access.get(accessKey);
     if (!verdict) {
       try {
         verdict = await this.reviewer.accessReview(user, path, verb);
       } catch (err) {
         return { status: 500, message: `Authorization for user ${user.username} failed: the SubjectAccessReview did not complete (${err instanceof Error ? err.message.split('\n')[0] : String(err)})` };
       }
-      this.access.set(accessKey, verdict, verdict.allowed ? CACHE_TTL.allow : CACHE_TTL.deny, this.now());
+      this.access.set(accessKey, verdict, { ttl: verdict.allowed ? CACHE_TTL.allow : CACHE_TTL.deny });
     }
     if (!verdict.allowed) {
       return { status: 403, message: `Forbidden: user ${user.username} may not ${verb} ${path} (bind it to the metrics-reader ClusterRole: loopguard-metrics-reader, or <release>-metrics-reader from the chart)` };

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import type { MetricsAuthorizer } from './metrics-auth.js';
 import type { MetricsSource } from './metrics.js';
 import { selfSignedCert, type ServingCert } from './self-signed-cert.js';
+import { close, listen } from './server.js';
 
 export interface MetricsServerOptions {
   host: string;
@@ -64,17 +65,7 @@ export class MetricsServer {
       });
     });
     this.server = server;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) => {
-        const where = `${host}:${port}`;
-        if (err.code === 'EADDRINUSE') {
-          reject(new Error(`The metrics port ${where} is in use (EADDRINUSE). Fix: stop what listens there or set --metrics-port (LOOPGUARD_METRICS_PORT; 0 = any free port).`, { cause: err }));
-        } else if (err.code === 'EADDRNOTAVAIL' || err.code === 'EACCES') {
-          reject(new Error(`Cannot listen on ${where} (${err.code}). Fix: set --probe-host/--metrics-port (LOOPGUARD_PROBE_HOST/LOOPGUARD_METRICS_PORT) to an address and port this process may use.`, { cause: err }));
-        } else reject(err);
-      });
-      server.listen(port, host, () => resolve());
-    });
+    const address = await listen(server, host, port, 'metrics');
     if (certDir) {
       this.reload = setInterval(() => {
         try {
@@ -87,7 +78,7 @@ export class MetricsServer {
         }
       }, this.options.certReloadMs ?? CERT_RELOAD_MS).unref();
     }
-    return server.address() as AddressInfo;
+    return address;
   }
 
   private async serve(authorization: string | undefined, method: string, path: string, res: ServerResponse): Promise<void> {
@@ -105,9 +96,6 @@ export class MetricsServer {
 
   async stop(): Promise<void> {
     if (this.reload) clearInterval(this.reload);
-    const server = this.server;
-    if (!server) return;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
+    if (this.server) await close(this.server);
   }
 }

@@ -14,18 +14,8 @@ const RECONCILE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 
 
 export class Metrics implements MetricsSource {
   readonly registry = new Registry();
-  readonly reconcileTotal = new Counter({
-    name: 'controller_runtime_reconcile_total',
-    help: 'Total number of reconciliations per controller',
-    labelNames: ['controller', 'result'] as const,
-    registers: [this.registry],
-  });
-  readonly reconcileErrors = new Counter({
-    name: 'controller_runtime_reconcile_errors_total',
-    help: 'Total number of reconciliation errors per controller',
-    labelNames: ['controller'] as const,
-    registers: [this.registry],
-  });
+  readonly reconcileTotal = this.counter('controller_runtime_reconcile_total', 'Total number of reconciliations per controller', ['controller', 'result']);
+  readonly reconcileErrors = this.counter('controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller', ['controller']);
   readonly reconcileTime = new Histogram({
     name: 'controller_runtime_reconcile_time_seconds',
     help: 'Length of time per reconciliation per controller',
@@ -33,82 +23,47 @@ export class Metrics implements MetricsSource {
     buckets: RECONCILE_BUCKETS,
     registers: [this.registry],
   });
-  readonly queueDepth = new Gauge({
-    name: 'workqueue_depth',
-    help: 'Current depth of workqueue',
-    labelNames: ['name'] as const,
-    registers: [this.registry],
-  });
-  readonly queueAdds = new Counter({
-    name: 'workqueue_adds_total',
-    help: 'Total number of adds handled by workqueue',
-    labelNames: ['name'] as const,
-    registers: [this.registry],
-  });
-  readonly queueRetries = new Counter({
-    name: 'workqueue_retries_total',
-    help: 'Total number of retries handled by workqueue',
-    labelNames: ['name'] as const,
-    registers: [this.registry],
-  });
-  readonly cloudRequests = new Counter({
-    name: 'loopguard_cloud_requests_total',
-    help: 'CLB API calls by action and outcome (ok, error, throttled)',
-    labelNames: ['action', 'outcome'] as const,
-    registers: [this.registry],
-  });
-  readonly cloudErrors = new Counter({
-    name: 'loopguard_cloud_errors_total',
-    help: 'CLB API errors by action and error code',
-    labelNames: ['action', 'code'] as const,
-    registers: [this.registry],
-  });
-  readonly cloudThrottles = new Counter({
-    name: 'loopguard_cloud_throttled_total',
-    help: 'CLB API calls answered with RequestLimitExceeded, by action',
-    labelNames: ['action'] as const,
-    registers: [this.registry],
-  });
+  readonly queueDepth = this.gauge('workqueue_depth', 'Current depth of workqueue', ['name']);
+  readonly queueAdds = this.counter('workqueue_adds_total', 'Total number of adds handled by workqueue', ['name']);
+  readonly queueRetries = this.counter('workqueue_retries_total', 'Total number of retries handled by workqueue', ['name']);
+  readonly cloudRequests = this.counter('loopguard_cloud_requests_total', 'CLB API calls by action and outcome (ok, error, throttled)', ['action', 'outcome']);
+  readonly cloudErrors = this.counter('loopguard_cloud_errors_total', 'CLB API errors by action and error code', ['action', 'code']);
+  readonly cloudThrottles = this.counter('loopguard_cloud_throttled_total', 'CLB API calls answered with RequestLimitExceeded, by action', ['action']);
   /** Read at scrape time from the CLB client (watchCloudRate). */
   private cloudRateSource: () => Record<string, number> = () => ({});
-  readonly cloudRateLimit = new Gauge({
-    name: 'loopguard_cloud_rate_limit',
-    help: 'CLB API requests per second loopguard allows itself now, by action: --cloud-rate-limit, or less while the account quota is contended (adaptive rate)',
-    labelNames: ['action'] as const,
-    registers: [this.registry],
-    collect: () => {
+  readonly cloudRateLimit: Gauge<'action'> = this.gauge(
+    'loopguard_cloud_rate_limit',
+    'CLB API requests per second loopguard allows itself now, by action: --cloud-rate-limit, or less while the account quota is contended (adaptive rate)',
+    ['action'],
+    () => {
       for (const [action, rate] of Object.entries(this.cloudRateSource())) this.cloudRateLimit.set({ action }, rate);
     },
-  });
-  readonly driftCorrections = new Counter({
-    name: 'loopguard_drift_corrections_total',
-    help: 'Changes made outside loopguard that it corrected',
-    labelNames: ['kind'] as const,
-    registers: [this.registry],
-  });
-  readonly driftChecks = new Counter({
-    name: 'loopguard_drift_checks_total',
-    help: 'Converged CLBs checked for drift, by tier: health (the backend-health signal), full (the full re-read on its cycle), escalated (a full re-read the health signal asked for)',
-    labelNames: ['tier'] as const,
-    registers: [this.registry],
-  });
-  readonly targetsPlanned = new Counter({
-    name: 'loopguard_targets_planned_total',
-    help: 'Targets planned by policy rounds: a round plans only the targets that a change (an object, a CLB read that differs) concerns',
-    registers: [this.registry],
-  });
-  readonly leader = new Gauge({
-    name: 'leader_election_master_status',
-    help: '1 while this replica is the leader',
-    labelNames: ['name'] as const,
-    registers: [this.registry],
-  });
+  );
+  readonly driftCorrections = this.counter('loopguard_drift_corrections_total', 'Changes made outside loopguard that it corrected', ['kind']);
+  readonly driftChecks = this.counter(
+    'loopguard_drift_checks_total',
+    'Converged CLBs checked for drift, by tier: health (the backend-health signal), full (the full re-read on its cycle), escalated (a full re-read the health signal asked for)',
+    ['tier'],
+  );
+  readonly targetsPlanned = this.counter(
+    'loopguard_targets_planned_total',
+    'Targets planned by policy rounds: a round plans only the targets that a change (an object, a CLB read that differs) concerns',
+  );
+  readonly leader = this.gauge('leader_election_master_status', '1 while this replica is the leader', ['name']);
 
   /** loopguard_target_risk and loopguard_target_errors: one series per target, rendered apart (target-series.ts). */
   private readonly targets = new TargetSeriesExporter();
 
   constructor(options: { processMetrics?: boolean } = {}) {
     if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  private counter<L extends string = never>(name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+    return new Counter({ name, help, labelNames, registers: [this.registry] });
+  }
+
+  private gauge<L extends string>(name: string, help: string, labelNames: readonly L[], collect?: () => void): Gauge<L> {
+    return new Gauge({ name, help, labelNames, registers: [this.registry], ...(collect ? { collect } : {}) });
   }
 
   /** Feeds workqueue and reconcile metrics from a WorkQueue (its name is the controller name). */

@@ -3,7 +3,8 @@
 // Readiness is deliberately not tied to leadership: standbys are ready too (controller-runtime's pkg/healthz). A
 // failing check may say why, so `curl /readyz` answers the question
 // a 503 raises.
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server as HttpServer } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { MetricsSource } from './metrics.js';
 
@@ -25,8 +26,8 @@ export interface ProbeServerOptions {
 
 function report(checks: HealthCheck[], verbose: boolean): { ok: boolean; body: string } {
   const results = checks.map((c) => {
-    const ok = safe(c.check);
-    return { name: c.name, ok, reason: ok ? undefined : safeReason(c) };
+    const ok = safely(c.check, false);
+    return { name: c.name, ok, reason: ok ? undefined : safely(() => c.reason?.()?.replace(/\s*\n\s*/g, ' '), undefined) };
   });
   const ok = results.every((r) => r.ok);
   const lines = results.map((r) => `[${r.ok ? '+' : '-'}]${r.name} ${r.ok ? 'ok' : 'failed'}${r.reason ? `: ${r.reason}` : ''}`);
@@ -34,24 +35,17 @@ function report(checks: HealthCheck[], verbose: boolean): { ok: boolean; body: s
   return { ok, body: verbose || !ok ? `${lines.join('\n')}\n${summary}\n` : `${summary}\n` };
 }
 
-function safe(check: () => boolean): boolean {
+/** A check or its reason that throws counts as failed, with no reason. */
+function safely<T>(f: () => T, otherwise: T): T {
   try {
-    return check();
+    return f();
   } catch {
-    return false;
-  }
-}
-
-function safeReason(c: HealthCheck): string | undefined {
-  try {
-    return c.reason?.()?.replace(/\s*\n\s*/g, ' ');
-  } catch {
-    return undefined;
+    return otherwise;
   }
 }
 
 export class ProbeServer {
-  private server: Server | undefined;
+  private server: HttpServer | undefined;
 
   constructor(private readonly options: ProbeServerOptions) {}
 
@@ -79,26 +73,33 @@ export class ProbeServer {
       }
       res.writeHead(404).end('not found\n');
     });
-    const server = this.server;
-    const { host, port } = this.options;
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', (err: NodeJS.ErrnoException) => {
-        const where = `${host}:${port}`;
-        if (err.code === 'EADDRINUSE') {
-          reject(new Error(`The probe port ${where} is in use (EADDRINUSE). Fix: stop what listens there (another loopguard?) or set --probe-port (LOOPGUARD_PROBE_PORT; 0 = any free port).`, { cause: err }));
-        } else if (err.code === 'EADDRNOTAVAIL' || err.code === 'EACCES') {
-          reject(new Error(`Cannot listen on ${where} (${err.code}). Fix: set --probe-host/--probe-port (LOOPGUARD_PROBE_HOST/_PORT) to an address and port this process may use.`, { cause: err }));
-        } else reject(err);
-      });
-      server.listen(port, host, () => resolve());
-    });
-    return server.address() as AddressInfo;
+    return listen(this.server, this.options.host, this.options.port, 'probe');
   }
 
   async stop(): Promise<void> {
-    const server = this.server;
-    if (!server) return;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeAllConnections();
+    if (this.server) await close(this.server);
   }
+}
+
+/** Listens on host:port; a port in use or an address not ours fails with one line naming the flags (main.ts prints it). */
+export async function listen(server: HttpServer | HttpsServer, host: string, port: number, which: 'probe' | 'metrics'): Promise<AddressInfo> {
+  const portFlag = `--${which}-port (LOOPGUARD_${which.toUpperCase()}_PORT`;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const where = `${host}:${port}`;
+      if (err.code === 'EADDRINUSE') {
+        reject(new Error(`The ${which} port ${where} is in use (EADDRINUSE). Fix: stop what listens there (another loopguard?) or set ${portFlag}; 0 = any free port).`, { cause: err }));
+      } else if (err.code === 'EADDRNOTAVAIL' || err.code === 'EACCES') {
+        reject(new Error(`Cannot listen on ${where} (${err.code}). Fix: set --probe-host (LOOPGUARD_PROBE_HOST) and ${portFlag}) to an address and port this process may use.`, { cause: err }));
+      } else reject(err);
+    });
+    server.listen(port, host, () => resolve());
+  });
+  return server.address() as AddressInfo;
+}
+
+/** Stops accepting, waits for the listener to close and drops kept-alive connections. */
+export async function close(server: HttpServer | HttpsServer): Promise<void> {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeAllConnections();
 }

@@ -1,3 +1,11 @@
+/** Whether `p` settles within `ms` (the timer is cleared either way). */
+export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([p.then(() => true, () => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  clearTimeout(timer);
+  return settled;
+}
+
 // A sliding window over async work: at most `limit` items in flight, each starting as soon as a slot frees,
 // every item settled (one failure never drops the others' results).
 export async function settleAll<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<PromiseSettledResult<R>[]> {

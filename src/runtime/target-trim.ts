@@ -33,11 +33,11 @@ function trimMetadata(md: V1ObjectMeta | undefined): void {
   }
 }
 
-/** status.loadBalancer.ingress's ip and ipMode: the published addresses (hostname is not read). */
-function trimLoadBalancerStatus<S extends { loadBalancer?: { ingress?: { ip?: string; ipMode?: string }[] } }>(status: S | undefined): S | undefined {
-  const ingress = status?.loadBalancer?.ingress;
-  if (!ingress || ingress.length === 0) return undefined;
-  return { loadBalancer: { ingress: ingress.map((i) => pick(i, ['ip', 'ipMode'])) } } as S;
+/** Of the status, status.loadBalancer.ingress's ip and ipMode only: the published addresses (hostname is not read). */
+function trimStatus(o: { status?: { loadBalancer?: { ingress?: { ip?: string; ipMode?: string }[] } } }): void {
+  const ingress = o.status?.loadBalancer?.ingress;
+  if (ingress && ingress.length > 0) o.status = { loadBalancer: { ingress: ingress.map((i) => pick(i, ['ip', 'ipMode']) ?? {}) } };
+  else delete o.status;
 }
 
 export function trimService(svc: V1Service): V1Service {
@@ -48,9 +48,7 @@ export function trimService(svc: V1Service): V1Service {
     if (spec.ports) kept.ports = spec.ports.map((p) => pick(p, ['name', 'port', 'protocol']) as typeof p);
     svc.spec = kept;
   }
-  const status = trimLoadBalancerStatus(svc.status);
-  if (status) svc.status = status;
-  else delete svc.status;
+  trimStatus(svc);
   return svc;
 }
 
@@ -72,9 +70,7 @@ export function trimIngress(ing: V1Ingress): V1Ingress {
     if (def) kept.defaultBackend = def as typeof spec.defaultBackend;
     ing.spec = kept;
   }
-  const status = trimLoadBalancerStatus(ing.status);
-  if (status) ing.status = status;
-  else delete ing.status;
+  trimStatus(ing);
   return ing;
 }
 

@@ -5,6 +5,7 @@
 // - bounded concurrency, delayed re-adds (RequeueAfter), and a draining shutdown that aborts handlers only once
 //   its grace period is over.
 import { DEFAULT_ITEM_BACKOFF, ItemBackoff, type BackoffOptions } from './backoff.js';
+import { settlesWithin } from './settle.js';
 
 export interface ReconcileOutcome {
   /** Process the key again after this long (periodic drift checks, waiting on someone else). */
@@ -84,10 +85,6 @@ export class WorkQueue {
     return this.fifo.length;
   }
 
-  get inProgress(): number {
-    return this.processing.size;
-  }
-
   start(): void {
     this.running = true;
     this.pump();
@@ -122,7 +119,7 @@ export class WorkQueue {
   }
 
   /** Re-adds `key` after its backoff; returns the delay chosen. */
-  addRateLimited(key: string): number {
+  private addRateLimited(key: string): number {
     const delay = this.backoff.next(key);
     this.observer.retried?.(this.name);
     this.addAfter(key, delay);
@@ -131,10 +128,6 @@ export class WorkQueue {
 
   forget(key: string): void {
     this.backoff.forget(key);
-  }
-
-  retries(key: string): number {
-    return this.backoff.retries(key);
   }
 
   /** Resolves once nothing is queued or in progress (delayed keys do not count). For tests and shutdown. */
@@ -160,23 +153,11 @@ export class WorkQueue {
     this.delayed.clear();
     this.fifo.length = 0;
     this.dirty.clear();
-    if (await this.idleWithin(drainMs)) return true;
+    if (await settlesWithin(this.whenIdle(), drainMs)) return true;
     options.onGraceOver?.(this.inProgressKeys);
     this.abort.abort(new ShutdownAbortError(`shutdown grace period (${drainMs} ms) ended`));
-    await this.idleWithin(options.unwindMs ?? DEFAULT_UNWIND_MS);
+    await settlesWithin(this.whenIdle(), options.unwindMs ?? DEFAULT_UNWIND_MS);
     return false;
-  }
-
-  private async idleWithin(ms: number): Promise<boolean> {
-    if (this.processing.size === 0) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), ms);
-    });
-    const idle = this.whenIdle().then(() => true);
-    const result = await Promise.race([idle, timedOut]);
-    clearTimeout(timer);
-    return result;
   }
 
   private pump(): void {

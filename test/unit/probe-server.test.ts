@@ -47,6 +47,17 @@ describe('probe server', () => {
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
   });
 
+  it('counts a check that throws as failed, and a reason that throws as none', async () => {
+    const boom = (): never => {
+      throw new Error('boom');
+    };
+    server = new ProbeServer({ host: '127.0.0.1', port: 0, liveness: [], readiness: [{ name: 'throws', check: boom }, { name: 'reason-throws', check: () => false, reason: boom }] });
+    const { port } = await server.start();
+    const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(res.status).toBe(503);
+    expect(await res.text()).toBe('[-]throws failed\n[-]reason-throws failed\nfailed\n');
+  });
+
   it('says why a failing readiness check fails, on one line', async () => {
     let problem: string | undefined = 'Cannot create Lease default/x: namespace "default" does not exist.\nFix: create it.';
     server = new ProbeServer({

@@ -71,7 +71,7 @@ describe('WorkQueue', () => {
     await until(() => runs === 1, 'first run');
     q.add('a');
     q.add('a');
-    expect(q.inProgress).toBe(1);
+    expect(q.inProgressKeys).toEqual(['a']);
     first.open();
     await until(() => runs === 2 && active === 0, 'second run');
     await q.whenIdle();
@@ -94,7 +94,7 @@ describe('WorkQueue', () => {
     );
     for (let i = 0; i < 20; i++) q.add(`k${i}`);
     q.start();
-    await until(() => active === 0 && q.depth === 0 && q.inProgress === 0, 'drain');
+    await until(() => active === 0 && q.depth === 0 && q.inProgressKeys.length === 0, 'drain');
     expect(maxActive).toBe(3);
   });
 
@@ -105,7 +105,8 @@ describe('WorkQueue', () => {
       't',
       async () => {
         times.push(Date.now());
-        if (times.length < 4) throw new Error('boom');
+        // Three failures, a success, then one more failure: its retry starts again from the base.
+        if (times.length < 4 || times.length === 5) throw new Error('boom');
       },
       { backoff: { baseMs: 20, maxMs: 1_000 }, observer: { failed: (_n, _k, _e, retryIn) => failures.push(retryIn) } },
     );
@@ -116,7 +117,9 @@ describe('WorkQueue', () => {
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     expect(gaps[0]!).toBeGreaterThanOrEqual(18);
     expect(gaps[2]!).toBeGreaterThanOrEqual(78);
-    expect(q.retries('x')).toBe(0);
+    q.add('x');
+    await until(() => times.length === 6, 'a failure after the success, and its retry');
+    expect(failures).toEqual([20, 40, 80, 20]);
   });
 
   it('requeues after the requested delay, keeping the earliest of several', async () => {
@@ -181,7 +184,7 @@ describe('WorkQueue', () => {
     expect(events).toEqual(['grace over: a', 'unwound']);
     expect(reason).toBeInstanceOf(ShutdownAbortError);
     expect((reason as Error).message).toContain('30 ms');
-    expect(q.inProgress).toBe(0);
+    expect(q.inProgressKeys).toEqual([]);
   });
 
   it('shutdown gives up on a handler that ignores the abort after the unwind time', async () => {

@@ -13,7 +13,7 @@ import { buildReport, type TargetReport } from '../../../src/cli/report.js';
 import { detectClusterProfile } from '../../../src/model/cluster-profile.js';
 import { REPO_ROOT } from '../../controlplane/crds.js';
 
-const profile = detectClusterProfile({ overrides: { mode: 'ipvs', version: 'v1.20.6-tke.12' } });
+const profile = detectClusterProfile({ flags: { kubeProxyMode: 'ipvs', kubeProxyVersion: 'v1.20.6-tke.12' } });
 
 function target(extra: Partial<TargetReport>): TargetReport {
   return { namespace: 'shop', kind: 'Service', name: 'web', verdict: 'NotApplicable', rootCause: 'MasqueradedToNodeIp', message: 'm', mitigations: [], plan: [], alternatives: [], advice: [], warnings: [], ...extra };

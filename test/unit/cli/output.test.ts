@@ -7,7 +7,7 @@ import { renderTable } from '../../../src/cli/output/table.js';
 import { buildReport, exitCodeOf, type TargetReport } from '../../../src/cli/report.js';
 import { detectClusterProfile } from '../../../src/model/cluster-profile.js';
 
-const profile = detectClusterProfile({ overrides: { mode: 'ipvs', version: 'v1.20.6-tke.12' } });
+const profile = detectClusterProfile({ flags: { kubeProxyMode: 'ipvs', kubeProxyVersion: 'v1.20.6-tke.12' } });
 
 function target(extra: Partial<TargetReport>): TargetReport {
   return {

@@ -3,12 +3,12 @@ import {
   detectClusterProfile,
   imageTag,
   kubeProxyContainer,
-  profileStatus,
   readConfigMapMode,
   readKubeProxyFlags,
   type DaemonSetFacts,
   type ProfileInputs,
 } from '../../../src/model/cluster-profile.js';
+import { profileProjection } from '../../../src/model/status.js';
 import { kubeProxyDaemonSet } from './fixtures.js';
 
 const HYPERKUBE = 'ccr.ccs.tencentyun.com/tkeimages/hyperkube';
@@ -186,23 +186,23 @@ const rows: Row[] = [
     name: 'flags override everything',
     inputs: {
       daemonSet: kubeProxyDaemonSet(`${HYPERKUBE}:v1.18.4-tke.1`, ['--proxy-mode=iptables']),
-      overrides: { mode: 'ipvs', version: 'v1.20.6-tke.15' },
+      flags: { kubeProxyMode: 'ipvs', kubeProxyVersion: 'v1.20.6-tke.15' },
     },
     expect: { kubeProxyMode: 'ipvs', kubeProxyVersion: 'v1.20.6-tke.15', preventLoopbackSupported: 'True', vipBinding: 'OnAnnotation', source: 'Flag' },
   },
   {
     name: 'flag: prevent-loopback supported despite an odd version',
-    inputs: { daemonSet: kubeProxyDaemonSet(`${HYPERKUBE}:v1.21.1-tke.3`, ['--proxy-mode=ipvs']), overrides: { preventLoopbackSupported: true } },
+    inputs: { daemonSet: kubeProxyDaemonSet(`${HYPERKUBE}:v1.21.1-tke.3`, ['--proxy-mode=ipvs']), flags: { kubeProxyPreventLoopback: true } },
     expect: { kubeProxyMode: 'ipvs', preventLoopbackSupported: 'True', vipBinding: 'OnAnnotation', source: 'DaemonSet' },
   },
   {
     name: 'flag: prevent-loopback not supported, no version',
-    inputs: { overrides: { mode: 'ipvs', preventLoopbackSupported: false } },
+    inputs: { flags: { kubeProxyMode: 'ipvs', kubeProxyPreventLoopback: 'false' } },
     expect: { kubeProxyMode: 'ipvs', preventLoopbackSupported: 'False', vipBinding: 'Never', source: 'Flag' },
   },
   {
     name: 'flag: mode none',
-    inputs: { overrides: { mode: 'none' } },
+    inputs: { flags: { kubeProxyMode: 'none' } },
     expect: { kubeProxyMode: 'none', preventLoopbackSupported: 'False', vipBinding: 'Never', source: 'Flag' },
   },
   {
@@ -228,7 +228,7 @@ describe('detectClusterProfile', () => {
   it('projects to the status shape without the parsed version', () => {
     const p = detectClusterProfile({ daemonSet: kubeProxyDaemonSet(`${HYPERKUBE}:v1.20.6-tke.12`, ['--proxy-mode=ipvs']) });
     expect(p.version).toBeDefined();
-    expect(profileStatus(p)).not.toHaveProperty('version');
-    expect(profileStatus(p)).toMatchObject({ kubeProxyMode: 'ipvs', source: 'DaemonSet' });
+    expect(profileProjection(p)).not.toHaveProperty('version');
+    expect(profileProjection(p)).toMatchObject({ kubeProxyMode: 'ipvs', source: 'DaemonSet' });
   });
 });

@@ -10,6 +10,9 @@ import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { startClbEmulator } from '../../sim/clb-emulator/index.js';
 import type { SyncScope, TkeSimulator } from '../../sim/tke-simulator/index.js';
 import { annotations, applyClusterProfile, startTkeSimulator } from '../../sim/tke-simulator/index.js';
+import { INGRESS_CONTROLLER, SERVICE_CONTROLLER } from '../../sim/tke-simulator/annotations.js';
+
+const TKE_CONTROLLERS: ReadonlySet<string> = new Set([SERVICE_CONTROLLER, INGRESS_CONTROLLER]);
 import { clbClient, type ClbClient } from '../emulator/support.js';
 import { createNamespace, deleteNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { lbIngress } from '../support/workload.js';
@@ -86,9 +89,13 @@ describe('TKE controller simulator, documented worlds', () => {
   const passToTarget = async (lbId: string): Promise<boolean | undefined> =>
     (await sdk.DescribeLoadBalancers({ LoadBalancerIds: [lbId] })).LoadBalancerSet?.[0]?.LoadBalancerPassToTarget;
 
+  /**
+   * TKE's Warning Events on an object. Only its controllers' count: the apiserver may warn on a Service too (its
+   * ClusterIP repair loop, "Cluster IP … is not allocated; repairing", on a loaded machine).
+   */
   async function warnings(ns: string, kind: string, name: string): Promise<CoreV1Event[]> {
     const list = await core.listNamespacedEvent({ namespace: ns, fieldSelector: `involvedObject.kind=${kind},involvedObject.name=${name}` });
-    return list.items.filter((e) => e.type === 'Warning');
+    return list.items.filter((e) => e.type === 'Warning' && TKE_CONTROLLERS.has(e.source?.component ?? ''));
   }
 
   // ---- #2 sync scope -------------------------------------------------------------------------------------------

@@ -128,6 +128,8 @@ export class ResilientInformer<T extends KubernetesObject> {
    * GitOps prune) or never installed. The cache still holds what it last saw, so readiness must not trust it.
    */
   notServed: string | undefined;
+  /** `notServed` has been logged since the resource was last served. */
+  private saidNotServed = false;
 
   constructor(
     kc: KubeConfig,
@@ -167,6 +169,7 @@ export class ResilientInformer<T extends KubernetesObject> {
       throw err;
     }
     this.notServed = undefined;
+    this.saidNotServed = false;
     this.attempt = 0;
     this.synced = true;
     this.resolveSynced();
@@ -206,11 +209,18 @@ export class ResilientInformer<T extends KubernetesObject> {
     if (this.stopped || this.restartTimer) return;
     const delay = this.options.restartDelay?.(this.attempt) ?? jitteredDelay(this.attempt, 800, 30_000);
     this.attempt++;
-    this.options.logger?.warn('Informer failed, restarting', {
-      informer: this.options.name,
-      error: err instanceof Error ? err.message : String(err),
-      retryInMs: delay,
-    });
+    // A resource the apiserver does not serve (an optional API not installed: Gateway API, Envoy Gateway) is said once,
+    // not at every retry for as long as it stays so; it is checked again on the same backoff.
+    const unserved = this.notServed !== undefined;
+    if (unserved && this.saidNotServed) return this.restartAfter(delay);
+    this.saidNotServed = unserved;
+    const fields = { informer: this.options.name, error: err instanceof Error ? err.message : String(err), retryInMs: delay };
+    if (unserved) this.options.logger?.info('Resource not served; checking again until it is', fields);
+    else this.options.logger?.warn('Informer failed, restarting', fields);
+    this.restartAfter(delay);
+  }
+
+  private restartAfter(delay: number): void {
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.stopped) return;

@@ -157,6 +157,9 @@ export class Operator {
       this.informers.push(inf as unknown as ResilientInformer<KubernetesObject>);
       return inf;
     };
+    // A cluster-wide informer on a custom resource, named after its plural (loopguard's own, TKE's, Gateway API's).
+    const customInformer = (r: { group: string; version: string; plural: string }, onEvent: (obj: KubernetesObject, type: InformerEvent) => void, options: Pick<ResilientInformerOptions<KubernetesObject>, 'transform'> = {}) =>
+      make<KubernetesObject>(r.plural, `/apis/${r.group}/${r.version}/${r.plural}`, async (page) => (await custom.listClusterCustomObject({ ...r, ...page })) as KubernetesListObject<KubernetesObject>, onEvent, options);
     // A Service: itself; an Ingress: its namespace's targets (Ingresses on different CLBs share TkeServiceConfigs); with
     // each, the CLB it is bound to (routing.ts).
     const byTarget = (kind: 'Service' | 'Ingress') => (obj: KubernetesObject, type: InformerEvent) => {
@@ -170,10 +173,8 @@ export class Operator {
     // Every Service and Ingress of the cluster is cached: only what target-facts.ts reads is kept (target-trim.ts),
     // and of managedFields loopguard's own entry (lost-record evidence).
     this.services = make<V1Service>('services', '/api/v1/services', (page) => core.listServiceForAllNamespaces(page), byTarget('Service'), { transform: trimService, keepOwnManagedFields: true });
-    this.gateways = make<KubernetesObject>(
-      'gateways',
-      `/apis/${GATEWAYS.group}/${GATEWAYS.version}/${GATEWAYS.plural}`,
-      async (page) => (await custom.listClusterCustomObject({ ...GATEWAYS, ...page })) as KubernetesListObject<KubernetesObject>,
+    this.gateways = customInformer(
+      GATEWAYS,
       (g, type) => {
         this.onGateway(g, type);
         // Its class's EnvoyProxy reaches the Gateways of the class too: whether loopguard may change it depends on
@@ -184,10 +185,8 @@ export class Operator {
       { transform: trimGateway },
     );
     // An EnvoyProxy's change concerns the Gateways that name it as their own and those of the classes that name it.
-    this.envoyProxies = make<KubernetesObject>(
-      'envoyproxies',
-      `/apis/${ENVOY_PROXIES.group}/${ENVOY_PROXIES.version}/${ENVOY_PROXIES.plural}`,
-      async (page) => (await custom.listClusterCustomObject({ ...ENVOY_PROXIES, ...page })) as KubernetesListObject<KubernetesObject>,
+    this.envoyProxies = customInformer(
+      ENVOY_PROXIES,
       (ep) => {
         const ns = ep.metadata?.namespace;
         const name = ep.metadata?.name;
@@ -204,28 +203,16 @@ export class Operator {
       { transform: trimEnvoyProxy },
     );
     // A GatewayClass's EnvoyProxy is in force for every Gateway of the class that has none of its own.
-    this.gatewayClasses = make<KubernetesObject>(
-      'gatewayclasses',
-      `/apis/${GATEWAY_CLASSES.group}/${GATEWAY_CLASSES.version}/${GATEWAY_CLASSES.plural}`,
-      async (page) => (await custom.listClusterCustomObject({ ...GATEWAY_CLASSES, ...page })) as KubernetesListObject<KubernetesObject>,
+    this.gatewayClasses = customInformer(
+      GATEWAY_CLASSES,
       (c) => {
         for (const g of this.gateways.list()) if ((g as GatewayObject).spec?.gatewayClassName === c.metadata?.name) this.onGateway(g, 'update');
       },
       { transform: trimGatewayClass },
     );
     this.ingresses = make<V1Ingress>('ingresses', '/apis/networking.k8s.io/v1/ingresses', (page) => net.listIngressForAllNamespaces(page), byTarget('Ingress'), { transform: trimIngress, keepOwnManagedFields: true });
-    this.policies = make<KubernetesObject>(
-      'loopbackpolicies',
-      `/apis/${GROUP}/${VERSION}/${PLURAL}`,
-      async (page) => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, ...page })) as KubernetesListObject<KubernetesObject>,
-      (p) => this.router.policy(p),
-    );
-    this.clusterPolicies = make<KubernetesObject>(
-      'clusterloopbackpolicies',
-      `/apis/${GROUP}/${VERSION}/${CLUSTER_PLURAL}`,
-      async (page) => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, ...page })) as KubernetesListObject<KubernetesObject>,
-      (p) => this.router.clusterPolicy(p),
-    );
+    this.policies = customInformer({ group: GROUP, version: VERSION, plural: PLURAL }, (p) => this.router.policy(p));
+    this.clusterPolicies = customInformer({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL }, (p) => this.router.clusterPolicy(p));
     // A label change moves a namespace into, out of, or between the modes of a cluster policy (docs/cluster-policy.md §4).
     this.namespaces = make<V1Namespace>('namespaces', '/api/v1/namespaces', (page) => core.listNamespace(page), (ns, type) => this.router.namespace(ns, type === 'delete'));
     // kube-proxy's DaemonSet and ConfigMap: what the cluster profile is read from (src/model/cluster-profile.ts).
@@ -233,21 +220,14 @@ export class Operator {
     const onKubeProxy = () => this.onKubeProxyEvent();
     this.daemonSets = make<V1DaemonSet>('kube-proxy-daemonset', `/apis/apps/v1/namespaces/${kpNamespace}/daemonsets`, () => apps.listNamespacedDaemonSet({ namespace: kpNamespace, fieldSelector }), onKubeProxy, { fieldSelector });
     this.configMaps = make<V1ConfigMap>('kube-proxy-configmap', `/api/v1/namespaces/${kpNamespace}/configmaps`, () => core.listNamespacedConfigMap({ namespace: kpNamespace, fieldSelector }), onKubeProxy, { fieldSelector });
-    this.tkeServiceConfigs = make<KubernetesObject>(
-      'tkeserviceconfigs',
-      `/apis/${TKE_SERVICE_CONFIG.group}/${TKE_SERVICE_CONFIG.version}/${TKE_SERVICE_CONFIG.plural}`,
-      async (page) => (await custom.listClusterCustomObject({ ...TKE_SERVICE_CONFIG, ...page })) as KubernetesListObject<KubernetesObject>,
-      (c) => this.router.config(c.metadata?.namespace ?? ''),
-    );
+    this.tkeServiceConfigs = customInformer(TKE_SERVICE_CONFIG, (c) => this.router.config(c.metadata?.namespace ?? ''));
 
     // Written by loopguard itself, but read by every decision on its target's CLB (who holds it, whose prevent-loopback
     // loopguard set: shared-clb.ts), so each change concerns that target and its CLB. One way out of a blocked deletion
     // is an administrator deleting a corrupt record: a deleted record of a deleting policy wakes it at once instead of
     // at its next backoff retry (loopguard's own deletes during the revert do too: each is progress).
-    this.records = make<KubernetesObject>(
-      'loopbackrecords',
-      `/apis/${GROUP}/${VERSION}/${RECORD_PLURAL}`,
-      async (page) => (await custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: RECORD_PLURAL, ...page })) as KubernetesListObject<KubernetesObject>,
+    this.records = customInformer(
+      { group: GROUP, version: VERSION, plural: RECORD_PLURAL },
       (r, type) => {
         const owner = (r as unknown as LoopbackRecord).spec?.policy;
         if (type === 'delete' && owner) {

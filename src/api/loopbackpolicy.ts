@@ -23,7 +23,12 @@ export type PolicyMode = 'Enforce' | 'Audit';
 /** `Gateway`: gateway.networking.k8s.io Gateways of Envoy Gateway, diagnosed through the Service it generates (docs/gateways.md). */
 export type TargetKind = 'Service' | 'Ingress' | 'Gateway';
 /** Each target kind's apiVersion (Events' involvedObject, OpenReports' resources). */
-export const TARGET_API_VERSION: Readonly<Record<TargetKind, string>> = { Service: 'v1', Ingress: 'networking.k8s.io/v1', Gateway: 'gateway.networking.k8s.io/v1' };
+const TARGET_API_VERSION: Readonly<Record<TargetKind, string>> = { Service: 'v1', Ingress: 'networking.k8s.io/v1', Gateway: 'gateway.networking.k8s.io/v1' };
+
+/** A target as an Event's involved object (and an OpenReports result's resource). */
+export function involvedObject(t: { kind: TargetKind; namespace: string; name: string }): { apiVersion: string; kind: TargetKind; namespace: string; name: string } {
+  return { apiVersion: TARGET_API_VERSION[t.kind], kind: t.kind, namespace: t.namespace, name: t.name };
+}
 
 /** `Range100_64` = CLB `HealthCheck.SourceIpType=1`, `VIP` = `SourceIpType=0`, `Unmanaged` = never touched. */
 export type HealthCheckSource = 'Range100_64' | 'VIP' | 'Unmanaged';

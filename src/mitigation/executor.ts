@@ -5,11 +5,10 @@
 // result; only an abort (the shutdown grace period ended) throws. Once shutdown begins (`stopping`), no new step
 // starts, while a step in flight (a CLB write whose task is being awaited) goes on until its signal aborts: a write
 // started during the grace period is the one most likely to be cut off mid-task.
-import { TARGET_API_VERSION } from '../api/loopbackpolicy.js';
+import { involvedObject } from '../api/loopbackpolicy.js';
 import { EventReason, type ErrorReason, type EventReasonValue } from '../api/reasons.js';
 import { describeCloudError } from '../cloud/index.js';
 import type { EventRecorder } from '../kube/events.js';
-import type { TargetRef } from '../model/facts.js';
 import { describeOwner } from '../model/record-registry.js';
 import type { TargetError } from '../model/status.js';
 import { describeStep, isTkeWait, type Step, type TargetPlan } from '../plan/steps.js';
@@ -79,10 +78,6 @@ export interface ExecutorDeps {
 }
 
 const DEFAULT_CONCURRENCY = 256;
-
-export function involvedObject(t: TargetRef): { apiVersion: string; kind: string; namespace: string; name: string } {
-  return { apiVersion: TARGET_API_VERSION[t.kind], kind: t.kind, namespace: t.namespace, name: t.name };
-}
 
 /** The Event reason of a step's failure, by its error's reason; any other is a CLB write that failed. */
 const FAILURE_EVENTS: Readonly<Partial<Record<ErrorReason, EventReasonValue>>> = {

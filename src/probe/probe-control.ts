@@ -6,7 +6,7 @@
 //  - a round's outcomes get their measured evidence (`annotate`): the line status.targets[].measured shows, the
 //    MeasuredLoopback condition, and a Warning Event on a target whose measurement contradicts its verdict. This
 //    only adds words to what the round decided: no plan, step or write depends on it.
-import { TARGET_API_VERSION } from '../api/loopbackpolicy.js';
+import { involvedObject } from '../api/loopbackpolicy.js';
 import type { ProbeSpec, Verdict } from '../api/loopbackpolicy.js';
 import { setStatusCondition, removeStatusCondition, type Condition } from '../api/conditions.js';
 import { targetKey, type TargetFacts, type TargetRef } from '../model/facts.js';
@@ -46,11 +46,6 @@ export interface ProbeControlOptions {
 
 /** How long the plan waits for every policy's first round before it is written with those that have had one. */
 export const HANDOVER_WAIT_MS = 120_000;
-
-/** Involved object of a target's Event (as executor.ts's involvedObject, without importing the mitigation layer). */
-function involved(t: TargetRef) {
-  return { apiVersion: TARGET_API_VERSION[t.kind], kind: t.kind, namespace: t.namespace, name: t.name };
-}
 
 export class ProbeControl {
   private readonly selections = new Map<OwnerKey, ProbeSelection>();
@@ -153,7 +148,7 @@ export class ProbeControl {
       if (this.contradicted.get(k) === nodes) continue;
       this.contradicted.set(k, nodes);
       await this.o.events.record(
-        involved(t),
+        involvedObject(t),
         'Warning',
         MEASURED_LOOPBACK_REASON,
         `loopguard calls this ${t.kind} ${judgement.verdict}, but the probe measured ${figures(judgement.latest!)} over a full window: calls to its CLB VIP from these nodes fail or stall (docs/probe.md)`,

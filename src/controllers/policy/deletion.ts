@@ -12,7 +12,7 @@ import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { CONDITION_READY } from '../../api/conditions.js';
 import { EventReason, ReconcilingReason, StalledReason } from '../../api/reasons.js';
 import { deletionConditions, terminatingMessage, type DeletionState } from '../../model/deletion-status.js';
-import { involvedObject } from '../../mitigation/executor.js';
+import { involvedObject } from '../../api/loopbackpolicy.js';
 import { sharedView } from '../../plan/snapshot.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import type { TargetFacts, TargetRef } from '../../model/facts.js';

@@ -247,9 +247,11 @@ async function main(): Promise<void> {
       : `\nThe operator keeps running. Try: source .dev/env && kubectl apply -n ${NS} -f config/samples/audit-policy.yaml && kubectl describe lbp -n ${NS} ${POLICY}`,
   );
   console.log('Ctrl-C stops the operator' + (startedStack ? ' and the local TKE.' : '.'));
-  // Ctrl-C, and a SIGTERM/SIGHUP from a process manager, `timeout` or a closed terminal: the local TKE goes too.
+  // Ctrl-C, and a SIGTERM/SIGHUP from a process manager, `timeout` or a closed terminal: the local TKE goes too. A
+  // terminal's Ctrl-C reaches every process of the group, and npm and tsx relay it once more: the handlers stay for
+  // the whole teardown, so the second SIGINT does not kill the demo (Node's default) before the stack is stopped.
   await new Promise<void>((resolve) => {
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(signal, () => resolve());
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => resolve());
   });
   await stop();
 }

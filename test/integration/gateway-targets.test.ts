@@ -19,7 +19,7 @@ import { CoreV1Api, CustomObjectsApi, type V1Service } from '@kubernetes/client-
 import { randomBytes } from 'node:crypto';
 import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
 import { installCrds } from '../controlplane/crds.js';
-import { createGatewayClass, envoyGatewayTools, startEnvoyGateway, type EnvoyGatewayProcess } from '../support/envoy-gateway.js';
+import { createGatewayClass, envoyGatewayTools, removeCrds, startEnvoyGateway, type EnvoyGatewayProcess } from '../support/envoy-gateway.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, deletePolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
@@ -97,7 +97,7 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     await custom.deleteClusterCustomObject({ ...GATEWAY_API, plural: 'gatewayclasses', name: className }).catch(() => undefined);
     if (appNs) await deleteNamespace(appNs);
     if (egNs) await deleteNamespace(egNs);
-    if (crds.length > 0) expect(await kubectl(['delete', 'crd', '--wait=false', ...crds])).toMatchObject({ code: 0, stderr: '' });
+    if (crds.length > 0) await removeCrds(crds);
   });
 
   it("diagnoses a selected Gateway through the Service EG generated, its CLB and its class's EnvoyProxy, which a namespace's policy does not change", async () => {

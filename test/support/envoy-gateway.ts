@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, type CustomObjectsApi } from '@kubernetes/client-node';
 import { REPO_ROOT } from '../controlplane/crds.js';
-import { kubeConfig, kubeconfigPath, waitFor } from './kube.js';
+import { kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
 import { stopProcessGroup } from './process-group.js';
 
 const BUILD = join(REPO_ROOT, 'scripts', 'envoy-gateway', 'build.sh');
@@ -193,4 +193,22 @@ export async function createGatewayClass(
       spec: { controllerName: options.controllerName, parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'tke', namespace: options.namespace } },
     },
   });
+}
+
+/**
+ * Takes the Gateway API and Envoy Gateway CRDs a suite installed off the shared apiserver, and waits until they are
+ * gone: a CRD still terminating refuses creates, so the next suite on this control plane that installs them (both
+ * Gateway suites do) would fail. EG, stopped by now, leaves its finalizers on the objects (the GatewayClass's
+ * gateway-exists finalizer): with them the CRDs would never go, so they are taken off first.
+ */
+export async function removeCrds(crds: readonly string[]): Promise<void> {
+  for (const crd of crds) {
+    const listed = await kubectl(['get', crd, '-A', '-o', 'jsonpath={range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\\n"}{end}']);
+    for (const line of listed.stdout.split('\n').filter((l) => l.trim() !== '')) {
+      const [namespace, name] = line.trim().includes(' ') ? line.trim().split(' ') : ['', line.trim()];
+      await kubectl(['patch', crd, name!, ...(namespace ? ['-n', namespace] : []), '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
+    }
+  }
+  const deleted = await kubectl(['delete', 'crd', '--wait=true', '--timeout=120s', ...crds]);
+  if (deleted.code !== 0) throw new Error(`deleting the Gateway CRDs: ${deleted.stderr}`);
 }

@@ -18,6 +18,8 @@ export interface DemoTarget {
   name: string;
   loadBalancerId: string;
   annotations: Record<string, string>;
+  /** An Ingress's paths (spec.rules[].http.paths): TKE makes one CLB rule per path on each of its listeners. */
+  paths?: number;
 }
 
 /** One target's state as labelled facts, in display order: the demo prints how each one changes. */
@@ -79,6 +81,16 @@ export class ClbReader {
     }
     return counts.size === 0 ? 'none' : [...counts].map(([detail, n]) => `${n} ${detail}`).join(', ');
   }
+}
+
+/**
+ * Whether TKE has finished building the target's CLB: every L7 listener has a rule per path of the Ingress. TKE
+ * creates an Ingress's listener before its rules, so a snapshot taken in between would miss a rule that Enforce
+ * later changes and the revert then shows it as "not restored".
+ */
+export function built(target: DemoTarget, facts: Facts): boolean {
+  const listeners = facts.filter(([label]) => label.endsWith(' keepalive')).map(([label]) => label.slice(0, -' keepalive'.length));
+  return listeners.every((l) => facts.filter(([label]) => label.startsWith(`${l} `) && label.endsWith(' health-check source')).length === (target.paths ?? 0));
 }
 
 /** The facts of `after` beside those of `before`: `label: before → after`, or `label: value (unchanged)`. */

@@ -10,7 +10,7 @@ import { existsSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { REPO_ROOT } from '../test/controlplane/crds.js';
-import { ClbReader, describeChanges, differences, type DemoTarget, type Facts } from './demo-clb.js';
+import { ClbReader, built, describeChanges, differences, type DemoTarget, type Facts } from './demo-clb.js';
 
 const NS = 'loopguard-demo';
 const DEV_ENV = join(REPO_ROOT, '.dev', 'env');
@@ -103,14 +103,26 @@ function demoTargets(kubeconfig: string, rows: TargetRow[], keys: string[]): Dem
   return rows
     .filter((t) => keys.includes(`${t.kind}/${t.name}`) && t.loadBalancerId && (t.kind === 'Service' || t.kind === 'Ingress'))
     .map((t) => {
-      const obj = JSON.parse(kubectl(kubeconfig, ['get', t.kind.toLowerCase(), t.name, '-n', NS, '-o', 'json'])) as { metadata: { annotations?: Record<string, string> } };
-      return { kind: t.kind as DemoTarget['kind'], name: t.name, loadBalancerId: t.loadBalancerId!, annotations: obj.metadata.annotations ?? {} };
+      const obj = JSON.parse(kubectl(kubeconfig, ['get', t.kind.toLowerCase(), t.name, '-n', NS, '-o', 'json'])) as {
+        metadata: { annotations?: Record<string, string> };
+        spec: { rules?: { http?: { paths?: unknown[] } }[] };
+      };
+      const paths = t.kind === 'Ingress' ? (obj.spec.rules ?? []).reduce((n, r) => n + (r.http?.paths?.length ?? 0), 0) : undefined;
+      return { kind: t.kind as DemoTarget['kind'], name: t.name, loadBalancerId: t.loadBalancerId!, annotations: obj.metadata.annotations ?? {}, ...(paths === undefined ? {} : { paths }) };
     });
 }
 
 async function snapshot(kubeconfig: string, clb: ClbReader, rows: TargetRow[], keys: string[]): Promise<Map<string, Facts>> {
-  const out = new Map<string, Facts>();
-  for (const t of demoTargets(kubeconfig, rows, keys)) out.set(`${t.kind}/${t.name}`, await clb.facts(t));
+  return new Map((await builtSnapshot(kubeconfig, clb, rows, keys)).map(([key, , facts]) => [key, facts]));
+}
+
+/** Each target's facts with whether TKE has finished building its CLB (`built`). */
+async function builtSnapshot(kubeconfig: string, clb: ClbReader, rows: TargetRow[], keys: string[]): Promise<Array<[string, boolean, Facts]>> {
+  const out: Array<[string, boolean, Facts]> = [];
+  for (const t of demoTargets(kubeconfig, rows, keys)) {
+    const facts = await clb.facts(t);
+    out.push([`${t.kind}/${t.name}`, built(t, facts), facts]);
+  }
   return out;
 }
 
@@ -135,7 +147,10 @@ const vipFollowsAnnotation = (facts: Facts): boolean => {
 async function enforceAndRevert(kubeconfig: string, env: Record<string, string>, audited: TargetRow[]): Promise<void> {
   const clb = new ClbReader({ endpoint: env.LOOPGUARD_CLB_ENDPOINT!, region: env.TENCENTCLOUD_REGION!, secretId: env.TENCENTCLOUD_SECRET_ID!, secretKey: env.TENCENTCLOUD_SECRET_KEY! });
   const keys = audited.filter((t) => t.verdict === 'AtRisk' && t.loadBalancerId).map((t) => `${t.kind}/${t.name}`);
-  const before = await snapshot(kubeconfig, clb, audited, keys);
+  // "Before" is the CLB as TKE finished it: Audit may report an Ingress at risk between TKE's listener and its rules.
+  const first = await settle(() => builtSnapshot(kubeconfig, clb, audited, keys), (rows) => rows.every(([, done]) => done), 30_000);
+  if (!first.settled) throw new Error(`TKE did not finish the CLBs of ${first.value.filter(([, done]) => !done).map(([k]) => k).join(', ')} within 30 s; see .dev/tke-simulator.log`);
+  const before = new Map(first.value.map(([key, , facts]) => [key, facts]));
 
   const patch = `{"spec":{"mode":"Enforce"}}`;
   console.log(`\n== switching the policy to Enforce\n$ kubectl patch lbp ${POLICY} -n ${NS} --type merge -p '${patch}'`);

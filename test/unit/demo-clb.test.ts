@@ -1,6 +1,6 @@
 // The demo's before/after report (scripts/demo-clb.ts): what it says changed, stayed, or was not restored.
 import { describe, expect, it } from '@jest/globals';
-import { describeChanges, differences, type Facts } from '../../scripts/demo-clb.js';
+import { built, describeChanges, differences, type DemoTarget, type Facts } from '../../scripts/demo-clb.js';
 
 const before: Facts = [
   ['TCP:80 health-check source', 'VIP (0)'],
@@ -31,5 +31,44 @@ describe('demo CLB report', () => {
       'prevent-loopback annotation: absent vs "true"',
       'backends (DescribeTargetHealth): 6 Alive vs —',
     ]);
+  });
+
+  const ingress: DemoTarget = { kind: 'Ingress', name: 'api', loadBalancerId: 'lb-1', annotations: {}, paths: 2 };
+  it.each<[string, DemoTarget, Facts, boolean]>([
+    ['an Ingress listener before TKE made its rules', ingress, [['HTTP:80 keepalive', 'off (0)'], ['backends (DescribeTargetHealth)', 'none']], false],
+    [
+      'one rule of two paths',
+      ingress,
+      [['HTTP:80 keepalive', 'off (0)'], ['HTTP:80 a.example/x health-check source', 'VIP (0)']],
+      false,
+    ],
+    [
+      'a rule per path on every listener',
+      ingress,
+      [
+        ['HTTP:80 keepalive', 'off (0)'],
+        ['HTTP:80 a.example/x health-check source', 'VIP (0)'],
+        ['HTTP:80 a.example/y health-check source', 'VIP (0)'],
+        ['HTTPS:443 keepalive', 'off (0)'],
+        ['HTTPS:443 a.example/x health-check source', 'VIP (0)'],
+      ],
+      false,
+    ],
+    [
+      'both listeners complete',
+      ingress,
+      [
+        ['HTTP:80 keepalive', 'off (0)'],
+        ['HTTP:80 a.example/x health-check source', 'VIP (0)'],
+        ['HTTP:80 a.example/y health-check source', 'VIP (0)'],
+        ['HTTPS:443 keepalive', 'off (0)'],
+        ['HTTPS:443 a.example/x health-check source', 'VIP (0)'],
+        ['HTTPS:443 a.example/y health-check source', 'VIP (0)'],
+      ],
+      true,
+    ],
+    ['a Service (no L7 listener)', { kind: 'Service', name: 's', loadBalancerId: 'lb-2', annotations: {} }, before, true],
+  ])('built: %s', (_what, target, facts, done) => {
+    expect(built(target, facts)).toBe(done);
   });
 });

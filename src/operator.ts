@@ -17,7 +17,7 @@ import {
 } from '@kubernetes/client-node';
 import { CLUSTER_KIND, CLUSTER_PLURAL, type ClusterLoopbackPolicy } from './api/clusterloopbackpolicy.js';
 import { clusterKeyOf, PolicyEventRouter } from './controllers/policy/routing.js';
-import { clusterOwnerKey } from './model/record-registry.js';
+import { clusterOwnerKey, holderOf } from './model/record-registry.js';
 import { TKE_SERVICE_CONFIG } from './api/annotations.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
@@ -27,11 +27,12 @@ import { ObservationStore } from './kube/observation-store.js';
 import { HealthSignal } from './cloud/health-signal.js';
 import { DriftScheduler, fullIntervalMs } from './controllers/drift-signal.js';
 import { DRIFT_CHECKS_KEY, DriftChecks } from './controllers/drift-checks.js';
-import { targetKey } from './model/facts.js';
+import { targetKey, type TargetRef } from './model/facts.js';
 import { boundLoadBalancerId, classEnvoyProxy, gatewayFacts, ownEnvoyProxyName, serviceFacts, type GatewayClassObject, type GatewayObject } from './model/target-facts.js';
 import { namedClbs, ObservationUpkeep } from './controllers/observation-upkeep.js';
 import { informerCaches, namespaceFacts } from './controllers/policy/caches.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
+import { probeSelections } from './controllers/policy/targets.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
 import { buildAdmissionParams } from './admission/params.js';
@@ -311,14 +312,16 @@ export class Operator {
       ...this.policies.list().filter((p) => !p.metadata?.deletionTimestamp).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
       ...this.clusterPolicies.list().filter((p) => !p.metadata?.deletionTimestamp).map(clusterKeyOf),
     ];
-    const probe = new ProbeControl({ store: new PlanStore(kc, ownNamespace), evidence, queue: { add: (key) => this.queue.add(key) }, owners: liveOwners, events, logger, windowSeconds: Math.round(config.probeWindowMs / 1000) });
+    const record = (t: TargetRef) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined;
+    const selections = () => probeSelections(caches, (t) => holderOf(record(t)));
+    const probe = new ProbeControl({ store: new PlanStore(kc, ownNamespace), evidence, queue: { add: (key) => this.queue.add(key) }, selections, events, logger, windowSeconds: Math.round(config.probeWindowMs / 1000) });
     const reports = new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }), logger, liveOwners,
       { add: (key) => this.queue.add(key) },
       () => this.router.reportNames(),
     );
     const controller = new PolicyController({
       caches,
-      record: (t) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined,
+      record,
       records,
       tkeServiceConfig: (ns, name) => this.tkeServiceConfigs.get(name, ns) as (KubernetesObject & { spec?: unknown }) | undefined,
       tkeServiceConfigsSynced: () => this.tkeServiceConfigs.hasSynced,

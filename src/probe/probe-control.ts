@@ -1,15 +1,15 @@
 // The operator's side of the probe (docs/probe.md §11), as the policy controller and the work queue see it:
-//  - each policy round hands over what it manages (`select`); the plan is the work queue's own key (PROBE_PLAN_KEY),
-//    built from every policy's last selection and written only when its text differs (plan-store.ts). Until every
-//    policy has handed over once (a new process), the key waits: a plan of some policies would drop the others'
-//    entries from every agent for a window.
+//  - the plan is the work queue's own key (PROBE_PLAN_KEY), built from what every live probing policy manages now,
+//    read from the caches (`selections`, the same targets the policies' rounds plan), and written only when its text
+//    differs (plan-store.ts). A policy's round queues the key (`changed`): whatever a round sees change may change the
+//    plan. Being read from the caches, the plan never waits for rounds and never holds some policies without others.
 //  - a round's outcomes get their measured evidence (`annotate`): the line status.targets[].measured shows, the
 //    MeasuredLoopback condition, and a Warning Event on a target whose measurement contradicts its verdict. This
 //    only adds words to what the round decided: no plan, step or write depends on it.
 import { involvedObject } from '../api/loopbackpolicy.js';
-import type { ProbeSpec, Verdict } from '../api/loopbackpolicy.js';
+import type { Verdict } from '../api/loopbackpolicy.js';
 import { setStatusCondition, removeStatusCondition, type Condition } from '../api/conditions.js';
-import { targetKey, type TargetFacts, type TargetRef } from '../model/facts.js';
+import { targetKey, type TargetRef } from '../model/facts.js';
 import type { ReconcileOutcome } from '../runtime/work-queue.js';
 import type { OwnerKey } from '../model/record-registry.js';
 import type { EventRecorder } from '../kube/events.js';
@@ -35,26 +35,19 @@ export interface ProbeControlOptions {
   store: Pick<PlanStore, 'read' | 'sync'>;
   evidence: EvidenceStore;
   queue: { add(key: string): void };
-  /** Every policy that exists now and is not being deleted, by owner key. */
-  owners: () => readonly OwnerKey[];
+  /** What every live policy that probes manages now, by owner key (targets.ts `probeSelections`). */
+  selections: () => ReadonlyMap<OwnerKey, ProbeSelection>;
   events: Pick<EventRecorder, 'record'>;
   logger: { warn(message: string, meta?: Record<string, unknown>): void };
   /** The plan's window (--probe-window); default PLAN_WINDOW_SECONDS. */
   windowSeconds?: number;
-  now?: () => number;
 }
 
-/** How long the plan waits for every policy's first round before it is written with those that have had one. */
-export const HANDOVER_WAIT_MS = 120_000;
-
 export class ProbeControl {
-  private readonly selections = new Map<OwnerKey, ProbeSelection>();
-  /** Owners forgotten while the cache may still list them (a deleted policy until its last event arrives). */
-  private readonly gone = new Set<OwnerKey>();
+  /** The selections the plan was last built from: a policy's targets leave the evidence when the policy goes. */
+  private planned: ReadonlyMap<OwnerKey, ProbeSelection> = new Map();
   /** The plan's text as last stored and handed to the evidence (undefined: none yet in this process). */
   private applied: string | undefined;
-  /** Since when the plan has waited for a policy's first round (undefined: none awaited). */
-  private awaitingSince: number | undefined;
   /** Whether the plan a previous leader stored was read. */
   private read = false;
   /** Per target, the nodes of the contradiction its last Event named: one Event per change, not one per round. */
@@ -62,42 +55,25 @@ export class ProbeControl {
 
   constructor(private readonly o: ProbeControlOptions) {}
 
-  /** A policy's round: its `probe:` and the targets it manages now (every policy, probing or not, hands over). */
-  select(owner: OwnerKey, probe: Required<ProbeSpec>, targets: readonly TargetFacts[]): void {
-    this.selections.set(owner, { probe, targets: probe.enabled ? targets : [] });
-    this.gone.delete(owner);
+  /** A policy's round saw a change (of the policy, its targets or their claims): the plan is built again. */
+  changed(): void {
     this.o.queue.add(PROBE_PLAN_KEY);
   }
 
+  /** A policy gone: the marks its targets had in the evidence, and the plan without them. */
   forget(owner: OwnerKey): void {
-    const s = this.selections.get(owner);
-    this.gone.add(owner);
-    if (!s) return;
-    this.selections.delete(owner);
-    this.o.evidence.forget(s.targets);
-    for (const t of s.targets) this.contradicted.delete(targetKey(t));
+    const s = this.planned.get(owner);
+    if (s) {
+      this.o.evidence.forget(s.targets);
+      for (const t of s.targets) this.contradicted.delete(targetKey(t));
+    }
     this.o.queue.add(PROBE_PLAN_KEY);
   }
 
-  /**
-   * The queue's handler for PROBE_PLAN_KEY: write the plan if it differs. A failed write throws (the queue retries).
-   * It waits for every policy's round (a plan of some policies would take the others' targets off every agent for a
-   * window), but not for ever: a policy whose rounds keep failing must not hold the others' plan back, so after
-   * HANDOVER_WAIT_MS the plan is written with what has been handed over, and the awaited policies are logged.
-   */
+  /** The queue's handler for PROBE_PLAN_KEY: write the plan if it differs. A failed write throws (the queue retries). */
   async reconcile(): Promise<ReconcileOutcome | void> {
-    const owners = this.o.owners();
-    for (const g of this.gone) if (!owners.includes(g)) this.gone.delete(g);
-    const awaited = owners.filter((o) => !this.selections.has(o) && !this.gone.has(o));
-    const now = (this.o.now ?? Date.now)();
-    if (awaited.length === 0) this.awaitingSince = undefined;
-    else {
-      this.awaitingSince ??= now;
-      const left = this.awaitingSince + HANDOVER_WAIT_MS - now;
-      if (left > 0) return { requeueAfterMs: left };
-      this.o.logger.warn('Writing the probe plan without the policies that have not finished a round', { awaited: awaited.slice(0, 5), count: awaited.length });
-    }
-    const { plan, probes, dropped, left } = buildProbePlan(this.selections.values(), this.o.windowSeconds);
+    this.planned = this.o.selections();
+    const { plan, probes, dropped, left } = buildProbePlan(this.planned.values(), this.o.windowSeconds);
     const text = JSON.stringify(plan);
     if (text === this.applied) return;
     if (!this.read) {

@@ -14,7 +14,6 @@ import { join } from 'node:path';
 import type { Report } from '../../src/cli/report.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import type { ProbePlan, ProbeReport, ProbeTargetResult } from '../../src/api/probe.js';
-import { HANDOVER_WAIT_MS } from '../../src/probe/probe-control.js';
 import { createNamespace, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE, type OperatorProcess } from '../support/operator.js';
@@ -82,12 +81,12 @@ describe('the probe, operator side, on the local TKE (ipvs-new)', () => {
     // The plan: each Service's private VIP and TCP port (not the UDP one), sorted by id.
     const local = `Service/${ns}/local:80`;
     const cluster = `Service/${ns}/cluster:80`;
-    // A new operator writes the plan once every live policy has had a round, at the latest HANDOVER_WAIT_MS after it
-    // began waiting (probe-control.ts): on a control plane shared with earlier suites, their policies come first.
+    // The plan is built from the caches when the policy's round queues it (probe-control.ts): it waits for no other
+    // policy, even on a control plane that earlier suites left policies on.
     const written = await waitFor('the probe plan naming both Services', async () => {
       const p = await plan();
       return p && p.plan.targets.length === 2 ? p : undefined;
-    }, { timeoutMs: HANDOVER_WAIT_MS + 30_000, context: logs });
+    }, { timeoutMs: 30_000, context: logs });
     expect(written.plan.targets.map((t) => [t.id, t.port, t.protocol])).toEqual([
       [cluster, 80, 'TCP'],
       [local, 80, 'TCP'],

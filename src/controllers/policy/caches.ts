@@ -29,7 +29,7 @@ export function namespaceFacts(n: V1Namespace): NamespaceFacts {
 export function informerCaches(i: PolicyInformers, ownNamespace: string, envoyGatewayNamespace?: string): PolicyCaches {
   return {
     policy: (ns, name) => i.policies.get(name, ns) as LoopbackPolicy | undefined,
-    policies: (ns) => i.policies.list(ns) as readonly LoopbackPolicy[],
+    policies: (ns?) => i.policies.list(ns) as readonly LoopbackPolicy[],
     services: (ns?) => i.services.list(ns),
     ingresses: (ns?) => i.ingresses.list(ns),
     gateways: (ns?) => i.gateways.list(ns) as readonly GatewayObject[],

@@ -28,7 +28,8 @@ export interface PolicyCaches extends EnvoyProxyLookup {
   /** LoopbackRecords of targets in the namespace; every record without one. */
   records(namespace?: string): readonly LoopbackRecord[];
   policy(namespace: string, name: string): LoopbackPolicy | undefined;
-  policies(namespace: string): readonly LoopbackPolicy[];
+  /** The namespace's policies; every namespace's without one. */
+  policies(namespace?: string): readonly LoopbackPolicy[];
   clusterPolicy(name: string): ClusterLoopbackPolicy | undefined;
   clusterPolicies(): readonly ClusterLoopbackPolicy[];
   /** A namespace's name and labels; undefined when it does not exist (or is not cached yet). */
@@ -60,7 +61,7 @@ export interface PolicyControllerOptions extends RoundDeps {
   /** Without it, Enforce policies only diagnose. */
   executor?: Executor;
   /** The loopback probe's plan and evidence (docs/probe.md §11); absent: nothing measured is shown. */
-  probe?: Pick<ProbeControl, 'select' | 'forget' | 'annotate'>;
+  probe?: Pick<ProbeControl, 'changed' | 'forget' | 'annotate'>;
 }
 
 export interface RoundDeps {

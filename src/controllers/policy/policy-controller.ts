@@ -105,8 +105,8 @@ export class PolicyController {
       return;
     }
     const all = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
-    // What the policy manages is known here: the probe plan gets it even when the round below fails.
-    this.o.probe?.select(key, policy.spec.probe, all.mine.map((m) => m.facts));
+    // Whatever brought this round may change what the probe plan measures (it reads the caches, not this round).
+    this.o.probe?.changed();
     const targets = this.changedTargets(key, all);
     await this.ensureFinalizer(policy, all);
     const previous = await this.markReconciling(policy);

@@ -17,7 +17,8 @@ import { envoyProxiesOf, envoyProxyKey, type GatewayFacts, type ServiceFacts, ty
 import { ENVOY_GATEWAY_NAMESPACE } from '../../model/gateway-service.js';
 import { selectTargets } from '../../model/selection.js';
 import { gatewayFacts, ingressFacts, serviceFacts } from '../../model/target-facts.js';
-import type { PolicySubject } from './subject.js';
+import { clusterSubjectOf, subjectOf, type PolicySubject } from './subject.js';
+import type { ProbeSelection } from '../../probe/plan-builder.js';
 
 export { policyIdentity };
 
@@ -167,6 +168,20 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
   const orphanCandidates = [...candidates, ...[...new Set(records.map((r) => r.spec.target.namespace))].flatMap(outside)];
   const orphans = orphansOf(records, subject.owner, managed, orphanCandidates).map((o) => ({ ...o, mode: modeOf(o) }));
   return { index, mine, conflicts, orphans, namespaces, excluded: [...coverage.excluded] };
+}
+
+/**
+ * What each live policy that probes manages now (the probe plan's input, docs/probe.md §11), from the caches alone:
+ * the same targets its rounds plan, without waiting for them. A policy being deleted hands nothing over.
+ */
+export function probeSelections(caches: PolicyCaches, holder: (target: TargetRef) => string | undefined): Map<OwnerKey, ProbeSelection> {
+  const subjects = [...caches.policies().map(subjectOf), ...caches.clusterPolicies().map(clusterSubjectOf)];
+  const out = new Map<OwnerKey, ProbeSelection>();
+  for (const s of subjects) {
+    if (s.metadata.deletionTimestamp || !s.spec.probe.enabled) continue;
+    out.set(s.owner, { probe: s.spec.probe, targets: policyTargets(s, caches, holder).mine.map((m) => m.facts) });
+  }
+  return out;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { LoopbackPolicy } from '../../../src/api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 import type { PolicyCaches } from '../../../src/controllers/policy/deps.js';
 import { clusterSubjectOf, subjectOf, type PolicySubject } from '../../../src/controllers/policy/subject.js';
-import { policyTargets } from '../../../src/controllers/policy/targets.js';
+import { policyTargets, probeSelections } from '../../../src/controllers/policy/targets.js';
 import { holderOf, recordFor } from '../../../src/model/record-registry.js';
 
 type Mode = 'Audit' | 'Enforce';
@@ -28,7 +28,7 @@ function caches(policy: LoopbackPolicy, cluster: ClusterLoopbackPolicy | Cluster
   return {
     records: () => records,
     policy: (namespace, name) => (namespace === 'shop' && name === policy.metadata.name ? policy : undefined),
-    policies: (namespace) => (namespace === 'shop' ? [policy] : []),
+    policies: (namespace) => (namespace === undefined || namespace === 'shop' ? [policy] : []),
     clusterPolicy: (name) => clusters.find((c) => c.metadata.name === name),
     clusterPolicies: () => clusters,
     namespace: (name) => (name === 'shop' ? ns : undefined),
@@ -113,5 +113,31 @@ describe('policyTargets: disagreeing cluster policies, whoever holds the record'
         expect([context, loser.name, roleOf(loser, c)]).toEqual([context, loser.name, [expect.stringMatching(/^Conflict:Policy(Precedence|Conflict)$/), ...(held === loser ? ['releases:Enforce'] : [])]]);
       }
     }
+  });
+});
+
+// The probe plan's input (docs/probe.md §11): what each live probing policy manages, read from the caches as a round
+// would, so the plan waits for no round.
+describe('probeSelections', () => {
+  const probing = (mode: Mode, deleting = false): LoopbackPolicy => ({
+    apiVersion: 'loopguard.dev/v1alpha1',
+    kind: 'LoopbackPolicy',
+    metadata: { namespace: 'shop', name: 'own', uid: 'uid-own', creationTimestamp: at(0), ...(deleting ? { deletionTimestamp: at(5) } : {}) },
+    spec: { mode, probe: { enabled: true } },
+  });
+  const cluster = (mode: Mode, probe: boolean): ClusterLoopbackPolicy => ({
+    apiVersion: 'loopguard.dev/v1alpha1',
+    kind: 'ClusterLoopbackPolicy',
+    metadata: { name: 'platform', uid: 'uid-platform', creationTimestamp: at(1) },
+    spec: { mode, precedence: 'NamespacedFirst', namespaceSelector: { matchLabels: { team: 'shop' } }, probe: { enabled: probe } },
+  });
+  const selected = (policy: LoopbackPolicy, clp: ClusterLoopbackPolicy) =>
+    Object.fromEntries([...probeSelections(caches(policy, clp, []), () => undefined)].map(([owner, s]) => [owner, s.targets.map((t) => t.name)]));
+  it.each<[string, LoopbackPolicy, ClusterLoopbackPolicy, Record<string, string[]>]>([
+    ['the probing policy that manages web selects it; one that does not probe hands nothing over', probing('Audit'), cluster('Audit', false), { 'shop/own': ['web'] }],
+    ['a probing policy that lost web (Enforce first) selects nothing', probing('Audit'), cluster('Enforce', true), { 'shop/own': [], 'ClusterLoopbackPolicy/platform': ['web'] }],
+    ['a policy being deleted hands nothing over', probing('Enforce', true), cluster('Audit', false), {}],
+  ])('%s', (_name, policy, clp, expected) => {
+    expect(selected(policy, clp)).toEqual(expected);
   });
 });

@@ -1,5 +1,5 @@
-// The operator's side of the probe as the policy controller and the queue use it (docs/probe.md §11): the plan written
-// once every policy handed over and only when it differs; reports judged against the current plan; a report's change
+// The operator's side of the probe as the policy controller and the queue use it (docs/probe.md §11): the plan built
+// from the probing policies' selections (targets.ts reads them from the caches) and written only when it differs; reports judged against the current plan; a report's change
 // routed to the CLBs of the targets whose state it changed; "since Enforce"; the contradiction's Event and condition;
 // the metrics. Fakes only of loopguard's own interfaces (the plan store, the Event recorder).
 import { describe, expect, it } from '@jest/globals';
@@ -9,7 +9,8 @@ import type { ProbeReport, ProbeTargetResult } from '../../../src/api/probe.js';
 import type { ServiceFacts } from '../../../src/model/facts.js';
 import { EvidenceStore } from '../../../src/probe/evidence-store.js';
 import { ProbeMetrics } from '../../../src/probe/metrics.js';
-import { HANDOVER_WAIT_MS, PROBE_PLAN_KEY, ProbeControl, withMeasuredCondition } from '../../../src/probe/probe-control.js';
+import { PROBE_PLAN_KEY, ProbeControl, withMeasuredCondition } from '../../../src/probe/probe-control.js';
+import type { ProbeSelection } from '../../../src/probe/plan-builder.js';
 import type { StoredPlan } from '../../../src/probe/plan-store.js';
 
 const svc = (name: string): ServiceFacts => ({ kind: 'Service', namespace: 'shop', name, type: 'LoadBalancer', ports: [{ port: 80, protocol: 'TCP' }], loadBalancerId: `lb-${name}`, loadBalancerIps: ['10.0.3.17'] });
@@ -33,8 +34,11 @@ class FakeStore {
   }
 }
 
-function setup(owners: string[] = ['shop/p']) {
+function setup() {
   let now = T0;
+  // What targets.ts `probeSelections` reads from the caches: only live policies that probe.
+  const selections = new Map<string, ProbeSelection>();
+  const select = (owner: string, probe: typeof ON, targets: ServiceFacts[]) => (probe.enabled ? selections.set(owner, { probe, targets }) : selections.delete(owner));
   const routed: string[][] = [];
   const queued: string[] = [];
   const events: { reason: string; message: string; name: string }[] = [];
@@ -47,12 +51,11 @@ function setup(owners: string[] = ['shop/p']) {
     store,
     evidence,
     queue: { add: (k) => queued.push(k) },
-    owners: () => owners,
+    selections: () => selections,
     events: { record: async (t, _type, reason, message) => void events.push({ reason, message, name: t.name }) },
     logger: { warn: (message) => void warnings.push(message) },
-    now: () => now,
   });
-  return { control, evidence, store, routed, queued, events, registry, warnings, advance: (ms: number) => (now += ms), now: () => now };
+  return { control, select, selections, evidence, store, routed, queued, events, registry, warnings, advance: (ms: number) => (now += ms), now: () => now };
 }
 
 const result = (id: string, failures: number, stalls = 0, probes = 30, p99Ms = failures > 0 ? 5000 : 3): ProbeTargetResult => ({ id, probes, failures, stalls, notRun: 0, p50Ms: 2, p99Ms });
@@ -63,68 +66,56 @@ const report = (node: string, planVersion: string, start: number, targets: Probe
 const outcome = (name: string, verdict: 'AtRisk' | 'Mitigated' | 'NotApplicable' | 'Conflict') => ({ assessment: { target: { kind: 'Service' as const, namespace: 'shop', name }, verdict }, plan: ['a step'] });
 
 describe('the plan', () => {
-  it('a policy that never finishes a round holds the plan back for HANDOVER_WAIT_MS, not for ever', async () => {
-    const { control, store, warnings, advance } = setup(['shop/p', 'shop/stuck']);
-    control.select('shop/p', ON, [svc('cart')]);
-    expect(await control.reconcile()).toEqual({ requeueAfterMs: HANDOVER_WAIT_MS });
-    advance(HANDOVER_WAIT_MS - 1);
-    expect(await control.reconcile()).toEqual({ requeueAfterMs: 1 });
-    expect(store.writes).toBe(0);
-    advance(1);
-    await control.reconcile();
-    expect(store.writes).toBe(1);
-    expect(JSON.parse(store.plan!.text).targets.map((t: { id: string }) => t.id)).toEqual(['Service/shop/cart:80']);
-    expect(warnings).toEqual(['Writing the probe plan without the policies that have not finished a round']);
-  });
-
-  it('waits until every policy handed over, then writes once; the same selection writes nothing', async () => {
-    const { control, store, queued } = setup(['shop/p', 'shop/q']);
-    control.select('shop/p', ON, [svc('cart')]);
+  it('is built from the selections when its key comes up, written once, and not again for the same selection', async () => {
+    const { control, select, selections, store, queued } = setup();
+    select('shop/p', ON, [svc('cart')]);
+    select('shop/q', OFF, [svc('other')]);
+    control.changed();
     expect(queued).toEqual([PROBE_PLAN_KEY]);
-    await control.reconcile();
-    expect(store.writes).toBe(0);
-    control.select('shop/q', OFF, [svc('other')]);
-    await control.reconcile();
+    expect(await control.reconcile()).toBeUndefined();
     expect(store.writes).toBe(1);
     expect(JSON.parse(store.plan!.text).targets.map((t: { id: string }) => t.id)).toEqual(['Service/shop/cart:80']);
-    control.select('shop/p', ON, [svc('cart')]);
     await control.reconcile();
     expect(store.writes).toBe(1);
-    control.select('shop/q', ON, [svc('other')]);
+    select('shop/q', ON, [svc('other')]);
     await control.reconcile();
     expect(store.writes).toBe(2);
+    expect(JSON.parse(store.plan!.text).targets.map((t: { id: string }) => t.id)).toEqual(['Service/shop/cart:80', 'Service/shop/other:80']);
+    selections.delete('shop/q');
     control.forget('shop/q');
+    expect(queued).toEqual([PROBE_PLAN_KEY, PROBE_PLAN_KEY]);
     await control.reconcile();
     expect(store.writes).toBe(3);
+    expect(JSON.parse(store.plan!.text).targets.map((t: { id: string }) => t.id)).toEqual(['Service/shop/cart:80']);
   });
 
   it('no probing policy: no ConfigMap is created', async () => {
-    const { control, store } = setup();
-    control.select('shop/p', OFF, [svc('cart')]);
+    const { control, select, store } = setup();
+    select('shop/p', OFF, [svc('cart')]);
     await control.reconcile();
     expect(store.plan).toBeUndefined();
   });
 
   it('nothing to probe and no right to read the plan (an older Role): done, not retried; with targets it throws', async () => {
-    const { control, store } = setup();
+    const { control, select, store } = setup();
     store.read = async () => {
       throw new ApiException(403, 'forbidden', {}, {});
     };
-    control.select('shop/p', OFF, [svc('cart')]);
+    select('shop/p', OFF, [svc('cart')]);
     await control.reconcile();
     await control.reconcile();
-    control.select('shop/p', ON, [svc('cart')]);
+    select('shop/p', ON, [svc('cart')]);
     await expect(control.reconcile()).rejects.toThrow('forbidden');
     expect(store.writes).toBe(0);
   });
 
   it('a plan stored before the restart that says the same is not written again, and its reports count', async () => {
     const first = setup();
-    first.control.select('shop/p', ON, [svc('cart')]);
+    first.select('shop/p', ON, [svc('cart')]);
     await first.control.reconcile();
     const again = setup();
     again.store.plan = first.store.plan;
-    again.control.select('shop/p', ON, [svc('cart')]);
+    again.select('shop/p', ON, [svc('cart')]);
     await again.control.reconcile();
     expect(again.store.writes).toBe(0);
     again.evidence.report(report('node-1', first.store.plan!.version, T0 - 300_000, [result('Service/shop/cart:80', 3)]), false);
@@ -136,7 +127,7 @@ describe('reports', () => {
   const cart = { kind: 'Service' as const, namespace: 'shop', name: 'cart' };
   async function planned() {
     const s = setup();
-    s.control.select('shop/p', ON, [svc('cart'), svc('shelf')]);
+    s.select('shop/p', ON, [svc('cart'), svc('shelf')]);
     await s.control.reconcile();
     return { ...s, version: s.store.plan!.version };
   }
@@ -207,7 +198,7 @@ describe('reports', () => {
     expect(text).toContain('loopguard_probe_probes_total{namespace="shop",kind="Service",name="cart"} 30');
     expect(text).toContain('loopguard_probe_p99_seconds_bucket{le="5",namespace="shop",kind="Service",name="cart"} 0');
     expect(text).toContain('loopguard_probe_p99_seconds_bucket{le="10",namespace="shop",kind="Service",name="cart"} 1');
-    s.control.select('shop/p', ON, [svc('shelf')]);
+    s.select('shop/p', ON, [svc('shelf')]);
     await s.control.reconcile();
     expect(await s.registry.metrics()).not.toContain('name="cart"');
   });
@@ -216,7 +207,7 @@ describe('reports', () => {
 describe('annotate', () => {
   async function contradicted() {
     const s = setup();
-    s.control.select('shop/p', ON, [svc('cart'), svc('shelf')]);
+    s.select('shop/p', ON, [svc('cart'), svc('shelf')]);
     await s.control.reconcile();
     const v = s.store.plan!.version;
     s.evidence.report(report('node-1', v, T0 - 300_000, [result('Service/shop/cart:80', 12), result('Service/shop/shelf:80', 0)]), false);

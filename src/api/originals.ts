@@ -44,6 +44,11 @@ export interface Originals {
    */
   loadBalancerId?: string;
   /**
+   * A Gateway's: the EnvoyProxy whose `envoyService.annotations` the annotation entries were written to (docs/gateways.md
+   * §3). Restores go there, also once the Gateway is gone: the EnvoyProxy outlives it.
+   */
+  envoyProxy?: { namespace: string; name: string };
+  /**
    * Fields (`fieldKey`) loopguard has seen take effect. The one drift rule: such a field found back at its
    * original was put back outside loopguard.
    */
@@ -240,6 +245,20 @@ const loadBalancerId: FieldFamily = {
   validate: (v) => (typeof v !== 'string' || !isClbId(v) ? '"loadBalancerId" must be a CLB id (lb-…)' : undefined),
 };
 
+const envoyProxy: FieldFamily = {
+  name: 'envoyProxy',
+  keys: () => [],
+  merge(out, existing, add) {
+    const ref = existing?.envoyProxy ?? add.envoyProxy;
+    if (ref) out.envoyProxy = { ...ref };
+  },
+  forget(out) {
+    // It names where the annotation entries were written; without any, it names nothing.
+    if (out.annotations === undefined) delete out.envoyProxy;
+  },
+  validate: (v) => (!isObject(v) || typeof v.namespace !== 'string' || typeof v.name !== 'string' || !v.namespace || !v.name ? '"envoyProxy" must name a namespace and a name' : undefined),
+};
+
 const declaredAt: FieldFamily = {
   name: 'declaredAt',
   keys: () => [],
@@ -272,7 +291,7 @@ const applied: FieldFamily = {
  * The table: one entry per family, in the order of a stored record's properties (and of validation). A new
  * recorded field is one entry here (before the bookkeeping) and its property in `Originals`.
  */
-export const RECORDED_FIELDS: readonly FieldFamily[] = [annotations, listeners, rules, loadBalancer, loadBalancerId, declaredAt, applied];
+export const RECORDED_FIELDS: readonly FieldFamily[] = [annotations, listeners, rules, loadBalancer, loadBalancerId, envoyProxy, declaredAt, applied];
 
 /** `keys` deduplicated, sorted, restricted to fields `o` holds. */
 function appliedOf(o: Originals, keys: readonly string[]): string[] {

@@ -11,12 +11,13 @@ import { planL4Release, planL4Target } from './l4.js';
 import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
 import type { RecordOwnership } from '../model/record-registry.js';
-import { recordedFields } from '../api/originals.js';
+import { recordedFields, type Originals } from '../api/originals.js';
 import { annotatedByLoopguard } from './originals.js';
 import { sharedClbAssessment, switchedBy, vipStaysBound } from './shared-clb.js';
 import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
 import type { Step, TargetPlan } from './steps.js';
+import type { AnnotateTargetStep } from './steps/annotate-target.js';
 
 /** What the planner knows of one target besides its assessment. */
 export interface TargetView {
@@ -107,7 +108,7 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
   const { originals, owner: recorded } = o.ownership ?? {};
   const base = planHeader(o.target, 'Release');
   if (!originals || recorded !== owner) return { ...base, steps: [] };
-  if (o.stale) return { ...base, steps: [{ kind: 'AnnotateTarget', set: {}, forget: recordedFields(originals), drops: true, restore: true }] };
+  if (o.stale) return { ...base, steps: [{ ...givenBack(o, originals), forget: recordedFields(originals), drops: true, restore: true }] };
   if (o.target.kind !== 'Ingress') return { ...base, steps: l4Steps(o.target, o, () => planL4Release(originals, o.annotations, o.loadBalancerId, { now: input.now, graceMs: input.graceMs, ...(o.vipBound ? { vipBound: o.vipBound } : {}) })) };
   const l7 = planL7Release({
     originals,
@@ -121,6 +122,17 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
     ...(o.vipBound ? { vipBound: o.vipBound } : {}),
   });
   return { ...base, steps: l7.steps };
+}
+
+/**
+ * What a stale record still gives back: nothing on the object (gone, or another of the same name), except a deleted
+ * Gateway's key in the EnvoyProxy its record names, which outlives it (`o.envoyProxy`, set only then). Its CLB went
+ * with the Service EG generated for it.
+ */
+function givenBack(o: OrphanTarget, originals: Originals): Pick<AnnotateTargetStep, 'kind' | 'set' | 'envoyProxy'> {
+  if (!o.envoyProxy) return { kind: 'AnnotateTarget', set: {} };
+  const set = Object.fromEntries(Object.entries(originals.annotations ?? {}).filter(([k, v]) => (o.annotations?.[k] ?? null) !== v));
+  return { kind: 'AnnotateTarget', set, envoyProxy: o.envoyProxy };
 }
 
 /** A Service's L4 steps as planned; a Gateway's through its EnvoyProxy. */
@@ -166,7 +178,12 @@ function viaOf(f: TargetFacts): Pick<TargetView, 'annotations' | 'envoyProxy'> {
 function throughEnvoyProxy(t: TargetView, steps: () => Step[]): Step[] {
   const envoyProxy = t.envoyProxy;
   if (!envoyProxy) return [];
-  return steps().map((s) => (s.kind === 'AnnotateTarget' && Object.keys(s.set).length > 0 ? { ...s, envoyProxy } : s));
+  // The record names the EnvoyProxy next to the annotations' originals: a restore goes there, the Gateway gone or not.
+  return steps().map((s) => {
+    if (s.kind !== 'AnnotateTarget') return s;
+    const recorded = s.originals?.annotations ? { originals: { ...s.originals, envoyProxy } } : {};
+    return Object.keys(s.set).length > 0 ? { ...s, ...recorded, envoyProxy } : { ...s, ...recorded };
+  });
 }
 
 function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot, releasing: ReadonlySet<string>): ManagedTarget {
@@ -191,7 +208,7 @@ function orphanOf(s: Snapshot, o: OrphanSnapshot, releasing: ReadonlySet<string>
   return {
     ...(vipBound ? { vipBound } : {}),
     target: { kind: f.kind, namespace: f.namespace, name: f.name },
-    ...viaOf(f),
+    ...(o.envoyProxy ? { annotations: o.envoyProxy.annotations, envoyProxy: o.envoyProxy.ref } : viaOf(f)),
     ownership: o.ownership,
     ...(o.stale ? { stale: true } : {}),
     ...(f.loadBalancerId ? { loadBalancerId: f.loadBalancerId } : {}),

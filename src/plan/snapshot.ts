@@ -9,7 +9,7 @@
 import { readSkip } from '../api/annotations.js';
 import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
-import { envoyProxiesOf, envoyProxyKey, targetKey, type AccountCapabilities, type ClbObservation, type TargetFacts, type TargetRef } from '../model/facts.js';
+import { envoyProxiesOf, envoyProxyKey, targetKey, type AccountCapabilities, type ClbObservation, type EnvoyProxyRef, type TargetFacts, type TargetRef } from '../model/facts.js';
 import { governingConfigName, type ConfigView } from './l7.js';
 import type { RecordOwnership } from '../model/record-registry.js';
 
@@ -35,6 +35,18 @@ export interface OrphanSnapshot {
   clb?: ClbObservation;
   observedAt?: number;
   config?: ConfigView;
+  /**
+   * A deleted Gateway's: the EnvoyProxy its record names (Originals.envoyProxy), which outlives it, with its
+   * envoyService.annotations now. Absent when it is gone too, or when a live Gateway's record holds a key there as well
+   * (the key stays for that Gateway).
+   */
+  envoyProxy?: RecordedEnvoyProxy;
+}
+
+/** An EnvoyProxy a record names, as it is now. */
+export interface RecordedEnvoyProxy {
+  ref: EnvoyProxyRef;
+  annotations: Readonly<Record<string, string>>;
 }
 
 /** A Service or Ingress on a shared CLB or naming a shared TkeServiceConfig. */

@@ -12,6 +12,8 @@
 //     the EnvoyProxy (EG takes it off the Service), the sources back on the VIP, the record gone.
 //   - A ClusterLoopbackPolicy managing every Gateway of the class mitigates them through the class's EnvoyProxy (and
 //     a Gateway's own), and its deletion gives it all back.
+//   - A mitigated Gateway deleted while its policy stays: its key leaves the EnvoyProxy (which outlives it), its record
+//     goes.
 //   - A policy in EG's namespace selecting Services skips the Service EG generated (the Gateway is the target).
 //   - A Gateway no controller serves has no Service: Pending.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -265,5 +267,41 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     expect(await webSource()).toBe(0);
     expect(await findRecord('Gateway', appNs, 'web')).toBeUndefined();
     expect(await findRecord('Gateway', appNs, 'api')).toBeUndefined();
+  });
+
+  it('a mitigated Gateway deleted while its policy stays: loopguard takes its key out of the EnvoyProxy and forgets the record', async () => {
+    await custom.createNamespacedCustomObject({
+      ...ENVOY_PROXIES,
+      namespace: appNs,
+      body: {
+        apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+        kind: 'EnvoyProxy',
+        metadata: { name: 'solo-proxy' },
+        spec: { mergeType: 'StrategicMerge', provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: { 'example.com/team': 'solo' } } } } },
+      },
+    });
+    await custom.createNamespacedCustomObject({
+      ...GATEWAY_API,
+      plural: 'gateways',
+      namespace: appNs,
+      body: {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name: 'solo', labels: { team: 'solo' } },
+        spec: { gatewayClassName: className, infrastructure: { parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'solo-proxy' } }, listeners: [{ name: 'http', protocol: 'HTTP', port: 8081 }] },
+      },
+    });
+    const soloAnnotations = async () => ((await custom.getNamespacedCustomObject({ ...ENVOY_PROXIES, namespace: appNs, name: 'solo-proxy' })) as { spec: { provider: { kubernetes: { envoyService: { annotations?: Record<string, string> } } } } }).spec.provider.kubernetes.envoyService.annotations;
+    const ref: PolicyRef = { namespace: appNs, name: 'solo' };
+    expect(await applyPolicy(policyManifest(ref, { mode: 'Enforce', targets: ['Gateway'], selector: { matchLabels: { team: 'solo' } } }))).toMatchObject({ code: 0, stderr: '' });
+    await waitForPolicy(ref, 'Gateway solo mitigated', (p) => reportedStatus(p).targets.some((t) => t.name === 'solo' && t.verdict === 'Mitigated'), { context: logs, timeoutMs: 90_000 });
+    expect(await soloAnnotations()).toEqual({ 'example.com/team': 'solo', [PREVENT_LOOPBACK]: 'true' });
+    expect((await findRecord('Gateway', appNs, 'solo'))?.spec.originals).toMatchObject({ annotations: { [PREVENT_LOOPBACK]: null }, envoyProxy: { namespace: appNs, name: 'solo-proxy' } });
+
+    expect((await kubectl(['delete', 'gateway', 'solo', '-n', appNs, '--wait=true', '--timeout=60s'])).code).toBe(0);
+    await waitFor('loopguard took its key out of the deleted Gateway\'s EnvoyProxy', async () => ((await soloAnnotations())?.[PREVENT_LOOPBACK] === undefined ? true : undefined), { timeoutMs: 30_000, context: logs });
+    expect(await soloAnnotations()).toEqual({ 'example.com/team': 'solo' });
+    await waitFor('the record of the deleted Gateway gone', async () => ((await findRecord('Gateway', appNs, 'solo')) === undefined ? true : undefined), { timeoutMs: 30_000, context: logs });
+    await deletePolicy(ref, { context: logs });
   });
 });

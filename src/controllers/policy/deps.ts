@@ -21,6 +21,7 @@ import type { Executor } from '../../mitigation/executor.js';
 import type { ConfigLookup, SharedView } from '../../plan/snapshot.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { Metrics } from '../../runtime/metrics.js';
+import type { RecordedEnvoyProxy } from '../../plan/snapshot.js';
 import type { ProbeControl } from '../../probe/probe-control.js';
 
 /** What the policy controller reads: informer caches, never the API server directly. */
@@ -108,4 +109,6 @@ export interface Orphan {
   entry: LoopbackRecord;
   /** The object the record was made for is gone (see OrphanSnapshot.stale). */
   stale?: boolean;
+  /** A deleted Gateway's: the EnvoyProxy its record names, where loopguard's key is given back (OrphanSnapshot.envoyProxy). */
+  envoyProxy?: RecordedEnvoyProxy;
 }

@@ -48,7 +48,7 @@ export async function gatherOrphans(d: RoundDeps, orphans: readonly Orphan[], si
   const configsKnown = d.tkeServiceConfigsSynced();
   const ids = orphans.filter((o) => configsKnown && o.facts.kind === 'Ingress' && o.facts.loadBalancerId).map((o) => o.facts.loadBalancerId as string);
   const observations = ids.length > 0 ? await d.observer.observe(ids, maxReadAgeMs(d), signal) : new Map<string, ClbObservation>();
-  return orphans.map(({ facts, entry, stale }) => {
+  return orphans.map(({ facts, entry, stale, envoyProxy }) => {
     const clb = facts.loadBalancerId ? observations.get(facts.loadBalancerId) : undefined;
     const at = facts.loadBalancerId ? d.observer.observedAt(facts.loadBalancerId) : undefined;
     const config = configViewOf(facts, d.tkeServiceConfig);
@@ -56,6 +56,7 @@ export async function gatherOrphans(d: RoundDeps, orphans: readonly Orphan[], si
       facts,
       ownership: readRecord(entry),
       ...(stale ? { stale: true } : {}),
+      ...(envoyProxy ? { envoyProxy } : {}),
       ...(clb ? { clb } : {}),
       ...(at !== undefined ? { observedAt: at } : {}),
       ...(config ? { config } : {}),

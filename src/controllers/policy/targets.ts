@@ -7,7 +7,7 @@ import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { madeFor, ownedBy, policyRefOf, readRecord, type OwnerKey } from '../../model/record-registry.js';
 import { annotatedByLoopguard } from '../../plan/originals.js';
 import { ServiceAnnotation } from '../../api/annotations.js';
-import { sharedView, type SharedView } from '../../plan/snapshot.js';
+import { sharedView, type RecordedEnvoyProxy, type SharedView } from '../../plan/snapshot.js';
 import type { Orphan, PolicyCaches } from './deps.js';
 import { conflictAssessment, handoverAssessment, type Assessment } from '../../model/assessment.js';
 import { targetKey } from '../../model/facts.js';
@@ -166,7 +166,7 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
   };
   const outside = (ns: string) => (namespaces.has(ns) ? [] : index.view(ns).candidates);
   const orphanCandidates = [...candidates, ...[...new Set(records.map((r) => r.spec.target.namespace))].flatMap(outside)];
-  const orphans = orphansOf(records, subject.owner, managed, orphanCandidates).map((o) => ({ ...o, mode: modeOf(o) }));
+  const orphans = orphansOf(records, subject.owner, managed, orphanCandidates, (entry) => recordedEnvoyProxy(entry, caches)).map((o) => ({ ...o, mode: modeOf(o) }));
   return { index, mine, conflicts, orphans, namespaces, excluded: [...coverage.excluded] };
 }
 
@@ -230,7 +230,13 @@ function loopguardAnnotated(records: readonly LoopbackRecord[], targets: readonl
  * The targets whose records belong to `owner` but that it does not manage (now): released. A record whose object
  * is gone (deleted, or replaced by another of the same name) is stale: it is only forgotten.
  */
-export function orphansOf(records: readonly LoopbackRecord[], owner: OwnerKey, managed: ReadonlySet<string>, candidates: readonly TargetFacts[]): Orphan[] {
+export function orphansOf(
+  records: readonly LoopbackRecord[],
+  owner: OwnerKey,
+  managed: ReadonlySet<string>,
+  candidates: readonly TargetFacts[],
+  envoyProxyOfStale: (entry: LoopbackRecord) => RecordedEnvoyProxy | undefined = () => undefined,
+): Orphan[] {
   const byKey = new Map(candidates.map((t) => [targetKey(t), t]));
   return records.flatMap((entry): Orphan[] => {
     if (!ownedBy(entry, owner)) return [];
@@ -241,8 +247,25 @@ export function orphansOf(records: readonly LoopbackRecord[], owner: OwnerKey, m
     const live = byKey.get(targetKey(t));
     const stale = !live || !madeFor(entry, live);
     const facts = live ?? ({ kind: t.kind, namespace: t.namespace, name: t.name, ...(t.kind === 'Service' ? { type: 'LoadBalancer', ports: [] } : { rules: [], tls: false }) } as TargetFacts);
-    return [{ facts, entry, ...(stale ? { stale: true } : {}) }];
+    const envoyProxy = stale && t.kind === 'Gateway' ? envoyProxyOfStale(entry) : undefined;
+    return [{ facts, entry, ...(stale ? { stale: true } : {}), ...(envoyProxy ? { envoyProxy } : {}) }];
   });
+}
+
+/**
+ * The EnvoyProxy a deleted Gateway's record wrote loopguard's key into, as it is now; undefined when it is gone, or
+ * when the record of a Gateway that still exists names it too (a class's EnvoyProxy: the key stays for that Gateway,
+ * whose own release gives it back).
+ */
+function recordedEnvoyProxy(entry: LoopbackRecord, caches: Pick<PolicyCaches, 'records' | 'gateways' | 'envoyProxy'>): RecordedEnvoyProxy | undefined {
+  const ref = readRecord(entry).originals?.envoyProxy;
+  if (!ref) return undefined;
+  const ep = caches.envoyProxy(ref.namespace, ref.name);
+  if (!ep) return undefined;
+  const same = (r: LoopbackRecord) => r !== entry && r.spec.target.kind === 'Gateway' && r.spec.originals?.envoyProxy?.namespace === ref.namespace && r.spec.originals.envoyProxy.name === ref.name;
+  const live = (r: LoopbackRecord) => caches.gateways(r.spec.target.namespace).some((g) => g.metadata?.name === r.spec.target.name && madeFor(r, { ...(g.metadata?.uid ? { uid: g.metadata.uid } : {}) }));
+  if (caches.records().some((r) => same(r) && live(r))) return undefined;
+  return { ref: { ...ref }, annotations: { ...ep.spec?.provider?.kubernetes?.envoyService?.annotations } };
 }
 
 /** The policy an owner key names, when it still exists (a record's holder that can still give it back). */

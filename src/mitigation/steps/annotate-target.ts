@@ -12,10 +12,10 @@ export const annotateTarget: StepEffect<AnnotateTargetStep> = {
     const object = await writer.get(kind, namespace, name);
     const self = { ...target, uid: object?.metadata?.uid };
     // A Gateway's annotations are its EnvoyProxy's envoyService.annotations (docs/gateways.md §3): gone with it, they
-    // leave nothing to write.
+    // leave nothing to write. A restore goes there even once the Gateway is gone: the EnvoyProxy outlives it.
     const via = step.envoyProxy;
-    const holder = via && object ? await writer.envoyServiceAnnotations(via.namespace, via.name) : undefined;
-    const written = via ? (holder ? object : undefined) : object;
+    const holder = via && (object || step.restore) ? await writer.envoyServiceAnnotations(via.namespace, via.name) : undefined;
+    const written = via ? holder : object;
     // The budget for TKE's sync of the change (paceTkeSync), before anything is written: a wait that shutdown ends
     // leaves the record and the object as they were. An annotation already as asked changes nothing for TKE.
     const annotations = (via ? holder : object?.metadata?.annotations) ?? {};

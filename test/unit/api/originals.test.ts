@@ -91,6 +91,19 @@ const rows: Row[] = [
     text: '1 listener(s), 1 annotation(s)',
   },
   {
+    family: 'envoyProxy',
+    existing: { v: 1, annotations: { a: null }, envoyProxy: { namespace: 'shop', name: 'first' } },
+    add: { v: 1, annotations: { b: null }, envoyProxy: { namespace: 'shop', name: 'second' } },
+    // Where the annotations were first written wins: restores go there.
+    merged: { v: 1, annotations: { a: null, b: null }, envoyProxy: { namespace: 'shop', name: 'first' } },
+    // Without an annotation entry it names nothing.
+    forget: [fieldKey.annotation('a'), fieldKey.annotation('b')],
+    left: { v: 1 },
+    malformed: { namespace: 'shop' },
+    message: /^"envoyProxy" must name a namespace and a name$/,
+    text: '2 annotation(s)',
+  },
+  {
     family: 'declaredAt',
     existing: { v: 1, annotations: { a: null }, declaredAt: '2026-11-20T00:00:00Z' },
     add: { v: 1, declaredAt: '2026-11-22T00:00:00Z' },

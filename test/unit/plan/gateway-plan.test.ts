@@ -30,7 +30,13 @@ describe('a Gateway planned through its own EnvoyProxy', () => {
     expect(plan.layer).toBe('L4');
     expect(plan.steps.map((s) => s.kind)).toEqual(['RecordOriginals', 'SetListenerHealthCheckSource', 'AnnotateTarget']);
     const annotate = plan.steps[2]!;
-    expect(annotate).toMatchObject({ kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: 'true' }, envoyProxy: { namespace: 'shop', name: 'api-proxy' }, originals: { annotations: { [PREVENT_LOOPBACK]: null } } });
+    expect(annotate).toMatchObject({
+      kind: 'AnnotateTarget',
+      set: { [PREVENT_LOOPBACK]: 'true' },
+      envoyProxy: { namespace: 'shop', name: 'api-proxy' },
+      // The record names the EnvoyProxy beside the original: a restore goes there even once the Gateway is gone.
+      originals: { annotations: { [PREVENT_LOOPBACK]: null }, envoyProxy: { namespace: 'shop', name: 'api-proxy' } },
+    });
     expect(describeStep(annotate)).toMatch(/^annotate service\.cloud\.tencent\.com\/prevent-loopback: "true" in EnvoyProxy shop\/api-proxy's envoyService\.annotations; /);
   });
 
@@ -52,5 +58,25 @@ describe('a Gateway planned through its own EnvoyProxy', () => {
       ['AwaitTke', undefined],
     ]);
     expect(release.steps[0]).toMatchObject({ set: { [PREVENT_LOOPBACK]: null }, restore: true });
+  });
+
+  describe('a deleted Gateway (its record stale)', () => {
+    const originals = { v: 1 as const, annotations: { [PREVENT_LOOPBACK]: null }, envoyProxy: { namespace: 'shop', name: 'api-proxy' }, listeners: { 'lbl-tcp': { sourceIpType: 0 as const } }, loadBalancerId: 'lb-abc' };
+    const stale = (envoyProxy?: { namespace: string; name: string }, annotations?: Record<string, string>) =>
+      planOrphan(input, { target: { kind: 'Gateway', namespace: 'shop', name: 'api' }, annotations, ...(envoyProxy ? { envoyProxy } : {}), ownership: { owner: OWNER, originals }, stale: true });
+    const forgetAll = { kind: 'AnnotateTarget', forget: ['annotation/' + PREVENT_LOOPBACK, 'listener/lbl-tcp/sourceIpType'], drops: true, restore: true };
+
+    it('takes the key out of the EnvoyProxy its record names, and the record away; its CLB went with the Service', () => {
+      const release = stale({ namespace: 'shop', name: 'api-proxy' }, { 'example.com/team': 'api', [PREVENT_LOOPBACK]: 'true' });
+      expect(release.steps).toEqual([{ ...forgetAll, set: { [PREVENT_LOOPBACK]: null }, envoyProxy: { namespace: 'shop', name: 'api-proxy' } }]);
+    });
+
+    it('leaves a key someone put back as it was: only the record goes', () => {
+      expect(stale({ namespace: 'shop', name: 'api-proxy' }, { 'example.com/team': 'api' }).steps).toEqual([{ ...forgetAll, set: {}, envoyProxy: { namespace: 'shop', name: 'api-proxy' } }]);
+    });
+
+    it("without the EnvoyProxy (gone, or another live Gateway's record holds the key there): only the record goes", () => {
+      expect(stale().steps).toEqual([{ ...forgetAll, set: {} }]);
+    });
   });
 });

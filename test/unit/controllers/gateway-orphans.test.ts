@@ -1,0 +1,64 @@
+// A deleted Gateway's record (targets.ts policyTargets → orphansOf): the EnvoyProxy its record names outlives the
+// Gateway, so the release is given that EnvoyProxy and its annotations, to take loopguard's key out (docs/gateways.md
+// §6) — unless the EnvoyProxy is gone, or the record of a Gateway that still exists names it too (a class's
+// EnvoyProxy: the key stays for that Gateway, whose own release gives it back).
+import { describe, expect, it } from '@jest/globals';
+import { API_VERSION, KIND, type LoopbackPolicy } from '../../../src/api/loopbackpolicy.js';
+import type { Originals } from '../../../src/api/originals.js';
+import type { PolicyCaches } from '../../../src/controllers/policy/deps.js';
+import { subjectOf } from '../../../src/controllers/policy/subject.js';
+import { policyTargets } from '../../../src/controllers/policy/targets.js';
+import { holderOf, ownerKey, recordFor } from '../../../src/model/record-registry.js';
+import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
+
+const PL = 'service.cloud.tencent.com/prevent-loopback';
+const OWNER = ownerKey('shop', 'gateways');
+const policy: LoopbackPolicy = { apiVersion: API_VERSION, kind: KIND, metadata: { namespace: 'shop', name: 'gateways', uid: 'uid-p', creationTimestamp: new Date(0) }, spec: { mode: 'Enforce', targets: ['Gateway'] } };
+const originals = (ep: string): Originals => ({ v: 1, annotations: { [PL]: null }, envoyProxy: { namespace: 'shop', name: ep }, listeners: { 'lbl-1': { sourceIpType: 0 } }, loadBalancerId: 'lb-abcdefgh' });
+const gone = recordFor({ kind: 'Gateway', namespace: 'shop', name: 'api', uid: 'uid-api' }, OWNER, originals('api-proxy'));
+
+function caches(records: LoopbackRecord[], gateways: { name: string; uid: string }[], proxies: string[]): PolicyCaches {
+  const ns = { name: 'shop' };
+  return {
+    records: () => records,
+    policy: () => policy,
+    policies: () => [policy],
+    clusterPolicy: () => undefined,
+    clusterPolicies: () => [],
+    namespace: (name) => (name === 'shop' ? ns : undefined),
+    namespaces: () => [ns],
+    ownNamespace: 'loopguard-system',
+    services: () => [],
+    ingresses: () => [],
+    // Gateways of a class no controller serves: their records are what matters here, not their Services.
+    gateways: (n) => (n === undefined || n === 'shop' ? gateways.map((g) => ({ metadata: { namespace: 'shop', name: g.name, uid: g.uid, labels: { skip: 'me' } }, spec: { gatewayClassName: 'none' } })) : []),
+    envoyProxy: (n, name) => (n === 'shop' && proxies.includes(name) ? { metadata: { namespace: n, name }, spec: { provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: { team: 'api', [PL]: 'true' } } } } } } : undefined),
+    gatewayClass: () => undefined,
+  };
+}
+
+const orphanOf = (c: PolicyCaches) => {
+  const t = policyTargets(subjectOf(policy), c, (target) => holderOf(c.records().find((r) => r.spec.target.name === target.name && r.spec.target.kind === target.kind)));
+  return t.orphans.find((o) => o.entry === gone);
+};
+
+describe("a deleted Gateway's record", () => {
+  it('carries the EnvoyProxy it names, as it is now', () => {
+    const o = orphanOf(caches([gone], [], ['api-proxy']));
+    expect(o).toMatchObject({ stale: true, envoyProxy: { ref: { namespace: 'shop', name: 'api-proxy' }, annotations: { team: 'api', [PL]: 'true' } } });
+  });
+
+  it.each<[string, LoopbackRecord[], { name: string; uid: string }[], string[]]>([
+    ['the EnvoyProxy is gone too', [gone], [], []],
+    ['a live Gateway’s record names the same EnvoyProxy', [gone, recordFor({ kind: 'Gateway', namespace: 'shop', name: 'web', uid: 'uid-web' }, OWNER, originals('api-proxy'))], [{ name: 'web', uid: 'uid-web' }], ['api-proxy']],
+  ])('carries none when %s', (_why, records, gateways, proxies) => {
+    const o = orphanOf(caches(records, gateways, proxies));
+    expect(o?.stale).toBe(true);
+    expect(o?.envoyProxy).toBeUndefined();
+  });
+
+  it('another record naming it whose Gateway is gone (or replaced) does not hold the key there', () => {
+    const other = recordFor({ kind: 'Gateway', namespace: 'shop', name: 'web', uid: 'uid-web-old' }, OWNER, originals('api-proxy'));
+    expect(orphanOf(caches([gone, other], [{ name: 'web', uid: 'uid-web-new' }], ['api-proxy']))?.envoyProxy?.ref).toEqual({ namespace: 'shop', name: 'api-proxy' });
+  });
+});

@@ -2,9 +2,8 @@
 // and the console's one-shot switch, with their public sources (docs/doctor.md "The account's default
 // health-check source"; docs/tencent-cloud.md §9 #3, #12).
 import type { AccountDefault, AccountSource } from '../model/account-default.js';
+import { ACCOUNT_DEFAULT_SOURCE } from '../model/cause-text.js';
 
-/** CLB announcement: accounts new to CLB since 2023-02-24 get 100.64.0.0/10 by default, older ones keep the VIP. */
-export const ACCOUNT_DEFAULT_SOURCE = 'https://www.tencentcloud.com/document/product/214/53639';
 /** CLB console, Tools > "Verifying health check source IPs": checks a region's CLBs and switches VIP-sourced ones. */
 export const BULK_SWITCH_SOURCE = 'https://www.tencentcloud.com/document/product/214/54823';
 

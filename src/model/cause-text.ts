@@ -8,6 +8,9 @@ import type { ListenerFacts } from './facts.js';
 import type { BoundBy, Cause, DropFix, GateCause, L4Cause, L4PlanSummary, L4Rule, L4Scene, L7Advice, L7Cause, LoopFactor } from './cause.js';
 import { TOPOLOGY_ADVICE } from './topology.js';
 
+/** CLB announcement 214/53639: accounts new to CLB since 2023-02-24 give new listeners the 100.64.0.0/10 health-check source. */
+export const ACCOUNT_DEFAULT_SOURCE = 'https://www.tencentcloud.com/document/product/214/53639';
+
 export const SECURITY_GROUP_ADVICE =
   'with keepalive the nodes see CLB addresses from 100.127.0.0/16: allow 100.127.0.0/16 in the nodes\' (CVM) security group, or enable the CLB\'s "allow traffic by default" (LoadBalancerPassToTarget; l7.allowCLBTrafficByDefault: true lets loopguard do it)';
 export const KEEPALIVE_TICKET =
@@ -175,7 +178,9 @@ function planText(p: L4PlanSummary): string {
   if (p.switchBy === 'loopguard') {
     return ` Plan: health-check source 100.64.0.0/10, written by loopguard (ModifyListener)${p.annotate ? ', then prevent-loopback (switching first keeps health checks passing once kube-proxy binds the VIP; TKE, which switches the source on prevent-loopback too, then finds it done)' : ''}.`;
   }
-  return p.annotate ? ' Plan: prevent-loopback (every listener already health-checks from 100.64.0.0/10).' : '';
+  // Nothing to switch: on accounts new to CLB since 2023-02-24 that is how the CLB makes new listeners (docs/diagnosis.md
+  // §5); `loopguard doctor` judges which default this account has.
+  return p.annotate ? ` Plan: prevent-loopback only: every listener already health-checks from 100.64.0.0/10, as the CLB makes new listeners on accounts new to CLB since 2023-02-24 (${ACCOUNT_DEFAULT_SOURCE}; \`loopguard doctor\` judges this account's default).` : '';
 }
 
 function dropFixText(fix: DropFix): string {

@@ -54,6 +54,33 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
   const gatewayTarget = (p: LoopbackPolicy) => reportedStatus(p).targets.find((t) => t.kind === 'Gateway' && t.name === 'web');
   const envoyProxy = async () => (await custom.getNamespacedCustomObject({ ...ENVOY_PROXIES, namespace: egNs, name: 'tke' })) as { spec: unknown };
   const gateway = async () => (await custom.getNamespacedCustomObject({ ...GATEWAY_API, plural: 'gateways', namespace: appNs, name: 'web' })) as { metadata: { annotations?: Record<string, string> }; spec: unknown };
+  /** A Gateway of the class with an EnvoyProxy of its own (`mergeType: StrategicMerge` over the class's) holding a user's key. */
+  async function ownProxyGateway(name: string, team: string, port: number): Promise<void> {
+    await custom.createNamespacedCustomObject({
+      ...ENVOY_PROXIES,
+      namespace: appNs,
+      body: {
+        apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+        kind: 'EnvoyProxy',
+        metadata: { name: `${name}-proxy` },
+        spec: { mergeType: 'StrategicMerge', provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: { 'example.com/team': team } } } } },
+      },
+    });
+    await custom.createNamespacedCustomObject({
+      ...GATEWAY_API,
+      plural: 'gateways',
+      namespace: appNs,
+      body: {
+        apiVersion: 'gateway.networking.k8s.io/v1',
+        kind: 'Gateway',
+        metadata: { name, labels: { team } },
+        spec: { gatewayClassName: className, infrastructure: { parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: `${name}-proxy` } }, listeners: [{ name: 'http', protocol: 'HTTP', port }] },
+      },
+    });
+  }
+  /** The envoyService.annotations of the EnvoyProxy `name` in the Gateways' namespace. */
+  const proxyAnnotations = async (name: string) =>
+    ((await custom.getNamespacedCustomObject({ ...ENVOY_PROXIES, namespace: appNs, name })) as { spec: { provider: { kubernetes: { envoyService: { annotations?: Record<string, string> } } } } }).spec.provider.kubernetes.envoyService.annotations;
 
   beforeAll(async () => {
     crds = await installCrds(kubeconfigPath(), [tools.crds]);
@@ -173,27 +200,7 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
 
   it('mitigates a Gateway through its own EnvoyProxy, and gives everything back when the policy goes', async () => {
     // The Gateway's own EnvoyProxy, merged over its class's (subnet, ETP Local), with a key of the user's.
-    await custom.createNamespacedCustomObject({
-      ...ENVOY_PROXIES,
-      namespace: appNs,
-      body: {
-        apiVersion: 'gateway.envoyproxy.io/v1alpha1',
-        kind: 'EnvoyProxy',
-        metadata: { name: 'api-proxy' },
-        spec: { mergeType: 'StrategicMerge', provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: { 'example.com/team': 'api' } } } } },
-      },
-    });
-    await custom.createNamespacedCustomObject({
-      ...GATEWAY_API,
-      plural: 'gateways',
-      namespace: appNs,
-      body: {
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'Gateway',
-        metadata: { name: 'api', labels: { team: 'api' } },
-        spec: { gatewayClassName: className, infrastructure: { parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'api-proxy' } }, listeners: [{ name: 'http', protocol: 'HTTP', port: 8080 }] },
-      },
-    });
+    await ownProxyGateway('api', 'api', 8080);
     const apiService = () =>
       core.listNamespacedService({ namespace: egNs, labelSelector: `gateway.envoyproxy.io/owning-gateway-name=api,gateway.envoyproxy.io/owning-gateway-namespace=${appNs}` }).then((l) => l.items[0]);
     const svc = await waitFor('the Service of Gateway api with its CLB', async () => {
@@ -203,7 +210,7 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     const lb = svc.metadata!.annotations![LB_ID]!;
     const source = async () => (await tke!.emulator.admin.getLoadBalancer(lb)).Listeners.find((l) => l.Port === 8080)?.HealthCheck?.SourceIpType;
     expect(await source()).toBe(0);
-    const apiProxy = async () => ((await custom.getNamespacedCustomObject({ ...ENVOY_PROXIES, namespace: appNs, name: 'api-proxy' })) as { spec: { provider: { kubernetes: { envoyService: { annotations?: Record<string, string> } } } } }).spec.provider.kubernetes.envoyService.annotations;
+    const apiProxy = () => proxyAnnotations('api-proxy');
     const gatewayBefore = (await custom.getNamespacedCustomObject({ ...GATEWAY_API, plural: 'gateways', namespace: appNs, name: 'api' })) as { metadata: { annotations?: Record<string, string> } };
 
     await tke!.emulator.admin.markStats('api');
@@ -270,28 +277,8 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
   });
 
   it('a mitigated Gateway deleted while its policy stays: loopguard takes its key out of the EnvoyProxy and forgets the record', async () => {
-    await custom.createNamespacedCustomObject({
-      ...ENVOY_PROXIES,
-      namespace: appNs,
-      body: {
-        apiVersion: 'gateway.envoyproxy.io/v1alpha1',
-        kind: 'EnvoyProxy',
-        metadata: { name: 'solo-proxy' },
-        spec: { mergeType: 'StrategicMerge', provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: { 'example.com/team': 'solo' } } } } },
-      },
-    });
-    await custom.createNamespacedCustomObject({
-      ...GATEWAY_API,
-      plural: 'gateways',
-      namespace: appNs,
-      body: {
-        apiVersion: 'gateway.networking.k8s.io/v1',
-        kind: 'Gateway',
-        metadata: { name: 'solo', labels: { team: 'solo' } },
-        spec: { gatewayClassName: className, infrastructure: { parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'solo-proxy' } }, listeners: [{ name: 'http', protocol: 'HTTP', port: 8081 }] },
-      },
-    });
-    const soloAnnotations = async () => ((await custom.getNamespacedCustomObject({ ...ENVOY_PROXIES, namespace: appNs, name: 'solo-proxy' })) as { spec: { provider: { kubernetes: { envoyService: { annotations?: Record<string, string> } } } } }).spec.provider.kubernetes.envoyService.annotations;
+    await ownProxyGateway('solo', 'solo', 8081);
+    const soloAnnotations = () => proxyAnnotations('solo-proxy');
     const ref: PolicyRef = { namespace: appNs, name: 'solo' };
     expect(await applyPolicy(policyManifest(ref, { mode: 'Enforce', targets: ['Gateway'], selector: { matchLabels: { team: 'solo' } } }))).toMatchObject({ code: 0, stderr: '' });
     await waitForPolicy(ref, 'Gateway solo mitigated', (p) => reportedStatus(p).targets.some((t) => t.name === 'solo' && t.verdict === 'Mitigated'), { context: logs, timeoutMs: 90_000 });

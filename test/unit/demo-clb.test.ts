@@ -34,39 +34,13 @@ describe('demo CLB report', () => {
   });
 
   const ingress: DemoTarget = { kind: 'Ingress', name: 'api', loadBalancerId: 'lb-1', annotations: {}, paths: 2 };
+  /** An L7 listener's facts: its keepalive, then one health-check source per rule path. */
+  const l7 = (listener: string, paths: string[]): Facts => [[`${listener} keepalive`, 'off (0)'], ...paths.map((p): [string, string] => [`${listener} a.example${p} health-check source`, 'VIP (0)'])];
   it.each<[string, DemoTarget, Facts, boolean]>([
-    ['an Ingress listener before TKE made its rules', ingress, [['HTTP:80 keepalive', 'off (0)'], ['backends (DescribeTargetHealth)', 'none']], false],
-    [
-      'one rule of two paths',
-      ingress,
-      [['HTTP:80 keepalive', 'off (0)'], ['HTTP:80 a.example/x health-check source', 'VIP (0)']],
-      false,
-    ],
-    [
-      'a rule per path on every listener',
-      ingress,
-      [
-        ['HTTP:80 keepalive', 'off (0)'],
-        ['HTTP:80 a.example/x health-check source', 'VIP (0)'],
-        ['HTTP:80 a.example/y health-check source', 'VIP (0)'],
-        ['HTTPS:443 keepalive', 'off (0)'],
-        ['HTTPS:443 a.example/x health-check source', 'VIP (0)'],
-      ],
-      false,
-    ],
-    [
-      'both listeners complete',
-      ingress,
-      [
-        ['HTTP:80 keepalive', 'off (0)'],
-        ['HTTP:80 a.example/x health-check source', 'VIP (0)'],
-        ['HTTP:80 a.example/y health-check source', 'VIP (0)'],
-        ['HTTPS:443 keepalive', 'off (0)'],
-        ['HTTPS:443 a.example/x health-check source', 'VIP (0)'],
-        ['HTTPS:443 a.example/y health-check source', 'VIP (0)'],
-      ],
-      true,
-    ],
+    ['an Ingress listener before TKE made its rules', ingress, [...l7('HTTP:80', []), ['backends (DescribeTargetHealth)', 'none']], false],
+    ['one rule of two paths', ingress, l7('HTTP:80', ['/x']), false],
+    ['a rule per path on one listener of two', ingress, [...l7('HTTP:80', ['/x', '/y']), ...l7('HTTPS:443', ['/x'])], false],
+    ['both listeners complete', ingress, [...l7('HTTP:80', ['/x', '/y']), ...l7('HTTPS:443', ['/x', '/y'])], true],
     ['a Service (no L7 listener)', { kind: 'Service', name: 's', loadBalancerId: 'lb-2', annotations: {} }, before, true],
   ])('built: %s', (_what, target, facts, done) => {
     expect(built(target, facts)).toBe(done);

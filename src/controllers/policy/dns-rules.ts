@@ -13,7 +13,6 @@ import { parseDnsRewrites, renderDnsRewrites, type DnsRewriteRule } from '../../
 import { policyRefOf, type OwnerKey } from '../../model/record-registry.js';
 import { COREDNS_NAMESPACE, RULES_CONFIGMAP, type CorednsRulesAccess } from '../../kube/coredns-rules-store.js';
 import type { DnsLookup } from '../../runtime/dns-resolver.js';
-import type { Logger } from '../../runtime/logger.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 
 /** The work queue's key of this unit (no owner key or namespace starts with an upper-case `D`). */
@@ -35,7 +34,7 @@ export interface DnsRulesOptions {
   queue: { add(key: string): void };
   /** The cluster policies that ask for Managed now (the cache): the file is written once each has published. */
   owners: () => OwnerKey[];
-  logger: Pick<Logger, 'info' | 'warn'>;
+  logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
   now?: () => number;
 }
 

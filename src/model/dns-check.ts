@@ -34,7 +34,7 @@ function sameSet(a: readonly string[], b: readonly string[]): boolean {
 export const RULES_MOUNT_DIR = '/etc/coredns/loopguard';
 export const IMPORT_LINE = `import ${RULES_MOUNT_DIR}/*.rules`;
 
-/** What the Corefile text says about the rules: whether a line imports the mount, whether its braces balance. */
+/** What the Corefile text says about the rules: whether a line imports a `loopguard/*.rules` glob, whether its braces balance. */
 export interface CorefileFindings {
   importsRules: boolean;
   bracesBalance: boolean;
@@ -43,7 +43,8 @@ export interface CorefileFindings {
 /** Reads the Corefile as text (comments dropped); loopguard never writes it. */
 export function readCorefile(text: string): CorefileFindings {
   const lines = text.split('\n').map((l) => l.replace(/#.*$/, '').trim());
-  const importsRules = lines.some((l) => /^import\s+\S+/.test(l) && l.split(/\s+/)[1]!.startsWith(`${RULES_MOUNT_DIR}/`));
+  // The documented line, or the same glob under another mount path (a `loopguard/` directory of `*.rules` files).
+  const importsRules = lines.some((l) => /^import\s+(\S*\/)?loopguard\/\*\.rules$/.test(l));
   let depth = 0;
   let balanced = true;
   for (const ch of lines.join('\n')) {

@@ -30,6 +30,7 @@ describe('readCorefile', () => {
     ['with the import line', tke(`    ${IMPORT_LINE}\n`), { importsRules: true, bracesBalance: true }],
     ['the import line commented out', tke(`    # ${IMPORT_LINE}\n`), { importsRules: false, bracesBalance: true }],
     ['an import of something else', tke('    import /etc/coredns/custom/*.server\n'), { importsRules: false, bracesBalance: true }],
+    ['the same glob under another mount path', tke('    import loopguard/*.rules\n'), { importsRules: true, bracesBalance: true }],
     ['an unclosed block (someone\'s edit)', tke(`    ${IMPORT_LINE}\n    hosts {\n`), { importsRules: true, bracesBalance: false }],
     ['a stray closing brace', `${tke(`    ${IMPORT_LINE}\n`)}}\n`, { importsRules: true, bracesBalance: false }],
   ];

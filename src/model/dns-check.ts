@@ -118,7 +118,8 @@ export function dnsCondition(i: DnsConditionInput): DnsCondition {
   }
   const waited = i.now - i.writtenAt;
   if (waited < i.waitMs) {
-    return { status: 'Unknown', reason: 'RulesPending', message: `Waiting for CoreDNS to apply the rules (${Math.round(waited / 1000)} s of up to ${Math.round(i.waitMs / 1000)} s: its reload interval and the kubelet's ConfigMap propagation): ${list(off.map(mapped))}.${leftText}` };
+    // No running count in the message: the status is written only when the condition changes.
+    return { status: 'Unknown', reason: 'RulesPending', message: `Waiting up to ${Math.round(i.waitMs / 1000)} s from ${new Date(i.writtenAt).toISOString()} for CoreDNS to apply the rules (its reload interval and the kubelet's ConfigMap propagation): ${list(off.map(mapped))}.${leftText}` };
   }
   const seen = (r: (typeof off)[number]) => {
     const a = r.answers?.find((x) => !ruleInEffect([x]));
@@ -128,6 +129,6 @@ export function dnsCondition(i: DnsConditionInput): DnsCondition {
   return {
     status: 'False',
     reason: 'RulesNotInEffect',
-    message: `${off.length} of ${i.rules.length} rule(s) are not in effect ${Math.round(waited / 1000)} s after they were written: ${list(off.map(seen))}. ${notInEffectCauses(i.corefile, i.configMap)}${leftText}`,
+    message: `${off.length} of ${i.rules.length} rule(s) are not in effect more than ${Math.round(i.waitMs / 1000)} s after they were written: ${list(off.map(seen))}. ${notInEffectCauses(i.corefile, i.configMap)}${leftText}`,
   };
 }

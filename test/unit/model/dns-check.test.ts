@@ -55,8 +55,9 @@ describe('dnsCondition', () => {
     expect(dnsCondition(base)).toEqual({ status: 'True', reason: 'RulesInEffect', message: expect.stringContaining('shop.example.com → web.shop.svc.cluster.local') });
   });
 
-  it('Unknown while CoreDNS may still be reloading, with how long it has had', () => {
-    expect(dnsCondition(off)).toEqual({ status: 'Unknown', reason: 'RulesPending', message: expect.stringContaining('4 s of up to 150 s') });
+  it('Unknown while CoreDNS may still be reloading, with how long it may take from when (no running count: the status is written only on a change)', () => {
+    expect(dnsCondition(off)).toEqual({ status: 'Unknown', reason: 'RulesPending', message: expect.stringContaining('Waiting up to 150 s from 1970-01-01T00:00:01.000Z') });
+    expect(dnsCondition({ ...off, now: 100_000 })).toEqual(dnsCondition(off));
   });
 
   it('False past the wait: the import line missing, confirmed from the Corefile', () => {

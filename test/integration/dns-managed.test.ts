@@ -106,7 +106,7 @@ ${broken ? '  # someone adds a block and forgets to close it\n  hosts {\n    10.
     tke = await startLocalTke({
       operator: {
         leaderElect: false,
-        extraArgs: ['--drift-check-interval=3s', `--dns-upstream=127.0.0.1:${port.upstream}`, `--coredns-servers=127.0.0.1:${port.main}`, `--dns-check-wait=${CHECK_WAIT_S}s`],
+        extraArgs: ['--drift-check-interval=3s', '--tke-grace-period=3s', `--dns-upstream=127.0.0.1:${port.upstream}`, `--coredns-servers=127.0.0.1:${port.main}`, `--dns-check-wait=${CHECK_WAIT_S}s`],
       },
     });
     // The account without the L7 keepalive ticket: the Ingress's loopback has no fix on the TKE side.

@@ -94,7 +94,9 @@ export function notInEffectCauses(corefile: CorefileFindings | undefined, config
   const nodeLocal = 'NodeLocal DNSCache answering names outside the cluster domain without CoreDNS (kubectl -n kube-system get cm node-local-dns -o yaml)';
   if (!corefile) return `Possible causes: the Corefile (kube-system/coredns) lacks the line "${IMPORT_LINE}" in the block that serves these names; ${mount}; ${reload}; ${nodeLocal}. docs/dns.md has the one-time patch.`;
   if (!corefile.importsRules) return `The Corefile (kube-system/coredns) has no line "${IMPORT_LINE}": add it to the block that serves these names (docs/dns.md has the one-time patch; a reset of the Corefile by the add-on removes it).`;
-  if (!corefile.bracesBalance) return `The Corefile (kube-system/coredns) does not parse: its braces do not balance, so CoreDNS keeps serving its last configuration and ignores the rules. Fix the Corefile (someone else's edit; loopguard never edits it); CoreDNS logs "plugin/reload: Corefile parse failed".`;
+  // Measured (docs/dns.md §3 #7): CoreDNS refuses such a Corefile and keeps its last configuration; a block left open
+  // to the end of the file may instead be read as running to the end, changing what the block does.
+  if (!corefile.bracesBalance) return `The Corefile (kube-system/coredns) has a block that is not closed (its braces do not balance): CoreDNS refuses such a Corefile and keeps serving its last configuration, ignoring the rules (it logs "plugin/reload: Corefile parse failed"), or reads a block left open to the end of the file otherwise than written. Fix the Corefile (someone else's edit; loopguard never edits it).`;
   return `The Corefile imports the rules, so the cause is one of: ${mount}; ${reload}; ${nodeLocal}.`;
 }
 

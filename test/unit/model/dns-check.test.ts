@@ -70,7 +70,7 @@ describe('dnsCondition', () => {
 
   it("False past the wait: someone's Corefile edit that does not parse is reported, not papered over", () => {
     const c = dnsCondition({ ...off, now: 200_000, corefile: { importsRules: true, bracesBalance: false } });
-    expect(c.message).toContain('does not parse: its braces do not balance');
+    expect(c.message).toContain('has a block that is not closed (its braces do not balance)');
     expect(c.message).toContain('loopguard never edits it');
   });
 

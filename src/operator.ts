@@ -46,6 +46,10 @@ import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackre
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { ReportWriter } from './kube/report-writer.js';
 import { isReportKey, NamespaceReports } from './controllers/policy/namespace-reports.js';
+import { DNS_RULES_KEY, DnsRules } from './controllers/policy/dns-rules.js';
+import { CorednsRulesStore } from './kube/coredns-rules-store.js';
+import { dnsLookup } from './runtime/dns-resolver.js';
+import { parseDnsServers } from './runtime/config.js';
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
 import type { OperatorConfig } from './runtime/config.js';
 import { ResilientInformer, type InformerEvent, type ListPage, type ResilientInformerOptions } from './runtime/informer.js';
@@ -319,6 +323,27 @@ export class Operator {
       { add: (key) => this.queue.add(key) },
       () => this.router.reportNames(),
     );
+    // l7.inClusterDNS: Managed (docs/dns.md §4): one ConfigMap in kube-system, its own key on the queue.
+    const servers = (text: string) => {
+      const parsed = parseDnsServers(text);
+      return 'servers' in parsed ? parsed.servers : [];
+    };
+    const dns = new DnsRules({
+      store: new CorednsRulesStore(kc),
+      lookup: dnsLookup(),
+      upstream: servers(config.dnsUpstream),
+      coredns: servers(config.corednsServers),
+      clusterDomain: config.clusterDomain,
+      waitMs: config.dnsCheckWaitMs,
+      recheckMs: config.driftCheckIntervalMs,
+      queue: { add: (key) => this.queue.add(key) },
+      owners: () =>
+        this.clusterPolicies
+          .list()
+          .filter((p) => !p.metadata?.deletionTimestamp && (p as ClusterLoopbackPolicy).spec?.l7?.inClusterDNS === 'Managed')
+          .map(clusterKeyOf),
+      logger,
+    });
     const controller = new PolicyController({
       caches,
       record,
@@ -329,6 +354,7 @@ export class Operator {
       capabilities: this.capabilities,
       statusWriter: new PolicyStatusWriter(kc),
       reports,
+      dns,
       writer,
       events,
       metrics,
@@ -353,7 +379,7 @@ export class Operator {
     });
     observer.onChange = (id) => this.router.clb(id);
     this.capabilities.onChange = () => this.router.all();
-    this.queue = new WorkQueue('loopbackpolicy', (key, signal) => (key === DRIFT_CHECKS_KEY ? this.driftPass(drift, signal) : key === PROBE_PLAN_KEY ? probe.reconcile() : isReportKey(key) ? reports.reconcile(key) : controller.reconcile(key, signal)), {
+    this.queue = new WorkQueue('loopbackpolicy', (key, signal) => (key === DRIFT_CHECKS_KEY ? this.driftPass(drift, signal) : key === PROBE_PLAN_KEY ? probe.reconcile() : isReportKey(key) ? reports.reconcile(key) : key === DNS_RULES_KEY ? dns.reconcile() : controller.reconcile(key, signal)), {
       concurrency: config.concurrency,
       observer: {
         ...metrics.workQueueObserver(),

@@ -66,7 +66,12 @@ export interface L7Spec {
   healthCheckSource?: HealthCheckSource;
   /** Opt-in: turn on the CLB's `LoadBalancerPassToTarget` ("allow traffic from CLB by default"). */
   allowCLBTrafficByDefault?: boolean;
+  /** `Managed`: CoreDNS rewrite rules for targets no annotation fixes (docs/dns.md §4); ClusterLoopbackPolicy only (the CRD refuses it on a LoopbackPolicy). */
+  inClusterDNS?: InClusterDns;
 }
+
+/** `l7.inClusterDNS`: `Off` leaves DNS alone; `Managed` keeps loopguard's CoreDNS rewrite rules (docs/dns.md). */
+export type InClusterDns = 'Off' | 'Managed';
 
 /**
  * Measuring the targets' private CLB VIPs from every node (docs/probe.md): off by default, and it needs the probe
@@ -108,7 +113,7 @@ export const SPEC_DEFAULTS: Readonly<ResolvedPolicySpec> = Object.freeze<Resolve
   selector: {},
   targets: ['Service', 'Ingress'],
   l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
-  l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
+  l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false, inClusterDNS: 'Off' },
   revertOnDelete: true,
   probe: { enabled: false, path: '/', targets: ['Service', 'Ingress'] },
 });
@@ -130,6 +135,7 @@ export function withSpecDefaults(spec: LoopbackPolicySpec | undefined): Resolved
       keepalive: s.l7?.keepalive ?? SPEC_DEFAULTS.l7.keepalive,
       healthCheckSource: s.l7?.healthCheckSource ?? SPEC_DEFAULTS.l7.healthCheckSource,
       allowCLBTrafficByDefault: s.l7?.allowCLBTrafficByDefault ?? SPEC_DEFAULTS.l7.allowCLBTrafficByDefault,
+      inClusterDNS: s.l7?.inClusterDNS ?? SPEC_DEFAULTS.l7.inClusterDNS,
     },
     revertOnDelete: s.revertOnDelete ?? SPEC_DEFAULTS.revertOnDelete,
     probe: {

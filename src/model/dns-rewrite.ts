@@ -83,22 +83,26 @@ function hostProblem(host: string, clusterDomain: string): string | undefined {
   return undefined;
 }
 
-/** The header: who owns the file, under which policy, and that edits are overwritten. */
-function header(policy: string, count: number): string {
+/** The header: who owns the file, for which policies, and that edits are overwritten. */
+function header(policies: readonly string[], count: number): string {
+  const who = policies.length === 0 ? '(no ClusterLoopbackPolicy asks for l7.inClusterDNS: Managed now)' : `for ClusterLoopbackPolicy ${policies.join(', ')} (l7.inClusterDNS: Managed)`;
   return [
-    `# Managed by loopguard for ClusterLoopbackPolicy ${policy} (l7.inClusterDNS: Managed); loopguard rewrites this file whole.`,
+    `# Managed by loopguard ${who}; loopguard rewrites this file whole.`,
     '# Each rule sends a host name of an Ingress or Gateway it manages to the Service serving it in-cluster (docs/dns.md).',
     `# ${count} rule${count === 1 ? '' : 's'}.`,
   ].join('\n');
 }
 
 /**
- * The rules file for `requests`. Throws on a bad `policy` or `clusterDomain` (loopguard's own configuration: nothing
- * to render is better than a wrong file); an untrusted request that fails is refused, with its reason, alone.
+ * The rules file for `requests`, asked for by the cluster policies named `policies`. Throws on a bad policy name or
+ * `clusterDomain` (loopguard's own configuration and the apiserver's names: nothing to render is better than a wrong
+ * file); an untrusted request that fails is refused, with its reason, alone.
  */
-export function renderDnsRewrites(policy: string, clusterDomain: string, requests: readonly DnsRewriteRequest[]): DnsRewriteFile {
-  const policyProblem = nameProblem(policy);
-  if (policyProblem) throw new Error(`renderDnsRewrites: the policy name ${policyProblem}`);
+export function renderDnsRewrites(policies: readonly string[], clusterDomain: string, requests: readonly DnsRewriteRequest[]): DnsRewriteFile {
+  for (const policy of policies) {
+    const policyProblem = nameProblem(policy);
+    if (policyProblem) throw new Error(`renderDnsRewrites: the policy name ${policyProblem}`);
+  }
   const domain = clusterDomain.replace(/\.$/, '');
   const domainProblem = nameProblem(domain);
   if (domainProblem) throw new Error(`renderDnsRewrites: the cluster domain ${domainProblem}`);
@@ -140,5 +144,15 @@ export function renderDnsRewrites(policy: string, clusterDomain: string, request
   refused.sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
 
   const lines = rules.map((r) => `rewrite stop name exact ${r.host}. ${r.serviceName}. answer auto`);
-  return { text: `${[header(policy, rules.length), ...lines].join('\n')}\n`, rules, refused };
+  return { text: `${[header([...new Set(policies)].sort(), rules.length), ...lines].join('\n')}\n`, rules, refused };
+}
+
+const RULE_LINE = /^rewrite stop name exact ([a-z0-9.-]+)\. ([a-z0-9.-]+)\. answer auto$/;
+
+/** The rules of a file renderDnsRewrites wrote (what a ConfigMap holds after a restart); other lines are skipped. */
+export function parseDnsRewrites(text: string): { host: string; serviceName: string }[] {
+  return text.split('\n').flatMap((line) => {
+    const m = RULE_LINE.exec(line.trim());
+    return m ? [{ host: m[1]!, serviceName: m[2]! }] : [];
+  });
 }

@@ -87,6 +87,8 @@ export interface GatewayFacts extends TargetRef, BoundClb {
   envoyProxy?: GatewayEnvoyProxy;
   /** Its class's EnvoyProxy when it has one of its own too: EG may merge the two (mergeType), so both reach its Service. */
   classEnvoyProxy?: EnvoyProxyRef;
+  /** Its listeners' hostnames (spec.listeners[].hostname), untrusted: the names `l7.inClusterDNS` may rewrite (docs/dns.md). */
+  hostnames?: string[];
 }
 
 /** The EnvoyProxy in force for a Gateway, as loopguard finds it. Whoever else it is in force for: plan/shared-config.ts. */

@@ -10,7 +10,7 @@ import { annotationsSetBy } from './lost-record.js';
 /** A gateway.networking.k8s.io/v1 Gateway as loopguard reads it (no client-node type: the CRD is optional). */
 export interface GatewayObject {
   metadata?: { namespace?: string; name?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: Date | string };
-  spec?: { gatewayClassName?: string; infrastructure?: { parametersRef?: { group?: string; kind?: string; name?: string } } };
+  spec?: { gatewayClassName?: string; infrastructure?: { parametersRef?: { group?: string; kind?: string; name?: string } }; listeners?: { hostname?: string }[] };
 }
 
 /** A gateway.envoyproxy.io/v1alpha1 EnvoyProxy, as far as loopguard reads it. */
@@ -129,6 +129,7 @@ export function gatewayFacts(
   const svc = 'facts' in service ? service.facts : undefined;
   const envoyProxy = envoyProxyOf(gw, lookup);
   const cls = envoyProxy?.level === 'Gateway' ? classEnvoyProxy(lookup.gatewayClass(ref.className)) : undefined;
+  const hostnames = [...new Set((gw.spec?.listeners ?? []).map((l) => l.hostname).filter((h): h is string => typeof h === 'string' && h !== ''))];
   return {
     kind: 'Gateway',
     namespace: ref.namespace,
@@ -141,6 +142,7 @@ export function gatewayFacts(
     service,
     ...(envoyProxy ? { envoyProxy } : {}),
     ...(cls ? { classEnvoyProxy: cls } : {}),
+    ...(hostnames.length > 0 ? { hostnames } : {}),
     ...(svc?.loadBalancerId ? { loadBalancerId: svc.loadBalancerId } : {}),
     ...(svc?.loadBalancerIps ? { loadBalancerIps: svc.loadBalancerIps } : {}),
   };

@@ -22,6 +22,26 @@ interface Field {
   default: string | number | boolean | undefined;
 }
 
+/**
+ * Tencent Cloud's VPC DNS servers, what a TKE node's /etc/resolv.conf names and CoreDNS's `forward . /etc/resolv.conf`
+ * reaches (an assumption, docs/dns.md §4: the addresses are from Tencent Cloud's own VPC example).
+ */
+export const DEFAULT_DNS_UPSTREAM = '183.60.83.19,183.60.82.98';
+
+/** A list of DNS servers, `ip` or `ip:port` or `[ipv6]:port`, comma-separated: the servers, or the entry that is not one. */
+export function parseDnsServers(text: string): { servers: string[] } | { bad: string } {
+  const servers = text.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const ok = (s: string) => {
+    const m = /^(?:(\d{1,3}(?:\.\d{1,3}){3})|\[([0-9a-fA-F:]+)\]|([0-9a-fA-F:]*:[0-9a-fA-F:]*))(?::(\d{1,5}))?$/.exec(s);
+    if (!m) return false;
+    if (m[1] && m[1].split('.').some((o) => Number(o) > 255)) return false;
+    if (m[3] && m[4] !== undefined) return false; // a bare IPv6 address cannot carry a port
+    return m[4] === undefined || (Number(m[4]) > 0 && Number(m[4]) <= 65535);
+  };
+  const bad = servers.find((s) => !ok(s));
+  return bad !== undefined ? { bad } : { servers };
+}
+
 /** `--kube-proxy-version`: a Kubernetes version, with TKE's build suffix where it has one. */
 export const KUBE_PROXY_VERSION = /^v\d+\.\d+\.\d+(-tke\.\d+)?$/;
 
@@ -116,6 +136,25 @@ const SETTINGS = [
     help: 'whether kube-proxy supports prevent-loopback (default: decided from its version)',
   },
   { key: 'envoyGatewayNamespace', flag: 'envoy-gateway-namespace', env: 'LOOPGUARD_ENVOY_GATEWAY_NAMESPACE', kind: 'string', default: ENVOY_GATEWAY_NAMESPACE, help: "Envoy Gateway's namespace, where it generates the LoadBalancer Service of each Gateway (docs/gateways.md)" },
+  // l7.inClusterDNS: Managed (docs/dns.md §4).
+  {
+    key: 'dnsUpstream',
+    flag: 'dns-upstream',
+    env: 'LOOPGUARD_DNS_UPSTREAM',
+    kind: 'string',
+    default: DEFAULT_DNS_UPSTREAM,
+    help: "the DNS servers CoreDNS forwards to (ip or ip:port, comma-separated): a host name is rewritten only where their answer is its target's own CLB VIP (default: Tencent Cloud's VPC DNS, docs/dns.md)",
+  },
+  {
+    key: 'corednsServers',
+    flag: 'coredns-servers',
+    env: 'LOOPGUARD_COREDNS_SERVERS',
+    kind: 'string',
+    default: '',
+    help: "the CoreDNS servers the rewrite rules are checked through (ip or ip:port, comma-separated; each must answer with the Service's ClusterIP). Empty: the ClusterIP of kube-system/kube-dns",
+  },
+  { key: 'dnsCheckWaitMs', flag: 'dns-check-wait', env: 'LOOPGUARD_DNS_CHECK_WAIT', kind: 'duration', min: 1_000, max: 3_600_000, default: 150_000, help: "how long after writing its CoreDNS rules loopguard waits for CoreDNS to answer by them before reporting them not in effect (CoreDNS's reload interval + jitter + the kubelet's ConfigMap propagation)" },
+  { key: 'clusterDomain', flag: 'cluster-domain', env: 'LOOPGUARD_CLUSTER_DOMAIN', kind: 'string', default: 'cluster.local', help: "the cluster's DNS domain (the kubelet's --cluster-domain): Service names in the CoreDNS rules end in svc.<it>" },
   { key: 'logLevel', flag: 'log-level', env: 'LOOPGUARD_LOG_LEVEL', kind: 'string', allowed: ['error', 'warn', 'info', 'debug'], default: 'info', help: 'log level' },
   { key: 'shutdownGraceMs', flag: 'shutdown-grace', env: 'LOOPGUARD_SHUTDOWN_GRACE', kind: 'duration', min: 0, default: 8_000, help: 'on SIGTERM/SIGINT, how long in-flight reconciles and the CLB tasks they await may finish before they are aborted' },
 ] as const satisfies readonly Field[];
@@ -221,6 +260,14 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
   }
   if (result.kubeProxyVersion && !KUBE_PROXY_VERSION.test(result.kubeProxyVersion)) {
     problems.push(`--kube-proxy-version="${result.kubeProxyVersion}": expected a version such as v1.20.6-tke.12`);
+  }
+  for (const [flag, env, value, empty] of [['dns-upstream', 'LOOPGUARD_DNS_UPSTREAM', result.dnsUpstream, false], ['coredns-servers', 'LOOPGUARD_COREDNS_SERVERS', result.corednsServers, true]] as const) {
+    const parsed = parseDnsServers(value);
+    if ('bad' in parsed) problems.push(`--${flag}="${value}" (${env}): "${parsed.bad}" is not an IP address or ip:port`);
+    else if (!empty && parsed.servers.length === 0) problems.push(`--${flag} (${env}) is empty: name at least one DNS server`);
+  }
+  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(result.clusterDomain)) {
+    problems.push(`--cluster-domain="${result.clusterDomain}" (LOOPGUARD_CLUSTER_DOMAIN): expected a lower-case DNS name such as cluster.local`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return result;

@@ -74,11 +74,13 @@ export function trimIngress(ing: V1Ingress): V1Ingress {
   return ing;
 }
 
-/** A Gateway: its metadata (as a Service's), class and own EnvoyProxy's reference; listeners, addresses and status are not read. */
-export function trimGateway<G extends { metadata?: V1ObjectMeta; spec?: { gatewayClassName?: string; infrastructure?: { parametersRef?: unknown } }; status?: unknown }>(gw: G): G {
+/** A Gateway: its metadata (as a Service's), class, own EnvoyProxy's reference and listeners' hostnames; the rest of the listeners, addresses and status are not read. */
+export function trimGateway<G extends { metadata?: V1ObjectMeta; spec?: { gatewayClassName?: string; infrastructure?: { parametersRef?: unknown }; listeners?: { hostname?: string }[] }; status?: unknown }>(gw: G): G {
   trimMetadata(gw.metadata);
   const ref = gw.spec?.infrastructure?.parametersRef;
-  gw.spec = { ...pick(gw.spec, ['gatewayClassName']), ...(ref ? { infrastructure: { parametersRef: ref } } : {}) };
+  // The listeners' hostnames only: the names l7.inClusterDNS may rewrite (docs/dns.md).
+  const hostnames = (gw.spec?.listeners ?? []).flatMap((l) => (l.hostname ? [{ hostname: l.hostname }] : []));
+  gw.spec = { ...pick(gw.spec, ['gatewayClassName']), ...(ref ? { infrastructure: { parametersRef: ref } } : {}), ...(hostnames.length > 0 ? { listeners: hostnames } : {}) };
   delete gw.status;
   return gw;
 }

@@ -126,6 +126,7 @@ const invalid: [string, unknown, string[], { create?: boolean }?][] = [
   ['l7.healthCheckSource in lower case', { l7: { healthCheckSource: 'vip' } }, ['spec.l7.healthCheckSource', 'Unsupported value: "vip"']],
   ['VIP source with preventLoopback Auto', { l4: { healthCheckSource: 'VIP' } }, ['l4.preventLoopback: Auto needs l4.healthCheckSource: Range100_64', 'set l4.preventLoopback: Never']],
   ['allowCLBTrafficByDefault without keepalive', { l7: { keepalive: false, allowCLBTrafficByDefault: true } }, ['l7.allowCLBTrafficByDefault: true only has an effect with l7.keepalive: true']],
+  ['l7.inClusterDNS in lower case', { l7: { inClusterDNS: 'managed' } }, ['spec.l7.inClusterDNS', 'Unsupported value: "managed"', '"Off", "Managed"']],
   [
     'allowCLBTrafficByDefault without Ingress targets',
     { targets: ['Service'], l7: { allowCLBTrafficByDefault: true } },
@@ -190,7 +191,7 @@ describe('ClusterLoopbackPolicy admission', () => {
       mode: 'Audit',
       targets: ['Service', 'Ingress'],
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
-      l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
+      l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false, inClusterDNS: 'Off' },
       revertOnDelete: true,
       probe: { enabled: false, path: '/' },
       systemNamespaces: 'Exclude',
@@ -225,6 +226,13 @@ describe('ClusterLoopbackPolicy admission', () => {
     const r = await apply(`${PREFIX}-platform`, spec);
     expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
     expect((await stored(`${PREFIX}-platform`)).spec).toMatchObject(spec);
+  });
+
+  it('accepts l7.inClusterDNS: Managed, the field the namespaced kind refuses (docs/dns.md §4)', async () => {
+    const spec = { mode: 'Enforce', targets: ['Ingress', 'Gateway'], l7: { inClusterDNS: 'Managed' } };
+    const r = await apply(`${PREFIX}-dns`, spec);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: '' });
+    expect((await stored(`${PREFIX}-dns`)).spec).toMatchObject(spec);
   });
 
   it('validates updates too, and keeps the stored policy when refused', async () => {
@@ -360,7 +368,7 @@ describe('config/samples on the apiserver', () => {
       modeOverrides: [enforceWhereOptedIn],
       targets: ['Service', 'Ingress'],
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
-      l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
+      l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false, inClusterDNS: 'Off' },
       revertOnDelete: true,
       probe: { enabled: false, path: '/' },
       precedence: 'NamespacedFirst',

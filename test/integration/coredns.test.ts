@@ -103,7 +103,7 @@ example.com:${port.zoneFull} {
 `;
   const ingress = (host: string, service: string): DnsRewriteRequest => ({ target: `Ingress ${ns}/${service}`, host, namespace: ns, service });
   const rules = (...requests: DnsRewriteRequest[]) => {
-    const out = renderDnsRewrites(POLICY, 'cluster.local', requests);
+    const out = renderDnsRewrites([POLICY], 'cluster.local', requests);
     expect(out.refused).toEqual([]);
     return out.text;
   };

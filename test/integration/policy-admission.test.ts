@@ -165,6 +165,15 @@ const invalid: [string, unknown, string[], Sent?][] = [
   ['l7 as a list', { l7: [] }, ['spec.l7', 'must be of type object']],
   ['l7 field in the wrong case', { l7: { keepAlive: true } }, ['unknown field "spec.l7.keepAlive"']],
   ['l7.allowCLBTrafficByDefault as a string', { l7: { allowCLBTrafficByDefault: 'true' } }, ['spec.l7.allowCLBTrafficByDefault', 'must be of type boolean']],
+  // docs/dns.md §4: the rewrite changes answers for every pod, so only the cluster kind may ask for it.
+  [
+    'l7.inClusterDNS: Managed on a namespaced policy',
+    { l7: { inClusterDNS: 'Managed' } },
+    ['spec.l7.inClusterDNS', 'l7.inClusterDNS: Managed changes DNS answers for every pod of the cluster, so only a', 'ClusterLoopbackPolicy'],
+  ],
+  ['l7.inClusterDNS in lower case', { l7: { inClusterDNS: 'managed' } }, ['spec.l7.inClusterDNS', 'Unsupported value: "managed"', '"Off", "Managed"']],
+  // YAML 1.1 reads an unquoted Off as false: the refusal says the type.
+  ['l7.inClusterDNS as a boolean (YAML\'s unquoted Off)', { l7: { inClusterDNS: false } }, ['spec.l7.inClusterDNS', 'must be of type string']],
   // --- selectors
   ['selector field misspelt (matchLabel)', { selector: { matchLabel: { app: 'web' } } }, ['unknown field "spec.selector.matchLabel"']],
   ['matchLabels as a list', { selector: { matchLabels: ['app=web'] } }, ['spec.selector.matchLabels', 'must be of type object']],
@@ -240,7 +249,7 @@ describe('LoopbackPolicy admission', () => {
       mode: 'Audit',
       targets: ['Service', 'Ingress'],
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
-      l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false },
+      l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false, inClusterDNS: 'Off' },
       revertOnDelete: true,
       probe: { enabled: false, path: '/' },
     });
@@ -270,7 +279,7 @@ describe('LoopbackPolicy admission', () => {
     expect((await stored('partial')).spec).toEqual({
       ...spec,
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
-      l7: { keepalive: false, healthCheckSource: 'Unmanaged', allowCLBTrafficByDefault: false },
+      l7: { keepalive: false, healthCheckSource: 'Unmanaged', allowCLBTrafficByDefault: false, inClusterDNS: 'Off' },
       revertOnDelete: true,
       probe: { enabled: false, path: '/' },
     });

@@ -8,6 +8,7 @@
 // block binds 127.0.0.1 on a port the test picked (`bind 127.0.0.1`, UDP and TCP), and its kubernetes plugin reaches
 // the test apiserver through the admin kubeconfig the Corefile names (`kubeconfig`, which takes precedence over
 // `endpoint`: the plugin's README).
+import type { CoreV1Api } from '@kubernetes/client-node';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -122,4 +123,50 @@ export async function startCoreDns(options: CoreDnsOptions): Promise<CoreDnsProc
     throw err;
   }
   return { dir, write, remove: (file) => rmSync(join(dir, file)), logs: () => logs, configurations: () => logs.match(CONFIGURATION_LINE)?.length ?? 0, stop };
+}
+
+/** A ConfigMap key a file in CoreDNS's directory is read from. */
+export interface ConfigMapFile {
+  namespace: string;
+  name: string;
+  key: string;
+}
+
+export interface ConfigMapSync {
+  /** Syncs now (the kubelet's next sync period), for a test that must not wait for the next poll. */
+  now(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * STANDS IN FOR THE KUBELET'S CONFIGMAP VOLUME. In a cluster, CoreDNS's pod mounts ConfigMaps (its Corefile, and
+ * loopguard's rules once the administrator adds the mount: docs/dns.md §4), and the kubelet replaces a changed key's
+ * file atomically on its next sync. A test cannot mount a ConfigMap into a process, so this polls the ConfigMaps on
+ * the test apiserver and writes each key's text into CoreDNS's directory the same way (whole, by rename:
+ * CoreDnsProcess.write), and removes the file when the key or the ConfigMap is gone. It does nothing else: what
+ * CoreDNS then does with the files (reload, a parse failure) is CoreDNS's own.
+ */
+export function syncConfigMapFiles(core: CoreV1Api, dns: Pick<CoreDnsProcess, 'write' | 'remove'>, files: Record<string, ConfigMapFile>, intervalMs = 250): ConfigMapSync {
+  const last = new Map<string, string | undefined>();
+  let running: Promise<void> = Promise.resolve();
+  const once = async () => {
+    for (const [file, from] of Object.entries(files)) {
+      const cm = await core.readNamespacedConfigMap({ namespace: from.namespace, name: from.name }).catch(() => undefined);
+      const text = cm?.data?.[from.key];
+      if (last.has(file) && last.get(file) === text) continue;
+      if (text === undefined) {
+        if (last.get(file) !== undefined) dns.remove(file);
+      } else dns.write(file, text);
+      last.set(file, text);
+    }
+  };
+  const tick = () => (running = running.then(once, once));
+  const timer = setInterval(() => void tick(), intervalMs);
+  return {
+    now: () => tick(),
+    stop: async () => {
+      clearInterval(timer);
+      await running.catch(() => undefined);
+    },
+  };
 }

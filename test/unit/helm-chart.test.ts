@@ -61,6 +61,8 @@ const managerOf = (docs: Obj[]) => deploymentOf(docs).spec.template.spec.contain
 function normalise(o: Obj): Obj {
   const c = structuredClone(o) as Obj & { spec?: Record<string, unknown> };
   delete c.metadata.labels;
+  // Helm's own instruction, which kubectl has no use for: the CoreDNS rules' ConfigMap stays on uninstall (docs/dns.md).
+  if (c.metadata.annotations?.['helm.sh/resource-policy'] === 'keep' && c.metadata.name === 'loopguard-coredns-rules') delete c.metadata.annotations;
   if (c.kind === 'Deployment') {
     const d = c as unknown as Deployment;
     d.spec.selector.matchLabels = {};
@@ -196,7 +198,8 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
     expect(election.rules.flatMap((r) => r.resourceNames ?? [])).toEqual(['lg-loopguard-leader']);
     // The region's ConfigMap and the credentials' Secret.
     const regionRef = manager.env.find((e) => e.name === 'TENCENTCLOUD_REGION')?.valueFrom?.configMapKeyRef?.name;
-    expect(find(docs, 'ConfigMap').map((c) => c.metadata.name)).toEqual([regionRef]);
+    // … and kube-system/loopguard-coredns-rules, whose name CoreDNS's mount and the RBAC's resourceNames fix (docs/dns.md).
+    expect(find(docs, 'ConfigMap').map((c) => `${c.metadata.namespace}/${c.metadata.name}`).sort()).toEqual(['kube-system/loopguard-coredns-rules', `ops/${regionRef}`]);
     expect(manager.envFrom).toEqual([{ secretRef: { name: 'lg-loopguard-credentials', optional: true } }]);
   });
 
@@ -209,7 +212,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       metricsCertDir: 'metrics.certSecret (mounted there)',
     };
     const values = (parse(read('charts/loopguard/values.yaml').toString()) as { operator: Record<string, unknown> }).operator;
-    const valueOf: Record<string, string> = { namespace: 'leaseNamespace', leaseName: 'leaseName', driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod', probeWindowMs: 'probeWindow' };
+    const valueOf: Record<string, string> = { namespace: 'leaseNamespace', leaseName: 'leaseName', driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod', probeWindowMs: 'probeWindow', dnsCheckWaitMs: 'dnsCheckWait' };
     for (const f of FIELDS) {
       if (setByChart[f.key]) continue;
       expect({ flag: f.flag, hasValue: (valueOf[f.key] ?? f.key) in values }).toEqual({ flag: f.flag, hasValue: true });
@@ -237,6 +240,10 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       'operator.kubeProxyPreventLoopback=true',
       'operator.logLevel=debug',
       'operator.shutdownGrace=5s',
+      'operator.dnsUpstream=10.0.0.2\\,10.0.0.3:53',
+      'operator.corednsServers=10.96.0.10:53',
+      'operator.dnsCheckWait=1m',
+      'operator.clusterDomain=corp.internal',
       'extraArgs[0]=--log-level=warn',
     ];
     const docs = template('loopguard', 'loopguard-system', sets);
@@ -269,6 +276,10 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       kubeProxyPreventLoopback: 'true',
       logLevel: 'warn', // extraArgs come last and win
       shutdownGraceMs: 5_000,
+      dnsUpstream: '10.0.0.2,10.0.0.3:53',
+      corednsServers: '10.96.0.10:53',
+      dnsCheckWaitMs: 60_000,
+      clusterDomain: 'corp.internal',
     });
     expect(deploymentOf(docs).spec.template.spec.containers[0]).toMatchObject({
       ports: [
@@ -289,7 +300,7 @@ suite(`charts/loopguard with helm${gate.skip ? ` (skipped: ${gate.skip})` : ''}`
       properties: { operator: { properties: Record<string, { enum?: unknown[]; minimum?: number; maximum?: number; pattern?: string }> } };
     };
     const props = schema.properties.operator.properties;
-    const valueOf: Record<string, string> = { driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod', probeWindowMs: 'probeWindow' };
+    const valueOf: Record<string, string> = { driftCheckIntervalMs: 'driftCheckInterval', shutdownGraceMs: 'shutdownGrace', tkeGraceMs: 'tkeGracePeriod', probeWindowMs: 'probeWindow', dnsCheckWaitMs: 'dnsCheckWait' };
     for (const f of FIELDS) {
       const p = props[valueOf[f.key] ?? f.key];
       if (!p) continue; // kubeconfig, identity, region: set by the chart

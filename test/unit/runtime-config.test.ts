@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { CLIENT_NODE_IN_CLUSTER, ConfigError, detectRuntimeEnvironment, loadConfig, parseDuration, resolveRuntimeDefaults, usage, NO_NAMESPACE_PROBLEM } from '../../src/runtime/config.js';
+import { CLIENT_NODE_IN_CLUSTER, ConfigError, DEFAULT_DNS_UPSTREAM, parseDnsServers, detectRuntimeEnvironment, loadConfig, parseDuration, resolveRuntimeDefaults, usage, NO_NAMESPACE_PROBLEM } from '../../src/runtime/config.js';
 
 const base = { TENCENTCLOUD_REGION: 'ap-guangzhou' };
 
@@ -205,6 +205,35 @@ describe('operator configuration', () => {
     it('refuses a scheme that contradicts the protocol, and a path', () => {
       expect(() => loadConfig(['--clb-protocol=https://'], { LOOPGUARD_CLB_ENDPOINT: 'http://127.0.0.1:9000' })).toThrow(/says http:\/\/ but --clb-protocol/);
       expect(() => loadConfig([], { LOOPGUARD_CLB_ENDPOINT: '127.0.0.1:9000/api' })).toThrow(/expected host\[:port\] or http\(s\):\/\/host\[:port\]/);
+    });
+  });
+
+  describe('the settings of l7.inClusterDNS (docs/dns.md)', () => {
+    it('defaults: the VPC DNS upstream, kube-dns (empty), 150 s, cluster.local', () => {
+      expect(loadConfig([], base)).toMatchObject({ dnsUpstream: DEFAULT_DNS_UPSTREAM, corednsServers: '', dnsCheckWaitMs: 150_000, clusterDomain: 'cluster.local' });
+      expect(parseDnsServers(DEFAULT_DNS_UPSTREAM)).toEqual({ servers: ['183.60.83.19', '183.60.82.98'] });
+    });
+
+    // [text, servers or the entry refused]
+    const cases: [string, { servers: string[] } | { bad: string }][] = [
+      ['127.0.0.1:5353, 10.0.0.2', { servers: ['127.0.0.1:5353', '10.0.0.2'] }],
+      ['[fd00::a]:53,fd00::b', { servers: ['[fd00::a]:53', 'fd00::b'] }],
+      ['', { servers: [] }],
+      ['dns.example.com', { bad: 'dns.example.com' }],
+      ['10.0.0.256', { bad: '10.0.0.256' }],
+      ['10.0.0.2:0', { bad: '10.0.0.2:0' }],
+      ['10.0.0.2:53 10.0.0.3', { bad: '10.0.0.2:53 10.0.0.3' }],
+    ];
+    it.each(cases)('parses %j', (text, expected) => {
+      expect(parseDnsServers(text)).toEqual(expected);
+    });
+
+    it('refuses a bad server list, an empty upstream and a bad cluster domain, naming the flag', () => {
+      expect(() => loadConfig(['--dns-upstream=resolver.local'], base)).toThrow(/--dns-upstream="resolver.local" \(LOOPGUARD_DNS_UPSTREAM\): "resolver.local" is not an IP address/);
+      expect(() => loadConfig(['--dns-upstream=,'], base)).toThrow(/--dns-upstream \(LOOPGUARD_DNS_UPSTREAM\) is empty/);
+      expect(() => loadConfig([], { ...base, LOOPGUARD_COREDNS_SERVERS: 'kube-dns' })).toThrow(/--coredns-servers="kube-dns"/);
+      expect(() => loadConfig(['--cluster-domain=Cluster.Local'], base)).toThrow(/--cluster-domain="Cluster.Local"/);
+      expect(loadConfig(['--coredns-servers=127.0.0.1:5353', '--dns-check-wait=20s', '--cluster-domain=corp.internal'], base)).toMatchObject({ corednsServers: '127.0.0.1:5353', dnsCheckWaitMs: 20_000, clusterDomain: 'corp.internal' });
     });
   });
 });

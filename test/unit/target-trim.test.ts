@@ -1,8 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../../src/api/loopbackpolicy.js';
-import { ingressFacts, serviceFacts } from '../../src/model/target-facts.js';
-import { LAST_APPLIED, trimIngress, trimService } from '../../src/runtime/target-trim.js';
+import { gatewayFacts, ingressFacts, serviceFacts } from '../../src/model/target-facts.js';
+import { LAST_APPLIED, trimGateway, trimIngress, trimService } from '../../src/runtime/target-trim.js';
 
 
 // Every field a Service can carry that the model reads, and many it does not.
@@ -135,5 +135,26 @@ describe('trimIngress', () => {
     expect(trimmed.spec?.rules?.map((r) => r.http?.paths.length ?? 0)).toEqual([2, 1, 0]);
     expect(trimmed.spec?.rules?.[0]?.http?.paths[0]).toEqual({ path: '/', backend: { service: { name: 'web' } } });
     expect(trimmed.status).toEqual({ loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } });
+  });
+});
+
+describe('trimGateway', () => {
+  it("keeps the listeners' hostnames (the names l7.inClusterDNS may rewrite) and gives the same facts", () => {
+    const full = () => ({
+      metadata: { namespace: 'shop', name: 'gw', uid: 'u-1', resourceVersion: '7' },
+      spec: {
+        gatewayClassName: 'eg',
+        listeners: [
+          { name: 'http', port: 80, protocol: 'HTTP', hostname: 'shop.example.com', allowedRoutes: { namespaces: { from: 'Same' } } },
+          { name: 'any', port: 8080, protocol: 'HTTP' },
+          { name: 'https', port: 443, protocol: 'HTTPS', hostname: 'shop.example.com', tls: { certificateRefs: [{ name: 'cert' }] } },
+        ],
+      },
+      status: { conditions: [] },
+    });
+    const trimmed = trimGateway(full());
+    expect(trimmed.spec).toEqual({ gatewayClassName: 'eg', listeners: [{ hostname: 'shop.example.com' }, { hostname: 'shop.example.com' }] });
+    expect(gatewayFacts(trimmed, [])).toEqual(gatewayFacts(full(), []));
+    expect(gatewayFacts(trimmed, []).hostnames).toEqual(['shop.example.com']);
   });
 });

@@ -84,6 +84,10 @@ operator's own defaults apply otherwise. --leader-election-id only when the Leas
 {{- if $o.tkeGracePeriod }}{{ $args = append $args (printf "--tke-grace-period=%s" $o.tkeGracePeriod) }}{{ end }}
 {{- if $o.probeWindow }}{{ $args = append $args (printf "--probe-window=%s" $o.probeWindow) }}{{ end }}
 {{- if $o.envoyGatewayNamespace }}{{ $args = append $args (printf "--envoy-gateway-namespace=%s" $o.envoyGatewayNamespace) }}{{ end }}
+{{- if $o.dnsUpstream }}{{ $args = append $args (printf "--dns-upstream=%s" $o.dnsUpstream) }}{{ end }}
+{{- if $o.corednsServers }}{{ $args = append $args (printf "--coredns-servers=%s" $o.corednsServers) }}{{ end }}
+{{- if $o.dnsCheckWait }}{{ $args = append $args (printf "--dns-check-wait=%s" $o.dnsCheckWait) }}{{ end }}
+{{- if $o.clusterDomain }}{{ $args = append $args (printf "--cluster-domain=%s" $o.clusterDomain) }}{{ end }}
 {{- if $o.kubeProxyMode }}{{ $args = append $args (printf "--kube-proxy-mode=%s" $o.kubeProxyMode) }}{{ end }}
 {{- if $o.kubeProxyVersion }}{{ $args = append $args (printf "--kube-proxy-version=%s" $o.kubeProxyVersion) }}{{ end }}
 {{- if not (kindIs "invalid" $o.kubeProxyPreventLoopback) }}{{ if ne (toString $o.kubeProxyPreventLoopback) "" }}{{ $args = append $args (printf "--kube-proxy-prevent-loopback=%v" $o.kubeProxyPreventLoopback) }}{{ end }}{{ end }}

@@ -13,6 +13,7 @@ import type { EventRecorder } from '../../kube/events.js';
 import type { PolicyStatusWriter } from '../../kube/status-writer.js';
 import type { KubeWriter } from '../../kube/writer.js';
 import type { NamespaceReports } from './namespace-reports.js';
+import type { DnsRules } from './dns-rules.js';
 import type { ClusterProfile } from '../../model/cluster-profile.js';
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import type { OwnerKey, RecordRegistry } from '../../model/record-registry.js';
@@ -52,6 +53,8 @@ export interface PolicyControllerOptions extends RoundDeps {
   statusWriter: Pick<PolicyStatusWriter, 'apply'>;
   /** The OpenReports Report per governed namespace (docs/cluster-policy.md §8); absent: none written. */
   reports?: Pick<NamespaceReports, 'enabled' | 'publish' | 'forget'>;
+  /** The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md); absent: cluster policies asking for it get no rules. */
+  dns?: Pick<DnsRules, 'publish' | 'forget' | 'condition'>;
   /** Enforce's Kubernetes writer (finalizers). */
   writer: Pick<KubeWriter, 'setFinalizers'>;
   /** The ownership registry (LoopbackRecords), read from the API server by the revert. */

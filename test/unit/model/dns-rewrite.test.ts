@@ -2,7 +2,7 @@
 // could write CoreDNS configuration or take over a name someone else owns are refused, one at a time. The rule
 // syntax is the one test/integration/coredns.test.ts runs through real CoreDNS.
 import { describe, expect, it } from '@jest/globals';
-import { renderDnsRewrites, type DnsRewriteRequest } from '../../../src/model/dns-rewrite.js';
+import { parseDnsRewrites, renderDnsRewrites, type DnsRewriteRequest } from '../../../src/model/dns-rewrite.js';
 
 /** The longest legal host: 253 characters, labels of at most 63. */
 const LONGEST = ['a'.repeat(63), 'b'.repeat(63), 'c'.repeat(63), 'd'.repeat(57), 'com'].join('.');
@@ -10,7 +10,7 @@ const req = (host: string, namespace = 'shop', service = 'web', target = `Ingres
 
 describe('renderDnsRewrites', () => {
   it('writes one exact rule a host, sorted, under a header naming loopguard and the policy', () => {
-    const out = renderDnsRewrites('tke-defaults', 'cluster.local', [req('www.example.com', 'blog', 'site'), req('shop.example.com'), req('api.example.com', 'shop', 'api')]);
+    const out = renderDnsRewrites(['tke-defaults'], 'cluster.local', [req('www.example.com', 'blog', 'site'), req('shop.example.com'), req('api.example.com', 'shop', 'api')]);
     expect(out.text).toBe(
       [
         '# Managed by loopguard for ClusterLoopbackPolicy tke-defaults (l7.inClusterDNS: Managed); loopguard rewrites this file whole.',
@@ -27,12 +27,12 @@ describe('renderDnsRewrites', () => {
 
   it('gives the same bytes whatever the order of the requests', () => {
     const rs = [req('b.example.com'), req('a.example.com', 'x', 'y'), req('c.example.org', 'z', 'w')];
-    const texts = [rs, [...rs].reverse(), [rs[1]!, rs[2]!, rs[0]!]].map((r) => renderDnsRewrites('p', 'cluster.local', r).text);
+    const texts = [rs, [...rs].reverse(), [rs[1]!, rs[2]!, rs[0]!]].map((r) => renderDnsRewrites(['p'], 'cluster.local', r).text);
     expect(new Set(texts).size).toBe(1);
   });
 
   it('with nothing to rewrite, the header alone (the file a revert leaves)', () => {
-    const out = renderDnsRewrites('p', 'cluster.local', []);
+    const out = renderDnsRewrites(['p'], 'cluster.local', []);
     expect(out.text.trimEnd().split('\n')).toHaveLength(3);
     expect(out.text).toContain('# 0 rules.');
     expect(out.text).not.toContain('rewrite ');
@@ -40,22 +40,22 @@ describe('renderDnsRewrites', () => {
 
   it('uses the cluster domain given, with or without its root dot', () => {
     for (const domain of ['corp.internal', 'corp.internal.']) {
-      expect(renderDnsRewrites('p', domain, [req('shop.example.com')]).text).toContain(' web.shop.svc.corp.internal. answer auto\n');
+      expect(renderDnsRewrites(['p'], domain, [req('shop.example.com')]).text).toContain(' web.shop.svc.corp.internal. answer auto\n');
     }
   });
 
   it('accepts a trailing dot on the host and writes it once', () => {
-    expect(renderDnsRewrites('p', 'cluster.local', [req('shop.example.com.')]).rules).toEqual([{ host: 'shop.example.com', serviceName: 'web.shop.svc.cluster.local', targets: ['Ingress shop/web'] }]);
+    expect(renderDnsRewrites(['p'], 'cluster.local', [req('shop.example.com.')]).rules).toEqual([{ host: 'shop.example.com', serviceName: 'web.shop.svc.cluster.local', targets: ['Ingress shop/web'] }]);
   });
 
   it('merges the same mapping asked by two targets (two Ingresses, one host, one Service) into one rule', () => {
-    const out = renderDnsRewrites('p', 'cluster.local', [req('shop.example.com', 'shop', 'web', 'Ingress shop/b'), req('shop.example.com', 'shop', 'web', 'Ingress shop/a')]);
+    const out = renderDnsRewrites(['p'], 'cluster.local', [req('shop.example.com', 'shop', 'web', 'Ingress shop/b'), req('shop.example.com', 'shop', 'web', 'Ingress shop/a')]);
     expect(out.rules).toEqual([{ host: 'shop.example.com', serviceName: 'web.shop.svc.cluster.local', targets: ['Ingress shop/a', 'Ingress shop/b'] }]);
     expect(out.text.match(/^rewrite /gm)).toHaveLength(1);
   });
 
   it('refuses a host two targets claim for different Services, for both, and keeps the other rules', () => {
-    const out = renderDnsRewrites('p', 'cluster.local', [req('shop.example.com', 'shop', 'web'), req('shop.example.com', 'mallory', 'grab'), req('blog.example.com', 'blog', 'site')]);
+    const out = renderDnsRewrites(['p'], 'cluster.local', [req('shop.example.com', 'shop', 'web'), req('shop.example.com', 'mallory', 'grab'), req('blog.example.com', 'blog', 'site')]);
     expect(out.rules.map((r) => r.host)).toEqual(['blog.example.com']);
     expect(out.refused.map((r) => r.target)).toEqual(['Ingress mallory/grab', 'Ingress shop/web']);
     for (const r of out.refused) expect(r.reason).toBe('host is claimed for different Services (Ingress mallory/grab → grab.mallory.svc.cluster.local; Ingress shop/web → web.shop.svc.cluster.local)');
@@ -96,7 +96,7 @@ describe('renderDnsRewrites', () => {
     { name: 'empty Service name', request: req('shop.example.com', 'shop', ''), reason: /not a namespace and name/ },
   ];
   it.each(refusals)('refuses $name', ({ request, reason }) => {
-    const out = renderDnsRewrites('p', 'cluster.local', [request, req('ok.example.com', 'ok', 'svc')]);
+    const out = renderDnsRewrites(['p'], 'cluster.local', [request, req('ok.example.com', 'ok', 'svc')]);
     expect(out.refused).toHaveLength(1);
     expect(out.refused[0]!.target).toBe(request.target);
     expect(out.refused[0]!.reason).toMatch(reason);
@@ -109,12 +109,27 @@ describe('renderDnsRewrites', () => {
 
   it('accepts the longest legal host (253 characters, labels of 63)', () => {
     expect(LONGEST).toHaveLength(253);
-    expect(renderDnsRewrites('p', 'cluster.local', [req(LONGEST)]).rules).toHaveLength(1);
+    expect(renderDnsRewrites(['p'], 'cluster.local', [req(LONGEST)]).rules).toHaveLength(1);
   });
 
   it('throws on a bad policy name or cluster domain (its own configuration, not a namespace user\'s)', () => {
-    expect(() => renderDnsRewrites('bad\nname', 'cluster.local', [])).toThrow(/policy name/);
-    expect(() => renderDnsRewrites('p', 'cluster local', [])).toThrow(/cluster domain/);
-    expect(() => renderDnsRewrites('p', '', [])).toThrow(/cluster domain is empty/);
+    expect(() => renderDnsRewrites(['bad\nname'], 'cluster.local', [])).toThrow(/policy name/);
+    expect(() => renderDnsRewrites(['p'], 'cluster local', [])).toThrow(/cluster domain/);
+    expect(() => renderDnsRewrites(['p'], '', [])).toThrow(/cluster domain is empty/);
+  });
+
+  it('names every policy that asks, sorted and once, and says so when none does', () => {
+    const first = (policies: string[]) => renderDnsRewrites(policies, 'cluster.local', []).text.split('\n')[0];
+    expect(first(['zeta', 'alpha', 'zeta'])).toBe('# Managed by loopguard for ClusterLoopbackPolicy alpha, zeta (l7.inClusterDNS: Managed); loopguard rewrites this file whole.');
+    expect(first([])).toBe('# Managed by loopguard (no ClusterLoopbackPolicy asks for l7.inClusterDNS: Managed now); loopguard rewrites this file whole.');
+  });
+});
+
+describe('parseDnsRewrites', () => {
+  it('reads back the rules of a rendered file (what the ConfigMap holds after a restart), and nothing else', () => {
+    const out = renderDnsRewrites(['p'], 'cluster.local', [req('shop.example.com'), req('api.example.com', 'shop', 'api')]);
+    expect(parseDnsRewrites(out.text)).toEqual(out.rules.map((r) => ({ host: r.host, serviceName: r.serviceName })));
+    expect(parseDnsRewrites('# rewrite stop name exact a.example.com. b.c.svc.cluster.local. answer auto\nrewrite name a.example.com b\n')).toEqual([]);
+    expect(parseDnsRewrites('')).toEqual([]);
   });
 });

@@ -1,0 +1,202 @@
+// The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md §4) as one unit of work: one ConfigMap, one key on
+// the shared work queue (DNS_RULES_KEY), as the namespaces' reports are (namespace-reports.ts). Each cluster policy's
+// round publishes the names its targets ask for (model/dns-names.ts); this unit takes every policy's, keeps the names
+// whose upstream answer is their target's own VIP, renders the file (model/dns-rewrite.ts), writes it when it
+// differs, resolves each name through every CoreDNS server and reports back: per policy an `InClusterDNS` condition
+// (model/dns-check.ts), which the policy's next status carries (the unit queues the policy when it changes). A name
+// no longer asked for (Managed turned off, a target fixed or gone, the policy deleted) leaves the file and is
+// checked until it no longer resolves to its Service. A policy's round never waits on DNS; a failed read or write is
+// reported in the condition and tried again at the next check.
+import { dnsCondition, readCorefile, ruleReverted, type DnsCondition, type DnsRuleAnswer } from '../../model/dns-check.js';
+import { dnsNameOwned, type DnsNameChoice } from '../../model/dns-names.js';
+import { parseDnsRewrites, renderDnsRewrites, type DnsRewriteRule } from '../../model/dns-rewrite.js';
+import { policyRefOf, type OwnerKey } from '../../model/record-registry.js';
+import { COREDNS_NAMESPACE, RULES_CONFIGMAP, type CorednsRulesAccess } from '../../kube/coredns-rules-store.js';
+import type { DnsLookup } from '../../runtime/dns-resolver.js';
+import type { ReconcileOutcome } from '../../runtime/work-queue.js';
+
+/** The work queue's key of this unit (no owner key or namespace starts with an upper-case `D`). */
+export const DNS_RULES_KEY = `DnsRules/${COREDNS_NAMESPACE}/${RULES_CONFIGMAP}`;
+const CONFIGMAP = `${COREDNS_NAMESPACE}/${RULES_CONFIGMAP}`;
+
+export interface DnsRulesOptions {
+  store: CorednsRulesAccess;
+  lookup: DnsLookup;
+  /** What CoreDNS forwards to: the answer that shows whose a name is. */
+  upstream: readonly string[];
+  /** The CoreDNS servers the rules are checked through, each alone; empty: the kube-dns Service's (store.kubeDns). */
+  coredns: readonly string[];
+  clusterDomain: string;
+  /** How long CoreDNS may take to apply a change of the file (ms). */
+  waitMs: number;
+  /** How often rules in effect are checked again: a Corefile that loses the import line stops them silently (ms). */
+  recheckMs: number;
+  queue: { add(key: string): void };
+  /** The cluster policies that ask for Managed now (the cache): the file is written once each has published. */
+  owners: () => OwnerKey[];
+  logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
+  now?: () => number;
+}
+
+/** How soon a check that waits on CoreDNS comes back (ms). */
+const PENDING_RECHECK_MS = 2_000;
+
+export class DnsRules {
+  /** Per policy, the names it asked for last. */
+  private readonly asked = new Map<OwnerKey, DnsNameChoice>();
+  /** Policies forgotten while the cache may still list them (a deleted policy until its last event arrives). */
+  private readonly gone = new Set<OwnerKey>();
+  private readonly conditions = new Map<OwnerKey, DnsCondition>();
+  /** The file's text as this process last found or wrote it, and since when CoreDNS may have had it. */
+  private current: { text: string; since: number } | undefined;
+  /** Rules taken out of the file, by host, until CoreDNS no longer answers them by their Service. */
+  private readonly reverting = new Map<string, { serviceName: string; since: number }>();
+  private readonly now: () => number;
+
+  constructor(private readonly o: DnsRulesOptions) {
+    this.now = o.now ?? Date.now;
+  }
+
+  /** `owner`'s names (undefined: it does not ask for Managed); the file is rewritten when they changed. */
+  publish(owner: OwnerKey, choice: DnsNameChoice | undefined): void {
+    if (!choice) return this.forget(owner);
+    this.gone.delete(owner);
+    const before = this.asked.get(owner);
+    this.asked.set(owner, choice);
+    if (!before || JSON.stringify(before) !== JSON.stringify(choice)) this.o.queue.add(DNS_RULES_KEY);
+  }
+
+  /** The policy is gone, or no longer asks: its names leave the file. */
+  forget(owner: OwnerKey): void {
+    this.conditions.delete(owner);
+    if (!this.asked.delete(owner)) return;
+    this.gone.add(owner);
+    this.o.queue.add(DNS_RULES_KEY);
+  }
+
+  /** The policy's `InClusterDNS` condition as last checked; undefined when it does not ask. */
+  condition(owner: OwnerKey): DnsCondition | undefined {
+    if (!this.asked.has(owner)) return undefined;
+    return this.conditions.get(owner) ?? { status: 'Unknown', reason: 'RulesPending', message: `loopguard has not written the rules to the ConfigMap ${CONFIGMAP} yet.` };
+  }
+
+  /** The queue's handler for DNS_RULES_KEY. */
+  async reconcile(): Promise<ReconcileOutcome | void> {
+    // Written before every asking policy has published, the file would drop the others' names for a while.
+    if (!this.o.owners().every((o) => this.asked.has(o) || this.gone.has(o))) return;
+    const now = this.now();
+    const { requests, notWritten } = await this.ownedNames();
+    const file = renderDnsRewrites([...this.asked.keys()].map((o) => policyRefOf(o).name), this.o.clusterDomain, requests);
+    const ownerOf = new Map(requests.map((r) => [r.target, r.owner]));
+    for (const r of file.refused) notWritten.get(ownerOf.get(r.target)!)?.push(r);
+
+    let writeProblem: string | undefined;
+    try {
+      const stored = await this.o.store.read();
+      if (await this.o.store.write(file.text)) {
+        this.o.logger.info('CoreDNS rules written', { configMap: CONFIGMAP, rules: file.rules.length });
+        this.current = { text: file.text, since: now };
+      } else if (this.current?.text !== file.text) {
+        // Found as it should be (a restart, another replica's write): CoreDNS gets the usual time from now on.
+        this.current = { text: file.text, since: now };
+      }
+      const kept = new Set(file.rules.map((r) => `${r.host} ${r.serviceName}`));
+      for (const r of parseDnsRewrites(stored)) if (!kept.has(`${r.host} ${r.serviceName}`)) this.reverting.set(r.host, { serviceName: r.serviceName, since: now });
+    } catch (err) {
+      writeProblem = err instanceof Error ? err.message : String(err);
+      this.o.logger.warn('CoreDNS rules not written', { configMap: CONFIGMAP, error: writeProblem });
+    }
+
+    const kubeDns = this.o.coredns.length > 0 ? undefined : await this.o.store.kubeDns();
+    const servers = this.o.coredns.length > 0 ? [...this.o.coredns] : kubeDns ? [kubeDns] : [];
+    const answers = new Map<string, DnsRuleAnswer[]>();
+    if (!writeProblem) for (const r of file.rules) answers.set(r.host, await this.check(servers, r));
+    await this.checkReverts(servers, now);
+
+    let corefile: ReturnType<typeof readCorefile> | undefined;
+    const conditionOf = (owner: OwnerKey) =>
+      dnsCondition({
+        rules: file.rules.filter((r) => r.targets.some((t) => ownerOf.get(t) === owner)).map((r) => ({ host: r.host, serviceName: r.serviceName, ...(answers.has(r.host) ? { answers: answers.get(r.host)! } : {}) })),
+        notWritten: notWritten.get(owner) ?? [],
+        ...(writeProblem ? { writeProblem } : {}),
+        servers,
+        writtenAt: this.current?.since ?? now,
+        waitMs: this.o.waitMs,
+        now,
+        ...(corefile ? { corefile } : {}),
+        configMap: CONFIGMAP,
+      });
+    let next = new Map([...this.asked.keys()].map((o) => [o, conditionOf(o)] as const));
+    // Only when the answers are wrong past the wait: the Corefile says which cause it is (read-only, docs/dns.md §4).
+    if ([...next.values()].some((c) => c.reason === 'RulesNotInEffect')) {
+      const text = await this.o.store.corefile();
+      if (text !== undefined) {
+        corefile = readCorefile(text);
+        next = new Map([...this.asked.keys()].map((o) => [o, conditionOf(o)] as const));
+      }
+    }
+    for (const [owner, c] of next) {
+      const before = this.conditions.get(owner);
+      this.conditions.set(owner, c);
+      if (!before || before.status !== c.status || before.reason !== c.reason || before.message !== c.message) {
+        if (c.status === 'False') this.o.logger.warn('CoreDNS rules not in effect', { policy: owner, reason: c.reason, message: c.message });
+        // The policy's next status carries it (publish.ts).
+        this.o.queue.add(owner);
+      }
+    }
+    const waiting = [...next.values()].some((c) => c.reason === 'RulesPending') || this.reverting.size > 0;
+    if (waiting) return { requeueAfterMs: Math.min(PENDING_RECHECK_MS, this.o.waitMs) };
+    return this.asked.size > 0 || writeProblem ? { requeueAfterMs: this.o.recheckMs } : undefined;
+  }
+
+  /** Every policy's candidates whose upstream answer is their target's own VIP; the others with the reason, per policy. */
+  private async ownedNames() {
+    const requests: { owner: OwnerKey; target: string; host: string; namespace: string; service: string }[] = [];
+    const notWritten = new Map<OwnerKey, { target: string; host?: string; reason: string }[]>();
+    const upstream = new Map<string, Promise<string[]>>();
+    for (const [owner, choice] of this.asked) {
+      const left = [...choice.leftOut];
+      notWritten.set(owner, left);
+      for (const c of choice.candidates) {
+        const host = c.host.toLowerCase().replace(/\.$/, '');
+        let answer = upstream.get(host);
+        if (!answer) upstream.set(host, (answer = this.o.lookup.resolve4(this.o.upstream, host)));
+        try {
+          const ips = await answer;
+          if (dnsNameOwned(ips, c.vips)) requests.push({ owner, target: c.target, host: c.host, namespace: c.namespace, service: c.service });
+          else left.push({ target: c.target, host: c.host, reason: `the upstream DNS (${this.o.upstream.join(', ')}) answers ${ips.length > 0 ? ips.join(', ') : 'no address'}, not the target's CLB VIP ${c.vips.join(', ')}: the name is not shown to be the target's` });
+        } catch (err) {
+          left.push({ target: c.target, host: c.host, reason: `the upstream DNS did not answer (${err instanceof Error ? err.message : String(err)}), so whose name it is cannot be checked` });
+        }
+      }
+    }
+    return { requests, notWritten };
+  }
+
+  /** What each CoreDNS server answers for the rule's host and its Service's name. */
+  private async check(servers: readonly string[], r: Pick<DnsRewriteRule, 'host' | 'serviceName'>): Promise<DnsRuleAnswer[]> {
+    return Promise.all(
+      servers.map(async (server) => {
+        try {
+          const [host, service] = await Promise.all([this.o.lookup.resolve4([server], r.host), this.o.lookup.resolve4([server], r.serviceName)]);
+          return { server, host, service };
+        } catch (err) {
+          return { server, host: [], service: [], error: err instanceof Error ? err.message : String(err) };
+        }
+      }),
+    );
+  }
+
+  /** Removed rules: done once no server answers them by their Service; past the wait, said once in the log. */
+  private async checkReverts(servers: readonly string[], now: number): Promise<void> {
+    for (const [host, r] of [...this.reverting]) {
+      if (servers.length === 0 || ruleReverted(await this.check(servers, { host, serviceName: r.serviceName }))) {
+        this.reverting.delete(host);
+        this.o.logger.info('CoreDNS rule reverted', { host, service: r.serviceName });
+      } else if (now - r.since >= this.o.waitMs) {
+        this.reverting.delete(host);
+        this.o.logger.warn('CoreDNS still answers a removed rule', { host, service: r.serviceName, waitedMs: now - r.since, configMap: CONFIGMAP });
+      }
+    }
+  }
+}

@@ -1,0 +1,136 @@
+// Pure: whether loopguard's CoreDNS rules are in effect, judged from answers CoreDNS gave (docs/dns.md §3, §4), and
+// what a policy's `InClusterDNS` condition says about its names. Resolving through CoreDNS is the one reliable signal
+// (§3: a lost import line and someone's Corefile syntax error leave no metric; the logs need pods/log in kube-system),
+// so a rule is in effect when every CoreDNS server answers its host with exactly the addresses it answers the
+// Service's own name with (the ClusterIP), under the asked name. What the answers cannot tell apart, the condition
+// names with the way to tell: the import line (confirmed from the Corefile text, read-only, when it can be read), a
+// Corefile that no longer reloads (its braces, when they do not balance), NodeLocal DNSCache.
+
+/** What one CoreDNS server answered for one rule: the host's addresses and the Service name's (an error: none). */
+export interface DnsRuleAnswer {
+  server: string;
+  host: readonly string[];
+  service: readonly string[];
+  error?: string;
+}
+
+export type DnsRuleState = 'InEffect' | 'NotInEffect';
+
+/** The rule answers by its Service on every server (and at least one server answered). */
+export function ruleInEffect(answers: readonly DnsRuleAnswer[]): boolean {
+  return answers.length > 0 && answers.every((a) => !a.error && a.service.length > 0 && sameSet(a.host, a.service));
+}
+
+/** A removed rule no longer answers by its Service on any server (a Service gone answers nothing: reverted). */
+export function ruleReverted(answers: readonly DnsRuleAnswer[]): boolean {
+  return answers.every((a) => !a.error && (a.service.length === 0 || !a.host.some((ip) => a.service.includes(ip))));
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  return a.length > 0 && a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));
+}
+
+/** The directory the administrator mounts the ConfigMap at, and the import line that reads it (docs/dns.md §4). */
+export const RULES_MOUNT_DIR = '/etc/coredns/loopguard';
+export const IMPORT_LINE = `import ${RULES_MOUNT_DIR}/*.rules`;
+
+/** What the Corefile text says about the rules: whether a line imports a `loopguard/*.rules` glob, whether its braces balance. */
+export interface CorefileFindings {
+  importsRules: boolean;
+  bracesBalance: boolean;
+}
+
+/** Reads the Corefile as text (comments dropped); loopguard never writes it. */
+export function readCorefile(text: string): CorefileFindings {
+  const lines = text.split('\n').map((l) => l.replace(/#.*$/, '').trim());
+  // The documented line, or the same glob under another mount path (a `loopguard/` directory of `*.rules` files).
+  const importsRules = lines.some((l) => /^import\s+(\S*\/)?loopguard\/\*\.rules$/.test(l));
+  let depth = 0;
+  let balanced = true;
+  for (const ch of lines.join('\n')) {
+    if (ch === '{') depth++;
+    else if (ch === '}' && --depth < 0) balanced = false;
+  }
+  return { importsRules, bracesBalance: balanced && depth === 0 };
+}
+
+export interface DnsConditionInput {
+  /** The names this policy asked for that were written, by host, with what CoreDNS answered (undefined: not checked yet). */
+  rules: readonly { host: string; serviceName: string; answers?: readonly DnsRuleAnswer[] }[];
+  /** Names this policy's targets would need but that were not written, with the reason. */
+  notWritten: readonly { target: string; host?: string; reason: string }[];
+  /** Why the ConfigMap could not be written or read; undefined: written (or already equal). */
+  writeProblem?: string;
+  /** The CoreDNS servers checked; empty: none known. */
+  servers: readonly string[];
+  /** Since when the current rules have been in the ConfigMap, and how long CoreDNS may take to apply them (ms). */
+  writtenAt: number;
+  waitMs: number;
+  now: number;
+  /** The Corefile as read; undefined: it could not be read. */
+  corefile?: CorefileFindings;
+  /** The ConfigMap holding the rules, for messages ("kube-system/loopguard-coredns-rules"). */
+  configMap: string;
+}
+
+export interface DnsCondition {
+  status: 'True' | 'False' | 'Unknown';
+  reason: 'RulesInEffect' | 'NothingToRewrite' | 'RulesPending' | 'RulesNotInEffect' | 'RulesNotWritten';
+  message: string;
+}
+
+export const CONDITION_IN_CLUSTER_DNS = 'InClusterDNS';
+/** Names listed in a message; the rest are counted. */
+const SHOWN = 10;
+
+function list(items: readonly string[]): string {
+  return items.slice(0, SHOWN).join('; ') + (items.length > SHOWN ? `; and ${items.length - SHOWN} more` : '');
+}
+
+/** The causes resolving alone cannot tell apart (docs/dns.md §3 #6–#8, §2), narrowed by the Corefile when read. */
+export function notInEffectCauses(corefile: CorefileFindings | undefined, configMap: string): string {
+  const mount = `the ConfigMap ${configMap} not mounted into the CoreDNS Deployment at ${RULES_MOUNT_DIR} (kubectl -n kube-system get deploy coredns -o jsonpath='{.spec.template.spec.volumes}')`;
+  const reload = 'CoreDNS not reloading: a Corefile edit that does not parse or start keeps the last configuration serving (look for "plugin/reload" warnings and errors in the CoreDNS logs and at coredns_reload_failed_total); fix the Corefile, loopguard never edits it';
+  const nodeLocal = 'NodeLocal DNSCache answering names outside the cluster domain without CoreDNS (kubectl -n kube-system get cm node-local-dns -o yaml)';
+  if (!corefile) return `Possible causes: the Corefile (kube-system/coredns) lacks the line "${IMPORT_LINE}" in the block that serves these names; ${mount}; ${reload}; ${nodeLocal}. docs/dns.md has the one-time patch.`;
+  if (!corefile.importsRules) return `The Corefile (kube-system/coredns) has no line "${IMPORT_LINE}": add it to the block that serves these names (docs/dns.md has the one-time patch; a reset of the Corefile by the add-on removes it).`;
+  // Measured (docs/dns.md §3 #7): CoreDNS refuses such a Corefile and keeps its last configuration; a block left open
+  // to the end of the file may instead be read as running to the end, changing what the block does.
+  if (!corefile.bracesBalance) return `The Corefile (kube-system/coredns) has a block that is not closed (its braces do not balance): CoreDNS refuses such a Corefile and keeps serving its last configuration, ignoring the rules (it logs "plugin/reload: Corefile parse failed"), or reads a block left open to the end of the file otherwise than written. Fix the Corefile (someone else's edit; loopguard never edits it).`;
+  return `The Corefile imports the rules, so the cause is one of: ${mount}; ${reload}; ${nodeLocal}.`;
+}
+
+/** The policy's `InClusterDNS` condition. */
+export function dnsCondition(i: DnsConditionInput): DnsCondition {
+  const left = i.notWritten.map((n) => `${n.host ? `${n.host} (${n.target})` : n.target}: ${n.reason}`);
+  const leftText = left.length > 0 ? ` Not rewritten: ${list(left)}.` : '';
+  if (i.writeProblem) {
+    return { status: 'False', reason: 'RulesNotWritten', message: `The rules could not be written to the ConfigMap ${i.configMap}: ${i.writeProblem}. The Helm chart and config/default create it empty; loopguard may only get and update it.${leftText}` };
+  }
+  if (i.rules.length === 0) {
+    return { status: 'True', reason: 'NothingToRewrite', message: `No host name of this policy's targets needs a CoreDNS rewrite now.${leftText}` };
+  }
+  if (i.servers.length === 0) {
+    return { status: 'Unknown', reason: 'RulesPending', message: `The rules are in the ConfigMap ${i.configMap}, but no CoreDNS server is known to check them through (set --coredns-servers, or the kube-system/kube-dns Service has no ClusterIP).${leftText}` };
+  }
+  const off = i.rules.filter((r) => !r.answers || !ruleInEffect(r.answers));
+  const mapped = (r: { host: string; serviceName: string }) => `${r.host} → ${r.serviceName}`;
+  if (off.length === 0) {
+    return { status: 'True', reason: 'RulesInEffect', message: `CoreDNS (${i.servers.join(', ')}) answers ${i.rules.length} host name(s) with their Service's ClusterIP: ${list(i.rules.map(mapped))}.${leftText}` };
+  }
+  const waited = i.now - i.writtenAt;
+  if (waited < i.waitMs) {
+    // No running count in the message: the status is written only when the condition changes.
+    return { status: 'Unknown', reason: 'RulesPending', message: `Waiting up to ${Math.round(i.waitMs / 1000)} s from ${new Date(i.writtenAt).toISOString()} for CoreDNS to apply the rules (its reload interval and the kubelet's ConfigMap propagation): ${list(off.map(mapped))}.${leftText}` };
+  }
+  const seen = (r: (typeof off)[number]) => {
+    const a = r.answers?.find((x) => !ruleInEffect([x]));
+    const got = a ? (a.error ? `error ${a.error}` : a.host.length > 0 ? a.host.join(', ') : 'no address') : 'not checked';
+    return `${r.host} (${a?.server ?? 'CoreDNS'} answered ${got}, not ${a?.service.join(', ') || 'the ClusterIP'})`;
+  };
+  return {
+    status: 'False',
+    reason: 'RulesNotInEffect',
+    message: `${off.length} of ${i.rules.length} rule(s) are not in effect more than ${Math.round(i.waitMs / 1000)} s after they were written: ${list(off.map(seen))}. ${notInEffectCauses(i.corefile, i.configMap)}${leftText}`,
+  };
+}

@@ -1,0 +1,145 @@
+// Pure: which host names a ClusterLoopbackPolicy with `l7.inClusterDNS: Managed` asks CoreDNS to rewrite, and to
+// which Service (issue 42 #2; docs/dns.md §4). A name is asked for only where all of these hold:
+//  - the target is managed in Enforce by the policy (Audit never changes anything, DNS included);
+//  - its loopback is one no annotation fixes and Enforce has done everything else it could: an Ingress of an account
+//    without the L7 keepalive ticket (KeepaliveCapabilityMissing), or a target whose root cause is
+//    DirectAccessSameNode or IpModeProxy with no step of its plan left;
+//  - the Service is the target's own, never one a name's writer picks: for an Ingress, the one Service every path of
+//    that host goes to (the Ingress API only names Services of its own namespace), serving port 80 over TCP, and only
+//    without TLS (TLS ends on the CLB: the Service does not serve the host's certificate); for a Gateway, the Service
+//    Envoy Gateway generated for it (gateway-service.ts), which is Envoy itself with the Gateway's listeners;
+//  - the target has a VIP, so that the caller can check that the name's upstream answer is that VIP (dnsNameOwned):
+//    a namespace user must not take over a name someone else owns by writing it into an Ingress.
+// Everything else a host might be (syntax, wildcards, the cluster's own zones, two claims) is renderDnsRewrites's to
+// refuse (dns-rewrite.ts). What is left out is returned with the reason, for the policy's status.
+import type { IngressFacts, ServiceFacts, TargetFacts, TargetRef } from './facts.js';
+import type { RootCauseId } from './root-causes.js';
+
+/** A target's outcome as far as the choice reads it. */
+export interface DnsTargetOutcome {
+  facts: TargetFacts;
+  verdict: string;
+  rootCause: RootCauseId;
+  /** The steps of its plan still to carry out (status.ts TargetOutcome.plan). */
+  plan: readonly string[];
+  /** Managed in Enforce by the policy, with an executor to carry it out. */
+  enforcing: boolean;
+}
+
+/** A name to rewrite, before its upstream answer is checked. */
+export interface DnsCandidate {
+  /** "Ingress shop/web": what asked, for messages (renderDnsRewrites's `target`). */
+  target: string;
+  ref: TargetRef;
+  /** Untrusted: as the Ingress or Gateway spells it. */
+  host: string;
+  /** The Service that serves the host in-cluster. */
+  namespace: string;
+  service: string;
+  /** The target's CLB VIPs: the only upstream answers that show the name is the target's. */
+  vips: string[];
+}
+
+export interface DnsLeftOut {
+  target: string;
+  host?: string;
+  reason: string;
+}
+
+export interface DnsNameChoice {
+  candidates: DnsCandidate[];
+  /** Targets that would qualify but cannot be rewritten, with the reason (unqualified targets are not listed). */
+  leftOut: DnsLeftOut[];
+}
+
+/** The root causes no annotation fixes (docs/dns.md §1), and whether a pending plan step still might. */
+const NO_ANNOTATION_FIX: Readonly<Partial<Record<RootCauseId, { kinds: readonly TargetFacts['kind'][]; planMayFix: boolean }>>> = {
+  // The ticket is missing: the plan's keepalive step cannot run, so it does not count.
+  KeepaliveCapabilityMissing: { kinds: ['Ingress'], planMayFix: false },
+  DirectAccessSameNode: { kinds: ['Ingress', 'Gateway'], planMayFix: true },
+  IpModeProxy: { kinds: ['Ingress', 'Gateway'], planMayFix: true },
+};
+
+/** The port HTTP callers of a CLB Ingress use, which the Service must serve for the rewrite to be exact. */
+export const INGRESS_HTTP_PORT = 80;
+
+export const describeTarget = (t: TargetRef): string => `${t.kind} ${t.namespace}/${t.name}`;
+
+/** Whether the target's loopback is one the rewrite is for (see the header). */
+export function needsDnsRewrite(o: DnsTargetOutcome): boolean {
+  const rule = NO_ANNOTATION_FIX[o.rootCause];
+  if (!o.enforcing || o.verdict !== 'AtRisk' || !rule || !rule.kinds.includes(o.facts.kind)) return false;
+  return !rule.planMayFix || o.plan.length === 0;
+}
+
+/**
+ * The names the policy's targets ask for. `service(namespace, name)`: the Service of that name, if any (an Ingress's
+ * backend).
+ */
+export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (namespace: string, name: string) => ServiceFacts | undefined): DnsNameChoice {
+  const candidates: DnsCandidate[] = [];
+  const leftOut: DnsLeftOut[] = [];
+  for (const o of outcomes) {
+    if (!needsDnsRewrite(o)) continue;
+    const f = o.facts;
+    const target = describeTarget(f);
+    const ref = { kind: f.kind, namespace: f.namespace, name: f.name };
+    const vips = f.loadBalancerIps ?? [];
+    if (vips.length === 0) {
+      leftOut.push({ target, reason: 'it has no CLB VIP in its status yet, so whether a host name is its own cannot be checked' });
+      continue;
+    }
+    if (f.kind === 'Ingress') {
+      for (const r of ingressNames(f, service)) {
+        if ('reason' in r) leftOut.push({ target, host: r.host, reason: r.reason });
+        else candidates.push({ target, ref, host: r.host, namespace: f.namespace, service: r.service, vips });
+      }
+    } else if (f.kind === 'Gateway') {
+      const svc = f.service.state === 'Own' || f.service.state === 'Merged' ? f.service.facts : undefined;
+      if (!svc) {
+        leftOut.push({ target, reason: 'Envoy Gateway has not generated one Service for it' });
+        continue;
+      }
+      if (!f.hostnames?.length) leftOut.push({ target, reason: 'no listener names a hostname' });
+      for (const host of f.hostnames ?? []) candidates.push({ target, ref, host, namespace: svc.namespace, service: svc.name, vips });
+    }
+  }
+  return { candidates, leftOut };
+}
+
+/** Per host of the Ingress: the one Service every path goes to, or why there is none. */
+function ingressNames(ing: IngressFacts, service: (namespace: string, name: string) => ServiceFacts | undefined): ({ host: string; service: string } | { host: string; reason: string })[] {
+  const byHost = new Map<string, { paths: number; services: string[] }>();
+  for (const r of ing.rules) {
+    if (!r.host) continue;
+    const e = byHost.get(r.host) ?? { paths: 0, services: [] };
+    e.paths += r.paths.length;
+    e.services.push(...(r.services ?? []));
+    byHost.set(r.host, e);
+  }
+  if (byHost.size > 0 && ing.tls) {
+    return [...byHost.keys()].map((host) => ({ host, reason: 'the Ingress has TLS, which ends on the CLB: its Service does not serve HTTPS with the host\'s certificate' }));
+  }
+  return [...byHost].map(([host, e]) => {
+    const distinct = [...new Set(e.services)];
+    if (e.paths === 0) return { host, reason: 'the host has no paths (its default backend is not rewritten)' };
+    if (e.services.length !== e.paths || distinct.length !== 1) {
+      return { host, reason: `its paths go to ${distinct.length > 1 ? `several Services (${distinct.sort().join(', ')})` : 'a backend that is not a Service'}: the CLB picks the backend by path, a rewrite to one Service cannot` };
+    }
+    const name = distinct[0]!;
+    const svc = service(ing.namespace, name);
+    if (!svc) return { host, reason: `its Service ${ing.namespace}/${name} does not exist` };
+    if (!svc.ports.some((p) => p.port === INGRESS_HTTP_PORT && p.protocol === 'TCP')) {
+      return { host, reason: `its Service ${ing.namespace}/${name} does not serve TCP port ${INGRESS_HTTP_PORT}, the port HTTP callers of the CLB use` };
+    }
+    return { host, service: name };
+  });
+}
+
+/**
+ * Whether the name's upstream answer shows it is the target's: at least one address, every one of them a VIP of the
+ * target's CLB. An empty answer (NXDOMAIN, a name only the cluster knows) or any other address: not its name.
+ */
+export function dnsNameOwned(upstreamAnswer: readonly string[], vips: readonly string[]): boolean {
+  return upstreamAnswer.length > 0 && upstreamAnswer.every((ip) => vips.includes(ip));
+}

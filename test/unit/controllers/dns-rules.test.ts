@@ -1,0 +1,131 @@
+// The CoreDNS rules' unit of work (src/controllers/policy/dns-rules.ts) over fakes of loopguard's own interfaces (the
+// ConfigMap store, the DNS lookup): what it writes, when it holds, what each policy's condition says, and that it
+// queues the policy when that changes. The real ConfigMap and real CoreDNS: test/integration/dns-managed.test.ts.
+import { describe, expect, it } from '@jest/globals';
+import { DNS_RULES_KEY, DnsRules } from '../../../src/controllers/policy/dns-rules.js';
+import type { CorednsRulesAccess } from '../../../src/kube/coredns-rules-store.js';
+import type { DnsCandidate, DnsNameChoice } from '../../../src/model/dns-names.js';
+import type { DnsLookup } from '../../../src/runtime/dns-resolver.js';
+
+const VIP = '10.0.0.10';
+const CLUSTER_IP = '10.96.0.20';
+const COREDNS = '10.96.0.10:53';
+const UPSTREAM = '183.60.83.19';
+const OWNER = 'ClusterLoopbackPolicy/tke';
+
+const candidate = (host: string, extra: Partial<DnsCandidate> = {}): DnsCandidate => ({ target: 'Ingress shop/web', ref: { kind: 'Ingress', namespace: 'shop', name: 'web' }, host, namespace: 'shop', service: 'web', vips: [VIP], ...extra });
+const choice = (...candidates: DnsCandidate[]): DnsNameChoice => ({ candidates, leftOut: [] });
+
+/** A world: what the upstream and CoreDNS answer, and the ConfigMap's text. */
+function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string, text: string) => string[]; corefile?: string; missing?: boolean } = {}) {
+  const state = { text: '# empty\n', writes: 0, queued: [] as string[], now: 1_000_000 };
+  const store: CorednsRulesAccess = {
+    read: async () => {
+      if (o.missing) throw new Error('it does not exist');
+      return state.text;
+    },
+    write: async (text) => {
+      if (o.missing) throw new Error('it does not exist');
+      if (text === state.text) return false;
+      state.text = text;
+      state.writes++;
+      return true;
+    },
+    corefile: async () => o.corefile,
+    kubeDns: async () => COREDNS,
+  };
+  // CoreDNS by default applies the file at once: a host with a rule answers the Service's ClusterIP.
+  const corednsAnswer = o.coredns ?? ((name, text) => (name === 'web.shop.svc.cluster.local' || text.includes(`exact ${name}. web.shop`) ? [CLUSTER_IP] : [VIP]));
+  const lookup: DnsLookup = {
+    resolve4: async (servers, name) => (servers[0] === UPSTREAM ? (o.upstream?.[name] ?? [VIP]) : corednsAnswer(name, state.text)),
+  };
+  const owners: string[] = [OWNER];
+  const dns = new DnsRules({ store, lookup, upstream: [UPSTREAM], coredns: [], clusterDomain: 'cluster.local', waitMs: 60_000, recheckMs: 300_000, queue: { add: (k) => state.queued.push(k) }, owners: () => owners, logger: { info: () => {}, warn: () => {} }, now: () => state.now });
+  return { dns, state, owners };
+}
+
+describe('DnsRules', () => {
+  it('writes the names a policy asks for, checks them through CoreDNS, and queues the policy with its condition', async () => {
+    const { dns, state } = world();
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    expect(state.queued).toEqual([DNS_RULES_KEY]);
+    expect(dns.condition(OWNER)).toMatchObject({ status: 'Unknown', reason: 'RulesPending' });
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
+    expect(state.text).toContain('rewrite stop name exact shop.example.com. web.shop.svc.cluster.local. answer auto');
+    expect(state.text).toContain('for ClusterLoopbackPolicy tke ');
+    expect(state.writes).toBe(1);
+    expect(dns.condition(OWNER)).toMatchObject({ status: 'True', reason: 'RulesInEffect' });
+    expect(state.queued).toEqual([DNS_RULES_KEY, OWNER]);
+    // The same names again: nothing queued, nothing written.
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    expect({ writes: state.writes, queued: state.queued.length }).toEqual({ writes: 1, queued: 2 });
+  });
+
+  it("never writes a name whose upstream answer is not the target's VIP, and says so", async () => {
+    const { dns, state } = world({ upstream: { 'partner.example.net': ['203.0.113.7'], 'internal.example.com': [] } });
+    dns.publish(OWNER, choice(candidate('partner.example.net'), candidate('internal.example.com'), candidate('shop.example.com')));
+    await dns.reconcile();
+    expect(state.text).not.toContain('partner.example.net');
+    expect(state.text).not.toContain('internal.example.com');
+    expect(state.text).toContain('exact shop.example.com.');
+    const c = dns.condition(OWNER)!;
+    expect(c.status).toBe('True');
+    expect(c.message).toContain(`partner.example.net (Ingress shop/web): the upstream DNS (${UPSTREAM}) answers 203.0.113.7, not the target's CLB VIP ${VIP}`);
+    expect(c.message).toContain('internal.example.com (Ingress shop/web): the upstream DNS (183.60.83.19) answers no address');
+  });
+
+  it('holds the write until every policy asking for Managed has published (a restart must not drop their names)', async () => {
+    const { dns, state, owners } = world();
+    owners.push('ClusterLoopbackPolicy/other');
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    expect(await dns.reconcile()).toBeUndefined();
+    expect(state.writes).toBe(0);
+    dns.publish('ClusterLoopbackPolicy/other', choice());
+    await dns.reconcile();
+    expect(state.writes).toBe(1);
+    expect(state.text).toContain('for ClusterLoopbackPolicy other, tke ');
+  });
+
+  it('pending while CoreDNS has not applied the rules, then not in effect past the wait, with the Corefile read for the cause', async () => {
+    const { dns, state } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') ? [CLUSTER_IP] : [VIP]), corefile: '.:53 {\n    forward . /etc/resolv.conf\n}\n' });
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 2_000 });
+    expect(dns.condition(OWNER)).toMatchObject({ status: 'Unknown', reason: 'RulesPending' });
+    state.now += 61_000;
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
+    expect(dns.condition(OWNER)).toMatchObject({ status: 'False', reason: 'RulesNotInEffect', message: expect.stringContaining('has no line "import /etc/coredns/loopguard/*.rules"') });
+    expect(state.queued.filter((k) => k === OWNER)).toHaveLength(2);
+  });
+
+  it('reports a ConfigMap it cannot write, and writes nothing else anywhere', async () => {
+    const { dns } = world({ missing: true });
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
+    expect(dns.condition(OWNER)).toMatchObject({ status: 'False', reason: 'RulesNotWritten', message: expect.stringContaining('it does not exist') });
+  });
+
+  it('on forget (policy deleted, Managed off) rewrites the file without its rules, header only, and checks the name no longer answers by the Service', async () => {
+    const { dns, state } = world();
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    dns.forget(OWNER);
+    expect(dns.condition(OWNER)).toBeUndefined();
+    expect(await dns.reconcile()).toBeUndefined();
+    expect(state.text).not.toContain('rewrite ');
+    expect(state.text).toContain('# 0 rules.');
+    expect(state.writes).toBe(2);
+  });
+
+  it('keeps checking a removed rule while CoreDNS still answers it by the Service', async () => {
+    let applied = true;
+    const { dns, state } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') || applied ? [CLUSTER_IP] : [VIP]) });
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    dns.publish(OWNER, choice());
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 2_000 });
+    applied = false;
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
+    expect(state.text).toContain('# 0 rules.');
+  });
+});

@@ -1,0 +1,127 @@
+// Which host names `l7.inClusterDNS: Managed` asks CoreDNS to rewrite (docs/dns.md §4): only targets in Enforce whose
+// loopback no annotation fixes, only the Service that is the target's own, only where the name is the target's.
+import { describe, expect, it } from '@jest/globals';
+import { chooseDnsNames, dnsNameOwned, needsDnsRewrite, type DnsTargetOutcome } from '../../../src/model/dns-names.js';
+import type { GatewayFacts, IngressFacts, ServiceFacts } from '../../../src/model/facts.js';
+import type { RootCauseId } from '../../../src/model/root-causes.js';
+
+const VIP = '10.0.0.10';
+
+function ingress(extra: Partial<IngressFacts> = {}): IngressFacts {
+  return { kind: 'Ingress', namespace: 'shop', name: 'web', tls: false, rules: [{ host: 'shop.example.com', paths: ['/', '/api'], services: ['web', 'web'] }], loadBalancerIps: [VIP], ...extra };
+}
+
+function service(name: string, port = 80, protocol: 'TCP' | 'UDP' = 'TCP', namespace = 'shop'): ServiceFacts {
+  return { kind: 'Service', namespace, name, type: 'ClusterIP', ports: [{ port, protocol }] };
+}
+
+function gateway(extra: Partial<GatewayFacts> = {}): GatewayFacts {
+  return {
+    kind: 'Gateway',
+    namespace: 'shop',
+    name: 'gw',
+    className: 'eg',
+    service: { state: 'Own', facts: { ...service('envoy-shop-gw-1', 443, 'TCP', 'envoy-gateway-system'), type: 'LoadBalancer' } },
+    hostnames: ['shop.example.com', 'api.example.com'],
+    loadBalancerIps: [VIP],
+    ...extra,
+  };
+}
+
+const outcome = (facts: DnsTargetOutcome['facts'], rootCause: RootCauseId, extra: Partial<DnsTargetOutcome> = {}): DnsTargetOutcome => ({ facts, verdict: 'AtRisk', rootCause, plan: [], enforcing: true, ...extra });
+
+const services = new Map([['shop/web', service('web')], ['shop/web8080', service('web8080', 8080)], ['shop/dnsonly', service('dnsonly', 80, 'UDP')]]);
+const lookup = (ns: string, name: string) => services.get(`${ns}/${name}`);
+
+describe('needsDnsRewrite', () => {
+  // [case, outcome, expected]
+  const cases: [string, DnsTargetOutcome, boolean][] = [
+    ['Ingress without the keepalive ticket, in Enforce', outcome(ingress(), 'KeepaliveCapabilityMissing'), true],
+    ['… even with the blocked keepalive step in its plan', outcome(ingress(), 'KeepaliveCapabilityMissing', { plan: ['enable keepalive'] }), true],
+    ['… but not in Audit', outcome(ingress(), 'KeepaliveCapabilityMissing', { enforcing: false }), false],
+    ['… nor once Mitigated', outcome(ingress(), 'KeepaliveCapabilityMissing', { verdict: 'Mitigated' }), false],
+    ['Gateway with DirectAccessSameNode, nothing left to do', outcome(gateway(), 'DirectAccessSameNode'), true],
+    ['Gateway with DirectAccessSameNode while a step may still fix it', outcome(gateway(), 'DirectAccessSameNode', { plan: ['set prevent-loopback'] }), false],
+    ['Gateway with ipMode Proxy', outcome(gateway(), 'IpModeProxy'), true],
+    ['Ingress with plain L7Loopback: keepalive fixes it', outcome(ingress(), 'L7Loopback'), false],
+    ['Gateway with VipHealthCheckDropped: an annotation fixes it', outcome(gateway(), 'VipHealthCheckDropped'), false],
+    ['a Service: no host name to rewrite', outcome({ ...service('web'), type: 'LoadBalancer' }, 'IpModeProxy'), false],
+    ['a Gateway with KeepaliveCapabilityMissing (an Ingress cause only)', outcome(gateway(), 'KeepaliveCapabilityMissing'), false],
+  ];
+  it.each(cases)('%s', (_, o, expected) => {
+    expect(needsDnsRewrite(o)).toBe(expected);
+  });
+});
+
+describe('chooseDnsNames', () => {
+  it('an Ingress host whose every path goes to one Service serving TCP 80: that Service, with the VIP to check', () => {
+    expect(chooseDnsNames([outcome(ingress(), 'KeepaliveCapabilityMissing')], lookup)).toEqual({
+      candidates: [{ target: 'Ingress shop/web', ref: { kind: 'Ingress', namespace: 'shop', name: 'web' }, host: 'shop.example.com', namespace: 'shop', service: 'web', vips: [VIP] }],
+      leftOut: [],
+    });
+  });
+
+  it('a host over two rules of one Ingress is one host, both rules counted', () => {
+    const ing = ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['web'] }, { host: 'shop.example.com', paths: ['/b'], services: ['web'] }, { paths: ['/'], services: ['web'] }] });
+    expect(chooseDnsNames([outcome(ing, 'KeepaliveCapabilityMissing')], lookup).candidates.map((c) => c.host)).toEqual(['shop.example.com']);
+  });
+
+  // [case, Ingress, the reason left out]
+  const leftOut: [string, IngressFacts, string][] = [
+    ['paths to two Services', ingress({ rules: [{ host: 'shop.example.com', paths: ['/', '/api'], services: ['web', 'api'] }] }), 'its paths go to several Services (api, web)'],
+    ['a path to a resource backend', ingress({ rules: [{ host: 'shop.example.com', paths: ['/', '/static'], services: ['web'] }] }), 'a backend that is not a Service'],
+    ['a host without paths', ingress({ rules: [{ host: 'shop.example.com', paths: [] }] }), 'the host has no paths'],
+    ['TLS: it ends on the CLB', ingress({ tls: true }), 'the Ingress has TLS, which ends on the CLB'],
+    ['a Service that does not exist', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['gone'] }] }), 'its Service shop/gone does not exist'],
+    ['a Service without port 80', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['web8080'] }] }), 'does not serve TCP port 80'],
+    ['a Service with port 80 over UDP only', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['dnsonly'] }] }), 'does not serve TCP port 80'],
+  ];
+  it.each(leftOut)('leaves out an Ingress host with %s, saying why', (_, ing, reason) => {
+    const choice = chooseDnsNames([outcome(ing, 'KeepaliveCapabilityMissing')], lookup);
+    expect(choice.candidates).toEqual([]);
+    expect(choice.leftOut).toEqual([{ target: 'Ingress shop/web', host: 'shop.example.com', reason: expect.stringContaining(reason) }]);
+  });
+
+  it('leaves out a target without a VIP (its name cannot be checked)', () => {
+    const choice = chooseDnsNames([outcome(ingress({ loadBalancerIps: [] }), 'KeepaliveCapabilityMissing'), outcome(gateway({ loadBalancerIps: undefined }), 'IpModeProxy')], lookup);
+    expect(choice).toEqual({ candidates: [], leftOut: [expect.objectContaining({ target: 'Ingress shop/web', reason: expect.stringContaining('no CLB VIP') }), expect.objectContaining({ target: 'Gateway shop/gw', reason: expect.stringContaining('no CLB VIP') })] });
+  });
+
+  it("a Gateway's listener hostnames go to the Service Envoy Gateway generated for it, in EG's namespace", () => {
+    const choice = chooseDnsNames([outcome(gateway(), 'DirectAccessSameNode')], lookup);
+    expect(choice.leftOut).toEqual([]);
+    expect(choice.candidates.map((c) => [c.host, `${c.namespace}/${c.service}`, c.vips])).toEqual([
+      ['shop.example.com', 'envoy-gateway-system/envoy-shop-gw-1', [VIP]],
+      ['api.example.com', 'envoy-gateway-system/envoy-shop-gw-1', [VIP]],
+    ]);
+  });
+
+  it('a Gateway without its one Service, or without hostnames, is left out with the reason', () => {
+    const none = gateway({ service: { state: 'None', controllerNamespace: 'envoy-gateway-system' } });
+    const bare = gateway({ name: 'bare', hostnames: undefined });
+    expect(chooseDnsNames([outcome(none, 'IpModeProxy'), outcome(bare, 'IpModeProxy')], lookup)).toEqual({
+      candidates: [],
+      leftOut: [
+        { target: 'Gateway shop/gw', reason: 'Envoy Gateway has not generated one Service for it' },
+        { target: 'Gateway shop/bare', reason: 'no listener names a hostname' },
+      ],
+    });
+  });
+
+  it('asks nothing for targets that do not need it (Audit, a fixable cause), and does not list them', () => {
+    expect(chooseDnsNames([outcome(ingress(), 'KeepaliveCapabilityMissing', { enforcing: false }), outcome(gateway(), 'VipHealthCheckDropped')], lookup)).toEqual({ candidates: [], leftOut: [] });
+  });
+});
+
+describe('dnsNameOwned', () => {
+  const cases: [string, string[], string[], boolean][] = [
+    ["the upstream answers the target's VIP", [VIP], [VIP], true],
+    ['… one of its VIPs', [VIP], ['10.0.0.9', VIP], true],
+    ['another address: someone else\'s name', ['10.9.9.9'], [VIP], false],
+    ['the VIP and another address', [VIP, '10.9.9.9'], [VIP], false],
+    ['no answer (NXDOMAIN: nobody outside the cluster calls it so)', [], [VIP], false],
+  ];
+  it.each(cases)('%s', (_, answer, vips, owned) => {
+    expect(dnsNameOwned(answer, vips)).toBe(owned);
+  });
+});

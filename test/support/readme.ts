@@ -38,6 +38,11 @@ export function shellLines(section: string): string[] {
   return lines.filter(Boolean);
 }
 
+/** A section's fenced `sh` blocks, each whole as written: a block is one script (quotes may span its lines). */
+export function shellBlocks(section: string): string[] {
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1] ?? '');
+}
+
 /** The first fenced `text` block of a section: a transcript the README or a doc shows. */
 export function textBlock(section: string): string {
   const m = /```text\n([\s\S]*?)```/.exec(section);

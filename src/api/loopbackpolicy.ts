@@ -70,8 +70,8 @@ export interface L7Spec {
   inClusterDNS?: InClusterDns;
 }
 
-/** `l7.inClusterDNS`: `Off` leaves DNS alone; `Managed` keeps loopguard's CoreDNS rewrite rules (docs/dns.md). */
-export type InClusterDns = 'Off' | 'Managed';
+/** `l7.inClusterDNS`: `Unmanaged` leaves DNS alone; `Managed` keeps loopguard's CoreDNS rewrite rules (docs/dns.md). */
+export type InClusterDns = 'Unmanaged' | 'Managed';
 
 /**
  * Measuring the targets' private CLB VIPs from every node (docs/probe.md): off by default, and it needs the probe
@@ -113,7 +113,7 @@ export const SPEC_DEFAULTS: Readonly<ResolvedPolicySpec> = Object.freeze<Resolve
   selector: {},
   targets: ['Service', 'Ingress'],
   l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
-  l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false, inClusterDNS: 'Off' },
+  l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false, inClusterDNS: 'Unmanaged' },
   revertOnDelete: true,
   probe: { enabled: false, path: '/', targets: ['Service', 'Ingress'] },
 });

@@ -91,7 +91,7 @@ describe(`l7.inClusterDNS: Managed with CoreDNS ${tools.version}`, () => {
   const dnsCondition = (p: ClusterLoopbackPolicy): Condition | undefined => p.status?.conditions?.find((c) => c.type === 'InClusterDNS');
   const waitForDns = async (what: string, ok: (c: Condition | undefined) => boolean, timeoutMs = 60_000): Promise<Condition> =>
     (await waitFor(`InClusterDNS ${what}`, async () => dnsCondition(await stored()), { until: ok, timeoutMs, intervalMs: 250, context: async () => `${JSON.stringify(dnsCondition(await stored()))}\n${logs()}` })) ?? { type: 'InClusterDNS', status: 'Unknown', reason: 'Absent', message: '', lastTransitionTime: '' };
-  const applyPolicy = (inClusterDNS: 'Managed' | 'Off') =>
+  const applyPolicy = (inClusterDNS: 'Managed' | 'Unmanaged') =>
     kubectl(['apply', '-f', '-'], {
       input: JSON.stringify({
         apiVersion: 'loopguard.dev/v1alpha1',
@@ -186,7 +186,7 @@ describe(`l7.inClusterDNS: Managed with CoreDNS ${tools.version}`, () => {
   }, 180_000);
 
   it("Managed turned off: the rules leave the file (header only), the hosts resolve to the CLB's VIP again, the condition goes", async () => {
-    expect(await applyPolicy('Off')).toMatchObject({ code: 0 });
+    expect(await applyPolicy('Unmanaged')).toMatchObject({ code: 0 });
     const text = await waitFor('the rules file without rules', rulesText, { until: (t) => t.includes('# 0 rules.'), timeoutMs: 60_000, intervalMs: 250, context: logs });
     expect(text.split('\n').filter((l) => !l.startsWith('#'))).toEqual(['']);
     await resolvesTo(SHOP, vip);

@@ -171,9 +171,8 @@ const invalid: [string, unknown, string[], Sent?][] = [
     { l7: { inClusterDNS: 'Managed' } },
     ['spec.l7.inClusterDNS', 'l7.inClusterDNS: Managed changes DNS answers for every pod of the cluster, so only a', 'ClusterLoopbackPolicy'],
   ],
-  ['l7.inClusterDNS in lower case', { l7: { inClusterDNS: 'managed' } }, ['spec.l7.inClusterDNS', 'Unsupported value: "managed"', '"Off", "Managed"']],
-  // YAML 1.1 reads an unquoted Off as false: the refusal says the type.
-  ['l7.inClusterDNS as a boolean (YAML\'s unquoted Off)', { l7: { inClusterDNS: false } }, ['spec.l7.inClusterDNS', 'must be of type string']],
+  ['l7.inClusterDNS in lower case', { l7: { inClusterDNS: 'managed' } }, ['spec.l7.inClusterDNS', 'Unsupported value: "managed"', '"Unmanaged", "Managed"']],
+  ['l7.inClusterDNS as a boolean', { l7: { inClusterDNS: false } }, ['spec.l7.inClusterDNS', 'must be of type string']],
   // --- selectors
   ['selector field misspelt (matchLabel)', { selector: { matchLabel: { app: 'web' } } }, ['unknown field "spec.selector.matchLabel"']],
   ['matchLabels as a list', { selector: { matchLabels: ['app=web'] } }, ['spec.selector.matchLabels', 'must be of type object']],
@@ -249,7 +248,7 @@ describe('LoopbackPolicy admission', () => {
       mode: 'Audit',
       targets: ['Service', 'Ingress'],
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
-      l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false, inClusterDNS: 'Off' },
+      l7: { keepalive: true, healthCheckSource: 'Range100_64', allowCLBTrafficByDefault: false, inClusterDNS: 'Unmanaged' },
       revertOnDelete: true,
       probe: { enabled: false, path: '/' },
     });
@@ -279,7 +278,7 @@ describe('LoopbackPolicy admission', () => {
     expect((await stored('partial')).spec).toEqual({
       ...spec,
       l4: { healthCheckSource: 'Range100_64', preventLoopback: 'Auto', sourceSwitch: 'Direct' },
-      l7: { keepalive: false, healthCheckSource: 'Unmanaged', allowCLBTrafficByDefault: false, inClusterDNS: 'Off' },
+      l7: { keepalive: false, healthCheckSource: 'Unmanaged', allowCLBTrafficByDefault: false, inClusterDNS: 'Unmanaged' },
       revertOnDelete: true,
       probe: { enabled: false, path: '/' },
     });

@@ -180,7 +180,7 @@ function planText(p: L4PlanSummary): string {
   }
   // Nothing to switch: on accounts new to CLB since 2023-02-24 that is how the CLB makes new listeners (docs/diagnosis.md
   // §5); `loopguard doctor` judges which default this account has.
-  return p.annotate ? ` Plan: prevent-loopback only: every listener already health-checks from 100.64.0.0/10, as the CLB makes new listeners on accounts new to CLB since 2023-02-24 (${ACCOUNT_DEFAULT_SOURCE}; \`loopguard doctor\` judges this account's default).` : '';
+  return p.annotate ? ` Plan: prevent-loopback only: every listener already health-checks from 100.64.0.0/10, as the CLB makes new listeners on accounts new to CLB since 2023-02-24 (${ACCOUNT_DEFAULT_SOURCE}; loopguard doctor judges this account's default).` : '';
 }
 
 function dropFixText(fix: DropFix): string {

@@ -35,7 +35,7 @@ const rows: [string, Cause, string][] = [
   [
     'the plan, nothing to switch: the account default named',
     { layer: 'L4', at: scene({ vipSourced: [] }), id: 'PodSourceNotMasqueraded', plan: { annotate: true } },
-    `${LOOP} Plan: prevent-loopback only: every listener already health-checks from 100.64.0.0/10, as the CLB makes new listeners on accounts new to CLB since 2023-02-24 (https://www.tencentcloud.com/document/product/214/53639; \`loopguard doctor\` judges this account's default).`,
+    `${LOOP} Plan: prevent-loopback only: every listener already health-checks from 100.64.0.0/10, as the CLB makes new listeners on accounts new to CLB since 2023-02-24 (https://www.tencentcloud.com/document/product/214/53639; loopguard doctor judges this account's default).`,
   ],
   [
     'Blocked comes before the L7-port note',

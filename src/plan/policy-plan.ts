@@ -168,6 +168,15 @@ export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilit
   return assessTarget(t.facts, { policy: s.spec, profile: s.profile, clb: t.clb, capabilities: s.capabilities, ...(s.ignoreSkipAnnotation ? { ignoreSkipAnnotation: true } : {}) });
 }
 
+/**
+ * A release's EnvoyProxy when the record names one: that one, never the one in force now (a Gateway moved to another
+ * EnvoyProxy: that one holds its own values). None when it is gone or another live Gateway's record holds it
+ * (OrphanSnapshot.envoyProxy): nothing is written there, so nothing through it is released.
+ */
+function recordedVia(o: OrphanSnapshot): Pick<TargetView, 'annotations' | 'envoyProxy'> {
+  return o.envoyProxy ? { annotations: o.envoyProxy.annotations, envoyProxy: o.envoyProxy.ref } : { annotations: undefined };
+}
+
 /** Where the target's annotations are written and what they are now (writtenAnnotations, writableEnvoyProxy). */
 function viaOf(f: TargetFacts): Pick<TargetView, 'annotations' | 'envoyProxy'> {
   const envoyProxy = writableEnvoyProxy(f);
@@ -208,7 +217,7 @@ function orphanOf(s: Snapshot, o: OrphanSnapshot, releasing: ReadonlySet<string>
   return {
     ...(vipBound ? { vipBound } : {}),
     target: { kind: f.kind, namespace: f.namespace, name: f.name },
-    ...(o.envoyProxy ? { annotations: o.envoyProxy.annotations, envoyProxy: o.envoyProxy.ref } : viaOf(f)),
+    ...(o.ownership.originals?.envoyProxy ? recordedVia(o) : viaOf(f)),
     ownership: o.ownership,
     ...(o.stale ? { stale: true } : {}),
     ...(f.loadBalancerId ? { loadBalancerId: f.loadBalancerId } : {}),

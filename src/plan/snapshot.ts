@@ -36,9 +36,9 @@ export interface OrphanSnapshot {
   observedAt?: number;
   config?: ConfigView;
   /**
-   * A deleted Gateway's: the EnvoyProxy its record names (Originals.envoyProxy), which outlives it, with its
-   * envoyService.annotations now. Absent when it is gone too, or when a live Gateway's record holds a key there as well
-   * (the key stays for that Gateway).
+   * A Gateway's: the EnvoyProxy its record names (Originals.envoyProxy), where its release gives the key back (the
+   * EnvoyProxy outlives a deleted Gateway; a Gateway may have moved to another), with its envoyService.annotations now.
+   * Absent when it is gone, or when another live Gateway's record holds a key there as well (the key stays for it).
    */
   envoyProxy?: RecordedEnvoyProxy;
 }

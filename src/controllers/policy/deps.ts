@@ -112,6 +112,6 @@ export interface Orphan {
   entry: LoopbackRecord;
   /** The object the record was made for is gone (see OrphanSnapshot.stale). */
   stale?: boolean;
-  /** A deleted Gateway's: the EnvoyProxy its record names, where loopguard's key is given back (OrphanSnapshot.envoyProxy). */
+  /** A Gateway's: the EnvoyProxy its record names, where loopguard's key is given back (OrphanSnapshot.envoyProxy). */
   envoyProxy?: RecordedEnvoyProxy;
 }

@@ -235,7 +235,7 @@ export function orphansOf(
   owner: OwnerKey,
   managed: ReadonlySet<string>,
   candidates: readonly TargetFacts[],
-  envoyProxyOfStale: (entry: LoopbackRecord) => RecordedEnvoyProxy | undefined = () => undefined,
+  envoyProxyOfRecord: (entry: LoopbackRecord) => RecordedEnvoyProxy | undefined = () => undefined,
 ): Orphan[] {
   const byKey = new Map(candidates.map((t) => [targetKey(t), t]));
   return records.flatMap((entry): Orphan[] => {
@@ -247,14 +247,16 @@ export function orphansOf(
     const live = byKey.get(targetKey(t));
     const stale = !live || !madeFor(entry, live);
     const facts = live ?? ({ kind: t.kind, namespace: t.namespace, name: t.name, ...(t.kind === 'Service' ? { type: 'LoadBalancer', ports: [] } : { rules: [], tls: false }) } as TargetFacts);
-    const envoyProxy = stale && t.kind === 'Gateway' ? envoyProxyOfStale(entry) : undefined;
+    // A Gateway's annotations go back to the EnvoyProxy its record names, never to the one in force now (the Gateway
+    // may have moved to another, which holds its own values).
+    const envoyProxy = t.kind === 'Gateway' ? envoyProxyOfRecord(entry) : undefined;
     return [{ facts, entry, ...(stale ? { stale: true } : {}), ...(envoyProxy ? { envoyProxy } : {}) }];
   });
 }
 
 /**
- * The EnvoyProxy a deleted Gateway's record wrote loopguard's key into, as it is now; undefined when it is gone, or
- * when the record of a Gateway that still exists names it too (a class's EnvoyProxy: the key stays for that Gateway,
+ * The EnvoyProxy a Gateway's record wrote loopguard's key into, as it is now; undefined when it is gone, or when the
+ * record of another Gateway that still exists names it too (a class's EnvoyProxy: the key stays for that Gateway,
  * whose own release gives it back).
  */
 function recordedEnvoyProxy(entry: LoopbackRecord, caches: Pick<PolicyCaches, 'records' | 'gateways' | 'envoyProxy'>): RecordedEnvoyProxy | undefined {

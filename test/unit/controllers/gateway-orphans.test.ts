@@ -17,12 +17,12 @@ const policy: LoopbackPolicy = { apiVersion: API_VERSION, kind: KIND, metadata: 
 const originals = (ep: string): Originals => ({ v: 1, annotations: { [PL]: null }, envoyProxy: { namespace: 'shop', name: ep }, listeners: { 'lbl-1': { sourceIpType: 0 } }, loadBalancerId: 'lb-abcdefgh' });
 const gone = recordFor({ kind: 'Gateway', namespace: 'shop', name: 'api', uid: 'uid-api' }, OWNER, originals('api-proxy'));
 
-function caches(records: LoopbackRecord[], gateways: { name: string; uid: string }[], proxies: string[]): PolicyCaches {
+function caches(records: LoopbackRecord[], gateways: { name: string; uid: string }[], proxies: string[], p: LoopbackPolicy = policy): PolicyCaches {
   const ns = { name: 'shop' };
   return {
     records: () => records,
-    policy: () => policy,
-    policies: () => [policy],
+    policy: () => p,
+    policies: () => [p],
     clusterPolicy: () => undefined,
     clusterPolicies: () => [],
     namespace: (name) => (name === 'shop' ? ns : undefined),
@@ -37,9 +37,9 @@ function caches(records: LoopbackRecord[], gateways: { name: string; uid: string
   };
 }
 
-const orphanOf = (c: PolicyCaches) => {
-  const t = policyTargets(subjectOf(policy), c, (target) => holderOf(c.records().find((r) => r.spec.target.name === target.name && r.spec.target.kind === target.kind)));
-  return t.orphans.find((o) => o.entry === gone);
+const orphanOf = (c: PolicyCaches, entry = gone, p = policy) => {
+  const t = policyTargets(subjectOf(p), c, (target) => holderOf(c.records().find((r) => r.spec.target.name === target.name && r.spec.target.kind === target.kind)));
+  return t.orphans.find((o) => o.entry === entry);
 };
 
 describe("a deleted Gateway's record", () => {
@@ -60,5 +60,13 @@ describe("a deleted Gateway's record", () => {
   it('another record naming it whose Gateway is gone (or replaced) does not hold the key there', () => {
     const other = recordFor({ kind: 'Gateway', namespace: 'shop', name: 'web', uid: 'uid-web-old' }, OWNER, originals('api-proxy'));
     expect(orphanOf(caches([gone, other], [{ name: 'web', uid: 'uid-web-new' }], ['api-proxy']))?.envoyProxy?.ref).toEqual({ namespace: 'shop', name: 'api-proxy' });
+  });
+
+  it('a Gateway that still exists but left the policy carries it too: its release goes there, not to the EnvoyProxy in force now', () => {
+    const narrowed: LoopbackPolicy = { ...policy, spec: { ...policy.spec, selector: { matchLabels: { team: 'other' } } } };
+    const live = recordFor({ kind: 'Gateway', namespace: 'shop', name: 'api', uid: 'uid-api' }, OWNER, originals('api-proxy'));
+    const o = orphanOf(caches([live], [{ name: 'api', uid: 'uid-api' }], ['api-proxy'], narrowed), live, narrowed);
+    expect(o).toMatchObject({ envoyProxy: { ref: { namespace: 'shop', name: 'api-proxy' } } });
+    expect(o?.stale).toBeUndefined();
   });
 });

@@ -5,7 +5,8 @@ import { describe, expect, it } from '@jest/globals';
 import { assessTarget } from '../../../src/model/assessment.js';
 import type { GatewayFacts } from '../../../src/model/facts.js';
 import { PREVENT_LOOPBACK } from '../../../src/plan/l4.js';
-import { planOrphan, planTarget } from '../../../src/plan/policy-plan.js';
+import { planOrphan, planPolicy, planTarget } from '../../../src/plan/policy-plan.js';
+import { snapshot } from '../reconcile/fixtures.js';
 import { describeStep } from '../../../src/plan/steps.js';
 import { clb, context, l4Listener, service } from '../model/fixtures.js';
 
@@ -77,6 +78,26 @@ describe('a Gateway planned through its own EnvoyProxy', () => {
 
     it("without the EnvoyProxy (gone, or another live Gateway's record holds the key there): only the record goes", () => {
       expect(stale().steps).toEqual([{ ...forgetAll, set: {} }]);
+    });
+  });
+
+  describe('a Gateway moved to another EnvoyProxy, then released', () => {
+    // The record names api-proxy (where loopguard wrote the key); the Gateway now uses new-proxy, where the user set
+    // prevent-loopback themselves.
+    const moved: GatewayFacts = { ...gateway, envoyProxy: { level: 'Gateway', namespace: 'shop', name: 'new-proxy', state: 'Found', annotations: { [PREVENT_LOOPBACK]: 'true' } } };
+    const originals = { v: 1 as const, annotations: { [PREVENT_LOOPBACK]: null }, envoyProxy: { namespace: 'shop', name: 'api-proxy' } };
+    const release = (recorded?: { ref: { namespace: string; name: string }; annotations: Record<string, string> }) =>
+      planPolicy(snapshot([], { extra: { owner: OWNER, orphans: [{ facts: moved, ownership: { owner: OWNER, originals }, ...(recorded ? { envoyProxy: recorded } : {}) }] } })).releases;
+
+    it('gives the key back in the EnvoyProxy the record names, and leaves the user\'s in the new one', () => {
+      const [r] = release({ ref: { namespace: 'shop', name: 'api-proxy' }, annotations: { [PREVENT_LOOPBACK]: 'true' } });
+      const annotate = r!.steps.filter((s) => s.kind === 'AnnotateTarget' && Object.keys(s.set).length > 0);
+      expect(annotate).toEqual([expect.objectContaining({ set: { [PREVENT_LOOPBACK]: null }, envoyProxy: { namespace: 'shop', name: 'api-proxy' }, restore: true })]);
+    });
+
+    it('writes nothing when that EnvoyProxy is gone or another live Gateway holds it: never the one in force now', () => {
+      const [r] = release();
+      expect((r?.steps ?? []).filter((s) => s.kind === 'AnnotateTarget' && 'envoyProxy' in s)).toEqual([]);
     });
   });
 });

@@ -90,6 +90,8 @@ export class ClbReader {
  */
 export function built(target: DemoTarget, facts: Facts): boolean {
   const listeners = facts.filter(([label]) => label.endsWith(' keepalive')).map(([label]) => label.slice(0, -' keepalive'.length));
+  // An Ingress with paths has an L7 listener once TKE has built anything: none yet is not built.
+  if ((target.paths ?? 0) > 0 && listeners.length === 0) return false;
   return listeners.every((l) => facts.filter(([label]) => label.startsWith(`${l} `) && label.endsWith(' health-check source')).length === (target.paths ?? 0));
 }
 

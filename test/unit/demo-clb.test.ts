@@ -37,6 +37,7 @@ describe('demo CLB report', () => {
   /** An L7 listener's facts: its keepalive, then one health-check source per rule path. */
   const l7 = (listener: string, paths: string[]): Facts => [[`${listener} keepalive`, 'off (0)'], ...paths.map((p): [string, string] => [`${listener} a.example${p} health-check source`, 'VIP (0)'])];
   it.each<[string, DemoTarget, Facts, boolean]>([
+    ['an Ingress before TKE made its listener', ingress, [['backends (DescribeTargetHealth)', 'none']], false],
     ['an Ingress listener before TKE made its rules', ingress, [...l7('HTTP:80', []), ['backends (DescribeTargetHealth)', 'none']], false],
     ['one rule of two paths', ingress, l7('HTTP:80', ['/x']), false],
     ['a rule per path on one listener of two', ingress, [...l7('HTTP:80', ['/x', '/y']), ...l7('HTTPS:443', ['/x'])], false],

@@ -121,7 +121,7 @@ export class PolicyDeletion {
     const index = new ClaimsIndex(this.o.caches);
     const facts = [...scope].flatMap((ns) => index.view(ns).candidates);
     const services = this.o.caches.services().map(serviceFacts);
-    const orphans = orphansOf(records.filter((r) => !problemOf(r)), policy.owner, new Set(), facts);
+    const orphans = orphansOf(records.filter((r) => !problemOf(r)), policy.owner, new Set(), facts, this.o.caches);
     // Who else is on the released targets' CLBs (any namespace): a release never puts a source back on a VIP another
     // Service's prevent-loopback keeps bound (shared-clb.ts). Which policy manages them does not matter to a release.
     const shared = sharedView(orphans.map((o) => o.facts), [...facts, ...services.filter((t) => !scope.has(t.namespace))], () => undefined);

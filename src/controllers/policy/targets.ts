@@ -166,7 +166,7 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
   };
   const outside = (ns: string) => (namespaces.has(ns) ? [] : index.view(ns).candidates);
   const orphanCandidates = [...candidates, ...[...new Set(records.map((r) => r.spec.target.namespace))].flatMap(outside)];
-  const orphans = orphansOf(records, subject.owner, managed, orphanCandidates, (entry) => recordedEnvoyProxy(entry, caches)).map((o) => ({ ...o, mode: modeOf(o) }));
+  const orphans = orphansOf(records, subject.owner, managed, orphanCandidates, caches).map((o) => ({ ...o, mode: modeOf(o) }));
   return { index, mine, conflicts, orphans, namespaces, excluded: [...coverage.excluded] };
 }
 
@@ -235,10 +235,10 @@ export function orphansOf(
   owner: OwnerKey,
   managed: ReadonlySet<string>,
   candidates: readonly TargetFacts[],
-  envoyProxyOfRecord: (entry: LoopbackRecord) => RecordedEnvoyProxy | undefined = () => undefined,
+  caches: Pick<PolicyCaches, 'records' | 'gateways' | 'envoyProxy'>,
 ): Orphan[] {
   const byKey = new Map(candidates.map((t) => [targetKey(t), t]));
-  return records.flatMap((entry): Orphan[] => {
+  const orphans = records.flatMap((entry): Orphan[] => {
     if (!ownedBy(entry, owner)) return [];
     const t = entry.spec.target;
     // A managed target ignores a stale record (its next recording replaces it); releasing it here as well could
@@ -247,24 +247,31 @@ export function orphansOf(
     const live = byKey.get(targetKey(t));
     const stale = !live || !madeFor(entry, live);
     const facts = live ?? ({ kind: t.kind, namespace: t.namespace, name: t.name, ...(t.kind === 'Service' ? { type: 'LoadBalancer', ports: [] } : { rules: [], tls: false }) } as TargetFacts);
-    // A Gateway's annotations go back to the EnvoyProxy its record names, never to the one in force now (the Gateway
-    // may have moved to another, which holds its own values).
-    const envoyProxy = t.kind === 'Gateway' ? envoyProxyOfRecord(entry) : undefined;
-    return [{ facts, entry, ...(stale ? { stale: true } : {}), ...(envoyProxy ? { envoyProxy } : {}) }];
+    return [{ facts, entry, ...(stale ? { stale: true } : {}) }];
+  });
+  // A Gateway's annotations go back to the EnvoyProxy its record names, never to the one in force now (the Gateway
+  // may have moved to another, which holds its own values). The records released together do not hold it for each other.
+  const releasing = new Set(orphans.map((o) => recordKey(o.entry)));
+  return orphans.map((o) => {
+    const envoyProxy = o.entry.spec.target.kind === 'Gateway' ? recordedEnvoyProxy(o.entry, caches, releasing) : undefined;
+    return envoyProxy ? { ...o, envoyProxy } : o;
   });
 }
 
+const recordKey = (r: LoopbackRecord): string => targetKey(r.spec.target);
+
 /**
  * The EnvoyProxy a Gateway's record wrote loopguard's key into, as it is now; undefined when it is gone, or when the
- * record of another Gateway that still exists names it too (a class's EnvoyProxy: the key stays for that Gateway,
- * whose own release gives it back).
+ * record of another Gateway that still exists and is not released with it names it too (a class's EnvoyProxy: the key
+ * stays for that Gateway, whose own release gives it back).
  */
-function recordedEnvoyProxy(entry: LoopbackRecord, caches: Pick<PolicyCaches, 'records' | 'gateways' | 'envoyProxy'>): RecordedEnvoyProxy | undefined {
+function recordedEnvoyProxy(entry: LoopbackRecord, caches: Pick<PolicyCaches, 'records' | 'gateways' | 'envoyProxy'>, releasing: ReadonlySet<string>): RecordedEnvoyProxy | undefined {
   const ref = readRecord(entry).originals?.envoyProxy;
   if (!ref) return undefined;
   const ep = caches.envoyProxy(ref.namespace, ref.name);
   if (!ep) return undefined;
-  const same = (r: LoopbackRecord) => r !== entry && r.spec.target.kind === 'Gateway' && r.spec.originals?.envoyProxy?.namespace === ref.namespace && r.spec.originals.envoyProxy.name === ref.name;
+  // By key, not by object: the deletion lists the records afresh, the cache holds its own copies.
+  const same = (r: LoopbackRecord) => !releasing.has(recordKey(r)) && r.spec.target.kind === 'Gateway' && r.spec.originals?.envoyProxy?.namespace === ref.namespace && r.spec.originals.envoyProxy.name === ref.name;
   const live = (r: LoopbackRecord) => caches.gateways(r.spec.target.namespace).some((g) => g.metadata?.name === r.spec.target.name && madeFor(r, { ...(g.metadata?.uid ? { uid: g.metadata.uid } : {}) }));
   if (caches.records().some((r) => same(r) && live(r))) return undefined;
   return { ref: { ...ref }, annotations: { ...ep.spec?.provider?.kubernetes?.envoyService?.annotations } };

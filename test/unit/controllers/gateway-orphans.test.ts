@@ -7,7 +7,7 @@ import { API_VERSION, KIND, type LoopbackPolicy } from '../../../src/api/loopbac
 import type { Originals } from '../../../src/api/originals.js';
 import type { PolicyCaches } from '../../../src/controllers/policy/deps.js';
 import { subjectOf } from '../../../src/controllers/policy/subject.js';
-import { policyTargets } from '../../../src/controllers/policy/targets.js';
+import { orphansOf, policyTargets } from '../../../src/controllers/policy/targets.js';
 import { holderOf, ownerKey, recordFor } from '../../../src/model/record-registry.js';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 
@@ -68,5 +68,19 @@ describe("a deleted Gateway's record", () => {
     const o = orphanOf(caches([live], [{ name: 'api', uid: 'uid-api' }], ['api-proxy'], narrowed), live, narrowed);
     expect(o).toMatchObject({ envoyProxy: { ref: { namespace: 'shop', name: 'api-proxy' } } });
     expect(o?.stale).toBeUndefined();
+  });
+
+  it('two Gateways of one EnvoyProxy released together (their policy narrowed or deleted): neither holds it for the other', () => {
+    const narrowed: LoopbackPolicy = { ...policy, spec: { ...policy.spec, selector: { matchLabels: { team: 'other' } } } };
+    const a = recordFor({ kind: 'Gateway', namespace: 'shop', name: 'a', uid: 'uid-a' }, OWNER, originals('class-proxy'));
+    const b = recordFor({ kind: 'Gateway', namespace: 'shop', name: 'b', uid: 'uid-b' }, OWNER, originals('class-proxy'));
+    const c = caches([a, b], [{ name: 'a', uid: 'uid-a' }, { name: 'b', uid: 'uid-b' }], ['class-proxy'], narrowed);
+    for (const entry of [a, b]) expect(orphanOf(c, entry, narrowed)?.envoyProxy?.ref).toEqual({ namespace: 'shop', name: 'class-proxy' });
+  });
+
+  it("the deletion, whose records are read afresh (copies of the cache's), finds its own record no holder", () => {
+    const live = recordFor({ kind: 'Gateway', namespace: 'shop', name: 'api', uid: 'uid-api' }, OWNER, originals('api-proxy'));
+    const [o] = orphansOf([structuredClone(live)], OWNER, new Set(), [], caches([live], [{ name: 'api', uid: 'uid-api' }], ['api-proxy']));
+    expect(o?.envoyProxy?.ref).toEqual({ namespace: 'shop', name: 'api-proxy' });
   });
 });

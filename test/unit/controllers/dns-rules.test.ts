@@ -117,6 +117,15 @@ describe('DnsRules', () => {
     expect(state.writes).toBe(2);
   });
 
+  it('after a restart with no policy asking (its key queued at start, clusterUnits), rewrites stored rules to the header alone', async () => {
+    const { dns, state, owners } = world();
+    owners.length = 0;
+    state.text = '# Managed by loopguard\nrewrite stop name exact shop.example.com. web.shop.svc.cluster.local. answer auto\n';
+    await dns.reconcile();
+    expect(state.text).toBe('# Managed by loopguard (no ClusterLoopbackPolicy asks for l7.inClusterDNS: Managed now); loopguard rewrites this file whole.\n# Each rule sends a host name of an Ingress or Gateway it manages to the Service serving it in-cluster (docs/dns.md).\n# 0 rules.\n');
+    expect(state.writes).toBe(1);
+  });
+
   it('keeps checking a removed rule while CoreDNS still answers it by the Service', async () => {
     let applied = true;
     const { dns, state } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') || applied ? [CLUSTER_IP] : [VIP]) });

@@ -8,10 +8,16 @@
 //    that host goes to (the Ingress API only names Services of its own namespace), serving port 80 over TCP, and only
 //    without TLS (TLS ends on the CLB: the Service does not serve the host's certificate); for a Gateway, the Service
 //    Envoy Gateway generated for it (gateway-service.ts), which is Envoy itself with the Gateway's listeners;
+//  - the target's CLB is one TKE created for it alone: no existed-LB annotation on the Ingress, nor on the Gateway's
+//    generated Service (or the EnvoyProxy that gives that Service its annotations, which a namespace user may own).
+//    A user-brought CLB (`tke-existed-lbid`, `ingress.existLbId`) can serve other teams' Services and Ingresses on
+//    the same VIP, so the VIP check below would not tell whose a name is: a namespace user could take over another
+//    team's host by naming it in an Ingress on that shared CLB;
 //  - the target has a VIP, so that the caller can check that the name's upstream answer is that VIP (dnsNameOwned):
 //    a namespace user must not take over a name someone else owns by writing it into an Ingress.
 // Everything else a host might be (syntax, wildcards, the cluster's own zones, two claims) is renderDnsRewrites's to
 // refuse (dns-rewrite.ts). What is left out is returned with the reason, for the policy's status.
+import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import type { IngressFacts, ServiceFacts, TargetFacts, TargetRef } from './facts.js';
 import type { RootCauseId } from './root-causes.js';
 
@@ -90,6 +96,10 @@ export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (
       continue;
     }
     if (f.kind === 'Ingress') {
+      if (f.annotations?.[IngressAnnotation.ExistingLoadBalancerId] !== undefined) {
+        leftOut.push({ target, reason: sharedClbReason(IngressAnnotation.ExistingLoadBalancerId, 'the Ingress') });
+        continue;
+      }
       for (const r of ingressNames(f, service)) {
         if ('reason' in r) leftOut.push({ target, host: r.host, reason: r.reason });
         else candidates.push({ target, ref, host: r.host, namespace: f.namespace, service: r.service, vips });
@@ -100,11 +110,22 @@ export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (
         leftOut.push({ target, reason: 'Envoy Gateway has not generated one Service for it' });
         continue;
       }
+      const key = ServiceAnnotation.ExistingLoadBalancerId;
+      const brought = svc.annotations?.[key] !== undefined ? `its Service ${svc.namespace}/${svc.name}` : f.envoyProxy?.state === 'Found' && f.envoyProxy.annotations[key] !== undefined ? `its EnvoyProxy ${f.envoyProxy.namespace}/${f.envoyProxy.name}` : undefined;
+      if (brought) {
+        leftOut.push({ target, reason: sharedClbReason(key, brought) });
+        continue;
+      }
       if (!f.hostnames?.length) leftOut.push({ target, reason: 'no listener names a hostname' });
       for (const host of f.hostnames ?? []) candidates.push({ target, ref, host, namespace: svc.namespace, service: svc.name, vips });
     }
   }
   return { candidates, leftOut };
+}
+
+/** Why a target on a CLB the user brought is left out (see the header). */
+function sharedClbReason(annotation: string, where: string): string {
+  return `${where} has ${annotation}: a CLB brought by its user may serve other teams' Services too, so its VIP does not show whose a host name is`;
 }
 
 /** Per host of the Ingress: the one Service every path goes to, or why there is none. */

@@ -108,6 +108,33 @@ describe('chooseDnsNames', () => {
     });
   });
 
+  // [case, target, the reason left out]: a CLB the user brought may serve other teams' names on the same VIP.
+  const sharedClb: [string, IngressFacts | GatewayFacts, string][] = [
+    ['an Ingress on an existing CLB', ingress({ annotations: { 'kubernetes.io/ingress.existLbId': 'lb-shared' } }), 'the Ingress has kubernetes.io/ingress.existLbId'],
+    ['… even with an empty id', ingress({ annotations: { 'kubernetes.io/ingress.existLbId': '' } }), 'kubernetes.io/ingress.existLbId'],
+    [
+      "a Gateway whose generated Service is on an existing CLB",
+      gateway({ service: { state: 'Own', facts: { ...service('envoy-shop-gw-1', 443, 'TCP', 'envoy-gateway-system'), type: 'LoadBalancer', annotations: { 'service.kubernetes.io/tke-existed-lbid': 'lb-shared' } } } }),
+      'its Service envoy-gateway-system/envoy-shop-gw-1 has service.kubernetes.io/tke-existed-lbid',
+    ],
+    [
+      "a Gateway whose EnvoyProxy (the user's) asks for an existing CLB, before EG copied it",
+      gateway({ envoyProxy: { level: 'Gateway', namespace: 'shop', name: 'mine', state: 'Found', annotations: { 'service.kubernetes.io/tke-existed-lbid': 'lb-shared' } } }),
+      'its EnvoyProxy shop/mine has service.kubernetes.io/tke-existed-lbid',
+    ],
+  ];
+  it.each(sharedClb)('leaves out %s, saying why', (_, facts, reason) => {
+    const choice = chooseDnsNames([outcome(facts, facts.kind === 'Ingress' ? 'KeepaliveCapabilityMissing' : 'IpModeProxy')], lookup);
+    expect(choice.candidates).toEqual([]);
+    expect(choice.leftOut).toEqual([{ target: `${facts.kind} shop/${facts.name}`, reason: expect.stringContaining(reason) }]);
+  });
+
+  it('an Ingress or Gateway with other annotations, on a CLB TKE created for it, still asks', () => {
+    const ing = ingress({ annotations: { 'kubernetes.io/ingress.subnetId': 'subnet-1' } });
+    const gw = gateway({ envoyProxy: { level: 'Gateway', namespace: 'shop', name: 'mine', state: 'Found', annotations: { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-1' } } });
+    expect(chooseDnsNames([outcome(ing, 'KeepaliveCapabilityMissing'), outcome(gw, 'IpModeProxy')], lookup).candidates).toHaveLength(3);
+  });
+
   it('asks nothing for targets that do not need it (Audit, a fixable cause), and does not list them', () => {
     expect(chooseDnsNames([outcome(ingress(), 'KeepaliveCapabilityMissing', { enforcing: false }), outcome(gateway(), 'VipHealthCheckDropped')], lookup)).toEqual({ candidates: [], leftOut: [] });
   });

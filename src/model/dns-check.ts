@@ -26,6 +26,31 @@ export function ruleReverted(answers: readonly DnsRuleAnswer[]): boolean {
   return answers.every((a) => !a.error && (a.service.length === 0 || !a.host.some((ip) => a.service.includes(ip))));
 }
 
+/** What one CoreDNS server answered for a Service's own name (an error: no answer). */
+export interface ServiceNameAnswer {
+  server: string;
+  addresses: readonly string[];
+  error?: string;
+}
+
+/**
+ * Why a rule to `serviceName` must not be written, from what the CoreDNS servers answered for that name before the
+ * write; undefined: it resolves. A rule to a name CoreDNS does not answer (a wrong --cluster-domain, a headless Service
+ * without ready endpoints) would make the host NXDOMAIN in-cluster: worse than the loopback it works around. So the
+ * name must answer an address on a server and no server may answer it with none; when no server answered at all,
+ * that it resolves is not shown either.
+ */
+export function serviceNameProblem(serviceName: string, answers: readonly ServiceNameAnswer[]): string | undefined {
+  if (answers.length === 0) return `not written: no CoreDNS server is known to check that the Service name ${serviceName} resolves`;
+  const empty = answers.filter((x) => !x.error && x.addresses.length === 0);
+  if (empty.length > 0) {
+    return `not written: the Service name ${serviceName} does not resolve through CoreDNS (${empty.map((x) => x.server).join(', ')} answered no address; check --cluster-domain, and that the Service has a ClusterIP), so the rule would make the host unresolvable in-cluster`;
+  }
+  const answered = answers.filter((x) => !x.error);
+  if (answered.length === 0) return `not written: CoreDNS did not answer for the Service name ${serviceName} (${answers.map((x) => `${x.server}: ${x.error}`).join('; ')}), so that it resolves is not shown`;
+  return undefined;
+}
+
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return a.length > 0 && a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));
 }

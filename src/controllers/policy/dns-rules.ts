@@ -1,13 +1,14 @@
 // The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md §4) as one unit of work: one ConfigMap, one key on
 // the shared work queue (DNS_RULES_KEY), as the namespaces' reports are (namespace-reports.ts). Each cluster policy's
 // round publishes the names its targets ask for (model/dns-names.ts); this unit takes every policy's, keeps the names
-// whose upstream answer is their target's own VIP, renders the file (model/dns-rewrite.ts), writes it when it
+// whose upstream answer is their target's own VIP, renders the file (model/dns-rewrite.ts) with the rules whose
+// Service name CoreDNS answers (a rule to a name it does not would break the host in-cluster), writes it when it
 // differs, resolves each name through every CoreDNS server and reports back: per policy an `InClusterDNS` condition
 // (model/dns-check.ts), which the policy's next status carries (the unit queues the policy when it changes). A name
 // no longer asked for (Managed turned off, a target fixed or gone, the policy deleted) leaves the file and is
 // checked until it no longer resolves to its Service. A policy's round never waits on DNS; a failed read or write is
 // reported in the condition and tried again at the next check.
-import { dnsCondition, readCorefile, ruleReverted, type DnsCondition, type DnsRuleAnswer } from '../../model/dns-check.js';
+import { dnsCondition, readCorefile, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer } from '../../model/dns-check.js';
 import { dnsNameOwned, type DnsNameChoice } from '../../model/dns-names.js';
 import { parseDnsRewrites, renderDnsRewrites, type DnsRewriteRule } from '../../model/dns-rewrite.js';
 import { policyRefOf, type OwnerKey } from '../../model/record-registry.js';
@@ -37,6 +38,9 @@ export interface DnsRulesOptions {
   logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
   now?: () => number;
 }
+
+/** A request's host as its rule spells it (renderDnsRewrites drops the trailing dot). */
+const ruleHost = (host: string) => host.replace(/\.$/, '');
 
 /** How soon a check that waits on CoreDNS comes back (ms). */
 const PENDING_RECHECK_MS = 2_000;
@@ -85,9 +89,25 @@ export class DnsRules {
     // Written before every asking policy has published, the file would drop the others' names for a while.
     if (!this.o.owners().every((o) => this.asked.has(o) || this.gone.has(o))) return;
     const now = this.now();
+    const kubeDns = this.o.coredns.length > 0 ? undefined : await this.o.store.kubeDns();
+    const servers = this.o.coredns.length > 0 ? [...this.o.coredns] : kubeDns ? [kubeDns] : [];
     const { requests, notWritten } = await this.ownedNames();
-    const file = renderDnsRewrites([...this.asked.keys()].map((o) => policyRefOf(o).name), this.o.clusterDomain, requests);
+    const policies = [...this.asked.keys()].map((o) => policyRefOf(o).name);
     const ownerOf = new Map(requests.map((r) => [r.target, r.owner]));
+    // Only rules whose Service name CoreDNS answers: the file is rendered, its Service names resolved, and rendered
+    // again without the rules that would make a host unresolvable in-cluster.
+    const rendered = renderDnsRewrites(policies, this.o.clusterDomain, requests);
+    const unresolved = new Map<string, string>();
+    for (const name of new Set(rendered.rules.map((r) => r.serviceName))) {
+      const problem = serviceNameProblem(name, await this.resolveService(servers, name));
+      if (problem) unresolved.set(name, problem);
+    }
+    const dropped = new Map(rendered.rules.filter((r) => unresolved.has(r.serviceName)).map((r) => [r.host, unresolved.get(r.serviceName)!]));
+    const file = dropped.size > 0 ? renderDnsRewrites(policies, this.o.clusterDomain, requests.filter((r) => !dropped.has(ruleHost(r.host)))) : rendered;
+    for (const r of requests) {
+      const reason = dropped.get(ruleHost(r.host));
+      if (reason) notWritten.get(r.owner)?.push({ target: r.target, host: r.host, reason });
+    }
     for (const r of file.refused) notWritten.get(ownerOf.get(r.target)!)?.push(r);
 
     let writeProblem: string | undefined;
@@ -107,8 +127,6 @@ export class DnsRules {
       this.o.logger.warn('CoreDNS rules not written', { configMap: CONFIGMAP, error: writeProblem });
     }
 
-    const kubeDns = this.o.coredns.length > 0 ? undefined : await this.o.store.kubeDns();
-    const servers = this.o.coredns.length > 0 ? [...this.o.coredns] : kubeDns ? [kubeDns] : [];
     const answers = new Map<string, DnsRuleAnswer[]>();
     if (!writeProblem) for (const r of file.rules) answers.set(r.host, await this.check(servers, r));
     await this.checkReverts(servers, now);
@@ -171,6 +189,19 @@ export class DnsRules {
       }
     }
     return { requests, notWritten };
+  }
+
+  /** What each CoreDNS server answers for a Service's own name. */
+  private resolveService(servers: readonly string[], name: string) {
+    return Promise.all(
+      servers.map(async (server) => {
+        try {
+          return { server, addresses: await this.o.lookup.resolve4([server], name) };
+        } catch (err) {
+          return { server, addresses: [], error: err instanceof Error ? err.message : String(err) };
+        }
+      }),
+    );
   }
 
   /** What each CoreDNS server answers for the rule's host and its Service's name. */

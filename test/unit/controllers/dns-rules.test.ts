@@ -75,6 +75,18 @@ describe('DnsRules', () => {
     expect(c.message).toContain('internal.example.com (Ingress shop/web): the upstream DNS (183.60.83.19) answers no address');
   });
 
+  it("never writes a rule whose Service name CoreDNS does not answer (it would break the host), and says so", async () => {
+    // A wrong --cluster-domain: CoreDNS answers nothing under it.
+    const { dns, state } = world({ coredns: (name) => (name === 'web.shop.svc.cluster.local' ? [] : name === 'api.shop.svc.cluster.local' ? [CLUSTER_IP] : [VIP]) });
+    dns.publish(OWNER, choice(candidate('shop.example.com'), candidate('api.example.com', { target: 'Ingress shop/api', service: 'api' })));
+    await dns.reconcile();
+    expect(state.text).not.toContain('shop.example.com');
+    expect(state.text).toContain('rewrite stop name exact api.example.com. api.shop.svc.cluster.local. answer auto');
+    expect(dns.condition(OWNER)!.message).toContain(
+      'shop.example.com (Ingress shop/web): not written: the Service name web.shop.svc.cluster.local does not resolve through CoreDNS (10.96.0.10:53 answered no address; check --cluster-domain',
+    );
+  });
+
   it('holds the write until every policy asking for Managed has published (a restart must not drop their names)', async () => {
     const { dns, state, owners } = world();
     owners.push('ClusterLoopbackPolicy/other');

@@ -122,6 +122,8 @@ export class DnsRules {
       }
       const kept = new Set(file.rules.map((r) => `${r.host} ${r.serviceName}`));
       for (const r of parseDnsRewrites(stored)) if (!kept.has(`${r.host} ${r.serviceName}`)) this.reverting.set(r.host, { serviceName: r.serviceName, since: now });
+      // A host removed and written again is a rule again, not a revert to wait for.
+      for (const r of file.rules) this.reverting.delete(r.host);
     } catch (err) {
       writeProblem = err instanceof Error ? err.message : String(err);
       this.o.logger.warn('CoreDNS rules not written', { configMap: CONFIGMAP, error: writeProblem });

@@ -138,6 +138,18 @@ describe('DnsRules', () => {
     expect(state.writes).toBe(1);
   });
 
+  it('a host removed and re-added before CoreDNS dropped it is a rule again, not a revert still waited on', async () => {
+    const { dns, state } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') ? [CLUSTER_IP] : name === 'shop.example.com' ? [CLUSTER_IP] : [VIP]) });
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    dns.publish(OWNER, choice());
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 2_000 });
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
+    expect(state.text).toContain('exact shop.example.com.');
+    expect(dns.condition(OWNER)).toMatchObject({ reason: 'RulesInEffect' });
+  });
+
   it('keeps checking a removed rule while CoreDNS still answers it by the Service', async () => {
     let applied = true;
     const { dns, state } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') || applied ? [CLUSTER_IP] : [VIP]) });

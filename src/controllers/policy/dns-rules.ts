@@ -88,11 +88,14 @@ export class DnsRules {
   async reconcile(): Promise<ReconcileOutcome | void> {
     // Written before every asking policy has published, the file would drop the others' names for a while.
     if (!this.o.owners().every((o) => this.asked.has(o) || this.gone.has(o))) return;
+    // What the policies asked for when the pass began: a publish() while it awaits DNS queues the key again, and its
+    // names and condition belong to that next pass, not to a file rendered without them.
+    const asked = new Map(this.asked);
     const now = this.now();
     const kubeDns = this.o.coredns.length > 0 ? undefined : await this.o.store.kubeDns();
     const servers = this.o.coredns.length > 0 ? [...this.o.coredns] : kubeDns ? [kubeDns] : [];
-    const { requests, notWritten } = await this.ownedNames();
-    const policies = [...this.asked.keys()].map((o) => policyRefOf(o).name);
+    const { requests, notWritten } = await this.ownedNames(asked);
+    const policies = [...asked.keys()].map((o) => policyRefOf(o).name);
     const ownerOf = new Map(requests.map((r) => [r.target, r.owner]));
     // Only rules whose Service name CoreDNS answers: the file is rendered, its Service names resolved, and rendered
     // again without the rules that would make a host unresolvable in-cluster.
@@ -146,16 +149,18 @@ export class DnsRules {
         ...(corefile ? { corefile } : {}),
         configMap: CONFIGMAP,
       });
-    let next = new Map([...this.asked.keys()].map((o) => [o, conditionOf(o)] as const));
+    let next = new Map([...asked.keys()].map((o) => [o, conditionOf(o)] as const));
     // Only when the answers are wrong past the wait: the Corefile says which cause it is (read-only, docs/dns.md §4).
     if ([...next.values()].some((c) => c.reason === 'RulesNotInEffect')) {
       const text = await this.o.store.corefile();
       if (text !== undefined) {
         corefile = readCorefile(text);
-        next = new Map([...this.asked.keys()].map((o) => [o, conditionOf(o)] as const));
+        next = new Map([...asked.keys()].map((o) => [o, conditionOf(o)] as const));
       }
     }
     for (const [owner, c] of next) {
+      // Forgotten while the pass ran: its condition went with it.
+      if (!this.asked.has(owner)) continue;
       const before = this.conditions.get(owner);
       this.conditions.set(owner, c);
       if (!before || before.status !== c.status || before.reason !== c.reason || before.message !== c.message) {
@@ -166,15 +171,15 @@ export class DnsRules {
     }
     const waiting = [...next.values()].some((c) => c.reason === 'RulesPending') || this.reverting.size > 0;
     if (waiting) return { requeueAfterMs: Math.min(PENDING_RECHECK_MS, this.o.waitMs) };
-    return this.asked.size > 0 || writeProblem ? { requeueAfterMs: this.o.recheckMs } : undefined;
+    return asked.size > 0 || writeProblem ? { requeueAfterMs: this.o.recheckMs } : undefined;
   }
 
   /** Every policy's candidates whose upstream answer is their target's own VIP; the others with the reason, per policy. */
-  private async ownedNames() {
+  private async ownedNames(asked: ReadonlyMap<OwnerKey, DnsNameChoice>) {
     const requests: { owner: OwnerKey; target: string; host: string; namespace: string; service: string }[] = [];
     const notWritten = new Map<OwnerKey, { target: string; host?: string; reason: string }[]>();
     const upstream = new Map<string, Promise<string[]>>();
-    for (const [owner, choice] of this.asked) {
+    for (const [owner, choice] of asked) {
       const left = [...choice.leftOut];
       notWritten.set(owner, left);
       for (const c of choice.candidates) {

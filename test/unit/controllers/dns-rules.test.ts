@@ -17,7 +17,7 @@ const candidate = (host: string, extra: Partial<DnsCandidate> = {}): DnsCandidat
 const choice = (...candidates: DnsCandidate[]): DnsNameChoice => ({ candidates, leftOut: [] });
 
 /** A world: what the upstream and CoreDNS answer, and the ConfigMap's text. */
-function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string, text: string) => string[]; corefile?: string; missing?: boolean } = {}) {
+function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string, text: string) => string[]; corefile?: string; missing?: boolean; onUpstream?: (name: string) => void } = {}) {
   const state = { text: '# empty\n', writes: 0, queued: [] as string[], now: 1_000_000 };
   const store: CorednsRulesAccess = {
     read: async () => {
@@ -37,7 +37,11 @@ function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string
   // CoreDNS by default applies the file at once: a host with a rule answers the Service's ClusterIP.
   const corednsAnswer = o.coredns ?? ((name, text) => (name === 'web.shop.svc.cluster.local' || text.includes(`exact ${name}. web.shop`) ? [CLUSTER_IP] : [VIP]));
   const lookup: DnsLookup = {
-    resolve4: async (servers, name) => (servers[0] === UPSTREAM ? (o.upstream?.[name] ?? [VIP]) : corednsAnswer(name, state.text)),
+    resolve4: async (servers, name) => {
+      if (servers[0] !== UPSTREAM) return corednsAnswer(name, state.text);
+      o.onUpstream?.(name);
+      return o.upstream?.[name] ?? [VIP];
+    },
   };
   const owners: string[] = [OWNER];
   const dns = new DnsRules({ store, lookup, upstream: [UPSTREAM], coredns: [], clusterDomain: 'cluster.local', waitMs: 60_000, recheckMs: 300_000, queue: { add: (k) => state.queued.push(k) }, owners: () => owners, logger: { info: () => {}, warn: () => {} }, now: () => state.now });
@@ -85,6 +89,28 @@ describe('DnsRules', () => {
     expect(dns.condition(OWNER)!.message).toContain(
       'shop.example.com (Ingress shop/web): not written: the Service name web.shop.svc.cluster.local does not resolve through CoreDNS (10.96.0.10:53 answered no address; check --cluster-domain',
     );
+  });
+
+  it('a policy that publishes while a pass awaits DNS is left to the next pass (its condition is not judged from a file without its names)', async () => {
+    const OTHER = 'ClusterLoopbackPolicy/other';
+    const ref: { dns?: DnsRules } = {};
+    // The policy appears in the cache and publishes while the pass awaits the upstream's answer.
+    const { dns, state, owners } = world({
+      onUpstream: (name) => {
+        if (name !== 'shop.example.com' || owners.includes(OTHER)) return;
+        owners.push(OTHER);
+        ref.dns!.publish(OTHER, choice(candidate('other.example.com', { target: 'Ingress shop/other' })));
+      },
+    });
+    ref.dns = dns;
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    expect(state.text).toContain('for ClusterLoopbackPolicy tke ');
+    expect(dns.condition(OTHER)).toMatchObject({ status: 'Unknown', reason: 'RulesPending' });
+    expect(state.queued.filter((k) => k === DNS_RULES_KEY)).toHaveLength(2);
+    await dns.reconcile();
+    expect(state.text).toContain('exact other.example.com.');
+    expect(dns.condition(OTHER)).toMatchObject({ status: 'True', reason: 'RulesInEffect' });
   });
 
   it('holds the write until every policy asking for Managed has published (a restart must not drop their names)', async () => {

@@ -7,12 +7,13 @@
 // (model/dns-check.ts), which the policy's next status carries (the unit queues the policy when it changes). A name
 // no longer asked for (Managed turned off, a target fixed or gone, the policy deleted) leaves the file and is
 // checked until it no longer resolves to its Service. A policy's round never waits on DNS; a failed read or write is
-// reported in the condition and tried again at the next check.
+// reported in the condition and tried again at the next check, except a write conflict (someone wrote the ConfigMap
+// meanwhile), which the pass throws for the work queue to retry with its backoff.
 import { dnsCondition, readCorefile, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer } from '../../model/dns-check.js';
 import { dnsNameOwned, type DnsNameChoice } from '../../model/dns-names.js';
 import { parseDnsRewrites, renderDnsRewrites, type DnsRewriteRule } from '../../model/dns-rewrite.js';
 import { policyRefOf, type OwnerKey } from '../../model/record-registry.js';
-import { COREDNS_NAMESPACE, RULES_CONFIGMAP, type CorednsRulesAccess } from '../../kube/coredns-rules-store.js';
+import { COREDNS_NAMESPACE, RULES_CONFIGMAP, RulesWriteConflict, type CorednsRulesAccess } from '../../kube/coredns-rules-store.js';
 import type { DnsLookup } from '../../runtime/dns-resolver.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 
@@ -128,6 +129,8 @@ export class DnsRules {
       // A host removed and written again is a rule again, not a revert to wait for.
       for (const r of file.rules) this.reverting.delete(r.host);
     } catch (err) {
+      // Someone wrote the ConfigMap meanwhile: the queue's retry, soon and with its backoff, not a False condition.
+      if (err instanceof RulesWriteConflict) throw err;
       writeProblem = err instanceof Error ? err.message : String(err);
       this.o.logger.warn('CoreDNS rules not written', { configMap: CONFIGMAP, error: writeProblem });
     }

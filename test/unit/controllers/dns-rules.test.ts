@@ -3,7 +3,7 @@
 // queues the policy when that changes. The real ConfigMap and real CoreDNS: test/integration/dns-managed.test.ts.
 import { describe, expect, it } from '@jest/globals';
 import { DNS_RULES_KEY, DnsRules } from '../../../src/controllers/policy/dns-rules.js';
-import type { CorednsRulesAccess } from '../../../src/kube/coredns-rules-store.js';
+import { RulesWriteConflict, type CorednsRulesAccess } from '../../../src/kube/coredns-rules-store.js';
 import type { DnsCandidate, DnsNameChoice } from '../../../src/model/dns-names.js';
 import type { DnsLookup } from '../../../src/runtime/dns-resolver.js';
 
@@ -18,7 +18,7 @@ const choice = (...candidates: DnsCandidate[]): DnsNameChoice => ({ candidates, 
 
 /** A world: what the upstream and CoreDNS answer, and the ConfigMap's text. */
 function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string, text: string) => string[]; corefile?: string; missing?: boolean; onUpstream?: (name: string) => void } = {}) {
-  const state = { text: '# empty\n', writes: 0, queued: [] as string[], now: 1_000_000 };
+  const state = { text: '# empty\n', writes: 0, queued: [] as string[], now: 1_000_000, conflicts: 0 };
   const store: CorednsRulesAccess = {
     read: async () => {
       if (o.missing) throw new Error('it does not exist');
@@ -27,6 +27,7 @@ function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string
     write: async (text) => {
       if (o.missing) throw new Error('it does not exist');
       if (text === state.text) return false;
+      if (state.conflicts > 0 && state.conflicts--) throw new RulesWriteConflict('loopguard-coredns-rules changed while loopguard wrote it');
       state.text = text;
       state.writes++;
       return true;
@@ -134,6 +135,21 @@ describe('DnsRules', () => {
     expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
     expect(dns.condition(OWNER)).toMatchObject({ status: 'False', reason: 'RulesNotInEffect', message: expect.stringContaining('has no line "import /etc/coredns/loopguard/*.rules"') });
     expect(state.queued.filter((k) => k === OWNER)).toHaveLength(2);
+  });
+
+  it('throws a write conflict for the queue to retry, leaving the condition as it was (no RulesNotWritten for one lost race)', async () => {
+    const { dns, state } = world();
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    expect(dns.condition(OWNER)).toMatchObject({ reason: 'RulesInEffect' });
+    const queued = state.queued.length;
+    dns.publish(OWNER, choice(candidate('shop.example.com'), candidate('api.example.com', { target: 'Ingress shop/api', service: 'web' })));
+    state.conflicts = 1;
+    await expect(dns.reconcile()).rejects.toThrow(RulesWriteConflict);
+    expect(dns.condition(OWNER)).toMatchObject({ reason: 'RulesInEffect' });
+    expect(state.queued.slice(queued)).toEqual([DNS_RULES_KEY]);
+    await dns.reconcile();
+    expect(state.text).toContain('exact api.example.com.');
   });
 
   it('reports a ConfigMap it cannot write, and writes nothing else anywhere', async () => {

@@ -100,7 +100,7 @@ export interface DnsConditionInput {
 
 export interface DnsCondition {
   status: 'True' | 'False' | 'Unknown';
-  reason: 'RulesInEffect' | 'NothingToRewrite' | 'RulesPending' | 'RulesNotInEffect' | 'RulesNotWritten';
+  reason: 'RulesInEffect' | 'NothingToRewrite' | 'RulesPending' | 'RulesNotInEffect' | 'RulesNotWritten' | 'NoCoreDNSServer';
   message: string;
 }
 
@@ -132,11 +132,12 @@ export function dnsCondition(i: DnsConditionInput): DnsCondition {
   if (i.writeProblem) {
     return { status: 'False', reason: 'RulesNotWritten', message: `The rules could not be written to the ConfigMap ${i.configMap}: ${i.writeProblem}. The Helm chart and config/default create it empty; loopguard may only get and update it.${leftText}` };
   }
+  // Not a wait: nothing changes it but the administrator (the caller checks again at its long interval).
+  if (i.servers.length === 0) {
+    return { status: 'False', reason: 'NoCoreDNSServer', message: `No CoreDNS server is known to check the rules through (set --coredns-servers, or the kube-system/kube-dns Service cannot be read or has no ClusterIP), so no rule is written: one that cannot be checked could break its host.${leftText}` };
+  }
   if (i.rules.length === 0) {
     return { status: 'True', reason: 'NothingToRewrite', message: `No host name of this policy's targets needs a CoreDNS rewrite now.${leftText}` };
-  }
-  if (i.servers.length === 0) {
-    return { status: 'Unknown', reason: 'RulesPending', message: `The rules are in the ConfigMap ${i.configMap}, but no CoreDNS server is known to check them through (set --coredns-servers, or the kube-system/kube-dns Service has no ClusterIP).${leftText}` };
   }
   const off = i.rules.filter((r) => !r.answers || !ruleInEffect(r.answers));
   const mapped = (r: { host: string; serviceName: string }) => `${r.host} → ${r.serviceName}`;

@@ -17,7 +17,7 @@ const candidate = (host: string, extra: Partial<DnsCandidate> = {}): DnsCandidat
 const choice = (...candidates: DnsCandidate[]): DnsNameChoice => ({ candidates, leftOut: [] });
 
 /** A world: what the upstream and CoreDNS answer, and the ConfigMap's text. */
-function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string, text: string) => string[]; corefile?: string; missing?: boolean; onUpstream?: (name: string) => void } = {}) {
+function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string, text: string) => string[]; corefile?: string; missing?: boolean; onUpstream?: (name: string) => void; noKubeDns?: boolean } = {}) {
   const state = { text: '# empty\n', writes: 0, queued: [] as string[], now: 1_000_000, conflicts: 0 };
   const store: CorednsRulesAccess = {
     read: async () => {
@@ -33,7 +33,7 @@ function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string
       return true;
     },
     corefile: async () => o.corefile,
-    kubeDns: async () => COREDNS,
+    kubeDns: async () => (o.noKubeDns ? undefined : COREDNS),
   };
   // CoreDNS by default applies the file at once: a host with a rule answers the Service's ClusterIP.
   const corednsAnswer = o.coredns ?? ((name, text) => (name === 'web.shop.svc.cluster.local' || text.includes(`exact ${name}. web.shop`) ? [CLUSTER_IP] : [VIP]));
@@ -150,6 +150,14 @@ describe('DnsRules', () => {
     expect(state.queued.slice(queued)).toEqual([DNS_RULES_KEY]);
     await dns.reconcile();
     expect(state.text).toContain('exact api.example.com.');
+  });
+
+  it('with no CoreDNS server known (kube-dns unreadable), writes no rule, says so with its own reason, and comes back at the recheck interval', async () => {
+    const { dns, state } = world({ noKubeDns: true });
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
+    expect(state.text).toContain('# 0 rules.');
+    expect(dns.condition(OWNER)).toMatchObject({ status: 'False', reason: 'NoCoreDNSServer', message: expect.stringContaining('shop.example.com (Ingress shop/web): not written: no CoreDNS server is known') });
   });
 
   it('reports a ConfigMap it cannot write, and writes nothing else anywhere', async () => {

@@ -107,8 +107,9 @@ describe('dnsCondition', () => {
     expect(c).toEqual({ status: 'True', reason: 'NothingToRewrite', message: expect.stringContaining('Not rewritten: partner.example.net (Ingress shop/web): the upstream DNS answers 1.2.3.4.') });
   });
 
-  it('Unknown when no CoreDNS server is known to check through', () => {
-    expect(dnsCondition({ ...base, servers: [] }).reason).toBe('RulesPending');
+  it('False with its own reason when no CoreDNS server is known to check through (no wait ends it)', () => {
+    expect(dnsCondition({ ...base, servers: [] })).toEqual({ status: 'False', reason: 'NoCoreDNSServer', message: expect.stringContaining('No CoreDNS server is known to check the rules through (set --coredns-servers') });
+    expect(dnsCondition({ ...base, rules: [], servers: [] }).reason).toBe('NoCoreDNSServer');
   });
 
   it('lists at most ten names and counts the rest', () => {

@@ -18,9 +18,10 @@ const choice = (...candidates: DnsCandidate[]): DnsNameChoice => ({ candidates, 
 
 /** A world: what the upstream and CoreDNS answer, and the ConfigMap's text. */
 function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string, text: string) => string[]; corefile?: string; missing?: boolean; onUpstream?: (name: string) => void; noKubeDns?: boolean } = {}) {
-  const state = { text: '# empty\n', writes: 0, queued: [] as string[], now: 1_000_000, conflicts: 0 };
+  const state = { text: '# empty\n', writes: 0, reads: 0, queued: [] as string[], now: 1_000_000, conflicts: 0 };
   const store: CorednsRulesAccess = {
     read: async () => {
+      state.reads++;
       if (o.missing) throw new Error('it does not exist');
       return state.text;
     },
@@ -198,6 +199,26 @@ describe('DnsRules', () => {
     expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
     expect(state.text).toContain('exact shop.example.com.');
     expect(dns.condition(OWNER)).toMatchObject({ reason: 'RulesInEffect' });
+  });
+
+  it('forgets a gone policy once the cache no longer lists it: turned back on, it is waited for again before the file is written', async () => {
+    const { dns, state, owners } = world();
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    // Managed turned off: the cache stops listing it as asking; its round forgets it.
+    owners.length = 0;
+    dns.forget(OWNER);
+    await dns.reconcile();
+    expect(state.writes).toBe(2);
+    // Turned back on: until its round publishes, the pass waits for it (reads and writes nothing).
+    owners.push(OWNER);
+    const reads = state.reads;
+    expect(await dns.reconcile()).toBeUndefined();
+    expect({ writes: state.writes, reads: state.reads }).toEqual({ writes: 2, reads });
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    expect(state.writes).toBe(3);
+    expect(state.text).toContain('exact shop.example.com.');
   });
 
   it('keeps checking a removed rule while CoreDNS still answers it by the Service', async () => {

@@ -87,11 +87,11 @@ export class DnsRules {
 
   /** The queue's handler for DNS_RULES_KEY. */
   async reconcile(): Promise<ReconcileOutcome | void> {
-    // Written before every asking policy has published, the file would drop the others' names for a while.
     const owners = this.o.owners();
     // A forgotten policy the cache no longer lists as asking is done with; one that asks again (Managed turned back
     // on) must then be waited for like any other, until its round publishes.
     for (const g of this.gone) if (!owners.includes(g)) this.gone.delete(g);
+    // Written before every asking policy has published, the file would drop the others' names for a while.
     if (!owners.every((o) => this.asked.has(o) || this.gone.has(o))) return;
     // What the policies asked for when the pass began: a publish() while it awaits DNS queues the key again, and its
     // names and condition belong to that next pass, not to a file rendered without them.

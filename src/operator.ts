@@ -47,6 +47,7 @@ import { PolicyStatusWriter } from './kube/status-writer.js';
 import { ReportWriter } from './kube/report-writer.js';
 import { isReportKey, NamespaceReports } from './controllers/policy/namespace-reports.js';
 import { DNS_RULES_KEY, DnsRules } from './controllers/policy/dns-rules.js';
+import { clusterUnits, type ClusterUnits } from './runtime/cluster-units.js';
 import { CorednsRulesStore } from './kube/coredns-rules-store.js';
 import { dnsLookup } from './runtime/dns-resolver.js';
 import { parseDnsServers } from './runtime/config.js';
@@ -126,6 +127,8 @@ export class Operator {
   /** LoopbackRecords: loopguard's own bookkeeping (the registry's read side). */
   private readonly records: ResilientInformer<KubernetesObject>;
   private readonly queue: WorkQueue;
+  /** The queue's whole-cluster keys (drift checks, probe plan, CoreDNS rules), each queued when leadership begins. */
+  private readonly units: ClusterUnits;
   private readonly server: ProbeServer;
   /** The authenticated HTTPS /metrics (--metrics-secure); without it the probe server serves /metrics. */
   private readonly metricsServer: MetricsServer | undefined;
@@ -379,7 +382,11 @@ export class Operator {
     });
     observer.onChange = (id) => this.router.clb(id);
     this.capabilities.onChange = () => this.router.all();
-    this.queue = new WorkQueue('loopbackpolicy', (key, signal) => (key === DRIFT_CHECKS_KEY ? this.driftPass(drift, signal) : key === PROBE_PLAN_KEY ? probe.reconcile() : isReportKey(key) ? reports.reconcile(key) : key === DNS_RULES_KEY ? dns.reconcile() : controller.reconcile(key, signal)), {
+    this.units = clusterUnits(
+      { [DRIFT_CHECKS_KEY]: (_key, signal) => this.driftPass(drift, signal), [PROBE_PLAN_KEY]: () => probe.reconcile(), [DNS_RULES_KEY]: () => dns.reconcile() },
+      (key, signal) => (isReportKey(key) ? reports.reconcile(key) : controller.reconcile(key, signal)),
+    );
+    this.queue = new WorkQueue('loopbackpolicy', this.units.handle, {
       concurrency: config.concurrency,
       observer: {
         ...metrics.workQueueObserver(),
@@ -489,7 +496,7 @@ export class Operator {
       this.upkeep.start();
       this.queue.start();
       this.router.all();
-      this.queue.add(DRIFT_CHECKS_KEY);
+      this.units.start(this.queue);
       this.admission.start();
     });
   }

@@ -17,10 +17,18 @@ export const COREFILE_KEY = 'Corefile';
 /** The Service in front of CoreDNS (TKE: "CoreDNS Notes", docs/dns.md §2): what the rules are checked through by default. */
 export const KUBE_DNS_SERVICE = 'kube-dns';
 
+/**
+ * The ConfigMap changed between its read and the write (HTTP 409): someone else wrote it, or another replica. Not a
+ * problem to report: the unit's pass throws it, so the work queue tries again soon with its backoff.
+ */
+export class RulesWriteConflict extends Error {
+  override readonly name = 'RulesWriteConflict';
+}
+
 export interface CorednsRulesAccess {
   /** The stored rules text ('' when the key is absent); a problem (missing, forbidden) is thrown with a clear message. */
   read(): Promise<string>;
-  /** Writes `text` if it differs from what is stored; true when it wrote. */
+  /** Writes `text` if it differs from what is stored; true when it wrote. A conflict throws RulesWriteConflict. */
   write(text: string): Promise<boolean>;
   /** The Corefile text; undefined when it cannot be read (absent, forbidden). */
   corefile(): Promise<string | undefined>;
@@ -63,6 +71,7 @@ export class CorednsRulesStore implements CorednsRulesAccess {
         body: { ...cm, data: { [RULES_KEY]: text }, binaryData: undefined },
       });
     } catch (err) {
+      if (kubeStatus(err) === 409) throw new RulesWriteConflict(`${RULES_CONFIGMAP} changed while loopguard wrote it: ${kubeErrorMessage(err)}`, { cause: err });
       throw new Error(kubeErrorMessage(err), { cause: err });
     }
     return true;

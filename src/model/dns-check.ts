@@ -26,6 +26,31 @@ export function ruleReverted(answers: readonly DnsRuleAnswer[]): boolean {
   return answers.every((a) => !a.error && (a.service.length === 0 || !a.host.some((ip) => a.service.includes(ip))));
 }
 
+/** What one CoreDNS server answered for a Service's own name (an error: no answer). */
+export interface ServiceNameAnswer {
+  server: string;
+  addresses: readonly string[];
+  error?: string;
+}
+
+/**
+ * Why a rule to `serviceName` must not be written, from what the CoreDNS servers answered for that name before the
+ * write; undefined: it resolves. A rule to a name CoreDNS does not answer (a wrong --cluster-domain, a headless Service
+ * without ready endpoints) would make the host NXDOMAIN in-cluster: worse than the loopback it works around. So the
+ * name must answer an address on a server and no server may answer it with none; when no server answered at all,
+ * that it resolves is not shown either.
+ */
+export function serviceNameProblem(serviceName: string, answers: readonly ServiceNameAnswer[]): string | undefined {
+  if (answers.length === 0) return `not written: no CoreDNS server is known to check that the Service name ${serviceName} resolves`;
+  const empty = answers.filter((x) => !x.error && x.addresses.length === 0);
+  if (empty.length > 0) {
+    return `not written: the Service name ${serviceName} does not resolve through CoreDNS (${empty.map((x) => x.server).join(', ')} answered no address; check --cluster-domain, and that the Service has a ClusterIP), so the rule would make the host unresolvable in-cluster`;
+  }
+  const answered = answers.filter((x) => !x.error);
+  if (answered.length === 0) return `not written: CoreDNS did not answer for the Service name ${serviceName} (${answers.map((x) => `${x.server}: ${x.error}`).join('; ')}), so that it resolves is not shown`;
+  return undefined;
+}
+
 function sameSet(a: readonly string[], b: readonly string[]): boolean {
   return a.length > 0 && a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));
 }
@@ -75,7 +100,7 @@ export interface DnsConditionInput {
 
 export interface DnsCondition {
   status: 'True' | 'False' | 'Unknown';
-  reason: 'RulesInEffect' | 'NothingToRewrite' | 'RulesPending' | 'RulesNotInEffect' | 'RulesNotWritten';
+  reason: 'RulesInEffect' | 'NothingToRewrite' | 'RulesPending' | 'RulesNotInEffect' | 'RulesNotWritten' | 'NoCoreDNSServer';
   message: string;
 }
 
@@ -107,11 +132,12 @@ export function dnsCondition(i: DnsConditionInput): DnsCondition {
   if (i.writeProblem) {
     return { status: 'False', reason: 'RulesNotWritten', message: `The rules could not be written to the ConfigMap ${i.configMap}: ${i.writeProblem}. The Helm chart and config/default create it empty; loopguard may only get and update it.${leftText}` };
   }
+  // Not a wait: nothing changes it but the administrator (the caller checks again at its long interval).
+  if (i.servers.length === 0) {
+    return { status: 'False', reason: 'NoCoreDNSServer', message: `No CoreDNS server is known to check the rules through (set --coredns-servers, or the kube-system/kube-dns Service cannot be read or has no ClusterIP), so no rule is written: one that cannot be checked could break its host.${leftText}` };
+  }
   if (i.rules.length === 0) {
     return { status: 'True', reason: 'NothingToRewrite', message: `No host name of this policy's targets needs a CoreDNS rewrite now.${leftText}` };
-  }
-  if (i.servers.length === 0) {
-    return { status: 'Unknown', reason: 'RulesPending', message: `The rules are in the ConfigMap ${i.configMap}, but no CoreDNS server is known to check them through (set --coredns-servers, or the kube-system/kube-dns Service has no ClusterIP).${leftText}` };
   }
   const off = i.rules.filter((r) => !r.answers || !ruleInEffect(r.answers));
   const mapped = (r: { host: string; serviceName: string }) => `${r.host} → ${r.serviceName}`;

@@ -5,13 +5,20 @@
 //    without the L7 keepalive ticket (KeepaliveCapabilityMissing), or a target whose root cause is
 //    DirectAccessSameNode or IpModeProxy with no step of its plan left;
 //  - the Service is the target's own, never one a name's writer picks: for an Ingress, the one Service every path of
-//    that host goes to (the Ingress API only names Services of its own namespace), serving port 80 over TCP, and only
-//    without TLS (TLS ends on the CLB: the Service does not serve the host's certificate); for a Gateway, the Service
+//    that host goes to (the Ingress API only names Services of its own namespace), by its port 80 (by number, or by
+//    a port name the Service maps to 80), serving port 80 over TCP, with a ClusterIP (not headless, not ExternalName:
+//    a rule to a name without one address breaks the host), and only without TLS (TLS ends on the CLB: the Service does not serve the host's certificate); for a Gateway, the Service
 //    Envoy Gateway generated for it (gateway-service.ts), which is Envoy itself with the Gateway's listeners;
+//  - the target's CLB is one TKE created for it alone: no existed-LB annotation on the Ingress, nor on the Gateway's
+//    generated Service (or the EnvoyProxy that gives that Service its annotations, which a namespace user may own).
+//    A user-brought CLB (`tke-existed-lbid`, `ingress.existLbId`) can serve other teams' Services and Ingresses on
+//    the same VIP, so the VIP check below would not tell whose a name is: a namespace user could take over another
+//    team's host by naming it in an Ingress on that shared CLB;
 //  - the target has a VIP, so that the caller can check that the name's upstream answer is that VIP (dnsNameOwned):
 //    a namespace user must not take over a name someone else owns by writing it into an Ingress.
 // Everything else a host might be (syntax, wildcards, the cluster's own zones, two claims) is renderDnsRewrites's to
 // refuse (dns-rewrite.ts). What is left out is returned with the reason, for the policy's status.
+import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import type { IngressFacts, ServiceFacts, TargetFacts, TargetRef } from './facts.js';
 import type { RootCauseId } from './root-causes.js';
 
@@ -90,6 +97,10 @@ export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (
       continue;
     }
     if (f.kind === 'Ingress') {
+      if (f.annotations?.[IngressAnnotation.ExistingLoadBalancerId] !== undefined) {
+        leftOut.push({ target, reason: sharedClbReason(IngressAnnotation.ExistingLoadBalancerId, 'the Ingress') });
+        continue;
+      }
       for (const r of ingressNames(f, service)) {
         if ('reason' in r) leftOut.push({ target, host: r.host, reason: r.reason });
         else candidates.push({ target, ref, host: r.host, namespace: f.namespace, service: r.service, vips });
@@ -100,6 +111,12 @@ export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (
         leftOut.push({ target, reason: 'Envoy Gateway has not generated one Service for it' });
         continue;
       }
+      const key = ServiceAnnotation.ExistingLoadBalancerId;
+      const brought = svc.annotations?.[key] !== undefined ? `its Service ${svc.namespace}/${svc.name}` : f.envoyProxy?.state === 'Found' && f.envoyProxy.annotations[key] !== undefined ? `its EnvoyProxy ${f.envoyProxy.namespace}/${f.envoyProxy.name}` : undefined;
+      if (brought) {
+        leftOut.push({ target, reason: sharedClbReason(key, brought) });
+        continue;
+      }
       if (!f.hostnames?.length) leftOut.push({ target, reason: 'no listener names a hostname' });
       for (const host of f.hostnames ?? []) candidates.push({ target, ref, host, namespace: svc.namespace, service: svc.name, vips });
     }
@@ -107,14 +124,20 @@ export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (
   return { candidates, leftOut };
 }
 
+/** Why a target on a CLB the user brought is left out (see the header). */
+function sharedClbReason(annotation: string, where: string): string {
+  return `${where} has ${annotation}: a CLB brought by its user may serve other teams' Services too, so its VIP does not show whose a host name is`;
+}
+
 /** Per host of the Ingress: the one Service every path goes to, or why there is none. */
 function ingressNames(ing: IngressFacts, service: (namespace: string, name: string) => ServiceFacts | undefined): ({ host: string; service: string } | { host: string; reason: string })[] {
-  const byHost = new Map<string, { paths: number; services: string[] }>();
+  const byHost = new Map<string, { paths: number; services: string[]; ports: (number | string)[] }>();
   for (const r of ing.rules) {
     if (!r.host) continue;
-    const e = byHost.get(r.host) ?? { paths: 0, services: [] };
+    const e = byHost.get(r.host) ?? { paths: 0, services: [], ports: [] };
     e.paths += r.paths.length;
     e.services.push(...(r.services ?? []));
+    e.ports.push(...(r.servicePorts ?? []));
     byHost.set(r.host, e);
   }
   if (byHost.size > 0 && ing.tls) {
@@ -129,9 +152,16 @@ function ingressNames(ing: IngressFacts, service: (namespace: string, name: stri
     const name = distinct[0]!;
     const svc = service(ing.namespace, name);
     if (!svc) return { host, reason: `its Service ${ing.namespace}/${name} does not exist` };
+    // The rewrite sends callers of host:80 to the Service's port 80: exact only when the CLB sends them there too.
+    const off = e.ports.filter((p) => !(p === INGRESS_HTTP_PORT || (typeof p === 'string' && p !== '' && svc.ports.some((sp) => sp.name === p && sp.port === INGRESS_HTTP_PORT))));
+    if (off.length > 0 || e.ports.length !== e.services.length) {
+      return { host, reason: `its paths go to port ${[...new Set(off)].map(String).join(', ') || '(none)'} of its Service ${ing.namespace}/${name}, not port ${INGRESS_HTTP_PORT}: a caller of http://${host} would reach another port` };
+    }
     if (!svc.ports.some((p) => p.port === INGRESS_HTTP_PORT && p.protocol === 'TCP')) {
       return { host, reason: `its Service ${ing.namespace}/${name} does not serve TCP port ${INGRESS_HTTP_PORT}, the port HTTP callers of the CLB use` };
     }
+    if (svc.type === 'ExternalName') return { host, reason: `its Service ${ing.namespace}/${name} is of type ExternalName: its name is an alias, not an address in the cluster` };
+    if (svc.headless) return { host, reason: `its Service ${ing.namespace}/${name} is headless (clusterIP: None): its name answers only Pods that are ready, and nothing when none is` };
     return { host, service: name };
   });
 }

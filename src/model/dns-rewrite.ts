@@ -67,6 +67,14 @@ function nameProblem(name: string): string | undefined {
   return `has a label that is not lower-case letters, digits and inner hyphens: ${JSON.stringify(bad.slice(0, 70))}`;
 }
 
+/**
+ * A Kubernetes object name (apimachinery's IsDNS1123Subdomain): what the apiserver lets a policy be called, so every
+ * policy name passes. Unlike a host name it has no 63-character label limit (a 70-character name without a dot is a
+ * valid policy name): checked as a host, such a name threw and stopped every policy's rules. Header text only.
+ */
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+const isSubdomain = (name: string) => name.length <= MAX_NAME && SUBDOMAIN.test(name);
+
 /** `name` is `zone` or below it. */
 function within(name: string, zone: string): boolean {
   return name === zone || name.endsWith(`.${zone}`);
@@ -94,14 +102,13 @@ function header(policies: readonly string[], count: number): string {
 }
 
 /**
- * The rules file for `requests`, asked for by the cluster policies named `policies`. Throws on a bad policy name or
- * `clusterDomain` (loopguard's own configuration and the apiserver's names: nothing to render is better than a wrong
+ * The rules file for `requests`, asked for by the cluster policies named `policies`. Throws on a policy name that is
+ * not a Kubernetes name or on a bad `clusterDomain` (loopguard's own configuration and the apiserver's names: nothing to render is better than a wrong
  * file); an untrusted request that fails is refused, with its reason, alone.
  */
 export function renderDnsRewrites(policies: readonly string[], clusterDomain: string, requests: readonly DnsRewriteRequest[]): DnsRewriteFile {
   for (const policy of policies) {
-    const policyProblem = nameProblem(policy);
-    if (policyProblem) throw new Error(`renderDnsRewrites: the policy name ${policyProblem}`);
+    if (!isSubdomain(policy)) throw new Error(`renderDnsRewrites: the policy name ${JSON.stringify(policy.slice(0, 70))} is not a Kubernetes object name (a DNS-1123 subdomain)`);
   }
   const domain = clusterDomain.replace(/\.$/, '');
   const domainProblem = nameProblem(domain);

@@ -44,6 +44,8 @@ export interface ServiceFacts extends TargetRef, BoundClb {
   ipModes?: string[];
   /** EG generated it for a Gateway or class ("Gateway ns/name", "GatewayClass name"): the Gateway is the target. */
   generatedFor?: string;
+  /** spec.clusterIP is `None`: its name answers the Pods' addresses, when it has ready ones (docs/dns.md §4). */
+  headless?: true;
 }
 
 export interface IngressRuleFacts {
@@ -51,6 +53,8 @@ export interface IngressRuleFacts {
   paths: string[];
   /** The backend Services of the rule's paths (for the topology advice: call them by their DNS names). */
   services?: string[];
+  /** Each of `services`' backend port, by number or by the Service port's name (l7.inClusterDNS: docs/dns.md §4). */
+  servicePorts?: (number | string)[];
 }
 
 export interface IngressFacts extends TargetRef, BoundClb {

@@ -102,6 +102,7 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
     ...(ips.length > 0 ? { loadBalancerIps: ips } : {}),
     ...(ipModes.length > 0 ? { ipModes } : {}),
     ...(generated ? { generatedFor: generated } : {}),
+    ...(svc.spec?.clusterIP === 'None' ? { headless: true as const } : {}),
   };
 }
 
@@ -171,11 +172,12 @@ export function ingressFacts(ing: V1Ingress): IngressFacts {
     ...(created ? { creationTimestamp: created } : {}),
     ...(ing.spec?.ingressClassName ? { ingressClassName: ing.spec.ingressClassName } : {}),
     rules: (ing.spec?.rules ?? []).map((r) => {
-      const services = (r.http?.paths ?? []).map((p) => p.backend?.service?.name).filter((n): n is string => !!n);
+      const backends = (r.http?.paths ?? []).flatMap((p) => (p.backend?.service?.name ? [p.backend.service] : []));
+      const services = backends.map((b) => b.name);
       return {
         ...(r.host ? { host: r.host } : {}),
         paths: (r.http?.paths ?? []).map((p) => p.path ?? '/'),
-        ...(services.length > 0 ? { services } : {}),
+        ...(services.length > 0 ? { services, servicePorts: backends.map((b) => b.port?.number ?? b.port?.name ?? '') } : {}),
       };
     }),
     tls: (ing.spec?.tls ?? []).length > 0,

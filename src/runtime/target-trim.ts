@@ -2,9 +2,9 @@
 // the policy round and the deletion turn the cached objects into ServiceFacts/IngressFacts, and routing reads the
 // namespace), plus what the informer itself needs (resourceVersion, to resume its watch and skip same-version
 // updates). The caches hold every Service and Ingress of the cluster (bench/scale: 12,000); the rest of a Service
-// (clusterIP(s), ipFamilies, selector, sessionAffinity, each port's targetPort and nodePort, status conditions)
-// and of an Ingress (each path's pathType and backend port, TLS secrets) is read by nobody. The objects are
-// trimmed in place: the informer's cache holds these very objects (see informer.ts, slim).
+// (clusterIP(s) but whether it is `None`, ipFamilies, selector, sessionAffinity, each port's targetPort and nodePort,
+// status conditions) and of an Ingress (each path's pathType, the default backend's port, TLS secrets) is read by
+// nobody. The objects are trimmed in place: the informer's cache holds these very objects (see informer.ts, slim).
 //
 // `kubectl.kubernetes.io/last-applied-configuration` goes too: a copy of the whole object as last applied, on every
 // target applied with kubectl, and no annotation loopguard reads (api/annotations.ts names each by key).
@@ -45,6 +45,8 @@ export function trimService(svc: V1Service): V1Service {
   const spec = svc.spec;
   if (spec) {
     const kept = pick(spec, ['type', 'loadBalancerClass', 'externalTrafficPolicy']) ?? {};
+    // Only whether it is headless is read (l7.inClusterDNS never rewrites to a headless Service): the address goes.
+    if (spec.clusterIP === 'None') kept.clusterIP = 'None';
     if (spec.ports) kept.ports = spec.ports.map((p) => pick(p, ['name', 'port', 'protocol']) as typeof p);
     svc.spec = kept;
   }
@@ -58,10 +60,13 @@ export function trimIngress(ing: V1Ingress): V1Ingress {
   if (spec) {
     const kept = pick(spec, ['ingressClassName']) ?? {};
     const backendName = (b: { service?: { name?: string } } | undefined) => (b?.service?.name ? { service: { name: b.service.name } } : undefined);
+    const backendWithPort = (b: { service?: { name?: string; port?: { name?: string; number?: number } } } | undefined) =>
+      b?.service?.name ? { service: { name: b.service.name, ...(b.service.port ? { port: pick(b.service.port, ['name', 'number']) } : {}) } } : undefined;
     if (spec.rules) {
       kept.rules = spec.rules.map((r) => ({
         ...(r.host ? { host: r.host } : {}),
-        ...(r.http ? { http: { paths: r.http.paths.map((p) => ({ ...(p.path !== undefined ? { path: p.path } : {}), backend: backendName(p.backend) ?? {} }) as typeof p) } } : {}),
+        // A path's backend keeps its Service port too (number or name): l7.inClusterDNS needs port 80.
+        ...(r.http ? { http: { paths: r.http.paths.map((p) => ({ ...(p.path !== undefined ? { path: p.path } : {}), backend: backendWithPort(p.backend) ?? {} }) as typeof p) } } : {}),
       }));
     }
     // Only whether there is TLS is read: the entries stay, their hosts and secrets go.

@@ -114,6 +114,13 @@ describe('trimService', () => {
     expect(trimmed.status).toEqual({ loadBalancer: { ingress: [{ ip: '10.0.0.10', ipMode: 'VIP' }, {}] } });
   });
 
+  it('keeps spec.clusterIP only when it is None (headless: l7.inClusterDNS never rewrites to one)', () => {
+    const headless: V1Service = { metadata: { name: 'h', namespace: 'n' }, spec: { type: 'ClusterIP', clusterIP: 'None', ports: [{ port: 80 }] } };
+    expect(trimService(headless).spec).toEqual({ type: 'ClusterIP', clusterIP: 'None', ports: [{ port: 80 }] });
+    expect(serviceFacts(headless).headless).toBe(true);
+    expect(serviceFacts(fullService()).headless).toBeUndefined();
+  });
+
   it('trims in place (the informer cache holds the very object) and leaves a Service without status without one', () => {
     const svc: V1Service = { metadata: { name: 'c', namespace: 'n', resourceVersion: '1' }, spec: { type: 'ClusterIP', clusterIP: '10.0.0.1', ports: [{ port: 80 }] }, status: { loadBalancer: {} } };
     expect(trimService(svc)).toBe(svc);
@@ -133,7 +140,9 @@ describe('trimIngress', () => {
     const trimmed = trimIngress(fullIngress());
     expect(trimmed.spec?.tls).toEqual([{}]);
     expect(trimmed.spec?.rules?.map((r) => r.http?.paths.length ?? 0)).toEqual([2, 1, 0]);
-    expect(trimmed.spec?.rules?.[0]?.http?.paths[0]).toEqual({ path: '/', backend: { service: { name: 'web' } } });
+    expect(trimmed.spec?.rules?.[0]?.http?.paths[0]).toEqual({ path: '/', backend: { service: { name: 'web', port: { number: 80 } } } });
+    expect(trimmed.spec?.rules?.[1]?.http?.paths[0]?.backend).toEqual({ service: { name: 'api', port: { name: 'http' } } });
+    expect(ingressFacts(trimmed).rules.map((r) => r.servicePorts)).toEqual([[80], ['http'], undefined]);
     expect(trimmed.status).toEqual({ loadBalancer: { ingress: [{ ip: '1.2.3.4' }] } });
   });
 });

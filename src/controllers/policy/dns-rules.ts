@@ -1,17 +1,19 @@
 // The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md §4) as one unit of work: one ConfigMap, one key on
 // the shared work queue (DNS_RULES_KEY), as the namespaces' reports are (namespace-reports.ts). Each cluster policy's
 // round publishes the names its targets ask for (model/dns-names.ts); this unit takes every policy's, keeps the names
-// whose upstream answer is their target's own VIP, renders the file (model/dns-rewrite.ts), writes it when it
+// whose upstream answer is their target's own VIP, renders the file (model/dns-rewrite.ts) with the rules whose
+// Service name CoreDNS answers (a rule to a name it does not would break the host in-cluster), writes it when it
 // differs, resolves each name through every CoreDNS server and reports back: per policy an `InClusterDNS` condition
 // (model/dns-check.ts), which the policy's next status carries (the unit queues the policy when it changes). A name
 // no longer asked for (Managed turned off, a target fixed or gone, the policy deleted) leaves the file and is
 // checked until it no longer resolves to its Service. A policy's round never waits on DNS; a failed read or write is
-// reported in the condition and tried again at the next check.
-import { dnsCondition, readCorefile, ruleReverted, type DnsCondition, type DnsRuleAnswer } from '../../model/dns-check.js';
+// reported in the condition and tried again at the next check, except a write conflict (someone wrote the ConfigMap
+// meanwhile), which the pass throws for the work queue to retry with its backoff.
+import { dnsCondition, readCorefile, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer } from '../../model/dns-check.js';
 import { dnsNameOwned, type DnsNameChoice } from '../../model/dns-names.js';
 import { parseDnsRewrites, renderDnsRewrites, type DnsRewriteRule } from '../../model/dns-rewrite.js';
 import { policyRefOf, type OwnerKey } from '../../model/record-registry.js';
-import { COREDNS_NAMESPACE, RULES_CONFIGMAP, type CorednsRulesAccess } from '../../kube/coredns-rules-store.js';
+import { COREDNS_NAMESPACE, RULES_CONFIGMAP, RulesWriteConflict, type CorednsRulesAccess } from '../../kube/coredns-rules-store.js';
 import type { DnsLookup } from '../../runtime/dns-resolver.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 
@@ -37,6 +39,9 @@ export interface DnsRulesOptions {
   logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
   now?: () => number;
 }
+
+/** A request's host as its rule spells it (renderDnsRewrites drops the trailing dot). */
+const ruleHost = (host: string) => host.replace(/\.$/, '');
 
 /** How soon a check that waits on CoreDNS comes back (ms). */
 const PENDING_RECHECK_MS = 2_000;
@@ -82,12 +87,35 @@ export class DnsRules {
 
   /** The queue's handler for DNS_RULES_KEY. */
   async reconcile(): Promise<ReconcileOutcome | void> {
+    const owners = this.o.owners();
+    // A forgotten policy the cache no longer lists as asking is done with; one that asks again (Managed turned back
+    // on) must then be waited for like any other, until its round publishes.
+    for (const g of this.gone) if (!owners.includes(g)) this.gone.delete(g);
     // Written before every asking policy has published, the file would drop the others' names for a while.
-    if (!this.o.owners().every((o) => this.asked.has(o) || this.gone.has(o))) return;
+    if (!owners.every((o) => this.asked.has(o) || this.gone.has(o))) return;
+    // What the policies asked for when the pass began: a publish() while it awaits DNS queues the key again, and its
+    // names and condition belong to that next pass, not to a file rendered without them.
+    const asked = new Map(this.asked);
     const now = this.now();
-    const { requests, notWritten } = await this.ownedNames();
-    const file = renderDnsRewrites([...this.asked.keys()].map((o) => policyRefOf(o).name), this.o.clusterDomain, requests);
+    const kubeDns = this.o.coredns.length > 0 ? undefined : await this.o.store.kubeDns();
+    const servers = this.o.coredns.length > 0 ? [...this.o.coredns] : kubeDns ? [kubeDns] : [];
+    const { requests, notWritten } = await this.ownedNames(asked);
+    const policies = [...asked.keys()].map((o) => policyRefOf(o).name);
     const ownerOf = new Map(requests.map((r) => [r.target, r.owner]));
+    // Only rules whose Service name CoreDNS answers: the file is rendered, its Service names resolved, and rendered
+    // again without the rules that would make a host unresolvable in-cluster.
+    const rendered = renderDnsRewrites(policies, this.o.clusterDomain, requests);
+    const unresolved = new Map<string, string>();
+    for (const name of new Set(rendered.rules.map((r) => r.serviceName))) {
+      const problem = serviceNameProblem(name, await this.resolveService(servers, name));
+      if (problem) unresolved.set(name, problem);
+    }
+    const dropped = new Map(rendered.rules.filter((r) => unresolved.has(r.serviceName)).map((r) => [r.host, unresolved.get(r.serviceName)!]));
+    const file = dropped.size > 0 ? renderDnsRewrites(policies, this.o.clusterDomain, requests.filter((r) => !dropped.has(ruleHost(r.host)))) : rendered;
+    for (const r of requests) {
+      const reason = dropped.get(ruleHost(r.host));
+      if (reason) notWritten.get(r.owner)?.push({ target: r.target, host: r.host, reason });
+    }
     for (const r of file.refused) notWritten.get(ownerOf.get(r.target)!)?.push(r);
 
     let writeProblem: string | undefined;
@@ -102,13 +130,15 @@ export class DnsRules {
       }
       const kept = new Set(file.rules.map((r) => `${r.host} ${r.serviceName}`));
       for (const r of parseDnsRewrites(stored)) if (!kept.has(`${r.host} ${r.serviceName}`)) this.reverting.set(r.host, { serviceName: r.serviceName, since: now });
+      // A host removed and written again is a rule again, not a revert to wait for.
+      for (const r of file.rules) this.reverting.delete(r.host);
     } catch (err) {
+      // Someone wrote the ConfigMap meanwhile: the queue's retry, soon and with its backoff, not a False condition.
+      if (err instanceof RulesWriteConflict) throw err;
       writeProblem = err instanceof Error ? err.message : String(err);
       this.o.logger.warn('CoreDNS rules not written', { configMap: CONFIGMAP, error: writeProblem });
     }
 
-    const kubeDns = this.o.coredns.length > 0 ? undefined : await this.o.store.kubeDns();
-    const servers = this.o.coredns.length > 0 ? [...this.o.coredns] : kubeDns ? [kubeDns] : [];
     const answers = new Map<string, DnsRuleAnswer[]>();
     if (!writeProblem) for (const r of file.rules) answers.set(r.host, await this.check(servers, r));
     await this.checkReverts(servers, now);
@@ -126,16 +156,18 @@ export class DnsRules {
         ...(corefile ? { corefile } : {}),
         configMap: CONFIGMAP,
       });
-    let next = new Map([...this.asked.keys()].map((o) => [o, conditionOf(o)] as const));
+    let next = new Map([...asked.keys()].map((o) => [o, conditionOf(o)] as const));
     // Only when the answers are wrong past the wait: the Corefile says which cause it is (read-only, docs/dns.md §4).
     if ([...next.values()].some((c) => c.reason === 'RulesNotInEffect')) {
       const text = await this.o.store.corefile();
       if (text !== undefined) {
         corefile = readCorefile(text);
-        next = new Map([...this.asked.keys()].map((o) => [o, conditionOf(o)] as const));
+        next = new Map([...asked.keys()].map((o) => [o, conditionOf(o)] as const));
       }
     }
     for (const [owner, c] of next) {
+      // Forgotten while the pass ran: its condition went with it.
+      if (!this.asked.has(owner)) continue;
       const before = this.conditions.get(owner);
       this.conditions.set(owner, c);
       if (!before || before.status !== c.status || before.reason !== c.reason || before.message !== c.message) {
@@ -146,15 +178,15 @@ export class DnsRules {
     }
     const waiting = [...next.values()].some((c) => c.reason === 'RulesPending') || this.reverting.size > 0;
     if (waiting) return { requeueAfterMs: Math.min(PENDING_RECHECK_MS, this.o.waitMs) };
-    return this.asked.size > 0 || writeProblem ? { requeueAfterMs: this.o.recheckMs } : undefined;
+    return asked.size > 0 || writeProblem ? { requeueAfterMs: this.o.recheckMs } : undefined;
   }
 
   /** Every policy's candidates whose upstream answer is their target's own VIP; the others with the reason, per policy. */
-  private async ownedNames() {
+  private async ownedNames(asked: ReadonlyMap<OwnerKey, DnsNameChoice>) {
     const requests: { owner: OwnerKey; target: string; host: string; namespace: string; service: string }[] = [];
     const notWritten = new Map<OwnerKey, { target: string; host?: string; reason: string }[]>();
     const upstream = new Map<string, Promise<string[]>>();
-    for (const [owner, choice] of this.asked) {
+    for (const [owner, choice] of asked) {
       const left = [...choice.leftOut];
       notWritten.set(owner, left);
       for (const c of choice.candidates) {
@@ -171,6 +203,19 @@ export class DnsRules {
       }
     }
     return { requests, notWritten };
+  }
+
+  /** What each CoreDNS server answers for a Service's own name. */
+  private resolveService(servers: readonly string[], name: string) {
+    return Promise.all(
+      servers.map(async (server) => {
+        try {
+          return { server, addresses: await this.o.lookup.resolve4([server], name) };
+        } catch (err) {
+          return { server, addresses: [], error: err instanceof Error ? err.message : String(err) };
+        }
+      }),
+    );
   }
 
   /** What each CoreDNS server answers for the rule's host and its Service's name. */

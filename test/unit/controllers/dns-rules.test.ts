@@ -3,7 +3,7 @@
 // queues the policy when that changes. The real ConfigMap and real CoreDNS: test/integration/dns-managed.test.ts.
 import { describe, expect, it } from '@jest/globals';
 import { DNS_RULES_KEY, DnsRules } from '../../../src/controllers/policy/dns-rules.js';
-import type { CorednsRulesAccess } from '../../../src/kube/coredns-rules-store.js';
+import { RulesWriteConflict, type CorednsRulesAccess } from '../../../src/kube/coredns-rules-store.js';
 import type { DnsCandidate, DnsNameChoice } from '../../../src/model/dns-names.js';
 import type { DnsLookup } from '../../../src/runtime/dns-resolver.js';
 
@@ -17,27 +17,33 @@ const candidate = (host: string, extra: Partial<DnsCandidate> = {}): DnsCandidat
 const choice = (...candidates: DnsCandidate[]): DnsNameChoice => ({ candidates, leftOut: [] });
 
 /** A world: what the upstream and CoreDNS answer, and the ConfigMap's text. */
-function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string, text: string) => string[]; corefile?: string; missing?: boolean } = {}) {
-  const state = { text: '# empty\n', writes: 0, queued: [] as string[], now: 1_000_000 };
+function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string, text: string) => string[]; corefile?: string; missing?: boolean; onUpstream?: (name: string) => void; noKubeDns?: boolean } = {}) {
+  const state = { text: '# empty\n', writes: 0, reads: 0, queued: [] as string[], now: 1_000_000, conflicts: 0 };
   const store: CorednsRulesAccess = {
     read: async () => {
+      state.reads++;
       if (o.missing) throw new Error('it does not exist');
       return state.text;
     },
     write: async (text) => {
       if (o.missing) throw new Error('it does not exist');
       if (text === state.text) return false;
+      if (state.conflicts > 0 && state.conflicts--) throw new RulesWriteConflict('loopguard-coredns-rules changed while loopguard wrote it');
       state.text = text;
       state.writes++;
       return true;
     },
     corefile: async () => o.corefile,
-    kubeDns: async () => COREDNS,
+    kubeDns: async () => (o.noKubeDns ? undefined : COREDNS),
   };
   // CoreDNS by default applies the file at once: a host with a rule answers the Service's ClusterIP.
   const corednsAnswer = o.coredns ?? ((name, text) => (name === 'web.shop.svc.cluster.local' || text.includes(`exact ${name}. web.shop`) ? [CLUSTER_IP] : [VIP]));
   const lookup: DnsLookup = {
-    resolve4: async (servers, name) => (servers[0] === UPSTREAM ? (o.upstream?.[name] ?? [VIP]) : corednsAnswer(name, state.text)),
+    resolve4: async (servers, name) => {
+      if (servers[0] !== UPSTREAM) return corednsAnswer(name, state.text);
+      o.onUpstream?.(name);
+      return o.upstream?.[name] ?? [VIP];
+    },
   };
   const owners: string[] = [OWNER];
   const dns = new DnsRules({ store, lookup, upstream: [UPSTREAM], coredns: [], clusterDomain: 'cluster.local', waitMs: 60_000, recheckMs: 300_000, queue: { add: (k) => state.queued.push(k) }, owners: () => owners, logger: { info: () => {}, warn: () => {} }, now: () => state.now });
@@ -75,6 +81,40 @@ describe('DnsRules', () => {
     expect(c.message).toContain('internal.example.com (Ingress shop/web): the upstream DNS (183.60.83.19) answers no address');
   });
 
+  it("never writes a rule whose Service name CoreDNS does not answer (it would break the host), and says so", async () => {
+    // A wrong --cluster-domain: CoreDNS answers nothing under it.
+    const { dns, state } = world({ coredns: (name) => (name === 'web.shop.svc.cluster.local' ? [] : name === 'api.shop.svc.cluster.local' ? [CLUSTER_IP] : [VIP]) });
+    dns.publish(OWNER, choice(candidate('shop.example.com'), candidate('api.example.com', { target: 'Ingress shop/api', service: 'api' })));
+    await dns.reconcile();
+    expect(state.text).not.toContain('shop.example.com');
+    expect(state.text).toContain('rewrite stop name exact api.example.com. api.shop.svc.cluster.local. answer auto');
+    expect(dns.condition(OWNER)!.message).toContain(
+      'shop.example.com (Ingress shop/web): not written: the Service name web.shop.svc.cluster.local does not resolve through CoreDNS (10.96.0.10:53 answered no address; check --cluster-domain',
+    );
+  });
+
+  it('a policy that publishes while a pass awaits DNS is left to the next pass (its condition is not judged from a file without its names)', async () => {
+    const OTHER = 'ClusterLoopbackPolicy/other';
+    const ref: { dns?: DnsRules } = {};
+    // The policy appears in the cache and publishes while the pass awaits the upstream's answer.
+    const { dns, state, owners } = world({
+      onUpstream: (name) => {
+        if (name !== 'shop.example.com' || owners.includes(OTHER)) return;
+        owners.push(OTHER);
+        ref.dns!.publish(OTHER, choice(candidate('other.example.com', { target: 'Ingress shop/other' })));
+      },
+    });
+    ref.dns = dns;
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    expect(state.text).toContain('for ClusterLoopbackPolicy tke ');
+    expect(dns.condition(OTHER)).toMatchObject({ status: 'Unknown', reason: 'RulesPending' });
+    expect(state.queued.filter((k) => k === DNS_RULES_KEY)).toHaveLength(2);
+    await dns.reconcile();
+    expect(state.text).toContain('exact other.example.com.');
+    expect(dns.condition(OTHER)).toMatchObject({ status: 'True', reason: 'RulesInEffect' });
+  });
+
   it('holds the write until every policy asking for Managed has published (a restart must not drop their names)', async () => {
     const { dns, state, owners } = world();
     owners.push('ClusterLoopbackPolicy/other');
@@ -98,6 +138,29 @@ describe('DnsRules', () => {
     expect(state.queued.filter((k) => k === OWNER)).toHaveLength(2);
   });
 
+  it('throws a write conflict for the queue to retry, leaving the condition as it was (no RulesNotWritten for one lost race)', async () => {
+    const { dns, state } = world();
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    expect(dns.condition(OWNER)).toMatchObject({ reason: 'RulesInEffect' });
+    const queued = state.queued.length;
+    dns.publish(OWNER, choice(candidate('shop.example.com'), candidate('api.example.com', { target: 'Ingress shop/api', service: 'web' })));
+    state.conflicts = 1;
+    await expect(dns.reconcile()).rejects.toThrow(RulesWriteConflict);
+    expect(dns.condition(OWNER)).toMatchObject({ reason: 'RulesInEffect' });
+    expect(state.queued.slice(queued)).toEqual([DNS_RULES_KEY]);
+    await dns.reconcile();
+    expect(state.text).toContain('exact api.example.com.');
+  });
+
+  it('with no CoreDNS server known (kube-dns unreadable), writes no rule, says so with its own reason, and comes back at the recheck interval', async () => {
+    const { dns, state } = world({ noKubeDns: true });
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
+    expect(state.text).toContain('# 0 rules.');
+    expect(dns.condition(OWNER)).toMatchObject({ status: 'False', reason: 'NoCoreDNSServer', message: expect.stringContaining('shop.example.com (Ingress shop/web): not written: no CoreDNS server is known') });
+  });
+
   it('reports a ConfigMap it cannot write, and writes nothing else anywhere', async () => {
     const { dns } = world({ missing: true });
     dns.publish(OWNER, choice(candidate('shop.example.com')));
@@ -115,6 +178,47 @@ describe('DnsRules', () => {
     expect(state.text).not.toContain('rewrite ');
     expect(state.text).toContain('# 0 rules.');
     expect(state.writes).toBe(2);
+  });
+
+  it('after a restart with no policy asking (its key queued at start, clusterUnits), rewrites stored rules to the header alone', async () => {
+    const { dns, state, owners } = world();
+    owners.length = 0;
+    state.text = '# Managed by loopguard\nrewrite stop name exact shop.example.com. web.shop.svc.cluster.local. answer auto\n';
+    await dns.reconcile();
+    expect(state.text).toBe('# Managed by loopguard (no ClusterLoopbackPolicy asks for l7.inClusterDNS: Managed now); loopguard rewrites this file whole.\n# Each rule sends a host name of an Ingress or Gateway it manages to the Service serving it in-cluster (docs/dns.md).\n# 0 rules.\n');
+    expect(state.writes).toBe(1);
+  });
+
+  it('a host removed and re-added before CoreDNS dropped it is a rule again, not a revert still waited on', async () => {
+    const { dns, state } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') ? [CLUSTER_IP] : name === 'shop.example.com' ? [CLUSTER_IP] : [VIP]) });
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    dns.publish(OWNER, choice());
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 2_000 });
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
+    expect(state.text).toContain('exact shop.example.com.');
+    expect(dns.condition(OWNER)).toMatchObject({ reason: 'RulesInEffect' });
+  });
+
+  it('forgets a gone policy once the cache no longer lists it: turned back on, it is waited for again before the file is written', async () => {
+    const { dns, state, owners } = world();
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    // Managed turned off: the cache stops listing it as asking; its round forgets it.
+    owners.length = 0;
+    dns.forget(OWNER);
+    await dns.reconcile();
+    expect(state.writes).toBe(2);
+    // Turned back on: until its round publishes, the pass waits for it (reads and writes nothing).
+    owners.push(OWNER);
+    const reads = state.reads;
+    expect(await dns.reconcile()).toBeUndefined();
+    expect({ writes: state.writes, reads: state.reads }).toEqual({ writes: 2, reads });
+    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    expect(state.writes).toBe(3);
+    expect(state.text).toContain('exact shop.example.com.');
   });
 
   it('keeps checking a removed rule while CoreDNS still answers it by the Service', async () => {

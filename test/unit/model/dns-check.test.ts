@@ -2,7 +2,7 @@
 // condition says (docs/dns.md §3, §4): in effect only when every server answers the host by its Service; pending
 // within the wait; past it, not in effect with the causes the Corefile narrows down; never papering over a broken one.
 import { describe, expect, it } from '@jest/globals';
-import { dnsCondition, IMPORT_LINE, readCorefile, ruleInEffect, ruleReverted, type DnsConditionInput, type DnsRuleAnswer } from '../../../src/model/dns-check.js';
+import { dnsCondition, IMPORT_LINE, readCorefile, ruleInEffect, ruleReverted, serviceNameProblem, type DnsConditionInput, type DnsRuleAnswer, type ServiceNameAnswer } from '../../../src/model/dns-check.js';
 
 const CLUSTER_IP = '10.96.0.20';
 const VIP = '10.0.0.10';
@@ -20,6 +20,25 @@ describe('ruleInEffect / ruleReverted', () => {
   ];
   it.each(cases)('%s', (_, answers, inEffect, reverted) => {
     expect({ inEffect: ruleInEffect(answers), reverted: ruleReverted(answers) }).toEqual({ inEffect, reverted });
+  });
+});
+
+describe('serviceNameProblem', () => {
+  const SVC = 'web.shop.svc.cluster.local';
+  const n = (server: string, addresses: string[], error?: string): ServiceNameAnswer => ({ server, addresses, ...(error ? { error } : {}) });
+  // [case, answers, the reason (undefined: written)]
+  const cases: [string, ServiceNameAnswer[], string | undefined][] = [
+    ['every server answers the ClusterIP', [n('s1', [CLUSTER_IP]), n('s2', [CLUSTER_IP])], undefined],
+    ['one server timed out, another answered', [n('s1', [], 'ETIMEOUT'), n('s2', [CLUSTER_IP])], undefined],
+    ['NXDOMAIN (a wrong --cluster-domain)', [n('s1', [])], `not written: the Service name ${SVC} does not resolve through CoreDNS (s1 answered no address; check --cluster-domain`],
+    ['one server answers, another has no address', [n('s1', [CLUSTER_IP]), n('s2', [])], 'not written: the Service name web.shop.svc.cluster.local does not resolve through CoreDNS (s2 answered'],
+    ['no server answered', [n('s1', [], 'ETIMEOUT')], `not written: CoreDNS did not answer for the Service name ${SVC} (s1: ETIMEOUT)`],
+    ['no server known', [], `not written: no CoreDNS server is known to check that the Service name ${SVC} resolves`],
+  ];
+  it.each(cases)('%s', (_, answers, reason) => {
+    const problem = serviceNameProblem(SVC, answers);
+    if (reason === undefined) expect(problem).toBeUndefined();
+    else expect(problem).toContain(reason);
   });
 });
 
@@ -88,8 +107,9 @@ describe('dnsCondition', () => {
     expect(c).toEqual({ status: 'True', reason: 'NothingToRewrite', message: expect.stringContaining('Not rewritten: partner.example.net (Ingress shop/web): the upstream DNS answers 1.2.3.4.') });
   });
 
-  it('Unknown when no CoreDNS server is known to check through', () => {
-    expect(dnsCondition({ ...base, servers: [] }).reason).toBe('RulesPending');
+  it('False with its own reason when no CoreDNS server is known to check through (no wait ends it)', () => {
+    expect(dnsCondition({ ...base, servers: [] })).toEqual({ status: 'False', reason: 'NoCoreDNSServer', message: expect.stringContaining('No CoreDNS server is known to check the rules through (set --coredns-servers') });
+    expect(dnsCondition({ ...base, rules: [], servers: [] }).reason).toBe('NoCoreDNSServer');
   });
 
   it('lists at most ten names and counts the rest', () => {

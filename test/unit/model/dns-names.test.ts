@@ -8,7 +8,7 @@ import type { RootCauseId } from '../../../src/model/root-causes.js';
 const VIP = '10.0.0.10';
 
 function ingress(extra: Partial<IngressFacts> = {}): IngressFacts {
-  return { kind: 'Ingress', namespace: 'shop', name: 'web', tls: false, rules: [{ host: 'shop.example.com', paths: ['/', '/api'], services: ['web', 'web'] }], loadBalancerIps: [VIP], ...extra };
+  return { kind: 'Ingress', namespace: 'shop', name: 'web', tls: false, rules: [{ host: 'shop.example.com', paths: ['/', '/api'], services: ['web', 'web'], servicePorts: [80, 80] }], loadBalancerIps: [VIP], ...extra };
 }
 
 function service(name: string, port = 80, protocol: 'TCP' | 'UDP' = 'TCP', namespace = 'shop'): ServiceFacts {
@@ -30,7 +30,13 @@ function gateway(extra: Partial<GatewayFacts> = {}): GatewayFacts {
 
 const outcome = (facts: DnsTargetOutcome['facts'], rootCause: RootCauseId, extra: Partial<DnsTargetOutcome> = {}): DnsTargetOutcome => ({ facts, verdict: 'AtRisk', rootCause, plan: [], enforcing: true, ...extra });
 
-const services = new Map([['shop/web', service('web')], ['shop/web8080', service('web8080', 8080)], ['shop/dnsonly', service('dnsonly', 80, 'UDP')]]);
+const services = new Map([
+  ['shop/web', { ...service('web'), ports: [{ name: 'http', port: 80, protocol: 'TCP' as const }, { name: 'admin', port: 9090, protocol: 'TCP' as const }] }],
+  ['shop/web8080', service('web8080', 8080)],
+  ['shop/dnsonly', service('dnsonly', 80, 'UDP')],
+  ['shop/headless', { ...service('headless'), headless: true as const }],
+  ['shop/alias', { ...service('alias'), type: 'ExternalName' }],
+]);
 const lookup = (ns: string, name: string) => services.get(`${ns}/${name}`);
 
 describe('needsDnsRewrite', () => {
@@ -62,19 +68,29 @@ describe('chooseDnsNames', () => {
   });
 
   it('a host over two rules of one Ingress is one host, both rules counted', () => {
-    const ing = ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['web'] }, { host: 'shop.example.com', paths: ['/b'], services: ['web'] }, { paths: ['/'], services: ['web'] }] });
+    const ing = ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['web'], servicePorts: [80] }, { host: 'shop.example.com', paths: ['/b'], services: ['web'], servicePorts: [80] }, { paths: ['/'], services: ['web'], servicePorts: [80] }] });
     expect(chooseDnsNames([outcome(ing, 'KeepaliveCapabilityMissing')], lookup).candidates.map((c) => c.host)).toEqual(['shop.example.com']);
+  });
+
+  it("a path's backend port by the name the Service maps to 80 counts as port 80", () => {
+    const ing = ingress({ rules: [{ host: 'shop.example.com', paths: ['/', '/b'], services: ['web', 'web'], servicePorts: ['http', 80] }] });
+    expect(chooseDnsNames([outcome(ing, 'KeepaliveCapabilityMissing')], lookup).candidates.map((c) => c.service)).toEqual(['web']);
   });
 
   // [case, Ingress, the reason left out]
   const leftOut: [string, IngressFacts, string][] = [
-    ['paths to two Services', ingress({ rules: [{ host: 'shop.example.com', paths: ['/', '/api'], services: ['web', 'api'] }] }), 'its paths go to several Services (api, web)'],
-    ['a path to a resource backend', ingress({ rules: [{ host: 'shop.example.com', paths: ['/', '/static'], services: ['web'] }] }), 'a backend that is not a Service'],
+    ['paths to two Services', ingress({ rules: [{ host: 'shop.example.com', paths: ['/', '/api'], services: ['web', 'api'], servicePorts: [80, 80] }] }), 'its paths go to several Services (api, web)'],
+    ['a path to a resource backend', ingress({ rules: [{ host: 'shop.example.com', paths: ['/', '/static'], services: ['web'], servicePorts: [80] }] }), 'a backend that is not a Service'],
     ['a host without paths', ingress({ rules: [{ host: 'shop.example.com', paths: [] }] }), 'the host has no paths'],
     ['TLS: it ends on the CLB', ingress({ tls: true }), 'the Ingress has TLS, which ends on the CLB'],
-    ['a Service that does not exist', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['gone'] }] }), 'its Service shop/gone does not exist'],
-    ['a Service without port 80', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['web8080'] }] }), 'does not serve TCP port 80'],
-    ['a Service with port 80 over UDP only', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['dnsonly'] }] }), 'does not serve TCP port 80'],
+    ['a Service that does not exist', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['gone'], servicePorts: [80] }] }), 'its Service shop/gone does not exist'],
+    ['a Service without port 80', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['web8080'], servicePorts: [80] }] }), 'does not serve TCP port 80'],
+    ['a Service with port 80 over UDP only', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['dnsonly'], servicePorts: [80] }] }), 'does not serve TCP port 80'],
+    ['a path to port 8080 of the Service', ingress({ rules: [{ host: 'shop.example.com', paths: ['/', '/x'], services: ['web', 'web'], servicePorts: [80, 8080] }] }), 'its paths go to port 8080 of its Service shop/web, not port 80'],
+    ['a path to a port name the Service maps to 9090', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['web'], servicePorts: ['admin'] }] }), 'its paths go to port admin of its Service shop/web, not port 80'],
+    ['a path to a port name the Service lacks', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['web'], servicePorts: ['nope'] }] }), 'its paths go to port nope'],
+    ['a headless Service', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['headless'], servicePorts: [80] }] }), 'its Service shop/headless is headless (clusterIP: None)'],
+    ['an ExternalName Service', ingress({ rules: [{ host: 'shop.example.com', paths: ['/'], services: ['alias'], servicePorts: [80] }] }), 'its Service shop/alias is of type ExternalName'],
   ];
   it.each(leftOut)('leaves out an Ingress host with %s, saying why', (_, ing, reason) => {
     const choice = chooseDnsNames([outcome(ing, 'KeepaliveCapabilityMissing')], lookup);
@@ -106,6 +122,33 @@ describe('chooseDnsNames', () => {
         { target: 'Gateway shop/bare', reason: 'no listener names a hostname' },
       ],
     });
+  });
+
+  // [case, target, the reason left out]: a CLB the user brought may serve other teams' names on the same VIP.
+  const sharedClb: [string, IngressFacts | GatewayFacts, string][] = [
+    ['an Ingress on an existing CLB', ingress({ annotations: { 'kubernetes.io/ingress.existLbId': 'lb-shared' } }), 'the Ingress has kubernetes.io/ingress.existLbId'],
+    ['… even with an empty id', ingress({ annotations: { 'kubernetes.io/ingress.existLbId': '' } }), 'kubernetes.io/ingress.existLbId'],
+    [
+      "a Gateway whose generated Service is on an existing CLB",
+      gateway({ service: { state: 'Own', facts: { ...service('envoy-shop-gw-1', 443, 'TCP', 'envoy-gateway-system'), type: 'LoadBalancer', annotations: { 'service.kubernetes.io/tke-existed-lbid': 'lb-shared' } } } }),
+      'its Service envoy-gateway-system/envoy-shop-gw-1 has service.kubernetes.io/tke-existed-lbid',
+    ],
+    [
+      "a Gateway whose EnvoyProxy (the user's) asks for an existing CLB, before EG copied it",
+      gateway({ envoyProxy: { level: 'Gateway', namespace: 'shop', name: 'mine', state: 'Found', annotations: { 'service.kubernetes.io/tke-existed-lbid': 'lb-shared' } } }),
+      'its EnvoyProxy shop/mine has service.kubernetes.io/tke-existed-lbid',
+    ],
+  ];
+  it.each(sharedClb)('leaves out %s, saying why', (_, facts, reason) => {
+    const choice = chooseDnsNames([outcome(facts, facts.kind === 'Ingress' ? 'KeepaliveCapabilityMissing' : 'IpModeProxy')], lookup);
+    expect(choice.candidates).toEqual([]);
+    expect(choice.leftOut).toEqual([{ target: `${facts.kind} shop/${facts.name}`, reason: expect.stringContaining(reason) }]);
+  });
+
+  it('an Ingress or Gateway with other annotations, on a CLB TKE created for it, still asks', () => {
+    const ing = ingress({ annotations: { 'kubernetes.io/ingress.subnetId': 'subnet-1' } });
+    const gw = gateway({ envoyProxy: { level: 'Gateway', namespace: 'shop', name: 'mine', state: 'Found', annotations: { 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid': 'subnet-1' } } });
+    expect(chooseDnsNames([outcome(ing, 'KeepaliveCapabilityMissing'), outcome(gw, 'IpModeProxy')], lookup).candidates).toHaveLength(3);
   });
 
   it('asks nothing for targets that do not need it (Audit, a fixable cause), and does not list them', () => {

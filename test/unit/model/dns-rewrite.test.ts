@@ -112,8 +112,17 @@ describe('renderDnsRewrites', () => {
     expect(renderDnsRewrites(['p'], 'cluster.local', [req(LONGEST)]).rules).toHaveLength(1);
   });
 
+  it('takes any Kubernetes object name as a policy name: a label over 63 characters is one (a DNS-1123 subdomain)', () => {
+    const long = `team-${'a'.repeat(70)}.v2`;
+    const file = renderDnsRewrites([long], 'cluster.local', [{ target: 'Ingress shop/web', host: 'shop.example.com', namespace: 'shop', service: 'web' }]);
+    expect(file.text).toContain(`for ClusterLoopbackPolicy ${long} (l7.inClusterDNS: Managed)`);
+    expect(file.rules).toHaveLength(1);
+  });
+
   it('throws on a bad policy name or cluster domain (its own configuration, not a namespace user\'s)', () => {
     expect(() => renderDnsRewrites(['bad\nname'], 'cluster.local', [])).toThrow(/policy name/);
+    expect(() => renderDnsRewrites(['Upper'], 'cluster.local', [])).toThrow(/policy name/);
+    expect(() => renderDnsRewrites(['x'.repeat(254)], 'cluster.local', [])).toThrow(/policy name/);
     expect(() => renderDnsRewrites(['p'], 'cluster local', [])).toThrow(/cluster domain/);
     expect(() => renderDnsRewrites(['p'], '', [])).toThrow(/cluster domain is empty/);
   });

@@ -47,7 +47,7 @@ describe('ingressFacts', () => {
       spec: {
         ingressClassName: 'qcloud',
         tls: [{ hosts: ['shop.example.com'] }],
-        rules: [{ host: 'shop.example.com', http: { paths: [{ path: '/api', pathType: 'Prefix', backend: { service: { name: 'api' } } }] } }],
+        rules: [{ host: 'shop.example.com', http: { paths: [{ path: '/api', pathType: 'Prefix', backend: { service: { name: 'api', port: { name: 'http' } } } }, { path: '/', pathType: 'Prefix', backend: { service: { name: 'api', port: { number: 80 } } } }] } }],
       },
     };
     expect(ingressFacts(ing)).toEqual({
@@ -55,7 +55,7 @@ describe('ingressFacts', () => {
       namespace: 'shop',
       name: 'front',
       ingressClassName: 'qcloud',
-      rules: [{ host: 'shop.example.com', paths: ['/api'], services: ['api'] }],
+      rules: [{ host: 'shop.example.com', paths: ['/api', '/'], services: ['api', 'api'], servicePorts: ['http', 80] }],
       tls: true,
     });
   });

@@ -1,11 +1,12 @@
-// The administrator's one-time CoreDNS setup for `l7.inClusterDNS: Managed` (docs/dns.md §4.1), run exactly as the
-// page shows it (its two `sh` blocks, in a shell with only KUBECONFIG set) against a CoreDNS Deployment and Corefile
+// The administrator's one-time CoreDNS setup for `l7.inClusterDNS: Managed` (docs/dns.md §4.1), and its undoing
+// before an uninstall (§4.2), run exactly as the page shows them (its two `sh` blocks, in a shell with only KUBECONFIG set) against a CoreDNS Deployment and Corefile
 // shaped like TKE's (docs/dns.md §2: the Corefile is TKE's documented default; the Deployment mounts it as upstream's
 // manifest does, key Corefile at /etc/coredns). The mount of loopguard's ConfigMap joins the Deployment beside the
 // Corefile's; the import line lands in the `.:53` block right after `reload`, and nothing else of the Corefile moves.
 // The test apiserver runs no controllers: the Deployment is only stored, which is all the commands touch.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AppsV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AppsV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { kubeConfig, kubeconfigPath } from '../support/kube.js';
@@ -106,5 +107,35 @@ describe("the administrator's one-time CoreDNS setup (docs/dns.md §4.1), as wri
     expect(stdout.trim().split('\n')).toEqual(['configmap/coredns replaced', `20:    ${IMPORT}`]);
     const corefile = (await core.readNamespacedConfigMap({ namespace: KUBE_SYSTEM, name: 'coredns' })).data?.['Corefile'];
     expect(corefile).toBe(TKE_COREFILE.replace('    reload\n', `    reload\n    ${IMPORT}\n`));
+  });
+
+  describe('and its undoing before an uninstall (§4.2)', () => {
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const CLBP = { group: 'loopguard.dev', version: 'v1alpha1', plural: 'clusterloopbackpolicies' };
+    const name = `dns-setup-${randomBytes(3).toString('hex')}`;
+    const undo = shellBlocks(markdownSection('### 4.2 Uninstalling: take the rules out first', 'docs/dns.md'));
+    const header = '# Managed by loopguard (l7.inClusterDNS: Managed); loopguard rewrites this file whole.\n# 0 rules.\n';
+
+    afterAll(async () => {
+      await custom.deleteClusterCustomObject({ ...CLBP, name }).catch(() => undefined);
+      await core.deleteNamespacedConfigMap({ namespace: KUBE_SYSTEM, name: 'loopguard-coredns-rules' }).catch(() => undefined);
+    });
+
+    it('turns Managed off on every cluster policy and counts the rules left; then takes the import line out and the ConfigMap away', async () => {
+      expect(undo).toHaveLength(2);
+      await custom.createClusterCustomObject({ ...CLBP, body: { apiVersion: 'loopguard.dev/v1alpha1', kind: 'ClusterLoopbackPolicy', metadata: { name }, spec: { mode: 'Enforce', l7: { inClusterDNS: 'Managed' } } } });
+      // What the operator leaves once no policy asks (no operator runs here): the header alone.
+      await core.createNamespacedConfigMap({ namespace: KUBE_SYSTEM, body: { metadata: { name: 'loopguard-coredns-rules' }, data: { 'loopguard.rules': header } } });
+      // The count is grep -c's: 0, with grep's exit status 1 (no line matched), as a user sees it.
+      const step1 = await run(undo[0]!).catch((err: { stdout?: string; code?: number }) => err);
+      expect(step1.stdout?.trim().split('\n').at(-1)).toBe('0');
+      const policy = (await custom.getClusterCustomObject({ ...CLBP, name })) as { spec: { l7: { inClusterDNS: string } } };
+      expect(policy.spec.l7.inClusterDNS).toBe('Unmanaged');
+
+      // Step 3 with the edit left to the user (EDITOR=true: kubectl edit saves nothing).
+      await run(`export EDITOR=true\n${undo[1]!}`);
+      expect((await core.readNamespacedConfigMap({ namespace: KUBE_SYSTEM, name: 'coredns' })).data?.['Corefile']).toBe(TKE_COREFILE);
+      await expect(core.readNamespacedConfigMap({ namespace: KUBE_SYSTEM, name: 'loopguard-coredns-rules' })).rejects.toMatchObject({ code: 404 });
+    });
   });
 });

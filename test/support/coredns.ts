@@ -9,15 +9,14 @@
 // the test apiserver through the admin kubeconfig the Corefile names (`kubeconfig`, which takes precedence over
 // `endpoint`: the plugin's README).
 import type { CoreV1Api } from '@kubernetes/client-node';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
-import { waitFor } from './kube.js';
-import { stopProcessGroup } from './process-group.js';
+import { startProcessGroup, type ProcessGroup } from './process-group.js';
 
 const BUILD = join(REPO_ROOT, 'scripts', 'coredns', 'build.sh');
 
@@ -83,10 +82,7 @@ const CONFIGURATION_LINE = /plugin\/reload: Running configuration SHA512 = /g;
 export async function startCoreDns(options: CoreDnsOptions): Promise<CoreDnsProcess> {
   if (!options.files['Corefile']) throw new Error('startCoreDns: files must hold a Corefile');
   const dir = mkdtempSync(join(tmpdir(), 'lg-coredns-'));
-  let child: ChildProcess | undefined;
-  let exited = false;
-  let exit: Promise<void> = Promise.resolve();
-  let logs = '';
+  let tool: ProcessGroup | undefined;
   const write = (file: string, text: string): void => {
     const path = join(dir, file);
     mkdirSync(dirname(path), { recursive: true });
@@ -95,34 +91,29 @@ export async function startCoreDns(options: CoreDnsOptions): Promise<CoreDnsProc
   };
   // CoreDNS and anything it started (one process group), then the directory, whatever step failed.
   const stop = async (): Promise<void> => {
-    await stopProcessGroup(child, exit, () => exited);
+    await tool?.stop();
     rmSync(dir, { recursive: true, force: true });
   };
   try {
     for (const [file, text] of Object.entries(options.files)) write(file, text);
-    const started = spawn(options.binary, ['-conf', join(dir, 'Corefile')], {
-      cwd: dir,
-      detached: true,
-      env: { PATH: process.env['PATH'] ?? '', HOME: dir },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = started;
-    started.stdout?.on('data', (d: Buffer) => (logs += d.toString()));
-    started.stderr?.on('data', (d: Buffer) => (logs += d.toString()));
-    exit = new Promise<void>((resolve) => started.on('exit', () => ((exited = true), resolve())));
     // Up once it prints its banner (after every server block is listening and the kubernetes plugin has synced or
     // given up waiting: it holds the start for that).
-    const up = await waitFor(
-      'CoreDNS to start serving',
-      () => (exited ? 'exited' : /CoreDNS-\d+\.\d+\.\d+/.test(logs) ? 'serving' : undefined),
-      { timeoutMs: 30_000, intervalMs: 100, context: () => `--- coredns logs ---\n${logs.slice(-4000)}` },
-    );
-    if (up === 'exited') throw new Error(`coredns exited:\n${logs.slice(-4000)}`);
+    tool = await startProcessGroup({
+      what: 'CoreDNS',
+      command: options.binary,
+      args: ['-conf', join(dir, 'Corefile')],
+      cwd: dir,
+      env: { PATH: process.env['PATH'] ?? '', HOME: dir },
+      ready: /CoreDNS-\d+\.\d+\.\d+/,
+      timeoutMs: 30_000,
+      tail: 4000,
+    });
   } catch (err) {
     await stop();
     throw err;
   }
-  return { dir, write, remove: (file) => rmSync(join(dir, file)), logs: () => logs, configurations: () => logs.match(CONFIGURATION_LINE)?.length ?? 0, stop };
+  const logs = tool.logs;
+  return { dir, write, remove: (file) => rmSync(join(dir, file)), logs, configurations: () => logs().match(CONFIGURATION_LINE)?.length ?? 0, stop };
 }
 
 /** A ConfigMap key a file in CoreDNS's directory is read from. */

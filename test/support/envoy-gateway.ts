@@ -9,15 +9,15 @@
 // the certgen certificates at /certs (test/support/envoy-gateway-jail.sh says how, and why in a namespace of its own).
 // The test control plane runs no kubelet, so the envoy Deployment EG creates never gets a pod: EG needs none to
 // create the Service.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, type CustomObjectsApi } from '@kubernetes/client-node';
 import { REPO_ROOT } from '../controlplane/crds.js';
-import { kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
-import { stopProcessGroup } from './process-group.js';
+import { kubeConfig, kubeconfigPath, kubectl } from './kube.js';
+import { startProcessGroup, type ProcessGroup } from './process-group.js';
 
 const BUILD = join(REPO_ROOT, 'scripts', 'envoy-gateway', 'build.sh');
 const JAIL = join(REPO_ROOT, 'test', 'support', 'envoy-gateway-jail.sh');
@@ -88,14 +88,11 @@ export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<E
   const work = mkdtempSync(join(tmpdir(), 'lg-envoy-gateway-'));
   const open = new Set<Socket>();
   let relay: Server | undefined;
-  let child: ChildProcess | undefined;
-  let exited = false;
-  let exit: Promise<void> = Promise.resolve();
-  let logs = '';
+  let tool: ProcessGroup | undefined;
   // Everything it started, whatever step failed: EG and the relay in its namespace (one process group), the relay's
   // connections and socket, the work directory (the tmpfs root went with the mount namespace).
   const stop = async (): Promise<void> => {
-    await stopProcessGroup(child, exit, () => exited);
+    await tool?.stop();
     for (const s of open) s.destroy();
     if (relay) await new Promise<void>((resolve) => relay!.close(() => resolve()));
     rmSync(work, { recursive: true, force: true });
@@ -137,28 +134,22 @@ export async function startEnvoyGateway(options: EnvoyGatewayOptions): Promise<E
     relay = server;
     await new Promise<void>((resolve, reject) => server.once('error', reject).listen(socket, resolve));
 
-    const started = spawn('bash', [JAIL, root, certs, socket, String(RELAY_PORT), '--', options.binary, 'server', '--config-path', config], {
-      cwd: work,
-      detached: true,
-      env: { PATH: process.env['PATH'] ?? '', HOME: home, NODE: process.execPath, KUBECONFIG: kubeconfig, ENVOY_GATEWAY_NAMESPACE: options.namespace },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    child = started;
-    started.stdout?.on('data', (d: Buffer) => (logs += d.toString()));
-    started.stderr?.on('data', (d: Buffer) => (logs += d.toString()));
-    exit = new Promise<void>((resolve) => started.on('exit', () => ((exited = true), resolve())));
     // Up once its Kubernetes provider has synced its caches and reconciles (its first pass logs this line).
-    const up = await waitFor(
-      'Envoy Gateway started its Kubernetes provider',
-      () => (exited ? 'exited' : /\breconciling gateways\b/.test(logs) ? 'reconciling' : undefined),
-      { timeoutMs: 120_000, intervalMs: 250, context: () => `--- envoy-gateway logs ---\n${logs.slice(-6000)}` },
-    );
-    if (up === 'exited') throw new Error(`envoy-gateway exited:\n${logs.slice(-6000)}`);
+    tool = await startProcessGroup({
+      what: 'Envoy Gateway',
+      command: 'bash',
+      args: [JAIL, root, certs, socket, String(RELAY_PORT), '--', options.binary, 'server', '--config-path', config],
+      cwd: work,
+      env: { PATH: process.env['PATH'] ?? '', HOME: home, NODE: process.execPath, KUBECONFIG: kubeconfig, ENVOY_GATEWAY_NAMESPACE: options.namespace },
+      ready: /\breconciling gateways\b/,
+      timeoutMs: 120_000,
+      tail: 6000,
+    });
   } catch (err) {
     await stop();
     throw err;
   }
-  return { logs: () => logs, stop };
+  return { logs: tool.logs, stop };
 }
 
 /**

@@ -124,7 +124,9 @@ describe("the administrator's one-time CoreDNS setup (docs/dns.md §4.1), as wri
     it('turns Managed off on every cluster policy and counts the rules left; then takes the import line out and the ConfigMap away', async () => {
       expect(undo).toHaveLength(2);
       await custom.createClusterCustomObject({ ...CLBP, body: { apiVersion: 'loopguard.dev/v1alpha1', kind: 'ClusterLoopbackPolicy', metadata: { name }, spec: { mode: 'Enforce', l7: { inClusterDNS: 'Managed' } } } });
-      // What the operator leaves once no policy asks (no operator runs here): the header alone.
+      // What the operator leaves once no policy asks (no operator runs here): the header alone. An install another suite
+      // of this worker made (config/default, the chart) may have created the ConfigMap already: this one starts afresh.
+      await core.deleteNamespacedConfigMap({ namespace: KUBE_SYSTEM, name: 'loopguard-coredns-rules' }).catch(() => undefined);
       await core.createNamespacedConfigMap({ namespace: KUBE_SYSTEM, body: { metadata: { name: 'loopguard-coredns-rules' }, data: { 'loopguard.rules': header } } });
       // The count is grep -c's: 0, with grep's exit status 1 (no line matched), as a user sees it.
       const step1 = await run(undo[0]!).catch((err: { stdout?: string; code?: number }) => err);

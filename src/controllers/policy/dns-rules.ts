@@ -96,6 +96,9 @@ export class DnsRules {
     // What the policies asked for when the pass began: a publish() while it awaits DNS queues the key again, and its
     // names and condition belong to that next pass, not to a file rendered without them.
     const asked = new Map(this.asked);
+    // Nobody asks: only rules left behind (a policy deleted or turned Unmanaged while no operator ran) need removing.
+    // A ConfigMap that holds none, is absent or unreadable needs nothing, not even a warning: the feature is not in use.
+    if (asked.size === 0 && this.reverting.size === 0 && parseDnsRewrites(await this.o.store.read().catch(() => '')).length === 0) return;
     const now = this.now();
     const kubeDns = this.o.coredns.length > 0 ? undefined : await this.o.store.kubeDns();
     const servers = this.o.coredns.length > 0 ? [...this.o.coredns] : kubeDns ? [kubeDns] : [];

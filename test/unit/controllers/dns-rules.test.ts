@@ -46,11 +46,23 @@ function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string
     },
   };
   const owners: string[] = [OWNER];
-  const dns = new DnsRules({ store, lookup, upstream: [UPSTREAM], coredns: [], clusterDomain: 'cluster.local', waitMs: 60_000, recheckMs: 300_000, queue: { add: (k) => state.queued.push(k) }, owners: () => owners, logger: { info: () => {}, warn: () => {} }, now: () => state.now });
-  return { dns, state, owners };
+  const warnings: string[] = [];
+  const dns = new DnsRules({ store, lookup, upstream: [UPSTREAM], coredns: [], clusterDomain: 'cluster.local', waitMs: 60_000, recheckMs: 300_000, queue: { add: (k) => state.queued.push(k) }, owners: () => owners, logger: { info: () => {}, warn: (m) => void warnings.push(m) }, now: () => state.now });
+  return { dns, state, owners, warnings };
 }
 
 describe('DnsRules', () => {
+  it.each<[string, { missing?: boolean; text?: string }]>([
+    ['the ConfigMap absent (the feature not installed)', { missing: true }],
+    ['the ConfigMap holding no rule', { text: '# Managed by loopguard\n# 0 rules.\n' }],
+  ])('nobody asks and nothing is left to remove (%s): nothing written, no warning, no requeue', async (_what, w) => {
+    const { dns, state, owners, warnings } = world({ ...(w.missing ? { missing: true } : {}) });
+    if (w.text) state.text = w.text;
+    owners.length = 0;
+    expect(await dns.reconcile()).toBeUndefined();
+    expect({ writes: state.writes, warnings }).toEqual({ writes: 0, warnings: [] });
+  });
+
   it('writes the names a policy asks for, checks them through CoreDNS, and queues the policy with its condition', async () => {
     const { dns, state } = world();
     dns.publish(OWNER, choice(candidate('shop.example.com')));

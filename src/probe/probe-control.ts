@@ -1,8 +1,8 @@
 // The operator's side of the probe (docs/probe.md §11), as the policy controller and the work queue see it:
 //  - the plan is the work queue's own key (PROBE_PLAN_KEY), built from what every live probing policy manages now,
 //    read from the caches (`selections`, the same targets the policies' rounds plan), and written only when its text
-//    differs (plan-store.ts). A policy's round queues the key (`changed`): whatever a round sees change may change the
-//    plan. Being read from the caches, the plan never waits for rounds and never holds some policies without others.
+//    differs (plan-store.ts). A policy's round queues the key (`changed`) while anything probes: whatever a round sees
+//    change may change the plan. Being read from the caches, the plan never waits for rounds and never holds some policies without others.
 //  - a round's outcomes get their measured evidence (`annotate`): the line status.targets[].measured shows, the
 //    MeasuredLoopback condition, and a Warning Event on a target whose measurement contradicts its verdict. This
 //    only adds words to what the round decided: no plan, step or write depends on it.
@@ -55,9 +55,12 @@ export class ProbeControl {
 
   constructor(private readonly o: ProbeControlOptions) {}
 
-  /** A policy's round saw a change (of the policy, its targets or their claims): the plan is built again. */
-  changed(): void {
-    this.o.queue.add(PROBE_PLAN_KEY);
+  /**
+   * A policy's round saw a change (of the policy, its targets or their claims): the plan is built again, when the
+   * policy probes or the plan has entries to keep or drop. A cluster that probes nothing queues no work for it.
+   */
+  changed(probes: boolean): void {
+    if (probes || this.planned.size > 0) this.o.queue.add(PROBE_PLAN_KEY);
   }
 
   /** A policy gone: the marks its targets had in the evidence, and the plan without them. */
@@ -72,7 +75,7 @@ export class ProbeControl {
 
   /** The queue's handler for PROBE_PLAN_KEY: write the plan if it differs. A failed write throws (the queue retries). */
   async reconcile(): Promise<ReconcileOutcome | void> {
-    this.planned = this.o.selections();
+    this.planned = new Map(this.o.selections());
     const { plan, probes, dropped, left } = buildProbePlan(this.planned.values(), this.o.windowSeconds);
     const text = JSON.stringify(plan);
     if (text === this.applied) return;

@@ -106,7 +106,7 @@ export class PolicyController {
     }
     const all = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
     // Whatever brought this round may change what the probe plan measures (it reads the caches, not this round).
-    this.o.probe?.changed();
+    this.o.probe?.changed(policy.spec.probe.enabled);
     const targets = this.changedTargets(key, all);
     await this.ensureFinalizer(policy, all);
     const previous = await this.markReconciling(policy);

@@ -70,7 +70,7 @@ describe('the plan', () => {
     const { control, select, selections, store, queued } = setup();
     select('shop/p', ON, [svc('cart')]);
     select('shop/q', OFF, [svc('other')]);
-    control.changed();
+    control.changed(true);
     expect(queued).toEqual([PROBE_PLAN_KEY]);
     expect(await control.reconcile()).toBeUndefined();
     expect(store.writes).toBe(1);
@@ -87,6 +87,22 @@ describe('the plan', () => {
     await control.reconcile();
     expect(store.writes).toBe(3);
     expect(JSON.parse(store.plan!.text).targets.map((t: { id: string }) => t.id)).toEqual(['Service/shop/cart:80']);
+  });
+
+  it('a round queues the plan while anything probes: a policy that probes, or a plan that has entries to drop', async () => {
+    const { control, select, selections, queued } = setup();
+    control.changed(false);
+    expect(queued).toEqual([]);
+    select('shop/p', ON, [svc('cart')]);
+    control.changed(true);
+    await control.reconcile();
+    // Probing turned off: that round must still drop the policy's entries.
+    selections.delete('shop/p');
+    control.changed(false);
+    expect(queued).toEqual([PROBE_PLAN_KEY, PROBE_PLAN_KEY]);
+    await control.reconcile();
+    control.changed(false);
+    expect(queued).toHaveLength(2);
   });
 
   it('no probing policy: no ConfigMap is created', async () => {

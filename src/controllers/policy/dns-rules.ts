@@ -49,8 +49,6 @@ const PENDING_RECHECK_MS = 2_000;
 export class DnsRules {
   /** Per policy, the names it asked for last. */
   private readonly asked = new Map<OwnerKey, DnsNameChoice>();
-  /** Policies forgotten while the cache may still list them (a deleted policy until its last event arrives). */
-  private readonly gone = new Set<OwnerKey>();
   private readonly conditions = new Map<OwnerKey, DnsCondition>();
   /** The file's text as this process last found or wrote it, and since when CoreDNS may have had it. */
   private current: { text: string; since: number } | undefined;
@@ -65,7 +63,6 @@ export class DnsRules {
   /** `owner`'s names (undefined: it does not ask for Managed); the file is rewritten when they changed. */
   publish(owner: OwnerKey, choice: DnsNameChoice | undefined): void {
     if (!choice) return this.forget(owner);
-    this.gone.delete(owner);
     const before = this.asked.get(owner);
     this.asked.set(owner, choice);
     if (!before || JSON.stringify(before) !== JSON.stringify(choice)) this.o.queue.add(DNS_RULES_KEY);
@@ -75,7 +72,6 @@ export class DnsRules {
   forget(owner: OwnerKey): void {
     this.conditions.delete(owner);
     if (!this.asked.delete(owner)) return;
-    this.gone.add(owner);
     this.o.queue.add(DNS_RULES_KEY);
   }
 
@@ -87,12 +83,10 @@ export class DnsRules {
 
   /** The queue's handler for DNS_RULES_KEY. */
   async reconcile(): Promise<ReconcileOutcome | void> {
-    const owners = this.o.owners();
-    // A forgotten policy the cache no longer lists as asking is done with; one that asks again (Managed turned back
-    // on) must then be waited for like any other, until its round publishes.
-    for (const g of this.gone) if (!owners.includes(g)) this.gone.delete(g);
-    // Written before every asking policy has published, the file would drop the others' names for a while.
-    if (!owners.every((o) => this.asked.has(o) || this.gone.has(o))) return;
+    // Written before every asking policy has published, the file would drop the others' names for a while. A policy
+    // forgotten here is one the same cache no longer lists as asking (deleted, deleting or Unmanaged), so it is not
+    // waited for; one that asks again is, until its round publishes.
+    if (!this.o.owners().every((o) => this.asked.has(o))) return;
     // What the policies asked for when the pass began: a publish() while it awaits DNS queues the key again, and its
     // names and condition belong to that next pass, not to a file rendered without them.
     const asked = new Map(this.asked);

@@ -11,7 +11,7 @@ import { planL4Release, planL4Target } from './l4.js';
 import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
 import type { RecordOwnership } from '../model/record-registry.js';
-import { recordedFields, type Originals } from '../api/originals.js';
+import { fieldKey, recordedFields, type Originals } from '../api/originals.js';
 import { annotatedByLoopguard } from './originals.js';
 import { sharedClbAssessment, switchedBy, vipStaysBound } from './shared-clb.js';
 import { sharedConfigAssessment } from './shared-config.js';
@@ -126,13 +126,33 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
 
 /**
  * What a stale record still gives back: nothing on the object (gone, or another of the same name), except a deleted
- * Gateway's key in the EnvoyProxy its record names, which outlives it (`o.envoyProxy`, set only then). Its CLB went
- * with the Service EG generated for it.
+ * Gateway's key in the EnvoyProxy its record names, which outlives it (`o.envoyProxy`); its CLB went with the Service
+ * EG generated for it. A moved Gateway's first step gives back the same way (planMove).
  */
 function givenBack(o: OrphanTarget, originals: Originals): Pick<AnnotateTargetStep, 'kind' | 'set' | 'envoyProxy'> {
   if (!o.envoyProxy) return { kind: 'AnnotateTarget', set: {} };
   const set = Object.fromEntries(Object.entries(originals.annotations ?? {}).filter(([k, v]) => (o.annotations?.[k] ?? null) !== v));
   return { kind: 'AnnotateTarget', set, envoyProxy: o.envoyProxy };
+}
+
+/**
+ * A managed Gateway whose record names another EnvoyProxy than the one in force now (the Gateway was moved, or its
+ * class's changed): the key loopguard wrote is given back there and the record forgets it; the next round writes it
+ * into the EnvoyProxy in force, recording that one's original. Written into both, a release would give back only
+ * the one the record names.
+ */
+function movedAway(t: TargetSnapshot, owner: string): boolean {
+  const recorded = t.ownership?.owner === owner ? t.ownership.originals?.envoyProxy : undefined;
+  if (!recorded || t.facts.kind !== 'Gateway') return false;
+  const now = t.facts.envoyProxy;
+  return now?.namespace !== recorded.namespace || now.name !== recorded.name;
+}
+
+/** The first step of a moved Gateway (movedAway): its key back in the EnvoyProxy the record names, then forgotten. */
+function planMove(o: OrphanTarget): TargetPlan {
+  const originals = o.ownership?.originals ?? { v: 1 };
+  const forget = Object.keys(originals.annotations ?? {}).map(fieldKey.annotation);
+  return { ...planHeader(o.target, 'Mitigate'), steps: [{ ...givenBack(o, originals), forget, restore: true }] };
 }
 
 /** A Service's L4 steps as planned; a Gateway's through its EnvoyProxy. */
@@ -251,8 +271,10 @@ export function planPolicy(s: Snapshot): PolicyPlan {
   const releasing = releasingPreventLoopback(s, decided);
   const targets = decided.map(({ t, shared, assessment }): PlannedTarget => {
     if (t.facts.kind === 'Ingress' && !s.configsKnown) return { assessment, plan: { ...planHeader(assessment.target, 'Mitigate'), steps: [] } };
+    const held = (): OrphanTarget => orphanOf(s, { ...t, ownership: t.ownership ?? {} }, releasing);
     // A shared config is not changed: what this policy changed through it before is given back, nothing more.
-    if (shared) return { assessment, plan: planOrphan(input, orphanOf(s, { facts: t.facts, ownership: t.ownership ?? {}, clb: t.clb, ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}), ...(t.config ? { config: t.config } : {}) }, releasing)) };
+    if (shared) return { assessment, plan: planOrphan(input, held()) };
+    if (movedAway(t, s.owner)) return { assessment, plan: planMove(held()) };
     return { assessment, plan: planTarget(input, managedOf(s, assessment, t, releasing)) };
   });
   const orphans = s.configsKnown ? s.orphans : s.orphans.filter((o) => o.facts.kind !== 'Ingress');

@@ -23,6 +23,8 @@ export interface TargetSnapshot {
   ownership?: RecordOwnership;
   /** L7: the TkeServiceConfig that governs the Ingress, as the cache has it. */
   config?: ConfigView;
+  /** A Gateway's: the EnvoyProxy its record names, as OrphanSnapshot.envoyProxy (its release, or its move to another, gives the key back there). */
+  envoyProxy?: RecordedEnvoyProxy;
 }
 
 /** A target whose record belongs to the policy but that the policy does not manage (now): released. */

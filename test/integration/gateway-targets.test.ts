@@ -291,4 +291,39 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     await waitFor('the record of the deleted Gateway gone', async () => ((await findRecord('Gateway', appNs, 'solo')) === undefined ? true : undefined), { timeoutMs: 30_000, context: logs });
     await deletePolicy(ref, { context: logs });
   });
+
+  it('a mitigated Gateway moved to another EnvoyProxy: the key leaves the first, goes into the second, and the revert finds it there', async () => {
+    await ownProxyGateway('mover', 'mover', 8082);
+    await custom.createNamespacedCustomObject({
+      ...ENVOY_PROXIES,
+      namespace: appNs,
+      body: { apiVersion: 'gateway.envoyproxy.io/v1alpha1', kind: 'EnvoyProxy', metadata: { name: 'mover-next' }, spec: { mergeType: 'StrategicMerge', provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: { 'example.com/team': 'next' } } } } } },
+    });
+    const ref: PolicyRef = { namespace: appNs, name: 'mover' };
+    expect(await applyPolicy(policyManifest(ref, { mode: 'Enforce', targets: ['Gateway'], selector: { matchLabels: { team: 'mover' } }, revertOnDelete: true }))).toMatchObject({ code: 0, stderr: '' });
+    await waitForPolicy(ref, 'Gateway mover mitigated', (p) => reportedStatus(p).targets.some((t) => t.name === 'mover' && t.verdict === 'Mitigated'), { context: logs, timeoutMs: 90_000 });
+    expect(await proxyAnnotations('mover-proxy')).toEqual({ 'example.com/team': 'mover', [PREVENT_LOOPBACK]: 'true' });
+
+    // The user points the Gateway at the other EnvoyProxy, as a GitOps change would.
+    const patch = JSON.stringify({ spec: { infrastructure: { parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'mover-next' } } } });
+    expect((await kubectl(['patch', 'gateway', 'mover', '-n', appNs, '--type=merge', '-p', patch])).code).toBe(0);
+    const record = await waitFor(
+      'the record naming the new EnvoyProxy',
+      async () => {
+        const r = await findRecord('Gateway', appNs, 'mover');
+        return r?.spec.originals?.envoyProxy?.name === 'mover-next' ? r : undefined;
+      },
+      { timeoutMs: 60_000, context: logs },
+    );
+    expect(record.spec.originals).toMatchObject({ annotations: { [PREVENT_LOOPBACK]: null }, envoyProxy: { namespace: appNs, name: 'mover-next' } });
+    expect(await proxyAnnotations('mover-proxy')).toEqual({ 'example.com/team': 'mover' });
+    await waitFor('the key in the new EnvoyProxy', async () => ((await proxyAnnotations('mover-next'))?.[PREVENT_LOOPBACK] === 'true' ? true : undefined), { timeoutMs: 30_000, context: logs });
+    expect(await proxyAnnotations('mover-next')).toEqual({ 'example.com/team': 'next', [PREVENT_LOOPBACK]: 'true' });
+    await waitForPolicy(ref, 'Gateway mover mitigated again', (p) => reportedStatus(p).targets.some((t) => t.name === 'mover' && t.verdict === 'Mitigated'), { context: logs, timeoutMs: 60_000 });
+
+    await deletePolicy(ref, { context: logs, timeoutMs: 90_000 });
+    expect(await proxyAnnotations('mover-next')).toEqual({ 'example.com/team': 'next' });
+    expect(await proxyAnnotations('mover-proxy')).toEqual({ 'example.com/team': 'mover' });
+    expect(await findRecord('Gateway', appNs, 'mover')).toBeUndefined();
+  });
 });

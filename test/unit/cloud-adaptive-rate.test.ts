@@ -1,5 +1,5 @@
 // The adaptive per-action rate (src/cloud/adaptive-rate.ts): AIMD under --cloud-rate-limit.
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import type { AccountEvidence, RateState } from '../../src/cloud/adaptive-rate.js';
 import { currentRate, DEFAULT_ADAPTIVE_RATE, NO_EVIDENCE, onCall, onThrottled, resolveAdaptiveRate, startRate } from '../../src/cloud/adaptive-rate.js';
 import { ActionThrottle } from '../../src/cloud/throttle.js';
@@ -185,7 +185,7 @@ describe('ActionThrottle with the adaptive rate', () => {
 });
 
 describe('Pacer', () => {
-  it('releases in order, follows a rate change at once, and drops an aborted waiter', async () => {
+  it('releases in order, paces at the rate in force, and drops an aborted waiter', async () => {
     // 10/s: the second waiter is 100 ms away, so its abort comes first however slow the machine.
     let rate = 10;
     const pacer = new Pacer(() => rate);
@@ -199,12 +199,33 @@ describe('Pacer', () => {
     await Promise.all([a, c]);
     expect(order).toEqual([1, 3]);
     rate = 20;
-    const t0 = performance.now();
+    // On the pacer's own clock: the next start 1000/20 ms after the last, however late this test's awaits ran.
+    const before = pacer.lastStart;
     await pacer.take();
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(45);
+    expect(pacer.lastStart - before).toBeGreaterThanOrEqual(50);
     expect(pacer.measured()).toBe(3);
     const pending = pacer.take();
     pacer.close();
     await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('follows a rate change at once: the next start 1000/rate after the last (fake clock)', async () => {
+    jest.useFakeTimers({ now: 0 });
+    try {
+      let rate = 10;
+      const pacer = new Pacer(() => rate);
+      await pacer.take();
+      rate = 20;
+      let started = false;
+      const next = pacer.take().then(() => (started = true));
+      await jest.advanceTimersByTimeAsync(49);
+      expect(started).toBe(false);
+      await jest.advanceTimersByTimeAsync(1);
+      await next;
+      expect(started).toBe(true);
+      pacer.close();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });

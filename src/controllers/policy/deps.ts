@@ -80,6 +80,8 @@ export interface RoundDeps {
   tkeServiceConfigsSynced(): boolean;
   /** The target's LoopbackRecord from the informer cache (the executor re-reads it before every write). */
   record(target: TargetRef): LoopbackRecord | undefined;
+  /** Where a Gateway's record may have written a key: the EnvoyProxies, the Gateways and the records that hold them. */
+  caches: Pick<PolicyCaches, 'records' | 'gateways' | 'envoyProxy'>;
   logger: Pick<Logger, 'info' | 'warn'>;
   driftCheckIntervalMs: number;
   /** The drift checks' schedule (drift-checks.ts): a cached read older than its full cycle is read again. */

@@ -6,6 +6,8 @@ import { readRecord, type RecordOwnership } from '../../model/record-registry.js
 import { configViewOf, type OrphanSnapshot, type Snapshot, type TargetSnapshot } from '../../plan/snapshot.js';
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';
 import { maxReadAgeMs } from '../drift-signal.js';
+import { recordedEnvoyProxy } from './targets.js';
+import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 
 /** The snapshot without its targets: the policy, the cluster, what was learned, the clock. */
 export function snapshotBase(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared' | 'ignoreSkipAnnotation'>): Omit<Snapshot, 'targets' | 'orphans'> {
@@ -23,8 +25,8 @@ export function snapshotBase(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'sp
 }
 
 /** The target's ownership, from a record made for this very object; an invalid record is left alone and logged. */
-function ownership(d: RoundDeps, t: TargetFacts): RecordOwnership {
-  const o = readRecord(d.record(t), t);
+function ownership(d: RoundDeps, t: TargetFacts, entry: LoopbackRecord | undefined): RecordOwnership {
+  const o = readRecord(entry, t);
   if (o.problem) d.logger.warn('Ignoring an invalid LoopbackRecord', { target: targetKey(t), problem: o.problem });
   return o;
 }
@@ -35,7 +37,11 @@ export function gatherTargets(d: RoundDeps, chunk: readonly TargetFacts[], obser
     const clb: ClbObservation = (t.loadBalancerId ? observations.get(t.loadBalancerId) : undefined) ?? { state: 'NotObserved' };
     const at = t.loadBalancerId ? d.observer.observedAt(t.loadBalancerId) : undefined;
     const config = configViewOf(t, d.tkeServiceConfig);
-    return { facts: t, clb, ownership: ownership(d, t), ...(at !== undefined ? { observedAt: at } : {}), ...(config ? { config } : {}) };
+    const entry = d.record(t);
+    const own = ownership(d, t, entry);
+    // A Gateway's key goes back where its record wrote it, if it was moved to another EnvoyProxy (policy-plan.ts).
+    const envoyProxy = entry && own.originals?.envoyProxy ? recordedEnvoyProxy(entry, d.caches, new Set([targetKey(t)])) : undefined;
+    return { facts: t, clb, ownership: own, ...(at !== undefined ? { observedAt: at } : {}), ...(config ? { config } : {}), ...(envoyProxy ? { envoyProxy } : {}) };
   });
 }
 

@@ -265,7 +265,7 @@ const recordKey = (r: LoopbackRecord): string => targetKey(r.spec.target);
  * record of another Gateway that still exists and is not released with it names it too (a class's EnvoyProxy: the key
  * stays for that Gateway, whose own release gives it back).
  */
-function recordedEnvoyProxy(entry: LoopbackRecord, caches: Pick<PolicyCaches, 'records' | 'gateways' | 'envoyProxy'>, releasing: ReadonlySet<string>): RecordedEnvoyProxy | undefined {
+export function recordedEnvoyProxy(entry: LoopbackRecord, caches: Pick<PolicyCaches, 'records' | 'gateways' | 'envoyProxy'>, releasing: ReadonlySet<string>): RecordedEnvoyProxy | undefined {
   const ref = readRecord(entry).originals?.envoyProxy;
   if (!ref) return undefined;
   const ep = caches.envoyProxy(ref.namespace, ref.name);

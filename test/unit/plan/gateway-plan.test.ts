@@ -100,4 +100,46 @@ describe('a Gateway planned through its own EnvoyProxy', () => {
       expect((r?.steps ?? []).filter((s) => s.kind === 'AnnotateTarget' && 'envoyProxy' in s)).toEqual([]);
     });
   });
+
+  describe('a Gateway moved to another EnvoyProxy while managed', () => {
+    // loopguard wrote the key into api-proxy (the record names it); the Gateway now uses new-proxy.
+    const NEW = { namespace: 'shop', name: 'new-proxy' };
+    const OLD = { namespace: 'shop', name: 'api-proxy' };
+    const moved: GatewayFacts = { ...gateway, envoyProxy: { level: 'Gateway', ...NEW, state: 'Found', annotations: { 'example.com/team': 'api' } } };
+    const recorded = { v: 1 as const, annotations: { [PREVENT_LOOPBACK]: null }, envoyProxy: OLD, listeners: { 'lbl-tcp': { sourceIpType: 0 as const } }, loadBalancerId: 'lb-abc' };
+    const switched = clb({ tags: { 'tke-lb-serviceuuid': 'uid-svc' }, listeners: [l4Listener('lbl-tcp', 'TCP', 80, 1)] });
+    const plan = (facts: GatewayFacts, originals: typeof recorded | Omit<typeof recorded, 'annotations' | 'envoyProxy'>, envoyProxy?: { ref: typeof OLD; annotations: Record<string, string> }) =>
+      planPolicy(snapshot([{ facts, clb: { state: 'Found', clb: switched }, ownership: { owner: OWNER, originals }, ...(envoyProxy ? { envoyProxy } : {}) }], { spec: { mode: 'Enforce', targets: ['Gateway'] }, extra: { owner: OWNER } })).targets[0]!.plan.steps;
+
+    it('first gives the key back in the EnvoyProxy the record names and forgets it there; nothing goes into the new one yet', () => {
+      expect(plan(moved, recorded, { ref: OLD, annotations: { [PREVENT_LOOPBACK]: 'true' } })).toEqual([
+        { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, envoyProxy: OLD, forget: ['annotation/' + PREVENT_LOOPBACK], restore: true },
+      ]);
+    });
+
+    it("only forgets when that EnvoyProxy is gone or another live Gateway's record holds the key there", () => {
+      expect(plan(moved, recorded)).toEqual([{ kind: 'AnnotateTarget', set: {}, forget: ['annotation/' + PREVENT_LOOPBACK], restore: true }]);
+    });
+
+    it('a Gateway left with no EnvoyProxy in force gives the key back too', () => {
+      const { envoyProxy: _none, ...bare } = moved;
+      expect(plan(bare, recorded, { ref: OLD, annotations: { [PREVENT_LOOPBACK]: 'true' } })).toEqual([
+        { kind: 'AnnotateTarget', set: { [PREVENT_LOOPBACK]: null }, envoyProxy: OLD, forget: ['annotation/' + PREVENT_LOOPBACK], restore: true },
+      ]);
+    });
+
+    it('then writes the key into the EnvoyProxy in force, the record naming that one', () => {
+      const { annotations: _a, envoyProxy: _e, ...rest } = recorded;
+      const steps = plan(moved, rest);
+      expect(steps.filter((s) => s.kind === 'AnnotateTarget')).toEqual([
+        expect.objectContaining({ set: { [PREVENT_LOOPBACK]: 'true' }, envoyProxy: NEW, originals: expect.objectContaining({ annotations: { [PREVENT_LOOPBACK]: null }, envoyProxy: NEW }) }),
+      ]);
+    });
+
+    it('a Gateway still in the EnvoyProxy its record names is not moved', () => {
+      const stays: GatewayFacts = { ...gateway, envoyProxy: { level: 'Gateway', ...OLD, state: 'Found', annotations: { [PREVENT_LOOPBACK]: 'true' } } };
+      const steps = plan(stays, recorded, { ref: OLD, annotations: { [PREVENT_LOOPBACK]: 'true' } });
+      expect(steps.filter((s) => 'forget' in s || ('restore' in s && s.restore))).toEqual([]);
+    });
+  });
 });

@@ -93,4 +93,16 @@ describe('an EnvoyProxy that reaches several Gateways', () => {
     expect(annotate && 'envoyProxy' in annotate ? annotate.envoyProxy : undefined).toEqual(row.writesTo);
     if (!row.writesTo) expect(t?.plan.steps).toEqual([]);
   });
+
+  it('a Gateway whose EnvoyProxy became shared after loopguard wrote its key there: the key goes back, the sources after', () => {
+    const ep = { level: 'Gateway' as const, namespace: 'shop', name: 'web-proxy', state: 'Found' as const, annotations: { 'service.cloud.tencent.com/prevent-loopback': 'true' } };
+    const self = gateway('shop', 'web', ep);
+    const originals = { v: 1 as const, annotations: { 'service.cloud.tencent.com/prevent-loopback': null }, envoyProxy: { namespace: 'shop', name: 'web-proxy' }, listeners: { 'lbl-web': { sourceIpType: 0 as const } }, loadBalancerId: self.loadBalancerId! };
+    const recorded = { ref: { namespace: 'shop', name: 'web-proxy' }, annotations: ep.annotations };
+    const s = snapshot([gathered(self, clbOf(self) as never, { ownership: { owner: OWNER, originals }, envoyProxy: recorded })], { spec: { mode: 'Enforce', targets: ['Gateway'] }, others: [gateway('shop', 'api', ep)], policies: { api: undefined } });
+    const [t] = planPolicy(s).targets;
+    expect(t?.assessment.rootCause.id).toBe('SharedEnvoyProxy');
+    expect(t?.plan.steps[0]).toMatchObject({ kind: 'AnnotateTarget', set: { 'service.cloud.tencent.com/prevent-loopback': null }, envoyProxy: { namespace: 'shop', name: 'web-proxy' }, restore: true });
+    expect(t?.plan.steps.map((st) => st.kind)).toEqual(['AnnotateTarget', 'AwaitTke']);
+  });
 });

@@ -32,7 +32,7 @@ import { boundLoadBalancerId, classEnvoyProxy, gatewayFacts, ownEnvoyProxyName, 
 import { namedClbs, ObservationUpkeep } from './controllers/observation-upkeep.js';
 import { informerCaches, namespaceFacts } from './controllers/policy/caches.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
-import { livePolicies, probeSelections } from './controllers/policy/targets.js';
+import { livePolicies, managedDnsNames, probeSelections } from './controllers/policy/targets.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
 import { buildAdmissionParams } from './admission/params.js';
@@ -46,7 +46,7 @@ import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackre
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { ReportWriter } from './kube/report-writer.js';
 import { isReportKey, NamespaceReports } from './controllers/policy/namespace-reports.js';
-import { DNS_RULES_KEY, DnsRules, managedDnsNames } from './controllers/policy/dns-rules.js';
+import { DNS_RULES_KEY, DnsRules } from './controllers/policy/dns-rules.js';
 import { clusterUnits, type ClusterUnits } from './runtime/cluster-units.js';
 import { CorednsRulesStore } from './kube/coredns-rules-store.js';
 import { dnsLookup } from './runtime/dns-resolver.js';

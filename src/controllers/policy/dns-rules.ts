@@ -1,6 +1,6 @@
 // The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md §4) as one unit of work: one ConfigMap, one key on
 // the shared work queue (DNS_RULES_KEY), as the namespaces' reports are (namespace-reports.ts). When its key runs, the
-// unit reads what every asking cluster policy asks for now (`managedDnsNames`: each target as the caches show it,
+// unit reads what every asking cluster policy asks for now (targets.ts `managedDnsNames`: each target as the caches show it,
 // judged by its round's last outcome, model/dns-names.ts), keeps the names whose upstream answer is their target's own
 // VIP, renders the file (model/dns-rewrite.ts) with the rules whose Service name CoreDNS answers (a rule to a name it
 // does not would break the host in-cluster), writes it when it differs, resolves each name through every CoreDNS
@@ -11,14 +11,9 @@
 // DNS; a failed read or write is reported in the condition and tried again at the next check, except a write conflict
 // (someone wrote the ConfigMap meanwhile), which the pass throws for the work queue to retry with its backoff.
 import { dnsCondition, readCorefile, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer } from '../../model/dns-check.js';
-import { chooseDnsNames, dnsNameOwned, type DnsNameChoice } from '../../model/dns-names.js';
+import { dnsNameOwned, type DnsNameChoice } from '../../model/dns-names.js';
 import { parseDnsRewrites, renderDnsRewrites, type DnsRewriteRule } from '../../model/dns-rewrite.js';
 import { policyRefOf, type OwnerKey } from '../../model/record-registry.js';
-import { targetKey, type TargetRef } from '../../model/facts.js';
-import type { TargetOutcome } from '../../model/status.js';
-import { serviceFacts } from '../../model/target-facts.js';
-import type { PolicyCaches } from './deps.js';
-import { liveSelections } from './targets.js';
 import { COREDNS_NAMESPACE, RULES_CONFIGMAP, RulesWriteConflict, type CorednsRulesAccess } from '../../kube/coredns-rules-store.js';
 import type { DnsLookup } from '../../runtime/dns-resolver.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
@@ -54,26 +49,6 @@ const PENDING_RECHECK_MS = 2_000;
 
 /** A policy's condition until a pass has checked its names. */
 const PENDING: DnsCondition = { status: 'Unknown', reason: 'RulesPending', message: `loopguard has not written the rules to the ConfigMap ${CONFIGMAP} yet.` };
-
-/**
- * What every live cluster policy asking for Managed asks for now: its targets as the caches show them, each judged by
- * its round's last outcome (PolicyController.outcomes). Undefined while one has none (not planned since a restart):
- * a file written without its names would drop them for a while.
- */
-export function managedDnsNames(caches: PolicyCaches, holder: (t: TargetRef) => string | undefined, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, enforce: boolean): Map<OwnerKey, DnsNameChoice> | undefined {
-  const out = new Map<OwnerKey, DnsNameChoice>();
-  const service = (ns: string, name: string) => caches.services(ns).flatMap((s) => (s.metadata?.name === name ? [serviceFacts(s)] : []))[0];
-  for (const { subject, mine } of liveSelections(caches, holder, (s) => s.namespace === undefined && s.spec.l7.inClusterDNS === 'Managed')) {
-    const last = outcomes(subject.owner);
-    if (!last) return undefined;
-    const judged = mine.flatMap(({ facts, mode }) => {
-      const o = last.get(targetKey(facts));
-      return o ? [{ facts, verdict: o.assessment.verdict, rootCause: o.assessment.rootCause.id, plan: o.plan ?? o.assessment.changes.map((c) => c.action), enforcing: enforce && mode === 'Enforce' }] : [];
-    });
-    out.set(subject.owner, chooseDnsNames(judged, service));
-  }
-  return out;
-}
 
 export class DnsRules {
   /** Per policy its condition, for the policies the last pass read as asking. */

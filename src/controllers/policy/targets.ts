@@ -19,6 +19,8 @@ import { selectTargets } from '../../model/selection.js';
 import { gatewayFacts, ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { clusterSubjectOf, subjectOf, type PolicySubject } from './subject.js';
 import type { ProbeSelection } from '../../probe/plan-builder.js';
+import { chooseDnsNames, type DnsNameChoice } from '../../model/dns-names.js';
+import type { TargetOutcome } from '../../model/status.js';
 
 export { policyIdentity };
 
@@ -186,6 +188,26 @@ export function liveSelections(caches: PolicyCaches, holder: (target: TargetRef)
 /** What each live policy that probes manages now (docs/probe.md §11). */
 export function probeSelections(caches: PolicyCaches, holder: (target: TargetRef) => string | undefined): Map<OwnerKey, ProbeSelection> {
   return new Map(liveSelections(caches, holder, (s) => s.spec.probe.enabled).map(({ subject: s, mine }) => [s.owner, { probe: s.spec.probe, targets: mine.map((m) => m.facts) }]));
+}
+
+/**
+ * What every live cluster policy asking for Managed asks for now (the DNS rules' input, docs/dns.md §4): its targets as the caches show them, each judged by
+ * its round's last outcome (PolicyController.outcomes). Undefined while one has none (not planned since a restart):
+ * a file written without its names would drop them for a while.
+ */
+export function managedDnsNames(caches: PolicyCaches, holder: (t: TargetRef) => string | undefined, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, enforce: boolean): Map<OwnerKey, DnsNameChoice> | undefined {
+  const out = new Map<OwnerKey, DnsNameChoice>();
+  const service = (ns: string, name: string) => caches.services(ns).flatMap((s) => (s.metadata?.name === name ? [serviceFacts(s)] : []))[0];
+  for (const { subject, mine } of liveSelections(caches, holder, (s) => s.namespace === undefined && s.spec.l7.inClusterDNS === 'Managed')) {
+    const last = outcomes(subject.owner);
+    if (!last) return undefined;
+    const judged = mine.flatMap(({ facts, mode }) => {
+      const o = last.get(targetKey(facts));
+      return o ? [{ facts, verdict: o.assessment.verdict, rootCause: o.assessment.rootCause.id, plan: o.plan ?? o.assessment.changes.map((c) => c.action), enforcing: enforce && mode === 'Enforce' }] : [];
+    });
+    out.set(subject.owner, chooseDnsNames(judged, service));
+  }
+  return out;
 }
 
 /**

@@ -9,9 +9,8 @@ import type { LoopbackPolicy } from '../../../src/api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 import type { PolicyCaches } from '../../../src/controllers/policy/deps.js';
 import { clusterSubjectOf, subjectOf, type PolicySubject } from '../../../src/controllers/policy/subject.js';
-import { policyTargets, probeSelections } from '../../../src/controllers/policy/targets.js';
+import { managedDnsNames, policyTargets, probeSelections } from '../../../src/controllers/policy/targets.js';
 import { holderOf, recordFor } from '../../../src/model/record-registry.js';
-import { managedDnsNames } from '../../../src/controllers/policy/dns-rules.js';
 import type { TargetOutcome } from '../../../src/model/status.js';
 
 type Mode = 'Audit' | 'Enforce';

@@ -16,7 +16,7 @@ import {
   type V1Service,
 } from '@kubernetes/client-node';
 import { CLUSTER_KIND, CLUSTER_PLURAL, type ClusterLoopbackPolicy } from './api/clusterloopbackpolicy.js';
-import { clusterKeyOf, PolicyEventRouter } from './controllers/policy/routing.js';
+import { PolicyEventRouter } from './controllers/policy/routing.js';
 import { clusterOwnerKey, holderOf } from './model/record-registry.js';
 import { TKE_SERVICE_CONFIG } from './api/annotations.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
@@ -32,7 +32,7 @@ import { boundLoadBalancerId, classEnvoyProxy, gatewayFacts, ownEnvoyProxyName, 
 import { namedClbs, ObservationUpkeep } from './controllers/observation-upkeep.js';
 import { informerCaches, namespaceFacts } from './controllers/policy/caches.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
-import { probeSelections } from './controllers/policy/targets.js';
+import { livePolicies, managedDnsNames, probeSelections } from './controllers/policy/targets.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
 import { buildAdmissionParams } from './admission/params.js';
@@ -315,12 +315,10 @@ export class Operator {
       async (page) => (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ownNamespace, plural: PROBE_REPORT_PLURAL, ...page })) as KubernetesListObject<KubernetesObject>,
       (r, type) => evidence.report(r as unknown as ProbeReport, type === 'delete'),
     );
-    const liveOwners = () => [
-      ...this.policies.list().filter((p) => !p.metadata?.deletionTimestamp).map((p) => `${p.metadata?.namespace}/${p.metadata?.name}`),
-      ...this.clusterPolicies.list().filter((p) => !p.metadata?.deletionTimestamp).map(clusterKeyOf),
-    ];
+    const liveOwners = () => livePolicies(caches).map((s) => s.owner);
     const record = (t: TargetRef) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined;
-    const selections = () => probeSelections(caches, (t) => holderOf(record(t)));
+    const holder = (t: TargetRef) => holderOf(record(t));
+    const selections = () => probeSelections(caches, holder);
     const probe = new ProbeControl({ store: new PlanStore(kc, ownNamespace), evidence, queue: { add: (key) => this.queue.add(key) }, selections, events, logger, windowSeconds: Math.round(config.probeWindowMs / 1000) });
     const reports = new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }), logger, liveOwners,
       { add: (key) => this.queue.add(key) },
@@ -331,7 +329,7 @@ export class Operator {
       const parsed = parseDnsServers(text);
       return 'servers' in parsed ? parsed.servers : [];
     };
-    const dns = new DnsRules({
+    const dns: DnsRules = new DnsRules({
       store: new CorednsRulesStore(kc),
       lookup: dnsLookup(),
       upstream: servers(config.dnsUpstream),
@@ -340,11 +338,7 @@ export class Operator {
       waitMs: config.dnsCheckWaitMs,
       recheckMs: config.driftCheckIntervalMs,
       queue: { add: (key) => this.queue.add(key) },
-      owners: () =>
-        this.clusterPolicies
-          .list()
-          .filter((p) => !p.metadata?.deletionTimestamp && (p as ClusterLoopbackPolicy).spec?.l7?.inClusterDNS === 'Managed')
-          .map(clusterKeyOf),
+      names: () => managedDnsNames(caches, holder, (owner) => controller.outcomes(owner), executor !== undefined),
       logger,
     });
     const controller = new PolicyController({

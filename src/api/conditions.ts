@@ -74,6 +74,11 @@ export function setStatusCondition(
   return { conditions: list, changed };
 }
 
+/** The condition of `type` set from `c`, or removed when `c` is undefined (a feature the policy does not use). */
+export function withCondition(conditions: readonly Condition[] | undefined, type: string, c: Pick<Condition, 'status' | 'reason' | 'message'> | undefined, now: Date, observedGeneration: number): Condition[] {
+  return c ? setStatusCondition(conditions, { type, ...c, observedGeneration }, now).conditions : removeStatusCondition(conditions, type).conditions;
+}
+
 /** Removes the condition of `type`; `changed` is false when it was absent. */
 export function removeStatusCondition(
   conditions: readonly Condition[] | undefined,

@@ -8,12 +8,11 @@
 //    only adds words to what the round decided: no plan, step or write depends on it.
 import { involvedObject } from '../api/loopbackpolicy.js';
 import type { Verdict } from '../api/loopbackpolicy.js';
-import { setStatusCondition, removeStatusCondition, type Condition } from '../api/conditions.js';
 import { targetKey, type TargetRef } from '../model/facts.js';
 import type { ReconcileOutcome } from '../runtime/work-queue.js';
 import type { OwnerKey } from '../model/record-registry.js';
 import type { EventRecorder } from '../kube/events.js';
-import { CONDITION_MEASURED_LOOPBACK, figures, measuredCondition, renderJudgement, type Judgement, type MeasuredCondition } from './evidence.js';
+import { figures, measuredCondition, renderJudgement, type Judgement, type MeasuredCondition } from './evidence.js';
 import type { EvidenceStore } from './evidence-store.js';
 import { buildProbePlan, type ProbeSelection } from './plan-builder.js';
 import { parsePlan, PRIVATE_RANGES, parseCidr } from './plan.js';
@@ -136,10 +135,4 @@ export class ProbeControl {
     const condition = measuredCondition(judged);
     return { outcomes: out, ...(condition ? { condition } : {}) };
   }
-}
-
-/** The policy's conditions with MeasuredLoopback set (or removed when the policy probes nothing). */
-export function withMeasuredCondition(conditions: readonly Condition[], condition: MeasuredCondition | undefined, now: Date, observedGeneration?: number): Condition[] {
-  if (!condition) return removeStatusCondition([...conditions], CONDITION_MEASURED_LOOPBACK).conditions;
-  return setStatusCondition(conditions, { type: CONDITION_MEASURED_LOOPBACK, ...condition, ...(observedGeneration !== undefined ? { observedGeneration } : {}) }, now).conditions;
 }

@@ -54,7 +54,7 @@ export interface PolicyControllerOptions extends RoundDeps {
   /** The OpenReports Report per governed namespace (docs/cluster-policy.md §8); absent: none written. */
   reports?: Pick<NamespaceReports, 'enabled' | 'publish' | 'forget'>;
   /** The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md); absent: cluster policies asking for it get no rules. */
-  dns?: Pick<DnsRules, 'publish' | 'forget' | 'condition'>;
+  dns?: Pick<DnsRules, 'changed' | 'condition'>;
   /** Enforce's Kubernetes writer (finalizers). */
   writer: Pick<KubeWriter, 'setFinalizers'>;
   /** The ownership registry (LoopbackRecords), read from the API server by the revert. */

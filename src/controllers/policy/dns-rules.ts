@@ -1,14 +1,15 @@
 // The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md §4) as one unit of work: one ConfigMap, one key on
-// the shared work queue (DNS_RULES_KEY), as the namespaces' reports are (namespace-reports.ts). Each cluster policy's
-// round publishes the names its targets ask for (model/dns-names.ts); this unit takes every policy's, keeps the names
-// whose upstream answer is their target's own VIP, renders the file (model/dns-rewrite.ts) with the rules whose
-// Service name CoreDNS answers (a rule to a name it does not would break the host in-cluster), writes it when it
-// differs, resolves each name through every CoreDNS server and reports back: per policy an `InClusterDNS` condition
-// (model/dns-check.ts), which the policy's next status carries (the unit queues the policy when it changes). A name
-// no longer asked for (Managed turned off, a target fixed or gone, the policy deleted) leaves the file and is
-// checked until it no longer resolves to its Service. A policy's round never waits on DNS; a failed read or write is
-// reported in the condition and tried again at the next check, except a write conflict (someone wrote the ConfigMap
-// meanwhile), which the pass throws for the work queue to retry with its backoff.
+// the shared work queue (DNS_RULES_KEY), as the namespaces' reports are (namespace-reports.ts). When its key runs, the
+// unit reads what every asking cluster policy asks for now (targets.ts `managedDnsNames`: each target as the caches show it,
+// judged by its round's last outcome, model/dns-names.ts), keeps the names whose upstream answer is their target's own
+// VIP, renders the file (model/dns-rewrite.ts) with the rules whose Service name CoreDNS answers (a rule to a name it
+// does not would break the host in-cluster), writes it when it differs, resolves each name through every CoreDNS
+// server and reports back: per policy an `InClusterDNS` condition (model/dns-check.ts), which the policy's next status
+// carries (the unit queues the policy when it changes). A policy's round queues the key while the policy asks, and
+// once after it stopped (`changed`). A name no longer asked for (Managed turned off, a target fixed or gone, the policy
+// deleted) leaves the file and is checked until it no longer resolves to its Service. A policy's round never waits on
+// DNS; a failed read or write is reported in the condition and tried again at the next check, except a write conflict
+// (someone wrote the ConfigMap meanwhile), which the pass throws for the work queue to retry with its backoff.
 import { dnsCondition, readCorefile, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer } from '../../model/dns-check.js';
 import { dnsNameOwned, type DnsNameChoice } from '../../model/dns-names.js';
 import { parseDnsRewrites, renderDnsRewrites, type DnsRewriteRule } from '../../model/dns-rewrite.js';
@@ -34,8 +35,8 @@ export interface DnsRulesOptions {
   /** How often rules in effect are checked again: a Corefile that loses the import line stops them silently (ms). */
   recheckMs: number;
   queue: { add(key: string): void };
-  /** The cluster policies that ask for Managed now (the cache): the file is written once each has published. */
-  owners: () => OwnerKey[];
+  /** What each cluster policy asking for Managed asks for now (managedDnsNames); undefined: one is not planned yet. */
+  names: () => ReadonlyMap<OwnerKey, DnsNameChoice> | undefined;
   logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
   now?: () => number;
 }
@@ -46,10 +47,12 @@ const ruleHost = (host: string) => host.replace(/\.$/, '');
 /** How soon a check that waits on CoreDNS comes back (ms). */
 const PENDING_RECHECK_MS = 2_000;
 
+/** A policy's condition until a pass has checked its names. */
+const PENDING: DnsCondition = { status: 'Unknown', reason: 'RulesPending', message: `loopguard has not written the rules to the ConfigMap ${CONFIGMAP} yet.` };
+
 export class DnsRules {
-  /** Per policy, the names it asked for last. */
-  private readonly asked = new Map<OwnerKey, DnsNameChoice>();
-  private readonly conditions = new Map<OwnerKey, DnsCondition>();
+  /** Per policy its condition, for the policies the last pass read as asking. */
+  private conditions = new Map<OwnerKey, DnsCondition>();
   /** The file's text as this process last found or wrote it, and since when CoreDNS may have had it. */
   private current: { text: string; since: number } | undefined;
   /** Rules taken out of the file, by host, until CoreDNS no longer answers them by their Service. */
@@ -60,36 +63,28 @@ export class DnsRules {
     this.now = o.now ?? Date.now;
   }
 
-  /** `owner`'s names (undefined: it does not ask for Managed); the file is rewritten when they changed. */
-  publish(owner: OwnerKey, choice: DnsNameChoice | undefined): void {
-    if (!choice) return this.forget(owner);
-    const before = this.asked.get(owner);
-    this.asked.set(owner, choice);
-    if (!before || JSON.stringify(before) !== JSON.stringify(choice)) this.o.queue.add(DNS_RULES_KEY);
+  /**
+   * A cluster policy's round remembered its outcomes (or the policy is gone): its names may have changed. Queued while
+   * it asks, and while the last pass still counts it; a cluster where nobody asks queues nothing.
+   */
+  changed(owner: OwnerKey, asks: boolean): void {
+    if (asks || this.conditions.has(owner)) this.o.queue.add(DNS_RULES_KEY);
   }
 
-  /** The policy is gone, or no longer asks: its names leave the file. */
-  forget(owner: OwnerKey): void {
-    this.conditions.delete(owner);
-    if (!this.asked.delete(owner)) return;
-    this.o.queue.add(DNS_RULES_KEY);
-  }
-
-  /** The policy's `InClusterDNS` condition as last checked; undefined when it does not ask. */
-  condition(owner: OwnerKey): DnsCondition | undefined {
-    if (!this.asked.has(owner)) return undefined;
-    return this.conditions.get(owner) ?? { status: 'Unknown', reason: 'RulesPending', message: `loopguard has not written the rules to the ConfigMap ${CONFIGMAP} yet.` };
+  /** The `InClusterDNS` condition of a policy that asks, as last checked. */
+  condition(owner: OwnerKey): DnsCondition {
+    return this.conditions.get(owner) ?? PENDING;
   }
 
   /** The queue's handler for DNS_RULES_KEY. */
   async reconcile(): Promise<ReconcileOutcome | void> {
-    // Written before every asking policy has published, the file would drop the others' names for a while. A policy
-    // forgotten here is one the same cache no longer lists as asking (deleted, deleting or Unmanaged), so it is not
-    // waited for; one that asks again is, until its round publishes.
-    if (!this.o.owners().every((o) => this.asked.has(o))) return;
-    // What the policies asked for when the pass began: a publish() while it awaits DNS queues the key again, and its
-    // names and condition belong to that next pass, not to a file rendered without them.
-    const asked = new Map(this.asked);
+    // What the policies ask for when the pass begins: a round that ends while it awaits DNS queues the key again, and
+    // what it changed belongs to that next pass. One asking from now on is pending, so that it queues the key if it
+    // stops asking meanwhile (changed); one no longer asking leaves.
+    const asked = this.o.names();
+    if (!asked) return;
+    const before = this.conditions;
+    this.conditions = new Map([...asked.keys()].map((o) => [o, before.get(o) ?? PENDING]));
     // Nobody asks: only rules left behind (a policy deleted or turned Unmanaged while no operator ran) need removing.
     // A ConfigMap that holds none, is absent or unreadable needs nothing, not even a warning: the feature is not in use.
     if (asked.size === 0 && this.reverting.size === 0 && parseDnsRewrites(await this.o.store.read().catch(() => '')).length === 0) return;
@@ -163,11 +158,9 @@ export class DnsRules {
       }
     }
     for (const [owner, c] of next) {
-      // Forgotten while the pass ran: its condition went with it.
-      if (!this.asked.has(owner)) continue;
-      const before = this.conditions.get(owner);
+      const was = this.conditions.get(owner);
       this.conditions.set(owner, c);
-      if (!before || before.status !== c.status || before.reason !== c.reason || before.message !== c.message) {
+      if (!was || was.status !== c.status || was.reason !== c.reason || was.message !== c.message) {
         if (c.status === 'False') this.o.logger.warn('CoreDNS rules not in effect', { policy: owner, reason: c.reason, message: c.message });
         // The policy's next status carries it (publish.ts).
         this.o.queue.add(owner);

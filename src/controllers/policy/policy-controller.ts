@@ -67,6 +67,11 @@ export class PolicyController {
     return all;
   }
 
+  /** The policy's targets' last outcomes, by targetKey; undefined until a round of it remembered them. */
+  outcomes(key: OwnerKey): ReadonlyMap<string, TargetOutcome> | undefined {
+    return this.planned.get(key);
+  }
+
   /** `key`: the policy's owner key, `<namespace>/<name>` or `ClusterLoopbackPolicy/<name>` (record-registry.ts). */
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
     const subject = this.subject(key);

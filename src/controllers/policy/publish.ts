@@ -19,11 +19,9 @@ import { sameStatus } from '../../kube/status-writer.js';
 import type { RoundResult } from './round.js';
 import { subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 import type { PolicyTargets } from './targets.js';
-import { withMeasuredCondition } from '../../probe/probe-control.js';
-import { CONDITION_IN_CLUSTER_DNS, type DnsCondition } from '../../model/dns-check.js';
-import { chooseDnsNames } from '../../model/dns-names.js';
-import { serviceFacts } from '../../model/target-facts.js';
-import { removeStatusCondition, setStatusCondition, type Condition } from '../../api/conditions.js';
+import { CONDITION_MEASURED_LOOPBACK } from '../../probe/evidence.js';
+import { CONDITION_IN_CLUSTER_DNS } from '../../model/dns-check.js';
+import { withCondition } from '../../api/conditions.js';
 
 /** Targets named in a RoundInterrupted Event (the log line names all of them). */
 const MAX_STOPPED_SHOWN = 5;
@@ -58,37 +56,13 @@ export class PolicyPublisher {
       policy.namespace === undefined
         ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(reports ? { reports } : {}) })
         : buildPolicyStatus({ ...common, mode: policy.spec.mode });
-    if (measured) status.conditions = withMeasuredCondition(status.conditions ?? [], measured.condition, common.now, common.generation);
-    status.conditions = withDnsCondition(status.conditions ?? [], this.inClusterDns(policy, outcomes, targets), common.now, common.generation);
+    if (measured) status.conditions = withCondition(status.conditions, CONDITION_MEASURED_LOOPBACK, measured.condition, common.now, common.generation);
+    // l7.inClusterDNS: Managed: the DNS rules' unit reads the names from the outcomes just remembered (dns-rules.ts).
+    const asksDns = policy.namespace === undefined && policy.spec.l7.inClusterDNS === 'Managed';
+    this.o.dns?.changed(policy.owner, asksDns);
+    status.conditions = withCondition(status.conditions, CONDITION_IN_CLUSTER_DNS, asksDns ? this.o.dns?.condition(policy.owner) : undefined, common.now, common.generation);
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
     await this.events(policy, outcomes, targets);
-  }
-
-  /**
-   * A cluster policy's names for `l7.inClusterDNS: Managed` go to the DNS rules' own unit of work (dns-rules.ts), and
-   * its condition as last checked comes back; undefined when the policy does not ask (the condition goes).
-   */
-  private inClusterDns(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): DnsCondition | undefined {
-    const dns = this.o.dns;
-    if (!dns || policy.namespace !== undefined) return undefined;
-    if (policy.spec.l7.inClusterDNS !== 'Managed') {
-      dns.publish(policy.owner, undefined);
-      return undefined;
-    }
-    const facts = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts]));
-    const enforcing = (ns: string) => this.o.executor !== undefined && (targets.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce';
-    const choice = chooseDnsNames(
-      outcomes.flatMap(({ assessment: a, plan }) => {
-        const f = facts.get(targetKey(a.target));
-        return f ? [{ facts: f, verdict: a.verdict, rootCause: a.rootCause.id, plan: plan ?? a.changes.map((c) => c.action), enforcing: enforcing(f.namespace) }] : [];
-      }),
-      (ns, name) => {
-        const svc = this.o.caches.services(ns).find((s) => s.metadata?.name === name);
-        return svc ? serviceFacts(svc) : undefined;
-      },
-    );
-    dns.publish(policy.owner, choice);
-    return dns.condition(policy.owner);
   }
 
   /**
@@ -205,16 +179,10 @@ export class PolicyPublisher {
   /** A policy gone: its reports, probe plan entries, gauges and remembered verdicts. */
   forget(key: OwnerKey): void {
     this.o.reports?.forget(key);
-    this.o.dns?.forget(key);
+    this.o.dns?.changed(key, false);
     this.o.probe?.forget(key);
     const ref = policyRefOf(key);
     this.o.metrics.forgetTargets(ref.namespace, ref.kind === CLUSTER_KIND ? key : ref.name);
     this.lastVerdicts.delete(key);
   }
-}
-
-/** The `InClusterDNS` condition set, or removed when the policy does not ask for Managed. */
-function withDnsCondition(conditions: readonly Condition[], c: DnsCondition | undefined, now: Date, observedGeneration: number): Condition[] {
-  if (!c) return removeStatusCondition([...conditions], CONDITION_IN_CLUSTER_DNS).conditions;
-  return setStatusCondition(conditions, { type: CONDITION_IN_CLUSTER_DNS, ...c, observedGeneration }, now).conditions;
 }

@@ -19,6 +19,8 @@ import { selectTargets } from '../../model/selection.js';
 import { gatewayFacts, ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { clusterSubjectOf, subjectOf, type PolicySubject } from './subject.js';
 import type { ProbeSelection } from '../../probe/plan-builder.js';
+import { chooseDnsNames, type DnsNameChoice } from '../../model/dns-names.js';
+import type { TargetOutcome } from '../../model/status.js';
 
 export { policyIdentity };
 
@@ -122,8 +124,7 @@ export interface PolicyTargets {
 }
 
 /** The targets of either kind of policy (subject.ts). */
-export function policyTargets(subject: PolicySubject, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined): PolicyTargets {
-  const index = new ClaimsIndex(caches);
+export function policyTargets(subject: PolicySubject, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, index = new ClaimsIndex(caches)): PolicyTargets {
   const coverage: Coverage =
     subject.namespace !== undefined ? { modes: new Map([[subject.namespace, subject.spec.mode]]), excluded: [] } : coveredNamespaces(subject.cluster!, caches.namespaces(), caches.ownNamespace);
   const namespaces = coverage.modes;
@@ -170,16 +171,41 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
   return { index, mine, conflicts, orphans, namespaces, excluded: [...coverage.excluded] };
 }
 
+/** Every policy not being deleted, of either kind. */
+export function livePolicies(caches: Pick<PolicyCaches, 'policies' | 'clusterPolicies'>): PolicySubject[] {
+  return [...caches.policies().map(subjectOf), ...caches.clusterPolicies().map(clusterSubjectOf)].filter((s) => !s.metadata.deletionTimestamp);
+}
+
 /**
- * What each live policy that probes manages now (the probe plan's input, docs/probe.md §11), from the caches alone:
- * the same targets its rounds plan, without waiting for them. A policy being deleted hands nothing over.
+ * What each live policy that `wanted` picks manages now, from the caches alone (the probe plan's and the DNS rules'
+ * input): the same targets its rounds plan, without waiting for them, with one ClaimsIndex for all.
  */
+export function liveSelections(caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, wanted: (s: PolicySubject) => boolean): { subject: PolicySubject; mine: ManagedFacts[] }[] {
+  const index = new ClaimsIndex(caches);
+  return livePolicies(caches).flatMap((subject) => (wanted(subject) ? [{ subject, mine: policyTargets(subject, caches, holder, index).mine }] : []));
+}
+
+/** What each live policy that probes manages now (docs/probe.md §11). */
 export function probeSelections(caches: PolicyCaches, holder: (target: TargetRef) => string | undefined): Map<OwnerKey, ProbeSelection> {
-  const subjects = [...caches.policies().map(subjectOf), ...caches.clusterPolicies().map(clusterSubjectOf)];
-  const out = new Map<OwnerKey, ProbeSelection>();
-  for (const s of subjects) {
-    if (s.metadata.deletionTimestamp || !s.spec.probe.enabled) continue;
-    out.set(s.owner, { probe: s.spec.probe, targets: policyTargets(s, caches, holder).mine.map((m) => m.facts) });
+  return new Map(liveSelections(caches, holder, (s) => s.spec.probe.enabled).map(({ subject: s, mine }) => [s.owner, { probe: s.spec.probe, targets: mine.map((m) => m.facts) }]));
+}
+
+/**
+ * What every live cluster policy asking for Managed asks for now (the DNS rules' input, docs/dns.md §4): its targets as the caches show them, each judged by
+ * its round's last outcome (PolicyController.outcomes). Undefined while one has none (not planned since a restart):
+ * a file written without its names would drop them for a while.
+ */
+export function managedDnsNames(caches: PolicyCaches, holder: (t: TargetRef) => string | undefined, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, enforce: boolean): Map<OwnerKey, DnsNameChoice> | undefined {
+  const out = new Map<OwnerKey, DnsNameChoice>();
+  const service = (ns: string, name: string) => caches.services(ns).flatMap((s) => (s.metadata?.name === name ? [serviceFacts(s)] : []))[0];
+  for (const { subject, mine } of liveSelections(caches, holder, (s) => s.namespace === undefined && s.spec.l7.inClusterDNS === 'Managed')) {
+    const last = outcomes(subject.owner);
+    if (!last) return undefined;
+    const judged = mine.flatMap(({ facts, mode }) => {
+      const o = last.get(targetKey(facts));
+      return o ? [{ facts, verdict: o.assessment.verdict, rootCause: o.assessment.rootCause.id, plan: o.plan ?? o.assessment.changes.map((c) => c.action), enforcing: enforce && mode === 'Enforce' }] : [];
+    });
+    out.set(subject.owner, chooseDnsNames(judged, service));
   }
   return out;
 }

@@ -18,7 +18,7 @@ const choice = (...candidates: DnsCandidate[]): DnsNameChoice => ({ candidates, 
 
 /** A world: what the upstream and CoreDNS answer, and the ConfigMap's text. */
 function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string, text: string) => string[]; corefile?: string; missing?: boolean; onUpstream?: (name: string) => void; noKubeDns?: boolean } = {}) {
-  const state = { text: '# empty\n', writes: 0, reads: 0, queued: [] as string[], now: 1_000_000, conflicts: 0 };
+  const state = { text: '# empty\n', writes: 0, reads: 0, queued: [] as string[], now: 1_000_000, conflicts: 0, held: false };
   const store: CorednsRulesAccess = {
     read: async () => {
       state.reads++;
@@ -45,10 +45,11 @@ function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string
       return o.upstream?.[name] ?? [VIP];
     },
   };
-  const owners: string[] = [OWNER];
+  // What the policies ask for (managedDnsNames), a copy per pass as there; `held`: one is not planned yet.
+  const asked = new Map<string, DnsNameChoice>();
   const warnings: string[] = [];
-  const dns = new DnsRules({ store, lookup, upstream: [UPSTREAM], coredns: [], clusterDomain: 'cluster.local', waitMs: 60_000, recheckMs: 300_000, queue: { add: (k) => state.queued.push(k) }, owners: () => owners, logger: { info: () => {}, warn: (m) => void warnings.push(m) }, now: () => state.now });
-  return { dns, state, owners, warnings };
+  const dns = new DnsRules({ store, lookup, upstream: [UPSTREAM], coredns: [], clusterDomain: 'cluster.local', waitMs: 60_000, recheckMs: 300_000, queue: { add: (k) => state.queued.push(k) }, names: () => (state.held ? undefined : new Map(asked)), logger: { info: () => {}, warn: (m) => void warnings.push(m) }, now: () => state.now });
+  return { dns, state, asked, warnings };
 }
 
 describe('DnsRules', () => {
@@ -56,16 +57,16 @@ describe('DnsRules', () => {
     ['the ConfigMap absent (the feature not installed)', { missing: true }],
     ['the ConfigMap holding no rule', { text: '# Managed by loopguard\n# 0 rules.\n' }],
   ])('nobody asks and nothing is left to remove (%s): nothing written, no warning, no requeue', async (_what, w) => {
-    const { dns, state, owners, warnings } = world({ ...(w.missing ? { missing: true } : {}) });
+    const { dns, state, warnings } = world({ ...(w.missing ? { missing: true } : {}) });
     if (w.text) state.text = w.text;
-    owners.length = 0;
     expect(await dns.reconcile()).toBeUndefined();
     expect({ writes: state.writes, warnings }).toEqual({ writes: 0, warnings: [] });
   });
 
   it('writes the names a policy asks for, checks them through CoreDNS, and queues the policy with its condition', async () => {
-    const { dns, state } = world();
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    const { dns, state, asked } = world();
+    asked.set(OWNER, choice(candidate('shop.example.com')));
+    dns.changed(OWNER, true);
     expect(state.queued).toEqual([DNS_RULES_KEY]);
     expect(dns.condition(OWNER)).toMatchObject({ status: 'Unknown', reason: 'RulesPending' });
     expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
@@ -74,15 +75,15 @@ describe('DnsRules', () => {
     expect(state.writes).toBe(1);
     expect(dns.condition(OWNER)).toMatchObject({ status: 'True', reason: 'RulesInEffect' });
     expect(state.queued).toEqual([DNS_RULES_KEY, OWNER]);
-    // The same names again: nothing queued, nothing written.
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    // The policy's next round (carrying the condition): the same names, nothing written, the policy not queued again.
+    dns.changed(OWNER, true);
     await dns.reconcile();
-    expect({ writes: state.writes, queued: state.queued.length }).toEqual({ writes: 1, queued: 2 });
+    expect({ writes: state.writes, queued: state.queued }).toEqual({ writes: 1, queued: [DNS_RULES_KEY, OWNER, DNS_RULES_KEY] });
   });
 
   it("never writes a name whose upstream answer is not the target's VIP, and says so", async () => {
-    const { dns, state } = world({ upstream: { 'partner.example.net': ['203.0.113.7'], 'internal.example.com': [] } });
-    dns.publish(OWNER, choice(candidate('partner.example.net'), candidate('internal.example.com'), candidate('shop.example.com')));
+    const { dns, state, asked } = world({ upstream: { 'partner.example.net': ['203.0.113.7'], 'internal.example.com': [] } });
+    asked.set(OWNER, choice(candidate('partner.example.net'), candidate('internal.example.com'), candidate('shop.example.com')));
     await dns.reconcile();
     expect(state.text).not.toContain('partner.example.net');
     expect(state.text).not.toContain('internal.example.com');
@@ -95,8 +96,8 @@ describe('DnsRules', () => {
 
   it("never writes a rule whose Service name CoreDNS does not answer (it would break the host), and says so", async () => {
     // A wrong --cluster-domain: CoreDNS answers nothing under it.
-    const { dns, state } = world({ coredns: (name) => (name === 'web.shop.svc.cluster.local' ? [] : name === 'api.shop.svc.cluster.local' ? [CLUSTER_IP] : [VIP]) });
-    dns.publish(OWNER, choice(candidate('shop.example.com'), candidate('api.example.com', { target: 'Ingress shop/api', service: 'api' })));
+    const { dns, state, asked } = world({ coredns: (name) => (name === 'web.shop.svc.cluster.local' ? [] : name === 'api.shop.svc.cluster.local' ? [CLUSTER_IP] : [VIP]) });
+    asked.set(OWNER, choice(candidate('shop.example.com'), candidate('api.example.com', { target: 'Ingress shop/api', service: 'api' })));
     await dns.reconcile();
     expect(state.text).not.toContain('shop.example.com');
     expect(state.text).toContain('rewrite stop name exact api.example.com. api.shop.svc.cluster.local. answer auto');
@@ -105,43 +106,45 @@ describe('DnsRules', () => {
     );
   });
 
-  it('a policy that publishes while a pass awaits DNS is left to the next pass (its condition is not judged from a file without its names)', async () => {
+  it('a policy whose round ends while a pass awaits DNS is left to the next pass (its condition is not judged from a file without its names)', async () => {
     const OTHER = 'ClusterLoopbackPolicy/other';
-    const ref: { dns?: DnsRules } = {};
-    // The policy appears in the cache and publishes while the pass awaits the upstream's answer.
-    const { dns, state, owners } = world({
+    const ref: { dns?: DnsRules; asked?: Map<string, DnsNameChoice> } = {};
+    // The policy asks, and its round ends, while the pass awaits the upstream's answer.
+    const { dns, state, asked } = world({
       onUpstream: (name) => {
-        if (name !== 'shop.example.com' || owners.includes(OTHER)) return;
-        owners.push(OTHER);
-        ref.dns!.publish(OTHER, choice(candidate('other.example.com', { target: 'Ingress shop/other' })));
+        if (name !== 'shop.example.com' || ref.asked!.has(OTHER)) return;
+        ref.asked!.set(OTHER, choice(candidate('other.example.com', { target: 'Ingress shop/other' })));
+        ref.dns!.changed(OTHER, true);
       },
     });
+    ref.asked = asked;
     ref.dns = dns;
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    asked.set(OWNER, choice(candidate('shop.example.com')));
     await dns.reconcile();
     expect(state.text).toContain('for ClusterLoopbackPolicy tke ');
     expect(dns.condition(OTHER)).toMatchObject({ status: 'Unknown', reason: 'RulesPending' });
-    expect(state.queued.filter((k) => k === DNS_RULES_KEY)).toHaveLength(2);
+    expect(state.queued.filter((k) => k === DNS_RULES_KEY)).toHaveLength(1);
     await dns.reconcile();
     expect(state.text).toContain('exact other.example.com.');
     expect(dns.condition(OTHER)).toMatchObject({ status: 'True', reason: 'RulesInEffect' });
   });
 
-  it('holds the write until every policy asking for Managed has published (a restart must not drop their names)', async () => {
-    const { dns, state, owners } = world();
-    owners.push('ClusterLoopbackPolicy/other');
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+  it('holds while a policy asking for Managed has not been planned yet (a restart must not drop its names): reads and writes nothing', async () => {
+    const { dns, state, asked } = world();
+    asked.set(OWNER, choice(candidate('shop.example.com')));
+    state.held = true;
     expect(await dns.reconcile()).toBeUndefined();
-    expect(state.writes).toBe(0);
-    dns.publish('ClusterLoopbackPolicy/other', choice());
+    expect({ writes: state.writes, reads: state.reads }).toEqual({ writes: 0, reads: 0 });
+    state.held = false;
+    asked.set('ClusterLoopbackPolicy/other', choice());
     await dns.reconcile();
     expect(state.writes).toBe(1);
     expect(state.text).toContain('for ClusterLoopbackPolicy other, tke ');
   });
 
   it('pending while CoreDNS has not applied the rules, then not in effect past the wait, with the Corefile read for the cause', async () => {
-    const { dns, state } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') ? [CLUSTER_IP] : [VIP]), corefile: '.:53 {\n    forward . /etc/resolv.conf\n}\n' });
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    const { dns, state, asked } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') ? [CLUSTER_IP] : [VIP]), corefile: '.:53 {\n    forward . /etc/resolv.conf\n}\n' });
+    asked.set(OWNER, choice(candidate('shop.example.com')));
     expect(await dns.reconcile()).toEqual({ requeueAfterMs: 2_000 });
     expect(dns.condition(OWNER)).toMatchObject({ status: 'Unknown', reason: 'RulesPending' });
     state.now += 61_000;
@@ -151,52 +154,55 @@ describe('DnsRules', () => {
   });
 
   it('throws a write conflict for the queue to retry, leaving the condition as it was (no RulesNotWritten for one lost race)', async () => {
-    const { dns, state } = world();
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    const { dns, state, asked } = world();
+    asked.set(OWNER, choice(candidate('shop.example.com')));
     await dns.reconcile();
     expect(dns.condition(OWNER)).toMatchObject({ reason: 'RulesInEffect' });
     const queued = state.queued.length;
-    dns.publish(OWNER, choice(candidate('shop.example.com'), candidate('api.example.com', { target: 'Ingress shop/api', service: 'web' })));
+    asked.set(OWNER, choice(candidate('shop.example.com'), candidate('api.example.com', { target: 'Ingress shop/api', service: 'web' })));
     state.conflicts = 1;
     await expect(dns.reconcile()).rejects.toThrow(RulesWriteConflict);
     expect(dns.condition(OWNER)).toMatchObject({ reason: 'RulesInEffect' });
-    expect(state.queued.slice(queued)).toEqual([DNS_RULES_KEY]);
+    expect(state.queued.slice(queued)).toEqual([]);
     await dns.reconcile();
     expect(state.text).toContain('exact api.example.com.');
   });
 
   it('with no CoreDNS server known (kube-dns unreadable), writes no rule, says so with its own reason, and comes back at the recheck interval', async () => {
-    const { dns, state } = world({ noKubeDns: true });
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    const { dns, state, asked } = world({ noKubeDns: true });
+    asked.set(OWNER, choice(candidate('shop.example.com')));
     expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
     expect(state.text).toContain('# 0 rules.');
     expect(dns.condition(OWNER)).toMatchObject({ status: 'False', reason: 'NoCoreDNSServer', message: expect.stringContaining('shop.example.com (Ingress shop/web): not written: no CoreDNS server is known') });
   });
 
   it('reports a ConfigMap it cannot write, and writes nothing else anywhere', async () => {
-    const { dns } = world({ missing: true });
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    const { dns, asked } = world({ missing: true });
+    asked.set(OWNER, choice(candidate('shop.example.com')));
     expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
     expect(dns.condition(OWNER)).toMatchObject({ status: 'False', reason: 'RulesNotWritten', message: expect.stringContaining('it does not exist') });
   });
 
   it('on forget (policy deleted, Managed off) rewrites the file without its rules, header only, and checks the name no longer answers by the Service', async () => {
-    const { dns, state, owners } = world();
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    const { dns, state, asked } = world();
+    asked.set(OWNER, choice(candidate('shop.example.com')));
     await dns.reconcile();
-    // The cache no longer lists it as asking (its round, reading the same cache, forgets it).
-    owners.length = 0;
-    dns.forget(OWNER);
-    expect(dns.condition(OWNER)).toBeUndefined();
+    // No longer asking: its round (or its forgetting) queues the key once, while the last pass still counts it.
+    asked.delete(OWNER);
+    const queued = state.queued.length;
+    dns.changed(OWNER, false);
+    expect(state.queued.slice(queued)).toEqual([DNS_RULES_KEY]);
     expect(await dns.reconcile()).toBeUndefined();
     expect(state.text).not.toContain('rewrite ');
     expect(state.text).toContain('# 0 rules.');
     expect(state.writes).toBe(2);
+    // Its next rounds queue nothing: a cluster where nobody asks has no DNS work.
+    dns.changed(OWNER, false);
+    expect(state.queued.slice(queued)).toEqual([DNS_RULES_KEY]);
   });
 
   it('after a restart with no policy asking (its key queued at start, clusterUnits), rewrites stored rules to the header alone', async () => {
-    const { dns, state, owners } = world();
-    owners.length = 0;
+    const { dns, state } = world();
     state.text = '# Managed by loopguard\nrewrite stop name exact shop.example.com. web.shop.svc.cluster.local. answer auto\n';
     await dns.reconcile();
     expect(state.text).toBe('# Managed by loopguard (no ClusterLoopbackPolicy asks for l7.inClusterDNS: Managed now); loopguard rewrites this file whole.\n# Each rule sends a host name of an Ingress or Gateway it manages to the Service serving it in-cluster (docs/dns.md).\n# 0 rules.\n');
@@ -204,43 +210,23 @@ describe('DnsRules', () => {
   });
 
   it('a host removed and re-added before CoreDNS dropped it is a rule again, not a revert still waited on', async () => {
-    const { dns, state } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') ? [CLUSTER_IP] : name === 'shop.example.com' ? [CLUSTER_IP] : [VIP]) });
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    const { dns, state, asked } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') ? [CLUSTER_IP] : name === 'shop.example.com' ? [CLUSTER_IP] : [VIP]) });
+    asked.set(OWNER, choice(candidate('shop.example.com')));
     await dns.reconcile();
-    dns.publish(OWNER, choice());
+    asked.set(OWNER, choice());
     expect(await dns.reconcile()).toEqual({ requeueAfterMs: 2_000 });
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    asked.set(OWNER, choice(candidate('shop.example.com')));
     expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
     expect(state.text).toContain('exact shop.example.com.');
     expect(dns.condition(OWNER)).toMatchObject({ reason: 'RulesInEffect' });
   });
 
-  it('a policy turned off, then back on: waited for again before the file is written', async () => {
-    const { dns, state, owners } = world();
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
-    await dns.reconcile();
-    // Managed turned off: the cache stops listing it as asking; its round forgets it.
-    owners.length = 0;
-    dns.forget(OWNER);
-    await dns.reconcile();
-    expect(state.writes).toBe(2);
-    // Turned back on: until its round publishes, the pass waits for it (reads and writes nothing).
-    owners.push(OWNER);
-    const reads = state.reads;
-    expect(await dns.reconcile()).toBeUndefined();
-    expect({ writes: state.writes, reads: state.reads }).toEqual({ writes: 2, reads });
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
-    await dns.reconcile();
-    expect(state.writes).toBe(3);
-    expect(state.text).toContain('exact shop.example.com.');
-  });
-
   it('keeps checking a removed rule while CoreDNS still answers it by the Service', async () => {
     let applied = true;
-    const { dns, state } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') || applied ? [CLUSTER_IP] : [VIP]) });
-    dns.publish(OWNER, choice(candidate('shop.example.com')));
+    const { dns, state, asked } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') || applied ? [CLUSTER_IP] : [VIP]) });
+    asked.set(OWNER, choice(candidate('shop.example.com')));
     await dns.reconcile();
-    dns.publish(OWNER, choice());
+    asked.set(OWNER, choice());
     expect(await dns.reconcile()).toEqual({ requeueAfterMs: 2_000 });
     applied = false;
     expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });

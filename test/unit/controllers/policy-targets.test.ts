@@ -3,14 +3,15 @@
 // held} × both creation orders. The manager is the resolution's winner whatever holds the record; the record only
 // decides whether the winner waits for a handover (Enforce) and who releases (docs/cluster-policy.md §5).
 import { describe, expect, it } from '@jest/globals';
-import type { V1Service } from '@kubernetes/client-node';
+import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import type { ClusterLoopbackPolicy } from '../../../src/api/clusterloopbackpolicy.js';
 import type { LoopbackPolicy } from '../../../src/api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 import type { PolicyCaches } from '../../../src/controllers/policy/deps.js';
 import { clusterSubjectOf, subjectOf, type PolicySubject } from '../../../src/controllers/policy/subject.js';
-import { policyTargets, probeSelections } from '../../../src/controllers/policy/targets.js';
+import { managedDnsNames, policyTargets, probeSelections } from '../../../src/controllers/policy/targets.js';
 import { holderOf, recordFor } from '../../../src/model/record-registry.js';
+import type { TargetOutcome } from '../../../src/model/status.js';
 
 type Mode = 'Audit' | 'Enforce';
 type Precedence = 'NamespacedFirst' | 'ClusterFirst';
@@ -139,5 +140,36 @@ describe('probeSelections', () => {
     ['a policy being deleted hands nothing over', probing('Enforce', true), cluster('Audit', false), {}],
   ])('%s', (_name, policy, clp, expected) => {
     expect(selected(policy, clp)).toEqual(expected);
+  });
+});
+
+// The DNS rules' input (docs/dns.md §4): each live cluster policy asking for Managed, its targets as the caches show
+// them judged by its round's last outcome; nothing until every one of them has outcomes (the file must not drop its names).
+describe('managedDnsNames', () => {
+  const site: V1Ingress = {
+    metadata: { namespace: 'shop', name: 'site', uid: 'uid-site' },
+    spec: { rules: [{ host: 'shop.example.com', http: { paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name: 'web', port: { number: 80 } } } }] } }] },
+    status: { loadBalancer: { ingress: [{ ip: '10.0.0.10' }] } },
+  };
+  const managed = (deleting = false): ClusterLoopbackPolicy => ({
+    apiVersion: 'loopguard.dev/v1alpha1',
+    kind: 'ClusterLoopbackPolicy',
+    metadata: { name: 'platform', uid: 'uid-platform', creationTimestamp: at(1), ...(deleting ? { deletionTimestamp: at(5) } : {}) },
+    spec: { mode: 'Enforce', namespaceSelector: { matchLabels: { team: 'shop' } }, l7: { inClusterDNS: 'Managed' } },
+  });
+  const atRisk = { assessment: { target: { kind: 'Ingress', namespace: 'shop', name: 'site' }, verdict: 'AtRisk', rootCause: { id: 'KeepaliveCapabilityMissing' }, changes: [] }, plan: [] } as unknown as TargetOutcome;
+  const names = (clp: ClusterLoopbackPolicy, planned: boolean, enforce = true) => {
+    const c: PolicyCaches = { ...caches(probingNone, clp, []), policies: () => [], policy: () => undefined, ingresses: (ns) => (ns === undefined || ns === 'shop' ? [site] : []) };
+    const got = managedDnsNames(c, () => undefined, () => (planned ? new Map([['Ingress/shop/site', atRisk]]) : undefined), enforce);
+    return got && Object.fromEntries([...got].map(([owner, choice]) => [owner, choice.candidates.map((x) => `${x.host}→${x.namespace}/${x.service}`)]));
+  };
+  const probingNone = { metadata: { namespace: 'shop', name: 'none' }, spec: {} } as LoopbackPolicy;
+  it.each<[string, ClusterLoopbackPolicy, boolean, boolean, Record<string, string[]> | undefined]>([
+    ['not planned yet: nothing (the pass holds)', managed(), false, true, undefined],
+    ['planned: its AtRisk Ingress asks for its host, to the one Service of its paths', managed(), true, true, { 'ClusterLoopbackPolicy/platform': ['shop.example.com→shop/web'] }],
+    ['without an executor (Enforce only diagnoses): asks for nothing', managed(), true, false, { 'ClusterLoopbackPolicy/platform': [] }],
+    ['being deleted: not asking, even unplanned', managed(true), false, true, {}],
+  ])('%s', (_name, clp, planned, enforce, expected) => {
+    expect(names(clp, planned, enforce)).toEqual(expected);
   });
 });

@@ -9,7 +9,8 @@ import type { ProbeReport, ProbeTargetResult } from '../../../src/api/probe.js';
 import type { ServiceFacts } from '../../../src/model/facts.js';
 import { EvidenceStore } from '../../../src/probe/evidence-store.js';
 import { ProbeMetrics } from '../../../src/probe/metrics.js';
-import { PROBE_PLAN_KEY, ProbeControl, withMeasuredCondition } from '../../../src/probe/probe-control.js';
+import { PROBE_PLAN_KEY, ProbeControl } from '../../../src/probe/probe-control.js';
+import { withCondition } from '../../../src/api/conditions.js';
 import type { ProbeSelection } from '../../../src/probe/plan-builder.js';
 import type { StoredPlan } from '../../../src/probe/plan-store.js';
 
@@ -262,8 +263,8 @@ describe('annotate', () => {
   it('the condition joins the policy’s conditions, and leaves when the policy stops probing', () => {
     const now = new Date(T0);
     const ready = { type: 'Ready', status: 'True' as const, reason: 'Reconciled', message: 'ok', lastTransitionTime: '2026-11-29T07:00:00Z' };
-    const set = withMeasuredCondition([ready], { status: 'True', reason: 'LoopbackMeasured', message: 'm' }, now, 3);
+    const set = withCondition([ready], 'MeasuredLoopback', { status: 'True', reason: 'LoopbackMeasured', message: 'm' }, now, 3);
     expect(set).toEqual([ready, { type: 'MeasuredLoopback', status: 'True', reason: 'LoopbackMeasured', message: 'm', observedGeneration: 3, lastTransitionTime: '2026-11-29T08:00:00Z' }]);
-    expect(withMeasuredCondition(set, undefined, now)).toEqual([ready]);
+    expect(withCondition(set, 'MeasuredLoopback', undefined, now, 3)).toEqual([ready]);
   });
 });

@@ -17,7 +17,7 @@ import {
 } from '@kubernetes/client-node';
 import { CLUSTER_KIND, CLUSTER_PLURAL, type ClusterLoopbackPolicy } from './api/clusterloopbackpolicy.js';
 import { PolicyEventRouter } from './controllers/policy/routing.js';
-import { clusterOwnerKey, holderOf } from './model/record-registry.js';
+import { clusterOwnerKey, holderOf, type OwnerKey } from './model/record-registry.js';
 import { TKE_SERVICE_CONFIG } from './api/annotations.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
@@ -32,7 +32,7 @@ import { boundLoadBalancerId, classEnvoyProxy, gatewayFacts, ownEnvoyProxyName, 
 import { namedClbs, ObservationUpkeep } from './controllers/observation-upkeep.js';
 import { informerCaches, namespaceFacts } from './controllers/policy/caches.js';
 import { PolicyController } from './controllers/policy/policy-controller.js';
-import { livePolicies, managedDnsNames, probeSelections } from './controllers/policy/targets.js';
+import { managedDnsNames, namespaceResults, probeSelections, reportedNamespaces } from './controllers/policy/targets.js';
 import { EventRecorder } from './kube/events.js';
 import { AdmissionParamsWriter } from './admission/params-writer.js';
 import { buildAdmissionParams } from './admission/params.js';
@@ -315,13 +315,18 @@ export class Operator {
       async (page) => (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ownNamespace, plural: PROBE_REPORT_PLURAL, ...page })) as KubernetesListObject<KubernetesObject>,
       (r, type) => evidence.report(r as unknown as ProbeReport, type === 'delete'),
     );
-    const liveOwners = () => livePolicies(caches).map((s) => s.owner);
     const record = (t: TargetRef) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined;
     const holder = (t: TargetRef) => holderOf(record(t));
     const selections = () => probeSelections(caches, holder);
     const probe = new ProbeControl({ store: new PlanStore(kc, ownNamespace), evidence, queue: { add: (key) => this.queue.add(key) }, selections, events, logger, windowSeconds: Math.round(config.probeWindowMs / 1000) });
-    const reports = new NamespaceReports(new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }), logger, liveOwners,
+    const outcomes = (owner: OwnerKey): ReturnType<PolicyController['outcomes']> => controller.outcomes(owner);
+    const reports = new NamespaceReports(
+      new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }),
+      logger,
+      (ns) => namespaceResults(caches, holder, outcomes, ns),
+      () => reportedNamespaces(caches, outcomes),
       { add: (key) => this.queue.add(key) },
+      config.driftCheckIntervalMs,
       () => this.router.reportNames(),
     );
     // l7.inClusterDNS: Managed (docs/dns.md §4): one ConfigMap in kube-system, its own key on the queue.
@@ -338,7 +343,7 @@ export class Operator {
       waitMs: config.dnsCheckWaitMs,
       recheckMs: config.driftCheckIntervalMs,
       queue: { add: (key) => this.queue.add(key) },
-      names: () => managedDnsNames(caches, holder, (owner) => controller.outcomes(owner), executor !== undefined),
+      names: () => managedDnsNames(caches, holder, outcomes, executor !== undefined),
       logger,
     });
     const controller = new PolicyController({

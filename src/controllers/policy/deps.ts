@@ -52,7 +52,7 @@ export interface PolicyControllerOptions extends RoundDeps {
   caches: PolicyCaches;
   statusWriter: Pick<PolicyStatusWriter, 'apply'>;
   /** The OpenReports Report per governed namespace (docs/cluster-policy.md §8); absent: none written. */
-  reports?: Pick<NamespaceReports, 'enabled' | 'publish' | 'forget'>;
+  reports?: Pick<NamespaceReports, 'names' | 'changed'>;
   /** The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md); absent: cluster policies asking for it get no rules. */
   dns?: Pick<DnsRules, 'changed' | 'condition'>;
   /** Enforce's Kubernetes writer (finalizers). */

@@ -1,8 +1,8 @@
 // Reconciles one policy, a LoopbackPolicy or a ClusterLoopbackPolicy (subject.ts; the queue key is its owner key), as
 // a pipeline: gather (the selection, from the caches, and what changed since the last round: pending.ts) → plan and
 // execute the targets the changes concern, and no other (round.ts, per chunk, each target by its mode) → outcomes
-// (those targets' new ones with the others' last) → status (pure, buildPolicyStatus), reports and Events, each written
-// only when it differs (publish.ts) → requeue (pure, requeue.ts).
+// (those targets' new ones with the others' last, remembered: the namespaces' reports read them when their keys run)
+// → status (pure, buildPolicyStatus) and Events, each written only when it differs (publish.ts) → requeue (requeue.ts).
 // Work follows change: informer events and CLB reads that differ from the cached observation (routing.ts,
 // drift-checks.ts) name the units of planning they concern, one CLB with its targets or one target without a CLB. A
 // target that has not settled (waiting on TKE, failed, a grace period counting) stays pending and is planned again in
@@ -19,6 +19,7 @@ import { holderOf, policyRefOf, type OwnerKey } from '../../model/record-registr
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { PolicyDeletion } from './deletion.js';
 import { PolicyPublisher } from './publish.js';
+import type { MeasuredCondition } from '../../probe/evidence.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile, settled } from './requeue.js';
 import { EVERYTHING, PendingChanges, targetsToPlan, type Change } from './pending.js';
@@ -76,7 +77,7 @@ export class PolicyController {
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
     const subject = this.subject(key);
     if (!subject) {
-      this.forgetPolicy(key);
+      await this.forgetPolicy(key);
       return;
     }
     try {
@@ -106,13 +107,13 @@ export class PolicyController {
     if (policy.metadata.deletionTimestamp) {
       const outcome = await this.deletion.finalize(policy, signal);
       if (outcome) return outcome;
-      this.forgetPolicy(key);
+      await this.forgetPolicy(key);
       return;
     }
     const all = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
     // Whatever brought this round may change what the probe plan measures (it reads the caches, not this round).
     this.o.probe?.changed(policy.spec.probe.enabled);
-    const targets = this.changedTargets(key, all);
+    const { targets, covering } = this.changedTargets(key, all);
     await this.ensureFinalizer(policy, all);
     const previous = await this.markReconciling(policy);
     const run = await this.runRound(policy, targets, signal);
@@ -123,21 +124,25 @@ export class PolicyController {
       await this.publisher.reportStopped(policy, run.stopped, false, run.skipped);
       return;
     }
-    const outcomes: TargetOutcome[] = [...this.remember(policy, all, targets, run), ...all.conflicts.map((assessment) => ({ assessment }))];
-    await this.publisher.publish(policy, previous, all, outcomes, run.releases);
+    const { outcomes, measured } = await this.remember(policy, all, targets, run, covering);
+    await this.publisher.publish(policy, previous, all, outcomes, run.releases, measured);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.publisher.reportStopped(policy, run.stopped, false);
     return this.requeue(key, outcomes, run);
   }
 
-  /** The policy's targets narrowed to those the changes since its last round concern (pending.ts); its orphans all. */
-  private changedTargets(key: OwnerKey, all: PolicyTargets): PolicyTargets {
+  /**
+   * The policy's targets narrowed to those the changes since its last round concern (pending.ts); its orphans all.
+   * `covering`: the namespaces whose coverage may have changed (every one on its first round or a policy-wide change).
+   */
+  private changedTargets(key: OwnerKey, all: PolicyTargets): { targets: PolicyTargets; covering?: Iterable<string> } {
     const changes = this.pending.get(key) ?? new PendingChanges();
     this.pending.delete(key);
     const known = this.planned.get(key);
     const plan = new Set(targetsToPlan(all.mine.map((m) => m.facts), changes, (k) => known?.has(k) ?? false).map(targetKey));
     this.o.metrics.targetsPlanned?.inc(plan.size);
-    return { ...all, mine: all.mine.filter((m) => plan.has(targetKey(m.facts))) };
+    const covering = !known || changes.all ? all.namespaces.keys() : changes.namespaces.size > 0 ? changes.namespaces : undefined;
+    return { targets: { ...all, mine: all.mine.filter((m) => plan.has(targetKey(m.facts))) }, ...(covering ? { covering } : {}) };
   }
 
   /** With revertOnDelete, a policy that enforces anywhere keeps its finalizer until its changes are reverted. */
@@ -149,10 +154,12 @@ export class PolicyController {
   }
 
   /**
-   * Every managed target's outcome: this round's for those it planned, the last one for the others. A target that has
-   * not settled stays pending; so does every target of a round that failed for the policy or was stopped.
+   * Every target's outcome: this round's for the managed ones it planned, the last one for the others, the conflicts;
+   * each with what the probe measured (src/probe/probe-control.ts: words only). A target that has not settled stays
+   * pending; so does every target of a round that failed for the policy or was stopped. The reports of the namespaces
+   * whose outcomes changed, and of `covering`, are queued (namespace-reports.ts).
    */
-  private remember(policy: PolicySubject, all: PolicyTargets, planned: PolicyTargets, run: RoundResult): TargetOutcome[] {
+  private async remember(policy: PolicySubject, all: PolicyTargets, planned: PolicyTargets, run: RoundResult, covering?: Iterable<string>): Promise<{ outcomes: TargetOutcome[]; measured?: MeasuredCondition }> {
     const key = policy.owner;
     const fresh = new Map(run.outcomes.map((o) => [targetKey(o.assessment.target), o]));
     const before = this.planned.get(key);
@@ -162,6 +169,12 @@ export class PolicyController {
       const o = fresh.get(k) ?? before?.get(k);
       if (o) now.set(k, o);
     }
+    const outcomes: TargetOutcome[] = [...now.values(), ...all.conflicts.map((assessment) => ({ assessment }))];
+    const measured = await this.o.probe?.annotate(policy.spec.probe.enabled, outcomes, (ns) => (all.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce');
+    for (const o of measured?.outcomes ?? []) if (now.has(targetKey(o.assessment.target))) now.set(targetKey(o.assessment.target), o);
+    const touched = new Set(covering);
+    for (const [k, o] of now) if (fresh.has(k) || o.measured !== before?.get(k)?.measured) touched.add(o.assessment.target.namespace);
+    for (const [k, o] of before ?? []) if (!now.has(k)) touched.add(o.assessment.target.namespace);
     this.planned.set(key, now);
     this.clbs.set(key, new Set(all.mine.flatMap((m) => (m.facts.loadBalancerId ? [m.facts.loadBalancerId] : []))));
     // A target that has not settled (requeue.ts) stays pending, as does one whose verdict a time decides (`due`, at the
@@ -173,7 +186,8 @@ export class PolicyController {
       if (!o || !settled(o, this.o.executor !== undefined && m.mode === 'Enforce', configsKnown) || run.stopped.length > 0) this.touch(key, { target: k });
     }
     for (const k of run.due ?? []) this.touch(key, { target: k });
-    return [...now.values()];
+    await this.o.reports?.changed(touched, covering !== undefined);
+    return { outcomes: measured?.outcomes ?? outcomes, ...(measured?.condition ? { measured: measured.condition } : {}) };
   }
 
   /**
@@ -221,7 +235,9 @@ export class PolicyController {
     return next.outcome;
   }
 
-  private forgetPolicy(key: OwnerKey): void {
+  private async forgetPolicy(key: OwnerKey): Promise<void> {
+    // Its results leave the reports of the namespaces it had targets in; the prune removes those nobody covers now.
+    await this.o.reports?.changed(new Set([...(this.planned.get(key)?.values() ?? [])].map((o) => o.assessment.target.namespace)), true);
     this.publisher.forget(key);
     this.building.delete(key);
     this.planned.delete(key);

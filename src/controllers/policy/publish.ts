@@ -1,11 +1,11 @@
-// The last stage of a policy's round (policy-controller.ts): from every target's outcome, the policy's status, its part
-// of each namespace's OpenReports Report, the Events on targets whose verdict changed and the per-target gauges, each
-// written only when it differs from what is there; and, when shutdown stops a round, where it stopped.
+// The last stage of a policy's round (policy-controller.ts): from every target's outcome, the policy's status, the Events
+// on targets whose verdict changed and the per-target gauges, each written only when it differs from what is there;
+// and, when shutdown stops a round, where it stopped. The namespaces' reports read the outcomes the round remembered
+// (namespace-reports.ts).
 import type { LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
 import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
-import type { ReportTarget } from '../../model/namespace-report.js';
 import { EventReason, type EventReasonValue } from '../../api/reasons.js';
 import type { RootCauseId } from '../../model/root-causes.js';
 import { targetKey } from '../../model/facts.js';
@@ -19,7 +19,7 @@ import { sameStatus } from '../../kube/status-writer.js';
 import type { RoundResult } from './round.js';
 import { subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 import type { PolicyTargets } from './targets.js';
-import { CONDITION_MEASURED_LOOPBACK } from '../../probe/evidence.js';
+import { CONDITION_MEASURED_LOOPBACK, type MeasuredCondition } from '../../probe/evidence.js';
 import { CONDITION_IN_CLUSTER_DNS } from '../../model/dns-check.js';
 import { withCondition } from '../../api/conditions.js';
 
@@ -38,11 +38,8 @@ export class PolicyPublisher {
 
   constructor(private readonly o: PolicyControllerOptions) {}
 
-  /** Status, reports and Events from the outcomes, each written only when it differs from what is there. */
-  async publish(policy: PolicySubject, previous: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, targets: PolicyTargets, outcomes: TargetOutcome[], releases: RoundResult['releases']): Promise<void> {
-    // What the probe measured, next to each verdict (src/probe/probe-control.ts): words only, decided nothing above.
-    const measured = await this.o.probe?.annotate(policy.spec.probe.enabled, outcomes, (ns) => (targets.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce');
-    if (measured) outcomes = measured.outcomes;
+  /** Status and Events from the outcomes, each written only when it differs from what is there. */
+  async publish(policy: PolicySubject, previous: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, targets: PolicyTargets, outcomes: TargetOutcome[], releases: RoundResult['releases'], measured?: MeasuredCondition): Promise<void> {
     const common = {
       generation: policy.metadata.generation ?? 0,
       profile: this.o.profile(),
@@ -51,49 +48,18 @@ export class PolicyPublisher {
       previousConditions: previous?.conditions,
       now: new Date(),
     };
-    const reports = await this.publishReports(policy, outcomes, targets);
     const status =
       policy.namespace === undefined
-        ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(reports ? { reports } : {}) })
+        ? buildClusterPolicyStatus({ ...common, namespaces: targets.namespaces, excluded: targets.excluded, ...(this.o.reports ? { reports: this.o.reports.names } : {}) })
         : buildPolicyStatus({ ...common, mode: policy.spec.mode });
-    if (measured) status.conditions = withCondition(status.conditions, CONDITION_MEASURED_LOOPBACK, measured.condition, common.now, common.generation);
+    // What the probe measured (PolicyController.remember): words only, decided nothing above.
+    if (this.o.probe) status.conditions = withCondition(status.conditions, CONDITION_MEASURED_LOOPBACK, measured, common.now, common.generation);
     // l7.inClusterDNS: Managed: the DNS rules' unit reads the names from the outcomes just remembered (dns-rules.ts).
     const asksDns = policy.namespace === undefined && policy.spec.l7.inClusterDNS === 'Managed';
     this.o.dns?.changed(policy.owner, asksDns);
     status.conditions = withCondition(status.conditions, CONDITION_IN_CLUSTER_DNS, asksDns ? this.o.dns?.condition(policy.owner) : undefined, common.now, common.generation);
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
     await this.events(policy, outcomes, targets);
-  }
-
-  /**
-   * The policy's results where each namespace's users read them: its part of the OpenReports Report of every
-   * namespace it governs (namespace-reports.ts). Returns the namespaces' report names, for a cluster policy's status.
-   */
-  private async publishReports(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<Map<string, string> | undefined> {
-    // Without OpenReports nothing is built: a round over 12,000 targets would make as many results for nobody.
-    if (!this.o.reports || !(await this.o.reports.enabled())) return undefined;
-    const byNs = new Map<string, ReportTarget[]>([...targets.namespaces.keys()].map((ns) => [ns, []]));
-    const uid = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts.uid]));
-    for (const o of outcomes) {
-      const a = o.assessment;
-      const t = a.target;
-      const id = uid.get(targetKey(t));
-      byNs.get(t.namespace)?.push({
-        apiVersion: involvedObject(t).apiVersion,
-        kind: t.kind,
-        name: t.name,
-        ...(id ? { uid: id } : {}),
-        verdict: a.verdict,
-        rootCause: a.rootCause.id,
-        message: a.rootCause.message,
-        mode: targets.namespaces.get(t.namespace) ?? policy.spec.mode,
-        policy: policy.namespace === undefined ? policy.owner : `LoopbackPolicy/${policy.name}`,
-        plan: o.plan ?? [],
-        ...(a.loadBalancerId ? { loadBalancerId: a.loadBalancerId } : {}),
-        ...(o.measured ? { measured: o.measured } : {}),
-      });
-    }
-    return this.o.reports.publish(policy.owner, byNs);
   }
 
   /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
@@ -176,9 +142,8 @@ export class PolicyPublisher {
     }
   }
 
-  /** A policy gone: its reports, probe plan entries, gauges and remembered verdicts. */
+  /** A policy gone: its probe plan entries, gauges and remembered verdicts. */
   forget(key: OwnerKey): void {
-    this.o.reports?.forget(key);
     this.o.dns?.changed(key, false);
     this.o.probe?.forget(key);
     const ref = policyRefOf(key);

@@ -1,7 +1,7 @@
 // The targets a policy manages, read from the informer caches: selection, conflicts with other policies (of the
 // namespace, and the cluster policies covering it; docs/cluster-policy.md §5), and the CLB each one is bound to.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
-import { withSpecDefaults, type LoopbackPolicy, type PolicyMode, type ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
+import { involvedObject, withSpecDefaults, type LoopbackPolicy, type PolicyMode, type ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
 import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { madeFor, ownedBy, policyRefOf, readRecord, type OwnerKey } from '../../model/record-registry.js';
@@ -21,6 +21,7 @@ import { clusterSubjectOf, subjectOf, type PolicySubject } from './subject.js';
 import type { ProbeSelection } from '../../probe/plan-builder.js';
 import { chooseDnsNames, type DnsNameChoice } from '../../model/dns-names.js';
 import type { TargetOutcome } from '../../model/status.js';
+import type { ReportTarget } from '../../model/namespace-report.js';
 
 export { policyIdentity };
 
@@ -123,33 +124,44 @@ export interface PolicyTargets {
   excluded: string[];
 }
 
-/** The targets of either kind of policy (subject.ts). */
-export function policyTargets(subject: PolicySubject, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, index = new ClaimsIndex(caches)): PolicyTargets {
-  const coverage: Coverage =
-    subject.namespace !== undefined ? { modes: new Map([[subject.namespace, subject.spec.mode]]), excluded: [] } : coveredNamespaces(subject.cluster!, caches.namespaces(), caches.ownNamespace);
-  const namespaces = coverage.modes;
-  const me: PolicyIdentity = subject.namespace !== undefined ? policyIdentity(subject.object as LoopbackPolicy) : clusterPolicyIdentity(subject.object as ClusterLoopbackPolicy);
-  const mine: ManagedFacts[] = [];
-  const conflicts: Assessment[] = [];
-  for (const [namespace, mode] of namespaces) {
-    const view = index.view(namespace);
-    for (const target of view.candidates) {
-      const claim = view.claims.get(targetKey(target));
-      if (!claim) continue;
-      if (samePolicy(claim.winner, me)) {
-        // Another live policy holds the record (it lost the target, no longer selects it, or is being deleted): it
-        // gives the originals back first, so the two never write the same CLB at once; then this policy applies its
-        // plan. In Audit nothing is written, so nothing waits.
-        const held = holder(target);
-        const giving = mode === 'Enforce' && held !== undefined && held !== subject.owner ? liveOwner(caches, held) : undefined;
-        if (giving) conflicts.push(handoverAssessment(target, giving));
-        else mine.push({ facts: target, mode });
-      } else {
-        const lost = lossOf(claim, me);
-        if (lost) conflicts.push(conflictAssessment(target, claim, lost));
-      }
+/** The namespaces a policy covers and their modes (a LoopbackPolicy: its own), among `namespaces`. */
+function coverage(subject: PolicySubject, caches: PolicyCaches, namespaces = caches.namespaces()): Coverage {
+  return subject.namespace !== undefined ? { modes: new Map([[subject.namespace, subject.spec.mode]]), excluded: [] } : coveredNamespaces(subject.cluster!, namespaces, caches.ownNamespace);
+}
+
+const identityOf = (s: PolicySubject): PolicyIdentity => (s.namespace !== undefined ? policyIdentity(s.object as LoopbackPolicy) : clusterPolicyIdentity(s.object as ClusterLoopbackPolicy));
+
+/** What the policy manages in one namespace it covers, and the targets it loses there or waits for (added to `mine`, `conflicts`). */
+function namespaceTargets(subject: PolicySubject, namespace: string, mode: PolicyMode, index: ClaimsIndex, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, mine: ManagedFacts[] = [], conflicts: Assessment[] = []) {
+  const me = identityOf(subject);
+  const view = index.view(namespace);
+  for (const target of view.candidates) {
+    const claim = view.claims.get(targetKey(target));
+    if (!claim) continue;
+    if (samePolicy(claim.winner, me)) {
+      // Another live policy holds the record (it lost the target, no longer selects it, or is being deleted): it
+      // gives the originals back first, so the two never write the same CLB at once; then this policy applies its
+      // plan. In Audit nothing is written, so nothing waits.
+      const held = holder(target);
+      const giving = mode === 'Enforce' && held !== undefined && held !== subject.owner ? liveOwner(caches, held) : undefined;
+      if (giving) conflicts.push(handoverAssessment(target, giving));
+      else mine.push({ facts: target, mode });
+    } else {
+      const lost = lossOf(claim, me);
+      if (lost) conflicts.push(conflictAssessment(target, claim, lost));
     }
   }
+  return { mine, conflicts };
+}
+
+/** The targets of either kind of policy (subject.ts). */
+export function policyTargets(subject: PolicySubject, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, index = new ClaimsIndex(caches)): PolicyTargets {
+  const covered = coverage(subject, caches);
+  const namespaces = covered.modes;
+  const me = identityOf(subject);
+  const mine: ManagedFacts[] = [];
+  const conflicts: Assessment[] = [];
+  for (const [namespace, mode] of namespaces) namespaceTargets(subject, namespace, mode, index, caches, holder, mine, conflicts);
   const managed = new Set(mine.map((m) => targetKey(m.facts)));
   const candidates = [...namespaces.keys()].flatMap((ns) => index.view(ns).candidates);
   const records = subject.namespace !== undefined ? caches.records(subject.namespace) : caches.records();
@@ -168,13 +180,11 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
   const outside = (ns: string) => (namespaces.has(ns) ? [] : index.view(ns).candidates);
   const orphanCandidates = [...candidates, ...[...new Set(records.map((r) => r.spec.target.namespace))].flatMap(outside)];
   const orphans = orphansOf(records, subject.owner, managed, orphanCandidates, caches).map((o) => ({ ...o, mode: modeOf(o) }));
-  return { index, mine, conflicts, orphans, namespaces, excluded: [...coverage.excluded] };
+  return { index, mine, conflicts, orphans, namespaces, excluded: [...covered.excluded] };
 }
 
-/** Every policy not being deleted, of either kind. */
-export function livePolicies(caches: Pick<PolicyCaches, 'policies' | 'clusterPolicies'>): PolicySubject[] {
-  return [...caches.policies().map(subjectOf), ...caches.clusterPolicies().map(clusterSubjectOf)].filter((s) => !s.metadata.deletionTimestamp);
-}
+/** Every policy, of either kind. */
+const policiesOf = (caches: PolicyCaches): PolicySubject[] => [...caches.policies().map(subjectOf), ...caches.clusterPolicies().map(clusterSubjectOf)];
 
 /**
  * What each live policy that `wanted` picks manages now, from the caches alone (the probe plan's and the DNS rules'
@@ -182,7 +192,7 @@ export function livePolicies(caches: Pick<PolicyCaches, 'policies' | 'clusterPol
  */
 export function liveSelections(caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, wanted: (s: PolicySubject) => boolean): { subject: PolicySubject; mine: ManagedFacts[] }[] {
   const index = new ClaimsIndex(caches);
-  return livePolicies(caches).flatMap((subject) => (wanted(subject) ? [{ subject, mine: policyTargets(subject, caches, holder, index).mine }] : []));
+  return policiesOf(caches).flatMap((subject) => (!subject.metadata.deletionTimestamp && wanted(subject) ? [{ subject, mine: policyTargets(subject, caches, holder, index).mine }] : []));
 }
 
 /** What each live policy that probes manages now (docs/probe.md §11). */
@@ -206,6 +216,57 @@ export function managedDnsNames(caches: PolicyCaches, holder: (t: TargetRef) => 
       return o ? [{ facts, verdict: o.assessment.verdict, rootCause: o.assessment.rootCause.id, plan: o.plan ?? o.assessment.changes.map((c) => c.action), enforcing: enforce && mode === 'Enforce' }] : [];
     });
     out.set(subject.owner, chooseDnsNames(judged, service));
+  }
+  return out;
+}
+
+/** A conflict the policy lost is reported by the one that manages the target (docs/reports.md), never by the loser. */
+const LOST_CONFLICTS = new Set(['PolicyConflict', 'PolicyPrecedence']);
+
+/**
+ * The policies the namespaces' reports show (docs/reports.md), each with its last outcomes: every live one, and one
+ * being deleted until its deletion forgets them. Undefined while one of those `covering` picks is live with none yet
+ * (not planned since a restart, or new): a report then would lack its part, a prune would remove one it covers.
+ */
+function reportingPolicies(caches: PolicyCaches, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, covering: (s: PolicySubject) => boolean) {
+  const out: { subject: PolicySubject; last: ReadonlyMap<string, TargetOutcome> }[] = [];
+  for (const subject of policiesOf(caches)) {
+    if (!covering(subject)) continue;
+    const last = outcomes(subject.owner);
+    if (last) out.push({ subject, last });
+    else if (!subject.metadata.deletionTimestamp) return undefined;
+  }
+  return out;
+}
+
+/** Every namespace a policy the reports show covers (what the prune keeps); undefined: see reportingPolicies. */
+export function reportedNamespaces(caches: PolicyCaches, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined): Set<string> | undefined {
+  const policies = reportingPolicies(caches, outcomes, () => true);
+  return policies && new Set(policies.flatMap(({ subject }) => [...coverage(subject, caches).modes.keys()]));
+}
+
+/**
+ * A namespace's report, per policy covering it ([] when it has no target there; an empty map when none covers it):
+ * each target it manages there as the caches show it, with its round's last outcome (PolicyController.outcomes, the
+ * probe's figures included), and the handovers it waits on. Undefined: see reportingPolicies.
+ */
+export function namespaceResults(caches: PolicyCaches, holder: (t: TargetRef) => string | undefined, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, namespace: string): Map<OwnerKey, ReportTarget[]> | undefined {
+  const facts = caches.namespace(namespace);
+  const modeIn = (s: PolicySubject) => coverage(s, caches, facts ? [facts] : []).modes.get(namespace);
+  const policies = reportingPolicies(caches, outcomes, (s) => modeIn(s) !== undefined);
+  if (!policies) return undefined;
+  const index = new ClaimsIndex(caches);
+  const out = new Map<OwnerKey, ReportTarget[]>();
+  for (const { subject, last } of policies) {
+    const mode = modeIn(subject)!;
+    const policy = subject.namespace === undefined ? subject.owner : `LoopbackPolicy/${subject.name}`;
+    const result = ({ assessment: a, plan, measured }: TargetOutcome, uid?: string): ReportTarget => {
+      const t = a.target;
+      return { apiVersion: involvedObject(t).apiVersion, kind: t.kind, name: t.name, ...(uid ? { uid } : {}), verdict: a.verdict, rootCause: a.rootCause.id, message: a.rootCause.message, mode, policy, plan: plan ?? [], ...(a.loadBalancerId ? { loadBalancerId: a.loadBalancerId } : {}), ...(measured ? { measured } : {}) };
+    };
+    const { mine, conflicts } = namespaceTargets(subject, namespace, mode, index, caches, holder);
+    const managed = mine.flatMap(({ facts: t }) => [last.get(targetKey(t))].flatMap((o) => (o ? [result(o, t.uid)] : [])));
+    out.set(subject.owner, [...managed, ...conflicts.filter((a) => !LOST_CONFLICTS.has(a.rootCause.id)).map((assessment) => result({ assessment }))]);
   }
   return out;
 }

@@ -9,7 +9,7 @@ import type { LoopbackPolicy } from '../../../src/api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 import type { PolicyCaches } from '../../../src/controllers/policy/deps.js';
 import { clusterSubjectOf, subjectOf, type PolicySubject } from '../../../src/controllers/policy/subject.js';
-import { managedDnsNames, policyTargets, probeSelections } from '../../../src/controllers/policy/targets.js';
+import { managedDnsNames, namespaceResults, policyTargets, probeSelections, reportedNamespaces } from '../../../src/controllers/policy/targets.js';
 import { holderOf, recordFor } from '../../../src/model/record-registry.js';
 import type { TargetOutcome } from '../../../src/model/status.js';
 
@@ -171,5 +171,62 @@ describe('managedDnsNames', () => {
     ['being deleted: not asking, even unplanned', managed(true), false, true, {}],
   ])('%s', (_name, clp, planned, enforce, expected) => {
     expect(names(clp, planned, enforce)).toEqual(expected);
+  });
+});
+
+// The namespaces' reports' input (docs/reports.md): per policy covering the namespace, what it manages there as the
+// caches show it, with its round's last outcome (the probe's figures included) and the handovers it waits on; a
+// loser's conflict never (the manager reports the target); nothing while a live covering policy has no outcomes yet.
+describe('namespaceResults and reportedNamespaces', () => {
+  const local = (deleting = false): LoopbackPolicy => ({
+    apiVersion: 'loopguard.dev/v1alpha1',
+    kind: 'LoopbackPolicy',
+    metadata: { namespace: 'shop', name: 'own', uid: 'uid-own', creationTimestamp: at(0), ...(deleting ? { deletionTimestamp: at(5) } : {}) },
+    spec: { mode: 'Audit' },
+  });
+  const platform: ClusterLoopbackPolicy = {
+    apiVersion: 'loopguard.dev/v1alpha1',
+    kind: 'ClusterLoopbackPolicy',
+    metadata: { name: 'platform', uid: 'uid-platform', creationTimestamp: at(1) },
+    spec: { mode: 'Enforce', namespaceSelector: { matchLabels: { team: 'shop' } } },
+  };
+  const webAtRisk = { assessment: { target: { kind: 'Service', namespace: 'shop', name: 'web' }, verdict: 'AtRisk', rootCause: { id: 'PodSourceNotMasqueraded', message: 'm' }, loadBalancerId: 'lb-web', changes: [] }, plan: ['step'], measured: '0 of 30 failed' } as unknown as TargetOutcome;
+  const results = (policy: LoopbackPolicy, planned: string[], o: { held?: string; namespace?: string; outcome?: TargetOutcome } = {}) => {
+    const records = o.held ? [recordFor({ kind: 'Service', namespace: 'shop', name: 'web', uid: 'uid-web' }, o.held, { v: 1 } as never)] : [];
+    const c = caches(policy, platform, records);
+    const outcomes = (owner: string) => (planned.includes(owner) ? new Map(o.outcome ? [['Service/shop/web', o.outcome]] : []) : undefined);
+    const got = namespaceResults(c, () => o.held, outcomes, o.namespace ?? 'shop');
+    return { got: got && Object.fromEntries([...got].map(([owner, ts]) => [owner, ts.map((x) => ({ ...x }))])), covered: reportedNamespaces(c, outcomes) };
+  };
+  const both = ['shop/own', 'ClusterLoopbackPolicy/platform'];
+
+  it("the manager's remembered outcome, with the uid, mode, plan and measured figures; the loser's conflict stays out", () => {
+    expect(results(local(), both, { outcome: webAtRisk })).toEqual({
+      got: {
+        'shop/own': [],
+        'ClusterLoopbackPolicy/platform': [
+          { apiVersion: 'v1', kind: 'Service', name: 'web', uid: 'uid-web', verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded', message: 'm', mode: 'Enforce', policy: 'ClusterLoopbackPolicy/platform', plan: ['step'], loadBalancerId: 'lb-web', measured: '0 of 30 failed' },
+        ],
+      },
+      covered: new Set(['shop']),
+    });
+  });
+
+  it('a target its manager has not planned yet is left out until it has', () => {
+    expect(results(local(), both).got).toEqual({ 'shop/own': [], 'ClusterLoopbackPolicy/platform': [] });
+  });
+
+  it('the manager waiting for the holder to give the target back reports the handover', () => {
+    const { got } = results(local(), both, { held: 'shop/own' });
+    expect(got?.['ClusterLoopbackPolicy/platform']?.map((x) => [x.rootCause, x.verdict, x.uid])).toEqual([['PolicyHandover', 'Pending', undefined]]);
+  });
+
+  it('a live covering policy without outcomes holds the namespace and the prune; one being deleted does not', () => {
+    expect(results(local(), ['ClusterLoopbackPolicy/platform'], { outcome: webAtRisk })).toEqual({ got: undefined, covered: undefined });
+    expect(results(local(true), ['ClusterLoopbackPolicy/platform']).got).toEqual({ 'ClusterLoopbackPolicy/platform': [] });
+  });
+
+  it('a namespace no policy covers: an empty map (its report is pruned)', () => {
+    expect(results(local(), both, { namespace: 'blog' }).got).toEqual({});
   });
 });

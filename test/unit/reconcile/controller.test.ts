@@ -85,14 +85,10 @@ function harnessOf(names: readonly string[], perClb: number) {
   const eventSink = { record: async (t: { name: string }, type: string, reason: string) => void events.push({ target: t.name, reason, type }) };
   const executor = new Executor({ effects: world, capabilities, events: eventSink, logger, metrics: { driftCorrections: { inc: () => undefined } } as never });
   const records = (): LoopbackRecord[] => world.loopbackRecords();
-  /** The namespaces' reports (namespace-reports.ts) as the controller sees them; off (OpenReports absent) unless a test turns them on. */
-  const reports = {
-    enabled: async () => false,
-    publish: (): Map<string, string> => new Map(),
-    forget: () => undefined,
-  };
+  /** What each round told the namespaces' reports (namespace-reports.ts): the namespaces it changed, and whether its coverage may have. */
+  const reportCalls: [string[], boolean][] = [];
   const controller = new PolicyController({
-    reports,
+    reports: { names: new Map(), changed: async (namespaces, coverage) => void reportCalls.push([[...namespaces].sort(), coverage]) },
     caches: {
       records,
       policy: (_ns, name) => policies.get(name),
@@ -188,7 +184,7 @@ function harnessOf(names: readonly string[], perClb: number) {
     return controller.reconcile(`${CLUSTER_KIND}/${name}`, new AbortController().signal);
   };
   const target = (policy: string, name: string) => policies.get(policy)?.status?.targets?.find((t) => t.name === name);
-  return { world, policies, events, removed, reconcile, target, stopping, observer, checked, planned: () => planned, queued, edit, driftPass, foreign, reports, clusters, reconcileCluster };
+  return { world, policies, events, removed, reconcile, target, stopping, observer, checked, planned: () => planned, queued, edit, driftPass, foreign, clusters, reportCalls, reconcileCluster };
 }
 
 describe('PolicyController.reconcile over an in-memory world', () => {
@@ -500,14 +496,18 @@ describe('Work follows change: exact work at 1,000 targets under one policy (500
     h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
     await h.reconcile('p');
     expect(h.planned()).toBe(N);
+    // Its first round: every namespace it covers, and the prune.
+    expect(h.reportCalls).toEqual([[['shop'], true]]);
   });
 
   it("an unchanged requeue plans nothing and writes nothing (status included)", async () => {
     const { h, planned, writes } = await converged();
     const status = h.policies.get('p')?.status;
     later(DRIFT_MS);
+    h.reportCalls.length = 0;
     expect(await h.reconcile('p')).toMatchObject({ requeueAfterMs: expect.any(Number) });
     expect(h.planned()).toBe(planned);
+    expect(h.reportCalls).toEqual([[[], false]]);
     expect(h.world.log).toHaveLength(writes);
     // The status object is the very one left: no write happened.
     expect(h.policies.get('p')?.status).toBe(status);
@@ -517,8 +517,10 @@ describe('Work follows change: exact work at 1,000 targets under one policy (500
     const { h, planned, writes } = await converged();
     h.edit('svc-500', { 'example.com/team': 'shop' });
     expect(h.queued).toEqual(new Set(['shop/p']));
+    h.reportCalls.length = 0;
     await h.reconcile('p');
     expect(h.planned() - planned).toBe(2);
+    expect(h.reportCalls).toEqual([[['shop'], false]]);
     expect(h.world.log).toHaveLength(writes);
   });
 

@@ -208,11 +208,17 @@ spec:
     expect(events[0]?.message).toMatch(new RegExp(`ClusterLoopbackPolicy/${name} sets skipAnnotation: Ignore`));
   }, 180_000);
 
-  it('a namespace whose label goes leaves the policy and is released; deleting the policy reverts the rest', async () => {
+  it('a namespace whose label goes leaves the policy, is released and loses its report; deleting the policy reverts the rest and prunes every report', async () => {
+    const report = (which: 'a' | 'b') => custom.getNamespacedCustomObject({ group: 'openreports.io', version: 'v1alpha1', plural: 'reports', namespace: ns[which], name: 'loopguard' }).then(() => 'there', () => 'gone');
+    // Someone deletes a report while nothing changes: its namespace's key comes back once per resync and writes it again.
+    await custom.deleteNamespacedCustomObject({ group: 'openreports.io', version: 'v1alpha1', plural: 'reports', namespace: ns.b, name: 'loopguard' });
+    await waitFor(`the Report in ${ns.b} put back`, async () => ((await report('b')) === 'there' ? true : undefined), { context: logs });
     await labelNamespace(ns.a, { 'loopguard.test/selected': null });
     await waitSources('a', 0);
     const p = await waitForCluster('one namespace left', (x) => x.status?.namespaces?.selected === 1);
     expect(target(p, 'a')).toBeUndefined();
+    await waitFor(`the Report in ${ns.a} pruned`, async () => ((await report('a')) === 'gone' ? true : undefined), { context: logs });
+    expect(await report('b')).toBe('there');
     await waitFor("a's record forgotten", async () => {
       const r = await custom.getClusterCustomObject({ group: 'loopguard.dev', version: 'v1alpha1', plural: 'loopbackrecords', name: `service.${ns.a}.web` }).then(() => 'there', () => 'gone');
       return r === 'gone' ? true : undefined;
@@ -223,6 +229,7 @@ spec:
     expect(await sources(lb.c)).toEqual([0, 0]);
     const records = (await custom.listClusterCustomObject({ group: 'loopguard.dev', version: 'v1alpha1', plural: 'loopbackrecords' })) as { items: LoopbackRecord[] };
     expect(records.items.filter((r) => r.spec.policy.kind === 'ClusterLoopbackPolicy' && r.spec.policy.name === name)).toEqual([]);
+    await waitFor(`the Report in ${ns.b} pruned`, async () => ((await report('b')) === 'gone' ? true : undefined), { context: logs });
   }, 180_000);
 
   it("the README's quick start on a cluster, its commands as written: the sample enforces only where a namespace opts in, and its deletion gives everything back", async () => {

@@ -322,7 +322,6 @@ export class Operator {
     const outcomes = (owner: OwnerKey): ReturnType<PolicyController['outcomes']> => controller.outcomes(owner);
     const reports = new NamespaceReports(
       new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }),
-      logger,
       (ns) => namespaceResults(caches, holder, outcomes, ns),
       () => reportedNamespaces(caches, outcomes),
       { add: (key) => this.queue.add(key) },

@@ -5,12 +5,12 @@
 // `namespaceResults`: the targets as the caches show them, each with its policy's remembered outcome), so a policy's
 // round hands nothing over and never waits on a report; it only queues the namespaces whose outcomes it changed. A
 // live policy with no outcomes yet (a new process, a new policy) holds the namespaces it covers and the prune: its
-// first round queues them. A failed write is the queue's retry with its backoff; report-writer.ts writes only when the
-// stored report differs. A conflict is reported by the policy that manages the target, never by the loser.
+// first round queues them. The prune comes back once per resync and queues every covered namespace, as the writer
+// reads each stored report again then (report-writer.ts: an edit or a deletion by someone else lasts at most that
+// long; OpenReports installed later is found). A failed write or discovery is the queue's retry with its backoff.
 import type { ReportWriter } from '../../kube/report-writer.js';
 import type { ReportTarget } from '../../model/namespace-report.js';
 import type { OwnerKey } from '../../model/record-registry.js';
-import type { Logger } from '../../runtime/logger.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 
 /** The work queue's keys of this controller: no namespace or owner key starts with an upper-case letter but `ClusterLoopbackPolicy/`. */
@@ -29,18 +29,15 @@ export function isReportKey(key: string): boolean {
 export class NamespaceReports {
   /** Each namespace's report name as last written (a cluster policy's status shows them): a change is told to `namesChanged`. */
   readonly names = new Map<string, string>();
-  /** Whether OpenReports was installed at the last round's look: one installed since has every report written. */
-  private served = false;
 
   constructor(
     private readonly writer: Pick<ReportWriter, 'sync' | 'prune' | 'available'>,
-    private readonly logger: Pick<Logger, 'warn'>,
     /** Per policy covering the namespace, its results there (namespaceResults); undefined while one is held. */
     private readonly results: (namespace: string) => ReadonlyMap<OwnerKey, readonly ReportTarget[]> | undefined,
     /** Every namespace a policy covers (reportedNamespaces); undefined while one is held. */
     private readonly covered: () => ReadonlySet<string> | undefined,
     private readonly queue: { add(key: string): void },
-    /** How often a namespace's report is brought back to what the policies say when nothing changed (the writer's resync). */
+    /** The writer's resync: how often the prune comes back. */
     private readonly resyncMs: number,
     /**
      * A namespace's report name changed: its first write in this process, a write that found the namespace gone, a
@@ -54,44 +51,32 @@ export class NamespaceReports {
    * A policy's round changed the outcomes of its targets in `namespaces` (or it is gone); `coverage`: which namespaces
    * it covers may have changed too (its first round, its spec, a namespace's labels): the prune looks again.
    */
-  async changed(namespaces: Iterable<string>, coverage: boolean): Promise<void> {
-    const was = this.served;
-    this.served = await this.writer.available().catch((err: unknown) => {
-      this.logger.warn('Could not tell whether OpenReports is installed', { error: err instanceof Error ? err.message : String(err) });
-      return false;
-    });
-    // Without OpenReports nothing is built; removed, the reports went with it.
-    if (!this.served) {
-      for (const ns of [...this.names.keys()]) this.note(ns, undefined);
-      return;
-    }
+  changed(namespaces: Iterable<string>, coverage: boolean): void {
     for (const ns of namespaces) this.queue.add(reportKey(ns));
-    if (coverage || !was) this.queue.add(PRUNE_KEY);
+    if (coverage) this.queue.add(PRUNE_KEY);
   }
 
-  /**
-   * The queue's handler for `key` (reportKey or PRUNE_KEY). A failed write throws: the queue retries it with backoff.
-   * A written namespace comes back once per resync, when the writer reads its report again: an edit or a deletion by
-   * someone else lasts at most that long.
-   */
+  /** The queue's handler for `key` (reportKey or PRUNE_KEY). A failed write throws: the queue retries it with backoff. */
   async reconcile(key: string): Promise<ReconcileOutcome | void> {
+    // Without OpenReports (asked at most once per resync) nothing is built; removed, the reports went with it.
+    if (!(await this.writer.available())) {
+      for (const ns of [...this.names.keys()]) this.note(ns, undefined);
+      return key === PRUNE_KEY ? { requeueAfterMs: this.resyncMs } : undefined;
+    }
     if (key === PRUNE_KEY) {
       const covered = this.covered();
       if (!covered) return;
       await this.writer.prune(covered);
       for (const ns of [...this.names.keys()]) if (!covered.has(ns)) this.note(ns, undefined);
-      // A namespace covered without a report from this process (newly covered, OpenReports just installed, a restart).
-      for (const ns of covered) if (!this.names.has(ns)) this.queue.add(reportKey(ns));
-      return;
+      for (const ns of covered) this.queue.add(reportKey(ns));
+      return { requeueAfterMs: this.resyncMs };
     }
     const ns = key.slice(KEY_PREFIX.length);
     const parts = this.results(ns);
     if (!parts) return;
     // Every policy left the namespace: the prune removes its report (only one loopguard wrote: report-writer.ts).
-    if (parts.size === 0) return this.queue.add(PRUNE_KEY);
-    const name = await this.writer.sync(ns, [...parts.values()].flat());
-    this.note(ns, name);
-    return name === undefined ? undefined : { requeueAfterMs: this.resyncMs };
+    if (parts.size === 0) this.queue.add(PRUNE_KEY);
+    else this.note(ns, await this.writer.sync(ns, [...parts.values()].flat()));
   }
 
   private note(ns: string, name: string | undefined): void {

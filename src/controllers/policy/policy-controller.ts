@@ -77,7 +77,7 @@ export class PolicyController {
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
     const subject = this.subject(key);
     if (!subject) {
-      await this.forgetPolicy(key);
+      this.forgetPolicy(key);
       return;
     }
     try {
@@ -107,7 +107,7 @@ export class PolicyController {
     if (policy.metadata.deletionTimestamp) {
       const outcome = await this.deletion.finalize(policy, signal);
       if (outcome) return outcome;
-      await this.forgetPolicy(key);
+      this.forgetPolicy(key);
       return;
     }
     const all = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
@@ -186,7 +186,7 @@ export class PolicyController {
       if (!o || !settled(o, this.o.executor !== undefined && m.mode === 'Enforce', configsKnown) || run.stopped.length > 0) this.touch(key, { target: k });
     }
     for (const k of run.due ?? []) this.touch(key, { target: k });
-    await this.o.reports?.changed(touched, covering !== undefined);
+    this.o.reports?.changed(touched, covering !== undefined);
     return { outcomes: measured?.outcomes ?? outcomes, ...(measured?.condition ? { measured: measured.condition } : {}) };
   }
 
@@ -235,9 +235,9 @@ export class PolicyController {
     return next.outcome;
   }
 
-  private async forgetPolicy(key: OwnerKey): Promise<void> {
+  private forgetPolicy(key: OwnerKey): void {
     // Its results leave the reports of the namespaces it had targets in; the prune removes those nobody covers now.
-    await this.o.reports?.changed(new Set([...(this.planned.get(key)?.values() ?? [])].map((o) => o.assessment.target.namespace)), true);
+    this.o.reports?.changed(new Set([...(this.planned.get(key)?.values() ?? [])].map((o) => o.assessment.target.namespace)), true);
     this.publisher.forget(key);
     this.building.delete(key);
     this.planned.delete(key);

@@ -224,14 +224,13 @@ export function managedDnsNames(caches: PolicyCaches, holder: (t: TargetRef) => 
 const LOST_CONFLICTS = new Set(['PolicyConflict', 'PolicyPrecedence']);
 
 /**
- * The policies the namespaces' reports show (docs/reports.md), each with its last outcomes: every live one, and one
- * being deleted until its deletion forgets them. Undefined while one of those `covering` picks is live with none yet
- * (not planned since a restart, or new): a report then would lack its part, a prune would remove one it covers.
+ * Of `policies`, those the namespaces' reports show (docs/reports.md), each with its last outcomes: every live one, and
+ * one being deleted until its deletion forgets them. Undefined while a live one has none yet (not planned since a
+ * restart, or new): a report then would lack its part, a prune would remove one it covers.
  */
-function reportingPolicies(caches: PolicyCaches, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, covering: (s: PolicySubject) => boolean) {
+function reportingPolicies(policies: readonly PolicySubject[], outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined) {
   const out: { subject: PolicySubject; last: ReadonlyMap<string, TargetOutcome> }[] = [];
-  for (const subject of policiesOf(caches)) {
-    if (!covering(subject)) continue;
+  for (const subject of policies) {
     const last = outcomes(subject.owner);
     if (last) out.push({ subject, last });
     else if (!subject.metadata.deletionTimestamp) return undefined;
@@ -241,7 +240,7 @@ function reportingPolicies(caches: PolicyCaches, outcomes: (owner: OwnerKey) => 
 
 /** Every namespace a policy the reports show covers (what the prune keeps); undefined: see reportingPolicies. */
 export function reportedNamespaces(caches: PolicyCaches, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined): Set<string> | undefined {
-  const policies = reportingPolicies(caches, outcomes, () => true);
+  const policies = reportingPolicies(policiesOf(caches), outcomes);
   return policies && new Set(policies.flatMap(({ subject }) => [...coverage(subject, caches).modes.keys()]));
 }
 
@@ -253,7 +252,8 @@ export function reportedNamespaces(caches: PolicyCaches, outcomes: (owner: Owner
 export function namespaceResults(caches: PolicyCaches, holder: (t: TargetRef) => string | undefined, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, namespace: string): Map<OwnerKey, ReportTarget[]> | undefined {
   const facts = caches.namespace(namespace);
   const modeIn = (s: PolicySubject) => coverage(s, caches, facts ? [facts] : []).modes.get(namespace);
-  const policies = reportingPolicies(caches, outcomes, (s) => modeIn(s) !== undefined);
+  const covering = [...caches.policies(namespace).map(subjectOf), ...caches.clusterPolicies().map(clusterSubjectOf)].filter((s) => modeIn(s) !== undefined);
+  const policies = reportingPolicies(covering, outcomes);
   if (!policies) return undefined;
   const index = new ClaimsIndex(caches);
   const out = new Map<OwnerKey, ReportTarget[]>();

@@ -17,7 +17,9 @@ interface Policy {
 }
 
 function world(policies: Record<string, Policy>) {
+  /** The writes, as report-writer.ts makes them: only when the report differs from the one stored. */
   const synced: [string, string[]][] = [];
+  const stored = new Map<string, string>();
   const pruned: string[][] = [];
   /** Namespaces whose sync fails (until removed), whether the next prune fails, whether OpenReports is installed. */
   const failing = { sync: new Set<string>(), prune: false };
@@ -26,7 +28,9 @@ function world(policies: Record<string, Policy>) {
     sync: async (ns: string, targets: readonly ReportTarget[]) => {
       if (failing.sync.has(ns)) throw new Error(`apiserver refused ${ns}`);
       if (!served.value) return undefined;
-      synced.push([ns, targets.map((x) => `${x.policy}:${x.name}`).sort()]);
+      const content = targets.map((x) => `${x.policy}:${x.name}`).sort();
+      if (stored.get(ns) !== JSON.stringify(content)) synced.push([ns, content]);
+      stored.set(ns, JSON.stringify(content));
       return 'loopguard';
     },
     prune: async (covered: ReadonlySet<string>) => {
@@ -35,6 +39,7 @@ function world(policies: Record<string, Policy>) {
         throw new Error('apiserver refused the prune');
       }
       pruned.push([...covered].sort());
+      for (const ns of [...stored.keys()]) if (!covered.has(ns)) stored.delete(ns);
     },
     available: async () => served.value,
   };
@@ -47,7 +52,7 @@ function world(policies: Record<string, Policy>) {
   /** The work queue as far as the controller sees it: a set of keys (a key queued twice runs once). */
   const queued = new Set<string>();
   let namesChanged = 0;
-  const reports = new NamespaceReports(writer, { warn: () => undefined } as never, results, covered, { add: (k) => void queued.add(k) }, RESYNC_MS, () => void namesChanged++);
+  const reports = new NamespaceReports(writer, results, covered, { add: (k) => void queued.add(k) }, RESYNC_MS, () => void namesChanged++);
   /** Runs the queued keys as the queue would, until none is left; a failed key is kept, as for the queue's retry. */
   const drain = async () => {
     const failed: string[] = [];
@@ -62,7 +67,7 @@ function world(policies: Record<string, Policy>) {
   /** A policy's round: what it says now, then the namespaces it changed (`coverage`: which it covers may have too). */
   const round = async (owner: string, covers: Record<string, ReportTarget[]>, changed: string[] = Object.keys(covers), coverage = true) => {
     policies[owner] = { covers, planned: true };
-    await reports.changed(changed, coverage);
+    reports.changed(changed, coverage);
   };
   return { reports, synced, pruned, failing, served, policies, queued, drain, round, namesChanged: () => namesChanged };
 }
@@ -110,14 +115,14 @@ describe('NamespaceReports', () => {
     await w.round(cluster, { shop: [t('api', cluster)], blog: [] });
     await w.drain();
     w.policies['shop/own'] = unplanned('shop');
-    await w.round(cluster, { shop: [t('api', cluster)], blog: [t('x', cluster)] }, ['shop', 'blog'], false);
+    await w.round(cluster, { shop: [t('api', cluster), t('db', cluster)], blog: [t('x', cluster)] }, ['shop', 'blog'], false);
     await w.drain();
     // blog is written; shop waits for shop/own, and so does the prune.
-    expect(w.synced.filter(([ns]) => ns === 'shop')).toHaveLength(1);
+    expect(w.synced.filter(([ns]) => ns === 'shop')).toEqual([['shop', [`${cluster}:api`]]]);
     expect(w.synced.at(-1)).toEqual(['blog', [`${cluster}:x`]]);
     await w.round('shop/own', { shop: [t('web', 'LoopbackPolicy/own')] });
     await w.drain();
-    expect(w.synced.at(-1)).toEqual(['shop', [`${cluster}:api`, 'LoopbackPolicy/own:web']]);
+    expect(w.synced.at(-1)).toEqual(['shop', [`${cluster}:api`, `${cluster}:db`, 'LoopbackPolicy/own:web']]);
   });
 
   it('a round queues only the namespaces it changed; the prune only when coverage may have changed', async () => {
@@ -130,15 +135,16 @@ describe('NamespaceReports', () => {
     expect(w.queued).toEqual(new Set([reportKey('shop')]));
   });
 
-  it('a written namespace comes back once per resync, when the writer reads the stored report again; one held or not written does not', async () => {
-    const w = world({ [cluster]: unplanned('shop') });
-    await w.round(cluster, { shop: [] });
-    expect(await w.reports.reconcile(reportKey('shop'))).toEqual({ requeueAfterMs: RESYNC_MS });
-    w.served.value = false;
-    expect(await w.reports.reconcile(reportKey('shop'))).toBeUndefined();
-    w.served.value = true;
+  it('the prune comes back once per resync and queues every covered namespace (the writer reads each stored report again then); held, it waits for the round', async () => {
+    const w = world({ [cluster]: unplanned('shop', 'blog') });
+    await w.round(cluster, { shop: [], blog: [] });
+    w.queued.clear();
+    expect(await w.reports.reconcile(PRUNE_KEY)).toEqual({ requeueAfterMs: RESYNC_MS });
+    expect(w.queued).toEqual(new Set([reportKey('shop'), reportKey('blog')]));
     w.policies['shop/own'] = unplanned('shop');
-    expect(await w.reports.reconcile(reportKey('shop'))).toBeUndefined();
+    w.queued.clear();
+    expect(await w.reports.reconcile(PRUNE_KEY)).toBeUndefined();
+    expect(w.queued).toEqual(new Set());
   });
 
   it('a policy gone leaves the reports; a namespace still governed by another keeps its report', async () => {
@@ -148,7 +154,7 @@ describe('NamespaceReports', () => {
     await w.drain();
     // PolicyController.forgetPolicy: the namespaces it had targets in, and the prune.
     delete w.policies[cluster];
-    await w.reports.changed(['shop', 'blog'], true);
+    w.reports.changed(['shop', 'blog'], true);
     expect(w.queued).toEqual(new Set([reportKey('shop'), reportKey('blog'), PRUNE_KEY]));
     await w.drain();
     expect(w.synced.at(-1)).toEqual(['shop', ['LoopbackPolicy/own:web']]);
@@ -201,19 +207,20 @@ describe('NamespaceReports', () => {
     expect(w.namesChanged()).toBe(3);
   });
 
-  it('without OpenReports nothing is queued; installed later, the next round has every report written; removed, the names go', async () => {
+  it('without OpenReports nothing is written and the prune comes back each resync; installed, it has every report written; removed, the names go', async () => {
     const w = world({ [cluster]: unplanned('shop', 'blog') });
     w.served.value = false;
     await w.round(cluster, { shop: [], blog: [] });
-    expect(w.queued).toEqual(new Set());
+    expect(await w.reports.reconcile(reportKey('shop'))).toBeUndefined();
+    expect(await w.reports.reconcile(PRUNE_KEY)).toEqual({ requeueAfterMs: RESYNC_MS });
+    expect([w.synced, w.pruned]).toEqual([[], []]);
     w.served.value = true;
-    // A round that changed nothing: the prune still comes, and writes both.
-    await w.round(cluster, { shop: [], blog: [] }, [], false);
+    w.queued.clear();
+    await w.reports.reconcile(PRUNE_KEY);
     await w.drain();
     expect(w.synced.map(([ns]) => ns).sort()).toEqual(['blog', 'shop']);
     w.served.value = false;
-    await w.round(cluster, { shop: [], blog: [] }, [], false);
+    await w.reports.reconcile(reportKey('shop'));
     expect(w.reports.names).toEqual(new Map());
-    expect(w.queued).toEqual(new Set());
   });
 });

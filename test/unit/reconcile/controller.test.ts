@@ -88,7 +88,7 @@ function harnessOf(names: readonly string[], perClb: number) {
   /** What each round told the namespaces' reports (namespace-reports.ts): the namespaces it changed, and whether its coverage may have. */
   const reportCalls: [string[], boolean][] = [];
   const controller = new PolicyController({
-    reports: { names: new Map(), changed: async (namespaces, coverage) => void reportCalls.push([[...namespaces].sort(), coverage]) },
+    reports: { names: new Map(), changed: (namespaces, coverage) => void reportCalls.push([[...namespaces].sort(), coverage]) },
     caches: {
       records,
       policy: (_ns, name) => policies.get(name),

@@ -16,6 +16,7 @@ import { DriftScheduler, signalIntervalMs } from '../../../src/controllers/drift
 import { DriftChecks } from '../../../src/controllers/drift-checks.js';
 import { PolicyEventRouter } from '../../../src/controllers/policy/routing.js';
 import { PolicyController } from '../../../src/controllers/policy/policy-controller.js';
+import type { PolicyControllerOptions } from '../../../src/controllers/policy/deps.js';
 import { LearnedCapabilities } from '../../../src/mitigation/capabilities.js';
 import { Executor } from '../../../src/mitigation/executor.js';
 import { PROFILES } from '../model/fixtures.js';
@@ -48,7 +49,7 @@ function harness(...names: string[]) {
   return harnessOf(names, 1);
 }
 
-function harnessOf(names: readonly string[], perClb: number) {
+function harnessOf(names: readonly string[], perClb: number, probe?: PolicyControllerOptions['probe']) {
   const stopping = new AbortController();
   const world = new MemoryWorld();
   names.forEach((n, i) => world.addService(n, `lb-${Math.floor(i / perClb) + 1}`));
@@ -136,6 +137,7 @@ function harnessOf(names: readonly string[], perClb: number) {
     driftTiers: { scheduler },
     tkeGraceMs: GRACE_MS,
     executor,
+    ...(probe ? { probe } : {}),
     stopping: stopping.signal,
   });
   // Routed as the operator routes: informer events and CLB reads that differ note what changed and queue the policy.
@@ -537,6 +539,23 @@ describe('Work follows change: exact work at 1,000 targets under one policy (500
     const written = h.world.log.slice(writes).map((x) => (x.step.kind === 'SetListenerHealthCheckSource' ? `${x.step.loadBalancerId}/${x.step.listenerId}` : x.step.kind));
     expect(new Set(written)).toEqual(new Set(['lb-7/lb-7-tcp']));
     expect(h.world.source('lb-7', 'lb-7-tcp')).toBe(1);
+  });
+
+  it("a probe figure that moved queues its namespace's report (the reports read the remembered figures); none planned, none queued otherwise", async () => {
+    let figure = '30 of 30 ok';
+    const probe = { changed: () => undefined, forget: () => undefined, annotate: async <T extends object>(_on: boolean, outcomes: readonly T[]) => ({ outcomes: outcomes.map((o) => ({ ...o, measured: figure })) }) };
+    const h = harnessOf(['svc-0', 'svc-1'], 1, probe);
+    h.policies.set('p', policyOf('p', { mode: 'Audit' }));
+    await h.reconcile('p');
+    await h.reconcile('p');
+    const planned = h.planned();
+    h.reportCalls.length = 0;
+    figure = '2 of 30 failed';
+    await h.reconcile('p');
+    await h.reconcile('p');
+    expect(h.planned()).toBe(planned);
+    expect(h.reportCalls).toEqual([[['shop'], false], [[], false]]);
+    expect(h.target('p', 'svc-0')?.measured).toBe('2 of 30 failed');
   });
 
   it('a policy spec change plans every target again', async () => {

@@ -339,6 +339,7 @@ export class Operator {
       recheckMs: config.driftCheckIntervalMs,
       queue: { add: (key) => this.queue.add(key) },
       names: () => managedDnsNames(caches, holder, (owner) => controller.outcomes(owner), executor !== undefined),
+      events,
       logger,
     });
     const controller = new PolicyController({

@@ -343,6 +343,7 @@ export class Operator {
       recheckMs: config.driftCheckIntervalMs,
       queue: { add: (key) => this.queue.add(key) },
       names: () => managedDnsNames(caches, holder, outcomes, executor !== undefined),
+      events,
       logger,
     });
     const controller = new PolicyController({

@@ -103,6 +103,10 @@ export const EventReason = {
   CapabilityMissing: 'CapabilityMissing',
   /** Warning: the CLB API denied an action; the message names it. */
   PermissionDenied: 'PermissionDenied',
+  /** Normal: l7.inClusterDNS: Managed: CoreDNS answers the target's host name with its Service's address (docs/dns.md §4). */
+  DnsRewritten: 'DnsRewritten',
+  /** Warning: l7.inClusterDNS: Managed does not rewrite one of the target's host names; the message says why. */
+  DnsRewriteRefused: 'DnsRewriteRefused',
   /** Normal, on a policy: shutdown stopped its round mid-plan; the message names where; the next leader resumes it. */
   RoundInterrupted: 'RoundInterrupted',
 } as const;

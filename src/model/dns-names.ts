@@ -49,6 +49,7 @@ export interface DnsCandidate {
 
 export interface DnsLeftOut {
   target: string;
+  ref: TargetRef;
   host?: string;
   reason: string;
 }
@@ -93,31 +94,31 @@ export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (
     const ref = { kind: f.kind, namespace: f.namespace, name: f.name };
     const vips = f.loadBalancerIps ?? [];
     if (vips.length === 0) {
-      leftOut.push({ target, reason: 'it has no CLB VIP in its status yet, so whether a host name is its own cannot be checked' });
+      leftOut.push({ target, ref, reason: 'it has no CLB VIP in its status yet, so whether a host name is its own cannot be checked' });
       continue;
     }
     if (f.kind === 'Ingress') {
       if (f.annotations?.[IngressAnnotation.ExistingLoadBalancerId] !== undefined) {
-        leftOut.push({ target, reason: sharedClbReason(IngressAnnotation.ExistingLoadBalancerId, 'the Ingress') });
+        leftOut.push({ target, ref, reason: sharedClbReason(IngressAnnotation.ExistingLoadBalancerId, 'the Ingress') });
         continue;
       }
       for (const r of ingressNames(f, service)) {
-        if ('reason' in r) leftOut.push({ target, host: r.host, reason: r.reason });
+        if ('reason' in r) leftOut.push({ target, ref, host: r.host, reason: r.reason });
         else candidates.push({ target, ref, host: r.host, namespace: f.namespace, service: r.service, vips });
       }
     } else if (f.kind === 'Gateway') {
       const svc = f.service.state === 'Own' || f.service.state === 'Merged' ? f.service.facts : undefined;
       if (!svc) {
-        leftOut.push({ target, reason: 'Envoy Gateway has not generated one Service for it' });
+        leftOut.push({ target, ref, reason: 'Envoy Gateway has not generated one Service for it' });
         continue;
       }
       const key = ServiceAnnotation.ExistingLoadBalancerId;
       const brought = svc.annotations?.[key] !== undefined ? `its Service ${svc.namespace}/${svc.name}` : f.envoyProxy?.state === 'Found' && f.envoyProxy.annotations[key] !== undefined ? `its EnvoyProxy ${f.envoyProxy.namespace}/${f.envoyProxy.name}` : undefined;
       if (brought) {
-        leftOut.push({ target, reason: sharedClbReason(key, brought) });
+        leftOut.push({ target, ref, reason: sharedClbReason(key, brought) });
         continue;
       }
-      if (!f.hostnames?.length) leftOut.push({ target, reason: 'no listener names a hostname' });
+      if (!f.hostnames?.length) leftOut.push({ target, ref, reason: 'no listener names a hostname' });
       for (const host of f.hostnames ?? []) candidates.push({ target, ref, host, namespace: svc.namespace, service: svc.name, vips });
     }
   }

@@ -153,6 +153,20 @@ describe(`l7.inClusterDNS: Managed with CoreDNS ${tools.version}`, () => {
     expect(text).toContain(`for ClusterLoopbackPolicy ${policy} (l7.inClusterDNS: Managed)`);
     expect(await through(SHOP)).toEqual([clusterIp]);
     expect(await through(PARTNER)).toEqual([PARTNER_IP]);
+    // The Ingress's own users read both in `kubectl describe ingress` (the condition is the cluster policy's).
+    const events = await waitFor(
+      "the DNS Events on the Ingress",
+      async () => {
+        const list = (await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.kind=Ingress,involvedObject.name=web' })).items;
+        const dnsEvents = list.filter((e) => e.reason === 'DnsRewritten' || e.reason === 'DnsRewriteRefused').map((e) => `${e.type} ${e.reason}: ${e.message}`).sort();
+        return dnsEvents.length === 2 ? dnsEvents : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 250, context: logs },
+    );
+    expect(events).toEqual([
+      `Normal DnsRewritten: In-cluster DNS: CoreDNS answers ${SHOP} with the address of web.${ns}.svc.cluster.local, so in-cluster callers skip the CLB (l7.inClusterDNS: Managed).`,
+      `Warning DnsRewriteRefused: In-cluster DNS: ClusterLoopbackPolicy/${policy} does not rewrite ${PARTNER}: the upstream DNS (127.0.0.1:${port.upstream}) answers ${PARTNER_IP}, not the target's CLB VIP ${vip}: the name is not shown to be the target's.`,
+    ]);
     // The Corefile is the administrator's: as it was.
     expect((await core.readNamespacedConfigMap({ namespace: KUBE_SYSTEM, name: COREFILE_CM })).data?.['Corefile']).toBe(corefile());
   }, 120_000);

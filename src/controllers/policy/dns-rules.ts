@@ -10,10 +10,13 @@
 // deleted) leaves the file and is checked until it no longer resolves to its Service. A policy's round never waits on
 // DNS; a failed read or write is reported in the condition and tried again at the next check, except a write conflict
 // (someone wrote the ConfigMap meanwhile), which the pass throws for the work queue to retry with its backoff.
-import { dnsCondition, readCorefile, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer } from '../../model/dns-check.js';
+import { dnsCondition, readCorefile, ruleInEffect, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer } from '../../model/dns-check.js';
+import { involvedObject } from '../../api/loopbackpolicy.js';
+import { EventReason } from '../../api/reasons.js';
+import type { EventRecorder } from '../../kube/events.js';
 import { dnsNameOwned, type DnsNameChoice } from '../../model/dns-names.js';
 import { parseDnsRewrites, renderDnsRewrites, type DnsRewriteRule } from '../../model/dns-rewrite.js';
-import { policyRefOf, type OwnerKey } from '../../model/record-registry.js';
+import { describeOwner, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
 import { COREDNS_NAMESPACE, RULES_CONFIGMAP, RulesWriteConflict, type CorednsRulesAccess } from '../../kube/coredns-rules-store.js';
 import type { DnsLookup } from '../../runtime/dns-resolver.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
@@ -38,6 +41,8 @@ export interface DnsRulesOptions {
   /** What each cluster policy asking for Managed asks for now (managedDnsNames); undefined: one is not planned yet. */
   names: () => ReadonlyMap<OwnerKey, DnsNameChoice> | undefined;
   logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
+  /** Each target's Events about its names (tellTargets). */
+  events: Pick<EventRecorder, 'recordStanding'>;
   now?: () => number;
 }
 
@@ -166,9 +171,30 @@ export class DnsRules {
         this.o.queue.add(owner);
       }
     }
+    this.tellTargets(asked, notWritten, file.rules, answers);
     const waiting = [...next.values()].some((c) => c.reason === 'RulesPending') || this.reverting.size > 0;
     if (waiting) return { requeueAfterMs: Math.min(PENDING_RECHECK_MS, this.o.waitMs) };
     return asked.size > 0 || writeProblem ? { requeueAfterMs: this.o.recheckMs } : undefined;
+  }
+
+  /**
+   * What became of each target's names, where the target's own users read it (`kubectl describe`; the condition is
+   * the cluster policy's): a Normal Event once its rule is in effect, a Warning for a name refused, each written once
+   * and re-asserted while it holds (recordStanding). Names refused before a host is known (no VIP yet) wait for one.
+   */
+  private tellTargets(asked: ReadonlyMap<OwnerKey, DnsNameChoice>, notWritten: ReadonlyMap<OwnerKey, readonly { target: string; host?: string; reason: string }[]>, rules: readonly DnsRewriteRule[], answers: ReadonlyMap<string, DnsRuleAnswer[]>): void {
+    const refOf = new Map([...asked.values()].flatMap((c) => [...c.candidates, ...c.leftOut].map((t) => [t.target, t.ref] as const)));
+    const tell = (target: string, type: 'Normal' | 'Warning', reason: string, message: string) => {
+      const ref = refOf.get(target);
+      if (ref) void this.o.events.recordStanding(involvedObject(ref), type, reason, message);
+    };
+    for (const [owner, left] of notWritten) {
+      for (const l of left) if (l.host) tell(l.target, 'Warning', EventReason.DnsRewriteRefused, `In-cluster DNS: ${describeOwner(owner)} does not rewrite ${ruleHost(l.host)}: ${l.reason}.`);
+    }
+    for (const r of rules) {
+      if (!ruleInEffect(answers.get(r.host) ?? [])) continue;
+      for (const t of r.targets) tell(t, 'Normal', EventReason.DnsRewritten, `In-cluster DNS: CoreDNS answers ${r.host} with the address of ${r.serviceName}, so in-cluster callers skip the CLB (l7.inClusterDNS: Managed).`);
+    }
   }
 
   /** Every policy's candidates whose upstream answer is their target's own VIP; the others with the reason, per policy. */
@@ -177,7 +203,7 @@ export class DnsRules {
     const notWritten = new Map<OwnerKey, { target: string; host?: string; reason: string }[]>();
     const upstream = new Map<string, Promise<string[]>>();
     for (const [owner, choice] of asked) {
-      const left = [...choice.leftOut];
+      const left: { target: string; host?: string; reason: string }[] = [...choice.leftOut];
       notWritten.set(owner, left);
       for (const c of choice.candidates) {
         const host = c.host.toLowerCase().replace(/\.$/, '');

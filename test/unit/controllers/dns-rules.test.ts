@@ -48,8 +48,9 @@ function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string
   // What the policies ask for (managedDnsNames), a copy per pass as there; `held`: one is not planned yet.
   const asked = new Map<string, DnsNameChoice>();
   const warnings: string[] = [];
-  const dns = new DnsRules({ store, lookup, upstream: [UPSTREAM], coredns: [], clusterDomain: 'cluster.local', waitMs: 60_000, recheckMs: 300_000, queue: { add: (k) => state.queued.push(k) }, names: () => (state.held ? undefined : new Map(asked)), logger: { info: () => {}, warn: (m) => void warnings.push(m) }, now: () => state.now });
-  return { dns, state, asked, warnings };
+  const events: string[] = [];
+  const dns = new DnsRules({ store, lookup, upstream: [UPSTREAM], coredns: [], clusterDomain: 'cluster.local', waitMs: 60_000, recheckMs: 300_000, queue: { add: (k) => state.queued.push(k) }, names: () => (state.held ? undefined : new Map(asked)), logger: { info: () => {}, warn: (m) => void warnings.push(m) }, events: { recordStanding: async (t, type, reason, message) => void events.push(`${t.kind} ${t.namespace}/${t.name} ${type} ${reason}: ${message}`) }, now: () => state.now });
+  return { dns, state, asked, warnings, events };
 }
 
 describe('DnsRules', () => {
@@ -92,6 +93,25 @@ describe('DnsRules', () => {
     expect(c.status).toBe('True');
     expect(c.message).toContain(`partner.example.net (Ingress shop/web): the upstream DNS (${UPSTREAM}) answers 203.0.113.7, not the target's CLB VIP ${VIP}`);
     expect(c.message).toContain('internal.example.com (Ingress shop/web): the upstream DNS (183.60.83.19) answers no address');
+  });
+
+  it("tells each target's users what became of its names: a Normal Event for a rule in effect, a Warning for a name refused", async () => {
+    const { dns, asked, events } = world({ upstream: { 'partner.example.net': ['203.0.113.7'] } });
+    const api = { target: 'Ingress shop/api', ref: { kind: 'Ingress' as const, namespace: 'shop', name: 'api' } };
+    asked.set(OWNER, { candidates: [candidate('shop.example.com'), candidate('partner.example.net')], leftOut: [{ ...api, host: 'secure.example.com', reason: 'the host has TLS' }, { ...api, reason: 'it has no CLB VIP in its status yet' }] });
+    await dns.reconcile();
+    expect(events.sort()).toEqual([
+      'Ingress shop/api Warning DnsRewriteRefused: In-cluster DNS: ClusterLoopbackPolicy/tke does not rewrite secure.example.com: the host has TLS.',
+      `Ingress shop/web Normal DnsRewritten: In-cluster DNS: CoreDNS answers shop.example.com with the address of web.shop.svc.cluster.local, so in-cluster callers skip the CLB (l7.inClusterDNS: Managed).`,
+      `Ingress shop/web Warning DnsRewriteRefused: In-cluster DNS: ClusterLoopbackPolicy/tke does not rewrite partner.example.net: the upstream DNS (${UPSTREAM}) answers 203.0.113.7, not the target's CLB VIP ${VIP}: the name is not shown to be the target's.`,
+    ]);
+  });
+
+  it('no Normal Event while CoreDNS does not answer the rule yet', async () => {
+    const { dns, asked, events } = world({ coredns: (name) => (name === 'web.shop.svc.cluster.local' ? [CLUSTER_IP] : [VIP]) });
+    asked.set(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    expect(events).toEqual([]);
   });
 
   it("never writes a rule whose Service name CoreDNS does not answer (it would break the host), and says so", async () => {

@@ -95,7 +95,7 @@ describe('chooseDnsNames', () => {
   it.each(leftOut)('leaves out an Ingress host with %s, saying why', (_, ing, reason) => {
     const choice = chooseDnsNames([outcome(ing, 'KeepaliveCapabilityMissing')], lookup);
     expect(choice.candidates).toEqual([]);
-    expect(choice.leftOut).toEqual([{ target: 'Ingress shop/web', host: 'shop.example.com', reason: expect.stringContaining(reason) }]);
+    expect(choice.leftOut).toEqual([{ target: 'Ingress shop/web', ref: { kind: 'Ingress', namespace: 'shop', name: 'web' }, host: 'shop.example.com', reason: expect.stringContaining(reason) }]);
   });
 
   it('leaves out a target without a VIP (its name cannot be checked)', () => {
@@ -118,8 +118,8 @@ describe('chooseDnsNames', () => {
     expect(chooseDnsNames([outcome(none, 'IpModeProxy'), outcome(bare, 'IpModeProxy')], lookup)).toEqual({
       candidates: [],
       leftOut: [
-        { target: 'Gateway shop/gw', reason: 'Envoy Gateway has not generated one Service for it' },
-        { target: 'Gateway shop/bare', reason: 'no listener names a hostname' },
+        { target: 'Gateway shop/gw', ref: { kind: 'Gateway', namespace: 'shop', name: 'gw' }, reason: 'Envoy Gateway has not generated one Service for it' },
+        { target: 'Gateway shop/bare', ref: { kind: 'Gateway', namespace: 'shop', name: 'bare' }, reason: 'no listener names a hostname' },
       ],
     });
   });
@@ -142,7 +142,7 @@ describe('chooseDnsNames', () => {
   it.each(sharedClb)('leaves out %s, saying why', (_, facts, reason) => {
     const choice = chooseDnsNames([outcome(facts, facts.kind === 'Ingress' ? 'KeepaliveCapabilityMissing' : 'IpModeProxy')], lookup);
     expect(choice.candidates).toEqual([]);
-    expect(choice.leftOut).toEqual([{ target: `${facts.kind} shop/${facts.name}`, reason: expect.stringContaining(reason) }]);
+    expect(choice.leftOut).toEqual([{ target: `${facts.kind} shop/${facts.name}`, ref: { kind: facts.kind, namespace: 'shop', name: facts.name }, reason: expect.stringContaining(reason) }]);
   });
 
   it('an Ingress or Gateway with other annotations, on a CLB TKE created for it, still asks', () => {

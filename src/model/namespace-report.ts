@@ -74,7 +74,7 @@ export interface Report {
   results?: ReportResult[];
 }
 
-/** One governed target, as the controller hands it over (a cluster or a namespaced policy's). */
+/** One governed target, as a namespace's key reads it (targets.ts namespaceResults: a cluster or a namespaced policy's). */
 export interface ReportTarget {
   apiVersion: string; // TARGET_API_VERSION of its kind
   kind: TargetKind;

@@ -111,22 +111,10 @@ export const VERDICT_RESULT: Readonly<Record<Verdict, { result: ReportResultValu
  */
 export const LISTED_RESULTS: readonly ReportResultValue[] = ['fail', 'warn', 'error', 'pass'];
 
-/**
- * A policy conflict is reported by the policy that holds the target (docs/reports.md): the loser's Conflict entry for a target
- * the holder also reports is dropped, so one target is one result and is counted once.
- */
-const POLICY_CONFLICT_CAUSES: ReadonlySet<string> = new Set(['PolicyConflict', 'PolicyPrecedence']);
-
 const targetKey = (t: { kind?: string | undefined; name?: string | undefined }) => `${t.kind ?? ''}/${t.name ?? ''}`;
 
 function timestampOf(now: Date): ReportTimestamp {
   return { seconds: Math.floor(now.getTime() / 1000), nanos: 0 };
-}
-
-/** The targets one report covers: a losing policy's Conflict entry goes when the holder reports the same target. */
-function governed(targets: readonly ReportTarget[]): ReportTarget[] {
-  const held = new Set(targets.filter((t) => !POLICY_CONFLICT_CAUSES.has(t.rootCause)).map(targetKey));
-  return targets.filter((t) => !(POLICY_CONFLICT_CAUSES.has(t.rootCause) && held.has(targetKey(t))));
 }
 
 function compareTargets(a: ReportTarget, b: ReportTarget): number {
@@ -180,11 +168,10 @@ function resultOf(namespace: string, t: ReportTarget, timestamp: ReportTimestamp
  * each unchanged result its first timestamp back, so an unchanged namespace yields a report `sameReport` finds equal.
  */
 export function namespaceReport(namespace: string, targets: readonly ReportTarget[], previous: Report | undefined, now: Date): Report {
-  const covered = governed(targets);
   const summary: Record<ReportResultValue, number> = { pass: 0, fail: 0, warn: 0, error: 0, skip: 0 };
-  for (const t of covered) summary[VERDICT_RESULT[t.verdict].result]++;
+  for (const t of targets) summary[VERDICT_RESULT[t.verdict].result]++;
   const before = new Map((previous?.results ?? []).map((r) => [targetKey(r.resources?.[0] ?? {}), r]));
-  const results = covered
+  const results = targets
     .filter((t) => LISTED_RESULTS.includes(VERDICT_RESULT[t.verdict].result))
     .sort(compareTargets)
     .slice(0, MAX_REPORT_RESULTS)

@@ -141,17 +141,6 @@ describe('namespaceReport: the mapping of each verdict (docs/reports.md table)',
       lb: 'lb-\ufffd1',
     });
   });
-
-  it("drops a losing policy's PolicyConflict entry when the holder reports the target, keeps it otherwise", () => {
-    const holder = target('web', 'Mitigated', 'LoopbackPrevented', { policy: 'ClusterLoopbackPolicy/platform' });
-    const loser = target('web', 'Conflict', 'PolicyConflict', { policy: 'LoopbackPolicy/team' });
-    const both = namespaceReport('shop', [loser, holder], undefined, t0);
-    expect(both.summary).toEqual({ pass: 1, fail: 0, warn: 0, error: 0, skip: 0 });
-    expect(both.results?.map((r) => `${r.policy}:${r.rule}`)).toEqual(['ClusterLoopbackPolicy/platform:LoopbackPrevented']);
-    const alone = namespaceReport('shop', [loser], undefined, t0);
-    expect(alone.summary?.warn).toBe(1);
-    expect(alone.results?.map((r) => r.rule)).toEqual(['PolicyConflict']);
-  });
 });
 
 describe('namespaceReport: order and cap', () => {

@@ -276,7 +276,7 @@ export class Operator {
     const healthSignal = new HealthSignal(d.clb);
     const fullReadsPerSecond = (config.cloudRateLimit * config.driftFullReadShare) / 100;
     const observer = new ClbObserver(healthSignal.recording(d.clb));
-    const driftScheduler = new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond);
+    const driftScheduler = new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond, () => observer.size);
     // The checkpoint's store also holds the key that seals the namespaces' reports (src/kube/report-seal.ts).
     const observationStore = config.observationCheckpoint ? new ObservationStore(kc, config.namespace) : undefined;
     const checkpoint = observationStore ? new Checkpointer({ observer, store: observationStore, region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;

@@ -178,6 +178,11 @@ export class ClbObserver {
     return n;
   }
 
+  /** How many CLBs have a cached observation (checkpoint entries included). */
+  get size(): number {
+    return this.cache.size;
+  }
+
   /** Whether the CLB's cached observation came from the checkpoint and has not been read since. */
   seeded(id: string): boolean {
     return this.cache.get(id)?.seeded === true;

@@ -91,4 +91,34 @@ describe('restart from the observation checkpoint', () => {
     // before the restart), read fresh, corrected.
     await waitFor('the drift made while down corrected', async () => ((await sources(driftLb)).every((s) => s === 1) ? true : undefined), { timeoutMs: DRIFT_MS + 30_000 });
   }, 300_000);
+
+  it('reads older than the drift interval but within the full cycle of the CLBs it holds are not read again', async () => {
+    // A slow full cycle (1 % of 5 calls/s for full reads: 20 s per CLB) and a short drift interval: the checkpoint's
+    // reads are older than the interval when the operator comes back, yet within the cycle of the CLBs it holds. A
+    // restart that sized the cycle by the CLBs of its first drift pass (none yet) read every one of them again.
+    const intervalS = 2;
+    const slow = () => tke.startOperator({ extraArgs: [`--drift-check-interval=${intervalS}s`, '--drift-full-read-share=1', '--cloud-rate-limit=5'] });
+    const ns = await createNamespace('restart-cycle');
+    tke.namespaces.add(ns);
+    const names = ['a', 'b'];
+    for (const n of names) await core.createNamespacedService({ namespace: ns, body: lbService(n, AT_RISK_L4) });
+    const ids: string[] = [];
+    for (const n of names) ids.push(await clbOf(ns, n));
+    await operator?.stop('SIGTERM');
+    operator = await slow();
+    const policy = { namespace: ns, name: 'cycle' };
+    expect((await applyPolicy(policyManifest(policy, { mode: 'Enforce' }))).code).toBe(0);
+    await waitFor('both mitigated', async () => {
+      for (const id of ids) if ((await sources(id)).some((s) => s !== 1)) return undefined;
+      return (await getPolicy(policy)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ? true : undefined;
+    });
+    await operator.stop('SIGTERM');
+    // Past the drift interval: every read in the checkpoint is older than it.
+    await new Promise((r) => setTimeout(r, 2 * intervalS * 1000));
+    await core.createNamespacedService({ namespace: ns, body: { metadata: { name: 'marker' }, spec: { type: 'ClusterIP', ports: [{ port: 80 }] } } });
+    await emulator.admin.markStats('restart');
+    operator = await slow();
+    await waitFor('the first round after the restart reported', async () => ((await getPolicy(policy)).status?.counts?.total === names.length + 1 ? true : undefined));
+    expect(await reads()).toEqual({});
+  }, 300_000);
 });

@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Metafile } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -15,7 +15,8 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
  * Node options a bundle runs with. Node warns about `require('punycode')` (tr46, under node-fetch) and `url.parse()`
  * (node-fetch 2, under the cloud SDK) only for code outside node_modules: bundled, the dependencies' code looks like
  * ours. The checkout prints neither; neither is loopguard's to fix. The Dockerfile's ENTRYPOINT repeats these
- * (test/integration/image.test.ts checks it does).
+ * (test/integration/image.test.ts checks it does). Since tr46 is left out (unusedFallback) the operator's bundle
+ * requires no punycode; DEP0040's flag can go with the ENTRYPOINT's once the plugin's bundle is checked too.
  */
 export const BUNDLE_NODE_OPTIONS = ['--disable-warning=DEP0040', '--disable-warning=DEP0169'];
 
@@ -44,6 +45,20 @@ export interface BundleOptions {
   moduleUrl: string;
 }
 
+/**
+ * node-fetch 2 (under the cloud SDK) requires whatwg-url when it loads but uses it only where Node has no `url.URL`
+ * (`Url.URL || whatwgUrl.URL`, its lib/index.js): never on Node 24. Loaded, whatwg-url brings tr46's Unicode mapping
+ * table, 1.4 MiB of the operator's live heap for as long as it runs, and their code (heap snapshot, issue 40;
+ * docs/benchmarks.md). A bundle gets an empty module in its place.
+ */
+const unusedFallback: Plugin = {
+  name: 'unused-fallback',
+  setup(b) {
+    b.onResolve({ filter: /^whatwg-url$/ }, (args) => ({ path: args.path, namespace: 'unused-fallback' }));
+    b.onLoad({ filter: /.*/, namespace: 'unused-fallback' }, () => ({ contents: 'module.exports = {};', loader: 'js' }));
+  },
+};
+
 /** Writes the bundle (CommonJS, Node 24); returns esbuild's metafile (what went in). */
 export async function bundleLoopguard(o: BundleOptions): Promise<Metafile> {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
@@ -59,6 +74,7 @@ export async function bundleLoopguard(o: BundleOptions): Promise<Metafile> {
     ...(o.minify === 'full' ? { minify: true } : { minifyWhitespace: true, minifySyntax: true, keepNames: true }),
     legalComments: 'none',
     logLevel: 'warning',
+    plugins: [unusedFallback],
     define: {
       // src/version.ts: the build info, baked in.
       LOOPGUARD_EMBEDDED_BUILD_INFO: JSON.stringify({ version: pkg.version, commit: o.commit }),

@@ -13,6 +13,7 @@ import {
 import { jitteredDelay } from './backoff.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import { kubeStatus } from './kube-errors.js';
+import { definedOf } from './target-trim.js';
 import type { LogSink } from './logger.js';
 
 export type InformerEvent = 'add' | 'update' | 'delete';
@@ -47,14 +48,14 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
  * hold every Service and Ingress of the cluster (bench/scale: 12,000). The cache keeps this very object (client-node
  * stores the listed items and the watched objects it hands to the handlers), so trimming it here trims the cache.
  * loopguard's writes read their target from the apiserver, never from here.
+ * The metadata is rebuilt with its defined values, not edited (target-trim.ts definedOf: `delete` made every cached
+ * metadata a hash table).
  */
 export function slim<T extends KubernetesObject>(obj: T, keepOwn: boolean): T {
   const md = obj.metadata;
-  if (md?.managedFields) {
-    const own = keepOwn ? md.managedFields.filter((e) => e.manager === FIELD_MANAGER) : [];
-    if (own.length > 0) md.managedFields = own;
-    else delete md.managedFields;
-  }
+  if (!md) return obj;
+  const own = keepOwn ? md.managedFields?.filter((e) => e.manager === FIELD_MANAGER) : undefined;
+  obj.metadata = definedOf(md, own && own.length > 0 ? { managedFields: own } : {}, ['managedFields']);
   return obj;
 }
 

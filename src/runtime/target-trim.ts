@@ -15,6 +15,19 @@ export const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 type Obj = Record<string, unknown>;
 
+/**
+ * `o`'s defined fields but `drop`, then `extra`'s, in a new plain object. What the caches keep is rebuilt this way,
+ * never edited with `delete`: deleting a field turns a V8 object into a hash table (dictionary mode) that keeps its
+ * size, and client-node's deserializer sets every field of a V1ObjectMeta, most of them undefined. The cached
+ * metadata trimmed with `delete` were 448-byte tables for half a dozen values each: about 7 MiB of the 16,500 objects
+ * bench/scale caches (heap snapshot, issue 40).
+ */
+export function definedOf<O extends object>(o: O, extra: Partial<O> = {}, drop: readonly (keyof O)[] = []): O {
+  const out: Partial<O> = {};
+  for (const k of Object.keys(o) as (keyof O)[]) if (o[k] !== undefined && !drop.includes(k)) out[k] = o[k];
+  return Object.assign(out, extra) as O;
+}
+
 /** `o` with only `keys`, those set; undefined stays undefined. */
 function pick<T extends object>(o: T | undefined, keys: readonly (keyof T)[]): T | undefined {
   if (!o) return undefined;
@@ -23,25 +36,28 @@ function pick<T extends object>(o: T | undefined, keys: readonly (keyof T)[]): T
   return out as T;
 }
 
-function trimMetadata(md: V1ObjectMeta | undefined): void {
+/** Rebuilt, never edited with `delete`: see definedOf. */
+function trimMetadata(o: { metadata?: V1ObjectMeta }): void {
+  const md = o.metadata;
   if (!md) return;
   const drop: (keyof V1ObjectMeta)[] = ['generateName', 'selfLink', 'ownerReferences', 'finalizers', 'generation'];
-  for (const k of drop) delete md[k];
-  if (md.annotations?.[LAST_APPLIED] !== undefined) {
-    const { [LAST_APPLIED]: _, ...rest } = md.annotations;
-    md.annotations = rest;
+  let annotations = md.annotations;
+  if (annotations?.[LAST_APPLIED] !== undefined) {
+    const { [LAST_APPLIED]: _, ...rest } = annotations;
+    annotations = rest;
   }
+  o.metadata = definedOf(md, annotations ? { annotations } : {}, drop);
 }
 
 /** Of the status, status.loadBalancer.ingress's ip and ipMode only: the published addresses (hostname is not read). */
 function trimStatus(o: { status?: { loadBalancer?: { ingress?: { ip?: string; ipMode?: string }[] } } }): void {
   const ingress = o.status?.loadBalancer?.ingress;
-  if (ingress && ingress.length > 0) o.status = { loadBalancer: { ingress: ingress.map((i) => pick(i, ['ip', 'ipMode']) ?? {}) } };
-  else delete o.status;
+  // Unset, not deleted: the object stays out of V8's dictionary mode (definedOf).
+  o.status = ingress && ingress.length > 0 ? { loadBalancer: { ingress: ingress.map((i) => pick(i, ['ip', 'ipMode']) ?? {}) } } : undefined;
 }
 
 export function trimService(svc: V1Service): V1Service {
-  trimMetadata(svc.metadata);
+  trimMetadata(svc);
   const spec = svc.spec;
   if (spec) {
     const kept = pick(spec, ['type', 'loadBalancerClass', 'externalTrafficPolicy']) ?? {};
@@ -55,7 +71,7 @@ export function trimService(svc: V1Service): V1Service {
 }
 
 export function trimIngress(ing: V1Ingress): V1Ingress {
-  trimMetadata(ing.metadata);
+  trimMetadata(ing);
   const spec = ing.spec;
   if (spec) {
     const kept = pick(spec, ['ingressClassName']) ?? {};
@@ -81,30 +97,30 @@ export function trimIngress(ing: V1Ingress): V1Ingress {
 
 /** A Gateway: its metadata (as a Service's), class, own EnvoyProxy's reference and listeners' hostnames; the rest of the listeners, addresses and status are not read. */
 export function trimGateway<G extends { metadata?: V1ObjectMeta; spec?: { gatewayClassName?: string; infrastructure?: { parametersRef?: unknown }; listeners?: { hostname?: string }[] }; status?: unknown }>(gw: G): G {
-  trimMetadata(gw.metadata);
+  trimMetadata(gw);
   const ref = gw.spec?.infrastructure?.parametersRef;
   // The listeners' hostnames only: the names l7.inClusterDNS may rewrite (docs/dns.md).
   const hostnames = (gw.spec?.listeners ?? []).flatMap((l) => (l.hostname ? [{ hostname: l.hostname }] : []));
   gw.spec = { ...pick(gw.spec, ['gatewayClassName']), ...(ref ? { infrastructure: { parametersRef: ref } } : {}), ...(hostnames.length > 0 ? { listeners: hostnames } : {}) };
-  delete gw.status;
+  gw.status = undefined;
   return gw;
 }
 
 /** An EnvoyProxy: its provider's type and envoyService.annotations (what loopguard reads and writes), nothing else. */
 export function trimEnvoyProxy<E extends { metadata?: V1ObjectMeta; spec?: { provider?: { type?: string; kubernetes?: { envoyService?: { annotations?: Record<string, string> } } } }; status?: unknown }>(ep: E): E {
-  trimMetadata(ep.metadata);
+  trimMetadata(ep);
   const p = ep.spec?.provider;
   const annotations = p?.kubernetes?.envoyService?.annotations;
   ep.spec = { ...(p ? { provider: { ...(p.type ? { type: p.type } : {}), ...(annotations ? { kubernetes: { envoyService: { annotations } } } : {}) } } : {}) };
-  delete ep.status;
+  ep.status = undefined;
   return ep;
 }
 
 /** A GatewayClass: its name and parametersRef (the EnvoyProxy it names). */
 export function trimGatewayClass<C extends { metadata?: V1ObjectMeta; spec?: { parametersRef?: unknown }; status?: unknown }>(c: C): C {
-  trimMetadata(c.metadata);
+  trimMetadata(c);
   const ref = c.spec?.parametersRef;
   c.spec = ref ? { parametersRef: ref } : {};
-  delete c.status;
+  c.status = undefined;
   return c;
 }

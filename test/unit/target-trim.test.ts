@@ -3,6 +3,12 @@ import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../../src/api/loopbackpolicy.js';
 import { gatewayFacts, ingressFacts, serviceFacts } from '../../src/model/target-facts.js';
 import { LAST_APPLIED, trimGateway, trimIngress, trimService } from '../../src/runtime/target-trim.js';
+import { slim } from '../../src/runtime/informer.js';
+import { setFlagsFromString } from 'node:v8';
+
+// V8's own answer to "is this object a hash table?" (dictionary mode, what `delete` makes of an object).
+setFlagsFromString('--allow-natives-syntax');
+const hasFastProperties = new Function('o', 'return %HasFastProperties(o)') as (o: object) => boolean;
 
 
 // Every field a Service can carry that the model reads, and many it does not.
@@ -125,6 +131,27 @@ describe('trimService', () => {
     const svc: V1Service = { metadata: { name: 'c', namespace: 'n', resourceVersion: '1' }, spec: { type: 'ClusterIP', clusterIP: '10.0.0.1', ports: [{ port: 80 }] }, status: { loadBalancer: {} } };
     expect(trimService(svc)).toBe(svc);
     expect(svc).toEqual({ metadata: { name: 'c', namespace: 'n', resourceVersion: '1' }, spec: { type: 'ClusterIP', ports: [{ port: 80 }] } });
+  });
+});
+
+describe('the cached objects: plain objects V8 keeps in fast mode, without undefined fields', () => {
+  // As client-node's deserializer builds them: every field of the metadata set, most undefined.
+  const deserialized = (): V1Service => {
+    const svc = fullService();
+    const md = svc.metadata ?? {};
+    svc.metadata = { ...md, clusterName: undefined, deletionGracePeriodSeconds: undefined, generateName: undefined, selfLink: undefined } as typeof md;
+    svc.status = { loadBalancer: {} };
+    return svc;
+  };
+  it.each([
+    { name: 'a Service (slim, then trimService)', trimmed: () => trimService(slim(deserialized(), true)) },
+    { name: 'an Ingress (slim, then trimIngress)', trimmed: () => trimIngress(slim(fullIngress(), true)) },
+    { name: 'any other cached object (slim only)', trimmed: () => slim(deserialized(), false) },
+  ])('$name', ({ trimmed }) => {
+    const obj: { metadata?: object } = trimmed();
+    expect(hasFastProperties(obj)).toBe(true);
+    expect(hasFastProperties(obj.metadata ?? {})).toBe(true);
+    expect(Object.entries(obj.metadata ?? {}).filter(([, v]) => v === undefined)).toEqual([]);
   });
 });
 

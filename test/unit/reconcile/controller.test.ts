@@ -234,6 +234,21 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     expect(h.events).toContainEqual({ target: 'web', reason: 'TargetAtRisk', type: 'Warning' });
   });
 
+  it('Events on a change of verdict only: AtRisk once under Audit, Mitigated once after the switch to Enforce', async () => {
+    const h = harness('web');
+    const verdicts = () => h.events.filter((e) => e.reason === 'TargetAtRisk' || e.reason === 'TargetMitigated').map((e) => e.reason);
+    h.policies.set('p', policyOf('p', { mode: 'Audit' }));
+    await h.reconcile('p');
+    later(DRIFT_MS);
+    await h.reconcile('p');
+    expect(verdicts()).toEqual(['TargetAtRisk']);
+    h.policies.set('p', { ...policyOf('p', { mode: 'Enforce' }), metadata: { ...policyOf('p', {}).metadata, generation: 2 } });
+    await h.reconcile('p');
+    later(2 * DRIFT_MS);
+    await h.reconcile('p');
+    expect(verdicts()).toEqual(['TargetAtRisk', 'TargetMitigated']);
+  });
+
   it('two policies select one target: the older manages it, the other reports PolicyConflict', async () => {
     const h = harness('web');
     h.policies.set('old', policyOf('old', { mode: 'Enforce' }, '2026-01-01T00:00:00Z'));

@@ -19,6 +19,7 @@ import { CLUSTER_KIND, CLUSTER_PLURAL, type ClusterLoopbackPolicy } from './api/
 import { PolicyEventRouter } from './controllers/policy/routing.js';
 import { clusterOwnerKey, holderOf, type OwnerKey } from './model/record-registry.js';
 import { TKE_SERVICE_CONFIG } from './api/annotations.js';
+import { governingConfigName } from './plan/l7.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './cloud/clb-observer.js';
@@ -168,13 +169,13 @@ export class Operator {
     // A cluster-wide informer on a custom resource, named after its plural (loopguard's own, TKE's, Gateway API's).
     const customInformer = (r: { group: string; version: string; plural: string }, onEvent: (obj: KubernetesObject, type: InformerEvent) => void, options: Pick<ResilientInformerOptions<KubernetesObject>, 'transform'> = {}) =>
       make<KubernetesObject>(r.plural, `/apis/${r.group}/${r.version}/${r.plural}`, async (page) => (await custom.listClusterCustomObject({ ...r, ...page })) as KubernetesListObject<KubernetesObject>, onEvent, options);
-    // A Service: itself; an Ingress: its namespace's targets (Ingresses on different CLBs share TkeServiceConfigs); with
-    // each, the CLB it is bound to (routing.ts).
+    // A Service or an Ingress: itself, with the CLB it is bound to and an Ingress's TkeServiceConfig (routing.ts).
     const byTarget = (kind: 'Service' | 'Ingress') => (obj: KubernetesObject, type: InformerEvent) => {
       const namespace = obj.metadata?.namespace ?? '';
-      const key = targetKey({ kind, namespace, name: obj.metadata?.name ?? '' });
+      const name = obj.metadata?.name ?? '';
+      const key = targetKey({ kind, namespace, name });
       const clb = boundLoadBalancerId(obj.metadata?.annotations, kind);
-      this.router.target(namespace, key, kind === 'Service' ? { target: key } : { namespace }, clb, type === 'delete');
+      this.router.target(namespace, key, clb, type === 'delete', kind === 'Ingress' ? governingConfigName(name, obj.metadata?.annotations) : undefined);
       // A Service Envoy Gateway generated is its Gateway's (or its class's Gateways'): they are the targets it concerns.
       if (kind === 'Service' && generatedFor(obj.metadata?.labels)) for (const g of this.gatewaysOf(obj.metadata?.labels ?? {})) this.onGateway(g, 'update');
     };
@@ -228,7 +229,7 @@ export class Operator {
     const onKubeProxy = () => this.onKubeProxyEvent();
     this.daemonSets = make<V1DaemonSet>('kube-proxy-daemonset', `/apis/apps/v1/namespaces/${kpNamespace}/daemonsets`, () => apps.listNamespacedDaemonSet({ namespace: kpNamespace, fieldSelector }), onKubeProxy, { fieldSelector });
     this.configMaps = make<V1ConfigMap>('kube-proxy-configmap', `/api/v1/namespaces/${kpNamespace}/configmaps`, () => core.listNamespacedConfigMap({ namespace: kpNamespace, fieldSelector }), onKubeProxy, { fieldSelector });
-    this.tkeServiceConfigs = customInformer(TKE_SERVICE_CONFIG, (c) => this.router.config(c.metadata?.namespace ?? ''));
+    this.tkeServiceConfigs = customInformer(TKE_SERVICE_CONFIG, (c) => this.router.config(c.metadata?.namespace ?? '', c.metadata?.name ?? ''));
 
     // Written by loopguard itself, but read by every decision on its target's CLB (who holds it, whose prevent-loopback
     // loopguard set: shared-clb.ts), so each change concerns that target and its CLB. One way out of a blocked deletion
@@ -511,7 +512,7 @@ export class Operator {
   private onGateway(g: KubernetesObject, type: InformerEvent): void {
     const facts = this.gatewayFactsOf(g);
     const key = targetKey(facts);
-    this.router.target(facts.namespace, key, { target: key }, facts.loadBalancerId, type === 'delete');
+    this.router.target(facts.namespace, key, facts.loadBalancerId, type === 'delete');
   }
 
   /** A cached Gateway with the Service EG generated for it (for routing: its CLB). */

@@ -9,7 +9,7 @@ import { withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../../api/c
 import { ABANDON_ANNOTATION } from '../../api/loopbackpolicy.js';
 import { coverageOf, type NamespaceFacts } from '../../model/namespace-coverage.js';
 import { clusterOwnerKey, ownerKey, type OwnerKey } from '../../model/record-registry.js';
-import { EVERYTHING, type Change } from './pending.js';
+import { configKey, EVERYTHING, type Change } from './pending.js';
 import { targetKey, type TargetRef } from '../../model/facts.js';
 
 /** How long target churn waits before it reaches a cluster policy (coalescing a burst into one round). */
@@ -85,6 +85,8 @@ export class PolicyEventRouter {
    * leaves one, concerns the targets of the CLB it left too (the informers' update event carries the new object only).
    */
   private readonly clbOf = new Map<string, string>();
+  /** Each Ingress's TkeServiceConfig as last seen (configKey): a new one leaves the old one's Ingresses to re-plan. */
+  private readonly configOf = new Map<string, string>();
   /** Each namespace's labels as last seen: only a change concerns the cluster policies. */
   private readonly namespaceLabels = new Map<string, string>();
 
@@ -159,16 +161,21 @@ export class PolicyEventRouter {
   }
 
   /**
-   * A Service or Ingress (`key`), or a record of one, changed: its namespace's policies for `change` (the target, or
-   * an Ingress's namespace: Ingresses share TkeServiceConfigs across CLBs), cluster ones after a short delay; and the
-   * policies with targets on the CLB it is bound to (`clb`, none when `gone`), or was until now.
+   * A Service, Ingress or Gateway (`key`) changed: its namespace's policies for it, cluster ones after a short delay;
+   * the policies with targets on the CLB it is bound to (`clb`, none when `gone`), or was until now; and an Ingress's
+   * TkeServiceConfig (`config`, its name), or the one it named until now, for the Ingresses that config governs.
    */
-  target(namespace: string, key: string, change: Change, clb: string | undefined, gone = false): void {
-    this.inNamespace(namespace, change);
+  target(namespace: string, key: string, clb: string | undefined, gone = false, config?: string): void {
+    this.inNamespace(namespace, { target: key });
     const before = this.clbOf.get(key);
     if (clb === undefined || gone) this.clbOf.delete(key);
     else this.clbOf.set(key, clb);
     for (const id of new Set([before, gone ? undefined : clb])) if (id !== undefined) this.clb(id);
+    const had = this.configOf.get(key);
+    const now = config === undefined || gone ? undefined : configKey(namespace, config);
+    if (now === undefined) this.configOf.delete(key);
+    else this.configOf.set(key, now);
+    if (had !== undefined && had !== now) this.inNamespace(namespace, { config: had });
   }
 
   /** A target's LoopbackRecord changed: the target, and the policies with targets on the CLB it is bound to (`clb`). */
@@ -177,9 +184,9 @@ export class PolicyEventRouter {
     if (clb !== undefined) this.clb(clb);
   }
 
-  /** A namespace's TkeServiceConfig changed: its policies, for the namespace's targets. */
-  config(namespace: string): void {
-    this.inNamespace(namespace, { namespace });
+  /** A TkeServiceConfig changed: its namespace's policies, for the Ingresses it governs. */
+  config(namespace: string, name: string): void {
+    this.inNamespace(namespace, { config: configKey(namespace, name) });
   }
 
   /** A read of the CLB found it changed (ClbObserver.onChange), or its read failed for too long: the policies with targets on it. */

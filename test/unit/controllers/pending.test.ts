@@ -28,6 +28,27 @@ describe('targetsToPlan', () => {
     expect(names(targetsToPlan(TARGETS, pendingOf(...changes), known))).toEqual(expected);
   });
 
+  // Ingresses sharing a TkeServiceConfig across CLBs (shared-config decisions need them together), and a Service on
+  // one of those CLBs (shared-CLB decisions): joined until nothing more shares a CLB or a config.
+  const ing = (name: string, loadBalancerId: string, config?: string) => ({
+    kind: 'Ingress' as const,
+    namespace: 'a',
+    name,
+    loadBalancerId,
+    annotations: (config ? { 'ingress.cloud.tencent.com/tke-service-config': config } : { 'ingress.cloud.tencent.com/tke-service-config-auto': 'true' }) as Record<string, string>,
+  });
+  const L7 = [ing('shop', 'lb-7', 'shared'), ing('blog', 'lb-8', 'shared'), svc('a', 'beside-blog', 'lb-8'), ing('solo', 'lb-9'), svc('a', 'elsewhere', 'lb-10')];
+  it.each<[string, Change[], string[]]>([
+    ['a TkeServiceConfig: the Ingresses it governs, and what shares their CLBs', [{ config: 'a/shared' }], ['a/shop', 'a/blog', 'a/beside-blog']],
+    ["an Ingress: its config-mates on other CLBs, and theirs' CLB-mates", [{ target: 'Ingress/a/shop' }], ['a/shop', 'a/blog', 'a/beside-blog']],
+    ['a Service on a config-mate\'s CLB: that CLB and the config it joins', [{ target: 'Service/a/beside-blog' }], ['a/shop', 'a/blog', 'a/beside-blog']],
+    ['an Ingress with its own -auto config: itself', [{ target: 'Ingress/a/solo' }], ['a/solo']],
+    ['the auto config of it: that Ingress', [{ config: 'a/solo-auto-ingress-config' }], ['a/solo']],
+    ['a config no Ingress names: nothing', [{ config: 'a/other' }], []],
+  ])('%s', (_what, changes, expected) => {
+    expect(names(targetsToPlan(L7, pendingOf(...changes), known))).toEqual(expected);
+  });
+
   it('a target never planned is planned, with its CLB\'s other targets', () => {
     expect(names(targetsToPlan(TARGETS, pendingOf(), (k) => k !== 'Service/a/api'))).toEqual(['a/web', 'a/api']);
   });

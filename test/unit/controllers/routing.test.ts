@@ -39,7 +39,7 @@ describe('PolicyEventRouter', () => {
   it("a target's change: its namespace's policies at once, the covering cluster policies after a delay", () => {
     const w = world();
     const web = { target: 'Service/shop/web' };
-    w.router.target('shop', 'Service/shop/web', web, undefined);
+    w.router.target('shop', 'Service/shop/web', undefined);
     expect(w.added).toEqual(['shop/own']);
     expect(w.later).toEqual([
       ['ClusterLoopbackPolicy/teams', CLUSTER_CHURN_DELAY_MS],
@@ -51,7 +51,7 @@ describe('PolicyEventRouter', () => {
       ['ClusterLoopbackPolicy/all', web],
     ]);
     const k = world();
-    k.router.target('kube-system', 'Service/kube-system/dns', { target: 'Service/kube-system/dns' }, undefined);
+    k.router.target('kube-system', 'Service/kube-system/dns', undefined);
     expect(k.later).toEqual([]);
     // Nothing of namespace shop reaches a policy of namespace blog.
     expect(w.touched.map(([k]) => k)).not.toContain('blog/mine');
@@ -59,7 +59,7 @@ describe('PolicyEventRouter', () => {
 
   it("a target on a CLB: besides its namespace's policies, every policy with targets on that CLB, for that CLB", () => {
     const w = world();
-    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, 'lb-shared');
+    w.router.target('blog', 'Service/blog/api', 'lb-shared');
     expect(w.added).toEqual(['blog/mine', 'shop/own', 'blog/mine']);
     expect(w.touched).toEqual([
       ['blog/mine', { target: 'Service/blog/api' }],
@@ -71,20 +71,20 @@ describe('PolicyEventRouter', () => {
 
   it('a target that moves to another CLB, or is deleted: the CLB it left too', () => {
     const w = world();
-    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, 'lb-shared');
+    w.router.target('blog', 'Service/blog/api', 'lb-shared');
     w.touched.length = 0;
-    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, 'lb-new');
+    w.router.target('blog', 'Service/blog/api', 'lb-new');
     expect(w.touched.filter(([, c]) => 'clb' in c)).toEqual([
       ['shop/own', { clb: 'lb-shared' }],
       ['blog/mine', { clb: 'lb-shared' }],
     ]);
-    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, 'lb-shared');
+    w.router.target('blog', 'Service/blog/api', 'lb-shared');
     w.touched.length = 0;
-    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, 'lb-shared', true);
+    w.router.target('blog', 'Service/blog/api', 'lb-shared', true);
     expect(w.touched.filter(([, c]) => 'clb' in c)).toHaveLength(2);
     w.touched.length = 0;
     // Deleted: forgotten; an event after that names no CLB it left.
-    w.router.target('blog', 'Service/blog/api', { target: 'Service/blog/api' }, undefined);
+    w.router.target('blog', 'Service/blog/api', undefined);
     expect(w.touched.filter(([, c]) => 'clb' in c)).toEqual([]);
   });
 
@@ -100,7 +100,7 @@ describe('PolicyEventRouter', () => {
     expect(w.added).toHaveLength(2);
   });
 
-  it("a record: its target, and the policies on its target's CLB; a TkeServiceConfig: its namespace's targets", () => {
+  it("a record: its target, and the policies on its target's CLB; a TkeServiceConfig: the Ingresses it governs", () => {
     const w = world();
     w.router.record({ kind: 'Service', namespace: 'shop', name: 'web' }, 'lb-shared');
     expect(w.touched).toEqual([
@@ -111,11 +111,31 @@ describe('PolicyEventRouter', () => {
       ['blog/mine', { clb: 'lb-shared' }],
     ]);
     const c = world();
-    c.router.config('blog');
+    c.router.config('blog', 'api-config');
     expect(c.touched).toEqual([
-      ['blog/mine', { namespace: 'blog' }],
-      ['ClusterLoopbackPolicy/all', { namespace: 'blog' }],
+      ['blog/mine', { config: 'blog/api-config' }],
+      ['ClusterLoopbackPolicy/all', { config: 'blog/api-config' }],
     ]);
+  });
+
+  it("an Ingress: itself and its TkeServiceConfig's Ingresses; one that names another config: the old one's too, once", () => {
+    const w = world();
+    w.router.target('blog', 'Ingress/blog/web', undefined, false, 'web-auto-ingress-config');
+    expect(w.touched).toEqual([
+      ['blog/mine', { target: 'Ingress/blog/web' }],
+      ['ClusterLoopbackPolicy/all', { target: 'Ingress/blog/web' }],
+    ]);
+    w.touched.length = 0;
+    w.router.target('blog', 'Ingress/blog/web', undefined, false, 'shared-config');
+    expect(w.touched).toEqual([
+      ['blog/mine', { target: 'Ingress/blog/web' }],
+      ['ClusterLoopbackPolicy/all', { target: 'Ingress/blog/web' }],
+      ['blog/mine', { config: 'blog/web-auto-ingress-config' }],
+      ['ClusterLoopbackPolicy/all', { config: 'blog/web-auto-ingress-config' }],
+    ]);
+    w.touched.length = 0;
+    w.router.target('blog', 'Ingress/blog/web', undefined, false, 'shared-config');
+    expect(w.touched.filter(([, c]) => 'config' in c)).toEqual([]);
   });
 
   it("a LoopbackPolicy: itself, its namespace's other LoopbackPolicies and the cluster policies covering it; its own status write: nothing", () => {

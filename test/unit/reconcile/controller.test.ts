@@ -160,7 +160,7 @@ function harnessOf(names: readonly string[], perClb: number, probe?: PolicyContr
   const annotate = world.annotations.set.bind(world.annotations);
   world.annotations.set = (name: string, a: Record<string, string>) => {
     annotate(name, a);
-    router.target('shop', `Service/shop/${name}`, { target: `Service/shop/${name}` }, a['service.kubernetes.io/loadbalance-id']);
+    router.target('shop', `Service/shop/${name}`, a['service.kubernetes.io/loadbalance-id']);
     return world.annotations;
   };
   const edit = (name: string, extra: Record<string, string>) => world.annotations.set(name, { ...world.annotations.get(name), ...extra });

@@ -46,7 +46,7 @@ import { RecordStore } from './kube/record-store.js';
 import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { ReportWriter } from './kube/report-writer.js';
-import { isReportKey, NamespaceReports } from './controllers/policy/namespace-reports.js';
+import { isReportKey, NamespaceReports, PRUNE_KEY } from './controllers/policy/namespace-reports.js';
 import { DNS_RULES_KEY, DnsRules } from './controllers/policy/dns-rules.js';
 import { clusterUnits, type ClusterUnits } from './runtime/cluster-units.js';
 import { CorednsRulesStore } from './kube/coredns-rules-store.js';
@@ -277,7 +277,7 @@ export class Operator {
     const healthSignal = new HealthSignal(d.clb);
     const fullReadsPerSecond = (config.cloudRateLimit * config.driftFullReadShare) / 100;
     const observer = new ClbObserver(healthSignal.recording(d.clb));
-    const driftScheduler = new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond, () => observer.size);
+    const driftScheduler = new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond);
     // The checkpoint's store also holds the key that seals the namespaces' reports (src/kube/report-seal.ts).
     const observationStore = config.observationCheckpoint ? new ObservationStore(kc, config.namespace) : undefined;
     const checkpoint = observationStore ? new Checkpointer({ observer, store: observationStore, region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;
@@ -383,7 +383,8 @@ export class Operator {
     observer.onChange = (id) => this.router.clb(id);
     this.capabilities.onChange = () => this.router.all();
     this.units = clusterUnits(
-      { [DRIFT_CHECKS_KEY]: (_key, signal) => this.driftPass(drift, signal), [PROBE_PLAN_KEY]: () => probe.reconcile(), [DNS_RULES_KEY]: () => dns.reconcile() },
+      // The prune too: reports a previous leader left where no policy covers now (the last policy deleted meanwhile).
+      { [DRIFT_CHECKS_KEY]: (_key, signal) => this.driftPass(drift, signal), [PROBE_PLAN_KEY]: () => probe.reconcile(), [DNS_RULES_KEY]: () => dns.reconcile(), [PRUNE_KEY]: (key) => reports.reconcile(key) },
       (key, signal) => (isReportKey(key) ? reports.reconcile(key) : controller.reconcile(key, signal)),
     );
     this.queue = new WorkQueue('loopbackpolicy', this.units.handle, {

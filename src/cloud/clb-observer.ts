@@ -84,6 +84,8 @@ export function clbFacts(lb: LoadBalancerInfo, listeners: readonly ListenerInfo[
 
 export class ClbObserver {
   private readonly cache = new Map<string, Entry>();
+  /** How old a seeded read a round still trusts (seed). */
+  private seededMaxAgeMs = 0;
   /** L4 listeners' health checks as last read, for writers that must send a listener's full HealthCheck back. */
   private readonly listeners = new Map<string, RawListener[]>();
   /** When a round last asked for each CLB (observe), so that CLBs no target names any more can be dropped (sweep). */
@@ -144,7 +146,9 @@ export class ClbObserver {
     for (const id of unique) this.used.set(id, now);
     const stale = unique.filter((id) => {
       const e = this.cache.get(id);
-      return !e || now - e.at > maxAgeMs;
+      // A seeded read is trusted for the checkpoint's full cycle (seed): the caller's bound follows the CLBs its drift
+      // checks have counted, none yet right after a restart, and judged by it a restart read nearly every CLB again.
+      return !e || now - e.at > (e.seeded ? Math.max(maxAgeMs, this.seededMaxAgeMs) : maxAgeMs);
     });
     // One DescribeLoadBalancers per 20 ids. Each caller reads its own ids: the policy round's chunks are 20
     // targets, and reading them apart keeps one chunk's reads overlapping another chunk's writes.
@@ -166,9 +170,11 @@ export class ClbObserver {
 
   /**
    * A previous leader's observations (the checkpoint, observation-checkpoint.ts), each with its own read time: they
-   * come due for drift checks on their schedule. Never replaces what this process has read itself.
+   * come due for drift checks on their schedule, and a round trusts them up to `maxAgeMs` (the full cycle of the
+   * checkpoint's CLBs, which kept none older). Never replaces what this process has read itself.
    */
-  seed(entries: Iterable<{ id: string; at: number; observation: ClbObservation }>): number {
+  seed(entries: Iterable<{ id: string; at: number; observation: ClbObservation }>, maxAgeMs = 0): number {
+    this.seededMaxAgeMs = maxAgeMs;
     let n = 0;
     for (const { id, at, observation } of entries) {
       if (this.cache.has(id)) continue;
@@ -176,11 +182,6 @@ export class ClbObserver {
       n++;
     }
     return n;
-  }
-
-  /** How many CLBs have a cached observation (checkpoint entries included). */
-  get size(): number {
-    return this.cache.size;
   }
 
   /** Whether the CLB's cached observation came from the checkpoint and has not been read since. */

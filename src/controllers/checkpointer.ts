@@ -68,7 +68,7 @@ export class Checkpointer {
         this.o.logger.warn('Ignoring the observation checkpoint; every CLB is read before its targets are judged', { problem: decoded.problem });
         return [];
       }
-      const seeded = this.o.observer.seed(decoded.entries);
+      const seeded = this.o.observer.seed(decoded.entries, this.o.maxAgeMs(decoded.entries.length + decoded.expired));
       this.o.logger.info('Observation checkpoint loaded: converged CLBs are read again on the drift schedule, and before any write', {
         seeded,
         expired: decoded.expired,

@@ -74,24 +74,20 @@ export function driftRoundMs(n: number, intervalMs: number, fullMs: number): num
 /** The clocks of both tiers over every CLB loopguard works on (drift-checks.ts), and their count, which sets the full cycle. */
 export class DriftScheduler {
   private clocks: TierClocks = {};
+  private clbs = 0;
 
   constructor(
     readonly intervalMs: number,
     private readonly fullReadsPerSecond: number,
-    /**
-     * How many CLBs loopguard holds a read of now (the observer's, checkpoint entries included). Read when asked: a
-     * restart's first rounds judge reads as old as the full cycle of every seeded CLB allows, not the drift interval
-     * of none (which sent every CLB read more than an interval ago back to the CLB API, a cold start at 3,000 CLBs).
-     */
-    private readonly clbs: () => number,
   ) {}
 
   /** The full cycle now. */
   fullIntervalMs(): number {
-    return fullIntervalMs(this.intervalMs, this.clbs(), this.fullReadsPerSecond);
+    return fullIntervalMs(this.intervalMs, this.clbs, this.fullReadsPerSecond);
   }
 
   plan(readAt: ReadonlyMap<string, number>, healthAt: ReadonlyMap<string, number>, now: number): DriftTiersPlan {
+    this.clbs = readAt.size;
     const plan = planDriftChecks({ readAt, healthAt, intervalMs: this.intervalMs, fullIntervalMs: this.fullIntervalMs(), now, clocks: this.clocks });
     this.clocks = plan.clocks;
     return plan;

@@ -151,8 +151,9 @@ export function dnsCondition(i: DnsConditionInput): DnsCondition {
   }
   const seen = (r: (typeof off)[number]) => {
     const a = r.answers?.find((x) => !ruleInEffect([x]));
-    const got = a ? (a.error ? `error ${a.error}` : a.host.length > 0 ? a.host.join(', ') : 'no address') : 'not checked';
-    return `${r.host} (${a?.server ?? 'CoreDNS'} answered ${got}, not ${a?.service.join(', ') || 'the ClusterIP'})`;
+    // Sorted: a server that rotates its answers must not make a new message (and a new status write) each check.
+    const got = a ? (a.error ? `error ${a.error}` : a.host.length > 0 ? [...a.host].sort().join(', ') : 'no address') : 'not checked';
+    return `${r.host} (${a?.server ?? 'CoreDNS'} answered ${got}, not ${[...(a?.service ?? [])].sort().join(', ') || 'the ClusterIP'})`;
   };
   return {
     status: 'False',

@@ -42,7 +42,10 @@ export interface DnsRewriteRule {
 export interface DnsRewriteRefusal {
   target: string;
   host: string;
+  /** About the target alone: what its own Event may say. */
   reason: string;
+  /** Who claims the host for what (other namespaces' objects): for the cluster policy's condition, never a target's Event. */
+  claims?: string;
 }
 
 export interface DnsRewriteFile {
@@ -140,7 +143,7 @@ export function renderDnsRewrites(policies: readonly string[], clusterDomain: st
     if (byService.size > 1) {
       const claims = [...byService].map(([name, targets]) => `${[...targets].sort().join(', ')} → ${name}`).sort();
       for (const targets of byService.values()) {
-        for (const target of targets) refused.push({ target, host, reason: `host is claimed for different Services (${claims.join('; ')})` });
+        for (const target of targets) refused.push({ target, host, reason: 'another target claims the host for a different Service', claims: claims.join('; ') });
       }
       continue;
     }

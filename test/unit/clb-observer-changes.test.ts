@@ -86,3 +86,32 @@ describe('ClbObserver.onChange', () => {
     expect(o.cached(id)).toMatchObject({ clb: { listeners: [{ health: { alive: 1, dead: 0 } }] } });
   });
 });
+
+describe('ClbObserver.observe after a seed', () => {
+  it("trusts a seeded read for the checkpoint's full cycle, a read of its own for the caller's bound", async () => {
+    const w = world();
+    let reads = 0;
+    const counting: ClbReader = { ...w.reader, describeListeners: async (...a) => (reads++, w.reader.describeListeners(...a)) };
+    const MIN = 60_000;
+    let now = 100 * MIN;
+    const o = new ClbObserver(counting, () => now);
+    const id = LB.loadBalancerId;
+    const found = await (async () => {
+      const probe = new ClbObserver(w.reader, () => 0);
+      await probe.observe([id], MIN);
+      return probe.cached(id)!;
+    })();
+    // Read 20 minutes ago by the previous leader; the checkpoint of its 3,000 CLBs trusts reads for 25 minutes.
+    o.seed([{ id, at: now - 20 * MIN, observation: found }], 25 * MIN);
+    await o.observe([id], 5 * MIN);
+    expect(reads).toBe(0);
+    // Past the checkpoint's cycle: read again.
+    now += 6 * MIN;
+    await o.observe([id], 5 * MIN);
+    expect(reads).toBe(1);
+    // Its own read is held to the caller's bound.
+    now += 6 * MIN;
+    await o.observe([id], 5 * MIN);
+    expect(reads).toBe(2);
+  });
+});

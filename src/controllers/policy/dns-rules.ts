@@ -46,6 +46,14 @@ export interface DnsRulesOptions {
   now?: () => number;
 }
 
+/** A name not written, with why: `reason` for the condition, `own` (when it differs) for the target's own Event. */
+interface NotWritten {
+  target: string;
+  host?: string;
+  reason: string;
+  own?: string;
+}
+
 /** A request's host as its rule spells it (renderDnsRewrites drops the trailing dot). */
 const ruleHost = (host: string) => host.replace(/\.$/, '');
 
@@ -69,11 +77,14 @@ export class DnsRules {
   }
 
   /**
-   * A cluster policy's round remembered its outcomes (or the policy is gone): its names may have changed. Queued while
-   * it asks, and while the last pass still counts it; a cluster where nobody asks queues nothing.
+   * A cluster policy's round remembered its outcomes (`outcomesChanged`: some of them differ), or the policy is gone:
+   * its names may have changed. Queued when they may have for a policy that asks, or one not checked yet, and once for
+   * one that stopped asking while the last pass counts it; a round that changed nothing queues nothing (the pass's
+   * condition changing queues the policy: queueing back on every round would make the two chase each other).
    */
-  changed(owner: OwnerKey, asks: boolean): void {
-    if (asks || this.conditions.has(owner)) this.o.queue.add(DNS_RULES_KEY);
+  changed(owner: OwnerKey, asks: boolean, outcomesChanged: boolean): void {
+    const counted = this.conditions.has(owner);
+    if (asks ? outcomesChanged || !counted : counted) this.o.queue.add(DNS_RULES_KEY);
   }
 
   /** The `InClusterDNS` condition of a policy that asks, as last checked. */
@@ -113,7 +124,8 @@ export class DnsRules {
       const reason = dropped.get(ruleHost(r.host));
       if (reason) notWritten.get(r.owner)?.push({ target: r.target, host: r.host, reason });
     }
-    for (const r of file.refused) notWritten.get(ownerOf.get(r.target)!)?.push(r);
+    // The condition (cluster administrators) names who else claims a host; the target's own Event does not (tellTargets).
+    for (const r of file.refused) notWritten.get(ownerOf.get(r.target)!)?.push({ target: r.target, host: r.host, reason: r.claims ? `${r.reason} (${r.claims})` : r.reason, own: r.reason });
 
     let writeProblem: string | undefined;
     try {
@@ -182,14 +194,14 @@ export class DnsRules {
    * the cluster policy's): a Normal Event once its rule is in effect, a Warning for a name refused, each written once
    * and re-asserted while it holds (recordStanding). Names refused before a host is known (no VIP yet) wait for one.
    */
-  private tellTargets(asked: ReadonlyMap<OwnerKey, DnsNameChoice>, notWritten: ReadonlyMap<OwnerKey, readonly { target: string; host?: string; reason: string }[]>, rules: readonly DnsRewriteRule[], answers: ReadonlyMap<string, DnsRuleAnswer[]>): void {
+  private tellTargets(asked: ReadonlyMap<OwnerKey, DnsNameChoice>, notWritten: ReadonlyMap<OwnerKey, readonly NotWritten[]>, rules: readonly DnsRewriteRule[], answers: ReadonlyMap<string, DnsRuleAnswer[]>): void {
     const refOf = new Map([...asked.values()].flatMap((c) => [...c.candidates, ...c.leftOut].map((t) => [t.target, t.ref] as const)));
     const tell = (target: string, type: 'Normal' | 'Warning', reason: string, message: string) => {
       const ref = refOf.get(target);
       if (ref) void this.o.events.recordStanding(involvedObject(ref), type, reason, message);
     };
     for (const [owner, left] of notWritten) {
-      for (const l of left) if (l.host) tell(l.target, 'Warning', EventReason.DnsRewriteRefused, `In-cluster DNS: ${describeOwner(owner)} does not rewrite ${ruleHost(l.host)}: ${l.reason}.`);
+      for (const l of left) if (l.host) tell(l.target, 'Warning', EventReason.DnsRewriteRefused, `In-cluster DNS: ${describeOwner(owner)} does not rewrite ${ruleHost(l.host)}: ${l.own ?? l.reason}.`);
     }
     for (const r of rules) {
       if (!ruleInEffect(answers.get(r.host) ?? [])) continue;
@@ -200,10 +212,10 @@ export class DnsRules {
   /** Every policy's candidates whose upstream answer is their target's own VIP; the others with the reason, per policy. */
   private async ownedNames(asked: ReadonlyMap<OwnerKey, DnsNameChoice>) {
     const requests: { owner: OwnerKey; target: string; host: string; namespace: string; service: string }[] = [];
-    const notWritten = new Map<OwnerKey, { target: string; host?: string; reason: string }[]>();
+    const notWritten = new Map<OwnerKey, NotWritten[]>();
     const upstream = new Map<string, Promise<string[]>>();
     for (const [owner, choice] of asked) {
-      const left: { target: string; host?: string; reason: string }[] = [...choice.leftOut];
+      const left: NotWritten[] = [...choice.leftOut];
       notWritten.set(owner, left);
       for (const c of choice.candidates) {
         const host = c.host.toLowerCase().replace(/\.$/, '');
@@ -212,9 +224,11 @@ export class DnsRules {
         try {
           const ips = await answer;
           if (dnsNameOwned(ips, c.vips)) requests.push({ owner, target: c.target, host: c.host, namespace: c.namespace, service: c.service });
-          else left.push({ target: c.target, host: c.host, reason: `the upstream DNS (${this.o.upstream.join(', ')}) answers ${ips.length > 0 ? ips.join(', ') : 'no address'}, not the target's CLB VIP ${c.vips.join(', ')}: the name is not shown to be the target's` });
+          else left.push({ target: c.target, host: c.host, reason: `the upstream DNS (${this.o.upstream.join(', ')}) answers ${ips.length > 0 ? [...ips].sort().join(', ') : 'no address'}, not the target's CLB VIP ${c.vips.join(', ')}: the name is not shown to be the target's` });
         } catch (err) {
-          left.push({ target: c.target, host: c.host, reason: `the upstream DNS did not answer (${err instanceof Error ? err.message : String(err)}), so whose name it is cannot be checked` });
+          // The error's words vary from try to try: the target's standing Event says it without them.
+          const why = 'the upstream DNS did not answer, so whose name it is cannot be checked';
+          left.push({ target: c.target, host: c.host, reason: `${why} (${err instanceof Error ? err.message : String(err)})`, own: why });
         }
       }
     }

@@ -65,7 +65,9 @@ export class NamespaceReports {
     }
     if (key === PRUNE_KEY) {
       const covered = this.covered();
-      if (!covered) return;
+      // Held (a live policy not planned yet): its first round queues the prune; a policy whose rounds keep failing
+      // must not keep every stale report forever, so the prune comes back at the resync as well.
+      if (!covered) return { requeueAfterMs: this.resyncMs };
       await this.writer.prune(covered);
       for (const ns of [...this.names.keys()]) if (!covered.has(ns)) this.note(ns, undefined);
       for (const ns of covered) this.queue.add(reportKey(ns));

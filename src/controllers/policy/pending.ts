@@ -45,32 +45,33 @@ function configOf(t: Plannable): string | undefined {
  */
 export function targetsToPlan<T extends Plannable>(targets: readonly T[], pending: PendingChanges, planned: (key: string) => boolean): T[] {
   if (pending.all) return [...targets];
-  const clbs = new Set<string>();
-  const configs = new Set<string>();
-  const chosen = new Set<T>();
-  const take = (t: T) => {
-    chosen.add(t);
-    if (t.loadBalancerId !== undefined) clbs.add(t.loadBalancerId);
-    const config = configOf(t);
-    if (config !== undefined) configs.add(config);
-  };
-  for (const t of targets) {
+  // Every target by the CLB and the config it belongs to; from what a change concerns, joined until nothing more shares
+  // a CLB or a config with what is chosen (an Ingress's config-mate may sit on another CLB). Each target is taken once.
+  const units = new Map<string, number[]>();
+  const unitsOf = targets.map((t) => [t.loadBalancerId !== undefined ? `clb ${t.loadBalancerId}` : undefined, configOf(t)].filter((u): u is string => u !== undefined));
+  unitsOf.forEach((us, i) => {
+    for (const u of us) {
+      const members = units.get(u);
+      if (members) members.push(i);
+      else units.set(u, [i]);
+    }
+  });
+  const chosen = new Set<number>();
+  const open: number[] = [];
+  targets.forEach((t, i) => {
     const key = targetKey(t);
     const config = configOf(t);
-    const concerned = !planned(key) || pending.targets.has(key) || pending.namespaces.has(t.namespace) || (t.loadBalancerId !== undefined && pending.clbs.has(t.loadBalancerId)) || (config !== undefined && pending.configs.has(config));
-    if (concerned) take(t);
-  }
-  // Joined until nothing more shares a CLB or a config with what is chosen (an Ingress's config-mate may sit on another CLB).
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const t of targets) {
-      if (chosen.has(t)) continue;
-      const config = configOf(t);
-      if ((t.loadBalancerId !== undefined && clbs.has(t.loadBalancerId)) || (config !== undefined && configs.has(config))) {
-        take(t);
-        grew = true;
-      }
+    if (!planned(key) || pending.targets.has(key) || pending.namespaces.has(t.namespace) || (t.loadBalancerId !== undefined && pending.clbs.has(t.loadBalancerId)) || (config !== undefined && pending.configs.has(config))) open.push(i);
+  });
+  const joined = new Set<string>();
+  for (let i = open.pop(); i !== undefined; i = open.pop()) {
+    if (chosen.has(i)) continue;
+    chosen.add(i);
+    for (const u of unitsOf[i]!) {
+      if (joined.has(u)) continue;
+      joined.add(u);
+      open.push(...(units.get(u) ?? []));
     }
   }
-  return targets.filter((t) => chosen.has(t));
+  return targets.filter((_, i) => chosen.has(i));
 }

@@ -24,7 +24,7 @@ import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile, settled } from './requeue.js';
 import { EVERYTHING, PendingChanges, targetsToPlan, type Change } from './pending.js';
 import { PolicyRound, type RoundResult } from './round.js';
-import { clusterSubjectOf, subjectOf, type PolicySubject } from './subject.js';
+import { asksForDns, clusterSubjectOf, subjectOf, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
 
 const jitter = (ms: number): number => Math.round(ms * (0.9 + Math.random() * 0.2));
@@ -187,6 +187,8 @@ export class PolicyController {
     }
     for (const k of run.due ?? []) this.touch(key, { target: k });
     this.o.reports?.changed(touched, covering !== undefined);
+    // The DNS rules' unit reads the names from these outcomes when its key runs (dns-rules.ts).
+    this.o.dns?.changed(key, asksForDns(policy), touched.size > 0);
     return { outcomes: measured?.outcomes ?? outcomes, ...(measured?.condition ? { measured: measured.condition } : {}) };
   }
 

@@ -18,7 +18,7 @@ import { describeOwner, policyRefOf, type OwnerKey } from '../../model/record-re
 import type { PolicyControllerOptions } from './deps.js';
 import { sameStatus } from '../../kube/status-writer.js';
 import type { RoundResult } from './round.js';
-import { subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
+import { asksForDns, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 import type { PolicyTargets } from './targets.js';
 import { CONDITION_MEASURED_LOOPBACK, type MeasuredCondition } from '../../probe/evidence.js';
 import { CONDITION_IN_CLUSTER_DNS } from '../../model/dns-check.js';
@@ -57,10 +57,8 @@ export class PolicyPublisher {
         : buildPolicyStatus({ ...common, mode: policy.spec.mode });
     // What the probe measured (PolicyController.remember): words only, decided nothing above.
     if (this.o.probe) status.conditions = withCondition(status.conditions, CONDITION_MEASURED_LOOPBACK, measured, common.now, common.generation);
-    // l7.inClusterDNS: Managed: the DNS rules' unit reads the names from the outcomes just remembered (dns-rules.ts).
-    const asksDns = policy.namespace === undefined && policy.spec.l7.inClusterDNS === 'Managed';
-    this.o.dns?.changed(policy.owner, asksDns);
-    status.conditions = withCondition(status.conditions, CONDITION_IN_CLUSTER_DNS, asksDns ? this.o.dns?.condition(policy.owner) : undefined, common.now, common.generation);
+    // l7.inClusterDNS: Managed: the condition as the DNS rules' unit last checked it (dns-rules.ts).
+    status.conditions = withCondition(status.conditions, CONDITION_IN_CLUSTER_DNS, asksForDns(policy) ? this.o.dns?.condition(policy.owner) : undefined, common.now, common.generation);
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
     await this.events(policy, outcomes, targets);
   }
@@ -146,7 +144,7 @@ export class PolicyPublisher {
 
   /** A policy gone: its probe plan entries, gauges and remembered verdicts. */
   forget(key: OwnerKey): void {
-    this.o.dns?.changed(key, false);
+    this.o.dns?.changed(key, false, true);
     this.o.probe?.forget(key);
     const ref = policyRefOf(key);
     this.o.metrics.forgetTargets(ref.namespace, ref.kind === CLUSTER_KIND ? key : ref.name);

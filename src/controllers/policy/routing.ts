@@ -175,7 +175,9 @@ export class PolicyEventRouter {
     const now = config === undefined || gone ? undefined : configKey(namespace, config);
     if (now === undefined) this.configOf.delete(key);
     else this.configOf.set(key, now);
-    if (had !== undefined && had !== now) this.inNamespace(namespace, { config: had });
+    // The config it names now too: whether a config is shared is judged against every Ingress naming it, including
+    // ones no policy of ours manages (shared-config.ts), so its Ingresses are planned again when one joins or leaves.
+    for (const c of new Set([had, now])) if (c !== undefined) this.inNamespace(namespace, { config: c });
   }
 
   /** A target's LoopbackRecord changed: the target, and the policies with targets on the CLB it is bound to (`clb`). */

@@ -58,3 +58,8 @@ export function targetsForPolicyEvent(s: Pick<PolicySubject, 'namespace'>, targe
   const named = targets.map((t) => `${t.kind} ${t.namespace ?? s.namespace}/${t.name}`);
   return named.slice(0, max).join(', ') + (named.length > max ? `, and ${named.length - max} more target(s)` : '');
 }
+
+/** Whether the policy asks for the CoreDNS rules of `l7.inClusterDNS: Managed` (a cluster policy only). */
+export function asksForDns(p: PolicySubject): boolean {
+  return p.namespace === undefined && p.spec.l7.inClusterDNS === 'Managed';
+}

@@ -67,7 +67,7 @@ describe('DnsRules', () => {
   it('writes the names a policy asks for, checks them through CoreDNS, and queues the policy with its condition', async () => {
     const { dns, state, asked } = world();
     asked.set(OWNER, choice(candidate('shop.example.com')));
-    dns.changed(OWNER, true);
+    dns.changed(OWNER, true, true);
     expect(state.queued).toEqual([DNS_RULES_KEY]);
     expect(dns.condition(OWNER)).toMatchObject({ status: 'Unknown', reason: 'RulesPending' });
     expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
@@ -76,10 +76,27 @@ describe('DnsRules', () => {
     expect(state.writes).toBe(1);
     expect(dns.condition(OWNER)).toMatchObject({ status: 'True', reason: 'RulesInEffect' });
     expect(state.queued).toEqual([DNS_RULES_KEY, OWNER]);
-    // The policy's next round (carrying the condition): the same names, nothing written, the policy not queued again.
-    dns.changed(OWNER, true);
+    // The policy's next round (carrying the condition) changed no outcome: no pass, so the two never chase each other.
+    dns.changed(OWNER, true, false);
+    expect(state.queued).toEqual([DNS_RULES_KEY, OWNER]);
+    // A round that changed outcomes queues a pass; the same names: nothing written, the policy not queued again.
+    dns.changed(OWNER, true, true);
     await dns.reconcile();
     expect({ writes: state.writes, queued: state.queued }).toEqual({ writes: 1, queued: [DNS_RULES_KEY, OWNER, DNS_RULES_KEY] });
+  });
+
+  it('an upstream that rotates its answers makes the same condition each pass (no status write, no new Event)', async () => {
+    const upstream: Record<string, string[]> = { 'partner.example.net': ['203.0.113.7', '203.0.113.8'] };
+    const { dns, state, asked, events } = world({ upstream });
+    asked.set(OWNER, choice(candidate('partner.example.net'), candidate('shop.example.com')));
+    await dns.reconcile();
+    const first = dns.condition(OWNER).message;
+    const queued = state.queued.length;
+    upstream['partner.example.net'] = ['203.0.113.8', '203.0.113.7'];
+    await dns.reconcile();
+    expect(dns.condition(OWNER).message).toBe(first);
+    expect(state.queued.length).toBe(queued);
+    expect(new Set(events).size).toBe(2);
   });
 
   it("never writes a name whose upstream answer is not the target's VIP, and says so", async () => {
@@ -134,7 +151,7 @@ describe('DnsRules', () => {
       onUpstream: (name) => {
         if (name !== 'shop.example.com' || ref.asked!.has(OTHER)) return;
         ref.asked!.set(OTHER, choice(candidate('other.example.com', { target: 'Ingress shop/other' })));
-        ref.dns!.changed(OTHER, true);
+        ref.dns!.changed(OTHER, true, true);
       },
     });
     ref.asked = asked;
@@ -210,14 +227,14 @@ describe('DnsRules', () => {
     // No longer asking: its round (or its forgetting) queues the key once, while the last pass still counts it.
     asked.delete(OWNER);
     const queued = state.queued.length;
-    dns.changed(OWNER, false);
+    dns.changed(OWNER, false, true);
     expect(state.queued.slice(queued)).toEqual([DNS_RULES_KEY]);
     expect(await dns.reconcile()).toBeUndefined();
     expect(state.text).not.toContain('rewrite ');
     expect(state.text).toContain('# 0 rules.');
     expect(state.writes).toBe(2);
     // Its next rounds queue nothing: a cluster where nobody asks has no DNS work.
-    dns.changed(OWNER, false);
+    dns.changed(OWNER, false, true);
     expect(state.queued.slice(queued)).toEqual([DNS_RULES_KEY]);
   });
 

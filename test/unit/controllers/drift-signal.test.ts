@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 import { MAX_TARGET_HEALTH_IDS } from '../../../src/cloud/batching.js';
 import { dueForDrift } from '../../../src/controllers/drift.js';
 import { DEFAULTS } from '../../../src/runtime/config.js';
-import { DriftScheduler, driftRoundMs, maxReadAgeMs, fullIntervalMs, planDriftChecks, signalIntervalMs, signalled, type TierClocks } from '../../../src/controllers/drift-signal.js';
+import { DriftScheduler, driftRoundMs, fullIntervalMs, planDriftChecks, signalIntervalMs, signalled, type TierClocks } from '../../../src/controllers/drift-signal.js';
 
 const S = 1_000;
 const MIN = 60 * S;
@@ -32,8 +32,8 @@ describe('the full cycle', () => {
  * the signal escalate that CLB once its health is read after the drift. Returns every read by tier.
  */
 function simulate(n: number, I: number, until: number, drifted = new Map<string, number>()) {
+  const scheduler = new DriftScheduler(I, SHARE * FULL_READ_SHARE);
   const readAt = new Map(Array.from({ length: n }, (_, i) => [`lb-${i}`, 0]));
-  const scheduler = new DriftScheduler(I, SHARE * FULL_READ_SHARE, () => readAt.size);
   const healthAt = new Map(readAt);
   const reads: Array<{ at: number; id: string; tier: 'full' | 'signal' | 'escalated' }> = [];
   const corrected = new Map<string, number>();
@@ -111,8 +111,8 @@ describe('after a cold start', () => {
   it('an Enforce that read every CLB within 100 s does not make them come due together: every interval within 1.05 × its budget', () => {
     const I = 5 * MIN;
     const n = 1_000;
+    const scheduler = new DriftScheduler(I, SHARE * FULL_READ_SHARE);
     const readAt = new Map<string, number>();
-    const scheduler = new DriftScheduler(I, SHARE * FULL_READ_SHARE, () => readAt.size);
     const healthAt = new Map<string, number>();
     // The policy's first round sees no cached CLB; then the round's own reads (not drift reads) cover every CLB.
     scheduler.plan(readAt, healthAt, 0);
@@ -171,17 +171,5 @@ describe('one round', () => {
     ]);
     const out = signalled(new Map([['lb-a', 100], ['lb-classic', 100], ['lb-gone', 100]]), { cached: (id) => cached.get(id) }, { readAt: (id) => (id === 'lb-a' ? 500 : undefined) });
     expect([...out]).toEqual([['lb-a', 500]]);
-  });
-});
-
-describe('a restart seeded from the checkpoint', () => {
-  it('judges reads by the full cycle of the CLBs it holds from its first round, before any drift pass', () => {
-    const I = 5 * MIN;
-    const held = { n: 3_000 };
-    const scheduler = new DriftScheduler(I, SHARE * FULL_READ_SHARE, () => held.n);
-    // 3,000 CLBs at 2 full reads/s: a read 20 minutes old is still within its cycle, so no round reads it again.
-    expect(maxReadAgeMs({ driftTiers: { scheduler } })).toBe(1_500 * S);
-    held.n = 100;
-    expect(maxReadAgeMs({ driftTiers: { scheduler } })).toBe(I);
   });
 });

@@ -118,15 +118,9 @@ describe('PolicyEventRouter', () => {
     ]);
   });
 
-  it("an Ingress: itself and its TkeServiceConfig's Ingresses; one that names another config: the old one's too, once", () => {
+  it("an Ingress (managed by a policy or not): itself and the Ingresses of its TkeServiceConfig; one that names another config: both configs'", () => {
     const w = world();
     w.router.target('blog', 'Ingress/blog/web', undefined, false, 'web-auto-ingress-config');
-    expect(w.touched).toEqual([
-      ['blog/mine', { target: 'Ingress/blog/web' }],
-      ['ClusterLoopbackPolicy/all', { target: 'Ingress/blog/web' }],
-    ]);
-    w.touched.length = 0;
-    w.router.target('blog', 'Ingress/blog/web', undefined, false, 'shared-config');
     expect(w.touched).toEqual([
       ['blog/mine', { target: 'Ingress/blog/web' }],
       ['ClusterLoopbackPolicy/all', { target: 'Ingress/blog/web' }],
@@ -135,7 +129,19 @@ describe('PolicyEventRouter', () => {
     ]);
     w.touched.length = 0;
     w.router.target('blog', 'Ingress/blog/web', undefined, false, 'shared-config');
-    expect(w.touched.filter(([, c]) => 'config' in c)).toEqual([]);
+    expect(w.touched.filter(([, c]) => 'config' in c)).toEqual([
+      ['blog/mine', { config: 'blog/web-auto-ingress-config' }],
+      ['ClusterLoopbackPolicy/all', { config: 'blog/web-auto-ingress-config' }],
+      ['blog/mine', { config: 'blog/shared-config' }],
+      ['ClusterLoopbackPolicy/all', { config: 'blog/shared-config' }],
+    ]);
+    w.touched.length = 0;
+    // Deleted: its config's Ingresses once more (a shared config may be no one else's now).
+    w.router.target('blog', 'Ingress/blog/web', undefined, true, 'shared-config');
+    expect(w.touched.filter(([, c]) => 'config' in c)).toEqual([
+      ['blog/mine', { config: 'blog/shared-config' }],
+      ['ClusterLoopbackPolicy/all', { config: 'blog/shared-config' }],
+    ]);
   });
 
   it("a LoopbackPolicy: itself, its namespace's other LoopbackPolicies and the cluster policies covering it; its own status write: nothing", () => {

@@ -58,7 +58,10 @@ describe('renderDnsRewrites', () => {
     const out = renderDnsRewrites(['p'], 'cluster.local', [req('shop.example.com', 'shop', 'web'), req('shop.example.com', 'mallory', 'grab'), req('blog.example.com', 'blog', 'site')]);
     expect(out.rules.map((r) => r.host)).toEqual(['blog.example.com']);
     expect(out.refused.map((r) => r.target)).toEqual(['Ingress mallory/grab', 'Ingress shop/web']);
-    for (const r of out.refused) expect(r.reason).toBe('host is claimed for different Services (Ingress mallory/grab → grab.mallory.svc.cluster.local; Ingress shop/web → web.shop.svc.cluster.local)');
+    for (const r of out.refused) {
+      expect(r.reason).toBe('another target claims the host for a different Service');
+      expect(r.claims).toBe('Ingress mallory/grab → grab.mallory.svc.cluster.local; Ingress shop/web → web.shop.svc.cluster.local');
+    }
     expect(out.text).not.toContain('shop.example.com');
   });
 

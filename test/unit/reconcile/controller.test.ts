@@ -82,7 +82,7 @@ function harnessOf(names: readonly string[], perClb: number, probe?: PolicyContr
   const events: { target: string; reason: string; type: string }[] = [];
   const removed: string[] = [];
   const capabilities = new LearnedCapabilities();
-  const scheduler = new DriftScheduler(DRIFT_MS, FULL_READS_PER_S, () => 0);
+  const scheduler = new DriftScheduler(DRIFT_MS, FULL_READS_PER_S);
   const eventSink = { record: async (t: { name: string }, type: string, reason: string) => void events.push({ target: t.name, reason, type }) };
   const executor = new Executor({ effects: world, capabilities, events: eventSink, logger, metrics: { driftCorrections: { inc: () => undefined } } as never });
   const records = (): LoopbackRecord[] => world.loopbackRecords();

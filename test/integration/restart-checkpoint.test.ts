@@ -92,10 +92,10 @@ describe('restart from the observation checkpoint', () => {
     await waitFor('the drift made while down corrected', async () => ((await sources(driftLb)).every((s) => s === 1) ? true : undefined), { timeoutMs: DRIFT_MS + 30_000 });
   }, 300_000);
 
-  it('reads older than the drift interval but within the full cycle of the CLBs it holds are not read again', async () => {
+  it("trusts the checkpoint's reads for the checkpoint's full cycle, though older than the drift interval", async () => {
     // A slow full cycle (1 % of 5 calls/s for full reads: 20 s per CLB) and a short drift interval: the checkpoint's
     // reads are older than the interval when the operator comes back, yet within the cycle of the CLBs it holds. A
-    // restart that sized the cycle by the CLBs of its first drift pass (none yet) read every one of them again.
+    // restart that held seeded reads to the cycle of its first drift pass (no CLB counted yet) read every one again.
     const intervalS = 2;
     const slow = () => tke.startOperator({ extraArgs: [`--drift-check-interval=${intervalS}s`, '--drift-full-read-share=1', '--cloud-rate-limit=5'] });
     const ns = await createNamespace('restart-cycle');

@@ -28,7 +28,7 @@ export function isReportKey(key: string): boolean {
 
 export class NamespaceReports {
   /** Each namespace's report name as last written (a cluster policy's status shows them): a change is told to `namesChanged`. */
-  readonly names = new Map<string, string>();
+  private readonly written = new Map<string, string>();
 
   constructor(
     private readonly writer: Pick<ReportWriter, 'sync' | 'prune' | 'available'>,
@@ -47,6 +47,11 @@ export class NamespaceReports {
     private readonly namesChanged: () => void = () => undefined,
   ) {}
 
+  /** The reports' names as last written, read-only: only a write or a prune changes them. */
+  get names(): ReadonlyMap<string, string> {
+    return this.written;
+  }
+
   /**
    * A policy's round changed the outcomes of its targets in `namespaces` (or it is gone); `coverage`: which namespaces
    * it covers may have changed too (its first round, its spec, a namespace's labels): the prune looks again.
@@ -60,7 +65,7 @@ export class NamespaceReports {
   async reconcile(key: string): Promise<ReconcileOutcome | void> {
     // Without OpenReports (asked at most once per resync) nothing is built; removed, the reports went with it.
     if (!(await this.writer.available())) {
-      for (const ns of [...this.names.keys()]) this.note(ns, undefined);
+      for (const ns of [...this.written.keys()]) this.note(ns, undefined);
       return key === PRUNE_KEY ? { requeueAfterMs: this.resyncMs } : undefined;
     }
     if (key === PRUNE_KEY) {
@@ -69,7 +74,7 @@ export class NamespaceReports {
       // must not keep every stale report forever, so the prune comes back at the resync as well.
       if (!covered) return { requeueAfterMs: this.resyncMs };
       await this.writer.prune(covered);
-      for (const ns of [...this.names.keys()]) if (!covered.has(ns)) this.note(ns, undefined);
+      for (const ns of [...this.written.keys()]) if (!covered.has(ns)) this.note(ns, undefined);
       for (const ns of covered) this.queue.add(reportKey(ns));
       return { requeueAfterMs: this.resyncMs };
     }
@@ -82,9 +87,9 @@ export class NamespaceReports {
   }
 
   private note(ns: string, name: string | undefined): void {
-    if (this.names.get(ns) === name) return;
-    if (name === undefined) this.names.delete(ns);
-    else this.names.set(ns, name);
+    if (this.written.get(ns) === name) return;
+    if (name === undefined) this.written.delete(ns);
+    else this.written.set(ns, name);
     this.namesChanged();
   }
 }

@@ -48,7 +48,8 @@ export function targetsToPlan<T extends Plannable>(targets: readonly T[], pendin
   // Every target by the CLB and the config it belongs to; from what a change concerns, joined until nothing more shares
   // a CLB or a config with what is chosen (an Ingress's config-mate may sit on another CLB). Each target is taken once.
   const units = new Map<string, number[]>();
-  const unitsOf = targets.map((t) => [t.loadBalancerId !== undefined ? `clb ${t.loadBalancerId}` : undefined, configOf(t)].filter((u): u is string => u !== undefined));
+  const configs = targets.map(configOf);
+  const unitsOf = targets.map((t, i) => [t.loadBalancerId !== undefined ? `clb ${t.loadBalancerId}` : undefined, configs[i]].filter((u): u is string => u !== undefined));
   unitsOf.forEach((us, i) => {
     for (const u of us) {
       const members = units.get(u);
@@ -60,7 +61,7 @@ export function targetsToPlan<T extends Plannable>(targets: readonly T[], pendin
   const open: number[] = [];
   targets.forEach((t, i) => {
     const key = targetKey(t);
-    const config = configOf(t);
+    const config = configs[i];
     if (!planned(key) || pending.targets.has(key) || pending.namespaces.has(t.namespace) || (t.loadBalancerId !== undefined && pending.clbs.has(t.loadBalancerId)) || (config !== undefined && pending.configs.has(config))) open.push(i);
   });
   const joined = new Set<string>();

@@ -11,11 +11,11 @@
 // A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
 // queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
 import { FINALIZER, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
-import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
+import type { ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { targetKey } from '../../model/facts.js';
 import { initialPolicyStatus, type TargetOutcome } from '../../model/status.js';
 import { ExecutionInterrupted } from '../../mitigation/executor.js';
-import { holderOf, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
+import { holderOf, type OwnerKey } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { PolicyDeletion } from './deletion.js';
 import { PolicyPublisher } from './publish.js';
@@ -24,7 +24,7 @@ import type { PolicyControllerOptions } from './deps.js';
 import { nextReconcile, settled } from './requeue.js';
 import { EVERYTHING, PendingChanges, targetsToPlan, type Change } from './pending.js';
 import { PolicyRound, type RoundResult } from './round.js';
-import { asksForDns, clusterSubjectOf, subjectOf, type PolicySubject } from './subject.js';
+import { asksForDns, liveSubject, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
 
 const jitter = (ms: number): number => Math.round(ms * (0.9 + Math.random() * 0.2));
@@ -75,7 +75,7 @@ export class PolicyController {
 
   /** `key`: the policy's owner key, `<namespace>/<name>` or `ClusterLoopbackPolicy/<name>` (record-registry.ts). */
   async reconcile(key: string, signal: AbortSignal): Promise<ReconcileOutcome | void> {
-    const subject = this.subject(key);
+    const subject = liveSubject(this.o.caches, key);
     if (!subject) {
       this.forgetPolicy(key);
       return;
@@ -89,16 +89,6 @@ export class PolicyController {
       if (signal.aborted) await this.publisher.reportStopped(subject, err instanceof ExecutionInterrupted ? err.stopped : [], true);
       throw err;
     }
-  }
-
-  private subject(key: OwnerKey): PolicySubject | undefined {
-    const ref = policyRefOf(key);
-    if (ref.kind === CLUSTER_KIND) {
-      const cluster = this.o.caches.clusterPolicy(ref.name);
-      return cluster ? clusterSubjectOf(cluster) : undefined;
-    }
-    const policy = this.o.caches.policy(ref.namespace, ref.name);
-    return policy ? subjectOf(policy) : undefined;
   }
 
   /** One reconcile: the pipeline of the header. */

@@ -4,7 +4,8 @@
 import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicy, type ResolvedClusterPolicySpec } from '../../api/clusterloopbackpolicy.js';
 import { ABANDON_ANNOTATION, API_VERSION, KIND, withSpecDefaults, type LoopbackPolicy, type ObjectMeta, type ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
 import type { Condition } from '../../api/conditions.js';
-import { clusterOwnerKey, ownerKey, type OwnerKey } from '../../model/record-registry.js';
+import { clusterOwnerKey, ownerKey, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
+import { clusterPolicyIdentity, policyIdentity, type PolicyIdentity } from '../../model/conflicts.js';
 
 export interface PolicySubject {
   kind: typeof KIND | typeof CLUSTER_KIND;
@@ -13,6 +14,8 @@ export interface PolicySubject {
   namespace: string | undefined;
   /** Its records' owner key, also its work-queue key. */
   owner: OwnerKey;
+  /** Who it is when claims are resolved (model/conflicts.ts). */
+  identity: PolicyIdentity;
   metadata: ObjectMeta;
   spec: ResolvedPolicySpec;
   /** A cluster policy's own fields (namespaceSelector, modeOverrides, precedence, skipAnnotation). */
@@ -24,13 +27,24 @@ export interface PolicySubject {
 export function subjectOf(policy: LoopbackPolicy): PolicySubject {
   const namespace = policy.metadata.namespace ?? '';
   const name = policy.metadata.name ?? '';
-  return { kind: KIND, name, namespace, owner: ownerKey(namespace, name), metadata: policy.metadata, spec: withSpecDefaults(policy.spec), ...(policy.status ? { status: policy.status } : {}), object: policy };
+  return { kind: KIND, name, namespace, owner: ownerKey(namespace, name), identity: policyIdentity(policy), metadata: policy.metadata, spec: withSpecDefaults(policy.spec), ...(policy.status ? { status: policy.status } : {}), object: policy };
 }
 
 export function clusterSubjectOf(policy: ClusterLoopbackPolicy): PolicySubject {
   const name = policy.metadata.name ?? '';
   const cluster = withClusterSpecDefaults(policy.spec);
-  return { kind: CLUSTER_KIND, name, namespace: undefined, owner: clusterOwnerKey(name), metadata: policy.metadata, spec: cluster, cluster, ...(policy.status ? { status: policy.status } : {}), object: policy };
+  return { kind: CLUSTER_KIND, name, namespace: undefined, owner: clusterOwnerKey(name), identity: clusterPolicyIdentity(policy), metadata: policy.metadata, spec: cluster, cluster, ...(policy.status ? { status: policy.status } : {}), object: policy };
+}
+
+/** The policy an owner key names, if it exists (as the caches have it). */
+export function liveSubject(caches: { policy(namespace: string, name: string): LoopbackPolicy | undefined; clusterPolicy(name: string): ClusterLoopbackPolicy | undefined }, owner: OwnerKey): PolicySubject | undefined {
+  const ref = policyRefOf(owner);
+  if (ref.kind === CLUSTER_KIND) {
+    const cluster = caches.clusterPolicy(ref.name);
+    return cluster ? clusterSubjectOf(cluster) : undefined;
+  }
+  const policy = caches.policy(ref.namespace, ref.name);
+  return policy ? subjectOf(policy) : undefined;
 }
 
 /** The policy as an Event's involved object. */

@@ -2,9 +2,9 @@
 // namespace, and the cluster policies covering it; docs/cluster-policy.md §5), and the CLB each one is bound to.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { involvedObject, withSpecDefaults, type LoopbackPolicy, type PolicyMode, type ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
-import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
+import { withClusterSpecDefaults } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { madeFor, ownedBy, policyRefOf, readRecord, type OwnerKey } from '../../model/record-registry.js';
+import { madeFor, ownedBy, readRecord, type OwnerKey } from '../../model/record-registry.js';
 import { annotatedByLoopguard } from '../../plan/originals.js';
 import { ServiceAnnotation } from '../../api/annotations.js';
 import { sharedView, type RecordedEnvoyProxy, type SharedView } from '../../plan/snapshot.js';
@@ -17,13 +17,11 @@ import { envoyProxiesOf, envoyProxyKey, type GatewayFacts, type ServiceFacts, ty
 import { ENVOY_GATEWAY_NAMESPACE } from '../../model/gateway-service.js';
 import { selectTargets } from '../../model/selection.js';
 import { gatewayFacts, ingressFacts, serviceFacts } from '../../model/target-facts.js';
-import { clusterSubjectOf, subjectOf, type PolicySubject } from './subject.js';
+import { clusterSubjectOf, liveSubject, subjectOf, type PolicySubject } from './subject.js';
 import type { ProbeSelection } from '../../probe/plan-builder.js';
 import { chooseDnsNames, type DnsNameChoice } from '../../model/dns-names.js';
 import type { TargetOutcome } from '../../model/status.js';
 import type { ReportTarget } from '../../model/namespace-report.js';
-
-export { policyIdentity };
 
 /** A cluster policy covering a namespace: who it is and what it selects there. */
 export interface ClusterClaimant {
@@ -129,11 +127,9 @@ function coverage(subject: PolicySubject, caches: PolicyCaches, namespaces = cac
   return subject.namespace !== undefined ? { modes: new Map([[subject.namespace, subject.spec.mode]]), excluded: [] } : coveredNamespaces(subject.cluster!, namespaces, caches.ownNamespace);
 }
 
-const identityOf = (s: PolicySubject): PolicyIdentity => (s.namespace !== undefined ? policyIdentity(s.object as LoopbackPolicy) : clusterPolicyIdentity(s.object as ClusterLoopbackPolicy));
-
 /** What the policy manages in one namespace it covers, and the targets it loses there or waits for (added to `mine`, `conflicts`). */
 function namespaceTargets(subject: PolicySubject, namespace: string, mode: PolicyMode, index: ClaimsIndex, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, mine: ManagedFacts[] = [], conflicts: Assessment[] = []) {
-  const me = identityOf(subject);
+  const me = subject.identity;
   const view = index.view(namespace);
   for (const target of view.candidates) {
     const claim = view.claims.get(targetKey(target));
@@ -143,7 +139,7 @@ function namespaceTargets(subject: PolicySubject, namespace: string, mode: Polic
       // gives the originals back first, so the two never write the same CLB at once; then this policy applies its
       // plan. In Audit nothing is written, so nothing waits.
       const held = holder(target);
-      const giving = mode === 'Enforce' && held !== undefined && held !== subject.owner ? liveOwner(caches, held) : undefined;
+      const giving = mode === 'Enforce' && held !== undefined && held !== subject.owner ? liveSubject(caches, held)?.identity : undefined;
       if (giving) conflicts.push(handoverAssessment(target, giving));
       else mine.push({ facts: target, mode });
     } else {
@@ -158,7 +154,7 @@ function namespaceTargets(subject: PolicySubject, namespace: string, mode: Polic
 export function policyTargets(subject: PolicySubject, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, index = new ClaimsIndex(caches)): PolicyTargets {
   const covered = coverage(subject, caches);
   const namespaces = covered.modes;
-  const me = identityOf(subject);
+  const me = subject.identity;
   const mine: ManagedFacts[] = [];
   const conflicts: Assessment[] = [];
   for (const [namespace, mode] of namespaces) namespaceTargets(subject, namespace, mode, index, caches, holder, mine, conflicts);
@@ -362,15 +358,4 @@ export function recordedEnvoyProxy(entry: LoopbackRecord, caches: Pick<PolicyCac
   const live = (r: LoopbackRecord) => caches.gateways(r.spec.target.namespace).some((g) => g.metadata?.name === r.spec.target.name && madeFor(r, { ...(g.metadata?.uid ? { uid: g.metadata.uid } : {}) }));
   if (caches.records().some((r) => same(r) && live(r))) return undefined;
   return { ref: { ...ref }, annotations: { ...ep.spec?.provider?.kubernetes?.envoyService?.annotations } };
-}
-
-/** The policy an owner key names, when it still exists (a record's holder that can still give it back). */
-function liveOwner(caches: Pick<PolicyCaches, 'policy' | 'clusterPolicy'>, owner: OwnerKey): PolicyIdentity | undefined {
-  const ref = policyRefOf(owner);
-  if (ref.kind === CLUSTER_KIND) {
-    const c = caches.clusterPolicy(ref.name);
-    return c ? clusterPolicyIdentity(c) : undefined;
-  }
-  const p = caches.policy(ref.namespace, ref.name);
-  return p ? policyIdentity(p) : undefined;
 }

@@ -61,10 +61,6 @@ export function healthCheckFor(listener: Pick<ListenerInfo, 'healthCheck'>, sour
   return { ...writableHealthCheck(listener.healthCheck), SourceIpType: sourceIpType };
 }
 
-function releaseOptions(input: L4TargetInput): ReleaseOptions {
-  return { now: input.now, graceMs: input.graceMs, ...(input.vipBound ? { vipBound: input.vipBound } : {}) };
-}
-
 /** Steps for a Service the policy manages. Pending targets (CLB not read, listeners missing) get none. */
 export function planL4Target(input: L4TargetInput): Step[] {
   const a = input.assessment;
@@ -74,7 +70,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // what is wanted: leave everything as it is.
     // A skipped target's assessment stops before reading the CLB id: take it from the Service.
     const lbId = a.loadBalancerId ?? boundLoadBalancerId(input.annotations, 'Service');
-    if (input.originals && input.owned && !holdsAsIs(a)) return planL4Release(input.originals, input.annotations, lbId, releaseOptions(input));
+    if (input.originals && input.owned && !holdsAsIs(a)) return planL4Release(input.originals, input.annotations, lbId, input);
     return [];
   }
   const steps: Step[] = [];
@@ -84,7 +80,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // (or forget them, if that CLB is gone) before recording the new CLB's.
     const movedClb = originals.loadBalancerId !== undefined && originals.loadBalancerId !== desired.loadBalancerId;
     const keep = movedClb ? { listeners: new Set<string>(), annotation: keptBy(desired).annotation } : keptBy(desired);
-    const release = planL4Release(originals, input.annotations, desired.loadBalancerId, { ...releaseOptions(input), keep });
+    const release = planL4Release(originals, input.annotations, desired.loadBalancerId, { ...input, keep });
     // Waiting for kube-proxy to release the VIP: nothing else goes before the sources are back.
     if (release.at(-1)?.kind === 'AwaitTke') return release;
     if (release.length > 0) {
@@ -212,15 +208,12 @@ function tkeSwitchedForUser(desired: L4DesiredState, originals: Originals | unde
     .filter((key) => !isApplied(originals, key));
 }
 
-export interface ReleaseOptions {
-  /** What the target still wants held (a partial release). */
-  keep?: Keep;
-  /** Another Service on the CLB keeps the VIP bound (shared-clb.ts): the text of why sources stay on 100.64.0.0/10. */
-  vipBound?: string;
-  now: Date;
-  /** TKE's grace period, here for its kube-proxy to unbind the VIP once prevent-loopback is off. */
-  graceMs: number;
-}
+/**
+ * A release's clock, TKE's grace period (here for its kube-proxy to unbind the VIP once prevent-loopback is off) and
+ * bound VIP (another Service on the CLB keeps it bound: the text of why sources stay on 100.64.0.0/10), and what the
+ * target still wants held (`keep`: a partial release).
+ */
+export type ReleaseOptions = Pick<L4TargetInput, 'now' | 'graceMs' | 'vipBound'> & { keep?: Keep };
 
 /**
  * Steps that give back what the record says loopguard changed, except what `keep` still wants: annotations

@@ -67,24 +67,14 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const misconfigured = a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
   if (!desired || misconfigured) {
     if (input.originals && input.owned && !holdsAsIs(a) && !misconfigured) {
-      return planL7Release({
-        originals: input.originals,
-        annotations: input.annotations,
-        name: a.target.name,
-        now: input.now,
-        graceMs: input.graceMs,
-        ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}),
-        ...(input.clb ? { clb: input.clb } : {}),
-        ...(input.config ? { config: input.config } : {}),
-        ...(input.vipBound ? { vipBound: input.vipBound } : {}),
-      });
+      return planL7Release({ ...input, originals: input.originals, name: a.target.name });
     }
     return { steps: [] };
   }
   const originals = input.originals;
   const onTarget = input.owned ? originals : undefined;
   const edits = desiredEdits(desired, originals, input.rejected);
-  const passPlan = planPassToTarget({ desired, originals, owned: input.owned, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
+  const passPlan = planPassToTarget({ ...input, desired, originals });
   // The CLB must let 100.127/16 in before keepalive makes the nodes see it: the rest waits for TKE.
   if (passPlan.blocking) return { steps: passPlan.steps };
   const pass = passPlan.steps;
@@ -230,7 +220,7 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
     if (todo.length > 0) steps.push({ kind: 'DeclareInTkeServiceConfig', config: config.name, loadBalancerId: lbId, ...(vip ? { vip } : {}), edits: todo, restore: true });
   }
   const tkeSkips = annotations?.[IngressAnnotation.Mode]?.trim().toLowerCase() === 'skip';
-  const pass = planPassRelease({ originals, annotations, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
+  const pass = planPassRelease({ ...input, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips });
   steps.push(...pass.steps);
   if (pass.blocking) return { steps };
   if (clb && configLive && !tkeSkips && !clbRestored(rest, views)) {

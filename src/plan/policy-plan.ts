@@ -71,34 +71,9 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const { originals, owner } = t.ownership ?? {};
   const owned = originals !== undefined && owner === input.owner;
   const base = planHeader(a.target, 'Mitigate');
-  if (a.target.kind !== 'Ingress') {
-    return {
-      ...base,
-      steps: l4Steps(a.target, t, () => planL4Target({
-        assessment: a,
-        annotations: t.annotations,
-        ...(originals ? { originals } : {}),
-        owned,
-        now: input.now,
-        graceMs: input.graceMs,
-        ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
-        ...(t.vipBound ? { vipBound: t.vipBound } : {}),
-      })),
-    };
-  }
-  const l7 = planL7Target({
-    assessment: a,
-    annotations: t.annotations,
-    ...(originals ? { originals } : {}),
-    owned,
-    ...(t.clb ? { clb: t.clb } : {}),
-    ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
-    ...(t.config ? { config: t.config } : {}),
-    rejected: input.rejected,
-    now: input.now,
-    graceMs: input.graceMs,
-    ...(t.vipBound ? { vipBound: t.vipBound } : {}),
-  });
+  const common = { assessment: a, annotations: t.annotations, originals, owned, now: input.now, graceMs: input.graceMs, observedAt: t.observedAt, vipBound: t.vipBound };
+  if (a.target.kind !== 'Ingress') return { ...base, steps: l4Steps(a.target, t, () => planL4Target(common)) };
+  const l7 = planL7Target({ ...common, clb: t.clb, config: t.config, rejected: input.rejected });
   return { ...base, steps: l7.steps, ...(l7.error ? { error: l7.error } : {}) };
 }
 
@@ -109,18 +84,9 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
   const base = planHeader(o.target, 'Release');
   if (!originals || recorded !== owner) return { ...base, steps: [] };
   if (o.stale) return { ...base, steps: [{ ...givenBack(o, originals), forget: recordedFields(originals), drops: true, restore: true }] };
-  if (o.target.kind !== 'Ingress') return { ...base, steps: l4Steps(o.target, o, () => planL4Release(originals, o.annotations, o.loadBalancerId, { now: input.now, graceMs: input.graceMs, ...(o.vipBound ? { vipBound: o.vipBound } : {}) })) };
-  const l7 = planL7Release({
-    originals,
-    annotations: o.annotations,
-    name: o.target.name,
-    now: input.now,
-    graceMs: input.graceMs,
-    ...(o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
-    ...(o.clb ? { clb: o.clb } : {}),
-    ...(o.config ? { config: o.config } : {}),
-    ...(o.vipBound ? { vipBound: o.vipBound } : {}),
-  });
+  const release = { now: input.now, graceMs: input.graceMs, observedAt: o.observedAt, vipBound: o.vipBound };
+  if (o.target.kind !== 'Ingress') return { ...base, steps: l4Steps(o.target, o, () => planL4Release(originals, o.annotations, o.loadBalancerId, release)) };
+  const l7 = planL7Release({ ...release, originals, annotations: o.annotations, name: o.target.name, clb: o.clb, config: o.config });
   return { ...base, steps: l7.steps };
 }
 

@@ -22,17 +22,9 @@ export function annotatedByLoopguard(originals: Originals | undefined, key: stri
   return originals?.annotations !== undefined && key in originals.annotations;
 }
 
-/** Order-independent equality of two sets of originals. */
+/** Order-independent equality of two sets of originals: their JSON with every object's keys sorted. */
 export function sameOriginals(a: Originals | undefined, b: Originals | undefined): boolean {
-  const canon = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(canon)
-      : v && typeof v === 'object'
-        ? Object.fromEntries(
-            Object.entries(v)
-              .sort(([x], [y]) => x.localeCompare(y))
-              .map(([k, x]) => [k, canon(x)]),
-          )
-        : v;
-  return JSON.stringify(canon(a)) === JSON.stringify(canon(b));
+  const sorted = (_key: string, v: unknown): unknown =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => x.localeCompare(y))) : v;
+  return JSON.stringify(a, sorted) === JSON.stringify(b, sorted);
 }

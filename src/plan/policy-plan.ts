@@ -144,11 +144,6 @@ export function planHeader(target: TargetRef, purpose: TargetPlan['purpose']): O
   return { target, layer: target.kind === 'Ingress' ? 'L7' : 'L4', purpose };
 }
 
-/** The learned refusals as the L7 planner reads them. */
-function rejectedOf(s: Snapshot): RejectedCapabilities {
-  return { keepalive: s.capabilities.keepaliveRejected !== undefined, range100_64: s.capabilities.range100_64Rejected !== undefined };
-}
-
 /** The verdict of one gathered target (assessTarget with the snapshot's policy, profile and capabilities). */
 export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilities' | 'ignoreSkipAnnotation'>, t: Pick<TargetSnapshot, 'facts' | 'clb'>): Assessment {
   return assessTarget(t.facts, { policy: s.spec, profile: s.profile, clb: t.clb, capabilities: s.capabilities, ...(s.ignoreSkipAnnotation ? { ignoreSkipAnnotation: true } : {}) });
@@ -226,7 +221,9 @@ export function sharedVerdict(s: Snapshot, t: TargetSnapshot, assessed: Assessme
  * Until TkeServiceConfigs are known, Ingresses get no step (an empty plan; their releases wait).
  */
 export function planPolicy(s: Snapshot): PolicyPlan {
-  const input = { owner: s.owner, rejected: rejectedOf(s), now: s.now, graceMs: s.graceMs };
+  // The learned refusals as the L7 planner reads them.
+  const rejected = { keepalive: s.capabilities.keepaliveRejected !== undefined, range100_64: s.capabilities.range100_64Rejected !== undefined };
+  const input = { owner: s.owner, rejected, now: s.now, graceMs: s.graceMs };
   const assessedAll = s.targets.map((t) => {
     const assessed = assessSnapshot(s, t);
     return { t, assessed, shared: sharedConfigAssessment(s, t, assessed) };

@@ -160,8 +160,7 @@ function recordedVia(o: OrphanSnapshot): Pick<TargetView, 'annotations' | 'envoy
 
 /** Where the target's annotations are written and what they are now (writtenAnnotations, writableEnvoyProxy). */
 function viaOf(f: TargetFacts): Pick<TargetView, 'annotations' | 'envoyProxy'> {
-  const envoyProxy = writableEnvoyProxy(f);
-  return { annotations: writtenAnnotations(f), ...(envoyProxy ? { envoyProxy } : {}) };
+  return { annotations: writtenAnnotations(f), envoyProxy: writableEnvoyProxy(f) };
 }
 
 /** A Gateway's L4 steps, their annotations written to its own EnvoyProxy; none without one (nothing can be written). */
@@ -179,16 +178,8 @@ function throughEnvoyProxy(t: TargetView, steps: () => Step[]): Step[] {
 function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot, releasing: ReadonlySet<string>): ManagedTarget {
   const vips = t.clb.state === 'Found' ? (t.clb.clb.vips ?? []) : [];
   const vipBound = vipStaysBound(s, t.facts, t.ownership?.originals?.loadBalancerId ?? t.facts.loadBalancerId, { vips, releasing });
-  return {
-    assessment,
-    ...(vipBound ? { vipBound } : {}),
-    ...viaOf(t.facts),
-    ...(t.ownership ? { ownership: t.ownership } : {}),
-    ...(t.clb.state === 'Found' ? { clb: t.clb.clb } : {}),
-    ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
-    ...(t.config ? { config: t.config } : {}),
-    ...(setByLoopguardOf(t.facts) ? { setByLoopguard: setByLoopguardOf(t.facts) } : {}),
-  };
+  const clb = t.clb.state === 'Found' ? t.clb.clb : undefined;
+  return { assessment, vipBound, ...viaOf(t.facts), ownership: t.ownership, clb, observedAt: t.observedAt, config: t.config, setByLoopguard: setByLoopguardOf(t.facts) };
 }
 
 function orphanOf(s: Snapshot, o: OrphanSnapshot, releasing: ReadonlySet<string>): OrphanTarget {
@@ -196,15 +187,15 @@ function orphanOf(s: Snapshot, o: OrphanSnapshot, releasing: ReadonlySet<string>
   const found = o.clb?.state === 'Found' ? o.clb.clb : undefined;
   const vipBound = vipStaysBound(s, f, o.ownership.originals?.loadBalancerId ?? f.loadBalancerId, { vips: found?.vips ?? [], releasing });
   return {
-    ...(vipBound ? { vipBound } : {}),
+    vipBound,
     target: { kind: f.kind, namespace: f.namespace, name: f.name },
     ...(o.ownership.originals?.envoyProxy ? recordedVia(o) : viaOf(f)),
     ownership: o.ownership,
-    ...(o.stale ? { stale: true } : {}),
-    ...(f.loadBalancerId ? { loadBalancerId: f.loadBalancerId } : {}),
-    ...(found ? { clb: found } : {}),
-    ...(found && o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
-    ...(o.config ? { config: o.config } : {}),
+    stale: o.stale,
+    loadBalancerId: f.loadBalancerId || undefined,
+    clb: found,
+    observedAt: found ? o.observedAt : undefined,
+    config: o.config,
   };
 }
 

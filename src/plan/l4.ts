@@ -13,13 +13,14 @@ import type { Assessment } from '../model/assessment.js';
 import type { L4DesiredState } from '../model/desired-state.js';
 import { holdsAsIs } from '../model/assess-common.js';
 import { boundLoadBalancerId } from '../model/target-facts.js';
-import { annotatedByLoopguard, isApplied, sameOriginals, tkeGraceOver } from './originals.js';
+import { annotatedByLoopguard, isApplied, sameOriginals, tkeGraceOver, type GraceClock } from './originals.js';
 import { fieldKey, isEmptyOriginals, mergeOriginals, withApplied, withoutFields } from '../api/originals.js';
 import type { Step } from './steps.js';
 
 export const PREVENT_LOOPBACK = ServiceAnnotation.PreventLoopback;
 
-export interface L4TargetInput {
+/** What the planners of a target the policy manages are given (l7.ts adds what an Ingress needs). */
+export interface L4TargetInput extends GraceClock {
   assessment: Assessment;
   /** The Service's annotations now. */
   annotations: Annotations;
@@ -27,14 +28,9 @@ export interface L4TargetInput {
   originals?: Originals;
   /** Whether the record belongs to this policy (only then is anything released from it). */
   owned: boolean;
-  now: Date;
-  /** When the CLB was last read (ms): TKE's grace period is over only for a read made after it. */
-  observedAt?: number;
-  /** How long TKE gets to switch the sources it was asked to (prevent-loopback) before loopguard writes them. */
-  graceMs: number;
   /**
    * Set while another Service on the CLB carries prevent-loopback (the VIP stays bound): a release keeps the sources
-   * on 100.64.0.0/10 and forgets their originals; the text says why (shared-clb.ts).
+   * (listeners', rules') on 100.64.0.0/10 and forgets their originals; the text says why (shared-clb.ts).
    */
   vipBound?: string;
 }
@@ -128,7 +124,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
       steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since, fallback: true });
       return steps;
     }
-    if (!tkeGraceOver(declaredAt, input.observedAt, input.now, input.graceMs)) {
+    if (!tkeGraceOver(declaredAt, input)) {
       steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since: declaredAt, fallback: true });
       return steps;
     }

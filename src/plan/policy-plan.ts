@@ -12,7 +12,7 @@ import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
 import type { RecordOwnership } from '../model/record-registry.js';
 import { fieldKey, recordedFields, type Originals } from '../api/originals.js';
-import { annotatedByLoopguard } from './originals.js';
+import { annotatedByLoopguard, type GraceClock } from './originals.js';
 import { sharedClbAssessment, switchedBy, vipStaysBound } from './shared-clb.js';
 import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
@@ -51,12 +51,9 @@ export interface OrphanTarget extends TargetView {
   stale?: boolean;
 }
 
-export interface PlanInput {
+export interface PlanInput extends Pick<GraceClock, 'now' | 'graceMs'> {
   owner: string;
   rejected: RejectedCapabilities;
-  now: Date;
-  /** How long TKE gets to act on what it was asked (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
-  graceMs: number;
 }
 
 export function planTarget(input: PlanInput, t: ManagedTarget): TargetPlan {

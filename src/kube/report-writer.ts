@@ -21,6 +21,7 @@ import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import { MANAGED_BY_LABEL, namespaceReport, REPORT_API_VERSION, REPORT_GROUP, REPORT_KIND, REPORT_LABELS, REPORT_NAME, REPORT_PLURAL, REPORT_VERSION, sameReport, type Report, type ReportTarget } from '../model/namespace-report.js';
 import { ifFound, kubeStatus, kubeStatusKind } from '../runtime/kube-errors.js';
 import type { LogSink } from '../runtime/logger.js';
+import { sharedUntilFailed } from '../runtime/settle.js';
 import { sealedByLoopguard, sealReport } from './report-seal.js';
 
 const API = { group: REPORT_GROUP, version: REPORT_VERSION, plural: REPORT_PLURAL };
@@ -62,10 +63,12 @@ export class ReportWriter {
   /** Namespaces whose stored report is known to be `written` since the last resync (read or written since). */
   private readonly current = new Set<string>();
   /**
-   * The adoption of the reports an earlier process sealed (once per process, when served): shared by the writes of
-   * namespaces that run at once (the work queue runs them side by side); dropped when it fails, to be tried again.
+   * Takes as its own each stored report an earlier process of loopguard wrote: named `loopguard`, with loopguard's
+   * label (only to list less), and a seal that verifies with the key. Once per process, before its first write or
+   * prune, shared by the writes of namespaces that run at once (the work queue runs them side by side); a failure is
+   * thrown (the caller retries later) and the adoption is tried again.
    */
-  private adoption: Promise<void> | undefined;
+  private readonly adopt = sharedUntilFailed(() => this.adoptNow());
 
   constructor(
     kc: KubeConfig,
@@ -139,19 +142,6 @@ export class ReportWriter {
       this.written.delete(namespace);
       this.current.delete(namespace);
     }
-  }
-
-  /**
-   * Takes as its own each stored report an earlier process of loopguard wrote: named `loopguard`, with loopguard's
-   * label (only to list less), and a seal that verifies with the key. Once per process, before its first write or
-   * prune; a failure is thrown (the caller retries later) and the adoption is tried again.
-   */
-  private adopt(): Promise<void> {
-    this.adoption ??= this.adoptNow().catch((err: unknown) => {
-      this.adoption = undefined;
-      throw err;
-    });
-    return this.adoption;
   }
 
   private async adoptNow(): Promise<void> {

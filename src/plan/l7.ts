@@ -14,7 +14,7 @@ import { StalledReason } from '../api/reasons.js';
 import { holdsAsIs } from '../model/assess-common.js';
 import type { ClbFacts } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
-import { buildConfigPatch, pendingEdits } from './config-patch.js';
+import { pendingEdits } from './config-patch.js';
 import { desiredEdits, originalsFor, type RejectedCapabilities } from './l7-edits.js';
 import { clbRestored, listenerViews, revertPlan } from './l7-revert.js';
 import { planPassRelease, planPassToTarget } from './l7-pass.js';
@@ -108,8 +108,9 @@ export function planL7Target(input: L7TargetInput): L7Plan {
       },
     };
   }
-  if (edits.length > 0 && config && buildConfigPatch(config.spec, edits, vip).length > 0) {
-    const todo = pendingEdits(config.spec, edits, vip);
+  // The fields the config does not hold as wanted yet: what DeclareInTkeServiceConfig patches.
+  const todo = config ? pendingEdits(config.spec, edits, vip) : [];
+  if (config && todo.length > 0) {
     const drift = todo.some((e) => {
       const l = desired.listeners.find((x) => x.protocol.toUpperCase() === e.protocol.toUpperCase() && x.port === e.port);
       if (!l) return false;

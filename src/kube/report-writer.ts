@@ -146,26 +146,25 @@ export class ReportWriter {
 
   private async adoptNow(): Promise<void> {
     const key = await this.options.key?.();
-    if (key) {
-      let page: string | undefined;
-      do {
-        const list = (await this.api.listClusterCustomObject({
-          ...API,
-          fieldSelector: `metadata.name=${REPORT_NAME}`,
-          labelSelector: `${MANAGED_BY_LABEL}=${REPORT_LABELS[MANAGED_BY_LABEL]}`,
-          limit: LIST_PAGE,
-          ...(page ? { _continue: page } : {}),
-        })) as { items?: Report[]; metadata?: { _continue?: string; continue?: string } };
-        for (const report of list.items ?? []) {
-          const namespace = report.metadata.namespace;
-          // A report this process wrote already is newer than what the list may show.
-          if (namespace && !this.written.has(namespace) && sealedByLoopguard(key, { ...report, apiVersion: report.apiVersion ?? REPORT_API_VERSION, kind: report.kind ?? REPORT_KIND })) {
-            this.written.set(namespace, report);
-          }
+    if (!key) return;
+    let page: string | undefined;
+    do {
+      const list = (await this.api.listClusterCustomObject({
+        ...API,
+        fieldSelector: `metadata.name=${REPORT_NAME}`,
+        labelSelector: `${MANAGED_BY_LABEL}=${REPORT_LABELS[MANAGED_BY_LABEL]}`,
+        limit: LIST_PAGE,
+        ...(page ? { _continue: page } : {}),
+      })) as { items?: Report[]; metadata?: { _continue?: string; continue?: string } };
+      for (const report of list.items ?? []) {
+        const namespace = report.metadata.namespace;
+        // A report this process wrote already is newer than what the list may show.
+        if (namespace && !this.written.has(namespace) && sealedByLoopguard(key, { ...report, apiVersion: report.apiVersion ?? REPORT_API_VERSION, kind: report.kind ?? REPORT_KIND })) {
+          this.written.set(namespace, report);
         }
-        page = list.metadata?._continue ?? list.metadata?.continue;
-      } while (page);
-    }
+      }
+      page = list.metadata?._continue ?? list.metadata?.continue;
+    } while (page);
   }
 
   private async read(namespace: string): Promise<Report | undefined> {

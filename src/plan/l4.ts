@@ -223,7 +223,6 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   const restoreAnnotations: Record<string, string | null> = {};
   const remaining: Originals = { v: 1 };
   const forget: string[] = [];
-  let released = false;
   // Another Service on the CLB keeps the VIP bound, and the prevent-loopback loopguard set is still on this one: it
   // stays, with its record (the originals of it and of the sources it holds). A TKE that puts back its own view of
   // its listeners at each sync (tencent-cloud.md §9 #2) gives them the VIP source unless the Service carries
@@ -238,7 +237,6 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
       (remaining.annotations ??= {})[key] = original;
       continue;
     }
-    released = true;
     forget.push(fieldKey.annotation(key));
     if ((annotations?.[key] ?? null) !== original) restoreAnnotations[key] = original;
   }
@@ -259,7 +257,6 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
         (remaining.listeners ??= {})[listenerId] = rest;
         continue;
       }
-      released = true;
       forget.push(fieldKey.listenerSource(listenerId));
       if (bound !== undefined && l.sourceIpType === 0) kept++;
       else if (lbId) {
@@ -270,7 +267,8 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
     // Another layer's fields (keepalive) stay recorded.
     if (Object.keys(rest).length > 0) (remaining.listeners ??= {})[listenerId] = rest;
   }
-  if (!released) return [];
+  // Nothing given back (everything kept): no step.
+  if (forget.length === 0) return [];
   if (originals.rules) remaining.rules = originals.rules;
   if (originals.loadBalancer) remaining.loadBalancer = originals.loadBalancer;
   if (originals.declaredAt) remaining.declaredAt = originals.declaredAt;

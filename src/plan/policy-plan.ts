@@ -118,11 +118,6 @@ function planMove(o: OrphanTarget): TargetPlan {
   return { ...planHeader(o.target, 'Mitigate'), steps: [{ ...givenBack(o, originals), forget, restore: true }] };
 }
 
-/** A Service's L4 steps as planned; a Gateway's through its EnvoyProxy. */
-function l4Steps(target: TargetRef, t: TargetView, steps: () => Step[]): Step[] {
-  return target.kind === 'Gateway' ? throughEnvoyProxy(t, steps) : steps();
-}
-
 /** One target's verdict and the plan that carries it out (Audit prints it, Enforce executes it). */
 export interface PlannedTarget {
   assessment: Assessment;
@@ -160,8 +155,12 @@ function viaOf(f: TargetFacts): Pick<TargetView, 'annotations' | 'envoyProxy'> {
   return { annotations: writtenAnnotations(f), envoyProxy: writableEnvoyProxy(f) };
 }
 
-/** A Gateway's L4 steps, their annotations written to its own EnvoyProxy; none without one (nothing can be written). */
-function throughEnvoyProxy(t: TargetView, steps: () => Step[]): Step[] {
+/**
+ * A Service's L4 steps as planned; a Gateway's with their annotations written to its own EnvoyProxy, none without one
+ * (nothing can be written).
+ */
+function l4Steps(target: TargetRef, t: TargetView, steps: () => Step[]): Step[] {
+  if (target.kind !== 'Gateway') return steps();
   const envoyProxy = t.envoyProxy;
   if (!envoyProxy) return [];
   // The record names the EnvoyProxy next to the annotations' originals: a restore goes there, the Gateway gone or not.

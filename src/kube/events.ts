@@ -89,9 +89,7 @@ export class EventRecorder {
     if (this.queue.size >= MAX_QUEUED_EVENTS) {
       this.dropped++;
       onDropped?.();
-      return Promise.resolve();
-    }
-    void this.queue.add(write);
+    } else void this.queue.add(write);
     return Promise.resolve();
   }
 
@@ -131,7 +129,7 @@ export class EventRecorder {
       if (fresh()) return;
       const previous = this.seen.get(key);
       try {
-        const existing = previous ?? (await this.find(target, type, reason, text, STANDING_REFRESH_MS));
+        const existing = previous ?? (await this.find(target, type, reason, text));
         if (!existing) {
           await this.create(key, target, type, reason, text, now, STANDING_REFRESH_MS);
           return;
@@ -185,15 +183,15 @@ export class EventRecorder {
     this.prune(now);
   }
 
-  /** This component's Event for the same object, reason and message, as an earlier process left it (one LIST). */
-  private async find(target: EventTarget, type: EventType, reason: string, text: string, keepMs: number): Promise<Seen | undefined> {
+  /** This component's standing Event for the same object, reason and message, as an earlier process left it (one LIST). */
+  private async find(target: EventTarget, type: EventType, reason: string, text: string): Promise<Seen | undefined> {
     const fields = [`involvedObject.kind=${target.kind}`, `involvedObject.name=${target.name}`, `reason=${reason}`, `type=${type}`];
     if (target.uid) fields.push(`involvedObject.uid=${target.uid}`);
     const list = await this.core.listNamespacedEvent({ namespace: eventNamespace(target), fieldSelector: fields.join(',') });
     const mine = list.items.filter((e) => e.message === text && (e.source?.component ?? e.reportingComponent) === this.component && e.metadata?.name);
     const latest = mine.sort((a, b) => lastSeen(b) - lastSeen(a))[0];
     if (!latest) return undefined;
-    return { name: latest.metadata?.name ?? '', namespace: eventNamespace(target), count: latest.count ?? 1, last: lastSeen(latest), keepMs };
+    return { name: latest.metadata?.name ?? '', namespace: eventNamespace(target), count: latest.count ?? 1, last: lastSeen(latest), keepMs: STANDING_REFRESH_MS };
   }
 
   private failed(key: string, err: unknown, target: EventTarget, reason: string): void {

@@ -15,7 +15,7 @@
 // --event-qps), where its correlator only limits each object.
 import { createHash } from 'node:crypto';
 import PQueue from 'p-queue';
-import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { printable } from '../api/text.js';
 import { settlesWithin } from '../runtime/settle.js';
 
@@ -89,9 +89,7 @@ export class EventRecorder {
     if (this.queue.size >= MAX_QUEUED_EVENTS) {
       this.dropped++;
       onDropped?.();
-      return Promise.resolve();
-    }
-    void this.queue.add(write);
+    } else void this.queue.add(write);
     return Promise.resolve();
   }
 
@@ -113,16 +111,16 @@ export class EventRecorder {
 
   /**
    * A problem that holds until someone fixes it: one Event per (object, reason, message), written on first sight,
-   * re-asserted at most every `refreshMs`; every other call writes nothing. Never throws.
+   * re-asserted at most every STANDING_REFRESH_MS; every other call writes nothing. Never throws.
    */
-  recordStanding(target: EventTarget, type: EventType, reason: string, message: string, refreshMs = STANDING_REFRESH_MS): Promise<void> {
+  recordStanding(target: EventTarget, type: EventType, reason: string, message: string): Promise<void> {
     const text = printable(message, MAX_MESSAGE);
     const key = this.key(target, type, reason, text);
     const now = Date.now();
     // Checked again in turn: a standing problem seen in every round queues one write, not one per round.
     const fresh = () => {
       const previous = this.seen.get(key);
-      return previous !== undefined && now - previous.last < refreshMs;
+      return previous !== undefined && now - previous.last < STANDING_REFRESH_MS;
     };
     if (fresh() || this.queued.has(key)) return Promise.resolve();
     this.queued.add(key);
@@ -131,14 +129,14 @@ export class EventRecorder {
       if (fresh()) return;
       const previous = this.seen.get(key);
       try {
-        const existing = previous ?? (await this.find(target, type, reason, text, refreshMs));
+        const existing = previous ?? (await this.find(target, type, reason, text));
         if (!existing) {
-          await this.create(key, target, type, reason, text, now, refreshMs);
+          await this.create(key, target, type, reason, text, now, STANDING_REFRESH_MS);
           return;
         }
         this.seen.set(key, existing);
         // Adopted from an earlier process and still fresh: nothing to say yet.
-        if (!previous && now - existing.last < refreshMs) return;
+        if (!previous && now - existing.last < STANDING_REFRESH_MS) return;
         await this.bump(existing, now);
       } catch (err) {
         this.failed(key, err, target, reason);
@@ -185,15 +183,15 @@ export class EventRecorder {
     this.prune(now);
   }
 
-  /** This component's Event for the same object, reason and message, as an earlier process left it (one LIST). */
-  private async find(target: EventTarget, type: EventType, reason: string, text: string, keepMs: number): Promise<Seen | undefined> {
+  /** This component's standing Event for the same object, reason and message, as an earlier process left it (one LIST). */
+  private async find(target: EventTarget, type: EventType, reason: string, text: string): Promise<Seen | undefined> {
     const fields = [`involvedObject.kind=${target.kind}`, `involvedObject.name=${target.name}`, `reason=${reason}`, `type=${type}`];
     if (target.uid) fields.push(`involvedObject.uid=${target.uid}`);
     const list = await this.core.listNamespacedEvent({ namespace: eventNamespace(target), fieldSelector: fields.join(',') });
     const mine = list.items.filter((e) => e.message === text && (e.source?.component ?? e.reportingComponent) === this.component && e.metadata?.name);
     const latest = mine.sort((a, b) => lastSeen(b) - lastSeen(a))[0];
     if (!latest) return undefined;
-    return { name: latest.metadata?.name ?? '', namespace: eventNamespace(target), count: latest.count ?? 1, last: lastSeen(latest), keepMs };
+    return { name: latest.metadata?.name ?? '', namespace: eventNamespace(target), count: latest.count ?? 1, last: lastSeen(latest), keepMs: STANDING_REFRESH_MS };
   }
 
   private failed(key: string, err: unknown, target: EventTarget, reason: string): void {
@@ -208,9 +206,18 @@ export class EventRecorder {
   }
 }
 
-function lastSeen(e: CoreV1Event): number {
+/** An Event's timestamps, as the API (Date) or its JSON (string) gives them. */
+export interface EventTimes {
+  lastTimestamp?: Date | string;
+  eventTime?: Date | string;
+  firstTimestamp?: Date | string;
+  metadata?: { creationTimestamp?: Date | string };
+}
+
+/** When an Event last happened (ms): its newest timestamp set; 0 when none is readable. */
+export function lastSeen(e: EventTimes): number {
   const t = e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp;
-  const ms = t === undefined ? NaN : new Date(t as Date | string).getTime();
+  const ms = t === undefined ? NaN : new Date(t).getTime();
   return Number.isNaN(ms) ? 0 : ms;
 }
 

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { CoreV1Api, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { CHECKPOINT_KEY_BYTES, MAX_PARTS } from '../cloud/observation-checkpoint.js';
 import { ifFound, kubeStatus } from '../runtime/kube-errors.js';
+import { sharedUntilFailed } from '../runtime/settle.js';
 
 export const CHECKPOINT_CONFIGMAP = 'loopguard-observations';
 /** The Secret with the checkpoint's key. */
@@ -25,7 +26,6 @@ export type LoadedParts = { parts: Buffer[] } | { absent: true } | { problem: st
 
 export class ObservationStore {
   private readonly core: CoreV1Api;
-  private sealKey: Promise<Buffer> | undefined;
 
   constructor(kc: KubeConfig, private readonly namespace: string) {
     this.core = kc.makeApiClient(CoreV1Api);
@@ -72,13 +72,7 @@ export class ObservationStore {
    * The checkpoint's key: the Secret's, created with fresh randomness when there is none (then no stored checkpoint
    * opens: a cold start). Kept for the process once read; a failed read is tried again next time.
    */
-  key(): Promise<Buffer> {
-    this.sealKey ??= this.readOrCreateKey().catch((err: unknown) => {
-      this.sealKey = undefined;
-      throw err;
-    });
-    return this.sealKey;
-  }
+  readonly key = sharedUntilFailed(() => this.readOrCreateKey());
 
   private async readOrCreateKey(): Promise<Buffer> {
     const read = async () => {

@@ -24,8 +24,10 @@ export class RecordStore implements RecordRegistry {
     return (await ifFound(this.custom.getClusterCustomObject({ ...API, name: recordName(target) }))) as LoopbackRecord | undefined;
   }
 
-  /** From the API server, not the informer cache: the revert must not miss a record just written. */
-  /** The records of targets in `namespace`; every record without one (a cluster policy's revert). */
+  /**
+   * The records of targets in `namespace`; every record without one (a cluster policy's revert). From the API server,
+   * not the informer cache: the revert must not miss a record just written.
+   */
   async list(namespace?: string): Promise<LoopbackRecord[]> {
     const list = (await this.custom.listClusterCustomObject({ ...API, ...(namespace !== undefined ? { labelSelector: `${TARGET_NAMESPACE_LABEL}=${namespace}` } : {}) })) as { items?: LoopbackRecord[] };
     return list.items ?? [];

@@ -21,6 +21,7 @@ import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import { MANAGED_BY_LABEL, namespaceReport, REPORT_API_VERSION, REPORT_GROUP, REPORT_KIND, REPORT_LABELS, REPORT_NAME, REPORT_PLURAL, REPORT_VERSION, sameReport, type Report, type ReportTarget } from '../model/namespace-report.js';
 import { ifFound, kubeStatus, kubeStatusKind } from '../runtime/kube-errors.js';
 import type { LogSink } from '../runtime/logger.js';
+import { sharedUntilFailed } from '../runtime/settle.js';
 import { sealedByLoopguard, sealReport } from './report-seal.js';
 
 const API = { group: REPORT_GROUP, version: REPORT_VERSION, plural: REPORT_PLURAL };
@@ -62,10 +63,12 @@ export class ReportWriter {
   /** Namespaces whose stored report is known to be `written` since the last resync (read or written since). */
   private readonly current = new Set<string>();
   /**
-   * The adoption of the reports an earlier process sealed (once per process, when served): shared by the writes of
-   * namespaces that run at once (the work queue runs them side by side); dropped when it fails, to be tried again.
+   * Takes as its own each stored report an earlier process of loopguard wrote: named `loopguard`, with loopguard's
+   * label (only to list less), and a seal that verifies with the key. Once per process, before its first write or
+   * prune, shared by the writes of namespaces that run at once (the work queue runs them side by side); a failure is
+   * thrown (the caller retries later) and the adoption is tried again.
    */
-  private adoption: Promise<void> | undefined;
+  private readonly adopt = sharedUntilFailed(() => this.adoptNow());
 
   constructor(
     kc: KubeConfig,
@@ -141,41 +144,27 @@ export class ReportWriter {
     }
   }
 
-  /**
-   * Takes as its own each stored report an earlier process of loopguard wrote: named `loopguard`, with loopguard's
-   * label (only to list less), and a seal that verifies with the key. Once per process, before its first write or
-   * prune; a failure is thrown (the caller retries later) and the adoption is tried again.
-   */
-  private adopt(): Promise<void> {
-    this.adoption ??= this.adoptNow().catch((err: unknown) => {
-      this.adoption = undefined;
-      throw err;
-    });
-    return this.adoption;
-  }
-
   private async adoptNow(): Promise<void> {
     const key = await this.options.key?.();
-    if (key) {
-      let page: string | undefined;
-      do {
-        const list = (await this.api.listClusterCustomObject({
-          ...API,
-          fieldSelector: `metadata.name=${REPORT_NAME}`,
-          labelSelector: `${MANAGED_BY_LABEL}=${REPORT_LABELS[MANAGED_BY_LABEL]}`,
-          limit: LIST_PAGE,
-          ...(page ? { _continue: page } : {}),
-        })) as { items?: Report[]; metadata?: { _continue?: string; continue?: string } };
-        for (const report of list.items ?? []) {
-          const namespace = report.metadata.namespace;
-          // A report this process wrote already is newer than what the list may show.
-          if (namespace && !this.written.has(namespace) && sealedByLoopguard(key, { ...report, apiVersion: report.apiVersion ?? REPORT_API_VERSION, kind: report.kind ?? REPORT_KIND })) {
-            this.written.set(namespace, report);
-          }
+    if (!key) return;
+    let page: string | undefined;
+    do {
+      const list = (await this.api.listClusterCustomObject({
+        ...API,
+        fieldSelector: `metadata.name=${REPORT_NAME}`,
+        labelSelector: `${MANAGED_BY_LABEL}=${REPORT_LABELS[MANAGED_BY_LABEL]}`,
+        limit: LIST_PAGE,
+        ...(page ? { _continue: page } : {}),
+      })) as { items?: Report[]; metadata?: { _continue?: string; continue?: string } };
+      for (const report of list.items ?? []) {
+        const namespace = report.metadata.namespace;
+        // A report this process wrote already is newer than what the list may show.
+        if (namespace && !this.written.has(namespace) && sealedByLoopguard(key, { ...report, apiVersion: report.apiVersion ?? REPORT_API_VERSION, kind: report.kind ?? REPORT_KIND })) {
+          this.written.set(namespace, report);
         }
-        page = list.metadata?._continue ?? list.metadata?.continue;
-      } while (page);
-    }
+      }
+      page = list.metadata?._continue ?? list.metadata?.continue;
+    } while (page);
   }
 
   private async read(namespace: string): Promise<Report | undefined> {

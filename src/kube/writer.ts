@@ -124,18 +124,13 @@ export class KubeWriter {
     }
   }
 
-  /** A TkeServiceConfig as the API server has it; undefined when gone. */
-  async getConfig(namespace: string, name: string): Promise<ConfigObject | undefined> {
-    return (await ifFound(this.custom.getNamespacedCustomObject({ ...TKE_SERVICE_CONFIG, namespace, name }))) as ConfigObject | undefined;
-  }
-
   /**
    * Reads the config fresh, asks `plan` for the ops on that spec and sends them behind a resourceVersion `test`;
    * a lost race (TKE's resync wrote in between) is planned again.
    */
   async patchConfig(namespace: string, name: string, plan: (spec: unknown) => JsonPatchOp[]): Promise<'written' | 'unchanged' | 'gone'> {
     for (let attempt = 1; ; attempt++) {
-      const config = await this.getConfig(namespace, name);
+      const config = (await ifFound(this.custom.getNamespacedCustomObject({ ...TKE_SERVICE_CONFIG, namespace, name }))) as ConfigObject | undefined;
       if (!config) return 'gone';
       const ops = plan(config.spec);
       if (ops.length === 0) return 'unchanged';

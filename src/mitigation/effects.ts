@@ -41,11 +41,7 @@ export interface Effects {
 
 /** The effects on the cluster: CLB writes through the client, Kubernetes writes, LoopbackRecords. */
 export function clusterEffects(deps: EffectDeps): Effects {
-  return { apply: (owner, target, step, signal) => applyStep(deps, owner, target, step, signal) };
-}
-
-export function applyStep(deps: EffectDeps, owner: string, target: TargetRef, step: Step, signal: AbortSignal): Promise<StepResult> {
-  return effectOf(step).apply(deps, owner, target, step, signal);
+  return { apply: (owner, target, step, signal) => effectOf(step).apply(deps, owner, target, step, signal) };
 }
 
 /** The Event a finished step leaves on its target (none for bookkeeping and waits). */

@@ -89,10 +89,6 @@ const FAILURE_EVENTS: Readonly<Partial<Record<ErrorReason, EventReasonValue>>> =
   TkeSyncFailed: EventReason.TargetUpdateFailed,
 };
 
-function failureEvent(error: TargetError): EventReasonValue {
-  return FAILURE_EVENTS[error.reason] ?? EventReason.ClbWriteFailed;
-}
-
 export class Executor {
   private readonly d: ExecutorDeps;
 
@@ -163,7 +159,7 @@ export class Executor {
     const t = plan.target;
     if (error.reason === 'HealthCheckSourceCapabilityMissing') this.d.capabilities.learn('range100_64Rejected', error.message);
     this.d.logger.warn('Step failed', { target: `${t.kind}/${t.namespace}/${t.name}`, reason: error.reason, permanent: error.permanent, message: error.message });
-    if (error.permanent) await this.d.events.record(involvedObject(t), 'Warning', failureEvent(error), `${error.message} ${by}`);
+    if (error.permanent) await this.d.events.record(involvedObject(t), 'Warning', FAILURE_EVENTS[error.reason] ?? EventReason.ClbWriteFailed, `${error.message} ${by}`);
     return { plan, executed, error };
   }
 }

@@ -3,27 +3,17 @@
 // (`SyncLoadBalancerFailed`, "… failed: Code=FailedOperation, Message=KeepaliveEnable/SnatEnable requires …").
 
 import type { TargetKind } from '../api/loopbackpolicy.js';
+import { lastSeen, type EventTimes } from '../kube/events.js';
 export const TKE_INGRESS_COMPONENT = 'l7-lb-controller';
 /** TKE's Service controller (its Events on a Service: `SyncLoadBalancerFailed`, …). */
 export const TKE_SERVICE_COMPONENT = 'tke-service-controller';
 
-export interface EventView {
+export interface EventView extends EventTimes {
   type?: string;
   reason?: string;
   message?: string;
   source?: { component?: string };
   reportingComponent?: string;
-  lastTimestamp?: Date | string;
-  eventTime?: Date | string;
-  firstTimestamp?: Date | string;
-  metadata?: { creationTimestamp?: Date | string };
-}
-
-function timeOf(e: EventView): number {
-  const t = e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp;
-  if (t === undefined) return 0;
-  const ms = t instanceof Date ? t.getTime() : Date.parse(t);
-  return Number.isNaN(ms) ? 0 : ms;
 }
 
 /**
@@ -38,8 +28,8 @@ export function latestTkeWarning(events: readonly EventView[], sinceMs: number, 
     if (e.type !== 'Warning') continue;
     const component = e.source?.component ?? e.reportingComponent;
     if (component !== wanted) continue;
-    if (timeOf(e) < sinceMs) continue;
-    if (!best || timeOf(e) >= timeOf(best)) best = e;
+    if (lastSeen(e) < sinceMs) continue;
+    if (!best || lastSeen(e) >= lastSeen(best)) best = e;
   }
   return best;
 }

@@ -132,10 +132,6 @@ export class WaitClock {
   /** When the waits not seen for FORGET_AFTER_MS were last dropped (a deleted target's waits would stay forever). */
   private sweptAt = 0;
 
-  private static step(s: AwaitStep): string {
-    return `${s.reason}/${s.loadBalancerId}/${s.config ?? ''}`;
-  }
-
   private static target(t: TargetRef): string {
     return `${t.kind}/${t.namespace}/${t.name}`;
   }
@@ -145,7 +141,7 @@ export class WaitClock {
     this.sweep(nowMs);
     const target = WaitClock.target(t);
     const waits = this.started.get(target) ?? new Map<string, { since: number; seen: number }>();
-    const key = WaitClock.step(s);
+    const key = `${s.reason}/${s.loadBalancerId}/${s.config ?? ''}`;
     const given = s.since ? Date.parse(s.since) : NaN;
     const known = waits.get(key);
     const since = !Number.isNaN(given) ? Math.min(given, nowMs) : known && nowMs - known.seen < FORGET_AFTER_MS ? known.since : nowMs;

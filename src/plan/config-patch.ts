@@ -47,49 +47,51 @@ function arrayOf<T>(v: unknown): T[] | undefined {
   return Array.isArray(v) ? (v as T[]) : undefined;
 }
 
-/** RFC 6901 escaping of one path segment. */
-export function pointerSegment(s: string | number): string {
-  return String(s).replace(/~/g, '~0').replace(/\//g, '~1');
-}
-
-export function sameListenerFragment(f: ListenerFragment, protocol: string, port: number): boolean {
+function sameListenerFragment(f: ListenerFragment, protocol: string, port: number): boolean {
   return typeof f.protocol === 'string' && f.protocol.toUpperCase() === protocol.toUpperCase() && f.port === port;
 }
 
 /** Config domain "" (or absent) is the CLB's default domain, whose CLB rule Domain is the VIP (tencent-cloud.md §1). */
-export function sameDomainFragment(configDomain: unknown, clbDomain: string, vip: string | undefined): boolean {
+function sameDomainFragment(configDomain: unknown, clbDomain: string, vip: string | undefined): boolean {
   const d = (typeof configDomain === 'string' ? configDomain : '').toLowerCase();
   const r = clbDomain.toLowerCase();
   return d === r || (d === '' && vip !== undefined && r === vip.toLowerCase());
 }
 
 /** The config's domain for a CLB rule: "" for the VIP's default domain. */
-export function configDomainOf(clbDomain: string, vip: string | undefined): string {
+function configDomainOf(clbDomain: string, vip: string | undefined): string {
   return vip !== undefined && clbDomain.toLowerCase() === vip.toLowerCase() ? '' : clbDomain;
 }
 
-function listenerFragment(spec: unknown, edit: FieldEdit): ListenerFragment | undefined {
-  const lb = isObject(spec) ? spec.loadBalancer : undefined;
-  const listeners = arrayOf<ListenerFragment>(isObject(lb) ? lb.l7Listeners : undefined) ?? [];
-  return listeners.find((f) => isObject(f) && sameListenerFragment(f, edit.protocol, edit.port));
+function indexIn<T>(list: T[] | undefined, match: (x: T) => boolean): number {
+  return list ? list.findIndex((x) => isObject(x) && match(x)) : -1;
 }
 
-/** The rule's `healthCheck` object in the config, if it has one. */
-function ruleHealthCheck(spec: unknown, edit: RuleSourceEdit, vip: string | undefined): Record<string, unknown> | undefined {
-  const l = listenerFragment(spec, edit);
-  const d = (arrayOf<DomainFragment>(l?.domains) ?? []).find((x) => isObject(x) && sameDomainFragment(x.domain, edit.domain, vip));
-  const r = (arrayOf<RuleFragment>(d?.rules) ?? []).find((x) => isObject(x) && x.url === edit.url);
-  return isObject(r?.healthCheck) ? r.healthCheck : undefined;
+/**
+ * The fragments on the way to an edit's field in `spec`, as far as they exist: each list, the index of the edit's
+ * element in it (-1: none) and that element, and a rule's `healthCheck` object (`hc`); a keepalive edit's path ends
+ * at its listener.
+ */
+function pathOf(spec: unknown, edit: FieldEdit, vip: string | undefined) {
+  const lb = isObject(spec) && isObject(spec.loadBalancer) ? spec.loadBalancer : undefined;
+  const listeners = arrayOf<ListenerFragment>(lb?.l7Listeners);
+  const li = indexIn(listeners, (f) => sameListenerFragment(f, edit.protocol, edit.port));
+  const l = listeners?.[li];
+  if (!l || edit.kind !== 'ruleSource') return { lb, listeners, li, l, di: -1, ri: -1 };
+  const domains = arrayOf<DomainFragment>(l.domains);
+  const di = indexIn(domains, (x) => sameDomainFragment(x.domain, edit.domain, vip));
+  const d = domains?.[di];
+  const rules = arrayOf<RuleFragment>(d?.rules);
+  const ri = indexIn(rules, (x) => x.url === edit.url);
+  const r = rules?.[ri];
+  return { lb, listeners, li, l, domains, di, d, rules, ri, r, hc: isObject(r?.healthCheck) ? r.healthCheck : undefined };
 }
 
 /** The value the config currently declares for an edit's field (undefined: not declared / fragment missing). */
 export function declaredValue(spec: unknown, edit: FieldEdit, vip: string | undefined): number | undefined {
-  if (edit.kind === 'keepalive') {
-    const l = listenerFragment(spec, edit);
-    return typeof l?.keepaliveEnable === 'number' ? l.keepaliveEnable : undefined;
-  }
-  const hc = ruleHealthCheck(spec, edit, vip);
-  return typeof hc?.sourceIpType === 'number' ? hc.sourceIpType : undefined;
+  const { l, hc } = pathOf(spec, edit, vip);
+  const value = edit.kind === 'keepalive' ? l?.keepaliveEnable : hc?.sourceIpType;
+  return typeof value === 'number' ? value : undefined;
 }
 
 /**
@@ -97,8 +99,7 @@ export function declaredValue(spec: unknown, edit: FieldEdit, vip: string | unde
  * fragment loopguard creates carries it anyway): the rule's fragment exists and lacks it (docs/tencent-cloud.md §1).
  */
 export function enableMissing(spec: unknown, edit: FieldEdit, vip: string | undefined): boolean {
-  if (edit.kind !== 'ruleSource') return false;
-  const hc = ruleHealthCheck(spec, edit, vip);
+  const { hc } = pathOf(spec, edit, vip);
   return hc !== undefined && hc.enable === undefined;
 }
 
@@ -108,22 +109,17 @@ export function enableMissing(spec: unknown, edit: FieldEdit, vip: string | unde
  */
 export function addedLevel(spec: unknown, edit: FieldEdit, vip: string | undefined): AddedLevel | undefined {
   if (!isObject(spec)) return 'spec';
-  if (!isObject(spec.loadBalancer)) return 'loadBalancer';
-  const listeners = arrayOf<ListenerFragment>(spec.loadBalancer.l7Listeners);
-  if (!listeners) return 'listeners';
-  const l = listeners.find((f) => isObject(f) && sameListenerFragment(f, edit.protocol, edit.port));
-  if (!l) return 'listener';
-  if (edit.kind === 'keepalive') return l.keepaliveEnable !== undefined ? undefined : 'field';
-  const domains = arrayOf<DomainFragment>(l.domains);
-  if (!domains) return 'domains';
-  const d = domains.find((x) => isObject(x) && sameDomainFragment(x.domain, edit.domain, vip));
-  if (!d) return 'domain';
-  const rules = arrayOf<RuleFragment>(d.rules);
-  if (!rules) return 'rules';
-  const r = rules.find((x) => isObject(x) && x.url === edit.url);
-  if (!r) return 'rule';
-  if (!isObject(r.healthCheck)) return 'healthCheck';
-  return r.healthCheck.sourceIpType !== undefined ? undefined : 'field';
+  const p = pathOf(spec, edit, vip);
+  if (!p.lb) return 'loadBalancer';
+  if (!p.listeners) return 'listeners';
+  if (!p.l) return 'listener';
+  if (edit.kind === 'keepalive') return p.l.keepaliveEnable !== undefined ? undefined : 'field';
+  if (!p.domains) return 'domains';
+  if (!p.d) return 'domain';
+  if (!p.rules) return 'rules';
+  if (!p.r) return 'rule';
+  if (!p.hc) return 'healthCheck';
+  return p.hc.sourceIpType !== undefined ? undefined : 'field';
 }
 
 /**
@@ -162,13 +158,9 @@ function removalOps(spec: unknown, { edit, level: recorded, enableAdded }: Remov
   // Only `enable` added: nothing else of the rule's declaration goes.
   const level: AddedLevel | 'none' = recorded ?? 'none';
   const atLeast = (than: AddedLevel): boolean => level !== 'none' && atLeastLevel(level, than);
-  if (!isObject(spec) || !isObject(spec.loadBalancer)) return [];
-  const lb = spec.loadBalancer;
-  const listeners = arrayOf<ListenerFragment>(lb.l7Listeners);
+  const { lb, listeners, li, l, domains, di, d, rules, ri, r, hc } = pathOf(spec, edit, vip);
+  if (!lb || !listeners || !l) return [];
   const base = '/spec/loadBalancer/l7Listeners';
-  const li = listeners ? listeners.findIndex((f) => isObject(f) && sameListenerFragment(f, edit.protocol, edit.port)) : -1;
-  if (!listeners || li < 0) return [];
-  const l = listeners[li] as ListenerFragment;
   const lp = `${base}/${li}`;
   const ops: JsonPatchOp[] = [{ op: 'test', path: `${lp}/protocol`, value: l.protocol }, { op: 'test', path: `${lp}/port`, value: l.port }];
   // Containers loopguard created go when empty; tested so a concurrent addition fails the patch.
@@ -178,17 +170,14 @@ function removalOps(spec: unknown, { edit, level: recorded, enableAdded }: Remov
     out.push({ op: 'test', path: base, value: [] }, { op: 'remove', path: base });
     if (!atLeast('loadBalancer') || Object.keys(lb).length > 1) return out;
     out.push({ op: 'test', path: '/spec/loadBalancer', value: {} }, { op: 'remove', path: '/spec/loadBalancer' });
-    if (!atLeast('spec') || Object.keys(spec).length > 1) return out;
+    if (!atLeast('spec') || Object.keys(spec as object).length > 1) return out;
     out.push({ op: 'test', path: '/spec', value: {} }, { op: 'remove', path: '/spec' });
     return out;
   };
   if (atLeast('listener')) return removeListener();
   if (edit.kind === 'keepalive') return level === 'none' || l.keepaliveEnable === undefined ? [] : [...ops, { op: 'remove', path: `${lp}/keepaliveEnable` }];
 
-  const domains = arrayOf<DomainFragment>(l.domains);
-  const di = domains ? domains.findIndex((x) => isObject(x) && sameDomainFragment(x.domain, edit.domain, vip)) : -1;
-  if (!domains || di < 0) return [];
-  const d = domains[di] as DomainFragment;
+  if (!domains || !d) return [];
   const dp = `${lp}/domains/${di}`;
   if (d.domain !== undefined) ops.push({ op: 'test', path: `${dp}/domain`, value: d.domain });
   if (atLeast('domain')) {
@@ -196,10 +185,7 @@ function removalOps(spec: unknown, { edit, level: recorded, enableAdded }: Remov
     if (level === 'domains' && domains.length === 1) ops.push({ op: 'test', path: `${lp}/domains`, value: [] }, { op: 'remove', path: `${lp}/domains` });
     return ops;
   }
-  const rules = arrayOf<RuleFragment>(d.rules);
-  const ri = rules ? rules.findIndex((x) => isObject(x) && x.url === edit.url) : -1;
-  if (!rules || ri < 0) return [];
-  const r = rules[ri] as RuleFragment;
+  if (!rules || !r) return [];
   const rp = `${dp}/rules/${ri}`;
   ops.push({ op: 'test', path: `${rp}/url`, value: r.url });
   if (atLeast('rule')) {
@@ -207,8 +193,7 @@ function removalOps(spec: unknown, { edit, level: recorded, enableAdded }: Remov
     if (level === 'rules' && rules.length === 1) ops.push({ op: 'test', path: `${dp}/rules`, value: [] }, { op: 'remove', path: `${dp}/rules` });
     return ops;
   }
-  const hc = r.healthCheck;
-  if (!isObject(hc)) return [];
+  if (!hc) return [];
   const fields: string[] = [];
   if (level === 'healthCheck' || level === 'field') fields.push('sourceIpType');
   if (level === 'healthCheck' || enableAdded) fields.push('enable');
@@ -232,6 +217,22 @@ function newRule(e: RuleSourceEdit): RuleFragment {
   return { url: e.url, healthCheck: newHealthCheck(e) };
 }
 
+/** New domain fragments holding the edits' rules, one per config domain, in first-seen order. */
+function newDomains(edits: readonly RuleSourceEdit[], vip: string | undefined): { domain: string; rules: RuleFragment[] }[] {
+  const domains: { domain: string; rules: RuleFragment[] }[] = [];
+  for (const e of edits) {
+    const domain = configDomainOf(e.domain, vip);
+    let d = domains.find((x) => x.domain.toLowerCase() === domain.toLowerCase());
+    if (!d) domains.push((d = { domain, rules: [] }));
+    d.rules.push(newRule(e));
+  }
+  return domains;
+}
+
+function ruleEdits(edits: readonly FieldEdit[]): RuleSourceEdit[] {
+  return edits.filter((e): e is RuleSourceEdit => e.kind === 'ruleSource');
+}
+
 /**
  * Ops that make `spec` declare every edit's value; empty when it already does. Without resourceVersion guard
  * (see `guardedPatch`). Existing fragments get single-field ops behind identity tests; missing ones are added.
@@ -240,12 +241,9 @@ export function buildConfigPatch(spec: unknown, edits: readonly FieldEdit[], vip
   const todo = pendingEdits(spec, edits, vip);
   if (todo.length === 0) return [];
   const ops: JsonPatchOp[] = [];
-  if (!isObject(spec)) {
-    ops.push({ op: 'add', path: '/spec', value: {} });
-  }
-  const lb = isObject(spec) ? spec.loadBalancer : undefined;
-  if (!isObject(lb)) ops.push({ op: 'add', path: '/spec/loadBalancer', value: {} });
-  const listeners = arrayOf<ListenerFragment>(isObject(lb) ? lb.l7Listeners : undefined);
+  if (!isObject(spec)) ops.push({ op: 'add', path: '/spec', value: {} });
+  const { lb, listeners } = pathOf(spec, todo[0] as FieldEdit, vip);
+  if (!lb) ops.push({ op: 'add', path: '/spec/loadBalancer', value: {} });
   const base = '/spec/loadBalancer/l7Listeners';
 
   // Group by listener, keeping first-seen order so the output is deterministic.
@@ -257,16 +255,19 @@ export function buildConfigPatch(spec: unknown, edits: readonly FieldEdit[], vip
   const newListeners: ListenerFragment[] = [];
   for (const group of byListener.values()) {
     const first = group[0] as FieldEdit;
-    const index = listeners ? listeners.findIndex((f) => isObject(f) && sameListenerFragment(f, first.protocol, first.port)) : -1;
-    if (index < 0) {
-      newListeners.push(newListenerFragment(group, vip));
+    const { li, l } = pathOf(spec, first, vip);
+    if (!l) {
+      const f: ListenerFragment = { protocol: first.protocol.toUpperCase(), port: first.port };
+      for (const e of group) if (e.kind === 'keepalive') f.keepaliveEnable = e.value;
+      const domains = newDomains(ruleEdits(group), vip);
+      if (domains.length > 0) f.domains = domains;
+      newListeners.push(f);
       continue;
     }
-    const l = (listeners as ListenerFragment[])[index] as ListenerFragment;
-    const lp = `${base}/${index}`;
+    const lp = `${base}/${li}`;
     ops.push({ op: 'test', path: `${lp}/protocol`, value: l.protocol }, { op: 'test', path: `${lp}/port`, value: l.port });
     for (const e of group) if (e.kind === 'keepalive') ops.push({ op: 'add', path: `${lp}/keepaliveEnable`, value: e.value });
-    ops.push(...ruleOps(lp, l, group.filter((e): e is RuleSourceEdit => e.kind === 'ruleSource'), vip));
+    ops.push(...ruleOps(spec, lp, l, ruleEdits(group), vip));
   }
   if (newListeners.length > 0) {
     if (!listeners) ops.push({ op: 'add', path: base, value: newListeners });
@@ -275,67 +276,43 @@ export function buildConfigPatch(spec: unknown, edits: readonly FieldEdit[], vip
   return ops;
 }
 
-function newListenerFragment(group: readonly FieldEdit[], vip: string | undefined): ListenerFragment {
-  const first = group[0] as FieldEdit;
-  const f: ListenerFragment = { protocol: first.protocol.toUpperCase(), port: first.port };
-  for (const e of group) if (e.kind === 'keepalive') f.keepaliveEnable = e.value;
-  const domains: { domain: string; rules: RuleFragment[] }[] = [];
-  for (const e of group) {
-    if (e.kind !== 'ruleSource') continue;
-    const domain = configDomainOf(e.domain, vip);
-    let d = domains.find((x) => x.domain.toLowerCase() === domain.toLowerCase());
-    if (!d) domains.push((d = { domain, rules: [] }));
-    d.rules.push(newRule(e));
-  }
-  if (domains.length > 0) f.domains = domains;
-  return f;
-}
-
-function ruleOps(lp: string, l: ListenerFragment, edits: readonly RuleSourceEdit[], vip: string | undefined): JsonPatchOp[] {
-  if (edits.length === 0) return [];
+function ruleOps(spec: unknown, lp: string, l: ListenerFragment, edits: readonly RuleSourceEdit[], vip: string | undefined): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
-  const domains = arrayOf<DomainFragment>(l.domains);
-  const newDomains: { domain: string; rules: RuleFragment[] }[] = [];
-  const appendRules = new Map<number, RuleFragment[]>();
+  const inNewDomains: RuleSourceEdit[] = [];
+  const appendRules = new Map<number, { d: DomainFragment; rules: RuleFragment[] }>();
   for (const e of edits) {
-    const di = domains ? domains.findIndex((d) => isObject(d) && sameDomainFragment(d.domain, e.domain, vip)) : -1;
-    if (di < 0) {
-      const domain = configDomainOf(e.domain, vip);
-      let d = newDomains.find((x) => x.domain.toLowerCase() === domain.toLowerCase());
-      if (!d) newDomains.push((d = { domain, rules: [] }));
-      d.rules.push(newRule(e));
+    const { di, d, ri, r, hc } = pathOf(spec, e, vip);
+    if (!d) {
+      inNewDomains.push(e);
       continue;
     }
-    const d = (domains as DomainFragment[])[di] as DomainFragment;
+    if (!r) {
+      const append = appendRules.get(di) ?? { d, rules: [] };
+      append.rules.push(newRule(e));
+      appendRules.set(di, append);
+      continue;
+    }
     const dp = `${lp}/domains/${di}`;
-    const rules = arrayOf<RuleFragment>(d.rules);
-    const ri = rules ? rules.findIndex((r) => isObject(r) && r.url === e.url) : -1;
-    if (ri < 0) {
-      appendRules.set(di, [...(appendRules.get(di) ?? []), newRule(e)]);
-      continue;
-    }
-    const r = (rules as RuleFragment[])[ri] as RuleFragment;
     const rp = `${dp}/rules/${ri}`;
     if (d.domain !== undefined) ops.push({ op: 'test', path: `${dp}/domain`, value: d.domain });
     ops.push({ op: 'test', path: `${rp}/url`, value: r.url });
-    const hc = r.healthCheck;
-    if (!isObject(hc)) {
+    if (!hc) {
       ops.push({ op: 'add', path: `${rp}/healthCheck`, value: newHealthCheck(e) });
       continue;
     }
     if (hc.sourceIpType !== e.value) ops.push({ op: 'add', path: `${rp}/healthCheck/sourceIpType`, value: e.value });
     if (hc.enable === undefined) ops.push({ op: 'add', path: `${rp}/healthCheck/enable`, value: e.enable });
   }
-  for (const [di, added] of appendRules) {
-    const d = (domains as DomainFragment[])[di] as DomainFragment;
+  for (const [di, { d, rules: added }] of appendRules) {
     const dp = `${lp}/domains/${di}`;
     if (d.domain !== undefined) ops.push({ op: 'test', path: `${dp}/domain`, value: d.domain });
     if (arrayOf(d.rules)) for (const r of added) ops.push({ op: 'add', path: `${dp}/rules/-`, value: r });
     else ops.push({ op: 'add', path: `${dp}/rules`, value: added });
   }
-  if (newDomains.length > 0) {
-    if (domains) for (const d of newDomains) ops.push({ op: 'add', path: `${lp}/domains/-`, value: d });
-    else ops.push({ op: 'add', path: `${lp}/domains`, value: newDomains });
+  const domains = newDomains(inNewDomains, vip);
+  if (domains.length > 0) {
+    if (arrayOf(l.domains)) for (const d of domains) ops.push({ op: 'add', path: `${lp}/domains/-`, value: d });
+    else ops.push({ op: 'add', path: `${lp}/domains`, value: domains });
   }
   return ops;
 }

@@ -13,13 +13,14 @@ import type { Assessment } from '../model/assessment.js';
 import type { L4DesiredState } from '../model/desired-state.js';
 import { holdsAsIs } from '../model/assess-common.js';
 import { boundLoadBalancerId } from '../model/target-facts.js';
-import { annotatedByLoopguard, isApplied, sameOriginals, tkeGraceOver } from './originals.js';
+import { annotatedByLoopguard, isApplied, sameOriginals, tkeGraceOver, type GraceClock } from './originals.js';
 import { fieldKey, isEmptyOriginals, mergeOriginals, withApplied, withoutFields } from '../api/originals.js';
 import type { Step } from './steps.js';
 
 export const PREVENT_LOOPBACK = ServiceAnnotation.PreventLoopback;
 
-export interface L4TargetInput {
+/** What the planners of a target the policy manages are given (l7.ts adds what an Ingress needs). */
+export interface L4TargetInput extends GraceClock {
   assessment: Assessment;
   /** The Service's annotations now. */
   annotations: Annotations;
@@ -27,14 +28,9 @@ export interface L4TargetInput {
   originals?: Originals;
   /** Whether the record belongs to this policy (only then is anything released from it). */
   owned: boolean;
-  now: Date;
-  /** When the CLB was last read (ms): TKE's grace period is over only for a read made after it. */
-  observedAt?: number;
-  /** How long TKE gets to switch the sources it was asked to (prevent-loopback) before loopguard writes them. */
-  graceMs: number;
   /**
    * Set while another Service on the CLB carries prevent-loopback (the VIP stays bound): a release keeps the sources
-   * on 100.64.0.0/10 and forgets their originals; the text says why (shared-clb.ts).
+   * (listeners', rules') on 100.64.0.0/10 and forgets their originals; the text says why (shared-clb.ts).
    */
   vipBound?: string;
 }
@@ -61,10 +57,6 @@ export function healthCheckFor(listener: Pick<ListenerInfo, 'healthCheck'>, sour
   return { ...writableHealthCheck(listener.healthCheck), SourceIpType: sourceIpType };
 }
 
-function releaseOptions(input: L4TargetInput): ReleaseOptions {
-  return { now: input.now, graceMs: input.graceMs, ...(input.vipBound ? { vipBound: input.vipBound } : {}) };
-}
-
 /** Steps for a Service the policy manages. Pending targets (CLB not read, listeners missing) get none. */
 export function planL4Target(input: L4TargetInput): Step[] {
   const a = input.assessment;
@@ -74,7 +66,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // what is wanted: leave everything as it is.
     // A skipped target's assessment stops before reading the CLB id: take it from the Service.
     const lbId = a.loadBalancerId ?? boundLoadBalancerId(input.annotations, 'Service');
-    if (input.originals && input.owned && !holdsAsIs(a)) return planL4Release(input.originals, input.annotations, lbId, releaseOptions(input));
+    if (input.originals && input.owned && !holdsAsIs(a)) return planL4Release(input.originals, input.annotations, lbId, input);
     return [];
   }
   const steps: Step[] = [];
@@ -84,7 +76,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
     // (or forget them, if that CLB is gone) before recording the new CLB's.
     const movedClb = originals.loadBalancerId !== undefined && originals.loadBalancerId !== desired.loadBalancerId;
     const keep = movedClb ? { listeners: new Set<string>(), annotation: keptBy(desired).annotation } : keptBy(desired);
-    const release = planL4Release(originals, input.annotations, desired.loadBalancerId, { ...releaseOptions(input), keep });
+    const release = planL4Release(originals, input.annotations, desired.loadBalancerId, { ...input, keep });
     // Waiting for kube-proxy to release the VIP: nothing else goes before the sources are back.
     if (release.at(-1)?.kind === 'AwaitTke') return release;
     if (release.length > 0) {
@@ -132,7 +124,7 @@ export function planL4Target(input: L4TargetInput): Step[] {
       steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since, fallback: true });
       return steps;
     }
-    if (!tkeGraceOver(declaredAt, input.observedAt, input.now, input.graceMs)) {
+    if (!tkeGraceOver(declaredAt, input)) {
       steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since: declaredAt, fallback: true });
       return steps;
     }
@@ -212,15 +204,12 @@ function tkeSwitchedForUser(desired: L4DesiredState, originals: Originals | unde
     .filter((key) => !isApplied(originals, key));
 }
 
-export interface ReleaseOptions {
-  /** What the target still wants held (a partial release). */
-  keep?: Keep;
-  /** Another Service on the CLB keeps the VIP bound (shared-clb.ts): the text of why sources stay on 100.64.0.0/10. */
-  vipBound?: string;
-  now: Date;
-  /** TKE's grace period, here for its kube-proxy to unbind the VIP once prevent-loopback is off. */
-  graceMs: number;
-}
+/**
+ * A release's clock, TKE's grace period (here for its kube-proxy to unbind the VIP once prevent-loopback is off) and
+ * bound VIP (another Service on the CLB keeps it bound: the text of why sources stay on 100.64.0.0/10), and what the
+ * target still wants held (`keep`: a partial release).
+ */
+export type ReleaseOptions = Pick<L4TargetInput, 'now' | 'graceMs' | 'vipBound'> & { keep?: Keep };
 
 /**
  * Steps that give back what the record says loopguard changed, except what `keep` still wants: annotations
@@ -234,7 +223,6 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   const restoreAnnotations: Record<string, string | null> = {};
   const remaining: Originals = { v: 1 };
   const forget: string[] = [];
-  let released = false;
   // Another Service on the CLB keeps the VIP bound, and the prevent-loopback loopguard set is still on this one: it
   // stays, with its record (the originals of it and of the sources it holds). A TKE that puts back its own view of
   // its listeners at each sync (tencent-cloud.md §9 #2) gives them the VIP source unless the Service carries
@@ -249,7 +237,6 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
       (remaining.annotations ??= {})[key] = original;
       continue;
     }
-    released = true;
     forget.push(fieldKey.annotation(key));
     if ((annotations?.[key] ?? null) !== original) restoreAnnotations[key] = original;
   }
@@ -270,7 +257,6 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
         (remaining.listeners ??= {})[listenerId] = rest;
         continue;
       }
-      released = true;
       forget.push(fieldKey.listenerSource(listenerId));
       if (bound !== undefined && l.sourceIpType === 0) kept++;
       else if (lbId) {
@@ -281,7 +267,8 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
     // Another layer's fields (keepalive) stay recorded.
     if (Object.keys(rest).length > 0) (remaining.listeners ??= {})[listenerId] = rest;
   }
-  if (!released) return [];
+  // Nothing given back (everything kept): no step.
+  if (forget.length === 0) return [];
   if (originals.rules) remaining.rules = originals.rules;
   if (originals.loadBalancer) remaining.loadBalancer = originals.loadBalancer;
   if (originals.declaredAt) remaining.declaredAt = originals.declaredAt;

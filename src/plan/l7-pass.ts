@@ -7,20 +7,16 @@
 import { IngressAnnotation, type Annotations } from '../api/annotations.js';
 import type { Originals } from '../api/originals.js';
 import type { L7DesiredState } from '../model/desired-state.js';
-import { annotatedByLoopguard, isApplied, tkeGraceOver } from './originals.js';
+import { annotatedByLoopguard, isApplied, tkeGraceOver, type GraceClock } from './originals.js';
 import { fieldKey } from '../api/originals.js';
 import type { Step } from './steps.js';
 
 const KEY = IngressAnnotation.PassToTarget;
 
-export interface PassInput {
+export interface PassInput extends GraceClock {
   desired: L7DesiredState;
   originals: Originals | undefined;
   owned: boolean;
-  now: Date;
-  /** When the CLB was last read (ms): TKE's grace period is over only for a read made after it. */
-  observedAt?: number;
-  graceMs: number;
 }
 
 export interface PassPlan {
@@ -47,14 +43,14 @@ export function planPassToTarget(input: PassInput): PassPlan {
   // Applied before and off now: changed on the CLB behind TKE's back; TKE's resync puts it back. Its grace period
   // starts when the executor first sees the wait, not at the declaration long ago.
   if (isApplied(originals, fieldKey.passToTarget())) return { steps: [await_], blocking: true };
-  if (!tkeGraceOver(originals?.declaredAt, input.observedAt, input.now, input.graceMs)) return { steps: [{ ...await_, ...(originals?.declaredAt ? { since: originals.declaredAt } : {}), fallback: true }], blocking: true };
+  if (!tkeGraceOver(originals?.declaredAt, input)) return { steps: [{ ...await_, ...(originals?.declaredAt ? { since: originals.declaredAt } : {}), fallback: true }], blocking: true };
   return {
     steps: [{ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: true, why: `TKE did not apply ${KEY}: "true" within ${Math.round(input.graceMs / 1000)} s` }],
     blocking: false,
   };
 }
 
-export interface PassReleaseInput {
+export interface PassReleaseInput extends GraceClock {
   originals: Originals;
   annotations: Annotations;
   /** The CLB's current value (undefined: the CLB is not known). */
@@ -62,9 +58,6 @@ export interface PassReleaseInput {
   loadBalancerId: string;
   /** TKE does not sync the Ingress (`mode: skip`): nothing applies an annotation. */
   tkeSkips: boolean;
-  now: Date;
-  observedAt?: number;
-  graceMs: number;
 }
 
 /** Steps that give the original back; `blocking` while TKE has yet to apply it (the record must stay). */
@@ -89,7 +82,7 @@ export function planPassRelease(input: PassReleaseInput): { steps: Step[]; block
       blocking: true,
     };
   }
-  if (!tkeGraceOver(input.originals.declaredAt, input.observedAt, input.now, input.graceMs)) {
+  if (!tkeGraceOver(input.originals.declaredAt, input)) {
     return { steps: [{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, ...(input.originals.declaredAt ? { since: input.originals.declaredAt } : {}), fallback: true }], blocking: true };
   }
   return { steps: [{ ...direct, why: `TKE did not apply ${KEY}: ${JSON.stringify(wanted)} within ${Math.round(input.graceMs / 1000)} s` }], blocking: false };

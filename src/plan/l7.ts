@@ -12,14 +12,14 @@ import { IngressAnnotation, type Annotations } from '../api/annotations.js';
 import { type Originals } from '../api/originals.js';
 import { StalledReason } from '../api/reasons.js';
 import { holdsAsIs } from '../model/assess-common.js';
-import type { Assessment } from '../model/assessment.js';
 import type { ClbFacts } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
-import { buildConfigPatch, pendingEdits } from './config-patch.js';
+import { pendingEdits } from './config-patch.js';
 import { desiredEdits, originalsFor, type RejectedCapabilities } from './l7-edits.js';
 import { clbRestored, listenerViews, revertPlan } from './l7-revert.js';
 import { planPassRelease, planPassToTarget } from './l7-pass.js';
-import { annotatedByLoopguard, isApplied, sameOriginals } from './originals.js';
+import type { L4TargetInput } from './l4.js';
+import { annotatedByLoopguard, isApplied, sameOriginals, tkeGraceOver, type GraceClock } from './originals.js';
 import { fieldKey, mergeOriginals, recordedFields, ruleKey, withApplied } from '../api/originals.js';
 import type { Step } from './steps.js';
 
@@ -31,21 +31,12 @@ export interface ConfigView {
   exists: boolean;
 }
 
-export interface L7TargetInput {
-  assessment: Assessment;
-  annotations: Annotations;
-  originals?: Originals;
-  owned: boolean;
-  /** The CLB as last read, and when (ms): TKE's grace period is over only for a read made after it. */
+export interface L7TargetInput extends L4TargetInput {
+  /** The CLB as last read (at `observedAt`). */
   clb?: ClbFacts;
-  observedAt?: number;
   /** The config the Ingress names (or its auto config); undefined when it names none. */
   config?: ConfigView;
   rejected: RejectedCapabilities;
-  now: Date;
-  graceMs: number;
-  /** A Service on the CLB keeps the VIP bound (shared-clb.ts): a release leaves rule sources on 100.64.0.0/10. */
-  vipBound?: string;
 }
 
 export interface L7Plan {
@@ -67,24 +58,14 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const misconfigured = a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
   if (!desired || misconfigured) {
     if (input.originals && input.owned && !holdsAsIs(a) && !misconfigured) {
-      return planL7Release({
-        originals: input.originals,
-        annotations: input.annotations,
-        name: a.target.name,
-        now: input.now,
-        graceMs: input.graceMs,
-        ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}),
-        ...(input.clb ? { clb: input.clb } : {}),
-        ...(input.config ? { config: input.config } : {}),
-        ...(input.vipBound ? { vipBound: input.vipBound } : {}),
-      });
+      return planL7Release({ ...input, originals: input.originals, name: a.target.name });
     }
     return { steps: [] };
   }
   const originals = input.originals;
   const onTarget = input.owned ? originals : undefined;
   const edits = desiredEdits(desired, originals, input.rejected);
-  const passPlan = planPassToTarget({ desired, originals, owned: input.owned, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
+  const passPlan = planPassToTarget({ ...input, desired, originals });
   // The CLB must let 100.127/16 in before keepalive makes the nodes see it: the rest waits for TKE.
   if (passPlan.blocking) return { steps: passPlan.steps };
   const pass = passPlan.steps;
@@ -127,8 +108,9 @@ export function planL7Target(input: L7TargetInput): L7Plan {
       },
     };
   }
-  if (edits.length > 0 && config && buildConfigPatch(config.spec, edits, vip).length > 0) {
-    const todo = pendingEdits(config.spec, edits, vip);
+  // The fields the config does not hold as wanted yet: what DeclareInTkeServiceConfig patches.
+  const todo = config ? pendingEdits(config.spec, edits, vip) : [];
+  if (config && todo.length > 0) {
     const drift = todo.some((e) => {
       const l = desired.listeners.find((x) => x.protocol.toUpperCase() === e.protocol.toUpperCase() && x.port === e.port);
       if (!l) return false;
@@ -156,7 +138,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
     const firstTime = pending.some((c) =>
       c.action === 'SetListenerKeepalive' ? !isApplied(originals, fieldKey.keepalive(c.listenerId)) : !isApplied(originals, fieldKey.ruleSource(c.listenerId, c.locationId)),
     );
-    const graceOver = firstTime && since !== undefined && input.observedAt !== undefined && input.observedAt >= Date.parse(since) + input.graceMs;
+    const graceOver = firstTime && tkeGraceOver(since, input);
     steps.push({
       kind: 'AwaitTke',
       reason: 'ConfigApplied',
@@ -183,25 +165,13 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   return { steps };
 }
 
-export interface L7ReleaseInput {
-  originals: Originals;
-  annotations: Annotations;
-  name: string;
-  clb?: ClbFacts;
-  config?: ConfigView;
-  now: Date;
-  /** When the CLB was last read (ms), for TKE's grace period on the pass-to-target annotation. */
-  observedAt?: number;
-  graceMs: number;
-  /**
-   * Set while a Service on the CLB carries prevent-loopback (the VIP stays bound, shared-clb.ts): rule sources recorded
-   * on the VIP stay on 100.64.0.0/10, their originals forgotten, and loopguard's declaration of them stays in the
-   * config (taking it out could let TKE put the VIP back on a bound VIP).
-   */
-  vipBound?: string;
-}
+export type L7ReleaseInput = Pick<L7TargetInput, 'annotations' | 'clb' | 'config' | 'vipBound' | keyof GraceClock> & { originals: Originals; name: string };
 
-/** The record without the rule sources a bound VIP keeps on 100.64.0.0/10, and how many those are. */
+/**
+ * The record without the rule sources a bound VIP keeps on 100.64.0.0/10, and how many those are: their originals
+ * are forgotten, and loopguard's declaration of them stays in the config (taking it out could let TKE put the VIP
+ * back on a bound VIP).
+ */
 function withoutKeptRules(originals: Originals, vipBound: string | undefined): { rest: Originals; kept: number } {
   if (!vipBound || !originals.rules) return { rest: originals, kept: 0 };
   const rules = Object.fromEntries(Object.entries(originals.rules).filter(([, r]) => r.sourceIpType !== 0));
@@ -230,7 +200,7 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
     if (todo.length > 0) steps.push({ kind: 'DeclareInTkeServiceConfig', config: config.name, loadBalancerId: lbId, ...(vip ? { vip } : {}), edits: todo, restore: true });
   }
   const tkeSkips = annotations?.[IngressAnnotation.Mode]?.trim().toLowerCase() === 'skip';
-  const pass = planPassRelease({ originals, annotations, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips, now: input.now, graceMs: input.graceMs, ...(input.observedAt !== undefined ? { observedAt: input.observedAt } : {}) });
+  const pass = planPassRelease({ ...input, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips });
   steps.push(...pass.steps);
   if (pass.blocking) return { steps };
   if (clb && configLive && !tkeSkips && !clbRestored(rest, views)) {

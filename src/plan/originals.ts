@@ -9,10 +9,21 @@ export function isApplied(originals: Originals | undefined, key: string): boolea
 }
 
 /**
+ * TKE's grace period as the planners read it: how long TKE gets to act on what it was asked (a TkeServiceConfig,
+ * pass-to-target, prevent-loopback's switch) before loopguard writes it itself or reports it, now, and when the CLB
+ * was last read (ms).
+ */
+export interface GraceClock {
+  now: Date;
+  graceMs: number;
+  observedAt?: number;
+}
+
+/**
  * Whether TKE's grace period for a declaration made at `declaredAt` is over: only a CLB read made after it can
  * tell (a read from before the grace ended may predate TKE's work). A declaration time in the future counts as now.
  */
-export function tkeGraceOver(declaredAt: string | undefined, observedAt: number | undefined, now: Date, graceMs: number): boolean {
+export function tkeGraceOver(declaredAt: string | undefined, { now, graceMs, observedAt }: GraceClock): boolean {
   const declared = declaredAt ? Math.min(Date.parse(declaredAt), now.getTime()) : NaN;
   return !Number.isNaN(declared) && observedAt !== undefined && observedAt >= declared + graceMs;
 }
@@ -22,17 +33,9 @@ export function annotatedByLoopguard(originals: Originals | undefined, key: stri
   return originals?.annotations !== undefined && key in originals.annotations;
 }
 
-/** Order-independent equality of two sets of originals. */
+/** Order-independent equality of two sets of originals: their JSON with every object's keys sorted. */
 export function sameOriginals(a: Originals | undefined, b: Originals | undefined): boolean {
-  const canon = (v: unknown): unknown =>
-    Array.isArray(v)
-      ? v.map(canon)
-      : v && typeof v === 'object'
-        ? Object.fromEntries(
-            Object.entries(v)
-              .sort(([x], [y]) => x.localeCompare(y))
-              .map(([k, x]) => [k, canon(x)]),
-          )
-        : v;
-  return JSON.stringify(canon(a)) === JSON.stringify(canon(b));
+  const sorted = (_key: string, v: unknown): unknown =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => x.localeCompare(y))) : v;
+  return JSON.stringify(a, sorted) === JSON.stringify(b, sorted);
 }

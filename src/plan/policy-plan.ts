@@ -12,7 +12,7 @@ import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
 import type { RecordOwnership } from '../model/record-registry.js';
 import { fieldKey, recordedFields, type Originals } from '../api/originals.js';
-import { annotatedByLoopguard } from './originals.js';
+import { annotatedByLoopguard, type GraceClock } from './originals.js';
 import { sharedClbAssessment, switchedBy, vipStaysBound } from './shared-clb.js';
 import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
@@ -51,12 +51,9 @@ export interface OrphanTarget extends TargetView {
   stale?: boolean;
 }
 
-export interface PlanInput {
+export interface PlanInput extends Pick<GraceClock, 'now' | 'graceMs'> {
   owner: string;
   rejected: RejectedCapabilities;
-  now: Date;
-  /** How long TKE gets to act on what it was asked (a TkeServiceConfig, pass-to-target, prevent-loopback's switch). */
-  graceMs: number;
 }
 
 export function planTarget(input: PlanInput, t: ManagedTarget): TargetPlan {
@@ -71,34 +68,9 @@ function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const { originals, owner } = t.ownership ?? {};
   const owned = originals !== undefined && owner === input.owner;
   const base = planHeader(a.target, 'Mitigate');
-  if (a.target.kind !== 'Ingress') {
-    return {
-      ...base,
-      steps: l4Steps(a.target, t, () => planL4Target({
-        assessment: a,
-        annotations: t.annotations,
-        ...(originals ? { originals } : {}),
-        owned,
-        now: input.now,
-        graceMs: input.graceMs,
-        ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
-        ...(t.vipBound ? { vipBound: t.vipBound } : {}),
-      })),
-    };
-  }
-  const l7 = planL7Target({
-    assessment: a,
-    annotations: t.annotations,
-    ...(originals ? { originals } : {}),
-    owned,
-    ...(t.clb ? { clb: t.clb } : {}),
-    ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
-    ...(t.config ? { config: t.config } : {}),
-    rejected: input.rejected,
-    now: input.now,
-    graceMs: input.graceMs,
-    ...(t.vipBound ? { vipBound: t.vipBound } : {}),
-  });
+  const common = { assessment: a, annotations: t.annotations, originals, owned, now: input.now, graceMs: input.graceMs, observedAt: t.observedAt, vipBound: t.vipBound };
+  if (a.target.kind !== 'Ingress') return { ...base, steps: l4Steps(a.target, t, () => planL4Target(common)) };
+  const l7 = planL7Target({ ...common, clb: t.clb, config: t.config, rejected: input.rejected });
   return { ...base, steps: l7.steps, ...(l7.error ? { error: l7.error } : {}) };
 }
 
@@ -109,18 +81,9 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
   const base = planHeader(o.target, 'Release');
   if (!originals || recorded !== owner) return { ...base, steps: [] };
   if (o.stale) return { ...base, steps: [{ ...givenBack(o, originals), forget: recordedFields(originals), drops: true, restore: true }] };
-  if (o.target.kind !== 'Ingress') return { ...base, steps: l4Steps(o.target, o, () => planL4Release(originals, o.annotations, o.loadBalancerId, { now: input.now, graceMs: input.graceMs, ...(o.vipBound ? { vipBound: o.vipBound } : {}) })) };
-  const l7 = planL7Release({
-    originals,
-    annotations: o.annotations,
-    name: o.target.name,
-    now: input.now,
-    graceMs: input.graceMs,
-    ...(o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
-    ...(o.clb ? { clb: o.clb } : {}),
-    ...(o.config ? { config: o.config } : {}),
-    ...(o.vipBound ? { vipBound: o.vipBound } : {}),
-  });
+  const release = { now: input.now, graceMs: input.graceMs, observedAt: o.observedAt, vipBound: o.vipBound };
+  if (o.target.kind !== 'Ingress') return { ...base, steps: l4Steps(o.target, o, () => planL4Release(originals, o.annotations, o.loadBalancerId, release)) };
+  const l7 = planL7Release({ ...release, originals, annotations: o.annotations, name: o.target.name, clb: o.clb, config: o.config });
   return { ...base, steps: l7.steps };
 }
 
@@ -155,11 +118,6 @@ function planMove(o: OrphanTarget): TargetPlan {
   return { ...planHeader(o.target, 'Mitigate'), steps: [{ ...givenBack(o, originals), forget, restore: true }] };
 }
 
-/** A Service's L4 steps as planned; a Gateway's through its EnvoyProxy. */
-function l4Steps(target: TargetRef, t: TargetView, steps: () => Step[]): Step[] {
-  return target.kind === 'Gateway' ? throughEnvoyProxy(t, steps) : steps();
-}
-
 /** One target's verdict and the plan that carries it out (Audit prints it, Enforce executes it). */
 export interface PlannedTarget {
   assessment: Assessment;
@@ -178,11 +136,6 @@ export function planHeader(target: TargetRef, purpose: TargetPlan['purpose']): O
   return { target, layer: target.kind === 'Ingress' ? 'L7' : 'L4', purpose };
 }
 
-/** The learned refusals as the L7 planner reads them. */
-function rejectedOf(s: Snapshot): RejectedCapabilities {
-  return { keepalive: s.capabilities.keepaliveRejected !== undefined, range100_64: s.capabilities.range100_64Rejected !== undefined };
-}
-
 /** The verdict of one gathered target (assessTarget with the snapshot's policy, profile and capabilities). */
 export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilities' | 'ignoreSkipAnnotation'>, t: Pick<TargetSnapshot, 'facts' | 'clb'>): Assessment {
   return assessTarget(t.facts, { policy: s.spec, profile: s.profile, clb: t.clb, capabilities: s.capabilities, ...(s.ignoreSkipAnnotation ? { ignoreSkipAnnotation: true } : {}) });
@@ -199,12 +152,15 @@ function recordedVia(o: OrphanSnapshot): Pick<TargetView, 'annotations' | 'envoy
 
 /** Where the target's annotations are written and what they are now (writtenAnnotations, writableEnvoyProxy). */
 function viaOf(f: TargetFacts): Pick<TargetView, 'annotations' | 'envoyProxy'> {
-  const envoyProxy = writableEnvoyProxy(f);
-  return { annotations: writtenAnnotations(f), ...(envoyProxy ? { envoyProxy } : {}) };
+  return { annotations: writtenAnnotations(f), envoyProxy: writableEnvoyProxy(f) };
 }
 
-/** A Gateway's L4 steps, their annotations written to its own EnvoyProxy; none without one (nothing can be written). */
-function throughEnvoyProxy(t: TargetView, steps: () => Step[]): Step[] {
+/**
+ * A Service's L4 steps as planned; a Gateway's with their annotations written to its own EnvoyProxy, none without one
+ * (nothing can be written).
+ */
+function l4Steps(target: TargetRef, t: TargetView, steps: () => Step[]): Step[] {
+  if (target.kind !== 'Gateway') return steps();
   const envoyProxy = t.envoyProxy;
   if (!envoyProxy) return [];
   // The record names the EnvoyProxy next to the annotations' originals: a restore goes there, the Gateway gone or not.
@@ -218,16 +174,8 @@ function throughEnvoyProxy(t: TargetView, steps: () => Step[]): Step[] {
 function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot, releasing: ReadonlySet<string>): ManagedTarget {
   const vips = t.clb.state === 'Found' ? (t.clb.clb.vips ?? []) : [];
   const vipBound = vipStaysBound(s, t.facts, t.ownership?.originals?.loadBalancerId ?? t.facts.loadBalancerId, { vips, releasing });
-  return {
-    assessment,
-    ...(vipBound ? { vipBound } : {}),
-    ...viaOf(t.facts),
-    ...(t.ownership ? { ownership: t.ownership } : {}),
-    ...(t.clb.state === 'Found' ? { clb: t.clb.clb } : {}),
-    ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}),
-    ...(t.config ? { config: t.config } : {}),
-    ...(setByLoopguardOf(t.facts) ? { setByLoopguard: setByLoopguardOf(t.facts) } : {}),
-  };
+  const clb = t.clb.state === 'Found' ? t.clb.clb : undefined;
+  return { assessment, vipBound, ...viaOf(t.facts), ownership: t.ownership, clb, observedAt: t.observedAt, config: t.config, setByLoopguard: setByLoopguardOf(t.facts) };
 }
 
 function orphanOf(s: Snapshot, o: OrphanSnapshot, releasing: ReadonlySet<string>): OrphanTarget {
@@ -235,15 +183,15 @@ function orphanOf(s: Snapshot, o: OrphanSnapshot, releasing: ReadonlySet<string>
   const found = o.clb?.state === 'Found' ? o.clb.clb : undefined;
   const vipBound = vipStaysBound(s, f, o.ownership.originals?.loadBalancerId ?? f.loadBalancerId, { vips: found?.vips ?? [], releasing });
   return {
-    ...(vipBound ? { vipBound } : {}),
+    vipBound,
     target: { kind: f.kind, namespace: f.namespace, name: f.name },
     ...(o.ownership.originals?.envoyProxy ? recordedVia(o) : viaOf(f)),
     ownership: o.ownership,
-    ...(o.stale ? { stale: true } : {}),
-    ...(f.loadBalancerId ? { loadBalancerId: f.loadBalancerId } : {}),
-    ...(found ? { clb: found } : {}),
-    ...(found && o.observedAt !== undefined ? { observedAt: o.observedAt } : {}),
-    ...(o.config ? { config: o.config } : {}),
+    stale: o.stale,
+    loadBalancerId: f.loadBalancerId || undefined,
+    clb: found,
+    observedAt: found ? o.observedAt : undefined,
+    config: o.config,
   };
 }
 
@@ -260,7 +208,9 @@ export function sharedVerdict(s: Snapshot, t: TargetSnapshot, assessed: Assessme
  * Until TkeServiceConfigs are known, Ingresses get no step (an empty plan; their releases wait).
  */
 export function planPolicy(s: Snapshot): PolicyPlan {
-  const input = { owner: s.owner, rejected: rejectedOf(s), now: s.now, graceMs: s.graceMs };
+  // The learned refusals as the L7 planner reads them.
+  const rejected = { keepalive: s.capabilities.keepaliveRejected !== undefined, range100_64: s.capabilities.range100_64Rejected !== undefined };
+  const input = { owner: s.owner, rejected, now: s.now, graceMs: s.graceMs };
   const assessedAll = s.targets.map((t) => {
     const assessed = assessSnapshot(s, t);
     return { t, assessed, shared: sharedConfigAssessment(s, t, assessed) };

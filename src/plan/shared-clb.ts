@@ -43,11 +43,6 @@ export function switchedBy(assessments: readonly Assessment[]): Set<string> {
   return out;
 }
 
-function carriesPreventLoopback(f: TargetFacts): boolean {
-  const v = readBool(f.annotations, PREVENT_LOOPBACK);
-  return f.kind === 'Service' && v.kind === 'value' && v.value;
-}
-
 /**
  * Whether `f` binds the VIP: a LoadBalancer Service carrying prevent-loopback whose status shows one of `vips`. kube-proxy
  * binds the addresses in status, which only TKE writes; the annotations (the CLB id included) are a namespace user's
@@ -55,7 +50,8 @@ function carriesPreventLoopback(f: TargetFacts): boolean {
  * their originals on release (docs/security.md).
  */
 function bindsVip(f: TargetFacts, vips: ReadonlySet<string>): boolean {
-  return f.kind === 'Service' && f.type === 'LoadBalancer' && carriesPreventLoopback(f) && (f.loadBalancerIps ?? []).some((ip) => vips.has(ip));
+  const v = readBool(f.annotations, PREVENT_LOOPBACK);
+  return f.kind === 'Service' && f.type === 'LoadBalancer' && v.kind === 'value' && v.value && (f.loadBalancerIps ?? []).some((ip) => vips.has(ip));
 }
 
 export interface BinderContext {

@@ -23,26 +23,21 @@ export interface TargetSnapshot {
   ownership?: RecordOwnership;
   /** L7: the TkeServiceConfig that governs the Ingress, as the cache has it. */
   config?: ConfigView;
-  /** A Gateway's: the EnvoyProxy its record names, as OrphanSnapshot.envoyProxy (its release, or its move to another, gives the key back there). */
+  /**
+   * A Gateway's: the EnvoyProxy its record names (Originals.envoyProxy), where its release, or its move to another,
+   * gives the key back (the EnvoyProxy outlives a deleted Gateway), with its envoyService.annotations now. Absent when
+   * it is gone, or when another live Gateway's record holds a key there as well (the key stays for it).
+   */
   envoyProxy?: RecordedEnvoyProxy;
 }
 
 /** A target whose record belongs to the policy but that the policy does not manage (now): released. */
-export interface OrphanSnapshot {
-  facts: TargetFacts;
+export interface OrphanSnapshot extends Omit<TargetSnapshot, 'clb' | 'ownership'> {
   ownership: RecordOwnership;
   /** The object the record was made for is gone (deleted, or replaced by another of the same name): only forgotten. */
   stale?: boolean;
   /** Ingresses: the CLB as read (what TKE has restored). */
   clb?: ClbObservation;
-  observedAt?: number;
-  config?: ConfigView;
-  /**
-   * A Gateway's: the EnvoyProxy its record names (Originals.envoyProxy), where its release gives the key back (the
-   * EnvoyProxy outlives a deleted Gateway; a Gateway may have moved to another), with its envoyService.annotations now.
-   * Absent when it is gone, or when another live Gateway's record holds a key there as well (the key stays for it).
-   */
-  envoyProxy?: RecordedEnvoyProxy;
 }
 
 /** An EnvoyProxy a record names, as it is now. */

@@ -361,24 +361,18 @@ export const NO_NAMESPACE_PROBLEM =
  *   pod IP (issue 22 #6); off on a workstation, where they are on loopback only.
  */
 export function resolveRuntimeDefaults(config: OperatorConfig, where: RuntimeEnvironment) {
-  const inCluster = where.serviceAccountNamespace !== undefined && where.serviceAccountNamespace.trim() !== '';
-  let namespaceFrom = 'set by --namespace, LOOPGUARD_NAMESPACE or an alias';
-  if (!config.namespace) {
-    if (!inCluster) throw new ConfigError([NO_NAMESPACE_PROBLEM]);
-    config.namespace = where.serviceAccountNamespace!.trim();
-    namespaceFrom = "the pod's own namespace (ServiceAccount)";
-  }
-  let probeHostFrom = 'set by --probe-host or LOOPGUARD_PROBE_HOST';
-  if (!config.probeHost) {
-    config.probeHost = inCluster ? '0.0.0.0' : '127.0.0.1';
-    probeHostFrom = inCluster ? 'in a pod: every interface, for the kubelet' : 'out of cluster: loopback only';
-  }
-  let metricsSecureFrom = 'set by --metrics-secure or LOOPGUARD_METRICS_SECURE';
-  if (config.metricsSecure === undefined) {
-    config.metricsSecure = inCluster;
-    metricsSecureFrom = inCluster ? 'in a pod: authenticated HTTPS' : 'out of cluster: on the probe port';
-  }
-  return { namespaceFrom, probeHostFrom, metricsSecureFrom };
+  const podNamespace = where.serviceAccountNamespace?.trim() ?? '';
+  const inCluster = podNamespace !== '';
+  if (!config.namespace && !inCluster) throw new ConfigError([NO_NAMESPACE_PROBLEM]);
+  const from = {
+    namespaceFrom: config.namespace ? 'set by --namespace, LOOPGUARD_NAMESPACE or an alias' : "the pod's own namespace (ServiceAccount)",
+    probeHostFrom: config.probeHost ? 'set by --probe-host or LOOPGUARD_PROBE_HOST' : inCluster ? 'in a pod: every interface, for the kubelet' : 'out of cluster: loopback only',
+    metricsSecureFrom: config.metricsSecure !== undefined ? 'set by --metrics-secure or LOOPGUARD_METRICS_SECURE' : inCluster ? 'in a pod: authenticated HTTPS' : 'out of cluster: on the probe port',
+  };
+  config.namespace ||= podNamespace;
+  config.probeHost ||= inCluster ? '0.0.0.0' : '127.0.0.1';
+  config.metricsSecure ??= inCluster;
+  return from;
 }
 
 export function usage(): string {

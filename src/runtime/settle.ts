@@ -6,6 +6,19 @@ export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<bo
   return settled;
 }
 
+/**
+ * `run`, its promise shared by every call until it settles; one that failed is dropped, so the next call runs it
+ * again (a key read once per process, an adoption made once, each retried after a failure).
+ */
+export function sharedUntilFailed<T>(run: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined;
+  return () =>
+    (running ??= run().catch((err: unknown) => {
+      running = undefined;
+      throw err;
+    }));
+}
+
 // A sliding window over async work: at most `limit` items in flight, each starting as soon as a slot frees,
 // every item settled (one failure never drops the others' results).
 export async function settleAll<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<PromiseSettledResult<R>[]> {

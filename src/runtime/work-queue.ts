@@ -174,14 +174,13 @@ export class WorkQueue {
   private async process(key: string): Promise<void> {
     const started = performance.now();
     let result: 'success' | 'error' | 'requeue_after' | 'terminal' = 'success';
+    const retry = (err: unknown): void => {
+      result = 'error';
+      this.observer.failed?.(this.name, key, err, this.addRateLimited(key));
+    };
     try {
       const outcome = await this.handler(key, this.abort.signal);
-      if (outcome?.retry && !this.shuttingDown) {
-        result = 'error';
-        const retryIn = this.addRateLimited(key);
-        this.observer.failed?.(this.name, key, outcome.retry, retryIn);
-        return;
-      }
+      if (outcome?.retry && !this.shuttingDown) return retry(outcome.retry);
       this.backoff.forget(key);
       if (outcome?.requeueAfterMs !== undefined) {
         result = 'requeue_after';
@@ -193,11 +192,7 @@ export class WorkQueue {
         this.backoff.forget(key);
         // Aborted at the end of the grace period is no failure: the handler has said where it stopped.
         if (!this.abort.signal.aborted) this.observer.failed?.(this.name, key, err, undefined);
-      } else {
-        result = 'error';
-        const retryIn = this.addRateLimited(key);
-        this.observer.failed?.(this.name, key, err, retryIn);
-      }
+      } else retry(err);
     } finally {
       this.processing.delete(key);
       this.observer.processed?.(this.name, (performance.now() - started) / 1000, result);

@@ -24,13 +24,21 @@ export interface ServicePortFacts {
   protocol: 'TCP' | 'UDP' | 'SCTP';
 }
 
-export interface ServiceFacts extends TargetRef, BoundClb {
-  kind: 'Service';
+/** What every target's facts take from its metadata. */
+interface ObjectFacts extends TargetRef, BoundClb {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  creationTimestamp?: string;
+}
+
+/** A Service or an Ingress: loopguard writes its annotations itself. */
+interface AnnotatedFacts extends ObjectFacts {
   /** Annotations loopguard's field manager wrote (key → when; from managedFields): evidence for a lost record. */
   setByLoopguard?: Record<string, string>;
-  creationTimestamp?: string;
+}
+
+export interface ServiceFacts extends AnnotatedFacts {
+  kind: 'Service';
   /** `ClusterIP` | `NodePort` | `LoadBalancer` | `ExternalName`. */
   type: string;
   /** Set → another LB implementation owns the Service, not TKE's service-controller. */
@@ -57,13 +65,8 @@ export interface IngressRuleFacts {
   servicePorts?: (number | string)[];
 }
 
-export interface IngressFacts extends TargetRef, BoundClb {
+export interface IngressFacts extends AnnotatedFacts {
   kind: 'Ingress';
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  /** Annotations loopguard's field manager wrote (key → when; from managedFields): evidence for a lost record. */
-  setByLoopguard?: Record<string, string>;
-  creationTimestamp?: string;
   ingressClassName?: string;
   rules: IngressRuleFacts[];
   tls: boolean;
@@ -76,11 +79,8 @@ export interface IngressFacts extends TargetRef, BoundClb {
  * LoadBalancer Service EG generated for it (§2), whose CLB it shares. `loadBalancerId` and `loadBalancerIps` are
  * that Service's; `uid`, labels and annotations the Gateway's (its records and opt-out are its own).
  */
-export interface GatewayFacts extends TargetRef, BoundClb {
+export interface GatewayFacts extends ObjectFacts {
   kind: 'Gateway';
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  creationTimestamp?: string;
   /** spec.gatewayClassName */
   className: string;
   service: GeneratedService;

@@ -1,6 +1,6 @@
 // Converts client-node Service/Ingress objects into the plain facts the assessment reads.
 // Type-only imports: nothing here touches the network.
-import type { V1Ingress, V1Service } from '@kubernetes/client-node';
+import type { V1Ingress, V1ObjectMeta, V1Service } from '@kubernetes/client-node';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import type { GatewayEnvoyProxy, GatewayFacts, GeneratedService, IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
@@ -65,22 +65,15 @@ export function boundLoadBalancerId(annotations: Readonly<Record<string, string>
   return id ? id : undefined;
 }
 
-function isoTime(value: Date | string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  return value instanceof Date ? value.toISOString() : value;
-}
-
-export function serviceFacts(svc: V1Service): ServiceFacts {
-  const md = svc.metadata ?? {};
-  const etp = svc.spec?.externalTrafficPolicy;
-  const ips = statusIps(svc.status);
-  const ipModes = (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ipMode).filter((m): m is string => !!m);
-  const created = isoTime(md.creationTimestamp);
-  const loadBalancerId = boundLoadBalancerId(md.annotations, 'Service');
-  const setByLoopguard = annotationsSetBy(FIELD_MANAGER, md.managedFields);
-  const generated = generatedFor(md.labels);
+/**
+ * What a target's facts take from its metadata; for a Service or an Ingress (`tke`) also the CLB id TKE wrote and
+ * the annotations loopguard's field manager wrote.
+ */
+function metadataFacts(md: NonNullable<GatewayObject['metadata']> & Pick<V1ObjectMeta, 'managedFields'>, tke?: 'Service' | 'Ingress') {
+  const setByLoopguard = tke && annotationsSetBy(FIELD_MANAGER, md.managedFields);
+  const loadBalancerId = tke && boundLoadBalancerId(md.annotations, tke);
+  const created = md.creationTimestamp instanceof Date ? md.creationTimestamp.toISOString() : md.creationTimestamp;
   return {
-    kind: 'Service',
     namespace: md.namespace ?? '',
     name: md.name ?? '',
     ...(md.labels ? { labels: md.labels } : {}),
@@ -89,6 +82,17 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
     ...(loadBalancerId ? { loadBalancerId } : {}),
     ...(md.uid ? { uid: md.uid } : {}),
     ...(created ? { creationTimestamp: created } : {}),
+  };
+}
+
+export function serviceFacts(svc: V1Service): ServiceFacts {
+  const etp = svc.spec?.externalTrafficPolicy;
+  const ips = statusIps(svc.status);
+  const ipModes = (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ipMode).filter((m): m is string => !!m);
+  const generated = generatedFor(svc.metadata?.labels);
+  return {
+    kind: 'Service',
+    ...metadataFacts(svc.metadata ?? {}, 'Service'),
     type: svc.spec?.type ?? 'ClusterIP',
     ...(svc.spec?.loadBalancerClass ? { loadBalancerClass: svc.spec.loadBalancerClass } : {}),
     ...(etp === 'Local' || etp === 'Cluster' ? { externalTrafficPolicy: etp } : {}),
@@ -126,19 +130,13 @@ export function gatewayFacts(
       : found.state === 'Ambiguous'
         ? { state: 'Ambiguous', names: found.services.map((s) => `${s.namespace}/${s.name}`) }
         : { state: 'None', controllerNamespace };
-  const created = isoTime(md.creationTimestamp);
   const svc = 'facts' in service ? service.facts : undefined;
   const envoyProxy = envoyProxyOf(gw, lookup);
   const cls = envoyProxy?.level === 'Gateway' ? classEnvoyProxy(lookup.gatewayClass(ref.className)) : undefined;
   const hostnames = [...new Set((gw.spec?.listeners ?? []).map((l) => l.hostname).filter((h): h is string => typeof h === 'string' && h !== ''))];
   return {
     kind: 'Gateway',
-    namespace: ref.namespace,
-    name: ref.name,
-    ...(md.labels ? { labels: md.labels } : {}),
-    ...(md.annotations ? { annotations: md.annotations } : {}),
-    ...(md.uid ? { uid: md.uid } : {}),
-    ...(created ? { creationTimestamp: created } : {}),
+    ...metadataFacts(md),
     className: ref.className,
     service,
     ...(envoyProxy ? { envoyProxy } : {}),
@@ -155,21 +153,10 @@ function statusIps(status: { loadBalancer?: { ingress?: { ip?: string }[] } } | 
 }
 
 export function ingressFacts(ing: V1Ingress): IngressFacts {
-  const md = ing.metadata ?? {};
   const ips = statusIps(ing.status);
-  const created = isoTime(md.creationTimestamp);
-  const loadBalancerId = boundLoadBalancerId(md.annotations, 'Ingress');
-  const setByLoopguard = annotationsSetBy(FIELD_MANAGER, md.managedFields);
   return {
     kind: 'Ingress',
-    namespace: md.namespace ?? '',
-    name: md.name ?? '',
-    ...(md.labels ? { labels: md.labels } : {}),
-    ...(md.annotations ? { annotations: md.annotations } : {}),
-    ...(setByLoopguard ? { setByLoopguard } : {}),
-    ...(loadBalancerId ? { loadBalancerId } : {}),
-    ...(md.uid ? { uid: md.uid } : {}),
-    ...(created ? { creationTimestamp: created } : {}),
+    ...metadataFacts(ing.metadata ?? {}, 'Ingress'),
     ...(ing.spec?.ingressClassName ? { ingressClassName: ing.spec.ingressClassName } : {}),
     rules: (ing.spec?.rules ?? []).map((r) => {
       const backends = (r.http?.paths ?? []).flatMap((p) => (p.backend?.service?.name ? [p.backend.service] : []));

@@ -10,7 +10,6 @@
 import { IngressAnnotation, TKE_INGRESS_CLASS, readBool, readString } from '../api/annotations.js';
 import type { SourceIpType } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
-import { boundLoadBalancerId } from './target-facts.js';
 import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';
 import type { L7Advice, L7Rule, L7Scene } from './cause.js';
 import { configConflictText, keepaliveRejectedText, rangeRejectedText } from './cause-text.js';
@@ -21,7 +20,7 @@ import { ingressAlternatives } from './topology.js';
 export { KEEPALIVE_TICKET, SECURITY_GROUP_ADVICE } from './cause-text.js';
 
 export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assessment {
-  return assessed(ing, decideIngress(ing, ctx), (rootCause) => ingressAlternatives(ing, rootCause));
+  return assessed(ing, decideIngress(ing, ctx), (cause) => ingressAlternatives(ing, cause.id));
 }
 
 /** The gates (docs/diagnosis.md §4), then the L7 rules (§6): the Ingress's root cause and plan, no prose. */
@@ -33,8 +32,7 @@ export function decideIngress(ing: IngressFacts, ctx: AssessmentContext): Decisi
   const ingressClass = classAnnotation.kind === 'value' ? classAnnotation.value.trim() : ing.ingressClassName;
   // TKE treats an Ingress without a class as qcloud (tencent-cloud.md §2).
   if (ingressClass !== undefined && ingressClass !== '' && ingressClass !== TKE_INGRESS_CLASS) return { cause: { id: 'NotClbIngress', ingressClass }, warnings };
-  // Facts built by target-facts.ts carry the parsed id; plain-data facts (tests, manifests) may only have the annotation.
-  const gate = clbGate(ing, ing.loadBalancerId ?? boundLoadBalancerId(ing.annotations, 'Ingress'), IngressAnnotation.LoadBalancerId, ctx.clb);
+  const gate = clbGate(ing, ctx.clb);
   if ('cause' in gate) return { cause: gate.cause, warnings };
   const { clb } = gate;
   const l7Listeners = clb.listeners.filter((l) => L7_PROTOCOLS.has(l.protocol));

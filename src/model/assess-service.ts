@@ -10,7 +10,6 @@
 // Facts → situation (three questions, docs/diagnosis.md §5) → plan → root cause; cause-text.ts writes the message.
 import { ServiceAnnotation, readBool, readString } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
-import { boundLoadBalancerId } from './target-facts.js';
 import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';
 import type { BoundBy, L4Cause, L4PlanSummary, L4Rule, L4Scene, LoopFactor } from './cause.js';
 import { preventLoopbackReason, rangeRejectedText } from './cause-text.js';
@@ -57,9 +56,7 @@ export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts): Listene
 }
 
 export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assessment {
-  const d = decideService(svc, ctx);
-  const at = 'at' in d.cause && d.cause.layer === 'L4' ? d.cause.at : undefined;
-  return assessed(svc, d, (rootCause) => (at ? serviceAlternatives(svc, { rootCause, profile: ctx.profile, vip: at.vip, publicClb: at.public }) : []));
+  return assessed(svc, decideService(svc, ctx), (cause) => (cause.layer === 'L4' ? serviceAlternatives(svc, cause) : []));
 }
 
 /** The gates (docs/diagnosis.md §4), then the L4 rules: the Service's root cause and plan, no prose. */
@@ -70,9 +67,7 @@ export function decideService(svc: ServiceFacts, ctx: AssessmentContext): Decisi
   if (svc.generatedFor) return { cause: { id: 'EnvoyGatewayService', generatedFor: svc.generatedFor }, warnings };
   if (svc.type !== 'LoadBalancer') return { cause: { id: 'NotLoadBalancerService', type: svc.type }, warnings };
   if (svc.loadBalancerClass) return { cause: { id: 'NotTkeLoadBalancer', loadBalancerClass: svc.loadBalancerClass }, warnings };
-  // Facts built by target-facts.ts carry the parsed id; plain-data facts (tests, manifests) may only have the annotation.
-  const lb = svc.loadBalancerId ?? boundLoadBalancerId(svc.annotations, 'Service');
-  const gate = clbGate(svc, lb, ServiceAnnotation.LoadBalancerId, ctx.clb);
+  const gate = clbGate(svc, ctx.clb);
   if ('cause' in gate) return { cause: gate.cause, warnings };
   const listeners = matchServiceListeners(svc, gate.clb);
   if (listeners.unsupported.length > 0) warnings.push(`ports ${listeners.unsupported.join(', ')}: protocol not served by CLB, ignored`);

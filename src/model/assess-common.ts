@@ -3,11 +3,10 @@
 import { annotationProblems } from '../api/annotation-checks.js';
 import { IngressAnnotation, LoopguardAnnotation, ServiceAnnotation, isClbId, readSkip } from '../api/annotations.js';
 import { boundLoadBalancerId } from './target-facts.js';
-import { assessment, type Assessment, type Blocker, type Mitigation } from './assessment-result.js';
+import { assessment, type Assessment } from './assessment-result.js';
 import type { Cause, GateCause, L4Cause, L7Cause } from './cause.js';
 import { renderCause } from './cause-text.js';
 import { clbOwnership } from './clb-ownership.js';
-import type { Change, DesiredState } from './desired-state.js';
 import type { ClbFacts, ClbObservation, IngressFacts, ServiceFacts, TargetFacts } from './facts.js';
 import type { Alternative } from './topology.js';
 
@@ -15,8 +14,8 @@ import type { Alternative } from './topology.js';
 export interface Decision {
   cause: Cause;
   warnings: readonly string[];
-  mitigations?: readonly Mitigation[];
-  plan?: { desired: DesiredState; changes: readonly Change[]; blockers: readonly Blocker[] };
+  mitigations?: Assessment['mitigations'];
+  plan?: Required<Pick<Assessment, 'desired' | 'changes' | 'blockers'>>;
 }
 
 /** The Assessment of a decision: the cause rendered (cause-text.ts), its verdict from the catalogue. */

@@ -163,47 +163,35 @@ function flagOverrides(flags: ProfileFlags) {
   };
 }
 
+/** The kube-proxy mode and where it was read from, with the notes that say so. */
+function detectMode(inputs: ProfileInputs, flagMode: KubeProxyMode | undefined, container: ContainerFacts | undefined, dsName: string): { mode: KubeProxyMode; source: ProfileSource; notes: string[] } {
+  const { daemonSet } = inputs;
+  const flags = readKubeProxyFlags(container);
+  const cm = readConfigMapMode(inputs.configMap);
+  const found = (mode: KubeProxyMode, source: ProfileSource, note: string) => ({ mode, source, notes: [...(cm.problem ? [cm.problem] : []), note] });
+  if (flagMode !== undefined) return found(flagMode, 'Flag', `mode ${flagMode} from operator flag`);
+  if (daemonSet && flags.proxyMode !== undefined) {
+    const mode = normalizeMode(flags.proxyMode);
+    const unknown = mode === 'unknown' ? `; --proxy-mode=${flags.proxyMode} is not a mode loopguard knows (ipvs, iptables, nftables)` : '';
+    return found(mode, 'DaemonSet', `mode ${mode} from DaemonSet ${dsName} (--proxy-mode=${flags.proxyMode})${unknown}`);
+  }
+  if (cm.mode !== undefined) {
+    const mode = normalizeMode(cm.mode);
+    return found(mode, 'ConfigMap', `mode ${mode} from ConfigMap kube-system/kube-proxy (${cm.key}: mode: ${JSON.stringify(cm.mode)})`);
+  }
+  if (daemonSet && !flags.config) return found('iptables', 'DaemonSet', `mode iptables: DaemonSet ${dsName} sets no --proxy-mode and kube-proxy defaults to iptables`);
+  if (daemonSet) return found('unknown', 'Unknown', `DaemonSet ${dsName} reads --config but no kube-proxy ConfigMap with a mode was found; set --kube-proxy-mode`);
+  if (inputs.kubeProxyReplacement) return found('none', 'Unknown', 'no kube-proxy DaemonSet and a kube-proxy replacement is running (e.g. DataPlaneV2/Cilium)');
+  return found('unknown', 'Unknown', 'no kube-system/kube-proxy DaemonSet (kube-proxy may run as a node binary on older clusters); set --kube-proxy-mode and --kube-proxy-version');
+}
+
 /** Detects the cluster profile. Total: every combination of missing inputs yields a profile with a message. */
 export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
-  const { daemonSet, configMap } = inputs;
+  const { daemonSet } = inputs;
   const overrides = flagOverrides(inputs.flags ?? {});
-  const notes: string[] = [];
   const container = kubeProxyContainer(daemonSet);
   const dsName = `${daemonSet?.metadata?.namespace ?? 'kube-system'}/${daemonSet?.metadata?.name ?? 'kube-proxy'}`;
-
-  // --- mode
-  let mode: KubeProxyMode = 'unknown';
-  let source: ProfileSource = 'Unknown';
-  const flags = readKubeProxyFlags(container);
-  const cmMode = readConfigMapMode(configMap);
-  if (cmMode.problem) notes.push(cmMode.problem);
-  if (overrides.mode !== undefined) {
-    mode = overrides.mode;
-    source = 'Flag';
-    notes.push(`mode ${mode} from operator flag`);
-  } else if (daemonSet && flags.proxyMode !== undefined) {
-    mode = normalizeMode(flags.proxyMode);
-    source = 'DaemonSet';
-    notes.push(`mode ${mode} from DaemonSet ${dsName} (--proxy-mode=${flags.proxyMode})`);
-    if (mode === 'unknown') notes.push(`--proxy-mode=${flags.proxyMode} is not a mode loopguard knows (ipvs, iptables, nftables)`);
-  } else if (cmMode.mode !== undefined) {
-    mode = normalizeMode(cmMode.mode);
-    source = 'ConfigMap';
-    notes.push(`mode ${mode} from ConfigMap kube-system/kube-proxy (${cmMode.key}: mode: ${JSON.stringify(cmMode.mode)})`);
-  } else if (daemonSet && !flags.config) {
-    mode = 'iptables';
-    source = 'DaemonSet';
-    notes.push(`mode iptables: DaemonSet ${dsName} sets no --proxy-mode and kube-proxy defaults to iptables`);
-  } else if (daemonSet) {
-    notes.push(`DaemonSet ${dsName} reads --config but no kube-proxy ConfigMap with a mode was found; set --kube-proxy-mode`);
-  } else if (inputs.kubeProxyReplacement) {
-    mode = 'none';
-    notes.push('no kube-proxy DaemonSet and a kube-proxy replacement is running (e.g. DataPlaneV2/Cilium)');
-  } else {
-    notes.push(
-      'no kube-system/kube-proxy DaemonSet (kube-proxy may run as a node binary on older clusters); set --kube-proxy-mode and --kube-proxy-version',
-    );
-  }
+  const { mode, source, notes } = detectMode(inputs, overrides.mode, container, dsName);
 
   // --- version
   let versionText: string | undefined;
@@ -227,7 +215,7 @@ export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
     supported = overrides.preventLoopbackSupported ? 'True' : 'False';
     upgradeTo = overrides.preventLoopbackSupported ? undefined : upgradeTo;
     notes.push(`prevent-loopback support ${supported} from operator flag`);
-  } else if (version || versionText !== undefined || daemonSet) {
+  } else if (versionText !== undefined || daemonSet) {
     notes.push(support.message);
   }
   const tkeBuild = overrides.preventLoopbackSupported === true || support.tkeBuild;

@@ -39,15 +39,18 @@ export interface LostRecordInput {
   now: Date;
 }
 
+/** Each annotation loopguard set to "true" that still says so, with when (ms; NaN when unreadable), while no record exists. */
+function setTimes(input: LostRecordInput): [key: string, at: number][] {
+  if (input.hasRecord || !input.setByLoopguard) return [];
+  return ANNOTATIONS_LOOPGUARD_SETS.flatMap((key) => {
+    const at = input.setByLoopguard?.[key];
+    return at !== undefined && input.annotations?.[key]?.trim().toLowerCase() === 'true' ? [[key, Date.parse(at)] as [string, number]] : [];
+  });
+}
+
 /** The keys that prove loopguard changed the target while no record says what it changed; empty when none. */
 export function lostRecordEvidence(input: LostRecordInput): string[] {
-  if (input.hasRecord || !input.setByLoopguard) return [];
-  return ANNOTATIONS_LOOPGUARD_SETS.filter((key) => {
-    const at = input.setByLoopguard?.[key];
-    if (at === undefined || input.annotations?.[key]?.trim().toLowerCase() !== 'true') return false;
-    const ms = Date.parse(at);
-    return Number.isNaN(ms) || input.now.getTime() - ms >= RECORD_LAG_MS;
-  });
+  return setTimes(input).flatMap(([key, at]) => (Number.isNaN(at) || input.now.getTime() - at >= RECORD_LAG_MS ? [key] : []));
 }
 
 /**
@@ -55,12 +58,7 @@ export function lostRecordEvidence(input: LostRecordInput): string[] {
  * not run out yet. The round is read again then, so the verdict does not wait for an unrelated event or drift check.
  */
 export function lostRecordDueAt(input: LostRecordInput): number | undefined {
-  if (input.hasRecord || !input.setByLoopguard) return undefined;
-  const due = ANNOTATIONS_LOOPGUARD_SETS.flatMap((key) => {
-    const at = Date.parse(input.setByLoopguard?.[key] ?? '');
-    if (Number.isNaN(at) || input.annotations?.[key]?.trim().toLowerCase() !== 'true') return [];
-    return at + RECORD_LAG_MS > input.now.getTime() ? [at + RECORD_LAG_MS] : [];
-  });
+  const due = setTimes(input).flatMap(([, at]) => (at + RECORD_LAG_MS > input.now.getTime() ? [at + RECORD_LAG_MS] : []));
   return due.length > 0 ? Math.min(...due) : undefined;
 }
 

@@ -17,12 +17,7 @@ export const KEEPALIVE_TICKET =
   'submit a Tencent Cloud ticket to enable the CLB layer-7 SNAT and keepalive capabilities for this account (TKE doc "CLB Loopback", step "Avoiding layer-7 loopback")';
 const XFF_NOTE = 'with keepalive the CLB no longer passes the client source IP through; backends read it from X-Forwarded-For';
 
-export interface RenderedCause {
-  message: string;
-  advice: readonly string[];
-}
-
-export function renderCause(c: Cause): RenderedCause {
+export function renderCause(c: Cause): { message: string; advice: readonly string[] } {
   if (!('layer' in c)) return { message: gateText(c), advice: [] };
   if (c.layer === 'L4') return { message: l4Text(c), advice: [] };
   return { message: l7Text(c), advice: c.at.advice ? l7AdviceText(c.at.advice) : [] };

@@ -96,11 +96,9 @@ export interface GatewayFacts extends ObjectFacts {
 }
 
 /** The EnvoyProxy in force for a Gateway, as loopguard finds it. Whoever else it is in force for: plan/shared-config.ts. */
-export type GatewayEnvoyProxy = {
+export type GatewayEnvoyProxy = EnvoyProxyRef & {
   /** The Gateway's own (spec.infrastructure.parametersRef, in its namespace), or its class's (GatewayClass spec.parametersRef). */
   level: 'Gateway' | 'Class';
-  namespace: string;
-  name: string;
 } & (
   /** `annotations`: its spec.provider.kubernetes.envoyService.annotations, what EG copies onto the Gateway's Service. */
   | { state: 'Found'; annotations: Record<string, string> }

@@ -3,7 +3,7 @@
 import type { V1Ingress, V1ObjectMeta, V1Service } from '@kubernetes/client-node';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
-import type { GatewayEnvoyProxy, GatewayFacts, GeneratedService, IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
+import type { EnvoyProxyRef, GatewayEnvoyProxy, GatewayFacts, GeneratedService, IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
 import { ENVOY_GATEWAY_NAMESPACE, gatewayServiceOf, generatedFor } from './gateway-service.js';
 import { annotationsSetBy } from './lost-record.js';
 
@@ -32,7 +32,7 @@ export interface GatewayClassObject {
 }
 
 /** The EnvoyProxy a GatewayClass names (spec.parametersRef), if it names one. */
-export function classEnvoyProxy(c: GatewayClassObject | undefined): { namespace: string; name: string } | undefined {
+export function classEnvoyProxy(c: GatewayClassObject | undefined): EnvoyProxyRef | undefined {
   const ref = c?.spec?.parametersRef;
   return ref?.group === 'gateway.envoyproxy.io' && ref.kind === 'EnvoyProxy' && ref.name && ref.namespace ? { namespace: ref.namespace, name: ref.name } : undefined;
 }

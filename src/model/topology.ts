@@ -132,15 +132,11 @@ export function serviceAlternatives(svc: ServiceFacts, cause: L4Cause): Alternat
   return out;
 }
 
-/** The Services an Ingress routes to, with the hosts that reach each one. */
-function backendsByHost(ing: IngressFacts): { host: string; services: string[] }[] {
-  return ing.rules.map((r) => ({ host: r.host ?? '', services: [...new Set(r.services ?? [])] }));
-}
-
 export function ingressAlternatives(ing: IngressFacts, rootCause: RootCauseId): Alternative[] {
   if (!LOOPING.has(rootCause)) return [];
   const out: Alternative[] = [];
-  const rules = backendsByHost(ing);
+  // The Services an Ingress routes to, with the hosts that reach each one.
+  const rules = ing.rules.map((r) => ({ host: r.host ?? '', services: [...new Set(r.services ?? [])] }));
   const services = [...new Set([...rules.flatMap((r) => r.services), ...(ing.defaultBackend ? [ing.defaultBackend] : [])])];
   const names = services.length > 0 ? services.map((s) => dnsName(s, ing.namespace)).join(', ') : `<service>.${ing.namespace}.svc.cluster.local`;
   out.push({

@@ -76,7 +76,7 @@ function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFa
   const { keepaliveRejected, range100_64Rejected: rangeRejected } = ctx.capabilities ?? {};
   const lb = clb.loadBalancerId;
   const config = tkeServiceConfigOf(ing);
-  const ruleSource = desiredSource(l7.healthCheckSource);
+  const ruleSource = l7.healthCheckSource === 'Range100_64' ? 1 : l7.healthCheckSource === 'VIP' ? 0 : undefined;
   const listeners = listenerStates(l7Listeners, l7.keepalive, ruleSource);
   const keepaliveChanges: Change[] = listeners
     .filter((l) => l7.keepalive && l.currentKeepalive !== 1)
@@ -136,10 +136,6 @@ function listenerStates(l7Listeners: readonly ListenerFacts[], wantKeepalive: bo
       ...(r.healthCheck?.healthSwitch === 0 || r.healthCheck?.healthSwitch === 1 ? { currentHealthSwitch: r.healthCheck.healthSwitch } : {}),
     })),
   }));
-}
-
-function desiredSource(setting: AssessmentContext['policy']['l7']['healthCheckSource']): SourceIpType | undefined {
-  return setting === 'Range100_64' ? 1 : setting === 'VIP' ? 0 : undefined;
 }
 
 /** The TkeServiceConfig that governs the Ingress's CLB; `conflict` when the annotations contradict. */

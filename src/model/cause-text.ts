@@ -214,15 +214,12 @@ function l7Text(c: L7Cause): string {
 }
 
 function l7AdviceText(a: L7Advice): string[] {
-  const out: string[] = [];
-  if (a.pass === 'SecurityGroup') out.push(SECURITY_GROUP_ADVICE);
-  else if (a.pass) {
-    out.push(
-      `${IngressAnnotation.PassToTarget}: ${JSON.stringify(a.pass.declared)} declares the CLB's "allow traffic by default" and TKE applies it; loopguard does not overrule it: set it to "true", or allow 100.127.0.0/16 in the nodes' (CVM) security group`,
-    );
-  }
-  if (a.xff) out.push(XFF_NOTE);
-  return out;
+  const pass =
+    a.pass === 'SecurityGroup'
+      ? SECURITY_GROUP_ADVICE
+      : a.pass &&
+        `${IngressAnnotation.PassToTarget}: ${JSON.stringify(a.pass.declared)} declares the CLB's "allow traffic by default" and TKE applies it; loopguard does not overrule it: set it to "true", or allow 100.127.0.0/16 in the nodes' (CVM) security group`;
+  return [...(pass ? [pass] : []), ...(a.xff ? [XFF_NOTE] : [])];
 }
 
 /** A blocker's message: the account rejected the 100.64.0.0/10 health-check source. */

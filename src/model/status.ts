@@ -10,7 +10,6 @@
 import { describeChange } from './desired-state.js';
 import { alternativeText } from './topology.js';
 import type { Assessment } from './assessment-result.js';
-import type { RootCauseId } from './root-causes.js';
 import type { ClusterProfile } from './cluster-profile.js';
 import {
   CONDITION_READY,
@@ -105,8 +104,6 @@ export const MAX_TARGETS_BYTES = 320 * 1024;
 export const MAX_RELEASES_BYTES = 64 * 1024;
 /** The CRD's maxLength of status.targetsNote. */
 const MAX_TARGETS_NOTE = 256;
-/** Pending causes that are loopguard's own unfinished work (the rest wait on TKE). */
-const OBSERVING: ReadonlySet<RootCauseId> = new Set<RootCauseId>(['ClbNotObserved']);
 
 /**
  * Status text is bounded and printable: ids and messages may quote annotations anyone with `edit` on a target can
@@ -231,7 +228,8 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts, shown: number
   const stalled = problems[0] && { reason: problems[0].reason, message: examples(problems) };
 
   // --- Reconciling
-  const observing = outcomes.filter((o) => OBSERVING.has(o.assessment.rootCause.id));
+  // The one Pending cause that is loopguard's own unfinished work (the rest wait on TKE).
+  const observing = outcomes.filter((o) => o.assessment.rootCause.id === 'ClbNotObserved');
   const retrying = outcomes.filter((o) => o.error && !o.error.permanent);
   const applying = outcomes.filter((o) => enforced(o) && stepCount(o) > 0 && o.assessment.blockers.length === 0 && !o.error?.permanent);
   let reconciling: PolicyConditions['reconciling'];

@@ -29,6 +29,7 @@ import {
   type VerdictCounts,
 } from '../api/loopbackpolicy.js';
 import { ReadyReason, ReconcilingReason, type ErrorReason } from '../api/reasons.js';
+import { printable } from '../api/text.js';
 import { countsSummary, countVerdicts, SEVERITY } from './verdict-counts.js';
 
 
@@ -105,19 +106,12 @@ export const MAX_RELEASES_BYTES = 64 * 1024;
 /** The CRD's maxLength of status.targetsNote. */
 const MAX_TARGETS_NOTE = 256;
 
-/**
- * Status text is bounded and printable: ids and messages may quote annotations anyone with `edit` on a target can
- * write, so control characters become U+FFFD (they would garble `kubectl describe` and terminals) and length is cut.
- */
-function clip(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex
-  const printable = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd');
-  return printable.length > max ? `${printable.slice(0, max - 3)}...` : printable;
-}
+// Every text in status goes through printable (api/text.ts): ids and messages may quote annotations anyone with `edit`
+// on a target can write.
 
 /** Plan lines as status shows them: at most MAX_PLAN_LINES, each clipped (exported for tests that compare logs). */
 export function planLines(lines: readonly string[]): string[] {
-  const plan = lines.slice(0, MAX_PLAN_LINES).map((l) => clip(l, MAX_PLAN_LINE));
+  const plan = lines.slice(0, MAX_PLAN_LINES).map((l) => printable(l, MAX_PLAN_LINE));
   if (lines.length > MAX_PLAN_LINES) plan[MAX_PLAN_LINES - 1] = `... and ${lines.length - MAX_PLAN_LINES + 1} more steps`;
   return plan;
 }
@@ -148,12 +142,12 @@ export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
     rootCause: a.rootCause.id,
     ...(a.mitigations.length > 0 ? { mitigations: [...a.mitigations] } : {}),
     ...(plan.length > 0 ? { plan } : {}),
-    ...(a.alternatives.length > 0 ? { alternatives: a.alternatives.slice(0, MAX_ALTERNATIVES).map((x) => clip(alternativeText(x), MAX_ALTERNATIVE)) } : {}),
-    message: clip(message, MAX_MESSAGE),
-    ...(outcome.measured ? { measured: clip(outcome.measured, MAX_MEASURED) } : {}),
+    ...(a.alternatives.length > 0 ? { alternatives: a.alternatives.slice(0, MAX_ALTERNATIVES).map((x) => printable(alternativeText(x), MAX_ALTERNATIVE)) } : {}),
+    message: printable(message, MAX_MESSAGE),
+    ...(outcome.measured ? { measured: printable(outcome.measured, MAX_MEASURED) } : {}),
     // The id comes from an annotation anyone with edit on the target can write: clip it to the CRD's bound so one
     // bad value can never make the whole status write fail (422) and freeze the policy.
-    ...(a.loadBalancerId ? { loadBalancerId: clip(a.loadBalancerId, MAX_LOAD_BALANCER_ID) } : {}),
+    ...(a.loadBalancerId ? { loadBalancerId: printable(a.loadBalancerId, MAX_LOAD_BALANCER_ID) } : {}),
   };
 }
 
@@ -308,14 +302,14 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
               kind: r.kind,
               name: r.name,
               plan: planLines(r.plan),
-              ...(r.error ? { message: clip(`${r.error.reason}: ${r.error.message}`, MAX_MESSAGE) } : {}),
+              ...(r.error ? { message: printable(`${r.error.reason}: ${r.error.message}`, MAX_MESSAGE) } : {}),
             })),
             MAX_RELEASES_BYTES,
           ),
         }
       : {}),
     ...(truncated
-      ? { targetsNote: clip(`showing ${targets.length} of ${input.outcomes.length} targets, most severe first; counts cover all of them; ${EVERY_TARGET}`, MAX_TARGETS_NOTE) }
+      ? { targetsNote: printable(`showing ${targets.length} of ${input.outcomes.length} targets, most severe first; counts cover all of them; ${EVERY_TARGET}`, MAX_TARGETS_NOTE) }
       : {}),
     lastEvaluatedTime: toMetaTime(input.now),
   };
@@ -344,6 +338,6 @@ export function profileProjection(p: ClusterProfile | ClusterProfileStatus): Clu
     ...(p.vipBinding !== undefined ? { vipBinding: p.vipBinding } : {}),
     ...(p.upgradeTo !== undefined ? { upgradeTo: p.upgradeTo } : {}),
     source: p.source,
-    ...(p.message ? { message: clip(p.message, MAX_MESSAGE) } : {}),
+    ...(p.message ? { message: printable(p.message, MAX_MESSAGE) } : {}),
   };
 }

@@ -4,17 +4,13 @@
 // Sources: tencent-cloud.md §6 (where TKE keeps kube-proxy, flags vs ConfigMap, DataPlaneV2 without kube-proxy),
 // TKE-LOOPBACK in tencent-cloud.md §7 (minimum versions), TKE-CN (TKE's older IPVS builds do not bind the EXTERNAL-IP),
 // tencent-cloud.md §6 / kubernetes PR #63066 (upstream IPVS binds every LB IP to kube-ipvs0 since 1.11).
+import type { V1ConfigMap, V1Container } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import type { ClusterProfileStatus, KubeProxyMode, ProfileSource, Tristate, VipBinding } from '../api/loopbackpolicy.js';
 import { parseKubeVersion, preventLoopbackSupport, type KubeVersion } from './kube-proxy-version.js';
 
-/** The parts of a V1Container the profile reads (a V1Container is assignable to it). */
-export interface ContainerFacts {
-  name?: string;
-  image?: string;
-  command?: string[];
-  args?: string[];
-}
+/** The parts of a V1Container the profile reads. */
+export type ContainerFacts = Partial<Pick<V1Container, 'name' | 'image' | 'command' | 'args'>>;
 
 /** The parts of a V1DaemonSet the profile reads (a V1DaemonSet is assignable to it). */
 export interface DaemonSetFacts {
@@ -23,10 +19,7 @@ export interface DaemonSetFacts {
 }
 
 /** The parts of a V1ConfigMap the profile reads. */
-export interface ConfigMapFacts {
-  metadata?: { name?: string; namespace?: string };
-  data?: Record<string, string>;
-}
+export type ConfigMapFacts = Pick<V1ConfigMap, 'metadata' | 'data'>;
 
 /** The operator's and the CLI's kube-proxy flags as given ('' = not set); one mapping for both (src/runtime/config.ts). */
 export interface ProfileFlags {

@@ -20,6 +20,7 @@
 // refuse (dns-rewrite.ts). What is left out is returned with the reason, for the policy's status.
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import type { GatewayFacts, IngressFacts, ServiceFacts, TargetFacts, TargetRef } from './facts.js';
+import type { DnsRewriteRequest } from './dns-rewrite.js';
 import type { RootCauseId } from './root-causes.js';
 
 /** A target's outcome as far as the choice reads it. */
@@ -33,26 +34,14 @@ export interface DnsTargetOutcome {
   enforcing: boolean;
 }
 
-/** A name to rewrite, before its upstream answer is checked. */
-export interface DnsCandidate {
-  /** "Ingress shop/web": what asked, for messages (renderDnsRewrites's `target`). */
-  target: string;
+/** A name to rewrite (a request to renderDnsRewrites), before its upstream answer is checked. */
+export interface DnsCandidate extends DnsRewriteRequest {
   ref: TargetRef;
-  /** Untrusted: as the Ingress or Gateway spells it. */
-  host: string;
-  /** The Service that serves the host in-cluster. */
-  namespace: string;
-  service: string;
   /** The target's CLB VIPs: the only upstream answers that show the name is the target's. */
   vips: string[];
 }
 
-export interface DnsLeftOut {
-  target: string;
-  ref: TargetRef;
-  host?: string;
-  reason: string;
-}
+export type DnsLeftOut = Pick<DnsCandidate, 'target' | 'ref'> & { host?: string; reason: string };
 
 export interface DnsNameChoice {
   candidates: DnsCandidate[];

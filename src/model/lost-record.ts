@@ -4,10 +4,10 @@
 // the API server's own: `metadata.managedFields` names loopguard's field manager as the writer of one of the
 // annotations it sets when it mitigates (`"true"`), and loopguard always writes the record before that annotation,
 // so a record missing well after the annotation was written is lost, not late.
-import type { TargetKind } from '../api/loopbackpolicy.js';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { StalledReason } from '../api/reasons.js';
 import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
+import type { TargetRef } from './facts.js';
 import type { TargetError } from './status.js';
 
 /** The annotations loopguard sets to "true" when it mitigates (their originals go in the record first). */
@@ -27,10 +27,7 @@ export function annotationsSetBy(manager: string, entries: readonly V1ManagedFie
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-export interface LostRecordInput {
-  kind: TargetKind;
-  namespace: string;
-  name: string;
+export interface LostRecordInput extends TargetRef {
   annotations: Readonly<Record<string, string>> | undefined;
   /** annotationsSetBy(loopguard's field manager, …) of the object. */
   setByLoopguard: Readonly<Record<string, string>> | undefined;

@@ -96,11 +96,12 @@ function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFa
     ...(rangeBlocked ? [{ reason: 'HealthCheckSourceCapabilityMissing' as const, message: rangeRejectedText(lb, rangeRejected, 'L7') }] : []),
   ];
   const keepaliveOn = l7Listeners.every((l) => l.keepaliveEnable === 1);
-  const pass = passToTarget(ing, clb, l7.keepalive && (keepaliveOn || keepaliveChanges.length > 0), l7.allowCLBTrafficByDefault);
+  // Keepalive is wanted whenever the policy asks for it: the listeners have it, or the plan turns it on.
+  const pass = passToTarget(ing, clb, l7.keepalive, l7.allowCLBTrafficByDefault);
   const applicable: Change[] = [
     ...(pass.change ? [{ action: 'SetLoadBalancerPassToTarget' as const, from: false, to: true }] : []),
     ...(keepaliveRejected === undefined ? keepaliveChanges : []),
-    ...(rangeRejected === undefined || ruleSource !== 1 ? ruleChanges : []),
+    ...(rangeBlocked ? [] : ruleChanges),
   ];
   const { ref } = config;
   const changes: Change[] =

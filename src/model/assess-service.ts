@@ -14,13 +14,14 @@ import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './
 import type { BoundBy, L4Cause, L4PlanSummary, L4Rule, L4Scene, LoopFactor } from './cause.js';
 import { preventLoopbackReason, rangeRejectedText } from './cause-text.js';
 import { sourceIpTypeOf, type Change, type L4DesiredState } from './desired-state.js';
-import { allDead, L4_PROTOCOLS, L7_PROTOCOLS, type ClbFacts, type ListenerFacts, type ServiceFacts } from './facts.js';
+import { allDead, L7_PROTOCOLS, type ClbFacts, type ListenerFacts, type ServiceFacts } from './facts.js';
 import type { ClusterProfile } from './cluster-profile.js';
 import { verdictOf } from './root-causes.js';
 import { serviceAlternatives } from './topology.js';
 
 type Tri = 'yes' | 'no' | 'unknown';
 
+/** The L4 listener protocols that serve a Service port's protocol. */
 const COMPATIBLE: Record<string, ReadonlySet<string>> = {
   TCP: new Set(['TCP', 'TCP_SSL']),
   UDP: new Set(['UDP', 'QUIC']),
@@ -43,7 +44,7 @@ export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts): Listene
       result.unsupported.push(label);
       continue;
     }
-    const l4 = clb.listeners.find((l) => l.port === p.port && compatible.has(l.protocol) && L4_PROTOCOLS.has(l.protocol));
+    const l4 = clb.listeners.find((l) => l.port === p.port && compatible.has(l.protocol));
     if (l4) {
       if (!result.matched.includes(l4)) result.matched.push(l4);
       continue;

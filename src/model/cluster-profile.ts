@@ -42,7 +42,6 @@ export interface ProfileInputs {
 
 export interface ClusterProfile extends ClusterProfileStatus {
   vipBinding: VipBinding;
-  version?: KubeVersion;
   message: string;
 }
 
@@ -216,7 +215,6 @@ export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
   return {
     kubeProxyMode: mode,
     ...(versionText !== undefined ? { kubeProxyVersion: versionText } : {}),
-    ...(version ? { version } : {}),
     preventLoopbackSupported: supported,
     vipBinding: vipBindingFor(mode, supported, version, tkeBuild),
     ...(upgradeTo !== undefined ? { upgradeTo } : {}),

@@ -10,7 +10,6 @@ export interface KubeVersion {
   patch: number;
   /** TKE build revision N of `-tke.N`; undefined for non-TKE (upstream) builds. */
   tke?: number;
-  raw: string;
 }
 
 const TAG = /^v?(\d+)\.(\d+)\.(\d+)(?:-tke\.(\d+))?$/;
@@ -25,11 +24,10 @@ export function parseKubeVersion(tag: string): KubeVersion | undefined {
     minor: Number(minor),
     patch: Number(patch),
     ...(tke !== undefined ? { tke: Number(tke) } : {}),
-    raw: tag.trim(),
   };
 }
 
-export function formatKubeVersion(v: Omit<KubeVersion, 'raw'>): string {
+export function formatKubeVersion(v: KubeVersion): string {
   return `v${v.major}.${v.minor}.${v.patch}${v.tke !== undefined ? `-tke.${v.tke}` : ''}`;
 }
 

@@ -28,7 +28,6 @@ export interface ServicePortFacts {
 interface ObjectFacts extends TargetRef, BoundClb {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
-  creationTimestamp?: string;
 }
 
 /** A Service or an Ingress: loopguard writes its annotations itself. */

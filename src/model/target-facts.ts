@@ -9,7 +9,7 @@ import { annotationsSetBy } from './lost-record.js';
 
 /** A gateway.networking.k8s.io/v1 Gateway as loopguard reads it (no client-node type: the CRD is optional). */
 export interface GatewayObject {
-  metadata?: { namespace?: string; name?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: Date | string };
+  metadata?: { namespace?: string; name?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: { gatewayClassName?: string; infrastructure?: { parametersRef?: { group?: string; kind?: string; name?: string } }; listeners?: { hostname?: string }[] };
 }
 
@@ -72,7 +72,6 @@ export function boundLoadBalancerId(annotations: Readonly<Record<string, string>
 function metadataFacts(md: NonNullable<GatewayObject['metadata']> & Pick<V1ObjectMeta, 'managedFields'>, tke?: 'Service' | 'Ingress') {
   const setByLoopguard = tke && annotationsSetBy(FIELD_MANAGER, md.managedFields);
   const loadBalancerId = tke && boundLoadBalancerId(md.annotations, tke);
-  const created = md.creationTimestamp instanceof Date ? md.creationTimestamp.toISOString() : md.creationTimestamp;
   return {
     namespace: md.namespace ?? '',
     name: md.name ?? '',
@@ -81,7 +80,6 @@ function metadataFacts(md: NonNullable<GatewayObject['metadata']> & Pick<V1Objec
     ...(setByLoopguard ? { setByLoopguard } : {}),
     ...(loadBalancerId ? { loadBalancerId } : {}),
     ...(md.uid ? { uid: md.uid } : {}),
-    ...(created ? { creationTimestamp: created } : {}),
   };
 }
 

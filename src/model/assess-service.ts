@@ -12,7 +12,7 @@ import { ServiceAnnotation, readBool, readString } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
 import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';
 import type { BoundBy, L4Cause, L4PlanSummary, L4Rule, L4Scene, LoopFactor } from './cause.js';
-import { preventLoopbackReason, rangeRejectedText } from './cause-text.js';
+import { rangeRejectedText } from './cause-text.js';
 import { sourceIpTypeOf, type Change, type L4DesiredState } from './desired-state.js';
 import { allDead, L7_PROTOCOLS, type ClbFacts, type ListenerFacts, type ServiceFacts } from './facts.js';
 import type { ClusterProfile } from './cluster-profile.js';
@@ -179,7 +179,6 @@ function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
   // asks TKE, or the policy has loopguard ask it first, TKE gets its grace period before loopguard writes.
   const sourceBy = !s.ipv6 && !blocked && (s.annotationPresent || (l4.sourceSwitch === 'TKEFirst' && want)) ? 'TKE' : 'loopguard';
   const tkeServiceConfig = readString(svc.annotations, ServiceAnnotation.TkeServiceConfig);
-  const reason = preventLoopbackReason(want, { ...s, blocked, public: s.at.public, profile, l4 });
   const desired: L4DesiredState = {
     layer: 'L4',
     loadBalancerId: s.at.lb,
@@ -190,7 +189,9 @@ function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
       currentSourceIpType: sourceIpTypeOf(l.healthCheck?.sourceIpType),
       ...(sourceNeeded ? { desiredSourceIpType: 1 as const } : {}),
     })),
-    preventLoopback: { present: s.annotationPresent, desired: want && !blocked, reason },
+    // With the source switch blocked, loopguard's own annotation would make kube-proxy bind the VIP the checks still
+    // come from (every backend dead): not wanted, and given back if loopguard added it (TKEFirst asks first).
+    preventLoopback: { present: s.annotationPresent, desired: want && !blocked },
     sourceBy,
     sourceSwitch: l4.sourceSwitch,
     ...(tkeServiceConfig.kind === 'value' ? { tkeServiceConfig: tkeServiceConfig.value } : {}),

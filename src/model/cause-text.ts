@@ -1,7 +1,6 @@
 // The one place the assessment's prose is written: a decided cause (cause.ts) → its message and advice. Status,
 // Events, `loopguard doctor`/`plan`, the docs and the demo quote these texts, so a change here is a user-visible change.
 import { IngressAnnotation, TKE_INGRESS_CLASS } from '../api/annotations.js';
-import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
 import { quoteValue } from '../api/text.js';
 import type { ClusterProfile } from './cluster-profile.js';
 import type { ListenerFacts } from './facts.js';
@@ -219,27 +218,4 @@ export function keepaliveRejectedText(lb: string, rejected: string): string {
 /** A blocker's message: both TkeServiceConfig annotations on one Ingress. */
 export function configConflictText(ing: { namespace: string; name: string }): string {
   return `Ingress ${ing.namespace}/${ing.name} sets both ${IngressAnnotation.TkeServiceConfig} and ${IngressAnnotation.TkeServiceConfigAuto}; TKE allows only one: remove one of them`;
-}
-
-/** Why the Service's desired state does (not) want prevent-loopback (`desired.preventLoopback.reason`), first reason first. */
-export function preventLoopbackReason(
-  want: boolean,
-  c: { blocked: boolean; public: boolean; ipv6: boolean; localMode: boolean; loopFactor: LoopFactor | undefined; l4: ResolvedPolicySpec['l4']; profile: ClusterProfile },
-): string {
-  const kp = kubeProxyText(c.profile);
-  // With the source switch blocked, loopguard's own annotation would make kube-proxy bind the VIP the checks still
-  // come from (every backend dead): not wanted, and given back if loopguard added it (TKEFirst asks first).
-  if (c.blocked) return 'held back: the account rejected the 100.64.0.0/10 health-check source, and with the VIP bound every health check from it would be dropped';
-  if (want) {
-    return c.profile.vipBinding === 'OnAnnotation' ? `${kp} supports it; kube-proxy then answers the VIP on the node` : 'l4.preventLoopback: Always (takes effect once kube-proxy supports it)';
-  }
-  if (c.public) return 'public CLB: no loopback';
-  if (c.ipv6) return 'IPv6 CLB: the 100.64.0.0/10 health-check source the annotation needs is IPv4-only';
-  if (c.localMode) return `${kp} already answers the VIP locally`;
-  if (c.profile.vipBinding === 'Always') return `${kp} binds every LoadBalancer IP already`;
-  if (c.loopFactor === undefined) return 'externalTrafficPolicy: Cluster calls are masqueraded to the node IP; not needed';
-  if (c.l4.preventLoopback === 'Never') return 'l4.preventLoopback: Never';
-  if (c.l4.healthCheckSource !== 'Range100_64') return `l4.healthCheckSource: ${c.l4.healthCheckSource} (the annotation needs Range100_64)`;
-  if (c.profile.vipBinding === 'Never') return `${kp} does not support it: upgrade kube-proxy to ${c.profile.upgradeTo ?? 'a TKE build that supports prevent-loopback'} or later`;
-  return `support unknown (${kp}): set --kube-proxy-version or l4.preventLoopback: Always`;
 }

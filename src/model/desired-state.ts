@@ -20,8 +20,6 @@ export interface L4DesiredState {
     present: boolean;
     /** Whether loopguard wants `service.cloud.tencent.com/prevent-loopback: "true"` on the Service. */
     desired: boolean;
-    /** Why (not): names the policy setting or the kube-proxy version to upgrade to. */
-    reason: string;
   };
   /**
    * Who switches the listeners' sources first. `TKE`: the Service carries prevent-loopback (or loopguard adds it

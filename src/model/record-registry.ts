@@ -96,10 +96,7 @@ export function readRecord(record: LoopbackRecord | undefined, object?: { uid?: 
 
 /** A stored record that fails validation: never merged into or overwritten (it may hold the only originals). */
 export class InvalidRecordError extends Error {
-  constructor(
-    readonly recordName: string,
-    problem: string,
-  ) {
+  constructor(recordName: string, problem: string) {
     super(`LoopbackRecord ${recordName} is invalid (${problem}); loopguard leaves it alone: fix it, or delete it to let loopguard record anew`);
     this.name = 'InvalidRecordError';
   }

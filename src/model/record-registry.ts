@@ -143,8 +143,6 @@ export function recordFor(target: TargetRef & { uid?: string }, owner: OwnerKey,
  * the record as stored (writeBasis), never to a cached copy, so an original recorded by an earlier write survives.
  */
 export interface RecordRegistry {
-  /** The target's record as the API server has it. */
-  get(target: TargetRef): Promise<LoopbackRecord | undefined>;
   /** Every record of targets in `namespace`, from the API server. */
   list(namespace?: string): Promise<LoopbackRecord[]>;
   /** Deletes this record as read (guarded by its resourceVersion); gone already is fine. */

@@ -67,11 +67,6 @@ export function imageTag(image: string | undefined): string | undefined {
   return colon >= 0 ? lastSegment.slice(colon + 1) || undefined : undefined;
 }
 
-/** Command-line tokens; a `sh -c "kube-proxy --proxy-mode=ipvs …"` string is split on spaces too. */
-function tokens(container: ContainerFacts): string[] {
-  return [...(container.command ?? []), ...(container.args ?? [])].flatMap((a) => a.split(/\s+/)).filter((t) => t !== '');
-}
-
 export interface FlagReading {
   /** Value of the last `--proxy-mode` (pflag: last one wins); '' when given empty. */
   proxyMode?: string;
@@ -83,7 +78,8 @@ export interface FlagReading {
 export function readKubeProxyFlags(container: ContainerFacts | undefined): FlagReading {
   const reading: FlagReading = { config: false };
   if (!container) return reading;
-  const t = tokens(container);
+  // Command-line tokens; a `sh -c "kube-proxy --proxy-mode=ipvs …"` string is split on spaces too.
+  const t = [...(container.command ?? []), ...(container.args ?? [])].flatMap((a) => a.split(/\s+/)).filter((token) => token !== '');
   for (let i = 0; i < t.length; i++) {
     const token = t[i] as string;
     if (token.startsWith('--proxy-mode=')) reading.proxyMode = unquote(token.slice('--proxy-mode='.length));

@@ -55,9 +55,7 @@ export function witnessListeners(e: AccountEvidence): Map<string, 0 | 1> {
   const prevent = readBool(a, ServiceAnnotation.PreventLoopback);
   // Only a clear "false" or no annotation: an unreadable value may still be read by TKE as a request.
   if (!(prevent.kind === 'absent' || (prevent.kind === 'value' && !prevent.value))) return out;
-  for (const key of [ServiceAnnotation.TkeServiceConfig, ServiceAnnotation.TkeServiceConfigAuto, ServiceAnnotation.ExistingLoadBalancerId]) {
-    if (readString(a, key).kind !== 'absent') return out;
-  }
+  if ([ServiceAnnotation.TkeServiceConfig, ServiceAnnotation.TkeServiceConfigAuto, ServiceAnnotation.ExistingLoadBalancerId].some((key) => readString(a, key).kind !== 'absent')) return out;
   const gate = clbGate(svc, e.clb);
   if ('cause' in gate || isIpv6(gate.clb)) return out;
   for (const l of matchServiceListeners(svc, gate.clb).matched) {

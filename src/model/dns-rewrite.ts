@@ -120,16 +120,11 @@ export function renderDnsRewrites(policies: readonly string[], clusterDomain: st
   const refused: DnsRewriteRefusal[] = [];
   const wanted = new Map<string, Map<string, string[]>>(); // host → service name → targets
   for (const r of requests) {
-    const refuse = (reason: string) => refused.push({ target: r.target, host: r.host, reason });
     const host = r.host.replace(/\.$/, '');
-    const problem = hostProblem(host, domain);
+    const badRef = [r.namespace, r.service].some((label) => !LABEL.test(label));
+    const problem = hostProblem(host, domain) ?? (badRef ? `Service ${JSON.stringify(`${r.namespace}/${r.service}`.slice(0, 140))} is not a namespace and name` : undefined);
     if (problem) {
-      refuse(problem);
-      continue;
-    }
-    const badRef = [r.namespace, r.service].find((label) => !LABEL.test(label));
-    if (badRef !== undefined) {
-      refuse(`Service ${JSON.stringify(`${r.namespace}/${r.service}`.slice(0, 140))} is not a namespace and name`);
+      refused.push({ target: r.target, host: r.host, reason: problem });
       continue;
     }
     const serviceName = `${r.service}.${r.namespace}.svc.${domain}`;

@@ -45,12 +45,10 @@ export interface EnvoyProxyLookup {
 
 export const NO_ENVOY_PROXIES: EnvoyProxyLookup = { envoyProxy: () => undefined, gatewayClass: () => undefined };
 
-/** The EnvoyProxy in force for the Gateway: its own (in its namespace), else its class's; undefined: neither names one. */
-export function envoyProxyOf(gw: GatewayObject, lookup: EnvoyProxyLookup): GatewayEnvoyProxy | undefined {
+/** The EnvoyProxy in force for the Gateway: its own (in its namespace), else its class's (`cls`); undefined: neither names one. */
+function envoyProxyOf(gw: GatewayObject, cls: EnvoyProxyRef | undefined, lookup: EnvoyProxyLookup): GatewayEnvoyProxy | undefined {
   const own = ownEnvoyProxyName(gw);
-  const ref = own ? { level: 'Gateway' as const, namespace: gw.metadata?.namespace ?? '', name: own } : undefined;
-  const cls = classEnvoyProxy(lookup.gatewayClass(gw.spec?.gatewayClassName ?? ''));
-  const at = ref ?? (cls ? { level: 'Class' as const, ...cls } : undefined);
+  const at = own ? { level: 'Gateway' as const, namespace: gw.metadata?.namespace ?? '', name: own } : cls && { level: 'Class' as const, ...cls };
   if (!at) return undefined;
   const ep = lookup.envoyProxy(at.namespace, at.name);
   if (!ep) return { ...at, state: 'Missing' };
@@ -116,7 +114,7 @@ export function gatewayFacts(
   gw: GatewayObject,
   services: readonly ServiceFacts[],
   controllerNamespace = ENVOY_GATEWAY_NAMESPACE,
-  /** Its EnvoyProxy and its class's (envoyProxyOf). */
+  /** Its EnvoyProxy and its class's. */
   lookup: EnvoyProxyLookup = NO_ENVOY_PROXIES,
 ): GatewayFacts {
   const md = gw.metadata ?? {};
@@ -129,8 +127,8 @@ export function gatewayFacts(
         ? { state: 'Ambiguous', names: found.services.map((s) => `${s.namespace}/${s.name}`) }
         : { state: 'None', controllerNamespace };
   const svc = 'facts' in service ? service.facts : undefined;
-  const envoyProxy = envoyProxyOf(gw, lookup);
-  const cls = envoyProxy?.level === 'Gateway' ? classEnvoyProxy(lookup.gatewayClass(ref.className)) : undefined;
+  const cls = classEnvoyProxy(lookup.gatewayClass(ref.className));
+  const envoyProxy = envoyProxyOf(gw, cls, lookup);
   const hostnames = [...new Set((gw.spec?.listeners ?? []).map((l) => l.hostname).filter((h): h is string => typeof h === 'string' && h !== ''))];
   return {
     kind: 'Gateway',
@@ -138,7 +136,7 @@ export function gatewayFacts(
     className: ref.className,
     service,
     ...(envoyProxy ? { envoyProxy } : {}),
-    ...(cls ? { classEnvoyProxy: cls } : {}),
+    ...(cls && envoyProxy?.level === 'Gateway' ? { classEnvoyProxy: cls } : {}),
     ...(hostnames.length > 0 ? { hostnames } : {}),
     ...(svc?.loadBalancerId ? { loadBalancerId: svc.loadBalancerId } : {}),
     ...(svc?.loadBalancerIps ? { loadBalancerIps: svc.loadBalancerIps } : {}),

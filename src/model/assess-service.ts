@@ -172,9 +172,9 @@ function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
     sourceNeeded && !blocked
       ? s.at.vipSourced.map((l) => ({ action: 'SetListenerHealthCheckSource', listenerId: l.listenerId, protocol: l.protocol, port: l.port, from: 0, to: 1 }))
       : [];
-  const annotating = want && !s.annotationPresent;
+  const annotate = want && !blocked && !s.annotationPresent;
   // The annotation only after every source is off the VIP (docs/architecture.md §5 "Order matters").
-  const changes: Change[] = [...switches, ...(annotating && !blocked ? [{ action: 'AddPreventLoopbackAnnotation' as const }] : [])];
+  const changes: Change[] = [...switches, ...(annotate ? [{ action: 'AddPreventLoopbackAnnotation' as const }] : [])];
   // TKE answers prevent-loopback by switching the sources itself (tencent-cloud.md §9 #1): where the Service already
   // asks TKE, or the policy has loopguard ask it first, TKE gets its grace period before loopguard writes.
   const sourceBy = !s.ipv6 && !blocked && (s.annotationPresent || (l4.sourceSwitch === 'TKEFirst' && want)) ? 'TKE' : 'loopguard';
@@ -196,7 +196,7 @@ function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
     sourceSwitch: l4.sourceSwitch,
     ...(tkeServiceConfig.kind === 'value' ? { tkeServiceConfig: tkeServiceConfig.value } : {}),
   };
-  const summary: L4PlanSummary = { ...(switches.length > 0 ? { switchBy: sourceBy } : {}), annotate: annotating && !blocked };
+  const summary: L4PlanSummary = { ...(switches.length > 0 ? { switchBy: sourceBy } : {}), annotate };
   return { decided: { desired, changes, blockers }, summary, sourceNeeded, rejected };
 }
 

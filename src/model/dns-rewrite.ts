@@ -39,9 +39,7 @@ export interface DnsRewriteRule {
   targets: string[];
 }
 
-export interface DnsRewriteRefusal {
-  target: string;
-  host: string;
+export interface DnsRewriteRefusal extends Pick<DnsRewriteRequest, 'target' | 'host'> {
   /** About the target alone: what its own Event may say. */
   reason: string;
   /** Who claims the host for what (other namespaces' objects): for the cluster policy's condition, never a target's Event. */

@@ -216,10 +216,7 @@ export function writtenAnnotations(t: TargetFacts): Readonly<Record<string, stri
 }
 
 /** An EnvoyProxy, by namespace and name. */
-export interface EnvoyProxyRef {
-  namespace: string;
-  name: string;
-}
+export type EnvoyProxyRef = Pick<TargetRef, 'namespace' | 'name'>;
 
 /** The key of an EnvoyProxy among shared objects (plan/snapshot.ts SharedView.configs; a TkeServiceConfig's is `ns/name`). */
 export function envoyProxyKey(ref: EnvoyProxyRef): string {

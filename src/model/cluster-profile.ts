@@ -182,30 +182,19 @@ export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
   const { mode, source, notes } = detectMode(inputs, overrides.mode, container, dsName);
 
   // --- version
-  let versionText: string | undefined;
-  if (overrides.version !== undefined) {
-    versionText = overrides.version;
-  } else if (mode !== 'none') {
-    versionText = imageTag(container?.image);
-    if (daemonSet && versionText === undefined) notes.push(`cannot read a version tag from image ${JSON.stringify(container?.image ?? '')}`);
-  }
+  const versionText = overrides.version ?? (mode !== 'none' ? imageTag(container?.image) : undefined);
+  if (mode !== 'none' && daemonSet && versionText === undefined) notes.push(`cannot read a version tag from image ${JSON.stringify(container?.image ?? '')}`);
   const version = versionText !== undefined ? parseKubeVersion(versionText) : undefined;
   if (versionText !== undefined && !version) notes.push(`kube-proxy image tag ${JSON.stringify(versionText)} is not vX.Y.Z[-tke.N]`);
 
   // --- capability
+  // Without kube-proxy nothing binds the VIP; otherwise the operator flag wins over what the version says.
   const support = preventLoopbackSupport(version);
-  let supported: Tristate = support.supported;
-  let upgradeTo = support.upgradeTo;
-  if (mode === 'none') {
-    supported = 'False';
-    upgradeTo = undefined;
-  } else if (overrides.preventLoopbackSupported !== undefined) {
-    supported = overrides.preventLoopbackSupported ? 'True' : 'False';
-    upgradeTo = overrides.preventLoopbackSupported ? undefined : upgradeTo;
-    notes.push(`prevent-loopback support ${supported} from operator flag`);
-  } else if (versionText !== undefined || daemonSet) {
-    notes.push(support.message);
-  }
+  const flagged = mode === 'none' ? undefined : overrides.preventLoopbackSupported;
+  const supported: Tristate = mode === 'none' || flagged === false ? 'False' : flagged ? 'True' : support.supported;
+  const upgradeTo = mode === 'none' || flagged ? undefined : support.upgradeTo;
+  if (flagged !== undefined) notes.push(`prevent-loopback support ${supported} from operator flag`);
+  else if (mode !== 'none' && (versionText !== undefined || daemonSet)) notes.push(support.message);
   const tkeBuild = overrides.preventLoopbackSupported === true || support.tkeBuild;
 
   return {

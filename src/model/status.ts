@@ -287,6 +287,13 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
     MAX_TARGETS_BYTES,
   );
   const truncated = input.outcomes.length > targets.length;
+  const releases = (input.releases ?? []).slice(0, MAX_RELEASES).map((r) => ({
+    ...(ns && r.namespace !== undefined ? { namespace: r.namespace } : {}),
+    kind: r.kind,
+    name: r.name,
+    plan: planLines(r.plan),
+    ...(r.error ? { message: printable(`${r.error.reason}: ${r.error.message}`, MAX_MESSAGE) } : {}),
+  }));
   return {
     ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
     conditions: policyConditions(input.previousConditions, evaluate(input, counts, targets.length), input.generation, input.now),
@@ -294,20 +301,7 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
     counts,
     targets,
     targetsTruncated: truncated,
-    ...(input.releases && input.releases.length > 0
-      ? {
-          releases: withinBytes(
-            input.releases.slice(0, MAX_RELEASES).map((r) => ({
-              ...(ns && r.namespace !== undefined ? { namespace: r.namespace } : {}),
-              kind: r.kind,
-              name: r.name,
-              plan: planLines(r.plan),
-              ...(r.error ? { message: printable(`${r.error.reason}: ${r.error.message}`, MAX_MESSAGE) } : {}),
-            })),
-            MAX_RELEASES_BYTES,
-          ),
-        }
-      : {}),
+    ...(releases.length > 0 ? { releases: withinBytes(releases, MAX_RELEASES_BYTES) } : {}),
     ...(truncated
       ? { targetsNote: printable(`showing ${targets.length} of ${input.outcomes.length} targets, most severe first; counts cover all of them; ${EVERY_TARGET}`, MAX_TARGETS_NOTE) }
       : {}),
@@ -317,16 +311,9 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
 
 /** The status at the start of a generation: Ready=Unknown so kstatus does not report Current early. */
 export function initialPolicyStatus(generation: number, previousConditions: readonly Condition[] | undefined, now: Date): LoopbackPolicyStatus {
-  const conditions = policyConditions(
-    previousConditions,
-    {
-      ready: { status: 'Unknown', reason: ReadyReason.Initializing, message: 'evaluating the policy' },
-      reconciling: { reason: ReconcilingReason.NewGeneration, message: `evaluating generation ${generation}` },
-    },
-    generation,
-    now,
-  );
-  return { observedGeneration: generation, conditions };
+  const ready = { status: 'Unknown' as const, reason: ReadyReason.Initializing, message: 'evaluating the policy' };
+  const reconciling = { reason: ReconcilingReason.NewGeneration, message: `evaluating generation ${generation}` };
+  return { observedGeneration: generation, conditions: policyConditions(previousConditions, { ready, reconciling }, generation, now) };
 }
 
 /** The cluster profile as status (and the CLI's reports) show it. */

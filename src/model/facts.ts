@@ -9,25 +9,22 @@ export interface TargetRef {
   name: string;
 }
 
-/** The CLB TKE bound the target to (`service.kubernetes.io/loadbalance-id` / `kubernetes.io/ingress.qcloud-loadbalance-id`), parsed once. */
-export interface BoundClb {
-  loadBalancerId?: string;
-  /** metadata.uid: tells this object from an earlier one of the same name (a record belongs to one of them). */
-  uid?: string;
-  /** IPs in status.loadBalancer.ingress (the CLB VIP once TKE has assigned it; only TKE writes status). */
-  loadBalancerIps?: string[];
-}
-
 export interface ServicePortFacts {
   name?: string;
   port: number;
   protocol: 'TCP' | 'UDP' | 'SCTP';
 }
 
-/** What every target's facts take from its metadata. */
-interface ObjectFacts extends TargetRef, BoundClb {
+/** What every target's facts take from its metadata and status. */
+interface ObjectFacts extends TargetRef {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** metadata.uid: tells this object from an earlier one of the same name (a record belongs to one of them). */
+  uid?: string;
+  /** The CLB TKE bound the target to (`service.kubernetes.io/loadbalance-id` / `kubernetes.io/ingress.qcloud-loadbalance-id`), parsed once. */
+  loadBalancerId?: string;
+  /** IPs in status.loadBalancer.ingress (the CLB VIP once TKE has assigned it; only TKE writes status). */
+  loadBalancerIps?: string[];
 }
 
 /** A Service or an Ingress: loopguard writes its annotations itself. */

@@ -39,13 +39,13 @@ export interface Claim {
   mode?: PolicyMode;
 }
 
-/** Why a policy lost a target (the rule of the order above that decided). */
-export type LossReason = 'Mode' | 'Precedence' | 'Age';
-
 export interface Loser {
   policy: PolicyIdentity;
-  /** Mode: the winner enforces and this policy is in Audit; Precedence: between kinds; Age: within the winner's kind. */
-  by: LossReason;
+  /**
+   * Why it lost (the rule of the order above that decided). Mode: the winner enforces and this policy is in Audit;
+   * Precedence: between kinds; Age: within the winner's kind.
+   */
+  by: 'Mode' | 'Precedence' | 'Age';
 }
 
 export interface ClaimResolution {

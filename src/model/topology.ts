@@ -13,10 +13,8 @@ import type { L4Cause } from './cause.js';
 import type { IngressFacts, ServiceFacts } from './facts.js';
 import type { RootCauseId } from './root-causes.js';
 
-export type AlternativeId = 'ServiceDnsName' | 'CoreDnsRewrite' | 'LocalWithAntiAffinity' | 'DirectAccess' | 'IpModeProxy';
-
 export interface Alternative {
-  id: AlternativeId;
+  id: 'ServiceDnsName' | 'CoreDnsRewrite' | 'LocalWithAntiAffinity' | 'DirectAccess' | 'IpModeProxy';
   /** What to do, for this target. */
   advice: string;
   /** What it fixes and what it leaves. */

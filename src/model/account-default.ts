@@ -23,7 +23,6 @@ import { clbGate, isIpv6 } from './assess-common.js';
 import { matchServiceListeners } from './assess-service.js';
 import { sourceIpTypeOf } from './desired-state.js';
 import { targetKey, type ClbObservation, type TargetFacts } from './facts.js';
-import { boundLoadBalancerId } from './target-facts.js';
 
 export type AccountSource = 'Range100_64' | 'Vip' | 'Unknown';
 
@@ -56,11 +55,8 @@ export function witnessListeners(e: AccountEvidence): Map<string, 0 | 1> {
   const prevent = readBool(a, ServiceAnnotation.PreventLoopback);
   // Only a clear "false" or no annotation: an unreadable value may still be read by TKE as a request.
   if (!(prevent.kind === 'absent' || (prevent.kind === 'value' && !prevent.value))) return out;
-  for (const key of [ServiceAnnotation.TkeServiceConfig, ServiceAnnotation.TkeServiceConfigAuto, ServiceAnnotation.ExistingLoadBalancerId]) {
-    if (readString(a, key).kind !== 'absent') return out;
-  }
-  const lb = svc.loadBalancerId ?? boundLoadBalancerId(a, 'Service');
-  const gate = clbGate(svc, lb, ServiceAnnotation.LoadBalancerId, e.clb);
+  if ([ServiceAnnotation.TkeServiceConfig, ServiceAnnotation.TkeServiceConfigAuto, ServiceAnnotation.ExistingLoadBalancerId].some((key) => readString(a, key).kind !== 'absent')) return out;
+  const gate = clbGate(svc, e.clb);
   if ('cause' in gate || isIpv6(gate.clb)) return out;
   for (const l of matchServiceListeners(svc, gate.clb).matched) {
     out.set(`${gate.clb.loadBalancerId}/${l.listenerId}`, sourceIpTypeOf(l.healthCheck?.sourceIpType));

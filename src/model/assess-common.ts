@@ -1,27 +1,25 @@
 // What Services and Ingresses share: the gates (opt-outs, the CLB's existence and ownership), each deciding a cause
 // or letting the layer-specific rules run, and the one way a decision becomes an Assessment.
 import { annotationProblems } from '../api/annotation-checks.js';
-import { LoopguardAnnotation, isClbId, readSkip } from '../api/annotations.js';
+import { IngressAnnotation, LoopguardAnnotation, ServiceAnnotation, isClbId, readSkip } from '../api/annotations.js';
 import { boundLoadBalancerId } from './target-facts.js';
-import { assessment, type Assessment, type Blocker, type Mitigation } from './assessment-result.js';
-import type { Cause, GateCause } from './cause.js';
+import { assessment, type Assessment } from './assessment-result.js';
+import type { Cause, GateCause, L4Cause, L7Cause } from './cause.js';
 import { renderCause } from './cause-text.js';
 import { clbOwnership } from './clb-ownership.js';
-import type { Change, DesiredState } from './desired-state.js';
 import type { ClbFacts, ClbObservation, IngressFacts, ServiceFacts, TargetFacts } from './facts.js';
-import type { RootCauseId } from './root-causes.js';
 import type { Alternative } from './topology.js';
 
 /** A target's decision, before any prose: its cause, what loopguard would change (if anything) and what is in effect. */
 export interface Decision {
   cause: Cause;
   warnings: readonly string[];
-  mitigations?: readonly Mitigation[];
-  plan?: { desired: DesiredState; changes: readonly Change[]; blockers: readonly Blocker[] };
+  mitigations?: Assessment['mitigations'];
+  plan?: Required<Pick<Assessment, 'desired' | 'changes' | 'blockers'>>;
 }
 
 /** The Assessment of a decision: the cause rendered (cause-text.ts), its verdict from the catalogue. */
-export function assessed(target: TargetFacts, d: Decision, alternatives: (id: RootCauseId) => readonly Alternative[]): Assessment {
+export function assessed(target: TargetFacts, d: Decision, alternatives: (cause: L4Cause | L7Cause) => readonly Alternative[]): Assessment {
   const { cause } = d;
   const { message, advice } = renderCause(cause);
   const loadBalancerId = 'at' in cause ? cause.at.lb : 'lb' in cause ? cause.lb : undefined;
@@ -32,7 +30,7 @@ export function assessed(target: TargetFacts, d: Decision, alternatives: (id: Ro
     ...(d.mitigations ? { mitigations: d.mitigations } : {}),
     ...d.plan,
     advice,
-    alternatives: 'layer' in cause ? alternatives(cause.id) : [],
+    alternatives: 'layer' in cause ? alternatives(cause) : [],
     warnings: d.warnings,
   });
 }
@@ -52,10 +50,13 @@ export function skipGate(target: TargetFacts, warnings: string[], ignoreOwn = fa
   return undefined;
 }
 
-/** Resolves the observed CLB, or decides Pending, Conflict (a foreign CLB) or Unsupported. */
-export function clbGate(target: ServiceFacts | IngressFacts, lb: string | undefined, idAnnotation: string, observation: ClbObservation): { clb: ClbFacts } | { cause: GateCause } {
-  if (!lb) return { cause: { id: 'ClbNotAssigned', idAnnotation } };
+/** Resolves the target's observed CLB, or decides Pending, Conflict (a foreign CLB) or Unsupported. */
+export function clbGate(target: ServiceFacts | IngressFacts, observation: ClbObservation): { clb: ClbFacts } | { cause: GateCause } {
+  const idAnnotation = target.kind === 'Service' ? ServiceAnnotation.LoadBalancerId : IngressAnnotation.LoadBalancerId;
   const written = boundLoadBalancerId(target.annotations, target.kind);
+  // Facts built by target-facts.ts carry the parsed id; plain-data facts (tests, manifests) may only have the annotation.
+  const lb = target.loadBalancerId ?? written;
+  if (!lb) return { cause: { id: 'ClbNotAssigned', idAnnotation } };
   // Never sent to the CLB API (src/cloud/clb-observer.ts): it names no CLB. The Warning Event says the rest.
   if (written !== undefined && !isClbId(written)) return { cause: { id: 'ClbNotFound', lb, idAnnotation, notAnId: written } };
   if (observation.state === 'NotObserved') return { cause: { id: 'ClbNotObserved', lb } };

@@ -33,13 +33,9 @@ export function assessGateway(g: GatewayFacts, ctx: AssessmentContext): Assessme
   // The Service as TKE sees it, not as a generated one (which a Service target would be skipped for).
   const { generatedFor: _generated, ...svc } = g.service.facts;
   const d = decideService(svc, ctx);
-  const alternatives = (rootCause: Parameters<typeof serviceAlternatives>[1]['rootCause']) => {
-    const at = 'at' in d.cause && d.cause.layer === 'L4' ? d.cause.at : undefined;
-    return at ? serviceAlternatives(svc, { rootCause, profile: ctx.profile, vip: at.vip, publicClb: at.public }) : [];
-  };
   const all = [...warnings, ...d.warnings];
   const why = unchangeable(g);
-  const a = assessed(g, why ? { ...d, plan: undefined, warnings: all } : { ...d, warnings: all }, alternatives);
+  const a = assessed(g, why ? { ...d, plan: undefined, warnings: all } : { ...d, warnings: all }, (cause) => (cause.layer === 'L4' ? serviceAlternatives(svc, cause) : []));
   const via = `Service ${svc.namespace}/${svc.name}${g.service.state === 'Merged' ? ` (shared by every Gateway of class ${g.className})` : ''}`;
   const message = `${via}: ${a.rootCause.message}${why && a.verdict === 'AtRisk' ? `. ${why}` : ''}`;
   return { ...a, rootCause: { ...a.rootCause, message } };

@@ -10,7 +10,6 @@
 import { IngressAnnotation, TKE_INGRESS_CLASS, readBool, readString } from '../api/annotations.js';
 import type { SourceIpType } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
-import { boundLoadBalancerId } from './target-facts.js';
 import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';
 import type { L7Advice, L7Rule, L7Scene } from './cause.js';
 import { configConflictText, keepaliveRejectedText, rangeRejectedText } from './cause-text.js';
@@ -21,7 +20,7 @@ import { ingressAlternatives } from './topology.js';
 export { KEEPALIVE_TICKET, SECURITY_GROUP_ADVICE } from './cause-text.js';
 
 export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assessment {
-  return assessed(ing, decideIngress(ing, ctx), (rootCause) => ingressAlternatives(ing, rootCause));
+  return assessed(ing, decideIngress(ing, ctx), (cause) => ingressAlternatives(ing, cause.id));
 }
 
 /** The gates (docs/diagnosis.md §4), then the L7 rules (§6): the Ingress's root cause and plan, no prose. */
@@ -33,8 +32,7 @@ export function decideIngress(ing: IngressFacts, ctx: AssessmentContext): Decisi
   const ingressClass = classAnnotation.kind === 'value' ? classAnnotation.value.trim() : ing.ingressClassName;
   // TKE treats an Ingress without a class as qcloud (tencent-cloud.md §2).
   if (ingressClass !== undefined && ingressClass !== '' && ingressClass !== TKE_INGRESS_CLASS) return { cause: { id: 'NotClbIngress', ingressClass }, warnings };
-  // Facts built by target-facts.ts carry the parsed id; plain-data facts (tests, manifests) may only have the annotation.
-  const gate = clbGate(ing, ing.loadBalancerId ?? boundLoadBalancerId(ing.annotations, 'Ingress'), IngressAnnotation.LoadBalancerId, ctx.clb);
+  const gate = clbGate(ing, ctx.clb);
   if ('cause' in gate) return { cause: gate.cause, warnings };
   const { clb } = gate;
   const l7Listeners = clb.listeners.filter((l) => L7_PROTOCOLS.has(l.protocol));
@@ -78,7 +76,7 @@ function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFa
   const { keepaliveRejected, range100_64Rejected: rangeRejected } = ctx.capabilities ?? {};
   const lb = clb.loadBalancerId;
   const config = tkeServiceConfigOf(ing);
-  const ruleSource = desiredSource(l7.healthCheckSource);
+  const ruleSource = l7.healthCheckSource === 'Range100_64' ? 1 : l7.healthCheckSource === 'VIP' ? 0 : undefined;
   const listeners = listenerStates(l7Listeners, l7.keepalive, ruleSource);
   const keepaliveChanges: Change[] = listeners
     .filter((l) => l7.keepalive && l.currentKeepalive !== 1)
@@ -98,11 +96,12 @@ function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFa
     ...(rangeBlocked ? [{ reason: 'HealthCheckSourceCapabilityMissing' as const, message: rangeRejectedText(lb, rangeRejected, 'L7') }] : []),
   ];
   const keepaliveOn = l7Listeners.every((l) => l.keepaliveEnable === 1);
-  const pass = passToTarget(ing, clb, l7.keepalive && (keepaliveOn || keepaliveChanges.length > 0), l7.allowCLBTrafficByDefault);
+  // Keepalive is wanted whenever the policy asks for it: the listeners have it, or the plan turns it on.
+  const pass = passToTarget(ing, clb, l7.keepalive, l7.allowCLBTrafficByDefault);
   const applicable: Change[] = [
     ...(pass.change ? [{ action: 'SetLoadBalancerPassToTarget' as const, from: false, to: true }] : []),
     ...(keepaliveRejected === undefined ? keepaliveChanges : []),
-    ...(rangeRejected === undefined || ruleSource !== 1 ? ruleChanges : []),
+    ...(rangeBlocked ? [] : ruleChanges),
   ];
   const { ref } = config;
   const changes: Change[] =
@@ -138,10 +137,6 @@ function listenerStates(l7Listeners: readonly ListenerFacts[], wantKeepalive: bo
       ...(r.healthCheck?.healthSwitch === 0 || r.healthCheck?.healthSwitch === 1 ? { currentHealthSwitch: r.healthCheck.healthSwitch } : {}),
     })),
   }));
-}
-
-function desiredSource(setting: AssessmentContext['policy']['l7']['healthCheckSource']): SourceIpType | undefined {
-  return setting === 'Range100_64' ? 1 : setting === 'VIP' ? 0 : undefined;
 }
 
 /** The TkeServiceConfig that governs the Ingress's CLB; `conflict` when the annotations contradict. */

@@ -10,18 +10,18 @@
 // Facts → situation (three questions, docs/diagnosis.md §5) → plan → root cause; cause-text.ts writes the message.
 import { ServiceAnnotation, readBool, readString } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
-import { boundLoadBalancerId } from './target-facts.js';
 import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';
 import type { BoundBy, L4Cause, L4PlanSummary, L4Rule, L4Scene, LoopFactor } from './cause.js';
-import { preventLoopbackReason, rangeRejectedText } from './cause-text.js';
+import { rangeRejectedText } from './cause-text.js';
 import { sourceIpTypeOf, type Change, type L4DesiredState } from './desired-state.js';
-import { allDead, L4_PROTOCOLS, L7_PROTOCOLS, type ClbFacts, type ListenerFacts, type ServiceFacts } from './facts.js';
+import { allDead, L7_PROTOCOLS, type ClbFacts, type ListenerFacts, type ServiceFacts } from './facts.js';
 import type { ClusterProfile } from './cluster-profile.js';
 import { verdictOf } from './root-causes.js';
 import { serviceAlternatives } from './topology.js';
 
 type Tri = 'yes' | 'no' | 'unknown';
 
+/** The L4 listener protocols that serve a Service port's protocol. */
 const COMPATIBLE: Record<string, ReadonlySet<string>> = {
   TCP: new Set(['TCP', 'TCP_SSL']),
   UDP: new Set(['UDP', 'QUIC']),
@@ -44,7 +44,7 @@ export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts): Listene
       result.unsupported.push(label);
       continue;
     }
-    const l4 = clb.listeners.find((l) => l.port === p.port && compatible.has(l.protocol) && L4_PROTOCOLS.has(l.protocol));
+    const l4 = clb.listeners.find((l) => l.port === p.port && compatible.has(l.protocol));
     if (l4) {
       if (!result.matched.includes(l4)) result.matched.push(l4);
       continue;
@@ -57,9 +57,7 @@ export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts): Listene
 }
 
 export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assessment {
-  const d = decideService(svc, ctx);
-  const at = 'at' in d.cause && d.cause.layer === 'L4' ? d.cause.at : undefined;
-  return assessed(svc, d, (rootCause) => (at ? serviceAlternatives(svc, { rootCause, profile: ctx.profile, vip: at.vip, publicClb: at.public }) : []));
+  return assessed(svc, decideService(svc, ctx), (cause) => (cause.layer === 'L4' ? serviceAlternatives(svc, cause) : []));
 }
 
 /** The gates (docs/diagnosis.md §4), then the L4 rules: the Service's root cause and plan, no prose. */
@@ -70,9 +68,7 @@ export function decideService(svc: ServiceFacts, ctx: AssessmentContext): Decisi
   if (svc.generatedFor) return { cause: { id: 'EnvoyGatewayService', generatedFor: svc.generatedFor }, warnings };
   if (svc.type !== 'LoadBalancer') return { cause: { id: 'NotLoadBalancerService', type: svc.type }, warnings };
   if (svc.loadBalancerClass) return { cause: { id: 'NotTkeLoadBalancer', loadBalancerClass: svc.loadBalancerClass }, warnings };
-  // Facts built by target-facts.ts carry the parsed id; plain-data facts (tests, manifests) may only have the annotation.
-  const lb = svc.loadBalancerId ?? boundLoadBalancerId(svc.annotations, 'Service');
-  const gate = clbGate(svc, lb, ServiceAnnotation.LoadBalancerId, ctx.clb);
+  const gate = clbGate(svc, ctx.clb);
   if ('cause' in gate) return { cause: gate.cause, warnings };
   const listeners = matchServiceListeners(svc, gate.clb);
   if (listeners.unsupported.length > 0) warnings.push(`ports ${listeners.unsupported.join(', ')}: protocol not served by CLB, ignored`);
@@ -176,14 +172,13 @@ function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
     sourceNeeded && !blocked
       ? s.at.vipSourced.map((l) => ({ action: 'SetListenerHealthCheckSource', listenerId: l.listenerId, protocol: l.protocol, port: l.port, from: 0, to: 1 }))
       : [];
-  const annotating = want && !s.annotationPresent;
+  const annotate = want && !blocked && !s.annotationPresent;
   // The annotation only after every source is off the VIP (docs/architecture.md §5 "Order matters").
-  const changes: Change[] = [...switches, ...(annotating && !blocked ? [{ action: 'AddPreventLoopbackAnnotation' as const }] : [])];
+  const changes: Change[] = [...switches, ...(annotate ? [{ action: 'AddPreventLoopbackAnnotation' as const }] : [])];
   // TKE answers prevent-loopback by switching the sources itself (tencent-cloud.md §9 #1): where the Service already
   // asks TKE, or the policy has loopguard ask it first, TKE gets its grace period before loopguard writes.
   const sourceBy = !s.ipv6 && !blocked && (s.annotationPresent || (l4.sourceSwitch === 'TKEFirst' && want)) ? 'TKE' : 'loopguard';
   const tkeServiceConfig = readString(svc.annotations, ServiceAnnotation.TkeServiceConfig);
-  const reason = preventLoopbackReason(want, { ...s, blocked, public: s.at.public, profile, l4 });
   const desired: L4DesiredState = {
     layer: 'L4',
     loadBalancerId: s.at.lb,
@@ -194,12 +189,14 @@ function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
       currentSourceIpType: sourceIpTypeOf(l.healthCheck?.sourceIpType),
       ...(sourceNeeded ? { desiredSourceIpType: 1 as const } : {}),
     })),
-    preventLoopback: { present: s.annotationPresent, desired: want && !blocked, reason },
+    // With the source switch blocked, loopguard's own annotation would make kube-proxy bind the VIP the checks still
+    // come from (every backend dead): not wanted, and given back if loopguard added it (TKEFirst asks first).
+    preventLoopback: { present: s.annotationPresent, desired: want && !blocked },
     sourceBy,
     sourceSwitch: l4.sourceSwitch,
     ...(tkeServiceConfig.kind === 'value' ? { tkeServiceConfig: tkeServiceConfig.value } : {}),
   };
-  const summary: L4PlanSummary = { ...(switches.length > 0 ? { switchBy: sourceBy } : {}), annotate: annotating && !blocked };
+  const summary: L4PlanSummary = { ...(switches.length > 0 ? { switchBy: sourceBy } : {}), annotate };
   return { decided: { desired, changes, blockers }, summary, sourceNeeded, rejected };
 }
 

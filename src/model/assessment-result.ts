@@ -63,18 +63,8 @@ export function list<T>(items: readonly T[] | undefined): readonly T[] {
   return items && items.length > 0 ? items : NONE;
 }
 
-export interface AssessmentParts {
-  rootCause: RootCauseId;
-  message: string;
-  loadBalancerId?: string;
-  mitigations?: readonly Mitigation[];
-  desired?: DesiredState;
-  changes?: readonly Change[];
-  blockers?: readonly Blocker[];
-  advice?: readonly string[];
-  alternatives?: readonly Alternative[];
-  warnings?: readonly string[];
-}
+/** An Assessment's parts: its root cause as id and message, the lists optional. */
+export type AssessmentParts = Partial<Omit<Assessment, 'target' | 'verdict' | 'rootCause'>> & { rootCause: RootCauseId; message: string };
 
 /** Builds an Assessment; the verdict always comes from the root-cause catalogue. */
 export function assessment(target: TargetRef, parts: AssessmentParts): Assessment {

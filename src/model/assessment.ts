@@ -29,25 +29,20 @@ export function assessTarget(target: TargetFacts, ctx: AssessmentContext): Asses
 export function conflictAssessment(target: TargetRef, resolution: Pick<ClaimResolution, 'winner' | 'decidedBy'>, loser?: Loser): Assessment {
   const { winner, decidedBy } = resolution;
   const overruled = disagreement(loser, decidedBy);
+  const by = describePolicy(winner);
   if (loser?.by === 'Mode') {
-    return assessment(target, {
-      rootCause: 'PolicyPrecedence',
-      message: `managed by ${describePolicy(winner)}, which enforces it: this policy is in Audit here, and an Audit policy never takes a target from one that enforces it`,
-    });
+    return assessment(target, { rootCause: 'PolicyPrecedence', message: `managed by ${by}, which enforces it: this policy is in Audit here, and an Audit policy never takes a target from one that enforces it` });
   }
   if (loser?.by === 'Precedence') {
-    const clusterWins = winner.kind !== undefined;
-    return assessment(target, {
-      rootCause: 'PolicyPrecedence',
-      message:
-        (clusterWins
-          ? `managed by ${describePolicy(winner)}, whose precedence is ClusterFirst: a cluster policy the platform team set to govern this namespace's targets; this policy changes nothing on it`
-          : `managed by ${describePolicy(winner)}: the cluster policy's precedence is NamespacedFirst, so the namespace's own policy governs the target (set precedence: ClusterFirst on the cluster policy to take it)`) + overruled,
-    });
+    const message =
+      winner.kind !== undefined
+        ? `managed by ${by}, whose precedence is ClusterFirst: a cluster policy the platform team set to govern this namespace's targets; this policy changes nothing on it`
+        : `managed by ${by}: the cluster policy's precedence is NamespacedFirst, so the namespace's own policy governs the target (set precedence: ClusterFirst on the cluster policy to take it)`;
+    return assessment(target, { rootCause: 'PolicyPrecedence', message: message + overruled });
   }
   return assessment(target, {
     rootCause: 'PolicyConflict',
-    message: `also selected by ${describePolicy(winner)}, which manages it (it is older); narrow one of the selectors so each target has one policy${overruled}`,
+    message: `also selected by ${by}, which manages it (it is older); narrow one of the selectors so each target has one policy${overruled}`,
   });
 }
 

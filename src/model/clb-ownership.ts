@@ -28,16 +28,11 @@ function foreign(id: string, target: ClbOwner, check: string): ClbOwnership {
 export function clbOwnership(target: ClbOwner, clb: ClbFacts): ClbOwnership {
   const tags = clb.tags ?? {};
   const id = clb.loadBalancerId;
-  const otherKind = target.kind === 'Service' ? 'Ingress' : 'Service';
-  const otherTag = tags[OWNER_TAG[otherKind]];
-  if (otherTag !== undefined) {
-    return foreign(id, target, "its owner tag does not name");
-  }
+  const otherTag = tags[OWNER_TAG[target.kind === 'Service' ? 'Ingress' : 'Service']];
   const ownTag = tags[OWNER_TAG[target.kind]];
-  if (ownTag !== undefined) {
-    if (target.uid && ownTag === target.uid) return { state: 'Own', by: 'tag' };
-    return foreign(id, target, 'its owner tag does not name');
-  }
+  // An owner tag of the other kind, or of this kind for another uid: TKE made the CLB for another object.
+  if (otherTag !== undefined || (ownTag !== undefined && (!target.uid || ownTag !== target.uid))) return foreign(id, target, 'its owner tag does not name');
+  if (ownTag !== undefined) return { state: 'Own', by: 'tag' };
   const addresses = new Set([...(clb.vips ?? []), ...(clb.ipv6Address ? [clb.ipv6Address] : [])]);
   const published = target.loadBalancerIps ?? [];
   if (published.length === 0) {

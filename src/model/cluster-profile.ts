@@ -4,17 +4,13 @@
 // Sources: tencent-cloud.md §6 (where TKE keeps kube-proxy, flags vs ConfigMap, DataPlaneV2 without kube-proxy),
 // TKE-LOOPBACK in tencent-cloud.md §7 (minimum versions), TKE-CN (TKE's older IPVS builds do not bind the EXTERNAL-IP),
 // tencent-cloud.md §6 / kubernetes PR #63066 (upstream IPVS binds every LB IP to kube-ipvs0 since 1.11).
+import type { V1ConfigMap, V1Container } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import type { ClusterProfileStatus, KubeProxyMode, ProfileSource, Tristate, VipBinding } from '../api/loopbackpolicy.js';
 import { parseKubeVersion, preventLoopbackSupport, type KubeVersion } from './kube-proxy-version.js';
 
-/** The parts of a V1Container the profile reads (a V1Container is assignable to it). */
-export interface ContainerFacts {
-  name?: string;
-  image?: string;
-  command?: string[];
-  args?: string[];
-}
+/** The parts of a V1Container the profile reads. */
+export type ContainerFacts = Partial<Pick<V1Container, 'name' | 'image' | 'command' | 'args'>>;
 
 /** The parts of a V1DaemonSet the profile reads (a V1DaemonSet is assignable to it). */
 export interface DaemonSetFacts {
@@ -23,10 +19,7 @@ export interface DaemonSetFacts {
 }
 
 /** The parts of a V1ConfigMap the profile reads. */
-export interface ConfigMapFacts {
-  metadata?: { name?: string; namespace?: string };
-  data?: Record<string, string>;
-}
+export type ConfigMapFacts = Pick<V1ConfigMap, 'metadata' | 'data'>;
 
 /** The operator's and the CLI's kube-proxy flags as given ('' = not set); one mapping for both (src/runtime/config.ts). */
 export interface ProfileFlags {
@@ -49,7 +42,6 @@ export interface ProfileInputs {
 
 export interface ClusterProfile extends ClusterProfileStatus {
   vipBinding: VipBinding;
-  version?: KubeVersion;
   message: string;
 }
 
@@ -75,11 +67,6 @@ export function imageTag(image: string | undefined): string | undefined {
   return colon >= 0 ? lastSegment.slice(colon + 1) || undefined : undefined;
 }
 
-/** Command-line tokens; a `sh -c "kube-proxy --proxy-mode=ipvs …"` string is split on spaces too. */
-function tokens(container: ContainerFacts): string[] {
-  return [...(container.command ?? []), ...(container.args ?? [])].flatMap((a) => a.split(/\s+/)).filter((t) => t !== '');
-}
-
 export interface FlagReading {
   /** Value of the last `--proxy-mode` (pflag: last one wins); '' when given empty. */
   proxyMode?: string;
@@ -91,7 +78,8 @@ export interface FlagReading {
 export function readKubeProxyFlags(container: ContainerFacts | undefined): FlagReading {
   const reading: FlagReading = { config: false };
   if (!container) return reading;
-  const t = tokens(container);
+  // Command-line tokens; a `sh -c "kube-proxy --proxy-mode=ipvs …"` string is split on spaces too.
+  const t = [...(container.command ?? []), ...(container.args ?? [])].flatMap((a) => a.split(/\s+/)).filter((token) => token !== '');
   for (let i = 0; i < t.length; i++) {
     const token = t[i] as string;
     if (token.startsWith('--proxy-mode=')) reading.proxyMode = unquote(token.slice('--proxy-mode='.length));
@@ -163,79 +151,55 @@ function flagOverrides(flags: ProfileFlags) {
   };
 }
 
+/** The kube-proxy mode and where it was read from, with the notes that say so. */
+function detectMode(inputs: ProfileInputs, flagMode: KubeProxyMode | undefined, container: ContainerFacts | undefined, dsName: string): { mode: KubeProxyMode; source: ProfileSource; notes: string[] } {
+  const { daemonSet } = inputs;
+  const flags = readKubeProxyFlags(container);
+  const cm = readConfigMapMode(inputs.configMap);
+  const found = (mode: KubeProxyMode, source: ProfileSource, note: string) => ({ mode, source, notes: [...(cm.problem ? [cm.problem] : []), note] });
+  if (flagMode !== undefined) return found(flagMode, 'Flag', `mode ${flagMode} from operator flag`);
+  if (daemonSet && flags.proxyMode !== undefined) {
+    const mode = normalizeMode(flags.proxyMode);
+    const unknown = mode === 'unknown' ? `; --proxy-mode=${flags.proxyMode} is not a mode loopguard knows (ipvs, iptables, nftables)` : '';
+    return found(mode, 'DaemonSet', `mode ${mode} from DaemonSet ${dsName} (--proxy-mode=${flags.proxyMode})${unknown}`);
+  }
+  if (cm.mode !== undefined) {
+    const mode = normalizeMode(cm.mode);
+    return found(mode, 'ConfigMap', `mode ${mode} from ConfigMap kube-system/kube-proxy (${cm.key}: mode: ${JSON.stringify(cm.mode)})`);
+  }
+  if (daemonSet && !flags.config) return found('iptables', 'DaemonSet', `mode iptables: DaemonSet ${dsName} sets no --proxy-mode and kube-proxy defaults to iptables`);
+  if (daemonSet) return found('unknown', 'Unknown', `DaemonSet ${dsName} reads --config but no kube-proxy ConfigMap with a mode was found; set --kube-proxy-mode`);
+  if (inputs.kubeProxyReplacement) return found('none', 'Unknown', 'no kube-proxy DaemonSet and a kube-proxy replacement is running (e.g. DataPlaneV2/Cilium)');
+  return found('unknown', 'Unknown', 'no kube-system/kube-proxy DaemonSet (kube-proxy may run as a node binary on older clusters); set --kube-proxy-mode and --kube-proxy-version');
+}
+
 /** Detects the cluster profile. Total: every combination of missing inputs yields a profile with a message. */
 export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
-  const { daemonSet, configMap } = inputs;
+  const { daemonSet } = inputs;
   const overrides = flagOverrides(inputs.flags ?? {});
-  const notes: string[] = [];
   const container = kubeProxyContainer(daemonSet);
   const dsName = `${daemonSet?.metadata?.namespace ?? 'kube-system'}/${daemonSet?.metadata?.name ?? 'kube-proxy'}`;
-
-  // --- mode
-  let mode: KubeProxyMode = 'unknown';
-  let source: ProfileSource = 'Unknown';
-  const flags = readKubeProxyFlags(container);
-  const cmMode = readConfigMapMode(configMap);
-  if (cmMode.problem) notes.push(cmMode.problem);
-  if (overrides.mode !== undefined) {
-    mode = overrides.mode;
-    source = 'Flag';
-    notes.push(`mode ${mode} from operator flag`);
-  } else if (daemonSet && flags.proxyMode !== undefined) {
-    mode = normalizeMode(flags.proxyMode);
-    source = 'DaemonSet';
-    notes.push(`mode ${mode} from DaemonSet ${dsName} (--proxy-mode=${flags.proxyMode})`);
-    if (mode === 'unknown') notes.push(`--proxy-mode=${flags.proxyMode} is not a mode loopguard knows (ipvs, iptables, nftables)`);
-  } else if (cmMode.mode !== undefined) {
-    mode = normalizeMode(cmMode.mode);
-    source = 'ConfigMap';
-    notes.push(`mode ${mode} from ConfigMap kube-system/kube-proxy (${cmMode.key}: mode: ${JSON.stringify(cmMode.mode)})`);
-  } else if (daemonSet && !flags.config) {
-    mode = 'iptables';
-    source = 'DaemonSet';
-    notes.push(`mode iptables: DaemonSet ${dsName} sets no --proxy-mode and kube-proxy defaults to iptables`);
-  } else if (daemonSet) {
-    notes.push(`DaemonSet ${dsName} reads --config but no kube-proxy ConfigMap with a mode was found; set --kube-proxy-mode`);
-  } else if (inputs.kubeProxyReplacement) {
-    mode = 'none';
-    notes.push('no kube-proxy DaemonSet and a kube-proxy replacement is running (e.g. DataPlaneV2/Cilium)');
-  } else {
-    notes.push(
-      'no kube-system/kube-proxy DaemonSet (kube-proxy may run as a node binary on older clusters); set --kube-proxy-mode and --kube-proxy-version',
-    );
-  }
+  const { mode, source, notes } = detectMode(inputs, overrides.mode, container, dsName);
 
   // --- version
-  let versionText: string | undefined;
-  if (overrides.version !== undefined) {
-    versionText = overrides.version;
-  } else if (mode !== 'none') {
-    versionText = imageTag(container?.image);
-    if (daemonSet && versionText === undefined) notes.push(`cannot read a version tag from image ${JSON.stringify(container?.image ?? '')}`);
-  }
+  const versionText = overrides.version ?? (mode !== 'none' ? imageTag(container?.image) : undefined);
+  if (mode !== 'none' && daemonSet && versionText === undefined) notes.push(`cannot read a version tag from image ${JSON.stringify(container?.image ?? '')}`);
   const version = versionText !== undefined ? parseKubeVersion(versionText) : undefined;
   if (versionText !== undefined && !version) notes.push(`kube-proxy image tag ${JSON.stringify(versionText)} is not vX.Y.Z[-tke.N]`);
 
   // --- capability
+  // Without kube-proxy nothing binds the VIP; otherwise the operator flag wins over what the version says.
   const support = preventLoopbackSupport(version);
-  let supported: Tristate = support.supported;
-  let upgradeTo = support.upgradeTo;
-  if (mode === 'none') {
-    supported = 'False';
-    upgradeTo = undefined;
-  } else if (overrides.preventLoopbackSupported !== undefined) {
-    supported = overrides.preventLoopbackSupported ? 'True' : 'False';
-    upgradeTo = overrides.preventLoopbackSupported ? undefined : upgradeTo;
-    notes.push(`prevent-loopback support ${supported} from operator flag`);
-  } else if (version || versionText !== undefined || daemonSet) {
-    notes.push(support.message);
-  }
+  const flagged = mode === 'none' ? undefined : overrides.preventLoopbackSupported;
+  const supported: Tristate = mode === 'none' || flagged === false ? 'False' : flagged ? 'True' : support.supported;
+  const upgradeTo = mode === 'none' || flagged ? undefined : support.upgradeTo;
+  if (flagged !== undefined) notes.push(`prevent-loopback support ${supported} from operator flag`);
+  else if (mode !== 'none' && (versionText !== undefined || daemonSet)) notes.push(support.message);
   const tkeBuild = overrides.preventLoopbackSupported === true || support.tkeBuild;
 
   return {
     kubeProxyMode: mode,
     ...(versionText !== undefined ? { kubeProxyVersion: versionText } : {}),
-    ...(version ? { version } : {}),
     preventLoopbackSupported: supported,
     vipBinding: vipBindingFor(mode, supported, version, tkeBuild),
     ...(upgradeTo !== undefined ? { upgradeTo } : {}),

@@ -14,9 +14,8 @@
 // gives the originals back first and the winner waits (Pending, PolicyHandover: controllers/policy/targets.ts), so
 // two policies never write one CLB at once; a policy being deleted keeps its records until its revert is done.
 import { CLUSTER_KIND, type Precedence } from '../api/clusterloopbackpolicy.js';
-import type { LoopbackPolicy, PolicyMode } from '../api/loopbackpolicy.js';
-import type { TargetRef } from './facts.js';
-import { targetKey } from './facts.js';
+import type { PolicyMode } from '../api/loopbackpolicy.js';
+import { targetKey, type TargetRef } from './facts.js';
 import { clusterOwnerKey, describeOwner, ownerKey, type OwnerKey } from './record-registry.js';
 
 export interface PolicyIdentity {
@@ -40,13 +39,13 @@ export interface Claim {
   mode?: PolicyMode;
 }
 
-/** Why a policy lost a target (the rule of the order above that decided). */
-export type LossReason = 'Mode' | 'Precedence' | 'Age';
-
 export interface Loser {
   policy: PolicyIdentity;
-  /** Mode: the winner enforces and this policy is in Audit; Precedence: between kinds; Age: within the winner's kind. */
-  by: LossReason;
+  /**
+   * Why it lost (the rule of the order above that decided). Mode: the winner enforces and this policy is in Audit;
+   * Precedence: between kinds; Age: within the winner's kind.
+   */
+  by: 'Mode' | 'Precedence' | 'Age';
 }
 
 export interface ClaimResolution {
@@ -60,28 +59,23 @@ export interface ClaimResolution {
   decidedBy?: PolicyIdentity;
 }
 
+/** What conflict resolution reads of a policy object, of either kind. */
+type PolicyObject = { metadata: { namespace?: string; name?: string; creationTimestamp?: unknown; uid?: string } };
+
 /** A policy as conflict resolution sees it (the operator and the CLI build it the same way). */
-export function policyIdentity(p: LoopbackPolicy): PolicyIdentity {
-  const created = p.metadata.creationTimestamp as unknown;
+export function policyIdentity(p: PolicyObject): PolicyIdentity {
+  const { namespace = '', name = '', creationTimestamp: created, uid } = p.metadata;
   return {
-    namespace: p.metadata.namespace ?? '',
-    name: p.metadata.name ?? '',
+    namespace,
+    name,
     ...(created ? { creationTimestamp: created instanceof Date ? created.toISOString() : String(created) } : {}),
-    ...(p.metadata.uid ? { uid: p.metadata.uid } : {}),
+    ...(uid ? { uid } : {}),
   };
 }
 
 /** A cluster policy as conflict resolution sees it. */
-export function clusterPolicyIdentity(p: { metadata: { name?: string; creationTimestamp?: unknown; uid?: string }; spec?: { precedence?: Precedence } }): PolicyIdentity {
-  const created = p.metadata.creationTimestamp;
-  return {
-    kind: CLUSTER_KIND,
-    precedence: p.spec?.precedence ?? 'NamespacedFirst',
-    namespace: '',
-    name: p.metadata.name ?? '',
-    ...(created ? { creationTimestamp: created instanceof Date ? created.toISOString() : String(created) } : {}),
-    ...(p.metadata.uid ? { uid: p.metadata.uid } : {}),
-  };
+export function clusterPolicyIdentity(p: PolicyObject & { spec?: { precedence?: Precedence } }): PolicyIdentity {
+  return { kind: CLUSTER_KIND, precedence: p.spec?.precedence ?? 'NamespacedFirst', ...policyIdentity({ metadata: { ...p.metadata, namespace: '' } }) };
 }
 
 /** The owner key (record-registry.ts) of a policy. */
@@ -162,10 +156,4 @@ function resolveContested(claims: readonly Claim[]): ClaimResolution {
 /** How `policy` lost the target, if it is among the losers. */
 export function lossOf(resolution: ClaimResolution, policy: PolicyIdentity): Loser | undefined {
   return resolution.losers.find((l) => samePolicy(l.policy, policy));
-}
-
-/** Whether `policy` manages the target, given the resolved ownership (unclaimed targets → false). */
-export function isWinner(ownership: ReadonlyMap<string, ClaimResolution>, target: TargetRef, policy: PolicyIdentity): boolean {
-  const o = ownership.get(targetKey(target));
-  return !!o && samePolicy(o.winner, policy);
 }

@@ -4,8 +4,9 @@
 // Events with 403, a status update is not refused).
 //  - blocked (retrying cannot fix it: a permanent error, a corrupt record): Stalled=True / Ready=False DeletionBlocked;
 //  - held up (a wait for TKE, a transient error such as throttling): Reconciling=True / Ready=False Terminating.
-import { CONDITION_READY, CONDITION_RECONCILING, CONDITION_STALLED, removeStatusCondition, setStatusCondition, type Condition } from '../api/conditions.js';
+import type { Condition } from '../api/conditions.js';
 import { ReconcilingReason, StalledReason } from '../api/reasons.js';
+import { policyConditions } from './status.js';
 
 export interface DeletionState {
   /** Retrying cannot fix it (Stalled); otherwise the revert is on its way (Reconciling). */
@@ -16,14 +17,10 @@ export interface DeletionState {
 
 /** The policy's conditions while its deletion waits for the revert; the rest of its status stays as it was. */
 export function deletionConditions(previous: readonly Condition[] | undefined, state: DeletionState, now: Date): Condition[] {
-  const g = state.generation !== undefined ? { observedGeneration: state.generation } : {};
-  const message = state.message;
-  const [set, cleared, reason] = state.blocked
-    ? [CONDITION_STALLED, CONDITION_RECONCILING, StalledReason.DeletionBlocked]
-    : [CONDITION_RECONCILING, CONDITION_STALLED, ReconcilingReason.Terminating];
-  let conditions = setStatusCondition(previous, { type: set, status: 'True', reason, message, ...g }, now).conditions;
-  conditions = setStatusCondition(conditions, { type: CONDITION_READY, status: 'False', reason, message, ...g }, now).conditions;
-  return removeStatusCondition(conditions, cleared).conditions;
+  const { blocked, message } = state;
+  const reason = blocked ? StalledReason.DeletionBlocked : ReconcilingReason.Terminating;
+  const held = { ready: { status: 'False' as const, reason, message }, ...(blocked ? { stalled: { reason, message } } : { reconciling: { reason, message } }) };
+  return policyConditions(previous, held, state.generation, now);
 }
 
 /**

@@ -4,11 +4,9 @@
 // manage this": leave it, or restore the recorded original if loopguard changed it earlier.
 import type { SourceIpType } from '../api/annotations.js';
 import type { SourceSwitch } from '../api/loopbackpolicy.js';
+import type { ListenerFacts, RuleFacts } from './facts.js';
 
-export interface L4ListenerState {
-  listenerId: string;
-  protocol: string;
-  port: number;
+export interface L4ListenerState extends Pick<ListenerFacts, 'listenerId' | 'protocol' | 'port'> {
   currentSourceIpType: SourceIpType;
   desiredSourceIpType?: SourceIpType;
 }
@@ -22,8 +20,6 @@ export interface L4DesiredState {
     present: boolean;
     /** Whether loopguard wants `service.cloud.tencent.com/prevent-loopback: "true"` on the Service. */
     desired: boolean;
-    /** Why (not): names the policy setting or the kube-proxy version to upgrade to. */
-    reason: string;
   };
   /**
    * Who switches the listeners' sources first. `TKE`: the Service carries prevent-loopback (or loopguard adds it
@@ -38,20 +34,14 @@ export interface L4DesiredState {
   tkeServiceConfig?: string;
 }
 
-export interface L7RuleState {
-  locationId: string;
-  domain: string;
-  url: string;
+export interface L7RuleState extends Pick<RuleFacts, 'locationId' | 'domain' | 'url'> {
   currentSourceIpType: SourceIpType;
   desiredSourceIpType?: SourceIpType;
   /** The rule's HealthCheck.HealthSwitch on the CLB (undefined: not reported); the `enable` loopguard declares with the source. */
   currentHealthSwitch?: 0 | 1;
 }
 
-export interface L7ListenerState {
-  listenerId: string;
-  protocol: string;
-  port: number;
+export interface L7ListenerState extends Pick<ListenerFacts, 'listenerId' | 'protocol' | 'port'> {
   currentKeepalive: 0 | 1;
   desiredKeepalive?: 0 | 1;
   rules: L7RuleState[];

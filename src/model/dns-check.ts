@@ -14,8 +14,6 @@ export interface DnsRuleAnswer {
   error?: string;
 }
 
-export type DnsRuleState = 'InEffect' | 'NotInEffect';
-
 /** The rule answers by its Service on every server (and at least one server answered). */
 export function ruleInEffect(answers: readonly DnsRuleAnswer[]): boolean {
   return answers.length > 0 && answers.every((a) => !a.error && a.service.length > 0 && sameSet(a.host, a.service));

@@ -19,7 +19,8 @@
 // Everything else a host might be (syntax, wildcards, the cluster's own zones, two claims) is renderDnsRewrites's to
 // refuse (dns-rewrite.ts). What is left out is returned with the reason, for the policy's status.
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
-import type { IngressFacts, ServiceFacts, TargetFacts, TargetRef } from './facts.js';
+import type { GatewayFacts, IngressFacts, ServiceFacts, TargetFacts, TargetRef } from './facts.js';
+import type { DnsRewriteRequest } from './dns-rewrite.js';
 import type { RootCauseId } from './root-causes.js';
 
 /** A target's outcome as far as the choice reads it. */
@@ -33,26 +34,14 @@ export interface DnsTargetOutcome {
   enforcing: boolean;
 }
 
-/** A name to rewrite, before its upstream answer is checked. */
-export interface DnsCandidate {
-  /** "Ingress shop/web": what asked, for messages (renderDnsRewrites's `target`). */
-  target: string;
+/** A name to rewrite (a request to renderDnsRewrites), before its upstream answer is checked. */
+export interface DnsCandidate extends DnsRewriteRequest {
   ref: TargetRef;
-  /** Untrusted: as the Ingress or Gateway spells it. */
-  host: string;
-  /** The Service that serves the host in-cluster. */
-  namespace: string;
-  service: string;
   /** The target's CLB VIPs: the only upstream answers that show the name is the target's. */
   vips: string[];
 }
 
-export interface DnsLeftOut {
-  target: string;
-  ref: TargetRef;
-  host?: string;
-  reason: string;
-}
+export type DnsLeftOut = Pick<DnsCandidate, 'target' | 'ref'> & { host?: string; reason: string };
 
 export interface DnsNameChoice {
   candidates: DnsCandidate[];
@@ -93,45 +82,39 @@ export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (
     const target = describeTarget(f);
     const ref = { kind: f.kind, namespace: f.namespace, name: f.name };
     const vips = f.loadBalancerIps ?? [];
-    if (vips.length === 0) {
-      leftOut.push({ target, ref, reason: 'it has no CLB VIP in its status yet, so whether a host name is its own cannot be checked' });
-      continue;
-    }
-    if (f.kind === 'Ingress') {
-      if (f.annotations?.[IngressAnnotation.ExistingLoadBalancerId] !== undefined) {
-        leftOut.push({ target, ref, reason: sharedClbReason(IngressAnnotation.ExistingLoadBalancerId, 'the Ingress') });
-        continue;
-      }
-      for (const r of ingressNames(f, service)) {
-        if ('reason' in r) leftOut.push({ target, ref, host: r.host, reason: r.reason });
-        else candidates.push({ target, ref, host: r.host, namespace: f.namespace, service: r.service, vips });
-      }
-    } else if (f.kind === 'Gateway') {
-      const svc = f.service.state === 'Own' || f.service.state === 'Merged' ? f.service.facts : undefined;
-      if (!svc) {
-        leftOut.push({ target, ref, reason: 'Envoy Gateway has not generated one Service for it' });
-        continue;
-      }
-      const key = ServiceAnnotation.ExistingLoadBalancerId;
-      const brought = svc.annotations?.[key] !== undefined ? `its Service ${svc.namespace}/${svc.name}` : f.envoyProxy?.state === 'Found' && f.envoyProxy.annotations[key] !== undefined ? `its EnvoyProxy ${f.envoyProxy.namespace}/${f.envoyProxy.name}` : undefined;
-      if (brought) {
-        leftOut.push({ target, ref, reason: sharedClbReason(key, brought) });
-        continue;
-      }
-      if (!f.hostnames?.length) leftOut.push({ target, ref, reason: 'no listener names a hostname' });
-      for (const host of f.hostnames ?? []) candidates.push({ target, ref, host, namespace: svc.namespace, service: svc.name, vips });
+    const noVip = [{ reason: 'it has no CLB VIP in its status yet, so whether a host name is its own cannot be checked' }];
+    for (const n of vips.length === 0 ? noVip : f.kind === 'Ingress' ? ingressNames(f, service) : f.kind === 'Gateway' ? gatewayNames(f) : []) {
+      if ('reason' in n) leftOut.push({ target, ref, ...n });
+      else candidates.push({ target, ref, ...n, vips });
     }
   }
   return { candidates, leftOut };
 }
+
+/** A host and the Service that serves it in-cluster, or why a host (or, without one, the whole target) is left out. */
+type HostName = { host: string; namespace: string; service: string } | { host?: string; reason: string };
 
 /** Why a target on a CLB the user brought is left out (see the header). */
 function sharedClbReason(annotation: string, where: string): string {
   return `${where} has ${annotation}: a CLB brought by its user may serve other teams' Services too, so its VIP does not show whose a host name is`;
 }
 
+/** Each listener hostname of the Gateway, served by the Service Envoy Gateway generated for it. */
+function gatewayNames(gw: GatewayFacts): HostName[] {
+  const svc = gw.service.state === 'Own' || gw.service.state === 'Merged' ? gw.service.facts : undefined;
+  if (!svc) return [{ reason: 'Envoy Gateway has not generated one Service for it' }];
+  const key = ServiceAnnotation.ExistingLoadBalancerId;
+  const ep = gw.envoyProxy;
+  const brought = svc.annotations?.[key] !== undefined ? `its Service ${svc.namespace}/${svc.name}` : ep?.state === 'Found' && ep.annotations[key] !== undefined ? `its EnvoyProxy ${ep.namespace}/${ep.name}` : undefined;
+  if (brought) return [{ reason: sharedClbReason(key, brought) }];
+  if (!gw.hostnames?.length) return [{ reason: 'no listener names a hostname' }];
+  return gw.hostnames.map((host) => ({ host, namespace: svc.namespace, service: svc.name }));
+}
+
 /** Per host of the Ingress: the one Service every path goes to, or why there is none. */
-function ingressNames(ing: IngressFacts, service: (namespace: string, name: string) => ServiceFacts | undefined): ({ host: string; service: string } | { host: string; reason: string })[] {
+function ingressNames(ing: IngressFacts, service: (namespace: string, name: string) => ServiceFacts | undefined): HostName[] {
+  const existing = IngressAnnotation.ExistingLoadBalancerId;
+  if (ing.annotations?.[existing] !== undefined) return [{ reason: sharedClbReason(existing, 'the Ingress') }];
   const byHost = new Map<string, { paths: number; services: string[]; ports: (number | string)[] }>();
   for (const r of ing.rules) {
     if (!r.host) continue;
@@ -163,7 +146,7 @@ function ingressNames(ing: IngressFacts, service: (namespace: string, name: stri
     }
     if (svc.type === 'ExternalName') return { host, reason: `its Service ${ing.namespace}/${name} is of type ExternalName: its name is an alias, not an address in the cluster` };
     if (svc.headless) return { host, reason: `its Service ${ing.namespace}/${name} is headless (clusterIP: None): its name answers only Pods that are ready, and nothing when none is` };
-    return { host, service: name };
+    return { host, namespace: ing.namespace, service: name };
   });
 }
 

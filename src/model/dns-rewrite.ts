@@ -39,9 +39,7 @@ export interface DnsRewriteRule {
   targets: string[];
 }
 
-export interface DnsRewriteRefusal {
-  target: string;
-  host: string;
+export interface DnsRewriteRefusal extends Pick<DnsRewriteRequest, 'target' | 'host'> {
   /** About the target alone: what its own Event may say. */
   reason: string;
   /** Who claims the host for what (other namespaces' objects): for the cluster policy's condition, never a target's Event. */
@@ -120,16 +118,11 @@ export function renderDnsRewrites(policies: readonly string[], clusterDomain: st
   const refused: DnsRewriteRefusal[] = [];
   const wanted = new Map<string, Map<string, string[]>>(); // host → service name → targets
   for (const r of requests) {
-    const refuse = (reason: string) => refused.push({ target: r.target, host: r.host, reason });
     const host = r.host.replace(/\.$/, '');
-    const problem = hostProblem(host, domain);
+    const badRef = [r.namespace, r.service].some((label) => !LABEL.test(label));
+    const problem = hostProblem(host, domain) ?? (badRef ? `Service ${JSON.stringify(`${r.namespace}/${r.service}`.slice(0, 140))} is not a namespace and name` : undefined);
     if (problem) {
-      refuse(problem);
-      continue;
-    }
-    const badRef = [r.namespace, r.service].find((label) => !LABEL.test(label));
-    if (badRef !== undefined) {
-      refuse(`Service ${JSON.stringify(`${r.namespace}/${r.service}`.slice(0, 140))} is not a namespace and name`);
+      refused.push({ target: r.target, host: r.host, reason: problem });
       continue;
     }
     const serviceName = `${r.service}.${r.namespace}.svc.${domain}`;

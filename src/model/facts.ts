@@ -9,28 +9,32 @@ export interface TargetRef {
   name: string;
 }
 
-/** The CLB TKE bound the target to (`service.kubernetes.io/loadbalance-id` / `kubernetes.io/ingress.qcloud-loadbalance-id`), parsed once. */
-export interface BoundClb {
-  loadBalancerId?: string;
-  /** metadata.uid: tells this object from an earlier one of the same name (a record belongs to one of them). */
-  uid?: string;
-  /** IPs in status.loadBalancer.ingress (the CLB VIP once TKE has assigned it; only TKE writes status). */
-  loadBalancerIps?: string[];
-}
-
 export interface ServicePortFacts {
   name?: string;
   port: number;
   protocol: 'TCP' | 'UDP' | 'SCTP';
 }
 
-export interface ServiceFacts extends TargetRef, BoundClb {
-  kind: 'Service';
+/** What every target's facts take from its metadata and status. */
+interface ObjectFacts extends TargetRef {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /** metadata.uid: tells this object from an earlier one of the same name (a record belongs to one of them). */
+  uid?: string;
+  /** The CLB TKE bound the target to (`service.kubernetes.io/loadbalance-id` / `kubernetes.io/ingress.qcloud-loadbalance-id`), parsed once. */
+  loadBalancerId?: string;
+  /** IPs in status.loadBalancer.ingress (the CLB VIP once TKE has assigned it; only TKE writes status). */
+  loadBalancerIps?: string[];
+}
+
+/** A Service or an Ingress: loopguard writes its annotations itself. */
+interface AnnotatedFacts extends ObjectFacts {
   /** Annotations loopguard's field manager wrote (key → when; from managedFields): evidence for a lost record. */
   setByLoopguard?: Record<string, string>;
-  creationTimestamp?: string;
+}
+
+export interface ServiceFacts extends AnnotatedFacts {
+  kind: 'Service';
   /** `ClusterIP` | `NodePort` | `LoadBalancer` | `ExternalName`. */
   type: string;
   /** Set → another LB implementation owns the Service, not TKE's service-controller. */
@@ -57,13 +61,8 @@ export interface IngressRuleFacts {
   servicePorts?: (number | string)[];
 }
 
-export interface IngressFacts extends TargetRef, BoundClb {
+export interface IngressFacts extends AnnotatedFacts {
   kind: 'Ingress';
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  /** Annotations loopguard's field manager wrote (key → when; from managedFields): evidence for a lost record. */
-  setByLoopguard?: Record<string, string>;
-  creationTimestamp?: string;
   ingressClassName?: string;
   rules: IngressRuleFacts[];
   tls: boolean;
@@ -76,11 +75,8 @@ export interface IngressFacts extends TargetRef, BoundClb {
  * LoadBalancer Service EG generated for it (§2), whose CLB it shares. `loadBalancerId` and `loadBalancerIps` are
  * that Service's; `uid`, labels and annotations the Gateway's (its records and opt-out are its own).
  */
-export interface GatewayFacts extends TargetRef, BoundClb {
+export interface GatewayFacts extends ObjectFacts {
   kind: 'Gateway';
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  creationTimestamp?: string;
   /** spec.gatewayClassName */
   className: string;
   service: GeneratedService;
@@ -96,11 +92,9 @@ export interface GatewayFacts extends TargetRef, BoundClb {
 }
 
 /** The EnvoyProxy in force for a Gateway, as loopguard finds it. Whoever else it is in force for: plan/shared-config.ts. */
-export type GatewayEnvoyProxy = {
+export type GatewayEnvoyProxy = EnvoyProxyRef & {
   /** The Gateway's own (spec.infrastructure.parametersRef, in its namespace), or its class's (GatewayClass spec.parametersRef). */
   level: 'Gateway' | 'Class';
-  namespace: string;
-  name: string;
 } & (
   /** `annotations`: its spec.provider.kubernetes.envoyService.annotations, what EG copies onto the Gateway's Service. */
   | { state: 'Found'; annotations: Record<string, string> }
@@ -219,10 +213,7 @@ export function writtenAnnotations(t: TargetFacts): Readonly<Record<string, stri
 }
 
 /** An EnvoyProxy, by namespace and name. */
-export interface EnvoyProxyRef {
-  namespace: string;
-  name: string;
-}
+export type EnvoyProxyRef = Pick<TargetRef, 'namespace' | 'name'>;
 
 /** The key of an EnvoyProxy among shared objects (plan/snapshot.ts SharedView.configs; a TkeServiceConfig's is `ns/name`). */
 export function envoyProxyKey(ref: EnvoyProxyRef): string {

@@ -7,6 +7,8 @@
 // namespace (where it keeps the infrastructure by default), and the Gateway's own namespace (EG's Gateway Namespace
 // Mode puts it there; whoever writes there writes the Gateway too). A labelled Service anywhere else is not EG's.
 // Pure: the caller lists the Services.
+import type { GatewayFacts, ServiceFacts } from './facts.js';
+
 export const EnvoyGatewayLabel = {
   OwningGatewayName: 'gateway.envoyproxy.io/owning-gateway-name',
   OwningGatewayNamespace: 'gateway.envoyproxy.io/owning-gateway-namespace',
@@ -33,18 +35,8 @@ export function generatedFor(labels: Readonly<Record<string, string>> | undefine
   return cls ? `GatewayClass ${cls}` : undefined;
 }
 
-export interface GatewayRef {
-  namespace: string;
-  name: string;
-  /** spec.gatewayClassName */
-  className: string;
-}
-
-export interface ServiceRef {
-  namespace: string;
-  name: string;
-  labels?: Readonly<Record<string, string>>;
-}
+export type GatewayRef = Pick<GatewayFacts, 'namespace' | 'name' | 'className'>;
+export type ServiceRef = Pick<ServiceFacts, 'namespace' | 'name' | 'labels'>;
 
 export type GatewayService<S extends ServiceRef> =
   /** EG's Service for this Gateway alone. */

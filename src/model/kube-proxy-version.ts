@@ -10,7 +10,6 @@ export interface KubeVersion {
   patch: number;
   /** TKE build revision N of `-tke.N`; undefined for non-TKE (upstream) builds. */
   tke?: number;
-  raw: string;
 }
 
 const TAG = /^v?(\d+)\.(\d+)\.(\d+)(?:-tke\.(\d+))?$/;
@@ -25,11 +24,10 @@ export function parseKubeVersion(tag: string): KubeVersion | undefined {
     minor: Number(minor),
     patch: Number(patch),
     ...(tke !== undefined ? { tke: Number(tke) } : {}),
-    raw: tag.trim(),
   };
 }
 
-export function formatKubeVersion(v: Omit<KubeVersion, 'raw'>): string {
+export function formatKubeVersion(v: KubeVersion): string {
   return `v${v.major}.${v.minor}.${v.patch}${v.tke !== undefined ? `-tke.${v.tke}` : ''}`;
 }
 
@@ -64,60 +62,33 @@ export interface PreventLoopbackSupport {
 /** Decides whether a kube-proxy version honours `service.cloud.tencent.com/prevent-loopback`. */
 export function preventLoopbackSupport(version: KubeVersion | undefined): PreventLoopbackSupport {
   if (!version) {
-    return {
-      supported: 'Unknown',
-      tkeBuild: false,
-      message:
-        'kube-proxy version unknown; set the operator flag --kube-proxy-version (e.g. v1.20.6-tke.12) or use l4.preventLoopback: Always',
-    };
+    return { supported: 'Unknown', tkeBuild: false, message: 'kube-proxy version unknown; set the operator flag --kube-proxy-version (e.g. v1.20.6-tke.12) or use l4.preventLoopback: Always' };
   }
   const v = formatKubeVersion(version);
   if (version.tke === undefined) {
-    return {
-      supported: 'False',
-      tkeBuild: false,
-      message: `kube-proxy ${v} is not a TKE build (no -tke.N suffix); only TKE builds know the prevent-loopback annotation`,
-    };
+    return { supported: 'False', tkeBuild: false, message: `kube-proxy ${v} is not a TKE build (no -tke.N suffix); only TKE builds know the prevent-loopback annotation` };
   }
-  if (version.major !== 1) {
-    return { supported: 'Unknown', tkeBuild: true, message: `kube-proxy ${v}: unexpected major version` };
-  }
+  const tke = (supported: Tristate, message: string, upgradeTo?: string): PreventLoopbackSupport => ({ supported, ...(upgradeTo ? { upgradeTo } : {}), tkeBuild: true, message });
+  if (version.major !== 1) return tke('Unknown', `kube-proxy ${v}: unexpected major version`);
   const minimum = PREVENT_LOOPBACK_MINIMUMS[version.minor];
   if (minimum !== undefined) {
-    const min = parseKubeVersion(minimum) as KubeVersion;
-    if (compareKubeVersions(version, min) >= 0) {
-      return { supported: 'True', tkeBuild: true, message: `kube-proxy ${v} supports prevent-loopback (needs ${minimum} or later)` };
-    }
-    return {
-      supported: 'False',
-      upgradeTo: minimum,
-      tkeBuild: true,
-      message: `kube-proxy ${v} is older than ${minimum}; upgrade the kube-system/kube-proxy DaemonSet image to ${minimum} or later`,
-    };
+    if (compareKubeVersions(version, parseKubeVersion(minimum) as KubeVersion) >= 0) return tke('True', `kube-proxy ${v} supports prevent-loopback (needs ${minimum} or later)`);
+    return tke('False', `kube-proxy ${v} is older than ${minimum}; upgrade the kube-system/kube-proxy DaemonSet image to ${minimum} or later`, minimum);
   }
+  const oldest = PREVENT_LOOPBACK_MINIMUMS[12];
   if (version.minor < 12) {
-    return {
-      supported: 'False',
-      upgradeTo: PREVENT_LOOPBACK_MINIMUMS[12],
-      tkeBuild: true,
-      message: `kube-proxy ${v}: no 1.${version.minor} build supports prevent-loopback; upgrade the cluster to 1.12 or later (kube-proxy ${PREVENT_LOOPBACK_MINIMUMS[12]} or later)`,
-    };
+    return tke('False', `kube-proxy ${v}: no 1.${version.minor} build supports prevent-loopback; upgrade the cluster to 1.12 or later (kube-proxy ${oldest} or later)`, oldest);
   }
   if (version.minor >= FIRST_MINOR_ASSUMED_SUPPORTED) {
     const note =
       version.minor === 28 && compareKubeVersions(version, parseKubeVersion(VIP_BINDING_FIX_1_28) as KubeVersion) < 0
         ? `; note: TKE's revision history lists "lb vip binding issue fixed" in ${VIP_BINDING_FIX_1_28}, consider upgrading`
         : '';
-    return {
-      supported: 'True',
-      tkeBuild: true,
-      message: `kube-proxy ${v}: assumed to support prevent-loopback (TKE lines from 1.${FIRST_MINOR_ASSUMED_SUPPORTED} were released after the fix)${note}`,
-    };
+    return tke('True', `kube-proxy ${v}: assumed to support prevent-loopback (TKE lines from 1.${FIRST_MINOR_ASSUMED_SUPPORTED} were released after the fix)${note}`);
   }
   // Odd minors (1.13 … 1.21) are not TKE release lines; nothing documents them either way.
-  return {
-    supported: 'Unknown',
-    tkeBuild: true,
-    message: `kube-proxy ${v}: TKE documents no prevent-loopback minimum for 1.${version.minor}; set --kube-proxy-prevent-loopback=true if you know it supports it, or upgrade to ${PREVENT_LOOPBACK_MINIMUMS[20]} or later`,
-  };
+  return tke(
+    'Unknown',
+    `kube-proxy ${v}: TKE documents no prevent-loopback minimum for 1.${version.minor}; set --kube-proxy-prevent-loopback=true if you know it supports it, or upgrade to ${PREVENT_LOOPBACK_MINIMUMS[20]} or later`,
+  );
 }

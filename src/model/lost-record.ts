@@ -4,10 +4,10 @@
 // the API server's own: `metadata.managedFields` names loopguard's field manager as the writer of one of the
 // annotations it sets when it mitigates (`"true"`), and loopguard always writes the record before that annotation,
 // so a record missing well after the annotation was written is lost, not late.
-import type { TargetKind } from '../api/loopbackpolicy.js';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { StalledReason } from '../api/reasons.js';
 import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';
+import type { TargetRef } from './facts.js';
 import type { TargetError } from './status.js';
 
 /** The annotations loopguard sets to "true" when it mitigates (their originals go in the record first). */
@@ -27,10 +27,7 @@ export function annotationsSetBy(manager: string, entries: readonly V1ManagedFie
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-export interface LostRecordInput {
-  kind: TargetKind;
-  namespace: string;
-  name: string;
+export interface LostRecordInput extends TargetRef {
   annotations: Readonly<Record<string, string>> | undefined;
   /** annotationsSetBy(loopguard's field manager, …) of the object. */
   setByLoopguard: Readonly<Record<string, string>> | undefined;
@@ -39,15 +36,18 @@ export interface LostRecordInput {
   now: Date;
 }
 
+/** Each annotation loopguard set to "true" that still says so, with when (ms; NaN when unreadable), while no record exists. */
+function setTimes(input: LostRecordInput): [key: string, at: number][] {
+  if (input.hasRecord || !input.setByLoopguard) return [];
+  return ANNOTATIONS_LOOPGUARD_SETS.flatMap((key) => {
+    const at = input.setByLoopguard?.[key];
+    return at !== undefined && input.annotations?.[key]?.trim().toLowerCase() === 'true' ? [[key, Date.parse(at)] as [string, number]] : [];
+  });
+}
+
 /** The keys that prove loopguard changed the target while no record says what it changed; empty when none. */
 export function lostRecordEvidence(input: LostRecordInput): string[] {
-  if (input.hasRecord || !input.setByLoopguard) return [];
-  return ANNOTATIONS_LOOPGUARD_SETS.filter((key) => {
-    const at = input.setByLoopguard?.[key];
-    if (at === undefined || input.annotations?.[key]?.trim().toLowerCase() !== 'true') return false;
-    const ms = Date.parse(at);
-    return Number.isNaN(ms) || input.now.getTime() - ms >= RECORD_LAG_MS;
-  });
+  return setTimes(input).flatMap(([key, at]) => (Number.isNaN(at) || input.now.getTime() - at >= RECORD_LAG_MS ? [key] : []));
 }
 
 /**
@@ -55,12 +55,7 @@ export function lostRecordEvidence(input: LostRecordInput): string[] {
  * not run out yet. The round is read again then, so the verdict does not wait for an unrelated event or drift check.
  */
 export function lostRecordDueAt(input: LostRecordInput): number | undefined {
-  if (input.hasRecord || !input.setByLoopguard) return undefined;
-  const due = ANNOTATIONS_LOOPGUARD_SETS.flatMap((key) => {
-    const at = Date.parse(input.setByLoopguard?.[key] ?? '');
-    if (Number.isNaN(at) || input.annotations?.[key]?.trim().toLowerCase() !== 'true') return [];
-    return at + RECORD_LAG_MS > input.now.getTime() ? [at + RECORD_LAG_MS] : [];
-  });
+  const due = setTimes(input).flatMap(([, at]) => (at + RECORD_LAG_MS > input.now.getTime() ? [at + RECORD_LAG_MS] : []));
   return due.length > 0 ? Math.min(...due) : undefined;
 }
 

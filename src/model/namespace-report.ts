@@ -113,10 +113,6 @@ export const LISTED_RESULTS: readonly ReportResultValue[] = ['fail', 'warn', 'er
 
 const targetKey = (t: { kind?: string | undefined; name?: string | undefined }) => `${t.kind ?? ''}/${t.name ?? ''}`;
 
-function timestampOf(now: Date): ReportTimestamp {
-  return { seconds: Math.floor(now.getTime() / 1000), nanos: 0 };
-}
-
 function compareTargets(a: ReportTarget, b: ReportTarget): number {
   return SEVERITY[a.verdict] - SEVERITY[b.verdict] || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name) || a.policy.localeCompare(b.policy);
 }
@@ -175,7 +171,7 @@ export function namespaceReport(namespace: string, targets: readonly ReportTarge
     .filter((t) => LISTED_RESULTS.includes(VERDICT_RESULT[t.verdict].result))
     .sort(compareTargets)
     .slice(0, MAX_REPORT_RESULTS)
-    .map((t) => resultOf(namespace, t, carriedTimestamp(before, t) ?? timestampOf(now)));
+    .map((t) => resultOf(namespace, t, carriedTimestamp(before, t) ?? { seconds: Math.floor(now.getTime() / 1000), nanos: 0 }));
   return {
     apiVersion: REPORT_API_VERSION,
     kind: REPORT_KIND,

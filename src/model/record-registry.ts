@@ -96,10 +96,7 @@ export function readRecord(record: LoopbackRecord | undefined, object?: { uid?: 
 
 /** A stored record that fails validation: never merged into or overwritten (it may hold the only originals). */
 export class InvalidRecordError extends Error {
-  constructor(
-    readonly recordName: string,
-    problem: string,
-  ) {
+  constructor(recordName: string, problem: string) {
     super(`LoopbackRecord ${recordName} is invalid (${problem}); loopguard leaves it alone: fix it, or delete it to let loopguard record anew`);
     this.name = 'InvalidRecordError';
   }
@@ -146,8 +143,6 @@ export function recordFor(target: TargetRef & { uid?: string }, owner: OwnerKey,
  * the record as stored (writeBasis), never to a cached copy, so an original recorded by an earlier write survives.
  */
 export interface RecordRegistry {
-  /** The target's record as the API server has it. */
-  get(target: TargetRef): Promise<LoopbackRecord | undefined>;
   /** Every record of targets in `namespace`, from the API server. */
   list(namespace?: string): Promise<LoopbackRecord[]>;
   /** Deletes this record as read (guarded by its resourceVersion); gone already is fine. */

@@ -1,13 +1,9 @@
 // Which Services and Ingresses a policy selects: same namespace, a kind in spec.targets, and the label
 // selector (metav1.LabelSelector semantics: matchLabels AND every matchExpression; empty selects all).
-import type { LabelSelector, LabelSelectorRequirement, ResolvedPolicySpec, TargetKind } from '../api/loopbackpolicy.js';
+import type { LabelSelector, LabelSelectorRequirement, ResolvedPolicySpec } from '../api/loopbackpolicy.js';
+import type { TargetRef } from './facts.js';
 
-export interface SelectableTarget {
-  kind: TargetKind;
-  namespace: string;
-  name: string;
-  labels?: Readonly<Record<string, string>>;
-}
+export type SelectableTarget = TargetRef & { labels?: Readonly<Record<string, string>> };
 
 function matchesRequirement(req: LabelSelectorRequirement, labels: Readonly<Record<string, string>>): boolean {
   const has = Object.prototype.hasOwnProperty.call(labels, req.key);

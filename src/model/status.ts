@@ -10,7 +10,6 @@
 import { describeChange } from './desired-state.js';
 import { alternativeText } from './topology.js';
 import type { Assessment } from './assessment-result.js';
-import type { RootCauseId } from './root-causes.js';
 import type { ClusterProfile } from './cluster-profile.js';
 import {
   CONDITION_READY,
@@ -20,7 +19,6 @@ import {
   setStatusCondition,
   toMetaTime,
   type Condition,
-  type ConditionInput,
 } from '../api/conditions.js';
 import {
   MAX_STATUS_TARGETS,
@@ -31,6 +29,7 @@ import {
   type VerdictCounts,
 } from '../api/loopbackpolicy.js';
 import { ReadyReason, ReconcilingReason, type ErrorReason } from '../api/reasons.js';
+import { printable } from '../api/text.js';
 import { countsSummary, countVerdicts, SEVERITY } from './verdict-counts.js';
 
 
@@ -106,24 +105,20 @@ export const MAX_TARGETS_BYTES = 320 * 1024;
 export const MAX_RELEASES_BYTES = 64 * 1024;
 /** The CRD's maxLength of status.targetsNote. */
 const MAX_TARGETS_NOTE = 256;
-/** Pending causes that are loopguard's own unfinished work (the rest wait on TKE). */
-const OBSERVING: ReadonlySet<RootCauseId> = new Set<RootCauseId>(['ClbNotObserved']);
 
-/**
- * Status text is bounded and printable: ids and messages may quote annotations anyone with `edit` on a target can
- * write, so control characters become U+FFFD (they would garble `kubectl describe` and terminals) and length is cut.
- */
-function clip(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex
-  const printable = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, '\ufffd');
-  return printable.length > max ? `${printable.slice(0, max - 3)}...` : printable;
-}
+// Every text in status goes through printable (api/text.ts): ids and messages may quote annotations anyone with `edit`
+// on a target can write.
 
 /** Plan lines as status shows them: at most MAX_PLAN_LINES, each clipped (exported for tests that compare logs). */
 export function planLines(lines: readonly string[]): string[] {
-  const plan = lines.slice(0, MAX_PLAN_LINES).map((l) => clip(l, MAX_PLAN_LINE));
+  const plan = lines.slice(0, MAX_PLAN_LINES).map((l) => printable(l, MAX_PLAN_LINE));
   if (lines.length > MAX_PLAN_LINES) plan[MAX_PLAN_LINES - 1] = `... and ${lines.length - MAX_PLAN_LINES + 1} more steps`;
   return plan;
+}
+
+/** "3 steps", "1 target" */
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /** Steps still planned for a target: the plan's when it has one, else the assessment's changes. */
@@ -147,17 +142,13 @@ export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
     rootCause: a.rootCause.id,
     ...(a.mitigations.length > 0 ? { mitigations: [...a.mitigations] } : {}),
     ...(plan.length > 0 ? { plan } : {}),
-    ...(a.alternatives.length > 0 ? { alternatives: a.alternatives.slice(0, MAX_ALTERNATIVES).map((x) => clip(alternativeText(x), MAX_ALTERNATIVE)) } : {}),
-    message: clip(message, MAX_MESSAGE),
-    ...(outcome.measured ? { measured: clip(outcome.measured, MAX_MEASURED) } : {}),
+    ...(a.alternatives.length > 0 ? { alternatives: a.alternatives.slice(0, MAX_ALTERNATIVES).map((x) => printable(alternativeText(x), MAX_ALTERNATIVE)) } : {}),
+    message: printable(message, MAX_MESSAGE),
+    ...(outcome.measured ? { measured: printable(outcome.measured, MAX_MEASURED) } : {}),
     // The id comes from an annotation anyone with edit on the target can write: clip it to the CRD's bound so one
     // bad value can never make the whole status write fail (422) and freeze the policy.
-    ...(a.loadBalancerId ? { loadBalancerId: clip(a.loadBalancerId, MAX_LOAD_BALANCER_ID) } : {}),
+    ...(a.loadBalancerId ? { loadBalancerId: printable(a.loadBalancerId, MAX_LOAD_BALANCER_ID) } : {}),
   };
-}
-
-export function compareTargetStatus(a: Pick<TargetStatus, 'verdict' | 'kind' | 'name'>, b: Pick<TargetStatus, 'verdict' | 'kind' | 'name'>): number {
-  return SEVERITY[a.verdict] - SEVERITY[b.verdict] || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name);
 }
 
 /** The leading entries that fit in `bytes` as JSON (each entry counted with its separating comma). */
@@ -185,10 +176,23 @@ function examples(items: readonly { who: string; text: string }[], max = 3): str
   return shown.join('; ') + (items.length > max ? ` (and ${items.length - max} more)` : '');
 }
 
-interface Evaluation {
-  stalled?: { reason: string; message: string };
-  reconciling?: { reason: string; message: string };
-  ready: { status: 'True' | 'False'; reason: string; message: string };
+type Reasoned = Pick<Condition, 'reason' | 'message'>;
+
+/** What a policy's conditions say: Ready, and Reconciling and Stalled when they are true. */
+export interface PolicyConditions {
+  ready: Reasoned & Pick<Condition, 'status'>;
+  reconciling?: Reasoned;
+  stalled?: Reasoned;
+}
+
+/** Sets Ready, then the abnormal-true Reconciling and Stalled: True when given, removed otherwise. */
+export function policyConditions(previous: readonly Condition[] | undefined, c: PolicyConditions, generation: number | undefined, now: Date): Condition[] {
+  const gen = generation !== undefined ? { observedGeneration: generation } : {};
+  let conditions = setStatusCondition(previous, { type: CONDITION_READY, ...c.ready, ...gen }, now).conditions;
+  for (const [type, value] of [[CONDITION_RECONCILING, c.reconciling], [CONDITION_STALLED, c.stalled]] as const) {
+    conditions = value ? setStatusCondition(conditions, { type, status: 'True', ...value, ...gen }, now).conditions : removeStatusCondition(conditions, type).conditions;
+  }
+  return conditions;
 }
 
 /**
@@ -199,58 +203,47 @@ export function targetProblem(outcome: TargetOutcome, enforce: boolean): string 
   return outcome.error?.reason ?? (enforce ? outcome.assessment.blockers[0]?.reason : undefined);
 }
 
-function evaluate(input: PolicyStatusInput, counts: VerdictCounts, shown: number): Evaluation {
+function evaluate(input: PolicyStatusInput, counts: VerdictCounts, shown: number): PolicyConditions {
   const enforce = input.mode === 'Enforce';
   const outcomes = input.outcomes;
   const summary = countsSummary(counts);
   const enforced = (o: TargetOutcome) => (input.enforcedIn ? input.enforcedIn(o.assessment.target.namespace) : enforce);
 
   // --- Stalled
-  let stalled: Evaluation['stalled'];
   // A permanent error needs a human in any mode (Audit reads CLBs and keeps held changes too: CAM can deny either). A
-  // release that cannot be carried out needs one as much as a target that cannot be mitigated.
+  // release that cannot be carried out needs one as much as a target that cannot be mitigated. Without one, the
+  // blockers of enforced targets.
   const permanent = [
-    ...outcomes.flatMap((o) => (o.error?.permanent ? [{ who: label(o), error: o.error }] : [])),
-    ...(input.releases ?? []).flatMap((r) => (r.error?.permanent ? [{ who: `${r.kind}/${r.name} (release)`, error: r.error }] : [])),
+    ...outcomes.flatMap((o) => (o.error?.permanent ? [{ who: label(o), reason: o.error.reason, text: o.error.message }] : [])),
+    ...(input.releases ?? []).flatMap((r) => (r.error?.permanent ? [{ who: `${r.kind}/${r.name} (release)`, reason: r.error.reason, text: r.error.message }] : [])),
   ];
-  const blocked = outcomes.filter((o) => enforced(o) && o.assessment.blockers.length > 0);
-  if (permanent.length > 0) {
-    stalled = {
-      reason: permanent[0]!.error.reason,
-      message: examples(permanent.map((p) => ({ who: p.who, text: p.error.message }))),
-    };
-  } else if (blocked.length > 0) {
-    const first = blocked[0] as TargetOutcome;
-    const items = blocked.flatMap((o) => o.assessment.blockers.map((b) => ({ who: label(o), text: b.message })));
-    stalled = { reason: (first.assessment.blockers[0] as { reason: string }).reason, message: examples(items) };
-  }
+  const blocked = outcomes.flatMap((o) => (enforced(o) ? o.assessment.blockers.map((b) => ({ who: label(o), reason: b.reason, text: b.message })) : []));
+  const problems = permanent.length > 0 ? permanent : blocked;
+  const stalled = problems[0] && { reason: problems[0].reason, message: examples(problems) };
 
   // --- Reconciling
-  const observing = outcomes.filter((o) => OBSERVING.has(o.assessment.rootCause.id));
+  // The one Pending cause that is loopguard's own unfinished work (the rest wait on TKE).
+  const observing = outcomes.filter((o) => o.assessment.rootCause.id === 'ClbNotObserved');
   const retrying = outcomes.filter((o) => o.error && !o.error.permanent);
   const applying = outcomes.filter((o) => enforced(o) && stepCount(o) > 0 && o.assessment.blockers.length === 0 && !o.error?.permanent);
-  let reconciling: Evaluation['reconciling'];
-  if (!stalled) {
-    if (retrying.length > 0) {
-      reconciling = {
-        reason: ReconcilingReason.RetryingAfterError,
-        message: `retrying after transient errors: ${examples(retrying.map((o) => ({ who: label(o), text: (o.error as TargetError).message })))}`,
-      };
-    } else if (applying.length > 0) {
-      const n = applying.reduce((sum, o) => sum + stepCount(o), 0);
-      reconciling = {
-        reason: ReconcilingReason.ApplyingChanges,
-        message: `applying ${n} step${n === 1 ? '' : 's'} to ${applying.length} target${applying.length === 1 ? '' : 's'}; ${summary}`,
-      };
-    } else if (observing.length > 0) {
-      reconciling = { reason: ReconcilingReason.Observing, message: `reading the CLB of ${observing.length} target(s); ${summary}` };
-    }
+  let reconciling: PolicyConditions['reconciling'];
+  if (stalled) {
+    reconciling = undefined;
+  } else if (retrying.length > 0) {
+    reconciling = {
+      reason: ReconcilingReason.RetryingAfterError,
+      message: `retrying after transient errors: ${examples(retrying.map((o) => ({ who: label(o), text: (o.error as TargetError).message })))}`,
+    };
+  } else if (applying.length > 0) {
+    reconciling = { reason: ReconcilingReason.ApplyingChanges, message: `applying ${count(applying.reduce((n, o) => n + stepCount(o), 0), 'step')} to ${count(applying.length, 'target')}; ${summary}` };
+  } else if (observing.length > 0) {
+    reconciling = { reason: ReconcilingReason.Observing, message: `reading the CLB of ${observing.length} target(s); ${summary}` };
   }
 
   // --- Ready
-  let ready: Evaluation['ready'];
+  let ready: PolicyConditions['ready'];
   if (stalled) {
-    ready = { status: 'False', reason: stalled.reason, message: stalled.message };
+    ready = { status: 'False', ...stalled };
   } else if (reconciling) {
     ready = { status: 'False', reason: ReadyReason.Progressing, message: reconciling.message };
   } else {
@@ -259,11 +252,10 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts, shown: number
     const waiting = counts.pending > 0 ? `; ${counts.pending} waiting for TKE to assign a CLB or listeners` : '';
     if (!enforce) {
       const planned = outcomes.filter((o) => stepCount(o) > 0);
-      const n = planned.reduce((sum, o) => sum + stepCount(o), 0);
-      const plan = n > 0 ? `; Enforce mode would carry out ${n} step${n === 1 ? '' : 's'} on ${planned.length} target${planned.length === 1 ? '' : 's'} (see status.targets[].plan)` : '; nothing to change';
+      const plan = planned.length > 0 ? `; Enforce mode would carry out ${count(planned.reduce((n, o) => n + stepCount(o), 0), 'step')} on ${count(planned.length, 'target')} (see status.targets[].plan)` : '; nothing to change';
       const blockedText = outcomes.some((o) => o.assessment.blockers.length > 0) ? '; some mitigations need a ticket or a fix first (see targets)' : '';
       const held = outcomes.filter((o) => o.held).length;
-      const heldText = held > 0 ? `; ${held} target${held === 1 ? '' : 's'} keep the changes made in Enforce (Audit corrects them if they drift back, makes no new ones; to restore them, delete the policy (revertOnDelete) or deselect the targets in Enforce mode)` : '';
+      const heldText = held > 0 ? `; ${count(held, 'target')} keep the changes made in Enforce (Audit corrects them if they drift back, makes no new ones; to restore them, delete the policy (revertOnDelete) or deselect the targets in Enforce mode)` : '';
       const what = held > 0 ? 'diagnosis complete (Audit)' : 'diagnosis complete, nothing changed (Audit)';
       ready = { status: 'True', reason: ReadyReason.AuditComplete, message: `${what}: ${summary}${riskText}${plan}${blockedText}${heldText}${waiting}` };
     } else if (atRisk.length > 0) {
@@ -284,51 +276,34 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
   // Sorted on the assessment, rendered only for the entries shown: a round of 12,000 targets renders 100.
   const ns = input.withNamespace === true;
   const sorted = [...input.outcomes].sort(
-    (a, b) =>
-      (ns ? SEVERITY[a.assessment.verdict] - SEVERITY[b.assessment.verdict] || a.assessment.target.namespace.localeCompare(b.assessment.target.namespace) : 0) ||
-      compareTargetStatus({ ...a.assessment.target, verdict: a.assessment.verdict }, { ...b.assessment.target, verdict: b.assessment.verdict }),
+    ({ assessment: a }, { assessment: b }) =>
+      SEVERITY[a.verdict] - SEVERITY[b.verdict] ||
+      (ns ? a.target.namespace.localeCompare(b.target.namespace) : 0) ||
+      a.target.kind.localeCompare(b.target.kind) ||
+      a.target.name.localeCompare(b.target.name),
   );
   const targets = withinBytes(
     sorted.slice(0, max).map((o) => (ns ? { namespace: o.assessment.target.namespace, ...targetStatusOf(o) } : targetStatusOf(o))),
     MAX_TARGETS_BYTES,
   );
   const truncated = input.outcomes.length > targets.length;
-  const evaluation = evaluate(input, counts, targets.length);
-
-  const gen = input.generation !== undefined ? { observedGeneration: input.generation } : {};
-  let conditions: Condition[] = input.previousConditions ? [...input.previousConditions] : [];
-  const set = (c: ConditionInput) => {
-    conditions = setStatusCondition(conditions, c, input.now).conditions;
-  };
-  set({ type: CONDITION_READY, ...evaluation.ready, ...gen });
-  if (evaluation.reconciling) set({ type: CONDITION_RECONCILING, status: 'True', ...evaluation.reconciling, ...gen });
-  else conditions = removeStatusCondition(conditions, CONDITION_RECONCILING).conditions;
-  if (evaluation.stalled) set({ type: CONDITION_STALLED, status: 'True', ...evaluation.stalled, ...gen });
-  else conditions = removeStatusCondition(conditions, CONDITION_STALLED).conditions;
-
+  const releases = (input.releases ?? []).slice(0, MAX_RELEASES).map((r) => ({
+    ...(ns && r.namespace !== undefined ? { namespace: r.namespace } : {}),
+    kind: r.kind,
+    name: r.name,
+    plan: planLines(r.plan),
+    ...(r.error ? { message: printable(`${r.error.reason}: ${r.error.message}`, MAX_MESSAGE) } : {}),
+  }));
   return {
-    ...gen,
-    conditions,
+    ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
+    conditions: policyConditions(input.previousConditions, evaluate(input, counts, targets.length), input.generation, input.now),
     ...(input.profile ? { clusterProfile: profileProjection(input.profile) } : {}),
     counts,
     targets,
     targetsTruncated: truncated,
-    ...(input.releases && input.releases.length > 0
-      ? {
-          releases: withinBytes(
-            input.releases.slice(0, MAX_RELEASES).map((r) => ({
-              ...(ns && r.namespace !== undefined ? { namespace: r.namespace } : {}),
-              kind: r.kind,
-              name: r.name,
-              plan: planLines(r.plan),
-              ...(r.error ? { message: clip(`${r.error.reason}: ${r.error.message}`, MAX_MESSAGE) } : {}),
-            })),
-            MAX_RELEASES_BYTES,
-          ),
-        }
-      : {}),
+    ...(releases.length > 0 ? { releases: withinBytes(releases, MAX_RELEASES_BYTES) } : {}),
     ...(truncated
-      ? { targetsNote: clip(`showing ${targets.length} of ${input.outcomes.length} targets, most severe first; counts cover all of them; ${EVERY_TARGET}`, MAX_TARGETS_NOTE) }
+      ? { targetsNote: printable(`showing ${targets.length} of ${input.outcomes.length} targets, most severe first; counts cover all of them; ${EVERY_TARGET}`, MAX_TARGETS_NOTE) }
       : {}),
     lastEvaluatedTime: toMetaTime(input.now),
   };
@@ -336,18 +311,9 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
 
 /** The status at the start of a generation: Ready=Unknown so kstatus does not report Current early. */
 export function initialPolicyStatus(generation: number, previousConditions: readonly Condition[] | undefined, now: Date): LoopbackPolicyStatus {
-  let conditions = setStatusCondition(
-    previousConditions,
-    { type: CONDITION_READY, status: 'Unknown', reason: ReadyReason.Initializing, message: 'evaluating the policy', observedGeneration: generation },
-    now,
-  ).conditions;
-  conditions = setStatusCondition(
-    conditions,
-    { type: CONDITION_RECONCILING, status: 'True', reason: ReconcilingReason.NewGeneration, message: `evaluating generation ${generation}`, observedGeneration: generation },
-    now,
-  ).conditions;
-  conditions = removeStatusCondition(conditions, CONDITION_STALLED).conditions;
-  return { observedGeneration: generation, conditions };
+  const ready = { status: 'Unknown' as const, reason: ReadyReason.Initializing, message: 'evaluating the policy' };
+  const reconciling = { reason: ReconcilingReason.NewGeneration, message: `evaluating generation ${generation}` };
+  return { observedGeneration: generation, conditions: policyConditions(previousConditions, { ready, reconciling }, generation, now) };
 }
 
 /** The cluster profile as status (and the CLI's reports) show it. */
@@ -359,6 +325,6 @@ export function profileProjection(p: ClusterProfile | ClusterProfileStatus): Clu
     ...(p.vipBinding !== undefined ? { vipBinding: p.vipBinding } : {}),
     ...(p.upgradeTo !== undefined ? { upgradeTo: p.upgradeTo } : {}),
     source: p.source,
-    ...(p.message ? { message: clip(p.message, MAX_MESSAGE) } : {}),
+    ...(p.message ? { message: printable(p.message, MAX_MESSAGE) } : {}),
   };
 }

@@ -1,15 +1,15 @@
 // Converts client-node Service/Ingress objects into the plain facts the assessment reads.
 // Type-only imports: nothing here touches the network.
-import type { V1Ingress, V1Service } from '@kubernetes/client-node';
+import type { V1Ingress, V1ObjectMeta, V1Service } from '@kubernetes/client-node';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
-import type { GatewayEnvoyProxy, GatewayFacts, GeneratedService, IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
+import type { EnvoyProxyRef, GatewayEnvoyProxy, GatewayFacts, GeneratedService, IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
 import { ENVOY_GATEWAY_NAMESPACE, gatewayServiceOf, generatedFor } from './gateway-service.js';
 import { annotationsSetBy } from './lost-record.js';
 
 /** A gateway.networking.k8s.io/v1 Gateway as loopguard reads it (no client-node type: the CRD is optional). */
 export interface GatewayObject {
-  metadata?: { namespace?: string; name?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp?: Date | string };
+  metadata?: { namespace?: string; name?: string; uid?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec?: { gatewayClassName?: string; infrastructure?: { parametersRef?: { group?: string; kind?: string; name?: string } }; listeners?: { hostname?: string }[] };
 }
 
@@ -32,7 +32,7 @@ export interface GatewayClassObject {
 }
 
 /** The EnvoyProxy a GatewayClass names (spec.parametersRef), if it names one. */
-export function classEnvoyProxy(c: GatewayClassObject | undefined): { namespace: string; name: string } | undefined {
+export function classEnvoyProxy(c: GatewayClassObject | undefined): EnvoyProxyRef | undefined {
   const ref = c?.spec?.parametersRef;
   return ref?.group === 'gateway.envoyproxy.io' && ref.kind === 'EnvoyProxy' && ref.name && ref.namespace ? { namespace: ref.namespace, name: ref.name } : undefined;
 }
@@ -45,12 +45,10 @@ export interface EnvoyProxyLookup {
 
 export const NO_ENVOY_PROXIES: EnvoyProxyLookup = { envoyProxy: () => undefined, gatewayClass: () => undefined };
 
-/** The EnvoyProxy in force for the Gateway: its own (in its namespace), else its class's; undefined: neither names one. */
-export function envoyProxyOf(gw: GatewayObject, lookup: EnvoyProxyLookup): GatewayEnvoyProxy | undefined {
+/** The EnvoyProxy in force for the Gateway: its own (in its namespace), else its class's (`cls`); undefined: neither names one. */
+function envoyProxyOf(gw: GatewayObject, cls: EnvoyProxyRef | undefined, lookup: EnvoyProxyLookup): GatewayEnvoyProxy | undefined {
   const own = ownEnvoyProxyName(gw);
-  const ref = own ? { level: 'Gateway' as const, namespace: gw.metadata?.namespace ?? '', name: own } : undefined;
-  const cls = classEnvoyProxy(lookup.gatewayClass(gw.spec?.gatewayClassName ?? ''));
-  const at = ref ?? (cls ? { level: 'Class' as const, ...cls } : undefined);
+  const at = own ? { level: 'Gateway' as const, namespace: gw.metadata?.namespace ?? '', name: own } : cls && { level: 'Class' as const, ...cls };
   if (!at) return undefined;
   const ep = lookup.envoyProxy(at.namespace, at.name);
   if (!ep) return { ...at, state: 'Missing' };
@@ -65,22 +63,14 @@ export function boundLoadBalancerId(annotations: Readonly<Record<string, string>
   return id ? id : undefined;
 }
 
-function isoTime(value: Date | string | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  return value instanceof Date ? value.toISOString() : value;
-}
-
-export function serviceFacts(svc: V1Service): ServiceFacts {
-  const md = svc.metadata ?? {};
-  const etp = svc.spec?.externalTrafficPolicy;
-  const ips = statusIps(svc.status);
-  const ipModes = (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ipMode).filter((m): m is string => !!m);
-  const created = isoTime(md.creationTimestamp);
-  const loadBalancerId = boundLoadBalancerId(md.annotations, 'Service');
-  const setByLoopguard = annotationsSetBy(FIELD_MANAGER, md.managedFields);
-  const generated = generatedFor(md.labels);
+/**
+ * What a target's facts take from its metadata; for a Service or an Ingress (`tke`) also the CLB id TKE wrote and
+ * the annotations loopguard's field manager wrote.
+ */
+function metadataFacts(md: NonNullable<GatewayObject['metadata']> & Pick<V1ObjectMeta, 'managedFields'>, tke?: 'Service' | 'Ingress') {
+  const setByLoopguard = tke && annotationsSetBy(FIELD_MANAGER, md.managedFields);
+  const loadBalancerId = tke && boundLoadBalancerId(md.annotations, tke);
   return {
-    kind: 'Service',
     namespace: md.namespace ?? '',
     name: md.name ?? '',
     ...(md.labels ? { labels: md.labels } : {}),
@@ -88,7 +78,17 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
     ...(setByLoopguard ? { setByLoopguard } : {}),
     ...(loadBalancerId ? { loadBalancerId } : {}),
     ...(md.uid ? { uid: md.uid } : {}),
-    ...(created ? { creationTimestamp: created } : {}),
+  };
+}
+
+export function serviceFacts(svc: V1Service): ServiceFacts {
+  const etp = svc.spec?.externalTrafficPolicy;
+  const ips = statusIps(svc.status);
+  const ipModes = (svc.status?.loadBalancer?.ingress ?? []).map((i) => i.ipMode).filter((m): m is string => !!m);
+  const generated = generatedFor(svc.metadata?.labels);
+  return {
+    kind: 'Service',
+    ...metadataFacts(svc.metadata ?? {}, 'Service'),
     type: svc.spec?.type ?? 'ClusterIP',
     ...(svc.spec?.loadBalancerClass ? { loadBalancerClass: svc.spec.loadBalancerClass } : {}),
     ...(etp === 'Local' || etp === 'Cluster' ? { externalTrafficPolicy: etp } : {}),
@@ -114,7 +114,7 @@ export function gatewayFacts(
   gw: GatewayObject,
   services: readonly ServiceFacts[],
   controllerNamespace = ENVOY_GATEWAY_NAMESPACE,
-  /** Its EnvoyProxy and its class's (envoyProxyOf). */
+  /** Its EnvoyProxy and its class's. */
   lookup: EnvoyProxyLookup = NO_ENVOY_PROXIES,
 ): GatewayFacts {
   const md = gw.metadata ?? {};
@@ -126,23 +126,17 @@ export function gatewayFacts(
       : found.state === 'Ambiguous'
         ? { state: 'Ambiguous', names: found.services.map((s) => `${s.namespace}/${s.name}`) }
         : { state: 'None', controllerNamespace };
-  const created = isoTime(md.creationTimestamp);
   const svc = 'facts' in service ? service.facts : undefined;
-  const envoyProxy = envoyProxyOf(gw, lookup);
-  const cls = envoyProxy?.level === 'Gateway' ? classEnvoyProxy(lookup.gatewayClass(ref.className)) : undefined;
+  const cls = classEnvoyProxy(lookup.gatewayClass(ref.className));
+  const envoyProxy = envoyProxyOf(gw, cls, lookup);
   const hostnames = [...new Set((gw.spec?.listeners ?? []).map((l) => l.hostname).filter((h): h is string => typeof h === 'string' && h !== ''))];
   return {
     kind: 'Gateway',
-    namespace: ref.namespace,
-    name: ref.name,
-    ...(md.labels ? { labels: md.labels } : {}),
-    ...(md.annotations ? { annotations: md.annotations } : {}),
-    ...(md.uid ? { uid: md.uid } : {}),
-    ...(created ? { creationTimestamp: created } : {}),
+    ...metadataFacts(md),
     className: ref.className,
     service,
     ...(envoyProxy ? { envoyProxy } : {}),
-    ...(cls ? { classEnvoyProxy: cls } : {}),
+    ...(cls && envoyProxy?.level === 'Gateway' ? { classEnvoyProxy: cls } : {}),
     ...(hostnames.length > 0 ? { hostnames } : {}),
     ...(svc?.loadBalancerId ? { loadBalancerId: svc.loadBalancerId } : {}),
     ...(svc?.loadBalancerIps ? { loadBalancerIps: svc.loadBalancerIps } : {}),
@@ -155,21 +149,10 @@ function statusIps(status: { loadBalancer?: { ingress?: { ip?: string }[] } } | 
 }
 
 export function ingressFacts(ing: V1Ingress): IngressFacts {
-  const md = ing.metadata ?? {};
   const ips = statusIps(ing.status);
-  const created = isoTime(md.creationTimestamp);
-  const loadBalancerId = boundLoadBalancerId(md.annotations, 'Ingress');
-  const setByLoopguard = annotationsSetBy(FIELD_MANAGER, md.managedFields);
   return {
     kind: 'Ingress',
-    namespace: md.namespace ?? '',
-    name: md.name ?? '',
-    ...(md.labels ? { labels: md.labels } : {}),
-    ...(md.annotations ? { annotations: md.annotations } : {}),
-    ...(setByLoopguard ? { setByLoopguard } : {}),
-    ...(loadBalancerId ? { loadBalancerId } : {}),
-    ...(md.uid ? { uid: md.uid } : {}),
-    ...(created ? { creationTimestamp: created } : {}),
+    ...metadataFacts(ing.metadata ?? {}, 'Ingress'),
     ...(ing.spec?.ingressClassName ? { ingressClassName: ing.spec.ingressClassName } : {}),
     rules: (ing.spec?.rules ?? []).map((r) => {
       const backends = (r.http?.paths ?? []).flatMap((p) => (p.backend?.service?.name ? [p.backend.service] : []));

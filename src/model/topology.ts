@@ -9,14 +9,12 @@
 //  - kube-proxy's IPVS rules: it is Local that keeps the pod IP (Cluster masquerades to the node IP);
 //  - KEP-1860 `ipMode: Proxy` makes kube-proxy ignore the LB address.
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
-import type { ClusterProfile } from './cluster-profile.js';
+import type { L4Cause } from './cause.js';
 import type { IngressFacts, ServiceFacts } from './facts.js';
 import type { RootCauseId } from './root-causes.js';
 
-export type AlternativeId = 'ServiceDnsName' | 'CoreDnsRewrite' | 'LocalWithAntiAffinity' | 'DirectAccess' | 'IpModeProxy';
-
 export interface Alternative {
-  id: AlternativeId;
+  id: 'ServiceDnsName' | 'CoreDnsRewrite' | 'LocalWithAntiAffinity' | 'DirectAccess' | 'IpModeProxy';
   /** What to do, for this target. */
   advice: string;
   /** What it fixes and what it leaves. */
@@ -65,32 +63,25 @@ function isTrue(annotations: Readonly<Record<string, string>> | undefined, key: 
   return annotations?.[key]?.trim().toLowerCase() === 'true';
 }
 
-export interface ServiceAlternativesInput {
-  rootCause: RootCauseId;
-  profile: ClusterProfile;
-  /** The address callers use today (the CLB VIP). */
-  vip: string;
-  /** The CLB is public: nothing loops, nothing to advise. */
-  publicClb: boolean;
-}
-
-export function serviceAlternatives(svc: ServiceFacts, c: ServiceAlternativesInput): Alternative[] {
-  if (c.publicClb) return [];
+/** `cause.at.vip`: the address callers use today; a public CLB: nothing loops, nothing to advise. */
+export function serviceAlternatives(svc: ServiceFacts, cause: L4Cause): Alternative[] {
+  const { id, at } = cause;
+  if (at.public) return [];
   const ports = svc.ports.map((p) => p.port).join(', ');
   const out: Alternative[] = [];
-  if (SHORT_CIRCUITED.has(c.rootCause)) {
+  if (SHORT_CIRCUITED.has(id)) {
     out.push({
       id: 'IpModeProxy',
       advice: 'keep status.loadBalancer.ingress[].ipMode unset or VIP (TKE does not set it; another load-balancer controller or a Kubernetes ≥ 1.30 upgrade path might)',
-      limits: `this Service is safe only because kube-proxy answers VIP ${c.vip} on the node; with ipMode: Proxy kube-proxy ignores the VIP, in-cluster calls go through the CLB with the pod IP and can loop back, in iptables mode too`,
+      limits: `this Service is safe only because kube-proxy answers VIP ${at.vip} on the node; with ipMode: Proxy kube-proxy ignores the VIP, in-cluster calls go through the CLB with the pod IP and can loop back, in iptables mode too`,
       source: SOURCES.ipMode,
     });
     return out;
   }
-  if (!LOOPING.has(c.rootCause)) return out;
+  if (!LOOPING.has(id)) return out;
   out.push({
     id: 'ServiceDnsName',
-    advice: `in-cluster callers use ${dnsName(svc.name, svc.namespace)} (port ${ports}) instead of VIP ${c.vip}`,
+    advice: `in-cluster callers use ${dnsName(svc.name, svc.namespace)} (port ${ports}) instead of VIP ${at.vip}`,
     limits: "kube-proxy answers the Service's ClusterIP on the caller's node, so the CLB is never on the path: no loopback for those callers; it does not change the CLB's own health checks",
     source: SOURCES.suggestions,
   });
@@ -109,7 +100,7 @@ export function serviceAlternatives(svc: ServiceFacts, c: ServiceAlternativesInp
       source: SOURCES.directAccess,
     });
   } else if (svc.externalTrafficPolicy === 'Local') {
-    const ipvs = c.profile.kubeProxyMode === 'ipvs' || c.profile.kubeProxyMode === 'unknown';
+    const ipvs = at.profile.kubeProxyMode === 'ipvs' || at.profile.kubeProxyMode === 'unknown';
     out.push({
       id: 'LocalWithAntiAffinity',
       advice: "keep callers off the nodes that run this Service's pods (podAntiAffinity on the callers against the backend pods' labels): with externalTrafficPolicy: Local the CLB only forwards to those nodes",
@@ -121,33 +112,29 @@ export function serviceAlternatives(svc: ServiceFacts, c: ServiceAlternativesInp
       source: ipvs ? `${SOURCES.antiAffinity}; ${SOURCES.localInIpvs}` : SOURCES.antiAffinity,
     });
   }
-  if (c.rootCause === 'IpModeProxy') {
+  if (id === 'IpModeProxy') {
     out.push({
       id: 'IpModeProxy',
       advice: 'remove ipMode: Proxy from status.loadBalancer.ingress (turn it off in the controller that writes this Service\'s status)',
-      limits: `kube-proxy then answers VIP ${c.vip} on the node again: in iptables or nftables mode in-cluster calls never reach the CLB; in IPVS mode prevent-loopback (and its health-check source) can then take effect`,
+      limits: `kube-proxy then answers VIP ${at.vip} on the node again: in iptables or nftables mode in-cluster calls never reach the CLB; in IPVS mode prevent-loopback (and its health-check source) can then take effect`,
       source: SOURCES.ipMode,
     });
   } else {
     out.push({
       id: 'IpModeProxy',
       advice: 'do not expect ipMode: Proxy (Kubernetes ≥ 1.30, set in status by the load-balancer controller) to help',
-      limits: `kube-proxy would then ignore VIP ${c.vip}: health checks from the VIP are no longer dropped, but every in-cluster call goes through the CLB and can loop back, in iptables mode too`,
+      limits: `kube-proxy would then ignore VIP ${at.vip}: health checks from the VIP are no longer dropped, but every in-cluster call goes through the CLB and can loop back, in iptables mode too`,
       source: SOURCES.ipMode,
     });
   }
   return out;
 }
 
-/** The Services an Ingress routes to, with the hosts that reach each one. */
-function backendsByHost(ing: IngressFacts): { host: string; services: string[] }[] {
-  return ing.rules.map((r) => ({ host: r.host ?? '', services: [...new Set(r.services ?? [])] }));
-}
-
 export function ingressAlternatives(ing: IngressFacts, rootCause: RootCauseId): Alternative[] {
   if (!LOOPING.has(rootCause)) return [];
   const out: Alternative[] = [];
-  const rules = backendsByHost(ing);
+  // The Services an Ingress routes to, with the hosts that reach each one.
+  const rules = ing.rules.map((r) => ({ host: r.host ?? '', services: [...new Set(r.services ?? [])] }));
   const services = [...new Set([...rules.flatMap((r) => r.services), ...(ing.defaultBackend ? [ing.defaultBackend] : [])])];
   const names = services.length > 0 ? services.map((s) => dnsName(s, ing.namespace)).join(', ') : `<service>.${ing.namespace}.svc.cluster.local`;
   out.push({

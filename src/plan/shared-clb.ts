@@ -168,7 +168,7 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
   const withheld = {
     ...desired,
     sourceBy: desired.preventLoopback.present ? desired.sourceBy : ('loopguard' as const),
-    preventLoopback: { ...desired.preventLoopback, desired: false, reason: 'held back: other listeners on the CLB health-check from the VIP' },
+    preventLoopback: { ...desired.preventLoopback, desired: false },
   };
   const changes = assessed.changes.filter((c) => c.action !== 'AddPreventLoopbackAnnotation');
   if (left.length === 0) {

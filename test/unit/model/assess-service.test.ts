@@ -485,12 +485,13 @@ describe('assessService', () => {
     }
   });
 
-  it('records the desired state per listener and why the annotation is not wanted', () => {
+  it('records the desired state per listener, and the message says why the annotation is not wanted', () => {
     const a = run({ name: 'old', svc: LOCAL, profile: 'ipvsOld', verdict: 'AtRisk', rootCause: 'KubeProxyTooOld' });
     const d = a.desired as L4DesiredState;
     expect(d.loadBalancerId).toBe('lb-abc');
     expect(d.listeners).toEqual([{ listenerId: 'lbl-tcp', protocol: 'TCP', port: 80, currentSourceIpType: 0 }]);
-    expect(d.preventLoopback).toEqual({ present: false, desired: false, reason: expect.stringContaining('v1.18.4-tke.20') });
+    expect(d.preventLoopback).toEqual({ present: false, desired: false });
+    expect(a.rootCause.message).toContain('upgrade the kube-system/kube-proxy DaemonSet image to v1.18.4-tke.20');
     const b = run({ name: 'new', svc: LOCAL, verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded' });
     expect((b.desired as L4DesiredState).listeners[0]?.desiredSourceIpType).toBe(1);
     expect(b.loadBalancerId).toBe('lb-abc');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { conflictAssessment } from '../../../src/model/assessment.js';
-import { comparePolicyAge, isWinner, resolveConflicts, type Claim, type PolicyIdentity } from '../../../src/model/conflicts.js';
+import { comparePolicyAge, resolveConflicts, samePolicy, type Claim, type PolicyIdentity } from '../../../src/model/conflicts.js';
 import type { TargetRef } from '../../../src/model/facts.js';
 
 const p = (name: string, creationTimestamp?: string): PolicyIdentity => ({ namespace: 'shop', name, ...(creationTimestamp ? { creationTimestamp } : {}) });
@@ -84,14 +84,15 @@ describe('resolveConflicts', () => {
     expect(o.get('Service/shop/web')?.losers).toEqual([]);
   });
 
-  it('answers isWinner', () => {
+  it('names the winner of each claimed target only', () => {
     const o = resolveConflicts([
       { policy: mid, target: svc('web') },
       { policy: old, target: svc('web') },
     ]);
-    expect(isWinner(o, svc('web'), old)).toBe(true);
-    expect(isWinner(o, svc('web'), mid)).toBe(false);
-    expect(isWinner(o, svc('other'), old)).toBe(false);
+    const winner = o.get('Service/shop/web')!.winner;
+    expect(samePolicy(winner, old)).toBe(true);
+    expect(samePolicy(winner, mid)).toBe(false);
+    expect(o.has('Service/shop/other')).toBe(false);
   });
 
   it('produces a Conflict verdict naming the winner', () => {

@@ -23,7 +23,6 @@ describe('serviceFacts', () => {
       name: 'web',
       labels: { app: 'web' },
       annotations: { a: 'b' },
-      creationTimestamp: '2025-01-01T00:00:00.000Z',
       type: 'LoadBalancer',
       externalTrafficPolicy: 'Local',
       ports: [

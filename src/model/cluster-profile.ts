@@ -36,8 +36,6 @@ export interface ProfileInputs {
   configMap?: ConfigMapFacts;
   /** The operator's flags: they win over what the DaemonSet and ConfigMap say. */
   flags?: ProfileFlags;
-  /** A kube-proxy replacement (e.g. Cilium on TKE DataPlaneV2) was detected; means `none` when no kube-proxy exists. */
-  kubeProxyReplacement?: boolean;
 }
 
 export interface ClusterProfile extends ClusterProfileStatus {
@@ -169,8 +167,8 @@ function detectMode(inputs: ProfileInputs, flagMode: KubeProxyMode | undefined, 
   }
   if (daemonSet && !flags.config) return found('iptables', 'DaemonSet', `mode iptables: DaemonSet ${dsName} sets no --proxy-mode and kube-proxy defaults to iptables`);
   if (daemonSet) return found('unknown', 'Unknown', `DaemonSet ${dsName} reads --config but no kube-proxy ConfigMap with a mode was found; set --kube-proxy-mode`);
-  if (inputs.kubeProxyReplacement) return found('none', 'Unknown', 'no kube-proxy DaemonSet and a kube-proxy replacement is running (e.g. DataPlaneV2/Cilium)');
-  return found('unknown', 'Unknown', 'no kube-system/kube-proxy DaemonSet (kube-proxy may run as a node binary on older clusters); set --kube-proxy-mode and --kube-proxy-version');
+  // DataPlaneV2 (Cilium in kube-proxy's place) looks the same from here: nothing documents how to tell it apart.
+  return found('unknown', 'Unknown', 'no kube-system/kube-proxy DaemonSet (kube-proxy may run as a node binary on older clusters); set --kube-proxy-mode and --kube-proxy-version (on DataPlaneV2, where Cilium replaces kube-proxy: --kube-proxy-mode=none)');
 }
 
 /** Detects the cluster profile. Total: every combination of missing inputs yields a profile with a message. */

@@ -172,15 +172,10 @@ const rows: Row[] = [
     message: /not vX\.Y\.Z/,
   },
   {
-    name: 'no DaemonSet, kube-proxy replacement detected: none',
-    inputs: { kubeProxyReplacement: true },
-    expect: { kubeProxyMode: 'none', preventLoopbackSupported: 'False', vipBinding: 'Never', source: 'Unknown' },
-  },
-  {
     name: 'nothing at all: unknown',
     inputs: {},
     expect: { kubeProxyMode: 'unknown', preventLoopbackSupported: 'Unknown', vipBinding: 'Unknown', source: 'Unknown' },
-    message: /node binary/,
+    message: /node binary.*on DataPlaneV2, where Cilium replaces kube-proxy: --kube-proxy-mode=none/,
   },
   {
     name: 'flags override everything',

@@ -33,7 +33,7 @@ export const PROFILES = {
   ipvsUpstream: detectClusterProfile({ daemonSet: kubeProxyDaemonSet('registry.k8s.io/kube-proxy:v1.30.2', ['--proxy-mode=ipvs']) }),
   iptables: detectClusterProfile({ daemonSet: kubeProxyDaemonSet(`${TKE}:v1.20.6-tke.12`, ['--proxy-mode=iptables']) }),
   nftables: detectClusterProfile({ daemonSet: kubeProxyDaemonSet('registry.k8s.io/kube-proxy:v1.33.1', ['--proxy-mode=nftables']) }),
-  none: detectClusterProfile({ kubeProxyReplacement: true }),
+  none: detectClusterProfile({ flags: { kubeProxyMode: 'none' } }),
   unknown: detectClusterProfile({}),
 } satisfies Record<string, ClusterProfile>;
 

@@ -8,10 +8,10 @@
 // reports.
 import { SYSTEM_NAMESPACES, withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../api/clusterloopbackpolicy.js';
 import { withSpecDefaults, type LoopbackPolicy, type ResolvedPolicySpec } from '../api/loopbackpolicy.js';
-import { clusterPolicyIdentity, describePolicy, identityOwner, policyIdentity, resolveConflicts, type Claim } from '../model/conflicts.js';
+import { clusterPolicyIdentity, describePolicy, policyIdentity, resolveConflicts, type Claim } from '../model/conflicts.js';
 import { targetKey, type TargetFacts } from '../model/facts.js';
 import { coverageOf, type NamespaceFacts } from '../model/namespace-coverage.js';
-import type { OwnerKey } from '../model/record-registry.js';
+import { ownerOf, type OwnerKey } from '../model/record-registry.js';
 import { selects } from '../model/selection.js';
 
 export interface PolicyChoice {
@@ -61,7 +61,7 @@ export function choosePolicies(
   for (const p of policies) {
     const id = policyIdentity(p);
     const spec = withSpecDefaults(p.spec);
-    choices.set(identityOwner(id), () => ({ spec, owner: identityOwner(id), policy: describePolicy(id) }));
+    choices.set(ownerOf(id), () => ({ spec, owner: ownerOf(id), policy: describePolicy(id) }));
     for (const t of targets) if (selects({ namespace: id.namespace, spec }, t)) claims.push({ policy: id, target: t, mode: spec.mode });
   }
   const namespaces = new Map((cluster.namespaces ?? []).map((n) => [n.name, n]));
@@ -79,13 +79,13 @@ export function choosePolicies(
     }
     const ignore = spec.skipAnnotation === 'Ignore' ? { ignoreSkipAnnotation: true as const } : {};
     // Assessed in the mode its namespace gets (modeOverrides), as the operator's round for that namespace is.
-    choices.set(identityOwner(id), (namespace) => ({ spec: { ...spec, mode: modes.get(namespace) ?? spec.mode }, owner: identityOwner(id), policy: describePolicy(id), ...ignore }));
+    choices.set(ownerOf(id), (namespace) => ({ spec: { ...spec, mode: modes.get(namespace) ?? spec.mode }, owner: ownerOf(id), policy: describePolicy(id), ...ignore }));
   }
   const owners = resolveConflicts(claims);
   const out = new Map<string, PolicyChoice>();
   for (const t of targets) {
     const winner = owners.get(targetKey(t))?.winner;
-    const choice = winner ? choices.get(identityOwner(winner)) : undefined;
+    const choice = winner ? choices.get(ownerOf(winner)) : undefined;
     out.set(targetKey(t), choice ? choice(t.namespace) : DEFAULT_CHOICE);
   }
   return out;

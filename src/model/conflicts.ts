@@ -16,7 +16,7 @@
 import { CLUSTER_KIND, type Precedence } from '../api/clusterloopbackpolicy.js';
 import type { PolicyMode } from '../api/loopbackpolicy.js';
 import { targetKey, type TargetRef } from './facts.js';
-import { clusterOwnerKey, describeOwner, ownerKey, type OwnerKey } from './record-registry.js';
+import { describeOwner, ownerOf } from './record-registry.js';
 
 export interface PolicyIdentity {
   /** Absent: a LoopbackPolicy. */
@@ -78,14 +78,9 @@ export function clusterPolicyIdentity(p: PolicyObject & { spec?: { precedence?: 
   return { kind: CLUSTER_KIND, precedence: p.spec?.precedence ?? 'NamespacedFirst', ...policyIdentity({ metadata: { ...p.metadata, namespace: '' } }) };
 }
 
-/** The owner key (record-registry.ts) of a policy. */
-export function identityOwner(p: PolicyIdentity): OwnerKey {
-  return p.kind === CLUSTER_KIND ? clusterOwnerKey(p.name) : ownerKey(p.namespace, p.name);
-}
-
 /** `ClusterLoopbackPolicy/<name>` or `LoopbackPolicy <namespace>/<name>`, for messages. */
 export function describePolicy(p: PolicyIdentity): string {
-  return describeOwner(identityOwner(p));
+  return describeOwner(ownerOf(p));
 }
 
 function timeOf(p: PolicyIdentity): number {
@@ -134,9 +129,9 @@ function resolveContested(claims: readonly Claim[]): ClaimResolution {
   const modes = new Map<string, PolicyMode>();
   for (const claim of claims) {
     if (!policies.some((p) => samePolicy(p, claim.policy))) policies.push(claim.policy);
-    modes.set(identityOwner(claim.policy), claim.mode ?? 'Enforce');
+    modes.set(ownerOf(claim.policy), claim.mode ?? 'Enforce');
   }
-  const modeOf = (p: PolicyIdentity): PolicyMode => modes.get(identityOwner(p)) ?? 'Enforce';
+  const modeOf = (p: PolicyIdentity): PolicyMode => modes.get(ownerOf(p)) ?? 'Enforce';
   policies.sort(comparePolicyAge);
   // 1. Mode: Enforce before Audit.
   const winnerMode: PolicyMode = policies.some((p) => modeOf(p) === 'Enforce') ? 'Enforce' : 'Audit';

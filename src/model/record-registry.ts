@@ -1,7 +1,7 @@
 // Pure: the ownership registry, in the spirit of external-dns's TXT registry. What loopguard changed on a target is
 // written in the target's LoopbackRecord (cluster-scoped, written only by loopguard, never on the target where
 // anyone with `edit` on it could forge one), and this module holds every rule about those records:
-//   - owner keys: the policy a record belongs to, as `<namespace>/<name>` (ownerKey, ownerOf, holderOf, ownedBy);
+//   - owner keys: the policy a record belongs to, as `<namespace>/<name>` (ownerKey, ownerOf, holderOf);
 //   - identity: a record belongs to the very object it was made for (madeFor: an earlier object of the same name
 //     had another uid);
 //   - reading: what a record says for a target, validated like any stored input (readRecord, problemOf);
@@ -38,9 +38,11 @@ export function policyRefOf(owner: OwnerKey): LoopbackRecordSpec['policy'] {
   return { namespace, name };
 }
 
-/** The owner key a record carries (its `spec.policy`; no `kind` is a LoopbackPolicy, as records made before the cluster kind). */
-export function ownerOf(record: LoopbackRecord): OwnerKey {
-  const p = record.spec.policy;
+/**
+ * The owner key of a policy: a record's `spec.policy` (no `kind` is a LoopbackPolicy, as records made before the
+ * cluster kind) or a policy as conflict resolution sees it.
+ */
+export function ownerOf(p: { kind?: string; namespace: string; name: string }): OwnerKey {
   return p.kind === CLUSTER_KIND ? clusterOwnerKey(p.name) : ownerKey(p.namespace, p.name);
 }
 
@@ -51,12 +53,7 @@ export function describeOwner(owner: OwnerKey): string {
 
 /** The policy holding a target by its record (whatever object it was made for): the claims' tie-break. */
 export function holderOf(record: LoopbackRecord | undefined): OwnerKey | undefined {
-  return record ? ownerOf(record) : undefined;
-}
-
-/** Whether `record` belongs to the policy `owner`. */
-export function ownedBy(record: LoopbackRecord | undefined, owner: OwnerKey): boolean {
-  return record !== undefined && ownerOf(record) === owner;
+  return record ? ownerOf(record.spec.policy) : undefined;
 }
 
 /**
@@ -89,7 +86,7 @@ export interface RecordOwnership {
  */
 export function readRecord(record: LoopbackRecord | undefined, object?: { uid?: string }): RecordOwnership {
   if (!record || (object && !madeFor(record, object))) return {};
-  const owner = ownerOf(record);
+  const owner = ownerOf(record.spec.policy);
   const problem = problemOf(record);
   return problem ? { owner, problem: `LoopbackRecord ${record.metadata?.name ?? ''}: ${problem}` } : { owner, originals: record.spec.originals };
 }
@@ -119,7 +116,7 @@ export function writeBasis(current: LoopbackRecord | undefined, target: { uid?: 
   if (!current || !madeFor(current, target)) return { kind: 'write', originals: undefined };
   const problem = problemOf(current);
   if (problem) return { kind: 'refuse', problem };
-  const holder = ownerOf(current);
+  const holder = ownerOf(current.spec.policy);
   if (holder !== owner && !takeOver) return { kind: 'leave', holder };
   return { kind: 'write', originals: current.spec.originals };
 }

@@ -37,7 +37,3 @@ export function selects(policy: { namespace: string; spec: ResolvedPolicySpec },
   return target.namespace === policy.namespace && policy.spec.targets.includes(target.kind) && matchesSelector(policy.spec.selector, target.labels);
 }
 
-/** The candidates the policy selects, in input order. */
-export function selectTargets<T extends SelectableTarget>(policy: { namespace: string; spec: ResolvedPolicySpec }, candidates: readonly T[]): T[] {
-  return candidates.filter((c) => selects(policy, c));
-}

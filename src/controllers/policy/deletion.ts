@@ -19,7 +19,7 @@ import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import type { ReleaseOutcome } from '../../model/status.js';
 import { lostRecordError } from '../../model/lost-record.js';
 import { serviceFacts } from '../../model/target-facts.js';
-import { describeOwner, ownedBy, problemOf } from '../../model/record-registry.js';
+import { describeOwner, holderOf, problemOf } from '../../model/record-registry.js';
 import { recordedFields } from '../../api/originals.js';
 import type { PolicyControllerOptions } from './deps.js';
 import type { PolicyRound, RoundResult } from './round.js';
@@ -82,7 +82,7 @@ export class PolicyDeletion {
     if (!policy.metadata.finalizers?.includes(FINALIZER)) return;
     if (policy.spec.revertOnDelete && this.o.executor) {
       const all = await this.o.records.list(policy.namespace);
-      const records = all.filter((r) => ownedBy(r, policy.owner));
+      const records = all.filter((r) => holderOf(r) === policy.owner);
       if (abandonRequested(policy)) await this.abandon(policy, records);
       else {
         // Said before the revert runs (a throttled CLB can hold it up for a minute of retries), then with its cause.

@@ -4,18 +4,18 @@ import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { involvedObject, withSpecDefaults, type LoopbackPolicy, type PolicyMode, type ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
 import { withClusterSpecDefaults } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
-import { madeFor, ownedBy, readRecord, type OwnerKey } from '../../model/record-registry.js';
+import { holderOf, madeFor, ownerOf, readRecord, type OwnerKey } from '../../model/record-registry.js';
 import { annotatedByLoopguard } from '../../plan/originals.js';
 import { ServiceAnnotation } from '../../api/annotations.js';
 import { sharedView, type RecordedEnvoyProxy, type SharedView } from '../../plan/snapshot.js';
 import type { Orphan, PolicyCaches } from './deps.js';
 import { conflictAssessment, handoverAssessment, type Assessment } from '../../model/assessment.js';
 import { targetKey } from '../../model/facts.js';
-import { clusterPolicyIdentity, identityOwner, lossOf, policyIdentity, resolveConflicts, samePolicy, type Claim, type ClaimResolution, type PolicyIdentity } from '../../model/conflicts.js';
+import { clusterPolicyIdentity, lossOf, policyIdentity, resolveConflicts, samePolicy, type Claim, type ClaimResolution, type PolicyIdentity } from '../../model/conflicts.js';
 import { coverageOf, coveredNamespaces, namespaceMode, type Coverage } from '../../model/namespace-coverage.js';
 import { envoyProxiesOf, envoyProxyKey, type GatewayFacts, type ServiceFacts, type TargetFacts, type TargetRef } from '../../model/facts.js';
 import { ENVOY_GATEWAY_NAMESPACE } from '../../model/gateway-service.js';
-import { selectTargets } from '../../model/selection.js';
+import { selects } from '../../model/selection.js';
 import { gatewayFacts, ingressFacts, serviceFacts } from '../../model/target-facts.js';
 import { clusterSubjectOf, liveSubject, subjectOf, type PolicySubject } from './subject.js';
 import type { ProbeSelection } from '../../probe/plan-builder.js';
@@ -50,10 +50,10 @@ export function namespaceView(
   for (const p of policies) {
     if (p.metadata.namespace !== namespace) continue;
     const scope = { namespace, spec: withSpecDefaults(p.spec) };
-    for (const t of selectTargets(scope, candidates)) claims.push({ policy: policyIdentity(p), target: t, mode: scope.spec.mode });
+    for (const t of candidates.filter((c) => selects(scope, c))) claims.push({ policy: policyIdentity(p), target: t, mode: scope.spec.mode });
   }
   for (const c of clusterPolicies) {
-    for (const t of selectTargets({ namespace, spec: c.spec }, candidates)) claims.push({ policy: c.identity, target: t, mode: c.mode });
+    for (const t of candidates.filter((t) => selects({ namespace, spec: c.spec }, t))) claims.push({ policy: c.identity, target: t, mode: c.mode });
   }
   return { candidates, claims: resolveConflicts(claims) };
 }
@@ -322,7 +322,7 @@ export function orphansOf(
 ): Orphan[] {
   const byKey = new Map(candidates.map((t) => [targetKey(t), t]));
   const orphans = records.flatMap((entry): Orphan[] => {
-    if (!ownedBy(entry, owner)) return [];
+    if (holderOf(entry) !== owner) return [];
     const t = entry.spec.target;
     // A managed target ignores a stale record (its next recording replaces it); releasing it here as well could
     // forget originals that round just recorded.

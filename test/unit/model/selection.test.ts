@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { withSpecDefaults, type LabelSelector, type LoopbackPolicySpec } from '../../../src/api/loopbackpolicy.js';
-import { matchesSelector, selectTargets, selects, type SelectableTarget } from '../../../src/model/selection.js';
+import { matchesSelector, selects, type SelectableTarget } from '../../../src/model/selection.js';
 
 const labels = { app: 'web', tier: 'front', 'example.com/team': 'shop' };
 
@@ -51,7 +51,7 @@ describe('matchesSelector', () => {
   });
 });
 
-describe('selectTargets', () => {
+describe('selects', () => {
   const candidates: SelectableTarget[] = [
     { kind: 'Service', namespace: 'shop', name: 'web', labels: { app: 'web' } },
     { kind: 'Ingress', namespace: 'shop', name: 'front', labels: { app: 'web' } },
@@ -60,6 +60,7 @@ describe('selectTargets', () => {
   ];
   const policy = (spec: LoopbackPolicySpec) => ({ namespace: 'shop', spec: withSpecDefaults(spec) });
   const names = (xs: SelectableTarget[]) => xs.map((x) => `${x.kind}/${x.namespace}/${x.name}`);
+  const selectTargets = (p: ReturnType<typeof policy>, xs: SelectableTarget[]) => xs.filter((x) => selects(p, x));
 
   it('selects every Service and Ingress in its namespace by default', () => {
     expect(names(selectTargets(policy({}), candidates))).toEqual(['Service/shop/web', 'Ingress/shop/front', 'Service/shop/db']);

@@ -31,7 +31,7 @@ function health(targets: readonly { status: string }[]): BackendHealth | undefin
   if (targets.length === 0) return undefined;
   const alive = targets.filter((t) => t.status === 'Alive').length;
   const dead = targets.filter((t) => t.status === 'Dead').length;
-  return { alive, dead, unknown: targets.length - alive - dead };
+  return { alive, dead };
 }
 
 /** The health-check facts the model reads: the source, and the switch TkeServiceConfig fragments must carry (tencent-cloud.md §1). */

@@ -84,7 +84,7 @@ const opt = (v: unknown, check: (x: unknown) => boolean) => v === undefined || c
 const strings = (v: unknown) => Array.isArray(v) && v.every(isStr);
 const stringMap = (v: unknown) => isObj(v) && Object.values(v).every(isStr);
 const healthCheck = (v: unknown) => isObj(v) && opt(v['sourceIpType'], isNum) && opt(v['healthSwitch'], isNum);
-const backendHealth = (v: unknown) => isObj(v) && isNum(v['alive']) && isNum(v['dead']) && opt(v['unknown'], isNum);
+const backendHealth = (v: unknown) => isObj(v) && isNum(v['alive']) && isNum(v['dead']);
 const rule = (v: unknown) => isObj(v) && isStr(v['locationId']) && isStr(v['domain']) && isStr(v['url']) && opt(v['healthCheck'], healthCheck) && opt(v['health'], backendHealth);
 const listener = (v: unknown) =>
   isObj(v) &&

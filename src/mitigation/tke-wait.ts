@@ -5,7 +5,7 @@
 // prevent-loopback) never fails here: it only quotes TKE's Warning while it waits. The clock of a wait the plan
 // gives no start (`since`) is the first time the executor saw it (WaitClock), so no wait is without an end.
 import { StalledReason } from '../api/reasons.js';
-import { KEEPALIVE_TICKET } from '../model/assess-ingress.js';
+import { KEEPALIVE_TICKET } from '../model/cause-text.js';
 import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import type { Step } from '../plan/steps.js';

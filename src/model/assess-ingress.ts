@@ -17,7 +17,6 @@ import { sourceIpTypeOf, type Change, type L7DesiredState, type L7ListenerState,
 import { L7_PROTOCOLS, type ClbFacts, type IngressFacts, type ListenerFacts } from './facts.js';
 import { ingressAlternatives } from './topology.js';
 
-export { KEEPALIVE_TICKET, SECURITY_GROUP_ADVICE } from './cause-text.js';
 
 export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assessment {
   return assessed(ing, decideIngress(ing, ctx), (cause) => ingressAlternatives(ing, cause.id));

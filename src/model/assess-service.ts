@@ -8,7 +8,7 @@
 // The fix (TKE-LOOPBACK): health-check source 100.64.0.0/10 first, then prevent-loopback, which makes a
 // supporting TKE kube-proxy bind the VIP so calls are answered on the node.
 // Facts → situation (three questions, docs/diagnosis.md §5) → plan → root cause; cause-text.ts writes the message.
-import { ServiceAnnotation, readBool, readString } from '../api/annotations.js';
+import { ServiceAnnotation, readBool } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
 import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';
 import type { BoundBy, L4Cause, L4PlanSummary, L4Rule, L4Scene, LoopFactor } from './cause.js';
@@ -79,7 +79,7 @@ export function decideService(svc: ServiceFacts, ctx: AssessmentContext): Decisi
   // calls always reach the CLB (whatever the ETP: no kube-proxy rule handles them) and no health check is dropped.
   // Nothing loopguard writes helps: prevent-loopback cannot bind an address kube-proxy ignores. TKE does not set it.
   if (!s.at.public && (svc.ipModes ?? []).includes('Proxy')) return { cause: { layer: 'L4', at: s.at, id: 'IpModeProxy' }, warnings };
-  const p = plan(svc, s, ctx);
+  const p = plan(s, ctx);
   const cause = l4Cause(s, p, ctx);
   const mitigations: Mitigation[] = [
     ...(s.at.listeners.length > 0 && s.at.vipSourced.length === 0 ? (['HealthCheckSourceRange100_64'] as const) : []),
@@ -156,7 +156,7 @@ interface Plan {
 }
 
 /** The L4 desired state (docs/diagnosis.md "L4 desired state"): sources first, then the annotation. */
-function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
+function plan(s: Situation, ctx: AssessmentContext): Plan {
   const { l4 } = ctx.policy;
   const { profile } = ctx;
   const modeCanBind = profile.kubeProxyMode === 'ipvs' || profile.kubeProxyMode === 'unknown';
@@ -178,7 +178,6 @@ function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
   // TKE answers prevent-loopback by switching the sources itself (tencent-cloud.md §9 #1): where the Service already
   // asks TKE, or the policy has loopguard ask it first, TKE gets its grace period before loopguard writes.
   const sourceBy = !s.ipv6 && !blocked && (s.annotationPresent || (l4.sourceSwitch === 'TKEFirst' && want)) ? 'TKE' : 'loopguard';
-  const tkeServiceConfig = readString(svc.annotations, ServiceAnnotation.TkeServiceConfig);
   const desired: L4DesiredState = {
     layer: 'L4',
     loadBalancerId: s.at.lb,
@@ -194,7 +193,6 @@ function plan(svc: ServiceFacts, s: Situation, ctx: AssessmentContext): Plan {
     preventLoopback: { present: s.annotationPresent, desired: want && !blocked },
     sourceBy,
     sourceSwitch: l4.sourceSwitch,
-    ...(tkeServiceConfig.kind === 'value' ? { tkeServiceConfig: tkeServiceConfig.value } : {}),
   };
   const summary: L4PlanSummary = { ...(switches.length > 0 ? { switchBy: sourceBy } : {}), annotate };
   return { decided: { desired, changes, blockers }, summary, sourceNeeded, rejected };

@@ -30,8 +30,6 @@ export interface L4DesiredState {
   sourceBy: 'loopguard' | 'TKE';
   /** The policy's l4.sourceSwitch: with `Direct`, a prevent-loopback loopguard added itself asks TKE of nothing. */
   sourceSwitch: SourceSwitch;
-  /** Named TkeServiceConfig, if any: its l4Listeners[].healthCheck may also declare the source. */
-  tkeServiceConfig?: string;
 }
 
 export interface L7RuleState extends Pick<RuleFacts, 'locationId' | 'domain' | 'url'> {

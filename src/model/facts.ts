@@ -117,7 +117,6 @@ export type TargetFacts = ServiceFacts | IngressFacts | GatewayFacts;
 export interface BackendHealth {
   alive: number;
   dead: number;
-  unknown?: number;
 }
 
 export interface HealthCheckFacts {

@@ -56,7 +56,7 @@ describe('a checkpoint entry loopguard did not write is not an observation', () 
       clb: {
         ...real.clb,
         tags: { ...real.clb.tags, 'tke-clusterId': 'cls-forged00' },
-        listeners: real.clb.listeners.map((l) => ({ ...l, healthCheck: { ...l.healthCheck, sourceIpType: 1 }, health: { alive: 3, dead: 0, unknown: 0 } })),
+        listeners: real.clb.listeners.map((l) => ({ ...l, healthCheck: { ...l.healthCheck, sourceIpType: 1 }, health: { alive: 3, dead: 0 } })),
       },
     };
     const now = Date.now();

@@ -288,7 +288,7 @@ export function sharedWith(
   others.push(...gateways);
   const policyOf = (t: TargetRef): string | undefined => {
     const winner = index.view(t.namespace).claims.get(targetKey(t))?.winner;
-    return winner ? identityOwner(winner) : undefined;
+    return winner ? ownerOf(winner) : undefined;
   };
   const candidates = [...[...own].flatMap((ns) => index.view(ns).candidates), ...others];
   return sharedView(targets, candidates, policyOf, ignoreSkipOf, loopguardAnnotated(caches.records(), targets, candidates));

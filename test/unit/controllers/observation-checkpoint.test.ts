@@ -27,7 +27,7 @@ function found(id: string, source = 1): CheckpointEntry['observation'] {
       forward: 1,
       passToTarget: false,
       listeners: [
-        { listenerId: `${id}-l1`, protocol: 'TCP', port: 80, healthCheck: { sourceIpType: source, healthSwitch: 1 }, health: { alive: 2, dead: 0, unknown: 0 } },
+        { listenerId: `${id}-l1`, protocol: 'TCP', port: 80, healthCheck: { sourceIpType: source, healthSwitch: 1 }, health: { alive: 2, dead: 0 } },
         { listenerId: `${id}-l2`, protocol: 'HTTP', port: 8080, keepaliveEnable: 1, rules: [{ locationId: 'loc-1', domain: 'a.example', url: '/', healthCheck: { sourceIpType: 0 } }] },
       ],
     },

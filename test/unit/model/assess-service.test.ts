@@ -498,11 +498,6 @@ describe('assessService', () => {
     expect(b.alternatives.map((x) => x.advice).join(' ')).toMatch(/svc\.cluster\.local/);
   });
 
-  it('carries a named TkeServiceConfig into the desired state', () => {
-    const a = run({ name: 'tsc', svc: LOCAL, annotations: { 'service.cloud.tencent.com/tke-service-config': 'my-conf' }, verdict: 'AtRisk', rootCause: 'PodSourceNotMasqueraded' });
-    expect((a.desired as L4DesiredState).tkeServiceConfig).toBe('my-conf');
-  });
-
   it('reports observed mitigations', () => {
     const a = run({
       name: 'm',

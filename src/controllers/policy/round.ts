@@ -128,16 +128,15 @@ export class PolicyRound {
       return;
     }
     const ids = chunk.map((t) => t.loadBalancerId).filter((id): id is string => !!id);
-    let { observations, error } = await this.observe(ids, signal);
-    let snapshot: Snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
-    let planned = error ? [] : planPolicy(snapshot).targets;
+    const plan = async (fresh?: readonly string[]) => {
+      const { observations, error } = await this.observe(ids, signal, fresh);
+      const snapshot: Snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
+      return { snapshot, error, planned: error ? [] : planPolicy(snapshot).targets };
+    };
+    let { snapshot, error, planned } = await plan();
     // A plan about to be carried out rests on a read of this process made just now (fresh-read.ts): read, plan again.
     const fresh = error ? [] : freshReadsBeforeWrite(this.writeCandidates(input, snapshot.targets, planned), Date.now());
-    if (fresh.length > 0) {
-      ({ observations, error } = await this.observe(ids, signal, fresh));
-      snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
-      planned = error ? [] : planPolicy(snapshot).targets;
-    }
+    if (fresh.length > 0) ({ snapshot, error, planned } = await plan(fresh));
     if (error) {
       // Nothing is planned on facts that could not be read: each target reports the failure (a permanent one, CAM, stalls).
       result.outcomes.push(...snapshot.targets.map((t) => ({ assessment: keptForStatus(assessSnapshot(snapshot, t), false), error })));
@@ -151,7 +150,6 @@ export class PolicyRound {
       result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, due);
       (result.due ??= []).push(targetKey(f));
     }
-    const plans = planned.map((p) => p.plan);
     if (!snapshot.configsKnown && chunk.some((t) => t.kind === 'Ingress')) result.waitsOnTke = true;
     this.unlearn(planned);
     // Each target by its mode: Audit reports the plan as it is (a problem only a human can fix shows in the message,
@@ -159,7 +157,7 @@ export class PolicyRound {
     const [enforced, audited] = partition(snapshot.targets.map((_, i) => i), (i) => this.enforces(input, chunk[i] as TargetFacts));
     await this.maintainHeld(input, audited.map((i) => snapshot.targets[i] as TargetSnapshot), audited.map((i) => planned[i] as PlannedTarget), result, signal);
     if (enforced.length === 0) return;
-    const executions = await this.d.executor!.execute(input.owner, enforced.map((i) => plans[i] as TargetPlan), signal);
+    const executions = await this.d.executor!.execute(input.owner, enforced.map((i) => (planned[i] as PlannedTarget).plan), signal);
     executions.forEach((e, k) => {
       const i = enforced[k] as number;
       const m = planned[i] as PlannedTarget;

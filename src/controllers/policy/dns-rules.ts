@@ -115,7 +115,8 @@ export class DnsRules {
     const rendered = renderDnsRewrites(policies, this.o.clusterDomain, requests);
     const unresolved = new Map<string, string>();
     for (const name of new Set(rendered.rules.map((r) => r.serviceName))) {
-      const problem = serviceNameProblem(name, await this.resolveService(servers, name));
+      const answers = (await this.ask(servers, [name])).map(({ server, addresses: [addresses = []], error }) => ({ server, addresses, ...(error !== undefined ? { error } : {}) }));
+      const problem = serviceNameProblem(name, answers);
       if (problem) unresolved.set(name, problem);
     }
     const dropped = new Map(rendered.rules.filter((r) => unresolved.has(r.serviceName)).map((r) => [r.host, unresolved.get(r.serviceName)!]));
@@ -235,14 +236,14 @@ export class DnsRules {
     return { requests, notWritten };
   }
 
-  /** What each CoreDNS server answers for a Service's own name. */
-  private resolveService(servers: readonly string[], name: string) {
+  /** What each CoreDNS server, asked alone, answers for each of `names`; a failed lookup: the server's error, no addresses. */
+  private ask(servers: readonly string[], names: readonly string[]) {
     return Promise.all(
       servers.map(async (server) => {
         try {
-          return { server, addresses: await this.o.lookup.resolve4([server], name) };
+          return { server, addresses: await Promise.all(names.map((n) => this.o.lookup.resolve4([server], n))) };
         } catch (err) {
-          return { server, addresses: [], error: err instanceof Error ? err.message : String(err) };
+          return { server, addresses: names.map((): string[] => []), error: err instanceof Error ? err.message : String(err) };
         }
       }),
     );
@@ -250,16 +251,7 @@ export class DnsRules {
 
   /** What each CoreDNS server answers for the rule's host and its Service's name. */
   private async check(servers: readonly string[], r: Pick<DnsRewriteRule, 'host' | 'serviceName'>): Promise<DnsRuleAnswer[]> {
-    return Promise.all(
-      servers.map(async (server) => {
-        try {
-          const [host, service] = await Promise.all([this.o.lookup.resolve4([server], r.host), this.o.lookup.resolve4([server], r.serviceName)]);
-          return { server, host, service };
-        } catch (err) {
-          return { server, host: [], service: [], error: err instanceof Error ? err.message : String(err) };
-        }
-      }),
-    );
+    return (await this.ask(servers, [r.host, r.serviceName])).map(({ server, addresses: [host = [], service = []], error }) => ({ server, host, service, ...(error !== undefined ? { error } : {}) }));
   }
 
   /** Removed rules: done once no server answers them by their Service; past the wait, said once in the log. */

@@ -364,7 +364,7 @@ export class Operator {
       logger,
       profile: () => this.profile(),
       driftCheckIntervalMs: config.driftCheckIntervalMs,
-      driftTiers: { scheduler: driftScheduler },
+      driftScheduler,
       tkeGraceMs: config.tkeGraceMs,
       stopping: this.stopping.signal,
       probe,

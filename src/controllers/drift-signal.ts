@@ -114,8 +114,3 @@ export function signalled(
   }
   return out;
 }
-
-/** How old a cached CLB read may be before a round reads it again: the full cycle. */
-export function maxReadAgeMs(d: { driftTiers: { scheduler: Pick<DriftScheduler, 'fullIntervalMs'> } }): number {
-  return d.driftTiers.scheduler.fullIntervalMs();
-}

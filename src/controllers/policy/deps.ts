@@ -85,7 +85,7 @@ export interface RoundDeps {
   logger: Pick<Logger, 'info' | 'warn'>;
   driftCheckIntervalMs: number;
   /** The drift checks' schedule (drift-checks.ts): a cached read older than its full cycle is read again. */
-  driftTiers: { scheduler: Pick<DriftScheduler, 'fullIntervalMs'> };
+  driftScheduler: Pick<DriftScheduler, 'fullIntervalMs'>;
   /** How long TKE gets to apply a declared TkeServiceConfig. */
   tkeGraceMs: number;
   executor?: Executor;

@@ -5,7 +5,6 @@ import { targetKey } from '../../model/facts.js';
 import { readRecord, type RecordOwnership } from '../../model/record-registry.js';
 import { configViewOf, type OrphanSnapshot, type Snapshot, type TargetSnapshot } from '../../plan/snapshot.js';
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';
-import { maxReadAgeMs } from '../drift-signal.js';
 import { recordedEnvoyProxy } from './targets.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 
@@ -53,7 +52,7 @@ export function gatherTargets(d: RoundDeps, chunk: readonly TargetFacts[], obser
 export async function gatherOrphans(d: RoundDeps, orphans: readonly Orphan[], signal: AbortSignal): Promise<OrphanSnapshot[]> {
   const configsKnown = d.tkeServiceConfigsSynced();
   const ids = orphans.filter((o) => configsKnown && o.facts.kind === 'Ingress' && o.facts.loadBalancerId).map((o) => o.facts.loadBalancerId as string);
-  const observations = ids.length > 0 ? await d.observer.observe(ids, maxReadAgeMs(d), signal) : new Map<string, ClbObservation>();
+  const observations = ids.length > 0 ? await d.observer.observe(ids, d.driftScheduler.fullIntervalMs(), signal) : new Map<string, ClbObservation>();
   return orphans.map(({ facts, entry, stale, envoyProxy }) => {
     const clb = facts.loadBalancerId ? observations.get(facts.loadBalancerId) : undefined;
     const at = facts.loadBalancerId ? d.observer.observedAt(facts.loadBalancerId) : undefined;

@@ -17,7 +17,6 @@ import { settleAll } from '../../runtime/settle.js';
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';
 import { freshReadsBeforeWrite, type WriteCandidate } from './fresh-read.js';
 import { gatherOrphans, gatherTargets, snapshotBase } from './gather.js';
-import { maxReadAgeMs } from '../drift-signal.js';
 
 /** Targets per observe/plan/execute step: one DescribeLoadBalancers batch. */
 const CHUNK = 20;
@@ -112,7 +111,7 @@ export class PolicyRound {
   private async observe(ids: readonly string[], signal: AbortSignal, fresh?: readonly string[]): Promise<{ observations: Map<string, ClbObservation>; error?: TargetError }> {
     try {
       if (fresh) await this.d.observer.reread(fresh, signal);
-      return { observations: await this.d.observer.observe(ids, maxReadAgeMs(this.d), signal) };
+      return { observations: await this.d.observer.observe(ids, this.d.driftScheduler.fullIntervalMs(), signal) };
     } catch (err) {
       if (signal.aborted) throw err;
       const error = classifyError(err, 'reading CLBs');

@@ -134,7 +134,7 @@ function harnessOf(names: readonly string[], perClb: number, probe?: PolicyContr
     logger,
     profile: () => PROFILES.ipvsNew,
     driftCheckIntervalMs: DRIFT_MS,
-    driftTiers: { scheduler },
+    driftScheduler: scheduler,
     tkeGraceMs: GRACE_MS,
     executor,
     ...(probe ? { probe } : {}),

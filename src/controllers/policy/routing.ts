@@ -59,11 +59,6 @@ export function coveringClusterPolicies(s: RoutingSources, namespace: string): s
   });
 }
 
-/** The policies a change in `namespace` concerns: its LoopbackPolicies and the cluster policies covering it. */
-export function namespaceKeys(s: RoutingSources, namespace: string): { namespaced: string[]; cluster: string[] } {
-  return { namespaced: s.policies(namespace).map(namespacedKey), cluster: coveringClusterPolicies(s, namespace) };
-}
-
 /** The work queue, as the router uses it. */
 export interface RoutedQueue {
   add(key: string): void;
@@ -196,10 +191,10 @@ export class PolicyEventRouter {
     for (const k of this.work.policiesOn(id)) this.add(k, { clb: id });
   }
 
+  /** A change in `namespace`: its LoopbackPolicies, and the cluster policies covering it after a short delay. */
   private inNamespace(namespace: string, change: Change): void {
-    const keys = namespaceKeys(this.s, namespace);
-    for (const k of keys.namespaced) this.add(k, change);
-    for (const k of keys.cluster) this.add(k, change, CLUSTER_CHURN_DELAY_MS);
+    for (const p of this.s.policies(namespace)) this.add(namespacedKey(p), change);
+    for (const k of coveringClusterPolicies(this.s, namespace)) this.add(k, change, CLUSTER_CHURN_DELAY_MS);
   }
 
   /** The namespaces' report names changed: the cluster policies, whose status names them, come back (planning nothing new). */

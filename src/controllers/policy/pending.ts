@@ -7,13 +7,11 @@
 // exactly the targets they concern and keeps the others' outcomes (policy-controller.ts). Pure.
 import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { governingConfigName } from '../../plan/l7.js';
+import { configKey } from '../../plan/snapshot.js';
 
 export type Change = { all: true } | { clb: string } | { target: string } | { namespace: string } | { config: string };
 
 export const EVERYTHING: Change = { all: true };
-
-/** A TkeServiceConfig as a change names it. */
-export const configKey = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 export class PendingChanges {
   all = false;

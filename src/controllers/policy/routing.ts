@@ -9,7 +9,8 @@ import { withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../../api/c
 import { ABANDON_ANNOTATION } from '../../api/loopbackpolicy.js';
 import { coverageOf, type NamespaceFacts } from '../../model/namespace-coverage.js';
 import { clusterOwnerKey, ownerKey, type OwnerKey } from '../../model/record-registry.js';
-import { configKey, EVERYTHING, type Change } from './pending.js';
+import { EVERYTHING, type Change } from './pending.js';
+import { configKey } from '../../plan/snapshot.js';
 import { targetKey, type TargetRef } from '../../model/facts.js';
 
 /** How long target churn waits before it reaches a cluster policy (coalescing a burst into one round). */

@@ -12,6 +12,7 @@ import type { ClbObserver } from '../cloud/clb-observer.js';
 import { decodeCheckpoint, encodeCheckpoint, MAX_PARTS, openCheckpoint, sealCheckpoint, splitParts, type CheckpointEntry } from '../cloud/observation-checkpoint.js';
 import type { ObservationStore } from '../kube/observation-store.js';
 import { kubeErrorMessage } from '../runtime/kube-errors.js';
+import { settlesWithin } from '../runtime/settle.js';
 
 /** How long shutdown waits for the last checkpoint write (ms). */
 const STOP_SAVE_MS = 2_000;
@@ -94,13 +95,11 @@ export class Checkpointer {
   async stop(boundMs = STOP_SAVE_MS): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)));
     const last = (async () => {
       await this.saving;
       await this.save();
     })();
-    await Promise.race([last, bound]).finally(() => clearTimeout(timer));
+    await settlesWithin(last, boundMs);
   }
 
   /** Writes the checkpoint if this replica leads and the observer's cache changed since the last write. */

@@ -179,8 +179,8 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
   return { index, mine, conflicts, orphans, namespaces, excluded: [...covered.excluded] };
 }
 
-/** Every policy, of either kind. */
-const policiesOf = (caches: PolicyCaches): PolicySubject[] => [...caches.policies().map(subjectOf), ...caches.clusterPolicies().map(clusterSubjectOf)];
+/** Every policy, of either kind (with `namespace`: the LoopbackPolicies of that namespace only). */
+const policiesOf = (caches: PolicyCaches, namespace?: string): PolicySubject[] => [...caches.policies(namespace).map(subjectOf), ...caches.clusterPolicies().map(clusterSubjectOf)];
 
 /**
  * What each live policy that `wanted` picks manages now, from the caches alone (the probe plan's and the DNS rules'
@@ -248,7 +248,7 @@ export function reportedNamespaces(caches: PolicyCaches, outcomes: (owner: Owner
 export function namespaceResults(caches: PolicyCaches, holder: (t: TargetRef) => string | undefined, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, namespace: string): Map<OwnerKey, ReportTarget[]> | undefined {
   const facts = caches.namespace(namespace);
   const modeIn = (s: PolicySubject) => coverage(s, caches, facts ? [facts] : []).modes.get(namespace);
-  const covering = [...caches.policies(namespace).map(subjectOf), ...caches.clusterPolicies().map(clusterSubjectOf)].filter((s) => modeIn(s) !== undefined);
+  const covering = policiesOf(caches, namespace).filter((s) => modeIn(s) !== undefined);
   const policies = reportingPolicies(covering, outcomes);
   if (!policies) return undefined;
   const index = new ClaimsIndex(caches);

@@ -27,11 +27,6 @@ import type { PolicyPublisher } from './publish.js';
 import { ClaimsIndex, orphansOf } from './targets.js';
 import { abandonCommand, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 
-/** `loopguard.dev/abandon: "true"` on a policy being deleted: release the finalizer without restoring anything. */
-function abandonRequested(policy: Pick<PolicySubject, 'metadata'>): boolean {
-  return policy.metadata.annotations?.[ABANDON_ANNOTATION]?.trim().toLowerCase() === 'true';
-}
-
 /** What blocks the revert of one target, for the status message and its Warning Event. */
 export type Blocked = TargetRef & { why: string };
 
@@ -83,7 +78,8 @@ export class PolicyDeletion {
     if (policy.spec.revertOnDelete && this.o.executor) {
       const all = await this.o.records.list(policy.namespace);
       const records = all.filter((r) => holderOf(r) === policy.owner);
-      if (abandonRequested(policy)) await this.abandon(policy, records);
+      // `loopguard.dev/abandon: "true"` on a policy being deleted: release the finalizer without restoring anything.
+      if (policy.metadata.annotations?.[ABANDON_ANNOTATION]?.trim().toLowerCase() === 'true') await this.abandon(policy, records);
       else {
         // Said before the revert runs (a throttled CLB can hold it up for a minute of retries), then with its cause.
         const ready = policy.status?.conditions?.find((c) => c.type === CONDITION_READY);

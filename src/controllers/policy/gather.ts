@@ -2,11 +2,10 @@
 // caches and the CLB observer. Reads only; nothing here decides.
 import type { ClbObservation, TargetFacts } from '../../model/facts.js';
 import { targetKey } from '../../model/facts.js';
-import { readRecord, type RecordOwnership } from '../../model/record-registry.js';
+import { readRecord } from '../../model/record-registry.js';
 import { configViewOf, type OrphanSnapshot, type Snapshot, type TargetSnapshot } from '../../plan/snapshot.js';
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';
 import { recordedEnvoyProxy } from './targets.js';
-import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 
 /** The snapshot without its targets: the policy, the cluster, what was learned, the clock. */
 export function snapshotBase(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared' | 'ignoreSkipAnnotation'>): Omit<Snapshot, 'targets' | 'orphans'> {
@@ -23,13 +22,6 @@ export function snapshotBase(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'sp
   };
 }
 
-/** The target's ownership, from a record made for this very object; an invalid record is left alone and logged. */
-function ownership(d: RoundDeps, t: TargetFacts, entry: LoopbackRecord | undefined): RecordOwnership {
-  const o = readRecord(entry, t);
-  if (o.problem) d.logger.warn('Ignoring an invalid LoopbackRecord', { target: targetKey(t), problem: o.problem });
-  return o;
-}
-
 /** One chunk's targets with their CLBs as read (`observations`), records and governing TkeServiceConfigs. */
 export function gatherTargets(d: RoundDeps, chunk: readonly TargetFacts[], observations: ReadonlyMap<string, ClbObservation>): TargetSnapshot[] {
   return chunk.map((t) => {
@@ -37,7 +29,9 @@ export function gatherTargets(d: RoundDeps, chunk: readonly TargetFacts[], obser
     const at = t.loadBalancerId ? d.observer.observedAt(t.loadBalancerId) : undefined;
     const config = configViewOf(t, d.tkeServiceConfig);
     const entry = d.record(t);
-    const own = ownership(d, t, entry);
+    // The target's ownership, from a record made for this very object; an invalid record is left alone and logged.
+    const own = readRecord(entry, t);
+    if (own.problem) d.logger.warn('Ignoring an invalid LoopbackRecord', { target: targetKey(t), problem: own.problem });
     // A Gateway's key goes back where its record wrote it, if it was moved to another EnvoyProxy (policy-plan.ts).
     const envoyProxy = entry && own.originals?.envoyProxy ? recordedEnvoyProxy(entry, d.caches, new Set([targetKey(t)])) : undefined;
     return { facts: t, clb, ownership: own, ...(at !== undefined ? { observedAt: at } : {}), ...(config ? { config } : {}), ...(envoyProxy ? { envoyProxy } : {}) };

@@ -12,6 +12,7 @@ import { clusterOwnerKey, ownerKey, type OwnerKey } from '../../model/record-reg
 import { EVERYTHING, type Change } from './pending.js';
 import { configKey } from '../../plan/snapshot.js';
 import { targetKey, type TargetRef } from '../../model/facts.js';
+import type { WorkQueue } from '../../runtime/work-queue.js';
 
 /** How long target churn waits before it reaches a cluster policy (coalescing a burst into one round). */
 export const CLUSTER_CHURN_DELAY_MS = 1_000;
@@ -60,12 +61,6 @@ export function coveringClusterPolicies(s: RoutingSources, namespace: string): s
   });
 }
 
-/** The work queue, as the router uses it. */
-export interface RoutedQueue {
-  add(key: string): void;
-  addAfter(key: string, ms: number): void;
-}
-
 /** Where the router notes what changed for a policy (policy-controller.ts), and which policies work on a CLB. */
 export interface PendingWork {
   touch(key: OwnerKey, change: Change): void;
@@ -87,7 +82,7 @@ export class PolicyEventRouter {
   private readonly namespaceLabels = new Map<string, string>();
 
   constructor(
-    private readonly queue: RoutedQueue,
+    private readonly queue: Pick<WorkQueue, 'add' | 'addAfter'>,
     private readonly s: RoutingSources & { livePolicy(namespace: string, name: string): boolean; liveClusterPolicy(name: string): boolean },
     private readonly work: PendingWork,
     /** A policy changed: the admission parameters may too. */

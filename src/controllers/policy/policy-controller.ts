@@ -29,16 +29,21 @@ import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
 
 const jitter = (ms: number): number => Math.round(ms * (0.9 + Math.random() * 0.2));
 
+/** What the controller keeps of one policy between its rounds (forgotten with it). */
+interface PolicyState {
+  /** Consecutive rounds it waited on TKE (CLBs being built, configs to apply), for the recheck backoff. */
+  building: number;
+  /** Each target it manages as last planned (by targetKey): the others' part of a round's outcomes. */
+  planned?: Map<string, TargetOutcome>;
+  /** The CLBs its managed targets are bound to (a CLB read that differs concerns the policy). */
+  clbs: ReadonlySet<string>;
+  /** What changed since its last round (pending.ts). */
+  pending: PendingChanges;
+}
+
 export class PolicyController {
   private readonly round: PolicyRound;
-  /** Consecutive rounds a policy waited on TKE (CLBs being built, configs to apply), for the recheck backoff. */
-  private readonly building = new Map<string, number>();
-  /** Per policy, each target it manages as last planned (by targetKey): the others' part of a round's outcomes. */
-  private readonly planned = new Map<OwnerKey, Map<string, TargetOutcome>>();
-  /** Per policy, the CLBs its managed targets are bound to (a CLB read that differs concerns these policies). */
-  private readonly clbs = new Map<OwnerKey, ReadonlySet<string>>();
-  /** Per policy, what changed since its last round (pending.ts). */
-  private readonly pending = new Map<OwnerKey, PendingChanges>();
+  private readonly policies = new Map<OwnerKey, PolicyState>();
 
   private readonly deletion: PolicyDeletion;
   private readonly publisher: PolicyPublisher;
@@ -51,26 +56,30 @@ export class PolicyController {
 
   /** A change that concerns the policy (routing.ts): its next round plans the targets the change concerns. */
   touch(key: OwnerKey, change: Change): void {
-    let p = this.pending.get(key);
-    if (!p) this.pending.set(key, (p = new PendingChanges()));
-    p.add(change);
+    this.stateOf(key).pending.add(change);
+  }
+
+  private stateOf(key: OwnerKey): PolicyState {
+    let s = this.policies.get(key);
+    if (!s) this.policies.set(key, (s = { building: 0, clbs: new Set(), pending: new PendingChanges() }));
+    return s;
   }
 
   /** The policies whose managed targets are bound to the CLB. */
   policiesOn(clb: string): OwnerKey[] {
-    return [...this.clbs].flatMap(([key, ids]) => (ids.has(clb) ? [key] : []));
+    return [...this.policies].flatMap(([key, s]) => (s.clbs.has(clb) ? [key] : []));
   }
 
   /** Every CLB a policy's managed targets are bound to (what the drift checks read). */
   clbsInUse(): Set<string> {
     const all = new Set<string>();
-    for (const ids of this.clbs.values()) for (const id of ids) all.add(id);
+    for (const s of this.policies.values()) for (const id of s.clbs) all.add(id);
     return all;
   }
 
   /** The policy's targets' last outcomes, by targetKey; undefined until a round of it remembered them. */
   outcomes(key: OwnerKey): ReadonlyMap<string, TargetOutcome> | undefined {
-    return this.planned.get(key);
+    return this.policies.get(key)?.planned;
   }
 
   /** `key`: the policy's owner key, `<namespace>/<name>` or `ClusterLoopbackPolicy/<name>` (record-registry.ts). */
@@ -126,9 +135,10 @@ export class PolicyController {
    * `covering`: the namespaces whose coverage may have changed (every one on its first round or a policy-wide change).
    */
   private changedTargets(key: OwnerKey, all: PolicyTargets): { targets: PolicyTargets; covering?: Iterable<string> } {
-    const changes = this.pending.get(key) ?? new PendingChanges();
-    this.pending.delete(key);
-    const known = this.planned.get(key);
+    const state = this.stateOf(key);
+    const changes = state.pending;
+    state.pending = new PendingChanges();
+    const known = state.planned;
     const plan = new Set(targetsToPlan(all.mine.map((m) => m.facts), changes, (k) => known?.has(k) ?? false).map(targetKey));
     this.o.metrics.targetsPlanned?.inc(plan.size);
     const covering = !known || changes.all ? all.namespaces.keys() : changes.namespaces.size > 0 ? changes.namespaces : undefined;
@@ -151,8 +161,9 @@ export class PolicyController {
    */
   private async remember(policy: PolicySubject, all: PolicyTargets, planned: PolicyTargets, run: RoundResult, covering?: Iterable<string>): Promise<{ outcomes: TargetOutcome[]; measured?: MeasuredCondition }> {
     const key = policy.owner;
+    const state = this.stateOf(key);
     const fresh = new Map(run.outcomes.map((o) => [targetKey(o.assessment.target), o]));
-    const before = this.planned.get(key);
+    const before = state.planned;
     const now = new Map<string, TargetOutcome>();
     for (const m of all.mine) {
       const k = targetKey(m.facts);
@@ -165,8 +176,8 @@ export class PolicyController {
     const touched = new Set(covering);
     for (const [k, o] of now) if (fresh.has(k) || o.measured !== before?.get(k)?.measured) touched.add(o.assessment.target.namespace);
     for (const [k, o] of before ?? []) if (!now.has(k)) touched.add(o.assessment.target.namespace);
-    this.planned.set(key, now);
-    this.clbs.set(key, new Set(all.mine.flatMap((m) => (m.facts.loadBalancerId ? [m.facts.loadBalancerId] : []))));
+    state.planned = now;
+    state.clbs = new Set(all.mine.flatMap((m) => (m.facts.loadBalancerId ? [m.facts.loadBalancerId] : [])));
     // A target that has not settled (requeue.ts) stays pending, as does one whose verdict a time decides (`due`, at the
     // requeue's graceEndsAt); shutdown's stop leaves everything the round planned pending.
     const configsKnown = this.o.tkeServiceConfigsSynced();
@@ -210,30 +221,27 @@ export class PolicyController {
   }
 
   /** When to come back (requeue.ts), keeping the waiting streak and dropping the reads of CLBs being built. */
-  private requeue(key: string, outcomes: readonly TargetOutcome[], run: RoundResult): ReconcileOutcome {
+  private requeue(key: OwnerKey, outcomes: readonly TargetOutcome[], run: RoundResult): ReconcileOutcome {
+    const state = this.stateOf(key);
     const next = nextReconcile({
       outcomes,
       releases: run.releases,
       waitsOnTke: run.waitsOnTke,
       ...(run.graceEndsAt !== undefined ? { graceEndsAt: run.graceEndsAt } : {}),
-      streak: this.building.get(key) ?? 0,
+      streak: state.building,
       driftCheckIntervalMs: this.o.driftCheckIntervalMs,
       now: Date.now(),
       jitter,
     });
     for (const id of next.invalidate) this.o.observer.invalidate(id);
-    if (next.streak > 0) this.building.set(key, next.streak);
-    else this.building.delete(key);
+    state.building = next.streak;
     return next.outcome;
   }
 
   private forgetPolicy(key: OwnerKey): void {
     // Its results leave the reports of the namespaces it had targets in; the prune removes those nobody covers now.
-    this.o.reports?.changed(new Set([...(this.planned.get(key)?.values() ?? [])].map((o) => o.assessment.target.namespace)), true);
+    this.o.reports?.changed(new Set([...(this.policies.get(key)?.planned?.values() ?? [])].map((o) => o.assessment.target.namespace)), true);
     this.publisher.forget(key);
-    this.building.delete(key);
-    this.planned.delete(key);
-    this.clbs.delete(key);
-    this.pending.delete(key);
+    this.policies.delete(key);
   }
 }

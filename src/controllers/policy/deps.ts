@@ -62,8 +62,6 @@ export interface PolicyControllerOptions extends RoundDeps {
   events: Pick<EventRecorder, 'record' | 'recordStanding'>;
   metrics: Pick<Metrics, 'reportTargets' | 'forgetTargets'> & { targetsPlanned?: Pick<Metrics['targetsPlanned'], 'inc'> };
   profile: () => ClusterProfile;
-  /** Without it, Enforce policies only diagnose. */
-  executor?: Executor;
   /** The loopback probe's plan and evidence (docs/probe.md §11); absent: nothing measured is shown. */
   probe?: Pick<ProbeControl, 'changed' | 'forget' | 'annotate'>;
 }
@@ -88,6 +86,7 @@ export interface RoundDeps {
   driftScheduler: Pick<DriftScheduler, 'fullIntervalMs'>;
   /** How long TKE gets to apply a declared TkeServiceConfig. */
   tkeGraceMs: number;
+  /** Without it, Enforce policies only diagnose. */
   executor?: Executor;
   /** Aborts when shutdown begins: no further chunk or release is started (the chunks under way finish). */
   stopping?: AbortSignal;

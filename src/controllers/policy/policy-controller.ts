@@ -215,7 +215,7 @@ export class PolicyController {
     const generation = policy.metadata.generation ?? 0;
     const current = policy.object.status;
     if (current?.observedGeneration === generation) return current;
-    const initial = { ...initialPolicyStatus(generation, current?.conditions, new Date()) };
+    const initial = initialPolicyStatus(generation, current?.conditions, new Date());
     await this.o.statusWriter.apply(policy.namespace, policy.name, initial);
     return initial;
   }

@@ -167,7 +167,7 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
     const taker = index.view(o.facts.namespace).claims.get(targetKey(o.facts));
     if (taker && !samePolicy(taker.winner, me) && taker.winnerMode === 'Enforce') return 'Enforce';
     const ns = o.facts.namespace;
-    if (subject.namespace !== undefined) return subject.spec.mode;
+    // A LoopbackPolicy's orphans are in its namespace, whose mode is its spec's (coverage).
     const known = namespaces.get(ns);
     if (known) return known;
     const facts = caches.namespace(ns);

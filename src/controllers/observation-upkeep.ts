@@ -7,7 +7,6 @@
 // any more, which would otherwise stay for the life of the process and in every checkpoint.
 import type { ClbObserver } from '../cloud/clb-observer.js';
 import type { HealthSignal } from '../cloud/health-signal.js';
-import type { CheckpointEntry } from '../cloud/observation-checkpoint.js';
 import type { Checkpointer } from './checkpointer.js';
 import { boundLoadBalancerId } from '../model/target-facts.js';
 import { signalIntervalMs, type DriftScheduler } from './drift-signal.js';
@@ -42,13 +41,12 @@ export class ObservationUpkeep {
 
   constructor(private readonly o: ObservationUpkeepOptions) {}
 
-  /** Before the first round of a new leader: seeds the observer from the checkpoint (never throws) and spreads the checks. */
+  /**
+   * Before the first round of a new leader: seeds the observer from the checkpoint (never throws) and spreads the
+   * health checks of the CLBs seeded that the signal serves (found, not classic).
+   */
   async restore(): Promise<void> {
-    this.restored((await this.o.checkpoint?.restore()) ?? []);
-  }
-
-  /** The checkpoint's CLBs were seeded: spread the health checks of those the signal serves (found, not classic). */
-  restored(seeded: readonly CheckpointEntry[]): void {
+    const seeded = (await this.o.checkpoint?.restore()) ?? [];
     const checked = seeded.filter((e) => e.observation.state === 'Found' && e.observation.clb.forward !== 0);
     this.o.signal.spread(checked, this.now(), signalIntervalMs(this.o.driftCheckIntervalMs));
   }

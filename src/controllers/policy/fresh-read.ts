@@ -19,11 +19,11 @@ export interface WriteCandidate {
 }
 
 /** The CLBs to read again before the chunk's plans are executed. */
-export function freshReadsBeforeWrite(candidates: readonly WriteCandidate[], now: number, boundMs = FRESH_BEFORE_WRITE_MS): string[] {
+export function freshReadsBeforeWrite(candidates: readonly WriteCandidate[], now: number): string[] {
   const ids = new Set<string>();
   for (const c of candidates) {
     if (!c.executes || !c.loadBalancerId || c.observedAt === undefined) continue;
-    if (c.seeded || now - c.observedAt > boundMs) ids.add(c.loadBalancerId);
+    if (c.seeded || now - c.observedAt > FRESH_BEFORE_WRITE_MS) ids.add(c.loadBalancerId);
   }
   return [...ids];
 }

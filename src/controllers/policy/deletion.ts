@@ -6,16 +6,14 @@
 // what blocks it and the way out, and a Warning Event says the same. The way out without restoring is explicit:
 // `loopguard.dev/abandon: "true"` on the policy releases the finalizer, forgets the policy's records and leaves
 // every change as it is, recorded in Events on the policy and on each target.
-import { setByLoopguardOf } from '../../model/facts.js';
-import { ABANDON_ANNOTATION, FINALIZER } from '../../api/loopbackpolicy.js';
+import { ABANDON_ANNOTATION, FINALIZER, involvedObject } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { CONDITION_READY } from '../../api/conditions.js';
 import { EventReason, ReconcilingReason, StalledReason } from '../../api/reasons.js';
 import { deletionConditions, terminatingMessage, type DeletionState } from '../../model/deletion-status.js';
-import { involvedObject } from '../../api/loopbackpolicy.js';
 import { sharedView } from '../../plan/snapshot.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import type { TargetFacts, TargetRef } from '../../model/facts.js';
+import { setByLoopguardOf, type TargetFacts, type TargetRef } from '../../model/facts.js';
 import type { ReleaseOutcome } from '../../model/status.js';
 import { lostRecordError } from '../../model/lost-record.js';
 import { serviceFacts } from '../../model/target-facts.js';

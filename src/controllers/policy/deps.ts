@@ -19,10 +19,9 @@ import type { TargetFacts, TargetRef } from '../../model/facts.js';
 import type { OwnerKey, RecordRegistry } from '../../model/record-registry.js';
 import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
 import type { Executor } from '../../mitigation/executor.js';
-import type { ConfigLookup, SharedView } from '../../plan/snapshot.js';
+import type { ConfigLookup, RecordedEnvoyProxy, SharedView } from '../../plan/snapshot.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { Metrics } from '../../runtime/metrics.js';
-import type { RecordedEnvoyProxy } from '../../plan/snapshot.js';
 import type { ProbeControl } from '../../probe/probe-control.js';
 
 /** What the policy controller reads: informer caches, never the API server directly. */

@@ -1,7 +1,6 @@
 // The gather step of a round: the snapshot the pure planner works on (src/plan/snapshot.ts), from the informer
 // caches and the CLB observer. Reads only; nothing here decides.
-import type { ClbObservation, TargetFacts } from '../../model/facts.js';
-import { targetKey } from '../../model/facts.js';
+import { targetKey, type ClbObservation, type TargetFacts } from '../../model/facts.js';
 import { readRecord } from '../../model/record-registry.js';
 import { configViewOf, type OrphanSnapshot, type Snapshot, type TargetSnapshot } from '../../plan/snapshot.js';
 import type { Orphan, RoundDeps, RoundInput } from './deps.js';

@@ -2,7 +2,7 @@
 // on targets whose verdict changed and the per-target gauges, each written only when it differs from what is there;
 // and, when shutdown stops a round, where it stopped. The namespaces' reports read the outcomes the round remembered
 // (namespace-reports.ts).
-import type { LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
+import { involvedObject, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
 import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
@@ -11,7 +11,6 @@ import type { RootCauseId } from '../../model/root-causes.js';
 import { targetKey } from '../../model/facts.js';
 import { buildPolicyStatus, targetProblem, type TargetOutcome } from '../../model/status.js';
 import type { Assessment } from '../../model/assessment-result.js';
-import { involvedObject } from '../../api/loopbackpolicy.js';
 import type { Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
 import { describeOwner, policyRefOf, type OwnerKey } from '../../model/record-registry.js';

@@ -3,8 +3,7 @@
 // changed but no longer manages. Reading one chunk's CLBs overlaps with writing another's (reads and writes have
 // separate per-action quotas). Every target ends with an outcome: a failed CLB read marks only its own chunk, a
 // failed step only its own target.
-import { setByLoopguardOf } from '../../model/facts.js';
-import { targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../../model/facts.js';
+import { setByLoopguardOf, targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../../model/facts.js';
 import { lostRecordDueAt } from '../../model/lost-record.js';
 import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';
 import { classifyError } from '../../mitigation/errors.js';

@@ -59,18 +59,17 @@ export function abandonCommand(s: PolicySubject): string {
 
 /**
  * The targets an Event on the policy itself speaks of (issue 38 #4). A LoopbackPolicy's Event lives in its namespace
- * and its targets are that namespace's: named, `Kind namespace/name`, up to `max`. A ClusterLoopbackPolicy's Event
+ * and its targets are that namespace's: named, `Kind namespace/name`. A ClusterLoopbackPolicy's Event
  * can only live in `default` (the apiserver keeps Events of a cluster-scoped object there, or in kube-system), which
  * a tenant may read: it counts them and names none; each target's own Event, in the target's namespace, names it
  * (and the log, which only loopguard's operators read, names them all).
  */
-export function targetsForPolicyEvent(s: Pick<PolicySubject, 'namespace'>, targets: readonly { kind: string; namespace?: string; name: string }[], max = Infinity): string {
+export function targetsForPolicyEvent(s: Pick<PolicySubject, 'namespace'>, targets: readonly { kind: string; namespace?: string; name: string }[]): string {
   if (s.namespace === undefined) {
     const namespaces = new Set(targets.map((t) => t.namespace ?? ''));
     return `${targets.length} target(s) in ${namespaces.size} namespace(s) (each target's own Event names it)`;
   }
-  const named = targets.map((t) => `${t.kind} ${t.namespace ?? s.namespace}/${t.name}`);
-  return named.slice(0, max).join(', ') + (named.length > max ? `, and ${named.length - max} more target(s)` : '');
+  return targets.map((t) => `${t.kind} ${t.namespace ?? s.namespace}/${t.name}`).join(', ');
 }
 
 /** Whether the policy asks for the CoreDNS rules of `l7.inClusterDNS: Managed` (a cluster policy only). */

@@ -10,12 +10,12 @@ const targets = [
 
 describe('targetsForPolicyEvent', () => {
   it.each([
-    ['a LoopbackPolicy names its own namespace’s targets', 'team-a', targets.slice(0, 1), Infinity, 'Service team-a/web'],
-    ['…up to max, counting the rest', 'team-b', targets.slice(1), 1, 'Ingress team-b/shop, and 1 more target(s)'],
-    ['a ClusterLoopbackPolicy counts targets and namespaces', undefined, targets, Infinity, "3 target(s) in 2 namespace(s) (each target's own Event names it)"],
-    ['…whatever max says', undefined, targets.slice(0, 1), 1, "1 target(s) in 1 namespace(s) (each target's own Event names it)"],
-  ])('%s', (_what, namespace, list, max, expected) => {
-    const said = targetsForPolicyEvent({ namespace }, list, max);
+    ['a LoopbackPolicy names its own namespace’s targets', 'team-a', targets.slice(0, 1), 'Service team-a/web'],
+    ['…every one of them', 'team-b', targets.slice(1), 'Ingress team-b/shop, Service team-b/api'],
+    ['a ClusterLoopbackPolicy counts targets and namespaces', undefined, targets, "3 target(s) in 2 namespace(s) (each target's own Event names it)"],
+    ['…however few', undefined, targets.slice(0, 1), "1 target(s) in 1 namespace(s) (each target's own Event names it)"],
+  ])('%s', (_what, namespace, list, expected) => {
+    const said = targetsForPolicyEvent({ namespace }, list);
     expect(said).toBe(expected);
     if (namespace === undefined) for (const t of targets) expect(said).not.toContain(t.name);
   });

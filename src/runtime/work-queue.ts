@@ -118,18 +118,6 @@ export class WorkQueue {
     this.delayed.set(key, { at, timer });
   }
 
-  /** Re-adds `key` after its backoff; returns the delay chosen. */
-  private addRateLimited(key: string): number {
-    const delay = this.backoff.next(key);
-    this.observer.retried?.(this.name);
-    this.addAfter(key, delay);
-    return delay;
-  }
-
-  forget(key: string): void {
-    this.backoff.forget(key);
-  }
-
   /** Resolves once nothing is queued or in progress (delayed keys do not count). For tests and shutdown. */
   whenIdle(): Promise<void> {
     if (this.fifo.length === 0 && this.processing.size === 0) return Promise.resolve();
@@ -174,9 +162,13 @@ export class WorkQueue {
   private async process(key: string): Promise<void> {
     const started = performance.now();
     let result: 'success' | 'error' | 'requeue_after' | 'terminal' = 'success';
+    // Again after the key's backoff.
     const retry = (err: unknown): void => {
       result = 'error';
-      this.observer.failed?.(this.name, key, err, this.addRateLimited(key));
+      const delay = this.backoff.next(key);
+      this.observer.retried?.(this.name);
+      this.addAfter(key, delay);
+      this.observer.failed?.(this.name, key, err, delay);
     };
     try {
       const outcome = await this.handler(key, this.abort.signal);

@@ -112,10 +112,10 @@ export class LeaderElector {
   private timer: NodeJS.Timeout | undefined;
   /** The acquire/renew request in flight, if any: a release must not race it (it could re-take a freed Lease). */
   private inFlight: Promise<boolean> | undefined;
-  private lastRenew = 0;
   /**
    * When the request behind the last successful acquire/renew was sent, by the monotonic clock (which keeps
-   * running while the process is paused): the lease is ours by our own clock until this + renewDeadline.
+   * running while the process is paused): the lease is ours by our own clock until this + renewDeadline, for the
+   * fence before each write (mayWrite) as for the renewal loop (tick).
    */
   private heldSince = 0;
   /** Consecutive failures that need a person (drive the backoff). */
@@ -229,16 +229,14 @@ export class LeaderElector {
     }
     // stop() may have run while the request was in flight: a renewal landing after it is not a new leadership.
     if (this.stopped) return;
-    const now = Date.now();
     if (ok) {
-      this.lastRenew = now;
       this.heldSince = sent;
       if (!this.leading) {
         this.leading = true;
         this.options.logger?.info('Became leader', { lease: this.options.name, identity: this.options.identity });
         this.options.onStartedLeading();
       }
-    } else if (this.leading && now - this.lastRenew > this.t.renewDeadlineMs) {
+    } else if (this.leading && performance.now() - this.heldSince > this.t.renewDeadlineMs) {
       this.loseLeadership('lease not renewed within the deadline');
       return;
     }

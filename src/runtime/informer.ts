@@ -213,15 +213,12 @@ export class ResilientInformer<T extends KubernetesObject> {
     // A resource the apiserver does not serve (an optional API not installed: Gateway API, Envoy Gateway) is said once,
     // not at every retry for as long as it stays so; it is checked again on the same backoff.
     const unserved = this.notServed !== undefined;
-    if (unserved && this.saidNotServed) return this.restartAfter(delay);
+    if (!unserved || !this.saidNotServed) {
+      const fields = { informer: this.options.name, error: err instanceof Error ? err.message : String(err), retryInMs: delay };
+      if (unserved) this.options.logger?.info('Resource not served; checking again until it is', fields);
+      else this.options.logger?.warn('Informer failed, restarting', fields);
+    }
     this.saidNotServed = unserved;
-    const fields = { informer: this.options.name, error: err instanceof Error ? err.message : String(err), retryInMs: delay };
-    if (unserved) this.options.logger?.info('Resource not served; checking again until it is', fields);
-    else this.options.logger?.warn('Informer failed, restarting', fields);
-    this.restartAfter(delay);
-  }
-
-  private restartAfter(delay: number): void {
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.stopped) return;

@@ -26,26 +26,19 @@ export class PolicyStatusWriter {
 }
 
 /**
- * A status as compared for "is a write needed": the evaluation time alone changing is not news. Keys are sorted: the
- * cached status comes back from the apiserver in its own key order, not the order buildPolicyStatus writes, and
- * comparing those strings as they were made every converged round write an unchanged status (bench/idle: 60 writes
- * in 10 min of nothing changing).
- */
-export function statusKey(s: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): string {
-  const sorted = (_key: string, v: unknown): unknown =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
-  return JSON.stringify({ ...s, lastEvaluatedTime: undefined }, sorted);
-}
-
-/**
- * Whether the cached status `a` already holds the built status `b` ("is a write needed", statusKey), compared on the
- * fields loopguard writes: server-side apply keeps what another field manager added to the status, and counting that
- * would write the same status in every round.
+ * Whether the cached status `a` already holds the built status `b` ("is a write needed"), compared on the fields
+ * loopguard writes: server-side apply keeps what another field manager added to the status, and counting that would
+ * write the same status in every round. The evaluation time alone changing is not news. Keys are sorted: the cached
+ * status comes back from the apiserver in its own key order, not the order buildPolicyStatus writes, and comparing
+ * those strings as they were made every converged round write an unchanged status (bench/idle: 60 writes in 10 min of
+ * nothing changing).
  */
 export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): boolean {
   if (a === undefined) return false;
-  const mine = (s: object) => Object.fromEntries(Object.entries(s).filter(([k]) => OWN_STATUS_FIELDS.has(k)));
-  return statusKey(mine(a)) === statusKey(mine(b));
+  const sorted = (_key: string, v: unknown): unknown =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
+  const key = (s: object) => JSON.stringify(Object.fromEntries(Object.entries(s).filter(([k]) => OWN_STATUS_FIELDS.has(k) && k !== 'lastEvaluatedTime')), sorted);
+  return key(a) === key(b);
 }
 
 /** The status fields loopguard writes (api/loopbackpolicy.ts, api/clusterloopbackpolicy.ts): a field it leaves out is one to remove. */

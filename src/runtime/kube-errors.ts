@@ -35,9 +35,8 @@ function decodeBody(body: unknown): unknown {
 /** Status.details.kind of an apiserver error (`namespaces`, `leases`, …): what the error is about. */
 export function kubeStatusKind(err: unknown): string | undefined {
   if (!(err instanceof ApiException)) return undefined;
-  const value = decodeBody(err.body);
-  const details = typeof value === 'object' && value !== null ? (value as { details?: unknown }).details : undefined;
-  const kind = typeof details === 'object' && details !== null ? (details as { kind?: unknown }).kind : undefined;
+  // A string or a number has no `details`; a Status's `details` is an object or absent.
+  const kind = (decodeBody(err.body) as { details?: { kind?: unknown } } | null | undefined)?.details?.kind;
   return typeof kind === 'string' ? kind : undefined;
 }
 

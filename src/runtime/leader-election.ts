@@ -26,17 +26,11 @@ export interface LeaderElectionOptions {
   logger?: Pick<LogSink, 'info' | 'warn'> & Partial<Pick<LogSink, 'error'>>;
 }
 
-export const LEASE_DEFAULTS = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 /** Cap of the backoff after failures that need a person (missing namespace, RBAC). */
 export const LEASE_MAX_BACKOFF_MS = 30_000;
 /** The same failure is logged again at most this often. */
 const REPEAT_LOG_MS = 60_000;
 
-/** client-go requires leaseDuration > renewDeadline > 1.2 × retryPeriod. */
-export function validateLeaseTimings(t: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number }): void {
-  if (!(t.leaseDurationMs > t.renewDeadlineMs)) throw new Error('lease duration must be greater than the renew deadline');
-  if (!(t.renewDeadlineMs > 1.2 * t.retryPeriodMs)) throw new Error('renew deadline must be greater than 1.2 × the retry period');
-}
 
 /** A failed attempt, said once: what went wrong, how to fix it, and whether waiting can fix it. */
 export class LeaseError extends Error {
@@ -106,7 +100,7 @@ function microTime(d: Date | string | undefined): Date {
 
 export class LeaderElector {
   private readonly api: CoordinationV1Api;
-  private readonly t: typeof LEASE_DEFAULTS;
+  private readonly t: Required<Pick<LeaderElectionOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>>;
   private leading = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
@@ -130,12 +124,11 @@ export class LeaderElector {
     private readonly options: LeaderElectionOptions,
   ) {
     this.api = kc.makeApiClient(CoordinationV1Api);
-    this.t = {
-      leaseDurationMs: options.leaseDurationMs ?? LEASE_DEFAULTS.leaseDurationMs,
-      renewDeadlineMs: options.renewDeadlineMs ?? LEASE_DEFAULTS.renewDeadlineMs,
-      retryPeriodMs: options.retryPeriodMs ?? LEASE_DEFAULTS.retryPeriodMs,
-    };
-    validateLeaseTimings(this.t);
+    // client-go's defaults, and its rule: leaseDuration > renewDeadline > 1.2 × retryPeriod.
+    const { leaseDurationMs = 15_000, renewDeadlineMs = 10_000, retryPeriodMs = 2_000 } = options;
+    if (!(leaseDurationMs > renewDeadlineMs)) throw new Error('lease duration must be greater than the renew deadline');
+    if (!(renewDeadlineMs > 1.2 * retryPeriodMs)) throw new Error('renew deadline must be greater than 1.2 × the retry period');
+    this.t = { leaseDurationMs, renewDeadlineMs, retryPeriodMs };
   }
 
   get isLeader(): boolean {

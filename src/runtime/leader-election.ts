@@ -261,36 +261,18 @@ export class LeaderElector {
     this.lastLogged = undefined;
   }
 
+  /** Reads the Lease and takes or renews it unless another holder's is still valid; creates it when there is none. */
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { name, namespace, identity } = this.options;
     const now = new Date();
-    let lease: V1Lease;
+    let lease: V1Lease | undefined;
     try {
       lease = await this.api.readNamespacedLease({ name, namespace });
     } catch (err) {
       if (kubeStatus(err) !== 404) throw describeLeaseFailure(err, 'read', namespace, name);
-      try {
-        await this.api.createNamespacedLease({
-          namespace,
-          body: {
-            metadata: { name, namespace },
-            spec: {
-              holderIdentity: identity,
-              leaseDurationSeconds: Math.ceil(this.t.leaseDurationMs / 1000),
-              acquireTime: microTime(now),
-              renewTime: microTime(now),
-              leaseTransitions: 0,
-            },
-          },
-        });
-        return true;
-      } catch (createErr) {
-        if (kubeStatus(createErr) === 409) return false;
-        throw describeLeaseFailure(createErr, 'create', namespace, name);
-      }
     }
 
-    const spec = lease.spec ?? {};
+    const spec = lease?.spec ?? {};
     const holder = spec.holderIdentity ?? '';
     const recordKey = `${holder}|${String(spec.renewTime?.valueOf() ?? '')}|${spec.leaseDurationSeconds ?? ''}`;
     if (!this.observed || this.observed.key !== recordKey) this.observed = { key: recordKey, at: Date.now() };
@@ -299,20 +281,26 @@ export class LeaderElector {
     if (held) return false;
 
     const transitions = spec.leaseTransitions ?? 0;
-    lease.spec = {
-      ...spec,
-      holderIdentity: identity,
-      leaseDurationSeconds: Math.ceil(this.t.leaseDurationMs / 1000),
-      renewTime: microTime(now),
-      acquireTime: microTime(holder === identity ? spec.acquireTime : now),
-      leaseTransitions: holder === identity ? transitions : transitions + 1,
+    const body: V1Lease = {
+      ...(lease ?? { metadata: { name, namespace } }),
+      spec: {
+        ...spec,
+        holderIdentity: identity,
+        leaseDurationSeconds: Math.ceil(this.t.leaseDurationMs / 1000),
+        renewTime: microTime(now),
+        acquireTime: microTime(holder === identity ? spec.acquireTime : now),
+        // A new Lease starts at 0 transitions; taking one over from another holder (or none) is one more.
+        leaseTransitions: !lease || holder === identity ? transitions : transitions + 1,
+      },
     };
     try {
-      await this.api.replaceNamespacedLease({ name, namespace, body: lease });
+      if (lease) await this.api.replaceNamespacedLease({ name, namespace, body });
+      else await this.api.createNamespacedLease({ namespace, body });
       return true;
     } catch (err) {
+      // 409: another candidate created or updated it first.
       if (kubeStatus(err) === 409) return false;
-      throw describeLeaseFailure(err, 'update', namespace, name);
+      throw describeLeaseFailure(err, lease ? 'update' : 'create', namespace, name);
     }
   }
 }

@@ -199,13 +199,6 @@ export class LeaderElector {
     }
   }
 
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    // Jitter like client-go's wait.JitterUntil so that candidates do not retry in lockstep.
-    this.timer = setTimeout(() => void this.tick(), ms * (1 + Math.random() * 0.2));
-    this.timer.unref();
-  }
-
   private async tick(): Promise<void> {
     if (this.stopped) return;
     let ok = false;
@@ -236,7 +229,9 @@ export class LeaderElector {
     // A leader keeps the normal pace whatever happens (it must renew within the deadline); a candidate that
     // cannot work until someone creates a namespace or a RoleBinding backs off.
     const backoff = !this.leading && this.failures > 0 ? Math.min(LEASE_MAX_BACKOFF_MS, this.t.retryPeriodMs * 2 ** this.failures) : 0;
-    this.schedule(Math.max(this.t.retryPeriodMs, backoff));
+    // Jitter like client-go's wait.JitterUntil so that candidates do not retry in lockstep.
+    this.timer = setTimeout(() => void this.tick(), Math.max(this.t.retryPeriodMs, backoff) * (1 + Math.random() * 0.2));
+    this.timer.unref();
   }
 
   private failed(failure: LeaseError): void {

@@ -41,11 +41,10 @@ export function kubeStatusKind(err: unknown): string | undefined {
 }
 
 /** Status.message from a response body that may be a Status object, its JSON text, or that text JSON-encoded again. */
-export function statusMessage(body: unknown): string | undefined {
+function statusMessage(body: unknown): string | undefined {
   const value = decodeBody(body);
-  if (typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string') {
-    return (value as { message: string }).message;
-  }
+  const message = (value as { message?: unknown } | null | undefined)?.message;
+  if (typeof message === 'string') return message;
   return typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, 300) : undefined;
 }
 

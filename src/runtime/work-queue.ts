@@ -4,7 +4,7 @@
 // - failures are retried with per-key exponential backoff; success forgets the failures;
 // - bounded concurrency, delayed re-adds (RequeueAfter), and a draining shutdown that aborts handlers only once
 //   its grace period is over.
-import { DEFAULT_ITEM_BACKOFF, ItemBackoff, type BackoffOptions } from './backoff.js';
+import { ItemBackoff, type BackoffOptions } from './backoff.js';
 import { settlesWithin } from './settle.js';
 
 export interface ReconcileOutcome {
@@ -76,7 +76,7 @@ export class WorkQueue {
     options: WorkQueueOptions = {},
   ) {
     this.concurrency = Math.max(1, options.concurrency ?? 1);
-    this.backoff = new ItemBackoff(options.backoff ?? DEFAULT_ITEM_BACKOFF);
+    this.backoff = new ItemBackoff(options.backoff);
     this.observer = options.observer ?? {};
   }
 

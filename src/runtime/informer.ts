@@ -144,11 +144,7 @@ export class ResilientInformer<T extends KubernetesObject> {
         options.onEvent(type, this.trim(obj));
       });
     }
-    this.informer.on('error', (err: unknown) => {
-      // client-node's watch rejects with an Error carrying statusCode; its list with an ApiException.
-      if ((kubeStatus(err) ?? (err as { statusCode?: unknown } | undefined)?.statusCode) === 404) this.notServed = this.notServedText();
-      this.scheduleRestart(err);
-    });
+    this.informer.on('error', (err: unknown) => this.scheduleRestart(err));
   }
 
   private trim(obj: T): T {
@@ -156,19 +152,9 @@ export class ResilientInformer<T extends KubernetesObject> {
     return this.options.transform ? this.options.transform(obj) : obj;
   }
 
-  private notServedText(): string {
-    return `the API server does not serve ${this.options.path} (HTTP 404)`;
-  }
-
-  /** The LIST, for the ListWatch and for the probe a restart after a 404 makes; sets and clears `notServed`. */
+  /** The LIST, for the ListWatch and for the probe a restart after a 404 makes; clears `notServed` (scheduleRestart sets it). */
   private async listed(): Promise<KubernetesListObject<T>> {
-    let result: KubernetesListObject<T>;
-    try {
-      result = await listInPages(this.options.list, (obj) => this.trim(obj));
-    } catch (err) {
-      if (kubeStatus(err) === 404) this.notServed = this.notServedText();
-      throw err;
-    }
+    const result = await listInPages(this.options.list, (obj) => this.trim(obj));
     this.notServed = undefined;
     this.saidNotServed = false;
     this.attempt = 0;
@@ -206,7 +192,10 @@ export class ResilientInformer<T extends KubernetesObject> {
     return this.informer.list(namespace);
   }
 
+  /** Every failure comes here: the ListWatch's errors (its LIST's and its watch's) and the restart's own LIST. */
   private scheduleRestart(err: unknown): void {
+    // client-node's watch rejects with an Error carrying statusCode; its list with an ApiException.
+    if ((kubeStatus(err) ?? (err as { statusCode?: unknown } | undefined)?.statusCode) === 404) this.notServed = `the API server does not serve ${this.options.path} (HTTP 404)`;
     if (this.stopped || this.restartTimer) return;
     const delay = this.options.restartDelay?.(this.attempt) ?? jitteredDelay(this.attempt, 800, 30_000);
     this.attempt++;

@@ -124,7 +124,7 @@ export class LeaderElector {
     private readonly options: LeaderElectionOptions,
   ) {
     this.api = kc.makeApiClient(CoordinationV1Api);
-    // client-go's defaults, and its rule: leaseDuration > renewDeadline > 1.2 × retryPeriod.
+    // controller-runtime's manager defaults (docs/architecture.md), and client-go's rule: leaseDuration > renewDeadline > 1.2 × retryPeriod.
     const { leaseDurationMs = 15_000, renewDeadlineMs = 10_000, retryPeriodMs = 2_000 } = options;
     if (!(leaseDurationMs > renewDeadlineMs)) throw new Error('lease duration must be greater than the renew deadline');
     if (!(renewDeadlineMs > 1.2 * retryPeriodMs)) throw new Error('renew deadline must be greater than 1.2 × the retry period');

@@ -115,7 +115,8 @@ export async function listInPages<T extends KubernetesObject>(
 
 export class ResilientInformer<T extends KubernetesObject> {
   private readonly informer: Informer<T> & ObjectCache<T>;
-  private synced = false;
+  /** A LIST has succeeded (readiness); like `restarts` and `notServed`, for readers only. */
+  hasSynced = false;
   private stopped = false;
   private attempt = 0;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -158,17 +159,13 @@ export class ResilientInformer<T extends KubernetesObject> {
     this.notServed = undefined;
     this.saidNotServed = false;
     this.attempt = 0;
-    this.synced = true;
+    this.hasSynced = true;
     this.resolveSynced();
     return result;
   }
 
   get name(): string {
     return this.options.name;
-  }
-
-  get hasSynced(): boolean {
-    return this.synced;
   }
 
   /** Starts the informer and resolves once its first LIST has succeeded (retrying until then). */

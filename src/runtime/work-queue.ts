@@ -94,11 +94,8 @@ export class WorkQueue {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
     this.observer.added?.(this.name);
-    // A key being processed is only marked dirty; done() puts it back in line.
-    if (!this.processing.has(key)) {
-      this.fifo.push(key);
-      this.observer.depth?.(this.name, this.fifo.length);
-    }
+    // A key being processed is only marked dirty; process() puts it back in line when it is done.
+    if (!this.processing.has(key)) this.fifo.push(key);
     this.pump();
   }
 
@@ -153,9 +150,10 @@ export class WorkQueue {
       const key = this.fifo.shift()!;
       this.dirty.delete(key);
       this.processing.add(key);
-      this.observer.depth?.(this.name, this.fifo.length);
       void this.process(key);
     }
+    // Every change of the line ends here (add, a key done), so the depth is said once, as it now is.
+    this.observer.depth?.(this.name, this.fifo.length);
     this.notifyIdle();
   }
 
@@ -188,10 +186,7 @@ export class WorkQueue {
     } finally {
       this.processing.delete(key);
       this.observer.processed?.(this.name, (performance.now() - started) / 1000, result);
-      if (this.dirty.has(key) && !this.shuttingDown) {
-        this.fifo.push(key);
-        this.observer.depth?.(this.name, this.fifo.length);
-      }
+      if (this.dirty.has(key) && !this.shuttingDown) this.fifo.push(key);
       this.pump();
     }
   }

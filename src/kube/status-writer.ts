@@ -15,13 +15,10 @@ export class PolicyStatusWriter {
   async apply(namespace: string | undefined, name: string, status: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): Promise<void> {
     const options = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
     const patch = { group: GROUP, version: VERSION, name, fieldManager: FIELD_MANAGER, force: true };
-    if (namespace === undefined) {
-      const body = { apiVersion: API_VERSION, kind: CLUSTER_KIND, metadata: { name }, status };
-      await this.api.patchClusterCustomObjectStatus({ ...patch, plural: CLUSTER_PLURAL, body }, options);
-    } else {
-      const body = { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, status };
-      await this.api.patchNamespacedCustomObjectStatus({ ...patch, plural: PLURAL, namespace, body }, options);
-    }
+    // A cluster policy's metadata has no namespace (undefined is not sent).
+    const body = { apiVersion: API_VERSION, kind: namespace === undefined ? CLUSTER_KIND : KIND, metadata: { name, namespace }, status };
+    if (namespace === undefined) await this.api.patchClusterCustomObjectStatus({ ...patch, plural: CLUSTER_PLURAL, body }, options);
+    else await this.api.patchNamespacedCustomObjectStatus({ ...patch, plural: PLURAL, namespace, body }, options);
   }
 }
 

@@ -49,7 +49,7 @@ export const STANDING_REFRESH_MS = 30 * 60_000;
  * (bench:idle, 2026-11-26); at 50/s the 2,296 Events of bench:scale's first round take 46 s.
  */
 export const EVENTS_PER_SECOND = 50;
-/** Events waiting beyond this are dropped (and counted): a memory bound when the apiserver cannot keep up. */
+/** Events waiting beyond this are dropped: a memory bound when the apiserver cannot keep up. */
 export const MAX_QUEUED_EVENTS = 20_000;
 
 export class EventRecorder {
@@ -57,8 +57,6 @@ export class EventRecorder {
   private readonly seen = new Map<string, Seen>();
   /** One write at a time, at most EVENTS_PER_SECOND a second, in recording order (so deduplication never races). */
   private readonly queue: PQueue;
-  /** Events dropped because MAX_QUEUED_EVENTS were waiting. */
-  dropped = 0;
   /** Standing Events queued and not written yet (so each is queued once). */
   private readonly queued = new Set<string>();
 
@@ -88,10 +86,8 @@ export class EventRecorder {
    * must neither fail nor hold up a reconcile. A failed write goes to `failed`.
    */
   private later(key: string, target: EventTarget, reason: string, write: () => Promise<void>, onDropped?: () => void): Promise<void> {
-    if (this.queue.size >= MAX_QUEUED_EVENTS) {
-      this.dropped++;
-      onDropped?.();
-    } else void this.queue.add(() => write().catch((err: unknown) => this.failed(key, err, target, reason)));
+    if (this.queue.size >= MAX_QUEUED_EVENTS) onDropped?.();
+    else void this.queue.add(() => write().catch((err: unknown) => this.failed(key, err, target, reason)));
     return Promise.resolve();
   }
 

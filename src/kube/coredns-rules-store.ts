@@ -78,21 +78,14 @@ export class CorednsRulesStore implements CorednsRulesAccess {
   }
 
   async corefile(): Promise<string | undefined> {
-    try {
-      return (await ifFound(this.core.readNamespacedConfigMap({ name: COREFILE_CONFIGMAP, namespace: this.namespace })))?.data?.[COREFILE_KEY];
-    } catch {
-      return undefined;
-    }
+    const cm = await this.core.readNamespacedConfigMap({ name: COREFILE_CONFIGMAP, namespace: this.namespace }).catch(() => undefined);
+    return cm?.data?.[COREFILE_KEY];
   }
 
   async kubeDns(): Promise<string | undefined> {
-    try {
-      const svc = await ifFound(this.core.readNamespacedService({ name: KUBE_DNS_SERVICE, namespace: this.namespace }));
-      const ip = svc?.spec?.clusterIP;
-      const port = svc?.spec?.ports?.find((p) => p.protocol === 'UDP' || p.protocol === undefined)?.port ?? 53;
-      return ip && ip !== 'None' ? `${ip.includes(':') ? `[${ip}]` : ip}:${port}` : undefined;
-    } catch {
-      return undefined;
-    }
+    const svc = await this.core.readNamespacedService({ name: KUBE_DNS_SERVICE, namespace: this.namespace }).catch(() => undefined);
+    const ip = svc?.spec?.clusterIP;
+    const port = svc?.spec?.ports?.find((p) => p.protocol === 'UDP' || p.protocol === undefined)?.port ?? 53;
+    return ip && ip !== 'None' ? `${ip.includes(':') ? `[${ip}]` : ip}:${port}` : undefined;
   }
 }

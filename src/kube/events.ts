@@ -49,16 +49,14 @@ export const STANDING_REFRESH_MS = 30 * 60_000;
  * (bench:idle, 2026-11-26); at 50/s the 2,296 Events of bench:scale's first round take 46 s.
  */
 export const EVENTS_PER_SECOND = 50;
-/** Events waiting beyond this are dropped (and counted): a memory bound when the apiserver cannot keep up. */
+/** Events waiting beyond this are dropped: a memory bound when the apiserver cannot keep up. */
 export const MAX_QUEUED_EVENTS = 20_000;
 
 export class EventRecorder {
   private readonly core: CoreV1Api;
   private readonly seen = new Map<string, Seen>();
-  /** One write at a time, at most `perSecond` a second, in recording order (so deduplication never races). */
+  /** One write at a time, at most EVENTS_PER_SECOND a second, in recording order (so deduplication never races). */
   private readonly queue: PQueue;
-  /** Events dropped because MAX_QUEUED_EVENTS were waiting. */
-  dropped = 0;
   /** Standing Events queued and not written yet (so each is queued once). */
   private readonly queued = new Set<string>();
 
@@ -68,10 +66,9 @@ export class EventRecorder {
     private readonly windowMs = 10 * 60_000,
     /** A write that failed, with the Event's reason and object (written later than recorded: the log says which). */
     private readonly onError: (err: unknown, event: { reason: string; object: string }) => void = () => undefined,
-    perSecond = EVENTS_PER_SECOND,
   ) {
     this.core = kc.makeApiClient(CoreV1Api);
-    this.queue = new PQueue({ concurrency: 1, intervalCap: perSecond, interval: 1000 });
+    this.queue = new PQueue({ concurrency: 1, intervalCap: EVENTS_PER_SECOND, interval: 1000 });
   }
 
   /** Events recorded and not written yet. */
@@ -84,12 +81,13 @@ export class EventRecorder {
     return settlesWithin(this.queue.onIdle(), timeoutMs);
   }
 
-  /** Queues a write; never throws and never waits for it: an Event must neither fail nor hold up a reconcile. */
-  private later(write: () => Promise<void>, onDropped?: () => void): Promise<void> {
-    if (this.queue.size >= MAX_QUEUED_EVENTS) {
-      this.dropped++;
-      onDropped?.();
-    } else void this.queue.add(write);
+  /**
+   * Queues the write of the Event `key` (about `target`, for `reason`); never throws and never waits for it: an Event
+   * must neither fail nor hold up a reconcile. A failed write goes to `failed`.
+   */
+  private later(key: string, target: EventTarget, reason: string, write: () => Promise<void>, onDropped?: () => void): Promise<void> {
+    if (this.queue.size >= MAX_QUEUED_EVENTS) onDropped?.();
+    else void this.queue.add(() => write().catch((err: unknown) => this.failed(key, err, target, reason)));
     return Promise.resolve();
   }
 
@@ -98,14 +96,10 @@ export class EventRecorder {
     const text = printable(message, MAX_MESSAGE);
     const key = this.key(target, type, reason, text);
     const now = Date.now();
-    return this.later(async () => {
+    return this.later(key, target, reason, async () => {
       const previous = this.seen.get(key);
-      try {
-        if (previous && now - previous.last < this.windowMs) await this.bump(previous, now);
-        else await this.create(key, target, type, reason, text, now, this.windowMs);
-      } catch (err) {
-        this.failed(key, err, target, reason);
-      }
+      if (previous && now - previous.last < this.windowMs) await this.bump(previous, now);
+      else await this.create(key, target, type, reason, text, now, this.windowMs);
     });
   }
 
@@ -124,23 +118,16 @@ export class EventRecorder {
     };
     if (fresh() || this.queued.has(key)) return Promise.resolve();
     this.queued.add(key);
-    return this.later(async () => {
+    return this.later(key, target, reason, async () => {
       this.queued.delete(key);
       if (fresh()) return;
       const previous = this.seen.get(key);
-      try {
-        const existing = previous ?? (await this.find(target, type, reason, text));
-        if (!existing) {
-          await this.create(key, target, type, reason, text, now, STANDING_REFRESH_MS);
-          return;
-        }
-        this.seen.set(key, existing);
-        // Adopted from an earlier process and still fresh: nothing to say yet.
-        if (!previous && now - existing.last < STANDING_REFRESH_MS) return;
-        await this.bump(existing, now);
-      } catch (err) {
-        this.failed(key, err, target, reason);
-      }
+      const existing = previous ?? (await this.find(target, type, reason, text));
+      if (!existing) return this.create(key, target, type, reason, text, now, STANDING_REFRESH_MS);
+      this.seen.set(key, existing);
+      // Adopted from an earlier process and still fresh: nothing to say yet.
+      if (!previous && now - existing.last < STANDING_REFRESH_MS) return;
+      await this.bump(existing, now);
     }, () => this.queued.delete(key));
   }
 

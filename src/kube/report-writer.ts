@@ -16,9 +16,10 @@
 // (their uid for prune, their timestamps carried over, no rewrite while nothing changed); any other is left alone.
 // Without the key (--observation-checkpoint=false: no Secret, no RBAC for it) reports are not sealed and nothing is
 // adopted: a process knows only what it wrote itself, as before (docs/reports.md §3).
-import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CustomObjectsApi, type KubeConfig, type KubernetesListObject } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import { MANAGED_BY_LABEL, namespaceReport, REPORT_API_VERSION, REPORT_GROUP, REPORT_KIND, REPORT_LABELS, REPORT_NAME, REPORT_PLURAL, REPORT_VERSION, sameReport, type Report, type ReportTarget } from '../model/namespace-report.js';
+import { listInPages, type ListPage } from '../runtime/informer.js';
 import { ifFound, kubeStatus, kubeStatusKind } from '../runtime/kube-errors.js';
 import type { LogSink } from '../runtime/logger.js';
 import { sharedUntilFailed } from '../runtime/settle.js';
@@ -147,24 +148,15 @@ export class ReportWriter {
   private async adoptNow(): Promise<void> {
     const key = await this.options.key?.();
     if (!key) return;
-    let page: string | undefined;
-    do {
-      const list = (await this.api.listClusterCustomObject({
-        ...API,
-        fieldSelector: `metadata.name=${REPORT_NAME}`,
-        labelSelector: `${MANAGED_BY_LABEL}=${REPORT_LABELS[MANAGED_BY_LABEL]}`,
-        limit: LIST_PAGE,
-        ...(page ? { _continue: page } : {}),
-      })) as { items?: Report[]; metadata?: { _continue?: string; continue?: string } };
-      for (const report of list.items ?? []) {
-        const namespace = report.metadata.namespace;
-        // A report this process wrote already is newer than what the list may show.
-        if (namespace && !this.written.has(namespace) && sealedByLoopguard(key, { ...report, apiVersion: report.apiVersion ?? REPORT_API_VERSION, kind: report.kind ?? REPORT_KIND })) {
-          this.written.set(namespace, report);
-        }
+    const selectors = { fieldSelector: `metadata.name=${REPORT_NAME}`, labelSelector: `${MANAGED_BY_LABEL}=${REPORT_LABELS[MANAGED_BY_LABEL]}` };
+    const list = (page: ListPage) => this.api.listClusterCustomObject({ ...API, ...selectors, ...page }) as Promise<KubernetesListObject<Report>>;
+    for (const report of (await listInPages(list, (r) => r, LIST_PAGE)).items) {
+      const namespace = report.metadata.namespace;
+      // A report this process wrote already is newer than what the list may show.
+      if (namespace && !this.written.has(namespace) && sealedByLoopguard(key, { ...report, apiVersion: report.apiVersion ?? REPORT_API_VERSION, kind: report.kind ?? REPORT_KIND })) {
+        this.written.set(namespace, report);
       }
-      page = list.metadata?._continue ?? list.metadata?.continue;
-    } while (page);
+    }
   }
 
   private async read(namespace: string): Promise<Report | undefined> {

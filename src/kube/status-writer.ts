@@ -15,37 +15,27 @@ export class PolicyStatusWriter {
   async apply(namespace: string | undefined, name: string, status: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): Promise<void> {
     const options = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
     const patch = { group: GROUP, version: VERSION, name, fieldManager: FIELD_MANAGER, force: true };
-    if (namespace === undefined) {
-      const body = { apiVersion: API_VERSION, kind: CLUSTER_KIND, metadata: { name }, status };
-      await this.api.patchClusterCustomObjectStatus({ ...patch, plural: CLUSTER_PLURAL, body }, options);
-    } else {
-      const body = { apiVersion: API_VERSION, kind: KIND, metadata: { name, namespace }, status };
-      await this.api.patchNamespacedCustomObjectStatus({ ...patch, plural: PLURAL, namespace, body }, options);
-    }
+    // A cluster policy's metadata has no namespace (undefined is not sent).
+    const body = { apiVersion: API_VERSION, kind: namespace === undefined ? CLUSTER_KIND : KIND, metadata: { name, namespace }, status };
+    if (namespace === undefined) await this.api.patchClusterCustomObjectStatus({ ...patch, plural: CLUSTER_PLURAL, body }, options);
+    else await this.api.patchNamespacedCustomObjectStatus({ ...patch, plural: PLURAL, namespace, body }, options);
   }
 }
 
 /**
- * A status as compared for "is a write needed": the evaluation time alone changing is not news. Keys are sorted: the
- * cached status comes back from the apiserver in its own key order, not the order buildPolicyStatus writes, and
- * comparing those strings as they were made every converged round write an unchanged status (bench/idle: 60 writes
- * in 10 min of nothing changing).
- */
-export function statusKey(s: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): string {
-  const sorted = (_key: string, v: unknown): unknown =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
-  return JSON.stringify({ ...s, lastEvaluatedTime: undefined }, sorted);
-}
-
-/**
- * Whether the cached status `a` already holds the built status `b` ("is a write needed", statusKey), compared on the
- * fields loopguard writes: server-side apply keeps what another field manager added to the status, and counting that
- * would write the same status in every round.
+ * Whether the cached status `a` already holds the built status `b` ("is a write needed"), compared on the fields
+ * loopguard writes: server-side apply keeps what another field manager added to the status, and counting that would
+ * write the same status in every round. The evaluation time alone changing is not news. Keys are sorted: the cached
+ * status comes back from the apiserver in its own key order, not the order buildPolicyStatus writes, and comparing
+ * those strings as they were made every converged round write an unchanged status (bench/idle: 60 writes in 10 min of
+ * nothing changing).
  */
 export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): boolean {
   if (a === undefined) return false;
-  const mine = (s: object) => Object.fromEntries(Object.entries(s).filter(([k]) => OWN_STATUS_FIELDS.has(k)));
-  return statusKey(mine(a)) === statusKey(mine(b));
+  const sorted = (_key: string, v: unknown): unknown =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
+  const key = (s: object) => JSON.stringify(Object.fromEntries(Object.entries(s).filter(([k]) => OWN_STATUS_FIELDS.has(k) && k !== 'lastEvaluatedTime')), sorted);
+  return key(a) === key(b);
 }
 
 /** The status fields loopguard writes (api/loopbackpolicy.ts, api/clusterloopbackpolicy.ts): a field it leaves out is one to remove. */

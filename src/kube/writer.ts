@@ -37,9 +37,20 @@ type ConfigObject = KubernetesObject & { spec?: unknown };
 /** Attempts per write: the first, then re-reads after a conflict. */
 const MAX_ATTEMPTS = 5;
 
-function isConflict(err: unknown): boolean {
-  // A failed JSON-patch `test` (someone wrote in between) is 422 for some apiservers, 409 for a stale resourceVersion.
-  return kubeStatus(err) === 409 || kubeStatus(err) === 422;
+/**
+ * Runs `attempt(n)` (a read, then a write guarded by what it read) again after a conflict, MAX_ATTEMPTS times at most;
+ * a 404 from the write means the object went meanwhile: `gone`.
+ */
+async function againOnConflict<R>(gone: R, attempt: (n: number) => Promise<R>): Promise<R> {
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (err) {
+      if (kubeStatus(err) === 404) return gone;
+      // A failed JSON-patch `test` (someone wrote in between) is 422 for some apiservers, 409 for a stale resourceVersion.
+      if ((kubeStatus(err) !== 409 && kubeStatus(err) !== 422) || n >= MAX_ATTEMPTS) throw err;
+    }
+  }
 }
 
 export class KubeWriter {
@@ -72,7 +83,7 @@ export class KubeWriter {
     /** The target as the caller just read it: the first attempt uses it instead of reading again. */
     read?: Target,
   ): Promise<Target | undefined> {
-    for (let attempt = 1; ; attempt++) {
+    return againOnConflict(undefined, async (attempt) => {
       const target = attempt === 1 && read ? read : await this.get(kind, namespace, name);
       if (!target) return undefined;
       const patch = compute(target);
@@ -82,15 +93,10 @@ export class KubeWriter {
       const options = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
       // A Gateway's annotations for TKE go to its EnvoyProxy (patchEnvoyServiceAnnotations), never onto the Gateway.
       if (kind === 'Gateway') throw new Error(`loopguard does not annotate Gateway ${namespace}/${name}`);
-      try {
-        return kind === 'Service'
-          ? await this.core.patchNamespacedService({ namespace, name, body, fieldManager: FIELD_MANAGER }, options)
-          : await this.net.patchNamespacedIngress({ namespace, name, body, fieldManager: FIELD_MANAGER }, options);
-      } catch (err) {
-        if (kubeStatus(err) === 404) return undefined;
-        if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
-      }
-    }
+      return kind === 'Service'
+        ? await this.core.patchNamespacedService({ namespace, name, body, fieldManager: FIELD_MANAGER }, options)
+        : await this.net.patchNamespacedIngress({ namespace, name, body, fieldManager: FIELD_MANAGER }, options);
+    });
   }
 
   /** An EnvoyProxy's spec.provider.kubernetes.envoyService.annotations as the API server has them; undefined when it is gone. */
@@ -108,20 +114,15 @@ export class KubeWriter {
    * the provider type it requires), guarded by the resourceVersion it was read at. Returns whether the EnvoyProxy exists.
    */
   async patchEnvoyServiceAnnotations(namespace: string, name: string, set: AnnotationPatch): Promise<boolean> {
-    for (let attempt = 1; ; attempt++) {
+    return againOnConflict(false, async () => {
       const ep = await this.envoyProxy(namespace, name);
       if (!ep) return false;
       const current = ep.spec?.provider?.kubernetes?.envoyService?.annotations ?? {};
       if (Object.entries(set).every(([k, v]) => (current[k] ?? null) === v)) return true;
       const body = { metadata: { resourceVersion: ep.metadata?.resourceVersion }, spec: { provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: set } } } } };
-      try {
-        await this.custom.patchNamespacedCustomObject({ ...ENVOY_PROXIES, namespace, name, body, fieldManager: FIELD_MANAGER }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
-        return true;
-      } catch (err) {
-        if (kubeStatus(err) === 404) return false;
-        if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
-      }
-    }
+      await this.custom.patchNamespacedCustomObject({ ...ENVOY_PROXIES, namespace, name, body, fieldManager: FIELD_MANAGER }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
+      return true;
+    });
   }
 
   /**
@@ -129,22 +130,17 @@ export class KubeWriter {
    * a lost race (TKE's resync wrote in between) is planned again.
    */
   async patchConfig(namespace: string, name: string, plan: (spec: unknown) => JsonPatchOp[]): Promise<'written' | 'unchanged' | 'gone'> {
-    for (let attempt = 1; ; attempt++) {
+    return againOnConflict<'written' | 'unchanged' | 'gone'>('gone', async () => {
       const config = (await ifFound(this.custom.getNamespacedCustomObject({ ...TKE_SERVICE_CONFIG, namespace, name }))) as ConfigObject | undefined;
       if (!config) return 'gone';
       const ops = plan(config.spec);
       if (ops.length === 0) return 'unchanged';
-      try {
-        await this.custom.patchNamespacedCustomObject(
-          { ...TKE_SERVICE_CONFIG, namespace, name, body: guardedPatch(config.metadata?.resourceVersion ?? '', ops), fieldManager: FIELD_MANAGER },
-          setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-        );
-        return 'written';
-      } catch (err) {
-        if (kubeStatus(err) === 404) return 'gone';
-        if (!isConflict(err) || attempt >= MAX_ATTEMPTS) throw err;
-      }
-    }
+      await this.custom.patchNamespacedCustomObject(
+        { ...TKE_SERVICE_CONFIG, namespace, name, body: guardedPatch(config.metadata?.resourceVersion ?? '', ops), fieldManager: FIELD_MANAGER },
+        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
+      );
+      return 'written';
+    });
   }
 
   /** Events about a target, newest included (TKE's controllers report failed CLB syncs as Warning Events). */

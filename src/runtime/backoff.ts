@@ -6,7 +6,7 @@ export interface BackoffOptions {
   maxMs: number;
 }
 
-export const DEFAULT_ITEM_BACKOFF: BackoffOptions = { baseMs: 5, maxMs: 1_000_000 };
+const DEFAULT_ITEM_BACKOFF: BackoffOptions = { baseMs: 5, maxMs: 1_000_000 };
 
 export class ItemBackoff<K> {
   private readonly failures = new Map<K, number>();

@@ -111,11 +111,8 @@ export class CloudHealth {
       if (this.stopped) return this.verdict;
       verdict = judgeProbeFailure(err);
     }
-    if (startup && verdict.kind === 'misconfigured') {
-      this.verdict = verdict;
-      return verdict;
-    }
-    this.settle(verdict);
+    if (startup && verdict.kind === 'misconfigured') this.verdict = verdict;
+    else this.settle(verdict);
     return verdict;
   }
 

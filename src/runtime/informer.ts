@@ -115,7 +115,8 @@ export async function listInPages<T extends KubernetesObject>(
 
 export class ResilientInformer<T extends KubernetesObject> {
   private readonly informer: Informer<T> & ObjectCache<T>;
-  private synced = false;
+  /** A LIST has succeeded (readiness); like `restarts` and `notServed`, for readers only. */
+  hasSynced = false;
   private stopped = false;
   private attempt = 0;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -144,11 +145,7 @@ export class ResilientInformer<T extends KubernetesObject> {
         options.onEvent(type, this.trim(obj));
       });
     }
-    this.informer.on('error', (err: unknown) => {
-      // client-node's watch rejects with an Error carrying statusCode; its list with an ApiException.
-      if ((kubeStatus(err) ?? (err as { statusCode?: unknown } | undefined)?.statusCode) === 404) this.notServed = this.notServedText();
-      this.scheduleRestart(err);
-    });
+    this.informer.on('error', (err: unknown) => this.scheduleRestart(err));
   }
 
   private trim(obj: T): T {
@@ -156,33 +153,19 @@ export class ResilientInformer<T extends KubernetesObject> {
     return this.options.transform ? this.options.transform(obj) : obj;
   }
 
-  private notServedText(): string {
-    return `the API server does not serve ${this.options.path} (HTTP 404)`;
-  }
-
-  /** The LIST, for the ListWatch and for the probe a restart after a 404 makes; sets and clears `notServed`. */
+  /** The LIST, for the ListWatch and for the probe a restart after a 404 makes; clears `notServed` (scheduleRestart sets it). */
   private async listed(): Promise<KubernetesListObject<T>> {
-    let result: KubernetesListObject<T>;
-    try {
-      result = await listInPages(this.options.list, (obj) => this.trim(obj));
-    } catch (err) {
-      if (kubeStatus(err) === 404) this.notServed = this.notServedText();
-      throw err;
-    }
+    const result = await listInPages(this.options.list, (obj) => this.trim(obj));
     this.notServed = undefined;
     this.saidNotServed = false;
     this.attempt = 0;
-    this.synced = true;
+    this.hasSynced = true;
     this.resolveSynced();
     return result;
   }
 
   get name(): string {
     return this.options.name;
-  }
-
-  get hasSynced(): boolean {
-    return this.synced;
   }
 
   /** Starts the informer and resolves once its first LIST has succeeded (retrying until then). */
@@ -206,22 +189,22 @@ export class ResilientInformer<T extends KubernetesObject> {
     return this.informer.list(namespace);
   }
 
+  /** Every failure comes here: the ListWatch's errors (its LIST's and its watch's) and the restart's own LIST. */
   private scheduleRestart(err: unknown): void {
+    // client-node's watch rejects with an Error carrying statusCode; its list with an ApiException.
+    if ((kubeStatus(err) ?? (err as { statusCode?: unknown } | undefined)?.statusCode) === 404) this.notServed = `the API server does not serve ${this.options.path} (HTTP 404)`;
     if (this.stopped || this.restartTimer) return;
     const delay = this.options.restartDelay?.(this.attempt) ?? jitteredDelay(this.attempt, 800, 30_000);
     this.attempt++;
     // A resource the apiserver does not serve (an optional API not installed: Gateway API, Envoy Gateway) is said once,
     // not at every retry for as long as it stays so; it is checked again on the same backoff.
     const unserved = this.notServed !== undefined;
-    if (unserved && this.saidNotServed) return this.restartAfter(delay);
+    if (!unserved || !this.saidNotServed) {
+      const fields = { informer: this.options.name, error: err instanceof Error ? err.message : String(err), retryInMs: delay };
+      if (unserved) this.options.logger?.info('Resource not served; checking again until it is', fields);
+      else this.options.logger?.warn('Informer failed, restarting', fields);
+    }
     this.saidNotServed = unserved;
-    const fields = { informer: this.options.name, error: err instanceof Error ? err.message : String(err), retryInMs: delay };
-    if (unserved) this.options.logger?.info('Resource not served; checking again until it is', fields);
-    else this.options.logger?.warn('Informer failed, restarting', fields);
-    this.restartAfter(delay);
-  }
-
-  private restartAfter(delay: number): void {
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined;
       if (this.stopped) return;

@@ -35,18 +35,16 @@ function decodeBody(body: unknown): unknown {
 /** Status.details.kind of an apiserver error (`namespaces`, `leases`, …): what the error is about. */
 export function kubeStatusKind(err: unknown): string | undefined {
   if (!(err instanceof ApiException)) return undefined;
-  const value = decodeBody(err.body);
-  const details = typeof value === 'object' && value !== null ? (value as { details?: unknown }).details : undefined;
-  const kind = typeof details === 'object' && details !== null ? (details as { kind?: unknown }).kind : undefined;
+  // A string or a number has no `details`; a Status's `details` is an object or absent.
+  const kind = (decodeBody(err.body) as { details?: { kind?: unknown } } | null | undefined)?.details?.kind;
   return typeof kind === 'string' ? kind : undefined;
 }
 
 /** Status.message from a response body that may be a Status object, its JSON text, or that text JSON-encoded again. */
-export function statusMessage(body: unknown): string | undefined {
+function statusMessage(body: unknown): string | undefined {
   const value = decodeBody(body);
-  if (typeof value === 'object' && value !== null && typeof (value as { message?: unknown }).message === 'string') {
-    return (value as { message: string }).message;
-  }
+  const message = (value as { message?: unknown } | null | undefined)?.message;
+  if (typeof message === 'string') return message;
   return typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, 300) : undefined;
 }
 

@@ -26,17 +26,11 @@ export interface LeaderElectionOptions {
   logger?: Pick<LogSink, 'info' | 'warn'> & Partial<Pick<LogSink, 'error'>>;
 }
 
-export const LEASE_DEFAULTS = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 /** Cap of the backoff after failures that need a person (missing namespace, RBAC). */
 export const LEASE_MAX_BACKOFF_MS = 30_000;
 /** The same failure is logged again at most this often. */
 const REPEAT_LOG_MS = 60_000;
 
-/** client-go requires leaseDuration > renewDeadline > 1.2 × retryPeriod. */
-export function validateLeaseTimings(t: { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number }): void {
-  if (!(t.leaseDurationMs > t.renewDeadlineMs)) throw new Error('lease duration must be greater than the renew deadline');
-  if (!(t.renewDeadlineMs > 1.2 * t.retryPeriodMs)) throw new Error('renew deadline must be greater than 1.2 × the retry period');
-}
 
 /** A failed attempt, said once: what went wrong, how to fix it, and whether waiting can fix it. */
 export class LeaseError extends Error {
@@ -106,16 +100,16 @@ function microTime(d: Date | string | undefined): Date {
 
 export class LeaderElector {
   private readonly api: CoordinationV1Api;
-  private readonly t: typeof LEASE_DEFAULTS;
+  private readonly t: Required<Pick<LeaderElectionOptions, 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'>>;
   private leading = false;
   private stopped = false;
   private timer: NodeJS.Timeout | undefined;
   /** The acquire/renew request in flight, if any: a release must not race it (it could re-take a freed Lease). */
   private inFlight: Promise<boolean> | undefined;
-  private lastRenew = 0;
   /**
    * When the request behind the last successful acquire/renew was sent, by the monotonic clock (which keeps
-   * running while the process is paused): the lease is ours by our own clock until this + renewDeadline.
+   * running while the process is paused): the lease is ours by our own clock until this + renewDeadline, for the
+   * fence before each write (mayWrite) as for the renewal loop (tick).
    */
   private heldSince = 0;
   /** Consecutive failures that need a person (drive the backoff). */
@@ -130,12 +124,11 @@ export class LeaderElector {
     private readonly options: LeaderElectionOptions,
   ) {
     this.api = kc.makeApiClient(CoordinationV1Api);
-    this.t = {
-      leaseDurationMs: options.leaseDurationMs ?? LEASE_DEFAULTS.leaseDurationMs,
-      renewDeadlineMs: options.renewDeadlineMs ?? LEASE_DEFAULTS.renewDeadlineMs,
-      retryPeriodMs: options.retryPeriodMs ?? LEASE_DEFAULTS.retryPeriodMs,
-    };
-    validateLeaseTimings(this.t);
+    // controller-runtime's manager defaults (docs/architecture.md), and client-go's rule: leaseDuration > renewDeadline > 1.2 × retryPeriod.
+    const { leaseDurationMs = 15_000, renewDeadlineMs = 10_000, retryPeriodMs = 2_000 } = options;
+    if (!(leaseDurationMs > renewDeadlineMs)) throw new Error('lease duration must be greater than the renew deadline');
+    if (!(renewDeadlineMs > 1.2 * retryPeriodMs)) throw new Error('renew deadline must be greater than 1.2 × the retry period');
+    this.t = { leaseDurationMs, renewDeadlineMs, retryPeriodMs };
   }
 
   get isLeader(): boolean {
@@ -206,13 +199,6 @@ export class LeaderElector {
     }
   }
 
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    // Jitter like client-go's wait.JitterUntil so that candidates do not retry in lockstep.
-    this.timer = setTimeout(() => void this.tick(), ms * (1 + Math.random() * 0.2));
-    this.timer.unref();
-  }
-
   private async tick(): Promise<void> {
     if (this.stopped) return;
     let ok = false;
@@ -229,23 +215,23 @@ export class LeaderElector {
     }
     // stop() may have run while the request was in flight: a renewal landing after it is not a new leadership.
     if (this.stopped) return;
-    const now = Date.now();
     if (ok) {
-      this.lastRenew = now;
       this.heldSince = sent;
       if (!this.leading) {
         this.leading = true;
         this.options.logger?.info('Became leader', { lease: this.options.name, identity: this.options.identity });
         this.options.onStartedLeading();
       }
-    } else if (this.leading && now - this.lastRenew > this.t.renewDeadlineMs) {
+    } else if (this.leading && performance.now() - this.heldSince > this.t.renewDeadlineMs) {
       this.loseLeadership('lease not renewed within the deadline');
       return;
     }
     // A leader keeps the normal pace whatever happens (it must renew within the deadline); a candidate that
     // cannot work until someone creates a namespace or a RoleBinding backs off.
     const backoff = !this.leading && this.failures > 0 ? Math.min(LEASE_MAX_BACKOFF_MS, this.t.retryPeriodMs * 2 ** this.failures) : 0;
-    this.schedule(Math.max(this.t.retryPeriodMs, backoff));
+    // Jitter like client-go's wait.JitterUntil so that candidates do not retry in lockstep.
+    this.timer = setTimeout(() => void this.tick(), Math.max(this.t.retryPeriodMs, backoff) * (1 + Math.random() * 0.2));
+    this.timer.unref();
   }
 
   private failed(failure: LeaseError): void {
@@ -270,36 +256,18 @@ export class LeaderElector {
     this.lastLogged = undefined;
   }
 
+  /** Reads the Lease and takes or renews it unless another holder's is still valid; creates it when there is none. */
   private async tryAcquireOrRenew(): Promise<boolean> {
     const { name, namespace, identity } = this.options;
     const now = new Date();
-    let lease: V1Lease;
+    let lease: V1Lease | undefined;
     try {
       lease = await this.api.readNamespacedLease({ name, namespace });
     } catch (err) {
       if (kubeStatus(err) !== 404) throw describeLeaseFailure(err, 'read', namespace, name);
-      try {
-        await this.api.createNamespacedLease({
-          namespace,
-          body: {
-            metadata: { name, namespace },
-            spec: {
-              holderIdentity: identity,
-              leaseDurationSeconds: Math.ceil(this.t.leaseDurationMs / 1000),
-              acquireTime: microTime(now),
-              renewTime: microTime(now),
-              leaseTransitions: 0,
-            },
-          },
-        });
-        return true;
-      } catch (createErr) {
-        if (kubeStatus(createErr) === 409) return false;
-        throw describeLeaseFailure(createErr, 'create', namespace, name);
-      }
     }
 
-    const spec = lease.spec ?? {};
+    const spec = lease?.spec ?? {};
     const holder = spec.holderIdentity ?? '';
     const recordKey = `${holder}|${String(spec.renewTime?.valueOf() ?? '')}|${spec.leaseDurationSeconds ?? ''}`;
     if (!this.observed || this.observed.key !== recordKey) this.observed = { key: recordKey, at: Date.now() };
@@ -308,20 +276,26 @@ export class LeaderElector {
     if (held) return false;
 
     const transitions = spec.leaseTransitions ?? 0;
-    lease.spec = {
-      ...spec,
-      holderIdentity: identity,
-      leaseDurationSeconds: Math.ceil(this.t.leaseDurationMs / 1000),
-      renewTime: microTime(now),
-      acquireTime: microTime(holder === identity ? spec.acquireTime : now),
-      leaseTransitions: holder === identity ? transitions : transitions + 1,
+    const body: V1Lease = {
+      ...(lease ?? { metadata: { name, namespace } }),
+      spec: {
+        ...spec,
+        holderIdentity: identity,
+        leaseDurationSeconds: Math.ceil(this.t.leaseDurationMs / 1000),
+        renewTime: microTime(now),
+        acquireTime: microTime(holder === identity ? spec.acquireTime : now),
+        // A new Lease starts at 0 transitions; taking one over from another holder (or none) is one more.
+        leaseTransitions: !lease || holder === identity ? transitions : transitions + 1,
+      },
     };
     try {
-      await this.api.replaceNamespacedLease({ name, namespace, body: lease });
+      if (lease) await this.api.replaceNamespacedLease({ name, namespace, body });
+      else await this.api.createNamespacedLease({ namespace, body });
       return true;
     } catch (err) {
+      // 409: another candidate created or updated it first.
       if (kubeStatus(err) === 409) return false;
-      throw describeLeaseFailure(err, 'update', namespace, name);
+      throw describeLeaseFailure(err, lease ? 'update' : 'create', namespace, name);
     }
   }
 }

@@ -88,13 +88,9 @@ export class TargetSeriesExporter {
         r.risk = render(TARGET_RISK, ns, policy, row, row.verdict);
       }
       if (r.error !== row.error) {
-        if (row.error === undefined) {
-          delete r.error;
-          delete r.errorLine;
-        } else {
-          r.error = row.error;
-          r.errorLine = render(TARGET_ERRORS, ns, policy, row, row.error);
-        }
+        // Set, never deleted: a `delete` turns the row into a hash table (target-trim.ts definedOf).
+        r.error = row.error;
+        r.errorLine = row.error === undefined ? undefined : render(TARGET_ERRORS, ns, policy, row, row.error);
       }
       r.seen = generation;
     }

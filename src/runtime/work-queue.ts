@@ -4,7 +4,7 @@
 // - failures are retried with per-key exponential backoff; success forgets the failures;
 // - bounded concurrency, delayed re-adds (RequeueAfter), and a draining shutdown that aborts handlers only once
 //   its grace period is over.
-import { DEFAULT_ITEM_BACKOFF, ItemBackoff, type BackoffOptions } from './backoff.js';
+import { ItemBackoff, type BackoffOptions } from './backoff.js';
 import { settlesWithin } from './settle.js';
 
 export interface ReconcileOutcome {
@@ -76,7 +76,7 @@ export class WorkQueue {
     options: WorkQueueOptions = {},
   ) {
     this.concurrency = Math.max(1, options.concurrency ?? 1);
-    this.backoff = new ItemBackoff(options.backoff ?? DEFAULT_ITEM_BACKOFF);
+    this.backoff = new ItemBackoff(options.backoff);
     this.observer = options.observer ?? {};
   }
 
@@ -94,11 +94,8 @@ export class WorkQueue {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
     this.observer.added?.(this.name);
-    // A key being processed is only marked dirty; done() puts it back in line.
-    if (!this.processing.has(key)) {
-      this.fifo.push(key);
-      this.observer.depth?.(this.name, this.fifo.length);
-    }
+    // A key being processed is only marked dirty; process() puts it back in line when it is done.
+    if (!this.processing.has(key)) this.fifo.push(key);
     this.pump();
   }
 
@@ -116,18 +113,6 @@ export class WorkQueue {
     }, ms);
     timer.unref();
     this.delayed.set(key, { at, timer });
-  }
-
-  /** Re-adds `key` after its backoff; returns the delay chosen. */
-  private addRateLimited(key: string): number {
-    const delay = this.backoff.next(key);
-    this.observer.retried?.(this.name);
-    this.addAfter(key, delay);
-    return delay;
-  }
-
-  forget(key: string): void {
-    this.backoff.forget(key);
   }
 
   /** Resolves once nothing is queued or in progress (delayed keys do not count). For tests and shutdown. */
@@ -165,18 +150,23 @@ export class WorkQueue {
       const key = this.fifo.shift()!;
       this.dirty.delete(key);
       this.processing.add(key);
-      this.observer.depth?.(this.name, this.fifo.length);
       void this.process(key);
     }
+    // Every change of the line ends here (add, a key done), so the depth is said once, as it now is.
+    this.observer.depth?.(this.name, this.fifo.length);
     this.notifyIdle();
   }
 
   private async process(key: string): Promise<void> {
     const started = performance.now();
     let result: 'success' | 'error' | 'requeue_after' | 'terminal' = 'success';
+    // Again after the key's backoff.
     const retry = (err: unknown): void => {
       result = 'error';
-      this.observer.failed?.(this.name, key, err, this.addRateLimited(key));
+      const delay = this.backoff.next(key);
+      this.observer.retried?.(this.name);
+      this.addAfter(key, delay);
+      this.observer.failed?.(this.name, key, err, delay);
     };
     try {
       const outcome = await this.handler(key, this.abort.signal);
@@ -196,10 +186,7 @@ export class WorkQueue {
     } finally {
       this.processing.delete(key);
       this.observer.processed?.(this.name, (performance.now() - started) / 1000, result);
-      if (this.dirty.has(key) && !this.shuttingDown) {
-        this.fifo.push(key);
-        this.observer.depth?.(this.name, this.fifo.length);
-      }
+      if (this.dirty.has(key) && !this.shuttingDown) this.fifo.push(key);
       this.pump();
     }
   }

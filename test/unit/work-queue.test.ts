@@ -50,6 +50,22 @@ describe('WorkQueue', () => {
     expect(runs).toEqual(['a', 'b']);
   });
 
+  it('reports the depth of the line after every change: keys waiting, then taken, then re-queued while in progress', async () => {
+    const depths: number[] = [];
+    const held = gate();
+    const q = new WorkQueue('t', () => held.wait, { observer: { depth: (_name, depth) => depths.push(depth) } });
+    q.add('a');
+    q.add('b');
+    expect(depths.at(-1)).toBe(2);
+    q.start();
+    expect([depths.at(-1), q.depth]).toEqual([1, 1]);
+    q.add('a'); // in progress: back in line only once it is done
+    expect(depths.at(-1)).toBe(1);
+    held.open();
+    await q.whenIdle();
+    expect([depths.at(-1), q.depth]).toEqual([0, 0]);
+  });
+
   it('never runs one key twice at once, and re-runs it once when added during processing', async () => {
     let active = 0;
     let maxActive = 0;

@@ -3,7 +3,7 @@
 // with the same line); and one target failing transiently never hides another target's outcome in the same
 // round, while a permanent error makes the policy Stalled in the first round it occurs.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api, NetworkingV1Api, Watch } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, Watch } from '@kubernetes/client-node';
 import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { findCondition } from '../../src/api/conditions.js';
@@ -48,6 +48,7 @@ describe('one plan, one executor', () => {
   const kc = kubeConfig();
   const core = kc.makeApiClient(CoreV1Api);
   const net = kc.makeApiClient(NetworkingV1Api);
+  const custom = kc.makeApiClient(CustomObjectsApi);
 
   beforeAll(async () => {
     tke = await startLocalTke({ resyncIntervalMs: 1_500, operator: { extraArgs: ['--drift-check-interval=3s'] } });
@@ -224,22 +225,29 @@ describe('one plan, one executor', () => {
     });
     const ref = { namespace: ns, name: 'p' };
     try {
-      // A real watch sees every status version the operator writes, from the first one on.
-      const seen: LoopbackPolicy[] = [];
-      const watch = await new Watch(kc).watch(
-        `/apis/loopguard.dev/v1alpha1/namespaces/${ns}/loopbackpolicies`,
-        {},
-        (_phase, obj: LoopbackPolicy) => void seen.push(obj),
-        () => undefined,
-      );
+      // Every status version the operator writes, from the first one on: a watch from the resourceVersion before the
+      // policy existed, opened once it is Stalled, replays each change since (the apiserver's history, not a
+      // connection held open through the round, which a loaded machine was seen to lose).
+      const policies = { group: 'loopguard.dev', version: 'v1alpha1', namespace: ns, plural: 'loopbackpolicies' };
+      const before = ((await custom.listNamespacedCustomObject(policies)) as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
+      expect(before).toBeTruthy();
       expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', l7: { keepalive: true } }))).stderr).toBe('');
       await waitForCondition(ref, 'Stalled', { timeoutMs: 90_000, context: logs });
       const stalled = await getPolicy(ref);
 
-      // The first evaluated status (Ready no longer Unknown) already has every target's own outcome. The GET above
-      // can see the status before the watch delivers it: wait for the watch to have it too.
+      // The first evaluated status (Ready no longer Unknown) already has every target's own outcome.
       const isEvaluated = (p: LoopbackPolicy) => (p.status?.targets?.length ?? 0) > 0 && findCondition(p.status?.conditions, 'Ready')?.status !== 'Unknown';
-      await waitFor('the watch to deliver an evaluated status', async () => (seen.some(isEvaluated) ? true : undefined), { timeoutMs: 10_000 });
+      const seen: LoopbackPolicy[] = [];
+      let ended: string | undefined;
+      const watch = await new Watch(kc).watch(
+        `/apis/loopguard.dev/v1alpha1/namespaces/${ns}/loopbackpolicies`,
+        { resourceVersion: before },
+        (_phase, obj: LoopbackPolicy) => void seen.push(obj),
+        (err: unknown) => (ended = `the watch ended: ${err instanceof Error ? err.message : String(err)}`),
+      );
+      const delivered = () =>
+        [ended ?? 'the watch is open', `${seen.length} object(s) delivered:`, ...seen.map((p) => `  rv ${p.metadata.resourceVersion}: ${p.status?.targets?.length ?? 0} target(s), Ready ${findCondition(p.status?.conditions, 'Ready')?.status ?? '-'}`), `the GET: rv ${stalled.metadata.resourceVersion}`].join('\n');
+      await waitFor('the watch to replay an evaluated status', async () => (seen.some(isEvaluated) ? true : undefined), { timeoutMs: 10_000, context: delivered });
       watch.abort();
       const evaluated = seen.filter(isEvaluated);
       expect(evaluated.length).toBeGreaterThan(0);

@@ -106,8 +106,8 @@ export const MAX_RELEASES_BYTES = 64 * 1024;
 /** The CRD's maxLength of status.targetsNote. */
 const MAX_TARGETS_NOTE = 256;
 
-// Every text in status goes through printable (api/text.ts): ids and messages may quote annotations anyone with `edit`
-// on a target can write.
+// Every text in status that speaks of a target (its message, plan lines, alternatives, id; the examples a condition
+// names) goes through printable (api/text.ts): they may quote annotations anyone with `edit` on a target can write.
 
 /** Plan lines as status shows them: at most MAX_PLAN_LINES, each clipped (exported for tests that compare logs). */
 export function planLines(lines: readonly string[]): string[] {
@@ -172,7 +172,7 @@ function label(o: TargetOutcome): string {
 
 /** "Service/a: msg; Ingress/b: msg (and 3 more)" */
 function examples(items: readonly { who: string; text: string }[], max = 3): string {
-  const shown = items.slice(0, max).map((i) => `${i.who}: ${i.text}`);
+  const shown = items.slice(0, max).map((i) => `${i.who}: ${printable(i.text, MAX_MESSAGE)}`);
   return shown.join('; ') + (items.length > max ? ` (and ${items.length - max} more)` : '');
 }
 

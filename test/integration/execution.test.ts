@@ -226,29 +226,36 @@ describe('one plan, one executor', () => {
     const ref = { namespace: ns, name: 'p' };
     try {
       // Every status version the operator writes, from the first one on: a watch from the resourceVersion before the
-      // policy existed, opened once it is Stalled, replays each change since (the apiserver's history, not a
-      // connection held open through the round, which a loaded machine was seen to lose).
+      // policy existed. A watch that ends (the apiserver closes it, or a loaded machine loses the connection: seen in
+      // 2 of 3 full runs, no evaluated status delivered while the GET had one) is opened again from the last version
+      // it delivered, so the apiserver replays what came since and none is missed.
       const policies = { group: 'loopguard.dev', version: 'v1alpha1', namespace: ns, plural: 'loopbackpolicies' };
       const before = ((await custom.listNamespacedCustomObject(policies)) as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
       expect(before).toBeTruthy();
+      const seen: LoopbackPolicy[] = [];
+      const ends: string[] = [];
+      let watch: AbortController | undefined;
+      let watching = true;
+      const follow = async (rv: string | undefined): Promise<void> => {
+        watch = await new Watch(kc).watch(`/apis/loopguard.dev/v1alpha1/namespaces/${ns}/loopbackpolicies`, { resourceVersion: rv }, (_phase, obj: LoopbackPolicy) => void seen.push(obj), (err: unknown) => {
+          if (!watching || ends.length >= 5) return;
+          ends.push(err instanceof Error ? err.message : String(err));
+          void follow(seen.at(-1)?.metadata.resourceVersion ?? rv);
+        });
+      };
+      await follow(before);
       expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', l7: { keepalive: true } }))).stderr).toBe('');
       await waitForCondition(ref, 'Stalled', { timeoutMs: 90_000, context: logs });
       const stalled = await getPolicy(ref);
 
-      // The first evaluated status (Ready no longer Unknown) already has every target's own outcome.
+      // The first evaluated status (Ready no longer Unknown) already has every target's own outcome. The GET above
+      // can see the status before the watch delivers it: wait for the watch to have it too.
       const isEvaluated = (p: LoopbackPolicy) => (p.status?.targets?.length ?? 0) > 0 && findCondition(p.status?.conditions, 'Ready')?.status !== 'Unknown';
-      const seen: LoopbackPolicy[] = [];
-      let ended: string | undefined;
-      const watch = await new Watch(kc).watch(
-        `/apis/loopguard.dev/v1alpha1/namespaces/${ns}/loopbackpolicies`,
-        { resourceVersion: before },
-        (_phase, obj: LoopbackPolicy) => void seen.push(obj),
-        (err: unknown) => (ended = `the watch ended: ${err instanceof Error ? err.message : String(err)}`),
-      );
       const delivered = () =>
-        [ended ?? 'the watch is open', `${seen.length} object(s) delivered:`, ...seen.map((p) => `  rv ${p.metadata.resourceVersion}: ${p.status?.targets?.length ?? 0} target(s), Ready ${findCondition(p.status?.conditions, 'Ready')?.status ?? '-'}`), `the GET: rv ${stalled.metadata.resourceVersion}`].join('\n');
-      await waitFor('the watch to replay an evaluated status', async () => (seen.some(isEvaluated) ? true : undefined), { timeoutMs: 10_000, context: delivered });
-      watch.abort();
+        [`the watch ended ${ends.length} time(s)${ends.length > 0 ? `: ${ends.join('; ')}` : ''}`, `${seen.length} object(s) delivered:`, ...seen.map((p) => `  rv ${p.metadata.resourceVersion}: ${p.status?.targets?.length ?? 0} target(s), Ready ${findCondition(p.status?.conditions, 'Ready')?.status ?? '-'}`), `the GET: rv ${stalled.metadata.resourceVersion}`].join('\n');
+      await waitFor('the watch to deliver an evaluated status', async () => (seen.some(isEvaluated) ? true : undefined), { timeoutMs: 10_000, context: delivered });
+      watching = false;
+      watch?.abort();
       const evaluated = seen.filter(isEvaluated);
       expect(evaluated.length).toBeGreaterThan(0);
       const first = reportedStatus(evaluated[0]!);

@@ -164,6 +164,15 @@ describe('buildPolicyStatus conditions', () => {
     expect(findCondition(s.conditions, 'Stalled')?.message).toBe('Service/h: reading CLBs: CAM denies clb:DescribeLoadBalancers');
   });
 
+  it("a condition's examples are printable and bounded as a target's message is: an error quoting a user's annotation", () => {
+    // e.g. TkeServiceConfig "<the annotation's value>" named by the Ingress does not exist: a right-to-left override in it.
+    const named = outcome('h', 'ClbNotObserved', { error: { reason: 'TargetMisconfigured', message: `TkeServiceConfig cfg\u202egnp.exe does not exist; ${'x'.repeat(2000)}`, permanent: true } });
+    const message = findCondition(status('Enforce', [named]).conditions, 'Stalled')?.message ?? '';
+    expect(message.startsWith('Service/h: TkeServiceConfig cfg\ufffdgnp.exe does not exist; xxx')).toBe(true);
+    expect(message).not.toContain('\u202e');
+    expect(message.length).toBe('Service/h: '.length + 1024);
+  });
+
   it('removes Reconciling and Stalled once they are false, keeping Ready’s transition time', () => {
     const first = status('Enforce', [atRiskPlan]);
     expect(cond(first, 'Reconciling')).toBe('True/ApplyingChanges');

@@ -260,10 +260,11 @@ spec: {mode: Enforce, l7: {keepalive: true, healthCheckSource: Range100_64, allo
     const reconciles = metricSum(m1, 'controller_runtime_reconcile_total{controller="loopbackpolicy"') - metricSum(m0, 'controller_runtime_reconcile_total{controller="loopbackpolicy"');
     const calls = metricSum(m1, 'loopguard_cloud_requests_total') - metricSum(m0, 'loopguard_cloud_requests_total');
     const writes = metricSum(m1, 'loopguard_cloud_requests_total{action="Modify') - metricSum(m0, 'loopguard_cloud_requests_total{action="Modify');
-    // The metrics cover every live policy of the operator, and a loaded machine adds some (a clean-clone CI run next
-    // to the chaos suite saw 34 in 5 s); a hot loop (retry backoff starts at 5 ms) would show hundreds. The bound
-    // allows 10 reconciles per second at most.
-    expect(reconciles).toBeLessThanOrEqual(Math.ceil(seconds) * 10);
+    // The metrics cover every key of the operator's queue, which in a full run also holds what earlier suites left on
+    // this worker's apiserver (alone this suite counts 4–5 in 4 s, before and after 2026-11-29's trims alike; full runs
+    // counted 34 in 5 s next to the chaos suite, then 53 and 85 in 5 s); a hot loop (retry backoff starts at 5 ms)
+    // shows hundreds. The bound allows 25 reconciles per second at most.
+    expect(reconciles).toBeLessThanOrEqual(Math.ceil(seconds) * 25);
     expect(calls).toBeLessThanOrEqual(Math.ceil(seconds) * 15);
     expect(writes).toBe(0);
     const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=web' });

@@ -49,7 +49,7 @@ import { ReportWriter } from './kube/report-writer.js';
 import { isReportKey, NamespaceReports, PRUNE_KEY } from './controllers/policy/namespace-reports.js';
 import { DNS_RULES_KEY, DnsRules } from './controllers/policy/dns-rules.js';
 import { clusterUnits, type ClusterUnits } from './runtime/cluster-units.js';
-import { CorednsRulesStore } from './kube/coredns-rules-store.js';
+import { corednsRulesStore } from './kube/coredns-rules-store.js';
 import { dnsLookup } from './runtime/dns-resolver.js';
 import { parseDnsServers } from './runtime/config.js';
 import { profileFrom, type ClusterProfile } from './model/cluster-profile.js';
@@ -335,8 +335,8 @@ export class Operator {
       return 'servers' in parsed ? parsed.servers : [];
     };
     const dns: DnsRules = new DnsRules({
-      store: new CorednsRulesStore(kc),
-      lookup: dnsLookup(),
+      store: corednsRulesStore(kc),
+      lookup: dnsLookup,
       upstream: servers(config.dnsUpstream),
       coredns: servers(config.corednsServers),
       clusterDomain: config.clusterDomain,

@@ -1,22 +1,20 @@
-// Pure: whether loopguard's CoreDNS rules are in effect, judged from answers CoreDNS gave (docs/dns.md §3, §4), and
-// what a policy's `InClusterDNS` condition says about its names. Resolving through CoreDNS is the one reliable signal
-// (§3: a lost import line and someone's Corefile syntax error leave no metric; the logs need pods/log in kube-system),
-// so a rule is in effect when every CoreDNS server answers its host with exactly the addresses it answers the
-// Service's own name with (the ClusterIP), under the asked name. What the answers cannot tell apart, the condition
-// names with the way to tell: the import line (confirmed from the Corefile text, read-only, when it can be read), a
-// Corefile that no longer reloads (its braces, when they do not balance), NodeLocal DNSCache.
+// Pure: whether loopguard's CoreDNS rules are in effect, from CoreDNS's answers, and a policy's `InClusterDNS`
+// condition (docs/dns.md §3, §4). Resolving through CoreDNS is the one reliable signal (§3: a lost import line or a
+// Corefile syntax error leaves no metric); what answers cannot tell apart, the condition names with the way to tell.
 
-/** What one CoreDNS server answered for one rule: the host's addresses and the Service name's (an error: none). */
-export interface DnsRuleAnswer {
+/** What one CoreDNS server answered for a name (an error: no answer). */
+export interface NameAnswer {
   server: string;
-  host: readonly string[];
-  service: readonly string[];
+  addresses: readonly string[];
   error?: string;
 }
 
-/** The rule answers by its Service on every server (and at least one server answered). */
+/** What one CoreDNS server answered for one rule: the host's addresses and the Service name's (an error: none). */
+export type DnsRuleAnswer = Pick<NameAnswer, 'server' | 'error'> & { host: readonly string[]; service: readonly string[] };
+
+/** Every server answers the host with exactly the Service name's addresses (and at least one server answered). */
 export function ruleInEffect(answers: readonly DnsRuleAnswer[]): boolean {
-  return answers.length > 0 && answers.every((a) => !a.error && a.service.length > 0 && sameSet(a.host, a.service));
+  return answers.length > 0 && answers.every((a) => !a.error && a.host.length > 0 && a.host.every((ip) => a.service.includes(ip)) && a.service.every((ip) => a.host.includes(ip)));
 }
 
 /** A removed rule no longer answers by its Service on any server (a Service gone answers nothing: reverted). */
@@ -24,47 +22,26 @@ export function ruleReverted(answers: readonly DnsRuleAnswer[]): boolean {
   return answers.every((a) => !a.error && (a.service.length === 0 || !a.host.some((ip) => a.service.includes(ip))));
 }
 
-/** What one CoreDNS server answered for a Service's own name (an error: no answer). */
-export interface ServiceNameAnswer {
-  server: string;
-  addresses: readonly string[];
-  error?: string;
-}
-
 /**
- * Why a rule to `serviceName` must not be written, from what the CoreDNS servers answered for that name before the
- * write; undefined: it resolves. A rule to a name CoreDNS does not answer (a wrong --cluster-domain, a headless Service
- * without ready endpoints) would make the host NXDOMAIN in-cluster: worse than the loopback it works around. So the
- * name must answer an address on a server and no server may answer it with none; when no server answered at all,
- * that it resolves is not shown either.
+ * Why a rule to `serviceName` must not be written, from the servers' answers for it; undefined: it resolves (an address
+ * on some server, and no server answering none). A rule to a name CoreDNS does not answer (a wrong --cluster-domain)
+ * would make the host NXDOMAIN in-cluster: worse than the loopback it works around.
  */
-export function serviceNameProblem(serviceName: string, answers: readonly ServiceNameAnswer[]): string | undefined {
+export function serviceNameProblem(serviceName: string, answers: readonly NameAnswer[]): string | undefined {
   if (answers.length === 0) return `not written: no CoreDNS server is known to check that the Service name ${serviceName} resolves`;
   const empty = answers.filter((x) => !x.error && x.addresses.length === 0);
-  if (empty.length > 0) {
-    return `not written: the Service name ${serviceName} does not resolve through CoreDNS (${empty.map((x) => x.server).join(', ')} answered no address; check --cluster-domain, and that the Service has a ClusterIP), so the rule would make the host unresolvable in-cluster`;
-  }
+  if (empty.length > 0) return `not written: the Service name ${serviceName} does not resolve through CoreDNS (${empty.map((x) => x.server).join(', ')} answered no address; check --cluster-domain, and that the Service has a ClusterIP), so the rule would make the host unresolvable in-cluster`;
   const answered = answers.filter((x) => !x.error);
   if (answered.length === 0) return `not written: CoreDNS did not answer for the Service name ${serviceName} (${answers.map((x) => `${x.server}: ${x.error}`).join('; ')}), so that it resolves is not shown`;
   return undefined;
 }
 
-function sameSet(a: readonly string[], b: readonly string[]): boolean {
-  return a.length > 0 && a.every((x) => b.includes(x)) && b.every((x) => a.includes(x));
-}
-
 /** The directory the administrator mounts the ConfigMap at, and the import line that reads it (docs/dns.md §4). */
-export const RULES_MOUNT_DIR = '/etc/coredns/loopguard';
+const RULES_MOUNT_DIR = '/etc/coredns/loopguard';
 export const IMPORT_LINE = `import ${RULES_MOUNT_DIR}/*.rules`;
 
-/** What the Corefile text says about the rules: whether a line imports a `loopguard/*.rules` glob, whether its braces balance. */
-export interface CorefileFindings {
-  importsRules: boolean;
-  bracesBalance: boolean;
-}
-
-/** Reads the Corefile as text (comments dropped); loopguard never writes it. */
-export function readCorefile(text: string): CorefileFindings {
+/** What the Corefile's text (comments dropped) says: whether a line imports a `loopguard/*.rules` glob, whether its braces balance. */
+export function readCorefile(text: string): { importsRules: boolean; bracesBalance: boolean } {
   const lines = text.split('\n').map((l) => l.replace(/#.*$/, '').trim());
   // The documented line, or the same glob under another mount path (a `loopguard/` directory of `*.rules` files).
   const importsRules = lines.some((l) => /^import\s+(\S*\/)?loopguard\/\*\.rules$/.test(l));
@@ -91,7 +68,7 @@ export interface DnsConditionInput {
   waitMs: number;
   now: number;
   /** The Corefile as read; undefined: it could not be read. */
-  corefile?: CorefileFindings;
+  corefile?: ReturnType<typeof readCorefile>;
   /** The ConfigMap holding the rules, for messages ("kube-system/loopguard-coredns-rules"). */
   configMap: string;
 }
@@ -111,7 +88,7 @@ function list(items: readonly string[]): string {
 }
 
 /** The causes resolving alone cannot tell apart (docs/dns.md §3 #6–#8, §2), narrowed by the Corefile when read. */
-export function notInEffectCauses(corefile: CorefileFindings | undefined, configMap: string): string {
+function notInEffectCauses(corefile: DnsConditionInput['corefile'], configMap: string): string {
   const mount = `the ConfigMap ${configMap} not mounted into the CoreDNS Deployment at ${RULES_MOUNT_DIR} (kubectl -n kube-system get deploy coredns -o jsonpath='{.spec.template.spec.volumes}')`;
   const reload = 'CoreDNS not reloading: a Corefile edit that does not parse or start keeps the last configuration serving (look for "plugin/reload" warnings and errors in the CoreDNS logs and at coredns_reload_failed_total); fix the Corefile, loopguard never edits it';
   const nodeLocal = 'NodeLocal DNSCache answering names outside the cluster domain without CoreDNS (kubectl -n kube-system get cm node-local-dns -o yaml)';
@@ -142,9 +119,8 @@ export function dnsCondition(i: DnsConditionInput): DnsCondition {
   if (off.length === 0) {
     return { status: 'True', reason: 'RulesInEffect', message: `CoreDNS (${i.servers.join(', ')}) answers ${i.rules.length} host name(s) with their Service's ClusterIP: ${list(i.rules.map(mapped))}.${leftText}` };
   }
-  const waited = i.now - i.writtenAt;
-  if (waited < i.waitMs) {
-    // No running count in the message: the status is written only when the condition changes.
+  // No running count in the message: the status is written only when the condition changes.
+  if (i.now - i.writtenAt < i.waitMs) {
     return { status: 'Unknown', reason: 'RulesPending', message: `Waiting up to ${Math.round(i.waitMs / 1000)} s from ${new Date(i.writtenAt).toISOString()} for CoreDNS to apply the rules (its reload interval and the kubelet's ConfigMap propagation): ${list(off.map(mapped))}.${leftText}` };
   }
   const seen = (r: (typeof off)[number]) => {

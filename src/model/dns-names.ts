@@ -1,23 +1,10 @@
 // Pure: which host names a ClusterLoopbackPolicy with `l7.inClusterDNS: Managed` asks CoreDNS to rewrite, and to
-// which Service (issue 42 #2; docs/dns.md §4). A name is asked for only where all of these hold:
-//  - the target is managed in Enforce by the policy (Audit never changes anything, DNS included);
-//  - its loopback is one no annotation fixes and Enforce has done everything else it could: an Ingress of an account
-//    without the L7 keepalive ticket (KeepaliveCapabilityMissing), or a target whose root cause is
-//    DirectAccessSameNode or IpModeProxy with no step of its plan left;
-//  - the Service is the target's own, never one a name's writer picks: for an Ingress, the one Service every path of
-//    that host goes to (the Ingress API only names Services of its own namespace), by its port 80 (by number, or by
-//    a port name the Service maps to 80), serving port 80 over TCP, with a ClusterIP (not headless, not ExternalName:
-//    a rule to a name without one address breaks the host), and only without TLS (TLS ends on the CLB: the Service does not serve the host's certificate); for a Gateway, the Service
-//    Envoy Gateway generated for it (gateway-service.ts), which is Envoy itself with the Gateway's listeners;
-//  - the target's CLB is one TKE created for it alone: no existed-LB annotation on the Ingress, nor on the Gateway's
-//    generated Service (or the EnvoyProxy that gives that Service its annotations, which a namespace user may own).
-//    A user-brought CLB (`tke-existed-lbid`, `ingress.existLbId`) can serve other teams' Services and Ingresses on
-//    the same VIP, so the VIP check below would not tell whose a name is: a namespace user could take over another
-//    team's host by naming it in an Ingress on that shared CLB;
-//  - the target has a VIP, so that the caller can check that the name's upstream answer is that VIP (dnsNameOwned):
-//    a namespace user must not take over a name someone else owns by writing it into an Ingress.
-// Everything else a host might be (syntax, wildcards, the cluster's own zones, two claims) is renderDnsRewrites's to
-// refuse (dns-rewrite.ts). What is left out is returned with the reason, for the policy's status.
+// which Service (docs/dns.md §4 "Which names" says why each condition holds): a target managed in Enforce whose
+// loopback no annotation fixes; the Service its own, never one a name's writer picks (an Ingress host's one backend,
+// serving TCP 80 with a ClusterIP, without TLS; the Service Envoy Gateway generated for a Gateway); a CLB TKE created
+// for it alone; a VIP to check the name's upstream answer against (dnsNameOwned), so that a namespace user cannot take
+// over a name someone else owns. Host syntax, wildcards, the cluster's zones and two claims are dns-rewrite.ts's to
+// refuse. What is left out is returned with the reason, for the policy's status.
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import type { GatewayFacts, IngressFacts, ServiceFacts, TargetFacts, TargetRef } from './facts.js';
 import type { DnsRewriteRequest } from './dns-rewrite.js';
@@ -58,9 +45,7 @@ const NO_ANNOTATION_FIX: Readonly<Partial<Record<RootCauseId, { kinds: readonly 
 };
 
 /** The port HTTP callers of a CLB Ingress use, which the Service must serve for the rewrite to be exact. */
-export const INGRESS_HTTP_PORT = 80;
-
-export const describeTarget = (t: TargetRef): string => `${t.kind} ${t.namespace}/${t.name}`;
+const INGRESS_HTTP_PORT = 80;
 
 /** Whether the target's loopback is one the rewrite is for (see the header). */
 export function needsDnsRewrite(o: DnsTargetOutcome): boolean {
@@ -79,8 +64,8 @@ export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (
   for (const o of outcomes) {
     if (!needsDnsRewrite(o)) continue;
     const f = o.facts;
-    const target = describeTarget(f);
     const ref = { kind: f.kind, namespace: f.namespace, name: f.name };
+    const target = `${f.kind} ${f.namespace}/${f.name}`;
     const vips = f.loadBalancerIps ?? [];
     const noVip = [{ reason: 'it has no CLB VIP in its status yet, so whether a host name is its own cannot be checked' }];
     for (const n of vips.length === 0 ? noVip : f.kind === 'Ingress' ? ingressNames(f, service) : f.kind === 'Gateway' ? gatewayNames(f) : []) {
@@ -94,7 +79,10 @@ export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (
 /** A host and the Service that serves it in-cluster, or why a host (or, without one, the whole target) is left out. */
 type HostName = { host: string; namespace: string; service: string } | { host?: string; reason: string };
 
-/** Why a target on a CLB the user brought is left out (see the header). */
+/**
+ * Why a target on a CLB the user brought is left out: such a CLB may serve other teams' Services and Ingresses on the
+ * same VIP, so the VIP check would not tell whose a name is (a user could take over another team's host on it).
+ */
 function sharedClbReason(annotation: string, where: string): string {
   return `${where} has ${annotation}: a CLB brought by its user may serve other teams' Services too, so its VIP does not show whose a host name is`;
 }

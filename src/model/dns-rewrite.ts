@@ -1,24 +1,13 @@
-// Pure: the CoreDNS rewrite rules of `l7.inClusterDNS: Managed` (issue 42 #2; docs/dns.md §4), the one file
-// loopguard owns and CoreDNS imports into its cluster-domain server block. Each rule sends the host name of an
-// Ingress or Gateway loopguard manages to the Service that serves it in-cluster, so in-cluster callers no longer go
-// through the CLB:
+// Pure: the CoreDNS rewrite rules of `l7.inClusterDNS: Managed` (docs/dns.md §4), the file loopguard owns and CoreDNS
+// imports into the block that serves the names. One rule a host:
 //   rewrite stop name exact shop.example.com. web.shop.svc.cluster.local. answer auto
-// (an exact rule rewrites the answer back to the asked name, which stub resolvers check: measured in
-// test/integration/coredns.test.ts; `answer auto` says so on the line).
-//
-// The hosts come from namespace users' Ingresses and Gateways, so they are untrusted, and whatever passes lands in a
-// Corefile: one newline, brace, space or quote would let a namespace user write CoreDNS configuration. So a host is
-// accepted only as a lower-case RFC 1123 host name (letters, digits, hyphens, dots: nothing Caddyfile syntax can hide
-// in), and refused when it could take over a name someone else owns:
-//  - a wildcard (`*.example.com`): an exact rule cannot express it, and a suffix or regex rule would capture every
-//    name under the zone, including the ones served elsewhere (another CLB, a site outside the cluster);
-//  - a name in the cluster domain (`web.other.svc.cluster.local`) or the reverse zones: that would redirect another
-//    namespace's Service name to this one's;
-//  - a single label (`shop`): a search-path name, never the name a CLB is reached by;
-//  - a name two targets claim for different Services: loopguard cannot tell whose it is, so it writes neither.
-// Refusals are returned with the reason, for the target's status; they never stop the other rules.
-// The rules are sorted by host and carry no timestamps, so the same inputs give the same bytes (CoreDNS reloads
-// on any change of the bytes it parses, and so does the ConfigMap's resourceVersion).
+// (an exact rule rewrites the answer back to the asked name, which stub resolvers check: test/integration/coredns.test.ts).
+// Hosts come from namespace users and whatever passes lands in a Corefile, where one newline, brace, space or quote
+// would be CoreDNS configuration: so only a lower-case RFC 1123 name passes (nothing Caddyfile syntax can hide in), and
+// a host that could take over a name someone else owns is refused, alone and with the reason: a wildcard (a wider rule
+// would capture names served elsewhere), a name in the cluster domain or a reverse zone (another namespace's Service
+// name), a single label (a search-path name, never a CLB's), a host two targets claim for different Services.
+// Rules are sorted and carry no timestamp: the same inputs give the same bytes (CoreDNS reloads on any change).
 
 export interface DnsRewriteRequest {
   /** What asked, for messages: "Ingress shop/web". */
@@ -30,32 +19,20 @@ export interface DnsRewriteRequest {
   service: string;
 }
 
-export interface DnsRewriteRule {
-  /** Lower-case, no trailing dot. */
+/** A host (no trailing dot) sent to `serviceName` (<service>.<namespace>.svc.<cluster domain>), with every request for it, by target. */
+export interface DnsRewriteRule<R extends DnsRewriteRequest = DnsRewriteRequest> {
   host: string;
-  /** <service>.<namespace>.svc.<cluster domain>, no trailing dot. */
   serviceName: string;
-  /** Every target that asked for this mapping, sorted. */
-  targets: string[];
+  requests: R[];
 }
 
-export interface DnsRewriteRefusal extends Pick<DnsRewriteRequest, 'target' | 'host'> {
-  /** About the target alone: what its own Event may say. */
-  reason: string;
-  /** Who claims the host for what (other namespaces' objects): for the cluster policy's condition, never a target's Event. */
-  claims?: string;
-}
-
-export interface DnsRewriteFile {
-  /** The file's bytes: the header, then one rule a line. */
-  text: string;
-  rules: DnsRewriteRule[];
-  refused: DnsRewriteRefusal[];
-}
+/** `reason` is about the target alone (what its own Event may say); `claims`, who claims the host for what, is for the cluster policy's condition only. */
+export type DnsRewriteRefusal<R extends DnsRewriteRequest = DnsRewriteRequest> = R & { reason: string; claims?: string };
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const MAX_NAME = 253;
 const REVERSE_ZONES = ['in-addr.arpa', 'ip6.arpa'];
+const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Why `name` is not a lower-case RFC 1123 DNS name (labels of [a-z0-9-], 1–63 long, 253 in all); undefined if it is. */
 function nameProblem(name: string): string | undefined {
@@ -69,85 +46,70 @@ function nameProblem(name: string): string | undefined {
 }
 
 /**
- * A Kubernetes object name (apimachinery's IsDNS1123Subdomain): what the apiserver lets a policy be called, so every
- * policy name passes. Unlike a host name it has no 63-character label limit (a 70-character name without a dot is a
- * valid policy name): checked as a host, such a name threw and stopped every policy's rules. Header text only.
+ * A Kubernetes object name (apimachinery's IsDNS1123Subdomain), as a policy may be called: unlike a host name it has no
+ * 63-character label limit (checked as a host, a 70-character policy name threw and stopped every policy's rules).
  */
 const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const isSubdomain = (name: string) => name.length <= MAX_NAME && SUBDOMAIN.test(name);
-
-/** `name` is `zone` or below it. */
-function within(name: string, zone: string): boolean {
-  return name === zone || name.endsWith(`.${zone}`);
-}
 
 function hostProblem(host: string, clusterDomain: string): string | undefined {
   const problem = nameProblem(host);
   if (problem) return `host ${problem}`;
   if (!host.includes('.')) return 'host is a single label (a search-path name, not a name a CLB is reached by)';
   if (/^[0-9]+$/.test(host.slice(host.lastIndexOf('.') + 1))) return 'host is an IP address, not a name';
-  for (const zone of [clusterDomain, ...REVERSE_ZONES]) {
-    if (within(host, zone)) return `host is in the ${zone} zone (it would redirect a name the cluster's DNS owns)`;
-  }
-  return undefined;
-}
-
-/** The header: who owns the file, for which policies, and that edits are overwritten. */
-function header(policies: readonly string[], count: number): string {
-  const who = policies.length === 0 ? '(no ClusterLoopbackPolicy asks for l7.inClusterDNS: Managed now)' : `for ClusterLoopbackPolicy ${policies.join(', ')} (l7.inClusterDNS: Managed)`;
-  return [
-    `# Managed by loopguard ${who}; loopguard rewrites this file whole.`,
-    '# Each rule sends a host name of an Ingress or Gateway it manages to the Service serving it in-cluster (docs/dns.md).',
-    `# ${count} rule${count === 1 ? '' : 's'}.`,
-  ].join('\n');
+  const zone = [clusterDomain, ...REVERSE_ZONES].find((z) => host === z || host.endsWith(`.${z}`));
+  return zone ? `host is in the ${zone} zone (it would redirect a name the cluster's DNS owns)` : undefined;
 }
 
 /**
- * The rules file for `requests`, asked for by the cluster policies named `policies`. Throws on a policy name that is
- * not a Kubernetes name or on a bad `clusterDomain` (loopguard's own configuration and the apiserver's names: nothing to render is better than a wrong
- * file); an untrusted request that fails is refused, with its reason, alone.
+ * The rules `requests` make, and the requests refused, each alone with its reason. Throws on a bad `clusterDomain`
+ * (loopguard's own configuration: no rules are better than wrong ones).
  */
-export function renderDnsRewrites(policies: readonly string[], clusterDomain: string, requests: readonly DnsRewriteRequest[]): DnsRewriteFile {
-  for (const policy of policies) {
-    if (!isSubdomain(policy)) throw new Error(`renderDnsRewrites: the policy name ${JSON.stringify(policy.slice(0, 70))} is not a Kubernetes object name (a DNS-1123 subdomain)`);
-  }
+export function dnsRewriteRules<R extends DnsRewriteRequest>(clusterDomain: string, requests: readonly R[]): { rules: DnsRewriteRule<R>[]; refused: DnsRewriteRefusal<R>[] } {
   const domain = clusterDomain.replace(/\.$/, '');
   const domainProblem = nameProblem(domain);
-  if (domainProblem) throw new Error(`renderDnsRewrites: the cluster domain ${domainProblem}`);
-
-  const refused: DnsRewriteRefusal[] = [];
-  const wanted = new Map<string, Map<string, string[]>>(); // host → service name → targets
+  if (domainProblem) throw new Error(`dnsRewriteRules: the cluster domain ${domainProblem}`);
+  const refused: DnsRewriteRefusal<R>[] = [];
+  const wanted = new Map<string, Map<string, R[]>>(); // host → service name → requests
   for (const r of requests) {
     const host = r.host.replace(/\.$/, '');
     const badRef = [r.namespace, r.service].some((label) => !LABEL.test(label));
-    const problem = hostProblem(host, domain) ?? (badRef ? `Service ${JSON.stringify(`${r.namespace}/${r.service}`.slice(0, 140))} is not a namespace and name` : undefined);
-    if (problem) {
-      refused.push({ target: r.target, host: r.host, reason: problem });
+    const reason = hostProblem(host, domain) ?? (badRef ? `Service ${JSON.stringify(`${r.namespace}/${r.service}`.slice(0, 140))} is not a namespace and name` : undefined);
+    if (reason) {
+      refused.push({ ...r, reason });
       continue;
     }
     const serviceName = `${r.service}.${r.namespace}.svc.${domain}`;
-    const byService = wanted.get(host) ?? new Map<string, string[]>();
-    byService.set(serviceName, [...(byService.get(serviceName) ?? []), r.target]);
+    const byService = wanted.get(host) ?? new Map<string, R[]>();
+    byService.set(serviceName, [...(byService.get(serviceName) ?? []), r]);
     wanted.set(host, byService);
   }
-
-  const rules: DnsRewriteRule[] = [];
+  const rules: DnsRewriteRule<R>[] = [];
   for (const [host, byService] of wanted) {
-    if (byService.size > 1) {
-      const claims = [...byService].map(([name, targets]) => `${[...targets].sort().join(', ')} → ${name}`).sort();
-      for (const targets of byService.values()) {
-        for (const target of targets) refused.push({ target, host, reason: 'another target claims the host for a different Service', claims: claims.join('; ') });
-      }
-      continue;
-    }
-    const [[serviceName, targets]] = [...byService] as [[string, string[]]];
-    rules.push({ host, serviceName, targets: [...targets].sort() });
+    const claims = [...byService].map(([name, rs]) => `${rs.map((r) => r.target).sort().join(', ')} → ${name}`).sort();
+    if (byService.size === 1) rules.push({ host, serviceName: [...byService.keys()][0]!, requests: [...byService.values()][0]!.sort((a, b) => order(a.target, b.target)) });
+    else for (const r of [...byService.values()].flat()) refused.push({ ...r, host, reason: 'another target claims the host for a different Service', claims: claims.join('; ') });
   }
-  rules.sort((a, b) => (a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
-  refused.sort((a, b) => (a.target < b.target ? -1 : a.target > b.target ? 1 : a.host < b.host ? -1 : a.host > b.host ? 1 : 0));
+  rules.sort((a, b) => order(a.host, b.host));
+  refused.sort((a, b) => order(a.target, b.target) || order(a.host, b.host));
+  return { rules, refused };
+}
 
-  const lines = rules.map((r) => `rewrite stop name exact ${r.host}. ${r.serviceName}. answer auto`);
-  return { text: `${[header([...new Set(policies)].sort(), rules.length), ...lines].join('\n')}\n`, rules, refused };
+/**
+ * The file's bytes: a header naming loopguard and the cluster policies that ask, then one rule a line. Throws on a
+ * policy name that is not a Kubernetes name (the apiserver's: it would be text in the Corefile).
+ */
+export function renderDnsRewrites(policies: readonly string[], rules: readonly Pick<DnsRewriteRule, 'host' | 'serviceName'>[]): string {
+  const bad = policies.find((p) => p.length > MAX_NAME || !SUBDOMAIN.test(p));
+  if (bad !== undefined) throw new Error(`renderDnsRewrites: the policy name ${JSON.stringify(bad.slice(0, 70))} is not a Kubernetes object name (a DNS-1123 subdomain)`);
+  const names = [...new Set(policies)].sort();
+  const who = names.length === 0 ? '(no ClusterLoopbackPolicy asks for l7.inClusterDNS: Managed now)' : `for ClusterLoopbackPolicy ${names.join(', ')} (l7.inClusterDNS: Managed)`;
+  const lines = [
+    `# Managed by loopguard ${who}; loopguard rewrites this file whole.`,
+    '# Each rule sends a host name of an Ingress or Gateway it manages to the Service serving it in-cluster (docs/dns.md).',
+    `# ${rules.length} rule${rules.length === 1 ? '' : 's'}.`,
+    ...rules.map((r) => `rewrite stop name exact ${r.host}. ${r.serviceName}. answer auto`),
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 const RULE_LINE = /^rewrite stop name exact ([a-z0-9.-]+)\. ([a-z0-9.-]+)\. answer auto$/;

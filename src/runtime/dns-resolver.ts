@@ -1,30 +1,28 @@
 // Asks DNS servers for a name's IPv4 addresses (node:dns's c-ares resolver, which checks that an answer is owned by
-// the name asked: CoreDNS's `answer auto` rewrites it back, docs/dns.md §3 #2). One server at a time on purpose: each
-// CoreDNS replica reloads on its own clock, so the rules are in effect only when every one of them answers by them.
+// the name asked: CoreDNS's `answer auto` rewrites it back, docs/dns.md §3 #2). The rules' unit asks each CoreDNS
+// server alone: each replica reloads on its own clock, so the rules are in effect only when every one answers by them.
 import { Resolver } from 'node:dns/promises';
 
 /** No such name, or no A record: an empty answer, not a failure. */
 const EMPTY_ANSWER = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN']);
 
 export interface DnsLookup {
-  /** The name's A records from `servers` (the first that answers), [] when it has none; throws on a failure. */
+  /** The name's A records from `servers` (the first that answers), sorted, [] when it has none; throws on a failure. */
   resolve4(servers: readonly string[], name: string): Promise<string[]>;
 }
 
-export function dnsLookup(options: { timeoutMs?: number; tries?: number } = {}): DnsLookup {
-  return {
-    async resolve4(servers, name) {
-      const r = new Resolver({ timeout: options.timeoutMs ?? 2_000, tries: options.tries ?? 2 });
-      r.setServers([...servers]);
-      try {
-        return (await r.resolve4(name)).sort();
-      } catch (err) {
-        const code = (err as { code?: string }).code;
-        if (code && EMPTY_ANSWER.has(code)) return [];
-        throw new Error(`${name} through ${servers.join(', ')}: ${code ?? (err instanceof Error ? err.message : String(err))}`, { cause: err });
-      } finally {
-        r.cancel();
-      }
-    },
-  };
-}
+export const dnsLookup: DnsLookup = {
+  async resolve4(servers, name) {
+    const r = new Resolver({ timeout: 2_000, tries: 2 });
+    r.setServers([...servers]);
+    try {
+      return (await r.resolve4(name)).sort();
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code && EMPTY_ANSWER.has(code)) return [];
+      throw new Error(`${name} through ${servers.join(', ')}: ${code ?? (err instanceof Error ? err.message : String(err))}`, { cause: err });
+    } finally {
+      r.cancel();
+    }
+  },
+};

@@ -22,7 +22,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { Resolver } from 'node:dns/promises';
-import { renderDnsRewrites, type DnsRewriteRequest } from '../../src/model/dns-rewrite.js';
+import { dnsRewriteRules, renderDnsRewrites, type DnsRewriteRequest } from '../../src/model/dns-rewrite.js';
 import { coreDnsTools, freeDnsPort, startCoreDns, type CoreDnsProcess } from '../support/coredns.js';
 import { addressesOf, queryA, Rcode, type DnsAnswer } from '../support/dns-query.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, waitFor } from '../support/kube.js';
@@ -103,9 +103,9 @@ example.com:${port.zoneFull} {
 `;
   const ingress = (host: string, service: string): DnsRewriteRequest => ({ target: `Ingress ${ns}/${service}`, host, namespace: ns, service });
   const rules = (...requests: DnsRewriteRequest[]) => {
-    const out = renderDnsRewrites([POLICY], 'cluster.local', requests);
+    const out = dnsRewriteRules('cluster.local', requests);
     expect(out.refused).toEqual([]);
-    return out.text;
+    return renderDnsRewrites([POLICY], out.rules);
   };
   const writeRules = (...requests: DnsRewriteRequest[]) => dns!.write('loopguard/loopguard.rules', rules(...requests));
   const resolver = (p: number) => {

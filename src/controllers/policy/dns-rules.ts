@@ -1,21 +1,17 @@
-// The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md §4) as one unit of work: one ConfigMap, one key on
-// the shared work queue (DNS_RULES_KEY), as the namespaces' reports are (namespace-reports.ts). When its key runs, the
-// unit reads what every asking cluster policy asks for now (targets.ts `managedDnsNames`: each target as the caches show it,
-// judged by its round's last outcome, model/dns-names.ts), keeps the names whose upstream answer is their target's own
-// VIP, renders the file (model/dns-rewrite.ts) with the rules whose Service name CoreDNS answers (a rule to a name it
-// does not would break the host in-cluster), writes it when it differs, resolves each name through every CoreDNS
-// server and reports back: per policy an `InClusterDNS` condition (model/dns-check.ts), which the policy's next status
-// carries (the unit queues the policy when it changes). A policy's round queues the key while the policy asks, and
-// once after it stopped (`changed`). A name no longer asked for (Managed turned off, a target fixed or gone, the policy
-// deleted) leaves the file and is checked until it no longer resolves to its Service. A policy's round never waits on
-// DNS; a failed read or write is reported in the condition and tried again at the next check, except a write conflict
-// (someone wrote the ConfigMap meanwhile), which the pass throws for the work queue to retry with its backoff.
-import { dnsCondition, readCorefile, ruleInEffect, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer } from '../../model/dns-check.js';
+// The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md §4) as one unit of work: one ConfigMap, one key on the
+// shared work queue (DNS_RULES_KEY). A pass reads what every asking cluster policy asks for now (targets.ts
+// `managedDnsNames`, model/dns-names.ts), keeps the names whose upstream answer is their target's own VIP and whose
+// rule's Service name CoreDNS answers (a rule to a name it does not would break the host in-cluster), writes the file
+// (model/dns-rewrite.ts) when it differs, resolves each name through every CoreDNS server, and sets each policy's
+// `InClusterDNS` condition (model/dns-check.ts), queueing the policy when it changed. A policy's round never waits on
+// DNS. A rule no longer asked for leaves the file and is checked until it no longer resolves to its Service. A failed
+// read or write is reported in the condition; a write conflict is thrown for the work queue to retry with its backoff.
+import { dnsCondition, readCorefile, ruleInEffect, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer, type NameAnswer } from '../../model/dns-check.js';
 import { involvedObject } from '../../api/loopbackpolicy.js';
 import { EventReason } from '../../api/reasons.js';
 import type { EventRecorder } from '../../kube/events.js';
-import { dnsNameOwned, type DnsNameChoice } from '../../model/dns-names.js';
-import { parseDnsRewrites, renderDnsRewrites, type DnsRewriteRule } from '../../model/dns-rewrite.js';
+import { dnsNameOwned, type DnsCandidate, type DnsLeftOut, type DnsNameChoice } from '../../model/dns-names.js';
+import { dnsRewriteRules, parseDnsRewrites, renderDnsRewrites, type DnsRewriteRule } from '../../model/dns-rewrite.js';
 import { describeOwner, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
 import { COREDNS_NAMESPACE, RULES_CONFIGMAP, RulesWriteConflict, type CorednsRulesAccess } from '../../kube/coredns-rules-store.js';
 import type { DnsLookup } from '../../runtime/dns-resolver.js';
@@ -46,22 +42,18 @@ export interface DnsRulesOptions {
   now?: () => number;
 }
 
+/** A name a policy asks for. */
+type Asked = DnsCandidate & { owner: OwnerKey };
 /** A name not written, with why: `reason` for the condition, `own` (when it differs) for the target's own Event. */
-interface NotWritten {
-  target: string;
-  host?: string;
-  reason: string;
-  own?: string;
-}
-
-/** A request's host as its rule spells it (renderDnsRewrites drops the trailing dot). */
-const ruleHost = (host: string) => host.replace(/\.$/, '');
+type NotWritten = DnsLeftOut & { owner: OwnerKey; own?: string };
 
 /** How soon a check that waits on CoreDNS comes back (ms). */
 const PENDING_RECHECK_MS = 2_000;
 
 /** A policy's condition until a pass has checked its names. */
 const PENDING: DnsCondition = { status: 'Unknown', reason: 'RulesPending', message: `loopguard has not written the rules to the ConfigMap ${CONFIGMAP} yet.` };
+
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class DnsRules {
   /** Per policy its condition, for the policies the last pass read as asking. */
@@ -77,10 +69,10 @@ export class DnsRules {
   }
 
   /**
-   * A cluster policy's round remembered its outcomes (`outcomesChanged`: some of them differ), or the policy is gone:
-   * its names may have changed. Queued when they may have for a policy that asks, or one not checked yet, and once for
-   * one that stopped asking while the last pass counts it; a round that changed nothing queues nothing (the pass's
-   * condition changing queues the policy: queueing back on every round would make the two chase each other).
+   * A cluster policy's round remembered its outcomes (`outcomesChanged`: some of them differ), or the policy is gone.
+   * Queued for a policy that asks when they changed or it is not checked yet, and once for one that stopped asking
+   * while the last pass counts it. Not on every round: the pass's condition changing queues the policy, and queueing
+   * back would make the two chase each other.
    */
   changed(owner: OwnerKey, asks: boolean, outcomesChanged: boolean): void {
     const counted = this.conditions.has(owner);
@@ -95,98 +87,57 @@ export class DnsRules {
   /** The queue's handler for DNS_RULES_KEY. */
   async reconcile(): Promise<ReconcileOutcome | void> {
     // What the policies ask for when the pass begins: a round that ends while it awaits DNS queues the key again, and
-    // what it changed belongs to that next pass. One asking from now on is pending, so that it queues the key if it
-    // stops asking meanwhile (changed); one no longer asking leaves.
+    // what it changed belongs to that next pass. One asking from now on is pending (so that changed() queues the key
+    // if it stops asking meanwhile); one no longer asking leaves.
     const asked = this.o.names();
     if (!asked) return;
     const before = this.conditions;
     this.conditions = new Map([...asked.keys()].map((o) => [o, before.get(o) ?? PENDING]));
-    // Nobody asks: only rules left behind (a policy deleted or turned Unmanaged while no operator ran) need removing.
-    // A ConfigMap that holds none, is absent or unreadable needs nothing, not even a warning: the feature is not in use.
+    // Nobody asks and no rule is left behind (absent, unreadable or empty ConfigMap): the feature is not in use.
     if (asked.size === 0 && this.reverting.size === 0 && parseDnsRewrites(await this.o.store.read().catch(() => '')).length === 0) return;
     const now = this.now();
     const kubeDns = this.o.coredns.length > 0 ? undefined : await this.o.store.kubeDns();
-    const servers = this.o.coredns.length > 0 ? [...this.o.coredns] : kubeDns ? [kubeDns] : [];
-    const { requests, notWritten } = await this.ownedNames(asked);
-    const policies = [...asked.keys()].map((o) => policyRefOf(o).name);
-    const ownerOf = new Map(requests.map((r) => [r.target, r.owner]));
-    // Only rules whose Service name CoreDNS answers: the file is rendered, its Service names resolved, and rendered
-    // again without the rules that would make a host unresolvable in-cluster.
-    const rendered = renderDnsRewrites(policies, this.o.clusterDomain, requests);
-    const unresolved = new Map<string, string>();
-    for (const name of new Set(rendered.rules.map((r) => r.serviceName))) {
-      const answers = (await this.ask(servers, [name])).map(({ server, addresses: [addresses = []], error }) => ({ server, addresses, ...(error !== undefined ? { error } : {}) }));
-      const problem = serviceNameProblem(name, answers);
-      if (problem) unresolved.set(name, problem);
-    }
-    const dropped = new Map(rendered.rules.filter((r) => unresolved.has(r.serviceName)).map((r) => [r.host, unresolved.get(r.serviceName)!]));
-    const file = dropped.size > 0 ? renderDnsRewrites(policies, this.o.clusterDomain, requests.filter((r) => !dropped.has(ruleHost(r.host)))) : rendered;
-    for (const r of requests) {
-      const reason = dropped.get(ruleHost(r.host));
-      if (reason) notWritten.get(r.owner)?.push({ target: r.target, host: r.host, reason });
-    }
-    // The condition (cluster administrators) names who else claims a host; the target's own Event does not (tellTargets).
-    for (const r of file.refused) notWritten.get(ownerOf.get(r.target)!)?.push({ target: r.target, host: r.host, reason: r.claims ? `${r.reason} (${r.claims})` : r.reason, own: r.reason });
+    const servers = kubeDns ? [kubeDns] : [...this.o.coredns];
+    const { owned, notWritten } = await this.ownedNames(asked);
+    const { rules, refused } = dnsRewriteRules(this.o.clusterDomain, owned);
+    const unresolved = new Map<string, string | undefined>();
+    for (const r of rules) if (!unresolved.has(r.serviceName)) unresolved.set(r.serviceName, serviceNameProblem(r.serviceName, await this.answers(servers, r.serviceName)));
+    const written = rules.filter((r) => {
+      const reason = unresolved.get(r.serviceName);
+      if (reason) notWritten.push(...r.requests.map((q) => ({ ...q, reason })));
+      return !reason;
+    });
+    // The condition (cluster administrators) names who else claims a host; the target's own Event does not.
+    for (const r of refused) notWritten.push({ ...r, reason: r.claims ? `${r.reason} (${r.claims})` : r.reason, own: r.reason });
 
-    let writeProblem: string | undefined;
-    try {
-      const stored = await this.o.store.read();
-      if (await this.o.store.write(file.text)) {
-        this.o.logger.info('CoreDNS rules written', { configMap: CONFIGMAP, rules: file.rules.length });
-        this.current = { text: file.text, since: now };
-      } else if (this.current?.text !== file.text) {
-        // Found as it should be (a restart, another replica's write): CoreDNS gets the usual time from now on.
-        this.current = { text: file.text, since: now };
-      }
-      const kept = new Set(file.rules.map((r) => `${r.host} ${r.serviceName}`));
-      for (const r of parseDnsRewrites(stored)) if (!kept.has(`${r.host} ${r.serviceName}`)) this.reverting.set(r.host, { serviceName: r.serviceName, since: now });
-      // A host removed and written again is a rule again, not a revert to wait for.
-      for (const r of file.rules) this.reverting.delete(r.host);
-    } catch (err) {
-      // Someone wrote the ConfigMap meanwhile: the queue's retry, soon and with its backoff, not a False condition.
-      if (err instanceof RulesWriteConflict) throw err;
-      writeProblem = err instanceof Error ? err.message : String(err);
-      this.o.logger.warn('CoreDNS rules not written', { configMap: CONFIGMAP, error: writeProblem });
-    }
-
+    const writeProblem = await this.write(renderDnsRewrites([...asked.keys()].map((o) => policyRefOf(o).name), written), written, now);
     const answers = new Map<string, DnsRuleAnswer[]>();
-    if (!writeProblem) for (const r of file.rules) answers.set(r.host, await this.check(servers, r));
+    if (!writeProblem) for (const r of written) answers.set(r.host, await this.check(servers, r));
     await this.checkReverts(servers, now);
 
-    let corefile: ReturnType<typeof readCorefile> | undefined;
-    const conditionOf = (owner: OwnerKey) =>
-      dnsCondition({
-        rules: file.rules.filter((r) => r.targets.some((t) => ownerOf.get(t) === owner)).map((r) => ({ host: r.host, serviceName: r.serviceName, ...(answers.has(r.host) ? { answers: answers.get(r.host)! } : {}) })),
-        notWritten: notWritten.get(owner) ?? [],
-        ...(writeProblem ? { writeProblem } : {}),
-        servers,
-        writtenAt: this.current?.since ?? now,
-        waitMs: this.o.waitMs,
-        now,
-        ...(corefile ? { corefile } : {}),
-        configMap: CONFIGMAP,
-      });
-    let next = new Map([...asked.keys()].map((o) => [o, conditionOf(o)] as const));
+    const conditions = (corefile?: ReturnType<typeof readCorefile>) =>
+      new Map(
+        [...asked.keys()].map((owner) => {
+          const mine = written.filter((r) => r.requests.some((q) => q.owner === owner)).map((r) => ({ ...r, answers: answers.get(r.host) }));
+          const input = { rules: mine, notWritten: notWritten.filter((n) => n.owner === owner), writeProblem, servers, writtenAt: this.current?.since ?? now, waitMs: this.o.waitMs, now, corefile, configMap: CONFIGMAP };
+          return [owner, dnsCondition(input)] as const;
+        }),
+      );
+    let next = conditions();
     // Only when the answers are wrong past the wait: the Corefile says which cause it is (read-only, docs/dns.md §4).
     if ([...next.values()].some((c) => c.reason === 'RulesNotInEffect')) {
       const text = await this.o.store.corefile();
-      if (text !== undefined) {
-        corefile = readCorefile(text);
-        next = new Map([...asked.keys()].map((o) => [o, conditionOf(o)] as const));
-      }
+      if (text !== undefined) next = conditions(readCorefile(text));
     }
     for (const [owner, c] of next) {
       const was = this.conditions.get(owner);
       this.conditions.set(owner, c);
-      if (!was || was.status !== c.status || was.reason !== c.reason || was.message !== c.message) {
-        if (c.status === 'False') this.o.logger.warn('CoreDNS rules not in effect', { policy: owner, reason: c.reason, message: c.message });
-        // The policy's next status carries it (publish.ts).
-        this.o.queue.add(owner);
-      }
+      if (was?.status === c.status && was.reason === c.reason && was.message === c.message) continue;
+      if (c.status === 'False') this.o.logger.warn('CoreDNS rules not in effect', { policy: owner, reason: c.reason, message: c.message });
+      this.o.queue.add(owner); // the policy's next status carries it (publish.ts)
     }
-    this.tellTargets(asked, notWritten, file.rules, answers);
-    const waiting = [...next.values()].some((c) => c.reason === 'RulesPending') || this.reverting.size > 0;
-    if (waiting) return { requeueAfterMs: Math.min(PENDING_RECHECK_MS, this.o.waitMs) };
+    this.tellTargets(notWritten, written, answers);
+    if ([...next.values()].some((c) => c.reason === 'RulesPending') || this.reverting.size > 0) return { requeueAfterMs: Math.min(PENDING_RECHECK_MS, this.o.waitMs) };
     return asked.size > 0 || writeProblem ? { requeueAfterMs: this.o.recheckMs } : undefined;
   }
 
@@ -195,63 +146,70 @@ export class DnsRules {
    * the cluster policy's): a Normal Event once its rule is in effect, a Warning for a name refused, each written once
    * and re-asserted while it holds (recordStanding). Names refused before a host is known (no VIP yet) wait for one.
    */
-  private tellTargets(asked: ReadonlyMap<OwnerKey, DnsNameChoice>, notWritten: ReadonlyMap<OwnerKey, readonly NotWritten[]>, rules: readonly DnsRewriteRule[], answers: ReadonlyMap<string, DnsRuleAnswer[]>): void {
-    const refOf = new Map([...asked.values()].flatMap((c) => [...c.candidates, ...c.leftOut].map((t) => [t.target, t.ref] as const)));
-    const tell = (target: string, type: 'Normal' | 'Warning', reason: string, message: string) => {
-      const ref = refOf.get(target);
-      if (ref) void this.o.events.recordStanding(involvedObject(ref), type, reason, message);
-    };
-    for (const [owner, left] of notWritten) {
-      for (const l of left) if (l.host) tell(l.target, 'Warning', EventReason.DnsRewriteRefused, `In-cluster DNS: ${describeOwner(owner)} does not rewrite ${ruleHost(l.host)}: ${l.own ?? l.reason}.`);
+  private tellTargets(notWritten: readonly NotWritten[], written: readonly DnsRewriteRule<Asked>[], answers: ReadonlyMap<string, DnsRuleAnswer[]>): void {
+    for (const n of notWritten) {
+      if (n.host) void this.o.events.recordStanding(involvedObject(n.ref), 'Warning', EventReason.DnsRewriteRefused, `In-cluster DNS: ${describeOwner(n.owner)} does not rewrite ${n.host.replace(/\.$/, '')}: ${n.own ?? n.reason}.`);
     }
-    for (const r of rules) {
-      if (!ruleInEffect(answers.get(r.host) ?? [])) continue;
-      for (const t of r.targets) tell(t, 'Normal', EventReason.DnsRewritten, `In-cluster DNS: CoreDNS answers ${r.host} with the address of ${r.serviceName}, so in-cluster callers skip the CLB (l7.inClusterDNS: Managed).`);
+    for (const r of written.filter((r) => ruleInEffect(answers.get(r.host) ?? []))) {
+      for (const q of r.requests) void this.o.events.recordStanding(involvedObject(q.ref), 'Normal', EventReason.DnsRewritten, `In-cluster DNS: CoreDNS answers ${r.host} with the address of ${r.serviceName}, so in-cluster callers skip the CLB (l7.inClusterDNS: Managed).`);
     }
   }
 
-  /** Every policy's candidates whose upstream answer is their target's own VIP; the others with the reason, per policy. */
-  private async ownedNames(asked: ReadonlyMap<OwnerKey, DnsNameChoice>) {
-    const requests: { owner: OwnerKey; target: string; host: string; namespace: string; service: string }[] = [];
-    const notWritten = new Map<OwnerKey, NotWritten[]>();
+  /** Every policy's candidates whose upstream answer is their target's own VIP; the others, and what it left out, with the reason. */
+  private async ownedNames(asked: ReadonlyMap<OwnerKey, DnsNameChoice>): Promise<{ owned: Asked[]; notWritten: NotWritten[] }> {
+    const owned: Asked[] = [];
+    const notWritten: NotWritten[] = [];
     const upstream = new Map<string, Promise<string[]>>();
     for (const [owner, choice] of asked) {
-      const left: NotWritten[] = [...choice.leftOut];
-      notWritten.set(owner, left);
+      notWritten.push(...choice.leftOut.map((l) => ({ ...l, owner })));
       for (const c of choice.candidates) {
         const host = c.host.toLowerCase().replace(/\.$/, '');
-        let answer = upstream.get(host);
-        if (!answer) upstream.set(host, (answer = this.o.lookup.resolve4(this.o.upstream, host)));
+        if (!upstream.has(host)) upstream.set(host, this.o.lookup.resolve4(this.o.upstream, host));
         try {
-          const ips = await answer;
-          if (dnsNameOwned(ips, c.vips)) requests.push({ owner, target: c.target, host: c.host, namespace: c.namespace, service: c.service });
-          else left.push({ target: c.target, host: c.host, reason: `the upstream DNS (${this.o.upstream.join(', ')}) answers ${ips.length > 0 ? [...ips].sort().join(', ') : 'no address'}, not the target's CLB VIP ${c.vips.join(', ')}: the name is not shown to be the target's` });
+          const ips = await upstream.get(host)!;
+          if (dnsNameOwned(ips, c.vips)) owned.push({ ...c, owner });
+          else notWritten.push({ ...c, owner, reason: `the upstream DNS (${this.o.upstream.join(', ')}) answers ${ips.length > 0 ? [...ips].sort().join(', ') : 'no address'}, not the target's CLB VIP ${c.vips.join(', ')}: the name is not shown to be the target's` });
         } catch (err) {
           // The error's words vary from try to try: the target's standing Event says it without them.
-          const why = 'the upstream DNS did not answer, so whose name it is cannot be checked';
-          left.push({ target: c.target, host: c.host, reason: `${why} (${err instanceof Error ? err.message : String(err)})`, own: why });
+          const own = 'the upstream DNS did not answer, so whose name it is cannot be checked';
+          notWritten.push({ ...c, owner, reason: `${own} (${errorText(err)})`, own });
         }
       }
     }
-    return { requests, notWritten };
+    return { owned, notWritten };
   }
 
-  /** What each CoreDNS server, asked alone, answers for each of `names`; a failed lookup: the server's error, no addresses. */
-  private ask(servers: readonly string[], names: readonly string[]) {
-    return Promise.all(
-      servers.map(async (server) => {
-        try {
-          return { server, addresses: await Promise.all(names.map((n) => this.o.lookup.resolve4([server], n))) };
-        } catch (err) {
-          return { server, addresses: names.map((): string[] => []), error: err instanceof Error ? err.message : String(err) };
-        }
-      }),
-    );
+  /**
+   * Writes the file when it differs and notes the rules it takes out (reverting); returns why it could not. A write
+   * conflict (someone wrote the ConfigMap meanwhile) is thrown: the queue's retry, soon and with its backoff.
+   */
+  private async write(text: string, rules: readonly DnsRewriteRule[], now: number): Promise<string | undefined> {
+    try {
+      const { stored, wrote } = await this.o.store.write(text);
+      if (wrote) this.o.logger.info('CoreDNS rules written', { configMap: CONFIGMAP, rules: rules.length });
+      // Found as it should be (a restart, another replica's write): CoreDNS gets the usual time from now on too.
+      if (wrote || this.current?.text !== text) this.current = { text, since: now };
+      const kept = new Set(rules.map((r) => `${r.host} ${r.serviceName}`));
+      for (const r of parseDnsRewrites(stored)) if (!kept.has(`${r.host} ${r.serviceName}`)) this.reverting.set(r.host, { serviceName: r.serviceName, since: now });
+      // A host removed and written again is a rule again, not a revert to wait for.
+      for (const r of rules) this.reverting.delete(r.host);
+      return undefined;
+    } catch (err) {
+      if (err instanceof RulesWriteConflict) throw err;
+      this.o.logger.warn('CoreDNS rules not written', { configMap: CONFIGMAP, error: errorText(err) });
+      return errorText(err);
+    }
+  }
+
+  /** What each CoreDNS server, asked alone, answers for `name`; a failed lookup: the server's error, no address. */
+  private answers(servers: readonly string[], name: string): Promise<NameAnswer[]> {
+    return Promise.all(servers.map((server) => this.o.lookup.resolve4([server], name).then((addresses) => ({ server, addresses }), (err: unknown) => ({ server, addresses: [], error: errorText(err) }))));
   }
 
   /** What each CoreDNS server answers for the rule's host and its Service's name. */
   private async check(servers: readonly string[], r: Pick<DnsRewriteRule, 'host' | 'serviceName'>): Promise<DnsRuleAnswer[]> {
-    return (await this.ask(servers, [r.host, r.serviceName])).map(({ server, addresses: [host = [], service = []], error }) => ({ server, host, service, ...(error !== undefined ? { error } : {}) }));
+    const [host, service] = await Promise.all([this.answers(servers, r.host), this.answers(servers, r.serviceName)]);
+    return host.map((h, i) => ({ server: h.server, host: h.addresses, service: service[i]!.addresses, error: h.error ?? service[i]!.error }));
   }
 
   /** Removed rules: done once no server answers them by their Service; past the wait, said once in the log. */

@@ -27,11 +27,12 @@ function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string
     },
     write: async (text) => {
       if (o.missing) throw new Error('it does not exist');
-      if (text === state.text) return false;
+      const stored = state.text;
+      if (text === stored) return { stored, wrote: false };
       if (state.conflicts > 0 && state.conflicts--) throw new RulesWriteConflict('loopguard-coredns-rules changed while loopguard wrote it');
       state.text = text;
       state.writes++;
-      return true;
+      return { stored, wrote: true };
     },
     corefile: async () => o.corefile,
     kubeDns: async () => (o.noKubeDns ? undefined : COREDNS),

@@ -2,7 +2,7 @@
 // condition says (docs/dns.md §3, §4): in effect only when every server answers the host by its Service; pending
 // within the wait; past it, not in effect with the causes the Corefile narrows down; never papering over a broken one.
 import { describe, expect, it } from '@jest/globals';
-import { dnsCondition, IMPORT_LINE, readCorefile, ruleInEffect, ruleReverted, serviceNameProblem, type DnsConditionInput, type DnsRuleAnswer, type ServiceNameAnswer } from '../../../src/model/dns-check.js';
+import { dnsCondition, IMPORT_LINE, readCorefile, ruleInEffect, ruleReverted, serviceNameProblem, type DnsConditionInput, type DnsRuleAnswer, type NameAnswer } from '../../../src/model/dns-check.js';
 
 const CLUSTER_IP = '10.96.0.20';
 const VIP = '10.0.0.10';
@@ -25,9 +25,9 @@ describe('ruleInEffect / ruleReverted', () => {
 
 describe('serviceNameProblem', () => {
   const SVC = 'web.shop.svc.cluster.local';
-  const n = (server: string, addresses: string[], error?: string): ServiceNameAnswer => ({ server, addresses, ...(error ? { error } : {}) });
+  const n = (server: string, addresses: string[], error?: string): NameAnswer => ({ server, addresses, ...(error ? { error } : {}) });
   // [case, answers, the reason (undefined: written)]
-  const cases: [string, ServiceNameAnswer[], string | undefined][] = [
+  const cases: [string, NameAnswer[], string | undefined][] = [
     ['every server answers the ClusterIP', [n('s1', [CLUSTER_IP]), n('s2', [CLUSTER_IP])], undefined],
     ['one server timed out, another answered', [n('s1', [], 'ETIMEOUT'), n('s2', [CLUSTER_IP])], undefined],
     ['NXDOMAIN (a wrong --cluster-domain)', [n('s1', [])], `not written: the Service name ${SVC} does not resolve through CoreDNS (s1 answered no address; check --cluster-domain`],

@@ -2,15 +2,20 @@
 // could write CoreDNS configuration or take over a name someone else owns are refused, one at a time. The rule
 // syntax is the one test/integration/coredns.test.ts runs through real CoreDNS.
 import { describe, expect, it } from '@jest/globals';
-import { parseDnsRewrites, renderDnsRewrites, type DnsRewriteRequest } from '../../../src/model/dns-rewrite.js';
+import { dnsRewriteRules, parseDnsRewrites, renderDnsRewrites, type DnsRewriteRequest } from '../../../src/model/dns-rewrite.js';
 
 /** The longest legal host: 253 characters, labels of at most 63. */
 const LONGEST = ['a'.repeat(63), 'b'.repeat(63), 'c'.repeat(63), 'd'.repeat(57), 'com'].join('.');
+/** The rules and the file for `requests`, each rule with the targets that asked for it. */
+function render(policies: string[], clusterDomain: string, requests: DnsRewriteRequest[]) {
+  const { rules, refused } = dnsRewriteRules(clusterDomain, requests);
+  return { text: renderDnsRewrites(policies, rules), rules: rules.map(({ requests: rs, ...r }) => ({ ...r, targets: rs.map((q) => q.target) })), refused };
+}
 const req = (host: string, namespace = 'shop', service = 'web', target = `Ingress ${namespace}/${service}`): DnsRewriteRequest => ({ target, host, namespace, service });
 
-describe('renderDnsRewrites', () => {
+describe('dnsRewriteRules and renderDnsRewrites', () => {
   it('writes one exact rule a host, sorted, under a header naming loopguard and the policy', () => {
-    const out = renderDnsRewrites(['tke-defaults'], 'cluster.local', [req('www.example.com', 'blog', 'site'), req('shop.example.com'), req('api.example.com', 'shop', 'api')]);
+    const out = render(['tke-defaults'], 'cluster.local', [req('www.example.com', 'blog', 'site'), req('shop.example.com'), req('api.example.com', 'shop', 'api')]);
     expect(out.text).toBe(
       [
         '# Managed by loopguard for ClusterLoopbackPolicy tke-defaults (l7.inClusterDNS: Managed); loopguard rewrites this file whole.',
@@ -27,12 +32,12 @@ describe('renderDnsRewrites', () => {
 
   it('gives the same bytes whatever the order of the requests', () => {
     const rs = [req('b.example.com'), req('a.example.com', 'x', 'y'), req('c.example.org', 'z', 'w')];
-    const texts = [rs, [...rs].reverse(), [rs[1]!, rs[2]!, rs[0]!]].map((r) => renderDnsRewrites(['p'], 'cluster.local', r).text);
+    const texts = [rs, [...rs].reverse(), [rs[1]!, rs[2]!, rs[0]!]].map((r) => render(['p'], 'cluster.local', r).text);
     expect(new Set(texts).size).toBe(1);
   });
 
   it('with nothing to rewrite, the header alone (the file a revert leaves)', () => {
-    const out = renderDnsRewrites(['p'], 'cluster.local', []);
+    const out = render(['p'], 'cluster.local', []);
     expect(out.text.trimEnd().split('\n')).toHaveLength(3);
     expect(out.text).toContain('# 0 rules.');
     expect(out.text).not.toContain('rewrite ');
@@ -40,22 +45,22 @@ describe('renderDnsRewrites', () => {
 
   it('uses the cluster domain given, with or without its root dot', () => {
     for (const domain of ['corp.internal', 'corp.internal.']) {
-      expect(renderDnsRewrites(['p'], domain, [req('shop.example.com')]).text).toContain(' web.shop.svc.corp.internal. answer auto\n');
+      expect(render(['p'], domain, [req('shop.example.com')]).text).toContain(' web.shop.svc.corp.internal. answer auto\n');
     }
   });
 
   it('accepts a trailing dot on the host and writes it once', () => {
-    expect(renderDnsRewrites(['p'], 'cluster.local', [req('shop.example.com.')]).rules).toEqual([{ host: 'shop.example.com', serviceName: 'web.shop.svc.cluster.local', targets: ['Ingress shop/web'] }]);
+    expect(render(['p'], 'cluster.local', [req('shop.example.com.')]).rules).toEqual([{ host: 'shop.example.com', serviceName: 'web.shop.svc.cluster.local', targets: ['Ingress shop/web'] }]);
   });
 
   it('merges the same mapping asked by two targets (two Ingresses, one host, one Service) into one rule', () => {
-    const out = renderDnsRewrites(['p'], 'cluster.local', [req('shop.example.com', 'shop', 'web', 'Ingress shop/b'), req('shop.example.com', 'shop', 'web', 'Ingress shop/a')]);
+    const out = render(['p'], 'cluster.local', [req('shop.example.com', 'shop', 'web', 'Ingress shop/b'), req('shop.example.com', 'shop', 'web', 'Ingress shop/a')]);
     expect(out.rules).toEqual([{ host: 'shop.example.com', serviceName: 'web.shop.svc.cluster.local', targets: ['Ingress shop/a', 'Ingress shop/b'] }]);
     expect(out.text.match(/^rewrite /gm)).toHaveLength(1);
   });
 
   it('refuses a host two targets claim for different Services, for both, and keeps the other rules', () => {
-    const out = renderDnsRewrites(['p'], 'cluster.local', [req('shop.example.com', 'shop', 'web'), req('shop.example.com', 'mallory', 'grab'), req('blog.example.com', 'blog', 'site')]);
+    const out = render(['p'], 'cluster.local', [req('shop.example.com', 'shop', 'web'), req('shop.example.com', 'mallory', 'grab'), req('blog.example.com', 'blog', 'site')]);
     expect(out.rules.map((r) => r.host)).toEqual(['blog.example.com']);
     expect(out.refused.map((r) => r.target)).toEqual(['Ingress mallory/grab', 'Ingress shop/web']);
     for (const r of out.refused) {
@@ -99,7 +104,7 @@ describe('renderDnsRewrites', () => {
     { name: 'empty Service name', request: req('shop.example.com', 'shop', ''), reason: /not a namespace and name/ },
   ];
   it.each(refusals)('refuses $name', ({ request, reason }) => {
-    const out = renderDnsRewrites(['p'], 'cluster.local', [request, req('ok.example.com', 'ok', 'svc')]);
+    const out = render(['p'], 'cluster.local', [request, req('ok.example.com', 'ok', 'svc')]);
     expect(out.refused).toHaveLength(1);
     expect(out.refused[0]!.target).toBe(request.target);
     expect(out.refused[0]!.reason).toMatch(reason);
@@ -112,26 +117,26 @@ describe('renderDnsRewrites', () => {
 
   it('accepts the longest legal host (253 characters, labels of 63)', () => {
     expect(LONGEST).toHaveLength(253);
-    expect(renderDnsRewrites(['p'], 'cluster.local', [req(LONGEST)]).rules).toHaveLength(1);
+    expect(render(['p'], 'cluster.local', [req(LONGEST)]).rules).toHaveLength(1);
   });
 
   it('takes any Kubernetes object name as a policy name: a label over 63 characters is one (a DNS-1123 subdomain)', () => {
     const long = `team-${'a'.repeat(70)}.v2`;
-    const file = renderDnsRewrites([long], 'cluster.local', [{ target: 'Ingress shop/web', host: 'shop.example.com', namespace: 'shop', service: 'web' }]);
+    const file = render([long], 'cluster.local', [{ target: 'Ingress shop/web', host: 'shop.example.com', namespace: 'shop', service: 'web' }]);
     expect(file.text).toContain(`for ClusterLoopbackPolicy ${long} (l7.inClusterDNS: Managed)`);
     expect(file.rules).toHaveLength(1);
   });
 
   it('throws on a bad policy name or cluster domain (its own configuration, not a namespace user\'s)', () => {
-    expect(() => renderDnsRewrites(['bad\nname'], 'cluster.local', [])).toThrow(/policy name/);
-    expect(() => renderDnsRewrites(['Upper'], 'cluster.local', [])).toThrow(/policy name/);
-    expect(() => renderDnsRewrites(['x'.repeat(254)], 'cluster.local', [])).toThrow(/policy name/);
-    expect(() => renderDnsRewrites(['p'], 'cluster local', [])).toThrow(/cluster domain/);
-    expect(() => renderDnsRewrites(['p'], '', [])).toThrow(/cluster domain is empty/);
+    expect(() => render(['bad\nname'], 'cluster.local', [])).toThrow(/policy name/);
+    expect(() => render(['Upper'], 'cluster.local', [])).toThrow(/policy name/);
+    expect(() => render(['x'.repeat(254)], 'cluster.local', [])).toThrow(/policy name/);
+    expect(() => render(['p'], 'cluster local', [])).toThrow(/cluster domain/);
+    expect(() => render(['p'], '', [])).toThrow(/cluster domain is empty/);
   });
 
   it('names every policy that asks, sorted and once, and says so when none does', () => {
-    const first = (policies: string[]) => renderDnsRewrites(policies, 'cluster.local', []).text.split('\n')[0];
+    const first = (policies: string[]) => render(policies, 'cluster.local', []).text.split('\n')[0];
     expect(first(['zeta', 'alpha', 'zeta'])).toBe('# Managed by loopguard for ClusterLoopbackPolicy alpha, zeta (l7.inClusterDNS: Managed); loopguard rewrites this file whole.');
     expect(first([])).toBe('# Managed by loopguard (no ClusterLoopbackPolicy asks for l7.inClusterDNS: Managed now); loopguard rewrites this file whole.');
   });
@@ -139,7 +144,7 @@ describe('renderDnsRewrites', () => {
 
 describe('parseDnsRewrites', () => {
   it('reads back the rules of a rendered file (what the ConfigMap holds after a restart), and nothing else', () => {
-    const out = renderDnsRewrites(['p'], 'cluster.local', [req('shop.example.com'), req('api.example.com', 'shop', 'api')]);
+    const out = render(['p'], 'cluster.local', [req('shop.example.com'), req('api.example.com', 'shop', 'api')]);
     expect(parseDnsRewrites(out.text)).toEqual(out.rules.map((r) => ({ host: r.host, serviceName: r.serviceName })));
     expect(parseDnsRewrites('# rewrite stop name exact a.example.com. b.c.svc.cluster.local. answer auto\nrewrite name a.example.com b\n')).toEqual([]);
     expect(parseDnsRewrites('')).toEqual([]);

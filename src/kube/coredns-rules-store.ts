@@ -16,18 +16,9 @@ export class RulesWriteConflict extends Error {
   override readonly name = 'RulesWriteConflict';
 }
 
-export interface CorednsRulesAccess {
-  /** The stored rules text ('' when the key is absent); a problem (missing, forbidden) is thrown with a clear message. */
-  read(): Promise<string>;
-  /** Writes `text` unless it is stored already: the text it found, and whether it wrote. A conflict throws RulesWriteConflict. */
-  write(text: string): Promise<{ stored: string; wrote: boolean }>;
-  /** The Corefile text; undefined when it cannot be read (absent, forbidden). */
-  corefile(): Promise<string | undefined>;
-  /** The kube-dns Service's ClusterIP and DNS port ("10.0.0.10:53"), what the rules are checked through by default; undefined when it cannot be read. */
-  kubeDns(): Promise<string | undefined>;
-}
+export type CorednsRulesAccess = ReturnType<typeof corednsRulesStore>;
 
-export function corednsRulesStore(kc: KubeConfig): CorednsRulesAccess {
+export function corednsRulesStore(kc: KubeConfig) {
   const core = kc.makeApiClient(CoreV1Api);
   const namespace = COREDNS_NAMESPACE;
   const get = async () => {
@@ -42,8 +33,10 @@ export function corednsRulesStore(kc: KubeConfig): CorednsRulesAccess {
     return cm;
   };
   return {
-    read: async () => (await get()).data?.[RULES_KEY] ?? '',
-    async write(text) {
+    /** The stored rules text ('' when the key is absent); a problem (missing, forbidden) is thrown with a clear message. */
+    read: async (): Promise<string> => (await get()).data?.[RULES_KEY] ?? '',
+    /** Writes `text` unless it is stored already: the text it found, and whether it wrote. A conflict throws RulesWriteConflict. */
+    async write(text: string): Promise<{ stored: string; wrote: boolean }> {
       const cm = await get();
       const stored = cm.data?.[RULES_KEY] ?? '';
       // Its data is loopguard's whole: a key someone added (another `*.rules` file the import would read) goes.
@@ -56,8 +49,10 @@ export function corednsRulesStore(kc: KubeConfig): CorednsRulesAccess {
       }
       return { stored, wrote: true };
     },
-    corefile: async () => (await core.readNamespacedConfigMap({ name: 'coredns', namespace }).catch(() => undefined))?.data?.['Corefile'],
-    async kubeDns() {
+    /** The Corefile text; undefined when it cannot be read (absent, forbidden). */
+    corefile: async (): Promise<string | undefined> => (await core.readNamespacedConfigMap({ name: 'coredns', namespace }).catch(() => undefined))?.data?.['Corefile'],
+    /** The kube-dns Service's ClusterIP and DNS port ("10.0.0.10:53"), what the rules are checked through by default; undefined when unreadable. */
+    async kubeDns(): Promise<string | undefined> {
       const svc = await core.readNamespacedService({ name: 'kube-dns', namespace }).catch(() => undefined);
       const ip = svc?.spec?.clusterIP;
       const port = svc?.spec?.ports?.find((p) => p.protocol === 'UDP' || p.protocol === undefined)?.port ?? 53;

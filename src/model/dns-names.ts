@@ -1,10 +1,7 @@
 // Pure: which host names a ClusterLoopbackPolicy with `l7.inClusterDNS: Managed` asks CoreDNS to rewrite, and to
 // which Service (docs/dns.md §4 "Which names" says why each condition holds): a target managed in Enforce whose
-// loopback no annotation fixes; the Service its own, never one a name's writer picks (an Ingress host's one backend,
-// serving TCP 80 with a ClusterIP, without TLS; the Service Envoy Gateway generated for a Gateway); a CLB TKE created
-// for it alone; a VIP to check the name's upstream answer against (dnsNameOwned), so that a namespace user cannot take
-// over a name someone else owns. Host syntax, wildcards, the cluster's zones and two claims are dns-rewrite.ts's to
-// refuse. What is left out is returned with the reason, for the policy's status.
+// loopback no annotation fixes, the Service its own (never one a name's writer picks), a CLB TKE created for it alone,
+// a VIP to check the name's upstream answer against (dnsNameOwned). Host syntax is dns-rewrite.ts's to refuse.
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import type { GatewayFacts, IngressFacts, ServiceFacts, TargetFacts, TargetRef } from './facts.js';
 import type { DnsRewriteRequest } from './dns-rewrite.js';
@@ -21,20 +18,16 @@ export interface DnsTargetOutcome {
   enforcing: boolean;
 }
 
-/** A name to rewrite (a request to renderDnsRewrites), before its upstream answer is checked. */
+/** A name to rewrite (a request to dnsRewriteRules), before its upstream answer is checked. */
 export interface DnsCandidate extends DnsRewriteRequest {
   ref: TargetRef;
   /** The target's CLB VIPs: the only upstream answers that show the name is the target's. */
   vips: string[];
 }
 
+/** A host (or, without one, the whole target) that would qualify but cannot be rewritten, with the reason. */
 export type DnsLeftOut = Pick<DnsCandidate, 'target' | 'ref'> & { host?: string; reason: string };
-
-export interface DnsNameChoice {
-  candidates: DnsCandidate[];
-  /** Targets that would qualify but cannot be rewritten, with the reason (unqualified targets are not listed). */
-  leftOut: DnsLeftOut[];
-}
+export type DnsName = DnsCandidate | DnsLeftOut;
 
 /** The root causes no annotation fixes (docs/dns.md §1), and whether a pending plan step still might. */
 const NO_ANNOTATION_FIX: Readonly<Partial<Record<RootCauseId, { kinds: readonly TargetFacts['kind'][]; planMayFix: boolean }>>> = {
@@ -55,29 +48,21 @@ export function needsDnsRewrite(o: DnsTargetOutcome): boolean {
 }
 
 /**
- * The names the policy's targets ask for. `service(namespace, name)`: the Service of that name, if any (an Ingress's
- * backend).
+ * The names the policy's targets ask for, target by target (targets that do not need a rewrite are not listed).
+ * `service(namespace, name)`: the Service of that name, if any (an Ingress's backend).
  */
-export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (namespace: string, name: string) => ServiceFacts | undefined): DnsNameChoice {
-  const candidates: DnsCandidate[] = [];
-  const leftOut: DnsLeftOut[] = [];
-  for (const o of outcomes) {
-    if (!needsDnsRewrite(o)) continue;
-    const f = o.facts;
-    const ref = { kind: f.kind, namespace: f.namespace, name: f.name };
-    const target = `${f.kind} ${f.namespace}/${f.name}`;
+export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (namespace: string, name: string) => ServiceFacts | undefined): DnsName[] {
+  return outcomes.filter(needsDnsRewrite).flatMap(({ facts: f }) => {
+    const id = { target: `${f.kind} ${f.namespace}/${f.name}`, ref: { kind: f.kind, namespace: f.namespace, name: f.name } };
     const vips = f.loadBalancerIps ?? [];
-    const noVip = [{ reason: 'it has no CLB VIP in its status yet, so whether a host name is its own cannot be checked' }];
-    for (const n of vips.length === 0 ? noVip : f.kind === 'Ingress' ? ingressNames(f, service) : f.kind === 'Gateway' ? gatewayNames(f) : []) {
-      if ('reason' in n) leftOut.push({ target, ref, ...n });
-      else candidates.push({ target, ref, ...n, vips });
-    }
-  }
-  return { candidates, leftOut };
+    if (vips.length === 0) return [{ ...id, reason: 'it has no CLB VIP in its status yet, so whether a host name is its own cannot be checked' }];
+    const names = f.kind === 'Ingress' ? ingressNames(f, service) : f.kind === 'Gateway' ? gatewayNames(f) : [];
+    return names.map((n) => ('reason' in n ? { ...id, ...n } : { ...id, ...n, vips }));
+  });
 }
 
 /** A host and the Service that serves it in-cluster, or why a host (or, without one, the whole target) is left out. */
-type HostName = { host: string; namespace: string; service: string } | { host?: string; reason: string };
+type HostName = Pick<DnsCandidate, 'host' | 'namespace' | 'service'> | Omit<DnsLeftOut, 'target' | 'ref'>;
 
 /**
  * Why a target on a CLB the user brought is left out: such a CLB may serve other teams' Services and Ingresses on the
@@ -103,20 +88,11 @@ function gatewayNames(gw: GatewayFacts): HostName[] {
 function ingressNames(ing: IngressFacts, service: (namespace: string, name: string) => ServiceFacts | undefined): HostName[] {
   const existing = IngressAnnotation.ExistingLoadBalancerId;
   if (ing.annotations?.[existing] !== undefined) return [{ reason: sharedClbReason(existing, 'the Ingress') }];
-  const byHost = new Map<string, { paths: number; services: string[]; ports: (number | string)[] }>();
-  for (const r of ing.rules) {
-    if (!r.host) continue;
-    const e = byHost.get(r.host) ?? { paths: 0, services: [], ports: [] };
-    e.paths += r.paths.length;
-    e.services.push(...(r.services ?? []));
-    e.ports.push(...(r.servicePorts ?? []));
-    byHost.set(r.host, e);
-  }
-  if (byHost.size > 0 && ing.tls) {
-    return [...byHost.keys()].map((host) => ({ host, reason: 'the Ingress has TLS, which ends on the CLB: its Service does not serve HTTPS with the host\'s certificate' }));
-  }
-  return [...byHost].map(([host, e]) => {
+  return [...new Set(ing.rules.flatMap((r) => (r.host ? [r.host] : [])))].map((host): HostName => {
+    const rules = ing.rules.filter((r) => r.host === host);
+    const e = { paths: rules.flatMap((r) => r.paths).length, services: rules.flatMap((r) => r.services ?? []), ports: rules.flatMap((r) => r.servicePorts ?? []) };
     const distinct = [...new Set(e.services)];
+    if (ing.tls) return { host, reason: 'the Ingress has TLS, which ends on the CLB: its Service does not serve HTTPS with the host\'s certificate' };
     if (e.paths === 0) return { host, reason: 'the host has no paths (its default backend is not rewritten)' };
     if (e.services.length !== e.paths || distinct.length !== 1) {
       return { host, reason: `its paths go to ${distinct.length > 1 ? `several Services (${distinct.sort().join(', ')})` : 'a backend that is not a Service'}: the CLB picks the backend by path, a rewrite to one Service cannot` };

@@ -1,13 +1,10 @@
 // Pure: the CoreDNS rewrite rules of `l7.inClusterDNS: Managed` (docs/dns.md §4), the file loopguard owns and CoreDNS
-// imports into the block that serves the names. One rule a host:
+// imports into the block that serves the names, one rule a host:
 //   rewrite stop name exact shop.example.com. web.shop.svc.cluster.local. answer auto
 // (an exact rule rewrites the answer back to the asked name, which stub resolvers check: test/integration/coredns.test.ts).
-// Hosts come from namespace users and whatever passes lands in a Corefile, where one newline, brace, space or quote
-// would be CoreDNS configuration: so only a lower-case RFC 1123 name passes (nothing Caddyfile syntax can hide in), and
-// a host that could take over a name someone else owns is refused, alone and with the reason: a wildcard (a wider rule
-// would capture names served elsewhere), a name in the cluster domain or a reverse zone (another namespace's Service
-// name), a single label (a search-path name, never a CLB's), a host two targets claim for different Services.
-// Rules are sorted and carry no timestamp: the same inputs give the same bytes (CoreDNS reloads on any change).
+// Hosts are untrusted and land in a Corefile, where one newline, brace, space or quote would be configuration: only a
+// lower-case RFC 1123 name passes, and one that could take over a name someone else owns is refused, alone, saying why.
+// Sorted and without timestamps: the same inputs give the same bytes (CoreDNS reloads on any change).
 
 export interface DnsRewriteRequest {
   /** What asked, for messages: "Ingress shop/web". */

@@ -6,13 +6,11 @@ import { Resolver } from 'node:dns/promises';
 /** No such name, or no A record: an empty answer, not a failure. */
 const EMPTY_ANSWER = new Set(['ENOTFOUND', 'ENODATA', 'NXDOMAIN']);
 
-export interface DnsLookup {
-  /** The name's A records from `servers` (the first that answers), sorted, [] when it has none; throws on a failure. */
-  resolve4(servers: readonly string[], name: string): Promise<string[]>;
-}
+export type DnsLookup = typeof dnsLookup;
 
-export const dnsLookup: DnsLookup = {
-  async resolve4(servers, name) {
+export const dnsLookup = {
+  /** The name's A records from `servers` (the first that answers), sorted, [] when it has none; throws on a failure. */
+  async resolve4(servers: readonly string[], name: string): Promise<string[]> {
     const r = new Resolver({ timeout: 2_000, tries: 2 });
     r.setServers([...servers]);
     try {

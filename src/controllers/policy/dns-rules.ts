@@ -10,7 +10,7 @@ import { dnsCondition, readCorefile, ruleInEffect, ruleReverted, serviceNameProb
 import { involvedObject } from '../../api/loopbackpolicy.js';
 import { EventReason } from '../../api/reasons.js';
 import type { EventRecorder } from '../../kube/events.js';
-import { dnsNameOwned, type DnsCandidate, type DnsLeftOut, type DnsNameChoice } from '../../model/dns-names.js';
+import { dnsNameOwned, type DnsCandidate, type DnsLeftOut, type DnsName } from '../../model/dns-names.js';
 import { dnsRewriteRules, parseDnsRewrites, renderDnsRewrites, type DnsRewriteRule } from '../../model/dns-rewrite.js';
 import { describeOwner, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
 import { COREDNS_NAMESPACE, RULES_CONFIGMAP, RulesWriteConflict, type CorednsRulesAccess } from '../../kube/coredns-rules-store.js';
@@ -35,7 +35,7 @@ export interface DnsRulesOptions {
   recheckMs: number;
   queue: { add(key: string): void };
   /** What each cluster policy asking for Managed asks for now (managedDnsNames); undefined: one is not planned yet. */
-  names: () => ReadonlyMap<OwnerKey, DnsNameChoice> | undefined;
+  names: () => ReadonlyMap<OwnerKey, readonly DnsName[]> | undefined;
   logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
   /** Each target's Events about its names (tellTargets). */
   events: Pick<EventRecorder, 'recordStanding'>;
@@ -46,6 +46,8 @@ export interface DnsRulesOptions {
 type Asked = DnsCandidate & { owner: OwnerKey };
 /** A name not written, with why: `reason` for the condition, `own` (when it differs) for the target's own Event. */
 type NotWritten = DnsLeftOut & { owner: OwnerKey; own?: string };
+/** A rule written, with what each CoreDNS server answered for it (undefined: not written). */
+type Checked = DnsRewriteRule<Asked> & { answers: DnsRuleAnswer[] | undefined };
 
 /** How soon a check that waits on CoreDNS comes back (ms). */
 const PENDING_RECHECK_MS = 2_000;
@@ -111,18 +113,13 @@ export class DnsRules {
     for (const r of refused) notWritten.push({ ...r, reason: r.claims ? `${r.reason} (${r.claims})` : r.reason, own: r.reason });
 
     const writeProblem = await this.write(renderDnsRewrites([...asked.keys()].map((o) => policyRefOf(o).name), written), written, now);
-    const answers = new Map<string, DnsRuleAnswer[]>();
-    if (!writeProblem) for (const r of written) answers.set(r.host, await this.check(servers, r));
+    const checked: Checked[] = [];
+    for (const r of written) checked.push({ ...r, answers: writeProblem ? undefined : await this.check(servers, r) });
     await this.checkReverts(servers, now);
 
-    const conditions = (corefile?: ReturnType<typeof readCorefile>) =>
-      new Map(
-        [...asked.keys()].map((owner) => {
-          const mine = written.filter((r) => r.requests.some((q) => q.owner === owner)).map((r) => ({ ...r, answers: answers.get(r.host) }));
-          const input = { rules: mine, notWritten: notWritten.filter((n) => n.owner === owner), writeProblem, servers, writtenAt: this.current?.since ?? now, waitMs: this.o.waitMs, now, corefile, configMap: CONFIGMAP };
-          return [owner, dnsCondition(input)] as const;
-        }),
-      );
+    const conditionOf = (owner: OwnerKey, corefile?: ReturnType<typeof readCorefile>) =>
+      dnsCondition({ rules: checked.filter((r) => r.requests.some((q) => q.owner === owner)), notWritten: notWritten.filter((n) => n.owner === owner), writeProblem, servers, writtenAt: this.current?.since ?? now, waitMs: this.o.waitMs, now, corefile, configMap: CONFIGMAP });
+    const conditions = (corefile?: ReturnType<typeof readCorefile>) => new Map([...asked.keys()].map((owner) => [owner, conditionOf(owner, corefile)] as const));
     let next = conditions();
     // Only when the answers are wrong past the wait: the Corefile says which cause it is (read-only, docs/dns.md §4).
     if ([...next.values()].some((c) => c.reason === 'RulesNotInEffect')) {
@@ -136,7 +133,7 @@ export class DnsRules {
       if (c.status === 'False') this.o.logger.warn('CoreDNS rules not in effect', { policy: owner, reason: c.reason, message: c.message });
       this.o.queue.add(owner); // the policy's next status carries it (publish.ts)
     }
-    this.tellTargets(notWritten, written, answers);
+    this.tellTargets(notWritten, checked);
     if ([...next.values()].some((c) => c.reason === 'RulesPending') || this.reverting.size > 0) return { requeueAfterMs: Math.min(PENDING_RECHECK_MS, this.o.waitMs) };
     return asked.size > 0 || writeProblem ? { requeueAfterMs: this.o.recheckMs } : undefined;
   }
@@ -146,23 +143,26 @@ export class DnsRules {
    * the cluster policy's): a Normal Event once its rule is in effect, a Warning for a name refused, each written once
    * and re-asserted while it holds (recordStanding). Names refused before a host is known (no VIP yet) wait for one.
    */
-  private tellTargets(notWritten: readonly NotWritten[], written: readonly DnsRewriteRule<Asked>[], answers: ReadonlyMap<string, DnsRuleAnswer[]>): void {
+  private tellTargets(notWritten: readonly NotWritten[], checked: readonly Checked[]): void {
     for (const n of notWritten) {
       if (n.host) void this.o.events.recordStanding(involvedObject(n.ref), 'Warning', EventReason.DnsRewriteRefused, `In-cluster DNS: ${describeOwner(n.owner)} does not rewrite ${n.host.replace(/\.$/, '')}: ${n.own ?? n.reason}.`);
     }
-    for (const r of written.filter((r) => ruleInEffect(answers.get(r.host) ?? []))) {
+    for (const r of checked.filter((r) => ruleInEffect(r.answers ?? []))) {
       for (const q of r.requests) void this.o.events.recordStanding(involvedObject(q.ref), 'Normal', EventReason.DnsRewritten, `In-cluster DNS: CoreDNS answers ${r.host} with the address of ${r.serviceName}, so in-cluster callers skip the CLB (l7.inClusterDNS: Managed).`);
     }
   }
 
   /** Every policy's candidates whose upstream answer is their target's own VIP; the others, and what it left out, with the reason. */
-  private async ownedNames(asked: ReadonlyMap<OwnerKey, DnsNameChoice>): Promise<{ owned: Asked[]; notWritten: NotWritten[] }> {
+  private async ownedNames(asked: ReadonlyMap<OwnerKey, readonly DnsName[]>): Promise<{ owned: Asked[]; notWritten: NotWritten[] }> {
     const owned: Asked[] = [];
     const notWritten: NotWritten[] = [];
     const upstream = new Map<string, Promise<string[]>>();
-    for (const [owner, choice] of asked) {
-      notWritten.push(...choice.leftOut.map((l) => ({ ...l, owner })));
-      for (const c of choice.candidates) {
+    for (const [owner, names] of asked) {
+      for (const c of names) {
+        if ('reason' in c) {
+          notWritten.push({ ...c, owner });
+          continue;
+        }
         const host = c.host.toLowerCase().replace(/\.$/, '');
         if (!upstream.has(host)) upstream.set(host, this.o.lookup.resolve4(this.o.upstream, host));
         try {
@@ -215,13 +215,11 @@ export class DnsRules {
   /** Removed rules: done once no server answers them by their Service; past the wait, said once in the log. */
   private async checkReverts(servers: readonly string[], now: number): Promise<void> {
     for (const [host, r] of [...this.reverting]) {
-      if (servers.length === 0 || ruleReverted(await this.check(servers, { host, serviceName: r.serviceName }))) {
-        this.reverting.delete(host);
-        this.o.logger.info('CoreDNS rule reverted', { host, service: r.serviceName });
-      } else if (now - r.since >= this.o.waitMs) {
-        this.reverting.delete(host);
-        this.o.logger.warn('CoreDNS still answers a removed rule', { host, service: r.serviceName, waitedMs: now - r.since, configMap: CONFIGMAP });
-      }
+      const reverted = ruleReverted(await this.check(servers, { host, serviceName: r.serviceName }));
+      if (!reverted && now - r.since < this.o.waitMs) continue;
+      this.reverting.delete(host);
+      if (reverted) this.o.logger.info('CoreDNS rule reverted', { host, service: r.serviceName });
+      else this.o.logger.warn('CoreDNS still answers a removed rule', { host, service: r.serviceName, waitedMs: now - r.since, configMap: CONFIGMAP });
     }
   }
 }

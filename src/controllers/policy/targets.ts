@@ -16,9 +16,9 @@ import { envoyProxiesOf, envoyProxyKey, targetKey, type GatewayFacts, type Servi
 import { ENVOY_GATEWAY_NAMESPACE } from '../../model/gateway-service.js';
 import { selects } from '../../model/selection.js';
 import { gatewayFacts, ingressFacts, serviceFacts } from '../../model/target-facts.js';
-import { clusterSubjectOf, liveSubject, subjectOf, type PolicySubject } from './subject.js';
+import { asksForDns, clusterSubjectOf, liveSubject, subjectOf, type PolicySubject } from './subject.js';
 import type { ProbeSelection } from '../../probe/plan-builder.js';
-import { chooseDnsNames, type DnsNameChoice } from '../../model/dns-names.js';
+import { chooseDnsNames, type DnsName } from '../../model/dns-names.js';
 import type { TargetOutcome } from '../../model/status.js';
 import type { ReportTarget } from '../../model/namespace-report.js';
 
@@ -200,10 +200,10 @@ export function probeSelections(caches: PolicyCaches, holder: (target: TargetRef
  * its round's last outcome (PolicyController.outcomes). Undefined while one has none (not planned since a restart):
  * a file written without its names would drop them for a while.
  */
-export function managedDnsNames(caches: PolicyCaches, holder: (t: TargetRef) => string | undefined, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, enforce: boolean): Map<OwnerKey, DnsNameChoice> | undefined {
-  const out = new Map<OwnerKey, DnsNameChoice>();
+export function managedDnsNames(caches: PolicyCaches, holder: (t: TargetRef) => string | undefined, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, enforce: boolean): Map<OwnerKey, DnsName[]> | undefined {
+  const out = new Map<OwnerKey, DnsName[]>();
   const service = (ns: string, name: string) => caches.services(ns).flatMap((s) => (s.metadata?.name === name ? [serviceFacts(s)] : []))[0];
-  for (const { subject, mine } of liveSelections(caches, holder, (s) => s.namespace === undefined && s.spec.l7.inClusterDNS === 'Managed')) {
+  for (const { subject, mine } of liveSelections(caches, holder, asksForDns)) {
     const last = outcomes(subject.owner);
     if (!last) return undefined;
     const judged = mine.flatMap(({ facts, mode }) => {

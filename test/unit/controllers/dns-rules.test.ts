@@ -4,7 +4,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { DNS_RULES_KEY, DnsRules } from '../../../src/controllers/policy/dns-rules.js';
 import { RulesWriteConflict, type CorednsRulesAccess } from '../../../src/kube/coredns-rules-store.js';
-import type { DnsCandidate, DnsNameChoice } from '../../../src/model/dns-names.js';
+import type { DnsCandidate, DnsName } from '../../../src/model/dns-names.js';
 import type { DnsLookup } from '../../../src/runtime/dns-resolver.js';
 
 const VIP = '10.0.0.10';
@@ -14,7 +14,7 @@ const UPSTREAM = '183.60.83.19';
 const OWNER = 'ClusterLoopbackPolicy/tke';
 
 const candidate = (host: string, extra: Partial<DnsCandidate> = {}): DnsCandidate => ({ target: 'Ingress shop/web', ref: { kind: 'Ingress', namespace: 'shop', name: 'web' }, host, namespace: 'shop', service: 'web', vips: [VIP], ...extra });
-const choice = (...candidates: DnsCandidate[]): DnsNameChoice => ({ candidates, leftOut: [] });
+const choice = (...candidates: DnsCandidate[]): DnsName[] => candidates;
 
 /** A world: what the upstream and CoreDNS answer, and the ConfigMap's text. */
 function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string, text: string) => string[]; corefile?: string; missing?: boolean; onUpstream?: (name: string) => void; noKubeDns?: boolean } = {}) {
@@ -47,7 +47,7 @@ function world(o: { upstream?: Record<string, string[]>; coredns?: (name: string
     },
   };
   // What the policies ask for (managedDnsNames), a copy per pass as there; `held`: one is not planned yet.
-  const asked = new Map<string, DnsNameChoice>();
+  const asked = new Map<string, DnsName[]>();
   const warnings: string[] = [];
   const events: string[] = [];
   const dns = new DnsRules({ store, lookup, upstream: [UPSTREAM], coredns: [], clusterDomain: 'cluster.local', waitMs: 60_000, recheckMs: 300_000, queue: { add: (k) => state.queued.push(k) }, names: () => (state.held ? undefined : new Map(asked)), logger: { info: () => {}, warn: (m) => void warnings.push(m) }, events: { recordStanding: async (t, type, reason, message) => void events.push(`${t.kind} ${t.namespace}/${t.name} ${type} ${reason}: ${message}`) }, now: () => state.now });
@@ -116,7 +116,7 @@ describe('DnsRules', () => {
   it("tells each target's users what became of its names: a Normal Event for a rule in effect, a Warning for a name refused", async () => {
     const { dns, asked, events } = world({ upstream: { 'partner.example.net': ['203.0.113.7'] } });
     const api = { target: 'Ingress shop/api', ref: { kind: 'Ingress' as const, namespace: 'shop', name: 'api' } };
-    asked.set(OWNER, { candidates: [candidate('shop.example.com'), candidate('partner.example.net')], leftOut: [{ ...api, host: 'secure.example.com', reason: 'the host has TLS' }, { ...api, reason: 'it has no CLB VIP in its status yet' }] });
+    asked.set(OWNER, [candidate('shop.example.com'), candidate('partner.example.net'), { ...api, host: 'secure.example.com', reason: 'the host has TLS' }, { ...api, reason: 'it has no CLB VIP in its status yet' }]);
     await dns.reconcile();
     expect(events.sort()).toEqual([
       'Ingress shop/api Warning DnsRewriteRefused: In-cluster DNS: ClusterLoopbackPolicy/tke does not rewrite secure.example.com: the host has TLS.',
@@ -146,7 +146,7 @@ describe('DnsRules', () => {
 
   it('a policy whose round ends while a pass awaits DNS is left to the next pass (its condition is not judged from a file without its names)', async () => {
     const OTHER = 'ClusterLoopbackPolicy/other';
-    const ref: { dns?: DnsRules; asked?: Map<string, DnsNameChoice> } = {};
+    const ref: { dns?: DnsRules; asked?: Map<string, DnsName[]> } = {};
     // The policy asks, and its round ends, while the pass awaits the upstream's answer.
     const { dns, state, asked } = world({
       onUpstream: (name) => {

@@ -161,7 +161,7 @@ describe('managedDnsNames', () => {
   const names = (clp: ClusterLoopbackPolicy, planned: boolean, enforce = true) => {
     const c: PolicyCaches = { ...caches(probingNone, clp, []), policies: () => [], policy: () => undefined, ingresses: (ns) => (ns === undefined || ns === 'shop' ? [site] : []) };
     const got = managedDnsNames(c, () => undefined, () => (planned ? new Map([['Ingress/shop/site', atRisk]]) : undefined), enforce);
-    return got && Object.fromEntries([...got].map(([owner, choice]) => [owner, choice.candidates.map((x) => `${x.host}→${x.namespace}/${x.service}`)]));
+    return got && Object.fromEntries([...got].map(([owner, choice]) => [owner, choice.flatMap((x) => ('reason' in x ? [] : [`${x.host}→${x.namespace}/${x.service}`]))]));
   };
   const probingNone = { metadata: { namespace: 'shop', name: 'none' }, spec: {} } as LoopbackPolicy;
   it.each<[string, ClusterLoopbackPolicy, boolean, boolean, Record<string, string[]> | undefined]>([

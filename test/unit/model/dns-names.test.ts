@@ -1,11 +1,17 @@
 // Which host names `l7.inClusterDNS: Managed` asks CoreDNS to rewrite (docs/dns.md §4): only targets in Enforce whose
 // loopback no annotation fixes, only the Service that is the target's own, only where the name is the target's.
 import { describe, expect, it } from '@jest/globals';
-import { chooseDnsNames, dnsNameOwned, needsDnsRewrite, type DnsTargetOutcome } from '../../../src/model/dns-names.js';
+import { chooseDnsNames as chooseNames, dnsNameOwned, needsDnsRewrite, type DnsCandidate, type DnsLeftOut, type DnsTargetOutcome } from '../../../src/model/dns-names.js';
 import type { GatewayFacts, IngressFacts, ServiceFacts } from '../../../src/model/facts.js';
 import type { RootCauseId } from '../../../src/model/root-causes.js';
 
 const VIP = '10.0.0.10';
+
+/** The names chosen, split into those to rewrite and those left out (each in target order). */
+function chooseDnsNames(...args: Parameters<typeof chooseNames>): { candidates: DnsCandidate[]; leftOut: DnsLeftOut[] } {
+  const names = chooseNames(...args);
+  return { candidates: names.filter((n): n is DnsCandidate => !('reason' in n)), leftOut: names.filter((n): n is DnsLeftOut => 'reason' in n) };
+}
 
 function ingress(extra: Partial<IngressFacts> = {}): IngressFacts {
   return { kind: 'Ingress', namespace: 'shop', name: 'web', tls: false, rules: [{ host: 'shop.example.com', paths: ['/', '/api'], services: ['web', 'web'], servicePorts: [80, 80] }], loadBalancerIps: [VIP], ...extra };

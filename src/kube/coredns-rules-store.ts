@@ -22,13 +22,10 @@ export function corednsRulesStore(kc: KubeConfig) {
   const core = kc.makeApiClient(CoreV1Api);
   const namespace = COREDNS_NAMESPACE;
   const get = async () => {
-    let cm;
-    try {
-      cm = await ifFound(core.readNamespacedConfigMap({ name: RULES_CONFIGMAP, namespace }));
-    } catch (err) {
+    const cm = await ifFound(core.readNamespacedConfigMap({ name: RULES_CONFIGMAP, namespace })).catch((err: unknown) => {
       const why = kubeErrorMessage(err);
       throw new Error(kubeStatus(err) === 403 ? `loopguard may not read it (${why}): the Role of config/rbac/coredns_rules_role.yaml is missing` : why, { cause: err });
-    }
+    });
     if (!cm) throw new Error(`it does not exist (the chart and config/default create it; or: kubectl -n ${namespace} create configmap ${RULES_CONFIGMAP})`);
     return cm;
   };
@@ -41,12 +38,10 @@ export function corednsRulesStore(kc: KubeConfig) {
       const stored = cm.data?.[RULES_KEY] ?? '';
       // Its data is loopguard's whole: a key someone added (another `*.rules` file the import would read) goes.
       if (cm.data?.[RULES_KEY] === text && Object.keys(cm.data).length === 1 && !cm.binaryData) return { stored, wrote: false };
-      try {
-        await core.replaceNamespacedConfigMap({ name: RULES_CONFIGMAP, namespace, fieldManager: FIELD_MANAGER, body: { ...cm, data: { [RULES_KEY]: text }, binaryData: undefined } });
-      } catch (err) {
+      await core.replaceNamespacedConfigMap({ name: RULES_CONFIGMAP, namespace, fieldManager: FIELD_MANAGER, body: { ...cm, data: { [RULES_KEY]: text }, binaryData: undefined } }).catch((err: unknown) => {
         if (kubeStatus(err) === 409) throw new RulesWriteConflict(`${RULES_CONFIGMAP} changed while loopguard wrote it: ${kubeErrorMessage(err)}`, { cause: err });
         throw new Error(kubeErrorMessage(err), { cause: err });
-      }
+      });
       return { stored, wrote: true };
     },
     /** The Corefile text; undefined when it cannot be read (absent, forbidden). */

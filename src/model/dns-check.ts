@@ -46,12 +46,8 @@ export function readCorefile(text: string): { importsRules: boolean; bracesBalan
   // The documented line, or the same glob under another mount path (a `loopguard/` directory of `*.rules` files).
   const importsRules = lines.some((l) => /^import\s+(\S*\/)?loopguard\/\*\.rules$/.test(l));
   let depth = 0;
-  let balanced = true;
-  for (const ch of lines.join('\n')) {
-    if (ch === '{') depth++;
-    else if (ch === '}' && --depth < 0) balanced = false;
-  }
-  return { importsRules, bracesBalance: balanced && depth === 0 };
+  const neverBelowZero = [...lines.join('').replace(/[^{}]/g, '')].every((ch) => (depth += ch === '{' ? 1 : -1) >= 0);
+  return { importsRules, bracesBalance: neverBelowZero && depth === 0 };
 }
 
 export interface DnsConditionInput {

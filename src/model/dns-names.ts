@@ -68,9 +68,7 @@ type HostName = Pick<DnsCandidate, 'host' | 'namespace' | 'service'> | Omit<DnsL
  * Why a target on a CLB the user brought is left out: such a CLB may serve other teams' Services and Ingresses on the
  * same VIP, so the VIP check would not tell whose a name is (a user could take over another team's host on it).
  */
-function sharedClbReason(annotation: string, where: string): string {
-  return `${where} has ${annotation}: a CLB brought by its user may serve other teams' Services too, so its VIP does not show whose a host name is`;
-}
+const sharedClbReason = (annotation: string, where: string) => `${where} has ${annotation}: a CLB brought by its user may serve other teams' Services too, so its VIP does not show whose a host name is`;
 
 /** Each listener hostname of the Gateway, served by the Service Envoy Gateway generated for it. */
 function gatewayNames(gw: GatewayFacts): HostName[] {

@@ -66,7 +66,7 @@ export function dnsRewriteRules<R extends DnsRewriteRequest>(clusterDomain: stri
   const domainProblem = nameProblem(domain);
   if (domainProblem) throw new Error(`dnsRewriteRules: the cluster domain ${domainProblem}`);
   const refused: DnsRewriteRefusal<R>[] = [];
-  const wanted = new Map<string, Map<string, R[]>>(); // host → service name → requests
+  const wanted = new Map<string, { serviceName: string; request: R }[]>(); // by host
   for (const r of requests) {
     const host = r.host.replace(/\.$/, '');
     const badRef = [r.namespace, r.service].some((label) => !LABEL.test(label));
@@ -75,16 +75,15 @@ export function dnsRewriteRules<R extends DnsRewriteRequest>(clusterDomain: stri
       refused.push({ ...r, reason });
       continue;
     }
-    const serviceName = `${r.service}.${r.namespace}.svc.${domain}`;
-    const byService = wanted.get(host) ?? new Map<string, R[]>();
-    byService.set(serviceName, [...(byService.get(serviceName) ?? []), r]);
-    wanted.set(host, byService);
+    wanted.set(host, [...(wanted.get(host) ?? []), { serviceName: `${r.service}.${r.namespace}.svc.${domain}`, request: r }]);
   }
   const rules: DnsRewriteRule<R>[] = [];
-  for (const [host, byService] of wanted) {
-    const claims = [...byService].map(([name, rs]) => `${rs.map((r) => r.target).sort().join(', ')} → ${name}`).sort();
-    if (byService.size === 1) rules.push({ host, serviceName: [...byService.keys()][0]!, requests: [...byService.values()][0]!.sort((a, b) => order(a.target, b.target)) });
-    else for (const r of [...byService.values()].flat()) refused.push({ ...r, host, reason: 'another target claims the host for a different Service', claims: claims.join('; ') });
+  for (const [host, asks] of wanted) {
+    const names = [...new Set(asks.map((a) => a.serviceName))];
+    const asking = asks.map((a) => a.request).sort((a, b) => order(a.target, b.target));
+    const claims = names.map((name) => `${asks.filter((a) => a.serviceName === name).map((a) => a.request.target).sort().join(', ')} → ${name}`).sort().join('; ');
+    if (names.length === 1) rules.push({ host, serviceName: names[0]!, requests: asking });
+    else for (const r of asking) refused.push({ ...r, host, reason: 'another target claims the host for a different Service', claims });
   }
   rules.sort((a, b) => order(a.host, b.host));
   refused.sort((a, b) => order(a.target, b.target) || order(a.host, b.host));

@@ -259,6 +259,34 @@ describe('DnsRules', () => {
     expect(dns.condition(OWNER)).toMatchObject({ reason: 'RulesInEffect' });
   });
 
+  it('gives up on a removed rule CoreDNS still answers by the Service past the wait, with a warning', async () => {
+    const { dns, state, asked, warnings } = world({ coredns: () => [CLUSTER_IP] });
+    asked.set(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    asked.set(OWNER, choice());
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 2_000 });
+    state.now += 61_000;
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
+    expect(warnings).toEqual(['CoreDNS still answers a removed rule']);
+  });
+
+  it('does not take a removed rule as reverted while its Service name does not resolve (a failed lookup shows nothing)', async () => {
+    let failing = false;
+    const { dns, asked } = world({
+      coredns: (name, text) => {
+        if (failing && name === 'web.shop.svc.cluster.local') throw new Error('ETIMEOUT');
+        return name === 'web.shop.svc.cluster.local' || text.includes(`exact ${name}. web.shop`) ? [CLUSTER_IP] : [VIP];
+      },
+    });
+    asked.set(OWNER, choice(candidate('shop.example.com')));
+    await dns.reconcile();
+    asked.set(OWNER, choice());
+    failing = true;
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 2_000 });
+    failing = false;
+    expect(await dns.reconcile()).toEqual({ requeueAfterMs: 300_000 });
+  });
+
   it('keeps checking a removed rule while CoreDNS still answers it by the Service', async () => {
     let applied = true;
     const { dns, state, asked } = world({ coredns: (name) => (name.endsWith('.svc.cluster.local') || applied ? [CLUSTER_IP] : [VIP]) });

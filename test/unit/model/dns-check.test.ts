@@ -52,6 +52,7 @@ describe('readCorefile', () => {
     ['the same glob under another mount path', tke('    import loopguard/*.rules\n'), { importsRules: true, bracesBalance: true }],
     ['an unclosed block (someone\'s edit)', tke(`    ${IMPORT_LINE}\n    hosts {\n`), { importsRules: true, bracesBalance: false }],
     ['a stray closing brace', `${tke(`    ${IMPORT_LINE}\n`)}}\n`, { importsRules: true, bracesBalance: false }],
+    ['a block closed before it opens (as many of each)', `${tke(`    ${IMPORT_LINE}\n`)}}\n{\n`, { importsRules: true, bracesBalance: false }],
   ];
   it.each(cases)('%s', (_, text, findings) => {
     expect(readCorefile(text)).toEqual(findings);

@@ -20,13 +20,12 @@ export type CorednsRulesAccess = ReturnType<typeof corednsRulesStore>;
 
 export function corednsRulesStore(kc: KubeConfig) {
   const core = kc.makeApiClient(CoreV1Api);
-  const namespace = COREDNS_NAMESPACE;
   const get = async () => {
-    const cm = await ifFound(core.readNamespacedConfigMap({ name: RULES_CONFIGMAP, namespace })).catch((err: unknown) => {
+    const cm = await ifFound(core.readNamespacedConfigMap({ name: RULES_CONFIGMAP, namespace: COREDNS_NAMESPACE })).catch((err: unknown) => {
       const why = kubeErrorMessage(err);
       throw new Error(kubeStatus(err) === 403 ? `loopguard may not read it (${why}): the Role of config/rbac/coredns_rules_role.yaml is missing` : why, { cause: err });
     });
-    if (!cm) throw new Error(`it does not exist (the chart and config/default create it; or: kubectl -n ${namespace} create configmap ${RULES_CONFIGMAP})`);
+    if (!cm) throw new Error(`it does not exist (the chart and config/default create it; or: kubectl -n ${COREDNS_NAMESPACE} create configmap ${RULES_CONFIGMAP})`);
     return cm;
   };
   return {
@@ -38,17 +37,17 @@ export function corednsRulesStore(kc: KubeConfig) {
       const stored = cm.data?.[RULES_KEY] ?? '';
       // Its data is loopguard's whole: a key someone added (another `*.rules` file the import would read) goes.
       if (cm.data?.[RULES_KEY] === text && Object.keys(cm.data).length === 1 && !cm.binaryData) return { stored, wrote: false };
-      await core.replaceNamespacedConfigMap({ name: RULES_CONFIGMAP, namespace, fieldManager: FIELD_MANAGER, body: { ...cm, data: { [RULES_KEY]: text }, binaryData: undefined } }).catch((err: unknown) => {
+      await core.replaceNamespacedConfigMap({ name: RULES_CONFIGMAP, namespace: COREDNS_NAMESPACE, fieldManager: FIELD_MANAGER, body: { ...cm, data: { [RULES_KEY]: text }, binaryData: undefined } }).catch((err: unknown) => {
         if (kubeStatus(err) === 409) throw new RulesWriteConflict(`${RULES_CONFIGMAP} changed while loopguard wrote it: ${kubeErrorMessage(err)}`, { cause: err });
         throw new Error(kubeErrorMessage(err), { cause: err });
       });
       return { stored, wrote: true };
     },
     /** The Corefile text; undefined when it cannot be read (absent, forbidden). */
-    corefile: async (): Promise<string | undefined> => (await core.readNamespacedConfigMap({ name: 'coredns', namespace }).catch(() => undefined))?.data?.['Corefile'],
+    corefile: async (): Promise<string | undefined> => (await core.readNamespacedConfigMap({ name: 'coredns', namespace: COREDNS_NAMESPACE }).catch(() => undefined))?.data?.['Corefile'],
     /** The kube-dns Service's ClusterIP and DNS port ("10.0.0.10:53"), what the rules are checked through by default; undefined when unreadable. */
     async kubeDns(): Promise<string | undefined> {
-      const svc = await core.readNamespacedService({ name: 'kube-dns', namespace }).catch(() => undefined);
+      const svc = await core.readNamespacedService({ name: 'kube-dns', namespace: COREDNS_NAMESPACE }).catch(() => undefined);
       const ip = svc?.spec?.clusterIP;
       const port = svc?.spec?.ports?.find((p) => p.protocol === 'UDP' || p.protocol === undefined)?.port ?? 53;
       return ip && ip !== 'None' ? `${ip.includes(':') ? `[${ip}]` : ip}:${port}` : undefined;

@@ -61,7 +61,7 @@ export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (
   });
 }
 
-/** A host and the Service that serves it in-cluster, or why a host (or, without one, the whole target) is left out. */
+/** A host and the Service that serves it in-cluster, or why it (without a host: the whole target) is left out. */
 type HostName = Pick<DnsCandidate, 'host' | 'namespace' | 'service'> | Omit<DnsLeftOut, 'target' | 'ref'>;
 
 /**

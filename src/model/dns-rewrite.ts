@@ -28,7 +28,6 @@ export type DnsRewriteRefusal<R extends DnsRewriteRequest = DnsRewriteRequest> =
 
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 const MAX_NAME = 253;
-const REVERSE_ZONES = ['in-addr.arpa', 'ip6.arpa'];
 const order = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Why `name` is not a lower-case RFC 1123 DNS name (labels of [a-z0-9-], 1–63 long, 253 in all); undefined if it is. */
@@ -53,7 +52,7 @@ function hostProblem(host: string, clusterDomain: string): string | undefined {
   if (problem) return `host ${problem}`;
   if (!host.includes('.')) return 'host is a single label (a search-path name, not a name a CLB is reached by)';
   if (/^[0-9]+$/.test(host.slice(host.lastIndexOf('.') + 1))) return 'host is an IP address, not a name';
-  const zone = [clusterDomain, ...REVERSE_ZONES].find((z) => host === z || host.endsWith(`.${z}`));
+  const zone = [clusterDomain, 'in-addr.arpa', 'ip6.arpa'].find((z) => host === z || host.endsWith(`.${z}`));
   return zone ? `host is in the ${zone} zone (it would redirect a name the cluster's DNS owns)` : undefined;
 }
 

@@ -1,11 +1,9 @@
 // The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md §4) as one unit of work: one ConfigMap, one key on the
 // shared work queue (DNS_RULES_KEY). A pass reads what every asking cluster policy asks for now (targets.ts
-// `managedDnsNames`, model/dns-names.ts), keeps the names whose upstream answer is their target's own VIP and whose
-// rule's Service name CoreDNS answers (a rule to a name it does not would break the host in-cluster), writes the file
-// (model/dns-rewrite.ts) when it differs, resolves each name through every CoreDNS server, and sets each policy's
-// `InClusterDNS` condition (model/dns-check.ts), queueing the policy when it changed. A policy's round never waits on
-// DNS. A rule no longer asked for leaves the file and is checked until it no longer resolves to its Service. A failed
-// read or write is reported in the condition; a write conflict is thrown for the work queue to retry with its backoff.
+// `managedDnsNames`), keeps the names whose upstream answer is their target's own VIP and whose Service name CoreDNS
+// answers, writes the file when it differs, resolves each name through every CoreDNS server, and sets each policy's
+// `InClusterDNS` condition, queueing the policy when it changed: a policy's round never waits on DNS. A rule no longer
+// asked for leaves the file and is checked until it no longer resolves to its Service.
 import { dnsCondition, readCorefile, ruleInEffect, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer, type NameAnswer } from '../../model/dns-check.js';
 import { involvedObject } from '../../api/loopbackpolicy.js';
 import { EventReason } from '../../api/reasons.js';
@@ -42,7 +40,6 @@ export interface DnsRulesOptions {
   now?: () => number;
 }
 
-/** A name a policy asks for. */
 type Asked = DnsCandidate & { owner: OwnerKey };
 /** A name not written, with why: `reason` for the condition, `own` (when it differs) for the target's own Event. */
 type NotWritten = DnsLeftOut & { owner: OwnerKey; own?: string };
@@ -64,17 +61,13 @@ export class DnsRules {
   private current: { text: string; since: number } | undefined;
   /** Rules taken out of the file, by host, until CoreDNS no longer answers them by their Service. */
   private readonly reverting = new Map<string, { serviceName: string; since: number }>();
-  private readonly now: () => number;
 
-  constructor(private readonly o: DnsRulesOptions) {
-    this.now = o.now ?? Date.now;
-  }
+  constructor(private readonly o: DnsRulesOptions) {}
 
   /**
-   * A cluster policy's round remembered its outcomes (`outcomesChanged`: some of them differ), or the policy is gone.
-   * Queued for a policy that asks when they changed or it is not checked yet, and once for one that stopped asking
-   * while the last pass counts it. Not on every round: the pass's condition changing queues the policy, and queueing
-   * back would make the two chase each other.
+   * A cluster policy's round remembered its outcomes (`outcomesChanged`: some differ), or the policy is gone: a pass is
+   * queued when its names may have changed. Not on every round: a pass queues the policy when its condition changes,
+   * and queueing back would make the two chase each other.
    */
   changed(owner: OwnerKey, asks: boolean, outcomesChanged: boolean): void {
     const counted = this.conditions.has(owner);
@@ -88,16 +81,15 @@ export class DnsRules {
 
   /** The queue's handler for DNS_RULES_KEY. */
   async reconcile(): Promise<ReconcileOutcome | void> {
-    // What the policies ask for when the pass begins: a round that ends while it awaits DNS queues the key again, and
-    // what it changed belongs to that next pass. One asking from now on is pending (so that changed() queues the key
-    // if it stops asking meanwhile); one no longer asking leaves.
+    // What the policies ask for as the pass begins (a round ending meanwhile queues the key again). One asking from now
+    // on is pending, so that changed() queues the key if it stops asking meanwhile; one no longer asking leaves.
     const asked = this.o.names();
     if (!asked) return;
     const before = this.conditions;
     this.conditions = new Map([...asked.keys()].map((o) => [o, before.get(o) ?? PENDING]));
     // Nobody asks and no rule is left behind (absent, unreadable or empty ConfigMap): the feature is not in use.
     if (asked.size === 0 && this.reverting.size === 0 && parseDnsRewrites(await this.o.store.read().catch(() => '')).length === 0) return;
-    const now = this.now();
+    const now = (this.o.now ?? Date.now)();
     const kubeDns = this.o.coredns.length > 0 ? undefined : await this.o.store.kubeDns();
     const servers = kubeDns ? [kubeDns] : [...this.o.coredns];
     const { owned, notWritten } = await this.ownedNames(asked);
@@ -139,9 +131,9 @@ export class DnsRules {
   }
 
   /**
-   * What became of each target's names, where the target's own users read it (`kubectl describe`; the condition is
-   * the cluster policy's): a Normal Event once its rule is in effect, a Warning for a name refused, each written once
-   * and re-asserted while it holds (recordStanding). Names refused before a host is known (no VIP yet) wait for one.
+   * What became of each target's names, for its own users (`kubectl describe`; the condition is the cluster policy's):
+   * a Normal Event once its rule is in effect, a Warning for a name refused (without a host, no VIP yet: none), each a
+   * standing Event, written once and re-asserted while it holds.
    */
   private tellTargets(notWritten: readonly NotWritten[], checked: readonly Checked[]): void {
     for (const n of notWritten) {

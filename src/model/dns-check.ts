@@ -31,8 +31,7 @@ export function serviceNameProblem(serviceName: string, answers: readonly NameAn
   if (answers.length === 0) return `not written: no CoreDNS server is known to check that the Service name ${serviceName} resolves`;
   const empty = answers.filter((x) => !x.error && x.addresses.length === 0);
   if (empty.length > 0) return `not written: the Service name ${serviceName} does not resolve through CoreDNS (${empty.map((x) => x.server).join(', ')} answered no address; check --cluster-domain, and that the Service has a ClusterIP), so the rule would make the host unresolvable in-cluster`;
-  const answered = answers.filter((x) => !x.error);
-  if (answered.length === 0) return `not written: CoreDNS did not answer for the Service name ${serviceName} (${answers.map((x) => `${x.server}: ${x.error}`).join('; ')}), so that it resolves is not shown`;
+  if (answers.every((x) => x.error)) return `not written: CoreDNS did not answer for the Service name ${serviceName} (${answers.map((x) => `${x.server}: ${x.error}`).join('; ')}), so that it resolves is not shown`;
   return undefined;
 }
 

@@ -1,10 +1,6 @@
-// A Gateway of Envoy Gateway (docs/gateways.md): found through the LoadBalancer Service EG generated for it, whose
-// CLB and listeners are the Gateway's, and diagnosed as that Service is (assess-service.ts: same gates, same L4
-// rules, the CLB's ownership checked against the Service TKE made it for). Its own opt-out comes first.
-// loopguard changes a Gateway through the EnvoyProxy in force for it (§4: its own, else its class's): the
-// health-check sources through the CLB API as for a Service, prevent-loopback in that EnvoyProxy's
-// envoyService.annotations, which EG copies onto the Service. Who else that EnvoyProxy reaches is the plan's rule
-// (plan/shared-config.ts). Without one it can change, the diagnosis carries no plan and says what would let it act.
+// A Gateway of Envoy Gateway (docs/gateways.md), diagnosed as the LoadBalancer Service EG generated for it is (same
+// gates, same L4 rules: docs/diagnosis.md §4 GW1–GW3), after its own opt-out. loopguard changes it through the
+// EnvoyProxy in force for it (§4); without one it can change, the diagnosis carries no plan and says what would let it act.
 import type { Assessment, AssessmentContext } from './assessment-result.js';
 import { assessed, skipGate } from './assess-common.js';
 import { decideService } from './assess-service.js';

@@ -1,12 +1,8 @@
-// L7 assessment: a TKE CLB Ingress. A private L7 CLB forwards a pod's request to some node's NodePort
-// with the pod IP as source (no SNAT); when that node is the caller's, the reply never returns to the
-// CLB: ~4 s stall while the CLB retries another node, or a failure on a one-node cluster. This happens in
-// every kube-proxy mode (TKE-CN/TKE-2021/TKE-LOOPBACK in tencent-cloud.md §7). The fix (TKE-LOOPBACK): the account's CLB L7 SNAT + keepalive
-// capability (ticket) and `keepaliveEnable: 1` per l7Listener in the Ingress's TkeServiceConfig; nodes
-// then see CLB addresses from 100.127.0.0/16, which the security group must allow ("allow by default",
-// i.e. LoadBalancerPassToTarget, or an explicit rule). Rule health checks may also move to 100.64.0.0/10
-// (healthCheck.sourceIpType per rule, tencent-cloud.md §1) when the policy asks.
-// Facts → plan → root cause; cause-text.ts writes the message and the advice.
+// L7 assessment: a TKE CLB Ingress (docs/diagnosis.md §1, §6). A private L7 CLB forwards a pod's request to a node's
+// NodePort with the pod IP as source; when that node is the caller's the call stalls ~4 s or fails, in every
+// kube-proxy mode. The fix (TKE-LOOPBACK): keepalive (SNAT) per L7 listener through the Ingress's TkeServiceConfig,
+// which needs the account's capability (ticket) and nodes that allow CLB addresses ("allow by default"). Facts →
+// plan → root cause; cause-text.ts writes the message and the advice.
 import { IngressAnnotation, TKE_INGRESS_CLASS, readBool, readString } from '../api/annotations.js';
 import type { SourceIpType } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';

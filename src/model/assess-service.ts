@@ -1,13 +1,8 @@
-// L4 assessment: a LoadBalancer Service and its CLB's TCP/UDP listeners. Two independent faults:
-//  1. Health-check drop: when kube-proxy binds the CLB VIP to kube-ipvs0, probes whose source is the VIP
-//     arrive with a local source address and are dropped; every backend looks dead (TKE-CN/IMROC-CASE/TKE-LOOPBACK in tencent-cloud.md §7).
-//  2. Loopback: when an in-cluster call reaches the CLB carrying the pod IP, the CLB may forward it to
-//     the caller's own node, where it is dropped (TKE-CN/TKE-2021/TKE-LOOPBACK). In IPVS mode without the VIP bound
-//     calls reach the CLB; with externalTrafficPolicy Cluster they are masqueraded to the node IP and the
-//     CLB never picks the RS with the caller's IP; with Local they keep the pod IP (kube-proxy's KUBE-LOAD-BALANCER-LOCAL, tencent-cloud.md §6).
-// The fix (TKE-LOOPBACK): health-check source 100.64.0.0/10 first, then prevent-loopback, which makes a
-// supporting TKE kube-proxy bind the VIP so calls are answered on the node.
-// Facts → situation (three questions, docs/diagnosis.md §5) → plan → root cause; cause-text.ts writes the message.
+// L4 assessment: a LoadBalancer Service and its CLB's TCP/UDP listeners (docs/diagnosis.md §1, §5). Two independent
+// faults: health checks from the VIP dropped where kube-proxy binds the VIP, and in-cluster calls carrying the pod IP
+// looped back to the caller's node where it does not. The fix (TKE-LOOPBACK): health-check source 100.64.0.0/10
+// first, then prevent-loopback. Facts → situation (the three questions of §5) → plan → root cause; cause-text.ts
+// writes the message.
 import { ServiceAnnotation, readBool } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
 import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';

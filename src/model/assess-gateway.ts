@@ -5,7 +5,6 @@ import type { Assessment, AssessmentContext } from './assessment-result.js';
 import { assessed, skipGate } from './assess-common.js';
 import { decideService } from './assess-service.js';
 import type { GatewayFacts } from './facts.js';
-import { serviceAlternatives } from './topology.js';
 
 const BY_HAND = 'or switch the listeners\' health checks to 100.64.0.0/10 and set service.cloud.tencent.com/prevent-loopback: "true" in its EnvoyProxy\'s envoyService.annotations by hand (docs/gateways.md §4)';
 
@@ -23,15 +22,15 @@ function unchangeable(g: GatewayFacts): string | undefined {
 export function assessGateway(g: GatewayFacts, ctx: AssessmentContext): Assessment {
   const warnings: string[] = [];
   const skipped = skipGate(g, warnings, ctx.ignoreSkipAnnotation === true);
-  if (skipped) return assessed(g, { cause: skipped, warnings }, () => []);
-  if (g.service.state === 'None') return assessed(g, { cause: { id: 'GatewayServiceMissing', className: g.className, namespace: g.service.controllerNamespace }, warnings }, () => []);
-  if (g.service.state === 'Ambiguous') return assessed(g, { cause: { id: 'GatewayServiceAmbiguous', services: g.service.names }, warnings }, () => []);
+  if (skipped) return assessed(g, { cause: skipped, warnings });
+  if (g.service.state === 'None') return assessed(g, { cause: { id: 'GatewayServiceMissing', className: g.className, namespace: g.service.controllerNamespace }, warnings });
+  if (g.service.state === 'Ambiguous') return assessed(g, { cause: { id: 'GatewayServiceAmbiguous', services: g.service.names }, warnings });
   // The Service as TKE sees it, not as a generated one (which a Service target would be skipped for).
   const { generatedFor: _generated, ...svc } = g.service.facts;
   const d = decideService(svc, ctx);
   const all = [...warnings, ...d.warnings];
   const why = unchangeable(g);
-  const a = assessed(g, why ? { ...d, plan: undefined, warnings: all } : { ...d, warnings: all }, (cause) => (cause.layer === 'L4' ? serviceAlternatives(svc, cause) : []));
+  const a = assessed(g, why ? { ...d, plan: undefined, warnings: all } : { ...d, warnings: all });
   const via = `Service ${svc.namespace}/${svc.name}${g.service.state === 'Merged' ? ` (shared by every Gateway of class ${g.className})` : ''}`;
   const message = `${via}: ${a.rootCause.message}${why && a.verdict === 'AtRisk' ? `. ${why}` : ''}`;
   return { ...a, rootCause: { ...a.rootCause, message } };

@@ -12,7 +12,6 @@ import { sourceIpTypeOf, type Change, type L4DesiredState } from './desired-stat
 import { allDead, L7_PROTOCOLS, type ClbFacts, type ListenerFacts, type ServiceFacts } from './facts.js';
 import type { ClusterProfile } from './cluster-profile.js';
 import { verdictOf } from './root-causes.js';
-import { serviceAlternatives } from './topology.js';
 
 type Tri = 'yes' | 'no' | 'unknown';
 
@@ -52,7 +51,7 @@ export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts): Listene
 }
 
 export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assessment {
-  return assessed(svc, decideService(svc, ctx), (cause) => (cause.layer === 'L4' ? serviceAlternatives(svc, cause) : []));
+  return assessed(svc, decideService(svc, ctx));
 }
 
 /** The gates (docs/diagnosis.md §4), then the L4 rules: the Service's root cause and plan, no prose. */

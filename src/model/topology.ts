@@ -3,8 +3,8 @@
 // Audit (status.targets[].alternatives), `loopguard doctor` and `loopguard plan` print the same advice. Pure: built
 // from the target's facts and its root cause. docs/diagnosis.md §9 lists them with their sources.
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
-import type { L4Cause } from './cause.js';
-import type { IngressFacts, ServiceFacts } from './facts.js';
+import type { L4Cause, L7Cause } from './cause.js';
+import type { IngressFacts, ServiceFacts, TargetFacts } from './facts.js';
 import type { RootCauseId } from './root-causes.js';
 
 export interface Alternative {
@@ -52,8 +52,15 @@ const those = (items: readonly (Alternative | false)[]): Alternative[] => items.
 const dnsName = (name: string, namespace: string) => `${name}.${namespace}.svc.cluster.local`;
 const isTrue = (annotations: Readonly<Record<string, string>> | undefined, key: string) => annotations?.[key]?.trim().toLowerCase() === 'true';
 
+/** The alternatives for a target whose CLB was assessed; a Gateway's are those of the Service EG generated for it. */
+export function alternativesOf(t: TargetFacts, cause: L4Cause | L7Cause): Alternative[] {
+  if (t.kind === 'Ingress') return ingressAlternatives(t, cause.id);
+  const svc = t.kind === 'Service' ? t : 'facts' in t.service ? t.service.facts : undefined;
+  return svc && cause.layer === 'L4' ? serviceAlternatives(svc, cause) : [];
+}
+
 /** `cause.at.vip`: the address callers use today; a public CLB: nothing loops, nothing to advise. */
-export function serviceAlternatives(svc: ServiceFacts, cause: L4Cause): Alternative[] {
+function serviceAlternatives(svc: ServiceFacts, cause: L4Cause): Alternative[] {
   const { id, at } = cause;
   if (at.public) return [];
   // These verdicts hold only while kube-proxy answers the VIP on the node, which ipMode: Proxy takes away.
@@ -84,7 +91,7 @@ export function serviceAlternatives(svc: ServiceFacts, cause: L4Cause): Alternat
   ]);
 }
 
-export function ingressAlternatives(ing: IngressFacts, rootCause: RootCauseId): Alternative[] {
+function ingressAlternatives(ing: IngressFacts, rootCause: RootCauseId): Alternative[] {
   if (!LOOPING.has(rootCause)) return [];
   // The Services an Ingress routes to, with the hosts that reach each one.
   const rules = ing.rules.map((r) => ({ host: r.host ?? '', services: [...new Set(r.services ?? [])] }));

@@ -97,10 +97,7 @@ export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
   const message = outcome.error ? `${base} Last error (${outcome.error.reason}): ${outcome.error.message}` : base;
   const plan = planLines(outcome.plan ?? a.changes.map(describeChange));
   return {
-    kind: a.target.kind,
-    name: a.target.name,
-    verdict: a.verdict,
-    rootCause: a.rootCause.id,
+    kind: a.target.kind, name: a.target.name, verdict: a.verdict, rootCause: a.rootCause.id,
     ...(a.mitigations.length > 0 ? { mitigations: [...a.mitigations] } : {}),
     ...(plan.length > 0 ? { plan } : {}),
     ...(a.alternatives.length > 0 ? { alternatives: a.alternatives.slice(0, MAX_ALTERNATIVES).map((x) => printable(alternativeText(x), MAX.alternative)) } : {}),

@@ -48,12 +48,8 @@ export type GatewayService<S extends ServiceRef> =
  * envoy-gateway-system) and the Gateway's own namespace.
  */
 export function gatewayServiceOf<S extends ServiceRef>(gateway: GatewayRef, services: readonly S[], controllerNamespace: string): GatewayService<S> {
-  const trusted = services.filter(
-    (s) => (s.namespace === controllerNamespace || s.namespace === gateway.namespace) && s.labels?.[EnvoyGatewayLabel.ManagedBy] === ENVOY_GATEWAY_MANAGER,
-  );
-  const own = trusted.filter(
-    (s) => s.labels?.[EnvoyGatewayLabel.OwningGatewayName] === gateway.name && s.labels?.[EnvoyGatewayLabel.OwningGatewayNamespace] === gateway.namespace,
-  );
+  const trusted = services.filter((s) => (s.namespace === controllerNamespace || s.namespace === gateway.namespace) && s.labels?.[EnvoyGatewayLabel.ManagedBy] === ENVOY_GATEWAY_MANAGER);
+  const own = trusted.filter((s) => s.labels?.[EnvoyGatewayLabel.OwningGatewayName] === gateway.name && s.labels?.[EnvoyGatewayLabel.OwningGatewayNamespace] === gateway.namespace);
   const merged = trusted.filter((s) => s.labels?.[EnvoyGatewayLabel.OwningGatewayClass] === gateway.className);
   const all = [...new Set([...own, ...merged])];
   if (all.length > 1) return { state: 'Ambiguous', services: all };

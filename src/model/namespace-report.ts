@@ -4,7 +4,7 @@
 // because Kyverno's unbounded reports outgrew etcd's request limit (kyverno/kyverno#2674), and wholly loopguard's
 // (docs/reports.md §3): compared whole with what is stored, each result keeping when loopguard first reported it.
 import type { V1ObjectReference } from '@kubernetes/client-node';
-import type { TargetKind, Verdict } from '../api/loopbackpolicy.js';
+import type { PolicyMode, TargetStatus, Verdict } from '../api/loopbackpolicy.js';
 import { printable } from '../api/text.js';
 import { SEVERITY } from './verdict-counts.js';
 
@@ -60,20 +60,13 @@ export interface Report {
 }
 
 /** One governed target, as a namespace's key reads it (targets.ts namespaceResults: a cluster or a namespaced policy's). */
-export interface ReportTarget {
+export interface ReportTarget extends Pick<TargetStatus, 'kind' | 'name' | 'verdict' | 'rootCause' | 'loadBalancerId' | 'measured'> {
   apiVersion: string; // TARGET_API_VERSION of its kind
-  kind: TargetKind;
-  name: string;
   uid?: string;
-  verdict: Verdict;
-  rootCause: string; // root cause id
   message: string;
-  mode: 'Audit' | 'Enforce';
+  mode: PolicyMode;
   policy: string; // 'ClusterLoopbackPolicy/<name>' or 'LoopbackPolicy/<name>'
   plan: readonly string[];
-  loadBalancerId?: string;
-  /** What the probe measured (status.targets[].measured). */
-  measured?: string;
 }
 
 /** docs/reports.md's table: what each verdict is in OpenReports' terms; a severity only for the problems. */

@@ -69,9 +69,8 @@ export function decideService(svc: ServiceFacts, ctx: AssessmentContext): Decisi
   if (listeners.missing.length > 0) return { cause: { id: 'ListenersNotReady', lb: gate.clb.loadBalancerId, missing: listeners.missing }, warnings };
 
   const s = situation(svc, gate.clb, listeners, ctx.profile);
-  // KEP-1860: kube-proxy, in every mode, ignores an address whose ipMode is Proxy: it neither answers nor binds it, so
-  // calls always reach the CLB (whatever the ETP: no kube-proxy rule handles them) and no health check is dropped.
-  // Nothing loopguard writes helps: prevent-loopback cannot bind an address kube-proxy ignores. TKE does not set it.
+  // L4-0 (KEP-1860): kube-proxy, in every mode, neither answers nor binds an address whose ipMode is Proxy, so calls
+  // always reach the CLB; prevent-loopback cannot bind it either. TKE does not set it.
   if (!s.at.public && (svc.ipModes ?? []).includes('Proxy')) return { cause: { layer: 'L4', at: s.at, id: 'IpModeProxy' }, warnings };
   const p = plan(s, ctx);
   const cause = l4Cause(s, p, ctx);

@@ -108,25 +108,10 @@ function situation(svc: ServiceFacts, clb: ClbFacts, listeners: ListenerMatch, p
   const bound = vipBinding(profile, annotationPresent, vipSourced.filter(allDead));
   const vipBound: Tri = typeof bound === 'object' ? 'yes' : bound;
   const reachesClb: Tri = localMode || vipBound === 'yes' ? 'no' : vipBound === 'no' && profile.kubeProxyMode === 'ipvs' ? 'yes' : 'unknown';
-  const at: L4Scene = {
-    lb: clb.loadBalancerId,
-    public: isPublic(clb),
-    vip: clb.vips?.[0] ?? svc.loadBalancerIps?.[0] ?? 'the CLB VIP',
-    profile,
-    listeners: listeners.matched,
-    vipSourced,
-    servedByL7: listeners.servedByL7,
-  };
-  return {
-    at,
-    ipv6: isIpv6(clb),
-    annotationPresent,
-    localMode,
-    loopFactor,
-    bound,
-    hcDrop: vipSourced.length === 0 ? 'no' : vipBound,
-    loopRisk: loopFactor === undefined ? 'no' : reachesClb,
-  };
+  const vip = clb.vips?.[0] ?? svc.loadBalancerIps?.[0] ?? 'the CLB VIP';
+  const at: L4Scene = { lb: clb.loadBalancerId, public: isPublic(clb), vip, profile, listeners: listeners.matched, vipSourced, servedByL7: listeners.servedByL7 };
+  const hcDrop = vipSourced.length === 0 ? 'no' : vipBound;
+  return { at, ipv6: isIpv6(clb), annotationPresent, localMode, loopFactor, bound, hcDrop, loopRisk: loopFactor === undefined ? 'no' : reachesClb };
 }
 
 /** Is the VIP bound on the nodes (docs/diagnosis.md §5 "Is the VIP bound"), and by what. */

@@ -43,8 +43,6 @@ export interface ClusterProfile extends ClusterProfileStatus {
   message: string;
 }
 
-const MODES: Record<string, KubeProxyMode> = { ipvs: 'ipvs', iptables: 'iptables', nftables: 'nftables' };
-
 /** Picks the kube-proxy container: by name, then by image, then by command, then the first. */
 export function kubeProxyContainer(ds: DaemonSetFacts | undefined): ContainerFacts | undefined {
   const containers = ds?.spec?.template?.spec?.containers ?? [];
@@ -114,9 +112,8 @@ export function readConfigMapMode(cm: ConfigMapFacts | undefined): { mode?: stri
 
 /** Maps a kube-proxy mode string; '' is kube-proxy's default on Linux (iptables). */
 function normalizeMode(value: string): KubeProxyMode {
-  const v = value.trim().toLowerCase();
-  if (v === '') return 'iptables';
-  return MODES[v] ?? 'unknown';
+  const v = value.trim().toLowerCase() || 'iptables';
+  return OVERRIDE_MODES.find((m) => m === v && m !== 'none') ?? 'unknown';
 }
 
 /** Whether kube-proxy binds the CLB VIP: on the annotation (a TKE build that supports it), always, never, or unknown. */

@@ -33,10 +33,7 @@ export interface Claim {
 
 export interface Loser {
   policy: PolicyIdentity;
-  /**
-   * Why it lost (the rule of the order above that decided). Mode: the winner enforces and this policy is in Audit;
-   * Precedence: between kinds; Age: within the winner's kind.
-   */
+  /** The rule of the order above that decided: Mode (the winner enforces, this one audits), Precedence (kinds), Age. */
   by: 'Mode' | 'Precedence' | 'Age';
 }
 

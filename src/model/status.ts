@@ -26,10 +26,7 @@ export interface TargetOutcome {
   error?: TargetError;
   /** The plan's steps still to carry out (src/plan), described; without it the assessment's changes stand in. */
   plan?: readonly string[];
-  /**
-   * Audit only: the target keeps changes this policy made in Enforce (it holds the target's record). Audit makes no
-   * new change but corrects those when they drift back (docs/execution.md "Mode switch").
-   */
+  /** Audit only: the target keeps changes this policy made in Enforce (docs/execution.md "Mode switch"). */
   held?: boolean;
   /** What the probe agents measured, next to the verdict (src/probe/evidence.ts); only for policies that probe. */
   measured?: string;

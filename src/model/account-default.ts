@@ -1,23 +1,8 @@
-// Pure: which health-check source the CLB account gives a new listener, judged from listeners TKE created that no
-// one is known to have switched since (docs/diagnosis.md §5 "The account's default health-check source"). Accounts
-// that started using CLB after 2023-02-24 get 100.64.0.0/10, older ones the VIP (tencent-cloud.md §9 #3). No API
-// reports an account's default, so the judgement rests on what TKE's listeners show: TKE leaves the source out when
-// it creates an L4 listener for a Service that does not ask for prevent-loopback, so the CLB gives it the default
-// (an assumption: docs/diagnosis.md §5).
-//
-// A listener counts (is a witness) only where nothing but the account can have chosen its source:
-//  - an L4 listener serving a port of a LoadBalancer Service that TKE builds (no loadBalancerClass), on the Service's
-//    own IPv4 CLB as the ownership check confirms it (an IPv6 CLB has no 100.64 source; a CLB the user brought with
-//    `tke-existed-lbid` may carry listeners the user made);
-//  - the Service does not ask for prevent-loopback (TKE switches its listeners to 100.64, §9 #1; whether an older TKE
-//    does is not known, so an annotated Service never counts) and attaches no TkeServiceConfig (one may declare the
-//    source, open question 2);
-//  - loopguard holds no LoopbackRecord of it and wrote none of its annotations (it changed, or is about to change,
-//    what TKE made).
-// What this cannot see: a source switched in the console or through the API (the console's bulk switch, 214/54823),
-// or by a prevent-loopback since removed. Such listeners look like the 100.64 default; the doctor says so.
-// The judgement needs MIN_WITNESSES listeners that agree; mixed sources are Unknown (some were switched, by whom is
-// not known).
+// Pure: which health-check source the CLB account gives a new listener (100.64.0.0/10 since 2023-02-24, the VIP
+// before: tencent-cloud.md §9 #3), judged from witnesses: listeners TKE created whose source nothing but the account
+// can have chosen. No API reports an account's default. docs/diagnosis.md §5 "The account's default health-check
+// source" has the rule, the assumption it rests on and what it cannot see; MIN_WITNESSES that agree decide, mixed
+// sources are Unknown.
 import { readBool, readString, ServiceAnnotation } from '../api/annotations.js';
 import { clbGate, isIpv6 } from './assess-common.js';
 import { matchServiceListeners } from './assess-service.js';

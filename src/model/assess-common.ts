@@ -4,11 +4,11 @@ import { annotationProblems } from '../api/annotation-checks.js';
 import { IngressAnnotation, LoopguardAnnotation, ServiceAnnotation, isClbId, readSkip } from '../api/annotations.js';
 import { boundLoadBalancerId } from './target-facts.js';
 import { assessment, type Assessment } from './assessment-result.js';
-import type { Cause, GateCause, L4Cause, L7Cause } from './cause.js';
+import type { Cause, GateCause } from './cause.js';
 import { renderCause } from './cause-text.js';
 import { clbOwnership } from './clb-ownership.js';
 import type { ClbFacts, ClbObservation, IngressFacts, ServiceFacts, TargetFacts } from './facts.js';
-import type { Alternative } from './topology.js';
+import { alternativesOf } from './topology.js';
 
 /** A target's decision, before any prose: its cause, what loopguard would change (if anything) and what is in effect. */
 export interface Decision {
@@ -19,7 +19,7 @@ export interface Decision {
 }
 
 /** The Assessment of a decision: the cause rendered (cause-text.ts), its verdict from the catalogue. */
-export function assessed(target: TargetFacts, d: Decision, alternatives: (cause: L4Cause | L7Cause) => readonly Alternative[]): Assessment {
+export function assessed(target: TargetFacts, d: Decision): Assessment {
   const { cause } = d;
   const { message, advice } = renderCause(cause);
   const loadBalancerId = 'at' in cause ? cause.at.lb : 'lb' in cause ? cause.lb : undefined;
@@ -30,7 +30,7 @@ export function assessed(target: TargetFacts, d: Decision, alternatives: (cause:
     ...(d.mitigations ? { mitigations: d.mitigations } : {}),
     ...d.plan,
     advice,
-    alternatives: 'layer' in cause ? alternatives(cause) : [],
+    alternatives: 'layer' in cause ? alternativesOf(target, cause) : [],
     warnings: d.warnings,
   });
 }

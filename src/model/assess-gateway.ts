@@ -1,15 +1,10 @@
-// A Gateway of Envoy Gateway (docs/gateways.md): found through the LoadBalancer Service EG generated for it, whose
-// CLB and listeners are the Gateway's, and diagnosed as that Service is (assess-service.ts: same gates, same L4
-// rules, the CLB's ownership checked against the Service TKE made it for). Its own opt-out comes first.
-// loopguard changes a Gateway through the EnvoyProxy in force for it (§4: its own, else its class's): the
-// health-check sources through the CLB API as for a Service, prevent-loopback in that EnvoyProxy's
-// envoyService.annotations, which EG copies onto the Service. Who else that EnvoyProxy reaches is the plan's rule
-// (plan/shared-config.ts). Without one it can change, the diagnosis carries no plan and says what would let it act.
+// A Gateway of Envoy Gateway (docs/gateways.md), diagnosed as the LoadBalancer Service EG generated for it is (same
+// gates, same L4 rules: docs/diagnosis.md §4 GW1–GW3), after its own opt-out. loopguard changes it through the
+// EnvoyProxy in force for it (§4); without one it can change, the diagnosis carries no plan and says what would let it act.
 import type { Assessment, AssessmentContext } from './assessment-result.js';
 import { assessed, skipGate } from './assess-common.js';
 import { decideService } from './assess-service.js';
 import type { GatewayFacts } from './facts.js';
-import { serviceAlternatives } from './topology.js';
 
 const BY_HAND = 'or switch the listeners\' health checks to 100.64.0.0/10 and set service.cloud.tencent.com/prevent-loopback: "true" in its EnvoyProxy\'s envoyService.annotations by hand (docs/gateways.md §4)';
 
@@ -27,15 +22,15 @@ function unchangeable(g: GatewayFacts): string | undefined {
 export function assessGateway(g: GatewayFacts, ctx: AssessmentContext): Assessment {
   const warnings: string[] = [];
   const skipped = skipGate(g, warnings, ctx.ignoreSkipAnnotation === true);
-  if (skipped) return assessed(g, { cause: skipped, warnings }, () => []);
-  if (g.service.state === 'None') return assessed(g, { cause: { id: 'GatewayServiceMissing', className: g.className, namespace: g.service.controllerNamespace }, warnings }, () => []);
-  if (g.service.state === 'Ambiguous') return assessed(g, { cause: { id: 'GatewayServiceAmbiguous', services: g.service.names }, warnings }, () => []);
+  if (skipped) return assessed(g, { cause: skipped, warnings });
+  if (g.service.state === 'None') return assessed(g, { cause: { id: 'GatewayServiceMissing', className: g.className, namespace: g.service.controllerNamespace }, warnings });
+  if (g.service.state === 'Ambiguous') return assessed(g, { cause: { id: 'GatewayServiceAmbiguous', services: g.service.names }, warnings });
   // The Service as TKE sees it, not as a generated one (which a Service target would be skipped for).
   const { generatedFor: _generated, ...svc } = g.service.facts;
   const d = decideService(svc, ctx);
   const all = [...warnings, ...d.warnings];
   const why = unchangeable(g);
-  const a = assessed(g, why ? { ...d, plan: undefined, warnings: all } : { ...d, warnings: all }, (cause) => (cause.layer === 'L4' ? serviceAlternatives(svc, cause) : []));
+  const a = assessed(g, why ? { ...d, plan: undefined, warnings: all } : { ...d, warnings: all });
   const via = `Service ${svc.namespace}/${svc.name}${g.service.state === 'Merged' ? ` (shared by every Gateway of class ${g.className})` : ''}`;
   const message = `${via}: ${a.rootCause.message}${why && a.verdict === 'AtRisk' ? `. ${why}` : ''}`;
   return { ...a, rootCause: { ...a.rootCause, message } };

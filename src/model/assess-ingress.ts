@@ -1,12 +1,8 @@
-// L7 assessment: a TKE CLB Ingress. A private L7 CLB forwards a pod's request to some node's NodePort
-// with the pod IP as source (no SNAT); when that node is the caller's, the reply never returns to the
-// CLB: ~4 s stall while the CLB retries another node, or a failure on a one-node cluster. This happens in
-// every kube-proxy mode (TKE-CN/TKE-2021/TKE-LOOPBACK in tencent-cloud.md §7). The fix (TKE-LOOPBACK): the account's CLB L7 SNAT + keepalive
-// capability (ticket) and `keepaliveEnable: 1` per l7Listener in the Ingress's TkeServiceConfig; nodes
-// then see CLB addresses from 100.127.0.0/16, which the security group must allow ("allow by default",
-// i.e. LoadBalancerPassToTarget, or an explicit rule). Rule health checks may also move to 100.64.0.0/10
-// (healthCheck.sourceIpType per rule, tencent-cloud.md §1) when the policy asks.
-// Facts → plan → root cause; cause-text.ts writes the message and the advice.
+// L7 assessment: a TKE CLB Ingress (docs/diagnosis.md §1, §6). A private L7 CLB forwards a pod's request to a node's
+// NodePort with the pod IP as source; when that node is the caller's the call stalls ~4 s or fails, in every
+// kube-proxy mode. The fix (TKE-LOOPBACK): keepalive (SNAT) per L7 listener through the Ingress's TkeServiceConfig,
+// which needs the account's capability (ticket) and nodes that allow CLB addresses ("allow by default"). Facts →
+// plan → root cause; cause-text.ts writes the message and the advice.
 import { IngressAnnotation, TKE_INGRESS_CLASS, readBool, readString } from '../api/annotations.js';
 import type { SourceIpType } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
@@ -15,11 +11,10 @@ import type { L7Advice, L7Rule, L7Scene } from './cause.js';
 import { configConflictText, keepaliveRejectedText, rangeRejectedText } from './cause-text.js';
 import { sourceIpTypeOf, type Change, type L7DesiredState, type L7ListenerState, type TkeServiceConfigRef } from './desired-state.js';
 import { L7_PROTOCOLS, type ClbFacts, type IngressFacts, type ListenerFacts } from './facts.js';
-import { ingressAlternatives } from './topology.js';
 
 
 export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assessment {
-  return assessed(ing, decideIngress(ing, ctx), (cause) => ingressAlternatives(ing, cause.id));
+  return assessed(ing, decideIngress(ing, ctx));
 }
 
 /** The gates (docs/diagnosis.md §4), then the L7 rules (§6): the Ingress's root cause and plan, no prose. */
@@ -37,23 +32,25 @@ export function decideIngress(ing: IngressFacts, ctx: AssessmentContext): Decisi
   const l7Listeners = clb.listeners.filter((l) => L7_PROTOCOLS.has(l.protocol));
   if (l7Listeners.length === 0) return { cause: { id: 'ListenersNotReady', lb: clb.loadBalancerId }, warnings };
 
-  const mitigations = observedMitigations(l7Listeners, clb.passToTarget);
   const direct = readBool(ing.annotations, IngressAnnotation.DirectAccess);
-  const at: L7Scene = {
-    lb: clb.loadBalancerId,
-    noKeepalive: l7Listeners.filter((l) => l.keepaliveEnable !== 1),
-    directAccess: direct.kind === 'value' && direct.value,
-  };
+  const at: L7Scene = { lb: clb.loadBalancerId, noKeepalive: l7Listeners.filter((l) => l.keepaliveEnable !== 1), directAccess: direct.kind === 'value' && direct.value };
+  const rules = l7Listeners.flatMap((l) => l.rules ?? []);
+  // The mitigations in effect now.
+  const mitigations: Mitigation[] = [
+    ...(at.noKeepalive.length === 0 ? ['Keepalive' as const] : []),
+    ...(rules.length > 0 && rules.every((r) => r.healthCheck?.sourceIpType === 1) ? ['RuleHealthCheckSourceRange100_64' as const] : []),
+    ...(clb.passToTarget === true ? ['ClbTrafficAllowedByDefault' as const] : []),
+  ];
   if (isPublic(clb)) return { cause: { layer: 'L7', at, id: 'PublicClb' }, warnings, mitigations };
   if (isIpv6(clb)) return { cause: { layer: 'L7', at, id: 'Ipv6Clb' }, warnings, mitigations };
   const p = plan(ing, clb, l7Listeners, ctx);
-  return { cause: { layer: 'L7', at: { ...at, advice: p.advice }, ...l7Rule(ing, p, ctx) }, warnings, mitigations, plan: p.decided };
+  return { cause: { layer: 'L7', at: { ...at, advice: p.advice }, ...l7Rule(ing, at, p, ctx) }, warnings, mitigations, plan: p.decided };
 }
 
 /** The L7 root cause, first match wins (docs/diagnosis.md §6). */
-function l7Rule(ing: IngressFacts, p: Plan, ctx: AssessmentContext): L7Rule {
+function l7Rule(ing: IngressFacts, at: L7Scene, p: Plan, ctx: AssessmentContext): L7Rule {
   const keepaliveRejected = ctx.capabilities?.keepaliveRejected;
-  if (p.keepaliveOn) return { id: 'KeepaliveEnabled' };
+  if (at.noKeepalive.length === 0) return { id: 'KeepaliveEnabled' };
   if (!ctx.policy.l7.keepalive) return { id: 'MitigationDisabledByPolicy' };
   if (keepaliveRejected !== undefined) return { id: 'KeepaliveCapabilityMissing', rejected: keepaliveRejected };
   if (p.configConflict) return { id: 'TkeServiceConfigAmbiguous', target: ing };
@@ -63,7 +60,6 @@ function l7Rule(ing: IngressFacts, p: Plan, ctx: AssessmentContext): L7Rule {
 interface Plan {
   decided: NonNullable<Decision['plan']>;
   advice: L7Advice;
-  keepaliveOn: boolean;
   configConflict: boolean;
   passFirst: boolean;
   config: TkeServiceConfigRef;
@@ -94,7 +90,6 @@ function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFa
     ...(keepaliveChanges.length > 0 && keepaliveRejected !== undefined ? [{ reason: 'KeepaliveCapabilityMissing' as const, message: keepaliveRejectedText(lb, keepaliveRejected) }] : []),
     ...(rangeBlocked ? [{ reason: 'HealthCheckSourceCapabilityMissing' as const, message: rangeRejectedText(lb, rangeRejected, 'L7') }] : []),
   ];
-  const keepaliveOn = l7Listeners.every((l) => l.keepaliveEnable === 1);
   // Keepalive is wanted whenever the policy asks for it: the listeners have it, or the plan turns it on.
   const pass = passToTarget(ing, clb, l7.keepalive, l7.allowCLBTrafficByDefault);
   const applicable: Change[] = [
@@ -117,7 +112,7 @@ function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFa
     },
   };
   const advice: L7Advice = { ...(pass.advice ? { pass: pass.advice } : {}), xff: keepaliveChanges.length > 0 };
-  return { decided: { desired, changes, blockers }, advice, keepaliveOn, configConflict: config.conflict, passFirst: pass.change, config: ref };
+  return { decided: { desired, changes, blockers }, advice, configConflict: config.conflict, passFirst: pass.change, config: ref };
 }
 
 function listenerStates(l7Listeners: readonly ListenerFacts[], wantKeepalive: boolean, ruleSource: SourceIpType | undefined): L7ListenerState[] {
@@ -165,13 +160,4 @@ function passToTarget(ing: IngressFacts, clb: ClbFacts, keepaliveWanted: boolean
   if (declared !== undefined && !declaredTrue) return { ...base, advice: { declared } };
   if (declaredTrue || allow) return { ...base, change: true };
   return { ...base, advice: 'SecurityGroup' };
-}
-
-function observedMitigations(listeners: readonly ListenerFacts[], passToTarget: boolean | undefined): Mitigation[] {
-  const out: Mitigation[] = [];
-  if (listeners.length > 0 && listeners.every((l) => l.keepaliveEnable === 1)) out.push('Keepalive');
-  const rules = listeners.flatMap((l) => l.rules ?? []);
-  if (rules.length > 0 && rules.every((r) => r.healthCheck?.sourceIpType === 1)) out.push('RuleHealthCheckSourceRange100_64');
-  if (passToTarget === true) out.push('ClbTrafficAllowedByDefault');
-  return out;
 }

@@ -1,13 +1,8 @@
-// L4 assessment: a LoadBalancer Service and its CLB's TCP/UDP listeners. Two independent faults:
-//  1. Health-check drop: when kube-proxy binds the CLB VIP to kube-ipvs0, probes whose source is the VIP
-//     arrive with a local source address and are dropped; every backend looks dead (TKE-CN/IMROC-CASE/TKE-LOOPBACK in tencent-cloud.md §7).
-//  2. Loopback: when an in-cluster call reaches the CLB carrying the pod IP, the CLB may forward it to
-//     the caller's own node, where it is dropped (TKE-CN/TKE-2021/TKE-LOOPBACK). In IPVS mode without the VIP bound
-//     calls reach the CLB; with externalTrafficPolicy Cluster they are masqueraded to the node IP and the
-//     CLB never picks the RS with the caller's IP; with Local they keep the pod IP (kube-proxy's KUBE-LOAD-BALANCER-LOCAL, tencent-cloud.md §6).
-// The fix (TKE-LOOPBACK): health-check source 100.64.0.0/10 first, then prevent-loopback, which makes a
-// supporting TKE kube-proxy bind the VIP so calls are answered on the node.
-// Facts → situation (three questions, docs/diagnosis.md §5) → plan → root cause; cause-text.ts writes the message.
+// L4 assessment: a LoadBalancer Service and its CLB's TCP/UDP listeners (docs/diagnosis.md §1, §5). Two independent
+// faults: health checks from the VIP dropped where kube-proxy binds the VIP, and in-cluster calls carrying the pod IP
+// looped back to the caller's node where it does not. The fix (TKE-LOOPBACK): health-check source 100.64.0.0/10
+// first, then prevent-loopback. Facts → situation (the three questions of §5) → plan → root cause; cause-text.ts
+// writes the message.
 import { ServiceAnnotation, readBool } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
 import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';
@@ -17,7 +12,6 @@ import { sourceIpTypeOf, type Change, type L4DesiredState } from './desired-stat
 import { allDead, L7_PROTOCOLS, type ClbFacts, type ListenerFacts, type ServiceFacts } from './facts.js';
 import type { ClusterProfile } from './cluster-profile.js';
 import { verdictOf } from './root-causes.js';
-import { serviceAlternatives } from './topology.js';
 
 type Tri = 'yes' | 'no' | 'unknown';
 
@@ -57,7 +51,7 @@ export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts): Listene
 }
 
 export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assessment {
-  return assessed(svc, decideService(svc, ctx), (cause) => (cause.layer === 'L4' ? serviceAlternatives(svc, cause) : []));
+  return assessed(svc, decideService(svc, ctx));
 }
 
 /** The gates (docs/diagnosis.md §4), then the L4 rules: the Service's root cause and plan, no prose. */
@@ -75,9 +69,8 @@ export function decideService(svc: ServiceFacts, ctx: AssessmentContext): Decisi
   if (listeners.missing.length > 0) return { cause: { id: 'ListenersNotReady', lb: gate.clb.loadBalancerId, missing: listeners.missing }, warnings };
 
   const s = situation(svc, gate.clb, listeners, ctx.profile);
-  // KEP-1860: kube-proxy, in every mode, ignores an address whose ipMode is Proxy: it neither answers nor binds it, so
-  // calls always reach the CLB (whatever the ETP: no kube-proxy rule handles them) and no health check is dropped.
-  // Nothing loopguard writes helps: prevent-loopback cannot bind an address kube-proxy ignores. TKE does not set it.
+  // L4-0 (KEP-1860): kube-proxy, in every mode, neither answers nor binds an address whose ipMode is Proxy, so calls
+  // always reach the CLB; prevent-loopback cannot bind it either. TKE does not set it.
   if (!s.at.public && (svc.ipModes ?? []).includes('Proxy')) return { cause: { layer: 'L4', at: s.at, id: 'IpModeProxy' }, warnings };
   const p = plan(s, ctx);
   const cause = l4Cause(s, p, ctx);
@@ -115,25 +108,10 @@ function situation(svc: ServiceFacts, clb: ClbFacts, listeners: ListenerMatch, p
   const bound = vipBinding(profile, annotationPresent, vipSourced.filter(allDead));
   const vipBound: Tri = typeof bound === 'object' ? 'yes' : bound;
   const reachesClb: Tri = localMode || vipBound === 'yes' ? 'no' : vipBound === 'no' && profile.kubeProxyMode === 'ipvs' ? 'yes' : 'unknown';
-  const at: L4Scene = {
-    lb: clb.loadBalancerId,
-    public: isPublic(clb),
-    vip: clb.vips?.[0] ?? svc.loadBalancerIps?.[0] ?? 'the CLB VIP',
-    profile,
-    listeners: listeners.matched,
-    vipSourced,
-    servedByL7: listeners.servedByL7,
-  };
-  return {
-    at,
-    ipv6: isIpv6(clb),
-    annotationPresent,
-    localMode,
-    loopFactor,
-    bound,
-    hcDrop: vipSourced.length === 0 ? 'no' : vipBound,
-    loopRisk: loopFactor === undefined ? 'no' : reachesClb,
-  };
+  const vip = clb.vips?.[0] ?? svc.loadBalancerIps?.[0] ?? 'the CLB VIP';
+  const at: L4Scene = { lb: clb.loadBalancerId, public: isPublic(clb), vip, profile, listeners: listeners.matched, vipSourced, servedByL7: listeners.servedByL7 };
+  const hcDrop = vipSourced.length === 0 ? 'no' : vipBound;
+  return { at, ipv6: isIpv6(clb), annotationPresent, localMode, loopFactor, bound, hcDrop, loopRisk: loopFactor === undefined ? 'no' : reachesClb };
 }
 
 /** Is the VIP bound on the nodes (docs/diagnosis.md §5 "Is the VIP bound"), and by what. */

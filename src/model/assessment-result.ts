@@ -23,12 +23,7 @@ export interface Blocker {
 }
 
 /** Names of mitigations observed in effect on a target. */
-export type Mitigation =
-  | 'HealthCheckSourceRange100_64'
-  | 'PreventLoopbackAnnotation'
-  | 'Keepalive'
-  | 'RuleHealthCheckSourceRange100_64'
-  | 'ClbTrafficAllowedByDefault';
+export type Mitigation = 'HealthCheckSourceRange100_64' | 'PreventLoopbackAnnotation' | 'Keepalive' | 'RuleHealthCheckSourceRange100_64' | 'ClbTrafficAllowedByDefault';
 
 export interface Assessment {
   target: TargetRef;

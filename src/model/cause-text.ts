@@ -10,7 +10,7 @@ import { TOPOLOGY_ADVICE } from './topology.js';
 /** CLB announcement 214/53639: accounts new to CLB since 2023-02-24 give new listeners the 100.64.0.0/10 health-check source. */
 export const ACCOUNT_DEFAULT_SOURCE = 'https://www.tencentcloud.com/document/product/214/53639';
 
-export const SECURITY_GROUP_ADVICE =
+const SECURITY_GROUP_ADVICE =
   'with keepalive the nodes see CLB addresses from 100.127.0.0/16: allow 100.127.0.0/16 in the nodes\' (CVM) security group, or enable the CLB\'s "allow traffic by default" (LoadBalancerPassToTarget; l7.allowCLBTrafficByDefault: true lets loopguard do it)';
 export const KEEPALIVE_TICKET =
   'submit a Tencent Cloud ticket to enable the CLB layer-7 SNAT and keepalive capabilities for this account (TKE doc "CLB Loopback", step "Avoiding layer-7 loopback")';
@@ -22,17 +22,10 @@ export function renderCause(c: Cause): { message: string; advice: readonly strin
   return { message: l7Text(c), advice: c.at.advice ? l7AdviceText(c.at.advice) : [] };
 }
 
-function kubeProxyText(profile: ClusterProfile): string {
-  return `kube-proxy ${profile.kubeProxyMode}${profile.kubeProxyVersion ? ` ${profile.kubeProxyVersion}` : ''}`;
-}
-
+const kubeProxyText = (p: ClusterProfile) => `kube-proxy ${p.kubeProxyMode}${p.kubeProxyVersion ? ` ${p.kubeProxyVersion}` : ''}`;
 /** `lbl-x (TCP:80), lbl-y (UDP:53)` */
-function labels(listeners: readonly ListenerFacts[]): string {
-  return listeners.map((l) => `${l.listenerId} (${l.protocol}:${l.port})`).join(', ');
-}
-
-const publicText = (lb: string) =>
-  `public CLB ${lb}: in-cluster callers reach it from the node's public egress IP, which no node holds locally, so there is no loopback`;
+const labels = (listeners: readonly ListenerFacts[]) => listeners.map((l) => `${l.listenerId} (${l.protocol}:${l.port})`).join(', ');
+const publicText = (lb: string) => `public CLB ${lb}: in-cluster callers reach it from the node's public egress IP, which no node holds locally, so there is no loopback`;
 
 /** Each gate's message, by its id (one entry per id: the type checks that none is missing). */
 const GATE_TEXT: { [K in GateCause['id']]: (c: GateCause & { id: K }) => string } = {

@@ -1,16 +1,9 @@
-// Whether the CLB a target names is the target's own. The id comes from an annotation that anyone with `edit` on
-// the target can overwrite, so before any verdict that leads to a write loopguard checks it against what a
-// namespace user cannot write (issue 15 #1, docs/security.md):
-//  - the CLB's tags, which only the cloud account sets: TKE tags a CLB it creates for a Service with
-//    `tke-lb-serviceuuid: <Service uid>` and one for an Ingress with `tke-lb-ingress-uuid: <Ingress uid>` (TKE docs
-//    "Service 使用已有 CLB" and 457/45685; sim/README.md);
-//  - the target's status (`status.loadBalancer.ingress[].ip`), which TKE's controller writes through the status
-//    subresource that the `edit` role does not grant.
-// A CLB without an owner tag (one the user brought with `tke-existed-lbid`, or a cluster that shares CLBs) must
-// carry the status VIP. A mismatch is a ForeignClb verdict: reported with a Warning Event, never written to.
-// The message of a Foreign verdict reaches an Event and the status in the target's namespace, where whoever forged the
-// id reads it: it says only that the CLB belongs to another object, never that object's uid, kind or the CLB's
-// addresses (issue 22 #9: otherwise it is an oracle for probing other tenants' CLB ids).
+// Whether the CLB a target names is the target's own (docs/security.md "The CLB ownership check"). The id comes from
+// an annotation anyone with `edit` on the target can overwrite, so before any verdict that leads to a write it is
+// checked against what a namespace user cannot write: the CLB's owner tags (set by the cloud account) and the
+// target's status VIP (written by TKE through the status subresource). A Foreign verdict's message reaches the
+// target's namespace, where whoever forged the id reads it: it never names the owning object or the CLB's addresses
+// (issue 22 #9: otherwise it is an oracle for probing other tenants' CLB ids).
 import type { ClbFacts, IngressFacts, ServiceFacts } from './facts.js';
 
 /** The objects TKE makes CLBs for (a Gateway's is its generated Service's). */

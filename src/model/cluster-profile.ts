@@ -43,8 +43,6 @@ export interface ClusterProfile extends ClusterProfileStatus {
   message: string;
 }
 
-const MODES: Record<string, KubeProxyMode> = { ipvs: 'ipvs', iptables: 'iptables', nftables: 'nftables' };
-
 /** Picks the kube-proxy container: by name, then by image, then by command, then the first. */
 export function kubeProxyContainer(ds: DaemonSetFacts | undefined): ContainerFacts | undefined {
   const containers = ds?.spec?.template?.spec?.containers ?? [];
@@ -114,29 +112,19 @@ export function readConfigMapMode(cm: ConfigMapFacts | undefined): { mode?: stri
 
 /** Maps a kube-proxy mode string; '' is kube-proxy's default on Linux (iptables). */
 function normalizeMode(value: string): KubeProxyMode {
-  const v = value.trim().toLowerCase();
-  if (v === '') return 'iptables';
-  return MODES[v] ?? 'unknown';
+  const v = value.trim().toLowerCase() || 'iptables';
+  return OVERRIDE_MODES.find((m) => m === v && m !== 'none') ?? 'unknown';
 }
 
+/** Whether kube-proxy binds the CLB VIP: on the annotation (a TKE build that supports it), always, never, or unknown. */
 function vipBindingFor(mode: KubeProxyMode, supported: Tristate, version: KubeVersion | undefined, tkeBuild: boolean): VipBinding {
-  switch (mode) {
-    case 'iptables':
-    case 'nftables':
-    case 'none':
-      return 'Never';
-    case 'unknown':
-      return 'Unknown';
-    case 'ipvs':
-      if (supported === 'True') return 'OnAnnotation';
-      if (supported === 'Unknown') return 'Unknown';
-      // "Not supported" without a version can only come from the operator flag: a TKE build is implied.
-      if (!version) return 'Never';
-      // Older TKE builds deliberately do not bind the EXTERNAL-IP (TKE-CN); upstream builds bind every
-      // LB IP to kube-ipvs0 since 1.11 (PR #63066, IMROC-CASE).
-      if (tkeBuild) return 'Never';
-      return version.major === 1 && version.minor >= 11 ? 'Always' : 'Never';
-  }
+  if (mode === 'unknown') return 'Unknown';
+  if (mode !== 'ipvs') return 'Never';
+  if (supported !== 'False') return supported === 'True' ? 'OnAnnotation' : 'Unknown';
+  // "Not supported" without a version can only come from the operator flag: a TKE build is implied. Older TKE builds
+  // deliberately do not bind the EXTERNAL-IP (TKE-CN); upstream builds bind every LB IP to kube-ipvs0 since 1.11
+  // (PR #63066, IMROC-CASE).
+  return version && !tkeBuild && version.major === 1 && version.minor >= 11 ? 'Always' : 'Never';
 }
 
 /** The flags as detection reads them: a mode loopguard knows, a version, prevent-loopback support; undefined = not set. */

@@ -1,8 +1,5 @@
-// Pure: a ClusterLoopbackPolicy's status (docs/cluster-policy.md §7). The namespaced kind's status (conditions, counts,
-// the most severe targets, releases) with each target's namespace, plus what only a cluster policy has: how many
-// namespaces it covers in which mode, the system namespaces it left out, and one line per namespace, most severe first.
-// Bounded whatever the cluster's size: 100 namespaces and 100 targets listed, the rest in the counts and each
-// namespace's Report.
+// Pure: a ClusterLoopbackPolicy's status (docs/cluster-policy.md §7 has its fields and bounds): the namespaced kind's,
+// with each target's namespace, plus the namespaces it covers in which mode and one line per namespace.
 import { MAX_STATUS_NAMESPACES, type ClusterLoopbackPolicyStatus, type NamespaceSummary } from '../api/clusterloopbackpolicy.js';
 import type { PolicyMode } from '../api/loopbackpolicy.js';
 import { buildPolicyStatus, type PolicyStatusInput } from './status.js';

@@ -1,18 +1,10 @@
 // Several policies selecting one target (docs/cluster-policy.md §5): exactly one manages it, the others report
-// Conflict naming it. The winner is a pure function of the policies that select the target (their ages are their own
-// creationTimestamps), never of who holds its record or of the order claims and events come in, so every reconcile,
-// the CLI and the admission params agree:
-//   1. mode: a policy in Enforce for the target's namespace before one in Audit. An Audit policy reports; it never
-//      takes a target from one that would enforce it, recorded or not.
-//   2. between kinds, among the policies of that mode: the oldest cluster policy's `spec.precedence` (NamespacedFirst,
-//      the default, or ClusterFirst, the platform team's switch). Two cluster policies that disagree there cannot
-//      both decide: the older one does, and the younger one's Conflict message names it.
-//   3. within the kind that won: the oldest (creationTimestamp, then uid). Timestamps have second precision; the uid is
-//      fixed at creation and has nothing to do with the names users pick (a name tie-break would let a later `alpha`
-//      beat an earlier `zeta`).
-// The record is execution, not choice: when the winner is not the policy holding the target's record, the holder
-// gives the originals back first and the winner waits (Pending, PolicyHandover: controllers/policy/targets.ts), so
-// two policies never write one CLB at once; a policy being deleted keeps its records until its revert is done.
+// Conflict naming it. The winner is a pure function of the policies that select the target, never of who holds its
+// record or of the order claims and events come in, so every reconcile, the CLI and the admission params agree:
+// 1. mode (Enforce before Audit), 2. between kinds the oldest cluster policy's `spec.precedence`, 3. within the kind
+// that won the oldest (creationTimestamp, then uid: fixed at creation, unlike a name users pick). The record is
+// execution, not choice: a holder that lost gives the originals back first (PolicyHandover), so two policies never
+// write one CLB at once.
 import { CLUSTER_KIND, type Precedence } from '../api/clusterloopbackpolicy.js';
 import type { PolicyMode } from '../api/loopbackpolicy.js';
 import { targetKey, type TargetRef } from './facts.js';
@@ -41,10 +33,7 @@ export interface Claim {
 
 export interface Loser {
   policy: PolicyIdentity;
-  /**
-   * Why it lost (the rule of the order above that decided). Mode: the winner enforces and this policy is in Audit;
-   * Precedence: between kinds; Age: within the winner's kind.
-   */
+  /** The rule of the order above that decided: Mode (the winner enforces, this one audits), Precedence (kinds), Age. */
   by: 'Mode' | 'Precedence' | 'Age';
 }
 

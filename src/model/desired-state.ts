@@ -6,10 +6,13 @@ import type { SourceIpType } from '../api/annotations.js';
 import type { SourceSwitch } from '../api/loopbackpolicy.js';
 import type { ListenerFacts, RuleFacts } from './facts.js';
 
-export interface L4ListenerState extends Pick<ListenerFacts, 'listenerId' | 'protocol' | 'port'> {
+/** A listener's or rule's health-check source, as observed and as loopguard wants it (absent: not managed). */
+interface SourceState {
   currentSourceIpType: SourceIpType;
   desiredSourceIpType?: SourceIpType;
 }
+
+export interface L4ListenerState extends Pick<ListenerFacts, 'listenerId' | 'protocol' | 'port'>, SourceState {}
 
 export interface L4DesiredState {
   layer: 'L4';
@@ -32,9 +35,7 @@ export interface L4DesiredState {
   sourceSwitch: SourceSwitch;
 }
 
-export interface L7RuleState extends Pick<RuleFacts, 'locationId' | 'domain' | 'url'> {
-  currentSourceIpType: SourceIpType;
-  desiredSourceIpType?: SourceIpType;
+export interface L7RuleState extends Pick<RuleFacts, 'locationId' | 'domain' | 'url'>, SourceState {
   /** The rule's HealthCheck.HealthSwitch on the CLB (undefined: not reported); the `enable` loopguard declares with the source. */
   currentHealthSwitch?: 0 | 1;
 }
@@ -68,15 +69,7 @@ export type Change =
   | { action: 'AddTkeServiceConfigAuto'; configName: string }
   | { action: 'SetLoadBalancerPassToTarget'; from: boolean | undefined; to: boolean }
   | { action: 'SetListenerKeepalive'; listenerId: string; protocol: string; port: number; from: 0 | 1; to: 0 | 1 }
-  | {
-      action: 'SetRuleHealthCheckSource';
-      listenerId: string;
-      locationId: string;
-      domain: string;
-      url: string;
-      from: SourceIpType;
-      to: SourceIpType;
-    };
+  | { action: 'SetRuleHealthCheckSource'; listenerId: string; locationId: string; domain: string; url: string; from: SourceIpType; to: SourceIpType };
 
 const SOURCE_NAME: Record<SourceIpType, string> = { 0: 'VIP', 1: '100.64.0.0/10' };
 

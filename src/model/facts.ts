@@ -242,10 +242,9 @@ export const L4_PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'TCP_SSL
 export const L7_PROTOCOLS: ReadonlySet<string> = new Set(['HTTP', 'HTTPS']);
 
 /**
- * `<kind>/<namespace>/<name>`. Built by join, not a template: V8 keeps a template's result as a rope of its pieces
- * (a "cons string", 32 bytes a piece) and join makes one flat string, about half the size. Keys like this one live
- * in maps of every target (the last verdicts, the drift schedule, the gauges' lines): at 12,000 targets ropes were
- * 14–17 MiB of a 91–103 MiB heap (bench/scale's heap snapshots, 2026-11-26).
+ * `<kind>/<namespace>/<name>`. Built by join, not a template: V8 keeps a template's result as a rope of 32-byte pieces,
+ * join one flat string, half the size; at 12,000 targets ropes of keys like this were 14–17 MiB of a 91–103 MiB heap
+ * (bench/scale's heap snapshots, 2026-11-26).
  */
 export function targetKey(ref: TargetRef): string {
   return [ref.kind, ref.namespace, ref.name].join('/');

@@ -1,12 +1,7 @@
-// Which Service Envoy Gateway generated for a Gateway (issue 42 #1; docs/gateways.md). EG names it with a hash
-// (envoy-<namespace>-<name>-<hash>), so the documented way back is its labels, the ones EG's own docs select with:
-//   gateway.envoyproxy.io/owning-gateway-name / -namespace = the Gateway  (one Service per Gateway, the default)
-//   gateway.envoyproxy.io/owning-gatewayclass = its class                 (mergeGateways: one Service per class)
-// plus app.kubernetes.io/managed-by=envoy-gateway on every Service EG generates.
-// Labels are anyone's to write, so only Services where a namespace user cannot put them count: EG's controller
-// namespace (where it keeps the infrastructure by default), and the Gateway's own namespace (EG's Gateway Namespace
-// Mode puts it there; whoever writes there writes the Gateway too). A labelled Service anywhere else is not EG's.
-// Pure: the caller lists the Services.
+// Which Service Envoy Gateway generated for a Gateway (docs/gateways.md §2). EG names it with a hash, so the way back
+// is the labels EG's own docs select with (owning-gateway-name/-namespace, or owning-gatewayclass under
+// mergeGateways). Labels are anyone's to write, so only Services where a namespace user cannot put them count: EG's
+// controller namespace and the Gateway's own (whoever writes there writes the Gateway too). Pure: the caller lists them.
 import type { GatewayFacts, ServiceFacts } from './facts.js';
 
 export const EnvoyGatewayLabel = {
@@ -53,12 +48,8 @@ export type GatewayService<S extends ServiceRef> =
  * envoy-gateway-system) and the Gateway's own namespace.
  */
 export function gatewayServiceOf<S extends ServiceRef>(gateway: GatewayRef, services: readonly S[], controllerNamespace: string): GatewayService<S> {
-  const trusted = services.filter(
-    (s) => (s.namespace === controllerNamespace || s.namespace === gateway.namespace) && s.labels?.[EnvoyGatewayLabel.ManagedBy] === ENVOY_GATEWAY_MANAGER,
-  );
-  const own = trusted.filter(
-    (s) => s.labels?.[EnvoyGatewayLabel.OwningGatewayName] === gateway.name && s.labels?.[EnvoyGatewayLabel.OwningGatewayNamespace] === gateway.namespace,
-  );
+  const trusted = services.filter((s) => (s.namespace === controllerNamespace || s.namespace === gateway.namespace) && s.labels?.[EnvoyGatewayLabel.ManagedBy] === ENVOY_GATEWAY_MANAGER);
+  const own = trusted.filter((s) => s.labels?.[EnvoyGatewayLabel.OwningGatewayName] === gateway.name && s.labels?.[EnvoyGatewayLabel.OwningGatewayNamespace] === gateway.namespace);
   const merged = trusted.filter((s) => s.labels?.[EnvoyGatewayLabel.OwningGatewayClass] === gateway.className);
   const all = [...new Set([...own, ...merged])];
   if (all.length > 1) return { state: 'Ambiguous', services: all };

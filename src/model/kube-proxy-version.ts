@@ -19,12 +19,7 @@ export function parseKubeVersion(tag: string): KubeVersion | undefined {
   const m = TAG.exec(tag.trim());
   if (!m) return undefined;
   const [, major, minor, patch, tke] = m;
-  return {
-    major: Number(major),
-    minor: Number(minor),
-    patch: Number(patch),
-    ...(tke !== undefined ? { tke: Number(tke) } : {}),
-  };
+  return { major: Number(major), minor: Number(minor), patch: Number(patch), ...(tke !== undefined ? { tke: Number(tke) } : {}) };
 }
 
 export function formatKubeVersion(v: KubeVersion): string {

@@ -1,8 +1,6 @@
-// Pure: which namespaces a ClusterLoopbackPolicy covers, and in which mode (docs/cluster-policy.md §2–§4).
-//   - namespaceSelector empty or absent: every namespace (metav1.LabelSelector: "an empty label selector matches all
-//     objects"); the system namespaces are then left out unless `systemNamespaces: Include`, which the CRD allows only
-//     with a non-empty selector, so covering kube-system is always written out;
-//   - the mode of a covered namespace: the first modeOverride whose selector matches its labels, else spec.mode.
+// Pure: which namespaces a ClusterLoopbackPolicy covers, and in which mode (docs/cluster-policy.md §2–§4): those its
+// namespaceSelector matches (empty: all, as metav1.LabelSelector), the system ones left out unless `systemNamespaces:
+// Include`; each in the mode of its first matching modeOverride, else spec.mode.
 import { SYSTEM_NAMESPACES, type ResolvedClusterPolicySpec } from '../api/clusterloopbackpolicy.js';
 import type { PolicyMode } from '../api/loopbackpolicy.js';
 import { matchesSelector } from './selection.js';

@@ -1,15 +1,10 @@
-// The OpenReports `Report` loopguard keeps in each namespace a policy covers (docs/reports.md): pure, no I/O. Its
-// shape follows the upstream CRD (openreports/reports-api, copied to
-// test/fixtures/openreports/openreports.io_reports.yaml) and what Policy Reporter reads of it (docs/reports.md cites
-// each rule): results at the top level (no status subresource), `timestamp` a protobuf Timestamp {seconds, nanos},
-// `properties` a map of strings. A namespace's users read it through the aggregated `loopguard-view` role; it is
-// small (at most MAX_REPORT_RESULTS results, each bounded) because Kyverno's unbounded reports outgrew etcd's request
-// limit (kyverno/kyverno#2674), and it is rewritten only when what it says changes: each result keeps the timestamp
-// of when loopguard first reported its verdict and root cause. The report is wholly loopguard's: built from nothing a
-// user wrote but the targets' own text (sanitized), compared whole with what is stored, so another writer's additions
-// are replaced.
+// The OpenReports `Report` loopguard keeps in each namespace a policy covers: pure, no I/O. docs/reports.md cites the
+// upstream CRD (openreports/reports-api, copied to test/fixtures/openreports/openreports.io_reports.yaml) and what
+// Policy Reporter reads of it for each rule here. It is small (at most MAX_REPORT_RESULTS results, each bounded)
+// because Kyverno's unbounded reports outgrew etcd's request limit (kyverno/kyverno#2674), and wholly loopguard's
+// (docs/reports.md §3): compared whole with what is stored, each result keeping when loopguard first reported it.
 import type { V1ObjectReference } from '@kubernetes/client-node';
-import type { TargetKind, Verdict } from '../api/loopbackpolicy.js';
+import type { PolicyMode, TargetStatus, Verdict } from '../api/loopbackpolicy.js';
 import { printable } from '../api/text.js';
 import { SEVERITY } from './verdict-counts.js';
 
@@ -37,10 +32,7 @@ export type ReportSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 type ReportObjectReference = Pick<V1ObjectReference, 'apiVersion' | 'kind' | 'name' | 'namespace' | 'uid'>;
 
 /** google.protobuf.Timestamp as the CRD types it (both fields required there). */
-export interface ReportTimestamp {
-  seconds: number;
-  nanos: number;
-}
+type ReportTimestamp = { seconds: number; nanos: number };
 
 export interface ReportResult {
   policy: string;
@@ -59,14 +51,7 @@ export interface ReportResult {
 export interface Report {
   apiVersion: string;
   kind: string;
-  metadata: {
-    name?: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    resourceVersion?: string;
-    uid?: string;
-    [key: string]: unknown;
-  };
+  metadata: { name?: string; namespace?: string; labels?: Record<string, string>; resourceVersion?: string; uid?: string; [key: string]: unknown };
   source?: string;
   scope?: ReportObjectReference;
   configuration?: { limits: { maxResults?: number; statusFilter?: ReportResultValue[] } };
@@ -75,20 +60,13 @@ export interface Report {
 }
 
 /** One governed target, as a namespace's key reads it (targets.ts namespaceResults: a cluster or a namespaced policy's). */
-export interface ReportTarget {
+export interface ReportTarget extends Pick<TargetStatus, 'kind' | 'name' | 'verdict' | 'rootCause' | 'loadBalancerId' | 'measured'> {
   apiVersion: string; // TARGET_API_VERSION of its kind
-  kind: TargetKind;
-  name: string;
   uid?: string;
-  verdict: Verdict;
-  rootCause: string; // root cause id
   message: string;
-  mode: 'Audit' | 'Enforce';
+  mode: PolicyMode;
   policy: string; // 'ClusterLoopbackPolicy/<name>' or 'LoopbackPolicy/<name>'
   plan: readonly string[];
-  loadBalancerId?: string;
-  /** What the probe measured (status.targets[].measured). */
-  measured?: string;
 }
 
 /** docs/reports.md's table: what each verdict is in OpenReports' terms; a severity only for the problems. */

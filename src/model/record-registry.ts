@@ -1,12 +1,8 @@
-// Pure: the ownership registry, in the spirit of external-dns's TXT registry. What loopguard changed on a target is
-// written in the target's LoopbackRecord (cluster-scoped, written only by loopguard, never on the target where
-// anyone with `edit` on it could forge one), and this module holds every rule about those records:
-//   - owner keys: the policy a record belongs to, as `<namespace>/<name>` (ownerKey, ownerOf, holderOf);
-//   - identity: a record belongs to the very object it was made for (madeFor: an earlier object of the same name
-//     had another uid);
-//   - reading: what a record says for a target, validated like any stored input (readRecord, problemOf);
-//   - writing: what a write starts from (writeBasis) and the record it writes (recordFor).
-// The I/O is behind RecordRegistry, implemented on the API server in src/kube/record-store.ts.
+// Pure: the ownership registry, in the spirit of external-dns's TXT registry, and every rule about its records: whose
+// a record is (owner keys), which object it was made for, what it says (validated like any stored input) and what a
+// write starts from. What loopguard changed on a target is written in the target's LoopbackRecord (cluster-scoped,
+// written only by loopguard, never on the target where anyone with `edit` on it could forge one). The I/O is behind
+// RecordRegistry, implemented on the API server in src/kube/record-store.ts.
 import { API_VERSION } from '../api/loopbackpolicy.js';
 import { CLUSTER_KIND } from '../api/clusterloopbackpolicy.js';
 import { RECORD_KIND, TARGET_NAMESPACE_LABEL, recordName, type LoopbackRecord, type LoopbackRecordSpec } from '../api/loopbackrecord.js';

@@ -1,37 +1,17 @@
-// Aggregates per-target assessments (plus what the controller saw while acting) into
-// LoopbackPolicy.status: counts, a bounded target list and kstatus conditions.
-//  - Stalled=True   (Enforce) progress needs a human: a blocker (missing capability, contradictory
-//                   annotations) or a permanent error (permission denied); Ready=False with its reason.
-//  - Reconciling=True  work remains: changes to apply (Enforce), CLBs not read yet, transient errors.
-//  - Ready=True     nothing left to do: Reconciled / ReconciledWithRisks (Enforce) or AuditComplete.
-// Targets Pending on TKE (no CLB yet, listeners missing) do not hold Ready back: loopguard has nothing to
-// do until TKE acts, and the informer brings them back when it does. Reconciling and Stalled are
-// "abnormal-true": removed when false (kstatus: kubernetes-sigs/cli-utils pkg/kstatus).
+// Aggregates per-target assessments (plus what the controller saw while acting) into LoopbackPolicy.status: counts, a
+// bounded target list and kstatus conditions (docs/diagnosis.md §8). Stalled=True: progress needs a human (a blocker
+// of an enforced target, a permanent error); Reconciling=True: work remains; Ready=True: nothing left to do. Targets
+// Pending on TKE do not hold Ready back: loopguard has nothing to do until TKE acts, and the informer brings them back
+// when it does. Reconciling and Stalled are "abnormal-true": removed when false (kubernetes-sigs/cli-utils pkg/kstatus).
 import { describeChange } from './desired-state.js';
 import { alternativeText } from './topology.js';
 import type { Assessment } from './assessment-result.js';
 import type { ClusterProfile } from './cluster-profile.js';
-import {
-  CONDITION_READY,
-  CONDITION_RECONCILING,
-  CONDITION_STALLED,
-  removeStatusCondition,
-  setStatusCondition,
-  toMetaTime,
-  type Condition,
-} from '../api/conditions.js';
-import {
-  MAX_STATUS_TARGETS,
-  type ClusterProfileStatus,
-  type LoopbackPolicyStatus,
-  type PolicyMode,
-  type TargetStatus,
-  type VerdictCounts,
-} from '../api/loopbackpolicy.js';
+import { CONDITION_READY, CONDITION_RECONCILING, CONDITION_STALLED, removeStatusCondition, setStatusCondition, toMetaTime, type Condition } from '../api/conditions.js';
+import { MAX_STATUS_TARGETS, type ClusterProfileStatus, type LoopbackPolicyStatus, type PolicyMode, type TargetStatus, type VerdictCounts } from '../api/loopbackpolicy.js';
 import { ReadyReason, ReconcilingReason, type ErrorReason } from '../api/reasons.js';
 import { printable } from '../api/text.js';
 import { countsSummary, countVerdicts, SEVERITY } from './verdict-counts.js';
-
 
 export interface TargetError {
   /** For permanent errors a StalledReason (e.g. PermissionDenied). */
@@ -46,10 +26,7 @@ export interface TargetOutcome {
   error?: TargetError;
   /** The plan's steps still to carry out (src/plan), described; without it the assessment's changes stand in. */
   plan?: readonly string[];
-  /**
-   * Audit only: the target keeps changes this policy made in Enforce (it holds the target's record). Audit makes no
-   * new change but corrects those when they drift back (docs/execution.md "Mode switch").
-   */
+  /** Audit only: the target keeps changes this policy made in Enforce (docs/execution.md "Mode switch"). */
   held?: boolean;
   /** What the probe agents measured, next to the verdict (src/probe/evidence.ts); only for policies that probe. */
   measured?: string;
@@ -84,50 +61,31 @@ export interface PolicyStatusInput {
   enforcedIn?: (namespace: string) => boolean;
 }
 
+/** The CRD's bounds (maxItems, maxLength) of status.targets[], status.releases and status.targetsNote. */
 export const MAX_PLAN_LINES = 32;
-/** The CRD's maxLength of status.targets[].loadBalancerId. */
-const MAX_LOAD_BALANCER_ID = 64;
-/** Upper bound of status.releases (the CRD's maxItems). */
-export const MAX_RELEASES = 32;
-const MAX_MESSAGE = 1024;
-/** The CRD's maxLength of status.targets[].measured. */
-const MAX_MEASURED = 512;
-const MAX_PLAN_LINE = 256;
-/** The CRD's bounds of status.targets[].alternatives. */
 export const MAX_ALTERNATIVES = 6;
-const MAX_ALTERNATIVE = 512;
-/**
- * Bytes (as JSON) status.targets and status.releases may take. The entry counts alone do not bound the object: 100
- * targets with 32 plan lines and 6 alternatives each would be 1.2 MiB, near etcd's 1.5 MiB limit on an object, and a
- * status write over it fails. With these, the policy stays under 512 KiB at any N, whatever each target holds.
- */
-export const MAX_TARGETS_BYTES = 320 * 1024;
-export const MAX_RELEASES_BYTES = 64 * 1024;
-/** The CRD's maxLength of status.targetsNote. */
-const MAX_TARGETS_NOTE = 256;
+const MAX = { releases: 32, message: 1024, measured: 512, planLine: 256, alternative: 512, loadBalancerId: 64, targetsNote: 256 } as const;
+/** Bytes (as JSON) status.targets and status.releases may take: the counts alone allow 1.2 MiB, near etcd's 1.5 MiB (§8). */
+const MAX_BYTES = { targets: 320 * 1024, releases: 64 * 1024 } as const;
 
 // Every text in status that speaks of a target (its message, plan lines, alternatives, id; the examples a condition
 // names) goes through printable (api/text.ts): they may quote annotations anyone with `edit` on a target can write.
 
 /** Plan lines as status shows them: at most MAX_PLAN_LINES, each clipped (exported for tests that compare logs). */
 export function planLines(lines: readonly string[]): string[] {
-  const plan = lines.slice(0, MAX_PLAN_LINES).map((l) => printable(l, MAX_PLAN_LINE));
+  const plan = lines.slice(0, MAX_PLAN_LINES).map((l) => printable(l, MAX.planLine));
   if (lines.length > MAX_PLAN_LINES) plan[MAX_PLAN_LINES - 1] = `... and ${lines.length - MAX_PLAN_LINES + 1} more steps`;
   return plan;
 }
 
 /** "3 steps", "1 target" */
-function count(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
-}
-
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 /** Steps still planned for a target: the plan's when it has one, else the assessment's changes. */
-function stepCount(o: TargetOutcome): number {
-  return o.plan?.length ?? o.assessment.changes.length;
-}
+const stepCount = (o: TargetOutcome) => o.plan?.length ?? o.assessment.changes.length;
+const label = (o: TargetOutcome) => `${o.assessment.target.kind}/${o.assessment.target.name}`;
 
 /** What a target under Audit that keeps Enforce's changes is told (docs/execution.md "Mode switch"). */
-export const HELD_NOTE =
+const HELD_NOTE =
   '(Audit: loopguard keeps the changes it made in Enforce and puts them back if they drift, but makes no new ones; to restore its originals, delete the policy (revertOnDelete) or deselect the target in Enforce mode.)';
 
 export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
@@ -136,18 +94,15 @@ export function targetStatusOf(outcome: TargetOutcome): TargetStatus {
   const message = outcome.error ? `${base} Last error (${outcome.error.reason}): ${outcome.error.message}` : base;
   const plan = planLines(outcome.plan ?? a.changes.map(describeChange));
   return {
-    kind: a.target.kind,
-    name: a.target.name,
-    verdict: a.verdict,
-    rootCause: a.rootCause.id,
+    kind: a.target.kind, name: a.target.name, verdict: a.verdict, rootCause: a.rootCause.id,
     ...(a.mitigations.length > 0 ? { mitigations: [...a.mitigations] } : {}),
     ...(plan.length > 0 ? { plan } : {}),
-    ...(a.alternatives.length > 0 ? { alternatives: a.alternatives.slice(0, MAX_ALTERNATIVES).map((x) => printable(alternativeText(x), MAX_ALTERNATIVE)) } : {}),
-    message: printable(message, MAX_MESSAGE),
-    ...(outcome.measured ? { measured: printable(outcome.measured, MAX_MEASURED) } : {}),
+    ...(a.alternatives.length > 0 ? { alternatives: a.alternatives.slice(0, MAX_ALTERNATIVES).map((x) => printable(alternativeText(x), MAX.alternative)) } : {}),
+    message: printable(message, MAX.message),
+    ...(outcome.measured ? { measured: printable(outcome.measured, MAX.measured) } : {}),
     // The id comes from an annotation anyone with edit on the target can write: clip it to the CRD's bound so one
     // bad value can never make the whole status write fail (422) and freeze the policy.
-    ...(a.loadBalancerId ? { loadBalancerId: printable(a.loadBalancerId, MAX_LOAD_BALANCER_ID) } : {}),
+    ...(a.loadBalancerId ? { loadBalancerId: printable(a.loadBalancerId, MAX.loadBalancerId) } : {}),
   };
 }
 
@@ -166,20 +121,16 @@ function withinBytes<T>(items: readonly T[], bytes: number): T[] {
 /** Where every target's detail is when status.targets shows only some (docs/diagnosis.md "Target list"). */
 const EVERY_TARGET = "every target's verdict: `loopguard doctor`, the loopguard_target_risk metric, Events on each target";
 
-function label(o: TargetOutcome): string {
-  return `${o.assessment.target.kind}/${o.assessment.target.name}`;
-}
-
-/** "Service/a: msg; Ingress/b: msg (and 3 more)" */
-function examples(items: readonly { who: string; text: string }[], max = 3): string {
-  const shown = items.slice(0, max).map((i) => `${i.who}: ${printable(i.text, MAX_MESSAGE)}`);
-  return shown.join('; ') + (items.length > max ? ` (and ${items.length - max} more)` : '');
+/** "Service/a: msg; Ingress/b: msg; Service/c: msg (and 3 more)" */
+function examples(items: readonly { who: string; text: string }[]): string {
+  const shown = items.slice(0, 3).map((i) => `${i.who}: ${printable(i.text, MAX.message)}`);
+  return shown.join('; ') + (items.length > 3 ? ` (and ${items.length - 3} more)` : '');
 }
 
 type Reasoned = Pick<Condition, 'reason' | 'message'>;
 
 /** What a policy's conditions say: Ready, and Reconciling and Stalled when they are true. */
-export interface PolicyConditions {
+interface PolicyConditions {
   ready: Reasoned & Pick<Condition, 'status'>;
   reconciling?: Reasoned;
   stalled?: Reasoned;
@@ -203,9 +154,26 @@ export function targetProblem(outcome: TargetOutcome, enforce: boolean): string 
   return outcome.error?.reason ?? (enforce ? outcome.assessment.blockers[0]?.reason : undefined);
 }
 
+/** "applying 3 steps to 2 targets" */
+function steps(outcomes: readonly TargetOutcome[], to: string): string {
+  return `${count(outcomes.reduce((n, o) => n + stepCount(o), 0), 'step')} ${to} ${count(outcomes.length, 'target')}`;
+}
+
+/** Ready's message under Audit: what Enforce would do, what needs a fix first, which targets keep Enforce's changes. */
+function auditText(outcomes: readonly TargetOutcome[], found: string): string {
+  const planned = outcomes.filter((o) => stepCount(o) > 0);
+  const held = outcomes.filter((o) => o.held).length;
+  return (
+    `${held > 0 ? 'diagnosis complete (Audit)' : 'diagnosis complete, nothing changed (Audit)'}: ${found}` +
+    (planned.length > 0 ? `; Enforce mode would carry out ${steps(planned, 'on')} (see status.targets[].plan)` : '; nothing to change') +
+    (outcomes.some((o) => o.assessment.blockers.length > 0) ? '; some mitigations need a ticket or a fix first (see targets)' : '') +
+    (held > 0 ? `; ${count(held, 'target')} keep the changes made in Enforce (Audit corrects them if they drift back, makes no new ones; to restore them, delete the policy (revertOnDelete) or deselect the targets in Enforce mode)` : '')
+  );
+}
+
 function evaluate(input: PolicyStatusInput, counts: VerdictCounts, shown: number): PolicyConditions {
+  const { outcomes } = input;
   const enforce = input.mode === 'Enforce';
-  const outcomes = input.outcomes;
   const summary = countsSummary(counts);
   const enforced = (o: TargetOutcome) => (input.enforcedIn ? input.enforcedIn(o.assessment.target.namespace) : enforce);
 
@@ -221,49 +189,30 @@ function evaluate(input: PolicyStatusInput, counts: VerdictCounts, shown: number
   const problems = permanent.length > 0 ? permanent : blocked;
   const stalled = problems[0] && { reason: problems[0].reason, message: examples(problems) };
 
-  // --- Reconciling
-  // The one Pending cause that is loopguard's own unfinished work (the rest wait on TKE).
-  const observing = outcomes.filter((o) => o.assessment.rootCause.id === 'ClbNotObserved');
+  // --- Reconciling; ClbNotObserved is the one Pending cause that is loopguard's own unfinished work (the rest wait on TKE).
   const retrying = outcomes.filter((o) => o.error && !o.error.permanent);
   const applying = outcomes.filter((o) => enforced(o) && stepCount(o) > 0 && o.assessment.blockers.length === 0 && !o.error?.permanent);
-  let reconciling: PolicyConditions['reconciling'];
-  if (stalled) {
-    reconciling = undefined;
-  } else if (retrying.length > 0) {
-    reconciling = {
-      reason: ReconcilingReason.RetryingAfterError,
-      message: `retrying after transient errors: ${examples(retrying.map((o) => ({ who: label(o), text: (o.error as TargetError).message })))}`,
-    };
-  } else if (applying.length > 0) {
-    reconciling = { reason: ReconcilingReason.ApplyingChanges, message: `applying ${count(applying.reduce((n, o) => n + stepCount(o), 0), 'step')} to ${count(applying.length, 'target')}; ${summary}` };
-  } else if (observing.length > 0) {
-    reconciling = { reason: ReconcilingReason.Observing, message: `reading the CLB of ${observing.length} target(s); ${summary}` };
-  }
+  const observing = outcomes.filter((o) => o.assessment.rootCause.id === 'ClbNotObserved');
+  const reconciling: Reasoned | undefined = stalled
+    ? undefined
+    : retrying.length > 0
+      ? { reason: ReconcilingReason.RetryingAfterError, message: `retrying after transient errors: ${examples(retrying.map((o) => ({ who: label(o), text: (o.error as TargetError).message })))}` }
+      : applying.length > 0
+        ? { reason: ReconcilingReason.ApplyingChanges, message: `applying ${steps(applying, 'to')}; ${summary}` }
+        : observing.length > 0
+          ? { reason: ReconcilingReason.Observing, message: `reading the CLB of ${observing.length} target(s); ${summary}` }
+          : undefined;
 
   // --- Ready
+  const atRisk = outcomes.filter((o) => o.assessment.verdict === 'AtRisk');
+  const riskText = atRisk.length > 0 ? `; at risk: ${examples(atRisk.map((o) => ({ who: label(o), text: o.assessment.rootCause.id })))}` : '';
+  const waiting = counts.pending > 0 ? `; ${counts.pending} waiting for TKE to assign a CLB or listeners` : '';
   let ready: PolicyConditions['ready'];
-  if (stalled) {
-    ready = { status: 'False', ...stalled };
-  } else if (reconciling) {
-    ready = { status: 'False', reason: ReadyReason.Progressing, message: reconciling.message };
-  } else {
-    const atRisk = outcomes.filter((o) => o.assessment.verdict === 'AtRisk');
-    const riskText = atRisk.length > 0 ? `; at risk: ${examples(atRisk.map((o) => ({ who: label(o), text: o.assessment.rootCause.id })))}` : '';
-    const waiting = counts.pending > 0 ? `; ${counts.pending} waiting for TKE to assign a CLB or listeners` : '';
-    if (!enforce) {
-      const planned = outcomes.filter((o) => stepCount(o) > 0);
-      const plan = planned.length > 0 ? `; Enforce mode would carry out ${count(planned.reduce((n, o) => n + stepCount(o), 0), 'step')} on ${count(planned.length, 'target')} (see status.targets[].plan)` : '; nothing to change';
-      const blockedText = outcomes.some((o) => o.assessment.blockers.length > 0) ? '; some mitigations need a ticket or a fix first (see targets)' : '';
-      const held = outcomes.filter((o) => o.held).length;
-      const heldText = held > 0 ? `; ${count(held, 'target')} keep the changes made in Enforce (Audit corrects them if they drift back, makes no new ones; to restore them, delete the policy (revertOnDelete) or deselect the targets in Enforce mode)` : '';
-      const what = held > 0 ? 'diagnosis complete (Audit)' : 'diagnosis complete, nothing changed (Audit)';
-      ready = { status: 'True', reason: ReadyReason.AuditComplete, message: `${what}: ${summary}${riskText}${plan}${blockedText}${heldText}${waiting}` };
-    } else if (atRisk.length > 0) {
-      ready = { status: 'True', reason: ReadyReason.ReconciledWithRisks, message: `${summary}${riskText}; see status.targets for what to do${waiting}` };
-    } else {
-      ready = { status: 'True', reason: ReadyReason.Reconciled, message: `${summary}${waiting}` };
-    }
-  }
+  if (stalled) ready = { status: 'False', ...stalled };
+  else if (reconciling) ready = { status: 'False', reason: ReadyReason.Progressing, message: reconciling.message };
+  else if (!enforce) ready = { status: 'True', reason: ReadyReason.AuditComplete, message: auditText(outcomes, `${summary}${riskText}`) + waiting };
+  else if (atRisk.length > 0) ready = { status: 'True', reason: ReadyReason.ReconciledWithRisks, message: `${summary}${riskText}; see status.targets for what to do${waiting}` };
+  else ready = { status: 'True', reason: ReadyReason.Reconciled, message: `${summary}${waiting}` };
   // With a truncated list, Ready (what `kubectl describe` shows first) says where the rest is.
   if (shown < counts.total) ready = { ...ready, message: `${ready.message}; status.targets shows the ${shown} most severe of ${counts.total} (${EVERY_TARGET})` };
   return { ...(stalled ? { stalled } : {}), ...(reconciling ? { reconciling } : {}), ready };
@@ -284,15 +233,15 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
   );
   const targets = withinBytes(
     sorted.slice(0, max).map((o) => (ns ? { namespace: o.assessment.target.namespace, ...targetStatusOf(o) } : targetStatusOf(o))),
-    MAX_TARGETS_BYTES,
+    MAX_BYTES.targets,
   );
   const truncated = input.outcomes.length > targets.length;
-  const releases = (input.releases ?? []).slice(0, MAX_RELEASES).map((r) => ({
+  const releases = (input.releases ?? []).slice(0, MAX.releases).map((r) => ({
     ...(ns && r.namespace !== undefined ? { namespace: r.namespace } : {}),
     kind: r.kind,
     name: r.name,
     plan: planLines(r.plan),
-    ...(r.error ? { message: printable(`${r.error.reason}: ${r.error.message}`, MAX_MESSAGE) } : {}),
+    ...(r.error ? { message: printable(`${r.error.reason}: ${r.error.message}`, MAX.message) } : {}),
   }));
   return {
     ...(input.generation !== undefined ? { observedGeneration: input.generation } : {}),
@@ -301,9 +250,9 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
     counts,
     targets,
     targetsTruncated: truncated,
-    ...(releases.length > 0 ? { releases: withinBytes(releases, MAX_RELEASES_BYTES) } : {}),
+    ...(releases.length > 0 ? { releases: withinBytes(releases, MAX_BYTES.releases) } : {}),
     ...(truncated
-      ? { targetsNote: printable(`showing ${targets.length} of ${input.outcomes.length} targets, most severe first; counts cover all of them; ${EVERY_TARGET}`, MAX_TARGETS_NOTE) }
+      ? { targetsNote: printable(`showing ${targets.length} of ${input.outcomes.length} targets, most severe first; counts cover all of them; ${EVERY_TARGET}`, MAX.targetsNote) }
       : {}),
     lastEvaluatedTime: toMetaTime(input.now),
   };
@@ -325,6 +274,6 @@ export function profileProjection(p: ClusterProfile | ClusterProfileStatus): Clu
     ...(p.vipBinding !== undefined ? { vipBinding: p.vipBinding } : {}),
     ...(p.upgradeTo !== undefined ? { upgradeTo: p.upgradeTo } : {}),
     source: p.source,
-    ...(p.message ? { message: printable(p.message, MAX_MESSAGE) } : {}),
+    ...(p.message ? { message: printable(p.message, MAX.message) } : {}),
   };
 }

@@ -25,16 +25,13 @@ export function countVerdicts(assessments: readonly Pick<Assessment, 'verdict'>[
   return counts;
 }
 
+/** How a summary names each count, in its order. */
+const SUMMARY: readonly [Uncapitalize<Verdict>, string][] = [
+  ['atRisk', 'at risk'], ['unsupported', 'unsupported'], ['conflict', 'in conflict'], ['pending', 'pending'], ['mitigated', 'mitigated'], ['skipped', 'skipped'], ['notApplicable', 'not applicable'],
+];
+
 /** "10 targets: 3 at risk, 5 mitigated, 2 not applicable" (zero counts omitted). */
 export function countsSummary(c: VerdictCounts): string {
-  const parts: string[] = [];
-  const add = (n: number, label: string) => n > 0 && parts.push(`${n} ${label}`);
-  add(c.atRisk, 'at risk');
-  add(c.unsupported, 'unsupported');
-  add(c.conflict, 'in conflict');
-  add(c.pending, 'pending');
-  add(c.mitigated, 'mitigated');
-  add(c.skipped, 'skipped');
-  add(c.notApplicable, 'not applicable');
+  const parts = SUMMARY.filter(([k]) => c[k] > 0).map(([k, label]) => `${c[k]} ${label}`);
   return `${c.total} target${c.total === 1 ? '' : 's'}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
 }

@@ -155,6 +155,13 @@ const rows: Row[] = [
     message: /userspace/,
   },
   {
+    // A name an object literal inherits is no mode either (a lookup in a plain object once returned Object for it).
+    name: 'a mode value that names an Object.prototype property',
+    inputs: { daemonSet: kubeProxyDaemonSet(`${HYPERKUBE}:v1.20.6-tke.12`, ['--proxy-mode=constructor']) },
+    expect: { kubeProxyMode: 'unknown', source: 'DaemonSet', vipBinding: 'Unknown' },
+    message: /--proxy-mode=constructor is not a mode loopguard knows/,
+  },
+  {
     name: 'upstream IPVS binds every LB IP',
     inputs: { daemonSet: kubeProxyDaemonSet('registry.k8s.io/kube-proxy:v1.30.2', ['--proxy-mode=ipvs']) },
     expect: { kubeProxyMode: 'ipvs', preventLoopbackSupported: 'False', vipBinding: 'Always' },

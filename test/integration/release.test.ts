@@ -15,12 +15,12 @@
 // the release's image build reuses its layers.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createReadStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { parse, parseDocument } from 'yaml';
 import { ociManifestDigest } from '../../scripts/release/archive.js';
 import { CHECKSUMS, IMAGE_DIGEST, PLATFORMS, RELEASE_DIR, archiveName, imageArchiveName, releaseVersion } from '../../scripts/release/platforms.js';
@@ -66,12 +66,19 @@ interface Manifest {
 suite(`npm run release${skip ? ` (skipped: ${skip})` : ''}`, () => {
   /** Each archive unpacked: platform name → directory. */
   const unpacked = new Map<string, string>();
+  // Every directory the suite unpacks or installs into lives under one, removed at the end: the four unpacked
+  // archives alone are about 0.5 GB, and left behind they came to tens of GB on a machine that runs the suite often.
+  let scratchRoot: string | undefined;
+  const scratch = (prefix: string): string => mkdtempSync(join((scratchRoot ??= mkdtempSync(join(tmpdir(), 'lg-release-'))), prefix));
+  afterAll(() => {
+    if (scratchRoot) rmSync(scratchRoot, { recursive: true, force: true });
+  });
 
   beforeAll(async () => {
     const r = await run('npm', ['run', 'release'], { cwd: REPO_ROOT, env: { ...process.env } as Record<string, string>, timeoutMs: 1_800_000 });
     if (r.code !== 0) throw new Error(`npm run release exited ${r.code}:\n${r.stderr.slice(-4000)}\n${r.stdout.slice(-2000)}`);
     for (const a of archives) {
-      const dir = mkdtempSync(join(tmpdir(), `lg-release-${a.os}-${a.arch}-`));
+      const dir = scratch(`${a.os}-${a.arch}-`);
       const x = await run('tar', ['-xzf', join(RELEASE_DIR, a.name), '-C', dir], { cwd: dir, env: { PATH: process.env['PATH'] ?? '' } });
       expect(x.code).toBe(0);
       unpacked.set(`${a.os}/${a.arch}`, dir);
@@ -118,7 +125,7 @@ suite(`npm run release${skip ? ` (skipped: ${skip})` : ''}`, () => {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const dir = mkdtempSync(join(tmpdir(), 'lg-release-manifest-'));
+      const dir = scratch('manifest-');
       const doc = parseDocument(readFileSync(manifestFile, 'utf8'));
       const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       archives.forEach((a, i) => doc.setIn(['spec', 'platforms', i, 'uri'], `${base}/${a.name}`));
@@ -132,10 +139,10 @@ suite(`npm run release${skip ? ` (skipped: ${skip})` : ''}`, () => {
   }, 660_000);
 
   it('kubectl krew install --manifest --archive (linux/amd64) into a fresh KREW_ROOT; kubectl loopguard version runs', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'lg-release-krew-root-'));
-    const cwd = mkdtempSync(join(tmpdir(), 'lg-release-cwd-'));
+    const root = scratch('krew-root-');
+    const cwd = scratch('cwd-');
     const bin = kubectlOnlyPath({ 'kubectl-krew': krew.krew! });
-    const home = mkdtempSync(join(tmpdir(), 'lg-release-home-'));
+    const home = scratch('home-');
     const archive = join(RELEASE_DIR, archives[0]!.name);
     const installed = await run('kubectl', ['krew', 'install', `--manifest=${manifestFile}`, `--archive=${archive}`], { cwd, env: { PATH: bin, HOME: home, KREW_ROOT: root } });
     expect(installed.stderr).toContain('Installed plugin: loopguard');

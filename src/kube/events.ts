@@ -106,10 +106,7 @@ export class EventRecorder {
     const key = this.key(target, type, reason, text);
     const now = Date.now();
     // Checked again in turn: a standing problem seen in every round queues one write, not one per round.
-    const fresh = () => {
-      const previous = this.seen.get(key);
-      return previous !== undefined && now - previous.last < STANDING_REFRESH_MS;
-    };
+    const fresh = () => now - (this.seen.get(key)?.last ?? -Infinity) < STANDING_REFRESH_MS;
     if (fresh() || this.queued.has(key)) return Promise.resolve();
     this.queued.add(key);
     return this.later(key, target, reason, async () => {

@@ -187,20 +187,15 @@ export function loadConfig(argv: readonly string[], env: NodeJS.ProcessEnv): Ope
   const result = config as unknown as OperatorConfig;
   normaliseClbEndpoint(result, given.has('clbProtocol'), problems);
   // Also with --clb-endpoint: a VPC endpoint still serves one region, and guessing one would act on the wrong CLBs.
-  if (!result.region) {
-    problems.push('no region: set --region or TENCENTCLOUD_REGION (e.g. ap-guangzhou), the region of the cluster\'s CLBs');
-  }
-  if (result.kubeProxyVersion && !KUBE_PROXY_VERSION.test(result.kubeProxyVersion)) {
-    problems.push(`--kube-proxy-version="${result.kubeProxyVersion}": expected a version such as v1.20.6-tke.12`);
-  }
+  if (!result.region) problems.push("no region: set --region or TENCENTCLOUD_REGION (e.g. ap-guangzhou), the region of the cluster's CLBs");
+  if (result.kubeProxyVersion && !KUBE_PROXY_VERSION.test(result.kubeProxyVersion)) problems.push(`--kube-proxy-version="${result.kubeProxyVersion}": expected a version such as v1.20.6-tke.12`);
   for (const [flag, env, value, empty] of [['dns-upstream', 'LOOPGUARD_DNS_UPSTREAM', result.dnsUpstream, false], ['coredns-servers', 'LOOPGUARD_COREDNS_SERVERS', result.corednsServers, true]] as const) {
     const parsed = parseDnsServers(value);
     if ('bad' in parsed) problems.push(`--${flag}="${value}" (${env}): "${parsed.bad}" is not an IP address or ip:port`);
     else if (!empty && parsed.servers.length === 0) problems.push(`--${flag} (${env}) is empty: name at least one DNS server`);
   }
-  if (!/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(result.clusterDomain)) {
-    problems.push(`--cluster-domain="${result.clusterDomain}" (LOOPGUARD_CLUSTER_DOMAIN): expected a lower-case DNS name such as cluster.local`);
-  }
+  const dnsName = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/;
+  if (!dnsName.test(result.clusterDomain)) problems.push(`--cluster-domain="${result.clusterDomain}" (LOOPGUARD_CLUSTER_DOMAIN): expected a lower-case DNS name such as cluster.local`);
   if (problems.length > 0) throw new ConfigError(problems);
   return result;
 }

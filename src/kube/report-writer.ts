@@ -66,10 +66,7 @@ export class ReportWriter {
    */
   private readonly adopt = sharedUntilFailed(() => this.adoptNow());
 
-  constructor(
-    kc: KubeConfig,
-    private readonly options: ReportWriterOptions,
-  ) {
+  constructor(kc: KubeConfig, private readonly options: ReportWriterOptions) {
     this.api = kc.makeApiClient(CustomObjectsApi);
     this.now = options.now ?? (() => new Date());
   }

@@ -41,10 +41,7 @@ export interface Execution {
 
 /** Thrown by `execute` when its signal aborted; `stopped` says where each interrupted target was. */
 export class ExecutionInterrupted extends Error {
-  constructor(
-    readonly stopped: readonly Execution[],
-    options?: ErrorOptions,
-  ) {
+  constructor(readonly stopped: readonly Execution[], options?: ErrorOptions) {
     super(`interrupted by shutdown: ${stopped.length} target(s) stopped mid-plan`, options);
     this.name = 'ExecutionInterrupted';
   }

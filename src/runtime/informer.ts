@@ -118,10 +118,7 @@ export class ResilientInformer<T extends KubernetesObject> {
   /** `notServed` has been logged since the resource was last served. */
   private saidNotServed = false;
 
-  constructor(
-    kc: KubeConfig,
-    private readonly options: ResilientInformerOptions<T>,
-  ) {
+  constructor(kc: KubeConfig, private readonly options: ResilientInformerOptions<T>) {
     // autoStart=false: the default would start inside the constructor, before our error handler is attached.
     this.informer = new ListWatch<T>(options.path, new Watch(kc), () => this.listed(), false, options.labelSelector, options.fieldSelector);
     for (const type of ['add', 'update', 'delete'] as const) {

@@ -104,10 +104,7 @@ export class LeaderElector {
   /** The record we last saw and when we saw it change, by our own clock. */
   private observed: { key: string; at: number } | undefined;
 
-  constructor(
-    kc: KubeConfig,
-    private readonly options: LeaderElectionOptions,
-  ) {
+  constructor(kc: KubeConfig, private readonly options: LeaderElectionOptions) {
     this.api = kc.makeApiClient(CoordinationV1Api);
     // controller-runtime's manager defaults (docs/architecture.md), and client-go's rule: leaseDuration > renewDeadline > 1.2 × retryPeriod.
     const { leaseDurationMs = 15_000, renewDeadlineMs = 10_000, retryPeriodMs = 2_000 } = options;

@@ -40,10 +40,7 @@ export class MetricsAuthorizer {
   private readonly tokens: LRUCache<string, { authenticated: boolean; user?: ReviewedUser }>;
   private readonly access: LRUCache<string, { allowed: boolean; reason?: string }>;
 
-  constructor(
-    private readonly reviewer: Reviewer,
-    now: () => number = Date.now,
-  ) {
+  constructor(private readonly reviewer: Reviewer, now: () => number = Date.now) {
     this.tokens = ttlCache(now);
     this.access = ttlCache(now);
   }

@@ -65,11 +65,7 @@ export class WorkQueue {
   private shuttingDown = false;
   private idleWaiters: Array<() => void> = [];
 
-  constructor(
-    readonly name: string,
-    private readonly handler: ReconcileHandler,
-    options: WorkQueueOptions = {},
-  ) {
+  constructor(readonly name: string, private readonly handler: ReconcileHandler, options: WorkQueueOptions = {}) {
     this.concurrency = Math.max(1, options.concurrency ?? 1);
     this.backoff = options.backoff ?? { baseMs: 5, maxMs: 1_000_000 };
     this.observer = options.observer ?? {};

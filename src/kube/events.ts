@@ -8,11 +8,9 @@
 // while costing no write per round. After a restart or a leader change the Event already on the object is found and
 // adopted instead of a second one being created.
 //
-// Events are written at a steady pace (EVENTS_PER_SECOND), in the order they were recorded: an Audit over thousands of
-// at-risk targets has one Event per target per change of verdict, and written as they come they would arrive as one
-// burst of thousands of writes right after the first round (bench:scale saw 2,296). Recording returns at once; the
-// Event keeps the time it was recorded. client-go spreads Events the same way (its broadcaster's queue, and kubelet's
-// --event-qps), where its correlator only limits each object.
+// Events are written at a steady pace (EVENTS_PER_SECOND), in the order they were recorded, as client-go's broadcaster
+// queue and the kubelet's --event-qps spread them: an Audit over thousands of at-risk targets would otherwise burst
+// thousands of writes right after the first round. Recording returns at once; the Event keeps the time it was recorded.
 import { createHash } from 'node:crypto';
 import PQueue from 'p-queue';
 import { ApiException, CoreV1Api, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
@@ -43,11 +41,7 @@ const MAX_MESSAGE = 1024;
 /** events.k8s.io's series refresh (client-go tools/events): an ongoing series is re-asserted this often. */
 export const STANDING_REFRESH_MS = 30 * 60_000;
 
-/**
- * Event writes per second (p-queue's interval cap): the kubelet's default event QPS (KubeletConfiguration
- * eventRecordQPS, 50). At 10/s an Enforce of 1,000 targets (about 2,000 Events) still wrote them 3 minutes later
- * (bench:idle, 2026-11-26); at 50/s the 2,296 Events of bench:scale's first round take 46 s.
- */
+/** Event writes per second: the kubelet's default event QPS (eventRecordQPS); at 10/s bench:idle's Events took minutes. */
 export const EVENTS_PER_SECOND = 50;
 /** Events waiting beyond this are dropped: a memory bound when the apiserver cannot keep up. */
 export const MAX_QUEUED_EVENTS = 20_000;
@@ -112,10 +106,7 @@ export class EventRecorder {
     const key = this.key(target, type, reason, text);
     const now = Date.now();
     // Checked again in turn: a standing problem seen in every round queues one write, not one per round.
-    const fresh = () => {
-      const previous = this.seen.get(key);
-      return previous !== undefined && now - previous.last < STANDING_REFRESH_MS;
-    };
+    const fresh = () => now - (this.seen.get(key)?.last ?? -Infinity) < STANDING_REFRESH_MS;
     if (fresh() || this.queued.has(key)) return Promise.resolve();
     this.queued.add(key);
     return this.later(key, target, reason, async () => {
@@ -131,10 +122,7 @@ export class EventRecorder {
     }, () => this.queued.delete(key));
   }
 
-  /**
-   * A digest of what makes two Events the same: kept for the dedup window per Event, and the message alone is up to
-   * 1 KiB (the keys were 690 bytes each, 2.7 MiB for bench/scale's 3,950 Events, as V8's ropes of their pieces).
-   */
+  /** A digest of what makes two Events the same: kept for the dedup window per Event, and the message alone is up to 1 KiB. */
   private key(target: EventTarget, type: EventType, reason: string, text: string): string {
     return createHash('sha256').update([target.kind, target.namespace, target.name, target.uid ?? '', type, reason, text].join('\u0000')).digest('base64url');
   }
@@ -151,21 +139,10 @@ export class EventRecorder {
   private async create(key: string, target: EventTarget, type: EventType, reason: string, text: string, now: number, keepMs: number): Promise<void> {
     const timestamp = new Date(now);
     const namespace = eventNamespace(target);
-    const created = await this.core.createNamespacedEvent({
-      namespace,
-      body: {
-        metadata: { generateName: `${target.name}.`, namespace },
-        involvedObject: { apiVersion: target.apiVersion, kind: target.kind, namespace: target.namespace, name: target.name, uid: target.uid },
-        type,
-        reason,
-        message: text,
-        source: { component: this.component },
-        reportingComponent: this.component,
-        firstTimestamp: timestamp,
-        lastTimestamp: timestamp,
-        count: 1,
-      },
-    });
+    const involvedObject = { apiVersion: target.apiVersion, kind: target.kind, namespace: target.namespace, name: target.name, uid: target.uid };
+    const source = { source: { component: this.component }, reportingComponent: this.component };
+    const body = { metadata: { generateName: `${target.name}.`, namespace }, involvedObject, type, reason, message: text, ...source, firstTimestamp: timestamp, lastTimestamp: timestamp, count: 1 };
+    const created = await this.core.createNamespacedEvent({ namespace, body });
     this.seen.set(key, { name: created.metadata?.name ?? '', namespace, count: 1, last: now, keepMs });
     this.prune(now);
   }
@@ -194,12 +171,7 @@ export class EventRecorder {
 }
 
 /** An Event's timestamps, as the API (Date) or its JSON (string) gives them. */
-export interface EventTimes {
-  lastTimestamp?: Date | string;
-  eventTime?: Date | string;
-  firstTimestamp?: Date | string;
-  metadata?: { creationTimestamp?: Date | string };
-}
+export type EventTimes = { [K in 'lastTimestamp' | 'eventTime' | 'firstTimestamp']?: Date | string } & { metadata?: { creationTimestamp?: Date | string } };
 
 /** When an Event last happened (ms): its newest timestamp set; 0 when none is readable. */
 export function lastSeen(e: EventTimes): number {

@@ -45,8 +45,7 @@ export class ObservationStore {
       if (cm?.data?.['checkpoint'] !== id) return { problem: `${name} is missing or of another write than ${names[0]}` };
       maps.push(cm);
     }
-    const parts = maps.map((cm) => Buffer.from(cm.binaryData?.[KEY] ?? '', 'base64'));
-    return { parts };
+    return { parts: maps.map((cm) => Buffer.from(cm.binaryData?.[KEY] ?? '', 'base64')) };
   }
 
   /** Writes the parts (at most MAX_PARTS), part 0 last. */
@@ -55,13 +54,8 @@ export class ObservationStore {
     const names = checkpointNames();
     for (let i = parts.length - 1; i >= 0; i--) {
       const name = names[i] as string;
-      const body: V1ConfigMap = {
-        apiVersion: 'v1',
-        kind: 'ConfigMap',
-        metadata: { name, namespace: this.namespace, labels: LABELS },
-        data: { checkpoint: id, parts: String(parts.length) },
-        binaryData: { [KEY]: (parts[i] as Buffer).toString('base64') },
-      };
+      const metadata = { name, namespace: this.namespace, labels: LABELS };
+      const body: V1ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata, data: { checkpoint: id, parts: String(parts.length) }, binaryData: { [KEY]: (parts[i] as Buffer).toString('base64') } };
       // Unconditional: only the leader writes here, and the newest checkpoint wins.
       const replaced = await ifFound(this.core.replaceNamespacedConfigMap({ name, namespace: this.namespace, body }));
       if (!replaced) await this.core.createNamespacedConfigMap({ namespace: this.namespace, body });
@@ -85,10 +79,8 @@ export class ObservationStore {
     const existing = await read();
     if (existing) return existing;
     try {
-      await this.core.createNamespacedSecret({
-        namespace: this.namespace,
-        body: { apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata: { name: CHECKPOINT_KEY_SECRET, namespace: this.namespace, labels: LABELS }, data: { [SECRET_KEY]: randomBytes(CHECKPOINT_KEY_BYTES).toString('base64') } },
-      });
+      const metadata = { name: CHECKPOINT_KEY_SECRET, namespace: this.namespace, labels: LABELS };
+      await this.core.createNamespacedSecret({ namespace: this.namespace, body: { apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata, data: { [SECRET_KEY]: randomBytes(CHECKPOINT_KEY_BYTES).toString('base64') } } });
     } catch (err) {
       // Another replica made it first: theirs is the key.
       if (kubeStatus(err) !== 409) throw err;

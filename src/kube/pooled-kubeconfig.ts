@@ -1,11 +1,8 @@
 // A KubeConfig whose API requests share one connection pool. client-node 2.0.1 gives every request of a generated API
-// client a new undici Agent (KubeConfig.applySecurityAuthentication → createDispatcher; only the https.Agent of
-// watches is cached, kubernetes-client/javascript#2893), so each request opens its own TLS connection, which then
-// idles open for undici's keep-alive timeout. A cluster policy's first round writes one Report per namespace: at 500
-// namespaces that is 1,000 requests in a row, and the operator's RSS rose by 120 MiB over the namespaced policy's
-// (bench:scale --policy both --reports). 1,000 GETs from one process: +190 MiB RSS in 5.8 s with an Agent each,
-// +50 MiB in 1.2 s through one. The Agent is kept per cluster and user as they stand, so a changed kubeconfig entry
-// (another context, other credentials) gets a pool of its own.
+// client a new undici Agent (KubeConfig.applySecurityAuthentication → createDispatcher, kubernetes-client/javascript#2893),
+// so each request opens its own TLS connection that idles open for undici's keep-alive: 1,000 GETs took +190 MiB RSS
+// with an Agent each, +50 MiB through one (a cluster policy's first round writes one Report per namespace). The Agent
+// is kept per cluster and user as they stand, so a changed kubeconfig entry gets a pool of its own.
 import { KubeConfig, type RequestContext } from '@kubernetes/client-node';
 
 type Dispatcher = NonNullable<ReturnType<RequestContext['getDispatcher']>>;

@@ -1,12 +1,8 @@
-// How loopguard knows, after a restart, which stored Reports it wrote (docs/reports.md §3): each report it writes
-// carries in an annotation an HMAC-SHA256 over its whole content (namespace, name, results and their timestamps: all
-// that `sameReport` compares), keyed with the observation checkpoint's key (the Secret loopguard-observations-key in
-// loopguard's namespace, docs/security.md "Trust model"). A name or a label anyone who writes Reports can copy; the
-// seal only who holds the key can make. So a seal that verifies means loopguard wrote exactly this object there: a
-// copy moved to another namespace, or any edit (a timestamp set back, a result added), does not verify. Pure.
-//
-// The HMAC is the checkpoint's own (sealCheckpoint/openCheckpoint), over a message that starts with REPORT_DOMAIN:
-// a checkpoint's sealed bytes are gzip (0x1f 0x8b ...), so neither seal can stand for the other.
+// How loopguard knows, after a restart, which stored Reports it wrote (docs/reports.md §3): an annotation holds an
+// HMAC-SHA256 over the whole report (all that `sameReport` compares, its namespace included), keyed with the
+// observation checkpoint's key (docs/security.md "Trust model"). A name or a label anyone can copy; the seal only who
+// holds the key can make, and a copy moved or edited does not verify. Pure. The HMAC is the checkpoint's own, over a
+// message that starts with REPORT_DOMAIN: a checkpoint's sealed bytes are gzip, so neither seal can stand for the other.
 import { openCheckpoint, sealCheckpoint } from '../cloud/observation-checkpoint.js';
 import { reportContent, type Report } from '../model/namespace-report.js';
 

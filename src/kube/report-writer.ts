@@ -8,14 +8,10 @@
 // What loopguard wrote is remembered, so an unchanged namespace costs no API call between resyncs; each resync reads
 // the stored report once again, so one someone deleted or edited is put back.
 //
-// Prune deletes only a report loopguard wrote, by the uid the apiserver gave it (a precondition of the delete): a
-// label or name anyone with write access to reports can copy, so a user's own Report named `loopguard` is never
-// deleted. Which ones loopguard wrote survives a restart through a seal (report-seal.ts: an HMAC over the whole
-// report, keyed with the observation checkpoint's key): before its first write or prune, a process lists the Reports
-// named `loopguard` with loopguard's label and adopts those whose seal verifies, as if it had written them itself
-// (their uid for prune, their timestamps carried over, no rewrite while nothing changed); any other is left alone.
-// Without the key (--observation-checkpoint=false: no Secret, no RBAC for it) reports are not sealed and nothing is
-// adopted: a process knows only what it wrote itself, as before (docs/reports.md §3).
+// Prune deletes only a report loopguard wrote, by the uid the apiserver gave it (a delete precondition): a label or
+// name anyone can copy. Which ones it wrote survives a restart through a seal (report-seal.ts, docs/reports.md §3):
+// before its first write or prune a process adopts the stored reports whose seal verifies, as if it had written them;
+// without the key (--observation-checkpoint=false) nothing is sealed or adopted.
 import { CustomObjectsApi, type KubeConfig, type KubernetesListObject } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import { MANAGED_BY_LABEL, namespaceReport, REPORT_API_VERSION, REPORT_GROUP, REPORT_KIND, REPORT_LABELS, REPORT_NAME, REPORT_PLURAL, REPORT_VERSION, sameReport, type Report, type ReportTarget } from '../model/namespace-report.js';
@@ -64,17 +60,13 @@ export class ReportWriter {
   /** Namespaces whose stored report is known to be `written` since the last resync (read or written since). */
   private readonly current = new Set<string>();
   /**
-   * Takes as its own each stored report an earlier process of loopguard wrote: named `loopguard`, with loopguard's
-   * label (only to list less), and a seal that verifies with the key. Once per process, before its first write or
-   * prune, shared by the writes of namespaces that run at once (the work queue runs them side by side); a failure is
-   * thrown (the caller retries later) and the adoption is tried again.
+   * Takes as its own each stored report an earlier process wrote (named `loopguard`, loopguard's label only to list
+   * less, a seal that verifies). Once per process, shared by the namespaces that run at once; a failure is thrown (the
+   * caller retries later) and the adoption is tried again.
    */
   private readonly adopt = sharedUntilFailed(() => this.adoptNow());
 
-  constructor(
-    kc: KubeConfig,
-    private readonly options: ReportWriterOptions,
-  ) {
+  constructor(kc: KubeConfig, private readonly options: ReportWriterOptions) {
     this.api = kc.makeApiClient(CustomObjectsApi);
     this.now = options.now ?? (() => new Date());
   }
@@ -106,12 +98,10 @@ export class ReportWriter {
       if (!sameReport(stored, desired)) {
         const target = { ...API, namespace, fieldManager: FIELD_MANAGER };
         const resourceVersion = stored?.metadata.resourceVersion;
-        this.written.set(
-          namespace,
-          (resourceVersion
-            ? await this.api.replaceNamespacedCustomObject({ ...target, name: REPORT_NAME, body: { ...desired, metadata: { ...desired.metadata, resourceVersion } } })
-            : await this.api.createNamespacedCustomObject({ ...target, body: desired })) as Report,
-        );
+        const written = resourceVersion
+          ? await this.api.replaceNamespacedCustomObject({ ...target, name: REPORT_NAME, body: { ...desired, metadata: { ...desired.metadata, resourceVersion } } })
+          : await this.api.createNamespacedCustomObject({ ...target, body: desired });
+        this.written.set(namespace, written as Report);
       } else if (stored) {
         this.written.set(namespace, stored); // exactly what loopguard writes there: its own now, whoever created it
       }
@@ -178,11 +168,8 @@ export class ReportWriter {
 
   private setServed(value: boolean, at: number): void {
     if (this.served?.value !== value) {
-      this.options.logger?.info(
-        value
-          ? `OpenReports is installed: writing a Report "${REPORT_NAME}" in each namespace a policy covers`
-          : `OpenReports (${REPORT_GROUP}/${REPORT_VERSION} ${REPORT_PLURAL}) is not installed: no per-namespace reports; checked again each resync`,
-      );
+      const installed = `OpenReports is installed: writing a Report "${REPORT_NAME}" in each namespace a policy covers`;
+      this.options.logger?.info(value ? installed : `OpenReports (${REPORT_GROUP}/${REPORT_VERSION} ${REPORT_PLURAL}) is not installed: no per-namespace reports; checked again each resync`);
     }
     // A new answer, or the same one again after a resync: what is stored may have changed either way.
     this.current.clear();

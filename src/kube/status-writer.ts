@@ -24,11 +24,9 @@ export class PolicyStatusWriter {
 
 /**
  * Whether the cached status `a` already holds the built status `b` ("is a write needed"), compared on the fields
- * loopguard writes: server-side apply keeps what another field manager added to the status, and counting that would
- * write the same status in every round. The evaluation time alone changing is not news. Keys are sorted: the cached
- * status comes back from the apiserver in its own key order, not the order buildPolicyStatus writes, and comparing
- * those strings as they were made every converged round write an unchanged status (bench/idle: 60 writes in 10 min of
- * nothing changing).
+ * loopguard writes (server-side apply keeps what another field manager added). The evaluation time alone changing is
+ * not news. Keys are sorted: the apiserver's key order is not buildPolicyStatus's, and comparing the strings as they
+ * came made every converged round write an unchanged status.
  */
 export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): boolean {
   if (a === undefined) return false;

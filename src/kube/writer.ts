@@ -3,22 +3,10 @@
 // carries loopguard's field manager and is guarded by the resourceVersion it was computed from, so a concurrent
 // writer (a user, TKE's controller) is never clobbered: on a conflict the object is read again and the change
 // computed again, a bounded number of times.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  NetworkingV1Api,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubeConfig,
-  type KubernetesObject,
-  type CoreV1Event,
-  type V1Ingress,
-  type V1Service,
-} from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, NetworkingV1Api, PatchStrategy, setHeaderOptions, type CoreV1Event, type KubeConfig, type KubernetesObject, type V1Ingress, type V1Service } from '@kubernetes/client-node';
 import { TKE_SERVICE_CONFIG } from '../api/annotations.js';
-import { FIELD_MANAGER, GROUP, PLURAL, VERSION } from '../api/loopbackpolicy.js';
+import { FIELD_MANAGER, GROUP, PLURAL, VERSION, type TargetKind } from '../api/loopbackpolicy.js';
 import { CLUSTER_KIND, CLUSTER_PLURAL } from '../api/clusterloopbackpolicy.js';
-import type { TargetKind } from '../api/loopbackpolicy.js';
 import { guardedPatch, type JsonPatchOp } from '../api/json-patch.js';
 import { ifFound, kubeStatus } from '../runtime/kube-errors.js';
 
@@ -71,18 +59,11 @@ export class KubeWriter {
   }
 
   /**
-   * Reads the target (or takes `read`), asks `compute` for the annotation changes on that version and patches
-   * them, guarded by its resourceVersion; on a conflict, reads again. Returns the target as written (or as read when nothing changes), or
-   * undefined when it is gone.
+   * Reads the target (or takes `read`, the target as the caller just read it, for the first attempt), asks `compute`
+   * for the annotation changes on that version and patches them, guarded by its resourceVersion; on a conflict, reads
+   * again. Returns the target as written (or as read when nothing changes), or undefined when it is gone.
    */
-  async patchAnnotations(
-    kind: TargetKind,
-    namespace: string,
-    name: string,
-    compute: (target: Target) => AnnotationPatch | undefined,
-    /** The target as the caller just read it: the first attempt uses it instead of reading again. */
-    read?: Target,
-  ): Promise<Target | undefined> {
+  async patchAnnotations(kind: TargetKind, namespace: string, name: string, compute: (target: Target) => AnnotationPatch | undefined, read?: Target): Promise<Target | undefined> {
     return againOnConflict(undefined, async (attempt) => {
       const target = attempt === 1 && read ? read : await this.get(kind, namespace, name);
       if (!target) return undefined;
@@ -135,10 +116,8 @@ export class KubeWriter {
       if (!config) return 'gone';
       const ops = plan(config.spec);
       if (ops.length === 0) return 'unchanged';
-      await this.custom.patchNamespacedCustomObject(
-        { ...TKE_SERVICE_CONFIG, namespace, name, body: guardedPatch(config.metadata?.resourceVersion ?? '', ops), fieldManager: FIELD_MANAGER },
-        setHeaderOptions('Content-Type', PatchStrategy.JsonPatch),
-      );
+      const body = guardedPatch(config.metadata?.resourceVersion ?? '', ops);
+      await this.custom.patchNamespacedCustomObject({ ...TKE_SERVICE_CONFIG, namespace, name, body, fieldManager: FIELD_MANAGER }, setHeaderOptions('Content-Type', PatchStrategy.JsonPatch));
       return 'written';
     });
   }

@@ -12,17 +12,7 @@ import { InvalidRecordError } from '../model/record-registry.js';
 export const CAPABILITY_MISSING = ['HealthCheckSourceCapabilityMissing', 'KeepaliveCapabilityMissing', 'PassToTargetCapabilityMissing', 'SnatProCapabilityMissing'] as const;
 
 /** Cloud failures that retrying cannot fix. */
-const PERMANENT = new Set<string>([
-  'PermissionDenied',
-  'InvalidRequest',
-  ...CAPABILITY_MISSING,
-  'CredentialsRejected',
-  'CredentialsUnavailable',
-  'ClockSkew',
-  'QuotaExceeded',
-  'OperationDenied',
-  'CloudError',
-]);
+const PERMANENT = new Set<string>(['PermissionDenied', 'InvalidRequest', ...CAPABILITY_MISSING, 'CredentialsRejected', 'CredentialsUnavailable', 'ClockSkew', 'QuotaExceeded', 'OperationDenied', 'CloudError']);
 
 /**
  * Whether a failed CLB call is permanent. The client already retried transient failures; what is left as
@@ -36,13 +26,8 @@ export function isPermanent(info: Pick<CloudErrorInfo, 'reason' | 'retryable'>):
 export function classifyError(err: unknown, what: string): TargetError {
   if (err instanceof InvalidRecordError) return { reason: 'InvalidRecord', message: err.message, permanent: true };
   if (err instanceof ApiException) {
-    const code = err.code;
-    if (code === 403) {
-      return { reason: StalledReason.PermissionDenied, message: `${what}: forbidden (${kubeErrorMessage(err)}); grant the loopguard ServiceAccount this verb (config/rbac)`, permanent: true };
-    }
-    if (code === 400 || code === 422) {
-      return { reason: StalledReason.InvalidRequest, message: `${what}: rejected by the API server (${kubeErrorMessage(err)})`, permanent: true };
-    }
+    if (err.code === 403) return { reason: StalledReason.PermissionDenied, message: `${what}: forbidden (${kubeErrorMessage(err)}); grant the loopguard ServiceAccount this verb (config/rbac)`, permanent: true };
+    if (err.code === 400 || err.code === 422) return { reason: StalledReason.InvalidRequest, message: `${what}: rejected by the API server (${kubeErrorMessage(err)})`, permanent: true };
     return { reason: 'RetryingAfterError', message: `${what}: ${kubeErrorMessage(err)}`, permanent: false };
   }
   const info = describeCloudError(err);

@@ -41,10 +41,7 @@ export interface Execution {
 
 /** Thrown by `execute` when its signal aborted; `stopped` says where each interrupted target was. */
 export class ExecutionInterrupted extends Error {
-  constructor(
-    readonly stopped: readonly Execution[],
-    options?: ErrorOptions,
-  ) {
+  constructor(readonly stopped: readonly Execution[], options?: ErrorOptions) {
     super(`interrupted by shutdown: ${stopped.length} target(s) stopped mid-plan`, options);
     this.name = 'ExecutionInterrupted';
   }
@@ -115,36 +112,36 @@ export class Executor {
 
   private async steps(owner: string, plan: TargetPlan, signal: AbortSignal): Promise<Execution> {
     const t = plan.target;
-    const who = `${t.kind} ${t.namespace}/${t.name}`;
+    const target = `${t.kind}/${t.namespace}/${t.name}`;
     const executed: Step[] = [];
     const by = `(${describeOwner(owner)})`;
+    const stopped = (step: Step, inFlight: boolean): Execution => ({ plan, executed, stopped: { step, inFlight } });
     for (const step of plan.steps) {
-      if (signal.aborted || this.d.stopping?.aborted) return { plan, executed, stopped: { step, inFlight: false } };
-      // A leader paused past its lease may resume here while another replica leads: no step after that.
-      if (this.d.mayWrite && !this.d.mayWrite()) return { plan, executed, stopped: { step, inFlight: false } };
+      // Shutdown has begun, or a leader paused past its lease resumed here while another replica leads: no step after that.
+      if (signal.aborted || this.d.stopping?.aborted || (this.d.mayWrite && !this.d.mayWrite())) return stopped(step, false);
       let result;
       try {
         result = await this.d.effects.apply(owner, t, step, signal);
       } catch (err) {
         if (signal.aborted) {
           // Where this target stopped, for whoever picks the round up (the next leader re-plans from the CLB).
-          this.d.logger.warn('Step interrupted by shutdown', { policy: owner, target: `${t.kind}/${t.namespace}/${t.name}`, step: describeStep(step) });
-          return { plan, executed, stopped: { step, inFlight: true } };
+          this.d.logger.warn('Step interrupted by shutdown', { policy: owner, target, step: describeStep(step) });
+          return stopped(step, true);
         }
         // A write still waiting for its turn when shutdown began was dropped before it was submitted.
-        if ((this.d.stopping?.aborted || this.d.mayWrite?.() === false) && describeCloudError(err).reason === 'Aborted') return { plan, executed, stopped: { step, inFlight: false } };
-        result = { status: 'failed' as const, error: classifyError(err, `${describeStep(step)} for ${who}`) };
+        if ((this.d.stopping?.aborted || this.d.mayWrite?.() === false) && describeCloudError(err).reason === 'Aborted') return stopped(step, false);
+        result = { status: 'failed' as const, error: classifyError(err, `${describeStep(step)} for ${t.kind} ${t.namespace}/${t.name}`) };
       }
       if (result.status === 'gone') return { plan, executed, gone: true };
       if (result.status === 'superseded') {
         // Listed with the executed steps the way a wait is (remainingSteps shows it again), yet neither logged as
         // applied nor announced: nothing was written.
-        this.d.logger.info('Step superseded', { policy: owner, target: `${t.kind}/${t.namespace}/${t.name}`, step: describeStep(step), note: result.note });
+        this.d.logger.info('Step superseded', { policy: owner, target, step: describeStep(step), note: result.note });
         return { plan, executed: [...executed, step], waiting: result.note };
       }
       if (result.status === 'failed') return this.failed(plan, executed, result.error, by);
       executed.push(step);
-      this.d.logger.info('Step applied', { policy: owner, target: `${t.kind}/${t.namespace}/${t.name}`, step: describeStep(step) });
+      this.d.logger.info('Step applied', { policy: owner, target, step: describeStep(step) });
       const event = stepEvent(step);
       if (event) await this.d.events.record(involvedObject(t), event.type, event.reason, `${describeStep(step)} ${by}`);
       const drift = driftCorrection(step);

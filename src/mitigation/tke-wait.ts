@@ -37,35 +37,23 @@ export type WaitVerdict =
   /** `keepaliveRejected`: TKE's message proves the account lacks the capability (learned account-wide). */
   | { status: 'failed'; error: TargetError; keepaliveRejected?: string };
 
-function what(s: AwaitStep): string {
-  switch (s.reason) {
-    case 'ConfigCreated':
-      return `create TkeServiceConfig ${s.config ?? ''}`;
-    case 'ConfigApplied':
-      return `apply TkeServiceConfig ${s.config ?? ''} to CLB ${s.loadBalancerId}`;
-    case 'PassToTargetApplied':
-      return `apply ingress.cloud.tencent.com/pass-to-target to CLB ${s.loadBalancerId}`;
-    case 'SourceSwitched':
-      return `switch the health-check sources of CLB ${s.loadBalancerId} to 100.64.0.0/10 (prevent-loopback)`;
-    case 'OriginalsApplied':
-      return `restore the originals declared in TkeServiceConfig ${s.config ?? ''} on CLB ${s.loadBalancerId}`;
-    case 'VipReleased':
-      return `unbind the VIP of CLB ${s.loadBalancerId} on every node (prevent-loopback taken off)`;
-  }
-}
+const WHAT: { readonly [R in AwaitStep['reason']]: (s: AwaitStep) => string } = {
+  ConfigCreated: (s) => `create TkeServiceConfig ${s.config ?? ''}`,
+  ConfigApplied: (s) => `apply TkeServiceConfig ${s.config ?? ''} to CLB ${s.loadBalancerId}`,
+  PassToTargetApplied: (s) => `apply ingress.cloud.tencent.com/pass-to-target to CLB ${s.loadBalancerId}`,
+  SourceSwitched: (s) => `switch the health-check sources of CLB ${s.loadBalancerId} to 100.64.0.0/10 (prevent-loopback)`,
+  OriginalsApplied: (s) => `restore the originals declared in TkeServiceConfig ${s.config ?? ''} on CLB ${s.loadBalancerId}`,
+  VipReleased: (s) => `unbind the VIP of CLB ${s.loadBalancerId} on every node (prevent-loopback taken off)`,
+};
+const what = (s: AwaitStep): string => WHAT[s.reason](s);
 
 /** The way out when TKE does not act: look at TKE's controller, and the step's own alternative. */
 function wayOut(s: AwaitStep, t: TargetRef): string {
   const controller = t.kind === 'Service' ? "TKE's service controller" : "TKE's ingress controller (l7-lb-controller)";
   const look = `check ${controller} and its Events (kubectl describe ${t.kind.toLowerCase()} ${t.name} -n ${t.namespace})`;
-  switch (s.reason) {
-    case 'ConfigCreated':
-      return `${look}; or create a TkeServiceConfig of your own and name it in ingress.cloud.tencent.com/tke-service-config. loopguard goes on once TKE acts`;
-    case 'OriginalsApplied':
-      return `${look}; loopguard keeps the record and restores once TKE syncs the Ingress again`;
-    default:
-      return `${look}; loopguard goes on once TKE acts`;
-  }
+  if (s.reason === 'ConfigCreated') return `${look}; or create a TkeServiceConfig of your own and name it in ingress.cloud.tencent.com/tke-service-config. loopguard goes on once TKE acts`;
+  if (s.reason === 'OriginalsApplied') return `${look}; loopguard keeps the record and restores once TKE syncs the Ingress again`;
+  return `${look}; loopguard goes on once TKE acts`;
 }
 
 /** Whether the wait is over by TKE's Warning or by the grace period; `waiting` with a note otherwise. */
@@ -86,34 +74,17 @@ export function judgeWait(input: WaitInput): WaitVerdict {
   }
   if (!warning && !graceOver) return { status: 'waiting', note: `waiting up to ${secs} s for TKE to ${what(step)}` };
   if (step.reason === 'ConfigApplied' && warning && isKeepaliveCapabilityError(warning.message)) {
-    return {
-      status: 'failed',
-      keepaliveRejected: warning.message ?? 'keepalive rejected',
-      error: {
-        reason: StalledReason.KeepaliveCapabilityMissing,
-        message: `TKE could not enable keepalive on CLB ${step.loadBalancerId}: the account lacks the ${KEEPALIVE_CAPABILITY} capability (TKE: "${warning.message ?? ''}"); ${KEEPALIVE_TICKET}`,
-        permanent: true,
-      },
-    };
+    const message = `TKE could not enable keepalive on CLB ${step.loadBalancerId}: the account lacks the ${KEEPALIVE_CAPABILITY} capability (TKE: "${warning.message ?? ''}"); ${KEEPALIVE_TICKET}`;
+    return { status: 'failed', keepaliveRejected: warning.message ?? 'keepalive rejected', error: { reason: StalledReason.KeepaliveCapabilityMissing, message, permanent: true } };
   }
-  if (tke) {
-    return { status: 'failed', error: { reason: TKE_SYNC_FAILED, message: `TKE did not ${what(step)}; ${tke}. ${wayOut(step, target)}`, permanent: true } };
-  }
+  if (tke) return { status: 'failed', error: { reason: TKE_SYNC_FAILED, message: `TKE did not ${what(step)}; ${tke}. ${wayOut(step, target)}`, permanent: true } };
   if (step.reason === 'ConfigApplied' && step.wantsKeepalive) {
     // A timeout alone is this target's verdict, never the account's: only TKE's or the CLB's refusal is learned.
-    return {
-      status: 'failed',
-      error: {
-        reason: StalledReason.KeepaliveCapabilityMissing,
-        message: `keepaliveEnable: 1 is declared in TkeServiceConfig ${step.config ?? ''} but CLB ${step.loadBalancerId} still has keepalive off after the grace period and no TKE Warning Event explains it; most likely the account lacks the ${KEEPALIVE_CAPABILITY} capability: ${KEEPALIVE_TICKET}`,
-        permanent: true,
-      },
-    };
+    const message = `keepaliveEnable: 1 is declared in TkeServiceConfig ${step.config ?? ''} but CLB ${step.loadBalancerId} still has keepalive off after the grace period and no TKE Warning Event explains it; most likely the account lacks the ${KEEPALIVE_CAPABILITY} capability: ${KEEPALIVE_TICKET}`;
+    return { status: 'failed', error: { reason: StalledReason.KeepaliveCapabilityMissing, message, permanent: true } };
   }
-  return {
-    status: 'failed',
-    error: { reason: TKE_SYNC_FAILED, message: `TKE did not ${what(step)} within its grace period (${secs} s) and reports no Warning Event about it. ${wayOut(step, target)}`, permanent: true },
-  };
+  const message = `TKE did not ${what(step)} within its grace period (${secs} s) and reports no Warning Event about it. ${wayOut(step, target)}`;
+  return { status: 'failed', error: { reason: TKE_SYNC_FAILED, message, permanent: true } };
 }
 
 /**

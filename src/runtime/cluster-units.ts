@@ -1,8 +1,7 @@
 // The work queue's whole-cluster units: one key each (the drift checks, the probe plan, the CoreDNS rules, the reports'
-// prune), beside
-// the per-policy and per-namespace keys the rest handler serves. Each unit is run once when leadership begins, after
-// the caches have synced: what a previous leader left behind (a probe plan, CoreDNS rules) must be brought to what
-// the caches say now even when no policy's round will ever ask for it (the last policy that wanted it is gone).
+// prune), beside the per-policy and per-namespace keys the rest handler serves. Each unit is run once when leadership
+// begins, after the caches have synced: what a previous leader left behind (a probe plan, CoreDNS rules) must be
+// brought to what the caches say now even when no policy's round will ever ask for it (the last one is gone).
 import type { ReconcileHandler } from './work-queue.js';
 
 export interface ClusterUnits {

@@ -1,15 +1,7 @@
 // client-node's informer stops for good on any error but 410 (@kubernetes/client-node src/cache.ts, ListWatch), and
 // `await start()` resolves even when the first LIST failed. This wrapper restarts it with capped, jittered
 // backoff (client-go's reflector: 800 ms → 30 s) and reports "synced" only after a LIST really succeeded.
-import {
-  ListWatch,
-  Watch,
-  type Informer,
-  type KubeConfig,
-  type KubernetesListObject,
-  type KubernetesObject,
-  type ObjectCache,
-} from '@kubernetes/client-node';
+import { ListWatch, Watch, type Informer, type KubeConfig, type KubernetesListObject, type KubernetesObject, type ObjectCache } from '@kubernetes/client-node';
 import { jitteredDelay } from './backoff.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import { kubeStatus } from './kube-errors.js';
@@ -43,13 +35,10 @@ export interface ResilientInformerOptions<T extends KubernetesObject> {
 }
 
 /**
- * Drops what no reader of the caches needs before an object is cached, like controller-runtime's
- * TransformStripManagedFields: managedFields is about a third of a Service as the apiserver sends it, and the caches
- * hold every Service and Ingress of the cluster (bench/scale: 12,000). The cache keeps this very object (client-node
- * stores the listed items and the watched objects it hands to the handlers), so trimming it here trims the cache.
- * loopguard's writes read their target from the apiserver, never from here.
- * The metadata is rebuilt with its defined values, not edited (target-trim.ts definedOf: `delete` made every cached
- * metadata a hash table).
+ * Drops managedFields (a third of a Service as sent) before an object is cached, like controller-runtime's
+ * TransformStripManagedFields. The cache keeps this very object (client-node stores what it hands to the handlers), so
+ * trimming it here trims the cache; loopguard's writes read their target from the apiserver. Rebuilt, not edited
+ * (target-trim.ts definedOf).
  */
 export function slim<T extends KubernetesObject>(obj: T, keepOwn: boolean): T {
   const md = obj.metadata;
@@ -71,9 +60,8 @@ export const LIST_PAGE_SIZE = 500;
 type ListMeta = NonNullable<KubernetesListObject<KubernetesObject>['metadata']> & { continue?: string };
 
 /**
- * The next page's token. A typed list (Services, Ingresses) names it `_continue`, as client-node deserializes it; a
- * custom resource's list is the apiserver's JSON as it came, with `continue`. Reading only the first lost every page
- * after the first of the policies, records and TkeServiceConfigs: a restart with 2,500 LoopbackRecords cached 500.
+ * The next page's token: `_continue` in a typed list (client-node deserializes it), `continue` in a custom resource's
+ * list (the apiserver's JSON as it came). Reading only the first lost every page after the first of the records.
  */
 function continueToken(page: KubernetesListObject<KubernetesObject>): string | undefined {
   const meta = page.metadata as ListMeta | undefined;
@@ -82,12 +70,9 @@ function continueToken(page: KubernetesListObject<KubernetesObject>): string | u
 
 /**
  * A LIST in pages, each page's objects trimmed (`keep`) before the next page is asked for, as client-go's pager reads
- * a LIST. Asked whole, the apiserver's answer for every Service of the cluster (bench/scale: 10,000, managedFields and
- * all) was parsed and then deserialized by client-node in one piece, each object twice, before the first was trimmed:
- * the start-up peak of the operator's RSS (181 MiB at 1 s in one run; 87 MiB of the 234 MiB the first 5 s allocated
- * was client-node's parse and deserialize, issue 40). In pages of 500, one page's untrimmed objects are alive at a
- * time. A continue token that expired mid-way (410: the apiserver compacted past the list's snapshot) restarts as one
- * whole LIST, as client-go's pager falls back to a full list.
+ * a LIST: asked whole, every Service of the cluster was parsed and deserialized untrimmed in one piece, the start-up
+ * peak of the operator's RSS (issue 40). A continue token that expired mid-way (410) restarts as one whole LIST, as
+ * client-go's pager falls back to a full list.
  */
 export async function listInPages<T extends KubernetesObject>(
   list: (page: ListPage) => Promise<KubernetesListObject<T>>,
@@ -133,10 +118,7 @@ export class ResilientInformer<T extends KubernetesObject> {
   /** `notServed` has been logged since the resource was last served. */
   private saidNotServed = false;
 
-  constructor(
-    kc: KubeConfig,
-    private readonly options: ResilientInformerOptions<T>,
-  ) {
+  constructor(kc: KubeConfig, private readonly options: ResilientInformerOptions<T>) {
     // autoStart=false: the default would start inside the constructor, before our error handler is attached.
     this.informer = new ListWatch<T>(options.path, new Watch(kc), () => this.listed(), false, options.labelSelector, options.fieldSelector);
     for (const type of ['add', 'update', 'delete'] as const) {

@@ -31,7 +31,6 @@ export const LEASE_MAX_BACKOFF_MS = 30_000;
 /** The same failure is logged again at most this often. */
 const REPEAT_LOG_MS = 60_000;
 
-
 /** A failed attempt, said once: what went wrong, how to fix it, and whether waiting can fix it. */
 export class LeaseError extends Error {
   constructor(
@@ -56,33 +55,19 @@ export function describeLeaseFailure(err: unknown, step: LeaseStep, namespace: s
   // (`leases.coordination.k8s.io "loopguard-leader" not found`) means it was deleted since we read it.
   const namespaceMissing = code === 404 && (kubeStatusKind(err) === 'namespaces' || /\bnamespaces "[^"]*" not found/.test(said));
   if (namespaceMissing && step !== 'read') {
-    return new LeaseError(
-      `Cannot ${step} ${lease}: namespace "${namespace}" does not exist (${said}). Fix: kubectl create namespace ${namespace}, ${chooseOther}.`,
-      false,
-    );
+    return new LeaseError(`Cannot ${step} ${lease}: namespace "${namespace}" does not exist (${said}). Fix: kubectl create namespace ${namespace}, ${chooseOther}.`, false);
   }
-  if (code === 404 && step === 'update') {
-    return new LeaseError(`${lease} was deleted before it could be updated (${said}); reading it again and creating it.`, true);
-  }
+  if (code === 404 && step === 'update') return new LeaseError(`${lease} was deleted before it could be updated (${said}); reading it again and creating it.`, true);
   if (code === 403) {
-    return new LeaseError(
-      `Not allowed to ${step} ${lease} (${said}). Fix: grant get, create and update on leases.coordination.k8s.io in ` +
-        `namespace ${namespace} to loopguard's identity (config/rbac/leader_election_role.yaml), ${chooseOther}.`,
-      false,
-    );
+    const grant = `grant get, create and update on leases.coordination.k8s.io in namespace ${namespace} to loopguard's identity (config/rbac/leader_election_role.yaml)`;
+    return new LeaseError(`Not allowed to ${step} ${lease} (${said}). Fix: ${grant}, ${chooseOther}.`, false);
   }
   if (code === 401) {
-    return new LeaseError(
-      `The apiserver rejected loopguard's credentials (${step} ${lease}: ${said}). Fix: check the kubeconfig user ` +
-        '(KUBECONFIG / --kubeconfig) or, in a pod, the ServiceAccount token.',
-      false,
-    );
+    const check = "check the kubeconfig user (KUBECONFIG / --kubeconfig) or, in a pod, the ServiceAccount token";
+    return new LeaseError(`The apiserver rejected loopguard's credentials (${step} ${lease}: ${said}). Fix: ${check}.`, false);
   }
   if (code !== undefined && code >= 400 && code < 500 && code !== 408 && code !== 409 && code !== 429) {
-    return new LeaseError(
-      `The apiserver refused to ${step} ${lease} (${said}). Fix: check --namespace and --leader-election-id.`,
-      false,
-    );
+    return new LeaseError(`The apiserver refused to ${step} ${lease} (${said}). Fix: check --namespace and --leader-election-id.`, false);
   }
   return new LeaseError(`Could not ${step} ${lease} (${said}); retrying.`, true);
 }
@@ -119,10 +104,7 @@ export class LeaderElector {
   /** The record we last saw and when we saw it change, by our own clock. */
   private observed: { key: string; at: number } | undefined;
 
-  constructor(
-    kc: KubeConfig,
-    private readonly options: LeaderElectionOptions,
-  ) {
+  constructor(kc: KubeConfig, private readonly options: LeaderElectionOptions) {
     this.api = kc.makeApiClient(CoordinationV1Api);
     // controller-runtime's manager defaults (docs/architecture.md), and client-go's rule: leaseDuration > renewDeadline > 1.2 × retryPeriod.
     const { leaseDurationMs = 15_000, renewDeadlineMs = 10_000, retryPeriodMs = 2_000 } = options;
@@ -179,16 +161,11 @@ export class LeaderElector {
     // A renewal still in flight may write the Lease between our read and our write (409): read again and retry.
     for (let attempt = 1; ; attempt++) {
       try {
-        const lease = await this.api.readNamespacedLease({ name: this.options.name, namespace: this.options.namespace });
-        if (lease.spec?.holderIdentity !== this.options.identity) return;
-        lease.spec = {
-          ...lease.spec,
-          holderIdentity: undefined,
-          leaseDurationSeconds: 1,
-          acquireTime: microTime(lease.spec.acquireTime),
-          renewTime: microTime(new Date()),
-        };
-        await this.api.replaceNamespacedLease({ name: this.options.name, namespace: this.options.namespace, body: lease });
+        const { name, namespace, identity } = this.options;
+        const lease = await this.api.readNamespacedLease({ name, namespace });
+        if (lease.spec?.holderIdentity !== identity) return;
+        lease.spec = { ...lease.spec, holderIdentity: undefined, leaseDurationSeconds: 1, acquireTime: microTime(lease.spec.acquireTime), renewTime: microTime(new Date()) };
+        await this.api.replaceNamespacedLease({ name, namespace, body: lease });
         this.options.logger?.info('Released leader lease', { lease: this.options.name });
         return;
       } catch (err) {
@@ -244,8 +221,7 @@ export class LeaderElector {
     const log = this.options.logger;
     const meta = { lease: `${this.options.namespace}/${this.options.name}` };
     if (failure.transient) log?.warn(`Leader election attempt failed: ${failure.message}`, meta);
-    else if (log?.error) log.error(`Leader election cannot proceed: ${failure.message}`, meta);
-    else log?.warn(`Leader election cannot proceed: ${failure.message}`, meta);
+    else (log?.error ?? log?.warn)?.call(log, `Leader election cannot proceed: ${failure.message}`, meta);
   }
 
   private recovered(): void {

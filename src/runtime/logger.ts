@@ -30,10 +30,6 @@ export function createLogger(options: { level?: string; stream?: NodeJS.Writable
   return winston.createLogger({
     level: options.level ?? 'info',
     format: winston.format.combine(redactFormat(), winston.format.timestamp(), winston.format.json()),
-    transports: [
-      options.stream
-        ? new winston.transports.Stream({ stream: options.stream })
-        : new winston.transports.Console({ stderrLevels: [] }),
-    ],
+    transports: [options.stream ? new winston.transports.Stream({ stream: options.stream }) : new winston.transports.Console({ stderrLevels: [] })],
   });
 }

@@ -40,10 +40,7 @@ export class MetricsAuthorizer {
   private readonly tokens: LRUCache<string, { authenticated: boolean; user?: ReviewedUser }>;
   private readonly access: LRUCache<string, { allowed: boolean; reason?: string }>;
 
-  constructor(
-    private readonly reviewer: Reviewer,
-    now: () => number = Date.now,
-  ) {
+  constructor(private readonly reviewer: Reviewer, now: () => number = Date.now) {
     this.tokens = ttlCache(now);
     this.access = ttlCache(now);
   }
@@ -61,7 +58,7 @@ export class MetricsAuthorizer {
       } catch (err) {
         return { status: 500, message: `Authentication failed: the TokenReview did not complete (${err instanceof Error ? err.message.split('\n')[0] : String(err)})` };
       }
-      identity = { authenticated: review.authenticated && review.user !== undefined, ...(review.user ? { user: review.user } : {}) };
+      identity = { authenticated: review.authenticated && review.user !== undefined, user: review.user };
       this.tokens.set(tokenKey, identity, { ttl: CACHE_TTL.token });
     }
     if (!identity.authenticated || !identity.user) return { status: 401, message: 'Unauthorized: the token is not valid' };
@@ -101,23 +98,13 @@ export function kubeReviewer(kc: KubeConfig): Reviewer {
     async tokenReview(token) {
       const r = await within(authn.createTokenReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token } } }));
       const u = r.status?.user;
-      return {
-        authenticated: r.status?.authenticated === true,
-        ...(u?.username ? { user: { username: u.username, ...(u.uid ? { uid: u.uid } : {}), ...(u.groups ? { groups: u.groups } : {}), ...(u.extra ? { extra: u.extra } : {}) } } : {}),
-        ...(r.status?.error ? { error: r.status.error } : {}),
-      };
+      // undefined fields are not sent, nor part of the cache key (MetricsAuthorizer).
+      return { authenticated: r.status?.authenticated === true, user: u?.username ? { username: u.username, uid: u.uid, groups: u.groups, extra: u.extra } : undefined, error: r.status?.error };
     },
     async accessReview(user, path, verb) {
-      const r = await within(
-        authz.createSubjectAccessReview({
-          body: {
-            apiVersion: 'authorization.k8s.io/v1',
-            kind: 'SubjectAccessReview',
-            spec: { user: user.username, ...(user.uid ? { uid: user.uid } : {}), ...(user.groups ? { groups: user.groups } : {}), ...(user.extra ? { extra: user.extra } : {}), nonResourceAttributes: { path, verb } },
-          },
-        }),
-      );
-      return { allowed: r.status?.allowed === true, ...(r.status?.reason ? { reason: r.status.reason } : {}) };
+      const spec = { user: user.username, uid: user.uid, groups: user.groups, extra: user.extra, nonResourceAttributes: { path, verb } };
+      const r = await within(authz.createSubjectAccessReview({ body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', spec } }));
+      return { allowed: r.status?.allowed === true, reason: r.status?.reason };
     },
   };
 }

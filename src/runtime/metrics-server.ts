@@ -3,7 +3,6 @@
 // certificate from --metrics-cert-dir (tls.crt, tls.key: a cert-manager Secret) or a self-signed one made at start,
 // and every request through MetricsAuthorizer. The probes stay on their plain-HTTP port for the kubelet.
 import { readFileSync } from 'node:fs';
-import type { ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
@@ -11,7 +10,7 @@ import { join } from 'node:path';
 import type { MetricsAuthorizer } from './metrics-auth.js';
 import type { MetricsSource } from './metrics.js';
 import { selfSignedCert, type ServingCert } from './self-signed-cert.js';
-import { close, listen } from './server.js';
+import { close, listen, sendMetrics } from './server.js';
 
 export interface MetricsServerOptions {
   host: string;
@@ -49,20 +48,20 @@ export class MetricsServer {
   async start(): Promise<AddressInfo> {
     const { certDir, host, port } = this.options;
     let current = certDir ? readCert(certDir) : selfSignedCert(['localhost', hostname(), '127.0.0.1', '::1']);
+    const text = { 'content-type': 'text/plain' };
     const server = createServer({ ...current, minVersion: 'TLSv1.2' }, (req, res) => {
       const path = new URL(req.url ?? '/', 'https://localhost').pathname;
-      if (path !== '/metrics') {
-        res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
-        return;
-      }
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }).end('method not allowed\n');
-        return;
-      }
-      void this.serve(req.headers.authorization, req.method, path, res).catch((err: unknown) => {
-        if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
-        res.end(`${String(err)}\n`);
-      });
+      const method = req.method ?? '';
+      if (path !== '/metrics') return void res.writeHead(404, text).end('not found\n');
+      if (method !== 'GET' && method !== 'HEAD') return void res.writeHead(405, { allow: 'GET, HEAD', ...text }).end('method not allowed\n');
+      this.options.authorizer.check(req.headers.authorization, method, path).then(
+        (decision) => {
+          if (decision.status === 200) return sendMetrics(this.options.metrics, res, method === 'HEAD');
+          this.options.onDenied?.(decision.status, decision.message);
+          res.writeHead(decision.status, decision.status === 401 ? { ...text, 'www-authenticate': 'Bearer' } : text).end(`${decision.message}\n`);
+        },
+        (err: unknown) => res.writeHead(500, text).end(`${String(err)}\n`),
+      );
     });
     this.server = server;
     const address = await listen(server, host, port, 'metrics');
@@ -79,19 +78,6 @@ export class MetricsServer {
       }, this.options.certReloadMs ?? CERT_RELOAD_MS).unref();
     }
     return address;
-  }
-
-  private async serve(authorization: string | undefined, method: string, path: string, res: ServerResponse): Promise<void> {
-    const decision = await this.options.authorizer.check(authorization, method, path);
-    if (decision.status !== 200) {
-      this.options.onDenied?.(decision.status, decision.message);
-      const headers: Record<string, string> = { 'content-type': 'text/plain' };
-      if (decision.status === 401) headers['www-authenticate'] = 'Bearer';
-      res.writeHead(decision.status, headers).end(`${decision.message}\n`);
-      return;
-    }
-    const text = await this.options.metrics.render();
-    res.writeHead(200, { 'content-type': this.options.metrics.contentType }).end(method === 'HEAD' ? undefined : text);
   }
 
   async stop(): Promise<void> {

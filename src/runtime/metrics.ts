@@ -16,13 +16,7 @@ export class Metrics implements MetricsSource {
   readonly registry = new Registry();
   readonly reconcileTotal = this.counter('controller_runtime_reconcile_total', 'Total number of reconciliations per controller', ['controller', 'result']);
   readonly reconcileErrors = this.counter('controller_runtime_reconcile_errors_total', 'Total number of reconciliation errors per controller', ['controller']);
-  readonly reconcileTime = new Histogram({
-    name: 'controller_runtime_reconcile_time_seconds',
-    help: 'Length of time per reconciliation per controller',
-    labelNames: ['controller'] as const,
-    buckets: RECONCILE_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly reconcileTime = new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Length of time per reconciliation per controller', labelNames: ['controller'] as const, buckets: RECONCILE_BUCKETS, registers: [this.registry] });
   readonly queueDepth = this.gauge('workqueue_depth', 'Current depth of workqueue', ['name']);
   readonly queueAdds = this.counter('workqueue_adds_total', 'Total number of adds handled by workqueue', ['name']);
   readonly queueRetries = this.counter('workqueue_retries_total', 'Total number of retries handled by workqueue', ['name']);
@@ -31,24 +25,12 @@ export class Metrics implements MetricsSource {
   readonly cloudThrottles = this.counter('loopguard_cloud_throttled_total', 'CLB API calls answered with RequestLimitExceeded, by action', ['action']);
   /** Read at scrape time from the CLB client (watchCloudRate). */
   private cloudRateSource: () => Record<string, number> = () => ({});
-  readonly cloudRateLimit: Gauge<'action'> = this.gauge(
-    'loopguard_cloud_rate_limit',
-    'CLB API requests per second loopguard allows itself now, by action: --cloud-rate-limit, or less while the account quota is contended (adaptive rate)',
-    ['action'],
-    () => {
-      for (const [action, rate] of Object.entries(this.cloudRateSource())) this.cloudRateLimit.set({ action }, rate);
-    },
-  );
+  readonly cloudRateLimit: Gauge<'action'> = this.gauge('loopguard_cloud_rate_limit', 'CLB API requests per second loopguard allows itself now, by action: --cloud-rate-limit, or less while the account quota is contended (adaptive rate)', ['action'], () => {
+    for (const [action, rate] of Object.entries(this.cloudRateSource())) this.cloudRateLimit.set({ action }, rate);
+  });
   readonly driftCorrections = this.counter('loopguard_drift_corrections_total', 'Changes made outside loopguard that it corrected', ['kind']);
-  readonly driftChecks = this.counter(
-    'loopguard_drift_checks_total',
-    'Converged CLBs checked for drift, by tier: health (the backend-health signal), full (the full re-read on its cycle), escalated (a full re-read the health signal asked for)',
-    ['tier'],
-  );
-  readonly targetsPlanned = this.counter(
-    'loopguard_targets_planned_total',
-    'Targets planned by policy rounds: a round plans only the targets that a change (an object, a CLB read that differs) concerns',
-  );
+  readonly driftChecks = this.counter('loopguard_drift_checks_total', 'Converged CLBs checked for drift, by tier: health (the backend-health signal), full (the full re-read on its cycle), escalated (a full re-read the health signal asked for)', ['tier']);
+  readonly targetsPlanned = this.counter('loopguard_targets_planned_total', 'Targets planned by policy rounds: a round plans only the targets that a change (an object, a CLB read that differs) concerns');
   readonly leader = this.gauge('leader_election_master_status', '1 while this replica is the leader', ['name']);
 
   /** loopguard_target_risk and loopguard_target_errors: one series per target, rendered apart (target-series.ts). */

@@ -1,9 +1,8 @@
 // /healthz (liveness), /readyz (informer caches synced, and nothing known to stop the operator from acting)
 // and, unless metrics are secured (--metrics-secure: runtime/metrics-server.ts), /metrics on one small HTTP server.
 // Readiness is deliberately not tied to leadership: standbys are ready too (controller-runtime's pkg/healthz). A
-// failing check may say why, so `curl /readyz` answers the question
-// a 503 raises.
-import { createServer, type Server as HttpServer } from 'node:http';
+// failing check may say why, so `curl /readyz` answers the question a 503 raises.
+import { createServer, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { MetricsSource } from './metrics.js';
@@ -60,15 +59,8 @@ export class ProbeServer {
         return;
       }
       if (url.pathname === '/metrics') {
-        const metrics = this.options.metrics;
-        if (!metrics) {
-          res.writeHead(404, { 'content-type': 'text/plain' }).end('/metrics is served over HTTPS on --metrics-port, to ServiceAccounts allowed to get it (--metrics-secure)\n');
-          return;
-        }
-        metrics
-          .render()
-          .then((text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(text))
-          .catch((err: unknown) => res.writeHead(500).end(String(err)));
+        if (this.options.metrics) sendMetrics(this.options.metrics, res, false);
+        else res.writeHead(404, { 'content-type': 'text/plain' }).end('/metrics is served over HTTPS on --metrics-port, to ServiceAccounts allowed to get it (--metrics-secure)\n');
         return;
       }
       res.writeHead(404).end('not found\n');
@@ -79,6 +71,14 @@ export class ProbeServer {
   async stop(): Promise<void> {
     if (this.server) await close(this.server);
   }
+}
+
+/** Writes what /metrics serves (the body left out for a HEAD); a render that fails is a 500 with its error. */
+export function sendMetrics(metrics: MetricsSource, res: ServerResponse, head: boolean): void {
+  metrics.render().then(
+    (text) => res.writeHead(200, { 'content-type': metrics.contentType }).end(head ? undefined : text),
+    (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${String(err)}\n`),
+  );
 }
 
 /** Listens on host:port; a port in use or an address not ours fails with one line naming the flags (main.ts prints it). */

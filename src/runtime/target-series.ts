@@ -26,17 +26,10 @@ interface GaugeSpec {
 }
 
 export const TARGET_RISK: GaugeSpec = { name: 'loopguard_target_risk', help: '1 for the current verdict of each target (AtRisk, Mitigated, ...), per policy', value: 'verdict' };
-export const TARGET_ERRORS: GaugeSpec = {
-  name: 'loopguard_target_errors',
-  help: '1 while the last reconcile of a target ended with an error, by reason (alerts can name the failing target)',
-  value: 'reason',
-};
+export const TARGET_ERRORS: GaugeSpec = { name: 'loopguard_target_errors', help: '1 while the last reconcile of a target ended with an error, by reason (alerts can name the failing target)', value: 'reason' };
 
 /** Both gauges with their label names, in the order a line carries them (alert rules and the dashboard are checked against these). */
-export const TARGET_GAUGES: readonly { name: string; labelNames: readonly string[] }[] = [TARGET_RISK, TARGET_ERRORS].map((g) => ({
-  name: g.name,
-  labelNames: ['namespace', 'policy', 'kind', 'name', g.value],
-}));
+export const TARGET_GAUGES: readonly { name: string; labelNames: readonly string[] }[] = [TARGET_RISK, TARGET_ERRORS].map((g) => ({ name: g.name, labelNames: ['namespace', 'policy', 'kind', 'name', g.value] }));
 
 /** A label value as the exposition format writes it. */
 export function escapeLabel(value: string): string {
@@ -112,18 +105,12 @@ export class TargetSeriesExporter {
   /** Both gauges in the text exposition format, each with its HELP and TYPE even when it has no series (as prom-client). */
   render(): string {
     const parts: string[] = [];
-    for (const [gauge, pick] of [
-      [TARGET_RISK, (r: Row) => r.risk],
-      [TARGET_ERRORS, (r: Row) => r.errorLine],
-    ] as const) {
+    for (const [gauge, pick] of [[TARGET_RISK, (r: Row) => r.risk], [TARGET_ERRORS, (r: Row) => r.errorLine]] as const) {
       parts.push(`# HELP ${gauge.name} ${gauge.help}\n# TYPE ${gauge.name} gauge\n`);
       for (const p of this.policies.values()) {
         for (const byKind of p.rows.values()) {
           for (const byName of byKind.values()) {
-            for (const r of byName.values()) {
-              const line = pick(r);
-              if (line !== undefined) parts.push(line);
-            }
+            for (const r of byName.values()) if (pick(r) !== undefined) parts.push(pick(r)!);
           }
         }
       }
@@ -137,20 +124,6 @@ export class TargetSeriesExporter {
  * micro-run of 12,000 series).
  */
 function render(gauge: GaugeSpec, namespace: string, policy: string, target: { kind: string; name: string }, value: string): string {
-  return [
-    gauge.name,
-    '{namespace="',
-    escapeLabel(namespace),
-    '",policy="',
-    escapeLabel(policy),
-    '",kind="',
-    escapeLabel(target.kind),
-    '",name="',
-    escapeLabel(target.name),
-    '",',
-    gauge.value,
-    '="',
-    escapeLabel(value),
-    '"} 1\n',
-  ].join('');
+  const labels = [gauge.name, '{namespace="', escapeLabel(namespace), '",policy="', escapeLabel(policy), '",kind="', escapeLabel(target.kind)];
+  return [...labels, '",name="', escapeLabel(target.name), '",', gauge.value, '="', escapeLabel(value), '"} 1\n'].join('');
 }

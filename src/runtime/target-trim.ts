@@ -1,13 +1,8 @@
-// What the Service and Ingress caches keep: the fields model/target-facts.ts reads (the only reader of these caches:
-// the policy round and the deletion turn the cached objects into ServiceFacts/IngressFacts, and routing reads the
-// namespace), plus what the informer itself needs (resourceVersion, to resume its watch and skip same-version
-// updates). The caches hold every Service and Ingress of the cluster (bench/scale: 12,000); the rest of a Service
-// (clusterIP(s) but whether it is `None`, ipFamilies, selector, sessionAffinity, each port's targetPort and nodePort,
-// status conditions) and of an Ingress (each path's pathType, the default backend's port, TLS secrets) is read by
-// nobody. The objects are trimmed in place: the informer's cache holds these very objects (see informer.ts, slim).
-//
-// `kubectl.kubernetes.io/last-applied-configuration` goes too: a copy of the whole object as last applied, on every
-// target applied with kubectl, and no annotation loopguard reads (api/annotations.ts names each by key).
+// What the Service and Ingress caches keep: the fields model/target-facts.ts reads (their only reader; routing reads
+// the namespace), plus the resourceVersion the informer resumes its watch from. The caches hold every Service and
+// Ingress of the cluster, and the rest of them is read by nobody. Trimmed in place: the informer's cache holds these
+// very objects (informer.ts, slim). `kubectl.kubernetes.io/last-applied-configuration` goes too: a copy of the whole
+// object on every target applied with kubectl, and no annotation loopguard reads (api/annotations.ts names each).
 // test/unit/target-trim.test.ts checks that the facts of a trimmed object equal those of the whole one.
 import type { V1Ingress, V1ObjectMeta, V1Service } from '@kubernetes/client-node';
 
@@ -18,9 +13,7 @@ type Obj = Record<string, unknown>;
 /**
  * `o`'s defined fields but `drop`, then `extra`'s, in a new plain object. What the caches keep is rebuilt this way,
  * never edited with `delete`: deleting a field turns a V8 object into a hash table (dictionary mode) that keeps its
- * size, and client-node's deserializer sets every field of a V1ObjectMeta, most of them undefined. The cached
- * metadata trimmed with `delete` were 448-byte tables for half a dozen values each: about 7 MiB of the 16,500 objects
- * bench/scale caches (heap snapshot, issue 40).
+ * size, and client-node's deserializer sets every field of a V1ObjectMeta, most of them undefined (issue 40).
  */
 export function definedOf<O extends object>(o: O, extra: Partial<O> = {}, drop: readonly (keyof O)[] = []): O {
   const out: Partial<O> = {};

@@ -1,10 +1,10 @@
 // A keyed work queue with client-go's guarantees (util/workqueue/doc.go):
 // - stingy: a key is never processed by two workers at once, and adds of a key that is already waiting coalesce;
 // - a key added while it is being processed is processed once more afterwards (nothing is lost);
-// - failures are retried with per-key exponential backoff; success forgets the failures;
+// - failures are retried with per-key exponential backoff, base·2^failures capped (ItemExponentialFailureRateLimiter);
+//   success forgets the failures, so one bad object never slows the others down;
 // - bounded concurrency, delayed re-adds (RequeueAfter), and a draining shutdown that aborts handlers only once
 //   its grace period is over.
-import { ItemBackoff, type BackoffOptions } from './backoff.js';
 import { settlesWithin } from './settle.js';
 
 export interface ReconcileOutcome {
@@ -44,16 +44,9 @@ export interface WorkQueueObserver {
   failed?(name: string, key: string, error: unknown, retryInMs: number | undefined): void;
 }
 
-export interface ShutdownOptions {
-  /** After the grace period, how long aborted handlers get to finish (default DEFAULT_UNWIND_MS). */
-  unwindMs?: number;
-  /** Called once the grace period is over, just before the keys still in progress are aborted. */
-  onGraceOver?: (inProgress: string[]) => void;
-}
-
 export interface WorkQueueOptions {
   concurrency?: number;
-  backoff?: BackoffOptions;
+  backoff?: { baseMs: number; maxMs: number };
   observer?: WorkQueueObserver;
 }
 
@@ -62,21 +55,19 @@ export class WorkQueue {
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
   private readonly delayed = new Map<string, { at: number; timer: NodeJS.Timeout }>();
-  private readonly backoff: ItemBackoff<string>;
+  /** Failures of each key since its last success. */
+  private readonly failures = new Map<string, number>();
   private readonly concurrency: number;
+  private readonly backoff: NonNullable<WorkQueueOptions['backoff']>;
   private readonly observer: WorkQueueObserver;
   private readonly abort = new AbortController();
   private running = false;
   private shuttingDown = false;
   private idleWaiters: Array<() => void> = [];
 
-  constructor(
-    readonly name: string,
-    private readonly handler: ReconcileHandler,
-    options: WorkQueueOptions = {},
-  ) {
+  constructor(readonly name: string, private readonly handler: ReconcileHandler, options: WorkQueueOptions = {}) {
     this.concurrency = Math.max(1, options.concurrency ?? 1);
-    this.backoff = new ItemBackoff(options.backoff);
+    this.backoff = options.backoff ?? { baseMs: 5, maxMs: 1_000_000 };
     this.observer = options.observer ?? {};
   }
 
@@ -130,9 +121,10 @@ export class WorkQueue {
    * Stops taking work (no new keys, no requeues, delayed adds cancelled) and lets in-flight handlers finish
    * for up to `drainMs`: their signal stays live, so a CLB task they await is seen to its end rather than cut
    * off. Only when the grace period is over are they aborted, and then given `unwindMs` more to record where
-   * they stopped. Returns whether everything finished within the grace period.
+   * they stopped (default DEFAULT_UNWIND_MS); `onGraceOver` is told which keys are aborted. Returns whether
+   * everything finished within the grace period.
    */
-  async shutdown(drainMs = 8_000, options: ShutdownOptions = {}): Promise<boolean> {
+  async shutdown(drainMs = 8_000, options: { unwindMs?: number; onGraceOver?: (inProgress: string[]) => void } = {}): Promise<boolean> {
     this.shuttingDown = true;
     for (const { timer } of this.delayed.values()) clearTimeout(timer);
     this.delayed.clear();
@@ -163,7 +155,9 @@ export class WorkQueue {
     // Again after the key's backoff.
     const retry = (err: unknown): void => {
       result = 'error';
-      const delay = this.backoff.next(key);
+      const n = this.failures.get(key) ?? 0;
+      this.failures.set(key, n + 1);
+      const delay = Math.min(this.backoff.maxMs, this.backoff.baseMs * 2 ** n);
       this.observer.retried?.(this.name);
       this.addAfter(key, delay);
       this.observer.failed?.(this.name, key, err, delay);
@@ -171,7 +165,7 @@ export class WorkQueue {
     try {
       const outcome = await this.handler(key, this.abort.signal);
       if (outcome?.retry && !this.shuttingDown) return retry(outcome.retry);
-      this.backoff.forget(key);
+      this.failures.delete(key);
       if (outcome?.requeueAfterMs !== undefined) {
         result = 'requeue_after';
         this.addAfter(key, outcome.requeueAfterMs);
@@ -179,7 +173,7 @@ export class WorkQueue {
     } catch (err) {
       if (this.shuttingDown) {
         result = 'terminal';
-        this.backoff.forget(key);
+        this.failures.delete(key);
         // Aborted at the end of the grace period is no failure: the handler has said where it stopped.
         if (!this.abort.signal.aborted) this.observer.failed?.(this.name, key, err, undefined);
       } else retry(err);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ItemBackoff, jitteredDelay } from '../../src/runtime/backoff.js';
+import { jitteredDelay } from '../../src/runtime/backoff.js';
 import { ShutdownAbortError, WorkQueue } from '../../src/runtime/work-queue.js';
 
 /** A promise with its resolver, to hold a handler inside its critical section. */
@@ -21,13 +21,23 @@ function until(check: () => boolean, what: string, timeoutMs = 5_000): Promise<v
   });
 }
 
-describe('ItemBackoff', () => {
-  it('doubles per failure from the base, caps at the max, and resets on forget', () => {
-    const b = new ItemBackoff<string>({ baseMs: 5, maxMs: 100 });
-    expect([b.next('a'), b.next('a'), b.next('a'), b.next('a'), b.next('a'), b.next('a')]).toEqual([5, 10, 20, 40, 80, 100]);
-    expect(b.next('b')).toBe(5);
-    b.forget('a');
-    expect(b.next('a')).toBe(5);
+describe('backoff', () => {
+  it("doubles a key's retry delay per failure from the base and caps it at the max; another key starts at the base", async () => {
+    const retries: string[] = [];
+    const q = new WorkQueue(
+      't',
+      async () => {
+        throw new Error('boom');
+      },
+      { backoff: { baseMs: 1, maxMs: 8 }, observer: { failed: (_n, key, _e, retryIn) => retries.push(`${key}:${retryIn}`) } },
+    );
+    q.start();
+    q.add('a');
+    await until(() => retries.length === 6, 'six failures of a');
+    q.add('b');
+    await until(() => retries.includes('b:1'), 'the first failure of b');
+    await q.shutdown(0);
+    expect(retries.slice(0, 6)).toEqual(['a:1', 'a:2', 'a:4', 'a:8', 'a:8', 'a:8']);
   });
 
   it('jittered delays stay within [base, min(max, base·2^n)]', () => {

@@ -74,10 +74,9 @@ export function writeOptions(deps: EffectDeps, signal: AbortSignal): CallOptions
 }
 
 /**
- * Sends a CLB write; when it fails, the observer forgets the CLB. A failure after the submission (its task's polls
- * throttled out, a poll timeout) leaves the CLB's state unknown — the task may well have succeeded — and a round that
- * planned again from the old observation would write the same change a second time (seen at 0.2 req/s:
- * test/integration/heavy-throttling.test.ts). Forgotten, the CLB is read again before anything is planned on it.
+ * Sends a CLB write; when it fails, the observer forgets the CLB. A failure after the submission (a poll timeout)
+ * leaves the CLB's state unknown (the task may well have succeeded), and planning again from the old observation
+ * would write the change twice (test/integration/heavy-throttling.test.ts); forgotten, the CLB is read again first.
  */
 export async function writeOrForget(deps: Pick<EffectDeps, 'observer'>, loadBalancerId: string, write: () => Promise<unknown>): Promise<void> {
   try {
@@ -94,13 +93,10 @@ export function nonEmpty(record: Originals): Originals | undefined {
 }
 
 /**
- * A change TKE's controllers act on (an annotation on a Service or Ingress, docs/tencent-cloud.md §2; a TkeServiceConfig
- * edit, §1): TKE syncs the object, and a sync reads the CLB on the account quota loopguard shares. How many calls a
- * sync makes is not documented; we assume one DescribeListeners, as the TKE simulator does
- * (sim/tke-simulator/load-balancer.ts). While that action is congested, the change waits for a DescribeListeners of
- * loopguard's budget (ClbClient.reserve), so that loopguard slows the reads it causes along with its own (bench:fleet:
- * in the seconds TKE's three controllers alone asked more than the quota, much of what they read was syncs of Services
- * loopguard had annotated); uncongested, TKE's reads take nothing from loopguard's share.
+ * A change TKE's controllers act on (an annotation, docs/tencent-cloud.md §2; a TkeServiceConfig edit, §1) makes TKE
+ * sync the object, reading the CLB on the account quota loopguard shares: one DescribeListeners, we assume (undocumented;
+ * as the TKE simulator does). While that action is congested the change waits for one of loopguard's budget
+ * (ClbClient.reserve), so loopguard slows the reads it causes along with its own (bench:fleet).
  */
 export function paceTkeSync(deps: Pick<EffectDeps, 'clb' | 'stopping'>, signal: AbortSignal): Promise<void> {
   return deps.clb.reserve('DescribeListeners', { signal, ...(deps.stopping ? { stopping: deps.stopping } : {}) });

@@ -7,10 +7,10 @@ import { TKE_GRACE_MS } from '../model/tke-timing.js';
 
 type Kind = 'string' | 'bool' | 'int' | 'duration';
 
-interface Field {
-  key: string;
+interface Setting {
   flag: string;
-  env: string;
+  /** The variable when it is not LOOPGUARD_ and the flag in upper case (`envOf`). */
+  env?: string;
   /** Older or conventional names that still work; the primary names win over them. */
   aliases?: { flags?: readonly string[]; envs?: readonly string[] };
   kind: Kind;
@@ -45,58 +45,62 @@ export function parseDnsServers(text: string): { servers: string[] } | { bad: st
 /** `--kube-proxy-version`: a Kubernetes version, with TKE's build suffix where it has one. */
 export const KUBE_PROXY_VERSION = /^v\d+\.\d+\.\d+(-tke\.\d+)?$/;
 
-/** Every setting once: its flag, variable, kind, range, default and help (OperatorConfig is derived from it). */
-const SETTINGS = [
-  { key: 'kubeconfig', flag: 'kubeconfig', env: 'KUBECONFIG', kind: 'string', default: '', help: 'kubeconfig file; empty = in-cluster' },
-  { key: 'leaderElect', flag: 'leader-elect', env: 'LOOPGUARD_LEADER_ELECT', kind: 'bool', default: true, help: 'elect a leader among replicas (only the leader writes)' },
+/** Every setting once, by its key in OperatorConfig: its flag, variable, kind, range, default and help (OperatorConfig is derived from it). */
+const SETTINGS = {
+  kubeconfig: { flag: 'kubeconfig', env: 'KUBECONFIG', kind: 'string', default: '', help: 'kubeconfig file; empty = in-cluster' },
+  leaderElect: { flag: 'leader-elect', kind: 'bool', default: true, help: 'elect a leader among replicas (only the leader writes)' },
   // POD_NAMESPACE: what the Deployment sets from the downward API; --lease-namespace: loopguard's earlier name (the
   // chart's operator.leaseNamespace passes it); --leader-election-namespace: controller-runtime's name.
   // '' until `resolveRuntimeDefaults`: out of cluster it must be given, never guessed.
-  { key: 'namespace', flag: 'namespace', env: 'LOOPGUARD_NAMESPACE', aliases: { flags: ['lease-namespace', 'leader-election-namespace'], envs: ['LOOPGUARD_LEASE_NAMESPACE', 'POD_NAMESPACE'] }, kind: 'string', default: '', help: "loopguard's own namespace: its Lease, observation checkpoint and admission params, left out of cluster policies (default: the pod's namespace in a cluster; required out of cluster)" },
-  { key: 'leaseName', flag: 'leader-election-id', env: 'LOOPGUARD_LEASE_NAME', kind: 'string', default: 'loopguard-leader', help: 'name of the Lease' },
-  { key: 'identity', flag: 'identity', env: 'POD_NAME', kind: 'string', default: '', help: 'this replica in the Lease (default: hostname + random suffix)' },
-  { key: 'probeHost', flag: 'probe-host', env: 'LOOPGUARD_PROBE_HOST', kind: 'string', default: '', help: 'address of /healthz, /readyz, /metrics (default: 0.0.0.0 in a pod, else 127.0.0.1)' },
-  { key: 'probePort', flag: 'probe-port', env: 'LOOPGUARD_PROBE_PORT', kind: 'int', min: 0, max: 65535, default: 8081, help: 'port of /healthz, /readyz (and /metrics when not --metrics-secure) (0 = any free port)' },
+  namespace: { flag: 'namespace', aliases: { flags: ['lease-namespace', 'leader-election-namespace'], envs: ['LOOPGUARD_LEASE_NAMESPACE', 'POD_NAMESPACE'] }, kind: 'string', default: '', help: "loopguard's own namespace: its Lease, observation checkpoint and admission params, left out of cluster policies (default: the pod's namespace in a cluster; required out of cluster)" },
+  leaseName: { flag: 'leader-election-id', env: 'LOOPGUARD_LEASE_NAME', kind: 'string', default: 'loopguard-leader', help: 'name of the Lease' },
+  identity: { flag: 'identity', env: 'POD_NAME', kind: 'string', default: '', help: 'this replica in the Lease (default: hostname + random suffix)' },
+  probeHost: { flag: 'probe-host', kind: 'string', default: '', help: 'address of /healthz, /readyz, /metrics (default: 0.0.0.0 in a pod, else 127.0.0.1)' },
+  probePort: { flag: 'probe-port', kind: 'int', min: 0, max: 65535, default: 8081, help: 'port of /healthz, /readyz (and /metrics when not --metrics-secure) (0 = any free port)' },
   // runtime/metrics-server.ts; undefined until `resolveRuntimeDefaults`.
-  { key: 'metricsSecure', flag: 'metrics-secure', env: 'LOOPGUARD_METRICS_SECURE', kind: 'bool', default: undefined, help: 'serve /metrics over HTTPS on --metrics-port to ServiceAccounts allowed to get it (TokenReview + SubjectAccessReview); false: on the probe port, open (default: true in a pod, else false)' },
-  { key: 'metricsPort', flag: 'metrics-port', env: 'LOOPGUARD_METRICS_PORT', kind: 'int', min: 0, max: 65535, default: 8443, help: 'port of the HTTPS /metrics with --metrics-secure (0 = any free port)' },
-  { key: 'metricsCertDir', flag: 'metrics-cert-dir', env: 'LOOPGUARD_METRICS_CERT_DIR', kind: 'string', default: '', help: 'directory with tls.crt and tls.key for the HTTPS /metrics (read again each minute); empty: a self-signed certificate made at start' },
-  { key: 'region', flag: 'region', env: 'TENCENTCLOUD_REGION', kind: 'string', default: '', help: 'Tencent Cloud region of the cluster, e.g. ap-guangzhou' },
-  { key: 'clbEndpoint', flag: 'clb-endpoint', env: 'LOOPGUARD_CLB_ENDPOINT', kind: 'string', default: '', help: 'CLB API endpoint override, host[:port] or http(s)://host[:port] (the local emulator)' },
+  metricsSecure: { flag: 'metrics-secure', kind: 'bool', default: undefined, help: 'serve /metrics over HTTPS on --metrics-port to ServiceAccounts allowed to get it (TokenReview + SubjectAccessReview); false: on the probe port, open (default: true in a pod, else false)' },
+  metricsPort: { flag: 'metrics-port', kind: 'int', min: 0, max: 65535, default: 8443, help: 'port of the HTTPS /metrics with --metrics-secure (0 = any free port)' },
+  metricsCertDir: { flag: 'metrics-cert-dir', kind: 'string', default: '', help: 'directory with tls.crt and tls.key for the HTTPS /metrics (read again each minute); empty: a self-signed certificate made at start' },
+  region: { flag: 'region', env: 'TENCENTCLOUD_REGION', kind: 'string', default: '', help: 'Tencent Cloud region of the cluster, e.g. ap-guangzhou' },
+  clbEndpoint: { flag: 'clb-endpoint', kind: 'string', default: '', help: 'CLB API endpoint override, host[:port] or http(s)://host[:port] (the local emulator)' },
   // Given as either form; loadConfig leaves 'https://' or 'http://'.
-  { key: 'clbProtocol', flag: 'clb-protocol', env: 'LOOPGUARD_CLB_PROTOCOL', kind: 'string', allowed: ['https://', 'http://', 'https', 'http'], default: 'https://', help: 'protocol of the CLB endpoint (the emulator speaks http://)' },
-  { key: 'cloudRateLimit', flag: 'cloud-rate-limit', env: 'LOOPGUARD_CLOUD_RATE_LIMIT', kind: 'int', min: 1, max: 20, default: 10, help: 'CLB API requests per second per action (quota 20, shared with TKE)' },
+  clbProtocol: { flag: 'clb-protocol', kind: 'string', allowed: ['https://', 'http://', 'https', 'http'], default: 'https://', help: 'protocol of the CLB endpoint (the emulator speaks http://)' },
+  cloudRateLimit: { flag: 'cloud-rate-limit', kind: 'int', min: 1, max: 20, default: 10, help: 'CLB API requests per second per action (quota 20, shared with TKE)' },
   // src/cloud/adaptive-rate.ts
-  { key: 'cloudRateAdaptive', flag: 'cloud-rate-adaptive', env: 'LOOPGUARD_CLOUD_RATE_ADAPTIVE', kind: 'bool', default: true, help: 'lower the rate of an action while the CLB answers RequestLimitExceeded and raise it back to --cloud-rate-limit, so clusters sharing an account share its quota (false: fixed rate, 1 s pause per throttle)' },
-  { key: 'concurrency', flag: 'concurrency', env: 'LOOPGUARD_CONCURRENCY', kind: 'int', min: 1, max: 64, default: 4, help: 'targets reconciled at once' },
+  cloudRateAdaptive: { flag: 'cloud-rate-adaptive', kind: 'bool', default: true, help: 'lower the rate of an action while the CLB answers RequestLimitExceeded and raise it back to --cloud-rate-limit, so clusters sharing an account share its quota (false: fixed rate, 1 s pause per throttle)' },
+  concurrency: { flag: 'concurrency', kind: 'int', min: 1, max: 64, default: 4, help: 'targets reconciled at once' },
   // docs/probe.md §4, §11.1
-  { key: 'probeWindowMs', flag: 'probe-window', env: 'LOOPGUARD_PROBE_WINDOW', kind: 'duration', min: 1_000, max: 3_600_000, default: 300_000, help: "the probe plan's window: each target is probed from every node at least once per window; agents refuse under 1m unless started with --min-window-seconds (docs/probe.md)" },
-  { key: 'driftCheckIntervalMs', flag: 'drift-check-interval', env: 'LOOPGUARD_DRIFT_CHECK_INTERVAL', kind: 'duration', min: 1_000, default: 5 * 60_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
+  probeWindowMs: { flag: 'probe-window', kind: 'duration', min: 1_000, max: 3_600_000, default: 300_000, help: "the probe plan's window: each target is probed from every node at least once per window; agents refuse under 1m unless started with --min-window-seconds (docs/probe.md)" },
+  driftCheckIntervalMs: { flag: 'drift-check-interval', kind: 'duration', min: 1_000, default: 5 * 60_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
   // src/controllers/checkpointer.ts
-  { key: 'observationCheckpoint', flag: 'observation-checkpoint', env: 'LOOPGUARD_OBSERVATION_CHECKPOINT', kind: 'bool', default: true, help: "keep what was last read of each CLB in ConfigMaps of loopguard's namespace, so a new leader judges converged targets from it and re-reads them on the drift schedule (false: it reads every CLB first)" },
+  observationCheckpoint: { flag: 'observation-checkpoint', kind: 'bool', default: true, help: "keep what was last read of each CLB in ConfigMaps of loopguard's namespace, so a new leader judges converged targets from it and re-reads them on the drift schedule (false: it reads every CLB first)" },
   // src/controllers/drift-signal.ts
-  { key: 'driftFullReadShare', flag: 'drift-full-read-share', env: 'LOOPGUARD_DRIFT_FULL_READ_SHARE', kind: 'int', min: 1, max: 100, default: 20, help: 'percent of --cloud-rate-limit the full re-reads of converged CLBs may take; beyond it, each CLB is re-read in full less often than every drift-check interval (its backend health still is)' },
-  { key: 'tkeGraceMs', flag: 'tke-grace-period', env: 'LOOPGUARD_TKE_GRACE_PERIOD', kind: 'duration', min: 1_000, default: TKE_GRACE_MS, help: 'how long TKE gets to apply what loopguard declared (TkeServiceConfig, pass-to-target, the source switch on prevent-loopback) before loopguard writes it itself or reports it' },
-  { key: 'kubeProxyMode', flag: 'kube-proxy-mode', env: 'LOOPGUARD_KUBE_PROXY_MODE', kind: 'string', allowed: ['', 'ipvs', 'iptables', 'nftables', 'none'], default: '', help: 'override the detected kube-proxy mode' },
-  { key: 'kubeProxyVersion', flag: 'kube-proxy-version', env: 'LOOPGUARD_KUBE_PROXY_VERSION', kind: 'string', default: '', help: 'override the detected kube-proxy version, e.g. v1.20.6-tke.12' },
+  driftFullReadShare: { flag: 'drift-full-read-share', kind: 'int', min: 1, max: 100, default: 20, help: 'percent of --cloud-rate-limit the full re-reads of converged CLBs may take; beyond it, each CLB is re-read in full less often than every drift-check interval (its backend health still is)' },
+  tkeGraceMs: { flag: 'tke-grace-period', kind: 'duration', min: 1_000, default: TKE_GRACE_MS, help: 'how long TKE gets to apply what loopguard declared (TkeServiceConfig, pass-to-target, the source switch on prevent-loopback) before loopguard writes it itself or reports it' },
+  kubeProxyMode: { flag: 'kube-proxy-mode', kind: 'string', allowed: ['', 'ipvs', 'iptables', 'nftables', 'none'], default: '', help: 'override the detected kube-proxy mode' },
+  kubeProxyVersion: { flag: 'kube-proxy-version', kind: 'string', default: '', help: 'override the detected kube-proxy version, e.g. v1.20.6-tke.12' },
   // For builds TKE documents no minimum for.
-  { key: 'kubeProxyPreventLoopback', flag: 'kube-proxy-prevent-loopback', env: 'LOOPGUARD_KUBE_PROXY_PREVENT_LOOPBACK', kind: 'string', allowed: ['', 'true', 'false'], default: '', help: 'whether kube-proxy supports prevent-loopback (default: decided from its version)' },
-  { key: 'envoyGatewayNamespace', flag: 'envoy-gateway-namespace', env: 'LOOPGUARD_ENVOY_GATEWAY_NAMESPACE', kind: 'string', default: ENVOY_GATEWAY_NAMESPACE, help: "Envoy Gateway's namespace, where it generates the LoadBalancer Service of each Gateway (docs/gateways.md)" },
+  kubeProxyPreventLoopback: { flag: 'kube-proxy-prevent-loopback', kind: 'string', allowed: ['', 'true', 'false'], default: '', help: 'whether kube-proxy supports prevent-loopback (default: decided from its version)' },
+  envoyGatewayNamespace: { flag: 'envoy-gateway-namespace', kind: 'string', default: ENVOY_GATEWAY_NAMESPACE, help: "Envoy Gateway's namespace, where it generates the LoadBalancer Service of each Gateway (docs/gateways.md)" },
   // l7.inClusterDNS: Managed (docs/dns.md §4).
-  { key: 'dnsUpstream', flag: 'dns-upstream', env: 'LOOPGUARD_DNS_UPSTREAM', kind: 'string', default: DEFAULT_DNS_UPSTREAM, help: "the DNS servers CoreDNS forwards to (ip or ip:port, comma-separated): a host name is rewritten only where their answer is its target's own CLB VIP (default: Tencent Cloud's VPC DNS, docs/dns.md)" },
-  { key: 'corednsServers', flag: 'coredns-servers', env: 'LOOPGUARD_COREDNS_SERVERS', kind: 'string', default: '', help: "the CoreDNS servers the rewrite rules are checked through (ip or ip:port, comma-separated; each must answer with the Service's ClusterIP). Empty: the ClusterIP of kube-system/kube-dns" },
-  { key: 'dnsCheckWaitMs', flag: 'dns-check-wait', env: 'LOOPGUARD_DNS_CHECK_WAIT', kind: 'duration', min: 1_000, max: 3_600_000, default: 150_000, help: "how long after writing its CoreDNS rules loopguard waits for CoreDNS to answer by them before reporting them not in effect (CoreDNS's reload interval + jitter + the kubelet's ConfigMap propagation)" },
-  { key: 'clusterDomain', flag: 'cluster-domain', env: 'LOOPGUARD_CLUSTER_DOMAIN', kind: 'string', default: 'cluster.local', help: "the cluster's DNS domain (the kubelet's --cluster-domain): Service names in the CoreDNS rules end in svc.<it>" },
-  { key: 'logLevel', flag: 'log-level', env: 'LOOPGUARD_LOG_LEVEL', kind: 'string', allowed: ['error', 'warn', 'info', 'debug'], default: 'info', help: 'log level' },
-  { key: 'shutdownGraceMs', flag: 'shutdown-grace', env: 'LOOPGUARD_SHUTDOWN_GRACE', kind: 'duration', min: 0, default: 8_000, help: 'on SIGTERM/SIGINT, how long in-flight reconciles and the CLB tasks they await may finish before they are aborted' },
-] as const satisfies readonly Field[];
+  dnsUpstream: { flag: 'dns-upstream', kind: 'string', default: DEFAULT_DNS_UPSTREAM, help: "the DNS servers CoreDNS forwards to (ip or ip:port, comma-separated): a host name is rewritten only where their answer is its target's own CLB VIP (default: Tencent Cloud's VPC DNS, docs/dns.md)" },
+  corednsServers: { flag: 'coredns-servers', kind: 'string', default: '', help: "the CoreDNS servers the rewrite rules are checked through (ip or ip:port, comma-separated; each must answer with the Service's ClusterIP). Empty: the ClusterIP of kube-system/kube-dns" },
+  dnsCheckWaitMs: { flag: 'dns-check-wait', kind: 'duration', min: 1_000, max: 3_600_000, default: 150_000, help: "how long after writing its CoreDNS rules loopguard waits for CoreDNS to answer by them before reporting them not in effect (CoreDNS's reload interval + jitter + the kubelet's ConfigMap propagation)" },
+  clusterDomain: { flag: 'cluster-domain', kind: 'string', default: 'cluster.local', help: "the cluster's DNS domain (the kubelet's --cluster-domain): Service names in the CoreDNS rules end in svc.<it>" },
+  logLevel: { flag: 'log-level', kind: 'string', allowed: ['error', 'warn', 'info', 'debug'], default: 'info', help: 'log level' },
+  shutdownGraceMs: { flag: 'shutdown-grace', kind: 'duration', min: 0, default: 8_000, help: 'on SIGTERM/SIGINT, how long in-flight reconciles and the CLB tasks they await may finish before they are aborted' },
+} as const satisfies Record<string, Setting>;
 
 /** A setting's value: one of its allowed values, a boolean or a number by its kind, else a string; undefined where that is its default. */
 type ValueOf<F> = (F extends { allowed: readonly (infer A)[] } ? A : F extends { kind: 'bool' } ? boolean : F extends { kind: 'int' | 'duration' } ? number : string) | (F extends { default: undefined } ? undefined : never);
 
-export type OperatorConfig = { -readonly [F in (typeof SETTINGS)[number] as F['key']]: ValueOf<F> };
+export type OperatorConfig = { -readonly [K in keyof typeof SETTINGS]: ValueOf<(typeof SETTINGS)[K]> };
 
-export const FIELDS: readonly (Field & { key: keyof OperatorConfig })[] = SETTINGS;
+type Field = Setting & { key: keyof OperatorConfig; env: string };
+
+const envOf = (flag: string) => `LOOPGUARD_${flag.toUpperCase().replaceAll('-', '_')}`;
+
+export const FIELDS: readonly Field[] = Object.entries(SETTINGS).map(([key, s]: [string, Setting]) => ({ ...s, key: key as keyof OperatorConfig, env: s.env ?? envOf(s.flag) }));
 
 export const DEFAULTS = Object.fromEntries(FIELDS.map((f) => [f.key, f.default])) as OperatorConfig;
 

@@ -6,7 +6,7 @@
 // gives no start (`since`) is the first time the executor saw it (WaitClock), so no wait is without an end.
 import { StalledReason } from '../api/reasons.js';
 import { KEEPALIVE_TICKET } from '../model/cause-text.js';
-import type { TargetRef } from '../model/facts.js';
+import { targetKey, type TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import type { Step } from '../plan/steps.js';
 import { isKeepaliveCapabilityError, latestTkeWarning, type EventView } from './tke-events.js';
@@ -103,14 +103,10 @@ export class WaitClock {
   /** When the waits not seen for FORGET_AFTER_MS were last dropped (a deleted target's waits would stay forever). */
   private sweptAt = 0;
 
-  private static target(t: TargetRef): string {
-    return `${t.kind}/${t.namespace}/${t.name}`;
-  }
-
   /** The wait's start: the step's own, else the first sighting (now, if it is new or was forgotten). */
   since(t: TargetRef, s: AwaitStep, nowMs: number): number {
     this.sweep(nowMs);
-    const target = WaitClock.target(t);
+    const target = targetKey(t);
     const waits = this.started.get(target) ?? new Map<string, { since: number; seen: number }>();
     const key = `${s.reason}/${s.loadBalancerId}/${s.config ?? ''}`;
     const given = s.since ? Date.parse(s.since) : NaN;
@@ -133,7 +129,7 @@ export class WaitClock {
 
   /** The target's plan ran without waiting on TKE: every wait of it ended. */
   ended(t: TargetRef): void {
-    this.started.delete(WaitClock.target(t));
+    this.started.delete(targetKey(t));
   }
 
   get size(): number {

@@ -56,8 +56,8 @@ export class Metrics implements MetricsSource {
       retried: (name) => this.queueRetries.inc({ name }),
       processed: (controller, seconds, result) => {
         this.reconcileTime.observe({ controller }, seconds);
-        this.reconcileTotal.inc({ controller, result: result === 'terminal' ? 'error' : result });
-        if (result === 'error' || result === 'terminal') this.reconcileErrors.inc({ controller });
+        this.reconcileTotal.inc({ controller, result });
+        if (result === 'error') this.reconcileErrors.inc({ controller });
       },
     };
   }

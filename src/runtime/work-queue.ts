@@ -40,7 +40,7 @@ export interface WorkQueueObserver {
   depth?(name: string, depth: number): void;
   added?(name: string): void;
   retried?(name: string): void;
-  processed?(name: string, seconds: number, result: 'success' | 'error' | 'requeue_after' | 'terminal'): void;
+  processed?(name: string, seconds: number, result: 'success' | 'error' | 'requeue_after'): void;
   failed?(name: string, key: string, error: unknown, retryInMs: number | undefined): void;
 }
 
@@ -151,7 +151,7 @@ export class WorkQueue {
 
   private async process(key: string): Promise<void> {
     const started = performance.now();
-    let result: 'success' | 'error' | 'requeue_after' | 'terminal' = 'success';
+    let result: 'success' | 'error' | 'requeue_after' = 'success';
     // Again after the key's backoff.
     const retry = (err: unknown): void => {
       result = 'error';
@@ -172,7 +172,7 @@ export class WorkQueue {
       }
     } catch (err) {
       if (this.shuttingDown) {
-        result = 'terminal';
+        result = 'error';
         this.failures.delete(key);
         // Aborted at the end of the grace period is no failure: the handler has said where it stopped.
         if (!this.abort.signal.aborted) this.observer.failed?.(this.name, key, err, undefined);

@@ -117,14 +117,14 @@ function normalizeMode(value: string): KubeProxyMode {
 }
 
 /** Whether kube-proxy binds the CLB VIP: on the annotation (a TKE build that supports it), always, never, or unknown. */
-function vipBindingFor(mode: KubeProxyMode, supported: Tristate, version: KubeVersion | undefined, tkeBuild: boolean): VipBinding {
+function vipBindingFor(mode: KubeProxyMode, supported: Tristate, version: KubeVersion | undefined): VipBinding {
   if (mode === 'unknown') return 'Unknown';
   if (mode !== 'ipvs') return 'Never';
   if (supported !== 'False') return supported === 'True' ? 'OnAnnotation' : 'Unknown';
   // "Not supported" without a version can only come from the operator flag: a TKE build is implied. Older TKE builds
   // deliberately do not bind the EXTERNAL-IP (TKE-CN); upstream builds bind every LB IP to kube-ipvs0 since 1.11
   // (PR #63066, IMROC-CASE).
-  return version && !tkeBuild && version.major === 1 && version.minor >= 11 ? 'Always' : 'Never';
+  return version && version.tke === undefined && version.major === 1 && version.minor >= 11 ? 'Always' : 'Never';
 }
 
 /** The flags as detection reads them: a mode loopguard knows, a version, prevent-loopback support; undefined = not set. */
@@ -181,13 +181,12 @@ export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
   const upgradeTo = mode === 'none' || flagged ? undefined : support.upgradeTo;
   if (flagged !== undefined) notes.push(`prevent-loopback support ${supported} from operator flag`);
   else if (mode !== 'none' && (versionText !== undefined || daemonSet)) notes.push(support.message);
-  const tkeBuild = overrides.preventLoopbackSupported === true || support.tkeBuild;
 
   return {
     kubeProxyMode: mode,
     ...(versionText !== undefined ? { kubeProxyVersion: versionText } : {}),
     preventLoopbackSupported: supported,
-    vipBinding: vipBindingFor(mode, supported, version, tkeBuild),
+    vipBinding: vipBindingFor(mode, supported, version),
     ...(upgradeTo !== undefined ? { upgradeTo } : {}),
     source,
     message: notes.join('; '),

@@ -49,21 +49,19 @@ export interface PreventLoopbackSupport {
   supported: Tristate;
   /** Version to upgrade kube-proxy to, when the current one is too old and the line is known. */
   upgradeTo?: string;
-  /** Whether this is a TKE build (`-tke.N`); upstream builds know nothing of the annotation. */
-  tkeBuild: boolean;
   message: string;
 }
 
 /** Decides whether a kube-proxy version honours `service.cloud.tencent.com/prevent-loopback`. */
 export function preventLoopbackSupport(version: KubeVersion | undefined): PreventLoopbackSupport {
   if (!version) {
-    return { supported: 'Unknown', tkeBuild: false, message: 'kube-proxy version unknown; set the operator flag --kube-proxy-version (e.g. v1.20.6-tke.12) or use l4.preventLoopback: Always' };
+    return { supported: 'Unknown', message: 'kube-proxy version unknown; set the operator flag --kube-proxy-version (e.g. v1.20.6-tke.12) or use l4.preventLoopback: Always' };
   }
   const v = formatKubeVersion(version);
   if (version.tke === undefined) {
-    return { supported: 'False', tkeBuild: false, message: `kube-proxy ${v} is not a TKE build (no -tke.N suffix); only TKE builds know the prevent-loopback annotation` };
+    return { supported: 'False', message: `kube-proxy ${v} is not a TKE build (no -tke.N suffix); only TKE builds know the prevent-loopback annotation` };
   }
-  const tke = (supported: Tristate, message: string, upgradeTo?: string): PreventLoopbackSupport => ({ supported, ...(upgradeTo ? { upgradeTo } : {}), tkeBuild: true, message });
+  const tke = (supported: Tristate, message: string, upgradeTo?: string): PreventLoopbackSupport => ({ supported, ...(upgradeTo ? { upgradeTo } : {}), message });
   if (version.major !== 1) return tke('Unknown', `kube-proxy ${v}: unexpected major version`);
   const minimum = PREVENT_LOOPBACK_MINIMUMS[version.minor];
   if (minimum !== undefined) {

@@ -5,7 +5,7 @@ import type { PolicyMode } from '../api/loopbackpolicy.js';
 import { buildPolicyStatus, type PolicyStatusInput } from './status.js';
 import { countVerdicts } from './verdict-counts.js';
 
-export interface ClusterStatusInput extends Omit<PolicyStatusInput, 'mode' | 'withNamespace' | 'enforcedIn'> {
+export interface ClusterStatusInput extends Omit<PolicyStatusInput, 'mode' | 'enforcedIn'> {
   /** Covered namespace → its mode. */
   namespaces: ReadonlyMap<string, PolicyMode>;
   /** System namespaces the selector matched but Exclude left out. */
@@ -25,7 +25,7 @@ export function overallMode(namespaces: ReadonlyMap<string, PolicyMode>): Policy
 }
 
 export function buildClusterPolicyStatus(input: ClusterStatusInput): ClusterLoopbackPolicyStatus {
-  const base = buildPolicyStatus({ ...input, mode: overallMode(input.namespaces), withNamespace: true, enforcedIn: (ns) => input.namespaces.get(ns) === 'Enforce' });
+  const base = buildPolicyStatus({ ...input, mode: overallMode(input.namespaces), enforcedIn: (ns) => input.namespaces.get(ns) === 'Enforce' });
   const byNs = new Map<string, PolicyStatusInput['outcomes'][number][]>();
   for (const ns of input.namespaces.keys()) byNs.set(ns, []);
   for (const o of input.outcomes) byNs.get(o.assessment.target.namespace)?.push(o);

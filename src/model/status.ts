@@ -52,11 +52,10 @@ export interface PolicyStatusInput {
   releases?: readonly ReleaseOutcome[];
   now: Date;
   maxTargets?: number;
-  /** A cluster policy's: targets and releases carry their namespace, and sort by it after severity. */
-  withNamespace?: boolean;
   /**
    * A cluster policy's namespaces differ in mode: whether a target's namespace is in Enforce (else `mode` for all).
-   * Only enforced targets can make the policy Stalled or Reconciling: an Audit namespace's plan is a report.
+   * Only enforced targets can make the policy Stalled or Reconciling: an Audit namespace's plan is a report. Given,
+   * targets and releases carry their namespace, and sort by it after severity.
    */
   enforcedIn?: (namespace: string) => boolean;
 }
@@ -223,7 +222,7 @@ export function buildPolicyStatus(input: PolicyStatusInput): LoopbackPolicyStatu
   const max = input.maxTargets ?? MAX_STATUS_TARGETS;
   const counts = countVerdicts(input.outcomes.map((o) => o.assessment));
   // Sorted on the assessment, rendered only for the entries shown: a round of 12,000 targets renders 100.
-  const ns = input.withNamespace === true;
+  const ns = input.enforcedIn !== undefined;
   const sorted = [...input.outcomes].sort(
     ({ assessment: a }, { assessment: b }) =>
       SEVERITY[a.verdict] - SEVERITY[b.verdict] ||

@@ -15,19 +15,18 @@ export const EVERYTHING: Change = { all: true };
 
 export class PendingChanges {
   all = false;
-  readonly clbs = new Set<string>();
-  readonly targets = new Set<string>();
+  /** The targets (targetKey), CLBs and TkeServiceConfigs (their units, unitsOf) a change concerns. */
+  readonly keys = new Set<string>();
   readonly namespaces = new Set<string>();
-  readonly configs = new Set<string>();
 
   add(c: Change): void {
     if ('all' in c) this.all = true;
-    else if ('clb' in c) this.clbs.add(c.clb);
-    else if ('target' in c) this.targets.add(c.target);
-    else if ('config' in c) this.configs.add(c.config);
-    else this.namespaces.add(c.namespace);
+    else if ('namespace' in c) this.namespaces.add(c.namespace);
+    else this.keys.add('clb' in c ? clbUnit(c.clb) : 'config' in c ? c.config : c.target);
   }
 }
+
+const clbUnit = (id: string): string => `clb ${id}`;
 
 type Plannable = Pick<TargetFacts, 'kind' | 'namespace' | 'name' | 'loadBalancerId' | 'annotations'>;
 
@@ -46,8 +45,7 @@ export function targetsToPlan<T extends Plannable>(targets: readonly T[], pendin
   // Every target by the CLB and the config it belongs to; from what a change concerns, joined until nothing more shares
   // a CLB or a config with what is chosen (an Ingress's config-mate may sit on another CLB). Each target is taken once.
   const units = new Map<string, number[]>();
-  const configs = targets.map(configOf);
-  const unitsOf = targets.map((t, i) => [t.loadBalancerId !== undefined ? `clb ${t.loadBalancerId}` : undefined, configs[i]].filter((u): u is string => u !== undefined));
+  const unitsOf = targets.map((t) => [t.loadBalancerId !== undefined ? clbUnit(t.loadBalancerId) : undefined, configOf(t)].filter((u): u is string => u !== undefined));
   unitsOf.forEach((us, i) => {
     for (const u of us) {
       const members = units.get(u);
@@ -59,8 +57,7 @@ export function targetsToPlan<T extends Plannable>(targets: readonly T[], pendin
   const open: number[] = [];
   targets.forEach((t, i) => {
     const key = targetKey(t);
-    const config = configs[i];
-    if (!planned(key) || pending.targets.has(key) || pending.namespaces.has(t.namespace) || (t.loadBalancerId !== undefined && pending.clbs.has(t.loadBalancerId)) || (config !== undefined && pending.configs.has(config))) open.push(i);
+    if (!planned(key) || pending.namespaces.has(t.namespace) || [key, ...unitsOf[i]!].some((u) => pending.keys.has(u))) open.push(i);
   });
   const joined = new Set<string>();
   for (let i = open.pop(); i !== undefined; i = open.pop()) {

@@ -304,7 +304,7 @@ export class Operator {
     // loopguard's own namespace (config.ts: the pod's, or --namespace), which a cluster policy leaves out by default.
     const ownNamespace = config.namespace;
     const caches = informerCaches(
-      { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs, gateways: this.gateways, envoyProxies: this.envoyProxies, gatewayClasses: this.gatewayClasses },
+      { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, gateways: this.gateways, envoyProxies: this.envoyProxies, gatewayClasses: this.gatewayClasses },
       ownNamespace,
       config.envoyGatewayNamespace,
     );

@@ -223,16 +223,7 @@ export class PolicyController {
   /** When to come back (requeue.ts), keeping the waiting streak and dropping the reads of CLBs being built. */
   private requeue(key: OwnerKey, outcomes: readonly TargetOutcome[], run: RoundResult): ReconcileOutcome {
     const state = this.stateOf(key);
-    const next = nextReconcile({
-      outcomes,
-      releases: run.releases,
-      waitsOnTke: run.waitsOnTke,
-      ...(run.graceEndsAt !== undefined ? { graceEndsAt: run.graceEndsAt } : {}),
-      streak: state.building,
-      driftCheckIntervalMs: this.o.driftCheckIntervalMs,
-      now: Date.now(),
-      jitter,
-    });
+    const next = nextReconcile({ ...run, outcomes, streak: state.building, driftCheckIntervalMs: this.o.driftCheckIntervalMs, now: Date.now(), jitter });
     for (const id of next.invalidate) this.o.observer.invalidate(id);
     state.building = next.streak;
     return next.outcome;

@@ -3,7 +3,8 @@
 // while it lasts, and at the end of a grace period if that comes sooner. A converged policy needs no round until
 // something changes (its drift is found by the CLB side, drift-checks.ts); it comes back once per drift interval only
 // for what time alone changes (a standing Event's refresh, the reports' resync), and that round plans nothing.
-import type { ReleaseOutcome, TargetOutcome } from '../../model/status.js';
+import type { TargetOutcome } from '../../model/status.js';
+import type { RoundResult } from './round.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 
 /**
@@ -20,13 +21,9 @@ const RECHECK_MS = 3_000;
 const GRACE_SLACK_MS = 250;
 const RECHECK_MAX_MS = 5 * 60_000;
 
-export interface RequeueInput {
-  /** The round's outcomes (conflicts included) and releases. */
+export interface RequeueInput extends Pick<RoundResult, 'releases' | 'waitsOnTke' | 'graceEndsAt'> {
+  /** Every target's outcome (conflicts included), not only the round's. */
   outcomes: readonly TargetOutcome[];
-  releases: readonly ReleaseOutcome[];
-  /** Some target waits for TKE; `graceEndsAt`: the earliest end of a grace period being counted (ms). */
-  waitsOnTke: boolean;
-  graceEndsAt?: number;
   /** Consecutive rounds that waited on TKE before this one. */
   streak: number;
   driftCheckIntervalMs: number;

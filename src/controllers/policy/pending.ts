@@ -1,10 +1,7 @@
-// What changed since a policy's last round, as the units of planning it concerns (issue 39: work follows change).
-// The unit is every target bound to one CLB and every Ingress governed by one TkeServiceConfig, joined where they
-// overlap (shared-CLB and shared-config decisions need them together), or one target without either. A
-// TkeServiceConfig concerns the Ingresses it governs; a namespace (relabelled, or another policy's claims there) its
-// targets; a policy-wide input (the policy's spec, the cluster profile, leadership gained) all of them. Informer
-// events and CLB reads that differ from the cached observation add changes (routing.ts); a round takes them, plans
-// exactly the targets they concern and keeps the others' outcomes (policy-controller.ts). Pure.
+// What changed since a policy's last round, as the units of planning it concerns (docs/architecture.md §3 "The unit
+// of work": one CLB with its targets and one TkeServiceConfig with its Ingresses, joined where they overlap, since
+// shared-CLB and shared-config decisions need them together). routing.ts adds the changes; a round plans exactly the
+// targets they concern (policy-controller.ts). Pure.
 import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { governingConfigName } from '../../plan/l7.js';
 import { configKey } from '../../plan/snapshot.js';

@@ -281,7 +281,7 @@ export class Operator {
     // The checkpoint's store also holds the key that seals the namespaces' reports (src/kube/report-seal.ts).
     const observationStore = config.observationCheckpoint ? new ObservationStore(kc, config.namespace) : undefined;
     const checkpoint = observationStore ? new Checkpointer({ observer, store: observationStore, region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;
-    this.upkeep = new ObservationUpkeep({ observer, signal: healthSignal, scheduler: driftScheduler, named: () => namedClbs(this.services.list(), this.ingresses.list()), driftCheckIntervalMs: config.driftCheckIntervalMs, logger, ...(checkpoint ? { checkpoint } : {}) });
+    this.upkeep = new ObservationUpkeep({ observer, signal: healthSignal, scheduler: driftScheduler, named: () => namedClbs(this.services.list(), this.ingresses.list()), logger, ...(checkpoint ? { checkpoint } : {}) });
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),
     ));
@@ -304,7 +304,7 @@ export class Operator {
     // loopguard's own namespace (config.ts: the pod's, or --namespace), which a cluster policy leaves out by default.
     const ownNamespace = config.namespace;
     const caches = informerCaches(
-      { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, tkeServiceConfigs: this.tkeServiceConfigs, gateways: this.gateways, envoyProxies: this.envoyProxies, gatewayClasses: this.gatewayClasses },
+      { policies: this.policies, clusterPolicies: this.clusterPolicies, services: this.services, ingresses: this.ingresses, records: this.records, namespaces: this.namespaces, gateways: this.gateways, envoyProxies: this.envoyProxies, gatewayClasses: this.gatewayClasses },
       ownNamespace,
       config.envoyGatewayNamespace,
     );
@@ -363,7 +363,6 @@ export class Operator {
       metrics,
       logger,
       profile: () => this.profile(),
-      driftCheckIntervalMs: config.driftCheckIntervalMs,
       driftScheduler,
       tkeGraceMs: config.tkeGraceMs,
       stopping: this.stopping.signal,

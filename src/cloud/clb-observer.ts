@@ -158,7 +158,7 @@ export class ClbObserver {
     return result;
   }
 
-  /** Reads `ids` again now, however recently they were read (the drift checks due, see drift.ts), 20 per call. */
+  /** Reads `ids` again now, however recently they were read (the drift checks due, see drift-signal.ts), 20 per call. */
   async reread(ids: readonly string[], signal?: AbortSignal): Promise<void> {
     await Promise.all(batches([...new Set(ids)], MAX_LOAD_BALANCER_IDS).map((b) => this.refresh(b, signal)));
   }

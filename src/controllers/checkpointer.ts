@@ -19,11 +19,6 @@ const STOP_SAVE_MS = 2_000;
 /** How long a new leader waits for the checkpoint before it starts cold (ms). */
 const RESTORE_TIMEOUT_MS = 10_000;
 
-/** How often the checkpoint is written: a few times per drift interval, at most once a minute, at least every 5 s apart. */
-export function checkpointPeriodMs(driftCheckIntervalMs: number): number {
-  return Math.min(60_000, Math.max(5_000, driftCheckIntervalMs / 4));
-}
-
 export interface CheckpointerOptions {
   observer: Pick<ClbObserver, 'seed' | 'entries'>;
   store: Pick<ObservationStore, 'load' | 'save' | 'key'>;
@@ -37,7 +32,6 @@ export interface CheckpointerOptions {
   logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
   /** Only the leader writes. */
   mayWrite: () => boolean;
-  periodMs?: number;
   now?: () => number;
 }
 
@@ -49,9 +43,8 @@ export class Checkpointer {
   constructor(private readonly o: CheckpointerOptions) {}
 
   /**
-   * Seeds the observer from the stored checkpoint and returns the entries seeded (ObservationUpkeep spreads their health
-   * checks); never throws (a
-   * bad or missing checkpoint means a cold start, and none).
+   * Seeds the observer from the stored checkpoint and returns the entries seeded (ObservationUpkeep spreads their
+   * health checks); never throws (a bad or missing checkpoint means a cold start, and none).
    */
   async restore(): Promise<readonly CheckpointEntry[]> {
     const now = this.o.now ?? Date.now;
@@ -82,9 +75,10 @@ export class Checkpointer {
     }
   }
 
+  /** Writes a few times per drift interval: at most once a minute, at least 5 s apart. */
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.save(), this.o.periodMs ?? checkpointPeriodMs(this.o.driftCheckIntervalMs));
+    this.timer = setInterval(() => void this.save(), Math.min(60_000, Math.max(5_000, this.o.driftCheckIntervalMs / 4)));
     this.timer.unref();
   }
 

@@ -8,8 +8,7 @@ import type { ClbObserver } from '../cloud/clb-observer.js';
 import type { HealthSignal } from '../cloud/health-signal.js';
 import type { Logger } from '../runtime/logger.js';
 import type { ReconcileOutcome } from '../runtime/work-queue.js';
-import { signalled, type DriftScheduler } from './drift-signal.js';
-import { MIN_DRIFT_ROUND_MS } from './drift.js';
+import { MIN_DRIFT_ROUND_MS, signalled, type DriftScheduler } from './drift-signal.js';
 
 /** The work queue's key for the drift checks (a policy's key always has a "/"). */
 export const DRIFT_CHECKS_KEY = 'drift-checks';

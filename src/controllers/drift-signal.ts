@@ -5,18 +5,24 @@
 //   (3 × 5 s by default, §3 HealthCheck): read once per interval, a source put back on the VIP right after its CLB's
 //   signal would show Dead only one interval later, and be corrected after more than one interval.
 // - The full re-read (DescribeLoadBalancers + DescribeListeners per CLB + DescribeTargetHealth, clb-observer.ts) of
-//   every CLB once per full cycle, for what health cannot show. The cycle is the drift interval while that costs
-//   at most --drift-full-read-share (20 %) of --cloud-rate-limit in DescribeListeners (one call per CLB); with more
-//   CLBs it stretches so that the full reads stay at that pace: 3,000 CLBs at the defaults (5 min, 10/s, 20 %) are
-//   each re-read every 3,000 / 2 per s = 25 min instead of every 5 min. With the signal's DescribeTargetHealth
-//   (N / 30 calls per half interval: 0.67/s at 3,000 CLBs, 0.77/s with the full reads') every action stays within a quarter of loopguard's share,
-//   the rest left for new work (docs/architecture.md "Drift checks" has the arithmetic).
-// Both tiers keep the spread schedule of drift.ts (reads earned in proportion to time, oldest first, debt for reads
-// made for other reasons). Pure, but for the clocks DriftScheduler keeps; drift-checks.ts makes the reads.
+//   every CLB once per full cycle, for what health cannot show: the drift interval while that costs at most
+//   --drift-full-read-share of --cloud-rate-limit in DescribeListeners, longer with more CLBs
+//   (docs/architecture.md "Drift checks" has the arithmetic).
+// Each tier spreads its reads evenly over its interval. Re-reading every CLB whose last read is older than the
+// interval would read them all at once: a policy's CLBs are first read together, so they all come due together (1,000
+// CLBs became a 100 s burst at the whole read budget every interval). Instead each round earns reads in proportion to
+// the time since the last one, n · elapsed / interval for n CLBs, and spends them, in whole batches (one call), on the
+// CLBs read longest ago: a round-robin at a steady n / interval per second. A CLB not read for a whole interval is
+// always due. Reads made for other reasons since the last round (after TKE's grace period, a write's verification)
+// are spent from the same budget, up to a debt of one batch: repaying a cold start's reads in full would read nothing
+// for a cycle and then every CLB at once as they came overdue together (bench:idle, 1,000 CLBs: 0 DescribeListeners
+// in the first interval, 1.67 × the budget in the second). Pure, but for the clocks DriftScheduler keeps;
+// drift-checks.ts makes the reads.
 import { MAX_LOAD_BALANCER_IDS, MAX_TARGET_HEALTH_IDS } from '../cloud/batching.js';
 import type { ClbObservation } from '../model/facts.js';
-import { dueForDrift, nextDriftRoundMs, type DriftClock } from './drift.js';
 
+/** No round of drift checks more often than this. */
+export const MIN_DRIFT_ROUND_MS = 5_000;
 /** Health reads per interval: see the top of this file. */
 export const SIGNALS_PER_INTERVAL = 2;
 
@@ -29,51 +35,60 @@ export function fullIntervalMs(intervalMs: number, clbs: number, fullReadsPerSec
   return Math.max(intervalMs, Math.ceil((clbs / fullReadsPerSecond) * 1000));
 }
 
-export interface TierClocks {
-  full?: DriftClock;
-  signal?: DriftClock;
+export interface DriftClock {
+  /** The last round (ms since the epoch). */
+  at: number;
+  /** Reads earned but not spent (a fraction of a CLB, or what a small round left), or a debt. */
+  carry: number;
+  /** The CLBs the last round chose (their reads are drift reads, not reads for other reasons). */
+  chosen?: readonly string[];
 }
 
-export interface DriftTiersInput {
-  /** Each cached CLB of the policy and when it was last read in full. */
-  readAt: ReadonlyMap<string, number>;
-  /** The CLBs the signal can check (found, not classic) and when their health was last read, by either tier. */
-  healthAt: ReadonlyMap<string, number>;
-  intervalMs: number;
-  fullIntervalMs: number;
-  now: number;
-  clocks: TierClocks;
+/**
+ * The CLBs to read again this round, oldest read first, in whole batches of `batch`, and the clock after it.
+ * `readAt`: each CLB and when it was last read. Without a clock (the first round) only CLBs overdue are due.
+ */
+export function dueForDrift(
+  readAt: ReadonlyMap<string, number>,
+  intervalMs: number,
+  now: number,
+  clock: DriftClock | undefined,
+  batch: number,
+): { due: string[]; clock: DriftClock } {
+  const n = readAt.size;
+  const elapsed = clock ? Math.min(Math.max(0, now - clock.at), intervalMs) : 0;
+  const chosen = new Set(clock?.chosen ?? []);
+  // Read since the last round, not by it: spent from the budget, and not due again now.
+  const elsewhere = clock ? [...readAt].filter(([id, at]) => at > clock.at && !chosen.has(id)).length : 0;
+  const earned = (clock?.carry ?? 0) + (n * elapsed) / intervalMs - elsewhere;
+  const oldest = [...readAt].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]));
+  const overdue = oldest.filter(([, at]) => now - at >= intervalMs).length;
+  // The few beyond a whole batch wait for the next round instead of costing a call of their own, and overdue CLBs
+  // fill their call with the next oldest (read a little early rather than a call for a few).
+  const take = Math.min(n, Math.max(Math.ceil(overdue / batch) * batch, Math.floor(earned / batch) * batch));
+  // Carried over: never more than one batch (a round that did not run for a while must not make up for it with a
+  // burst), nor a debt of more than one batch (see the top of this file).
+  const carry = Math.max(-batch, Math.min(earned - take, batch));
+  const due = oldest.slice(0, take).map(([id]) => id);
+  return { due, clock: { at: now, carry, chosen: due } };
 }
 
-export interface DriftTiersPlan {
-  /** CLBs to re-read in full this round, in whole batches unless overdue (not in `signal`: a full read reads their health too). */
+/** When the next round is due: when about one batch of its n CLBs has earned its read. */
+export function nextDriftRoundMs(n: number, intervalMs: number, batch: number): number {
+  if (n <= 0) return intervalMs;
+  return Math.min(intervalMs, Math.max(MIN_DRIFT_ROUND_MS, Math.min(intervalMs / 60, 60_000), (intervalMs * batch) / n));
+}
+
+export interface DriftPlan {
+  /** CLBs to re-read in full this round (not in `signal`: a full read reads their health too). */
   full: string[];
-  /** CLBs whose health to read this round, in whole DescribeTargetHealth batches unless overdue. */
+  /** CLBs whose health to read this round. */
   signal: string[];
-  clocks: TierClocks;
-}
-
-export function planDriftChecks(i: DriftTiersInput): DriftTiersPlan {
-  // Whole batches for both: rounds come every few seconds for the signal, and a round's few full reads would each
-  // cost a DescribeLoadBalancers and a DescribeTargetHealth call of their own. A debt of one batch at most: when a
-  // cycle is longer than the interval, repaying a cold start's reads in full (every CLB read within a minute or two)
-  // would read nothing for a cycle and then every CLB at once as they came overdue together (bench:idle, 1,000 CLBs:
-  // 0 DescribeListeners in the first interval, 1,001 = 1.67 × the budget in the second). Read at the pace instead,
-  // oldest first, and the first cycle spreads them.
-  const full = dueForDrift(i.readAt, i.fullIntervalMs, i.now, i.clocks.full, { batch: MAX_LOAD_BALANCER_IDS, wholeBatches: true, maxDebt: MAX_LOAD_BALANCER_IDS });
-  const signal = dueForDrift(i.healthAt, signalIntervalMs(i.intervalMs), i.now, i.clocks.signal, { batch: MAX_TARGET_HEALTH_IDS, wholeBatches: true, maxDebt: MAX_TARGET_HEALTH_IDS });
-  const inFull = new Set(full.due);
-  return { full: full.due, signal: signal.due.filter((id) => !inFull.has(id)), clocks: { full: full.clock, signal: signal.clock } };
-}
-
-/** When the drift checks of n CLBs come back: when about one batch of either tier is due. */
-export function driftRoundMs(n: number, intervalMs: number, fullMs: number): number {
-  return Math.min(nextDriftRoundMs(n, fullMs), nextDriftRoundMs(n, signalIntervalMs(intervalMs), MAX_TARGET_HEALTH_IDS));
 }
 
 /** The clocks of both tiers over every CLB loopguard works on (drift-checks.ts), and their count, which sets the full cycle. */
 export class DriftScheduler {
-  private clocks: TierClocks = {};
+  private clocks: { full?: DriftClock; signal?: DriftClock } = {};
   private clbs = 0;
 
   constructor(
@@ -86,15 +101,23 @@ export class DriftScheduler {
     return fullIntervalMs(this.intervalMs, this.clbs, this.fullReadsPerSecond);
   }
 
-  plan(readAt: ReadonlyMap<string, number>, healthAt: ReadonlyMap<string, number>, now: number): DriftTiersPlan {
+  /**
+   * `readAt`: each CLB and when it was last read in full; `healthAt`: the CLBs the signal can check (signalled) and
+   * when their health was last read, by either tier.
+   */
+  plan(readAt: ReadonlyMap<string, number>, healthAt: ReadonlyMap<string, number>, now: number): DriftPlan {
     this.clbs = readAt.size;
-    const plan = planDriftChecks({ readAt, healthAt, intervalMs: this.intervalMs, fullIntervalMs: this.fullIntervalMs(), now, clocks: this.clocks });
-    this.clocks = plan.clocks;
-    return plan;
+    const full = dueForDrift(readAt, this.fullIntervalMs(), now, this.clocks.full, MAX_LOAD_BALANCER_IDS);
+    const signal = dueForDrift(healthAt, signalIntervalMs(this.intervalMs), now, this.clocks.signal, MAX_TARGET_HEALTH_IDS);
+    this.clocks = { full: full.clock, signal: signal.clock };
+    const inFull = new Set(full.due);
+    return { full: full.due, signal: signal.due.filter((id) => !inFull.has(id)) };
   }
 
+  /** When the drift checks of n CLBs come back: when about one batch of either tier is due. */
   roundMs(n: number): number {
-    return driftRoundMs(n, this.intervalMs, this.fullIntervalMs());
+    const signal = nextDriftRoundMs(n, signalIntervalMs(this.intervalMs), MAX_TARGET_HEALTH_IDS);
+    return Math.min(nextDriftRoundMs(n, this.fullIntervalMs(), MAX_LOAD_BALANCER_IDS), signal);
   }
 }
 

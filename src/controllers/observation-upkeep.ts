@@ -25,11 +25,10 @@ export function namedClbs(services: readonly Annotated[], ingresses: readonly An
 export interface ObservationUpkeepOptions {
   observer: Pick<ClbObserver, 'sweep'>;
   signal: Pick<HealthSignal, 'spread' | 'forget'>;
-  /** The full re-read cycle now (the one the drift checks run on). */
-  scheduler: Pick<DriftScheduler, 'fullIntervalMs'>;
+  /** The drift interval (how often it sweeps) and the full re-read cycle now (the one the drift checks run on). */
+  scheduler: Pick<DriftScheduler, 'fullIntervalMs' | 'intervalMs'>;
   /** The CLB ids the cluster's current Services and Ingresses name (from the informer caches): never forgotten. */
   named: () => ReadonlySet<string>;
-  driftCheckIntervalMs: number;
   logger: { debug(message: string, extra?: Record<string, unknown>): void };
   /** Absent: --observation-checkpoint=false. */
   checkpoint?: Pick<Checkpointer, 'restore' | 'start' | 'stop'>;
@@ -48,13 +47,13 @@ export class ObservationUpkeep {
   async restore(): Promise<void> {
     const seeded = (await this.o.checkpoint?.restore()) ?? [];
     const checked = seeded.filter((e) => e.observation.state === 'Found' && e.observation.clb.forward !== 0);
-    this.o.signal.spread(checked, this.now(), signalIntervalMs(this.o.driftCheckIntervalMs));
+    this.o.signal.spread(checked, this.now(), signalIntervalMs(this.o.scheduler.intervalMs));
   }
 
   /** While leading: the checkpoint's periodic writes and the sweeps. */
   start(): void {
     this.o.checkpoint?.start();
-    this.timer ??= setInterval(() => this.sweep(), this.o.driftCheckIntervalMs).unref();
+    this.timer ??= setInterval(() => this.sweep(), this.o.scheduler.intervalMs).unref();
   }
 
   /** Shutdown: no more sweeps, and the checkpoint written once more (bounded by `boundMs`). */

@@ -172,9 +172,8 @@ function l4Steps(target: TargetRef, t: TargetView, steps: () => Step[]): Step[] 
 }
 
 function managedOf(s: Snapshot, assessment: Assessment, t: TargetSnapshot, releasing: ReadonlySet<string>): ManagedTarget {
-  const vips = t.clb.state === 'Found' ? (t.clb.clb.vips ?? []) : [];
-  const vipBound = vipStaysBound(s, t.facts, t.ownership?.originals?.loadBalancerId ?? t.facts.loadBalancerId, { vips, releasing });
   const clb = t.clb.state === 'Found' ? t.clb.clb : undefined;
+  const vipBound = vipStaysBound(s, t.facts, t.ownership?.originals?.loadBalancerId ?? t.facts.loadBalancerId, { vips: clb?.vips ?? [], releasing });
   return { assessment, vipBound, ...viaOf(t.facts), ownership: t.ownership, clb, observedAt: t.observedAt, config: t.config, setByLoopguard: setByLoopguardOf(t.facts) };
 }
 

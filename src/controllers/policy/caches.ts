@@ -15,7 +15,6 @@ export interface PolicyInformers {
   ingresses: ResilientInformer<V1Ingress>;
   records: ResilientInformer<KubernetesObject>;
   namespaces: ResilientInformer<V1Namespace>;
-  tkeServiceConfigs: ResilientInformer<KubernetesObject>;
   gateways: ResilientInformer<KubernetesObject>;
   envoyProxies: ResilientInformer<KubernetesObject>;
   gatewayClasses: ResilientInformer<KubernetesObject>;

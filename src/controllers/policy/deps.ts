@@ -80,9 +80,8 @@ export interface RoundDeps {
   /** Where a Gateway's record may have written a key: the EnvoyProxies, the Gateways and the records that hold them. */
   caches: Pick<PolicyCaches, 'records' | 'gateways' | 'envoyProxy'>;
   logger: Pick<Logger, 'info' | 'warn'>;
-  driftCheckIntervalMs: number;
   /** The drift checks' schedule (drift-checks.ts): a cached read older than its full cycle is read again. */
-  driftScheduler: Pick<DriftScheduler, 'fullIntervalMs'>;
+  driftScheduler: Pick<DriftScheduler, 'fullIntervalMs' | 'intervalMs'>;
   /** How long TKE gets to apply a declared TkeServiceConfig. */
   tkeGraceMs: number;
   /** Without it, Enforce policies only diagnose. */

@@ -6,24 +6,24 @@
 // Service edit arriving minutes after the last drift read costs one read of its CLB, and a write never acts on
 // what a CLB looked like minutes ago. Converged targets plan no step, so they never pay it. Pure.
 
+import type { ClbObserver } from '../../cloud/clb-observer.js';
 import { FRESH_BEFORE_WRITE_MS } from '../../mitigation/steps/effect.js';
 
 export interface WriteCandidate {
-  loadBalancerId?: string;
+  loadBalancerId?: string | undefined;
   /** The plan has steps that will be carried out this round (Enforce, or Audit's maintained corrections). */
   executes: boolean;
-  /** The cached observation came from the checkpoint (ClbObserver.seeded). */
-  seeded: boolean;
-  /** When the CLB was read (undefined: not cached; the chunk's read just tried it). */
-  observedAt?: number;
 }
 
-/** The CLBs to read again before the chunk's plans are executed. */
-export function freshReadsBeforeWrite(candidates: readonly WriteCandidate[], now: number): string[] {
+/**
+ * The CLBs to read again before the plans are executed: read by a previous leader (seeded from the checkpoint) or
+ * too long ago. A CLB not cached was just tried by the round's read.
+ */
+export function freshReadsBeforeWrite(candidates: readonly WriteCandidate[], observer: Pick<ClbObserver, 'observedAt' | 'seeded'>, now: number): string[] {
   const ids = new Set<string>();
-  for (const c of candidates) {
-    if (!c.executes || !c.loadBalancerId || c.observedAt === undefined) continue;
-    if (c.seeded || now - c.observedAt > FRESH_BEFORE_WRITE_MS) ids.add(c.loadBalancerId);
+  for (const { loadBalancerId: id, executes } of candidates) {
+    const at = id && executes ? observer.observedAt(id) : undefined;
+    if (at !== undefined && (observer.seeded(id as string) || now - at > FRESH_BEFORE_WRITE_MS)) ids.add(id as string);
   }
   return [...ids];
 }

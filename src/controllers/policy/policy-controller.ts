@@ -1,15 +1,10 @@
 // Reconciles one policy, a LoopbackPolicy or a ClusterLoopbackPolicy (subject.ts; the queue key is its owner key), as
-// a pipeline: gather (the selection, from the caches, and what changed since the last round: pending.ts) → plan and
-// execute the targets the changes concern, and no other (round.ts, per chunk, each target by its mode) → outcomes
-// (those targets' new ones with the others' last, remembered: the namespaces' reports read them when their keys run)
-// → status (pure, buildPolicyStatus) and Events, each written only when it differs (publish.ts) → requeue (requeue.ts).
-// Work follows change: informer events and CLB reads that differ from the cached observation (routing.ts,
-// drift-checks.ts) name the units of planning they concern, one CLB with its targets or one target without a CLB. A
-// target that has not settled (waiting on TKE, failed, a grace period counting) stays pending and is planned again in
-// each round until it settles. A restart, leadership gained or a policy-wide change (the spec, the claims, the
-// cluster profile) plans every target: the level is what is planned, never a memo of an earlier round.
-// A target's failure is its outcome: the round reports every target, then a transient failure anywhere asks the
-// queue for a backoff retry, and a permanent one makes the policy Stalled in that same round.
+// the pipeline of docs/architecture.md §3: gather (the selection, and what changed since the last round: pending.ts) →
+// plan and execute the targets the changes concern, and no other (round.ts) → outcomes (theirs with the others' last,
+// remembered: the namespaces' reports read them) → status and Events, written only when they differ (publish.ts) →
+// requeue (requeue.ts). A target that has not settled stays pending; a restart, leadership gained or a policy-wide
+// change plans every target: the level is what is planned, never a memo of an earlier round. A target's failure is
+// its outcome: a transient one anywhere asks for a backoff retry, a permanent one makes the policy Stalled.
 import { FINALIZER, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import type { ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { targetKey } from '../../model/facts.js';
@@ -223,16 +218,7 @@ export class PolicyController {
   /** When to come back (requeue.ts), keeping the waiting streak and dropping the reads of CLBs being built. */
   private requeue(key: OwnerKey, outcomes: readonly TargetOutcome[], run: RoundResult): ReconcileOutcome {
     const state = this.stateOf(key);
-    const next = nextReconcile({
-      outcomes,
-      releases: run.releases,
-      waitsOnTke: run.waitsOnTke,
-      ...(run.graceEndsAt !== undefined ? { graceEndsAt: run.graceEndsAt } : {}),
-      streak: state.building,
-      driftCheckIntervalMs: this.o.driftCheckIntervalMs,
-      now: Date.now(),
-      jitter,
-    });
+    const next = nextReconcile({ ...run, outcomes, streak: state.building, driftCheckIntervalMs: this.o.driftScheduler.intervalMs, now: Date.now(), jitter });
     for (const id of next.invalidate) this.o.observer.invalidate(id);
     state.building = next.streak;
     return next.outcome;

@@ -3,27 +3,27 @@
 // while it lasts, and at the end of a grace period if that comes sooner. A converged policy needs no round until
 // something changes (its drift is found by the CLB side, drift-checks.ts); it comes back once per drift interval only
 // for what time alone changes (a standing Event's refresh, the reports' resync), and that round plans nothing.
-import type { ReleaseOutcome, TargetOutcome } from '../../model/status.js';
+import type { TargetOutcome } from '../../model/status.js';
+import type { RoundResult } from './round.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 
 /**
- * Root causes that mean "TKE is still building this CLB": nothing changes on the Service when TKE finishes
- * (listeners appear only in the CLB API), so such CLBs are read again soon instead of at the drift interval,
- * backing off while nothing changes (a CLB that is gone for good stops costing a read every few seconds).
+ * Root causes whose CLB is read again soon instead of at the drift interval, backing off while nothing changes (a CLB
+ * that is gone for good stops costing a read every few seconds): TKE still builds the CLB (nothing changes on the
+ * Service when it finishes: listeners appear only in the CLB API), or another policy (of another namespace) may switch
+ * a shared CLB's other listeners, and nothing on this policy's Services says so (SharedClb: prevent-loopback follows
+ * without a drift interval).
  */
-export const CLB_IN_PROGRESS = new Set(['ClbCreating', 'ListenersNotReady', 'ClbNotFound', 'ClbNotObserved']);
+const RECHECK_CAUSES = new Set(['ClbCreating', 'ListenersNotReady', 'ClbNotFound', 'ClbNotObserved', 'SharedClb']);
+const rechecked = (a: TargetOutcome['assessment']): boolean => !!a.loadBalancerId && RECHECK_CAUSES.has(a.rootCause.id);
 const RECHECK_MS = 3_000;
 /** After a grace period's end: the CLB read that decides must be made after it (tkeGraceOver). */
 const GRACE_SLACK_MS = 250;
 const RECHECK_MAX_MS = 5 * 60_000;
 
-export interface RequeueInput {
-  /** The round's outcomes (conflicts included) and releases. */
+export interface RequeueInput extends Pick<RoundResult, 'releases' | 'waitsOnTke' | 'graceEndsAt'> {
+  /** Every target's outcome (conflicts included), not only the round's. */
   outcomes: readonly TargetOutcome[];
-  releases: readonly ReleaseOutcome[];
-  /** Some target waits for TKE; `graceEndsAt`: the earliest end of a grace period being counted (ms). */
-  waitsOnTke: boolean;
-  graceEndsAt?: number;
   /** Consecutive rounds that waited on TKE before this one. */
   streak: number;
   driftCheckIntervalMs: number;
@@ -45,9 +45,7 @@ export function nextReconcile(r: RequeueInput): Requeue {
   if (transient.length > 0) {
     return { outcome: { retry: new Error(`${transient.length} target(s) failed transiently, retrying with backoff: ${transient[0]?.message ?? ''}`) }, invalidate: [], streak: r.streak };
   }
-  // SharedClb too: another policy (of another namespace) may switch the other listeners, and nothing on this policy's
-  // Services says so; their CLB is read again soon, backing off, so prevent-loopback follows without a drift interval.
-  const invalidate = r.outcomes.flatMap((o) => (o.assessment.loadBalancerId && (CLB_IN_PROGRESS.has(o.assessment.rootCause.id) || o.assessment.rootCause.id === 'SharedClb') ? [o.assessment.loadBalancerId] : []));
+  const invalidate = r.outcomes.flatMap((o) => (rechecked(o.assessment) ? [o.assessment.loadBalancerId as string] : []));
   if (invalidate.length > 0 || r.waitsOnTke) {
     const streak = r.streak + 1;
     const wait = Math.min(RECHECK_MS * 2 ** Math.max(0, streak - 1), RECHECK_MAX_MS, r.driftCheckIntervalMs);
@@ -73,7 +71,5 @@ export function nextReconcile(r: RequeueInput): Requeue {
 export function settled(o: Pick<TargetOutcome, 'error' | 'held' | 'plan' | 'assessment'>, enforcing: boolean, configsKnown: boolean): boolean {
   const left = (o.plan?.length ?? 0) > 0;
   if (o.error !== undefined || ((o.held || enforcing) && left)) return false;
-  if (o.assessment.target.kind === 'Ingress' && !configsKnown) return false;
-  const cause = o.assessment.rootCause.id;
-  return !(o.assessment.loadBalancerId && (CLB_IN_PROGRESS.has(cause) || cause === 'SharedClb'));
+  return !(o.assessment.target.kind === 'Ingress' && !configsKnown) && !rechecked(o.assessment);
 }

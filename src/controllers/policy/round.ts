@@ -13,7 +13,7 @@ import { keptForStatus, list } from '../../model/assessment-result.js';
 import type { Snapshot, TargetSnapshot } from '../../plan/snapshot.js';
 import { annotationsSet, describeStep, maintainedInAudit, waitSince, type Step, type TargetPlan } from '../../plan/steps.js';
 import { settleAll } from '../../runtime/settle.js';
-import type { Orphan, RoundDeps, RoundInput } from './deps.js';
+import type { RoundDeps, RoundInput } from './deps.js';
 import { freshReadsBeforeWrite, type WriteCandidate } from './fresh-read.js';
 import { gatherOrphans, gatherTargets, snapshotBase } from './gather.js';
 
@@ -131,10 +131,7 @@ export class PolicyRound {
       const snapshot: Snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
       return { snapshot, error, planned: error ? [] : planPolicy(snapshot).targets };
     };
-    let { snapshot, error, planned } = await plan();
-    // A plan about to be carried out rests on a read of this process made just now (fresh-read.ts): read, plan again.
-    const fresh = error ? [] : freshReadsBeforeWrite(this.writeCandidates(input, snapshot.targets, planned), Date.now());
-    if (fresh.length > 0) ({ snapshot, error, planned } = await plan(fresh));
+    const { snapshot, error, planned } = await planOnFreshReads(this.d, plan, (p) => this.writeCandidates(input, p.snapshot.targets, p.planned));
     if (error) {
       // Nothing is planned on facts that could not be read: each target reports the failure (a permanent one, CAM, stalls).
       result.outcomes.push(...snapshot.targets.map((t) => ({ assessment: keptForStatus(assessSnapshot(snapshot, t), false), error })));
@@ -182,14 +179,13 @@ export class PolicyRound {
     return this.d.executor !== undefined && input.enforcing(t);
   }
 
-  /** Which targets' plans this round will carry out (Enforce: any step; Audit: maintainHeld's corrections), and on what read. */
+  /** Which targets' plans this round will carry out (Enforce: any step; Audit: maintainHeld's corrections). */
   private writeCandidates(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[]): WriteCandidate[] {
     return targets.map((t, i) => {
       const steps = planned[i]?.plan.steps ?? [];
       const held = t.ownership?.owner === input.owner && t.ownership.originals !== undefined;
       const executes = this.d.executor !== undefined && (this.enforces(input, t.facts) ? steps.length > 0 : held && steps.some(maintainedInAudit));
-      const id = t.facts.loadBalancerId;
-      return { ...(id ? { loadBalancerId: id } : {}), executes, seeded: id ? this.d.observer.seeded(id) : false, ...(t.observedAt !== undefined ? { observedAt: t.observedAt } : {}) };
+      return { loadBalancerId: t.facts.loadBalancerId, executes };
     });
   }
 
@@ -241,7 +237,7 @@ export class PolicyRound {
     }
     let plans: TargetPlan[];
     try {
-      plans = await planReleases(this.d, input, input.orphans, signal, (t) => this.enforces(input, t));
+      plans = await planReleases(this.d, input, signal, (t) => this.enforces(input, t));
     } catch (err) {
       if (signal.aborted) throw err;
       // The orphans' CLBs could not be read: each release reports it, the round goes on.
@@ -263,21 +259,24 @@ export class PolicyRound {
 }
 
 /**
- * Plans the release of each orphan: gathered (Ingresses need their CLB, what TKE has restored), then planned. A
- * release that will be carried out (`executes`) and rests on a seeded or old read reads its CLB again and is planned
- * once more (fresh-read.ts).
+ * Plans; then, if a plan about to be carried out rests on a seeded or old read (fresh-read.ts), reads those CLBs
+ * again and plans once more.
  */
-export async function planReleases(d: RoundDeps, input: Pick<RoundInput, 'owner' | 'spec' | 'profile' | 'shared'>, orphans: readonly Orphan[], signal: AbortSignal, executes: (t: TargetRef) => boolean): Promise<TargetPlan[]> {
-  const plan = async () => planPolicy({ ...snapshotBase(d, input), targets: [], orphans: await gatherOrphans(d, orphans, signal) }).releases;
-  const plans = await plan();
-  const withSteps = new Set(plans.filter((p) => p.steps.length > 0).map((p) => targetKey(p.target)));
-  const candidates = orphans.map(({ facts }): WriteCandidate => {
-    const id = facts.loadBalancerId;
-    const at = id ? d.observer.observedAt(id) : undefined;
-    return { ...(id ? { loadBalancerId: id } : {}), executes: executes(facts) && withSteps.has(targetKey(facts)), seeded: id ? d.observer.seeded(id) : false, ...(at !== undefined ? { observedAt: at } : {}) };
+async function planOnFreshReads<P>(d: RoundDeps, plan: (fresh?: readonly string[]) => Promise<P>, writes: (planned: P) => WriteCandidate[]): Promise<P> {
+  const planned = await plan();
+  const fresh = freshReadsBeforeWrite(writes(planned), d.observer, Date.now());
+  return fresh.length > 0 ? plan(fresh) : planned;
+}
+
+/** Plans the release of each orphan: gathered (Ingresses need their CLB, what TKE has restored), then planned. */
+function planReleases(d: RoundDeps, input: RoundInput, signal: AbortSignal, executes: (t: TargetRef) => boolean): Promise<TargetPlan[]> {
+  const plan = async (fresh?: readonly string[]) => {
+    if (fresh) await d.observer.reread(fresh, signal);
+    return planPolicy({ ...snapshotBase(d, input), targets: [], orphans: await gatherOrphans(d, input.orphans, signal) }).releases;
+  };
+  return planOnFreshReads(d, plan, (releases) => {
+    // A release is planned only with steps (planPolicy).
+    const withSteps = new Set(releases.map((p) => targetKey(p.target)));
+    return input.orphans.map(({ facts }) => ({ loadBalancerId: facts.loadBalancerId, executes: executes(facts) && withSteps.has(targetKey(facts)) }));
   });
-  const fresh = freshReadsBeforeWrite(candidates, Date.now());
-  if (fresh.length === 0) return plans;
-  await d.observer.reread(fresh, signal);
-  return plan();
 }

@@ -153,18 +153,16 @@ function namespaceTargets(subject: PolicySubject, namespace: string, mode: Polic
 export function policyTargets(subject: PolicySubject, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, index = new ClaimsIndex(caches)): PolicyTargets {
   const covered = coverage(subject, caches);
   const namespaces = covered.modes;
-  const me = subject.identity;
   const mine: ManagedFacts[] = [];
   const conflicts: Assessment[] = [];
   for (const [namespace, mode] of namespaces) namespaceTargets(subject, namespace, mode, index, caches, holder, mine, conflicts);
   const managed = new Set(mine.map((m) => targetKey(m.facts)));
-  const candidates = [...namespaces.keys()].flatMap((ns) => index.view(ns).candidates);
   const records = subject.namespace !== undefined ? caches.records(subject.namespace) : caches.records();
   // A namespace that left a cluster policy releases by the mode its labels give now (§4); a deleted one's records are stale.
   // A target another policy now enforces waits for this release (the handover above): it is released in any mode.
   const modeOf = (o: Orphan): PolicyMode => {
     const taker = index.view(o.facts.namespace).claims.get(targetKey(o.facts));
-    if (taker && !samePolicy(taker.winner, me) && taker.winnerMode === 'Enforce') return 'Enforce';
+    if (taker && !samePolicy(taker.winner, subject.identity) && taker.winnerMode === 'Enforce') return 'Enforce';
     const ns = o.facts.namespace;
     // A LoopbackPolicy's orphans are in its namespace, whose mode is its spec's (coverage).
     const known = namespaces.get(ns);
@@ -172,8 +170,8 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
     const facts = caches.namespace(ns);
     return facts ? namespaceMode(subject.cluster!, facts.labels) : 'Enforce';
   };
-  const outside = (ns: string) => (namespaces.has(ns) ? [] : index.view(ns).candidates);
-  const orphanCandidates = [...candidates, ...[...new Set(records.map((r) => r.spec.target.namespace))].flatMap(outside)];
+  // Orphans are looked for in the covered namespaces and in those the records name (a namespace that left the policy).
+  const orphanCandidates = [...new Set([...namespaces.keys(), ...records.map((r) => r.spec.target.namespace)])].flatMap((ns) => index.view(ns).candidates);
   const orphans = orphansOf(records, subject.owner, managed, orphanCandidates, caches).map((o) => ({ ...o, mode: modeOf(o) }));
   return { index, mine, conflicts, orphans, namespaces, excluded: [...covered.excluded] };
 }
@@ -290,13 +288,12 @@ export function sharedWith(
     return winner ? ownerOf(winner) : undefined;
   };
   const candidates = [...[...own].flatMap((ns) => index.view(ns).candidates), ...others];
-  return sharedView(targets, candidates, policyOf, ignoreSkipOf, loopguardAnnotated(caches.records(), targets, candidates));
+  return sharedView(targets, candidates, policyOf, ignoreSkipOf, loopguardAnnotated(caches.records(), [...targets, ...candidates], clbs));
 }
 
-/** Target keys, among those on the targets' CLBs, whose prevent-loopback loopguard set: their records hold its original. */
-function loopguardAnnotated(records: readonly LoopbackRecord[], targets: readonly TargetFacts[], candidates: readonly TargetFacts[]): Set<string> {
-  const clbs = new Set(targets.flatMap((t) => (t.loadBalancerId ? [t.loadBalancerId] : [])));
-  const onClbs = new Map([...targets, ...candidates].filter((t) => t.kind === 'Service' && t.loadBalancerId && clbs.has(t.loadBalancerId)).map((t) => [targetKey(t), t]));
+/** Target keys, among those on `clbs`, whose prevent-loopback loopguard set: their records hold its original. */
+function loopguardAnnotated(records: readonly LoopbackRecord[], candidates: readonly TargetFacts[], clbs: ReadonlySet<string>): Set<string> {
+  const onClbs = new Map(candidates.filter((t) => t.kind === 'Service' && t.loadBalancerId && clbs.has(t.loadBalancerId)).map((t) => [targetKey(t), t]));
   const out = new Set<string>();
   for (const r of records) {
     const t = r.spec?.target;

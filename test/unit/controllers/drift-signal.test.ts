@@ -2,9 +2,8 @@
 // over many intervals (what each costs, how stale anything gets), and the escalation from the health signal.
 import { describe, expect, it } from '@jest/globals';
 import { MAX_TARGET_HEALTH_IDS } from '../../../src/cloud/batching.js';
-import { dueForDrift } from '../../../src/controllers/drift.js';
 import { DEFAULTS } from '../../../src/runtime/config.js';
-import { DriftScheduler, driftRoundMs, fullIntervalMs, planDriftChecks, signalIntervalMs, signalled, type TierClocks } from '../../../src/controllers/drift-signal.js';
+import { DriftScheduler, dueForDrift, fullIntervalMs, signalIntervalMs, signalled } from '../../../src/controllers/drift-signal.js';
 
 const S = 1_000;
 const MIN = 60 * S;
@@ -52,7 +51,7 @@ function simulate(n: number, I: number, until: number, drifted = new Map<string,
       if ((drifted.get(id) ?? Infinity) <= now && !corrected.has(id)) corrected.set(id, now);
     }
   }
-  return { reads, readAt, healthAt, corrected, fullMs: scheduler.fullIntervalMs() };
+  return { reads, readAt, healthAt, corrected, fullMs: scheduler.fullIntervalMs(), round: scheduler.roundMs(n) };
 }
 
 describe('two tiers over many intervals', () => {
@@ -60,7 +59,7 @@ describe('two tiers over many intervals', () => {
     const I = 5 * MIN;
     const n = 3_000;
     const until = 12 * I;
-    const { reads, readAt, healthAt, fullMs } = simulate(n, I, until);
+    const { reads, readAt, healthAt, fullMs, round } = simulate(n, I, until);
     expect(fullMs).toBe(1_500 * S);
     // Steady state (after the first full cycle): per second, by action.
     const from = fullMs;
@@ -75,7 +74,6 @@ describe('two tiers over many intervals', () => {
     expect(describeListeners).toBeGreaterThan(0.19 * SHARE);
     expect(describeTargetHealth).toBeLessThanOrEqual(0.25 * SHARE);
     // Every CLB's health read within half an interval (and a round), and read in full within the cycle.
-    const round = driftRoundMs(n, I, fullMs);
     for (const at of healthAt.values()) expect(until - at).toBeLessThanOrEqual(signalIntervalMs(I) + round);
     for (const at of readAt.values()) expect(until - at).toBeLessThan(fullMs + round);
   });
@@ -95,8 +93,7 @@ describe('two tiers over many intervals', () => {
     const I = 5 * MIN;
     const n = 3_000;
     const drifted = new Map([['lb-1234', 31 * MIN + 7 * S], ['lb-7', 40 * MIN], ['lb-2999', 50 * MIN + 1 * S]]);
-    const { corrected, fullMs } = simulate(n, I, 12 * I, drifted);
-    const round = driftRoundMs(n, I, fullMs);
+    const { corrected, fullMs, round } = simulate(n, I, 12 * I, drifted);
     for (const [id, at] of drifted) {
       const found = corrected.get(id);
       expect({ id, found: found !== undefined }).toEqual({ id, found: true });
@@ -141,24 +138,24 @@ describe('after a cold start', () => {
 
 describe('one round', () => {
   const I = 5 * MIN;
-  it.each<[string, { readAt: [string, number][]; healthAt: [string, number][]; now: number; clocks: TierClocks }, { full: string[]; signal: string[] }]>([
-    ['a first round reads nothing fresh', { readAt: [['a', 0]], healthAt: [['a', 0]], now: 1_000, clocks: {} }, { full: [], signal: [] }],
-    ['health older than half an interval is signalled', { readAt: [['a', 0]], healthAt: [['a', 0]], now: I / 2, clocks: {} }, { full: [], signal: ['a'] }],
-    ['a CLB due in full is not signalled too (the full read reads health)', { readAt: [['a', 0]], healthAt: [['a', 0]], now: I, clocks: {} }, { full: ['a'], signal: [] }],
-    ['a classic or gone CLB (not in healthAt) gets full reads only', { readAt: [['a', 0], ['b', 0]], healthAt: [['a', 0]], now: I / 2, clocks: {} }, { full: [], signal: ['a'] }],
+  it.each<[string, { readAt: [string, number][]; healthAt: [string, number][]; now: number }, { full: string[]; signal: string[] }]>([
+    ['a first round reads nothing fresh', { readAt: [['a', 0]], healthAt: [['a', 0]], now: 1_000 }, { full: [], signal: [] }],
+    ['health older than half an interval is signalled', { readAt: [['a', 0]], healthAt: [['a', 0]], now: I / 2 }, { full: [], signal: ['a'] }],
+    ['a CLB due in full is not signalled too (the full read reads health)', { readAt: [['a', 0]], healthAt: [['a', 0]], now: I }, { full: ['a'], signal: [] }],
+    ['a classic or gone CLB (not in healthAt) gets full reads only', { readAt: [['a', 0], ['b', 0]], healthAt: [['a', 0]], now: I / 2 }, { full: [], signal: ['a'] }],
   ])('%s', (_name, i, want) => {
-    const plan = planDriftChecks({ readAt: new Map(i.readAt), healthAt: new Map(i.healthAt), intervalMs: I, fullIntervalMs: I, now: i.now, clocks: i.clocks });
-    expect({ full: plan.full, signal: plan.signal }).toEqual(want);
+    // A few CLBs: the full cycle is the drift interval.
+    expect(new DriftScheduler(I, 2).plan(new Map(i.readAt), new Map(i.healthAt), i.now)).toEqual(want);
   });
 
   it('signals in whole DescribeTargetHealth batches; what is left waits, unless overdue', () => {
     const health = new Map(Array.from({ length: 100 }, (_, i) => [`lb-${i}`, 0]));
     // 100 CLBs, 0.4 of the signal interval since the last round: 40 earned → one batch of 30, 10 carried.
-    const r = dueForDrift(health, 1_000, 400, { at: 0, carry: 0 }, { batch: 30, wholeBatches: true });
+    const r = dueForDrift(health, 1_000, 400, { at: 0, carry: 0 }, 30);
     expect(r.due).toHaveLength(30);
     expect(r.clock.carry).toBe(10);
     // Overdue CLBs go whatever was earned, and fill their call with the next oldest (a call for one would waste it).
-    const late = dueForDrift(new Map([['a', 0], ['b', 500], ['c', 999]]), 1_000, 1_000, { at: 999, carry: 0 }, { batch: 2, wholeBatches: true });
+    const late = dueForDrift(new Map([['a', 0], ['b', 500], ['c', 999]]), 1_000, 1_000, { at: 999, carry: 0 }, 2);
     expect(late.due).toEqual(['a', 'b']);
   });
 

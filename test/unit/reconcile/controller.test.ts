@@ -133,7 +133,6 @@ function harnessOf(names: readonly string[], perClb: number, probe?: PolicyContr
     metrics: { reportTargets: () => undefined, forgetTargets: () => undefined, targetsPlanned: { inc: (n?: unknown) => void (planned += typeof n === 'number' ? n : 1) } },
     logger,
     profile: () => PROFILES.ipvsNew,
-    driftCheckIntervalMs: DRIFT_MS,
     driftScheduler: scheduler,
     tkeGraceMs: GRACE_MS,
     executor,

@@ -53,7 +53,6 @@ function noteWait(result: RoundResult, e: Execution, graceMs: number): void {
   if (ends > Date.now()) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, ends);
 }
 
-/** A release's outcome, naming its target. */
 const released = ({ kind, namespace, name }: TargetRef, rest: Omit<ReleaseOutcome, 'kind' | 'namespace' | 'name'>): ReleaseOutcome => ({ kind, namespace, name, ...rest });
 
 /** Whether the policy holds the target's record with its originals: what Audit keeps maintained (maintainHeld). */
@@ -207,10 +206,8 @@ export class PolicyRound {
     // back on the VIP under prevent-loopback). Everything else waits for Enforce.
     const corrections = plans.map((p, i) => ({ ...p, steps: held[i] ? p.steps.filter(maintainedInAudit) : [] }));
     const todo = corrections.flatMap((p, i) => (p.steps.length > 0 ? [i] : []));
-    const executions = new Map<number, Execution>();
-    if (todo.length > 0 && this.d.executor) {
-      (await this.d.executor.execute(input.owner, todo.map((i) => corrections[i] as TargetPlan), signal)).forEach((e, k) => executions.set(todo[k] as number, e));
-    }
+    const ran = todo.length > 0 && this.d.executor ? await this.d.executor.execute(input.owner, todo.map((i) => corrections[i] as TargetPlan), signal) : [];
+    const executions = new Map(ran.map((e, k) => [todo[k] as number, e]));
     plans.forEach((p, i) => {
       const e = executions.get(i);
       if (e?.stopped) result.stopped.push(e);

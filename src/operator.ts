@@ -26,7 +26,7 @@ import { ClbObserver } from './cloud/clb-observer.js';
 import { Checkpointer } from './controllers/checkpointer.js';
 import { ObservationStore } from './kube/observation-store.js';
 import { HealthSignal } from './cloud/health-signal.js';
-import { DriftScheduler, fullIntervalMs } from './controllers/drift-signal.js';
+import { DriftScheduler } from './controllers/drift-signal.js';
 import { DRIFT_CHECKS_KEY, DriftChecks } from './controllers/drift-checks.js';
 import { targetKey, type TargetRef } from './model/facts.js';
 import { boundLoadBalancerId, classEnvoyProxy, gatewayFacts, ownEnvoyProxyName, serviceFacts, type GatewayClassObject, type GatewayObject } from './model/target-facts.js';
@@ -280,7 +280,7 @@ export class Operator {
     const driftScheduler = new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond);
     // The checkpoint's store also holds the key that seals the namespaces' reports (src/kube/report-seal.ts).
     const observationStore = config.observationCheckpoint ? new ObservationStore(kc, config.namespace) : undefined;
-    const checkpoint = observationStore ? new Checkpointer({ observer, store: observationStore, region: config.region, driftCheckIntervalMs: config.driftCheckIntervalMs, maxAgeMs: (n) => fullIntervalMs(config.driftCheckIntervalMs, n, fullReadsPerSecond), logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;
+    const checkpoint = observationStore ? new Checkpointer({ observer, store: observationStore, region: config.region, scheduler: driftScheduler, logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;
     this.upkeep = new ObservationUpkeep({ observer, signal: healthSignal, scheduler: driftScheduler, named: () => namedClbs(this.services.list(), this.ingresses.list()), logger, ...(checkpoint ? { checkpoint } : {}) });
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),

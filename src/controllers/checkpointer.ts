@@ -13,6 +13,7 @@ import { decodeCheckpoint, encodeCheckpoint, MAX_PARTS, openCheckpoint, sealChec
 import type { ObservationStore } from '../kube/observation-store.js';
 import { kubeErrorMessage } from '../runtime/kube-errors.js';
 import { settlesWithin } from '../runtime/settle.js';
+import type { DriftScheduler } from './drift-signal.js';
 
 /** How long shutdown waits for the last checkpoint write (ms). */
 const STOP_SAVE_MS = 2_000;
@@ -23,12 +24,11 @@ export interface CheckpointerOptions {
   observer: Pick<ClbObserver, 'seed' | 'entries'>;
   store: Pick<ObservationStore, 'load' | 'save' | 'key'>;
   region: string;
-  driftCheckIntervalMs: number;
   /**
-   * How old an entry may be and still be trusted, given the number of CLBs: the full re-read cycle (two-tier drift
-   * checks, src/controllers/drift-signal.ts), which is longer than the drift interval beyond a few hundred CLBs.
+   * The drift schedule: an entry is trusted for one full re-read cycle over the checkpoint's CLBs (longer than the
+   * drift interval beyond a few hundred CLBs).
    */
-  maxAgeMs: (clbs: number) => number;
+  scheduler: Pick<DriftScheduler, 'intervalMs' | 'fullIntervalMs'>;
   logger: { info(message: string, extra?: Record<string, unknown>): void; warn(message: string, extra?: Record<string, unknown>): void };
   /** Only the leader writes. */
   mayWrite: () => boolean;
@@ -48,6 +48,7 @@ export class Checkpointer {
    */
   async restore(): Promise<readonly CheckpointEntry[]> {
     const now = this.o.now ?? Date.now;
+    const maxAgeMs = (clbs: number) => this.o.scheduler.fullIntervalMs(clbs);
     try {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${RESTORE_TIMEOUT_MS} ms`)), RESTORE_TIMEOUT_MS)));
@@ -57,12 +58,12 @@ export class Checkpointer {
         return [];
       }
       const opened = 'problem' in loaded ? loaded : openCheckpoint(await this.o.store.key(), Buffer.concat(loaded.parts));
-      const decoded = 'problem' in opened ? opened : decodeCheckpoint([opened], { region: this.o.region, now: now(), maxAgeMs: this.o.maxAgeMs });
+      const decoded = 'problem' in opened ? opened : decodeCheckpoint([opened], { region: this.o.region, now: now(), maxAgeMs });
       if ('problem' in decoded) {
         this.o.logger.warn('Ignoring the observation checkpoint; every CLB is read before its targets are judged', { problem: decoded.problem });
         return [];
       }
-      const seeded = this.o.observer.seed(decoded.entries, this.o.maxAgeMs(decoded.entries.length + decoded.expired));
+      const seeded = this.o.observer.seed(decoded.entries, maxAgeMs(decoded.entries.length + decoded.expired));
       this.o.logger.info('Observation checkpoint loaded: converged CLBs are read again on the drift schedule, and before any write', {
         seeded,
         expired: decoded.expired,
@@ -78,7 +79,7 @@ export class Checkpointer {
   /** Writes a few times per drift interval: at most once a minute, at least 5 s apart. */
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.save(), Math.min(60_000, Math.max(5_000, this.o.driftCheckIntervalMs / 4)));
+    this.timer = setInterval(() => void this.save(), Math.min(60_000, Math.max(5_000, this.o.scheduler.intervalMs / 4)));
     this.timer.unref();
   }
 

@@ -96,9 +96,9 @@ export class DriftScheduler {
     private readonly fullReadsPerSecond: number,
   ) {}
 
-  /** The full cycle now. */
-  fullIntervalMs(): number {
-    return fullIntervalMs(this.intervalMs, this.clbs, this.fullReadsPerSecond);
+  /** The full cycle now, or over `clbs` CLBs. */
+  fullIntervalMs(clbs = this.clbs): number {
+    return fullIntervalMs(this.intervalMs, clbs, this.fullReadsPerSecond);
   }
 
   /**

@@ -67,9 +67,7 @@ export class PolicyController {
 
   /** Every CLB a policy's managed targets are bound to (what the drift checks read). */
   clbsInUse(): Set<string> {
-    const all = new Set<string>();
-    for (const s of this.policies.values()) for (const id of s.clbs) all.add(id);
-    return all;
+    return new Set([...this.policies.values()].flatMap((s) => [...s.clbs]));
   }
 
   /** The policy's targets' last outcomes, by targetKey; undefined until a round of it remembered them. */

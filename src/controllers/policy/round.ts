@@ -53,6 +53,11 @@ function noteWait(result: RoundResult, e: Execution, graceMs: number): void {
   if (ends > Date.now()) result.graceEndsAt = Math.min(result.graceEndsAt ?? Infinity, ends);
 }
 
+const released = ({ kind, namespace, name }: TargetRef, rest: Omit<ReleaseOutcome, 'kind' | 'namespace' | 'name'>): ReleaseOutcome => ({ kind, namespace, name, ...rest });
+
+/** Whether the policy holds the target's record with its originals: what Audit keeps maintained (maintainHeld). */
+const holds = (input: RoundInput, t: TargetSnapshot): boolean => t.ownership?.owner === input.owner && t.ownership.originals !== undefined;
+
 /** The items that pass, then those that do not. */
 function partition<T>(items: readonly T[], pass: (item: T) => boolean): [T[], T[]] {
   return [items.filter(pass), items.filter((x) => !pass(x))];
@@ -183,8 +188,7 @@ export class PolicyRound {
   private writeCandidates(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[]): WriteCandidate[] {
     return targets.map((t, i) => {
       const steps = planned[i]?.plan.steps ?? [];
-      const held = t.ownership?.owner === input.owner && t.ownership.originals !== undefined;
-      const executes = this.d.executor !== undefined && (this.enforces(input, t.facts) ? steps.length > 0 : held && steps.some(maintainedInAudit));
+      const executes = this.d.executor !== undefined && (this.enforces(input, t.facts) ? steps.length > 0 : holds(input, t) && steps.some(maintainedInAudit));
       return { loadBalancerId: t.facts.loadBalancerId, executes };
     });
   }
@@ -196,16 +200,14 @@ export class PolicyRound {
    * and nothing else: no new change, no release. Everything else of the plan is reported as Enforce would do it.
    */
   private async maintainHeld(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[], result: RoundResult, signal: AbortSignal): Promise<void> {
-    const held = targets.map((t) => t.ownership?.owner === input.owner && t.ownership.originals !== undefined);
+    const held = targets.map((t) => holds(input, t));
     const plans = planned.map((p) => p.plan);
     // Only a correction that cannot wait (each kind says: StepKindPlan.maintainedInAudit, today a listener source put
     // back on the VIP under prevent-loopback). Everything else waits for Enforce.
     const corrections = plans.map((p, i) => ({ ...p, steps: held[i] ? p.steps.filter(maintainedInAudit) : [] }));
     const todo = corrections.flatMap((p, i) => (p.steps.length > 0 ? [i] : []));
-    const executions = new Map<number, Execution>();
-    if (todo.length > 0 && this.d.executor) {
-      (await this.d.executor.execute(input.owner, todo.map((i) => corrections[i] as TargetPlan), signal)).forEach((e, k) => executions.set(todo[k] as number, e));
-    }
+    const ran = todo.length > 0 && this.d.executor ? await this.d.executor.execute(input.owner, todo.map((i) => corrections[i] as TargetPlan), signal) : [];
+    const executions = new Map(ran.map((e, k) => [todo[k] as number, e]));
     plans.forEach((p, i) => {
       const e = executions.get(i);
       if (e?.stopped) result.stopped.push(e);
@@ -242,18 +244,18 @@ export class PolicyRound {
       if (signal.aborted) throw err;
       // The orphans' CLBs could not be read: each release reports it, the round goes on.
       const error = classifyError(err, "reading the orphans' CLBs");
-      result.releases.push(...input.orphans.map((o) => ({ kind: o.facts.kind, namespace: o.facts.namespace, name: o.facts.name, plan: [], error })));
+      result.releases.push(...input.orphans.map((o) => released(o.facts, { plan: [], error })));
       return;
     }
     // Audit: the release as it would be done, reported; Enforce carries it out.
     const [enforced, audited] = partition(plans, (p) => this.enforces(input, p.target));
-    result.releases.push(...audited.map((p) => ({ kind: p.target.kind, namespace: p.target.namespace, name: p.target.name, plan: p.steps.map(describeStep) })));
+    result.releases.push(...audited.map((p) => released(p.target, { plan: p.steps.map(describeStep) })));
     if (enforced.length === 0) return;
     for (const e of await this.d.executor!.execute(input.owner, enforced, signal)) {
       noteWait(result, e, this.d.tkeGraceMs);
       if (e.stopped) result.stopped.push(e);
       const rest = remainingSteps(e);
-      if (!e.gone && (rest.length > 0 || e.error)) result.releases.push({ kind: e.plan.target.kind, namespace: e.plan.target.namespace, name: e.plan.target.name, plan: rest.map(describeStep), ...(e.error ? { error: e.error } : {}), ...(e.waiting ? { waiting: e.waiting } : {}) });
+      if (!e.gone && (rest.length > 0 || e.error)) result.releases.push(released(e.plan.target, { plan: rest.map(describeStep), ...(e.error ? { error: e.error } : {}), ...(e.waiting ? { waiting: e.waiting } : {}) }));
     }
   }
 }

@@ -159,7 +159,7 @@ describe('Checkpointer', () => {
     const first = new ClbObserver(a.r);
     await first.observe(['lb-aaaa0001', 'lb-bbbb0002'], 5 * MIN);
     const readAt = first.observedAt('lb-aaaa0001');
-    const writer = new Checkpointer({ observer: first, store: mem.store, region: REGION, driftCheckIntervalMs: 5 * MIN, maxAgeMs: () => 5 * MIN, logger, mayWrite: () => true });
+    const writer = new Checkpointer({ observer: first, store: mem.store, region: REGION, scheduler: { intervalMs: 5 * MIN, fullIntervalMs: () => 5 * MIN }, logger, mayWrite: () => true });
     await writer.save();
     await writer.save();
     expect(mem.saved).toHaveLength(1);
@@ -170,7 +170,7 @@ describe('Checkpointer', () => {
     const b = reader(source);
     const next = new ClbObserver(b.r);
     mem.set({ parts: mem.saved[1]?.parts ?? [] });
-    const seeded = await new Checkpointer({ observer: next, store: mem.store, region: REGION, driftCheckIntervalMs: 5 * MIN, maxAgeMs: () => 5 * MIN, logger, mayWrite: () => true }).restore();
+    const seeded = await new Checkpointer({ observer: next, store: mem.store, region: REGION, scheduler: { intervalMs: 5 * MIN, fullIntervalMs: () => 5 * MIN }, logger, mayWrite: () => true }).restore();
     // What was seeded, with when it was read (the health signal spreads its checks from it, HealthSignal.spread).
     expect(seeded.map((e) => e.id).sort()).toEqual(['lb-aaaa0001', 'lb-bbbb0002']);
     expect(seeded.find((e) => e.id === 'lb-aaaa0001')?.at).toBe(readAt);
@@ -193,7 +193,7 @@ describe('Checkpointer', () => {
     const mem = memoryStore();
     const observer = new ClbObserver(a.r);
     await observer.observe(['lb-aaaa0001'], 5 * MIN);
-    await new Checkpointer({ observer, store: mem.store, region: REGION, driftCheckIntervalMs: 5 * MIN, maxAgeMs: () => 5 * MIN, logger, mayWrite: () => false }).save();
+    await new Checkpointer({ observer, store: mem.store, region: REGION, scheduler: { intervalMs: 5 * MIN, fullIntervalMs: () => 5 * MIN }, logger, mayWrite: () => false }).save();
     expect(mem.saved).toEqual([]);
     const own = observer.observedAt('lb-aaaa0001');
     expect(observer.seed([{ id: 'lb-aaaa0001', at: 1, observation: { state: 'NotFound', loadBalancerId: 'lb-aaaa0001' } }])).toBe(0);
@@ -213,7 +213,7 @@ describe('Checkpointer', () => {
   it.each(cold)('starts cold on %s, saying why', async (_what, load, line) => {
     logs.length = 0;
     const observer = new ClbObserver(reader({ value: 1 }).r);
-    expect(await new Checkpointer({ observer, store: { load, save: async () => undefined, key: async () => KEY }, region: REGION, driftCheckIntervalMs: 5 * MIN, maxAgeMs: () => 5 * MIN, logger, mayWrite: () => true }).restore()).toEqual([]);
+    expect(await new Checkpointer({ observer, store: { load, save: async () => undefined, key: async () => KEY }, region: REGION, scheduler: { intervalMs: 5 * MIN, fullIntervalMs: () => 5 * MIN }, logger, mayWrite: () => true }).restore()).toEqual([]);
     expect([...observer.entries()]).toEqual([]);
     expect(logs).toEqual([expect.stringMatching(line)]);
   });

@@ -10,6 +10,7 @@ import type { L7DesiredState } from '../model/desired-state.js';
 import { annotatedByLoopguard, isApplied, tkeGraceOver, type GraceClock } from './originals.js';
 import { fieldKey } from '../api/originals.js';
 import type { Step } from './steps.js';
+import type { SetLoadBalancerPassToTargetStep } from './steps/set-load-balancer-pass-to-target.js';
 
 const KEY = IngressAnnotation.PassToTarget;
 
@@ -43,11 +44,18 @@ export function planPassToTarget(input: PassInput): PassPlan {
   // Applied before and off now: changed on the CLB behind TKE's back; TKE's resync puts it back. Its grace period
   // starts when the executor first sees the wait, not at the declaration long ago.
   if (isApplied(originals, fieldKey.passToTarget())) return { steps: [await_], blocking: true };
-  if (!tkeGraceOver(originals?.declaredAt, input)) return { steps: [{ ...await_, ...(originals?.declaredAt ? { since: originals.declaredAt } : {}), fallback: true }], blocking: true };
-  return {
-    steps: [{ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: true, why: `TKE did not apply ${KEY}: "true" within ${Math.round(input.graceMs / 1000)} s` }],
-    blocking: false,
-  };
+  return waitThenWrite(originals?.declaredAt, input, { kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: true });
+}
+
+/**
+ * TKE's grace period for the declaration made at `declaredAt`: waited out, then loopguard writes the declared value
+ * itself (`direct`: the same value, so no write fight).
+ */
+function waitThenWrite(declaredAt: string | undefined, clock: GraceClock, direct: SetLoadBalancerPassToTargetStep): PassPlan {
+  if (!tkeGraceOver(declaredAt, clock)) {
+    return { steps: [{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: direct.loadBalancerId, ...(declaredAt ? { since: declaredAt } : {}), fallback: true }], blocking: true };
+  }
+  return { steps: [{ ...direct, why: `TKE did not apply ${KEY}: ${JSON.stringify(String(direct.to))} within ${Math.round(clock.graceMs / 1000)} s` }], blocking: false };
 }
 
 export interface PassReleaseInput extends GraceClock {
@@ -61,11 +69,11 @@ export interface PassReleaseInput extends GraceClock {
 }
 
 /** Steps that give the original back; `blocking` while TKE has yet to apply it (the record must stay). */
-export function planPassRelease(input: PassReleaseInput): { steps: Step[]; blocking: boolean } {
+export function planPassRelease(input: PassReleaseInput): PassPlan {
   const original = input.originals.loadBalancer?.passToTarget;
   if (original === undefined || input.current === undefined || input.current === original) return { steps: [], blocking: false };
   const lbId = input.loadBalancerId;
-  const direct: Step = { kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: original, restore: true };
+  const direct: SetLoadBalancerPassToTargetStep = { kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: original, restore: true };
   const onIngress = input.annotations?.[KEY];
   // Loopguard's declaration still stands: declare the original, so TKE neither undoes a direct restore nor is bypassed.
   if (!annotatedByLoopguard(input.originals, KEY) || input.tkeSkips || onIngress === undefined) {
@@ -82,8 +90,5 @@ export function planPassRelease(input: PassReleaseInput): { steps: Step[]; block
       blocking: true,
     };
   }
-  if (!tkeGraceOver(input.originals.declaredAt, input)) {
-    return { steps: [{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, ...(input.originals.declaredAt ? { since: input.originals.declaredAt } : {}), fallback: true }], blocking: true };
-  }
-  return { steps: [{ ...direct, why: `TKE did not apply ${KEY}: ${JSON.stringify(wanted)} within ${Math.round(input.graceMs / 1000)} s` }], blocking: false };
+  return waitThenWrite(input.originals.declaredAt, input, direct);
 }

@@ -16,11 +16,11 @@ import type { ClbFacts } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { pendingEdits } from './config-patch.js';
 import { desiredEdits, originalsFor, type RejectedCapabilities } from './l7-edits.js';
-import { clbRestored, listenerViews, revertPlan } from './l7-revert.js';
+import { revertPlan } from './l7-revert.js';
 import { planPassRelease, planPassToTarget } from './l7-pass.js';
 import type { L4TargetInput } from './l4.js';
 import { annotatedByLoopguard, isApplied, sameOriginals, tkeGraceOver, type GraceClock } from './originals.js';
-import { fieldKey, mergeOriginals, recordedFields, ruleKey, withApplied } from '../api/originals.js';
+import { fieldKey, mergeOriginals, recordedFields, withApplied } from '../api/originals.js';
 import type { Step } from './steps.js';
 
 /** The governing TkeServiceConfig as the informer cache has it. */
@@ -58,7 +58,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const misconfigured = a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
   if (!desired || misconfigured) {
     if (input.originals && input.owned && !holdsAsIs(a) && !misconfigured) {
-      return planL7Release({ ...input, originals: input.originals, name: a.target.name });
+      return planL7Release({ ...input, originals: input.originals });
     }
     return { steps: [] };
   }
@@ -165,7 +165,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   return { steps };
 }
 
-export type L7ReleaseInput = Pick<L7TargetInput, 'annotations' | 'clb' | 'config' | 'vipBound' | keyof GraceClock> & { originals: Originals; name: string };
+export type L7ReleaseInput = Pick<L7TargetInput, 'annotations' | 'clb' | 'config' | 'vipBound' | keyof GraceClock> & { originals: Originals };
 
 /**
  * The record without the rule sources a bound VIP keeps on 100.64.0.0/10, and how many those are: their originals
@@ -188,9 +188,8 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   const { originals, annotations, config } = input;
   // A CLB other than the one the originals came from (the user-writable id changed) is never written to.
   const clb = originals.loadBalancerId && input.clb?.loadBalancerId !== originals.loadBalancerId ? undefined : input.clb;
-  const views = listenerViews(clb);
   const { rest, kept } = withoutKeptRules(originals, input.vipBound);
-  const plan = revertPlan(rest, views);
+  const plan = revertPlan(rest, (clb?.listeners ?? []).filter((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS'));
   const vip = clb?.vips?.[0];
   const lbId = clb?.loadBalancerId ?? '';
   const steps: Step[] = [];
@@ -203,7 +202,7 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   const pass = planPassRelease({ ...input, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips });
   steps.push(...pass.steps);
   if (pass.blocking) return { steps };
-  if (clb && configLive && !tkeSkips && !clbRestored(rest, views)) {
+  if (clb && configLive && !tkeSkips && !plan.restored) {
     steps.push({ kind: 'AwaitTke', reason: 'OriginalsApplied', loadBalancerId: lbId, ...(config ? { config: config.name } : {}) });
     return { steps };
   }
@@ -217,5 +216,3 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   steps.push({ kind: 'AnnotateTarget', set, forget: recordedFields(originals), drops: true, restore: true, ...(kept > 0 && input.vipBound ? { kept: `${kept} rule source(s) ${input.vipBound}` } : {}) });
   return { steps };
 }
-
-export { ruleKey };

@@ -57,21 +57,16 @@ export interface PlanInput extends Pick<GraceClock, 'now' | 'graceMs'> {
 }
 
 export function planTarget(input: PlanInput, t: ManagedTarget): TargetPlan {
-  const plan = planManaged(input, t);
-  // loopguard changed the target, yet no record says what (issue 22 #8): reported, never taken for "nothing to restore".
-  const lost = plan.error ? undefined : lostRecordError({ ...t.assessment.target, annotations: t.annotations, setByLoopguard: t.setByLoopguard, hasRecord: t.ownership?.owner !== undefined, now: input.now });
-  return lost ? { ...plan, error: lost } : plan;
-}
-
-function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const a = t.assessment;
   const { originals, owner } = t.ownership ?? {};
   const owned = originals !== undefined && owner === input.owner;
   const base = planHeader(a.target, 'Mitigate');
   const common = { assessment: a, annotations: t.annotations, originals, owned, now: input.now, graceMs: input.graceMs, observedAt: t.observedAt, vipBound: t.vipBound };
-  if (a.target.kind !== 'Ingress') return { ...base, steps: l4Steps(a.target, t, () => planL4Target(common)) };
-  const l7 = planL7Target({ ...common, clb: t.clb, config: t.config, rejected: input.rejected });
-  return { ...base, steps: l7.steps, ...(l7.error ? { error: l7.error } : {}) };
+  const l7 = a.target.kind === 'Ingress' ? planL7Target({ ...common, clb: t.clb, config: t.config, rejected: input.rejected }) : undefined;
+  const steps = l7 ? l7.steps : l4Steps(a.target, t, () => planL4Target(common));
+  // loopguard changed the target, yet no record says what (issue 22 #8): reported, never taken for "nothing to restore".
+  const error = l7?.error ?? lostRecordError({ ...a.target, annotations: t.annotations, setByLoopguard: t.setByLoopguard, hasRecord: owner !== undefined, now: input.now });
+  return { ...base, steps, ...(error ? { error } : {}) };
 }
 
 /** The release of one target this policy changed (empty steps: nothing of this policy's is left on it). */
@@ -83,7 +78,7 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
   if (o.stale) return { ...base, steps: [{ ...givenBack(o, originals), forget: recordedFields(originals), drops: true, restore: true }] };
   const release = { now: input.now, graceMs: input.graceMs, observedAt: o.observedAt, vipBound: o.vipBound };
   if (o.target.kind !== 'Ingress') return { ...base, steps: l4Steps(o.target, o, () => planL4Release(originals, o.annotations, o.loadBalancerId, release)) };
-  const l7 = planL7Release({ ...release, originals, annotations: o.annotations, name: o.target.name, clb: o.clb, config: o.config });
+  const l7 = planL7Release({ ...release, originals, annotations: o.annotations, clb: o.clb, config: o.config });
   return { ...base, steps: l7.steps };
 }
 

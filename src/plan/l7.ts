@@ -168,18 +168,6 @@ export function planL7Target(input: L7TargetInput): L7Plan {
 export type L7ReleaseInput = Pick<L7TargetInput, 'annotations' | 'clb' | 'config' | 'vipBound' | keyof GraceClock> & { originals: Originals };
 
 /**
- * The record without the rule sources a bound VIP keeps on 100.64.0.0/10, and how many those are: their originals
- * are forgotten, and loopguard's declaration of them stays in the config (taking it out could let TKE put the VIP
- * back on a bound VIP).
- */
-function withoutKeptRules(originals: Originals, vipBound: string | undefined): { rest: Originals; kept: number } {
-  if (!vipBound || !originals.rules) return { rest: originals, kept: 0 };
-  const rules = Object.fromEntries(Object.entries(originals.rules).filter(([, r]) => r.sourceIpType !== 0));
-  const kept = Object.keys(originals.rules).length - Object.keys(rules).length;
-  return { rest: { ...originals, rules }, kept };
-}
-
-/**
  * Steps that give back an Ingress's recorded originals. With the config gone, or TKE not syncing the Ingress
  * (`mode: skip`), nothing can carry the originals to the CLB: the release does not wait for it (it would wait
  * forever) and drops the record.
@@ -188,7 +176,11 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   const { originals, annotations, config } = input;
   // A CLB other than the one the originals came from (the user-writable id changed) is never written to.
   const clb = originals.loadBalancerId && input.clb?.loadBalancerId !== originals.loadBalancerId ? undefined : input.clb;
-  const { rest, kept } = withoutKeptRules(originals, input.vipBound);
+  // The rule sources a bound VIP keeps on 100.64.0.0/10 leave the record (`rest`): their originals are forgotten, and
+  // loopguard's declaration of them stays in the config (taking it out could let TKE put the VIP back on a bound VIP).
+  const rules = input.vipBound && originals.rules ? Object.fromEntries(Object.entries(originals.rules).filter(([, r]) => r.sourceIpType !== 0)) : originals.rules;
+  const rest = { ...originals, rules };
+  const kept = Object.keys(originals.rules ?? {}).length - Object.keys(rules ?? {}).length;
   const plan = revertPlan(rest, (clb?.listeners ?? []).filter((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS'));
   const vip = clb?.vips?.[0];
   const lbId = clb?.loadBalancerId ?? '';

@@ -12,7 +12,7 @@ import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
 import type { RecordOwnership } from '../model/record-registry.js';
 import { fieldKey, recordedFields, type Originals } from '../api/originals.js';
-import { annotatedByLoopguard, type GraceClock } from './originals.js';
+import { annotatedByLoopguard } from './originals.js';
 import { sharedClbAssessment, switchedBy, vipStaysBound } from './shared-clb.js';
 import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
@@ -51,10 +51,7 @@ export interface OrphanTarget extends TargetView {
   stale?: boolean;
 }
 
-export interface PlanInput extends Pick<GraceClock, 'now' | 'graceMs'> {
-  owner: string;
-  rejected: RejectedCapabilities;
-}
+export type PlanInput = Pick<Snapshot, 'owner' | 'now' | 'graceMs'> & { rejected: RejectedCapabilities };
 
 export function planTarget(input: PlanInput, t: ManagedTarget): TargetPlan {
   const a = t.assessment;
@@ -136,15 +133,6 @@ export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilit
   return assessTarget(t.facts, { policy: s.spec, profile: s.profile, clb: t.clb, capabilities: s.capabilities, ...(s.ignoreSkipAnnotation ? { ignoreSkipAnnotation: true } : {}) });
 }
 
-/**
- * A release's EnvoyProxy when the record names one: that one, never the one in force now (a Gateway moved to another
- * EnvoyProxy: that one holds its own values). None when it is gone or another live Gateway's record holds it
- * (OrphanSnapshot.envoyProxy): nothing is written there, so nothing through it is released.
- */
-function recordedVia(o: OrphanSnapshot): Pick<TargetView, 'annotations' | 'envoyProxy'> {
-  return o.envoyProxy ? { annotations: o.envoyProxy.annotations, envoyProxy: o.envoyProxy.ref } : { annotations: undefined };
-}
-
 /** Where the target's annotations are written and what they are now (writtenAnnotations, writableEnvoyProxy). */
 function viaOf(f: TargetFacts): Pick<TargetView, 'annotations' | 'envoyProxy'> {
   return { annotations: writtenAnnotations(f), envoyProxy: writableEnvoyProxy(f) };
@@ -179,7 +167,10 @@ function orphanOf(s: Snapshot, o: OrphanSnapshot, releasing: ReadonlySet<string>
   return {
     vipBound,
     target: { kind: f.kind, namespace: f.namespace, name: f.name },
-    ...(o.ownership.originals?.envoyProxy ? recordedVia(o) : viaOf(f)),
+    // A release's EnvoyProxy when the record names one: that one, never the one in force now (a Gateway moved to
+    // another EnvoyProxy: that one holds its own values). None when it is gone or another live Gateway's record holds
+    // it (OrphanSnapshot.envoyProxy): nothing is written there, so nothing through it is released.
+    ...(o.ownership.originals?.envoyProxy ? { annotations: o.envoyProxy?.annotations, envoyProxy: o.envoyProxy?.ref } : viaOf(f)),
     ownership: o.ownership,
     stale: o.stale,
     loadBalancerId: f.loadBalancerId || undefined,

@@ -19,19 +19,14 @@ const NOT_ACTING = new Set(['Skipped', 'NotApplicable', 'Conflict']);
 /** Names of the others shown in the message; the rest are counted. */
 const MAX_NAMED = 5;
 
-/** The shared object loopguard would change for the target: an Ingress's TkeServiceConfig, a Gateway's EnvoyProxy. */
-function sharedKeyOf(t: TargetSnapshot): string | undefined {
-  if (t.facts.kind === 'Ingress') return t.config ? configKey(t.facts.namespace, t.config.name) : undefined;
-  const ep = writableEnvoyProxy(t.facts);
-  return ep ? envoyProxyKey(ep) : undefined;
-}
-
-/** The other targets its shared object reaches that the snapshot's policy may not change. */
-export function configSharers(s: Snapshot, t: TargetSnapshot): SharedUser[] {
-  const key = sharedKeyOf(t);
-  if (!key) return [];
+/**
+ * The other targets the shared object loopguard would change for the target (an Ingress's TkeServiceConfig, a
+ * Gateway's EnvoyProxy: `ep`) reaches that the snapshot's policy may not change.
+ */
+function configSharers(s: Snapshot, t: TargetSnapshot, ep: EnvoyProxyRef | undefined): SharedUser[] {
+  const key = t.facts.kind === 'Ingress' ? t.config && configKey(t.facts.namespace, t.config.name) : ep && envoyProxyKey(ep);
   const self = targetKey(t.facts);
-  return (s.shared.configs.get(key) ?? []).filter((u) => targetKey(u.facts) !== self && (u.optedOut || u.policy !== s.owner));
+  return (key ? (s.shared.configs.get(key) ?? []) : []).filter((u) => targetKey(u.facts) !== self && (u.optedOut || u.policy !== s.owner));
 }
 
 function why(u: SharedUser, owner: string): string {
@@ -60,7 +55,7 @@ export function sharedConfigAssessment(s: Snapshot, t: TargetSnapshot, assessed:
   if (ep && ep.namespace !== t.facts.namespace && policyRefOf(s.owner).kind !== CLUSTER_KIND) {
     return conflict('SharedEnvoyProxy', `${epName(ep)} is outside this namespace (its class's) and reaches other namespaces' Gateways: only a ClusterLoopbackPolicy changes it; ${OWN_ENVOY_PROXY}`);
   }
-  const others = configSharers(s, t);
+  const others = configSharers(s, t, ep);
   if (others.length === 0) return undefined;
   const list = named(t.facts.namespace, others, s.owner);
   if (ep) return conflict('SharedEnvoyProxy', `${epName(ep)} also reaches ${list}: Envoy Gateway copies its annotations onto their Services too, so loopguard changes nothing through it. ${OWN_ENVOY_PROXY[0]!.toUpperCase()}${OWN_ENVOY_PROXY.slice(1)}, or bring the others under this policy`);

@@ -11,8 +11,6 @@ import type { HealthCheck, ListenerInfo } from '../cloud/clb-client.js';
 import { writableHealthCheck } from '../cloud/clb-mapping.js';
 import type { Assessment } from '../model/assessment.js';
 import type { L4DesiredState } from '../model/desired-state.js';
-import { holdsAsIs } from '../model/assess-common.js';
-import { boundLoadBalancerId } from '../model/target-facts.js';
 import { annotatedByLoopguard, isApplied, sameOriginals, tkeGraceOver, type GraceClock } from './originals.js';
 import { fieldKey, isEmptyOriginals, mergeOriginals, withApplied, withoutFields } from '../api/originals.js';
 import type { Step } from './steps.js';
@@ -57,18 +55,11 @@ export function healthCheckFor(listener: Pick<ListenerInfo, 'healthCheck'>, sour
   return { ...writableHealthCheck(listener.healthCheck), SourceIpType: sourceIpType };
 }
 
-/** Steps for a Service the policy manages. Pending targets (CLB not read, listeners missing) get none. */
+/** Steps for a Service the policy manages and wants something of (planTarget releases one it wants nothing of). */
 export function planL4Target(input: L4TargetInput): Step[] {
   const a = input.assessment;
   const desired = a.desired?.layer === 'L4' ? a.desired : undefined;
-  if (!desired) {
-    // Skipped / not applicable / unsupported: give back what loopguard changed. Pending says nothing about
-    // what is wanted: leave everything as it is.
-    // A skipped target's assessment stops before reading the CLB id: take it from the Service.
-    const lbId = a.loadBalancerId ?? boundLoadBalancerId(input.annotations, 'Service');
-    if (input.originals && input.owned && !holdsAsIs(a)) return planL4Release(input.originals, input.annotations, lbId, input);
-    return [];
-  }
+  if (!desired) return [];
   const steps: Step[] = [];
   let originals = input.originals;
   if (originals && input.owned) {

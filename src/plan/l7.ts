@@ -11,7 +11,6 @@
 import { IngressAnnotation, type Annotations } from '../api/annotations.js';
 import { type Originals } from '../api/originals.js';
 import { StalledReason } from '../api/reasons.js';
-import { holdsAsIs } from '../model/assess-common.js';
 import type { ClbFacts } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { pendingEdits } from './config-patch.js';
@@ -52,16 +51,11 @@ export function governingConfigName(name: string, annotations: Annotations): str
   return undefined;
 }
 
+/** Steps for an Ingress the policy manages and wants something of (planTarget releases one it wants nothing of). */
 export function planL7Target(input: L7TargetInput): L7Plan {
   const a = input.assessment;
   const desired = a.desired?.layer === 'L7' ? a.desired : undefined;
-  const misconfigured = a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
-  if (!desired || misconfigured) {
-    if (input.originals && input.owned && !holdsAsIs(a) && !misconfigured) {
-      return planL7Release({ ...input, originals: input.originals });
-    }
-    return { steps: [] };
-  }
+  if (!desired) return { steps: [] };
   const originals = input.originals;
   const onTarget = input.owned ? originals : undefined;
   const edits = desiredEdits(desired, originals, input.rejected);

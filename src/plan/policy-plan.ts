@@ -61,26 +61,25 @@ export function planTarget(input: PlanInput, t: ManagedTarget): TargetPlan {
   const { originals, owner } = t.ownership ?? {};
   const owned = originals !== undefined && owner === input.owner;
   const base = planHeader(a.target, 'Mitigate');
-  const common = { assessment: a, annotations: t.annotations, originals, owned, now: input.now, graceMs: input.graceMs, observedAt: t.observedAt, vipBound: t.vipBound };
+  const common = { ...t, ...input, originals, owned };
   // An Ingress that names a TkeServiceConfig that is not there gets nothing planned, not even a release.
   const misconfigured = base.layer === 'L7' && a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
-  const wanted = a.desired?.layer === base.layer && !misconfigured;
   // Nothing wanted (skipped, not applicable, unsupported): what loopguard changed is given back. Pending says nothing
   // about what is wanted: everything stays as it is. A skipped Service's assessment stops before reading the CLB id.
-  const release = !wanted && owned && !holdsAsIs(a) && !misconfigured;
+  const release = a.desired?.layer !== base.layer && owned && !holdsAsIs(a) && !misconfigured;
   const lbId = a.loadBalancerId ?? boundLoadBalancerId(t.annotations, 'Service');
-  const l7 = wanted && base.layer === 'L7' ? planL7Target({ ...common, clb: t.clb, config: t.config, rejected: input.rejected }) : undefined;
-  const steps = release ? releaseSteps(input, a.target, t, originals, lbId) : !wanted ? [] : (l7?.steps ?? l4Steps(a.target, t, () => planL4Target(common)));
+  const l7 = base.layer === 'L7' && !misconfigured ? planL7Target(common) : undefined;
+  const steps = release ? releaseSteps(input, { ...t, target: a.target, loadBalancerId: lbId }, originals) : base.layer === 'L7' ? (l7?.steps ?? []) : l4Steps(a.target, t, () => planL4Target(common));
   // loopguard changed the target, yet no record says what (issue 22 #8): reported, never taken for "nothing to restore".
-  const error = l7?.error ?? lostRecordError({ ...a.target, annotations: t.annotations, setByLoopguard: t.setByLoopguard, hasRecord: owner !== undefined, now: input.now });
+  const error = l7?.error ?? lostRecordError({ ...common, ...a.target, setByLoopguard: t.setByLoopguard, hasRecord: owner !== undefined });
   return { ...base, steps, ...(error ? { error } : {}) };
 }
 
-/** The steps that give back what the record says loopguard changed on a target (`lbId`: its CLB where the record names none). */
-function releaseSteps(input: Pick<PlanInput, 'now' | 'graceMs'>, target: TargetRef, v: TargetView, originals: Originals, lbId: string | undefined): Step[] {
+/** The steps that give back what the record says loopguard changed on a target (`loadBalancerId`: its CLB where the record names none). */
+function releaseSteps(input: Pick<PlanInput, 'now' | 'graceMs'>, v: OrphanTarget, originals: Originals): Step[] {
   const release = { now: input.now, graceMs: input.graceMs, observedAt: v.observedAt, vipBound: v.vipBound };
-  if (target.kind !== 'Ingress') return l4Steps(target, v, () => planL4Release(originals, v.annotations, lbId, release));
-  return planL7Release({ ...release, originals, annotations: v.annotations, clb: v.clb, config: v.config }).steps;
+  if (v.target.kind === 'Ingress') return planL7Release({ ...release, originals, annotations: v.annotations, clb: v.clb, config: v.config }).steps;
+  return l4Steps(v.target, v, () => planL4Release(originals, v.annotations, v.loadBalancerId, release));
 }
 
 /** The release of one target this policy changed (empty steps: nothing of this policy's is left on it). */
@@ -90,7 +89,7 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
   const base = planHeader(o.target, 'Release');
   if (!originals || recorded !== owner) return { ...base, steps: [] };
   if (o.stale) return { ...base, steps: [{ ...givenBack(o, originals), forget: recordedFields(originals), drops: true, restore: true }] };
-  return { ...base, steps: releaseSteps(input, o.target, o, originals, o.loadBalancerId) };
+  return { ...base, steps: releaseSteps(input, o, originals) };
 }
 
 /**

@@ -59,10 +59,9 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   const originals = input.originals;
   const onTarget = input.owned ? originals : undefined;
   const edits = desiredEdits(desired, originals, input.rejected);
-  const passPlan = planPassToTarget({ ...input, desired, originals });
+  const pass = planPassToTarget({ ...input, desired, originals });
   // The CLB must let 100.127/16 in before keepalive makes the nodes see it: the rest waits for TKE.
-  if (passPlan.blocking) return { steps: passPlan.steps };
-  const pass = passPlan.steps;
+  if (pass.at(-1)?.kind === 'AwaitTke') return { steps: pass };
   const passWanted = pass.length > 0;
   const vip = input.clb?.vips?.[0];
   const steps: Step[] = [];
@@ -186,8 +185,8 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   }
   const tkeSkips = annotations?.[IngressAnnotation.Mode]?.trim().toLowerCase() === 'skip';
   const pass = planPassRelease({ ...input, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips });
-  steps.push(...pass.steps);
-  if (pass.blocking) return { steps };
+  steps.push(...pass);
+  if (pass.at(-1)?.kind === 'AwaitTke') return { steps };
   if (clb && configLive && !tkeSkips && !plan.restored) {
     steps.push({ kind: 'AwaitTke', reason: 'OriginalsApplied', loadBalancerId: lbId, ...(config ? { config: config.name } : {}) });
     return { steps };

@@ -11,13 +11,11 @@ import { CLUSTER_KIND } from '../api/clusterloopbackpolicy.js';
 import { assessment, type Assessment } from '../model/assessment-result.js';
 import { envoyProxyKey, targetKey, writableEnvoyProxy, type EnvoyProxyRef } from '../model/facts.js';
 import { describeOwner, policyRefOf } from '../model/record-registry.js';
+import { namesIn } from './shared-clb.js';
 import { configKey, type SharedUser, type Snapshot, type TargetSnapshot } from './snapshot.js';
 
 /** Verdicts under which loopguard would change nothing on the target anyway: the rule has nothing to hold back. */
 const NOT_ACTING = new Set(['Skipped', 'NotApplicable', 'Conflict']);
-
-/** Names of the others shown in the message; the rest are counted. */
-const MAX_NAMED = 5;
 
 /**
  * The other targets the shared object loopguard would change for the target (an Ingress's TkeServiceConfig, a
@@ -34,16 +32,6 @@ function why(u: SharedUser, owner: string): string {
   return u.policy ? `managed by ${describeOwner(u.policy)}` : `not selected by ${describeOwner(owner)}`;
 }
 
-/** The others by kind and name with why each stops the change, those of other namespaces only counted (their names are theirs). */
-function named(namespace: string, others: readonly SharedUser[], owner: string): string {
-  const here = others.filter((u) => u.facts.namespace === namespace);
-  const elsewhere = others.length - here.length;
-  const shown = here.slice(0, MAX_NAMED).map((u) => `${u.facts.kind} ${u.facts.name} (${why(u, owner)})`).join(', ');
-  const more = here.length > MAX_NAMED ? ` and ${here.length - MAX_NAMED} more` : '';
-  const away = elsewhere > 0 ? `${shown ? ', ' : ''}${elsewhere} ${others[0]?.facts.kind ?? 'target'}(s) in other namespaces` : '';
-  return `${shown}${more}${away}`;
-}
-
 const OWN_ENVOY_PROXY = "give this Gateway an EnvoyProxy of its own (spec.infrastructure.parametersRef; mergeType: StrategicMerge keeps its class's settings)";
 
 /** The target's verdict when what it shares forbids the change; undefined when nothing does. */
@@ -57,7 +45,8 @@ export function sharedConfigAssessment(s: Snapshot, t: TargetSnapshot, assessed:
   }
   const others = configSharers(s, t, ep);
   if (others.length === 0) return undefined;
-  const list = named(t.facts.namespace, others, s.owner);
+  // The others by kind and name with why each stops the change, those of other namespaces only counted (namesIn).
+  const list = namesIn(t.facts.namespace, others, others[0]?.facts.kind ?? 'target', (u) => `${u.facts.kind} ${u.facts.name} (${why(u, s.owner)})`, ' and ');
   if (ep) return conflict('SharedEnvoyProxy', `${epName(ep)} also reaches ${list}: Envoy Gateway copies its annotations onto their Services too, so loopguard changes nothing through it. ${OWN_ENVOY_PROXY[0]!.toUpperCase()}${OWN_ENVOY_PROXY.slice(1)}, or bring the others under this policy`);
   return conflict(
     'SharedConfig',

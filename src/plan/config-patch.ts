@@ -58,11 +58,6 @@ function sameDomainFragment(configDomain: unknown, clbDomain: string, vip: strin
   return d === r || (d === '' && vip !== undefined && r === vip.toLowerCase());
 }
 
-/** The config's domain for a CLB rule: "" for the VIP's default domain. */
-function configDomainOf(clbDomain: string, vip: string | undefined): string {
-  return vip !== undefined && clbDomain.toLowerCase() === vip.toLowerCase() ? '' : clbDomain;
-}
-
 function indexIn<T>(list: T[] | undefined, match: (x: T) => boolean): number {
   return list ? list.findIndex((x) => isObject(x) && match(x)) : -1;
 }
@@ -132,10 +127,6 @@ export interface Removal {
   enableAdded?: boolean;
 }
 
-function atLeastLevel(level: AddedLevel, than: AddedLevel): boolean {
-  return ADDED_LEVELS.indexOf(level) >= ADDED_LEVELS.indexOf(than);
-}
-
 /**
  * Ops that take out of `spec` what loopguard added for each removal: the field, or the whole fragment it created
  * (a list or object it created goes only when nothing else is left in it). Each removal is planned against the
@@ -157,7 +148,7 @@ export function buildRemovalPatch(spec: unknown, removals: readonly Removal[], v
 function removalOps(spec: unknown, { edit, level: recorded, enableAdded }: Removal, vip: string | undefined): JsonPatchOp[] {
   // Only `enable` added: nothing else of the rule's declaration goes.
   const level: AddedLevel | 'none' = recorded ?? 'none';
-  const atLeast = (than: AddedLevel): boolean => level !== 'none' && atLeastLevel(level, than);
+  const atLeast = (than: AddedLevel): boolean => level !== 'none' && ADDED_LEVELS.indexOf(level) >= ADDED_LEVELS.indexOf(than);
   const { lb, listeners, li, l, domains, di, d, rules, ri, r, hc } = pathOf(spec, edit, vip);
   if (!lb || !listeners || !l) return [];
   const base = '/spec/loadBalancer/l7Listeners';
@@ -208,20 +199,17 @@ export function pendingEdits(spec: unknown, edits: readonly FieldEdit[], vip: st
   return edits.filter((e) => declaredValue(spec, e, vip) !== e.value || enableMissing(spec, e, vip));
 }
 
-/** The `healthCheck` loopguard writes where a rule has none: the source, and the switch as the CLB has it. */
-function newHealthCheck(e: RuleSourceEdit): Record<string, unknown> {
-  return { enable: e.enable, sourceIpType: e.value };
-}
-
-function newRule(e: RuleSourceEdit): RuleFragment {
-  return { url: e.url, healthCheck: newHealthCheck(e) };
+/** A rule fragment loopguard adds; its `healthCheck` (also where a rule has none): the source, and the switch as the CLB has it. */
+function newRule(e: RuleSourceEdit): { url: string; healthCheck: Record<string, unknown> } {
+  return { url: e.url, healthCheck: { enable: e.enable, sourceIpType: e.value } };
 }
 
 /** New domain fragments holding the edits' rules, one per config domain, in first-seen order. */
 function newDomains(edits: readonly RuleSourceEdit[], vip: string | undefined): { domain: string; rules: RuleFragment[] }[] {
   const domains: { domain: string; rules: RuleFragment[] }[] = [];
   for (const e of edits) {
-    const domain = configDomainOf(e.domain, vip);
+    // The config's domain for a CLB rule: "" for the VIP's default domain.
+    const domain = vip !== undefined && e.domain.toLowerCase() === vip.toLowerCase() ? '' : e.domain;
     let d = domains.find((x) => x.domain.toLowerCase() === domain.toLowerCase());
     if (!d) domains.push((d = { domain, rules: [] }));
     d.rules.push(newRule(e));
@@ -297,7 +285,7 @@ function ruleOps(spec: unknown, lp: string, l: ListenerFragment, edits: readonly
     if (d.domain !== undefined) ops.push({ op: 'test', path: `${dp}/domain`, value: d.domain });
     ops.push({ op: 'test', path: `${rp}/url`, value: r.url });
     if (!hc) {
-      ops.push({ op: 'add', path: `${rp}/healthCheck`, value: newHealthCheck(e) });
+      ops.push({ op: 'add', path: `${rp}/healthCheck`, value: newRule(e).healthCheck });
       continue;
     }
     if (hc.sourceIpType !== e.value) ops.push({ op: 'add', path: `${rp}/healthCheck/sourceIpType`, value: e.value });

@@ -11,8 +11,6 @@ import type { HealthCheck, ListenerInfo } from '../cloud/clb-client.js';
 import { writableHealthCheck } from '../cloud/clb-mapping.js';
 import type { Assessment } from '../model/assessment.js';
 import type { L4DesiredState } from '../model/desired-state.js';
-import { holdsAsIs } from '../model/assess-common.js';
-import { boundLoadBalancerId } from '../model/target-facts.js';
 import { annotatedByLoopguard, isApplied, sameOriginals, tkeGraceOver, type GraceClock } from './originals.js';
 import { fieldKey, isEmptyOriginals, mergeOriginals, withApplied, withoutFields } from '../api/originals.js';
 import type { Step } from './steps.js';
@@ -57,18 +55,11 @@ export function healthCheckFor(listener: Pick<ListenerInfo, 'healthCheck'>, sour
   return { ...writableHealthCheck(listener.healthCheck), SourceIpType: sourceIpType };
 }
 
-/** Steps for a Service the policy manages. Pending targets (CLB not read, listeners missing) get none. */
+/** Steps for a Service the policy manages and wants something of (planTarget releases one it wants nothing of). */
 export function planL4Target(input: L4TargetInput): Step[] {
   const a = input.assessment;
   const desired = a.desired?.layer === 'L4' ? a.desired : undefined;
-  if (!desired) {
-    // Skipped / not applicable / unsupported: give back what loopguard changed. Pending says nothing about
-    // what is wanted: leave everything as it is.
-    // A skipped target's assessment stops before reading the CLB id: take it from the Service.
-    const lbId = a.loadBalancerId ?? boundLoadBalancerId(input.annotations, 'Service');
-    if (input.originals && input.owned && !holdsAsIs(a)) return planL4Release(input.originals, input.annotations, lbId, input);
-    return [];
-  }
+  if (!desired) return [];
   const steps: Step[] = [];
   let originals = input.originals;
   if (originals && input.owned) {
@@ -111,8 +102,8 @@ export function planL4Target(input: L4TargetInput): Step[] {
   const ownAnnotation = desired.sourceSwitch === 'Direct' && annotatedByLoopguard(originals, PREVENT_LOOPBACK) && !askedTke;
   if ((desired.sourceBy === 'TKE' || askLarge) && !ownAnnotation && switches.length > 0 && !switches.some((s) => isApplied(originals, fieldKey.listenerSource(s.listenerId)))) {
     const declaredAt = input.owned ? originals?.declaredAt : undefined;
+    const since = declaredAt || input.now.toISOString();
     if (!declaredAt) {
-      const since = input.now.toISOString();
       const ask = mergeOriginals(merged, {
         v: 1,
         ...(addAnnotation ? { annotations: { [PREVENT_LOOPBACK]: input.annotations?.[PREVENT_LOOPBACK] ?? null } } : {}),
@@ -121,11 +112,9 @@ export function planL4Target(input: L4TargetInput): Step[] {
       // The originals and the time TKE was asked, in the patch that asks it (a crash after it still restores).
       if (steps.at(-1)?.kind === 'RecordOriginals') steps.pop();
       steps.push({ kind: 'AnnotateTarget', set: addAnnotation ? { [PREVENT_LOOPBACK]: 'true' } : {}, originals: ask });
-      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since, fallback: true });
-      return steps;
     }
-    if (!tkeGraceOver(declaredAt, input)) {
-      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since: declaredAt, fallback: true });
+    if (!declaredAt || !tkeGraceOver(declaredAt, input)) {
+      steps.push({ kind: 'AwaitTke', reason: 'SourceSwitched', loadBalancerId: desired.loadBalancerId, since, fallback: true });
       return steps;
     }
     if (askedTke && input.annotations?.[PREVENT_LOOPBACK] !== undefined && !tkeSwitchedAny(desired, originals)) {
@@ -280,18 +269,11 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   // (`declaredAt`, in the same patch) and the plan waits the grace period before the sources go back.
   const toVip = listenerSteps.some((s) => s.kind === 'SetListenerHealthCheckSource' && s.to === 0);
   const unbinding = PREVENT_LOOPBACK in restoreAnnotations && restoreAnnotations[PREVENT_LOOPBACK] !== 'true';
-  if (toVip && lbId && unbinding) {
-    const since = options.now.toISOString();
-    return [
-      { kind: 'AnnotateTarget', set: restoreAnnotations, restore: true, originals: { v: 1, declaredAt: since } },
-      { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since, fallback: true },
-    ];
-  }
   const unboundAt = annotatedByLoopguard(originals, PREVENT_LOOPBACK) && originals.declaredAt ? Math.min(Date.parse(originals.declaredAt), options.now.getTime()) : NaN;
-  if (toVip && lbId && !Number.isNaN(unboundAt) && options.now.getTime() < unboundAt + options.graceMs) {
-    return [...(Object.keys(restoreAnnotations).length > 0 ? [{ kind: 'AnnotateTarget' as const, set: restoreAnnotations, restore: true }] : []), { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since: originals.declaredAt, fallback: true }];
-  }
-  if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true });
+  // Since when the plan waits: taking prevent-loopback off now, or within the grace period of having taken it off.
+  const since = !toVip || !lbId ? undefined : unbinding ? options.now.toISOString() : options.now.getTime() < unboundAt + options.graceMs ? originals.declaredAt : undefined;
+  if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true, ...(unbinding && since ? { originals: { v: 1, declaredAt: since } } : {}) });
+  if (since && lbId) return [...steps, { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since, fallback: true }];
   steps.push(...listenerSteps);
   steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}), ...(kept > 0 && bound ? { kept: `${kept} listener source(s) ${bound}` } : {}) });
   return steps;

@@ -10,6 +10,7 @@ import type { L7DesiredState } from '../model/desired-state.js';
 import { annotatedByLoopguard, isApplied, tkeGraceOver, type GraceClock } from './originals.js';
 import { fieldKey } from '../api/originals.js';
 import type { Step } from './steps.js';
+import type { SetLoadBalancerPassToTargetStep } from './steps/set-load-balancer-pass-to-target.js';
 
 const KEY = IngressAnnotation.PassToTarget;
 
@@ -19,35 +20,40 @@ export interface PassInput extends GraceClock {
   owned: boolean;
 }
 
-export interface PassPlan {
-  /** Steps for this round. */
-  steps: Step[];
-  /** The rest of the target's plan waits (keepalive must not come before the CLB lets 100.127/16 in). */
-  blocking: boolean;
-}
 
 
-export function planPassToTarget(input: PassInput): PassPlan {
+/**
+ * Steps for this round. Ending in a wait for TKE, they block the rest of the target's plan (keepalive must not come
+ * before the CLB lets 100.127/16 in).
+ */
+export function planPassToTarget(input: PassInput): Step[] {
   const { desired, originals, owned } = input;
   const lbId = desired.loadBalancerId;
-  if (desired.passToTarget.desired !== true || desired.passToTarget.current !== false) return { steps: [], blocking: false };
+  if (desired.passToTarget.desired !== true || desired.passToTarget.current !== false) return [];
   const await_: Step = { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId };
   const declared = desired.passToTarget.declared;
   if (declared === undefined) {
     const since = input.now.toISOString();
     const add: Originals = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [KEY]: null }, loadBalancerId: lbId, declaredAt: since };
-    return { steps: [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, originals: add }, { ...await_, since, fallback: true }], blocking: true };
+    return [{ kind: 'AnnotateTarget', set: { [KEY]: 'true' }, originals: add }, { ...await_, since, fallback: true }];
   }
   // "true" the user declared: TKE's to apply, whenever it does; loopguard owns nothing of it.
-  if (!owned || !annotatedByLoopguard(originals, KEY)) return { steps: [await_], blocking: true };
+  if (!owned || !annotatedByLoopguard(originals, KEY)) return [await_];
   // Applied before and off now: changed on the CLB behind TKE's back; TKE's resync puts it back. Its grace period
   // starts when the executor first sees the wait, not at the declaration long ago.
-  if (isApplied(originals, fieldKey.passToTarget())) return { steps: [await_], blocking: true };
-  if (!tkeGraceOver(originals?.declaredAt, input)) return { steps: [{ ...await_, ...(originals?.declaredAt ? { since: originals.declaredAt } : {}), fallback: true }], blocking: true };
-  return {
-    steps: [{ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: true, why: `TKE did not apply ${KEY}: "true" within ${Math.round(input.graceMs / 1000)} s` }],
-    blocking: false,
-  };
+  if (isApplied(originals, fieldKey.passToTarget())) return [await_];
+  return waitThenWrite(originals?.declaredAt, input, { kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: true });
+}
+
+/**
+ * TKE's grace period for the declaration made at `declaredAt`: waited out, then loopguard writes the declared value
+ * itself (`direct`: the same value, so no write fight).
+ */
+function waitThenWrite(declaredAt: string | undefined, clock: GraceClock, direct: SetLoadBalancerPassToTargetStep): Step[] {
+  if (!tkeGraceOver(declaredAt, clock)) {
+    return [{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: direct.loadBalancerId, ...(declaredAt ? { since: declaredAt } : {}), fallback: true }];
+  }
+  return [{ ...direct, why: `TKE did not apply ${KEY}: ${JSON.stringify(String(direct.to))} within ${Math.round(clock.graceMs / 1000)} s` }];
 }
 
 export interface PassReleaseInput extends GraceClock {
@@ -60,30 +66,24 @@ export interface PassReleaseInput extends GraceClock {
   tkeSkips: boolean;
 }
 
-/** Steps that give the original back; `blocking` while TKE has yet to apply it (the record must stay). */
-export function planPassRelease(input: PassReleaseInput): { steps: Step[]; blocking: boolean } {
+/** Steps that give the original back; ending in a wait while TKE has yet to apply it (the record must stay). */
+export function planPassRelease(input: PassReleaseInput): Step[] {
   const original = input.originals.loadBalancer?.passToTarget;
-  if (original === undefined || input.current === undefined || input.current === original) return { steps: [], blocking: false };
+  if (original === undefined || input.current === undefined || input.current === original) return [];
   const lbId = input.loadBalancerId;
-  const direct: Step = { kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: original, restore: true };
+  const direct: SetLoadBalancerPassToTargetStep = { kind: 'SetLoadBalancerPassToTarget', loadBalancerId: lbId, to: original, restore: true };
   const onIngress = input.annotations?.[KEY];
   // Loopguard's declaration still stands: declare the original, so TKE neither undoes a direct restore nor is bypassed.
   if (!annotatedByLoopguard(input.originals, KEY) || input.tkeSkips || onIngress === undefined) {
-    return { steps: [{ ...direct, ...(input.tkeSkips ? { why: 'TKE does not sync this Ingress (mode: skip)' } : {}) }], blocking: false };
+    return [{ ...direct, ...(input.tkeSkips ? { why: 'TKE does not sync this Ingress (mode: skip)' } : {}) }];
   }
   const wanted = String(original);
   if (onIngress.trim().toLowerCase() !== wanted) {
     const since = input.now.toISOString();
-    return {
-      steps: [
-        { kind: 'AnnotateTarget', set: { [KEY]: wanted }, originals: { v: 1, declaredAt: since }, restore: true },
-        { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, since, fallback: true },
-      ],
-      blocking: true,
-    };
+    return [
+      { kind: 'AnnotateTarget', set: { [KEY]: wanted }, originals: { v: 1, declaredAt: since }, restore: true },
+      { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, since, fallback: true },
+    ];
   }
-  if (!tkeGraceOver(input.originals.declaredAt, input)) {
-    return { steps: [{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: lbId, ...(input.originals.declaredAt ? { since: input.originals.declaredAt } : {}), fallback: true }], blocking: true };
-  }
-  return { steps: [{ ...direct, why: `TKE did not apply ${KEY}: ${JSON.stringify(wanted)} within ${Math.round(input.graceMs / 1000)} s` }], blocking: false };
+  return waitThenWrite(input.originals.declaredAt, input, direct);
 }

@@ -1,10 +1,10 @@
 // Pure: reading an L7 target's originals record against the CLB (what to restore, whether TKE has restored it). Originals are CLB values as observed before loopguard's first change of each field; a value
 // already recorded is never overwritten (it is the true original, later values may be loopguard's own).
 import type { Originals } from '../api/originals.js';
-import type { ClbFacts, ListenerFacts, RuleFacts } from '../model/facts.js';
+import type { ListenerFacts, RuleFacts } from '../model/facts.js';
 import type { FieldEdit, Removal } from './config-patch.js';
 
-/** What the CLB currently has, enough to map record keys (listener ids, location ids) onto config fragments. */
+/** What the CLB's L7 listeners currently have, enough to map record keys (listener ids, location ids) onto config fragments. */
 export type ClbListenerView = Pick<ListenerFacts, 'listenerId' | 'protocol' | 'port' | 'keepaliveEnable'> & {
   rules?: readonly Pick<RuleFacts, 'locationId' | 'domain' | 'url' | 'healthCheck'>[];
 };
@@ -14,51 +14,32 @@ export interface RevertPlan {
   edits: FieldEdit[];
   /** Declarations loopguard added, to take out of the config once the CLB shows the originals. */
   removals: Removal[];
+  /** Whether the CLB shows every recorded original again (what TKE must have applied before the auto annotation goes). */
+  restored: boolean;
 }
 
-/** The listener and rule a record's rule key (`<listener id>/<location id>`) names on the CLB, as far as they exist. */
-function ruleAt(listeners: readonly ClbListenerView[], key: string) {
-  const [lid = '', loc = ''] = key.split('/');
-  const l = listeners.find((x) => x.listenerId === lid);
-  return { l, rule: l?.rules?.find((x) => x.locationId === loc) };
-}
-
+/** The record's originals read against the CLB's L7 listeners: an entry whose listener or rule is gone has nothing to restore. */
 export function revertPlan(originals: Originals, listeners: readonly ClbListenerView[]): RevertPlan {
-  const edits: FieldEdit[] = [];
-  const removals: Removal[] = [];
+  const plan: RevertPlan = { edits: [], removals: [], restored: true };
   for (const [id, l] of Object.entries(originals.listeners ?? {})) {
     const found = listeners.find((x) => x.listenerId === id);
-    // An entry whose listener is gone from the CLB has nothing to restore.
     if (l.keepaliveEnable === undefined || !found) continue;
     const edit: FieldEdit = { kind: 'keepalive', protocol: found.protocol, port: found.port, value: l.keepaliveEnable };
-    edits.push(edit);
-    if (l.keepaliveAdded !== undefined) removals.push({ edit, level: l.keepaliveAdded });
+    plan.edits.push(edit);
+    if (l.keepaliveAdded !== undefined) plan.removals.push({ edit, level: l.keepaliveAdded });
+    if ((found.keepaliveEnable ?? 0) !== l.keepaliveEnable) plan.restored = false;
   }
   for (const [key, r] of Object.entries(originals.rules ?? {})) {
-    const { l, rule } = ruleAt(listeners, key);
+    // A record's rule key is `<listener id>/<location id>`.
+    const [lid = '', loc = ''] = key.split('/');
+    const l = listeners.find((x) => x.listenerId === lid);
+    const rule = l?.rules?.find((x) => x.locationId === loc);
     if (!l || !rule) continue;
     // A restore that must add `healthCheck.enable` declares the switch as the CLB has it (docs/tencent-cloud.md §1).
     const edit: FieldEdit = { kind: 'ruleSource', protocol: l.protocol, port: l.port, domain: rule.domain, url: rule.url, value: r.sourceIpType, enable: rule.healthCheck?.healthSwitch !== 0 };
-    edits.push(edit);
-    if (r.added !== undefined || r.enableAdded) removals.push({ edit, ...(r.added !== undefined ? { level: r.added } : {}), ...(r.enableAdded ? { enableAdded: true } : {}) });
+    plan.edits.push(edit);
+    if (r.added !== undefined || r.enableAdded) plan.removals.push({ edit, ...(r.added !== undefined ? { level: r.added } : {}), ...(r.enableAdded ? { enableAdded: true } : {}) });
+    if ((rule.healthCheck?.sourceIpType ?? 0) !== r.sourceIpType) plan.restored = false;
   }
-  return { edits, removals };
-}
-
-/** Whether the CLB shows every recorded original again (what TKE must have applied before the auto annotation goes). */
-export function clbRestored(originals: Originals, listeners: readonly ClbListenerView[]): boolean {
-  for (const [id, l] of Object.entries(originals.listeners ?? {})) {
-    const found = listeners.find((x) => x.listenerId === id);
-    if (found && l.keepaliveEnable !== undefined && (found.keepaliveEnable ?? 0) !== l.keepaliveEnable) return false;
-  }
-  for (const [key, r] of Object.entries(originals.rules ?? {})) {
-    const { rule } = ruleAt(listeners, key);
-    if (rule && (rule.healthCheck?.sourceIpType ?? 0) !== r.sourceIpType) return false;
-  }
-  return true;
-}
-
-/** The CLB's L7 listeners, which the release planners read. */
-export function listenerViews(clb: ClbFacts | undefined): ClbListenerView[] {
-  return (clb?.listeners ?? []).filter((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS');
+  return plan;
 }

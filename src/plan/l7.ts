@@ -11,16 +11,15 @@
 import { IngressAnnotation, type Annotations } from '../api/annotations.js';
 import { type Originals } from '../api/originals.js';
 import { StalledReason } from '../api/reasons.js';
-import { holdsAsIs } from '../model/assess-common.js';
 import type { ClbFacts } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { pendingEdits } from './config-patch.js';
 import { desiredEdits, originalsFor, type RejectedCapabilities } from './l7-edits.js';
-import { clbRestored, listenerViews, revertPlan } from './l7-revert.js';
+import { revertPlan } from './l7-revert.js';
 import { planPassRelease, planPassToTarget } from './l7-pass.js';
 import type { L4TargetInput } from './l4.js';
 import { annotatedByLoopguard, isApplied, sameOriginals, tkeGraceOver, type GraceClock } from './originals.js';
-import { fieldKey, mergeOriginals, recordedFields, ruleKey, withApplied } from '../api/originals.js';
+import { fieldKey, mergeOriginals, recordedFields, withApplied } from '../api/originals.js';
 import type { Step } from './steps.js';
 
 /** The governing TkeServiceConfig as the informer cache has it. */
@@ -52,23 +51,17 @@ export function governingConfigName(name: string, annotations: Annotations): str
   return undefined;
 }
 
+/** Steps for an Ingress the policy manages and wants something of (planTarget releases one it wants nothing of). */
 export function planL7Target(input: L7TargetInput): L7Plan {
   const a = input.assessment;
   const desired = a.desired?.layer === 'L7' ? a.desired : undefined;
-  const misconfigured = a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
-  if (!desired || misconfigured) {
-    if (input.originals && input.owned && !holdsAsIs(a) && !misconfigured) {
-      return planL7Release({ ...input, originals: input.originals, name: a.target.name });
-    }
-    return { steps: [] };
-  }
+  if (!desired) return { steps: [] };
   const originals = input.originals;
   const onTarget = input.owned ? originals : undefined;
   const edits = desiredEdits(desired, originals, input.rejected);
-  const passPlan = planPassToTarget({ ...input, desired, originals });
+  const pass = planPassToTarget({ ...input, desired, originals });
   // The CLB must let 100.127/16 in before keepalive makes the nodes see it: the rest waits for TKE.
-  if (passPlan.blocking) return { steps: passPlan.steps };
-  const pass = passPlan.steps;
+  if (pass.at(-1)?.kind === 'AwaitTke') return { steps: pass };
   const passWanted = pass.length > 0;
   const vip = input.clb?.vips?.[0];
   const steps: Step[] = [];
@@ -165,19 +158,7 @@ export function planL7Target(input: L7TargetInput): L7Plan {
   return { steps };
 }
 
-export type L7ReleaseInput = Pick<L7TargetInput, 'annotations' | 'clb' | 'config' | 'vipBound' | keyof GraceClock> & { originals: Originals; name: string };
-
-/**
- * The record without the rule sources a bound VIP keeps on 100.64.0.0/10, and how many those are: their originals
- * are forgotten, and loopguard's declaration of them stays in the config (taking it out could let TKE put the VIP
- * back on a bound VIP).
- */
-function withoutKeptRules(originals: Originals, vipBound: string | undefined): { rest: Originals; kept: number } {
-  if (!vipBound || !originals.rules) return { rest: originals, kept: 0 };
-  const rules = Object.fromEntries(Object.entries(originals.rules).filter(([, r]) => r.sourceIpType !== 0));
-  const kept = Object.keys(originals.rules).length - Object.keys(rules).length;
-  return { rest: { ...originals, rules }, kept };
-}
+export type L7ReleaseInput = Pick<L7TargetInput, 'annotations' | 'clb' | 'config' | 'vipBound' | keyof GraceClock> & { originals: Originals };
 
 /**
  * Steps that give back an Ingress's recorded originals. With the config gone, or TKE not syncing the Ingress
@@ -188,9 +169,12 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   const { originals, annotations, config } = input;
   // A CLB other than the one the originals came from (the user-writable id changed) is never written to.
   const clb = originals.loadBalancerId && input.clb?.loadBalancerId !== originals.loadBalancerId ? undefined : input.clb;
-  const views = listenerViews(clb);
-  const { rest, kept } = withoutKeptRules(originals, input.vipBound);
-  const plan = revertPlan(rest, views);
+  // The rule sources a bound VIP keeps on 100.64.0.0/10 leave the record (`rest`): their originals are forgotten, and
+  // loopguard's declaration of them stays in the config (taking it out could let TKE put the VIP back on a bound VIP).
+  const rules = input.vipBound && originals.rules ? Object.fromEntries(Object.entries(originals.rules).filter(([, r]) => r.sourceIpType !== 0)) : originals.rules;
+  const rest = { ...originals, rules };
+  const kept = Object.keys(originals.rules ?? {}).length - Object.keys(rules ?? {}).length;
+  const plan = revertPlan(rest, (clb?.listeners ?? []).filter((l) => l.protocol === 'HTTP' || l.protocol === 'HTTPS'));
   const vip = clb?.vips?.[0];
   const lbId = clb?.loadBalancerId ?? '';
   const steps: Step[] = [];
@@ -201,9 +185,9 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   }
   const tkeSkips = annotations?.[IngressAnnotation.Mode]?.trim().toLowerCase() === 'skip';
   const pass = planPassRelease({ ...input, current: clb?.passToTarget, loadBalancerId: lbId, tkeSkips });
-  steps.push(...pass.steps);
-  if (pass.blocking) return { steps };
-  if (clb && configLive && !tkeSkips && !clbRestored(rest, views)) {
+  steps.push(...pass);
+  if (pass.at(-1)?.kind === 'AwaitTke') return { steps };
+  if (clb && configLive && !tkeSkips && !plan.restored) {
     steps.push({ kind: 'AwaitTke', reason: 'OriginalsApplied', loadBalancerId: lbId, ...(config ? { config: config.name } : {}) });
     return { steps };
   }
@@ -217,5 +201,3 @@ export function planL7Release(input: L7ReleaseInput): L7Plan {
   steps.push({ kind: 'AnnotateTarget', set, forget: recordedFields(originals), drops: true, restore: true, ...(kept > 0 && input.vipBound ? { kept: `${kept} rule source(s) ${input.vipBound}` } : {}) });
   return { steps };
 }
-
-export { ruleKey };

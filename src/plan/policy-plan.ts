@@ -6,13 +6,16 @@ import { setByLoopguardOf, writableEnvoyProxy, writtenAnnotations, type EnvoyPro
 import { ServiceAnnotation, type Annotations } from '../api/annotations.js';
 import { assessTarget, type Assessment } from '../model/assessment.js';
 import { lostRecordError } from '../model/lost-record.js';
+import { holdsAsIs } from '../model/assess-common.js';
+import { boundLoadBalancerId } from '../model/target-facts.js';
+import { StalledReason } from '../api/reasons.js';
 import { targetKey, type ClbFacts, type TargetRef } from '../model/facts.js';
 import { planL4Release, planL4Target } from './l4.js';
 import type { RejectedCapabilities } from './l7-edits.js';
 import { planL7Release, planL7Target, type ConfigView } from './l7.js';
 import type { RecordOwnership } from '../model/record-registry.js';
 import { fieldKey, recordedFields, type Originals } from '../api/originals.js';
-import { annotatedByLoopguard, type GraceClock } from './originals.js';
+import { annotatedByLoopguard } from './originals.js';
 import { sharedClbAssessment, switchedBy, vipStaysBound } from './shared-clb.js';
 import { sharedConfigAssessment } from './shared-config.js';
 import type { OrphanSnapshot, Snapshot, TargetSnapshot } from './snapshot.js';
@@ -51,27 +54,32 @@ export interface OrphanTarget extends TargetView {
   stale?: boolean;
 }
 
-export interface PlanInput extends Pick<GraceClock, 'now' | 'graceMs'> {
-  owner: string;
-  rejected: RejectedCapabilities;
-}
+export type PlanInput = Pick<Snapshot, 'owner' | 'now' | 'graceMs'> & { rejected: RejectedCapabilities };
 
 export function planTarget(input: PlanInput, t: ManagedTarget): TargetPlan {
-  const plan = planManaged(input, t);
-  // loopguard changed the target, yet no record says what (issue 22 #8): reported, never taken for "nothing to restore".
-  const lost = plan.error ? undefined : lostRecordError({ ...t.assessment.target, annotations: t.annotations, setByLoopguard: t.setByLoopguard, hasRecord: t.ownership?.owner !== undefined, now: input.now });
-  return lost ? { ...plan, error: lost } : plan;
-}
-
-function planManaged(input: PlanInput, t: ManagedTarget): TargetPlan {
   const a = t.assessment;
   const { originals, owner } = t.ownership ?? {};
   const owned = originals !== undefined && owner === input.owner;
   const base = planHeader(a.target, 'Mitigate');
-  const common = { assessment: a, annotations: t.annotations, originals, owned, now: input.now, graceMs: input.graceMs, observedAt: t.observedAt, vipBound: t.vipBound };
-  if (a.target.kind !== 'Ingress') return { ...base, steps: l4Steps(a.target, t, () => planL4Target(common)) };
-  const l7 = planL7Target({ ...common, clb: t.clb, config: t.config, rejected: input.rejected });
-  return { ...base, steps: l7.steps, ...(l7.error ? { error: l7.error } : {}) };
+  const common = { ...t, ...input, originals, owned };
+  // An Ingress that names a TkeServiceConfig that is not there gets nothing planned, not even a release.
+  const misconfigured = base.layer === 'L7' && a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
+  // Nothing wanted (skipped, not applicable, unsupported): what loopguard changed is given back. Pending says nothing
+  // about what is wanted: everything stays as it is. A skipped Service's assessment stops before reading the CLB id.
+  const release = a.desired?.layer !== base.layer && owned && !holdsAsIs(a) && !misconfigured;
+  const lbId = a.loadBalancerId ?? boundLoadBalancerId(t.annotations, 'Service');
+  const l7 = base.layer === 'L7' && !misconfigured ? planL7Target(common) : undefined;
+  const steps = release ? releaseSteps(input, { ...t, target: a.target, loadBalancerId: lbId }, originals) : base.layer === 'L7' ? (l7?.steps ?? []) : l4Steps(a.target, t, () => planL4Target(common));
+  // loopguard changed the target, yet no record says what (issue 22 #8): reported, never taken for "nothing to restore".
+  const error = l7?.error ?? lostRecordError({ ...common, ...a.target, setByLoopguard: t.setByLoopguard, hasRecord: owner !== undefined });
+  return { ...base, steps, ...(error ? { error } : {}) };
+}
+
+/** The steps that give back what the record says loopguard changed on a target (`loadBalancerId`: its CLB where the record names none). */
+function releaseSteps(input: Pick<PlanInput, 'now' | 'graceMs'>, v: OrphanTarget, originals: Originals): Step[] {
+  const release = { now: input.now, graceMs: input.graceMs, observedAt: v.observedAt, vipBound: v.vipBound };
+  if (v.target.kind === 'Ingress') return planL7Release({ ...release, originals, annotations: v.annotations, clb: v.clb, config: v.config }).steps;
+  return l4Steps(v.target, v, () => planL4Release(originals, v.annotations, v.loadBalancerId, release));
 }
 
 /** The release of one target this policy changed (empty steps: nothing of this policy's is left on it). */
@@ -81,10 +89,7 @@ export function planOrphan(input: Pick<PlanInput, 'owner' | 'now' | 'graceMs'>, 
   const base = planHeader(o.target, 'Release');
   if (!originals || recorded !== owner) return { ...base, steps: [] };
   if (o.stale) return { ...base, steps: [{ ...givenBack(o, originals), forget: recordedFields(originals), drops: true, restore: true }] };
-  const release = { now: input.now, graceMs: input.graceMs, observedAt: o.observedAt, vipBound: o.vipBound };
-  if (o.target.kind !== 'Ingress') return { ...base, steps: l4Steps(o.target, o, () => planL4Release(originals, o.annotations, o.loadBalancerId, release)) };
-  const l7 = planL7Release({ ...release, originals, annotations: o.annotations, name: o.target.name, clb: o.clb, config: o.config });
-  return { ...base, steps: l7.steps };
+  return { ...base, steps: releaseSteps(input, o, originals) };
 }
 
 /**
@@ -141,15 +146,6 @@ export function assessSnapshot(s: Pick<Snapshot, 'spec' | 'profile' | 'capabilit
   return assessTarget(t.facts, { policy: s.spec, profile: s.profile, clb: t.clb, capabilities: s.capabilities, ...(s.ignoreSkipAnnotation ? { ignoreSkipAnnotation: true } : {}) });
 }
 
-/**
- * A release's EnvoyProxy when the record names one: that one, never the one in force now (a Gateway moved to another
- * EnvoyProxy: that one holds its own values). None when it is gone or another live Gateway's record holds it
- * (OrphanSnapshot.envoyProxy): nothing is written there, so nothing through it is released.
- */
-function recordedVia(o: OrphanSnapshot): Pick<TargetView, 'annotations' | 'envoyProxy'> {
-  return o.envoyProxy ? { annotations: o.envoyProxy.annotations, envoyProxy: o.envoyProxy.ref } : { annotations: undefined };
-}
-
 /** Where the target's annotations are written and what they are now (writtenAnnotations, writableEnvoyProxy). */
 function viaOf(f: TargetFacts): Pick<TargetView, 'annotations' | 'envoyProxy'> {
   return { annotations: writtenAnnotations(f), envoyProxy: writableEnvoyProxy(f) };
@@ -184,7 +180,10 @@ function orphanOf(s: Snapshot, o: OrphanSnapshot, releasing: ReadonlySet<string>
   return {
     vipBound,
     target: { kind: f.kind, namespace: f.namespace, name: f.name },
-    ...(o.ownership.originals?.envoyProxy ? recordedVia(o) : viaOf(f)),
+    // A release's EnvoyProxy when the record names one: that one, never the one in force now (a Gateway moved to
+    // another EnvoyProxy: that one holds its own values). None when it is gone or another live Gateway's record holds
+    // it (OrphanSnapshot.envoyProxy): nothing is written there, so nothing through it is released.
+    ...(o.ownership.originals?.envoyProxy ? { annotations: o.envoyProxy?.annotations, envoyProxy: o.envoyProxy?.ref } : viaOf(f)),
     ownership: o.ownership,
     stale: o.stale,
     loadBalancerId: f.loadBalancerId || undefined,

@@ -73,13 +73,15 @@ export function otherBinders(s: Pick<Snapshot, 'shared'>, self: TargetFacts, loa
   );
 }
 
-/** `namespace/name` of the ones in `namespace`, a count of the others: nothing of another namespace is named. */
-export function namesIn(namespace: string, users: readonly SharedUser[], kind = 'Service'): string {
-  const here = users.filter((u) => u.facts.namespace === namespace).map((u) => `${u.facts.namespace}/${u.facts.name}`);
+/**
+ * The `label` (`namespace/name`) of the ones in `namespace`, the rest of them counted after `and`, and a count of the
+ * others (of `kind`): nothing of another namespace is named.
+ */
+export function namesIn(namespace: string, users: readonly SharedUser[], kind = 'Service', label = (u: SharedUser) => `${u.facts.namespace}/${u.facts.name}`, and = ', '): string {
+  const here = users.filter((u) => u.facts.namespace === namespace);
   const elsewhere = users.length - here.length;
-  const named = here.slice(0, MAX_NAMED);
-  const parts = [...named];
-  if (here.length > MAX_NAMED) parts.push(`${here.length - MAX_NAMED} more`);
+  const more = here.length > MAX_NAMED ? `${and}${here.length - MAX_NAMED} more` : '';
+  const parts = [`${here.slice(0, MAX_NAMED).map(label).join(', ')}${more}`].filter((x) => x);
   if (elsewhere > 0) parts.push(`${elsewhere} ${kind}(s) in other namespaces`);
   return parts.join(', ');
 }

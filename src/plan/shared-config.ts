@@ -11,42 +11,25 @@ import { CLUSTER_KIND } from '../api/clusterloopbackpolicy.js';
 import { assessment, type Assessment } from '../model/assessment-result.js';
 import { envoyProxyKey, targetKey, writableEnvoyProxy, type EnvoyProxyRef } from '../model/facts.js';
 import { describeOwner, policyRefOf } from '../model/record-registry.js';
+import { namesIn } from './shared-clb.js';
 import { configKey, type SharedUser, type Snapshot, type TargetSnapshot } from './snapshot.js';
 
 /** Verdicts under which loopguard would change nothing on the target anyway: the rule has nothing to hold back. */
 const NOT_ACTING = new Set(['Skipped', 'NotApplicable', 'Conflict']);
 
-/** Names of the others shown in the message; the rest are counted. */
-const MAX_NAMED = 5;
-
-/** The shared object loopguard would change for the target: an Ingress's TkeServiceConfig, a Gateway's EnvoyProxy. */
-function sharedKeyOf(t: TargetSnapshot): string | undefined {
-  if (t.facts.kind === 'Ingress') return t.config ? configKey(t.facts.namespace, t.config.name) : undefined;
-  const ep = writableEnvoyProxy(t.facts);
-  return ep ? envoyProxyKey(ep) : undefined;
-}
-
-/** The other targets its shared object reaches that the snapshot's policy may not change. */
-export function configSharers(s: Snapshot, t: TargetSnapshot): SharedUser[] {
-  const key = sharedKeyOf(t);
-  if (!key) return [];
+/**
+ * The other targets the shared object loopguard would change for the target (an Ingress's TkeServiceConfig, a
+ * Gateway's EnvoyProxy: `ep`) reaches that the snapshot's policy may not change.
+ */
+function configSharers(s: Snapshot, t: TargetSnapshot, ep: EnvoyProxyRef | undefined): SharedUser[] {
+  const key = t.facts.kind === 'Ingress' ? t.config && configKey(t.facts.namespace, t.config.name) : ep && envoyProxyKey(ep);
   const self = targetKey(t.facts);
-  return (s.shared.configs.get(key) ?? []).filter((u) => targetKey(u.facts) !== self && (u.optedOut || u.policy !== s.owner));
+  return (key ? (s.shared.configs.get(key) ?? []) : []).filter((u) => targetKey(u.facts) !== self && (u.optedOut || u.policy !== s.owner));
 }
 
 function why(u: SharedUser, owner: string): string {
   if (u.optedOut) return 'opted out';
   return u.policy ? `managed by ${describeOwner(u.policy)}` : `not selected by ${describeOwner(owner)}`;
-}
-
-/** The others by kind and name with why each stops the change, those of other namespaces only counted (their names are theirs). */
-function named(namespace: string, others: readonly SharedUser[], owner: string): string {
-  const here = others.filter((u) => u.facts.namespace === namespace);
-  const elsewhere = others.length - here.length;
-  const shown = here.slice(0, MAX_NAMED).map((u) => `${u.facts.kind} ${u.facts.name} (${why(u, owner)})`).join(', ');
-  const more = here.length > MAX_NAMED ? ` and ${here.length - MAX_NAMED} more` : '';
-  const away = elsewhere > 0 ? `${shown ? ', ' : ''}${elsewhere} ${others[0]?.facts.kind ?? 'target'}(s) in other namespaces` : '';
-  return `${shown}${more}${away}`;
 }
 
 const OWN_ENVOY_PROXY = "give this Gateway an EnvoyProxy of its own (spec.infrastructure.parametersRef; mergeType: StrategicMerge keeps its class's settings)";
@@ -60,9 +43,10 @@ export function sharedConfigAssessment(s: Snapshot, t: TargetSnapshot, assessed:
   if (ep && ep.namespace !== t.facts.namespace && policyRefOf(s.owner).kind !== CLUSTER_KIND) {
     return conflict('SharedEnvoyProxy', `${epName(ep)} is outside this namespace (its class's) and reaches other namespaces' Gateways: only a ClusterLoopbackPolicy changes it; ${OWN_ENVOY_PROXY}`);
   }
-  const others = configSharers(s, t);
+  const others = configSharers(s, t, ep);
   if (others.length === 0) return undefined;
-  const list = named(t.facts.namespace, others, s.owner);
+  // The others by kind and name with why each stops the change, those of other namespaces only counted (namesIn).
+  const list = namesIn(t.facts.namespace, others, others[0]?.facts.kind ?? 'target', (u) => `${u.facts.kind} ${u.facts.name} (${why(u, s.owner)})`, ' and ');
   if (ep) return conflict('SharedEnvoyProxy', `${epName(ep)} also reaches ${list}: Envoy Gateway copies its annotations onto their Services too, so loopguard changes nothing through it. ${OWN_ENVOY_PROXY[0]!.toUpperCase()}${OWN_ENVOY_PROXY.slice(1)}, or bring the others under this policy`);
   return conflict(
     'SharedConfig',

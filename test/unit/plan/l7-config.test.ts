@@ -4,7 +4,7 @@ import { describe, expect, it } from '@jest/globals';
 import { validateOriginals, type Originals } from '../../../src/api/originals.js';
 import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, pendingEdits, type FieldEdit } from '../../../src/plan/config-patch.js';
 import { guardedPatch } from '../../../src/api/json-patch.js';
-import { clbRestored, revertPlan, type ClbListenerView } from '../../../src/plan/l7-revert.js';
+import { revertPlan, type ClbListenerView } from '../../../src/plan/l7-revert.js';
 import { annotatedByLoopguard } from '../../../src/plan/originals.js';
 import { mergeOriginals } from '../../../src/api/originals.js';
 import { desiredEdits, originalsFor } from '../../../src/plan/l7-edits.js';
@@ -218,12 +218,12 @@ describe('revert plan', () => {
   });
 
   it('knows when the CLB shows the originals again', () => {
-    expect(clbRestored(record, clb)).toBe(false);
+    expect(revertPlan(record, clb).restored).toBe(false);
     const back: ClbListenerView[] = [
       { ...clb[0]!, keepaliveEnable: 0 },
       { ...clb[1]!, rules: [{ locationId: 'loc-a', domain: VIP, url: '/', healthCheck: { sourceIpType: 0 } }] },
     ];
-    expect(clbRestored(record, back)).toBe(true);
+    expect(revertPlan(record, back).restored).toBe(true);
   });
 });
 

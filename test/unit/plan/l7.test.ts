@@ -138,27 +138,27 @@ describe('planL7Release', () => {
   const record: Originals = { ...originals, annotations: { [AUTO]: null } };
 
   it('declares the originals back and waits until the CLB shows them', () => {
-    const { steps } = planL7Release({ originals: record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(1, 1), config: autoConfig(declared) });
+    const { steps } = planL7Release({ originals: record, annotations: owned(record, { [AUTO]: 'true' }), now: NOW, graceMs: 10_000, clb: lb(1, 1), config: autoConfig(declared) });
     expect(steps.map((s) => s.kind)).toEqual(['DeclareInTkeServiceConfig', 'AwaitTke']);
     expect(steps[0]).toMatchObject({ restore: true, edits: [{ kind: 'keepalive', value: 0 }, { kind: 'ruleSource', value: 0 }] });
   });
 
   it('once the CLB shows them: takes out what loopguard added, then drops the auto annotation it added and the record', () => {
     const restored = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 0, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 0 } }] }] }] } };
-    const { steps } = planL7Release({ originals: record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0), config: autoConfig(restored) });
+    const { steps } = planL7Release({ originals: record, annotations: owned(record, { [AUTO]: 'true' }), now: NOW, graceMs: 10_000, clb: lb(0, 0), config: autoConfig(restored) });
     expect(steps.map((s) => s.kind)).toEqual(['RemoveFromTkeServiceConfig', 'AnnotateTarget']);
     expect(steps[1]).toEqual({ kind: 'AnnotateTarget', set: { [AUTO]: null }, forget: [`annotation/${AUTO}`, 'listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'], drops: true, restore: true });
   });
 
   it('a Service on the CLB keeps the VIP bound (prevent-loopback): the rule source stays on 100.64, its declaration stays in the config, its original is forgotten', () => {
     const why = 'kept on 100.64.0.0/10, originals forgotten: ns/api on CLB lb-ing still carries prevent-loopback, which keeps the VIP bound on every node';
-    const first = planL7Release({ originals: record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(1, 1), config: autoConfig(declared), vipBound: why });
+    const first = planL7Release({ originals: record, annotations: owned(record, { [AUTO]: 'true' }), now: NOW, graceMs: 10_000, clb: lb(1, 1), config: autoConfig(declared), vipBound: why });
     // Only keepalive is declared back: the rule's sourceIpType is not put back on the VIP.
     expect(first.steps.map((s) => s.kind)).toEqual(['DeclareInTkeServiceConfig', 'AwaitTke']);
     expect(first.steps[0]).toMatchObject({ restore: true, edits: [{ kind: 'keepalive', value: 0 }] });
     // Once the CLB shows keepalive back (the rule still on 100.64): only keepalive's declaration goes, the record goes.
     const keepaliveBack = { loadBalancer: { l7Listeners: [{ protocol: 'HTTP', port: 80, keepaliveEnable: 0, domains: [{ domain: 'shop.example.com', rules: [{ url: '/', healthCheck: { enable: true, sourceIpType: 1 } }] }] }] } };
-    const { steps } = planL7Release({ originals: record, annotations: owned(record, { [AUTO]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 1), config: autoConfig(keepaliveBack), vipBound: why });
+    const { steps } = planL7Release({ originals: record, annotations: owned(record, { [AUTO]: 'true' }), now: NOW, graceMs: 10_000, clb: lb(0, 1), config: autoConfig(keepaliveBack), vipBound: why });
     expect(steps.map((s) => s.kind)).toEqual(['RemoveFromTkeServiceConfig', 'AnnotateTarget']);
     expect((steps[0] as { removals: { edit: { kind: string } }[] }).removals.map((r) => r.edit.kind)).toEqual(['keepalive']);
     expect(steps[1]).toMatchObject({ kind: 'AnnotateTarget', forget: expect.arrayContaining(['rule/lbl-80/loc-a/sourceIpType']), drops: true, kept: `1 rule source(s) ${why}` });
@@ -166,36 +166,36 @@ describe('planL7Release', () => {
   });
 
   it('the config is gone: nothing can carry the originals to the CLB, so the release does not wait forever', () => {
-    const { steps } = planL7Release({ originals: record, annotations: owned(record), name: 'front', now: NOW, graceMs: 10_000, clb: lb(1, 1), config: { name: CONFIG, exists: false } });
+    const { steps } = planL7Release({ originals: record, annotations: owned(record), now: NOW, graceMs: 10_000, clb: lb(1, 1), config: { name: CONFIG, exists: false } });
     expect(steps).toEqual([{ kind: 'AnnotateTarget', set: { [AUTO]: null }, forget: [`annotation/${AUTO}`, 'listener/lbl-80/keepaliveEnable', 'rule/lbl-80/loc-a/sourceIpType'], drops: true, restore: true }]);
   });
 
   it('PassToTarget loopguard turned on goes back', () => {
     const r: Originals = { v: 1, loadBalancer: { passToTarget: false } };
-    const { steps } = planL7Release({ originals: r, annotations: owned(r), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: true }) });
+    const { steps } = planL7Release({ originals: r, annotations: owned(r), now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: true }) });
     expect(steps[0]).toEqual({ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: 'lb-ing', to: false, restore: true });
   });
 
   it('PassToTarget loopguard declared: the original declared back through the annotation, TKE awaited, then the annotation given back', () => {
     const r: Originals = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [PASS]: null }, loadBalancerId: 'lb-ing', declaredAt: '2026-11-22T09:00:00.000Z' };
     const on = lb(0, 0, { passToTarget: true });
-    const first = planL7Release({ originals: r, annotations: owned(r, { [PASS]: 'true' }), name: 'front', now: NOW, graceMs: 10_000, clb: on });
+    const first = planL7Release({ originals: r, annotations: owned(r, { [PASS]: 'true' }), now: NOW, graceMs: 10_000, clb: on });
     expect(first.steps).toEqual([
       { kind: 'AnnotateTarget', set: { [PASS]: 'false' }, originals: { v: 1, declaredAt: NOW.toISOString() }, restore: true },
       { kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true },
     ]);
     const declaredNow = { ...r, declaredAt: NOW.toISOString() };
-    const waiting = planL7Release({ originals: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, observedAt: NOW.getTime() + 5_000, clb: on });
+    const waiting = planL7Release({ originals: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), now: NOW, graceMs: 10_000, observedAt: NOW.getTime() + 5_000, clb: on });
     expect(waiting.steps).toEqual([{ kind: 'AwaitTke', reason: 'PassToTargetApplied', loadBalancerId: 'lb-ing', since: NOW.toISOString(), fallback: true }]);
-    const late = planL7Release({ originals: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, observedAt: NOW.getTime() + 10_000, clb: on });
+    const late = planL7Release({ originals: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), now: NOW, graceMs: 10_000, observedAt: NOW.getTime() + 10_000, clb: on });
     expect(late.steps[0]).toMatchObject({ kind: 'SetLoadBalancerPassToTarget', to: false, restore: true, why: expect.stringContaining('TKE did not apply') });
-    const done = planL7Release({ originals: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: false }) });
+    const done = planL7Release({ originals: declaredNow, annotations: owned(declaredNow, { [PASS]: 'false' }), now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: false }) });
     expect(done.steps).toEqual([{ kind: 'AnnotateTarget', set: { [PASS]: null }, forget: [`annotation/${PASS}`, 'loadBalancer/passToTarget'], drops: true, restore: true }]);
   });
 
   it('PassToTarget of an Ingress TKE no longer syncs (mode: skip) goes back directly, saying why', () => {
     const r: Originals = { v: 1, loadBalancer: { passToTarget: false }, annotations: { [PASS]: null }, loadBalancerId: 'lb-ing' };
-    const { steps } = planL7Release({ originals: r, annotations: owned(r, { [PASS]: 'true', 'ingress.cloud.tencent.com/mode': 'skip' }), name: 'front', now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: true }) });
+    const { steps } = planL7Release({ originals: r, annotations: owned(r, { [PASS]: 'true', 'ingress.cloud.tencent.com/mode': 'skip' }), now: NOW, graceMs: 10_000, clb: lb(0, 0, { passToTarget: true }) });
     expect(steps[0]).toEqual({ kind: 'SetLoadBalancerPassToTarget', loadBalancerId: 'lb-ing', to: false, restore: true, why: 'TKE does not sync this Ingress (mode: skip)' });
   });
 });

@@ -298,7 +298,7 @@ describe('the release of a Service on a shared CLB', () => {
     expect(r?.steps.some((x) => x.kind === 'AnnotateTarget' && x.kept !== undefined)).toBe(false);
   });
 
-  it('a managed Service opted out while another keeps the VIP bound: the same (planL4Target release path): its prevent-loopback and record stay', () => {
+  it('a managed Service opted out while another keeps the VIP bound: the same (the planTarget release path): its prevent-loopback and record stay', () => {
     const h = svc('h', 8080, { [PL]: 'true', 'loopguard.dev/skip': 'true' });
     const t = gathered(h, shared(1, 1), { ownership: { originals: converged, owner: OWNER } });
     const [p] = planPolicy(snapshot([t], { spec: SPEC, others: [svc('i', 9090, { [PL]: 'true' })], policies: {} })).targets;

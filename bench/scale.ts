@@ -223,7 +223,10 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
       isCluster
         ? ((await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, name: policyName })) as ClusterLoopbackPolicy)
         : ((await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: nsList[0] as string, name: policyName })) as LoopbackPolicy);
-    const tReady = await waitFor(
+    // An operator that died (a lost lease on a starved machine) never makes the policy Ready: stop waiting then, with
+    // its logs, not at the hour's timeout (waitFor takes a failed read for a transient one).
+    const died = new Promise<never>((_, reject) => operator.child.once('exit', (code, signal) => reject(new Error(`the operator exited (${code ?? signal}) before the policy was Ready:\n${operator.logs().slice(-3000)}`))));
+    const ready = waitFor(
       'policy Ready with every target judged',
       async () => {
         const p = await read();
@@ -232,6 +235,7 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
       },
       { timeoutMs: 3_600_000, intervalMs: 250, context: () => operator.logs().slice(-3000) },
     );
+    const tReady = await Promise.race([ready, died]);
     log(`settling ${secs(SETTLE_MS)} after Ready…`);
     const tSettle = Date.now() + SETTLE_MS / 2;
     await new Promise((r) => setTimeout(r, SETTLE_MS));

@@ -1,6 +1,6 @@
 // Restart without re-reading the world (docs/execution.md "Restart"). The leader keeps a checkpoint of its
-// ClbObserver's cache (src/cloud/observation-checkpoint.ts, stored by src/kube/observation-store.ts): every
-// `periodMs` when it changed, and once more at graceful shutdown. A new leader (fresh start or takeover) seeds its
+// ClbObserver's cache (src/cloud/observation-checkpoint.ts, stored by src/kube/observation-store.ts): a few
+// times per drift interval when it changed (start()), and once more at graceful shutdown. A new leader (fresh start or takeover) seeds its
 // observer from it before its first round, so it judges converged targets from what was verified and when, and
 // reads them again on the drift schedule (drift-signal.ts: its health within half an interval, in full at the
 // latest one full cycle after its last full read) instead of all at once; a write still reads its CLB first

@@ -104,6 +104,10 @@ export function renderDnsRewrites(policies: readonly string[], rules: readonly P
     `# ${rules.length} rule${rules.length === 1 ? '' : 's'}.`,
     ...rules.map((r) => `rewrite stop name exact ${r.host}. ${r.serviceName}. answer auto`),
   ];
+  // Hosts come from tenants' objects and one newline or brace is CoreDNS configuration: only lines of the one shape
+  // parseDnsRewrites reads are written, whoever built the rules (dnsRewriteRules validates them first).
+  const unsafe = lines.slice(3).find((l) => !RULE_LINE.test(l));
+  if (unsafe !== undefined) throw new Error(`renderDnsRewrites: refusing to write ${JSON.stringify(unsafe.slice(0, 200))}: not a rewrite rule of a valid host and Service`);
   return `${lines.join('\n')}\n`;
 }
 

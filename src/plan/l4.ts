@@ -269,12 +269,18 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   // (`declaredAt`, in the same patch) and the plan waits the grace period before the sources go back.
   const toVip = listenerSteps.some((s) => s.kind === 'SetListenerHealthCheckSource' && s.to === 0);
   const unbinding = PREVENT_LOOPBACK in restoreAnnotations && restoreAnnotations[PREVENT_LOOPBACK] !== 'true';
+  const restore = Object.keys(restoreAnnotations).length > 0 ? [{ kind: 'AnnotateTarget' as const, set: restoreAnnotations, restore: true }] : [];
+  if (toVip && lbId && unbinding) {
+    // Taking prevent-loopback off now: the patch records when, and the sources wait from then.
+    const since = options.now.toISOString();
+    return [{ ...restore[0]!, originals: { v: 1, declaredAt: since } }, { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since, fallback: true }];
+  }
   const unboundAt = annotatedByLoopguard(originals, PREVENT_LOOPBACK) && originals.declaredAt ? Math.min(Date.parse(originals.declaredAt), options.now.getTime()) : NaN;
-  // Since when the plan waits: taking prevent-loopback off now, or within the grace period of having taken it off.
-  const since = !toVip || !lbId ? undefined : unbinding ? options.now.toISOString() : options.now.getTime() < unboundAt + options.graceMs ? originals.declaredAt : undefined;
-  if (Object.keys(restoreAnnotations).length > 0) steps.push({ kind: 'AnnotateTarget', set: restoreAnnotations, restore: true, ...(unbinding && since ? { originals: { v: 1, declaredAt: since } } : {}) });
-  if (since && lbId) return [...steps, { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since, fallback: true }];
-  steps.push(...listenerSteps);
+  if (toVip && lbId && options.now.getTime() < unboundAt + options.graceMs) {
+    // Taken off within the grace period: the sources still wait, from the time the record holds.
+    return [...restore, { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since: originals.declaredAt!, fallback: true }];
+  }
+  steps.push(...restore, ...listenerSteps);
   steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}), ...(kept > 0 && bound ? { kept: `${kept} listener source(s) ${bound}` } : {}) });
   return steps;
 }

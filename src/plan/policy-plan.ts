@@ -62,14 +62,18 @@ export function planTarget(input: PlanInput, t: ManagedTarget): TargetPlan {
   const owned = originals !== undefined && owner === input.owner;
   const base = planHeader(a.target, 'Mitigate');
   const common = { ...t, ...input, originals, owned };
-  // An Ingress that names a TkeServiceConfig that is not there gets nothing planned, not even a release.
+  // An Ingress whose annotations contradict each other (tke-service-config and -auto both set: TargetMisconfigured)
+  // gets nothing planned, not even a release.
   const misconfigured = base.layer === 'L7' && a.blockers.some((b) => b.reason === StalledReason.TargetMisconfigured);
   // Nothing wanted (skipped, not applicable, unsupported): what loopguard changed is given back. Pending says nothing
   // about what is wanted: everything stays as it is. A skipped Service's assessment stops before reading the CLB id.
   const release = a.desired?.layer !== base.layer && owned && !holdsAsIs(a) && !misconfigured;
   const lbId = a.loadBalancerId ?? boundLoadBalancerId(t.annotations, 'Service');
   const l7 = base.layer === 'L7' && !misconfigured ? planL7Target(common) : undefined;
-  const steps = release ? releaseSteps(input, { ...t, target: a.target, loadBalancerId: lbId }, originals) : base.layer === 'L7' ? (l7?.steps ?? []) : l4Steps(a.target, t, () => planL4Target(common));
+  let steps: Step[];
+  if (release) steps = releaseSteps(input, { ...t, target: a.target, loadBalancerId: lbId }, originals);
+  else if (base.layer === 'L7') steps = l7?.steps ?? [];
+  else steps = l4Steps(a.target, t, () => planL4Target(common));
   // loopguard changed the target, yet no record says what (issue 22 #8): reported, never taken for "nothing to restore".
   const error = l7?.error ?? lostRecordError({ ...common, ...a.target, setByLoopguard: t.setByLoopguard, hasRecord: owner !== undefined });
   return { ...base, steps, ...(error ? { error } : {}) };

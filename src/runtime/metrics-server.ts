@@ -54,14 +54,18 @@ export class MetricsServer {
       const method = req.method ?? '';
       if (path !== '/metrics') return void res.writeHead(404, text).end('not found\n');
       if (method !== 'GET' && method !== 'HEAD') return void res.writeHead(405, { allow: 'GET, HEAD', ...text }).end('method not allowed\n');
-      this.options.authorizer.check(req.headers.authorization, method, path).then(
-        (decision) => {
+      this.options.authorizer
+        .check(req.headers.authorization, method, path)
+        .then((decision) => {
           if (decision.status === 200) return sendMetrics(this.options.metrics, res, method === 'HEAD');
           this.options.onDenied?.(decision.status, decision.message);
           res.writeHead(decision.status, decision.status === 401 ? { ...text, 'www-authenticate': 'Bearer' } : text).end(`${decision.message}\n`);
-        },
-        (err: unknown) => res.writeHead(500, text).end(`${String(err)}\n`),
-      );
+        })
+        // A failed review, or a throw while answering (onDenied): the request still gets an answer.
+        .catch((err: unknown) => {
+          if (!res.headersSent) res.writeHead(500, text);
+          res.end(`${String(err)}\n`);
+        });
     });
     this.server = server;
     const address = await listen(server, host, port, 'metrics');

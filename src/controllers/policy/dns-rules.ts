@@ -201,7 +201,12 @@ export class DnsRules {
   /** What each CoreDNS server answers for the rule's host and its Service's name. */
   private async check(servers: readonly string[], r: Pick<DnsRewriteRule, 'host' | 'serviceName'>): Promise<DnsRuleAnswer[]> {
     const [host, service] = await Promise.all([this.answers(servers, r.host), this.answers(servers, r.serviceName)]);
-    return host.map((h, i) => ({ server: h.server, host: h.addresses, service: service[i]!.addresses, error: h.error ?? service[i]!.error }));
+    return host.map((h, i) => {
+      const s = service[i]!;
+      // A server that failed either lookup answered nothing: the condition names its error, not half an answer.
+      const error = h.error ?? s.error;
+      return error !== undefined ? { server: h.server, host: [], service: [], error } : { server: h.server, host: h.addresses, service: s.addresses };
+    });
   }
 
   /** Removed rules: done once no server answers them by their Service; past the wait, said once in the log. */

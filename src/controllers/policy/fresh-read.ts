@@ -4,7 +4,7 @@
 // most FRESH_BEFORE_WRITE_MS ago. Otherwise the round reads those CLBs again and plans the chunk once more before
 // anything is executed. The bound is well under the drift interval (5 min by default): a new annotation or a
 // Service edit arriving minutes after the last drift read costs one read of its CLB, and a write never acts on
-// what a CLB looked like minutes ago. Converged targets plan no step, so they never pay it. Pure.
+// what a CLB looked like minutes ago. Converged targets plan no step, so they never pay it.
 
 import type { ClbObserver } from '../../cloud/clb-observer.js';
 import { FRESH_BEFORE_WRITE_MS } from '../../mitigation/steps/effect.js';
@@ -13,17 +13,21 @@ export interface WriteCandidate {
   loadBalancerId?: string | undefined;
   /** The plan has steps that will be carried out this round (Enforce, or Audit's maintained corrections). */
   executes: boolean;
+  /**
+   * When the read the plan rests on was made (undefined: not cached; the round's read just tried it). The plan's own
+   * read, never a newer one in the cache: a plan made on an old read is planned again, whoever read the CLB since.
+   */
+  observedAt: number | undefined;
 }
 
 /**
  * The CLBs to read again before the plans are executed: read by a previous leader (seeded from the checkpoint) or
  * too long ago. A CLB not cached was just tried by the round's read.
  */
-export function freshReadsBeforeWrite(candidates: readonly WriteCandidate[], observer: Pick<ClbObserver, 'observedAt' | 'seeded'>, now: number): string[] {
+export function freshReadsBeforeWrite(candidates: readonly WriteCandidate[], observer: Pick<ClbObserver, 'seeded'>, now: number): string[] {
   const ids = new Set<string>();
-  for (const { loadBalancerId: id, executes } of candidates) {
-    const at = id && executes ? observer.observedAt(id) : undefined;
-    if (at !== undefined && (observer.seeded(id as string) || now - at > FRESH_BEFORE_WRITE_MS)) ids.add(id as string);
+  for (const { loadBalancerId: id, executes, observedAt: at } of candidates) {
+    if (id && executes && at !== undefined && (observer.seeded(id) || now - at > FRESH_BEFORE_WRITE_MS)) ids.add(id);
   }
   return [...ids];
 }

@@ -189,7 +189,7 @@ export class PolicyRound {
     return targets.map((t, i) => {
       const steps = planned[i]?.plan.steps ?? [];
       const executes = this.d.executor !== undefined && (this.enforces(input, t.facts) ? steps.length > 0 : holds(input, t) && steps.some(maintainedInAudit));
-      return { loadBalancerId: t.facts.loadBalancerId, executes };
+      return { loadBalancerId: t.facts.loadBalancerId, executes, observedAt: t.observedAt };
     });
   }
 
@@ -279,6 +279,9 @@ function planReleases(d: RoundDeps, input: RoundInput, signal: AbortSignal, exec
   return planOnFreshReads(d, plan, (releases) => {
     // A release is planned only with steps (planPolicy).
     const withSteps = new Set(releases.map((p) => targetKey(p.target)));
-    return input.orphans.map(({ facts }) => ({ loadBalancerId: facts.loadBalancerId, executes: executes(facts) && withSteps.has(targetKey(facts)) }));
+    return input.orphans.map(({ facts }) => {
+      const id = facts.loadBalancerId;
+      return { loadBalancerId: id, executes: executes(facts) && withSteps.has(targetKey(facts)), observedAt: id ? d.observer.observedAt(id) : undefined };
+    });
   });
 }

@@ -150,3 +150,18 @@ describe('parseDnsRewrites', () => {
     expect(parseDnsRewrites('')).toEqual([]);
   });
 });
+
+describe('renderDnsRewrites writes rule lines only', () => {
+  it.each([
+    ['a host with a newline and a block', { host: 'a.example.com.\n}\nfoo {', serviceName: 'web.shop.svc.cluster.local' }],
+    ['a host with upper case', { host: 'A.example.com', serviceName: 'web.shop.svc.cluster.local' }],
+    ['a Service name with a space', { host: 'a.example.com', serviceName: 'web shop' }],
+  ])('refuses %s that did not come from dnsRewriteRules', (_what, rule) => {
+    expect(() => renderDnsRewrites(['p'], [rule])).toThrow(/renderDnsRewrites: refusing to write/);
+  });
+
+  it('writes the rules dnsRewriteRules made', () => {
+    const { rules } = dnsRewriteRules('cluster.local', [{ target: 'Ingress/shop/web', host: 'a.example.com', namespace: 'shop', service: 'web' }]);
+    expect(renderDnsRewrites(['p'], rules)).toContain('rewrite stop name exact a.example.com. web.shop.svc.cluster.local. answer auto\n');
+  });
+});

@@ -35,7 +35,7 @@ import { CLUSTER_PLURAL, type ClusterLoopbackPolicy } from '../src/api/clusterlo
 import { REPORT_GROUP, REPORT_NAME, REPORT_PLURAL, REPORT_VERSION } from '../src/model/namespace-report.js';
 import { REPO_ROOT } from '../test/controlplane/crds.js';
 import { parseDuration } from '../src/runtime/config.js';
-import { createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
+import { WaitHopeless, createNamespace, kubeConfig, kubectl, waitFor } from '../test/support/kube.js';
 import { localTkeCallers } from '../test/support/local-tke.js';
 import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess } from '../test/support/operator.js';
 import { PRIVATE_INGRESS, PRIVATE_SUBNET, lbIngress, lbService } from '../test/support/workload.js';
@@ -223,19 +223,18 @@ async function run(withClbs: boolean, kind: PolicyKind, entry: string): Promise<
       isCluster
         ? ((await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: CLUSTER_PLURAL, name: policyName })) as ClusterLoopbackPolicy)
         : ((await custom.getNamespacedCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, namespace: nsList[0] as string, name: policyName })) as LoopbackPolicy);
-    // An operator that died (a lost lease on a starved machine) never makes the policy Ready: stop waiting then, with
-    // its logs, not at the hour's timeout (waitFor takes a failed read for a transient one).
-    const died = new Promise<never>((_, reject) => operator.child.once('exit', (code, signal) => reject(new Error(`the operator exited (${code ?? signal}) before the policy was Ready:\n${operator.logs().slice(-3000)}`))));
-    const ready = waitFor(
+    const tReady = await waitFor(
       'policy Ready with every target judged',
       async () => {
+        // An operator that died (a lost lease on a starved machine) never makes the policy Ready: stop waiting now.
+        const { exitCode, signalCode } = operator.child;
+        if (exitCode !== null || signalCode !== null) throw new WaitHopeless(`the operator exited (${exitCode ?? signalCode}) before the policy was Ready:\n${operator.logs().slice(-3000)}`);
         const p = await read();
         const ready = p.status?.conditions?.find((c) => c.type === 'Ready');
         return p.status?.observedGeneration === p.metadata.generation && ready?.status === 'True' && p.status?.counts?.total === TOTAL ? Date.now() : undefined;
       },
       { timeoutMs: 3_600_000, intervalMs: 250, context: () => operator.logs().slice(-3000) },
     );
-    const tReady = await Promise.race([ready, died]);
     log(`settling ${secs(SETTLE_MS)} after Ready…`);
     const tSettle = Date.now() + SETTLE_MS / 2;
     await new Promise((r) => setTimeout(r, SETTLE_MS));

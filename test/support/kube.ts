@@ -70,6 +70,12 @@ export function kubectl(
   });
 }
 
+/**
+ * Thrown by a wait's read when waiting longer cannot help (the process it waits on has exited): waitFor rethrows it at
+ * once. Any other error is taken for a transient one and the read is tried again until the deadline.
+ */
+export class WaitHopeless extends Error {}
+
 export interface WaitOptions<T> {
   timeoutMs?: number;
   intervalMs?: number;
@@ -114,6 +120,7 @@ export async function waitFor<T>(
       if (until ? until(value as T) : value !== undefined) return value as T;
       last = { value };
     } catch (err) {
+      if (err instanceof WaitHopeless) throw err;
       lastError = err;
     }
     if (Date.now() > deadline) {

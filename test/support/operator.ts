@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { freePort } from '../controlplane/launcher.js';
 import { BUNDLE_NODE_OPTIONS } from '../../scripts/lib/bundle.js';
-import { kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
+import { WaitHopeless, kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
 
 export const OPERATOR_NAMESPACE = 'loopguard-system';
 
@@ -123,7 +123,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   await waitFor(
     `operator ${identity} ready`,
     async () => {
-      if (done) throw new Error(`operator exited early:\n${logs}`);
+      if (done) throw new WaitHopeless(`operator exited early:\n${logs}`);
       const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
       return res?.status === 200 ? true : undefined;
     },

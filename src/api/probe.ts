@@ -58,7 +58,7 @@ export interface ProbeReportSpec {
   /** The plan this window ran (the ConfigMap's resourceVersion). */
   planVersion: string;
   window: { start: string; end: string; seconds: number };
-  /** Every target of the plan, in its order; one the window had no capacity for (docs/probe.md "Capacity") with probes 0. */
+  /** Every target of the plan, in its order; one the window had no capacity for (docs/probe.md §4) with probes 0. */
   targets: ProbeTargetResult[];
 }
 

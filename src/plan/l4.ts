@@ -263,7 +263,6 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   if (originals.declaredAt) remaining.declaredAt = originals.declaredAt;
   if (originals.loadBalancerId && (remaining.listeners || remaining.rules || remaining.loadBalancer)) remaining.loadBalancerId = originals.loadBalancerId;
   const left = withApplied(remaining, originals.applied ?? []);
-  const steps: Step[] = [];
   // kube-proxy unbinds the VIP some time after prevent-loopback goes (it reports nothing loopguard can read): a source
   // put back on the VIP before that has its checks dropped. So taking loopguard's prevent-loopback off records the time
   // (`declaredAt`, in the same patch) and the plan waits the grace period before the sources go back.
@@ -280,7 +279,5 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
     // Taken off within the grace period: the sources still wait, from the time the record holds.
     return [...restore, { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since: originals.declaredAt!, fallback: true }];
   }
-  steps.push(...restore, ...listenerSteps);
-  steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}), ...(kept > 0 && bound ? { kept: `${kept} listener source(s) ${bound}` } : {}) });
-  return steps;
+  return [...restore, ...listenerSteps, { kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}), ...(kept > 0 && bound ? { kept: `${kept} listener source(s) ${bound}` } : {}) }];
 }

@@ -43,8 +43,10 @@ export class LeaseError extends Error {
   }
 }
 
+type LeaseStep = 'read' | 'create' | 'update';
+
 /** Turns what a Lease call threw into one line with cause and fix (status code and apiserver message, no headers). */
-export function describeLeaseFailure(err: unknown, step: 'read' | 'create' | 'update', namespace: string, name: string): LeaseError {
+export function describeLeaseFailure(err: unknown, step: LeaseStep, namespace: string, name: string): LeaseError {
   const code = kubeStatus(err);
   const said = kubeErrorMessage(err);
   const lease = `Lease ${namespace}/${name}`;

@@ -2,16 +2,10 @@
 // says whether `openreports.io/v1alpha1` serves `reports`, asked again at most once per resync so that installing it
 // later needs no restart; while it is absent nothing is written and nothing fails.
 //
-// A report is loopguard's whole: written (created, or replaced with the stored resourceVersion) only when the stored
-// object is not exactly namespaceReport's, and then as a whole object, so whatever another writer added is gone. A
-// replace is simpler than comparing and patching fields, and a server-side apply would keep another manager's fields.
-// What loopguard wrote is remembered, so an unchanged namespace costs no API call between resyncs; each resync reads
-// the stored report once again, so one someone deleted or edited is put back.
-//
-// Prune deletes only a report loopguard wrote, by the uid the apiserver gave it (a delete precondition): a label or
-// name anyone can copy. Which ones it wrote survives a restart through a seal (report-seal.ts, docs/reports.md §3):
-// before its first write or prune a process adopts the stored reports whose seal verifies, as if it had written them;
-// without the key (--observation-checkpoint=false) nothing is sealed or adopted.
+// A report is loopguard's whole (docs/reports.md §3 says why each rule): replaced whole, never patched or applied, when
+// the stored object is not exactly namespaceReport's; pruned only by the uid loopguard's write got; adopted after a
+// restart by its seal (report-seal.ts). What loopguard wrote is remembered, so an unchanged namespace costs no API call
+// between resyncs; each resync reads the stored report once again, so one someone deleted or edited is put back.
 import { CustomObjectsApi, type KubeConfig, type KubernetesListObject } from '@kubernetes/client-node';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
 import { MANAGED_BY_LABEL, namespaceReport, REPORT_API_VERSION, REPORT_GROUP, REPORT_KIND, REPORT_LABELS, REPORT_NAME, REPORT_PLURAL, REPORT_VERSION, sameReport, type Report, type ReportTarget } from '../model/namespace-report.js';

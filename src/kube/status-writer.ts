@@ -2,6 +2,7 @@
 // field manager, forced: the controller owns status outright (Kubernetes docs "Server-Side Apply": controllers force conflicts on what they own).
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { API_VERSION, FIELD_MANAGER, GROUP, KIND, PLURAL, VERSION, type LoopbackPolicyStatus } from '../api/loopbackpolicy.js';
+import { canonicalJson } from '../api/canonical-json.js';
 import { CLUSTER_KIND, CLUSTER_PLURAL, type ClusterLoopbackPolicyStatus } from '../api/clusterloopbackpolicy.js';
 
 export class PolicyStatusWriter {
@@ -30,9 +31,7 @@ export class PolicyStatusWriter {
  */
 export function sameStatus(a: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, b: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus): boolean {
   if (a === undefined) return false;
-  const sorted = (_key: string, v: unknown): unknown =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v;
-  const key = (s: object) => JSON.stringify(Object.fromEntries(Object.entries(s).filter(([k]) => OWN_STATUS_FIELDS.has(k) && k !== 'lastEvaluatedTime')), sorted);
+  const key = (s: object) => canonicalJson(Object.fromEntries(Object.entries(s).filter(([k]) => OWN_STATUS_FIELDS.has(k) && k !== 'lastEvaluatedTime')));
   return key(a) === key(b);
 }
 

@@ -1,8 +1,7 @@
-// Applying one step: the only place where a plan's step becomes a write. Each step kind's effect, and the Event and
-// metric it leaves, is one module in ./steps/ (its pure half, shape and description, in src/plan/steps/; see
-// src/plan/steps.ts for why two); STEP_EFFECTS gathers them, keyed by kind, and the compiler makes it exhaustive.
+// Applying one step: the only place where a plan's step becomes a write. Each kind's effect is one module in ./steps/
+// (its pure half in src/plan/steps/: docs/architecture.md §7); STEP_EFFECTS gathers them, exhaustive by kind.
 import type { TargetRef } from '../model/facts.js';
-import type { Step, StepKind, StepOf } from '../plan/steps.js';
+import { entryOf, type Step, type StepKind, type StepOf } from '../plan/steps.js';
 import { annotateTarget } from './steps/annotate-target.js';
 import { awaitTke } from './steps/await-tke.js';
 import { declareInTkeServiceConfig } from './steps/declare-in-tke-service-config.js';
@@ -26,10 +25,7 @@ export const STEP_EFFECTS: { readonly [K in StepKind]: StepEffect<StepOf<K>> } =
   AwaitTke: awaitTke,
 };
 
-/** The entry of a step's own kind (the table pairs each kind with its entry; the compiler cannot follow a union through an index). */
-function effectOf<S extends Step>(step: S): StepEffect<S> {
-  return STEP_EFFECTS[step.kind] as unknown as StepEffect<S>;
-}
+const effectOf = (step: Step) => entryOf<StepEffect<Step>>(STEP_EFFECTS, step);
 
 /**
  * What the executor does to carry out one step, as one interface: the cluster's (CLB API, Kubernetes) in the

@@ -1,10 +1,8 @@
-// Enforce: runs a policy plan exactly as planned. Per target, steps run in order and the first one that does not
-// finish (a wait for TKE, a failure) ends the target's run: the order is the precondition of every later step
-// (originals before changes, sources before prevent-loopback). Targets run side by side (the CLB client paces
-// the calls). A target's failure is its outcome, never an exception, so one target can never hide another's
-// result; only an abort (the shutdown grace period ended) throws. Once shutdown begins (`stopping`), no new step
-// starts, while a step in flight (a CLB write whose task is being awaited) goes on until its signal aborts: a write
-// started during the grace period is the one most likely to be cut off mid-task.
+// Enforce: runs a policy plan exactly as planned (docs/execution.md "Ordering (the preconditions)", "The executor").
+// Per target, steps run in order and the first one that does not finish (a wait for TKE, a failure) ends the target's
+// run; targets run side by side. A target's failure is its outcome, never an exception, so one target can never hide
+// another's result; only an abort (the shutdown grace period ended) throws. Once shutdown begins (`stopping`), no new
+// step starts, while a step in flight goes on until its signal aborts.
 import { involvedObject } from '../api/loopbackpolicy.js';
 import { EventReason, type ErrorReason, type EventReasonValue } from '../api/reasons.js';
 import { describeCloudError } from '../cloud/index.js';

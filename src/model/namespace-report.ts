@@ -5,6 +5,7 @@
 // (docs/reports.md §3): compared whole with what is stored, each result keeping when loopguard first reported it.
 import type { V1ObjectReference } from '@kubernetes/client-node';
 import type { PolicyMode, TargetStatus, Verdict } from '../api/loopbackpolicy.js';
+import { canonicalJson } from '../api/canonical-json.js';
 import { printable } from '../api/text.js';
 import { SEVERITY } from './verdict-counts.js';
 
@@ -164,13 +165,6 @@ export function namespaceReport(namespace: string, targets: readonly ReportTarge
   };
 }
 
-/** JSON with object keys sorted, so two reports compare by content whatever order the apiserver keeps. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : v,
-  );
-}
-
 /** Metadata the apiserver sets: the only part of a stored report not compared. */
 const SERVER_SET = ['uid', 'resourceVersion', 'generation', 'creationTimestamp', 'managedFields', 'selfLink'];
 
@@ -185,5 +179,5 @@ export function sameReport(a: Report | undefined, b: Report): boolean {
 
 /** The report as `sameReport` compares it, as one string (what loopguard's seal covers: src/kube/report-seal.ts). */
 export function reportContent(r: Report): string {
-  return canonical({ ...r, metadata: Object.fromEntries(Object.entries(r.metadata).filter(([k]) => !SERVER_SET.includes(k))) });
+  return canonicalJson({ ...r, metadata: Object.fromEntries(Object.entries(r.metadata).filter(([k]) => !SERVER_SET.includes(k))) });
 }

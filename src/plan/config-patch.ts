@@ -4,11 +4,8 @@
 // each index is pinned by `test` ops on the element's identity (protocol/port, domain, url), and the whole
 // patch by a `test` on /metadata/resourceVersion. A fragment that does not exist yet (hand-made configs) is
 // added with only loopguard's field declared, appended with `-`, never by rewriting its parent list.
-// Every rule `healthCheck` loopguard writes carries `enable`: TKE's reference marks it required ("必填，布尔值",
-// docs/tencent-cloud.md §1), and a fragment without it may be refused or read as "check off". loopguard declares
-// the CLB rule's current switch, so the switch stays as it is; a fragment that lacks `enable` gets it added
-// beside `sourceIpType`, behind the same identity tests, and the record says so (the revert takes it out again).
-// loopguard writes no listener-level `healthCheck` (its l7Listener fields are `keepaliveEnable` only).
+// Every rule `healthCheck` loopguard writes carries `enable` (TKE's reference marks it required), as the CLB rule's
+// switch is now; a fragment that lacks it gets it beside `sourceIpType` (docs/execution.md "healthCheck.enable").
 
 import { ADDED_LEVELS, type AddedLevel } from '../api/originals.js';
 import type { JsonPatchOp } from '../api/json-patch.js';

@@ -1,10 +1,6 @@
-// Pure L4 planning (Services): from the assessment and the target's record to ordered steps.
-// Order (docs/architecture.md §5, tencent-cloud.md §3): originals recorded → health-check sources to 100.64 (each task awaited:
-// the task's success is the verification) → prevent-loopback, in the same patch as the record of what took
-// effect. Where TKE is asked to switch the sources (prevent-loopback already on the Service, or added first with
-// l4.sourceSwitch: TKEFirst; tencent-cloud.md §9 #1): originals and prevent-loopback in one patch → wait for TKE → after
-// the grace period, loopguard writes what TKE left on the VIP. Release is the inverse: prevent-loopback back to its original first (kube-proxy stops binding the
-// VIP before any source returns to it) → sources restored → the record dropped (or what remains of it).
+// Pure L4 planning (Services): from the assessment and the target's record to ordered steps. Originals recorded →
+// health-check sources to 100.64 → prevent-loopback; through TKE, or released, in the orders docs/execution.md
+// "Ordering (the preconditions)" gives with their reasons (L4, L4 through TKE, L4 release).
 import { readBool, ServiceAnnotation, type Annotations, type SourceIpType } from '../api/annotations.js';
 import { type Originals } from '../api/originals.js';
 import type { HealthCheck, ListenerInfo } from '../cloud/clb-client.js';
@@ -263,7 +259,6 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
   if (originals.declaredAt) remaining.declaredAt = originals.declaredAt;
   if (originals.loadBalancerId && (remaining.listeners || remaining.rules || remaining.loadBalancer)) remaining.loadBalancerId = originals.loadBalancerId;
   const left = withApplied(remaining, originals.applied ?? []);
-  const steps: Step[] = [];
   // kube-proxy unbinds the VIP some time after prevent-loopback goes (it reports nothing loopguard can read): a source
   // put back on the VIP before that has its checks dropped. So taking loopguard's prevent-loopback off records the time
   // (`declaredAt`, in the same patch) and the plan waits the grace period before the sources go back.
@@ -280,7 +275,5 @@ export function planL4Release(originals: Originals, annotations: Annotations, lo
     // Taken off within the grace period: the sources still wait, from the time the record holds.
     return [...restore, { kind: 'AwaitTke', reason: 'VipReleased', loadBalancerId: lbId, since: originals.declaredAt!, fallback: true }];
   }
-  steps.push(...restore, ...listenerSteps);
-  steps.push({ kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}), ...(kept > 0 && bound ? { kept: `${kept} listener source(s) ${bound}` } : {}) });
-  return steps;
+  return [...restore, ...listenerSteps, { kind: 'AnnotateTarget', set: {}, forget, ...(isEmptyOriginals(left) ? { drops: true } : {}), ...(kept > 0 && bound ? { kept: `${kept} listener source(s) ${bound}` } : {}) }];
 }

@@ -20,8 +20,6 @@ export interface PassInput extends GraceClock {
   owned: boolean;
 }
 
-
-
 /**
  * Steps for this round. Ending in a wait for TKE, they block the rest of the target's plan (keepalive must not come
  * before the CLB lets 100.127/16 in).

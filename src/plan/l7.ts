@@ -1,13 +1,8 @@
 // Pure L7 planning (Ingresses): keepalive (and with it SNAT) per l7Listener and the rule health-check source,
 // declared in the Ingress's TkeServiceConfig so TKE's ingress controller applies them and its resync keeps them
 // (tencent-cloud.md §1). Per round, the steps possible from what is observed now; a step that needs TKE to act first
-// ends the plan with an AwaitTke, and a later observation plans the rest:
-//   LoadBalancerPassToTarget (policy opt-in, before keepalive: the CLB then reaches nodes from 100.127/16)
-//   → no config: `tke-service-config-auto: "true"` → wait for TKE's `<ingress>-auto-ingress-config`
-//   → originals recorded (with `declaredAt`, where TKE's grace period starts) → fields declared → wait for TKE
-//   → seen on the CLB: recorded as applied.
-// Release: originals declared back → wait until the CLB shows them → take out what loopguard added to the
-// config → PassToTarget back → the auto annotation (if loopguard added it) and the record dropped.
+// ends the plan with an AwaitTke, and a later observation plans the rest. The order of both ways: docs/execution.md
+// "Ordering (the preconditions)", its L7 and L7 release.
 import { IngressAnnotation, type Annotations } from '../api/annotations.js';
 import { type Originals } from '../api/originals.js';
 import { StalledReason } from '../api/reasons.js';

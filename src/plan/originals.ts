@@ -1,6 +1,7 @@
 // Pure: the planners' reading of a target's originals (src/api/originals.ts holds them and their one descriptor
 // table: merge, forget, validate, describe). `applied` lists the fields loopguard has seen take effect: such a
 // field found back at its original was put back outside loopguard (drift), anything else is a first change.
+import { canonicalJson } from '../api/canonical-json.js';
 import type { Originals } from '../api/originals.js';
 
 /** Whether loopguard has seen this field take effect before (the drift rule). */
@@ -33,9 +34,7 @@ export function annotatedByLoopguard(originals: Originals | undefined, key: stri
   return originals?.annotations !== undefined && key in originals.annotations;
 }
 
-/** Order-independent equality of two sets of originals: their JSON with every object's keys sorted. */
+/** Order-independent equality of two sets of originals (their canonical JSON). */
 export function sameOriginals(a: Originals | undefined, b: Originals | undefined): boolean {
-  const sorted = (_key: string, v: unknown): unknown =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => x.localeCompare(y))) : v;
-  return JSON.stringify(a, sorted) === JSON.stringify(b, sorted);
+  return canonicalJson(a) === canonicalJson(b);
 }

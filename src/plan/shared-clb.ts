@@ -1,19 +1,8 @@
-// Pure: the rules for a CLB that serves several Services (docs/security.md "Shared resources"; issue 22 #2). A TKE
-// kube-proxy answers prevent-loopback by binding the CLB's VIP on every node (tencent-cloud.md §6), and a bound VIP
-// drops every health check that comes from it: the check of every listener and rule on the CLB, whoever's target it serves.
-// A TKE whose sync puts back its view of its own listeners holds a listener's source at 100.64 only while the
-// listener's own Service carries prevent-loopback (tencent-cloud.md §9 #1, #2; docs/execution.md "Shared CLBs"):
-//  - prevent-loopback is set (or kept, when loopguard set it) only if every health check on the CLB (L4 listeners' and
-//    L7 rules') comes from 100.64.0.0/10 (the target's own: or is switched by its plan, before the annotation), or
-//    another Service binds the VIP already (the annotation binds nothing more). What another target of the same
-//    policy switches in this pass counts in the next pass (targets run concurrently, a switch may fail); an L7 rule
-//    counts once a read shows it switched. Otherwise the target is Conflict / SharedClb: no annotation; the own
-//    listeners are switched only while a policy manages every Service and Ingress the other checks serve (else TKE
-//    would put them back at its syncs, a write fight); the message names the sharing and the way to cover it.
-//  - A release never puts a listener back on the VIP source while another Service on the CLB carries
-//    prevent-loopback (the VIP stays bound): loopguard's own prevent-loopback stays too, with its record (TKE's view
-//    of the listeners), and nothing is waited on (a deleted policy must not hang on another tenant's annotation).
-//    The last one out restores, in the safe order: prevent-loopback off first, then the sources (planL4Release).
+// Pure: the rules for a CLB that serves several Services (issue 22 #2; the facts they rest on and why each holds:
+// docs/execution.md "Shared CLBs"). A bound VIP drops every health check on the CLB that comes from it, whoever's
+// target it serves: prevent-loopback is set (or kept) only when every other check on the CLB comes from 100.64.0.0/10
+// or another Service binds the VIP already, else the target is Conflict / SharedClb (sharedClbAssessment); a release
+// never puts a source back on a VIP another Service keeps bound (vipStaysBound, planL4Release) and waits on nobody.
 // Names cross no namespace (issue 22 #9): Services of another namespace are counted, never named.
 import { readBool, ServiceAnnotation } from '../api/annotations.js';
 import { assessment, type Assessment } from '../model/assessment-result.js';

@@ -1,11 +1,8 @@
-// Pure: the rule for an object whose settings reach several targets' CLBs (docs/security.md "Shared resources"): a
-// TkeServiceConfig governing several Ingresses (TKE applies it to the CLB of every Ingress naming it), and an
-// EnvoyProxy whose envoyService.annotations Envoy Gateway copies onto the Service of every Gateway it is in force for
-// (docs/gateways.md §4). A change made for one reaches all of them, so loopguard changes such an object only if every
-// target it reaches is selected, not opted out, and managed by the same policy; otherwise the target is Conflict
-// (SharedConfig / SharedEnvoyProxy), the message names the others and the way out (one of its own), and nothing is
-// written. An EnvoyProxy outside the Gateway's namespace (a class's, in an admin's namespace) reaches other
-// namespaces' Gateways: only a ClusterLoopbackPolicy changes one.
+// Pure: the rule for an object whose settings reach several targets' CLBs, a TkeServiceConfig or an EnvoyProxy
+// (docs/security.md "Shared resources" says why): loopguard changes one only if every target it reaches is selected,
+// not opted out, and managed by the same policy, else the target is Conflict (SharedConfig / SharedEnvoyProxy) and
+// nothing is written. An EnvoyProxy outside the Gateway's namespace reaches other namespaces' Gateways: only a
+// ClusterLoopbackPolicy changes one.
 import { IngressAnnotation } from '../api/annotations.js';
 import { CLUSTER_KIND } from '../api/clusterloopbackpolicy.js';
 import { assessment, type Assessment } from '../model/assessment-result.js';

@@ -1,11 +1,6 @@
-// Pure: what one pass of the planner sees, gathered once (per chunk of targets) by whoever runs it: the operator's
-// round from its informer caches and the CLB observer, `loopguard doctor` from what it read, `loopguard plan` from
-// manifests. Everything a decision needs is in it (facts, CLB reads, records, TkeServiceConfigs, cluster profile,
-// learned capabilities, the clock), so planPolicy (policy-plan.ts) is a function of it alone.
-//
-// The unit of a decision is whatever is shared: `shared` holds every Service and Ingress on a CLB a target uses
-// and every Ingress naming a TkeServiceConfig a target's plan would edit, whatever their namespace or policy, so a
-// decision about one target can see what it does to the others.
+// Pure: what one pass of the planner sees (docs/architecture.md §7 "Snapshot"), gathered once per chunk of targets by
+// the operator's round, `loopguard doctor` or `loopguard plan`: planPolicy (policy-plan.ts) is a function of it alone.
+// `shared` holds whatever a decision shares (SharedView), so a decision about one target sees what it does to others.
 import { readSkip } from '../api/annotations.js';
 import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';

@@ -2,13 +2,9 @@
 // Each step is one write (or one wait) with everything the executor needs; its description is the line a user
 // reads, before (Audit) and after (the executor logs every executed step with the same text).
 //
-// One module per step kind. A kind is two small files, one per layer, each keyed by kind in a table the compiler
-// makes exhaustive: here (src/plan/steps/<kind>.ts) its shape and its description, pure, which the planners, the
-// status and the CLI need without any I/O; in src/mitigation/steps/<kind>.ts its effect (through EffectDeps) and
-// the Event and metric its execution leaves (only an executed step leaves them). One file per kind would have to
-// live in mitigation (its effect writes) and the pure plan would then import mitigation to describe its own steps:
-// an upward import (docs/architecture.md §7). Adding a kind: its file here and its line in `Step` and STEP_KINDS, its file in src/mitigation/steps/ and its
-// line in STEP_EFFECTS (src/mitigation/effects.ts); `npm run typecheck` fails until both tables have it.
+// A kind is two small files, each keyed by kind in a table the compiler makes exhaustive: its shape and description,
+// pure, here (./steps/<kind>.ts, STEP_KINDS); its effect, Event and metric in src/mitigation/steps/ (STEP_EFFECTS).
+// Why two, and how to add a kind: docs/architecture.md §7 "Where a newcomer adds… a step kind".
 import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { annotateTarget, type AnnotateTargetStep } from './steps/annotate-target.js';
@@ -60,10 +56,11 @@ export const STEP_KINDS: { readonly [K in StepKind]: StepKindPlan<StepOf<K>> } =
   AwaitTke: awaitTke,
 };
 
-/** The entry of a step's own kind (the table pairs each kind with its entry; the compiler cannot follow a union through an index). */
-function kindOf<S extends Step>(step: S): StepKindPlan<S> {
-  return STEP_KINDS[step.kind] as unknown as StepKindPlan<S>;
+/** The entry of a step's own kind in a table keyed by kind (STEP_KINDS, STEP_EFFECTS): the compiler cannot follow a union through an index. */
+export function entryOf<E>(table: { readonly [K in StepKind]: unknown }, step: Step): E {
+  return table[step.kind] as E;
 }
+const kindOf = (step: Step) => entryOf<StepKindPlan<Step>>(STEP_KINDS, step);
 
 /** The line Audit prints and the executor logs for a step. */
 export function describeStep(step: Step): string {

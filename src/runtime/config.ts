@@ -5,15 +5,13 @@
 import { ENVOY_GATEWAY_NAMESPACE } from '../model/gateway-service.js';
 import { TKE_GRACE_MS } from '../model/tke-timing.js';
 
-type Kind = 'string' | 'bool' | 'int' | 'duration';
-
 interface Setting {
   flag: string;
   /** The variable when it is not LOOPGUARD_ and the flag in upper case (`envOf`). */
   env?: string;
   /** Older or conventional names that still work; the primary names win over them. */
   aliases?: { flags?: readonly string[]; envs?: readonly string[] };
-  kind: Kind;
+  kind: 'string' | 'bool' | 'int' | 'duration';
   help: string;
   allowed?: readonly string[];
   min?: number;

@@ -1,11 +1,7 @@
-// Who may read /metrics, decided as controller-runtime's filters.WithAuthenticationAndAuthorization and
-// kube-rbac-proxy decide it: the bearer token goes to the apiserver in a TokenReview (authentication), the user it
-// names to a SubjectAccessReview for the non-resource URL and the request's verb (authorization). A scraper needs a
-// ServiceAccount bound to a ClusterRole with `nonResourceURLs: ["/metrics"], verbs: ["get"]` (loopguard-metrics-reader).
-// The per-target series name every tenant's Services and their verdicts (issue 22 #6): nobody else reads them.
-// Results are cached briefly, by the token's hash (never the token), with controller-runtime's times: a review per
-// scrape would put two apiserver requests on every Prometheus interval. The cache is bounded, so random tokens cannot
-// grow it; apiserver errors are never cached.
+// Who may read /metrics, decided as controller-runtime's filters.WithAuthenticationAndAuthorization and kube-rbac-proxy
+// decide it: a TokenReview of the bearer token, a SubjectAccessReview of the user it names for the path and verb
+// (docs/security.md "Metrics": why, and how to grant it). Cached by the token's hash with controller-runtime's times (a
+// review per scrape would put two apiserver requests on every Prometheus interval), bounded against random tokens.
 import { createHash } from 'node:crypto';
 import { AuthenticationV1Api, AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { LRUCache } from 'lru-cache';

@@ -1,10 +1,8 @@
 // A self-signed serving certificate made at start-up, for the metrics endpoint's TLS when no certificate is given
 // (what controller-runtime's metrics server does by default since v0.16: client-go's GenerateSelfSignedCertKey).
 // Node can sign but not build an X.509 certificate, so the few DER structures of RFC 5280 are written here: an
-// ECDSA P-256 key, version 3, SubjectAltName for the names the server is reached by, valid for one year. Scrapers
-// skip verification of it (the ServiceMonitor's insecureSkipVerify, as kubebuilder scaffolds) or are given a
-// certificate of their own through --metrics-cert-dir; the TLS is there so that the bearer token a scraper sends
-// is never in clear text on the pod network.
+// ECDSA P-256 key, version 3, SubjectAltName for the names the server is reached by, valid for one year (why TLS, and
+// how scrapers verify it or not: docs/security.md "Metrics").
 import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { isIP } from 'node:net';
 

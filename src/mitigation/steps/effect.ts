@@ -1,9 +1,7 @@
-// What a step kind is to the executor: how it is carried out through the effect dependencies, and the Event and
-// metric a finished step leaves. One object of this shape per kind (the files beside this one), gathered in
-// STEP_EFFECTS (../effects.ts), keyed by kind; the kind's shape and description are its pure half, in
-// src/plan/steps/ (src/plan/steps.ts says why two). Each `apply` is idempotent (it reads what it changes and skips
-// a write that would change nothing), so a step repeated after a restart is harmless. A step's result is data,
-// never an exception for the target's own failure: the executor classifies thrown errors, and verification
+// What a step kind is to the executor: its effect through EffectDeps, and the Event and metric a finished step leaves;
+// one object per kind, gathered in STEP_EFFECTS (../effects.ts). Each `apply` is idempotent (it reads what it changes
+// and skips a write that would change nothing), so a step repeated after a restart is harmless. A step's result is
+// data, never an exception for the target's own failure: the executor classifies thrown errors, and verification
 // verdicts (TKE did not apply a config) come back as `failed`.
 import type { Originals } from '../../api/originals.js';
 import type { CallOptions, ClbClient } from '../../cloud/index.js';

@@ -1,7 +1,5 @@
-// What a step kind is to the pure layers: the line a user reads for it, and the few facts about it that planning,
-// the round and the executor ask of a step without naming its kind. One object of this shape per kind (the files
-// beside this one), gathered in STEP_KINDS (../steps.ts), keyed by kind. What a step does to the world, and the
-// Event and metric it leaves, are the other half of the kind, in src/mitigation/steps/ (see ../steps.ts for why two).
+// What a step kind is to the pure layers: the line a user reads for it, and what planning, the round and the executor
+// ask of a step without naming its kind. One object of this shape per kind, gathered in STEP_KINDS (../steps.ts).
 
 export interface StepKindPlan<S> {
   /** The line Audit prints (status.targets[].plan, `loopguard plan`) and the executor logs and puts in the Event. */

@@ -6,12 +6,11 @@
 import { IngressAnnotation, TKE_INGRESS_CLASS, readBool, readString } from '../api/annotations.js';
 import type { SourceIpType } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
-import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';
+import { assessed, clbGate, isIpv6, skipGate, type Decision } from './assess-common.js';
 import type { L7Advice, L7Rule, L7Scene } from './cause.js';
 import { configConflictText, keepaliveRejectedText, rangeRejectedText } from './cause-text.js';
 import { sourceIpTypeOf, type Change, type L7DesiredState, type L7ListenerState, type TkeServiceConfigRef } from './desired-state.js';
 import { L7_PROTOCOLS, type ClbFacts, type IngressFacts, type ListenerFacts } from './facts.js';
-
 
 export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assessment {
   return assessed(ing, decideIngress(ing, ctx));
@@ -19,8 +18,7 @@ export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assess
 
 /** The gates (docs/diagnosis.md §4), then the L7 rules (§6): the Ingress's root cause and plan, no prose. */
 export function decideIngress(ing: IngressFacts, ctx: AssessmentContext): Decision {
-  const warnings: string[] = [];
-  const skipped = skipGate(ing, warnings, ctx.ignoreSkipAnnotation === true);
+  const { warnings, cause: skipped } = skipGate(ing, ctx);
   if (skipped) return { cause: skipped, warnings };
   const classAnnotation = readString(ing.annotations, IngressAnnotation.Class);
   const ingressClass = classAnnotation.kind === 'value' ? classAnnotation.value.trim() : ing.ingressClassName;
@@ -41,7 +39,7 @@ export function decideIngress(ing: IngressFacts, ctx: AssessmentContext): Decisi
     ...(rules.length > 0 && rules.every((r) => r.healthCheck?.sourceIpType === 1) ? ['RuleHealthCheckSourceRange100_64' as const] : []),
     ...(clb.passToTarget === true ? ['ClbTrafficAllowedByDefault' as const] : []),
   ];
-  if (isPublic(clb)) return { cause: { layer: 'L7', at, id: 'PublicClb' }, warnings, mitigations };
+  if (clb.loadBalancerType === 'OPEN') return { cause: { layer: 'L7', at, id: 'PublicClb' }, warnings, mitigations };
   if (isIpv6(clb)) return { cause: { layer: 'L7', at, id: 'Ipv6Clb' }, warnings, mitigations };
   const p = plan(ing, clb, l7Listeners, ctx);
   return { cause: { layer: 'L7', at: { ...at, advice: p.advice }, ...l7Rule(ing, at, p, ctx) }, warnings, mitigations, plan: p.decided };

@@ -5,7 +5,7 @@
 // writes the message.
 import { ServiceAnnotation, readBool } from '../api/annotations.js';
 import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
-import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';
+import { assessed, clbGate, isIpv6, skipGate, type Decision } from './assess-common.js';
 import type { BoundBy, L4Cause, L4PlanSummary, L4Rule, L4Scene, LoopFactor } from './cause.js';
 import { rangeRejectedText } from './cause-text.js';
 import { sourceIpTypeOf, type Change, type L4DesiredState } from './desired-state.js';
@@ -56,8 +56,7 @@ export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assess
 
 /** The gates (docs/diagnosis.md §4), then the L4 rules: the Service's root cause and plan, no prose. */
 export function decideService(svc: ServiceFacts, ctx: AssessmentContext): Decision {
-  const warnings: string[] = [];
-  const skipped = skipGate(svc, warnings, ctx.ignoreSkipAnnotation === true);
+  const { warnings, cause: skipped } = skipGate(svc, ctx);
   if (skipped) return { cause: skipped, warnings };
   if (svc.generatedFor) return { cause: { id: 'EnvoyGatewayService', generatedFor: svc.generatedFor }, warnings };
   if (svc.type !== 'LoadBalancer') return { cause: { id: 'NotLoadBalancerService', type: svc.type }, warnings };
@@ -109,7 +108,7 @@ function situation(svc: ServiceFacts, clb: ClbFacts, listeners: ListenerMatch, p
   const vipBound: Tri = typeof bound === 'object' ? 'yes' : bound;
   const reachesClb: Tri = localMode || vipBound === 'yes' ? 'no' : vipBound === 'no' && profile.kubeProxyMode === 'ipvs' ? 'yes' : 'unknown';
   const vip = clb.vips?.[0] ?? svc.loadBalancerIps?.[0] ?? 'the CLB VIP';
-  const at: L4Scene = { lb: clb.loadBalancerId, public: isPublic(clb), vip, profile, listeners: listeners.matched, vipSourced, servedByL7: listeners.servedByL7 };
+  const at: L4Scene = { lb: clb.loadBalancerId, public: clb.loadBalancerType === 'OPEN', vip, profile, listeners: listeners.matched, vipSourced, servedByL7: listeners.servedByL7 };
   const hcDrop = vipSourced.length === 0 ? 'no' : vipBound;
   return { at, ipv6: isIpv6(clb), annotationPresent, localMode, loopFactor, bound, hcDrop, loopRisk: loopFactor === undefined ? 'no' : reachesClb };
 }

@@ -5,16 +5,12 @@
 // plan → root cause; cause-text.ts writes the message and the advice.
 import { IngressAnnotation, TKE_INGRESS_CLASS, readBool, readString } from '../api/annotations.js';
 import type { SourceIpType } from '../api/annotations.js';
-import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
-import { assessed, clbGate, isIpv6, skipGate, type Decision } from './assess-common.js';
+import type { AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
+import { clbGate, isIpv6, skipGate, type Decision } from './assess-common.js';
 import type { L7Advice, L7Rule, L7Scene } from './cause.js';
 import { configConflictText, keepaliveRejectedText, rangeRejectedText } from './cause-text.js';
 import { sourceIpTypeOf, type Change, type L7DesiredState, type L7ListenerState, type TkeServiceConfigRef } from './desired-state.js';
 import { L7_PROTOCOLS, type ClbFacts, type IngressFacts, type ListenerFacts } from './facts.js';
-
-export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assessment {
-  return assessed(ing, decideIngress(ing, ctx));
-}
 
 /** The gates (docs/diagnosis.md §4), then the L7 rules (§6): the Ingress's root cause and plan, no prose. */
 export function decideIngress(ing: IngressFacts, ctx: AssessmentContext): Decision {

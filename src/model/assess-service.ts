@@ -4,8 +4,8 @@
 // first, then prevent-loopback. Facts → situation (the three questions of §5) → plan → root cause; cause-text.ts
 // writes the message.
 import { ServiceAnnotation, readBool } from '../api/annotations.js';
-import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
-import { assessed, clbGate, isIpv6, skipGate, type Decision } from './assess-common.js';
+import type { AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
+import { clbGate, isIpv6, skipGate, type Decision } from './assess-common.js';
 import type { BoundBy, L4Cause, L4PlanSummary, L4Rule, L4Scene, LoopFactor } from './cause.js';
 import { rangeRejectedText } from './cause-text.js';
 import { sourceIpTypeOf, type Change, type L4DesiredState } from './desired-state.js';
@@ -48,10 +48,6 @@ export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts): Listene
     else result.missing.push(label);
   }
   return result;
-}
-
-export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assessment {
-  return assessed(svc, decideService(svc, ctx));
 }
 
 /** The gates (docs/diagnosis.md §4), then the L4 rules: the Service's root cause and plan, no prose. */

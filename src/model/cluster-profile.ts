@@ -1,9 +1,6 @@
-// Cluster profile: kube-proxy mode, version and prevent-loopback capability, from the
-// kube-system/kube-proxy DaemonSet, the kube-proxy ConfigMap as fallback, and operator flags that win
-// over both. Pure: the caller fetches the objects (src/kube) and passes them in.
-// Sources: tencent-cloud.md §6 (where TKE keeps kube-proxy, flags vs ConfigMap, DataPlaneV2 without kube-proxy),
-// TKE-LOOPBACK in tencent-cloud.md §7 (minimum versions), TKE-CN (TKE's older IPVS builds do not bind the EXTERNAL-IP),
-// tencent-cloud.md §6 / kubernetes PR #63066 (upstream IPVS binds every LB IP to kube-ipvs0 since 1.11).
+// Cluster profile: kube-proxy mode, version and prevent-loopback capability, from the kube-system/kube-proxy DaemonSet,
+// its ConfigMap as fallback, and operator flags that win over both; pure, the caller passes the objects in. Sources:
+// tencent-cloud.md §6 (where TKE keeps kube-proxy, DataPlaneV2, PR #63066), §7 (TKE-LOOPBACK minimums, TKE-CN).
 import type { V1ConfigMap, V1Container } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import type { ClusterProfileStatus, KubeProxyMode, ProfileSource, Tristate, VipBinding } from '../api/loopbackpolicy.js';

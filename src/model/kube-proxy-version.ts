@@ -1,7 +1,5 @@
-// kube-proxy image tags and the prevent-loopback capability of TKE builds.
-// Source: TKE "CLB Loopback" doc (TKE-LOOPBACK in tencent-cloud.md §7): kube-proxy must support "binding the LB address to the IPVS
-// ENI": v1.20.6-tke.12, v1.18.4-tke.20, v1.16.3-tke.25, v1.14.3-tke.24, v1.12.4-tke.30 "or later";
-// tencent-cloud.md §2 (revision history) and §6 (tag format `vX.Y.Z-tke.N`).
+// kube-proxy image tags (`vX.Y.Z-tke.N`, tencent-cloud.md §6) and the prevent-loopback capability of TKE builds
+// (the minimums: TKE-LOOPBACK, tencent-cloud.md §7; the revision history: §2).
 import type { Tristate } from '../api/loopbackpolicy.js';
 
 export interface KubeVersion {

@@ -1,8 +1,5 @@
-// L7 assessment: a TKE CLB Ingress (docs/diagnosis.md §1, §6). A private L7 CLB forwards a pod's request to a node's
-// NodePort with the pod IP as source; when that node is the caller's the call stalls ~4 s or fails, in every
-// kube-proxy mode. The fix (TKE-LOOPBACK): keepalive (SNAT) per L7 listener through the Ingress's TkeServiceConfig,
-// which needs the account's capability (ticket) and nodes that allow CLB addresses ("allow by default"). Facts →
-// plan → root cause; cause-text.ts writes the message and the advice.
+// L7 assessment: a TKE CLB Ingress (docs/diagnosis.md §1, §6): facts → plan → root cause; cause-text.ts writes the
+// message and the advice.
 import { IngressAnnotation, TKE_INGRESS_CLASS, readBool, readString } from '../api/annotations.js';
 import type { SourceIpType } from '../api/annotations.js';
 import type { AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
@@ -51,16 +48,10 @@ function l7Rule(ing: IngressFacts, at: L7Scene, p: Plan, ctx: AssessmentContext)
   return { id: 'L7Loopback', passFirst: p.passFirst, config: p.config };
 }
 
-interface Plan {
-  decided: NonNullable<Decision['plan']>;
-  advice: L7Advice;
-  configConflict: boolean;
-  passFirst: boolean;
-  config: TkeServiceConfigRef;
-}
+type Plan = ReturnType<typeof plan>;
 
 /** The L7 desired state and its changes, in the order they are safe to apply (docs/diagnosis.md "L7 desired state"). */
-function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFacts[], ctx: AssessmentContext): Plan {
+function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFacts[], ctx: AssessmentContext) {
   const { l7 } = ctx.policy;
   const { keepaliveRejected, range100_64Rejected: rangeRejected } = ctx.capabilities ?? {};
   const lb = clb.loadBalancerId;

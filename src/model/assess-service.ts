@@ -1,8 +1,5 @@
-// L4 assessment: a LoadBalancer Service and its CLB's TCP/UDP listeners (docs/diagnosis.md §1, §5). Two independent
-// faults: health checks from the VIP dropped where kube-proxy binds the VIP, and in-cluster calls carrying the pod IP
-// looped back to the caller's node where it does not. The fix (TKE-LOOPBACK): health-check source 100.64.0.0/10
-// first, then prevent-loopback. Facts → situation (the three questions of §5) → plan → root cause; cause-text.ts
-// writes the message.
+// L4 assessment: a LoadBalancer Service and its CLB's TCP/UDP listeners (docs/diagnosis.md §1, §5): facts → situation
+// (the three questions of §5) → plan → root cause; cause-text.ts writes the message.
 import { ServiceAnnotation, readBool } from '../api/annotations.js';
 import type { AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
 import { clbGate, isIpv6, skipGate, type Decision } from './assess-common.js';
@@ -120,16 +117,10 @@ function vipBinding(profile: ClusterProfile, annotationPresent: boolean, dead: r
   return profile.vipBinding === 'Unknown' && annotationPresent ? 'unknown' : 'no';
 }
 
-interface Plan {
-  decided: NonNullable<Decision['plan']>;
-  summary: L4PlanSummary;
-  sourceNeeded: boolean;
-  /** The CLB error that proved the 100.64.0.0/10 source missing, when the plan needs it. */
-  rejected: string | undefined;
-}
+type Plan = ReturnType<typeof plan>;
 
 /** The L4 desired state (docs/diagnosis.md "L4 desired state"): sources first, then the annotation. */
-function plan(s: Situation, ctx: AssessmentContext): Plan {
+function plan(s: Situation, ctx: AssessmentContext) {
   const { l4 } = ctx.policy;
   const { profile } = ctx;
   const modeCanBind = profile.kubeProxyMode === 'ipvs' || profile.kubeProxyMode === 'unknown';
@@ -137,8 +128,8 @@ function plan(s: Situation, ctx: AssessmentContext): Plan {
   const want =
     !s.at.public && !s.ipv6 && modeCanBind && s.loopFactor !== undefined && l4.healthCheckSource === 'Range100_64' && l4.preventLoopback !== 'Never' && bindingAllows;
   const sourceNeeded = l4.healthCheckSource === 'Range100_64' && !s.ipv6 && (want || s.bound !== 'no');
-  const rangeRejected = ctx.capabilities?.range100_64Rejected;
-  const rejected = sourceNeeded && s.at.vipSourced.length > 0 ? rangeRejected : undefined;
+  // The CLB error that proved the 100.64.0.0/10 source missing, when the plan needs it.
+  const rejected = sourceNeeded && s.at.vipSourced.length > 0 ? ctx.capabilities?.range100_64Rejected : undefined;
   const blocked = rejected !== undefined;
   const blockers: Blocker[] = blocked ? [{ reason: 'HealthCheckSourceCapabilityMissing', message: rangeRejectedText(s.at.lb, rejected, 'L4') }] : [];
   const switches: Change[] =

@@ -34,10 +34,8 @@ export type GatewayRef = Pick<GatewayFacts, 'namespace' | 'name' | 'className'>;
 export type ServiceRef = Pick<ServiceFacts, 'namespace' | 'name' | 'labels'>;
 
 export type GatewayService<S extends ServiceRef> =
-  /** EG's Service for this Gateway alone. */
-  | { state: 'Own'; service: S }
-  /** mergeGateways: the class's one Service, shared by every Gateway of the class. */
-  | { state: 'Merged'; service: S }
+  /** EG's Service for this Gateway alone, or (`Merged`, mergeGateways) its class's one, shared by every Gateway of the class. */
+  | { state: 'Own' | 'Merged'; service: S }
   /** EG has not generated it (yet), or this Gateway is not EG's. */
   | { state: 'None' }
   /** More than one candidate: loopguard cannot tell which CLB is the Gateway's, so it touches none. */

@@ -20,10 +20,6 @@ export function parseKubeVersion(tag: string): KubeVersion | undefined {
   return { major: Number(major), minor: Number(minor), patch: Number(patch), ...(tke !== undefined ? { tke: Number(tke) } : {}) };
 }
 
-export function formatKubeVersion(v: KubeVersion): string {
-  return `v${v.major}.${v.minor}.${v.patch}${v.tke !== undefined ? `-tke.${v.tke}` : ''}`;
-}
-
 /** Orders versions by major, minor, patch, then TKE revision (a build without revision sorts first). */
 export function compareKubeVersions(a: KubeVersion, b: KubeVersion): number {
   return a.major - b.major || a.minor - b.minor || a.patch - b.patch || (a.tke ?? -1) - (b.tke ?? -1);
@@ -55,7 +51,7 @@ export function preventLoopbackSupport(version: KubeVersion | undefined): Preven
   if (!version) {
     return { supported: 'Unknown', message: 'kube-proxy version unknown; set the operator flag --kube-proxy-version (e.g. v1.20.6-tke.12) or use l4.preventLoopback: Always' };
   }
-  const v = formatKubeVersion(version);
+  const v = `v${version.major}.${version.minor}.${version.patch}${version.tke !== undefined ? `-tke.${version.tke}` : ''}`;
   if (version.tke === undefined) {
     return { supported: 'False', message: `kube-proxy ${v} is not a TKE build (no -tke.N suffix); only TKE builds know the prevent-loopback annotation` };
   }

@@ -43,8 +43,6 @@ export interface EnvoyProxyLookup {
   gatewayClass(name: string): GatewayClassObject | undefined;
 }
 
-export const NO_ENVOY_PROXIES: EnvoyProxyLookup = { envoyProxy: () => undefined, gatewayClass: () => undefined };
-
 /** The EnvoyProxy in force for the Gateway: its own (in its namespace), else its class's (`cls`); undefined: neither names one. */
 function envoyProxyOf(gw: GatewayObject, cls: EnvoyProxyRef | undefined, lookup: EnvoyProxyLookup): GatewayEnvoyProxy | undefined {
   const own = ownEnvoyProxyName(gw);
@@ -115,7 +113,7 @@ export function gatewayFacts(
   services: readonly ServiceFacts[],
   controllerNamespace = ENVOY_GATEWAY_NAMESPACE,
   /** Its EnvoyProxy and its class's. */
-  lookup: EnvoyProxyLookup = NO_ENVOY_PROXIES,
+  lookup: EnvoyProxyLookup = { envoyProxy: () => undefined, gatewayClass: () => undefined },
 ): GatewayFacts {
   const md = gw.metadata ?? {};
   const ref = { namespace: md.namespace ?? '', name: md.name ?? '', className: gw.spec?.gatewayClassName ?? '' };

@@ -45,10 +45,7 @@ export function needsDnsRewrite(o: DnsTargetOutcome): boolean {
   return !rule.planMayFix || o.plan.length === 0;
 }
 
-/**
- * The names the policy's targets ask for, target by target (targets that do not need a rewrite are not listed).
- * `service(namespace, name)`: the Service of that name, if any (an Ingress's backend).
- */
+/** The names the policy's targets ask for, target by target; `service(namespace, name)`: that Service, if any. */
 export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (namespace: string, name: string) => ServiceFacts | undefined): DnsName[] {
   return outcomes.filter(needsDnsRewrite).flatMap(({ facts: f }) => {
     const id = { target: `${f.kind} ${f.namespace}/${f.name}`, ref: { kind: f.kind, namespace: f.namespace, name: f.name } };

@@ -8,12 +8,6 @@ export interface TargetRef {
   name: string;
 }
 
-export interface ServicePortFacts {
-  name?: string;
-  port: number;
-  protocol: 'TCP' | 'UDP' | 'SCTP';
-}
-
 /** What every target's facts take from its metadata and status. */
 interface ObjectFacts extends TargetRef {
   labels?: Record<string, string>;
@@ -39,7 +33,7 @@ export interface ServiceFacts extends AnnotatedFacts {
   /** Set → another LB implementation owns the Service, not TKE's service-controller. */
   loadBalancerClass?: string;
   externalTrafficPolicy?: 'Cluster' | 'Local';
-  ports: ServicePortFacts[];
+  ports: { name?: string; port: number; protocol: 'TCP' | 'UDP' | 'SCTP' }[];
   /** `status.loadBalancer.ingress[].ipMode` (KEP-1860): `Proxy` makes kube-proxy ignore the address (calls leave the node). */
   ipModes?: string[];
   /** EG generated it for a Gateway or class ("Gateway ns/name", "GatewayClass name"): the Gateway is the target. */
@@ -208,9 +202,8 @@ export function envoyProxiesOf(t: GatewayFacts): EnvoyProxyRef[] {
 }
 
 /**
- * The EnvoyProxy a Gateway's annotations would be written to: the one in force for it, found, with a Kubernetes
- * provider, the Gateway having a Service of its own (under mergeGateways none is changed). Whether its other Gateways
- * let loopguard change it is the plan's rule (plan/shared-config.ts). Undefined for other kinds.
+ * The EnvoyProxy a Gateway's annotations would be written to: the one in force, found, Kubernetes, for a Service of
+ * the Gateway's own (none under mergeGateways). Whether its other Gateways allow it: plan/shared-config.ts.
  */
 export function writableEnvoyProxy(t: TargetFacts): EnvoyProxyRef | undefined {
   return t.kind === 'Gateway' && t.envoyProxy?.state === 'Found' && t.service.state === 'Own' ? { namespace: t.envoyProxy.namespace, name: t.envoyProxy.name } : undefined;

@@ -1,7 +1,6 @@
-// Which Service Envoy Gateway generated for a Gateway (docs/gateways.md §2). EG names it with a hash, so the way back
-// is the labels EG's own docs select with (owning-gateway-name/-namespace, or owning-gatewayclass under
-// mergeGateways). Labels are anyone's to write, so only Services where a namespace user cannot put them count: EG's
-// controller namespace and the Gateway's own (whoever writes there writes the Gateway too). Pure: the caller lists them.
+// Pure: which Service Envoy Gateway generated for a Gateway (docs/gateways.md §2), by the labels EG's docs select with.
+// Labels are anyone's to write, so only Services where a namespace user cannot put them count: in EG's controller
+// namespace and the Gateway's own (whoever writes there writes the Gateway too).
 import type { GatewayFacts, ServiceFacts } from './facts.js';
 
 export const EnvoyGatewayLabel = {
@@ -41,10 +40,7 @@ export type GatewayService<S extends ServiceRef> =
   /** More than one candidate: loopguard cannot tell which CLB is the Gateway's, so it touches none. */
   | { state: 'Ambiguous'; services: S[] };
 
-/**
- * The Service EG generated for `gateway`, among `services`, looking only in `controllerNamespace` (EG's; default
- * envoy-gateway-system) and the Gateway's own namespace.
- */
+/** The Service EG generated for `gateway` among `services`, looking only in `controllerNamespace` and the Gateway's. */
 export function gatewayServiceOf<S extends ServiceRef>(gateway: GatewayRef, services: readonly S[], controllerNamespace: string): GatewayService<S> {
   const trusted = services.filter((s) => (s.namespace === controllerNamespace || s.namespace === gateway.namespace) && s.labels?.[EnvoyGatewayLabel.ManagedBy] === ENVOY_GATEWAY_MANAGER);
   const own = trusted.filter((s) => s.labels?.[EnvoyGatewayLabel.OwningGatewayName] === gateway.name && s.labels?.[EnvoyGatewayLabel.OwningGatewayNamespace] === gateway.namespace);

@@ -3,7 +3,7 @@
 import type { V1Ingress, V1ObjectMeta, V1Service } from '@kubernetes/client-node';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
-import type { EnvoyProxyRef, GatewayEnvoyProxy, GatewayFacts, GeneratedService, IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
+import type { EnvoyProxyRef, GatewayEnvoyProxy, GatewayFacts, GeneratedService, IngressFacts, ServiceFacts } from './facts.js';
 import { ENVOY_GATEWAY_NAMESPACE, gatewayServiceOf, generatedFor } from './gateway-service.js';
 import { annotationsSetBy } from './lost-record.js';
 
@@ -91,7 +91,7 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
     ...(svc.spec?.loadBalancerClass ? { loadBalancerClass: svc.spec.loadBalancerClass } : {}),
     ...(etp === 'Local' || etp === 'Cluster' ? { externalTrafficPolicy: etp } : {}),
     ports: (svc.spec?.ports ?? []).map(
-      (p): ServicePortFacts => ({
+      (p): ServiceFacts['ports'][number] => ({
         ...(p.name ? { name: p.name } : {}),
         port: p.port,
         protocol: p.protocol === 'UDP' || p.protocol === 'SCTP' ? p.protocol : 'TCP',

@@ -6,7 +6,6 @@ import { parse as parseYaml } from 'yaml';
 import type { ClusterProfileStatus, KubeProxyMode, ProfileSource, Tristate, VipBinding } from '../api/loopbackpolicy.js';
 import { parseKubeVersion, preventLoopbackSupport, type KubeVersion } from './kube-proxy-version.js';
 
-/** The parts of a V1Container the profile reads. */
 export type ContainerFacts = Partial<Pick<V1Container, 'name' | 'image' | 'command' | 'args'>>;
 
 /** The parts of a V1DaemonSet the profile reads (a V1DaemonSet is assignable to it). */
@@ -15,7 +14,6 @@ export interface DaemonSetFacts {
   spec?: { template?: { spec?: { containers?: ContainerFacts[] } } };
 }
 
-/** The parts of a V1ConfigMap the profile reads. */
 export type ConfigMapFacts = Pick<V1ConfigMap, 'metadata' | 'data'>;
 
 /** The operator's and the CLI's kube-proxy flags as given ('' = not set); one mapping for both (src/runtime/config.ts). */

@@ -23,7 +23,6 @@ const MAX_LOAD_BALANCER_ID = 64;
 export type ReportResultValue = 'pass' | 'fail' | 'warn' | 'error' | 'skip';
 export type ReportSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
-/** The CRD's ObjectReference fields loopguard sets. */
 type ReportObjectReference = Pick<V1ObjectReference, 'apiVersion' | 'kind' | 'name' | 'namespace' | 'uid'>;
 
 /** google.protobuf.Timestamp as the CRD types it (both fields required there). */

@@ -48,14 +48,10 @@ export interface PreventLoopbackSupport {
 
 /** Decides whether a kube-proxy version honours `service.cloud.tencent.com/prevent-loopback`. */
 export function preventLoopbackSupport(version: KubeVersion | undefined): PreventLoopbackSupport {
-  if (!version) {
-    return { supported: 'Unknown', message: 'kube-proxy version unknown; set the operator flag --kube-proxy-version (e.g. v1.20.6-tke.12) or use l4.preventLoopback: Always' };
-  }
-  const v = `v${version.major}.${version.minor}.${version.patch}${version.tke !== undefined ? `-tke.${version.tke}` : ''}`;
-  if (version.tke === undefined) {
-    return { supported: 'False', message: `kube-proxy ${v} is not a TKE build (no -tke.N suffix); only TKE builds know the prevent-loopback annotation` };
-  }
   const tke = (supported: Tristate, message: string, upgradeTo?: string): PreventLoopbackSupport => ({ supported, ...(upgradeTo ? { upgradeTo } : {}), message });
+  if (!version) return tke('Unknown', 'kube-proxy version unknown; set the operator flag --kube-proxy-version (e.g. v1.20.6-tke.12) or use l4.preventLoopback: Always');
+  const v = `v${version.major}.${version.minor}.${version.patch}${version.tke !== undefined ? `-tke.${version.tke}` : ''}`;
+  if (version.tke === undefined) return tke('False', `kube-proxy ${v} is not a TKE build (no -tke.N suffix); only TKE builds know the prevent-loopback annotation`);
   if (version.major !== 1) return tke('Unknown', `kube-proxy ${v}: unexpected major version`);
   const minimum = PREVENT_LOOPBACK_MINIMUMS[version.minor];
   if (minimum !== undefined) {

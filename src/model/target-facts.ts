@@ -3,7 +3,7 @@
 import type { V1Ingress, V1ObjectMeta, V1Service } from '@kubernetes/client-node';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
-import type { EnvoyProxyRef, GatewayEnvoyProxy, GatewayFacts, GeneratedService, IngressFacts, ServiceFacts } from './facts.js';
+import type { EnvoyProxyRef, GatewayEnvoyProxy, GatewayFacts, IngressFacts, ServiceFacts } from './facts.js';
 import { ENVOY_GATEWAY_NAMESPACE, gatewayServiceOf, generatedFor } from './gateway-service.js';
 import { annotationsSetBy } from './lost-record.js';
 
@@ -117,13 +117,7 @@ export function gatewayFacts(
 ): GatewayFacts {
   const md = gw.metadata ?? {};
   const ref = { namespace: md.namespace ?? '', name: md.name ?? '', className: gw.spec?.gatewayClassName ?? '' };
-  const found = gatewayServiceOf(ref, services, controllerNamespace);
-  const service: GeneratedService =
-    found.state === 'Own' || found.state === 'Merged'
-      ? { state: found.state, facts: found.service }
-      : found.state === 'Ambiguous'
-        ? { state: 'Ambiguous', names: found.services.map((s) => `${s.namespace}/${s.name}`) }
-        : { state: 'None', controllerNamespace };
+  const service = gatewayServiceOf(ref, services, controllerNamespace);
   const svc = 'facts' in service ? service.facts : undefined;
   const cls = classEnvoyProxy(lookup.gatewayClass(ref.className));
   const envoyProxy = envoyProxyOf(gw, cls, lookup);

@@ -39,16 +39,9 @@ export const FIRST_MINOR_ASSUMED_SUPPORTED = 22;
 /** TKE revision history: "lb vip binding issue fixed (kube-proxy)" (tencent-cloud.md §2). */
 export const VIP_BINDING_FIX_1_28 = 'v1.28.3-tke.3';
 
-export interface PreventLoopbackSupport {
-  supported: Tristate;
-  /** Version to upgrade kube-proxy to, when the current one is too old and the line is known. */
-  upgradeTo?: string;
-  message: string;
-}
-
 /** Decides whether a kube-proxy version honours `service.cloud.tencent.com/prevent-loopback`. */
-export function preventLoopbackSupport(version: KubeVersion | undefined): PreventLoopbackSupport {
-  const tke = (supported: Tristate, message: string, upgradeTo?: string): PreventLoopbackSupport => ({ supported, ...(upgradeTo ? { upgradeTo } : {}), message });
+export function preventLoopbackSupport(version: KubeVersion | undefined) {
+  const tke = (supported: Tristate, message: string, upgradeTo?: string) => ({ supported, ...(upgradeTo ? { upgradeTo } : {}), message });
   if (!version) return tke('Unknown', 'kube-proxy version unknown; set the operator flag --kube-proxy-version (e.g. v1.20.6-tke.12) or use l4.preventLoopback: Always');
   const v = `v${version.major}.${version.minor}.${version.patch}${version.tke !== undefined ? `-tke.${version.tke}` : ''}`;
   if (version.tke === undefined) return tke('False', `kube-proxy ${v} is not a TKE build (no -tke.N suffix); only TKE builds know the prevent-loopback annotation`);

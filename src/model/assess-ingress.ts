@@ -1,7 +1,6 @@
 // L7 assessment: a TKE CLB Ingress (docs/diagnosis.md §1, §6): facts → plan → root cause; cause-text.ts writes the
 // message and the advice.
 import { IngressAnnotation, TKE_INGRESS_CLASS, readBool, readString } from '../api/annotations.js';
-import type { SourceIpType } from '../api/annotations.js';
 import type { AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
 import { clbGate, isIpv6, skipGate, type Decision } from './assess-common.js';
 import type { L7Advice, L7Rule, L7Scene } from './cause.js';
@@ -57,7 +56,21 @@ function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFa
   const lb = clb.loadBalancerId;
   const config = tkeServiceConfigOf(ing);
   const ruleSource = l7.healthCheckSource === 'Range100_64' ? 1 : l7.healthCheckSource === 'VIP' ? 0 : undefined;
-  const listeners = listenerStates(l7Listeners, l7.keepalive, ruleSource);
+  const listeners: L7ListenerState[] = l7Listeners.map((l) => ({
+    listenerId: l.listenerId,
+    protocol: l.protocol,
+    port: l.port,
+    currentKeepalive: l.keepaliveEnable === 1 ? 1 : 0,
+    ...(l7.keepalive ? { desiredKeepalive: 1 as const } : {}),
+    rules: (l.rules ?? []).map((r) => ({
+      locationId: r.locationId,
+      domain: r.domain,
+      url: r.url,
+      currentSourceIpType: sourceIpTypeOf(r.healthCheck?.sourceIpType),
+      ...(ruleSource !== undefined ? { desiredSourceIpType: ruleSource } : {}),
+      ...(r.healthCheck?.healthSwitch === 0 || r.healthCheck?.healthSwitch === 1 ? { currentHealthSwitch: r.healthCheck.healthSwitch } : {}),
+    })),
+  }));
   const keepaliveChanges: Change[] = listeners
     .filter((l) => l7.keepalive && l.currentKeepalive !== 1)
     .map((l) => ({ action: 'SetListenerKeepalive', listenerId: l.listenerId, protocol: l.protocol, port: l.port, from: 0, to: 1 }));
@@ -98,24 +111,6 @@ function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFa
   };
   const advice: L7Advice = { ...(pass.advice ? { pass: pass.advice } : {}), xff: keepaliveChanges.length > 0 };
   return { decided: { desired, changes, blockers }, advice, configConflict: config.conflict, passFirst: pass.change, config: ref };
-}
-
-function listenerStates(l7Listeners: readonly ListenerFacts[], wantKeepalive: boolean, ruleSource: SourceIpType | undefined): L7ListenerState[] {
-  return l7Listeners.map((l) => ({
-    listenerId: l.listenerId,
-    protocol: l.protocol,
-    port: l.port,
-    currentKeepalive: l.keepaliveEnable === 1 ? 1 : 0,
-    ...(wantKeepalive ? { desiredKeepalive: 1 as const } : {}),
-    rules: (l.rules ?? []).map((r) => ({
-      locationId: r.locationId,
-      domain: r.domain,
-      url: r.url,
-      currentSourceIpType: sourceIpTypeOf(r.healthCheck?.sourceIpType),
-      ...(ruleSource !== undefined ? { desiredSourceIpType: ruleSource } : {}),
-      ...(r.healthCheck?.healthSwitch === 0 || r.healthCheck?.healthSwitch === 1 ? { currentHealthSwitch: r.healthCheck.healthSwitch } : {}),
-    })),
-  }));
 }
 
 /** The TkeServiceConfig that governs the Ingress's CLB; `conflict` when the annotations contradict. */

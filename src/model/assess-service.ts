@@ -18,16 +18,9 @@ const COMPATIBLE: Record<string, ReadonlySet<string>> = {
   UDP: new Set(['UDP', 'QUIC']),
 };
 
-interface ListenerMatch {
-  matched: ListenerFacts[];
-  missing: string[];
-  servedByL7: string[];
-  unsupported: string[];
-}
-
 /** The L4 listeners that serve the Service's ports (TKE creates one per Service port, on that port). */
-export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts): ListenerMatch {
-  const result: ListenerMatch = { matched: [], missing: [], servedByL7: [], unsupported: [] };
+export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts) {
+  const result = { matched: [] as ListenerFacts[], missing: [] as string[], servedByL7: [] as string[], unsupported: [] as string[] };
   for (const p of svc.ports) {
     const label = `${p.port}/${p.protocol}`;
     const compatible = COMPATIBLE[p.protocol];
@@ -89,7 +82,7 @@ interface Situation {
 
 const LOCAL_MODES: ReadonlySet<string> = new Set(['iptables', 'nftables', 'none']);
 
-function situation(svc: ServiceFacts, clb: ClbFacts, listeners: ListenerMatch, profile: ClusterProfile): Situation {
+function situation(svc: ServiceFacts, clb: ClbFacts, listeners: ReturnType<typeof matchServiceListeners>, profile: ClusterProfile): Situation {
   const annotation = readBool(svc.annotations, ServiceAnnotation.PreventLoopback);
   const directAccess = readBool(svc.annotations, ServiceAnnotation.DirectAccess);
   const annotationPresent = annotation.kind === 'value' && annotation.value;

@@ -1,8 +1,5 @@
-// Pure: which health-check source the CLB account gives a new listener (100.64.0.0/10 since 2023-02-24, the VIP
-// before: tencent-cloud.md §9 #3), judged from witnesses: listeners TKE created whose source nothing but the account
-// can have chosen. No API reports an account's default. docs/diagnosis.md §5 "The account's default health-check
-// source" has the rule, the assumption it rests on and what it cannot see; MIN_WITNESSES that agree decide, mixed
-// sources are Unknown.
+// Pure: which health-check source the CLB account gives a new listener (tencent-cloud.md §9 #3), judged from listeners
+// whose source only the account can have chosen; no API reports it (docs/diagnosis.md §5 "The account's default").
 import { readBool, readString, ServiceAnnotation } from '../api/annotations.js';
 import { clbGate, isIpv6 } from './assess-common.js';
 import { matchServiceListeners } from './assess-service.js';

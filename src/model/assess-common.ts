@@ -3,7 +3,7 @@
 import { annotationProblems } from '../api/annotation-checks.js';
 import { IngressAnnotation, LoopguardAnnotation, ServiceAnnotation, isClbId, readSkip } from '../api/annotations.js';
 import { boundLoadBalancerId } from './target-facts.js';
-import { assessment, type Assessment } from './assessment-result.js';
+import { assessment, type Assessment, type AssessmentContext } from './assessment-result.js';
 import type { Cause, GateCause } from './cause.js';
 import { renderCause } from './cause-text.js';
 import { clbOwnership } from './clb-ownership.js';
@@ -40,14 +40,14 @@ export function assessed(target: TargetFacts, d: Decision): Assessment {
  * value is reported on it. Otherwise every annotation loopguard reads is checked here, once, before any path of the
  * assessment: a bad value is reported whether or not the target's CLB is there yet.
  */
-export function skipGate(target: TargetFacts, warnings: string[], ignoreOwn = false): GateCause | undefined {
+export function skipGate(target: TargetFacts, ctx: Pick<AssessmentContext, 'ignoreSkipAnnotation'>): { warnings: string[]; cause?: GateCause } {
   // A cluster policy with `skipAnnotation: Ignore` does not let loopguard.dev/skip opt out (docs/cluster-policy.md §6).
-  const { skipped } = readSkip(target.annotations, target.kind, { ignoreOwn });
+  const { skipped } = readSkip(target.annotations, target.kind, { ignoreOwn: ctx.ignoreSkipAnnotation === true });
   const problems = annotationProblems(target.annotations, target.kind);
-  warnings.push(...problems.filter((p) => skipped === undefined || p.key === LoopguardAnnotation.Skip).map((p) => p.message));
-  if (skipped === 'loopguard') return { id: 'SkipAnnotation' };
-  if (skipped === 'tke') return { id: 'TkeSyncSkipped', kind: target.kind };
-  return undefined;
+  const warnings = problems.filter((p) => skipped === undefined || p.key === LoopguardAnnotation.Skip).map((p) => p.message);
+  if (skipped === 'loopguard') return { warnings, cause: { id: 'SkipAnnotation' } };
+  if (skipped === 'tke') return { warnings, cause: { id: 'TkeSyncSkipped', kind: target.kind } };
+  return { warnings };
 }
 
 /** Resolves the target's observed CLB, or decides Pending, Conflict (a foreign CLB) or Unsupported. */
@@ -69,10 +69,6 @@ export function clbGate(target: ServiceFacts | IngressFacts, observation: ClbObs
   if (clb.status === 0) return { cause: { id: 'ClbCreating', lb } };
   if (clb.forward === 0) return { cause: { id: 'ClassicClb', lb } };
   return { clb };
-}
-
-export function isPublic(clb: ClbFacts): boolean {
-  return clb.loadBalancerType === 'OPEN';
 }
 
 /** `IPV6` (NAT64) and `IPv6FullChain` CLBs: 100.64.0.0/10 is IPv4-only (tencent-cloud.md §3). */

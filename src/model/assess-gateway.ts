@@ -20,8 +20,7 @@ function unchangeable(g: GatewayFacts): string | undefined {
 }
 
 export function assessGateway(g: GatewayFacts, ctx: AssessmentContext): Assessment {
-  const warnings: string[] = [];
-  const skipped = skipGate(g, warnings, ctx.ignoreSkipAnnotation === true);
+  const { warnings, cause: skipped } = skipGate(g, ctx);
   if (skipped) return assessed(g, { cause: skipped, warnings });
   if (g.service.state === 'None') return assessed(g, { cause: { id: 'GatewayServiceMissing', className: g.className, namespace: g.service.controllerNamespace }, warnings });
   if (g.service.state === 'Ambiguous') return assessed(g, { cause: { id: 'GatewayServiceAmbiguous', services: g.service.names }, warnings });

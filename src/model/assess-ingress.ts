@@ -1,26 +1,16 @@
-// L7 assessment: a TKE CLB Ingress (docs/diagnosis.md §1, §6). A private L7 CLB forwards a pod's request to a node's
-// NodePort with the pod IP as source; when that node is the caller's the call stalls ~4 s or fails, in every
-// kube-proxy mode. The fix (TKE-LOOPBACK): keepalive (SNAT) per L7 listener through the Ingress's TkeServiceConfig,
-// which needs the account's capability (ticket) and nodes that allow CLB addresses ("allow by default"). Facts →
-// plan → root cause; cause-text.ts writes the message and the advice.
+// L7 assessment: a TKE CLB Ingress (docs/diagnosis.md §1, §6): facts → plan → root cause; cause-text.ts writes the
+// message and the advice.
 import { IngressAnnotation, TKE_INGRESS_CLASS, readBool, readString } from '../api/annotations.js';
-import type { SourceIpType } from '../api/annotations.js';
-import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
-import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';
+import type { AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
+import { clbGate, isIpv6, skipGate, type Decision } from './assess-common.js';
 import type { L7Advice, L7Rule, L7Scene } from './cause.js';
 import { configConflictText, keepaliveRejectedText, rangeRejectedText } from './cause-text.js';
 import { sourceIpTypeOf, type Change, type L7DesiredState, type L7ListenerState, type TkeServiceConfigRef } from './desired-state.js';
 import { L7_PROTOCOLS, type ClbFacts, type IngressFacts, type ListenerFacts } from './facts.js';
 
-
-export function assessIngress(ing: IngressFacts, ctx: AssessmentContext): Assessment {
-  return assessed(ing, decideIngress(ing, ctx));
-}
-
 /** The gates (docs/diagnosis.md §4), then the L7 rules (§6): the Ingress's root cause and plan, no prose. */
 export function decideIngress(ing: IngressFacts, ctx: AssessmentContext): Decision {
-  const warnings: string[] = [];
-  const skipped = skipGate(ing, warnings, ctx.ignoreSkipAnnotation === true);
+  const { warnings, cause: skipped } = skipGate(ing, ctx);
   if (skipped) return { cause: skipped, warnings };
   const classAnnotation = readString(ing.annotations, IngressAnnotation.Class);
   const ingressClass = classAnnotation.kind === 'value' ? classAnnotation.value.trim() : ing.ingressClassName;
@@ -41,7 +31,7 @@ export function decideIngress(ing: IngressFacts, ctx: AssessmentContext): Decisi
     ...(rules.length > 0 && rules.every((r) => r.healthCheck?.sourceIpType === 1) ? ['RuleHealthCheckSourceRange100_64' as const] : []),
     ...(clb.passToTarget === true ? ['ClbTrafficAllowedByDefault' as const] : []),
   ];
-  if (isPublic(clb)) return { cause: { layer: 'L7', at, id: 'PublicClb' }, warnings, mitigations };
+  if (clb.loadBalancerType === 'OPEN') return { cause: { layer: 'L7', at, id: 'PublicClb' }, warnings, mitigations };
   if (isIpv6(clb)) return { cause: { layer: 'L7', at, id: 'Ipv6Clb' }, warnings, mitigations };
   const p = plan(ing, clb, l7Listeners, ctx);
   return { cause: { layer: 'L7', at: { ...at, advice: p.advice }, ...l7Rule(ing, at, p, ctx) }, warnings, mitigations, plan: p.decided };
@@ -57,22 +47,30 @@ function l7Rule(ing: IngressFacts, at: L7Scene, p: Plan, ctx: AssessmentContext)
   return { id: 'L7Loopback', passFirst: p.passFirst, config: p.config };
 }
 
-interface Plan {
-  decided: NonNullable<Decision['plan']>;
-  advice: L7Advice;
-  configConflict: boolean;
-  passFirst: boolean;
-  config: TkeServiceConfigRef;
-}
+type Plan = ReturnType<typeof plan>;
 
 /** The L7 desired state and its changes, in the order they are safe to apply (docs/diagnosis.md "L7 desired state"). */
-function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFacts[], ctx: AssessmentContext): Plan {
+function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFacts[], ctx: AssessmentContext) {
   const { l7 } = ctx.policy;
   const { keepaliveRejected, range100_64Rejected: rangeRejected } = ctx.capabilities ?? {};
   const lb = clb.loadBalancerId;
   const config = tkeServiceConfigOf(ing);
   const ruleSource = l7.healthCheckSource === 'Range100_64' ? 1 : l7.healthCheckSource === 'VIP' ? 0 : undefined;
-  const listeners = listenerStates(l7Listeners, l7.keepalive, ruleSource);
+  const listeners: L7ListenerState[] = l7Listeners.map((l) => ({
+    listenerId: l.listenerId,
+    protocol: l.protocol,
+    port: l.port,
+    currentKeepalive: l.keepaliveEnable === 1 ? 1 : 0,
+    ...(l7.keepalive ? { desiredKeepalive: 1 as const } : {}),
+    rules: (l.rules ?? []).map((r) => ({
+      locationId: r.locationId,
+      domain: r.domain,
+      url: r.url,
+      currentSourceIpType: sourceIpTypeOf(r.healthCheck?.sourceIpType),
+      ...(ruleSource !== undefined ? { desiredSourceIpType: ruleSource } : {}),
+      ...(r.healthCheck?.healthSwitch === 0 || r.healthCheck?.healthSwitch === 1 ? { currentHealthSwitch: r.healthCheck.healthSwitch } : {}),
+    })),
+  }));
   const keepaliveChanges: Change[] = listeners
     .filter((l) => l7.keepalive && l.currentKeepalive !== 1)
     .map((l) => ({ action: 'SetListenerKeepalive', listenerId: l.listenerId, protocol: l.protocol, port: l.port, from: 0, to: 1 }));
@@ -113,24 +111,6 @@ function plan(ing: IngressFacts, clb: ClbFacts, l7Listeners: readonly ListenerFa
   };
   const advice: L7Advice = { ...(pass.advice ? { pass: pass.advice } : {}), xff: keepaliveChanges.length > 0 };
   return { decided: { desired, changes, blockers }, advice, configConflict: config.conflict, passFirst: pass.change, config: ref };
-}
-
-function listenerStates(l7Listeners: readonly ListenerFacts[], wantKeepalive: boolean, ruleSource: SourceIpType | undefined): L7ListenerState[] {
-  return l7Listeners.map((l) => ({
-    listenerId: l.listenerId,
-    protocol: l.protocol,
-    port: l.port,
-    currentKeepalive: l.keepaliveEnable === 1 ? 1 : 0,
-    ...(wantKeepalive ? { desiredKeepalive: 1 as const } : {}),
-    rules: (l.rules ?? []).map((r) => ({
-      locationId: r.locationId,
-      domain: r.domain,
-      url: r.url,
-      currentSourceIpType: sourceIpTypeOf(r.healthCheck?.sourceIpType),
-      ...(ruleSource !== undefined ? { desiredSourceIpType: ruleSource } : {}),
-      ...(r.healthCheck?.healthSwitch === 0 || r.healthCheck?.healthSwitch === 1 ? { currentHealthSwitch: r.healthCheck.healthSwitch } : {}),
-    })),
-  }));
 }
 
 /** The TkeServiceConfig that governs the Ingress's CLB; `conflict` when the annotations contradict. */

@@ -1,11 +1,8 @@
-// L4 assessment: a LoadBalancer Service and its CLB's TCP/UDP listeners (docs/diagnosis.md §1, §5). Two independent
-// faults: health checks from the VIP dropped where kube-proxy binds the VIP, and in-cluster calls carrying the pod IP
-// looped back to the caller's node where it does not. The fix (TKE-LOOPBACK): health-check source 100.64.0.0/10
-// first, then prevent-loopback. Facts → situation (the three questions of §5) → plan → root cause; cause-text.ts
-// writes the message.
+// L4 assessment: a LoadBalancer Service and its CLB's TCP/UDP listeners (docs/diagnosis.md §1, §5): facts → situation
+// (the three questions of §5) → plan → root cause; cause-text.ts writes the message.
 import { ServiceAnnotation, readBool } from '../api/annotations.js';
-import type { Assessment, AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
-import { assessed, clbGate, isIpv6, isPublic, skipGate, type Decision } from './assess-common.js';
+import type { AssessmentContext, Blocker, Mitigation } from './assessment-result.js';
+import { clbGate, isIpv6, skipGate, type Decision } from './assess-common.js';
 import type { BoundBy, L4Cause, L4PlanSummary, L4Rule, L4Scene, LoopFactor } from './cause.js';
 import { rangeRejectedText } from './cause-text.js';
 import { sourceIpTypeOf, type Change, type L4DesiredState } from './desired-state.js';
@@ -21,16 +18,9 @@ const COMPATIBLE: Record<string, ReadonlySet<string>> = {
   UDP: new Set(['UDP', 'QUIC']),
 };
 
-interface ListenerMatch {
-  matched: ListenerFacts[];
-  missing: string[];
-  servedByL7: string[];
-  unsupported: string[];
-}
-
 /** The L4 listeners that serve the Service's ports (TKE creates one per Service port, on that port). */
-export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts): ListenerMatch {
-  const result: ListenerMatch = { matched: [], missing: [], servedByL7: [], unsupported: [] };
+export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts) {
+  const result = { matched: [] as ListenerFacts[], missing: [] as string[], servedByL7: [] as string[], unsupported: [] as string[] };
   for (const p of svc.ports) {
     const label = `${p.port}/${p.protocol}`;
     const compatible = COMPATIBLE[p.protocol];
@@ -50,14 +40,9 @@ export function matchServiceListeners(svc: ServiceFacts, clb: ClbFacts): Listene
   return result;
 }
 
-export function assessService(svc: ServiceFacts, ctx: AssessmentContext): Assessment {
-  return assessed(svc, decideService(svc, ctx));
-}
-
 /** The gates (docs/diagnosis.md §4), then the L4 rules: the Service's root cause and plan, no prose. */
 export function decideService(svc: ServiceFacts, ctx: AssessmentContext): Decision {
-  const warnings: string[] = [];
-  const skipped = skipGate(svc, warnings, ctx.ignoreSkipAnnotation === true);
+  const { warnings, cause: skipped } = skipGate(svc, ctx);
   if (skipped) return { cause: skipped, warnings };
   if (svc.generatedFor) return { cause: { id: 'EnvoyGatewayService', generatedFor: svc.generatedFor }, warnings };
   if (svc.type !== 'LoadBalancer') return { cause: { id: 'NotLoadBalancerService', type: svc.type }, warnings };
@@ -97,7 +82,7 @@ interface Situation {
 
 const LOCAL_MODES: ReadonlySet<string> = new Set(['iptables', 'nftables', 'none']);
 
-function situation(svc: ServiceFacts, clb: ClbFacts, listeners: ListenerMatch, profile: ClusterProfile): Situation {
+function situation(svc: ServiceFacts, clb: ClbFacts, listeners: ReturnType<typeof matchServiceListeners>, profile: ClusterProfile): Situation {
   const annotation = readBool(svc.annotations, ServiceAnnotation.PreventLoopback);
   const directAccess = readBool(svc.annotations, ServiceAnnotation.DirectAccess);
   const annotationPresent = annotation.kind === 'value' && annotation.value;
@@ -109,7 +94,7 @@ function situation(svc: ServiceFacts, clb: ClbFacts, listeners: ListenerMatch, p
   const vipBound: Tri = typeof bound === 'object' ? 'yes' : bound;
   const reachesClb: Tri = localMode || vipBound === 'yes' ? 'no' : vipBound === 'no' && profile.kubeProxyMode === 'ipvs' ? 'yes' : 'unknown';
   const vip = clb.vips?.[0] ?? svc.loadBalancerIps?.[0] ?? 'the CLB VIP';
-  const at: L4Scene = { lb: clb.loadBalancerId, public: isPublic(clb), vip, profile, listeners: listeners.matched, vipSourced, servedByL7: listeners.servedByL7 };
+  const at: L4Scene = { lb: clb.loadBalancerId, public: clb.loadBalancerType === 'OPEN', vip, profile, listeners: listeners.matched, vipSourced, servedByL7: listeners.servedByL7 };
   const hcDrop = vipSourced.length === 0 ? 'no' : vipBound;
   return { at, ipv6: isIpv6(clb), annotationPresent, localMode, loopFactor, bound, hcDrop, loopRisk: loopFactor === undefined ? 'no' : reachesClb };
 }
@@ -125,16 +110,10 @@ function vipBinding(profile: ClusterProfile, annotationPresent: boolean, dead: r
   return profile.vipBinding === 'Unknown' && annotationPresent ? 'unknown' : 'no';
 }
 
-interface Plan {
-  decided: NonNullable<Decision['plan']>;
-  summary: L4PlanSummary;
-  sourceNeeded: boolean;
-  /** The CLB error that proved the 100.64.0.0/10 source missing, when the plan needs it. */
-  rejected: string | undefined;
-}
+type Plan = ReturnType<typeof plan>;
 
 /** The L4 desired state (docs/diagnosis.md "L4 desired state"): sources first, then the annotation. */
-function plan(s: Situation, ctx: AssessmentContext): Plan {
+function plan(s: Situation, ctx: AssessmentContext) {
   const { l4 } = ctx.policy;
   const { profile } = ctx;
   const modeCanBind = profile.kubeProxyMode === 'ipvs' || profile.kubeProxyMode === 'unknown';
@@ -142,8 +121,8 @@ function plan(s: Situation, ctx: AssessmentContext): Plan {
   const want =
     !s.at.public && !s.ipv6 && modeCanBind && s.loopFactor !== undefined && l4.healthCheckSource === 'Range100_64' && l4.preventLoopback !== 'Never' && bindingAllows;
   const sourceNeeded = l4.healthCheckSource === 'Range100_64' && !s.ipv6 && (want || s.bound !== 'no');
-  const rangeRejected = ctx.capabilities?.range100_64Rejected;
-  const rejected = sourceNeeded && s.at.vipSourced.length > 0 ? rangeRejected : undefined;
+  // The CLB error that proved the 100.64.0.0/10 source missing, when the plan needs it.
+  const rejected = sourceNeeded && s.at.vipSourced.length > 0 ? ctx.capabilities?.range100_64Rejected : undefined;
   const blocked = rejected !== undefined;
   const blockers: Blocker[] = blocked ? [{ reason: 'HealthCheckSourceCapabilityMissing', message: rangeRejectedText(s.at.lb, rejected, 'L4') }] : [];
   const switches: Change[] =

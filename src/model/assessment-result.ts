@@ -46,10 +46,8 @@ export interface Assessment {
 }
 
 /**
- * The one empty list every assessment (and a round's outcome's plan) shares: a round holds an outcome per target until
- * its end, and their empty arrays (six per assessment, one per plan) were 2.5 MiB of the 11 MiB a round over 12,000
- * targets held (bench/scale's heap snapshot, 2026-11-26). Frozen, so that code adding to one fails instead of
- * changing every one.
+ * The one empty list every assessment and outcome plan shares: their empty arrays were 2.5 MiB of the 11 MiB a round
+ * over 12,000 targets held (bench/scale, 2026-11-26). Frozen: code adding to one fails instead of changing every one.
  */
 const NONE: readonly never[] = Object.freeze([]);
 
@@ -79,9 +77,8 @@ export function assessment(target: TargetRef, parts: AssessmentParts): Assessmen
 }
 
 /**
- * An assessment as a round keeps it until its status is built (model/status.ts reads the rest): without where the
- * target should end up (`desired`) and the advice, which `loopguard doctor` prints, and without `changes` when the
- * outcome carries its plan's steps (they stand in only for a missing plan). A round holds one per target to its end.
+ * An assessment as a round keeps it to its end, for the status: without `desired` and the advice (only `loopguard
+ * doctor` prints them), and without `changes` when the outcome carries its plan's steps (they stand in for none).
  */
 export function keptForStatus(a: Assessment, withPlan: boolean): Assessment {
   const { desired: _desired, ...kept } = a;

@@ -2,9 +2,10 @@
 // verdict, root cause and desired state. Audit and Enforce get the same plan; the mode only decides
 // whether the controllers apply it. See docs/diagnosis.md for every rule and its source.
 import { assessment, type Assessment, type AssessmentContext } from './assessment-result.js';
-import { assessIngress } from './assess-ingress.js';
+import { assessed } from './assess-common.js';
+import { decideIngress } from './assess-ingress.js';
 import { assessGateway } from './assess-gateway.js';
-import { assessService } from './assess-service.js';
+import { decideService } from './assess-service.js';
 import type { TargetFacts, TargetRef } from './facts.js';
 import { CLUSTER_KIND } from '../api/clusterloopbackpolicy.js';
 import { describePolicy, samePolicy, type ClaimResolution, type Loser, type PolicyIdentity } from './conflicts.js';
@@ -14,9 +15,9 @@ export type { Assessment, AssessmentContext, Blocker, Mitigation } from './asses
 export function assessTarget(target: TargetFacts, ctx: AssessmentContext): Assessment {
   switch (target.kind) {
     case 'Service':
-      return assessService(target, ctx);
+      return assessed(target, decideService(target, ctx));
     case 'Ingress':
-      return assessIngress(target, ctx);
+      return assessed(target, decideIngress(target, ctx));
     case 'Gateway':
       return assessGateway(target, ctx);
   }

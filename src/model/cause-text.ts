@@ -17,7 +17,8 @@ export const KEEPALIVE_TICKET =
 const XFF_NOTE = 'with keepalive the CLB no longer passes the client source IP through; backends read it from X-Forwarded-For';
 
 export function renderCause(c: Cause): { message: string; advice: readonly string[] } {
-  if (!('layer' in c)) return { message: gateText(c), advice: [] };
+  // TypeScript cannot pair a union's member with its own entry (a correlated union): GATE_TEXT's type already did.
+  if (!('layer' in c)) return { message: (GATE_TEXT[c.id] as (c: GateCause) => string)(c), advice: [] };
   if (c.layer === 'L4') return { message: l4Text(c), advice: [] };
   return { message: l7Text(c), advice: c.at.advice ? l7AdviceText(c.at.advice) : [] };
 }
@@ -52,11 +53,6 @@ const GATE_TEXT: { [K in GateCause['id']]: (c: GateCause & { id: K }) => string 
       ? `CLB ${c.lb} has no listener yet for port(s) ${c.missing.join(', ')}; waiting for TKE`
       : `CLB ${c.lb} has no HTTP/HTTPS listener yet; waiting for TKE's ingress controller`,
 };
-
-function gateText(c: GateCause): string {
-  // TypeScript cannot pair a union's member with its own entry (a correlated union): the table's type already did.
-  return (GATE_TEXT[c.id] as (c: GateCause) => string)(c);
-}
 
 function l4Text(c: L4Cause): string {
   const { at } = c;

@@ -1,6 +1,5 @@
-// A root cause as decided, before any prose: the id from the catalogue (root-causes.ts) and the facts its message
-// speaks of. assess-service.ts and assess-ingress.ts decide one (pure, no text); cause-text.ts renders it, the one
-// place the assessment's messages are written. docs/diagnosis.md §4–§6 has the rules, §9 the messages.
+// A root cause as decided, before any prose: its id (root-causes.ts) and the facts its message speaks of; cause-text.ts
+// renders it. docs/diagnosis.md §4–§6 has the rules, §9 the messages.
 import type { ResolvedPolicySpec, TargetKind } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from './cluster-profile.js';
 import type { TkeServiceConfigRef } from './desired-state.js';

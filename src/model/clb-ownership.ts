@@ -1,9 +1,6 @@
-// Whether the CLB a target names is the target's own (docs/security.md "The CLB ownership check"). The id comes from
-// an annotation anyone with `edit` on the target can overwrite, so before any verdict that leads to a write it is
-// checked against what a namespace user cannot write: the CLB's owner tags (set by the cloud account) and the
-// target's status VIP (written by TKE through the status subresource). A Foreign verdict's message reaches the
-// target's namespace, where whoever forged the id reads it: it never names the owning object or the CLB's addresses
-// (issue 22 #9: otherwise it is an oracle for probing other tenants' CLB ids).
+// Whether the CLB a target names is its own (docs/security.md "The CLB ownership check"): the id is anyone's to write,
+// the owner tags and the status VIP are not. A Foreign message never names the owning object or the CLB's addresses
+// (issue 22 #9: it would be an oracle for probing other tenants' CLB ids).
 import type { ClbFacts, IngressFacts, ServiceFacts } from './facts.js';
 
 /** The objects TKE makes CLBs for (a Gateway's is its generated Service's). */

@@ -1,15 +1,11 @@
-// Cluster profile: kube-proxy mode, version and prevent-loopback capability, from the
-// kube-system/kube-proxy DaemonSet, the kube-proxy ConfigMap as fallback, and operator flags that win
-// over both. Pure: the caller fetches the objects (src/kube) and passes them in.
-// Sources: tencent-cloud.md §6 (where TKE keeps kube-proxy, flags vs ConfigMap, DataPlaneV2 without kube-proxy),
-// TKE-LOOPBACK in tencent-cloud.md §7 (minimum versions), TKE-CN (TKE's older IPVS builds do not bind the EXTERNAL-IP),
-// tencent-cloud.md §6 / kubernetes PR #63066 (upstream IPVS binds every LB IP to kube-ipvs0 since 1.11).
+// Cluster profile: kube-proxy mode, version and prevent-loopback capability, from the kube-system/kube-proxy DaemonSet,
+// its ConfigMap as fallback, and operator flags that win over both; pure, the caller passes the objects in. Sources:
+// tencent-cloud.md §6 (where TKE keeps kube-proxy, DataPlaneV2, PR #63066), §7 (TKE-LOOPBACK minimums, TKE-CN).
 import type { V1ConfigMap, V1Container } from '@kubernetes/client-node';
 import { parse as parseYaml } from 'yaml';
 import type { ClusterProfileStatus, KubeProxyMode, ProfileSource, Tristate, VipBinding } from '../api/loopbackpolicy.js';
 import { parseKubeVersion, preventLoopbackSupport, type KubeVersion } from './kube-proxy-version.js';
 
-/** The parts of a V1Container the profile reads. */
 export type ContainerFacts = Partial<Pick<V1Container, 'name' | 'image' | 'command' | 'args'>>;
 
 /** The parts of a V1DaemonSet the profile reads (a V1DaemonSet is assignable to it). */
@@ -18,7 +14,6 @@ export interface DaemonSetFacts {
   spec?: { template?: { spec?: { containers?: ContainerFacts[] } } };
 }
 
-/** The parts of a V1ConfigMap the profile reads. */
 export type ConfigMapFacts = Pick<V1ConfigMap, 'metadata' | 'data'>;
 
 /** The operator's and the CLI's kube-proxy flags as given ('' = not set); one mapping for both (src/runtime/config.ts). */
@@ -127,16 +122,6 @@ function vipBindingFor(mode: KubeProxyMode, supported: Tristate, version: KubeVe
   return version && version.tke === undefined && version.major === 1 && version.minor >= 11 ? 'Always' : 'Never';
 }
 
-/** The flags as detection reads them: a mode loopguard knows, a version, prevent-loopback support; undefined = not set. */
-function flagOverrides(flags: ProfileFlags) {
-  const pl = String(flags.kubeProxyPreventLoopback ?? '');
-  return {
-    mode: OVERRIDE_MODES.find((m) => m === flags.kubeProxyMode),
-    version: flags.kubeProxyVersion || undefined,
-    preventLoopbackSupported: pl === 'true' ? true : pl === 'false' ? false : undefined,
-  };
-}
-
 /** The kube-proxy mode and where it was read from, with the notes that say so. */
 function detectMode(inputs: ProfileInputs, flagMode: KubeProxyMode | undefined, container: ContainerFacts | undefined, dsName: string): { mode: KubeProxyMode; source: ProfileSource; notes: string[] } {
   const { daemonSet } = inputs;
@@ -161,14 +146,14 @@ function detectMode(inputs: ProfileInputs, flagMode: KubeProxyMode | undefined, 
 
 /** Detects the cluster profile. Total: every combination of missing inputs yields a profile with a message. */
 export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
-  const { daemonSet } = inputs;
-  const overrides = flagOverrides(inputs.flags ?? {});
+  const { daemonSet, flags = {} } = inputs;
   const container = kubeProxyContainer(daemonSet);
   const dsName = `${daemonSet?.metadata?.namespace ?? 'kube-system'}/${daemonSet?.metadata?.name ?? 'kube-proxy'}`;
-  const { mode, source, notes } = detectMode(inputs, overrides.mode, container, dsName);
+  // The operator's flags win; '' (or a mode loopguard does not know) is not set.
+  const { mode, source, notes } = detectMode(inputs, OVERRIDE_MODES.find((m) => m === flags.kubeProxyMode), container, dsName);
 
   // --- version
-  const versionText = overrides.version ?? (mode !== 'none' ? imageTag(container?.image) : undefined);
+  const versionText = flags.kubeProxyVersion || (mode !== 'none' ? imageTag(container?.image) : undefined);
   if (mode !== 'none' && daemonSet && versionText === undefined) notes.push(`cannot read a version tag from image ${JSON.stringify(container?.image ?? '')}`);
   const version = versionText !== undefined ? parseKubeVersion(versionText) : undefined;
   if (versionText !== undefined && !version) notes.push(`kube-proxy image tag ${JSON.stringify(versionText)} is not vX.Y.Z[-tke.N]`);
@@ -176,7 +161,8 @@ export function detectClusterProfile(inputs: ProfileInputs): ClusterProfile {
   // --- capability
   // Without kube-proxy nothing binds the VIP; otherwise the operator flag wins over what the version says.
   const support = preventLoopbackSupport(version);
-  const flagged = mode === 'none' ? undefined : overrides.preventLoopbackSupported;
+  const pl = String(flags.kubeProxyPreventLoopback ?? '');
+  const flagged = mode === 'none' ? undefined : pl === 'true' ? true : pl === 'false' ? false : undefined;
   const supported: Tristate = mode === 'none' || flagged === false ? 'False' : flagged ? 'True' : support.supported;
   const upgradeTo = mode === 'none' || flagged ? undefined : support.upgradeTo;
   if (flagged !== undefined) notes.push(`prevent-loopback support ${supported} from operator flag`);

@@ -1,10 +1,7 @@
 // Several policies selecting one target (docs/cluster-policy.md §5): exactly one manages it, the others report
-// Conflict naming it. The winner is a pure function of the policies that select the target, never of who holds its
-// record or of the order claims and events come in, so every reconcile, the CLI and the admission params agree:
-// 1. mode (Enforce before Audit), 2. between kinds the oldest cluster policy's `spec.precedence`, 3. within the kind
-// that won the oldest (creationTimestamp, then uid: fixed at creation, unlike a name users pick). The record is
-// execution, not choice: a holder that lost gives the originals back first (PolicyHandover), so two policies never
-// write one CLB at once.
+// Conflict. The winner is a pure function of the policies that select it, never of who holds its record or of event
+// order, so the operator, the CLI and the admission params agree: 1. mode (Enforce first), 2. between kinds the oldest
+// cluster policy's `spec.precedence`, 3. age (creationTimestamp, then uid). A holder that lost gives back first.
 import { CLUSTER_KIND, type Precedence } from '../api/clusterloopbackpolicy.js';
 import type { PolicyMode } from '../api/loopbackpolicy.js';
 import { targetKey, type TargetRef } from './facts.js';

@@ -1,9 +1,6 @@
-// Pure: the conditions of a LoopbackPolicy being deleted whose revert has not finished (issue 22 #4). A deletion
-// never shows the last round's `Ready=True Reconciled` while loopguard is still giving changes back: what holds it
-// up is in the status, which loopguard can write even when Events cannot be (a terminating namespace refuses new
-// Events with 403, a status update is not refused).
-//  - blocked (retrying cannot fix it: a permanent error, a corrupt record): Stalled=True / Ready=False DeletionBlocked;
-//  - held up (a wait for TKE, a transient error such as throttling): Reconciling=True / Ready=False Terminating.
+// Pure: the conditions of a LoopbackPolicy whose deletion's revert has not finished (issue 22 #4): never the last
+// round's `Ready=True Reconciled`. What holds it up goes in the status, which a terminating namespace still accepts
+// when it refuses new Events (403): blocked → Stalled / DeletionBlocked, held up → Reconciling / Terminating.
 import type { Condition } from '../api/conditions.js';
 import { ReconcilingReason, StalledReason } from '../api/reasons.js';
 import { policyConditions } from './status.js';

@@ -1,7 +1,5 @@
-// The desired state a target's mitigation should reach, and the ordered changes from the observed
-// state to it. The mitigation controllers (L4: CLB API; L7: TkeServiceConfig) apply `changes` in order;
-// in Audit mode the same list is reported. A `desired` value of undefined means "loopguard does not
-// manage this": leave it, or restore the recorded original if loopguard changed it earlier.
+// The desired state a target's mitigation should reach, and the ordered changes from the observed state to it. A
+// `desired` value of undefined means "not managed": left, or its recorded original restored if loopguard changed it.
 import type { SourceIpType } from '../api/annotations.js';
 import type { SourceSwitch } from '../api/loopbackpolicy.js';
 import type { ListenerFacts, RuleFacts } from './facts.js';
@@ -25,10 +23,8 @@ export interface L4DesiredState {
     desired: boolean;
   };
   /**
-   * Who switches the listeners' sources first. `TKE`: the Service carries prevent-loopback (or loopguard adds it
-   * first, l4.sourceSwitch: TKEFirst), to which TKE's service controller answers by switching them itself
-   * (tencent-cloud.md §9 #1): loopguard gives it the grace period before writing. `loopguard`: written directly, before
-   * the annotation (docs/architecture.md §5).
+   * Who switches the listeners' sources first. `TKE`: on prevent-loopback (the Service's, or loopguard's first with
+   * TKEFirst) TKE switches them itself (tencent-cloud.md §9 #1), given a grace period; `loopguard`: before the annotation.
    */
   sourceBy: 'loopguard' | 'TKE';
   /** The policy's l4.sourceSwitch: with `Direct`, a prevent-loopback loopguard added itself asks TKE of nothing. */

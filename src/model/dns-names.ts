@@ -1,7 +1,5 @@
-// Pure: which host names a ClusterLoopbackPolicy with `l7.inClusterDNS: Managed` asks CoreDNS to rewrite, and to
-// which Service (docs/dns.md §4 "Which names" says why each condition holds): a target managed in Enforce whose
-// loopback no annotation fixes, the Service its own (never one a name's writer picks), a CLB TKE created for it alone,
-// a VIP to check the name's upstream answer against (dnsNameOwned). Host syntax is dns-rewrite.ts's to refuse.
+// Pure: which host names a ClusterLoopbackPolicy with `l7.inClusterDNS: Managed` asks CoreDNS to rewrite, and to which
+// Service (docs/dns.md §4 "Which names" says why each condition holds). Host syntax is dns-rewrite.ts's to refuse.
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import type { GatewayFacts, IngressFacts, ServiceFacts, TargetFacts, TargetRef } from './facts.js';
 import type { DnsRewriteRequest } from './dns-rewrite.js';
@@ -47,10 +45,7 @@ export function needsDnsRewrite(o: DnsTargetOutcome): boolean {
   return !rule.planMayFix || o.plan.length === 0;
 }
 
-/**
- * The names the policy's targets ask for, target by target (targets that do not need a rewrite are not listed).
- * `service(namespace, name)`: the Service of that name, if any (an Ingress's backend).
- */
+/** The names the policy's targets ask for, target by target; `service(namespace, name)`: that Service, if any. */
 export function chooseDnsNames(outcomes: readonly DnsTargetOutcome[], service: (namespace: string, name: string) => ServiceFacts | undefined): DnsName[] {
   return outcomes.filter(needsDnsRewrite).flatMap(({ facts: f }) => {
     const id = { target: `${f.kind} ${f.namespace}/${f.name}`, ref: { kind: f.kind, namespace: f.namespace, name: f.name } };

@@ -2,9 +2,9 @@
 // imports into the block that serves the names, one rule a host:
 //   rewrite stop name exact shop.example.com. web.shop.svc.cluster.local. answer auto
 // (an exact rule rewrites the answer back to the asked name, which stub resolvers check: test/integration/coredns.test.ts).
-// Hosts are untrusted and land in a Corefile, where one newline, brace, space or quote would be configuration: only a
-// lower-case RFC 1123 name passes, and one that could take over a name someone else owns is refused, alone, saying why.
-// Sorted and without timestamps: the same inputs give the same bytes (CoreDNS reloads on any change).
+// Hosts are untrusted and land in a Corefile, where a newline, brace, space or quote would be configuration: only a
+// lower-case RFC 1123 name passes, and one that could take over a name someone else owns is refused, alone. Sorted,
+// no timestamps: the same inputs give the same bytes (CoreDNS reloads on any change).
 
 export interface DnsRewriteRequest {
   /** What asked, for messages: "Ingress shop/web". */

@@ -1,18 +1,11 @@
-// Plain-data inputs of the assessment: what loopguard observed about a target (from the informer
-// cache), its CLB (from the CLB API) and the account. No client types leak in here, so tests build
-// facts as object literals; src/model/target-facts.ts converts client-node objects.
+// Plain-data inputs of the assessment: a target (informer cache), its CLB (CLB API), the account. No client types, so
+// tests build facts as object literals; target-facts.ts converts client-node objects.
 import type { TargetKind } from '../api/loopbackpolicy.js';
 
 export interface TargetRef {
   kind: TargetKind;
   namespace: string;
   name: string;
-}
-
-export interface ServicePortFacts {
-  name?: string;
-  port: number;
-  protocol: 'TCP' | 'UDP' | 'SCTP';
 }
 
 /** What every target's facts take from its metadata and status. */
@@ -40,11 +33,8 @@ export interface ServiceFacts extends AnnotatedFacts {
   /** Set → another LB implementation owns the Service, not TKE's service-controller. */
   loadBalancerClass?: string;
   externalTrafficPolicy?: 'Cluster' | 'Local';
-  ports: ServicePortFacts[];
-  /**
-   * `status.loadBalancer.ingress[].ipMode` values (KEP-1860, Kubernetes ≥ 1.30; only a load-balancer controller writes
-   * status). `Proxy` makes kube-proxy ignore the address: calls to it always leave the node.
-   */
+  ports: { name?: string; port: number; protocol: 'TCP' | 'UDP' | 'SCTP' }[];
+  /** `status.loadBalancer.ingress[].ipMode` (KEP-1860): `Proxy` makes kube-proxy ignore the address (calls leave the node). */
   ipModes?: string[];
   /** EG generated it for a Gateway or class ("Gateway ns/name", "GatewayClass name"): the Gateway is the target. */
   generatedFor?: string;
@@ -52,19 +42,17 @@ export interface ServiceFacts extends AnnotatedFacts {
   headless?: true;
 }
 
-export interface IngressRuleFacts {
-  host?: string;
-  paths: string[];
-  /** The backend Services of the rule's paths (for the topology advice: call them by their DNS names). */
-  services?: string[];
-  /** Each of `services`' backend port, by number or by the Service port's name (l7.inClusterDNS: docs/dns.md §4). */
-  servicePorts?: (number | string)[];
-}
-
 export interface IngressFacts extends AnnotatedFacts {
   kind: 'Ingress';
   ingressClassName?: string;
-  rules: IngressRuleFacts[];
+  rules: {
+    host?: string;
+    paths: string[];
+    /** The backend Services of the rule's paths (for the topology advice: call them by their DNS names). */
+    services?: string[];
+    /** Each of `services`' backend port, by number or by the Service port's name (l7.inClusterDNS: docs/dns.md §4). */
+    servicePorts?: (number | string)[];
+  }[];
   tls: boolean;
   /** spec.defaultBackend's Service. */
   defaultBackend?: string;
@@ -80,10 +68,7 @@ export interface GatewayFacts extends ObjectFacts {
   /** spec.gatewayClassName */
   className: string;
   service: GeneratedService;
-  /**
-   * The EnvoyProxy that gives the Gateway's Service its annotations, the one loopguard would change (docs/gateways.md
-   * §4): the Gateway's own, else its class's; absent: neither names one (EG's defaults).
-   */
+  /** The EnvoyProxy loopguard would change (docs/gateways.md §4): the Gateway's own, else its class's; absent: neither. */
   envoyProxy?: GatewayEnvoyProxy;
   /** Its class's EnvoyProxy when it has one of its own too: EG may merge the two (mergeType), so both reach its Service. */
   classEnvoyProxy?: EnvoyProxyRef;
@@ -134,11 +119,9 @@ export interface RuleFacts {
   health?: BackendHealth;
 }
 
-export type ListenerProtocol = 'TCP' | 'UDP' | 'TCP_SSL' | 'QUIC' | 'HTTP' | 'HTTPS';
-
 export interface ListenerFacts {
   listenerId: string;
-  protocol: ListenerProtocol | string;
+  protocol: string; // L4_PROTOCOLS, L7_PROTOCOLS
   port: number;
   /** L4 listeners only: L7 health checks are per rule. */
   healthCheck?: HealthCheckFacts;
@@ -191,10 +174,7 @@ export function plannedView(o: ClbObservation): unknown {
   return { ...o.clb, listeners };
 }
 
-/**
- * What loopguard learned about the account from earlier CLB answers (kept by the controller). Each
- * value is the CLB error message that proved the capability missing.
- */
+/** What earlier CLB answers showed the account lacks (kept by the controller): each, the error that proved it. */
 export interface AccountCapabilities {
   /** ModifyListener KeepaliveEnable (or TKE applying keepaliveEnable) was rejected: no L7 SNAT/keepalive capability. */
   keepaliveRejected?: string;
@@ -202,10 +182,7 @@ export interface AccountCapabilities {
   range100_64Rejected?: string;
 }
 
-/**
- * Where loopguard's TKE annotations for the target are written, as they are now: the target's own, or for a Gateway
- * the envoyService.annotations of its own EnvoyProxy, which EG copies onto its Service (docs/gateways.md §3).
- */
+/** Where loopguard's TKE annotations for the target are, now: its own, or a Gateway's EnvoyProxy's (docs/gateways.md §3). */
 export function writtenAnnotations(t: TargetFacts): Readonly<Record<string, string>> | undefined {
   if (t.kind !== 'Gateway') return t.annotations;
   return t.envoyProxy?.state === 'Found' ? t.envoyProxy.annotations : undefined;
@@ -225,9 +202,8 @@ export function envoyProxiesOf(t: GatewayFacts): EnvoyProxyRef[] {
 }
 
 /**
- * The EnvoyProxy a Gateway's annotations would be written to: the one in force for it, found, with a Kubernetes
- * provider, the Gateway having a Service of its own (under mergeGateways none is changed). Whether its other Gateways
- * let loopguard change it is the plan's rule (plan/shared-config.ts). Undefined for other kinds.
+ * The EnvoyProxy a Gateway's annotations would be written to: the one in force, found, Kubernetes, for a Service of
+ * the Gateway's own (none under mergeGateways). Whether its other Gateways allow it: plan/shared-config.ts.
  */
 export function writableEnvoyProxy(t: TargetFacts): EnvoyProxyRef | undefined {
   return t.kind === 'Gateway' && t.envoyProxy?.state === 'Found' && t.service.state === 'Own' ? { namespace: t.envoyProxy.namespace, name: t.envoyProxy.name } : undefined;
@@ -242,9 +218,8 @@ export const L4_PROTOCOLS: ReadonlySet<string> = new Set(['TCP', 'UDP', 'TCP_SSL
 export const L7_PROTOCOLS: ReadonlySet<string> = new Set(['HTTP', 'HTTPS']);
 
 /**
- * `<kind>/<namespace>/<name>`. Built by join, not a template: V8 keeps a template's result as a rope of 32-byte pieces,
- * join one flat string, half the size; at 12,000 targets ropes of keys like this were 14–17 MiB of a 91–103 MiB heap
- * (bench/scale's heap snapshots, 2026-11-26).
+ * `<kind>/<namespace>/<name>`, by join: V8 keeps a template's result as a rope of 32-byte pieces, twice the size; at
+ * 12,000 targets such keys were 14–17 MiB of a 91–103 MiB heap (bench/scale's heap snapshots, 2026-11-26).
  */
 export function targetKey(ref: TargetRef): string {
   return [ref.kind, ref.namespace, ref.name].join('/');

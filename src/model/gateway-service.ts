@@ -1,8 +1,7 @@
-// Which Service Envoy Gateway generated for a Gateway (docs/gateways.md §2). EG names it with a hash, so the way back
-// is the labels EG's own docs select with (owning-gateway-name/-namespace, or owning-gatewayclass under
-// mergeGateways). Labels are anyone's to write, so only Services where a namespace user cannot put them count: EG's
-// controller namespace and the Gateway's own (whoever writes there writes the Gateway too). Pure: the caller lists them.
-import type { GatewayFacts, ServiceFacts } from './facts.js';
+// Pure: which Service Envoy Gateway generated for a Gateway (docs/gateways.md §2), by the labels EG's docs select with.
+// Labels are anyone's to write, so only Services where a namespace user cannot put them count: in EG's controller
+// namespace and the Gateway's own (whoever writes there writes the Gateway too).
+import type { GatewayFacts, GeneratedService, ServiceFacts } from './facts.js';
 
 export const EnvoyGatewayLabel = {
   OwningGatewayName: 'gateway.envoyproxy.io/owning-gateway-name',
@@ -30,30 +29,14 @@ export function generatedFor(labels: Readonly<Record<string, string>> | undefine
   return cls ? `GatewayClass ${cls}` : undefined;
 }
 
-export type GatewayRef = Pick<GatewayFacts, 'namespace' | 'name' | 'className'>;
-export type ServiceRef = Pick<ServiceFacts, 'namespace' | 'name' | 'labels'>;
-
-export type GatewayService<S extends ServiceRef> =
-  /** EG's Service for this Gateway alone. */
-  | { state: 'Own'; service: S }
-  /** mergeGateways: the class's one Service, shared by every Gateway of the class. */
-  | { state: 'Merged'; service: S }
-  /** EG has not generated it (yet), or this Gateway is not EG's. */
-  | { state: 'None' }
-  /** More than one candidate: loopguard cannot tell which CLB is the Gateway's, so it touches none. */
-  | { state: 'Ambiguous'; services: S[] };
-
-/**
- * The Service EG generated for `gateway`, among `services`, looking only in `controllerNamespace` (EG's; default
- * envoy-gateway-system) and the Gateway's own namespace.
- */
-export function gatewayServiceOf<S extends ServiceRef>(gateway: GatewayRef, services: readonly S[], controllerNamespace: string): GatewayService<S> {
+/** The Service EG generated for `gateway` among `services`, looking only in `controllerNamespace` and the Gateway's. */
+export function gatewayServiceOf(gateway: Pick<GatewayFacts, 'namespace' | 'name' | 'className'>, services: readonly ServiceFacts[], controllerNamespace: string): GeneratedService {
   const trusted = services.filter((s) => (s.namespace === controllerNamespace || s.namespace === gateway.namespace) && s.labels?.[EnvoyGatewayLabel.ManagedBy] === ENVOY_GATEWAY_MANAGER);
   const own = trusted.filter((s) => s.labels?.[EnvoyGatewayLabel.OwningGatewayName] === gateway.name && s.labels?.[EnvoyGatewayLabel.OwningGatewayNamespace] === gateway.namespace);
   const merged = trusted.filter((s) => s.labels?.[EnvoyGatewayLabel.OwningGatewayClass] === gateway.className);
   const all = [...new Set([...own, ...merged])];
-  if (all.length > 1) return { state: 'Ambiguous', services: all };
-  if (own[0]) return { state: 'Own', service: own[0] };
-  if (merged[0]) return { state: 'Merged', service: merged[0] };
-  return { state: 'None' };
+  if (all.length > 1) return { state: 'Ambiguous', names: all.map((s) => `${s.namespace}/${s.name}`) };
+  if (own[0]) return { state: 'Own', facts: own[0] };
+  if (merged[0]) return { state: 'Merged', facts: merged[0] };
+  return { state: 'None', controllerNamespace };
 }

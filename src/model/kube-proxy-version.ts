@@ -1,7 +1,5 @@
-// kube-proxy image tags and the prevent-loopback capability of TKE builds.
-// Source: TKE "CLB Loopback" doc (TKE-LOOPBACK in tencent-cloud.md §7): kube-proxy must support "binding the LB address to the IPVS
-// ENI": v1.20.6-tke.12, v1.18.4-tke.20, v1.16.3-tke.25, v1.14.3-tke.24, v1.12.4-tke.30 "or later";
-// tencent-cloud.md §2 (revision history) and §6 (tag format `vX.Y.Z-tke.N`).
+// kube-proxy image tags (`vX.Y.Z-tke.N`, tencent-cloud.md §6) and the prevent-loopback capability of TKE builds
+// (the minimums: TKE-LOOPBACK, tencent-cloud.md §7; the revision history: §2).
 import type { Tristate } from '../api/loopbackpolicy.js';
 
 export interface KubeVersion {
@@ -20,10 +18,6 @@ export function parseKubeVersion(tag: string): KubeVersion | undefined {
   if (!m) return undefined;
   const [, major, minor, patch, tke] = m;
   return { major: Number(major), minor: Number(minor), patch: Number(patch), ...(tke !== undefined ? { tke: Number(tke) } : {}) };
-}
-
-export function formatKubeVersion(v: KubeVersion): string {
-  return `v${v.major}.${v.minor}.${v.patch}${v.tke !== undefined ? `-tke.${v.tke}` : ''}`;
 }
 
 /** Orders versions by major, minor, patch, then TKE revision (a build without revision sorts first). */
@@ -45,23 +39,12 @@ export const FIRST_MINOR_ASSUMED_SUPPORTED = 22;
 /** TKE revision history: "lb vip binding issue fixed (kube-proxy)" (tencent-cloud.md §2). */
 export const VIP_BINDING_FIX_1_28 = 'v1.28.3-tke.3';
 
-export interface PreventLoopbackSupport {
-  supported: Tristate;
-  /** Version to upgrade kube-proxy to, when the current one is too old and the line is known. */
-  upgradeTo?: string;
-  message: string;
-}
-
 /** Decides whether a kube-proxy version honours `service.cloud.tencent.com/prevent-loopback`. */
-export function preventLoopbackSupport(version: KubeVersion | undefined): PreventLoopbackSupport {
-  if (!version) {
-    return { supported: 'Unknown', message: 'kube-proxy version unknown; set the operator flag --kube-proxy-version (e.g. v1.20.6-tke.12) or use l4.preventLoopback: Always' };
-  }
-  const v = formatKubeVersion(version);
-  if (version.tke === undefined) {
-    return { supported: 'False', message: `kube-proxy ${v} is not a TKE build (no -tke.N suffix); only TKE builds know the prevent-loopback annotation` };
-  }
-  const tke = (supported: Tristate, message: string, upgradeTo?: string): PreventLoopbackSupport => ({ supported, ...(upgradeTo ? { upgradeTo } : {}), message });
+export function preventLoopbackSupport(version: KubeVersion | undefined) {
+  const tke = (supported: Tristate, message: string, upgradeTo?: string) => ({ supported, ...(upgradeTo ? { upgradeTo } : {}), message });
+  if (!version) return tke('Unknown', 'kube-proxy version unknown; set the operator flag --kube-proxy-version (e.g. v1.20.6-tke.12) or use l4.preventLoopback: Always');
+  const v = `v${version.major}.${version.minor}.${version.patch}${version.tke !== undefined ? `-tke.${version.tke}` : ''}`;
+  if (version.tke === undefined) return tke('False', `kube-proxy ${v} is not a TKE build (no -tke.N suffix); only TKE builds know the prevent-loopback annotation`);
   if (version.major !== 1) return tke('Unknown', `kube-proxy ${v}: unexpected major version`);
   const minimum = PREVENT_LOOPBACK_MINIMUMS[version.minor];
   if (minimum !== undefined) {

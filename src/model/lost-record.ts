@@ -1,9 +1,7 @@
-// Pure: a target loopguard changed whose LoopbackRecord is gone (issue 22 #8: the LoopbackRecord CRD deleted and
-// re-created, e.g. by a GitOps prune, takes every record with it). Without its record loopguard would take the target
-// for one it never touched: "Mitigated", and nothing to restore on revert. The evidence that loopguard changed it is
-// the API server's own: `metadata.managedFields` names loopguard's field manager as the writer of one of the
-// annotations it sets when it mitigates (`"true"`), and loopguard always writes the record before that annotation,
-// so a record missing well after the annotation was written is lost, not late.
+// Pure: a target loopguard changed whose LoopbackRecord is gone (issue 22 #8: a GitOps prune of the CRD takes every
+// record), which would otherwise pass for one it never touched. The evidence is the API server's: managedFields name
+// loopguard as the writer of an annotation it sets to "true", and the record is always written before it, so a record
+// missing well after the annotation was written is lost, not late.
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { StalledReason } from '../api/reasons.js';
 import type { V1ManagedFieldsEntry } from '@kubernetes/client-node';

@@ -1,8 +1,5 @@
-// The OpenReports `Report` loopguard keeps in each namespace a policy covers: pure, no I/O. docs/reports.md cites the
-// upstream CRD (openreports/reports-api, copied to test/fixtures/openreports/openreports.io_reports.yaml) and what
-// Policy Reporter reads of it for each rule here. It is small (at most MAX_REPORT_RESULTS results, each bounded)
-// because Kyverno's unbounded reports outgrew etcd's request limit (kyverno/kyverno#2674), and wholly loopguard's
-// (docs/reports.md §3): compared whole with what is stored, each result keeping when loopguard first reported it.
+// Pure: the OpenReports `Report` loopguard keeps in each namespace a policy covers (docs/reports.md: the upstream CRD,
+// what Policy Reporter reads, and why it is bounded: Kyverno's unbounded reports outgrew etcd, kyverno/kyverno#2674).
 import type { V1ObjectReference } from '@kubernetes/client-node';
 import type { PolicyMode, TargetStatus, Verdict } from '../api/loopbackpolicy.js';
 import { canonicalJson } from '../api/canonical-json.js';
@@ -16,11 +13,9 @@ export const REPORT_KIND = 'Report';
 export const REPORT_PLURAL = 'reports';
 /** One report per namespace, always this name: the view role grants exactly it (resourceNames). */
 export const REPORT_NAME = 'loopguard';
-export const REPORT_SOURCE = 'loopguard';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 /** The labels loopguard's reports carry: for people and selectors, not loopguard's proof of ownership (report-writer.ts). */
 export const REPORT_LABELS: Readonly<Record<string, string>> = { [MANAGED_BY_LABEL]: 'loopguard', 'app.kubernetes.io/part-of': 'loopguard' };
-export const REPORT_CATEGORY = 'CLB loopback';
 export const MAX_REPORT_RESULTS = 100;
 export const MAX_RESULT_MESSAGE = 1024;
 export const MAX_RESULT_PLAN = 2048;
@@ -29,7 +24,6 @@ const MAX_LOAD_BALANCER_ID = 64;
 export type ReportResultValue = 'pass' | 'fail' | 'warn' | 'error' | 'skip';
 export type ReportSeverity = 'critical' | 'high' | 'medium' | 'low' | 'info';
 
-/** The CRD's ObjectReference fields loopguard sets. */
 type ReportObjectReference = Pick<V1ObjectReference, 'apiVersion' | 'kind' | 'name' | 'namespace' | 'uid'>;
 
 /** google.protobuf.Timestamp as the CRD types it (both fields required there). */
@@ -83,10 +77,8 @@ export const VERDICT_RESULT: Readonly<Record<Verdict, { result: ReportResultValu
 };
 
 /**
- * The results listed one by one, most severe first (SEVERITY puts every problem before the passes) within
- * MAX_REPORT_RESULTS; `skip` is only counted (the report says so in configuration.limits). Passes are listed: Policy Reporter builds its views from results, not
- * from `summary` (docs/reports.md), so a namespace whose targets all pass would otherwise vanish from the `loopguard`
- * source there.
+ * The results listed, most severe first; `skip` is only counted (configuration.limits says so). Passes are listed:
+ * Policy Reporter builds its views from results, not `summary`, so an all-pass namespace would vanish there.
  */
 export const LISTED_RESULTS: readonly ReportResultValue[] = ['fail', 'warn', 'error', 'pass'];
 
@@ -96,11 +88,7 @@ function compareTargets(a: ReportTarget, b: ReportTarget): number {
   return SEVERITY[a.verdict] - SEVERITY[b.verdict] || a.kind.localeCompare(b.kind) || a.name.localeCompare(b.name) || a.policy.localeCompare(b.policy);
 }
 
-/**
- * When loopguard's previous report (one loopguard wrote: this process, or an earlier one whose seal verifies,
- * report-writer.ts; never another stored object, whose timestamp is anyone's) first listed this target with the same
- * verdict and root cause; undefined otherwise.
- */
+/** When loopguard's previous report (its own, report-writer.ts) first listed this target with this verdict and cause. */
 function carriedTimestamp(previous: ReadonlyMap<string, ReportResult>, t: ReportTarget): ReportTimestamp | undefined {
   const before = previous.get(targetKey(t));
   const ref = before?.resources?.[0];
@@ -116,7 +104,7 @@ function resultOf(namespace: string, t: ReportTarget, timestamp: ReportTimestamp
   return {
     policy: t.policy,
     rule: t.rootCause,
-    category: REPORT_CATEGORY,
+    category: 'CLB loopback',
     ...(severity ? { severity } : {}),
     result,
     // The API: "warn: the policy requirements are not met and the policy is not scored" (report_types.go).
@@ -137,10 +125,9 @@ function resultOf(namespace: string, t: ReportTarget, timestamp: ReportTimestamp
 }
 
 /**
- * The report for `namespace`: every governed target counted in `summary`, the at-risk, unsupported, conflicting,
- * pending and passing ones listed, most severe first, at most MAX_REPORT_RESULTS. `previous` is the report loopguard
- * itself wrote last in this namespace (never merely what is stored, which anyone with write access may change): it gives
- * each unchanged result its first timestamp back, so an unchanged namespace yields a report `sameReport` finds equal.
+ * The report for `namespace`: every target counted, the LISTED_RESULTS listed. `previous`, the report loopguard itself
+ * wrote last (never merely what is stored: anyone may write that), gives each unchanged result its first timestamp
+ * back, so an unchanged namespace yields a report `sameReport` finds equal.
  */
 export function namespaceReport(namespace: string, targets: readonly ReportTarget[], previous: Report | undefined, now: Date): Report {
   const summary: Record<ReportResultValue, number> = { pass: 0, fail: 0, warn: 0, error: 0, skip: 0 };
@@ -155,7 +142,7 @@ export function namespaceReport(namespace: string, targets: readonly ReportTarge
     apiVersion: REPORT_API_VERSION,
     kind: REPORT_KIND,
     metadata: { name: REPORT_NAME, namespace, labels: { ...REPORT_LABELS } },
-    source: REPORT_SOURCE,
+    source: 'loopguard',
     // The report's subject is the namespace (the API: "a reference to the report scope (e.g. a Deployment, Namespace,
     // or Node)"); Policy Reporter's selfassignNamespaces option reads exactly this v1 Namespace form.
     scope: { apiVersion: 'v1', kind: 'Namespace', name: namespace },

@@ -1,18 +1,12 @@
-// Pure: the ownership registry, in the spirit of external-dns's TXT registry, and every rule about its records: whose
-// a record is (owner keys), which object it was made for, what it says (validated like any stored input) and what a
-// write starts from. What loopguard changed on a target is written in the target's LoopbackRecord (cluster-scoped,
-// written only by loopguard, never on the target where anyone with `edit` on it could forge one). The I/O is behind
-// RecordRegistry, implemented on the API server in src/kube/record-store.ts.
+// Pure: the ownership registry's rules (docs/architecture.md §7 "The ownership registry"). Records are cluster-scoped
+// and written only by loopguard, never kept on the target, where anyone with `edit` on it could forge one.
 import { API_VERSION } from '../api/loopbackpolicy.js';
 import { CLUSTER_KIND } from '../api/clusterloopbackpolicy.js';
 import { RECORD_KIND, TARGET_NAMESPACE_LABEL, recordName, type LoopbackRecord, type LoopbackRecordSpec } from '../api/loopbackrecord.js';
 import { validateOriginals, type Originals } from '../api/originals.js';
 import type { TargetRef } from './facts.js';
 
-/**
- * The policy a record belongs to: `<namespace>/<name>` for a LoopbackPolicy, `ClusterLoopbackPolicy/<name>` for a
- * cluster policy. The two cannot collide: a namespace name is a lowercase DNS label.
- */
+/** A record's policy: `<namespace>/<name>`, or `ClusterLoopbackPolicy/<name>` (no namespace is named in capitals). */
 export type OwnerKey = string;
 
 const CLUSTER_OWNER_PREFIX = `${CLUSTER_KIND}/`;
@@ -34,10 +28,7 @@ export function policyRefOf(owner: OwnerKey): LoopbackRecordSpec['policy'] {
   return { namespace, name };
 }
 
-/**
- * The owner key of a policy: a record's `spec.policy` (no `kind` is a LoopbackPolicy, as records made before the
- * cluster kind) or a policy as conflict resolution sees it.
- */
+/** The owner key of a record's `spec.policy` (no `kind`: a LoopbackPolicy, as before the cluster kind) or a policy. */
 export function ownerOf(p: { kind?: string; namespace: string; name: string }): OwnerKey {
   return p.kind === CLUSTER_KIND ? clusterOwnerKey(p.name) : ownerKey(p.namespace, p.name);
 }
@@ -53,9 +44,8 @@ export function holderOf(record: LoopbackRecord | undefined): OwnerKey | undefin
 }
 
 /**
- * Whether `record` was made for this very object: not when both uids are known and differ (an earlier object of
- * the same name, deleted and re-created: its originals say nothing about the new one). A record or an object
- * without a uid (written before uids were recorded; a read that did not give one) is taken as its.
+ * Whether `record` was made for this very object: not when both uids are known and differ (an earlier object of the
+ * same name: its originals say nothing about the new one). Without a uid on either side, it is taken as its.
  */
 export function madeFor(record: LoopbackRecord, object: { uid?: string }): boolean {
   return record.spec.target.uid === undefined || object.uid === undefined || record.spec.target.uid === object.uid;
@@ -76,10 +66,7 @@ export interface RecordOwnership {
   problem?: string;
 }
 
-/**
- * What `record` says. With `object`, a record made for another object (madeFor) counts as none. Invalid originals
- * are reported in `problem`, never returned: an invalid record is never acted on.
- */
+/** What `record` says (with `object`: none if made for another, madeFor); invalid originals only as `problem`. */
 export function readRecord(record: LoopbackRecord | undefined, object?: { uid?: string }): RecordOwnership {
   if (!record || (object && !madeFor(record, object))) return {};
   const owner = ownerOf(record.spec.policy);
@@ -104,10 +91,7 @@ export type WriteBasis =
   /** The stored record is invalid: refused (InvalidRecordError). */
   | { kind: 'refuse'; problem: string };
 
-/**
- * The basis of `owner`'s write to `target`'s record `current`. Only a mitigation takes a target over
- * (`takeOver`); a release never writes another policy's record.
- */
+/** The basis of `owner`'s write to `target`'s record `current`; only a mitigation takes over (`takeOver`), never a release. */
 export function writeBasis(current: LoopbackRecord | undefined, target: { uid?: string }, owner: OwnerKey, takeOver: boolean): WriteBasis {
   if (!current || !madeFor(current, target)) return { kind: 'write', originals: undefined };
   const problem = problemOf(current);
@@ -131,19 +115,12 @@ export function recordFor(target: TargetRef & { uid?: string }, owner: OwnerKey,
   };
 }
 
-/**
- * The registry's reads and writes (src/kube/record-store.ts on the API server). Every write applies `change` to
- * the record as stored (writeBasis), never to a cached copy, so an original recorded by an earlier write survives.
- */
+/** The registry's I/O (src/kube/record-store.ts). A write applies `change` to the record as stored, never a cached copy. */
 export interface RecordRegistry {
   /** Every record of targets in `namespace`, from the API server. */
   list(namespace?: string): Promise<LoopbackRecord[]>;
   /** Deletes this record as read (guarded by its resourceVersion); gone already is fine. */
   remove(record: LoopbackRecord): Promise<void>;
-  /**
-   * Sets the target's record to `change(originals)` for `owner`: created, replaced, or deleted when `change`
-   * returns undefined. Throws InvalidRecordError on an invalid stored record; leaves another policy's record
-   * alone unless `takeOver`.
-   */
+  /** Sets the record to `change(originals)` for `owner` (undefined: deleted), as writeBasis says (InvalidRecordError: refuse). */
   update(target: TargetRef & { uid?: string }, owner: OwnerKey, change: (current: Originals | undefined) => Originals | undefined, options: { takeOver: boolean }): Promise<void>;
 }

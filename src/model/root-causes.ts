@@ -1,6 +1,5 @@
-// The root-cause catalogue: every CamelCase id the assessment can report, the one verdict it belongs
-// to, and the rule it rests on. docs/diagnosis.md mirrors this table (with the sources); a unit test
-// checks that every assessment's verdict matches its root cause here.
+// The root-cause catalogue: every id the assessment can report, its one verdict and the rule it rests on
+// (docs/diagnosis.md mirrors it, with the sources).
 import type { Verdict } from '../api/loopbackpolicy.js';
 
 /** By verdict, so that each root cause names its verdict once. */

@@ -27,10 +27,8 @@ function matchesRequirement(req: LabelSelectorRequirement, labels: Readonly<Reco
 /** metav1.LabelSelector matching; an absent or empty selector matches every object. */
 export function matchesSelector(selector: LabelSelector | undefined, labels: Readonly<Record<string, string>> | undefined): boolean {
   const l = labels ?? {};
-  for (const [key, value] of Object.entries(selector?.matchLabels ?? {})) {
-    if (l[key] !== value) return false;
-  }
-  return (selector?.matchExpressions ?? []).every((req) => matchesRequirement(req, l));
+  const labelsMatch = Object.entries(selector?.matchLabels ?? {}).every(([key, value]) => l[key] === value);
+  return labelsMatch && (selector?.matchExpressions ?? []).every((req) => matchesRequirement(req, l));
 }
 
 export function selects(policy: { namespace: string; spec: ResolvedPolicySpec }, target: SelectableTarget): boolean {

@@ -1,8 +1,6 @@
-// Aggregates per-target assessments (plus what the controller saw while acting) into LoopbackPolicy.status: counts, a
-// bounded target list and kstatus conditions (docs/diagnosis.md §8). Stalled=True: progress needs a human (a blocker
-// of an enforced target, a permanent error); Reconciling=True: work remains; Ready=True: nothing left to do. Targets
-// Pending on TKE do not hold Ready back: loopguard has nothing to do until TKE acts, and the informer brings them back
-// when it does. Reconciling and Stalled are "abnormal-true": removed when false (kubernetes-sigs/cli-utils pkg/kstatus).
+// Per-target outcomes → LoopbackPolicy.status: counts, a bounded target list, kstatus conditions (docs/diagnosis.md §8).
+// Targets Pending on TKE do not hold Ready back: loopguard has nothing to do until TKE acts, and the informer brings
+// them back when it does. Reconciling and Stalled are "abnormal-true": removed when false (cli-utils pkg/kstatus).
 import { describeChange } from './desired-state.js';
 import { alternativeText } from './topology.js';
 import type { Assessment } from './assessment-result.js';
@@ -53,9 +51,8 @@ export interface PolicyStatusInput {
   now: Date;
   maxTargets?: number;
   /**
-   * A cluster policy's namespaces differ in mode: whether a target's namespace is in Enforce (else `mode` for all).
-   * Only enforced targets can make the policy Stalled or Reconciling: an Audit namespace's plan is a report. Given,
-   * targets and releases carry their namespace, and sort by it after severity.
+   * A cluster policy's: whether a namespace is in Enforce (else `mode` for all); only enforced targets make the policy
+   * Stalled or Reconciling. Given, targets and releases carry their namespace and sort by it after severity.
    */
   enforcedIn?: (namespace: string) => boolean;
 }

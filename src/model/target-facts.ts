@@ -3,7 +3,7 @@
 import type { V1Ingress, V1ObjectMeta, V1Service } from '@kubernetes/client-node';
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import { FIELD_MANAGER } from '../api/loopbackpolicy.js';
-import type { EnvoyProxyRef, GatewayEnvoyProxy, GatewayFacts, GeneratedService, IngressFacts, ServiceFacts, ServicePortFacts } from './facts.js';
+import type { EnvoyProxyRef, GatewayEnvoyProxy, GatewayFacts, IngressFacts, ServiceFacts } from './facts.js';
 import { ENVOY_GATEWAY_NAMESPACE, gatewayServiceOf, generatedFor } from './gateway-service.js';
 import { annotationsSetBy } from './lost-record.js';
 
@@ -42,8 +42,6 @@ export interface EnvoyProxyLookup {
   envoyProxy(namespace: string, name: string): EnvoyProxyObject | undefined;
   gatewayClass(name: string): GatewayClassObject | undefined;
 }
-
-export const NO_ENVOY_PROXIES: EnvoyProxyLookup = { envoyProxy: () => undefined, gatewayClass: () => undefined };
 
 /** The EnvoyProxy in force for the Gateway: its own (in its namespace), else its class's (`cls`); undefined: neither names one. */
 function envoyProxyOf(gw: GatewayObject, cls: EnvoyProxyRef | undefined, lookup: EnvoyProxyLookup): GatewayEnvoyProxy | undefined {
@@ -93,7 +91,7 @@ export function serviceFacts(svc: V1Service): ServiceFacts {
     ...(svc.spec?.loadBalancerClass ? { loadBalancerClass: svc.spec.loadBalancerClass } : {}),
     ...(etp === 'Local' || etp === 'Cluster' ? { externalTrafficPolicy: etp } : {}),
     ports: (svc.spec?.ports ?? []).map(
-      (p): ServicePortFacts => ({
+      (p): ServiceFacts['ports'][number] => ({
         ...(p.name ? { name: p.name } : {}),
         port: p.port,
         protocol: p.protocol === 'UDP' || p.protocol === 'SCTP' ? p.protocol : 'TCP',
@@ -115,17 +113,11 @@ export function gatewayFacts(
   services: readonly ServiceFacts[],
   controllerNamespace = ENVOY_GATEWAY_NAMESPACE,
   /** Its EnvoyProxy and its class's. */
-  lookup: EnvoyProxyLookup = NO_ENVOY_PROXIES,
+  lookup: EnvoyProxyLookup = { envoyProxy: () => undefined, gatewayClass: () => undefined },
 ): GatewayFacts {
   const md = gw.metadata ?? {};
   const ref = { namespace: md.namespace ?? '', name: md.name ?? '', className: gw.spec?.gatewayClassName ?? '' };
-  const found = gatewayServiceOf(ref, services, controllerNamespace);
-  const service: GeneratedService =
-    found.state === 'Own' || found.state === 'Merged'
-      ? { state: found.state, facts: found.service }
-      : found.state === 'Ambiguous'
-        ? { state: 'Ambiguous', names: found.services.map((s) => `${s.namespace}/${s.name}`) }
-        : { state: 'None', controllerNamespace };
+  const service = gatewayServiceOf(ref, services, controllerNamespace);
   const svc = 'facts' in service ? service.facts : undefined;
   const cls = classEnvoyProxy(lookup.gatewayClass(ref.className));
   const envoyProxy = envoyProxyOf(gw, cls, lookup);

@@ -1,7 +1,5 @@
-// Topology alternatives: what a user can change about how in-cluster callers reach a target, next to (or instead
-// of) what loopguard changes on the CLB, each with what it fixes, what it leaves and the public page it rests on, so
-// Audit (status.targets[].alternatives), `loopguard doctor` and `loopguard plan` print the same advice. Pure: built
-// from the target's facts and its root cause. docs/diagnosis.md §9 lists them with their sources.
+// Pure: topology alternatives, what a user can change about how in-cluster callers reach a target, each with what it
+// fixes, what it leaves and its source (docs/diagnosis.md §9), for status, `loopguard doctor` and `loopguard plan`.
 import { IngressAnnotation, ServiceAnnotation } from '../api/annotations.js';
 import type { L4Cause, L7Cause } from './cause.js';
 import type { IngressFacts, ServiceFacts, TargetFacts } from './facts.js';

@@ -2,16 +2,18 @@
 import type { Verdict, VerdictCounts } from '../api/loopbackpolicy.js';
 import type { Assessment } from './assessment-result.js';
 
-/** Most severe first, so a truncated list keeps what needs attention. */
-export const SEVERITY: Record<Verdict, number> = {
-  AtRisk: 0,
-  Unsupported: 1,
-  Conflict: 2,
-  Pending: 3,
-  Mitigated: 4,
-  Skipped: 5,
-  NotApplicable: 6,
+/** Most severe first (so a truncated list keeps what needs attention), with how a summary names each count. */
+const ORDER: Readonly<Record<Verdict, string>> = {
+  AtRisk: 'at risk',
+  Unsupported: 'unsupported',
+  Conflict: 'in conflict',
+  Pending: 'pending',
+  Mitigated: 'mitigated',
+  Skipped: 'skipped',
+  NotApplicable: 'not applicable',
 };
+const VERDICTS = Object.keys(ORDER) as Verdict[];
+export const SEVERITY = Object.fromEntries(VERDICTS.map((v, i) => [v, i])) as Record<Verdict, number>;
 
 /** A verdict's count in VerdictCounts: its name, lower camel case (`AtRisk` → `atRisk`; the type checks each has one). */
 const countKey = (v: Verdict) => `${v.charAt(0).toLowerCase()}${v.slice(1)}` as Uncapitalize<Verdict>;
@@ -25,13 +27,8 @@ export function countVerdicts(assessments: readonly Pick<Assessment, 'verdict'>[
   return counts;
 }
 
-/** How a summary names each count, in its order. */
-const SUMMARY: readonly [Uncapitalize<Verdict>, string][] = [
-  ['atRisk', 'at risk'], ['unsupported', 'unsupported'], ['conflict', 'in conflict'], ['pending', 'pending'], ['mitigated', 'mitigated'], ['skipped', 'skipped'], ['notApplicable', 'not applicable'],
-];
-
 /** "10 targets: 3 at risk, 5 mitigated, 2 not applicable" (zero counts omitted). */
 export function countsSummary(c: VerdictCounts): string {
-  const parts = SUMMARY.filter(([k]) => c[k] > 0).map(([k, label]) => `${c[k]} ${label}`);
+  const parts = VERDICTS.filter((v) => c[countKey(v)] > 0).map((v) => `${c[countKey(v)]} ${ORDER[v]}`);
   return `${c.total} target${c.total === 1 ? '' : 's'}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
 }

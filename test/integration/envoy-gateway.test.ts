@@ -19,6 +19,7 @@ import { CoreV1Api, CustomObjectsApi, type V1Service } from '@kubernetes/client-
 import { randomBytes } from 'node:crypto';
 import { installCrds } from '../controlplane/crds.js';
 import { gatewayServiceOf } from '../../src/model/gateway-service.js';
+import { serviceFacts } from '../../src/model/target-facts.js';
 import { createGatewayClass, envoyGatewayTools, removeCrds, startEnvoyGateway, type EnvoyGatewayProcess } from '../support/envoy-gateway.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 
@@ -118,10 +119,10 @@ describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generat
     const all = (await core.listNamespacedService({ namespace: egNs })).items;
     expect(all).toHaveLength(2);
     // loopguard's mapping (src/model/gateway-service.ts) finds each Gateway's Service among the real ones.
-    const refs = all.map((s) => ({ namespace: s.metadata!.namespace!, name: s.metadata!.name!, labels: s.metadata!.labels }));
+    const refs = all.map(serviceFacts);
     for (const gateway of ['web', 'api']) {
       const found = gatewayServiceOf({ namespace: appNs, name: gateway, className }, refs, egNs);
-      expect(found).toEqual({ state: 'Own', service: refs.find((r) => r.labels?.[OWNING_NAME] === gateway) });
+      expect(found).toEqual({ state: 'Own', facts: refs.find((r) => r.labels?.[OWNING_NAME] === gateway) });
     }
   });
 
@@ -212,9 +213,9 @@ describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generat
       expect(svc.metadata?.annotations).toEqual({ [PREVENT_LOOPBACK]: 'true' });
       // No Service of its own for either Gateway: both map to the class's one (and so to one CLB).
       expect(await generated('blue')).toEqual([]);
-      const refs = (await core.listNamespacedService({ namespace: egNs })).items.map((s) => ({ namespace: s.metadata!.namespace!, name: s.metadata!.name!, labels: s.metadata!.labels }));
+      const refs = (await core.listNamespacedService({ namespace: egNs })).items.map(serviceFacts);
       for (const name of ['blue', 'green']) {
-        expect(gatewayServiceOf({ namespace: appNs, name, className: merged }, refs, egNs)).toEqual({ state: 'Merged', service: refs.find((r) => r.name === svc.metadata?.name) });
+        expect(gatewayServiceOf({ namespace: appNs, name, className: merged }, refs, egNs)).toEqual({ state: 'Merged', facts: refs.find((r) => r.name === svc.metadata?.name) });
       }
     } finally {
       await custom.deleteClusterCustomObject({ ...GATEWAY_API, plural: 'gatewayclasses', name: merged }).catch(() => undefined);

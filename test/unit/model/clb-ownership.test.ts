@@ -2,7 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { clbOwnership } from '../../../src/model/clb-ownership.js';
 import { clb, context, ingress, service } from './fixtures.js';
-import { assessService } from '../../../src/model/assess-service.js';
+import { assessTarget } from '../../../src/model/assessment.js';
 
 describe('clbOwnership', () => {
   const rows = [
@@ -42,7 +42,7 @@ describe('clbOwnership', () => {
 
 describe('assessService with a CLB that is not the Service’s', () => {
   it('is a ForeignClb conflict with no changes, before any other verdict about the CLB', () => {
-    const a = assessService(service({ uid: 'u1', externalTrafficPolicy: 'Local' }), context({ clb: clb({ loadBalancerType: 'OPEN', tags: { 'tke-lb-serviceuuid': 'victim' } }) }));
+    const a = assessTarget(service({ uid: 'u1', externalTrafficPolicy: 'Local' }), context({ clb: clb({ loadBalancerType: 'OPEN', tags: { 'tke-lb-serviceuuid': 'victim' } }) }));
     expect(a.verdict).toBe('Conflict');
     expect(a.rootCause.id).toBe('ForeignClb');
     expect(a.changes).toEqual([]);
@@ -51,7 +51,7 @@ describe('assessService with a CLB that is not the Service’s', () => {
   });
 
   it('is Pending (ClbOwnershipUnverified) while status has no address and the CLB no owner tag', () => {
-    const a = assessService(service({ loadBalancerIps: [], externalTrafficPolicy: 'Local' }), context({}));
+    const a = assessTarget(service({ loadBalancerIps: [], externalTrafficPolicy: 'Local' }), context({}));
     expect(a.verdict).toBe('Pending');
     expect(a.rootCause.id).toBe('ClbOwnershipUnverified');
   });

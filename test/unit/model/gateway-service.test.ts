@@ -2,20 +2,24 @@
 // forge them (docs/gateways.md). The labels are the ones test/integration/envoy-gateway.test.ts observes on the real
 // EG's Service.
 import { describe, expect, it } from '@jest/globals';
-import { gatewayServiceOf, type ServiceRef } from '../../../src/model/gateway-service.js';
+import type { ServiceFacts } from '../../../src/model/facts.js';
+import { gatewayServiceOf } from '../../../src/model/gateway-service.js';
 
 const EG_NS = 'envoy-gateway-system';
 const gateway = { namespace: 'shop', name: 'web', className: 'eg' };
 const managed = { 'app.kubernetes.io/managed-by': 'envoy-gateway', 'app.kubernetes.io/name': 'envoy', 'app.kubernetes.io/component': 'proxy' };
-const own = (namespace: string, name: string, extra: Record<string, string> = {}): ServiceRef => ({
+const own = (namespace: string, name: string, extra: Record<string, string> = {}): ServiceFacts => ({
+  kind: 'Service',
+  type: 'LoadBalancer',
+  ports: [],
   namespace,
   name,
   labels: { ...managed, 'gateway.envoyproxy.io/owning-gateway-name': 'web', 'gateway.envoyproxy.io/owning-gateway-namespace': 'shop', ...extra },
 });
-const merged = (namespace: string, name: string, className = 'eg'): ServiceRef => ({ namespace, name, labels: { ...managed, 'gateway.envoyproxy.io/owning-gatewayclass': className } });
+const merged = (namespace: string, name: string, className = 'eg'): ServiceFacts => ({ kind: 'Service', type: 'LoadBalancer', ports: [], namespace, name, labels: { ...managed, 'gateway.envoyproxy.io/owning-gatewayclass': className } });
 
 describe('gatewayServiceOf', () => {
-  const rows: { name: string; services: ServiceRef[]; state: string; service?: string }[] = [
+  const rows: { name: string; services: ServiceFacts[]; state: string; service?: string }[] = [
     { name: "EG's Service in its controller namespace", services: [own(EG_NS, 'envoy-shop-web-1a2b3c4d')], state: 'Own', service: 'envoy-shop-web-1a2b3c4d' },
     { name: 'Gateway Namespace Mode: in the Gateway namespace', services: [own('shop', 'web')], state: 'Own', service: 'web' },
     { name: 'mergeGateways: the class Service', services: [merged(EG_NS, 'envoy-eg-5e6f7a8b')], state: 'Merged', service: 'envoy-eg-5e6f7a8b' },
@@ -32,11 +36,11 @@ describe('gatewayServiceOf', () => {
   it.each(rows)('$name → $state', ({ services, state, service }) => {
     const found = gatewayServiceOf(gateway, services, EG_NS);
     expect(found.state).toBe(state);
-    expect('service' in found ? found.service.name : undefined).toBe(service);
+    expect('facts' in found ? found.facts.name : undefined).toBe(service);
   });
 
   it('names every candidate when ambiguous', () => {
     const found = gatewayServiceOf(gateway, [own(EG_NS, 'a'), own('shop', 'b'), own('mallory', 'c')], EG_NS);
-    expect(found).toEqual({ state: 'Ambiguous', services: [own(EG_NS, 'a'), own('shop', 'b')] });
+    expect(found).toEqual({ state: 'Ambiguous', names: [`${EG_NS}/a`, 'shop/b'] });
   });
 });

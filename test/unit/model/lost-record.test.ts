@@ -64,11 +64,11 @@ describe('lostRecordEvidence: a target loopguard changed whose record is gone', 
 
 describe('planTarget: a lost record is reported, never taken for "nothing to restore"', () => {
   it('a converged Service loopguard annotated, with no record: the plan carries the RecordLost verdict', async () => {
-    const { assessService } = await import('../../../src/model/assess-service.js');
+    const { assessTarget } = await import('../../../src/model/assessment.js');
     const { planTarget } = await import('../../../src/plan/policy-plan.js');
     const { clb, context, l4Listener, service } = await import('./fixtures.js');
     const svc = service({ externalTrafficPolicy: 'Local' }, { [PREVENT]: 'true' });
-    const a = assessService(svc, context({ clb: clb({ listeners: [l4Listener('lbl-tcp', 'TCP', 80, 1)] }) }));
+    const a = assessTarget(svc, context({ clb: clb({ listeners: [l4Listener('lbl-tcp', 'TCP', 80, 1)] }) }));
     expect(a.verdict).toBe('Mitigated');
     const input = { owner: 'shop/p', rejected: { keepalive: false, range100_64: false }, now: LATER, graceMs: 10_000 };
     const lost = planTarget(input, { assessment: a, annotations: svc.annotations, setByLoopguard: { [PREVENT]: T } });

@@ -6,7 +6,7 @@ import { describe, expect, it } from '@jest/globals';
 import { validateOriginals, type Originals } from '../../../src/api/originals.js';
 import { guardedPatch, type JsonPatchOp } from '../../../src/api/json-patch.js';
 import { clbFacts } from '../../../src/cloud/clb-observer.js';
-import { assessIngress } from '../../../src/model/assess-ingress.js';
+import { assessTarget } from '../../../src/model/assessment.js';
 import type { L7DesiredState } from '../../../src/model/desired-state.js';
 import { addedLevel, applyJsonPatch, buildConfigPatch, buildRemovalPatch, enableMissing, pendingEdits, type FieldEdit } from '../../../src/plan/config-patch.js';
 import { desiredEdits, originalsFor } from '../../../src/plan/l7-edits.js';
@@ -231,7 +231,7 @@ describe('the switch comes from the CLB observation', () => {
     expect(facts.listeners[0]?.rules?.map((r) => r.healthCheck)).toEqual([{ sourceIpType: 0, healthSwitch: 1 }, { sourceIpType: 0, healthSwitch: 0 }]);
     const ing = ingress({ loadBalancerIps: [VIP] }, { 'ingress.cloud.tencent.com/tke-service-config': 'hand' });
     const mixed = clb({ loadBalancerId: 'lb-ing', vips: [VIP], listeners: [listener('lbl-80', 'HTTP', 80, { keepaliveEnable: 1, rules: facts.listeners[0]?.rules ?? [] })] });
-    const a = assessIngress(ing, context({ clb: mixed, policy: { l7: { keepalive: true, healthCheckSource: 'Range100_64' } } }));
+    const a = assessTarget(ing, context({ clb: mixed, policy: { l7: { keepalive: true, healthCheckSource: 'Range100_64' } } }));
     const d = a.desired?.layer === 'L7' ? a.desired : undefined;
     expect(d?.listeners[0]?.rules.map((r) => [r.locationId, r.currentHealthSwitch])).toEqual([['loc-on', 1], ['loc-off', 0]]);
     expect(desiredEdits(d!, undefined, NONE_REFUSED).flatMap((e) => (e.kind === 'ruleSource' ? [[e.url, e.enable]] : []))).toEqual([['/', true], ['/off', false]]);

@@ -5,7 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Originals } from '../../../src/api/originals.js';
 import type { LoopbackPolicySpec } from '../../../src/api/loopbackpolicy.js';
 import type { ListenerInfo } from '../../../src/cloud/index.js';
-import { assessService } from '../../../src/model/assess-service.js';
+import { assessTarget } from '../../../src/model/assessment.js';
 import type { ClbFacts, ServiceFacts } from '../../../src/model/facts.js';
 import { isPermanent } from '../../../src/mitigation/errors.js';
 import { LARGE_CLB_LISTENERS, PREVENT_LOOPBACK, healthCheckFor, keptBy, planL4Release, planL4Target } from '../../../src/plan/l4.js';
@@ -325,7 +325,7 @@ describe('planL4Target', () => {
   it.each([...rows, ...tkeRows])('$name', (row) => {
     const view = registryView(row.svc.annotations);
     const ctx = context({ profile: row.profile ?? 'ipvsNew', clb: row.clb, ...(row.policy ? { policy: row.policy } : {}), ...(row.capabilities ? { capabilities: row.capabilities } : {}) });
-    const a = assessService({ ...row.svc, annotations: view.annotations }, ctx);
+    const a = assessTarget({ ...row.svc, annotations: view.annotations }, ctx);
     const managed = { assessment: a, ...view, ...(row.observedAt !== undefined ? { observedAt: row.observedAt } : {}) };
     const plan = planTarget({ owner: OWNER, rejected: { keepalive: false, range100_64: false }, now: new Date(row.now ?? 0), graceMs: 10_000 }, managed);
     expect(plan?.steps).toEqual(row.steps);
@@ -334,7 +334,7 @@ describe('planL4Target', () => {
   });
 
   it('the annotation comes only after every listener it depends on (never before a switch)', () => {
-    const a = assessService(service({ externalTrafficPolicy: 'Local', ports }), context({ clb: two(0, 0) }));
+    const a = assessTarget(service({ externalTrafficPolicy: 'Local', ports }), context({ clb: two(0, 0) }));
     const steps = planL4Target({ assessment: a, annotations: {}, owned: false, now: new Date(0), graceMs: 0 });
     const annotate = steps.findIndex((s) => s.kind === 'AnnotateTarget' && s.set[PREVENT_LOOPBACK] === 'true');
     const lastSwitch = steps.map((s) => s.kind).lastIndexOf('SetListenerHealthCheckSource');
@@ -411,7 +411,7 @@ describe('planL4Release', () => {
   });
 
   it('keptBy follows the desired state', () => {
-    const a = assessService(service({ externalTrafficPolicy: 'Local', ports }), context({ clb: two(0, 0) }));
+    const a = assessTarget(service({ externalTrafficPolicy: 'Local', ports }), context({ clb: two(0, 0) }));
     const kept = keptBy(a.desired?.layer === 'L4' ? a.desired : undefined);
     expect([...kept.listeners]).toEqual(['lbl-tcp', 'lbl-udp']);
     expect(kept.annotation).toBe(true);
@@ -485,7 +485,7 @@ describe('planL4Target: a large CLB under Direct', () => {
   const plan = (annotations: Record<string, string>, clbFacts: ClbFacts, now = 0, observedAt?: number, ports = bigPorts) => {
     const svc = service({ externalTrafficPolicy: 'Local', ports }, annotations);
     const view = registryView(svc.annotations);
-    const a = assessService({ ...svc, annotations: view.annotations }, context({ clb: clbFacts }));
+    const a = assessTarget({ ...svc, annotations: view.annotations }, context({ clb: clbFacts }));
     const managed = { assessment: a, ...view, ...(observedAt !== undefined ? { observedAt } : {}) };
     return planTarget({ owner: OWNER, rejected: { keepalive: false, range100_64: false }, now: new Date(now), graceMs: 10_000 }, managed).steps;
   };

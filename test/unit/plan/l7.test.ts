@@ -2,7 +2,7 @@
 // round out (external-dns plan_test style). A round's steps end where TKE must act first (AwaitTke).
 import { describe, expect, it } from '@jest/globals';
 import type { Originals } from '../../../src/api/originals.js';
-import { assessIngress } from '../../../src/model/assess-ingress.js';
+import { assessTarget } from '../../../src/model/assessment.js';
 import type { ClbFacts, IngressFacts, ListenerFacts } from '../../../src/model/facts.js';
 import type { ConfigView } from '../../../src/plan/l7.js';
 import { planL7Release } from '../../../src/plan/l7.js';
@@ -123,7 +123,7 @@ const rows: Row[] = [
 describe('planL7Target', () => {
   it.each(rows)('$name', (row) => {
     const view = registryView(row.ing.annotations);
-    const a = assessIngress({ ...row.ing, annotations: view.annotations }, context({ clb: row.clb, policy: KEEPALIVE_AND_SOURCE }));
+    const a = assessTarget({ ...row.ing, annotations: view.annotations }, context({ clb: row.clb, policy: KEEPALIVE_AND_SOURCE }));
     const plan = planTarget(
       { owner: OWNER, rejected: { keepalive: false, range100_64: false }, now: NOW, graceMs: 10_000 },
       { assessment: a, ...view, clb: row.clb, ...(row.observedAt !== undefined ? { observedAt: row.observedAt } : {}), ...(row.config ? { config: row.config } : {}) },
@@ -204,7 +204,7 @@ describe('planL7Target: LoadBalancerPassToTarget through the Ingress annotation 
   const POLICY = { l7: { keepalive: true, healthCheckSource: 'Unmanaged' as const, allowCLBTrafficByDefault: true } };
   const plan = (annotations: Record<string, string>, clbFacts: ClbFacts, observedAt?: number) => {
     const view = registryView(ingress({}, annotations).annotations);
-    const a = assessIngress({ ...ingress({}, annotations), annotations: view.annotations }, context({ clb: clbFacts, policy: POLICY }));
+    const a = assessTarget({ ...ingress({}, annotations), annotations: view.annotations }, context({ clb: clbFacts, policy: POLICY }));
     return planTarget(
       { owner: OWNER, rejected: { keepalive: false, range100_64: false }, now: NOW, graceMs: 10_000 },
       { assessment: a, ...view, clb: clbFacts, ...(observedAt !== undefined ? { observedAt } : {}), config: autoConfig() },

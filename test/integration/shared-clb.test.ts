@@ -71,6 +71,16 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
     let phase = 'enforce';
     let samples = 0;
     let sampling = true;
+    // What stood around a sample's first violations (a rare failure of this test could not be explained from its
+    // logs): the listeners' sources, the nodes' binding, both Services' prevent-loopback and the last writes to the CLB.
+    const evidence: string[] = [];
+    let seen = 0;
+    const scene = async (found: string[]) => {
+      const state = await emulator.admin.getLoadBalancer(lb);
+      const prevent = await Promise.all([h, i].map(async (ns) => `${ns}=${(await core.readNamespacedService({ namespace: ns, name: 'shared' })).metadata?.annotations?.[PREVENT] ?? '-'}`));
+      const writes = (await emulator.admin.writes()).filter((e) => e.loadBalancerId === lb).slice(-8).map((e) => `#${e.seq} ${e.caller} ${e.listenerId === ids.h ? ':8080' : ':9090'} ${e.changed.join('+') || e.status} at ${e.acceptedAtMs}`);
+      return [`at ${Date.now()}: ${found.join('; ')}`, `  sources ${state.Listeners.map((l) => `:${l.Port}=${l.HealthCheck?.SourceIpType}`).join(' ')}; nodes bound ${state.nodes.map((n) => n.vipBound).join(',')}; prevent-loopback ${prevent.join(' ')}`, ...writes.map((w) => `  ${w}`)].join('\n');
+    };
     const sampler = (async () => {
       while (sampling) {
         const state = await emulator.admin.getLoadBalancer(lb);
@@ -81,6 +91,8 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
         for (const l of health.LoadBalancers?.[0]?.Listeners ?? []) {
           for (const t of (l.Rules ?? []).flatMap((r) => r.Targets ?? [])) if (!t.HealthStatus) violations.push(`${phase}: :${l.Port} backend ${t.IP ?? ''} Dead`);
         }
+        if (violations.length > seen && evidence.length < 3) evidence.push(await scene(violations.slice(seen)));
+        seen = violations.length;
         samples++;
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -126,7 +138,7 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
       // Converging, two policies that each wait for the other's listener: where TKE puts back its view of a listener
       // loopguard switched before its Service's prevent-loopback (sync all), or is asked first (TKEFirst), a check can
       // meet the bound VIP for a moment (docs/execution.md "Shared CLBs"); where neither, never.
-      console.log(`[shared-clb] ${world.name}: ${during('enforce').length} violation sample(s) while Enforce converged`);
+      console.log(`[shared-clb] ${world.name}: ${during('enforce').length} violation sample(s) while Enforce converged${evidence.length > 0 ? `\n${evidence.join('\n')}` : ''}`);
       if (world.syncScope === 'declared' && world.sourceSwitch === 'Direct') expect(during('enforce')).toEqual([]);
 
       // Enforce's last writes (TKE's syncs of the annotations, queued while the two policies converged) land before the
@@ -152,13 +164,14 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
       expect([await sourceOf(8080), await sourceOf(9090), await vipBound()]).toEqual([1, 1, true]);
       expect((await core.readNamespacedService({ namespace: i, name: 'shared' })).metadata?.annotations?.[PREVENT]).toBe('true');
     } catch (err) {
-      console.log(logs());
+      console.log(`${logs()}\n--- around the first violations ---\n${evidence.join('\n')}`);
       throw err;
     } finally {
       sampling = false;
       await sampler;
     }
     expect(samples).toBeGreaterThan(10);
+    if (violations.some((v) => !v.startsWith('enforce: '))) console.log(`--- around the first violations ---\n${evidence.join('\n')}`);
     expect(violations.filter((v) => !v.startsWith('enforce: '))).toEqual([]);
   });
 

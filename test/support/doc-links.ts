@@ -105,7 +105,7 @@ const POINTER = /(docs\/[a-z0-9-]+\.md)(?: §([0-9]+(?:\.[0-9]+)*)| "([^"]+)")/g
 
 /**
  * The sections a document offers to such a pointer: its headings (a number prefix read as the §) and the bold lead-ins
- * of its paragraphs and list items (`**Drift checks** …`), outside code blocks.
+ * of its paragraphs and list items (`**Drift checks** …`), outside code blocks, inline code marks dropped.
  */
 export function sections(markdown: string): { numbers: Set<string>; names: string[] } {
   const numbers = new Set<string>();
@@ -117,7 +117,7 @@ export function sections(markdown: string): { numbers: Set<string>; names: strin
     const heading = /^#{1,6} (?:§?([0-9]+(?:\.[0-9]+)*)\.? )?(.*)$/.exec(line);
     if (heading?.[1]) numbers.add(heading[1]);
     const name = heading ? heading[2] : /^\s*(?:[-*] )?\*\*([^*]+)\*\*/.exec(line)?.[1];
-    if (name) names.push(name.toLowerCase());
+    if (name) names.push(name.replaceAll('`', '').toLowerCase());
   }
   return { numbers, names };
 }

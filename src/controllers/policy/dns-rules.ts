@@ -1,9 +1,6 @@
-// The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md §4) as one unit of work: one ConfigMap, one key on the
-// shared work queue (DNS_RULES_KEY). A pass reads what every asking cluster policy asks for now (targets.ts
-// `managedDnsNames`), keeps the names whose upstream answer is their target's own VIP and whose Service name CoreDNS
-// answers, writes the file when it differs, resolves each name through every CoreDNS server, and sets each policy's
-// `InClusterDNS` condition, queueing the policy when it changed: a policy's round never waits on DNS. A rule no longer
-// asked for leaves the file and is checked until it no longer resolves to its Service.
+// The CoreDNS rules of `l7.inClusterDNS: Managed` as one unit of work, one key on the shared queue (DNS_RULES_KEY):
+// a pass reads what every asking cluster policy asks for now (targets.ts `managedDnsNames`), writes the file when it
+// differs, checks it through every CoreDNS server and sets each policy's `InClusterDNS` condition (docs/dns.md §4).
 import { dnsCondition, readCorefile, ruleInEffect, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer, type NameAnswer } from '../../model/dns-check.js';
 import { involvedObject } from '../../api/loopbackpolicy.js';
 import { EventReason } from '../../api/reasons.js';

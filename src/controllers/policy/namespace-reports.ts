@@ -1,13 +1,6 @@
-// One OpenReports Report per namespace, fed by every policy that governs targets there (docs/reports.md): a tenant
-// reads one place, whether a cluster policy or the namespace's own LoopbackPolicy manages a target. Writing is this
-// controller's own work on the shared work queue, keyed by namespace (`Report/<namespace>`, and `Report/*` for the
-// prune): when a key runs, it reads what every policy covering the namespace says there now (targets.ts
-// `namespaceResults`: the targets as the caches show them, each with its policy's remembered outcome), so a policy's
-// round hands nothing over and never waits on a report; it only queues the namespaces whose outcomes it changed. A
-// live policy with no outcomes yet (a new process, a new policy) holds the namespaces it covers and the prune: its
-// first round queues them. The prune comes back once per resync and queues every covered namespace, as the writer
-// reads each stored report again then (report-writer.ts: an edit or a deletion by someone else lasts at most that
-// long; OpenReports installed later is found). A failed write or discovery is the queue's retry with its backoff.
+// One OpenReports Report per namespace, fed by every policy that governs targets there (docs/reports.md), written by
+// this controller's own keys on the shared work queue (`Report/<namespace>`, `Report/*` for the prune; docs/architecture.md
+// §5 "Work follows change"): a key reads what the policies say there now, so a round hands nothing over and never waits.
 import type { ReportWriter } from '../../kube/report-writer.js';
 import type { ReportTarget } from '../../model/namespace-report.js';
 import type { OwnerKey } from '../../model/record-registry.js';

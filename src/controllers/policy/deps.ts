@@ -28,6 +28,8 @@ import type { ProbeControl } from '../../probe/probe-control.js';
 export interface PolicyCaches extends EnvoyProxyLookup {
   /** LoopbackRecords of targets in the namespace; every record without one. */
   records(namespace?: string): readonly LoopbackRecord[];
+  /** The target's LoopbackRecord (who holds it; the executor re-reads it before every write). */
+  record(target: TargetRef): LoopbackRecord | undefined;
   policy(namespace: string, name: string): LoopbackPolicy | undefined;
   /** The namespace's policies; every namespace's without one. */
   policies(namespace?: string): readonly LoopbackPolicy[];
@@ -75,10 +77,8 @@ export interface RoundDeps {
    * "gone": no L7 step is planned (a release that took it for gone would drop originals it never restored).
    */
   tkeServiceConfigsSynced(): boolean;
-  /** The target's LoopbackRecord from the informer cache (the executor re-reads it before every write). */
-  record(target: TargetRef): LoopbackRecord | undefined;
-  /** Where a Gateway's record may have written a key: the EnvoyProxies, the Gateways and the records that hold them. */
-  caches: Pick<PolicyCaches, 'records' | 'gateways' | 'envoyProxy'>;
+  /** The targets' records; where a Gateway's record may have written a key: the EnvoyProxies, the Gateways and the records that hold them. */
+  caches: Pick<PolicyCaches, 'record' | 'records' | 'gateways' | 'envoyProxy'>;
   logger: Pick<Logger, 'info' | 'warn'>;
   /** The drift checks' schedule (drift-checks.ts): a cached read older than its full cycle is read again. */
   driftScheduler: Pick<DriftScheduler, 'fullIntervalMs' | 'intervalMs'>;

@@ -1,16 +1,12 @@
-// Reconciles one policy, a LoopbackPolicy or a ClusterLoopbackPolicy (subject.ts; the queue key is its owner key), as
-// the pipeline of docs/architecture.md §3: gather (the selection, and what changed since the last round: pending.ts) →
-// plan and execute the targets the changes concern, and no other (round.ts) → outcomes (theirs with the others' last,
-// remembered: the namespaces' reports read them) → status and Events, written only when they differ (publish.ts) →
-// requeue (requeue.ts). A target that has not settled stays pending; a restart, leadership gained or a policy-wide
-// change plans every target: the level is what is planned, never a memo of an earlier round. A target's failure is
-// its outcome: a transient one anywhere asks for a backoff retry, a permanent one makes the policy Stalled.
+// Reconciles one policy, a LoopbackPolicy or a ClusterLoopbackPolicy (subject.ts; the queue key is its owner key): the
+// pipeline and stages of docs/architecture.md §3 and §7. Only the targets the changes since its last round concern are
+// planned (pending.ts); the level is what is planned, never a memo of an earlier round.
 import { FINALIZER, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import type { ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { targetKey } from '../../model/facts.js';
 import { initialPolicyStatus, type TargetOutcome } from '../../model/status.js';
 import { ExecutionInterrupted } from '../../mitigation/executor.js';
-import { holderOf, type OwnerKey } from '../../model/record-registry.js';
+import type { OwnerKey } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { PolicyDeletion } from './deletion.js';
 import { PolicyPublisher } from './publish.js';
@@ -102,7 +98,7 @@ export class PolicyController {
       this.forgetPolicy(key);
       return;
     }
-    const all = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
+    const all = policyTargets(policy, this.o.caches);
     // Whatever brought this round may change what the probe plan measures (it reads the caches, not this round).
     this.o.probe?.changed(policy.spec.probe.enabled);
     const { targets, covering } = this.changedTargets(key, all);

@@ -58,11 +58,8 @@ export function abandonCommand(s: PolicySubject): string {
 }
 
 /**
- * The targets an Event on the policy itself speaks of (issue 38 #4). A LoopbackPolicy's Event lives in its namespace
- * and its targets are that namespace's: named, `Kind namespace/name`. A ClusterLoopbackPolicy's Event
- * can only live in `default` (the apiserver keeps Events of a cluster-scoped object there, or in kube-system), which
- * a tenant may read: it counts them and names none; each target's own Event, in the target's namespace, names it
- * (and the log, which only loopguard's operators read, names them all).
+ * The targets an Event on the policy itself speaks of (issue 38 #4): a LoopbackPolicy's names them; a
+ * ClusterLoopbackPolicy's lives in `default`, which a tenant may read, so it counts them (docs/security.md "Events").
  */
 export function targetsForPolicyEvent(s: Pick<PolicySubject, 'namespace'>, targets: readonly { kind: string; namespace?: string; name: string }[]): string {
   if (s.namespace === undefined) {

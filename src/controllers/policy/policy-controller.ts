@@ -143,10 +143,8 @@ export class PolicyController {
   }
 
   /**
-   * Every target's outcome: this round's for the managed ones it planned, the last one for the others, the conflicts;
-   * each with what the probe measured (src/probe/probe-control.ts: words only). A target that has not settled stays
-   * pending; so does every target of a round that failed for the policy or was stopped. The reports of the namespaces
-   * whose outcomes changed, and of `covering`, are queued (namespace-reports.ts).
+   * Every target's outcome, this round's or its last, the conflicts, with the probe's figures (docs/architecture.md §7
+   * `remember`); a target not settled stays pending; the reports of the namespaces whose outcomes changed are queued.
    */
   private async remember(policy: PolicySubject, all: PolicyTargets, planned: PolicyTargets, run: RoundResult, covering?: Iterable<string>): Promise<{ outcomes: TargetOutcome[]; measured?: MeasuredCondition }> {
     const key = policy.owner;

@@ -174,16 +174,12 @@ export class PolicyRound {
   }
 
   /**
-   * Audit after Enforce (docs/execution.md "Mode switch"): a target whose record this policy holds keeps the
-   * changes made in Enforce. Leaving them unmaintained could hurt (prevent-loopback kept while the source drifts
-   * back to the VIP drops every health check), so Audit carries out the plan's drift corrections of those fields,
-   * and nothing else: no new change, no release. Everything else of the plan is reported as Enforce would do it.
+   * Audit after Enforce (docs/execution.md "Mode switch", where the harm is): a target whose record this policy holds
+   * gets the corrections that cannot wait (StepKindPlan.maintainedInAudit); the rest of the plan is only reported.
    */
   private async maintainHeld(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[], result: RoundResult, signal: AbortSignal): Promise<void> {
     const held = targets.map((t) => holds(input, t));
     const plans = planned.map((p) => p.plan);
-    // Only a correction that cannot wait (each kind says: StepKindPlan.maintainedInAudit, today a listener source put
-    // back on the VIP under prevent-loopback). Everything else waits for Enforce.
     const corrections = plans.map((p, i) => ({ ...p, steps: held[i] ? p.steps.filter(maintainedInAudit) : [] }));
     const todo = corrections.flatMap((p, i) => (p.steps.length > 0 ? [i] : []));
     const ran = todo.length > 0 && this.d.executor ? await this.d.executor.execute(input.owner, todo.map((i) => corrections[i] as TargetPlan), signal) : [];

@@ -48,7 +48,7 @@ export class PolicyDeletion {
       if (policy.metadata.annotations?.[ABANDON_ANNOTATION]?.trim().toLowerCase() === 'true') await this.abandon(policy, records);
       else {
         // Said before the revert runs (a throttled CLB can hold it up for a minute of retries), then with its cause.
-        const ready = policy.status?.conditions?.find((c) => c.type === CONDITION_READY);
+        const ready = policy.object.status?.conditions?.find((c) => c.type === CONDITION_READY);
         if (records.length > 0 && ready?.reason !== ReconcilingReason.Terminating && ready?.reason !== StalledReason.DeletionBlocked) {
           await this.writeConditions(policy, { blocked: false, message: terminatingMessage(records.map((r) => `${r.spec.target.kind} ${r.spec.target.name}: restoring`)) });
         }
@@ -97,7 +97,7 @@ export class PolicyDeletion {
    */
   private async reportLost(policy: PolicySubject, facts: readonly TargetFacts[], all: readonly LoopbackRecord[]): Promise<void> {
     const key = (t: { kind: string; namespace?: string; name: string }) => `${t.kind}/${t.namespace ?? policy.namespace ?? ''}/${t.name}`;
-    const listed = new Set((policy.status?.targets ?? []).map(key));
+    const listed = new Set((policy.object.status?.targets ?? []).map(key));
     const recorded = new Set(all.map((r) => key(r.spec.target)));
     const now = new Date();
     const lost = facts.flatMap((f) => {
@@ -133,7 +133,7 @@ export class PolicyDeletion {
   /** Deletion conditions on the policy (the rest of its status kept); a failed write is logged, never thrown. */
   private async writeConditions(policy: PolicySubject, state: Omit<DeletionState, 'generation'>): Promise<void> {
     const generation = policy.metadata.generation;
-    const conditions = deletionConditions(policy.status?.conditions, { ...state, ...(generation !== undefined ? { generation } : {}) }, new Date());
+    const conditions = deletionConditions(policy.object.status?.conditions, { ...state, ...(generation !== undefined ? { generation } : {}) }, new Date());
     try {
       await this.o.statusWriter.apply(policy.namespace, policy.name, { ...policy.object.status, conditions });
     } catch (err) {

@@ -20,8 +20,8 @@ export function isReportKey(key: string): boolean {
 }
 
 export class NamespaceReports {
-  /** Each namespace's report name as last written (a cluster policy's status shows them): a change is told to `namesChanged`. */
-  private readonly written = new Map<string, string>();
+  /** Each namespace's report name as last written (a cluster policy's status shows them): only a write or a prune changes one, and tells `namesChanged`. */
+  readonly names = new Map<string, string>();
 
   constructor(
     private readonly writer: Pick<ReportWriter, 'sync' | 'prune' | 'available'>,
@@ -40,11 +40,6 @@ export class NamespaceReports {
     private readonly namesChanged: () => void = () => undefined,
   ) {}
 
-  /** The reports' names as last written, read-only: only a write or a prune changes them. */
-  get names(): ReadonlyMap<string, string> {
-    return this.written;
-  }
-
   /**
    * A policy's round changed the outcomes of its targets in `namespaces` (or it is gone); `coverage`: which namespaces
    * it covers may have changed too (its first round, its spec, a namespace's labels): the prune looks again.
@@ -58,7 +53,7 @@ export class NamespaceReports {
   async reconcile(key: string): Promise<ReconcileOutcome | void> {
     // Without OpenReports (asked at most once per resync) nothing is built; removed, the reports went with it.
     if (!(await this.writer.available())) {
-      for (const ns of [...this.written.keys()]) this.note(ns, undefined);
+      for (const ns of [...this.names.keys()]) this.note(ns, undefined);
       return key === PRUNE_KEY ? { requeueAfterMs: this.resyncMs } : undefined;
     }
     if (key === PRUNE_KEY) {
@@ -67,7 +62,7 @@ export class NamespaceReports {
       // must not keep every stale report forever, so the prune comes back at the resync as well.
       if (!covered) return { requeueAfterMs: this.resyncMs };
       await this.writer.prune(covered);
-      for (const ns of [...this.written.keys()]) if (!covered.has(ns)) this.note(ns, undefined);
+      for (const ns of [...this.names.keys()]) if (!covered.has(ns)) this.note(ns, undefined);
       for (const ns of covered) this.queue.add(reportKey(ns));
       return { requeueAfterMs: this.resyncMs };
     }
@@ -80,9 +75,9 @@ export class NamespaceReports {
   }
 
   private note(ns: string, name: string | undefined): void {
-    if (this.written.get(ns) === name) return;
-    if (name === undefined) this.written.delete(ns);
-    else this.written.set(ns, name);
+    if (this.names.get(ns) === name) return;
+    if (name === undefined) this.names.delete(ns);
+    else this.names.set(ns, name);
     this.namesChanged();
   }
 }

@@ -67,13 +67,6 @@ export function nextDriftRoundMs(n: number, intervalMs: number, batch: number): 
   return Math.min(intervalMs, Math.max(MIN_DRIFT_ROUND_MS, Math.min(intervalMs / 60, 60_000), (intervalMs * batch) / n));
 }
 
-export interface DriftPlan {
-  /** CLBs to re-read in full this round (not in `signal`: a full read reads their health too). */
-  full: string[];
-  /** CLBs whose health to read this round. */
-  signal: string[];
-}
-
 /** The clocks of both tiers over every CLB loopguard works on (drift-checks.ts), and their count, which sets the full cycle. */
 export class DriftScheduler {
   private clocks: { full?: DriftClock; signal?: DriftClock } = {};
@@ -91,9 +84,10 @@ export class DriftScheduler {
 
   /**
    * `readAt`: each CLB and when it was last read in full; `healthAt`: the CLBs the signal can check (signalled) and
-   * when their health was last read, by either tier.
+   * when their health was last read, by either tier. Returns the CLBs to re-read in full this round, and those whose
+   * health to read (`signal`: not those in `full`, whose full read reads their health too).
    */
-  plan(readAt: ReadonlyMap<string, number>, healthAt: ReadonlyMap<string, number>, now: number): DriftPlan {
+  plan(readAt: ReadonlyMap<string, number>, healthAt: ReadonlyMap<string, number>, now: number): { full: string[]; signal: string[] } {
     this.clbs = readAt.size;
     const full = dueForDrift(readAt, this.fullIntervalMs(), now, this.clocks.full, MAX_LOAD_BALANCER_IDS);
     const signal = dueForDrift(healthAt, signalIntervalMs(this.intervalMs), now, this.clocks.signal, MAX_TARGET_HEALTH_IDS);

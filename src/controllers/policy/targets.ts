@@ -131,12 +131,11 @@ function coverage(subject: PolicySubject, caches: PolicyCaches, namespaces = cac
 
 /** What the policy manages in one namespace it covers, and the targets it loses there or waits for (added to `mine`, `conflicts`). */
 function namespaceTargets(subject: PolicySubject, namespace: string, mode: PolicyMode, index: ClaimsIndex, caches: PolicyCaches, mine: ManagedFacts[] = [], conflicts: Assessment[] = []) {
-  const me = subject.identity;
   const view = index.view(namespace);
   for (const target of view.candidates) {
     const claim = view.claims.get(targetKey(target));
     if (!claim) continue;
-    if (samePolicy(claim.winner, me)) {
+    if (samePolicy(claim.winner, subject.identity)) {
       // Another live policy holds the record (it lost the target, no longer selects it, or is being deleted): it
       // gives the originals back first, so the two never write the same CLB at once; then this policy applies its
       // plan. In Audit nothing is written, so nothing waits.
@@ -145,7 +144,7 @@ function namespaceTargets(subject: PolicySubject, namespace: string, mode: Polic
       if (giving) conflicts.push(handoverAssessment(target, giving));
       else mine.push({ facts: target, mode });
     } else {
-      const lost = lossOf(claim, me);
+      const lost = lossOf(claim, subject.identity);
       if (lost) conflicts.push(conflictAssessment(target, claim, lost));
     }
   }
@@ -155,10 +154,9 @@ function namespaceTargets(subject: PolicySubject, namespace: string, mode: Polic
 /** The targets of either kind of policy (subject.ts). */
 export function policyTargets(subject: PolicySubject, caches: PolicyCaches, index = new ClaimsIndex(caches)): PolicyTargets {
   const covered = coverage(subject, caches);
-  const namespaces = covered.modes;
   const mine: ManagedFacts[] = [];
   const conflicts: Assessment[] = [];
-  for (const [namespace, mode] of namespaces) namespaceTargets(subject, namespace, mode, index, caches, mine, conflicts);
+  for (const [namespace, mode] of covered.modes) namespaceTargets(subject, namespace, mode, index, caches, mine, conflicts);
   const managed = new Set(mine.map((m) => targetKey(m.facts)));
   const records = subject.namespace !== undefined ? caches.records(subject.namespace) : caches.records();
   // A namespace that left a cluster policy releases by the mode its labels give now (§4); a deleted one's records are stale.
@@ -168,15 +166,15 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, inde
     if (taker && !samePolicy(taker.winner, subject.identity) && taker.winnerMode === 'Enforce') return 'Enforce';
     const ns = o.facts.namespace;
     // A LoopbackPolicy's orphans are in its namespace, whose mode is its spec's (coverage).
-    const known = namespaces.get(ns);
+    const known = covered.modes.get(ns);
     if (known) return known;
     const facts = caches.namespace(ns);
     return facts ? namespaceMode(subject.cluster!, facts.labels) : 'Enforce';
   };
   // Orphans are looked for in the covered namespaces and in those the records name (a namespace that left the policy).
-  const orphanCandidates = [...new Set([...namespaces.keys(), ...records.map((r) => r.spec.target.namespace)])].flatMap((ns) => index.view(ns).candidates);
+  const orphanCandidates = [...new Set([...covered.modes.keys(), ...records.map((r) => r.spec.target.namespace)])].flatMap((ns) => index.view(ns).candidates);
   const orphans = orphansOf(records, subject.owner, managed, orphanCandidates, caches).map((o) => ({ ...o, mode: modeOf(o) }));
-  return { index, mine, conflicts, orphans, namespaces, excluded: [...covered.excluded] };
+  return { index, mine, conflicts, orphans, namespaces: covered.modes, excluded: [...covered.excluded] };
 }
 
 /** Every policy, of either kind (with `namespace`: the LoopbackPolicies of that namespace only). */

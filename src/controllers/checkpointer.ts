@@ -10,8 +10,6 @@ import { kubeErrorMessage } from '../runtime/kube-errors.js';
 import { settlesWithin } from '../runtime/settle.js';
 import type { DriftScheduler } from './drift-signal.js';
 
-/** How long shutdown waits for the last checkpoint write (ms). */
-const STOP_SAVE_MS = 2_000;
 /** How long a new leader waits for the checkpoint before it starts cold (ms). */
 const RESTORE_TIMEOUT_MS = 10_000;
 
@@ -82,7 +80,7 @@ export class Checkpointer {
    * Stops the periodic writes and writes once more (shutdown, after the drain, while still leading). Bounded: an
    * unreachable apiserver must not hold the Lease (the successor then starts from the last periodic checkpoint).
    */
-  async stop(boundMs = STOP_SAVE_MS): Promise<void> {
+  async stop(boundMs: number): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     const last = (async () => {

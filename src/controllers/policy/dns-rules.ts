@@ -82,8 +82,7 @@ export class DnsRules {
     // on is pending, so that changed() queues the key if it stops asking meanwhile; one no longer asking leaves.
     const asked = this.o.names();
     if (!asked) return;
-    const before = this.conditions;
-    this.conditions = new Map([...asked.keys()].map((o) => [o, before.get(o) ?? PENDING]));
+    this.conditions = new Map([...asked.keys()].map((o) => [o, this.conditions.get(o) ?? PENDING]));
     // Nobody asks and no rule is left behind (absent, unreadable or empty ConfigMap): the feature is not in use.
     if (asked.size === 0 && this.reverting.size === 0 && parseDnsRewrites(await this.o.store.read().catch(() => '')).length === 0) return;
     const now = (this.o.now ?? Date.now)();

@@ -91,24 +91,23 @@ export class PolicyController {
 
   /** One reconcile: the pipeline of the header. */
   private async evaluate(policy: PolicySubject, signal: AbortSignal): Promise<ReconcileOutcome | void> {
-    const key = policy.owner;
     if (policy.metadata.deletionTimestamp) {
       const outcome = await this.deletion.finalize(policy, signal);
       if (outcome) return outcome;
-      this.forgetPolicy(key);
+      this.forgetPolicy(policy.owner);
       return;
     }
     const all = policyTargets(policy, this.o.caches);
     // Whatever brought this round may change what the probe plan measures (it reads the caches, not this round).
     this.o.probe?.changed(policy.spec.probe.enabled);
-    const { targets, covering } = this.changedTargets(key, all);
+    const { targets, covering } = this.changedTargets(policy.owner, all);
     await this.ensureFinalizer(policy, all);
     const previous = await this.markReconciling(policy);
     const run = await this.runRound(policy, targets, signal);
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.
-      this.touch(key, EVERYTHING);
+      this.touch(policy.owner, EVERYTHING);
       await this.publisher.reportStopped(policy, run.stopped, false, run.skipped);
       return;
     }
@@ -116,7 +115,7 @@ export class PolicyController {
     await this.publisher.publish(policy, previous, all, outcomes, run.releases, measured);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.publisher.reportStopped(policy, run.stopped, false);
-    return this.requeue(key, outcomes, run);
+    return this.requeue(policy.owner, outcomes, run);
   }
 
   /**
@@ -127,10 +126,9 @@ export class PolicyController {
     const state = this.stateOf(key);
     const changes = state.pending;
     state.pending = new PendingChanges();
-    const known = state.planned;
-    const plan = new Set(targetsToPlan(all.mine.map((m) => m.facts), changes, (k) => known?.has(k) ?? false).map(targetKey));
+    const plan = new Set(targetsToPlan(all.mine.map((m) => m.facts), changes, (k) => state.planned?.has(k) ?? false).map(targetKey));
     this.o.metrics.targetsPlanned?.inc(plan.size);
-    const covering = !known || changes.all ? all.namespaces.keys() : changes.namespaces.size > 0 ? changes.namespaces : undefined;
+    const covering = !state.planned || changes.all ? all.namespaces.keys() : changes.namespaces.size > 0 ? changes.namespaces : undefined;
     return { targets: { ...all, mine: all.mine.filter((m) => plan.has(targetKey(m.facts))) }, ...(covering ? { covering } : {}) };
   }
 
@@ -147,8 +145,7 @@ export class PolicyController {
    * `remember`); a target not settled stays pending; the reports of the namespaces whose outcomes changed are queued.
    */
   private async remember(policy: PolicySubject, all: PolicyTargets, planned: PolicyTargets, run: RoundResult, covering?: Iterable<string>): Promise<{ outcomes: TargetOutcome[]; measured?: MeasuredCondition }> {
-    const key = policy.owner;
-    const state = this.stateOf(key);
+    const state = this.stateOf(policy.owner);
     const fresh = new Map(run.outcomes.map((o) => [targetKey(o.assessment.target), o]));
     const before = state.planned;
     const now = new Map<string, TargetOutcome>();
@@ -171,12 +168,12 @@ export class PolicyController {
     for (const m of planned.mine) {
       const k = targetKey(m.facts);
       const o = now.get(k);
-      if (!o || !settled(o, this.o.executor !== undefined && m.mode === 'Enforce', configsKnown) || run.stopped.length > 0) this.touch(key, { target: k });
+      if (!o || !settled(o, this.o.executor !== undefined && m.mode === 'Enforce', configsKnown) || run.stopped.length > 0) this.touch(policy.owner, { target: k });
     }
-    for (const k of run.due ?? []) this.touch(key, { target: k });
+    for (const k of run.due ?? []) this.touch(policy.owner, { target: k });
     this.o.reports?.changed(touched, covering !== undefined);
     // The DNS rules' unit reads the names from these outcomes when its key runs (dns-rules.ts).
-    this.o.dns?.changed(key, asksForDns(policy), touched.size > 0);
+    this.o.dns?.changed(policy.owner, asksForDns(policy), touched.size > 0);
     return { outcomes: measured?.outcomes ?? outcomes, ...(measured?.condition ? { measured: measured.condition } : {}) };
   }
 

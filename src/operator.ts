@@ -17,7 +17,7 @@ import {
 } from '@kubernetes/client-node';
 import { CLUSTER_KIND, CLUSTER_PLURAL, type ClusterLoopbackPolicy } from './api/clusterloopbackpolicy.js';
 import { PolicyEventRouter } from './controllers/policy/routing.js';
-import { clusterOwnerKey, holderOf, type OwnerKey } from './model/record-registry.js';
+import { clusterOwnerKey, type OwnerKey } from './model/record-registry.js';
 import { TKE_SERVICE_CONFIG } from './api/annotations.js';
 import { governingConfigName } from './plan/l7.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
@@ -28,7 +28,7 @@ import { ObservationStore } from './kube/observation-store.js';
 import { HealthSignal } from './cloud/health-signal.js';
 import { DriftScheduler } from './controllers/drift-signal.js';
 import { DRIFT_CHECKS_KEY, DriftChecks } from './controllers/drift-checks.js';
-import { targetKey, type TargetRef } from './model/facts.js';
+import { targetKey } from './model/facts.js';
 import { boundLoadBalancerId, classEnvoyProxy, gatewayFacts, ownEnvoyProxyName, serviceFacts, type GatewayClassObject, type GatewayObject } from './model/target-facts.js';
 import { namedClbs, ObservationUpkeep } from './controllers/observation-upkeep.js';
 import { informerCaches, namespaceFacts } from './controllers/policy/caches.js';
@@ -43,7 +43,7 @@ import { clusterEffects } from './mitigation/effects.js';
 import { WaitClock } from './mitigation/tke-wait.js';
 import { KubeWriter } from './kube/writer.js';
 import { RecordStore } from './kube/record-store.js';
-import { RECORD_PLURAL, recordName, type LoopbackRecord } from './api/loopbackrecord.js';
+import { RECORD_PLURAL, type LoopbackRecord } from './api/loopbackrecord.js';
 import { PolicyStatusWriter } from './kube/status-writer.js';
 import { ReportWriter } from './kube/report-writer.js';
 import { isReportKey, NamespaceReports, PRUNE_KEY } from './controllers/policy/namespace-reports.js';
@@ -316,14 +316,12 @@ export class Operator {
       async (page) => (await custom.listNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ownNamespace, plural: PROBE_REPORT_PLURAL, ...page })) as KubernetesListObject<KubernetesObject>,
       (r, type) => evidence.report(r as unknown as ProbeReport, type === 'delete'),
     );
-    const record = (t: TargetRef) => this.records.get(recordName(t)) as unknown as LoopbackRecord | undefined;
-    const holder = (t: TargetRef) => holderOf(record(t));
-    const selections = () => probeSelections(caches, holder);
+    const selections = () => probeSelections(caches);
     const probe = new ProbeControl({ store: new PlanStore(kc, ownNamespace), evidence, queue: { add: (key) => this.queue.add(key) }, selections, events, logger, windowSeconds: Math.round(config.probeWindowMs / 1000) });
     const outcomes = (owner: OwnerKey): ReturnType<PolicyController['outcomes']> => controller.outcomes(owner);
     const reports = new NamespaceReports(
       new ReportWriter(kc, { resyncMs: config.driftCheckIntervalMs, logger, ...(observationStore ? { key: () => observationStore.key() } : {}) }),
-      (ns) => namespaceResults(caches, holder, outcomes, ns),
+      (ns) => namespaceResults(caches, outcomes, ns),
       () => reportedNamespaces(caches, outcomes),
       { add: (key) => this.queue.add(key) },
       config.driftCheckIntervalMs,
@@ -343,13 +341,12 @@ export class Operator {
       waitMs: config.dnsCheckWaitMs,
       recheckMs: config.driftCheckIntervalMs,
       queue: { add: (key) => this.queue.add(key) },
-      names: () => managedDnsNames(caches, holder, outcomes, executor !== undefined),
+      names: () => managedDnsNames(caches, outcomes, executor !== undefined),
       events,
       logger,
     });
     const controller = new PolicyController({
       caches,
-      record,
       records,
       tkeServiceConfig: (ns, name) => this.tkeServiceConfigs.get(name, ns) as (KubernetesObject & { spec?: unknown }) | undefined,
       tkeServiceConfigsSynced: () => this.tkeServiceConfigs.hasSynced,
@@ -394,19 +391,7 @@ export class Operator {
           logger.warn('Reconcile failed', { policy: key, error: err instanceof Error ? err.message : String(err), retryInMs: retryIn }),
       },
     });
-    this.router = new PolicyEventRouter(
-      this.queue,
-      {
-        policies: (ns?) => this.policies.list(ns),
-        clusterPolicies: () => this.clusterPolicies.list(),
-        namespace: caches.namespace,
-        ownNamespace,
-        livePolicy: (ns, name) => this.policies.get(name, ns) !== undefined,
-        liveClusterPolicy: (name) => this.clusterPolicies.get(name) !== undefined,
-      },
-      controller,
-      () => this.admission.changed(),
-    );
+    this.router = new PolicyEventRouter(this.queue, caches, controller, () => this.admission.changed());
     if (config.metricsSecure) {
       this.metricsServer = new MetricsServer({
         host: config.probeHost,

@@ -1,12 +1,7 @@
-// Restart without re-reading the world (docs/execution.md "Restart"). The leader keeps a checkpoint of its
-// ClbObserver's cache (src/cloud/observation-checkpoint.ts, stored by src/kube/observation-store.ts): a few
-// times per drift interval when it changed (start()), and once more at graceful shutdown. A new leader (fresh start or takeover) seeds its
-// observer from it before its first round, so it judges converged targets from what was verified and when, and
-// reads them again on the drift schedule (drift-signal.ts: its health within half an interval, in full at the
-// latest one full cycle after its last full read) instead of all at once; a write still reads its CLB first
-// (round.ts). Nothing here is needed for correctness: any failure is logged and the leader starts cold, as it would
-// without a checkpoint. Only a checkpoint sealed with loopguard's key (observation-checkpoint.ts, the key in a Secret
-// of loopguard's namespace) is seeded: an entry written by anyone else never shows as an observation.
+// Restart without re-reading the world: the leader's checkpoint of its ClbObserver's cache, written while it leads
+// and at graceful shutdown, seeded into a new leader's observer (docs/execution.md "Restart": what is trusted, for how
+// long, and the key that seals it). Nothing here is needed for correctness: any failure is logged and the leader
+// starts cold, as it would without a checkpoint.
 import { createHash } from 'node:crypto';
 import type { ClbObserver } from '../cloud/clb-observer.js';
 import { decodeCheckpoint, encodeCheckpoint, MAX_PARTS, openCheckpoint, sealCheckpoint, splitParts, type CheckpointEntry } from '../cloud/observation-checkpoint.js';
@@ -15,8 +10,6 @@ import { kubeErrorMessage } from '../runtime/kube-errors.js';
 import { settlesWithin } from '../runtime/settle.js';
 import type { DriftScheduler } from './drift-signal.js';
 
-/** How long shutdown waits for the last checkpoint write (ms). */
-const STOP_SAVE_MS = 2_000;
 /** How long a new leader waits for the checkpoint before it starts cold (ms). */
 const RESTORE_TIMEOUT_MS = 10_000;
 
@@ -87,7 +80,7 @@ export class Checkpointer {
    * Stops the periodic writes and writes once more (shutdown, after the drain, while still leading). Bounded: an
    * unreachable apiserver must not hold the Lease (the successor then starts from the last periodic checkpoint).
    */
-  async stop(boundMs = STOP_SAVE_MS): Promise<void> {
+  async stop(boundMs: number): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     const last = (async () => {

@@ -1,8 +1,6 @@
-// The drift checks, on the CLB side: every CLB a policy's targets are bound to is read on the two-tier schedule of
-// drift-signal.ts, under one clock, whichever policy it belongs to. A read that differs from the cached observation
-// tells the observer's onChange (routing.ts), which plans again only the targets of that CLB; a read that finds what
-// was cached plans nothing. A CLB still overdue after its read failed goes to its policies as a change: their round
-// reads it and reports the failure in their status.
+// The drift checks, on the CLB side (docs/architecture.md "Drift checks", §3 "The unit of work"): every CLB a policy's
+// targets are bound to, on drift-signal.ts's schedule. A read that differs tells the observer's onChange (routing.ts); a
+// CLB still overdue after its read failed goes to its policies, whose round reads it and reports the failure.
 import { describeCloudError } from '../cloud/index.js';
 import type { ClbObserver } from '../cloud/clb-observer.js';
 import type { HealthSignal } from '../cloud/health-signal.js';

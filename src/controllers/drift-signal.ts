@@ -1,24 +1,11 @@
-// Drift checks in two tiers, so that what converged CLBs cost grows slower than their number (issue 28 #6).
-// - The signal: every converged CLB's backend health, 30 CLBs per DescribeTargetHealth call (docs/tencent-cloud.md
-//   §3), twice per drift interval. A change that can mean drift (src/cloud/health-summary.ts) sends that CLB to the
-//   full re-read in the same round. Twice, because the CLB marks a backend Dead only after UnHealthNum failed probes
-//   (3 × 5 s by default, §3 HealthCheck): read once per interval, a source put back on the VIP right after its CLB's
-//   signal would show Dead only one interval later, and be corrected after more than one interval.
-// - The full re-read (DescribeLoadBalancers + DescribeListeners per CLB + DescribeTargetHealth, clb-observer.ts) of
-//   every CLB once per full cycle, for what health cannot show: the drift interval while that costs at most
-//   --drift-full-read-share of --cloud-rate-limit in DescribeListeners, longer with more CLBs
-//   (docs/architecture.md "Drift checks" has the arithmetic).
-// Each tier spreads its reads evenly over its interval. Re-reading every CLB whose last read is older than the
-// interval would read them all at once: a policy's CLBs are first read together, so they all come due together (1,000
-// CLBs became a 100 s burst at the whole read budget every interval). Instead each round earns reads in proportion to
-// the time since the last one, n · elapsed / interval for n CLBs, and spends them, in whole batches (one call), on the
-// CLBs read longest ago: a round-robin at a steady n / interval per second. A CLB not read for a whole interval is
-// always due. Reads made for other reasons since the last round (after TKE's grace period, a write's verification)
-// are spent from the same budget (without that, the first interval after an Enforce read its CLBs twice: bench:idle,
-// 1,000 targets, 1.43 × the budget), up to a debt of one batch: repaying a cold start's reads in full would read nothing
-// for a cycle and then every CLB at once as they came overdue together (bench:idle, 1,000 CLBs: 0 DescribeListeners
-// in the first interval, 1.67 × the budget in the second). Pure, but for the clocks DriftScheduler keeps;
-// drift-checks.ts makes the reads.
+// Drift checks in two tiers, so that what converged CLBs cost grows slower than their number (issue 28 #6): the health
+// signal twice per drift interval, the full re-read once per full cycle (docs/architecture.md "Drift checks": what each
+// tier reads, why twice, the arithmetic). Each tier spreads its reads: a round earns n · elapsed / interval reads for n
+// CLBs and spends them, in whole batches, on the CLBs read longest ago; a CLB not read for a whole interval is always
+// due. Reads made for other reasons are spent from the same budget, up to a debt of one batch. Without the spread, CLBs
+// read together came due together (a 100 s burst every interval); without the debt an Enforce's first interval read
+// its CLBs twice; with a whole debt a cold start read nothing for a cycle, then every CLB (docs/benchmarks.md,
+// bench:idle). Pure, but for the clocks DriftScheduler keeps; drift-checks.ts makes the reads.
 import { MAX_LOAD_BALANCER_IDS, MAX_TARGET_HEALTH_IDS } from '../cloud/batching.js';
 import type { ClbObservation } from '../model/facts.js';
 
@@ -80,13 +67,6 @@ export function nextDriftRoundMs(n: number, intervalMs: number, batch: number): 
   return Math.min(intervalMs, Math.max(MIN_DRIFT_ROUND_MS, Math.min(intervalMs / 60, 60_000), (intervalMs * batch) / n));
 }
 
-export interface DriftPlan {
-  /** CLBs to re-read in full this round (not in `signal`: a full read reads their health too). */
-  full: string[];
-  /** CLBs whose health to read this round. */
-  signal: string[];
-}
-
 /** The clocks of both tiers over every CLB loopguard works on (drift-checks.ts), and their count, which sets the full cycle. */
 export class DriftScheduler {
   private clocks: { full?: DriftClock; signal?: DriftClock } = {};
@@ -104,9 +84,10 @@ export class DriftScheduler {
 
   /**
    * `readAt`: each CLB and when it was last read in full; `healthAt`: the CLBs the signal can check (signalled) and
-   * when their health was last read, by either tier.
+   * when their health was last read, by either tier. Returns the CLBs to re-read in full this round, and those whose
+   * health to read (`signal`: not those in `full`, whose full read reads their health too).
    */
-  plan(readAt: ReadonlyMap<string, number>, healthAt: ReadonlyMap<string, number>, now: number): DriftPlan {
+  plan(readAt: ReadonlyMap<string, number>, healthAt: ReadonlyMap<string, number>, now: number): { full: string[]; signal: string[] } {
     this.clbs = readAt.size;
     const full = dueForDrift(readAt, this.fullIntervalMs(), now, this.clocks.full, MAX_LOAD_BALANCER_IDS);
     const signal = dueForDrift(healthAt, signalIntervalMs(this.intervalMs), now, this.clocks.signal, MAX_TARGET_HEALTH_IDS);

@@ -47,7 +47,7 @@ export class ObservationUpkeep {
   async restore(): Promise<void> {
     const seeded = (await this.o.checkpoint?.restore()) ?? [];
     const checked = seeded.filter((e) => e.observation.state === 'Found' && e.observation.clb.forward !== 0);
-    this.o.signal.spread(checked, this.now(), signalIntervalMs(this.o.scheduler.intervalMs));
+    this.o.signal.spread(checked, (this.o.now ?? Date.now)(), signalIntervalMs(this.o.scheduler.intervalMs));
   }
 
   /** While leading: the checkpoint's periodic writes and the sweeps. */
@@ -66,13 +66,9 @@ export class ObservationUpkeep {
   /** Forgets the CLBs no round asked for in SWEEP_AFTER_CYCLES full cycles; returns how many. */
   sweep(): number {
     const named = this.o.named();
-    const dropped = this.o.observer.sweep(this.now() - SWEEP_AFTER_CYCLES * this.o.scheduler.fullIntervalMs(), (id) => named.has(id));
+    const dropped = this.o.observer.sweep((this.o.now ?? Date.now)() - SWEEP_AFTER_CYCLES * this.o.scheduler.fullIntervalMs(), (id) => named.has(id));
     this.o.signal.forget(dropped);
     if (dropped.length > 0) this.o.logger.debug('Forgot CLBs no policy names any more', { clbs: dropped.length, first: dropped.slice(0, 3) });
     return dropped.length;
-  }
-
-  private now(): number {
-    return (this.o.now ?? Date.now)();
   }
 }

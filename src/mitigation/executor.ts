@@ -37,6 +37,12 @@ export interface Execution {
   stopped?: { step: Step; inFlight: boolean };
 }
 
+/** The steps not carried out yet; a wait stays on the list until TKE has done what it waits for. */
+export function remainingSteps(e: Execution): Step[] {
+  const rest = e.plan.steps.slice(e.executed.length);
+  return e.waiting ? [e.plan.steps[e.executed.length - 1] as Step, ...rest] : rest;
+}
+
 /** Thrown by `execute` when its signal aborted; `stopped` says where each interrupted target was. */
 export class ExecutionInterrupted extends Error {
   constructor(readonly stopped: readonly Execution[], options?: ErrorOptions) {

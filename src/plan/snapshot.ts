@@ -1,12 +1,14 @@
 // Pure: what one pass of the planner sees (docs/architecture.md §7 "Snapshot"), gathered once per chunk of targets by
 // the operator's round, `loopguard doctor` or `loopguard plan`: planPolicy (policy-plan.ts) is a function of it alone.
 // `shared` holds whatever a decision shares (SharedView), so a decision about one target sees what it does to others.
-import { readSkip } from '../api/annotations.js';
+import { readSkip, ServiceAnnotation } from '../api/annotations.js';
+import type { LoopbackRecord } from '../api/loopbackrecord.js';
 import type { ResolvedPolicySpec } from '../api/loopbackpolicy.js';
 import type { ClusterProfile } from '../model/cluster-profile.js';
 import { envoyProxiesOf, envoyProxyKey, targetKey, type AccountCapabilities, type ClbObservation, type EnvoyProxyRef, type TargetFacts, type TargetRef } from '../model/facts.js';
 import { governingConfigName, type ConfigView } from './l7.js';
-import type { RecordOwnership } from '../model/record-registry.js';
+import { madeFor, readRecord, type RecordOwnership } from '../model/record-registry.js';
+import { annotatedByLoopguard } from './originals.js';
 
 /** A target the policy manages, as gathered. */
 export interface TargetSnapshot {
@@ -113,6 +115,20 @@ export function configViewOf(t: TargetFacts, lookup: ConfigLookup): ConfigView |
   if (!name) return undefined;
   const found = lookup(t.namespace, name);
   return found ? { name, spec: found.spec, exists: true } : { name, exists: false };
+}
+
+/** Target keys, among those on `clbs`, whose prevent-loopback loopguard set: their records hold its original. */
+export function loopguardAnnotated(records: readonly LoopbackRecord[], candidates: readonly TargetFacts[], clbs: ReadonlySet<string>): Set<string> {
+  const onClbs = new Map(candidates.filter((t) => t.kind === 'Service' && t.loadBalancerId && clbs.has(t.loadBalancerId)).map((t) => [targetKey(t), t]));
+  const out = new Set<string>();
+  for (const r of records) {
+    const t = r.spec?.target;
+    if (!t || t.kind !== 'Service') continue;
+    const key = targetKey(t);
+    const facts = onClbs.get(key);
+    if (facts && madeFor(r, facts) && annotatedByLoopguard(readRecord(r, facts).originals, ServiceAnnotation.PreventLoopback)) out.add(key);
+  }
+  return out;
 }
 
 /**

@@ -72,6 +72,18 @@ export function annotationsSet(step: Step): Readonly<Record<string, string | nul
   return kindOf(step).annotations?.(step) ?? {};
 }
 
+/** The target's annotations after the executed steps (for assessing it again without a read). */
+export function annotationsAfter(annotations: Readonly<Record<string, string>> | undefined, executed: readonly Step[]): Record<string, string> {
+  const out: Record<string, string> = { ...(annotations ?? {}) };
+  for (const s of executed) {
+    for (const [k, v] of Object.entries(annotationsSet(s))) {
+      if (v === null) delete out[k];
+      else out[k] = v;
+    }
+  }
+  return out;
+}
+
 /** Whether the step is a wait for TKE. */
 export function isTkeWait(step: Step | undefined): boolean {
   return step !== undefined && kindOf(step).wait !== undefined;

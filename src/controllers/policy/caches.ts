@@ -2,7 +2,7 @@
 import type { KubernetesObject, V1Ingress, V1Namespace, V1Service } from '@kubernetes/client-node';
 import type { ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackPolicy } from '../../api/loopbackpolicy.js';
-import type { LoopbackRecord } from '../../api/loopbackrecord.js';
+import { recordName, type LoopbackRecord } from '../../api/loopbackrecord.js';
 import type { NamespaceFacts } from '../../model/namespace-coverage.js';
 import type { EnvoyProxyObject, GatewayClassObject, GatewayObject } from '../../model/target-facts.js';
 import type { ResilientInformer } from '../../runtime/informer.js';
@@ -34,6 +34,7 @@ export function informerCaches(i: PolicyInformers, ownNamespace: string, envoyGa
     gateways: (ns?) => i.gateways.list(ns) as readonly GatewayObject[],
     envoyProxy: (ns, name) => i.envoyProxies.get(name, ns) as EnvoyProxyObject | undefined,
     gatewayClass: (name) => i.gatewayClasses.get(name) as GatewayClassObject | undefined,
+    record: (t) => i.records.get(recordName(t)) as unknown as LoopbackRecord | undefined,
     records: (ns?) => (i.records.list() as unknown as readonly LoopbackRecord[]).filter((r) => ns === undefined || r.spec?.target?.namespace === ns),
     clusterPolicy: (name) => i.clusterPolicies.get(name) as unknown as ClusterLoopbackPolicy | undefined,
     clusterPolicies: () => i.clusterPolicies.list() as unknown as readonly ClusterLoopbackPolicy[],

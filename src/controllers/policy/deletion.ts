@@ -1,20 +1,15 @@
-// Deleting a policy (either kind, subject.ts) with revertOnDelete: its finalizer stays until every target it changed has its
-// originals back. The revert is a round in which every target the policy's records name is an orphan (round.ts
-// releases): gather (the records, read from the API server; the targets from the caches) → plan and execute the
-// releases → progress (pure, deletionProgress) → status (deletion-status.ts) → requeue. Deletion never waits silently
-// (issue 15 #3, #4): while something blocks the revert, the policy is Stalled with reason DeletionBlocked, naming
-// what blocks it and the way out, and a Warning Event says the same. The way out without restoring is explicit:
-// `loopguard.dev/abandon: "true"` on the policy releases the finalizer, forgets the policy's records and leaves
-// every change as it is, recorded in Events on the policy and on each target.
+// Deleting a policy (either kind, subject.ts) with revertOnDelete: its finalizer stays until every target it changed has
+// its originals back. The revert is a round of releases (docs/execution.md "A held-up deletion says so"). Deletion never
+// waits silently (issue 15 #3, #4): Stalled/DeletionBlocked and a Warning name what blocks it and the way out,
+// `loopguard.dev/abandon: "true"`, which releases the finalizer and leaves every change as it is, said in Events.
 import { ABANDON_ANNOTATION, FINALIZER, involvedObject } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { CONDITION_READY } from '../../api/conditions.js';
 import { EventReason, ReconcilingReason, StalledReason } from '../../api/reasons.js';
-import { deletionConditions, terminatingMessage, type DeletionState } from '../../model/deletion-status.js';
+import { deletionConditions, deletionProgress, terminatingMessage, type Blocked, type DeletionState } from '../../model/deletion-status.js';
 import { sharedView } from '../../plan/snapshot.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
-import { setByLoopguardOf, type TargetFacts, type TargetRef } from '../../model/facts.js';
-import type { ReleaseOutcome } from '../../model/status.js';
+import { setByLoopguardOf, type TargetFacts } from '../../model/facts.js';
 import { lostRecordError } from '../../model/lost-record.js';
 import { serviceFacts } from '../../model/target-facts.js';
 import { describeOwner, holderOf, problemOf } from '../../model/record-registry.js';
@@ -25,9 +20,6 @@ import type { PolicyPublisher } from './publish.js';
 import { ClaimsIndex, orphansOf } from './targets.js';
 import { abandonCommand, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 
-/** What blocks the revert of one target, for the status message and its Warning Event. */
-export type Blocked = TargetRef & { why: string };
-
 /** What a record says loopguard changed, in words; a corrupt record cannot say. */
 function changedFields(r: LoopbackRecord): string {
   if (problemOf(r)) return 'unknown fields (its LoopbackRecord is unreadable)';
@@ -37,30 +29,6 @@ function changedFields(r: LoopbackRecord): string {
 
 /** After a wait's end, before the next round: the round reads after the grace period, not at its last millisecond. */
 const WAIT_SLACK_MS = 250;
-
-/**
- * Where the revert stands after its round (pure). `blocked`: what retrying cannot fix (a corrupt record, a permanent
- * error); `pending`: what is on its way ("Kind name: cause": a wait for TKE, a transient error, an Ingress before the
- * TkeServiceConfig cache has synced, whose release is not planned until then); `onlyTkeWaits`: every pending target only
- * waits for TKE, so the round comes back when the first wait ends rather than on the error backoff.
- */
-export function deletionProgress(records: readonly LoopbackRecord[], releases: readonly ReleaseOutcome[], configsKnown: boolean): { blocked: Blocked[]; pending: string[]; onlyTkeWaits: boolean } {
-  const blocked: Blocked[] = [];
-  const pending: string[] = [];
-  for (const r of records) {
-    const t = r.spec.target;
-    const problem = problemOf(r);
-    const name = r.metadata?.name ?? '';
-    if (problem) {
-      blocked.push({ ...t, why: `its LoopbackRecord ${name} is invalid (${problem}), so loopguard cannot tell what to restore. Inspect it (kubectl get loopbackrecord ${name} -o yaml), restore the fields by hand, then kubectl delete loopbackrecord ${name}` });
-    } else if (!configsKnown && t.kind === 'Ingress') pending.push(`Ingress ${t.name}: waiting for the TkeServiceConfig cache to sync`);
-  }
-  for (const r of releases) {
-    if (r.error?.permanent) blocked.push({ kind: r.kind, namespace: r.namespace ?? '', name: r.name, why: `${r.error.reason}: ${r.error.message}` });
-    else pending.push(`${r.kind} ${r.name}: ${r.error ? `${r.error.reason}: ${r.error.message}` : (r.waiting ?? r.plan[0] ?? 'steps remain')}`);
-  }
-  return { blocked, pending, onlyTkeWaits: pending.length > 0 && releases.length === pending.length && releases.every((r) => !r.error) };
-}
 
 export class PolicyDeletion {
   constructor(
@@ -80,7 +48,7 @@ export class PolicyDeletion {
       if (policy.metadata.annotations?.[ABANDON_ANNOTATION]?.trim().toLowerCase() === 'true') await this.abandon(policy, records);
       else {
         // Said before the revert runs (a throttled CLB can hold it up for a minute of retries), then with its cause.
-        const ready = policy.status?.conditions?.find((c) => c.type === CONDITION_READY);
+        const ready = policy.object.status?.conditions?.find((c) => c.type === CONDITION_READY);
         if (records.length > 0 && ready?.reason !== ReconcilingReason.Terminating && ready?.reason !== StalledReason.DeletionBlocked) {
           await this.writeConditions(policy, { blocked: false, message: terminatingMessage(records.map((r) => `${r.spec.target.kind} ${r.spec.target.name}: restoring`)) });
         }
@@ -129,7 +97,7 @@ export class PolicyDeletion {
    */
   private async reportLost(policy: PolicySubject, facts: readonly TargetFacts[], all: readonly LoopbackRecord[]): Promise<void> {
     const key = (t: { kind: string; namespace?: string; name: string }) => `${t.kind}/${t.namespace ?? policy.namespace ?? ''}/${t.name}`;
-    const listed = new Set((policy.status?.targets ?? []).map(key));
+    const listed = new Set((policy.object.status?.targets ?? []).map(key));
     const recorded = new Set(all.map((r) => key(r.spec.target)));
     const now = new Date();
     const lost = facts.flatMap((f) => {
@@ -165,7 +133,7 @@ export class PolicyDeletion {
   /** Deletion conditions on the policy (the rest of its status kept); a failed write is logged, never thrown. */
   private async writeConditions(policy: PolicySubject, state: Omit<DeletionState, 'generation'>): Promise<void> {
     const generation = policy.metadata.generation;
-    const conditions = deletionConditions(policy.status?.conditions, { ...state, ...(generation !== undefined ? { generation } : {}) }, new Date());
+    const conditions = deletionConditions(policy.object.status?.conditions, { ...state, ...(generation !== undefined ? { generation } : {}) }, new Date());
     try {
       await this.o.statusWriter.apply(policy.namespace, policy.name, { ...policy.object.status, conditions });
     } catch (err) {

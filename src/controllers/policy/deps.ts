@@ -3,7 +3,7 @@
 // importing each other.
 import type { EnvoyProxyLookup, GatewayObject } from '../../model/target-facts.js';
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
-import type { LoopbackPolicy, ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
+import type { LoopbackPolicy } from '../../api/loopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import type { ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
 import type { NamespaceFacts } from '../../model/namespace-coverage.js';
@@ -16,10 +16,10 @@ import type { NamespaceReports } from './namespace-reports.js';
 import type { DnsRules } from './dns-rules.js';
 import type { ClusterProfile } from '../../model/cluster-profile.js';
 import type { TargetFacts, TargetRef } from '../../model/facts.js';
-import type { OwnerKey, RecordRegistry } from '../../model/record-registry.js';
+import type { RecordRegistry } from '../../model/record-registry.js';
 import type { LearnedCapabilities } from '../../mitigation/capabilities.js';
 import type { Executor } from '../../mitigation/executor.js';
-import type { ConfigLookup, RecordedEnvoyProxy, SharedView } from '../../plan/snapshot.js';
+import type { ConfigLookup, OrphanSnapshot, Snapshot } from '../../plan/snapshot.js';
 import type { Logger } from '../../runtime/logger.js';
 import type { Metrics } from '../../runtime/metrics.js';
 import type { ProbeControl } from '../../probe/probe-control.js';
@@ -28,6 +28,8 @@ import type { ProbeControl } from '../../probe/probe-control.js';
 export interface PolicyCaches extends EnvoyProxyLookup {
   /** LoopbackRecords of targets in the namespace; every record without one. */
   records(namespace?: string): readonly LoopbackRecord[];
+  /** The target's LoopbackRecord (who holds it; the executor re-reads it before every write). */
+  record(target: TargetRef): LoopbackRecord | undefined;
   policy(namespace: string, name: string): LoopbackPolicy | undefined;
   /** The namespace's policies; every namespace's without one. */
   policies(namespace?: string): readonly LoopbackPolicy[];
@@ -70,15 +72,10 @@ export interface RoundDeps {
   capabilities: Pick<LearnedCapabilities, 'snapshot' | 'forget'>;
   /** The cached TkeServiceConfig of that name, if any (the informer's get: rounds look up one per Ingress). */
   tkeServiceConfig: ConfigLookup;
-  /**
-   * Whether the TkeServiceConfig cache has synced. Until it has, an absent config means "not known yet", not
-   * "gone": no L7 step is planned (a release that took it for gone would drop originals it never restored).
-   */
+  /** Whether the TkeServiceConfig cache has synced: the snapshot's `configsKnown` (what it means there). */
   tkeServiceConfigsSynced(): boolean;
-  /** The target's LoopbackRecord from the informer cache (the executor re-reads it before every write). */
-  record(target: TargetRef): LoopbackRecord | undefined;
-  /** Where a Gateway's record may have written a key: the EnvoyProxies, the Gateways and the records that hold them. */
-  caches: Pick<PolicyCaches, 'records' | 'gateways' | 'envoyProxy'>;
+  /** The targets' records; where a Gateway's record may have written a key: the EnvoyProxies, the Gateways and the records that hold them. */
+  caches: Pick<PolicyCaches, 'record' | 'records' | 'gateways' | 'envoyProxy'>;
   logger: Pick<Logger, 'info' | 'warn'>;
   /** The drift checks' schedule (drift-checks.ts): a cached read older than its full cycle is read again. */
   driftScheduler: Pick<DriftScheduler, 'fullIntervalMs' | 'intervalMs'>;
@@ -90,27 +87,14 @@ export interface RoundDeps {
   stopping?: AbortSignal;
 }
 
-export interface RoundInput {
-  spec: ResolvedPolicySpec;
-  profile: ClusterProfile;
-  owner: OwnerKey;
+/** What a round is asked: the snapshot's policy, profile and sharing (src/plan/snapshot.ts), the targets and orphans. */
+export interface RoundInput extends Pick<Snapshot, 'spec' | 'profile' | 'owner' | 'shared' | 'ignoreSkipAnnotation'> {
   targets: readonly TargetFacts[];
   /** Targets whose record belongs to this policy but that it does not manage now, with their records. */
   orphans: readonly Orphan[];
   /** Whether the target's mode is Enforce (a cluster policy's namespaces may differ; a release follows its own). */
   enforcing: (target: TargetRef) => boolean;
-  /** Who shares the targets' CLBs and TkeServiceConfigs (src/plan/snapshot.ts). */
-  shared: SharedView;
-  /** A cluster policy's `skipAnnotation: Ignore`. */
-  ignoreSkipAnnotation?: boolean;
 }
 
-/** A target the policy changed but no longer manages, and its registry entry. */
-export interface Orphan {
-  facts: TargetFacts;
-  entry: LoopbackRecord;
-  /** The object the record was made for is gone (see OrphanSnapshot.stale). */
-  stale?: boolean;
-  /** A Gateway's: the EnvoyProxy its record names, where loopguard's key is given back (OrphanSnapshot.envoyProxy). */
-  envoyProxy?: RecordedEnvoyProxy;
-}
+/** A target the policy changed but no longer manages, and its registry entry (`stale`, `envoyProxy`: OrphanSnapshot's). */
+export type Orphan = Pick<OrphanSnapshot, 'facts' | 'stale' | 'envoyProxy'> & { entry: LoopbackRecord };

@@ -1,9 +1,6 @@
-// The CoreDNS rules of `l7.inClusterDNS: Managed` (docs/dns.md §4) as one unit of work: one ConfigMap, one key on the
-// shared work queue (DNS_RULES_KEY). A pass reads what every asking cluster policy asks for now (targets.ts
-// `managedDnsNames`), keeps the names whose upstream answer is their target's own VIP and whose Service name CoreDNS
-// answers, writes the file when it differs, resolves each name through every CoreDNS server, and sets each policy's
-// `InClusterDNS` condition, queueing the policy when it changed: a policy's round never waits on DNS. A rule no longer
-// asked for leaves the file and is checked until it no longer resolves to its Service.
+// The CoreDNS rules of `l7.inClusterDNS: Managed` as one unit of work, one key on the shared queue (DNS_RULES_KEY):
+// a pass reads what every asking cluster policy asks for now (targets.ts `managedDnsNames`), writes the file when it
+// differs, checks it through every CoreDNS server and sets each policy's `InClusterDNS` condition (docs/dns.md §4).
 import { dnsCondition, readCorefile, ruleInEffect, ruleReverted, serviceNameProblem, type DnsCondition, type DnsRuleAnswer, type NameAnswer } from '../../model/dns-check.js';
 import { involvedObject } from '../../api/loopbackpolicy.js';
 import { EventReason } from '../../api/reasons.js';
@@ -85,8 +82,7 @@ export class DnsRules {
     // on is pending, so that changed() queues the key if it stops asking meanwhile; one no longer asking leaves.
     const asked = this.o.names();
     if (!asked) return;
-    const before = this.conditions;
-    this.conditions = new Map([...asked.keys()].map((o) => [o, before.get(o) ?? PENDING]));
+    this.conditions = new Map([...asked.keys()].map((o) => [o, this.conditions.get(o) ?? PENDING]));
     // Nobody asks and no rule is left behind (absent, unreadable or empty ConfigMap): the feature is not in use.
     if (asked.size === 0 && this.reverting.size === 0 && parseDnsRewrites(await this.o.store.read().catch(() => '')).length === 0) return;
     const now = (this.o.now ?? Date.now)();

@@ -1,10 +1,5 @@
-// Fresh facts before a write (docs/execution.md "Restart"). A round judges targets from the observer's cache; that
-// is enough to report them, but a plan that will be carried out must rest on a recent read of the target's CLB:
-// one made by this process (not a seeded entry of the observation checkpoint, which a previous leader read) and at
-// most FRESH_BEFORE_WRITE_MS ago. Otherwise the round reads those CLBs again and plans the chunk once more before
-// anything is executed. The bound is well under the drift interval (5 min by default): a new annotation or a
-// Service edit arriving minutes after the last drift read costs one read of its CLB, and a write never acts on
-// what a CLB looked like minutes ago. Converged targets plan no step, so they never pay it.
+// Fresh facts before a write (docs/execution.md "Restart", "Writes read first"): a plan about to be carried out rests
+// on a read of its CLB made by this process at most FRESH_BEFORE_WRITE_MS ago, or the CLB is read again first.
 
 import type { ClbObserver } from '../../cloud/clb-observer.js';
 import { FRESH_BEFORE_WRITE_MS } from '../../mitigation/steps/effect.js';

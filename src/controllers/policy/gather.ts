@@ -27,7 +27,7 @@ export function gatherTargets(d: RoundDeps, chunk: readonly TargetFacts[], obser
     const clb: ClbObservation = (t.loadBalancerId ? observations.get(t.loadBalancerId) : undefined) ?? { state: 'NotObserved' };
     const at = t.loadBalancerId ? d.observer.observedAt(t.loadBalancerId) : undefined;
     const config = configViewOf(t, d.tkeServiceConfig);
-    const entry = d.record(t);
+    const entry = d.caches.record(t);
     // The target's ownership, from a record made for this very object; an invalid record is left alone and logged.
     const own = readRecord(entry, t);
     if (own.problem) d.logger.warn('Ignoring an invalid LoopbackRecord', { target: targetKey(t), problem: own.problem });

@@ -1,13 +1,6 @@
-// One OpenReports Report per namespace, fed by every policy that governs targets there (docs/reports.md): a tenant
-// reads one place, whether a cluster policy or the namespace's own LoopbackPolicy manages a target. Writing is this
-// controller's own work on the shared work queue, keyed by namespace (`Report/<namespace>`, and `Report/*` for the
-// prune): when a key runs, it reads what every policy covering the namespace says there now (targets.ts
-// `namespaceResults`: the targets as the caches show them, each with its policy's remembered outcome), so a policy's
-// round hands nothing over and never waits on a report; it only queues the namespaces whose outcomes it changed. A
-// live policy with no outcomes yet (a new process, a new policy) holds the namespaces it covers and the prune: its
-// first round queues them. The prune comes back once per resync and queues every covered namespace, as the writer
-// reads each stored report again then (report-writer.ts: an edit or a deletion by someone else lasts at most that
-// long; OpenReports installed later is found). A failed write or discovery is the queue's retry with its backoff.
+// One OpenReports Report per namespace, fed by every policy that governs targets there (docs/reports.md), written by
+// this controller's own keys on the shared work queue (`Report/<namespace>`, `Report/*` for the prune; docs/architecture.md
+// §5 "Work follows change"): a key reads what the policies say there now, so a round hands nothing over and never waits.
 import type { ReportWriter } from '../../kube/report-writer.js';
 import type { ReportTarget } from '../../model/namespace-report.js';
 import type { OwnerKey } from '../../model/record-registry.js';
@@ -27,8 +20,8 @@ export function isReportKey(key: string): boolean {
 }
 
 export class NamespaceReports {
-  /** Each namespace's report name as last written (a cluster policy's status shows them): a change is told to `namesChanged`. */
-  private readonly written = new Map<string, string>();
+  /** Each namespace's report name as last written (a cluster policy's status shows them): only a write or a prune changes one, and tells `namesChanged`. */
+  readonly names = new Map<string, string>();
 
   constructor(
     private readonly writer: Pick<ReportWriter, 'sync' | 'prune' | 'available'>,
@@ -47,11 +40,6 @@ export class NamespaceReports {
     private readonly namesChanged: () => void = () => undefined,
   ) {}
 
-  /** The reports' names as last written, read-only: only a write or a prune changes them. */
-  get names(): ReadonlyMap<string, string> {
-    return this.written;
-  }
-
   /**
    * A policy's round changed the outcomes of its targets in `namespaces` (or it is gone); `coverage`: which namespaces
    * it covers may have changed too (its first round, its spec, a namespace's labels): the prune looks again.
@@ -65,7 +53,7 @@ export class NamespaceReports {
   async reconcile(key: string): Promise<ReconcileOutcome | void> {
     // Without OpenReports (asked at most once per resync) nothing is built; removed, the reports went with it.
     if (!(await this.writer.available())) {
-      for (const ns of [...this.written.keys()]) this.note(ns, undefined);
+      for (const ns of [...this.names.keys()]) this.note(ns, undefined);
       return key === PRUNE_KEY ? { requeueAfterMs: this.resyncMs } : undefined;
     }
     if (key === PRUNE_KEY) {
@@ -74,7 +62,7 @@ export class NamespaceReports {
       // must not keep every stale report forever, so the prune comes back at the resync as well.
       if (!covered) return { requeueAfterMs: this.resyncMs };
       await this.writer.prune(covered);
-      for (const ns of [...this.written.keys()]) if (!covered.has(ns)) this.note(ns, undefined);
+      for (const ns of [...this.names.keys()]) if (!covered.has(ns)) this.note(ns, undefined);
       for (const ns of covered) this.queue.add(reportKey(ns));
       return { requeueAfterMs: this.resyncMs };
     }
@@ -87,9 +75,9 @@ export class NamespaceReports {
   }
 
   private note(ns: string, name: string | undefined): void {
-    if (this.written.get(ns) === name) return;
-    if (name === undefined) this.written.delete(ns);
-    else this.written.set(ns, name);
+    if (this.names.get(ns) === name) return;
+    if (name === undefined) this.names.delete(ns);
+    else this.names.set(ns, name);
     this.namesChanged();
   }
 }

@@ -1,7 +1,5 @@
-// What changed since a policy's last round, as the units of planning it concerns (docs/architecture.md §3 "The unit
-// of work": one CLB with its targets and one TkeServiceConfig with its Ingresses, joined where they overlap, since
-// shared-CLB and shared-config decisions need them together). routing.ts adds the changes; a round plans exactly the
-// targets they concern (policy-controller.ts). Pure.
+// What changed since a policy's last round, as the units of planning it concerns (docs/architecture.md §3 "The unit of
+// work"). routing.ts adds the changes; a round plans exactly the targets they concern. Pure.
 import { targetKey, type TargetFacts } from '../../model/facts.js';
 import { governingConfigName } from '../../plan/l7.js';
 import { configKey } from '../../plan/snapshot.js';

@@ -1,16 +1,12 @@
-// Reconciles one policy, a LoopbackPolicy or a ClusterLoopbackPolicy (subject.ts; the queue key is its owner key), as
-// the pipeline of docs/architecture.md §3: gather (the selection, and what changed since the last round: pending.ts) →
-// plan and execute the targets the changes concern, and no other (round.ts) → outcomes (theirs with the others' last,
-// remembered: the namespaces' reports read them) → status and Events, written only when they differ (publish.ts) →
-// requeue (requeue.ts). A target that has not settled stays pending; a restart, leadership gained or a policy-wide
-// change plans every target: the level is what is planned, never a memo of an earlier round. A target's failure is
-// its outcome: a transient one anywhere asks for a backoff retry, a permanent one makes the policy Stalled.
+// Reconciles one policy, a LoopbackPolicy or a ClusterLoopbackPolicy (subject.ts; the queue key is its owner key): the
+// pipeline and stages of docs/architecture.md §3 and §7. Only the targets the changes since its last round concern are
+// planned (pending.ts); the level is what is planned, never a memo of an earlier round.
 import { FINALIZER, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import type { ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { targetKey } from '../../model/facts.js';
 import { initialPolicyStatus, type TargetOutcome } from '../../model/status.js';
 import { ExecutionInterrupted } from '../../mitigation/executor.js';
-import { holderOf, type OwnerKey } from '../../model/record-registry.js';
+import type { OwnerKey } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { PolicyDeletion } from './deletion.js';
 import { PolicyPublisher } from './publish.js';
@@ -95,24 +91,23 @@ export class PolicyController {
 
   /** One reconcile: the pipeline of the header. */
   private async evaluate(policy: PolicySubject, signal: AbortSignal): Promise<ReconcileOutcome | void> {
-    const key = policy.owner;
     if (policy.metadata.deletionTimestamp) {
       const outcome = await this.deletion.finalize(policy, signal);
       if (outcome) return outcome;
-      this.forgetPolicy(key);
+      this.forgetPolicy(policy.owner);
       return;
     }
-    const all = policyTargets(policy, this.o.caches, (t) => holderOf(this.o.record(t)));
+    const all = policyTargets(policy, this.o.caches);
     // Whatever brought this round may change what the probe plan measures (it reads the caches, not this round).
     this.o.probe?.changed(policy.spec.probe.enabled);
-    const { targets, covering } = this.changedTargets(key, all);
+    const { targets, covering } = this.changedTargets(policy.owner, all);
     await this.ensureFinalizer(policy, all);
     const previous = await this.markReconciling(policy);
     const run = await this.runRound(policy, targets, signal);
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.
-      this.touch(key, EVERYTHING);
+      this.touch(policy.owner, EVERYTHING);
       await this.publisher.reportStopped(policy, run.stopped, false, run.skipped);
       return;
     }
@@ -120,7 +115,7 @@ export class PolicyController {
     await this.publisher.publish(policy, previous, all, outcomes, run.releases, measured);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.publisher.reportStopped(policy, run.stopped, false);
-    return this.requeue(key, outcomes, run);
+    return this.requeue(policy.owner, outcomes, run);
   }
 
   /**
@@ -131,10 +126,9 @@ export class PolicyController {
     const state = this.stateOf(key);
     const changes = state.pending;
     state.pending = new PendingChanges();
-    const known = state.planned;
-    const plan = new Set(targetsToPlan(all.mine.map((m) => m.facts), changes, (k) => known?.has(k) ?? false).map(targetKey));
+    const plan = new Set(targetsToPlan(all.mine.map((m) => m.facts), changes, (k) => state.planned?.has(k) ?? false).map(targetKey));
     this.o.metrics.targetsPlanned?.inc(plan.size);
-    const covering = !known || changes.all ? all.namespaces.keys() : changes.namespaces.size > 0 ? changes.namespaces : undefined;
+    const covering = !state.planned || changes.all ? all.namespaces.keys() : changes.namespaces.size > 0 ? changes.namespaces : undefined;
     return { targets: { ...all, mine: all.mine.filter((m) => plan.has(targetKey(m.facts))) }, ...(covering ? { covering } : {}) };
   }
 
@@ -147,14 +141,11 @@ export class PolicyController {
   }
 
   /**
-   * Every target's outcome: this round's for the managed ones it planned, the last one for the others, the conflicts;
-   * each with what the probe measured (src/probe/probe-control.ts: words only). A target that has not settled stays
-   * pending; so does every target of a round that failed for the policy or was stopped. The reports of the namespaces
-   * whose outcomes changed, and of `covering`, are queued (namespace-reports.ts).
+   * Every target's outcome, this round's or its last, the conflicts, with the probe's figures (docs/architecture.md §7
+   * `remember`); a target not settled stays pending; the reports of the namespaces whose outcomes changed are queued.
    */
   private async remember(policy: PolicySubject, all: PolicyTargets, planned: PolicyTargets, run: RoundResult, covering?: Iterable<string>): Promise<{ outcomes: TargetOutcome[]; measured?: MeasuredCondition }> {
-    const key = policy.owner;
-    const state = this.stateOf(key);
+    const state = this.stateOf(policy.owner);
     const fresh = new Map(run.outcomes.map((o) => [targetKey(o.assessment.target), o]));
     const before = state.planned;
     const now = new Map<string, TargetOutcome>();
@@ -177,12 +168,12 @@ export class PolicyController {
     for (const m of planned.mine) {
       const k = targetKey(m.facts);
       const o = now.get(k);
-      if (!o || !settled(o, this.o.executor !== undefined && m.mode === 'Enforce', configsKnown) || run.stopped.length > 0) this.touch(key, { target: k });
+      if (!o || !settled(o, this.o.executor !== undefined && m.mode === 'Enforce', configsKnown) || run.stopped.length > 0) this.touch(policy.owner, { target: k });
     }
-    for (const k of run.due ?? []) this.touch(key, { target: k });
+    for (const k of run.due ?? []) this.touch(policy.owner, { target: k });
     this.o.reports?.changed(touched, covering !== undefined);
     // The DNS rules' unit reads the names from these outcomes when its key runs (dns-rules.ts).
-    this.o.dns?.changed(key, asksForDns(policy), touched.size > 0);
+    this.o.dns?.changed(policy.owner, asksForDns(policy), touched.size > 0);
     return { outcomes: measured?.outcomes ?? outcomes, ...(measured?.condition ? { measured: measured.condition } : {}) };
   }
 

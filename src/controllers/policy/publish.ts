@@ -1,7 +1,5 @@
-// The last stage of a policy's round (policy-controller.ts): from every target's outcome, the policy's status, the Events
-// on targets whose verdict changed and the per-target gauges, each written only when it differs from what is there;
-// and, when shutdown stops a round, where it stopped. The namespaces' reports read the outcomes the round remembered
-// (namespace-reports.ts).
+// The last stage of a policy's round (policy-controller.ts): status, Events on targets whose verdict changed and the
+// per-target gauges, each written only when it differs; and, when shutdown stops a round, where it stopped.
 import { involvedObject, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
 import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';

@@ -1,8 +1,5 @@
-// Pure: when a policy is reconciled again, from what its round found. A transient failure anywhere asks the queue
-// for a backoff retry; a wait on TKE (a CLB being built, a config to create or apply) reads again soon, less often
-// while it lasts, and at the end of a grace period if that comes sooner. A converged policy needs no round until
-// something changes (its drift is found by the CLB side, drift-checks.ts); it comes back once per drift interval only
-// for what time alone changes (a standing Event's refresh, the reports' resync), and that round plans nothing.
+// Pure: when a policy is reconciled again, from what its round found (docs/execution.md "The round", "Reporting and
+// backoff"); a wait on TKE also comes back at the end of a grace period if that comes sooner.
 import type { TargetOutcome } from '../../model/status.js';
 import type { RoundResult } from './round.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';

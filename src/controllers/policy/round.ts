@@ -1,17 +1,15 @@
-// One policy round, per chunk of CHUNK targets (CHUNKS_IN_FLIGHT chunks at a time): gather the chunk's snapshot
-// (read its CLBs; gather.ts) → planPolicy (pure) → (Enforce) execute, then the releases of targets the policy
-// changed but no longer manages. Reading one chunk's CLBs overlaps with writing another's (reads and writes have
-// separate per-action quotas). Every target ends with an outcome: a failed CLB read marks only its own chunk, a
-// failed step only its own target.
+// One policy round, per chunk of CHUNK targets, CHUNKS_IN_FLIGHT at a time (docs/execution.md "The round"): gather →
+// planPolicy → (Enforce) execute, then the releases. Chunks overlap because reads and writes have separate per-action
+// quotas. Every target ends with an outcome: a failed CLB read marks only its chunk, a failed step only its target.
 import { setByLoopguardOf, targetKey, type ClbObservation, type TargetFacts, type TargetRef } from '../../model/facts.js';
 import { lostRecordDueAt } from '../../model/lost-record.js';
 import type { ReleaseOutcome, TargetError, TargetOutcome } from '../../model/status.js';
 import { classifyError } from '../../mitigation/errors.js';
-import { ExecutionInterrupted, type Execution } from '../../mitigation/executor.js';
+import { ExecutionInterrupted, remainingSteps, type Execution } from '../../mitigation/executor.js';
 import { assessSnapshot, planPolicy, sharedVerdict, type PlannedTarget } from '../../plan/policy-plan.js';
 import { keptForStatus, list } from '../../model/assessment-result.js';
 import type { Snapshot, TargetSnapshot } from '../../plan/snapshot.js';
-import { annotationsSet, describeStep, maintainedInAudit, waitSince, type Step, type TargetPlan } from '../../plan/steps.js';
+import { annotationsAfter, describeStep, maintainedInAudit, waitSince, type TargetPlan } from '../../plan/steps.js';
 import { settleAll } from '../../runtime/settle.js';
 import type { RoundDeps, RoundInput } from './deps.js';
 import { freshReadsBeforeWrite, type WriteCandidate } from './fresh-read.js';
@@ -36,12 +34,6 @@ export interface RoundResult {
   skipped: number;
 }
 
-/** The steps not carried out yet; a wait stays on the list until TKE has done what it waits for. */
-export function remainingSteps(e: Execution): Step[] {
-  const rest = e.plan.steps.slice(e.executed.length);
-  return e.waiting ? [e.plan.steps[e.executed.length - 1] as Step, ...rest] : rest;
-}
-
 /** Notes a waiting execution: the round waits, and a wait with a start counts TKE's grace period from it. */
 function noteWait(result: RoundResult, e: Execution, graceMs: number): void {
   if (!e.waiting) return;
@@ -61,18 +53,6 @@ const holds = (input: RoundInput, t: TargetSnapshot): boolean => t.ownership?.ow
 /** The items that pass, then those that do not. */
 function partition<T>(items: readonly T[], pass: (item: T) => boolean): [T[], T[]] {
   return [items.filter(pass), items.filter((x) => !pass(x))];
-}
-
-/** The target's annotations after the executed steps (for assessing it again without a read). */
-function annotationsAfter(annotations: Readonly<Record<string, string>> | undefined, executed: readonly Step[]): Record<string, string> {
-  const out: Record<string, string> = { ...(annotations ?? {}) };
-  for (const s of executed) {
-    for (const [k, v] of Object.entries(annotationsSet(s))) {
-      if (v === null) delete out[k];
-      else out[k] = v;
-    }
-  }
-  return out;
 }
 
 /**
@@ -194,16 +174,12 @@ export class PolicyRound {
   }
 
   /**
-   * Audit after Enforce (docs/execution.md "Mode switch"): a target whose record this policy holds keeps the
-   * changes made in Enforce. Leaving them unmaintained could hurt (prevent-loopback kept while the source drifts
-   * back to the VIP drops every health check), so Audit carries out the plan's drift corrections of those fields,
-   * and nothing else: no new change, no release. Everything else of the plan is reported as Enforce would do it.
+   * Audit after Enforce (docs/execution.md "Mode switch", where the harm is): a target whose record this policy holds
+   * gets the corrections that cannot wait (StepKindPlan.maintainedInAudit); the rest of the plan is only reported.
    */
   private async maintainHeld(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[], result: RoundResult, signal: AbortSignal): Promise<void> {
     const held = targets.map((t) => holds(input, t));
     const plans = planned.map((p) => p.plan);
-    // Only a correction that cannot wait (each kind says: StepKindPlan.maintainedInAudit, today a listener source put
-    // back on the VIP under prevent-loopback). Everything else waits for Enforce.
     const corrections = plans.map((p, i) => ({ ...p, steps: held[i] ? p.steps.filter(maintainedInAudit) : [] }));
     const todo = corrections.flatMap((p, i) => (p.steps.length > 0 ? [i] : []));
     const ran = todo.length > 0 && this.d.executor ? await this.d.executor.execute(input.owner, todo.map((i) => corrections[i] as TargetPlan), signal) : [];

@@ -1,14 +1,11 @@
-// Which policies a change concerns, and what of each (pending.ts): the work queue's keys are owner keys,
-// `<namespace>/<name>` or `ClusterLoopbackPolicy/<name>`. A change in a namespace concerns its own LoopbackPolicies
-// and the cluster policies that cover it, not every cluster policy: a cluster policy over thousands of targets must not
-// reconcile on every Service update elsewhere. A target or a CLB read that differs concerns, besides, every policy
-// with targets on that CLB (in any namespace): a shared CLB's decisions need all of its targets. Target churn reaches a
-// cluster policy after a short delay, so a burst of updates (TKE annotating Services one after another) costs one
-// round, not one per update; that round plans the targets the burst touched.
-import { withClusterSpecDefaults, type ClusterLoopbackPolicy } from '../../api/clusterloopbackpolicy.js';
+// Which policies a change concerns, and what of each (pending.ts; docs/architecture.md §3 "The unit of work"); the
+// queue's keys are owner keys. A namespace's change reaches its own policies and the cluster policies covering it,
+// never every cluster policy (one over thousands of targets must not reconcile on every Service update elsewhere); a
+// target's or a CLB's, every policy with targets on that CLB. Cluster policies hear of target churn after a delay.
 import { ABANDON_ANNOTATION } from '../../api/loopbackpolicy.js';
-import { coverageOf, type NamespaceFacts } from '../../model/namespace-coverage.js';
-import { clusterOwnerKey, ownerKey, type OwnerKey } from '../../model/record-registry.js';
+import { clusterOwnerKey, ownerKey, ownerOf, type OwnerKey } from '../../model/record-registry.js';
+import type { PolicyCaches } from './deps.js';
+import { coveringClusterPolicies } from './targets.js';
 import { EVERYTHING, type Change } from './pending.js';
 import { configKey } from '../../plan/snapshot.js';
 import { targetKey, type TargetRef } from '../../model/facts.js';
@@ -21,12 +18,8 @@ interface Meta {
   metadata?: { name?: string; namespace?: string; generation?: number; deletionTimestamp?: unknown; finalizers?: string[]; annotations?: Record<string, string>; labels?: Record<string, string> };
 }
 
-export interface RoutingSources {
-  policies(namespace?: string): readonly Meta[];
-  clusterPolicies(): readonly Meta[];
-  namespace(name: string): NamespaceFacts | undefined;
-  ownNamespace: string;
-}
+/** What the router reads: the policies and the namespaces, from the informer caches. */
+export type RoutingSources = Pick<PolicyCaches, 'policy' | 'policies' | 'clusterPolicy' | 'clusterPolicies' | 'namespace' | 'ownNamespace'>;
 
 /**
  * What of a policy, of either kind, calls for a reconcile: its spec (generation), deletion, finalizers and the abandon
@@ -51,16 +44,6 @@ export function clusterKeyOf(p: Meta): string {
   return clusterOwnerKey(p.metadata?.name ?? '');
 }
 
-/** The cluster policies covering `namespace` now (any mode). */
-export function coveringClusterPolicies(s: RoutingSources, namespace: string): string[] {
-  const ns = s.namespace(namespace);
-  if (!ns) return [];
-  return s.clusterPolicies().flatMap((p) => {
-    const c = coverageOf(withClusterSpecDefaults((p as ClusterLoopbackPolicy).spec), ns, s.ownNamespace);
-    return c === undefined || c === 'excluded' ? [] : [clusterKeyOf(p)];
-  });
-}
-
 /** Where the router notes what changed for a policy (policy-controller.ts), and which policies work on a CLB. */
 export interface PendingWork {
   touch(key: OwnerKey, change: Change): void;
@@ -83,7 +66,7 @@ export class PolicyEventRouter {
 
   constructor(
     private readonly queue: Pick<WorkQueue, 'add' | 'addAfter'>,
-    private readonly s: RoutingSources & { livePolicy(namespace: string, name: string): boolean; liveClusterPolicy(name: string): boolean },
+    private readonly s: RoutingSources,
     private readonly work: PendingWork,
     /** A policy changed: the admission parameters may too. */
     private readonly onPolicyChange: () => void,
@@ -118,18 +101,18 @@ export class PolicyEventRouter {
   policy(p: Meta): void {
     const key = namespacedKey(p);
     const namespace = p.metadata?.namespace ?? '';
-    const changed = this.changed(key, p, this.s.livePolicy(namespace, p.metadata?.name ?? ''));
+    const changed = this.changed(key, p, this.s.policy(namespace, p.metadata?.name ?? '') !== undefined);
     if (!changed) return;
     this.add(key, changed.plan);
     for (const q of this.s.policies(namespace)) if (namespacedKey(q) !== key) this.add(namespacedKey(q), changed.plan);
-    for (const c of coveringClusterPolicies(this.s, namespace)) this.add(c, changed.plan && { namespace });
+    for (const c of coveringClusterPolicies(this.s, namespace)) this.add(ownerOf(c.identity), changed.plan && { namespace });
     this.onPolicyChange();
   }
 
   /** A cluster policy changed: it, and every other policy (its precedence may give their targets to it or back). */
   clusterPolicy(p: Meta): void {
     const key = clusterKeyOf(p);
-    const changed = this.changed(key, p, this.s.liveClusterPolicy(p.metadata?.name ?? ''));
+    const changed = this.changed(key, p, this.s.clusterPolicy(p.metadata?.name ?? '') !== undefined);
     if (!changed) return;
     this.add(key, changed.plan);
     for (const q of this.s.policies()) this.add(namespacedKey(q), changed.plan);
@@ -190,7 +173,7 @@ export class PolicyEventRouter {
   /** A change in `namespace`: its LoopbackPolicies, and the cluster policies covering it after a short delay. */
   private inNamespace(namespace: string, change: Change): void {
     for (const p of this.s.policies(namespace)) this.add(namespacedKey(p), change);
-    for (const k of coveringClusterPolicies(this.s, namespace)) this.add(k, change, CLUSTER_CHURN_DELAY_MS);
+    for (const c of coveringClusterPolicies(this.s, namespace)) this.add(ownerOf(c.identity), change, CLUSTER_CHURN_DELAY_MS);
   }
 
   /** The namespaces' report names changed: the cluster policies, whose status names them, come back (planning nothing new). */

@@ -3,7 +3,6 @@
 // share one path from gather to status; only where targets come from and how status is shaped differ.
 import { CLUSTER_KIND, withClusterSpecDefaults, type ClusterLoopbackPolicy, type ResolvedClusterPolicySpec } from '../../api/clusterloopbackpolicy.js';
 import { ABANDON_ANNOTATION, API_VERSION, KIND, withSpecDefaults, type LoopbackPolicy, type ObjectMeta, type ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
-import type { Condition } from '../../api/conditions.js';
 import { clusterOwnerKey, ownerKey, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
 import { clusterPolicyIdentity, policyIdentity, type PolicyIdentity } from '../../model/conflicts.js';
 
@@ -20,20 +19,19 @@ export interface PolicySubject {
   spec: ResolvedPolicySpec;
   /** A cluster policy's own fields (namespaceSelector, modeOverrides, precedence, skipAnnotation). */
   cluster?: ResolvedClusterPolicySpec;
-  status?: { observedGeneration?: number; conditions?: Condition[]; targets?: { kind: string; name: string; namespace?: string }[] };
   object: LoopbackPolicy | ClusterLoopbackPolicy;
 }
 
 export function subjectOf(policy: LoopbackPolicy): PolicySubject {
   const namespace = policy.metadata.namespace ?? '';
   const name = policy.metadata.name ?? '';
-  return { kind: KIND, name, namespace, owner: ownerKey(namespace, name), identity: policyIdentity(policy), metadata: policy.metadata, spec: withSpecDefaults(policy.spec), ...(policy.status ? { status: policy.status } : {}), object: policy };
+  return { kind: KIND, name, namespace, owner: ownerKey(namespace, name), identity: policyIdentity(policy), metadata: policy.metadata, spec: withSpecDefaults(policy.spec), object: policy };
 }
 
 export function clusterSubjectOf(policy: ClusterLoopbackPolicy): PolicySubject {
   const name = policy.metadata.name ?? '';
   const cluster = withClusterSpecDefaults(policy.spec);
-  return { kind: CLUSTER_KIND, name, namespace: undefined, owner: clusterOwnerKey(name), identity: clusterPolicyIdentity(policy), metadata: policy.metadata, spec: cluster, cluster, ...(policy.status ? { status: policy.status } : {}), object: policy };
+  return { kind: CLUSTER_KIND, name, namespace: undefined, owner: clusterOwnerKey(name), identity: clusterPolicyIdentity(policy), metadata: policy.metadata, spec: cluster, cluster, object: policy };
 }
 
 /** The policy an owner key names, if it exists (as the caches have it). */
@@ -58,11 +56,8 @@ export function abandonCommand(s: PolicySubject): string {
 }
 
 /**
- * The targets an Event on the policy itself speaks of (issue 38 #4). A LoopbackPolicy's Event lives in its namespace
- * and its targets are that namespace's: named, `Kind namespace/name`. A ClusterLoopbackPolicy's Event
- * can only live in `default` (the apiserver keeps Events of a cluster-scoped object there, or in kube-system), which
- * a tenant may read: it counts them and names none; each target's own Event, in the target's namespace, names it
- * (and the log, which only loopguard's operators read, names them all).
+ * The targets an Event on the policy itself speaks of (issue 38 #4): a LoopbackPolicy's names them; a
+ * ClusterLoopbackPolicy's lives in `default`, which a tenant may read, so it counts them (docs/security.md "Events").
  */
 export function targetsForPolicyEvent(s: Pick<PolicySubject, 'namespace'>, targets: readonly { kind: string; namespace?: string; name: string }[]): string {
   if (s.namespace === undefined) {

@@ -1,13 +1,11 @@
 // The targets a policy manages, read from the informer caches: selection, conflicts with other policies (of the
 // namespace, and the cluster policies covering it; docs/cluster-policy.md §5), and the CLB each one is bound to.
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
-import { involvedObject, withSpecDefaults, type LoopbackPolicy, type PolicyMode, type ResolvedPolicySpec } from '../../api/loopbackpolicy.js';
-import { withClusterSpecDefaults } from '../../api/clusterloopbackpolicy.js';
+import { involvedObject, withSpecDefaults, type LoopbackPolicy, type PolicyMode } from '../../api/loopbackpolicy.js';
+import { withClusterSpecDefaults, type ClusterLoopbackPolicy, type ResolvedClusterPolicySpec } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { holderOf, madeFor, ownerOf, readRecord, type OwnerKey } from '../../model/record-registry.js';
-import { annotatedByLoopguard } from '../../plan/originals.js';
-import { ServiceAnnotation } from '../../api/annotations.js';
-import { sharedView, type RecordedEnvoyProxy, type SharedView } from '../../plan/snapshot.js';
+import { loopguardAnnotated, sharedView, type RecordedEnvoyProxy, type SharedView } from '../../plan/snapshot.js';
 import type { Orphan, PolicyCaches } from './deps.js';
 import { conflictAssessment, handoverAssessment, type Assessment } from '../../model/assessment.js';
 import { clusterPolicyIdentity, lossOf, policyIdentity, resolveConflicts, samePolicy, type Claim, type ClaimResolution, type PolicyIdentity } from '../../model/conflicts.js';
@@ -25,7 +23,7 @@ import type { ReportTarget } from '../../model/namespace-report.js';
 /** A cluster policy covering a namespace: who it is and what it selects there. */
 export interface ClusterClaimant {
   identity: PolicyIdentity;
-  spec: ResolvedPolicySpec;
+  spec: ResolvedClusterPolicySpec;
   /** Its mode in this namespace. */
   mode: PolicyMode;
 }
@@ -57,13 +55,24 @@ export function namespaceView(
   return { candidates, claims: resolveConflicts(claims) };
 }
 
+const resolvedClusterPolicy = (p: ClusterLoopbackPolicy): Omit<ClusterClaimant, 'mode'> => ({ identity: clusterPolicyIdentity(p), spec: withClusterSpecDefaults(p.spec) });
+
+/** The cluster policies covering `namespace` now, each with its mode there; `policies`: the cluster policies, resolved. */
+export function coveringClusterPolicies(caches: Pick<PolicyCaches, 'namespace' | 'clusterPolicies' | 'ownNamespace'>, namespace: string, policies = caches.clusterPolicies().map(resolvedClusterPolicy)): ClusterClaimant[] {
+  const ns = caches.namespace(namespace);
+  return policies.flatMap((c) => {
+    const covered = ns && coverageOf(c.spec, ns, caches.ownNamespace);
+    return !covered || covered === 'excluded' ? [] : [{ ...c, mode: covered }];
+  });
+}
+
 /**
  * Each namespace's view, worked out once per reconcile and only for the namespaces asked for (a policy's own, the
  * ones a cluster policy covers, and those sharing a CLB with its targets).
  */
 export class ClaimsIndex {
   private readonly views = new Map<string, NamespaceView>();
-  private clusterCache: { identity: PolicyIdentity; spec: ReturnType<typeof withClusterSpecDefaults> }[] | undefined;
+  private clusterCache: Omit<ClusterClaimant, 'mode'>[] | undefined;
   /** The Services of EG's namespace, as facts: where the Services of every namespace's Gateways are. */
   private generated: ServiceFacts[] | undefined;
 
@@ -71,13 +80,7 @@ export class ClaimsIndex {
 
   /** The cluster policies covering `namespace` (any mode). */
   claimants(namespace: string): ClusterClaimant[] {
-    const ns = this.caches.namespace(namespace);
-    if (!ns) return [];
-    this.clusterCache ??= this.caches.clusterPolicies().map((p) => ({ identity: clusterPolicyIdentity(p), spec: withClusterSpecDefaults(p.spec) }));
-    return this.clusterCache.flatMap((c) => {
-      const covered = coverageOf(c.spec, ns, this.caches.ownNamespace);
-      return covered === undefined || covered === 'excluded' ? [] : [{ identity: c.identity, spec: c.spec, mode: covered }];
-    });
+    return coveringClusterPolicies(this.caches, namespace, (this.clusterCache ??= this.caches.clusterPolicies().map(resolvedClusterPolicy)));
   }
 
   view(namespace: string): NamespaceView {
@@ -127,22 +130,21 @@ function coverage(subject: PolicySubject, caches: PolicyCaches, namespaces = cac
 }
 
 /** What the policy manages in one namespace it covers, and the targets it loses there or waits for (added to `mine`, `conflicts`). */
-function namespaceTargets(subject: PolicySubject, namespace: string, mode: PolicyMode, index: ClaimsIndex, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, mine: ManagedFacts[] = [], conflicts: Assessment[] = []) {
-  const me = subject.identity;
+function namespaceTargets(subject: PolicySubject, namespace: string, mode: PolicyMode, index: ClaimsIndex, caches: PolicyCaches, mine: ManagedFacts[] = [], conflicts: Assessment[] = []) {
   const view = index.view(namespace);
   for (const target of view.candidates) {
     const claim = view.claims.get(targetKey(target));
     if (!claim) continue;
-    if (samePolicy(claim.winner, me)) {
+    if (samePolicy(claim.winner, subject.identity)) {
       // Another live policy holds the record (it lost the target, no longer selects it, or is being deleted): it
       // gives the originals back first, so the two never write the same CLB at once; then this policy applies its
       // plan. In Audit nothing is written, so nothing waits.
-      const held = holder(target);
+      const held = holderOf(caches.record(target));
       const giving = mode === 'Enforce' && held !== undefined && held !== subject.owner ? liveSubject(caches, held)?.identity : undefined;
       if (giving) conflicts.push(handoverAssessment(target, giving));
       else mine.push({ facts: target, mode });
     } else {
-      const lost = lossOf(claim, me);
+      const lost = lossOf(claim, subject.identity);
       if (lost) conflicts.push(conflictAssessment(target, claim, lost));
     }
   }
@@ -150,12 +152,11 @@ function namespaceTargets(subject: PolicySubject, namespace: string, mode: Polic
 }
 
 /** The targets of either kind of policy (subject.ts). */
-export function policyTargets(subject: PolicySubject, caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, index = new ClaimsIndex(caches)): PolicyTargets {
+export function policyTargets(subject: PolicySubject, caches: PolicyCaches, index = new ClaimsIndex(caches)): PolicyTargets {
   const covered = coverage(subject, caches);
-  const namespaces = covered.modes;
   const mine: ManagedFacts[] = [];
   const conflicts: Assessment[] = [];
-  for (const [namespace, mode] of namespaces) namespaceTargets(subject, namespace, mode, index, caches, holder, mine, conflicts);
+  for (const [namespace, mode] of covered.modes) namespaceTargets(subject, namespace, mode, index, caches, mine, conflicts);
   const managed = new Set(mine.map((m) => targetKey(m.facts)));
   const records = subject.namespace !== undefined ? caches.records(subject.namespace) : caches.records();
   // A namespace that left a cluster policy releases by the mode its labels give now (§4); a deleted one's records are stale.
@@ -165,15 +166,15 @@ export function policyTargets(subject: PolicySubject, caches: PolicyCaches, hold
     if (taker && !samePolicy(taker.winner, subject.identity) && taker.winnerMode === 'Enforce') return 'Enforce';
     const ns = o.facts.namespace;
     // A LoopbackPolicy's orphans are in its namespace, whose mode is its spec's (coverage).
-    const known = namespaces.get(ns);
+    const known = covered.modes.get(ns);
     if (known) return known;
     const facts = caches.namespace(ns);
     return facts ? namespaceMode(subject.cluster!, facts.labels) : 'Enforce';
   };
   // Orphans are looked for in the covered namespaces and in those the records name (a namespace that left the policy).
-  const orphanCandidates = [...new Set([...namespaces.keys(), ...records.map((r) => r.spec.target.namespace)])].flatMap((ns) => index.view(ns).candidates);
+  const orphanCandidates = [...new Set([...covered.modes.keys(), ...records.map((r) => r.spec.target.namespace)])].flatMap((ns) => index.view(ns).candidates);
   const orphans = orphansOf(records, subject.owner, managed, orphanCandidates, caches).map((o) => ({ ...o, mode: modeOf(o) }));
-  return { index, mine, conflicts, orphans, namespaces, excluded: [...covered.excluded] };
+  return { index, mine, conflicts, orphans, namespaces: covered.modes, excluded: [...covered.excluded] };
 }
 
 /** Every policy, of either kind (with `namespace`: the LoopbackPolicies of that namespace only). */
@@ -183,14 +184,14 @@ const policiesOf = (caches: PolicyCaches, namespace?: string): PolicySubject[] =
  * What each live policy that `wanted` picks manages now, from the caches alone (the probe plan's and the DNS rules'
  * input): the same targets its rounds plan, without waiting for them, with one ClaimsIndex for all.
  */
-export function liveSelections(caches: PolicyCaches, holder: (target: TargetRef) => string | undefined, wanted: (s: PolicySubject) => boolean): { subject: PolicySubject; mine: ManagedFacts[] }[] {
+export function liveSelections(caches: PolicyCaches, wanted: (s: PolicySubject) => boolean): { subject: PolicySubject; mine: ManagedFacts[] }[] {
   const index = new ClaimsIndex(caches);
-  return policiesOf(caches).flatMap((subject) => (!subject.metadata.deletionTimestamp && wanted(subject) ? [{ subject, mine: policyTargets(subject, caches, holder, index).mine }] : []));
+  return policiesOf(caches).flatMap((subject) => (!subject.metadata.deletionTimestamp && wanted(subject) ? [{ subject, mine: policyTargets(subject, caches, index).mine }] : []));
 }
 
 /** What each live policy that probes manages now (docs/probe.md §11). */
-export function probeSelections(caches: PolicyCaches, holder: (target: TargetRef) => string | undefined): Map<OwnerKey, ProbeSelection> {
-  return new Map(liveSelections(caches, holder, (s) => s.spec.probe.enabled).map(({ subject: s, mine }) => [s.owner, { probe: s.spec.probe, targets: mine.map((m) => m.facts) }]));
+export function probeSelections(caches: PolicyCaches): Map<OwnerKey, ProbeSelection> {
+  return new Map(liveSelections(caches, (s) => s.spec.probe.enabled).map(({ subject: s, mine }) => [s.owner, { probe: s.spec.probe, targets: mine.map((m) => m.facts) }]));
 }
 
 /**
@@ -198,10 +199,10 @@ export function probeSelections(caches: PolicyCaches, holder: (target: TargetRef
  * its round's last outcome (PolicyController.outcomes). Undefined while one has none (not planned since a restart):
  * a file written without its names would drop them for a while.
  */
-export function managedDnsNames(caches: PolicyCaches, holder: (t: TargetRef) => string | undefined, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, enforce: boolean): Map<OwnerKey, DnsName[]> | undefined {
+export function managedDnsNames(caches: PolicyCaches, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, enforce: boolean): Map<OwnerKey, DnsName[]> | undefined {
   const out = new Map<OwnerKey, DnsName[]>();
   const service = (ns: string, name: string) => caches.services(ns).flatMap((s) => (s.metadata?.name === name ? [serviceFacts(s)] : []))[0];
-  for (const { subject, mine } of liveSelections(caches, holder, asksForDns)) {
+  for (const { subject, mine } of liveSelections(caches, asksForDns)) {
     const last = outcomes(subject.owner);
     if (!last) return undefined;
     const judged = mine.flatMap(({ facts, mode }) => {
@@ -242,7 +243,7 @@ export function reportedNamespaces(caches: PolicyCaches, outcomes: (owner: Owner
  * each target it manages there as the caches show it, with its round's last outcome (PolicyController.outcomes, the
  * probe's figures included), and the handovers it waits on. Undefined: see reportingPolicies.
  */
-export function namespaceResults(caches: PolicyCaches, holder: (t: TargetRef) => string | undefined, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, namespace: string): Map<OwnerKey, ReportTarget[]> | undefined {
+export function namespaceResults(caches: PolicyCaches, outcomes: (owner: OwnerKey) => ReadonlyMap<string, TargetOutcome> | undefined, namespace: string): Map<OwnerKey, ReportTarget[]> | undefined {
   const facts = caches.namespace(namespace);
   const modeIn = (s: PolicySubject) => coverage(s, caches, facts ? [facts] : []).modes.get(namespace);
   const covering = policiesOf(caches, namespace).filter((s) => modeIn(s) !== undefined);
@@ -257,7 +258,7 @@ export function namespaceResults(caches: PolicyCaches, holder: (t: TargetRef) =>
       const t = a.target;
       return { apiVersion: involvedObject(t).apiVersion, kind: t.kind, name: t.name, ...(uid ? { uid } : {}), verdict: a.verdict, rootCause: a.rootCause.id, message: a.rootCause.message, mode, policy, plan: plan ?? [], ...(a.loadBalancerId ? { loadBalancerId: a.loadBalancerId } : {}), ...(measured ? { measured } : {}) };
     };
-    const { mine, conflicts } = namespaceTargets(subject, namespace, mode, index, caches, holder);
+    const { mine, conflicts } = namespaceTargets(subject, namespace, mode, index, caches);
     const managed = mine.flatMap(({ facts: t }) => [last.get(targetKey(t))].flatMap((o) => (o ? [result(o, t.uid)] : [])));
     out.set(subject.owner, [...managed, ...conflicts.filter((a) => !LOST_CONFLICTS.has(a.rootCause.id)).map((assessment) => result({ assessment }))]);
   }
@@ -289,20 +290,6 @@ export function sharedWith(
   };
   const candidates = [...[...own].flatMap((ns) => index.view(ns).candidates), ...others];
   return sharedView(targets, candidates, policyOf, ignoreSkipOf, loopguardAnnotated(caches.records(), [...targets, ...candidates], clbs));
-}
-
-/** Target keys, among those on `clbs`, whose prevent-loopback loopguard set: their records hold its original. */
-function loopguardAnnotated(records: readonly LoopbackRecord[], candidates: readonly TargetFacts[], clbs: ReadonlySet<string>): Set<string> {
-  const onClbs = new Map(candidates.filter((t) => t.kind === 'Service' && t.loadBalancerId && clbs.has(t.loadBalancerId)).map((t) => [targetKey(t), t]));
-  const out = new Set<string>();
-  for (const r of records) {
-    const t = r.spec?.target;
-    if (!t || t.kind !== 'Service') continue;
-    const key = targetKey(t);
-    const facts = onClbs.get(key);
-    if (facts && madeFor(r, facts) && annotatedByLoopguard(readRecord(r, facts).originals, ServiceAnnotation.PreventLoopback)) out.add(key);
-  }
-  return out;
 }
 
 /**

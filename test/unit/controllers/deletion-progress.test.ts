@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { deletionProgress } from '../../../src/controllers/policy/deletion.js';
+import { deletionProgress } from '../../../src/model/deletion-status.js';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 import type { ReleaseOutcome } from '../../../src/model/status.js';
 

@@ -8,7 +8,7 @@ import type { Originals } from '../../../src/api/originals.js';
 import type { PolicyCaches } from '../../../src/controllers/policy/deps.js';
 import { subjectOf } from '../../../src/controllers/policy/subject.js';
 import { orphansOf, policyTargets } from '../../../src/controllers/policy/targets.js';
-import { holderOf, ownerKey, recordFor } from '../../../src/model/record-registry.js';
+import { ownerKey, recordFor } from '../../../src/model/record-registry.js';
 import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 
 const PL = 'service.cloud.tencent.com/prevent-loopback';
@@ -21,6 +21,7 @@ function caches(records: LoopbackRecord[], gateways: { name: string; uid: string
   const ns = { name: 'shop' };
   return {
     records: () => records,
+    record: (t) => records.find((r) => r.spec.target.name === t.name && r.spec.target.kind === t.kind),
     policy: () => p,
     policies: () => [p],
     clusterPolicy: () => undefined,
@@ -38,7 +39,7 @@ function caches(records: LoopbackRecord[], gateways: { name: string; uid: string
 }
 
 const orphanOf = (c: PolicyCaches, entry = gone, p = policy) => {
-  const t = policyTargets(subjectOf(p), c, (target) => holderOf(c.records().find((r) => r.spec.target.name === target.name && r.spec.target.kind === target.kind)));
+  const t = policyTargets(subjectOf(p), c);
   return t.orphans.find((o) => o.entry === entry);
 };
 

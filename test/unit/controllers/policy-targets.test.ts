@@ -10,7 +10,7 @@ import type { LoopbackRecord } from '../../../src/api/loopbackrecord.js';
 import type { PolicyCaches } from '../../../src/controllers/policy/deps.js';
 import { clusterSubjectOf, subjectOf, type PolicySubject } from '../../../src/controllers/policy/subject.js';
 import { managedDnsNames, namespaceResults, policyTargets, probeSelections, reportedNamespaces } from '../../../src/controllers/policy/targets.js';
-import { holderOf, recordFor } from '../../../src/model/record-registry.js';
+import { recordFor } from '../../../src/model/record-registry.js';
 import type { TargetOutcome } from '../../../src/model/status.js';
 
 type Mode = 'Audit' | 'Enforce';
@@ -28,6 +28,7 @@ function caches(policy: LoopbackPolicy, cluster: ClusterLoopbackPolicy | Cluster
   const clusters = [cluster].flat();
   return {
     records: () => records,
+    record: (t) => records.find((r) => r.spec.target.name === t.name && r.spec.target.namespace === t.namespace),
     policy: (namespace, name) => (namespace === 'shop' && name === policy.metadata.name ? policy : undefined),
     policies: (namespace) => (namespace === undefined || namespace === 'shop' ? [policy] : []),
     clusterPolicy: (name) => clusters.find((c) => c.metadata.name === name),
@@ -45,8 +46,7 @@ function caches(policy: LoopbackPolicy, cluster: ClusterLoopbackPolicy | Cluster
 
 /** What one policy does with web: manages it, waits for the holder, reports a conflict, releases it, or nothing. */
 function roleOf(subject: PolicySubject, c: PolicyCaches): string[] {
-  const holder = (t: { kind: string; namespace: string; name: string }) => holderOf(c.records().find((r) => r.spec.target.name === t.name && r.spec.target.namespace === t.namespace));
-  const t = policyTargets(subject, c, holder);
+  const t = policyTargets(subject, c);
   return [
     ...t.mine.filter((m) => m.facts.name === 'web').map((m) => `manages:${m.mode}`),
     ...t.conflicts.filter((a) => a.target.name === 'web').map((a) => `${a.verdict}:${a.rootCause.id}`),
@@ -133,7 +133,7 @@ describe('probeSelections', () => {
     spec: { mode, precedence: 'NamespacedFirst', namespaceSelector: { matchLabels: { team: 'shop' } }, probe: { enabled: probe } },
   });
   const selected = (policy: LoopbackPolicy, clp: ClusterLoopbackPolicy) =>
-    Object.fromEntries([...probeSelections(caches(policy, clp, []), () => undefined)].map(([owner, s]) => [owner, s.targets.map((t) => t.name)]));
+    Object.fromEntries([...probeSelections(caches(policy, clp, []))].map(([owner, s]) => [owner, s.targets.map((t) => t.name)]));
   it.each<[string, LoopbackPolicy, ClusterLoopbackPolicy, Record<string, string[]>]>([
     ['the probing policy that manages web selects it; one that does not probe hands nothing over', probing('Audit'), cluster('Audit', false), { 'shop/own': ['web'] }],
     ['a probing policy that lost web (Enforce first) selects nothing', probing('Audit'), cluster('Enforce', true), { 'shop/own': [], 'ClusterLoopbackPolicy/platform': ['web'] }],
@@ -160,7 +160,7 @@ describe('managedDnsNames', () => {
   const atRisk = { assessment: { target: { kind: 'Ingress', namespace: 'shop', name: 'site' }, verdict: 'AtRisk', rootCause: { id: 'KeepaliveCapabilityMissing' }, changes: [] }, plan: [] } as unknown as TargetOutcome;
   const names = (clp: ClusterLoopbackPolicy, planned: boolean, enforce = true) => {
     const c: PolicyCaches = { ...caches(probingNone, clp, []), policies: () => [], policy: () => undefined, ingresses: (ns) => (ns === undefined || ns === 'shop' ? [site] : []) };
-    const got = managedDnsNames(c, () => undefined, () => (planned ? new Map([['Ingress/shop/site', atRisk]]) : undefined), enforce);
+    const got = managedDnsNames(c, () => (planned ? new Map([['Ingress/shop/site', atRisk]]) : undefined), enforce);
     return got && Object.fromEntries([...got].map(([owner, choice]) => [owner, choice.flatMap((x) => ('reason' in x ? [] : [`${x.host}→${x.namespace}/${x.service}`]))]));
   };
   const probingNone = { metadata: { namespace: 'shop', name: 'none' }, spec: {} } as LoopbackPolicy;
@@ -195,7 +195,7 @@ describe('namespaceResults and reportedNamespaces', () => {
     const records = o.held ? [recordFor({ kind: 'Service', namespace: 'shop', name: 'web', uid: 'uid-web' }, o.held, { v: 1 } as never)] : [];
     const c = caches(policy, platform, records);
     const outcomes = (owner: string) => (planned.includes(owner) ? new Map(o.outcome ? [['Service/shop/web', o.outcome]] : []) : undefined);
-    const got = namespaceResults(c, () => o.held, outcomes, o.namespace ?? 'shop');
+    const got = namespaceResults(c, outcomes, o.namespace ?? 'shop');
     return { got: got && Object.fromEntries([...got].map(([owner, ts]) => [owner, ts.map((x) => ({ ...x }))])), covered: reportedNamespaces(c, outcomes) };
   };
   const both = ['shop/own', 'ClusterLoopbackPolicy/platform'];

@@ -22,12 +22,12 @@ function world() {
   const router = new PolicyEventRouter(
     { add: (k) => void added.push(k), addAfter: (k, ms) => void later.push([k, ms]) },
     {
-      policies: (ns?: string) => policies.filter((p) => ns === undefined || p.metadata.namespace === ns),
-      clusterPolicies: () => clusters,
+      policies: (ns?: string) => policies.filter((p) => ns === undefined || p.metadata.namespace === ns) as never,
+      clusterPolicies: () => clusters as never,
       namespace: (name) => (labels[name] ? { name, labels: labels[name] } : undefined),
       ownNamespace: 'loopguard-system',
-      livePolicy: () => true,
-      liveClusterPolicy: () => true,
+      policy: () => ({}) as never,
+      clusterPolicy: () => ({}) as never,
     },
     { touch: (k, c) => void touched.push([k, c]), policiesOn: (clb) => on[clb] ?? [] },
     () => void changes.push(1),

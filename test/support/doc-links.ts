@@ -5,8 +5,6 @@
 //  - a link with a `#fragment` to a Markdown file (or to the file itself) names one of its headings, as GitHub
 //    anchors them (lower case, punctuation dropped, spaces to hyphens, repeats numbered -1, -2, …).
 // Links in fenced code blocks and inline code are not links; absolute URLs are not checked (no network here).
-// The code points into docs/ too (a header that keeps the why and sends the rest to `docs/x.md §4` or
-// `docs/x.md "Mode switch"`): each such pointer names a section the document has.
 import { posix } from 'node:path';
 
 export interface MarkdownFile {
@@ -94,48 +92,6 @@ export function findBrokenLinks(files: readonly MarkdownFile[], exists: (path: s
         if (fragment === undefined || !path.endsWith('.md')) continue;
         const doc = byPath.get(path);
         if (doc && !anchors(doc.text).has(fragment)) at(`${target}: ${path} has no heading with the anchor #${fragment}`);
-      }
-    });
-  }
-  return problems;
-}
-
-/** A section a comment in the code points at: `docs/x.md §4`, `docs/x.md §11.3` or `docs/x.md "Mode switch"`. */
-const POINTER = /(docs\/[a-z0-9-]+\.md)(?: §([0-9]+(?:\.[0-9]+)*)| "([^"]+)")/g;
-
-/**
- * The sections a document offers to such a pointer: its headings (a number prefix read as the §) and the bold lead-ins
- * of its paragraphs and list items (`**Drift checks** …`), outside code blocks, inline code marks dropped.
- */
-export function sections(markdown: string): { numbers: Set<string>; names: string[] } {
-  const numbers = new Set<string>();
-  const names: string[] = [];
-  let fenced = false;
-  for (const line of markdown.split('\n')) {
-    if (line.startsWith('```')) fenced = !fenced;
-    if (fenced || line.startsWith('```')) continue;
-    const heading = /^#{1,6} (?:§?([0-9]+(?:\.[0-9]+)*)\.? )?(.*)$/.exec(line);
-    if (heading?.[1]) numbers.add(heading[1]);
-    const name = heading ? heading[2] : /^\s*(?:[-*] )?\*\*([^*]+)\*\*/.exec(line)?.[1];
-    if (name) names.push(name.replaceAll('`', '').toLowerCase());
-  }
-  return { numbers, names };
-}
-
-/** Pointers from `source` (code, by file) into docs/ whose section the document lacks (a name: a section that starts with it). */
-export function findBrokenPointers(source: readonly MarkdownFile[], doc: (path: string) => string | undefined): LinkProblem[] {
-  const problems: LinkProblem[] = [];
-  const cache = new Map<string, ReturnType<typeof sections> | undefined>();
-  for (const file of source) {
-    file.text.split('\n').forEach((line, i) => {
-      for (const [, path, number, name] of line.matchAll(POINTER)) {
-        if (!cache.has(path!)) {
-          const text = doc(path!);
-          cache.set(path!, text === undefined ? undefined : sections(text));
-        }
-        const s = cache.get(path!);
-        const found = s && (number ? s.numbers.has(number) : s.names.some((n) => n.startsWith(name!.toLowerCase())));
-        if (!found) problems.push({ path: file.path, line: i + 1, message: s ? `${path} has no section ${number ? `§${number}` : `"${name}"`}` : `no such document (${path})` });
       }
     });
   }

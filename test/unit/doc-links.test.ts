@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { anchors, findBrokenLinks, findBrokenPointers, sections, slug, type MarkdownFile } from '../support/doc-links.js';
+import { anchors, findBrokenLinks, slug, type MarkdownFile } from '../support/doc-links.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -62,39 +62,6 @@ describe('relative links in Markdown', () => {
     expect(files.some((f) => f.path === 'README.md')).toBe(true);
     expect(files.some((f) => f.path === 'docs/benchmarks.md')).toBe(true);
     const problems = findBrokenLinks(files, (p) => existsSync(join(ROOT, p))).map((p) => `${p.path}:${p.line}: ${p.message}`);
-    expect(problems).toEqual([]);
-  });
-});
-
-describe('pointers from the code into docs/', () => {
-  const DOC = '# Title\n## 3. The unit of work\n### 3.1 Chunks\n- **Drift checks** come in two tiers\n**`enable` kept.** Always\n```\n## 9. In code\n```\n';
-  const problemsOf = (text: string) => findBrokenPointers([{ path: 'src/x.ts', text }], (p) => (p === 'docs/a.md' ? DOC : undefined)).map((p) => `${p.line}: ${p.message}`);
-
-  it('reads numbered headings and the bold lead-ins of paragraphs as sections, not code', () => {
-    expect(sections(DOC)).toEqual({ numbers: new Set(['3', '3.1']), names: ['title', 'the unit of work', 'chunks', 'drift checks', 'enable kept.'] });
-  });
-
-  it.each([
-    ['a number the document lacks', '// docs/a.md §4', /docs\/a\.md has no section §4/],
-    ['a heading only in a code block', '// docs/a.md §9', /docs\/a\.md has no section §9/],
-    ['a name no section starts with', '// see docs/a.md "Work"', /docs\/a\.md has no section "Work"/],
-    ['a document that does not exist', '// docs/b.md §1', /no such document \(docs\/b\.md\)/],
-  ])('fails on %s', (_name, text, message) => {
-    expect(problemsOf(text)).toEqual([expect.stringMatching(message)]);
-  });
-
-  it('passes a number, a subsection and a name a heading or lead-in starts with (any case)', () => {
-    expect(problemsOf('// docs/a.md §3, docs/a.md §3.1\n// docs/a.md "The unit" and docs/a.md "drift checks"; docs/a.md "enable kept"; docs/a.md alone')).toEqual([]);
-  });
-
-  it('holds for every TypeScript file of the repository', () => {
-    const listed = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z', '--', '*.ts'], { cwd: ROOT, encoding: 'utf8' });
-    // This checker's own files hold planted examples.
-    const own = new Set(['test/unit/doc-links.test.ts', 'test/support/doc-links.ts']);
-    const files = listed.split('\0').filter((path) => path.endsWith('.ts') && !own.has(path) && existsSync(join(ROOT, path))).map((path) => ({ path, text: readFileSync(join(ROOT, path), 'utf8') }));
-    expect(files.some((f) => f.path === 'src/main.ts')).toBe(true);
-    const doc = (path: string) => (existsSync(join(ROOT, path)) ? readFileSync(join(ROOT, path), 'utf8') : undefined);
-    const problems = findBrokenPointers(files, doc).map((p) => `${p.path}:${p.line}: ${p.message}`);
     expect(problems).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findProblems, sections, type TextFile } from '../support/doc-citations.js';
+import { findProblems, sectionNames, sections, type TextFile } from '../support/doc-citations.js';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../..');
 /** What the repository ships and tests: every tracked (or new, not ignored) text file under these. */
@@ -31,16 +31,18 @@ function repoFiles(): TextFile[] {
 
 const DOC: TextFile = {
   path: 'docs/tencent-cloud.md',
-  text: ['# Facts', '## 2. Annotations', 'text', '### Sub', 'more', '## 8. Open questions', '1. one', '2. two', '## 9. Corrections', '| # | fact |', '|---|---|', '| 1 | a |', '| 2 | b |'].join('\n'),
+  text: ['# Facts', '## 2. Annotations', 'text', '### Sub', 'more', '- **`enable` kept** always', '```', '## In code', '```', '## 8. Open questions', '1. one', '2. two', '## 9. Corrections', '| # | fact |', '|---|---|', '| 1 | a |', '| 2 | b |'].join('\n'),
 };
-// The planted citations spell the section sign as an escape, so that this file's own text cites nothing.
+// The planted citations spell the section sign and the quotes as escapes, so that this file's own text cites nothing.
 const S = '\u00a7';
+const Q = '\u0022';
 const problemsOf = (text: string) => findProblems([DOC, { path: 'src/x.ts', text }]).map((p) => p.message);
 
 describe('the repository stands alone', () => {
   it('reads numbered headings as sections, subsections included', () => {
     expect([...sections(DOC.text).keys()]).toEqual(['2', '8', '9']);
     expect(sections(DOC.text).get('2')).toContain('more');
+    expect(sectionNames(DOC.text)).toEqual(['facts', 'annotations', 'sub', 'enable kept', 'open questions', 'corrections']);
   });
 
   it.each([
@@ -53,13 +55,16 @@ describe('the repository stands alone', () => {
     ['a file the repository does not have', `// nowhere.md ${S}2`, /nowhere\.md §2: no such file/],
     ['a section the file does not have', `// tencent-cloud.md ${S}12`, /no heading numbered 12/],
     ['an item the section does not have', `// tencent-cloud.md ${S}9 #1, #3`, /§9 #3: no item 3/],
+    ['a named section the file does not have', `// tencent-cloud.md ${Q}Fields${Q}`, /"Fields": docs\/tencent-cloud\.md has no section by that name/],
+    ['a name only a heading in code has', `// tencent-cloud.md ${Q}In code${Q}`, /"In code": docs\/tencent-cloud\.md has no section by that name/],
+    ['a named section of a file the repository does not have', `// nowhere.md ${Q}Sub${Q}`, /nowhere\.md "Sub": no such file/],
     ['an open question that does not exist', '// (open ' + 'questions 2 and 6)', /open question 6/],
   ])('fails on %s', (_name, text, message) => {
     expect(problemsOf(text)).toEqual([expect.stringMatching(message)]);
   });
 
   it('passes good citations, with or without a path, link or backticks', () => {
-    for (const text of [`// tencent-cloud.md ${S}2`, `// docs/tencent-cloud.md ${S}9 #1, #2`, `[tencent-cloud.md](tencent-cloud.md) ${S}8`, `\`tencent-cloud.md\` ${S}9`, '// open question 2']) {
+    for (const text of [`// tencent-cloud.md ${S}2`, `// docs/tencent-cloud.md ${S}9 #1, #2`, `[tencent-cloud.md](tencent-cloud.md) ${S}8`, `\`tencent-cloud.md\` ${S}9`, '// open question 2', `// docs/tencent-cloud.md ${Q}Sub${Q} and tencent-cloud.md ${Q}annotations${Q}, tencent-cloud.md ${Q}enable kept${Q}`]) {
       expect(problemsOf(text)).toEqual([]);
     }
   });

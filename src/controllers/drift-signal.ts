@@ -3,9 +3,11 @@
 // tier reads, why twice, the arithmetic). Each tier spreads its reads: a round earns n · elapsed / interval reads for n
 // CLBs and spends them, in whole batches, on the CLBs read longest ago; a CLB not read for a whole interval is always
 // due. Reads made for other reasons are spent from the same budget, up to a debt of one batch. Without the spread, CLBs
-// read together came due together (a 100 s burst every interval); without the debt an Enforce's first interval read
-// its CLBs twice; with a whole debt a cold start read nothing for a cycle, then every CLB (docs/benchmarks.md,
-// bench:idle). Pure, but for the clocks DriftScheduler keeps; drift-checks.ts makes the reads.
+// read together came due together (1,000 CLBs: a 100 s burst at the whole read budget every interval); without the
+// debt an Enforce's first interval read its CLBs twice (bench:idle, 1,000 targets: 1.43 × the budget); with a whole
+// debt a cold start read nothing for a cycle, then every CLB as they came overdue together (bench:idle, 1,000 CLBs: 0
+// DescribeListeners in the first interval, 1.67 × the budget in the second). Pure, but for the clocks DriftScheduler
+// keeps; drift-checks.ts makes the reads.
 import { MAX_LOAD_BALANCER_IDS, MAX_TARGET_HEALTH_IDS } from '../cloud/batching.js';
 import type { ClbObservation } from '../model/facts.js';
 

@@ -4,7 +4,7 @@
 //
 // A kind is two small files, each keyed by kind in a table the compiler makes exhaustive: its shape and description,
 // pure, here (./steps/<kind>.ts, STEP_KINDS); its effect, Event and metric in src/mitigation/steps/ (STEP_EFFECTS).
-// Why two, and how to add a kind: docs/architecture.md §7 "Where a newcomer adds… a step kind".
+// Why two, and how to add a kind: docs/architecture.md §7 "a step kind" (under "Where a newcomer adds…").
 import type { TargetRef } from '../model/facts.js';
 import type { TargetError } from '../model/status.js';
 import { annotateTarget, type AnnotateTargetStep } from './steps/annotate-target.js';
@@ -57,8 +57,8 @@ export const STEP_KINDS: { readonly [K in StepKind]: StepKindPlan<StepOf<K>> } =
 };
 
 /** The entry of a step's own kind in a table keyed by kind (STEP_KINDS, STEP_EFFECTS): the compiler cannot follow a union through an index. */
-export function entryOf<E>(table: { readonly [K in StepKind]: unknown }, step: Step): E {
-  return table[step.kind] as E;
+export function entryOf<E>(table: { readonly [K in StepKind]: E }, step: Step): E {
+  return table[step.kind];
 }
 const kindOf = (step: Step) => entryOf<StepKindPlan<Step>>(STEP_KINDS, step);
 

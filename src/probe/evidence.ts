@@ -20,7 +20,7 @@ export interface TargetEvidence extends Pick<ProbeTargetResult, 'probes' | 'fail
   full: boolean;
 }
 
-/** Which plans a report may have run for a probe entry to count (docs/probe.md §11 "stale"). */
+/** Which plans a report may have run for a probe entry to count (docs/probe.md §11 "Fresh or stale"). */
 export interface Freshness {
   /** The plan window (s): a report whose window ended more than two of these ago is stale. */
   windowSeconds: number;

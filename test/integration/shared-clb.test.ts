@@ -71,15 +71,16 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
     let phase = 'enforce';
     let samples = 0;
     let sampling = true;
-    // What stood around a sample's first violations (a rare failure of this test could not be explained from its
-    // logs): the listeners' sources, the nodes' binding, both Services' prevent-loopback and the last writes to the CLB.
+    // What stood around the first violations of each phase, up to three samples (a rare failure of this test could not
+    // be explained from its logs): the listeners' sources, the nodes' binding, both Services' prevent-loopback and the
+    // last writes to the CLB.
     const evidence: string[] = [];
     let seen = 0;
     const scene = async (found: string[]) => {
       const state = await emulator.admin.getLoadBalancer(lb);
       const prevent = await Promise.all([h, i].map(async (ns) => `${ns}=${(await core.readNamespacedService({ namespace: ns, name: 'shared' })).metadata?.annotations?.[PREVENT] ?? '-'}`));
       const writes = (await emulator.admin.writes()).filter((e) => e.loadBalancerId === lb).slice(-8).map((e) => `#${e.seq} ${e.caller} ${e.listenerId === ids.h ? ':8080' : ':9090'} ${e.changed.join('+') || e.status} at ${e.acceptedAtMs}`);
-      return [`at ${Date.now()}: ${found.join('; ')}`, `  sources ${state.Listeners.map((l) => `:${l.Port}=${l.HealthCheck?.SourceIpType}`).join(' ')}; nodes bound ${state.nodes.map((n) => n.vipBound).join(',')}; prevent-loopback ${prevent.join(' ')}`, ...writes.map((w) => `  ${w}`)].join('\n');
+      return [`[${phase}] at ${Date.now()}: ${found.join('; ')}`, `  sources ${state.Listeners.map((l) => `:${l.Port}=${l.HealthCheck?.SourceIpType}`).join(' ')}; nodes bound ${state.nodes.map((n) => n.vipBound).join(',')}; prevent-loopback ${prevent.join(' ')}`, ...writes.map((w) => `  ${w}`)].join('\n');
     };
     const sampler = (async () => {
       while (sampling) {
@@ -91,7 +92,7 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
         for (const l of health.LoadBalancers?.[0]?.Listeners ?? []) {
           for (const t of (l.Rules ?? []).flatMap((r) => r.Targets ?? [])) if (!t.HealthStatus) violations.push(`${phase}: :${l.Port} backend ${t.IP ?? ''} Dead`);
         }
-        if (violations.length > seen && evidence.length < 3) evidence.push(await scene(violations.slice(seen)));
+        if (violations.length > seen && evidence.filter((e) => e.startsWith(`[${phase}]`)).length < 3) evidence.push(await scene(violations.slice(seen)));
         seen = violations.length;
         samples++;
         await new Promise((r) => setTimeout(r, 100));

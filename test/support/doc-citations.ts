@@ -4,9 +4,9 @@
 //  - no "seed N" labels of those notes: the public documents are cited by name or URL (docs/tencent-cloud.md §7);
 //  - every `name.md §n` names a Markdown file of the repository that has a heading numbered n, and every
 //    `§n #k` a row (or list item) k in that section; every "open question k" an item of tencent-cloud.md §8;
-//  - every `name.md` followed by words in double quotes names a section of that file whose heading, or the bold
-//    lead-in of a paragraph or list item (`**Drift checks** …`), starts with those words (any case; inline-code
-//    marks and a heading's number aside);
+//  - every `name.md` followed by words in double quotes (after its § number, if any; several, separated by commas)
+//    names a section of that file whose heading, or the bold lead-in of a paragraph or list item (`**Drift checks**
+//    …`), starts with those words (any case; inline-code marks and a heading's number aside);
 //  - a document is cited with its `.md` suffix (a bare `architecture` before the section sign is refused), so the
 //    check above sees it.
 
@@ -28,7 +28,7 @@ const SEED = new RegExp(`\\b${'seed'}s? 00\\d`, 'i');
 /** The background notes' file names: never cited, with or without `.md`. */
 const BACKGROUND = ['tke-clb', 'landscape', 'controller-conventions', 'test-ground', 'containers'];
 const CITATION = /([\w./-]+\.md)[`\])]*\s*§\s*(\d+(?:\.\d+)*)((?:\s*,?\s*#\d+)*)/g;
-const NAMED = /([\w./-]+\.md)[`\])]* "([^"]+)"/g;
+const NAMED = /([\w./-]+\.md)[`\])]*(?:\s*§\s*\d+(?:\.\d+)*)? ("[^"]+"(?:,? (?:and )?"[^"]+")*)/g;
 const OPEN_QUESTION = /open questions? (\d+)((?:(?:,| and) \d+)*)/g;
 
 /** Section numbers of a Markdown file's headings ("## 9. Corrections", "### 1.4 Exact…") with the text under each. */
@@ -102,10 +102,12 @@ export function findProblems(files: readonly TextFile[]): Problem[] {
         }
         for (const k of items.match(/\d+/g) ?? []) if (!hasItem(found, k)) at(`cites ${cited} §${section} #${k}: no item ${k} in that section`);
       }
-      for (const [, cited, words] of text.matchAll(NAMED) as unknown as Iterable<[string, string, string]>) {
+      for (const [, cited, quoted] of text.matchAll(NAMED) as unknown as Iterable<[string, string, string]>) {
         const targets = markdown.filter((f) => f.path === cited || f.path.endsWith(`/${cited}`) || basename(f.path) === basename(cited));
-        if (targets.length === 0) at(`cites ${cited} "${words}": no such file in the repository`);
-        else if (!targets.some((t) => sectionNames(t.text).some((n) => n.startsWith(words.toLowerCase())))) at(`cites ${cited} "${words}": ${targets[0]!.path} has no section by that name`);
+        for (const [, words] of quoted.matchAll(/"([^"]+)"/g) as unknown as Iterable<[string, string]>) {
+          if (targets.length === 0) at(`cites ${cited} "${words}": no such file in the repository`);
+          else if (!targets.some((t) => sectionNames(t.text).some((n) => n.startsWith(words.toLowerCase())))) at(`cites ${cited} "${words}": ${targets[0]!.path} has no section by that name`);
+        }
       }
       for (const m of text.matchAll(OPEN_QUESTION)) {
         for (const k of `${m[1]}${m[2]}`.match(/\d+/g) ?? []) {

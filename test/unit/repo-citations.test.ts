@@ -57,6 +57,8 @@ describe('the repository stands alone', () => {
     ['an item the section does not have', `// tencent-cloud.md ${S}9 #1, #3`, /§9 #3: no item 3/],
     ['a named section the file does not have', `// tencent-cloud.md ${Q}Fields${Q}`, /"Fields": docs\/tencent-cloud\.md has no section by that name/],
     ['a name only a heading in code has', `// tencent-cloud.md ${Q}In code${Q}`, /"In code": docs\/tencent-cloud\.md has no section by that name/],
+    ['a second name the file does not have', `// tencent-cloud.md ${Q}Sub${Q}, ${Q}Fields${Q}`, /"Fields": docs\/tencent-cloud\.md has no section by that name/],
+    ['a name after a section number', `// tencent-cloud.md ${S}2 ${Q}Fields${Q}`, /"Fields": docs\/tencent-cloud\.md has no section by that name/],
     ['a named section of a file the repository does not have', `// nowhere.md ${Q}Sub${Q}`, /nowhere\.md "Sub": no such file/],
     ['an open question that does not exist', '// (open ' + 'questions 2 and 6)', /open question 6/],
   ])('fails on %s', (_name, text, message) => {
@@ -64,7 +66,7 @@ describe('the repository stands alone', () => {
   });
 
   it('passes good citations, with or without a path, link or backticks', () => {
-    for (const text of [`// tencent-cloud.md ${S}2`, `// docs/tencent-cloud.md ${S}9 #1, #2`, `[tencent-cloud.md](tencent-cloud.md) ${S}8`, `\`tencent-cloud.md\` ${S}9`, '// open question 2', `// docs/tencent-cloud.md ${Q}Sub${Q} and tencent-cloud.md ${Q}annotations${Q}, tencent-cloud.md ${Q}enable kept${Q}`]) {
+    for (const text of [`// tencent-cloud.md ${S}2`, `// docs/tencent-cloud.md ${S}9 #1, #2`, `[tencent-cloud.md](tencent-cloud.md) ${S}8`, `\`tencent-cloud.md\` ${S}9`, '// open question 2', `// docs/tencent-cloud.md ${Q}Sub${Q} and tencent-cloud.md ${Q}annotations${Q}, tencent-cloud.md ${Q}enable kept${Q}`, `// tencent-cloud.md ${S}2 ${Q}Sub${Q} and ${Q}Annotations${Q}`]) {
       expect(problemsOf(text)).toEqual([]);
     }
   });

@@ -20,8 +20,9 @@ export function isReportKey(key: string): boolean {
 }
 
 export class NamespaceReports {
-  /** Each namespace's report name as last written (a cluster policy's status shows them): only a write or a prune changes one, and tells `namesChanged`. */
-  readonly names = new Map<string, string>();
+  private readonly written = new Map<string, string>();
+  /** Each namespace's report name as last written (a cluster policy's status shows them): only `note` changes one, and tells `namesChanged`. */
+  readonly names: ReadonlyMap<string, string> = this.written;
 
   constructor(
     private readonly writer: Pick<ReportWriter, 'sync' | 'prune' | 'available'>,
@@ -76,8 +77,8 @@ export class NamespaceReports {
 
   private note(ns: string, name: string | undefined): void {
     if (this.names.get(ns) === name) return;
-    if (name === undefined) this.names.delete(ns);
-    else this.names.set(ns, name);
+    if (name === undefined) this.written.delete(ns);
+    else this.written.set(ns, name);
     this.namesChanged();
   }
 }

@@ -217,7 +217,7 @@ function run(row: Row) {
   return assessTarget(ing, rowContext(row, { loadBalancerId: 'lb-ing', listeners: [http(0), https(0)] }));
 }
 
-describe('assessIngress', () => {
+describe('assessTarget: an Ingress', () => {
   it.each(rows.map((r) => [r.name, r] as const))('%s', (_name, row) => {
     const a = run(row);
     expectRow(a, row);

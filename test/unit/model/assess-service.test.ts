@@ -459,7 +459,7 @@ function run(row: Row) {
   return assessTarget(svc, rowContext(row));
 }
 
-describe('assessService', () => {
+describe('assessTarget: a Service', () => {
   it.each(rows.map((r) => [r.name, r] as const))('%s', (_name, row) => {
     const a = run(row);
     expectRow(a, row);

@@ -40,7 +40,7 @@ describe('clbOwnership', () => {
   });
 });
 
-describe('assessService with a CLB that is not the Service’s', () => {
+describe('assessTarget: a Service with a CLB that is not its own', () => {
   it('is a ForeignClb conflict with no changes, before any other verdict about the CLB', () => {
     const a = assessTarget(service({ uid: 'u1', externalTrafficPolicy: 'Local' }), context({ clb: clb({ loadBalancerType: 'OPEN', tags: { 'tke-lb-serviceuuid': 'victim' } }) }));
     expect(a.verdict).toBe('Conflict');

@@ -58,11 +58,13 @@ export function namespaceView(
 const resolvedClusterPolicy = (p: ClusterLoopbackPolicy): Omit<ClusterClaimant, 'mode'> => ({ identity: clusterPolicyIdentity(p), spec: withClusterSpecDefaults(p.spec) });
 
 /** The cluster policies covering `namespace` now, each with its mode there; `policies`: the cluster policies, resolved. */
-export function coveringClusterPolicies(caches: Pick<PolicyCaches, 'namespace' | 'clusterPolicies' | 'ownNamespace'>, namespace: string, policies = caches.clusterPolicies().map(resolvedClusterPolicy)): ClusterClaimant[] {
+export function coveringClusterPolicies(caches: Pick<PolicyCaches, 'namespace' | 'clusterPolicies' | 'ownNamespace'>, namespace: string, policies?: readonly Omit<ClusterClaimant, 'mode'>[]): ClusterClaimant[] {
   const ns = caches.namespace(namespace);
-  return policies.flatMap((c) => {
-    const covered = ns && coverageOf(c.spec, ns, caches.ownNamespace);
-    return !covered || covered === 'excluded' ? [] : [{ ...c, mode: covered }];
+  // A namespace not cached (yet): none, without resolving every cluster policy (the router asks on every target event).
+  if (!ns) return [];
+  return (policies ?? caches.clusterPolicies().map(resolvedClusterPolicy)).flatMap((c) => {
+    const covered = coverageOf(c.spec, ns, caches.ownNamespace);
+    return covered === undefined || covered === 'excluded' ? [] : [{ ...c, mode: covered }];
   });
 }
 

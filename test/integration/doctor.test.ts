@@ -91,7 +91,8 @@ describe('loopguard doctor on the local TKE', () => {
       expect(`${args.join(' ')}: ${res.code} ${res.stderr}`).toBe(`${args.join(' ')}: 0 `);
     }
     doctorKubeconfig = await serviceAccountKubeconfig(cp.kubeconfig, { name: 'doctor', namespace: 'ci' });
-  });
+    // The sum of what it waits for: a control plane (60 s ready bound), the CLBs (30 s), two kubectl waits (60 s each).
+  }, 300_000);
 
   afterAll(async () => {
     await tke?.stop();

@@ -92,7 +92,7 @@ describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generat
     if (egNs) await deleteNamespace(egNs);
     // Other suites share this apiserver: leave it without the 21 CRDs (their objects go with them).
     if (crds.length > 0) await removeCrds(crds);
-  });
+  }, 240_000); // removeCrds waits up to 120 s for the CRDs to go, after a kubectl call per object
 
   it('accepts the GatewayClass and creates one LoadBalancer Service per Gateway, in its own namespace, labelled with the Gateway', async () => {
     const accepted = await waitFor('GatewayClass Accepted', async () => {

@@ -127,7 +127,7 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     if (appNs) await deleteNamespace(appNs);
     if (egNs) await deleteNamespace(egNs);
     if (crds.length > 0) await removeCrds(crds);
-  });
+  }, 240_000); // removeCrds waits up to 120 s for the CRDs to go, after a kubectl call per object
 
   it("diagnoses a selected Gateway through the Service EG generated, its CLB and its class's EnvoyProxy, which a namespace's policy does not change", async () => {
     const svcName = generated!.metadata!.name!;

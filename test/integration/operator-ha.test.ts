@@ -39,7 +39,7 @@ describe('operator availability', () => {
     kc.loadFromFile(cp.kubeconfig);
     tke = await startLocalTke({ kubeconfig: cp.kubeconfig, allNamespaces: true, operator: false });
     ha = { namespace: 'default', name: 'ha', kubeconfig: cp.kubeconfig };
-  });
+  }, 180_000); // a control plane may take its whole 60 s ready bound, and start again on a port race
 
   afterAll(async () => {
     for (const op of operators) await op.stop('SIGKILL');

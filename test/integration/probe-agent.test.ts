@@ -1,12 +1,13 @@
 // The loopback probe agent (issue 41, agent side; docs/probe.md) as the DaemonSet runs it: `loopguard probe`
 // (src/main.ts through tsx) under config/components/probe's ServiceAccount and Role, with a token bound to a pod on
 // its node (as the kubelet projects it), and config/components/probe-own-node's admission policy, against the test
-// apiserver. Its
-// plan ConfigMap points at listeners this test starts on 127.0.0.1 (the agent's --allow-cidr admits loopback only for
-// this): a TCP port that accepts, one that refuses, an HTTP server that answers and one that never does. After one
-// window the node's LoopbackProbeReport holds exact counts; after the next one it has been updated in place. A public
-// address in the plan is refused with a log line and never dialled. The same token cannot write another node's
-// report, and a token bound to no pod cannot write any.
+// apiserver. Its plan ConfigMap points at listeners this test starts on 127.0.0.1 (the agent's --allow-cidr admits
+// loopback only for this): a TCP port that accepts, one that refuses, an HTTP server that answers and one that never
+// does. After one window the node's LoopbackProbeReport holds exact counts; after the next one it has been updated in
+// place, and the listeners saw exactly the probes the two reports count (the plan is deleted during the second window,
+// so the agent finishes that window and sends nothing more, as src/probe/agent.ts runs a window to its end with the
+// plan it started with). A public address in the plan is refused with a log line and never dialled. The same token cannot
+// write another node's report, and a token bound to no pod cannot write any.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
@@ -17,6 +18,7 @@ import { parse } from 'yaml';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { kubeConfig, kubectl, waitFor } from '../support/kube.js';
 import { OPERATOR_NAMESPACE, serviceAccountKubeconfig } from '../support/operator.js';
 import type { ProbeReport } from '../../src/api/probe.js';
@@ -46,15 +48,19 @@ const listen = <S extends Server | HttpServer>(server: S): Promise<number> =>
 describe('loopguard probe', () => {
   const node = `probe-node-${process.pid}`;
   const sockets = new Set<Socket>();
-  /** What reached the listeners, with when (window 1's probes are all sent before its end, the next window's after). */
-  const heads: { at: number; line: string }[] = [];
-  const connects: number[] = [];
+  /**
+   * What reached the listeners. Counted, not timed: an accept's callback runs when this process's event loop gets to
+   * it, which under load is after the window it belongs to has ended (a probe sent 0.1 s before a window's end was
+   * once seen 'after' it).
+   */
+  const heads: string[] = [];
+  let connects = 0;
   let tcp: Server;
   let silent: Server;
   let http: HttpServer;
   let https: HttpsServer;
   /** The TLS server name each HTTPS probe asked for, and its request line. */
-  const tlsHeads: { at: number; line: string }[] = [];
+  const tlsHeads: string[] = [];
   let ports: { tcp: number; refused: number; http: number; silent: number; https: number };
   let agent: ChildProcess | undefined;
   let logs = '';
@@ -63,7 +69,7 @@ describe('loopguard probe', () => {
 
   beforeAll(async () => {
     tcp = createServer((s) => {
-      connects.push(Date.now());
+      connects++;
       s.on('error', () => {});
       s.end();
     });
@@ -73,12 +79,12 @@ describe('loopguard probe', () => {
       s.on('error', () => {});
     });
     http = createHttpServer((req, res) => {
-      heads.push({ at: Date.now(), line: `${req.method} ${req.headers.host} ${req.url}` });
+      heads.push(`${req.method} ${req.headers.host} ${req.url}`);
       res.writeHead(204).end();
     });
     // A certificate no one trusts: the probe measures reachability and does not check it (docs/probe.md §5).
     https = createHttpsServer(selfSignedCert(['secure.example.com']), (req, res) => {
-      tlsHeads.push({ at: Date.now(), line: `${(req.socket as { servername?: string }).servername} ${req.method} ${req.headers.host} ${req.url}` });
+      tlsHeads.push(`${(req.socket as { servername?: string }).servername} ${req.method} ${req.headers.host} ${req.url}`);
       res.writeHead(200).end();
     });
     const closed = createServer();
@@ -165,20 +171,25 @@ describe('loopguard probe', () => {
     // Timed out at 3.1 s: the bucket's middle is within 9.1 % of it.
     expect(stalls!.p50Ms).toBeGreaterThan(3100 / 1.0906);
     expect(stalls!.p50Ms).toBeLessThan(3100 * 1.0906 + 200);
-    // What reached the listeners: exactly the HEADs with the plan's Host and path, and the TCP connects.
-    const end = Date.parse(first.spec.window.end);
-    expect(heads.filter((h) => h.at < end).map((h) => h.line)).toEqual(Array(4).fill('HEAD www.example.com /healthz'));
-    expect(connects.filter((at) => at < end)).toHaveLength(4);
-    expect(tlsHeads.filter((h) => h.at < end).map((h) => h.line)).toEqual(Array(4).fill('secure.example.com HEAD secure.example.com /'));
+    // The agent is in its second window now (it starts the next one as soon as a write returns): without a plan it
+    // finishes this one, writes it, and probes no more, so the listeners' totals are the two reports' sums.
+    await kubeConfig().makeApiClient(CoreV1Api).deleteNamespacedConfigMap({ name: 'loopguard-probe-plan', namespace: OPERATOR_NAMESPACE });
     // The public address: refused when the plan was read, never probed.
     expect(logs).toContain('Probe target Service/app/public:80 refused: vip 8.8.8.8 is not a private IPv4 address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 127.0.0.0/8): the probe sends only to private CLB VIPs');
 
     const second = await waitFor('the next window\'s report', report, { until: (r) => r !== undefined && r.spec.window.start !== first.spec.window.start, timeoutMs: 60_000, intervalMs: 250, context: () => logs.slice(-3000) });
     expect(counts(second!)).toEqual(expected);
     expect(Date.parse(second!.spec.window.start)).toBeGreaterThanOrEqual(Date.parse(first.spec.window.end));
+    await waitFor('the agent to take the deletion', async () => (logs.includes('The probe plan was deleted') ? true : undefined), { timeoutMs: 10_000, intervalMs: 100, context: () => logs.slice(-3000) });
 
     agent!.kill('SIGTERM');
     expect(await exited).toBe(0);
+    // What reached the listeners, now that nothing more can: exactly the HEADs with the plan's Host and path, and
+    // the TCP connects, of both windows (each connection accepted before the agent exited; their callbacks may lag).
+    const sent = 2 * 4;
+    await waitFor('the listeners to count every probe', async () => (connects >= sent && heads.length >= sent && tlsHeads.length >= sent ? true : undefined), { timeoutMs: 10_000, intervalMs: 50, context: () => JSON.stringify({ connects, heads, tlsHeads }) });
+    await new Promise((r) => setImmediate(r));
+    expect({ connects, heads, tlsHeads }).toEqual({ connects: sent, heads: Array(sent).fill('HEAD www.example.com /healthz'), tlsHeads: Array(sent).fill('secure.example.com HEAD secure.example.com /') });
   }, 120_000);
 
   it("refuses the agent's token a report of another node, and a token bound to no pod any report", async () => {

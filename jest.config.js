@@ -16,7 +16,7 @@ export default {
   testTimeout: 60000,
   // Unit suites are CPU-bound and independent: one worker per core (2 on the 2-core machines; Jest's default would
   // be cores - 1). Integration suites mostly wait, and share cluster-wide state: their project's runner
-  // (test/support/integration-runner.js) sizes its own workers (3 unless LOOPGUARD_TEST_INTEGRATION_WORKERS says
+  // (test/support/integration-runner.js) sizes its own workers (4 unless LOOPGUARD_TEST_INTEGRATION_WORKERS says
   // otherwise), each with its own control plane, before or after the unit files (never alongside).
   maxWorkers: '100%',
   // Longest suites first, also in a fresh clone whose Jest cache holds no times (test/support/sequencer.js).

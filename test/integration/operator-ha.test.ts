@@ -52,7 +52,8 @@ describe('operator availability', () => {
       ha,
       'Ready at its latest generation',
       (p) => p.status?.observedGeneration === p.metadata.generation && p.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True',
-      { timeoutMs },
+      // What the live replicas said last: a wait that ends here says why the leader did not converge.
+      { timeoutMs, context: () => operators.filter((o) => o.child.exitCode === null && o.child.signalCode === null).map((o) => `--- ${o.identity} ---\n${o.logs().slice(-4000)}`).join('\n') },
     );
 
   it('runs two replicas where only the leader reconciles, and hands over within 20 s when the leader dies', async () => {
@@ -87,10 +88,34 @@ describe('operator availability', () => {
     expect(reconciles(await metricsOf(b))).toBeGreaterThan(0);
   });
 
+  // The leader renews its Lease every 2 s and gives up after 10 s without a renewal (leader-election.ts, controller-
+  // runtime's defaults): it rides out an apiserver gone for less than 6 s (its last renewal may be 2 s before the
+  // restart, its next 2 s after it), and exits when it is gone for more than 10 s, for a fresh process (the
+  // Deployment's restart) to campaign again. On a loaded
+  // machine a restarted apiserver took longer than that to answer again, so the test measures its outage and holds
+  // the operator to the behaviour that outage calls for.
   it('recovers when the kube-apiserver restarts under it, and converges on changes made afterwards', async () => {
-    const leader = operators.find((o) => o.child.exitCode === null);
+    // The live one (a replica killed by a signal has a signalCode, and no exitCode).
+    let leader = operators.find((o) => o.child.exitCode === null && o.child.signalCode === null);
     expect(leader).toBeDefined();
+    const down = Date.now();
     await restartApiserver(cp, 2_000);
+    const outageMs = Date.now() - down;
+    let replaced = false;
+    if (outageMs < 6_000) {
+      expect(leader!.child.exitCode).toBeNull();
+    } else {
+      // Near or past the renew deadline: past it the leader must step down (not hang on, writing without a Lease),
+      // within one renewal period; between 6 and 10 s it may.
+      const exited = await waitFor('the leader to step down', async () => leader!.child.exitCode ?? undefined, { timeoutMs: 12_000, intervalMs: 100 }).catch(() => undefined);
+      if (outageMs > 10_000) expect(exited).toBe(1);
+      if (exited !== undefined) {
+        expect({ exited, lost: leader!.logs().includes('Lost leadership') }).toEqual({ exited: 1, lost: true });
+        leader = await tke.startOperator({ identity: 'replica-c' });
+        operators.push(leader);
+        replaced = true;
+      }
+    }
     const core = kc.makeApiClient(CoreV1Api);
     await core.createNamespacedService({
       namespace: 'default',
@@ -108,6 +133,8 @@ describe('operator availability', () => {
         return `loadbalance-id of the Service: ${svc.metadata?.annotations?.['service.kubernetes.io/loadbalance-id']}`;
       },
     });
+    // Whatever the outage, one replica leads now and has not exited.
     expect(leader!.child.exitCode).toBeNull();
-  });
+    console.log(`kube-apiserver restart: down ${(outageMs / 1000).toFixed(1)} s; the leader ${replaced ? 'stepped down and a new replica converged' : 'stayed and converged'}`);
+  }, 180_000); // the restart (up to 60 s), a step-down (12 s), two waits of 45 s
 });

@@ -12,7 +12,7 @@ const common = {
 
 /** @type {import('jest').Config} */
 export default {
-  // Integration tests wait on a real apiserver; unit tests are far below this anyway.
+  // Unit tests are far below this; the integration project's runner raises it to 180 s (integration-runner.js).
   testTimeout: 60000,
   // Unit suites are CPU-bound and independent: one worker per core (2 on the 2-core machines; Jest's default would
   // be cores - 1). Integration suites mostly wait, and share cluster-wide state: their project's runner

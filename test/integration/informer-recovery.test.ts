@@ -14,7 +14,7 @@ describe('ResilientInformer', () => {
     cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
     kc = new KubeConfig();
     kc.loadFromFile(cp.kubeconfig);
-  }, 180_000); // a control plane may take its whole 60 s ready bound, and start again on a port race
+  });
   afterAll(async () => {
     if (cp) await stopControlPlane(cp);
   });

@@ -4,10 +4,10 @@
 // apiserver. Its plan ConfigMap points at listeners this test starts on 127.0.0.1 (the agent's --allow-cidr admits
 // loopback only for this): a TCP port that accepts, one that refuses, an HTTP server that answers and one that never
 // does. After one window the node's LoopbackProbeReport holds exact counts; after the next one it has been updated in
-// place, and the listeners saw exactly the probes the two reports count (the plan is deleted during the second window,
-// so the agent finishes that window and sends nothing more, as src/probe/agent.ts runs a window to its end with the
-// plan it started with). A public address in the plan is refused with a log line and never dialled. The same token cannot
-// write another node's report, and a token bound to no pod cannot write any.
+// place, and the listeners saw exactly the probes the reports count (the plan is deleted once the first window is
+// written, so the agent finishes the window it is in and sends nothing more: src/probe/agent.ts runs a window to its
+// end with the plan it started with). A public address in the plan is refused with a log line and never dialled. The
+// same token cannot write another node's report, and a token bound to no pod cannot write any.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
@@ -26,6 +26,8 @@ import { selfSignedCert } from '../../src/runtime/self-signed-cert.js';
 
 const WINDOW_SECONDS = 4;
 const SA = { name: 'loopguard-probe', namespace: OPERATOR_NAMESPACE };
+/** The agent's log line for each window it wrote (agent.ts). */
+const WRITTEN = 'Probe window written';
 
 async function must(args: string[], input?: string): Promise<string> {
   const res = await kubectl(args, input === undefined ? {} : { input });
@@ -171,8 +173,10 @@ describe('loopguard probe', () => {
     // Timed out at 3.1 s: the bucket's middle is within 9.1 % of it.
     expect(stalls!.p50Ms).toBeGreaterThan(3100 / 1.0906);
     expect(stalls!.p50Ms).toBeLessThan(3100 * 1.0906 + 200);
-    // The agent is in its second window now (it starts the next one as soon as a write returns): without a plan it
-    // finishes this one, writes it, and probes no more, so the listeners' totals are the two reports' sums.
+    // The agent logs a written window and starts the next one in the same turn of its event loop (agent.ts), so once
+    // the line is out a deletion of the plan reaches it in its second window (or a later one, on a slow machine):
+    // without a plan it finishes that window, writes it, and probes no more.
+    await waitFor('the first window written', () => (logs.includes(WRITTEN) ? true : undefined), { timeoutMs: 10_000, intervalMs: 50, context: () => logs.slice(-3000) });
     await kubeConfig().makeApiClient(CoreV1Api).deleteNamespacedConfigMap({ name: 'loopguard-probe-plan', namespace: OPERATOR_NAMESPACE });
     // The public address: refused when the plan was read, never probed.
     expect(logs).toContain('Probe target Service/app/public:80 refused: vip 8.8.8.8 is not a private IPv4 address (10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16, 127.0.0.0/8): the probe sends only to private CLB VIPs');
@@ -180,13 +184,19 @@ describe('loopguard probe', () => {
     const second = await waitFor('the next window\'s report', report, { until: (r) => r !== undefined && r.spec.window.start !== first.spec.window.start, timeoutMs: 60_000, intervalMs: 250, context: () => logs.slice(-3000) });
     expect(counts(second!)).toEqual(expected);
     expect(Date.parse(second!.spec.window.start)).toBeGreaterThanOrEqual(Date.parse(first.spec.window.end));
-    await waitFor('the agent to take the deletion', async () => (logs.includes('The probe plan was deleted') ? true : undefined), { timeoutMs: 10_000, intervalMs: 100, context: () => logs.slice(-3000) });
+    // The window the deletion came in is written too; then the agent waits for a plan.
+    await waitFor('the last window written after the deletion', () => {
+      const at = logs.indexOf('The probe plan was deleted');
+      return at >= 0 && logs.indexOf(WRITTEN, at) >= 0 ? true : undefined;
+    }, { timeoutMs: 15_000, intervalMs: 100, context: () => logs.slice(-3000) });
 
     agent!.kill('SIGTERM');
     expect(await exited).toBe(0);
     // What reached the listeners, now that nothing more can: exactly the HEADs with the plan's Host and path, and
-    // the TCP connects, of both windows (each connection accepted before the agent exited; their callbacks may lag).
-    const sent = 2 * 4;
+    // the TCP connects, of the windows written (each connection accepted before the agent exited; callbacks may lag).
+    const windows = logs.split(WRITTEN).length - 1;
+    expect(windows).toBeGreaterThanOrEqual(2);
+    const sent = windows * 4;
     await waitFor('the listeners to count every probe', async () => (connects >= sent && heads.length >= sent && tlsHeads.length >= sent ? true : undefined), { timeoutMs: 10_000, intervalMs: 50, context: () => JSON.stringify({ connects, heads, tlsHeads }) });
     await new Promise((r) => setImmediate(r));
     expect({ connects, heads, tlsHeads }).toEqual({ connects: sent, heads: Array(sent).fill('HEAD www.example.com /healthz'), tlsHeads: Array(sent).fill('secure.example.com HEAD secure.example.com /') });

@@ -200,6 +200,6 @@ export async function removeCrds(crds: readonly string[]): Promise<void> {
       await kubectl(['patch', crd, name!, ...(namespace ? ['-n', namespace] : []), '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
     }
   }
-  const deleted = await kubectl(['delete', 'crd', '--wait=true', '--timeout=120s', ...crds]);
+  const deleted = await kubectl(['delete', 'crd', '--wait=true', '--timeout=120s', ...crds], { timeoutMs: 130_000 });
   if (deleted.code !== 0) throw new Error(`deleting the Gateway CRDs: ${deleted.stderr}`);
 }

@@ -63,19 +63,23 @@ const clients = new Map<string, string>();
  * The kubectl a user's `kubectl` runs against this cluster. Google Cloud SDK's kubectl (these machines' own) is a
  * dispatcher: every run first asks the server its version, then runs the `kubectl.1.<minor>` beside it when there is
  * one. That binary, found once per kubeconfig, is the same client without the dispatch: 0.17 s of CPU and about
- * 0.6 s per run under load, over about 1,500 runs in `npm test` (docs/development.md "The test suite's time").
+ * 0.6 s per run under load, over about 1,500 runs in `npm test` (docs/development.md "Where the CPU goes").
  * Anywhere else (no such binary, or the version unreadable for now): `kubectl` itself.
  */
 async function kubectlFor(kubeconfig: string): Promise<string> {
   const known = clients.get(kubeconfig);
-  if (known) return known;
-  const minor = await kubeConfig(kubeconfig)
-    .makeApiClient(VersionApi)
-    .getCode()
-    .then((v) => Number.parseInt(v.minor, 10), () => undefined);
-  if (minor === undefined) return 'kubectl';
-  const sibling = kubectlOnPath && join(dirname(kubectlOnPath), `kubectl.1.${minor}`);
-  const client = sibling && existsSync(sibling) ? sibling : 'kubectl';
+  if (known || !kubectlOnPath) return known ?? 'kubectl';
+  let minor: number | undefined;
+  try {
+    const code = kubeConfig(kubeconfig).makeApiClient(VersionApi).getCode();
+    const late = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 5_000).unref());
+    minor = await Promise.race([code.then((v) => Number.parseInt(v.minor, 10), () => undefined), late]);
+  } catch {
+    // An unreadable kubeconfig: kubectl itself says what is wrong (as it does for an apiserver not answering).
+  }
+  if (minor === undefined || Number.isNaN(minor)) return 'kubectl';
+  const sibling = join(dirname(kubectlOnPath), `kubectl.1.${minor}`);
+  const client = existsSync(sibling) ? sibling : 'kubectl';
   clients.set(kubeconfig, client);
   return client;
 }

@@ -20,6 +20,8 @@ export interface LabKubeProxyOptions {
 export class LabKubeProxy implements VipBinder {
   /** What TKE's model wants on the lab's VIP (bound or not), as last told. */
   private wanted = false;
+  /** What the lab's kernels have of it: `wanted` once the change has been made on every node (not withdrawn). */
+  private applied = false;
   /** Lab nodes whose kube-proxy no longer binds the VIP (the fix undone behind loopguard's back). */
   private readonly withdrawn = new Set<number>();
   /** One change of the lab's kernels at a time, in the order the simulator asked. */
@@ -37,9 +39,13 @@ export class LabKubeProxy implements VipBinder {
     await this.apply();
   }
 
-  /** Whether kube-proxy binds the lab's VIP now, by TKE's model (not the kernels: see `withdraw`). */
+  /**
+   * Whether kube-proxy binds the lab's VIP now, by TKE's model, once the lab's kernels have it: the nodes are bound
+   * one `ip` command at a time, and a probe sent before the last one loops (a node withdrawn stays unbound: see
+   * `withdraw`).
+   */
   get bound(): boolean {
-    return this.wanted;
+    return this.applied;
   }
 
   /**
@@ -56,11 +62,13 @@ export class LabKubeProxy implements VipBinder {
 
   private apply(): Promise<void> {
     const run = async () => {
+      const wanted = this.wanted;
       const all = this.lab.allNodes();
-      const binding = this.wanted ? all.filter((i) => !this.withdrawn.has(i)) : [];
+      const binding = wanted ? all.filter((i) => !this.withdrawn.has(i)) : [];
       const unbound = all.filter((i) => !binding.includes(i));
       if (binding.length > 0) await this.lab.bindVip(true, binding);
       if (unbound.length > 0) await this.lab.bindVip(false, unbound);
+      this.applied = wanted;
     };
     this.chain = this.chain.then(run, run);
     return this.chain;

@@ -35,7 +35,8 @@ export class ProbeAgent {
   /** A plan version from the watch: parsed and checked; a bad one is refused whole and the last good one kept. */
   onPlan(event: PlanEvent): void {
     if (!event) {
-      this.o.logger.warn('The probe plan was deleted: probing stops after this window');
+      // Also what a start without a plan reads: nothing was deleted then.
+      if (this.plan) this.o.logger.warn('The probe plan was deleted: probing stops after this window');
       this.plan = undefined;
       return;
     }

@@ -1,7 +1,7 @@
 // The agent's two Kubernetes calls (I/O only): watch the one plan ConfigMap by name (its Role names it, and RBAC
 // authorizes a watch by resourceNames only with a metadata.name field selector), and write this node's report
 // (get, then update with its resourceVersion, or create the first time: `create` cannot be limited to a name).
-import { CustomObjectsApi, Watch, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, Watch, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../api/loopbackpolicy.js';
 import { PROBE_PLAN_KEY, PROBE_PLAN_NAME, PROBE_REPORT_PLURAL, type ProbeReport } from '../api/probe.js';
 import { kubeErrorMessage, kubeStatus } from '../runtime/kube-errors.js';
@@ -14,7 +14,9 @@ const RETRY_MS = 5_000;
 /**
  * Watches the plan until stopped, re-watching after an error; `onPlan` hears every version (and deletion). A plan that
  * does not change sends nothing, and client-node's watch gives up after 30 s without a byte (a TimeoutError): that is
- * no error, and the watch goes on at once from the version it had, as client-node's own ListWatch does.
+ * no error, and the watch goes on at once from the version it had, as client-node's own ListWatch does. Starting over
+ * (first, or after an error) reads the plan first and watches from its version: a watch that starts over sends no
+ * event for a plan deleted meanwhile, and the agent would probe with it until a new one came.
  */
 export function watchPlan(kc: KubeConfig, namespace: string, onPlan: (plan: PlanEvent) => void, onError: (message: string) => void): () => void {
   let stopped = false;
@@ -22,6 +24,8 @@ export function watchPlan(kc: KubeConfig, namespace: string, onPlan: (plan: Plan
   let retry: NodeJS.Timeout | undefined;
   /** The last version seen (events and bookmarks); undefined: start over with the current plan. */
   let resourceVersion: string | undefined;
+  const core = kc.makeApiClient(CoreV1Api);
+  const asItIs = (cm: V1ConfigMap | undefined): PlanEvent => (cm ? { text: cm.data?.[PROBE_PLAN_KEY] ?? '', version: cm.metadata?.resourceVersion ?? '' } : undefined);
   const start = async () => {
     if (stopped) return;
     const again = (err: unknown) => {
@@ -33,6 +37,15 @@ export function watchPlan(kc: KubeConfig, namespace: string, onPlan: (plan: Plan
       retry = setTimeout(() => void start(), err && !quiet ? RETRY_MS : 0);
     };
     try {
+      if (resourceVersion === undefined) {
+        const current = await core.readNamespacedConfigMap({ name: PROBE_PLAN_NAME, namespace }).catch((err: unknown) => {
+          if (kubeStatus(err) === 404) return undefined;
+          throw err;
+        });
+        if (stopped) return;
+        onPlan(asItIs(current));
+        resourceVersion = current?.metadata?.resourceVersion;
+      }
       abort = await new Watch(kc).watch(
         `/api/v1/namespaces/${namespace}/configmaps`,
         { fieldSelector: `metadata.name=${PROBE_PLAN_NAME}`, allowWatchBookmarks: true, ...(resourceVersion ? { resourceVersion } : {}) },
@@ -41,7 +54,7 @@ export function watchPlan(kc: KubeConfig, namespace: string, onPlan: (plan: Plan
           if (phase === 'ERROR') resourceVersion = undefined;
           else resourceVersion = obj.metadata?.resourceVersion ?? resourceVersion;
           if (phase === 'DELETED') onPlan(undefined);
-          else if (phase === 'ADDED' || phase === 'MODIFIED') onPlan({ text: obj.data?.[PROBE_PLAN_KEY] ?? '', version: obj.metadata?.resourceVersion ?? '' });
+          else if (phase === 'ADDED' || phase === 'MODIFIED') onPlan(asItIs(obj));
         },
         again,
       );

@@ -1,0 +1,84 @@
+// The probe agent's plan watch across a gap: a plan deleted while the agent's watch was down must still stop the
+// probing (src/probe/kube.ts reads the plan before it watches again). A watch that starts over gets no event for an
+// object deleted meanwhile, so an agent that only watched kept probing with the deleted plan until a new one came.
+// The gap is made with RBAC, which makes it exact: the agent runs under config/components/probe's ServiceAccount and
+// Role; without the RoleBinding its next watch (client-node's ends after 30 s without a byte) is refused, and it tries
+// again every 5 s; the plan is deleted then, and the RoleBinding put back. On its own control plane: the agent's
+// namespace, Role and plan are cluster-wide names there.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { join } from 'node:path';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
+import { installCrds, REPO_ROOT } from '../controlplane/crds.js';
+import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
+import { kubectl, waitFor } from '../support/kube.js';
+import { serviceAccountKubeconfig } from '../support/operator.js';
+
+const NAMESPACE = 'loopguard-system';
+const PLAN = 'loopguard-probe-plan';
+const DELETED = 'The probe plan was deleted';
+const ROLE = join(REPO_ROOT, 'config/components/probe/role.yaml');
+
+describe('the probe agent after a gap in its plan watch', () => {
+  let cp: ControlPlaneState;
+  let core: CoreV1Api;
+  let listener: Server;
+  let connects = 0;
+  let agent: ChildProcess | undefined;
+  let logs = '';
+  const admin = () => ({ kubeconfig: cp.kubeconfig });
+  const must = async (args: string[]) => {
+    const res = await kubectl(args, admin());
+    expect(`${args.join(' ')}: ${res.code} ${res.stderr}`).toBe(`${args.join(' ')}: 0 `);
+  };
+
+  beforeAll(async () => {
+    cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
+    await installCrds(cp.kubeconfig);
+    const kc = new KubeConfig();
+    kc.loadFromFile(cp.kubeconfig);
+    core = kc.makeApiClient(CoreV1Api);
+    listener = createServer((s) => {
+      connects++;
+      s.on('error', () => {});
+      s.end();
+    });
+    const port = await new Promise<number>((resolve) => listener.listen(0, '127.0.0.1', () => resolve((listener.address() as AddressInfo).port)));
+    await core.createNamespace({ body: { metadata: { name: NAMESPACE } } });
+    for (const f of ['config/components/probe/service_account.yaml', 'config/components/probe/role.yaml']) await must(['apply', '--server-side', '-f', join(REPO_ROOT, f)]);
+    const plan = { version: 1, windowSeconds: 2, timeoutMs: 1000, targets: [{ id: 'Service/app/accepts:80', vip: '127.0.0.1', port, protocol: 'TCP' }] };
+    await core.createNamespacedConfigMap({ namespace: NAMESPACE, body: { metadata: { name: PLAN }, data: { 'plan.json': JSON.stringify(plan) } } });
+    const kubeconfig = await serviceAccountKubeconfig(cp.kubeconfig, { name: 'loopguard-probe', namespace: NAMESPACE });
+    agent = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts'), 'probe', `--kubeconfig=${kubeconfig}`, '--node=gap-node', `--namespace=${NAMESPACE}`, '--allow-cidr=127.0.0.0/8', '--min-window-seconds=1', '--rate=5', '--min-interval-seconds=1'],
+      { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', POD_NAME: 'gap-pod', POD_UID: 'gap-uid' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    agent.stdout?.on('data', (d: Buffer) => (logs += d.toString()));
+    agent.stderr?.on('data', (d: Buffer) => (logs += d.toString()));
+  });
+
+  afterAll(async () => {
+    if (agent && agent.exitCode === null && agent.signalCode === null) agent.kill('SIGKILL');
+    await new Promise((r) => listener?.close(r));
+    if (cp) await stopControlPlane(cp);
+  });
+
+  it('stops probing when its plan was deleted while its watch was refused', async () => {
+    const context = () => logs.slice(-3000);
+    await waitFor('the agent probing', () => (connects > 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100, context });
+    await must(['delete', 'rolebinding', 'loopguard-probe', '-n', NAMESPACE]);
+    await waitFor('the agent\'s watch refused', () => (/watching ConfigMap loopguard-system\/loopguard-probe-plan: .*(403|[Ff]orbidden)/.test(logs) ? true : undefined), { timeoutMs: 90_000, intervalMs: 100, context });
+    await core.deleteNamespacedConfigMap({ namespace: NAMESPACE, name: PLAN });
+    await must(['apply', '--server-side', '-f', ROLE]);
+    expect(logs).not.toContain(DELETED);
+    await waitFor('the agent to find its plan deleted', () => (logs.includes(DELETED) ? true : undefined), { timeoutMs: 30_000, intervalMs: 100, context });
+    // It finishes the window it was in, and sends nothing more.
+    await waitFor('the last window written', () => (logs.indexOf('Probe window written', logs.indexOf(DELETED)) >= 0 ? true : undefined), { timeoutMs: 15_000, intervalMs: 100, context });
+    const sent = connects;
+    await new Promise((r) => setTimeout(r, 4_000)); // two windows in which nothing may be sent
+    expect(connects).toBe(sent);
+  }, 240_000); // up to 90 s for the watch to end and be refused, then 30 s and 15 s
+});

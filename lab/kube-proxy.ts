@@ -41,8 +41,8 @@ export class LabKubeProxy implements VipBinder {
 
   /**
    * Whether kube-proxy binds the lab's VIP now, by TKE's model, once the lab's kernels have it: the nodes are bound
-   * one `ip` command at a time, and a probe sent before the last one loops (a node withdrawn stays unbound: see
-   * `withdraw`).
+   * side by side, each with its own `ip` and `nft` commands, and a probe from a node not bound yet loops (a node
+   * withdrawn stays unbound: see `withdraw`).
    */
   get bound(): boolean {
     return this.applied;

@@ -15,8 +15,8 @@ const RETRY_MS = 5_000;
  * Watches the plan until stopped, re-watching after an error; `onPlan` hears every version (and deletion). A plan that
  * does not change sends nothing, and client-node's watch gives up after 30 s without a byte (a TimeoutError): that is
  * no error, and the watch goes on at once from the version it had, as client-node's own ListWatch does. Starting over
- * (first, or after an error) reads the plan first and watches from its version: a watch that starts over sends no
- * event for a plan deleted meanwhile, and the agent would probe with it until a new one came.
+ * (first, or after an error) reads the plan first: a watch that starts over sends no event for a plan deleted
+ * meanwhile, and the agent would probe with it until a new one came.
  */
 export function watchPlan(kc: KubeConfig, namespace: string, onPlan: (plan: PlanEvent) => void, onError: (message: string) => void): () => void {
   let stopped = false;
@@ -33,7 +33,7 @@ export function watchPlan(kc: KubeConfig, namespace: string, onPlan: (plan: Plan
       const quiet = (err as { name?: unknown } | null)?.name === 'TimeoutError';
       // Any other failure (a 410 for the version asked, a network error) starts over with the current plan.
       if (err && !quiet) resourceVersion = undefined;
-      if (err && !quiet) onError(`watching ConfigMap ${namespace}/${PROBE_PLAN_NAME}: ${kubeErrorMessage(err)}`);
+      if (err && !quiet) onError(`reading or watching ConfigMap ${namespace}/${PROBE_PLAN_NAME}: ${kubeErrorMessage(err)}`);
       retry = setTimeout(() => void start(), err && !quiet ? RETRY_MS : 0);
     };
     try {
@@ -44,7 +44,10 @@ export function watchPlan(kc: KubeConfig, namespace: string, onPlan: (plan: Plan
         });
         if (stopped) return;
         onPlan(asItIs(current));
-        resourceVersion = current?.metadata?.resourceVersion;
+        // The watch still starts from now, not from the plan's own version: that is as old as the plan's last change,
+        // and a watch from a version the apiserver no longer holds is refused (410) every time. From now, it begins
+        // with the plan as an ADDED event (the agent skips a version it has); only a deletion between this read and
+        // the watch's start would still be missed.
       }
       abort = await new Watch(kc).watch(
         `/api/v1/namespaces/${namespace}/configmaps`,

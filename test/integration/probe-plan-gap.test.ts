@@ -69,8 +69,9 @@ describe('the probe agent after a gap in its plan watch', () => {
   it('stops probing when its plan was deleted while its watch was refused', async () => {
     const context = () => logs.slice(-3000);
     await waitFor('the agent probing', () => (connects > 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100, context });
+    const mark = logs.length; // only what the agent says from now on
     await must(['delete', 'rolebinding', 'loopguard-probe', '-n', NAMESPACE]);
-    await waitFor('the agent\'s watch refused', () => (/watching ConfigMap loopguard-system\/loopguard-probe-plan: .*(403|[Ff]orbidden)/.test(logs) ? true : undefined), { timeoutMs: 90_000, intervalMs: 100, context });
+    await waitFor('the agent\'s watch refused', () => (/watching ConfigMap loopguard-system\/loopguard-probe-plan: .*(403|[Ff]orbidden)/.test(logs.slice(mark)) ? true : undefined), { timeoutMs: 90_000, intervalMs: 100, context });
     await core.deleteNamespacedConfigMap({ namespace: NAMESPACE, name: PLAN });
     await must(['apply', '--server-side', '-f', ROLE]);
     expect(logs).not.toContain(DELETED);

@@ -4,7 +4,7 @@
 import { CoreV1Api, CustomObjectsApi, Watch, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
 import { GROUP, VERSION } from '../api/loopbackpolicy.js';
 import { PROBE_PLAN_KEY, PROBE_PLAN_NAME, PROBE_REPORT_PLURAL, type ProbeReport } from '../api/probe.js';
-import { kubeErrorMessage, kubeStatus } from '../runtime/kube-errors.js';
+import { ifFound, kubeErrorMessage } from '../runtime/kube-errors.js';
 
 /** The plan's text and version as the apiserver has it, or undefined once it is deleted. */
 export type PlanEvent = { text: string; version: string } | undefined;
@@ -38,10 +38,7 @@ export function watchPlan(kc: KubeConfig, namespace: string, onPlan: (plan: Plan
     };
     try {
       if (resourceVersion === undefined) {
-        const current = await core.readNamespacedConfigMap({ name: PROBE_PLAN_NAME, namespace }).catch((err: unknown) => {
-          if (kubeStatus(err) === 404) return undefined;
-          throw err;
-        });
+        const current = await ifFound(core.readNamespacedConfigMap({ name: PROBE_PLAN_NAME, namespace }));
         if (stopped) return;
         onPlan(asItIs(current));
         // The watch still starts from now, not from the plan's own version: that is as old as the plan's last change,
@@ -82,12 +79,7 @@ export class ReportWriter {
 
   async write(report: ProbeReport): Promise<void> {
     const at = { group: GROUP, version: VERSION, namespace: report.metadata.namespace!, plural: PROBE_REPORT_PLURAL };
-    let current: ProbeReport | undefined;
-    try {
-      current = (await this.api.getNamespacedCustomObject({ ...at, name: report.metadata.name })) as ProbeReport;
-    } catch (err) {
-      if (kubeStatus(err) !== 404) throw err;
-    }
+    const current = (await ifFound(this.api.getNamespacedCustomObject({ ...at, name: report.metadata.name }))) as ProbeReport | undefined;
     if (current) {
       await this.api.replaceNamespacedCustomObject({ ...at, name: report.metadata.name, body: { ...report, metadata: { ...report.metadata, resourceVersion: current.metadata.resourceVersion } } });
     } else {

@@ -6,6 +6,7 @@
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Condition } from '../../src/api/conditions.js';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type LoopbackPolicy, type LoopbackPolicyStatus, type TargetStatus } from '../../src/api/loopbackpolicy.js';
+import { ifFound } from '../../src/runtime/kube-errors.js';
 import { kubeConfig, kubectl, waitFor, type CommandResult } from './kube.js';
 
 export interface PolicyRef {
@@ -86,12 +87,7 @@ async function readPolicy(ref: PolicyRef): Promise<LoopbackPolicy | undefined> {
   const path = ref.kubeconfig ?? '';
   let api = apis.get(path);
   if (!api) apis.set(path, (api = kubeConfig(ref.kubeconfig).makeApiClient(CustomObjectsApi)));
-  try {
-    return (await api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name })) as LoopbackPolicy;
-  } catch (err) {
-    if ((err as { code?: number }).code === 404) return undefined;
-    throw err;
-  }
+  return (await ifFound(api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name }))) as LoopbackPolicy | undefined;
 }
 
 /** Polls the policy until `predicate` holds for it and returns that version of it. */

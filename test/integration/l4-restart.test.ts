@@ -59,10 +59,11 @@ describe('L4 Enforce across operator kills', () => {
     operator = await start();
     const policy = { namespace: ns, name: 'restart' };
     expect((await applyPolicy(policyManifest(policy, { mode: 'Enforce', revertOnDelete: true }))).code).toBe(0);
+    // Once failed at its 30 s on a loaded CI, with nothing to say why: the operator's log now comes with a timeout.
     await waitFor('originals recorded for every Service', async () => {
       for (const n of names) if (!(await findRecord('Service', ns, n))) return undefined;
       return true;
-    });
+    }, { timeoutMs: 60_000, context: () => operator?.logs().slice(-4000) ?? '' });
     await waitFor('a write attempted', async () => ((await emulator.admin.stats()).calls.ModifyListener ? true : undefined));
     await operator.stop('SIGKILL');
     expect(await sources()).toEqual([0, 0, 0, 0]);

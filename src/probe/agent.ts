@@ -35,7 +35,7 @@ export class ProbeAgent {
   /** A plan version from the watch: parsed and checked; a bad one is refused whole and the last good one kept. */
   onPlan(event: PlanEvent): void {
     if (!event) {
-      // Also what a start without a plan reads: nothing was deleted then.
+      // A plan that was refused, or none yet: nothing was running to stop.
       if (this.plan) this.o.logger.warn('The probe plan was deleted: probing stops after this window');
       this.plan = undefined;
       return;

@@ -90,7 +90,7 @@ async function main(): Promise<void> {
   logger.info(
     `Starting the loopback probe on node ${node}: plan ${namespace}/loopguard-probe-plan, at most ${ratePerSecond} probes/s, only to ${ranges.ranges.map((r) => r.text).join(', ')}`,
   );
-  const stopWatch = watchPlan(kc, namespace, (plan) => agent.onPlan(plan), (message) => logger.warn(message));
+  const stopWatch = watchPlan(kc, namespace, (plan) => agent.onPlan(plan), logger);
   const shutdown = (signal: string) => {
     logger.info('Stopping the loopback probe', { signal });
     stopWatch();

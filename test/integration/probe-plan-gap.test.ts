@@ -1,10 +1,11 @@
 // The probe agent's plan watch across a gap: a plan deleted while the agent's watch was down must still stop the
-// probing (src/probe/kube.ts reads the plan before it watches again). A watch that starts over gets no event for an
-// object deleted meanwhile, so an agent that only watched kept probing with the deleted plan until a new one came.
+// probing (src/probe/kube.ts follows the plan with an informer: it watches again from the version it last saw, and the
+// apiserver replays the deletion). An earlier agent watched again from now, got no event for the plan deleted
+// meanwhile, and kept probing with it until a new one came.
 // The gap is made with RBAC, which makes it exact: the agent runs under config/components/probe's ServiceAccount and
-// Role; without the RoleBinding its next watch (client-node's ends after 30 s without a byte) is refused, and it tries
-// again every 5 s; the plan is deleted then, and the RoleBinding put back. On its own control plane: the agent's
-// namespace, Role and plan are cluster-wide names there.
+// Role; without the RoleBinding its next watch (client-node's ends after 30 s without a byte) is refused, and the
+// informer tries again with backoff; the plan is deleted then, and the RoleBinding put back. On its own control plane:
+// the agent's namespace, Role and plan are cluster-wide names there.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo, type Server } from 'node:net';
@@ -20,6 +21,18 @@ const NAMESPACE = 'loopguard-system';
 const PLAN = 'loopguard-probe-plan';
 const DELETED = 'The probe plan was deleted';
 const ROLE = join(REPO_ROOT, 'config/components/probe/role.yaml');
+
+/** The agent's informer logged a refused list or watch of the plan (its log lines are JSON objects). */
+function refused(log: string): boolean {
+  return log.split('\n').some((line) => {
+    try {
+      const entry = JSON.parse(line) as Record<string, unknown>;
+      return entry['message'] === 'Informer failed, restarting' && entry['informer'] === 'probe-plan' && /403|forbidden/i.test(String(entry['error']));
+    } catch {
+      return false;
+    }
+  });
+}
 
 describe('the probe agent after a gap in its plan watch', () => {
   let cp: ControlPlaneState;
@@ -71,15 +84,16 @@ describe('the probe agent after a gap in its plan watch', () => {
     await waitFor('the agent probing', () => (connects > 0 ? true : undefined), { timeoutMs: 30_000, intervalMs: 100, context });
     const mark = logs.length; // only what the agent says from now on
     await must(['delete', 'rolebinding', 'loopguard-probe', '-n', NAMESPACE]);
-    await waitFor('the agent\'s watch refused', () => (/watching ConfigMap loopguard-system\/loopguard-probe-plan: .*(403|[Ff]orbidden)/.test(logs.slice(mark)) ? true : undefined), { timeoutMs: 90_000, intervalMs: 100, context });
+    await waitFor('the agent\'s watch refused', () => (refused(logs.slice(mark)) ? true : undefined), { timeoutMs: 90_000, intervalMs: 100, context });
     await core.deleteNamespacedConfigMap({ namespace: NAMESPACE, name: PLAN });
     await must(['apply', '--server-side', '-f', ROLE]);
     expect(logs).not.toContain(DELETED);
-    await waitFor('the agent to find its plan deleted', () => (logs.includes(DELETED) ? true : undefined), { timeoutMs: 30_000, intervalMs: 100, context });
+    // The informer's next try comes after its backoff (at most 30 s), then the watch replays the deletion.
+    await waitFor('the agent to find its plan deleted', () => (logs.includes(DELETED) ? true : undefined), { timeoutMs: 60_000, intervalMs: 100, context });
     // It finishes the window it was in, and sends nothing more.
     await waitFor('the last window written', () => (logs.indexOf('Probe window written', logs.indexOf(DELETED)) >= 0 ? true : undefined), { timeoutMs: 15_000, intervalMs: 100, context });
     const sent = connects;
     await new Promise((r) => setTimeout(r, 4_000)); // two windows in which nothing may be sent
     expect(connects).toBe(sent);
-  }, 240_000); // up to 90 s for the watch to end and be refused, then 30 s and 15 s
+  }, 240_000); // up to 90 s for the watch to end and be refused, then 60 s and 15 s
 });

@@ -74,10 +74,10 @@ describe('config/components/probe', () => {
     expect(agent!.resources).toEqual({ requests: { cpu: '10m', memory: '112Mi' }, limits: { cpu: '200m', memory: '192Mi' } });
   });
 
-  it("grants the agent the plan (get and watch by name) and its reports' type, nothing else", () => {
+  it("grants the agent the plan (list and watch by name) and its reports' type, nothing else", () => {
     const role = docs.find((d) => d.kind === 'Role' && d.metadata.name === 'loopguard-probe') as Obj & { rules: unknown };
     expect(role.rules).toEqual([
-      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['loopguard-probe-plan'], verbs: ['get', 'watch'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['loopguard-probe-plan'], verbs: ['list', 'watch'] },
       { apiGroups: ['loopguard.dev'], resources: ['loopbackprobereports'], verbs: ['create', 'get', 'update'] },
     ]);
     const bindings = docs.filter((d) => (d.kind === 'RoleBinding' || d.kind === 'ClusterRoleBinding') && JSON.stringify(d['subjects']).includes('"loopguard-probe"'));

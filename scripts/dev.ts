@@ -13,12 +13,13 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ApiException, CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { ApiException, CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { clusterDown, clusterUp } from '../test/controlplane/cli.js';
 import { REPO_ROOT } from '../test/controlplane/crds.js';
 import { alive } from '../test/controlplane/launcher.js';
 import type { ClusterProfileName } from '../sim/tke-simulator/profiles.js';
 import { applyClusterProfile, CLUSTER_PROFILES, isClusterProfileName } from '../sim/tke-simulator/profiles.js';
+import { PooledKubeConfig } from '../src/kube/pooled-kubeconfig.js';
 
 const DEV = join(REPO_ROOT, '.dev');
 const ENV_FILE = join(DEV, 'env');
@@ -122,7 +123,7 @@ async function up(profile: ClusterProfileName, kubeVersion: string | undefined):
     return pid !== undefined && alive(pid);
   });
   if (running.length === 2 && existsSync(ENV_FILE)) {
-    const kc = new KubeConfig();
+    const kc = new PooledKubeConfig();
     kc.loadFromFile(/KUBECONFIG='([^']+)'/.exec(readFileSync(ENV_FILE, 'utf8'))?.[1] ?? '');
     await applyClusterProfile(kc, profile);
     await ensureNamespace(kc, OPERATOR_NAMESPACE);
@@ -133,7 +134,7 @@ async function up(profile: ClusterProfileName, kubeVersion: string | undefined):
   for (const bg of running) await stopBackground(bg);
 
   const cluster = await clusterUp(kubeVersion ? { kubeVersion } : {});
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   kc.loadFromFile(cluster.kubeconfig);
   await applyClusterProfile(kc, profile);
   console.error(`cluster profile ${profile} applied (kube-system/kube-proxy)`);

@@ -1,6 +1,7 @@
 // The kubeconfig `loopguard doctor` talks to, as kubectl picks it: --kubeconfig, else KUBECONFIG, else
 // ~/.kube/config; --context, else the current context. Whatever is wrong is one line (exit 2).
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { PooledKubeConfig } from '../kube/pooled-kubeconfig.js';
 import { CliError, messageOf } from './errors.js';
 
 export interface KubeconfigChoice {
@@ -17,7 +18,7 @@ export interface LoadedKubeconfig {
 }
 
 function readKubeconfig(choice: Pick<KubeconfigChoice, 'kubeconfig'>): { kc: KubeConfig; where: string } {
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   const where = choice.kubeconfig ?? process.env['KUBECONFIG'] ?? '~/.kube/config';
   try {
     if (choice.kubeconfig) kc.loadFromFile(choice.kubeconfig);

@@ -1,7 +1,7 @@
 // `loopguard probe`: the loopback probe agent (docs/probe.md), one per node (a DaemonSet). Wiring only: flags and
 // the downward API, the kubeconfig, the plan watch, the agent loop and signals.
 import { parseArgs } from 'node:util';
-import { KubeConfig } from '@kubernetes/client-node';
+import { PooledKubeConfig } from '../kube/pooled-kubeconfig.js';
 import { createLogger } from '../runtime/logger.js';
 import { ProbeAgent } from './agent.js';
 import { ReportWriter, watchPlan } from './kube.js';
@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   const minIntervalSeconds = positive('min-interval-seconds', values['min-interval-seconds'], DEFAULT_MIN_INTERVAL_SECONDS);
   const logger = createLogger({ level: values['log-level'] ?? 'info' });
 
-  const kc = new KubeConfig();
+  const kc = new PooledKubeConfig();
   try {
     if (values.kubeconfig) kc.loadFromFile(values.kubeconfig);
     else kc.loadFromDefault();

@@ -1,19 +1,18 @@
 // client-node informers stop on errors; ours must come back after the apiserver itself goes away.
 // This suite restarts an apiserver, so it runs its own private control plane, not the shared one.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, type KubernetesListObject, type KubernetesObject, type V1ConfigMap } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesListObject, type KubernetesObject, type V1ConfigMap } from '@kubernetes/client-node';
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
 import { restartApiserver, startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
 import { ResilientInformer } from '../../src/runtime/informer.js';
-import { waitFor } from '../support/kube.js';
+import { kubeConfig, waitFor } from '../support/kube.js';
 
 describe('ResilientInformer', () => {
   let cp: ControlPlaneState;
   let kc: KubeConfig;
   beforeAll(async () => {
     cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
-    kc = new KubeConfig();
-    kc.loadFromFile(cp.kubeconfig);
+    kc = kubeConfig(cp.kubeconfig);
   });
   afterAll(async () => {
     if (cp) await stopControlPlane(cp);

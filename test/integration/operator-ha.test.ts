@@ -2,11 +2,11 @@
 // leader crashes, and recovery when the kube-apiserver restarts under a running operator. This suite kills
 // an apiserver, so it runs on its own private control plane.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
 import { installCrds } from '../controlplane/crds.js';
 import { restartApiserver, startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
-import { kubectl, waitFor } from '../support/kube.js';
+import { kubeConfig, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
 import { applyPolicy, waitForPolicy, type PolicyRef } from '../support/policy.js';
@@ -41,8 +41,7 @@ describe('operator availability', () => {
   beforeAll(async () => {
     cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
     await installCrds(cp.kubeconfig);
-    kc = new KubeConfig();
-    kc.loadFromFile(cp.kubeconfig);
+    kc = kubeConfig(cp.kubeconfig);
     tke = await startLocalTke({ kubeconfig: cp.kubeconfig, allNamespaces: true, operator: false });
     ha = { namespace: 'default', name: 'ha', kubeconfig: cp.kubeconfig };
   });

@@ -10,11 +10,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
-import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
 import { installCrds, REPO_ROOT } from '../controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
-import { kubectl, waitFor } from '../support/kube.js';
+import { kubeConfig, kubectl, waitFor } from '../support/kube.js';
 import { serviceAccountKubeconfig } from '../support/operator.js';
 
 const NAMESPACE = 'loopguard-system';
@@ -50,9 +50,7 @@ describe('the probe agent after a gap in its plan watch', () => {
   beforeAll(async () => {
     cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
     await installCrds(cp.kubeconfig);
-    const kc = new KubeConfig();
-    kc.loadFromFile(cp.kubeconfig);
-    core = kc.makeApiClient(CoreV1Api);
+    core = kubeConfig(cp.kubeconfig).makeApiClient(CoreV1Api);
     listener = createServer((s) => {
       connects++;
       s.on('error', () => {});

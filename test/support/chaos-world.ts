@@ -2,13 +2,13 @@
 // etcd), the local TKE with faults injected into a share of the CLB calls, N at-risk LoadBalancer Services with
 // their CLBs' health checks as TKE made them (the originals every revert must give back), and a seeded RNG so a
 // failing run can be replayed with CHAOS_SEED. Used by test/integration/chaos.test.ts and bench/chaos.ts.
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { mulberry32, type FaultPlan, type FaultRule, type HealthCheckState } from '../../sim/clb-emulator/index.js';
 import { createAtRiskServices } from '../../bench/support.js';
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
 import { installCrds } from '../controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
-import { createNamespace } from './kube.js';
+import { createNamespace, kubeConfig } from './kube.js';
 import { startLocalTke, type LocalTke } from './local-tke.js';
 import type { PolicyRef } from './policy.js';
 
@@ -96,8 +96,7 @@ export async function startChaosWorld(profile: ChaosProfile, log: (line: string)
   let tke: LocalTke | undefined;
   try {
     await installCrds(cp.kubeconfig);
-    const kc = new KubeConfig();
-    kc.loadFromFile(cp.kubeconfig);
+    const kc = kubeConfig(cp.kubeconfig);
     const core = kc.makeApiClient(CoreV1Api);
     tke = await startLocalTke({ kubeconfig: cp.kubeconfig, allNamespaces: true, operator: false, moreCallers: [REPLICA_CALLERS[1]] });
     const ns = await createNamespace('chaos', kc);

@@ -3,8 +3,9 @@
 // namespace.
 import { dirname, join } from 'node:path';
 import { execFile } from 'node:child_process';
-import { existsSync, realpathSync } from 'node:fs';
-import { CoreV1Api, KubeConfig, VersionApi } from '@kubernetes/client-node';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { CoreV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import { PooledKubeConfig } from '../../src/kube/pooled-kubeconfig.js';
 
 export function kubeconfigPath(): string {
   const path = process.env.KUBECONFIG;
@@ -17,9 +18,24 @@ export function userKubeconfigPath(): string | undefined {
   return process.env.LOOPGUARD_TEST_USER_KUBECONFIG || undefined;
 }
 
+/** Each kubeconfig file as loaded, by path and text: one per file content, so a test's calls share one connection pool. */
+const loaded = new Map<string, KubeConfig>();
+
+/**
+ * The kubeconfig as client-node reads it, one per file content (a file rewritten in place, a restarted control plane's,
+ * is read again). Pooled as the operator's (src/kube/pooled-kubeconfig.ts): a plain KubeConfig opens a TLS connection
+ * for every request, three times the CPU of a request on both sides (docs/development.md "Where the CPU goes").
+ */
 export function kubeConfig(path?: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromFile(path ?? kubeconfigPath());
+  const file = path ?? kubeconfigPath();
+  // The path too: loadFromFile resolves a relative certificate path from the file's folder.
+  const key = `${file}\n${readFileSync(file, 'utf8')}`;
+  let kc = loaded.get(key);
+  if (!kc) {
+    kc = new PooledKubeConfig();
+    kc.loadFromFile(file);
+    loaded.set(key, kc);
+  }
   return kc;
 }
 

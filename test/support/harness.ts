@@ -3,8 +3,15 @@
 // (the kube-system/kube-proxy profile, the operator's Lease and checkpoint, the CRDs, ClusterLoopbackPolicies) is
 // per control plane, so suites on different workers cannot see each other's; within a worker suites run one after
 // the other and isolate themselves by namespace, as before. A worker finds its own control plane through
-// JEST_WORKER_ID (test/support/integration-environment.js).
+// JEST_WORKER_ID (test/support/integration-environment.js). The operator the suites start is built here once, as the
+// image runs it (operator.ts).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildOperatorBundle } from '../../scripts/build-operator.js';
+import { gitCommit } from '../../scripts/lib/bundle.js';
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
+import { OPERATOR_BUNDLE_ENV } from './operator.js';
 import { installCrds } from '../controlplane/crds.js';
 import {
   killControlPlaneSync,
@@ -23,11 +30,25 @@ export interface WorkerControlPlane {
 export const CONTROL_PLANES_ENV = 'LOOPGUARD_TEST_CONTROL_PLANES';
 
 /**
+ * Builds the operator once for the run, as the image runs it: through tsx each of the run's ~100 operator starts
+ * cost 2.6 s of CPU (Node loading and transforming hundreds of modules), from the bundle 0.6 s (docs/development.md
+ * "Where the CPU goes"). Built from the working tree at every run, so it is the code under test.
+ */
+async function buildOperator(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'loopguard-test-operator-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const t0 = Date.now();
+  process.env[OPERATOR_BUNDLE_ENV] = await buildOperatorBundle(dir, gitCommit());
+  console.log(`\n[loopguard] operator bundle built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+/**
  * Starts `count` control planes side by side (or, with LOOPGUARD_USE_EXISTING_CLUSTER=true, uses KUBECONFIG's
  * cluster, which allows one worker only), installs the CRDs on each and publishes their kubeconfigs in
  * CONTROL_PLANES_ENV, which the workers inherit. Returns what `teardown` stops.
  */
 export async function setup(count: number): Promise<ControlPlaneState[]> {
+  await buildOperator();
   if (process.env.LOOPGUARD_USE_EXISTING_CLUSTER === 'true') {
     const kubeconfig = process.env.KUBECONFIG;
     if (!kubeconfig) throw new Error('LOOPGUARD_USE_EXISTING_CLUSTER=true needs KUBECONFIG=/path/to/kubeconfig');

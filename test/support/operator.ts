@@ -1,5 +1,5 @@
-// Runs the real operator (src/main.ts) as a separate process, the way it runs in a cluster: under the
-// `loopguard` ServiceAccount with the RBAC from config/, against the CLB emulator.
+// Runs the real operator (src/main.ts, bundled as the image runs it) as a separate process, the way it runs in a
+// cluster: under the `loopguard` ServiceAccount with the RBAC from config/, against the CLB emulator.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,9 @@ import { BUNDLE_NODE_OPTIONS } from '../../scripts/lib/bundle.js';
 import { WaitHopeless, kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
 
 export const OPERATOR_NAMESPACE = 'loopguard-system';
+
+/** The operator's bundle for this run (`npm run build:operator`'s file), built by the integration runner (harness.ts). */
+export const OPERATOR_BUNDLE_ENV = 'LOOPGUARD_TEST_OPERATOR_BUNDLE';
 
 /** Applies the namespace, ServiceAccount and RBAC of config/ (not the Deployment). Idempotent. */
 export async function installOperatorRbac(kubeconfig?: string): Promise<void> {
@@ -76,19 +79,23 @@ export interface OperatorProcessOptions {
   extraArgs?: string[];
   /** loopguard's own namespace (--namespace); default OPERATOR_NAMESPACE, where config/rbac grants its Roles. */
   namespace?: string;
-  /** The operator's bundle (`npm run build:operator`: what the image runs), run with the image's Node options; default: src/main.ts through tsx. */
+  /**
+   * The operator's bundle (`npm run build:operator`: what the image runs), run with the image's Node options; default:
+   * the one the integration runner built for this run (harness.ts), else src/main.ts through tsx.
+   */
   entry?: string;
 }
 
-/** Starts `src/main.ts` and waits until /readyz answers 200 (caches synced). */
+/** Starts the operator (its bundle, or `src/main.ts` through tsx) and waits until /readyz answers 200 (caches synced). */
 export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
   const port = await freePort();
   const identity = options.identity ?? `op-${port}`;
+  const entry = options.entry ?? process.env[OPERATOR_BUNDLE_ENV];
   const args = [
     // For measuring a bench's operator under other V8 flags, e.g. LOOPGUARD_OPERATOR_V8_FLAGS=--single-threaded-gc
     // (NODE_OPTIONS takes only a few V8 flags).
     ...(process.env['LOOPGUARD_OPERATOR_V8_FLAGS']?.split(' ').filter(Boolean) ?? []),
-    ...(options.entry ? [...BUNDLE_NODE_OPTIONS, options.entry] : ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts')]),
+    ...(entry ? [...BUNDLE_NODE_OPTIONS, entry] : ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts')]),
     `--kubeconfig=${options.kubeconfig ?? kubeconfigPath()}`,
     `--probe-host=127.0.0.1`,
     `--probe-port=${port}`,

@@ -141,8 +141,13 @@ export class PolicyDeletion {
     }
   }
 
-  /** Forgets the policy's records without restoring; each target and the policy get a Warning Event saying so. */
+  /**
+   * Forgets the policy's records without restoring; each target and the policy get a Warning Event saying so. None
+   * left (a reconcile before the finalizer's removal reached the cache: the records' deletions queue the policy), or
+   * none ever: nothing to say.
+   */
   private async abandon(policy: PolicySubject, records: readonly LoopbackRecord[]): Promise<void> {
+    if (records.length === 0) return;
     for (const r of records) {
       const t = r.spec.target;
       await this.o.events.record(
@@ -154,7 +159,7 @@ export class PolicyDeletion {
       await this.o.records.remove(r);
     }
     const targets = records.map((r) => r.spec.target);
-    await this.o.events.record(subjectRef(policy), 'Warning', EventReason.RevertAbandoned, `released without restoring (${ABANDON_ANNOTATION}); targets left as loopguard set them: ${targets.length > 0 ? targetsForPolicyEvent(policy, targets) : 'none'}`);
-    this.o.logger.warn('Policy deleted without restoring its targets', { policy: policy.owner, targets: targets.map((t) => `${t.kind} ${t.namespace}/${t.name}`).join(', ') || 'none' });
+    await this.o.events.record(subjectRef(policy), 'Warning', EventReason.RevertAbandoned, `released without restoring (${ABANDON_ANNOTATION}); targets left as loopguard set them: ${targetsForPolicyEvent(policy, targets)}`);
+    this.o.logger.warn('Policy deleted without restoring its targets', { policy: policy.owner, targets: targets.map((t) => `${t.kind} ${t.namespace}/${t.name}`).join(', ') });
   }
 }

@@ -4,10 +4,14 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 
-/** Writes OUT from the files DIR/<name> (kept under their names, at the archive's top level). */
+/**
+ * Writes OUT from the files DIR/<name> (kept under their names, at the archive's top level). gzip's default level:
+ * on a plugin archive (a 130 MB single executable) -9 took 14.1 s of CPU for 43.78 MB, -6 4.7 s for 44.05 MB (+0.6 %),
+ * and a release writes five of them.
+ */
 export function writeTarGz(out: string, dir: string, names: readonly string[]): void {
   const tar = execFileSync('tar', ['--sort=name', '--owner=0', '--group=0', '--numeric-owner', '--mtime=@0', '-C', dir, '-cf', '-', ...names], { maxBuffer: 1 << 30 });
-  writeFileSync(out, execFileSync('gzip', ['-n', '-9'], { input: tar, maxBuffer: 1 << 30 }));
+  writeFileSync(out, execFileSync('gzip', ['-n', '-6'], { input: tar, maxBuffer: 1 << 30 }));
 }
 
 export function sha256File(file: string): string {

@@ -29,6 +29,9 @@ export interface WorkerControlPlane {
 
 export const CONTROL_PLANES_ENV = 'LOOPGUARD_TEST_CONTROL_PLANES';
 
+/** Where this run's operator bundle is, until teardown removes it. */
+let bundleDir: string | undefined;
+
 /**
  * Builds the operator once for the run, as the image runs it: through tsx each of the run's ~100 operator starts
  * cost 2.6 s of CPU (Node loading and transforming hundreds of modules), from the bundle 0.6 s (docs/development.md
@@ -36,7 +39,7 @@ export const CONTROL_PLANES_ENV = 'LOOPGUARD_TEST_CONTROL_PLANES';
  */
 async function buildOperator(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'loopguard-test-operator-'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  bundleDir = dir;
   const t0 = Date.now();
   process.env[OPERATOR_BUNDLE_ENV] = await buildOperatorBundle(dir, gitCommit());
   console.log(`\n[loopguard] operator bundle built in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
@@ -93,6 +96,8 @@ function publish(planes: WorkerControlPlane[]): void {
 }
 
 export async function teardown(states: ControlPlaneState[]): Promise<void> {
+  if (bundleDir) rmSync(bundleDir, { recursive: true, force: true });
+  bundleDir = undefined;
   if (states.length === 0) return;
   await Promise.all(states.map((s) => stopControlPlane(s)));
   delete process.env[CONTROL_PLANES_ENV];

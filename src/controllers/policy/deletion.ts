@@ -142,20 +142,15 @@ export class PolicyDeletion {
   }
 
   /**
-   * Forgets the policy's records without restoring; each target and the policy get a Warning Event saying so. None
-   * left (a reconcile before the finalizer's removal reached the cache: the records' deletions queue the policy), or
-   * none ever: nothing to say.
+   * Forgets the policy's records without restoring; each target and the policy get a Warning Event saying so. None left
+   * (a pass before the finalizer's removal reached the cache; the records' deletions queue it) or none ever: nothing to say.
    */
   private async abandon(policy: PolicySubject, records: readonly LoopbackRecord[]): Promise<void> {
     if (records.length === 0) return;
     for (const r of records) {
-      const t = r.spec.target;
-      await this.o.events.record(
-        involvedObject({ kind: t.kind, namespace: t.namespace, name: t.name }),
-        'Warning',
-        EventReason.RevertAbandoned,
-        `${describeOwner(policy.owner)} was deleted with ${ABANDON_ANNOTATION}: what loopguard changed stays as it is and is no longer maintained (${changedFields(r)})`,
-      );
+      const { kind, namespace, name } = r.spec.target;
+      const message = `${describeOwner(policy.owner)} was deleted with ${ABANDON_ANNOTATION}: what loopguard changed stays as it is and is no longer maintained (${changedFields(r)})`;
+      await this.o.events.record(involvedObject({ kind, namespace, name }), 'Warning', EventReason.RevertAbandoned, message);
       await this.o.records.remove(r);
     }
     const targets = records.map((r) => r.spec.target);

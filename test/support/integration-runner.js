@@ -19,8 +19,9 @@ const DEFAULT_WORKERS = 4;
 /**
  * Jest's limit for an integration test or hook (the unit project keeps jest.config.js's 60 s). On these 2-core machines
  * a loaded `npm test` stretched setups and tests that wait on the apiserver, processes and CLB tasks past 60 s: two
- * in CI's run of 2026-11-30, two more in the next CI-like run here (docs/history.md, ninth session). Every wait inside names what it waits for and ends first,
- * with a message that says so; this limit is only the backstop for a test that hangs.
+ * in CI's run of 2026-11-30, two more in the next CI-like run here (docs/history.md, ninth session). Every wait inside
+ * names what it waits for and ends first, with a message that says so; this limit is only the backstop for a test that
+ * hangs.
  */
 const TEST_TIMEOUT_MS = 180_000;
 

@@ -84,17 +84,17 @@ describe('the probe agent loop', () => {
     await running;
   });
 
-  it('a start without a plan says nothing; a deleted plan is said once, its window finished and nothing more sent', async () => {
+  it('a refused plan deleted says nothing; a running plan deleted is said once, its window finished and nothing more sent', async () => {
     jest.useFakeTimers({ now: 0 });
     const { agent, reports, sent, lines } = harness();
-    // What the watch sends when it starts and finds no plan (src/probe/kube.ts reads it first).
+    // The informer (src/probe/kube.ts) reports the deletion of any plan it saw, also one the agent refused.
+    agent.onPlan({ text: 'not a plan', version: '1' });
     agent.onPlan(undefined);
-    expect(lines).toEqual([]);
-    agent.onPlan({ text: plan([A]), version: '1' });
+    expect(lines.filter((l) => l.startsWith('The probe plan was deleted'))).toEqual([]);
+    agent.onPlan({ text: plan([A]), version: '2' });
     const running = agent.run();
     await jest.advanceTimersByTimeAsync(1000);
     agent.onPlan(undefined);
-    agent.onPlan(undefined); // read again after a watch's error: still none
     await jest.advanceTimersByTimeAsync(10_000);
     expect(lines.filter((l) => l.startsWith('The probe plan was deleted'))).toEqual(['The probe plan was deleted: probing stops after this window']);
     expect({ reports: reports.length, sent: sent.length }).toEqual({ reports: 1, sent: 2 });

@@ -12,7 +12,6 @@ import { setListenerHealthCheckSource } from './steps/set-listener-health-check-
 import { setLoadBalancerPassToTarget } from './steps/set-load-balancer-pass-to-target.js';
 
 export type { DriftKind, EffectDeps, StepEffect, StepEvent, StepResult } from './steps/effect.js';
-export { TKE_SYNC_FAILED } from './tke-wait.js';
 
 /** Every step kind's effect, keyed by kind: a kind of `Step` missing here fails the typecheck. */
 export const STEP_EFFECTS: { readonly [K in StepKind]: StepEffect<StepOf<K>> } = {

@@ -98,6 +98,14 @@ export async function listInPages<T extends KubernetesObject>(
   return { ...page, metadata, items };
 }
 
+/** A Watch that hands every failure to `done`: ListWatch's re-watch after a quiet watch ends runs unawaited and
+ * authenticates outside any try, so a failing credential plugin there was an unhandled rejection, which ends Node. */
+export class ReportingWatch extends Watch {
+  override watch(...args: Parameters<Watch['watch']>): Promise<AbortController> {
+    return super.watch(...args).catch((err: unknown) => (args[3](err), new AbortController()));
+  }
+}
+
 export class ResilientInformer<T extends KubernetesObject> {
   private readonly informer: Informer<T> & ObjectCache<T>;
   /** A LIST has succeeded (readiness); like `restarts` and `notServed`, for readers only. */
@@ -120,7 +128,7 @@ export class ResilientInformer<T extends KubernetesObject> {
 
   constructor(kc: KubeConfig, private readonly options: ResilientInformerOptions<T>) {
     // autoStart=false: the default would start inside the constructor, before our error handler is attached.
-    this.informer = new ListWatch<T>(options.path, new Watch(kc), () => this.listed(), false, options.labelSelector, options.fieldSelector);
+    this.informer = new ListWatch<T>(options.path, new ReportingWatch(kc), () => this.listed(), false, options.labelSelector, options.fieldSelector);
     for (const type of ['add', 'update', 'delete'] as const) {
       this.informer.on(type, (obj: T) => {
         this.attempt = 0;

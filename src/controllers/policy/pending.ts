@@ -41,13 +41,7 @@ export function targetsToPlan<T extends Plannable>(targets: readonly T[], pendin
   // a CLB or a config with what is chosen (an Ingress's config-mate may sit on another CLB). Each target is taken once.
   const units = new Map<string, number[]>();
   const unitsOf = targets.map((t) => [t.loadBalancerId !== undefined ? clbUnit(t.loadBalancerId) : undefined, configOf(t)].filter((u): u is string => u !== undefined));
-  unitsOf.forEach((us, i) => {
-    for (const u of us) {
-      const members = units.get(u);
-      if (members) members.push(i);
-      else units.set(u, [i]);
-    }
-  });
+  unitsOf.forEach((us, i) => us.forEach((u) => (units.get(u) ?? units.set(u, []).get(u)!).push(i)));
   const chosen = new Set<number>();
   const open: number[] = [];
   targets.forEach((t, i) => {

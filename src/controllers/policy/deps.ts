@@ -92,7 +92,7 @@ export interface RoundInput extends Pick<Snapshot, 'spec' | 'profile' | 'owner' 
   targets: readonly TargetFacts[];
   /** Targets whose record belongs to this policy but that it does not manage now, with their records. */
   orphans: readonly Orphan[];
-  /** Whether the target's mode is Enforce (a cluster policy's namespaces may differ; a release follows its own). */
+  /** Whether the round carries out the target's plan: there is an executor and its mode is Enforce (a cluster policy's namespaces may differ; a release follows its own). */
   enforcing: (target: TargetRef) => boolean;
 }
 

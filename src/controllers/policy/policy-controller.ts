@@ -189,7 +189,7 @@ export class PolicyController {
     const ignoreSkipOf = policy.cluster?.skipAnnotation === 'Ignore' ? policy.owner : undefined;
     const shared = sharedWith([...targets.mine, ...targets.orphans].map((t) => t.facts), this.o.caches, new Set(targets.namespaces.keys()), targets.index, ignoreSkipOf);
     return this.round.run(
-      { spec: policy.spec, profile: this.o.profile(), owner: policy.owner, targets: targets.mine.map((m) => m.facts), orphans: targets.orphans, enforcing: (t) => modes.get(targetKey(t)) === 'Enforce', shared, ...(ignoreSkipOf ? { ignoreSkipAnnotation: true } : {}) },
+      { spec: policy.spec, profile: this.o.profile(), owner: policy.owner, targets: targets.mine.map((m) => m.facts), orphans: targets.orphans, enforcing: (t) => this.o.executor !== undefined && modes.get(targetKey(t)) === 'Enforce', shared, ...(ignoreSkipOf ? { ignoreSkipAnnotation: true } : {}) },
       signal,
     );
   }

@@ -11,8 +11,9 @@ import { keptForStatus, list } from '../../model/assessment-result.js';
 import type { Snapshot, TargetSnapshot } from '../../plan/snapshot.js';
 import { annotationsAfter, describeStep, maintainedInAudit, waitSince, type TargetPlan } from '../../plan/steps.js';
 import { settleAll } from '../../runtime/settle.js';
+import type { ClbObserver } from '../../cloud/clb-observer.js';
+import { FRESH_BEFORE_WRITE_MS } from '../../mitigation/steps/effect.js';
 import type { RoundDeps, RoundInput } from './deps.js';
-import { freshReadsBeforeWrite, type WriteCandidate } from './fresh-read.js';
 import { gatherOrphans, gatherTargets, snapshotBase } from './gather.js';
 
 /** Targets per observe/plan/execute step: one DescribeLoadBalancers batch. */
@@ -49,11 +50,6 @@ const released = ({ kind, namespace, name }: TargetRef, rest: Omit<ReleaseOutcom
 
 /** Whether the policy holds the target's record with its originals: what Audit keeps maintained (maintainHeld). */
 const holds = (input: RoundInput, t: TargetSnapshot): boolean => t.ownership?.owner === input.owner && t.ownership.originals !== undefined;
-
-/** The items that pass, then those that do not. */
-function partition<T>(items: readonly T[], pass: (item: T) => boolean): [T[], T[]] {
-  return [items.filter(pass), items.filter((x) => !pass(x))];
-}
 
 /**
  * The round's chunks: targets bound to a CLB first, CHUNK to a chunk, so that each chunk's read is one full
@@ -116,7 +112,7 @@ export class PolicyRound {
       const snapshot: Snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
       return { snapshot, error, planned: error ? [] : planPolicy(snapshot).targets };
     };
-    const { snapshot, error, planned } = await planOnFreshReads(this.d, plan, (p) => this.writeCandidates(input, p.snapshot.targets, p.planned));
+    const { snapshot, error, planned } = await planOnFreshReads(this.d.observer, plan, (p) => this.readsBehindWrites(input, p.snapshot.targets, p.planned));
     if (error) {
       // Nothing is planned on facts that could not be read: each target reports the failure (a permanent one, CAM, stalls).
       result.outcomes.push(...snapshot.targets.map((t) => ({ assessment: keptForStatus(assessSnapshot(snapshot, t), false), error })));
@@ -134,7 +130,8 @@ export class PolicyRound {
     this.unlearn(planned);
     // Each target by its mode: Audit reports the plan as it is (a problem only a human can fix shows in the message,
     // without Stalled) and carries out only maintainHeld's corrections; Enforce carries it out.
-    const [enforced, audited] = partition(snapshot.targets.map((_, i) => i), (i) => this.enforces(input, chunk[i] as TargetFacts));
+    const enforced = chunk.flatMap((t, i) => (input.enforcing(t) ? [i] : []));
+    const audited = chunk.flatMap((t, i) => (input.enforcing(t) ? [] : [i]));
     await this.maintainHeld(input, audited.map((i) => snapshot.targets[i] as TargetSnapshot), audited.map((i) => planned[i] as PlannedTarget), result, signal);
     if (enforced.length === 0) return;
     const executions = await this.d.executor!.execute(input.owner, enforced.map((i) => (planned[i] as PlannedTarget).plan), signal);
@@ -159,17 +156,12 @@ export class PolicyRound {
     });
   }
 
-  /** Whether the round carries out the target's plan: its mode is Enforce and there is an executor. */
-  private enforces(input: RoundInput, t: TargetRef): boolean {
-    return this.d.executor !== undefined && input.enforcing(t);
-  }
-
-  /** Which targets' plans this round will carry out (Enforce: any step; Audit: maintainHeld's corrections). */
-  private writeCandidates(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[]): WriteCandidate[] {
-    return targets.map((t, i) => {
+  /** The reads behind the plans this round will carry out (Enforce: any step; Audit: maintainHeld's corrections). */
+  private readsBehindWrites(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[]): ReadBehind[] {
+    return targets.flatMap((t, i): ReadBehind[] => {
       const steps = planned[i]?.plan.steps ?? [];
-      const executes = this.d.executor !== undefined && (this.enforces(input, t.facts) ? steps.length > 0 : holds(input, t) && steps.some(maintainedInAudit));
-      return { loadBalancerId: t.facts.loadBalancerId, executes, observedAt: t.observedAt };
+      const executes = this.d.executor !== undefined && (input.enforcing(t.facts) ? steps.length > 0 : holds(input, t) && steps.some(maintainedInAudit));
+      return executes ? [[t.facts.loadBalancerId, t.observedAt]] : [];
     });
   }
 
@@ -215,7 +207,7 @@ export class PolicyRound {
     }
     let plans: TargetPlan[];
     try {
-      plans = await planReleases(this.d, input, signal, (t) => this.enforces(input, t));
+      plans = await planReleases(this.d, input, signal);
     } catch (err) {
       if (signal.aborted) throw err;
       // The orphans' CLBs could not be read: each release reports it, the round goes on.
@@ -224,7 +216,8 @@ export class PolicyRound {
       return;
     }
     // Audit: the release as it would be done, reported; Enforce carries it out.
-    const [enforced, audited] = partition(plans, (p) => this.enforces(input, p.target));
+    const enforced = plans.filter((p) => input.enforcing(p.target));
+    const audited = plans.filter((p) => !input.enforcing(p.target));
     result.releases.push(...audited.map((p) => released(p.target, { plan: p.steps.map(describeStep) })));
     if (enforced.length === 0) return;
     for (const e of await this.d.executor!.execute(input.owner, enforced, signal)) {
@@ -236,28 +229,33 @@ export class PolicyRound {
   }
 }
 
+/** The CLB a plan to be carried out writes, and when the read it was planned on was made (undefined: not cached). */
+type ReadBehind = [clb: string | undefined, readAt: number | undefined];
+
 /**
- * Plans; then, if a plan about to be carried out rests on a seeded or old read (fresh-read.ts), reads those CLBs
- * again and plans once more.
+ * Plans; then reads again the CLBs of the plans about to be carried out that rest on a read by a previous leader
+ * (seeded from the checkpoint) or one older than FRESH_BEFORE_WRITE_MS (docs/execution.md "Writes read first"), and
+ * plans once more. The read judged is the plan's own, never a newer one in the cache; a CLB not cached was just tried.
  */
-async function planOnFreshReads<P>(d: RoundDeps, plan: (fresh?: readonly string[]) => Promise<P>, writes: (planned: P) => WriteCandidate[]): Promise<P> {
+export async function planOnFreshReads<P>(observer: Pick<ClbObserver, 'seeded'>, plan: (fresh?: readonly string[]) => Promise<P>, writes: (planned: P) => ReadBehind[], now = Date.now()): Promise<P> {
   const planned = await plan();
-  const fresh = freshReadsBeforeWrite(writes(planned), d.observer, Date.now());
-  return fresh.length > 0 ? plan(fresh) : planned;
+  const stale = (id: string | undefined, at: number | undefined): id is string => !!id && at !== undefined && (observer.seeded(id) || now - at > FRESH_BEFORE_WRITE_MS);
+  const fresh = new Set(writes(planned).flatMap(([id, at]) => (stale(id, at) ? [id] : [])));
+  return fresh.size > 0 ? plan([...fresh]) : planned;
 }
 
 /** Plans the release of each orphan: gathered (Ingresses need their CLB, what TKE has restored), then planned. */
-function planReleases(d: RoundDeps, input: RoundInput, signal: AbortSignal, executes: (t: TargetRef) => boolean): Promise<TargetPlan[]> {
+function planReleases(d: RoundDeps, input: RoundInput, signal: AbortSignal): Promise<TargetPlan[]> {
   const plan = async (fresh?: readonly string[]) => {
     if (fresh) await d.observer.reread(fresh, signal);
     return planPolicy({ ...snapshotBase(d, input), targets: [], orphans: await gatherOrphans(d, input.orphans, signal) }).releases;
   };
-  return planOnFreshReads(d, plan, (releases) => {
+  return planOnFreshReads(d.observer, plan, (releases) => {
     // A release is planned only with steps (planPolicy).
     const withSteps = new Set(releases.map((p) => targetKey(p.target)));
-    return input.orphans.map(({ facts }) => {
+    return input.orphans.flatMap(({ facts }): ReadBehind[] => {
       const id = facts.loadBalancerId;
-      return { loadBalancerId: id, executes: executes(facts) && withSteps.has(targetKey(facts)), observedAt: id ? d.observer.observedAt(id) : undefined };
+      return input.enforcing(facts) && withSteps.has(targetKey(facts)) ? [[id, id ? d.observer.observedAt(id) : undefined]] : [];
     });
   });
 }

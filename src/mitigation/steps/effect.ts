@@ -63,7 +63,7 @@ export const DONE: StepResult = { status: 'done' };
 
 /**
  * How old the observation behind a write may be (ms): a round reads again and plans once more before executing on
- * an older one (src/controllers/policy/fresh-read.ts), and a listener write sends back a listener struct no older.
+ * an older one (`planOnFreshReads`, controllers/policy/round.ts), and a listener write sends back a listener struct no older.
  */
 export const FRESH_BEFORE_WRITE_MS = 30_000;
 

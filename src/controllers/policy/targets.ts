@@ -1,7 +1,7 @@
 // The targets a policy manages, read from the informer caches: selection, conflicts with other policies (of the
 // namespace, and the cluster policies covering it; docs/cluster-policy.md §5), and the CLB each one is bound to.
-import type { V1Ingress, V1Service } from '@kubernetes/client-node';
-import { involvedObject, withSpecDefaults, type LoopbackPolicy, type PolicyMode } from '../../api/loopbackpolicy.js';
+import type { V1Service } from '@kubernetes/client-node';
+import { involvedObject, withSpecDefaults, type PolicyMode } from '../../api/loopbackpolicy.js';
 import { withClusterSpecDefaults, type ClusterLoopbackPolicy, type ResolvedClusterPolicySpec } from '../../api/clusterloopbackpolicy.js';
 import type { LoopbackRecord } from '../../api/loopbackrecord.js';
 import { holderOf, madeFor, ownerOf, readRecord, type OwnerKey } from '../../model/record-registry.js';
@@ -33,28 +33,6 @@ export interface NamespaceView {
   claims: Map<string, ClaimResolution>;
 }
 
-/** Every Service and Ingress of the namespace as facts, and who owns each among the policies that select it. */
-export function namespaceView(
-  namespace: string,
-  services: readonly V1Service[],
-  ingresses: readonly V1Ingress[],
-  policies: readonly LoopbackPolicy[],
-  clusterPolicies: readonly ClusterClaimant[] = [],
-  gateways: readonly GatewayFacts[] = [],
-): NamespaceView {
-  const candidates: TargetFacts[] = [...services.map(serviceFacts), ...ingresses.map(ingressFacts), ...gateways].filter((t) => t.namespace === namespace);
-  const claims: Claim[] = [];
-  for (const p of policies) {
-    if (p.metadata.namespace !== namespace) continue;
-    const scope = { namespace, spec: withSpecDefaults(p.spec) };
-    for (const t of candidates.filter((c) => selects(scope, c))) claims.push({ policy: policyIdentity(p), target: t, mode: scope.spec.mode });
-  }
-  for (const c of clusterPolicies) {
-    for (const t of candidates.filter((t) => selects({ namespace, spec: c.spec }, t))) claims.push({ policy: c.identity, target: t, mode: c.mode });
-  }
-  return { candidates, claims: resolveConflicts(claims) };
-}
-
 const resolvedClusterPolicy = (p: ClusterLoopbackPolicy): Omit<ClusterClaimant, 'mode'> => ({ identity: clusterPolicyIdentity(p), spec: withClusterSpecDefaults(p.spec) });
 
 /** The cluster policies covering `namespace` now, each with its mode there; `policies`: the cluster policies, resolved. */
@@ -80,19 +58,24 @@ export class ClaimsIndex {
 
   constructor(private readonly caches: PolicyCaches) {}
 
-  /** The cluster policies covering `namespace` (any mode). */
-  claimants(namespace: string): ClusterClaimant[] {
-    return coveringClusterPolicies(this.caches, namespace, (this.clusterCache ??= this.caches.clusterPolicies().map(resolvedClusterPolicy)));
-  }
-
+  /** Every Service, Ingress and Gateway of the namespace as facts, and who owns each among the policies that select it. */
   view(namespace: string): NamespaceView {
-    let v = this.views.get(namespace);
-    if (!v) {
-      const services = this.caches.services(namespace);
-      v = namespaceView(namespace, services, this.caches.ingresses(namespace), this.caches.policies(namespace), this.claimants(namespace), this.gateways(namespace, services));
-      this.views.set(namespace, v);
+    const known = this.views.get(namespace);
+    if (known) return known;
+    const services = this.caches.services(namespace);
+    const candidates: TargetFacts[] = [...services.map(serviceFacts), ...this.caches.ingresses(namespace).map(ingressFacts), ...this.gateways(namespace, services)].filter((t) => t.namespace === namespace);
+    const claims: Claim[] = [];
+    for (const p of this.caches.policies(namespace)) {
+      if (p.metadata.namespace !== namespace) continue;
+      const scope = { namespace, spec: withSpecDefaults(p.spec) };
+      for (const t of candidates.filter((c) => selects(scope, c))) claims.push({ policy: policyIdentity(p), target: t, mode: scope.spec.mode });
     }
-    return v;
+    for (const c of coveringClusterPolicies(this.caches, namespace, (this.clusterCache ??= this.caches.clusterPolicies().map(resolvedClusterPolicy)))) {
+      for (const t of candidates.filter((t) => selects({ namespace, spec: c.spec }, t))) claims.push({ policy: c.identity, target: t, mode: c.mode });
+    }
+    const view = { candidates, claims: resolveConflicts(claims) };
+    this.views.set(namespace, view);
+    return view;
   }
 
   /** The namespace's Gateways, each with the Service EG generated for it (in EG's namespace or this one). */

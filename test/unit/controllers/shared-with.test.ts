@@ -4,8 +4,9 @@
 import { describe, expect, it } from '@jest/globals';
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 import { API_VERSION, KIND, type LoopbackPolicy } from '../../../src/api/loopbackpolicy.js';
-import { namespaceView, sharedWith } from '../../../src/controllers/policy/targets.js';
-import { gatewayFacts, serviceFacts } from '../../../src/model/target-facts.js';
+import type { PolicyCaches } from '../../../src/controllers/policy/deps.js';
+import { ClaimsIndex, sharedWith } from '../../../src/controllers/policy/targets.js';
+import { serviceFacts } from '../../../src/model/target-facts.js';
 import { ownerKey, recordFor } from '../../../src/model/record-registry.js';
 
 const svc = (namespace: string, name: string, lb: string, annotations: Record<string, string> = {}): V1Service => ({
@@ -51,11 +52,13 @@ describe('sharedWith', () => {
     policies: (ns: string) => policies.filter((p) => p.metadata.namespace === ns),
     records: () => records,
   };
+  // The views a round makes: no cluster policy, EG in its namespace `eg` (which has no Services here).
+  const index = () => new ClaimsIndex({ ...caches, clusterPolicies: () => [], namespace: () => undefined, ownNamespace: 'loopguard-system', envoyGatewayNamespace: 'eg' } as unknown as PolicyCaches);
 
   it('a CLB shared across namespaces: every Service on it, each with its own namespace\'s policy (none in j), opt-outs marked', () => {
-    const view = namespaceView('h', caches.services('h'), caches.ingresses('h'), caches.policies('h'));
-    const mine = view.candidates.filter((t) => t.kind === 'Service');
-    const shared = sharedWith(mine, caches, new Set(['h']), { view: (ns: string) => (ns === 'h' ? view : namespaceView(ns, caches.services(ns), caches.ingresses(ns), caches.policies(ns))) });
+    const views = index();
+    const mine = views.view('h').candidates.filter((t) => t.kind === 'Service');
+    const shared = sharedWith(mine, caches, new Set(['h']), views);
     expect(shared.clbs.get('lb-1')?.map((u) => [u.facts.namespace, u.facts.name, u.policy, u.optedOut, u.annotatedByLoopguard ?? false])).toEqual([
       ['h', 'shared', 'h/p', false, true],
       ['i', 'shared', 'i/q', true, false],
@@ -65,9 +68,9 @@ describe('sharedWith', () => {
   });
 
   it('a TkeServiceConfig named by several Ingresses of the namespace: all of them, and only them', () => {
-    const view = namespaceView('h', caches.services('h'), caches.ingresses('h'), caches.policies('h'));
-    const mine = view.candidates.filter((t) => t.kind === 'Ingress' && t.name !== 'back');
-    const shared = sharedWith(mine, caches, new Set(['h']), { view: (ns: string) => (ns === 'h' ? view : namespaceView(ns, caches.services(ns), caches.ingresses(ns), caches.policies(ns))) });
+    const views = index();
+    const mine = views.view('h').candidates.filter((t) => t.kind === 'Ingress' && t.name !== 'back');
+    const shared = sharedWith(mine, caches, new Set(['h']), views);
     expect(shared.configs.get('h/cfg')?.map((u) => [u.facts.name, u.policy, u.optedOut])).toEqual([
       ['front', 'h/p', false],
       ['back', 'h/p', true],
@@ -77,9 +80,9 @@ describe('sharedWith', () => {
   });
 
   it("a GatewayClass's EnvoyProxy: every Gateway it reaches, in any namespace, its own EnvoyProxy's users apart", () => {
-    const view = namespaceView('h', caches.services('h'), caches.ingresses('h'), caches.policies('h'), [], caches.gateways('h').map((g) => gatewayFacts(g, [], 'eg', caches)));
-    const mine = view.candidates.filter((t) => t.kind === 'Gateway');
-    const shared = sharedWith(mine, caches, new Set(['h']), { view: (ns: string) => (ns === 'h' ? view : namespaceView(ns, caches.services(ns), caches.ingresses(ns), caches.policies(ns), [], caches.gateways(ns).map((g) => gatewayFacts(g, [], 'eg', caches)))) });
+    const views = index();
+    const mine = views.view('h').candidates.filter((t) => t.kind === 'Gateway');
+    const shared = sharedWith(mine, caches, new Set(['h']), views);
     expect(shared.configs.get('EnvoyProxy/eg/tke')?.map((u) => `${u.facts.namespace}/${u.facts.name} ${u.policy ?? '-'}`)).toEqual(['h/web h/p', 'h/api h/p', 'i/web i/q']);
     expect(shared.configs.get('EnvoyProxy/h/api-proxy')?.map((u) => u.facts.name)).toEqual(['api']);
     expect([...shared.configs.keys()].filter((k) => k.startsWith('EnvoyProxy/')).sort()).toEqual(['EnvoyProxy/eg/tke', 'EnvoyProxy/h/api-proxy']);

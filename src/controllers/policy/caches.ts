@@ -8,17 +8,12 @@ import type { EnvoyProxyObject, GatewayClassObject, GatewayObject } from '../../
 import type { ResilientInformer } from '../../runtime/informer.js';
 import type { PolicyCaches } from './deps.js';
 
-export interface PolicyInformers {
-  policies: ResilientInformer<KubernetesObject>;
-  clusterPolicies: ResilientInformer<KubernetesObject>;
+/** The informers (operator.ts): the built-in kinds typed, the custom and optional ones as they come. */
+export type PolicyInformers = Record<'policies' | 'clusterPolicies' | 'records' | 'gateways' | 'envoyProxies' | 'gatewayClasses', ResilientInformer<KubernetesObject>> & {
   services: ResilientInformer<V1Service>;
   ingresses: ResilientInformer<V1Ingress>;
-  records: ResilientInformer<KubernetesObject>;
   namespaces: ResilientInformer<V1Namespace>;
-  gateways: ResilientInformer<KubernetesObject>;
-  envoyProxies: ResilientInformer<KubernetesObject>;
-  gatewayClasses: ResilientInformer<KubernetesObject>;
-}
+};
 
 export function namespaceFacts(n: V1Namespace): NamespaceFacts {
   return { name: n.metadata?.name ?? '', ...(n.metadata?.labels ? { labels: n.metadata.labels } : {}) };

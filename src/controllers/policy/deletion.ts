@@ -20,13 +20,6 @@ import type { PolicyPublisher } from './publish.js';
 import { ClaimsIndex, orphansOf } from './targets.js';
 import { abandonCommand, subjectRef, targetsForPolicyEvent, type PolicySubject } from './subject.js';
 
-/** What a record says loopguard changed, in words; a corrupt record cannot say. */
-function changedFields(r: LoopbackRecord): string {
-  if (problemOf(r)) return 'unknown fields (its LoopbackRecord is unreadable)';
-  const fields = recordedFields(r.spec.originals);
-  return fields.length > 0 ? fields.join(', ') : 'nothing';
-}
-
 /** After a wait's end, before the next round: the round reads after the grace period, not at its last millisecond. */
 const WAIT_SLACK_MS = 250;
 
@@ -149,7 +142,9 @@ export class PolicyDeletion {
     if (records.length === 0) return;
     for (const r of records) {
       const { kind, namespace, name } = r.spec.target;
-      const message = `${describeOwner(policy.owner)} was deleted with ${ABANDON_ANNOTATION}: what loopguard changed stays as it is and is no longer maintained (${changedFields(r)})`;
+      // What the record says loopguard changed; a corrupt record cannot say.
+      const changed = problemOf(r) ? 'unknown fields (its LoopbackRecord is unreadable)' : recordedFields(r.spec.originals).join(', ') || 'nothing';
+      const message = `${describeOwner(policy.owner)} was deleted with ${ABANDON_ANNOTATION}: what loopguard changed stays as it is and is no longer maintained (${changed})`;
       await this.o.events.record(involvedObject({ kind, namespace, name }), 'Warning', EventReason.RevertAbandoned, message);
       await this.o.records.remove(r);
     }

@@ -25,12 +25,6 @@ const clbUnit = (id: string): string => `clb ${id}`;
 
 type Plannable = Pick<TargetFacts, 'kind' | 'namespace' | 'name' | 'loadBalancerId' | 'annotations'>;
 
-/** The TkeServiceConfig governing an Ingress (none for other targets). */
-function configOf(t: Plannable): string | undefined {
-  const name = t.kind === 'Ingress' ? governingConfigName(t.name, t.annotations) : undefined;
-  return name ? configKey(t.namespace, name) : undefined;
-}
-
 /**
  * The targets to plan: those a change concerns or never planned (`planned` does not know them), and with them every
  * target sharing a CLB or a TkeServiceConfig with one planned. In the targets' order.
@@ -40,7 +34,10 @@ export function targetsToPlan<T extends Plannable>(targets: readonly T[], pendin
   // Every target by the CLB and the config it belongs to; from what a change concerns, joined until nothing more shares
   // a CLB or a config with what is chosen (an Ingress's config-mate may sit on another CLB). Each target is taken once.
   const units = new Map<string, number[]>();
-  const unitsOf = targets.map((t) => [t.loadBalancerId !== undefined ? clbUnit(t.loadBalancerId) : undefined, configOf(t)].filter((u): u is string => u !== undefined));
+  const unitsOf = targets.map((t) => {
+    const config = t.kind === 'Ingress' ? governingConfigName(t.name, t.annotations) : undefined;
+    return [t.loadBalancerId !== undefined ? clbUnit(t.loadBalancerId) : undefined, config ? configKey(t.namespace, config) : undefined].filter((u): u is string => u !== undefined);
+  });
   unitsOf.forEach((us, i) => us.forEach((u) => (units.get(u) ?? units.set(u, []).get(u)!).push(i)));
   const chosen = new Set<number>();
   const open: number[] = [];

@@ -23,7 +23,6 @@ import { governingConfigName } from './plan/l7.js';
 import { GROUP, PLURAL, VERSION, type LoopbackPolicy } from './api/loopbackpolicy.js';
 import type { ClbClient } from './cloud/index.js';
 import { ClbObserver } from './cloud/clb-observer.js';
-import { Checkpointer } from './controllers/checkpointer.js';
 import { ObservationStore } from './kube/observation-store.js';
 import { HealthSignal } from './cloud/health-signal.js';
 import { DriftScheduler } from './controllers/drift-signal.js';
@@ -280,7 +279,7 @@ export class Operator {
     const driftScheduler = new DriftScheduler(config.driftCheckIntervalMs, fullReadsPerSecond);
     // The checkpoint's store also holds the key that seals the namespaces' reports (src/kube/report-seal.ts).
     const observationStore = config.observationCheckpoint ? new ObservationStore(kc, config.namespace) : undefined;
-    const checkpoint = observationStore ? new Checkpointer({ observer, store: observationStore, region: config.region, scheduler: driftScheduler, logger, mayWrite: () => this.elector?.mayWrite() ?? true }) : undefined;
+    const checkpoint = observationStore ? { store: observationStore, region: config.region, mayWrite: () => this.elector?.mayWrite() ?? true } : undefined;
     this.upkeep = new ObservationUpkeep({ observer, signal: healthSignal, scheduler: driftScheduler, named: () => namedClbs(this.services.list(), this.ingresses.list()), logger, ...(checkpoint ? { checkpoint } : {}) });
     const events = (this.events = new EventRecorder(kc, 'loopguard', 10 * 60_000, (err, event) =>
       logger.warn('Could not write an Event', { ...event, error: err instanceof Error ? err.message : String(err) }),

@@ -50,7 +50,7 @@ export class HealthSignal {
   }
 
   /**
-   * After a restart: the CLBs seeded from the observation checkpoint (src/controllers/checkpointer.ts) carry the time
+   * After a restart: the CLBs seeded from the observation checkpoint (controllers/observation-upkeep.ts) carry the time
    * of their last full read, not of their last health read, which the previous leader made every half interval. Taken
    * as they are, most would be overdue at once, and the new leader's first round would read the health of every CLB
    * before judging anything (3,000 CLBs: 100 DescribeTargetHealth calls, 10 s at the default rate, that a new

@@ -70,7 +70,7 @@ const SETTINGS = {
   // docs/probe.md §4, §11.1
   probeWindowMs: { flag: 'probe-window', kind: 'duration', min: 1_000, max: 3_600_000, default: 300_000, help: "the probe plan's window: each target is probed from every node at least once per window; agents refuse under 1m unless started with --min-window-seconds (docs/probe.md)" },
   driftCheckIntervalMs: { flag: 'drift-check-interval', kind: 'duration', min: 1_000, default: 5 * 60_000, help: 'how often converged targets are re-verified in the CLB (e.g. 5m)' },
-  // src/controllers/checkpointer.ts
+  // src/controllers/observation-upkeep.ts
   observationCheckpoint: { flag: 'observation-checkpoint', kind: 'bool', default: true, help: "keep what was last read of each CLB in ConfigMaps of loopguard's namespace, so a new leader judges converged targets from it and re-reads them on the drift schedule (false: it reads every CLB first)" },
   // src/controllers/drift-signal.ts
   driftFullReadShare: { flag: 'drift-full-read-share', kind: 'int', min: 1, max: 100, default: 20, help: 'percent of --cloud-rate-limit the full re-reads of converged CLBs may take; beyond it, each CLB is re-read in full less often than every drift-check interval (its backend health still is)' },

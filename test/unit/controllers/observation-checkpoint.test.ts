@@ -1,4 +1,4 @@
-// The observation checkpoint (src/cloud/observation-checkpoint.ts, src/controllers/checkpointer.ts): what is stored
+// The observation checkpoint (src/cloud/observation-checkpoint.ts, src/controllers/observation-upkeep.ts): what is stored
 // decodes to exactly what was cached, with its read times; anything foreign, corrupt or malformed is not trusted;
 // entries older than the drift interval are dropped; a new leader's observer is seeded, never overwritten.
 import { describe, expect, it } from '@jest/globals';
@@ -7,7 +7,7 @@ import { ClbObserver } from '../../../src/cloud/clb-observer.js';
 import type { ClbReader } from '../../../src/cloud/index.js';
 import { CHECKPOINT_FORMAT, decodeCheckpoint, encodeCheckpoint, MAX_DECODED_BYTES, MAX_PART_BYTES, openCheckpoint, sealCheckpoint, splitParts, type CheckpointEntry } from '../../../src/cloud/observation-checkpoint.js';
 import { fullIntervalMs } from '../../../src/controllers/drift-signal.js';
-import { Checkpointer } from '../../../src/controllers/checkpointer.js';
+import { ObservationUpkeep } from '../../../src/controllers/observation-upkeep.js';
 import type { LoadedParts } from '../../../src/kube/observation-store.js';
 
 const NOW = Date.parse('2026-11-26T08:00:00Z');
@@ -148,9 +148,14 @@ function memoryStore() {
   };
 }
 
-describe('Checkpointer', () => {
+describe('ObservationUpkeep: the checkpoint', () => {
   const logs: string[] = [];
-  const logger = { info: (m: string) => void logs.push(m), warn: (m: string) => void logs.push(`WARN ${m}`) };
+  const logger = { debug: () => undefined, info: (m: string) => void logs.push(m), warn: (m: string) => void logs.push(`WARN ${m}`) };
+  const scheduler = { intervalMs: 5 * MIN, fullIntervalMs: () => 5 * MIN };
+  const noSignal = { spread: () => undefined, forget: () => undefined };
+  /** The leader's upkeep with a checkpoint in `store`; `mayWrite`: it leads. */
+  const checkpointer = (observer: ClbObserver, store: ReturnType<typeof memoryStore>['store'], mayWrite = true) =>
+    new ObservationUpkeep({ observer, signal: noSignal, scheduler, named: () => new Set(), logger, checkpoint: { store, region: REGION, mayWrite: () => mayWrite } });
 
   it("saves the leader's observations, only when they changed, and seeds a new leader's observer with their read times", async () => {
     const source = { value: 1 as 0 | 1 };
@@ -159,7 +164,7 @@ describe('Checkpointer', () => {
     const first = new ClbObserver(a.r);
     await first.observe(['lb-aaaa0001', 'lb-bbbb0002'], 5 * MIN);
     const readAt = first.observedAt('lb-aaaa0001');
-    const writer = new Checkpointer({ observer: first, store: mem.store, region: REGION, scheduler: { intervalMs: 5 * MIN, fullIntervalMs: () => 5 * MIN }, logger, mayWrite: () => true });
+    const writer = checkpointer(first, mem.store);
     await writer.save();
     await writer.save();
     expect(mem.saved).toHaveLength(1);
@@ -170,7 +175,7 @@ describe('Checkpointer', () => {
     const b = reader(source);
     const next = new ClbObserver(b.r);
     mem.set({ parts: mem.saved[1]?.parts ?? [] });
-    const seeded = await new Checkpointer({ observer: next, store: mem.store, region: REGION, scheduler: { intervalMs: 5 * MIN, fullIntervalMs: () => 5 * MIN }, logger, mayWrite: () => true }).restore();
+    const seeded = await checkpointer(next, mem.store).restore();
     // What was seeded, with when it was read (the health signal spreads its checks from it, HealthSignal.spread).
     expect(seeded.map((e) => e.id).sort()).toEqual(['lb-aaaa0001', 'lb-bbbb0002']);
     expect(seeded.find((e) => e.id === 'lb-aaaa0001')?.at).toBe(readAt);
@@ -193,7 +198,7 @@ describe('Checkpointer', () => {
     const mem = memoryStore();
     const observer = new ClbObserver(a.r);
     await observer.observe(['lb-aaaa0001'], 5 * MIN);
-    await new Checkpointer({ observer, store: mem.store, region: REGION, scheduler: { intervalMs: 5 * MIN, fullIntervalMs: () => 5 * MIN }, logger, mayWrite: () => false }).save();
+    await checkpointer(observer, mem.store, false).save();
     expect(mem.saved).toEqual([]);
     const own = observer.observedAt('lb-aaaa0001');
     expect(observer.seed([{ id: 'lb-aaaa0001', at: 1, observation: { state: 'NotFound', loadBalancerId: 'lb-aaaa0001' } }])).toBe(0);
@@ -213,8 +218,37 @@ describe('Checkpointer', () => {
   it.each(cold)('starts cold on %s, saying why', async (_what, load, line) => {
     logs.length = 0;
     const observer = new ClbObserver(reader({ value: 1 }).r);
-    expect(await new Checkpointer({ observer, store: { load, save: async () => undefined, key: async () => KEY }, region: REGION, scheduler: { intervalMs: 5 * MIN, fullIntervalMs: () => 5 * MIN }, logger, mayWrite: () => true }).restore()).toEqual([]);
+    expect(await checkpointer(observer, { load, save: async () => undefined, key: async () => KEY }).restore()).toEqual([]);
     expect([...observer.entries()]).toEqual([]);
     expect(logs).toEqual([expect.stringMatching(line)]);
+  });
+
+  it('restore spreads the health checks of the found, non-classic CLBs seeded over half the drift interval', async () => {
+    const classic = found('lb-cccc0003');
+    if (classic.state === 'Found') classic.clb.forward = 0;
+    const entries: CheckpointEntry[] = [
+      { id: 'lb-aaaa0001', at: NOW - MIN, observation: found('lb-aaaa0001') },
+      { id: 'lb-cccc0003', at: NOW - MIN, observation: classic },
+      { id: 'lb-dddd0004', at: NOW - MIN, observation: { state: 'NotFound', loadBalancerId: 'lb-dddd0004' } },
+    ];
+    const mem = memoryStore();
+    mem.set({ parts: splitParts(sealCheckpoint(KEY, encodeCheckpoint(REGION, NOW, entries))) });
+    const spreads: unknown[] = [];
+    const signal = { spread: (seeded: readonly CheckpointEntry[], now: number, span: number) => void spreads.push({ ids: seeded.map((e) => e.id), now, span }), forget: () => undefined };
+    const u = new ObservationUpkeep({ observer: new ClbObserver(reader({ value: 1 }).r), signal, scheduler, named: () => new Set(), logger, checkpoint: { store: mem.store, region: REGION, mayWrite: () => true }, now: () => NOW });
+    expect((await u.restore()).map((e) => e.id)).toEqual(['lb-aaaa0001', 'lb-cccc0003', 'lb-dddd0004']);
+    expect(spreads).toEqual([{ ids: ['lb-aaaa0001'], now: NOW, span: 150_000 }]);
+  });
+
+  it('stop writes the checkpoint once more while leading, and nothing as a standby', async () => {
+    for (const leads of [true, false]) {
+      const observer = new ClbObserver(reader({ value: 1 }).r);
+      await observer.observe(['lb-aaaa0001'], 5 * MIN);
+      const mem = memoryStore();
+      const u = checkpointer(observer, mem.store, leads);
+      u.start();
+      await u.stop(2_000);
+      expect(mem.saved).toHaveLength(leads ? 1 : 0);
+    }
   });
 });

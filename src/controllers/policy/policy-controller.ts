@@ -2,11 +2,12 @@
 // pipeline and stages of docs/architecture.md §3 and §7. Only the targets the changes since its last round concern are
 // planned (pending.ts); the level is what is planned, never a memo of an earlier round.
 import { FINALIZER, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
-import type { ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
+import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { targetKey } from '../../model/facts.js';
 import { initialPolicyStatus, type TargetOutcome } from '../../model/status.js';
+import type { Assessment } from '../../model/assessment-result.js';
 import { ExecutionInterrupted } from '../../mitigation/executor.js';
-import type { OwnerKey } from '../../model/record-registry.js';
+import { policyRefOf, type OwnerKey } from '../../model/record-registry.js';
 import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { PolicyDeletion } from './deletion.js';
 import { PolicyPublisher } from './publish.js';
@@ -30,6 +31,8 @@ interface PolicyState {
   clbs: ReadonlySet<string>;
   /** What changed since its last round (pending.ts). */
   pending: PendingChanges;
+  /** The assessments its Events last reported, by targetKey (publish.ts). */
+  verdicts?: Map<string, Assessment>;
 }
 
 export class PolicyController {
@@ -112,7 +115,7 @@ export class PolicyController {
       return;
     }
     const { outcomes, measured } = await this.remember(policy, all, targets, run, covering);
-    await this.publisher.publish(policy, previous, all, outcomes, run.releases, measured);
+    await this.publisher.publish(policy, previous, all, outcomes, run.releases, this.stateOf(policy.owner), measured);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.publisher.reportStopped(policy, run.stopped, false);
     return this.requeue(policy.owner, outcomes, run);
@@ -216,7 +219,11 @@ export class PolicyController {
   private forgetPolicy(key: OwnerKey): void {
     // Its results leave the reports of the namespaces it had targets in; the prune removes those nobody covers now.
     this.o.reports?.changed(new Set([...(this.policies.get(key)?.planned?.values() ?? [])].map((o) => o.assessment.target.namespace)), true);
-    this.publisher.forget(key);
+    // Its probe plan entries, gauges and DNS rules.
+    this.o.dns?.changed(key, false, true);
+    this.o.probe?.forget(key);
+    const ref = policyRefOf(key);
+    this.o.metrics.forgetTargets(ref.namespace, ref.kind === CLUSTER_KIND ? key : ref.name);
     this.policies.delete(key);
   }
 }

@@ -1,7 +1,7 @@
 // The last stage of a policy's round (policy-controller.ts): status, Events on targets whose verdict changed and the
 // per-target gauges, each written only when it differs; and, when shutdown stops a round, where it stopped.
 import { involvedObject, type LoopbackPolicyStatus } from '../../api/loopbackpolicy.js';
-import { CLUSTER_KIND, type ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
+import type { ClusterLoopbackPolicyStatus } from '../../api/clusterloopbackpolicy.js';
 import { readSkip, LoopguardAnnotation } from '../../api/annotations.js';
 import { buildClusterPolicyStatus } from '../../model/cluster-status.js';
 import { EventReason, type EventReasonValue } from '../../api/reasons.js';
@@ -11,7 +11,7 @@ import { buildPolicyStatus, targetProblem, type TargetOutcome } from '../../mode
 import type { Assessment } from '../../model/assessment-result.js';
 import type { Execution } from '../../mitigation/executor.js';
 import { describeStep } from '../../plan/steps.js';
-import { describeOwner, policyRefOf, type OwnerKey } from '../../model/record-registry.js';
+import { describeOwner } from '../../model/record-registry.js';
 import type { PolicyControllerOptions } from './deps.js';
 import { sameStatus } from '../../kube/status-writer.js';
 import type { RoundResult } from './round.js';
@@ -27,19 +27,15 @@ const MAX_STOPPED_SHOWN = 5;
 /** A Conflict's Event reason by its root cause; any other conflict is a PolicyConflict. */
 const CONFLICT_EVENTS: Readonly<Partial<Record<RootCauseId, EventReasonValue>>> = { ForeignClb: EventReason.ForeignClb, SharedConfig: EventReason.SharedConfig, SharedEnvoyProxy: EventReason.SharedEnvoyProxy, SharedClb: EventReason.SharedClb, PolicyPrecedence: EventReason.PolicyPrecedence };
 
-export class PolicyPublisher {
-  /**
-   * Per policy, the last assessment of each target it reported, so Events fire on changes of verdict, not on every
-   * reconcile. Replaced each round: a target or namespace that leaves the policy leaves this too. The assessments are
-   * those the round's outcomes hold (policy-controller.ts keeps them): a string per target built from the verdict
-   * and cause was 0.4 MiB at 3,000 targets (heap snapshot, issue 40).
-   */
-  private readonly lastVerdicts = new Map<OwnerKey, Map<string, Assessment>>();
+/** A policy's assessments as its Events last reported them (PolicyState), by targetKey: the outcomes' own objects (a
+ * string per target built from the verdict and cause was 0.4 MiB at 3,000 targets). Replaced by each round. */
+type Reported = { verdicts?: Map<string, Assessment> };
 
+export class PolicyPublisher {
   constructor(private readonly o: PolicyControllerOptions) {}
 
   /** Status and Events from the outcomes, each written only when it differs from what is there. */
-  async publish(policy: PolicySubject, previous: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, targets: PolicyTargets, outcomes: TargetOutcome[], releases: RoundResult['releases'], measured?: MeasuredCondition): Promise<void> {
+  async publish(policy: PolicySubject, previous: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined, targets: PolicyTargets, outcomes: TargetOutcome[], releases: RoundResult['releases'], reported: Reported, measured?: MeasuredCondition): Promise<void> {
     const common = {
       generation: policy.metadata.generation ?? 0,
       profile: this.o.profile(),
@@ -57,11 +53,11 @@ export class PolicyPublisher {
     // l7.inClusterDNS: Managed: the condition as the DNS rules' unit last checked it (dns-rules.ts).
     status.conditions = withCondition(status.conditions, CONDITION_IN_CLUSTER_DNS, asksForDns(policy) ? this.o.dns?.condition(policy.owner) : undefined, common.now, common.generation);
     if (!sameStatus(previous, status)) await this.o.statusWriter.apply(policy.namespace, policy.name, status);
-    await this.events(policy, outcomes, targets);
+    await this.events(policy, outcomes, targets, reported);
   }
 
   /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
-  private async events(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets): Promise<void> {
+  private async events(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets, reported: Reported): Promise<void> {
     const enforcingIn = (ns: string) => this.o.executor !== undefined && (targets.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce';
     const mine = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts]));
     this.o.metrics.reportTargets(
@@ -75,9 +71,9 @@ export class PolicyPublisher {
     );
     const by = `(${describeOwner(policy.owner)})`;
     const ignoresSkip = policy.cluster?.skipAnnotation === 'Ignore';
-    const before = this.lastVerdicts.get(policy.owner) ?? new Map<string, Assessment>();
+    const before = reported.verdicts ?? new Map<string, Assessment>();
     const after = new Map<string, Assessment>();
-    this.lastVerdicts.set(policy.owner, after);
+    reported.verdicts = after;
     for (const { assessment: a } of outcomes) {
       const t = a.target;
       const involved = involvedObject(t);
@@ -137,14 +133,5 @@ export class PolicyPublisher {
         await this.o.events.record(involvedObject(e.plan.target), 'Normal', EventReason.RoundInterrupted, `Shutdown stopped ${describeOwner(policy.owner)}'s round on this ${e.plan.target.kind} at ${stepOf(e)}; the next leader resumes it.`);
       }
     }
-  }
-
-  /** A policy gone: its probe plan entries, gauges and remembered verdicts. */
-  forget(key: OwnerKey): void {
-    this.o.dns?.changed(key, false, true);
-    this.o.probe?.forget(key);
-    const ref = policyRefOf(key);
-    this.o.metrics.forgetTargets(ref.namespace, ref.kind === CLUSTER_KIND ? key : ref.name);
-    this.lastVerdicts.delete(key);
   }
 }

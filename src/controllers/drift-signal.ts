@@ -114,10 +114,6 @@ export function signalled(
   observer: { cached(id: string): ClbObservation | undefined },
   signal: { readAt(id: string): number | undefined },
 ): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const [id, at] of readAt) {
-    const o = observer.cached(id);
-    if (o?.state === 'Found' && o.clb.forward !== 0) out.set(id, Math.max(at, signal.readAt(id) ?? 0));
-  }
-  return out;
+  const served = (o: ClbObservation | undefined) => o?.state === 'Found' && o.clb.forward !== 0;
+  return new Map([...readAt].flatMap(([id, at]): [string, number][] => (served(observer.cached(id)) ? [[id, Math.max(at, signal.readAt(id) ?? 0)]] : [])));
 }

@@ -11,13 +11,8 @@ const KEY_PREFIX = 'Report/';
 /** Deletes loopguard's reports in namespaces no policy governs any more. */
 export const PRUNE_KEY = `${KEY_PREFIX}*`;
 
-export function reportKey(namespace: string): string {
-  return `${KEY_PREFIX}${namespace}`;
-}
-
-export function isReportKey(key: string): boolean {
-  return key.startsWith(KEY_PREFIX);
-}
+export const reportKey = (namespace: string): string => `${KEY_PREFIX}${namespace}`;
+export const isReportKey = (key: string): boolean => key.startsWith(KEY_PREFIX);
 
 export class NamespaceReports {
   private readonly written = new Map<string, string>();

@@ -36,13 +36,8 @@ export function labelsFingerprint(labels: Readonly<Record<string, string>> | und
   return JSON.stringify(Object.entries(labels ?? {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-export function namespacedKey(p: Meta): string {
-  return ownerKey(p.metadata?.namespace ?? '', p.metadata?.name ?? '');
-}
-
-export function clusterKeyOf(p: Meta): string {
-  return clusterOwnerKey(p.metadata?.name ?? '');
-}
+export const namespacedKey = (p: Meta): string => ownerKey(p.metadata?.namespace ?? '', p.metadata?.name ?? '');
+export const clusterKeyOf = (p: Meta): string => clusterOwnerKey(p.metadata?.name ?? '');
 
 /** Where the router notes what changed for a policy (policy-controller.ts), and which policies work on a CLB. */
 export interface PendingWork {
@@ -55,12 +50,10 @@ export class PolicyEventRouter {
   /** Each policy's fingerprint (policyFingerprint) and generation as last seen. */
   private readonly policySeen = new Map<string, { fingerprint: string; generation: number | undefined }>();
   /**
-   * The CLB each Service or Ingress was last seen bound to (by target key): a target that moves to another CLB, or
-   * leaves one, concerns the targets of the CLB it left too (the informers' update event carries the new object only).
+   * The CLB each target was last seen bound to and an Ingress's TkeServiceConfig (configKey), by target key: a target
+   * that leaves either concerns the targets it left too (the informers' update event carries the new object only).
    */
-  private readonly clbOf = new Map<string, string>();
-  /** Each Ingress's TkeServiceConfig as last seen (configKey): a new one leaves the old one's Ingresses to re-plan. */
-  private readonly configOf = new Map<string, string>();
+  private readonly boundTo = new Map<string, { clb?: string; config?: string }>();
   /** Each namespace's labels as last seen: only a change concerns the cluster policies. */
   private readonly namespaceLabels = new Map<string, string>();
 
@@ -141,17 +134,14 @@ export class PolicyEventRouter {
    */
   target(namespace: string, key: string, clb: string | undefined, gone = false, config?: string): void {
     this.inNamespace(namespace, { target: key });
-    const before = this.clbOf.get(key);
-    if (clb === undefined || gone) this.clbOf.delete(key);
-    else this.clbOf.set(key, clb);
-    for (const id of new Set([before, gone ? undefined : clb])) if (id !== undefined) this.clb(id);
-    const had = this.configOf.get(key);
-    const now = config === undefined || gone ? undefined : configKey(namespace, config);
-    if (now === undefined) this.configOf.delete(key);
-    else this.configOf.set(key, now);
+    const before = this.boundTo.get(key);
+    const now = gone ? {} : { ...(clb !== undefined ? { clb } : {}), ...(config !== undefined ? { config: configKey(namespace, config) } : {}) };
+    if (now.clb === undefined && now.config === undefined) this.boundTo.delete(key);
+    else this.boundTo.set(key, now);
+    for (const id of new Set([before?.clb, now.clb])) if (id !== undefined) this.clb(id);
     // The config it names now too: whether a config is shared is judged against every Ingress naming it, including
     // ones no policy of ours manages (shared-config.ts), so its Ingresses are planned again when one joins or leaves.
-    for (const c of new Set([had, now])) if (c !== undefined) this.inNamespace(namespace, { config: c });
+    for (const c of new Set([before?.config, now.config])) if (c !== undefined) this.inNamespace(namespace, { config: c });
   }
 
   /** A target's LoopbackRecord changed: the target, and the policies with targets on the CLB it is bound to (`clb`). */

@@ -94,7 +94,7 @@ describe('operator availability', () => {
   });
 
   // The leader renews its Lease every 2-2.4 s (2 s and jitter) and gives up 10 s after the last renewal it sent that
-  // succeeded (leader-election.ts, controller-runtime's defaults); every write, and the checkpointer's 5 s tick, checks
+  // succeeded (leader-election.ts, controller-runtime's defaults); every write, and the observation checkpoint's 5 s tick, checks
   // that deadline too. So it rides out an apiserver gone for less than about 4 s (10 s less a renewal period before
   // the restart and one after it, and their requests), and exits when it is gone for more than about 13.4 s (10 s and
   // a renewal period, and a second), for a fresh process (the Deployment's restart) to campaign again; in between it

@@ -102,7 +102,11 @@ export async function listInPages<T extends KubernetesObject>(
  * authenticates outside any try, so a failing credential plugin there was an unhandled rejection, which ends Node. */
 export class ReportingWatch extends Watch {
   override watch(...args: Parameters<Watch['watch']>): Promise<AbortController> {
-    return super.watch(...args).catch((err: unknown) => (args[3](err), new AbortController()));
+    return super.watch(...args).catch((err: unknown) => {
+      // As a plain error: one shaped like a 410 or a timeout would make ListWatch watch again at once, without backoff.
+      args[3](new Error(`watch not started: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
+      return new AbortController();
+    });
   }
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, Watch } from '@kubernetes/client-node';
 import { ReportingWatch } from '../../src/runtime/informer.js';
 
 /** A kubeconfig whose credentials come from an exec plugin that fails, as a broken or revoked credential helper does. */
@@ -15,6 +15,12 @@ function failingExecKubeconfig(): KubeConfig {
 }
 
 describe('ReportingWatch', () => {
+  it("client-node's own Watch rejects instead (the rejection ListWatch leaves unhandled when it watches again)", async () => {
+    const done: unknown[] = [];
+    await expect(new Watch(failingExecKubeconfig()).watch('/api/v1/configmaps', {}, () => undefined, (err) => done.push(err))).rejects.toThrow('credential revoked');
+    expect(done).toEqual([]);
+  });
+
   it('a watch whose credentials fail reports the failure to done instead of rejecting', async () => {
     const errors: unknown[] = [];
     const request = new ReportingWatch(failingExecKubeconfig()).watch('/api/v1/configmaps', {}, () => undefined, (err) => errors.push(err));

@@ -49,7 +49,7 @@ function noteWait(result: RoundResult, e: Execution, graceMs: number): void {
 const released = ({ kind, namespace, name }: TargetRef, rest: Omit<ReleaseOutcome, 'kind' | 'namespace' | 'name'>): ReleaseOutcome => ({ kind, namespace, name, ...rest });
 
 /** Whether the policy holds the target's record with its originals: what Audit keeps maintained (maintainHeld). */
-const holds = (input: RoundInput, t: TargetSnapshot): boolean => t.ownership?.owner === input.owner && t.ownership.originals !== undefined;
+const holds = (input: Pick<RoundInput, 'owner'>, t: TargetSnapshot): boolean => t.ownership?.owner === input.owner && t.ownership.originals !== undefined;
 
 /**
  * The round's chunks: targets bound to a CLB first, CHUNK to a chunk, so that each chunk's read is one full
@@ -112,7 +112,7 @@ export class PolicyRound {
       const snapshot: Snapshot = { ...snapshotBase(this.d, input), targets: gatherTargets(this.d, chunk, observations), orphans: [] };
       return { snapshot, error, planned: error ? [] : planPolicy(snapshot).targets };
     };
-    const { snapshot, error, planned } = await planOnFreshReads(this.d.observer, plan, (p) => this.readsBehindWrites(input, p.snapshot.targets, p.planned));
+    const { snapshot, error, planned } = await planOnFreshReads(this.d.observer, plan, (p) => readsBehindWrites(input, this.d.executor !== undefined, p.snapshot.targets, p.planned));
     if (error) {
       // Nothing is planned on facts that could not be read: each target reports the failure (a permanent one, CAM, stalls).
       result.outcomes.push(...snapshot.targets.map((t) => ({ assessment: keptForStatus(assessSnapshot(snapshot, t), false), error })));
@@ -153,15 +153,6 @@ export class PolicyRound {
         assessment = { ...after, warnings: [...new Set([...m.assessment.warnings, ...after.warnings])] };
       }
       result.outcomes.push({ assessment: keptForStatus(assessment, true), plan: list(remainingSteps(e).map(describeStep)), ...(e.error ? { error: e.error } : {}) });
-    });
-  }
-
-  /** The reads behind the plans this round will carry out (Enforce: any step; Audit: maintainHeld's corrections). */
-  private readsBehindWrites(input: RoundInput, targets: readonly TargetSnapshot[], planned: readonly PlannedTarget[]): ReadBehind[] {
-    return targets.flatMap((t, i): ReadBehind[] => {
-      const steps = planned[i]?.plan.steps ?? [];
-      const executes = this.d.executor !== undefined && (input.enforcing(t.facts) ? steps.length > 0 : holds(input, t) && steps.some(maintainedInAudit));
-      return executes ? [[t.facts.loadBalancerId, t.observedAt]] : [];
     });
   }
 
@@ -232,14 +223,23 @@ export class PolicyRound {
 /** The CLB a plan to be carried out writes, and when the read it was planned on was made (undefined: not cached). */
 type ReadBehind = [clb: string | undefined, readAt: number | undefined];
 
+/** The reads behind the plans a round carries out (`executor`: it has one): Enforce any step, Audit maintainHeld's corrections. */
+export function readsBehindWrites(input: Pick<RoundInput, 'owner' | 'enforcing'>, executor: boolean, targets: readonly TargetSnapshot[], planned: readonly Pick<PlannedTarget, 'plan'>[]): ReadBehind[] {
+  return targets.flatMap((t, i): ReadBehind[] => {
+    const steps = planned[i]?.plan.steps ?? [];
+    const executes = executor && (input.enforcing(t.facts) ? steps.length > 0 : holds(input, t) && steps.some(maintainedInAudit));
+    return executes ? [[t.facts.loadBalancerId, t.observedAt]] : [];
+  });
+}
+
 /**
  * Plans; then reads again the CLBs of the plans about to be carried out that rest on a read by a previous leader
- * (seeded from the checkpoint) or one older than FRESH_BEFORE_WRITE_MS (docs/execution.md "Writes read first"), and
+ * (seeded) or one older than FRESH_BEFORE_WRITE_MS once planning is done (docs/execution.md "Writes read first"), and
  * plans once more. The read judged is the plan's own, never a newer one in the cache; a CLB not cached was just tried.
  */
-export async function planOnFreshReads<P>(observer: Pick<ClbObserver, 'seeded'>, plan: (fresh?: readonly string[]) => Promise<P>, writes: (planned: P) => ReadBehind[], now = Date.now()): Promise<P> {
+export async function planOnFreshReads<P>(observer: Pick<ClbObserver, 'seeded'>, plan: (fresh?: readonly string[]) => Promise<P>, writes: (planned: P) => ReadBehind[], now = Date.now): Promise<P> {
   const planned = await plan();
-  const stale = (id: string | undefined, at: number | undefined): id is string => !!id && at !== undefined && (observer.seeded(id) || now - at > FRESH_BEFORE_WRITE_MS);
+  const stale = (id: string | undefined, at: number | undefined): id is string => !!id && at !== undefined && (observer.seeded(id) || now() - at > FRESH_BEFORE_WRITE_MS);
   const fresh = new Set(writes(planned).flatMap(([id, at]) => (stale(id, at) ? [id] : [])));
   return fresh.size > 0 ? plan([...fresh]) : planned;
 }

@@ -1,7 +1,7 @@
 // The observation checkpoint (src/cloud/observation-checkpoint.ts, src/controllers/observation-upkeep.ts): what is stored
 // decodes to exactly what was cached, with its read times; anything foreign, corrupt or malformed is not trusted;
 // entries older than the drift interval are dropped; a new leader's observer is seeded, never overwritten.
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { gzipSync } from 'node:zlib';
 import { ClbObserver } from '../../../src/cloud/clb-observer.js';
 import type { ClbReader } from '../../../src/cloud/index.js';
@@ -238,6 +238,29 @@ describe('ObservationUpkeep: the checkpoint', () => {
     const u = new ObservationUpkeep({ observer: new ClbObserver(reader({ value: 1 }).r), signal, scheduler, named: () => new Set(), logger, checkpoint: { store: mem.store, region: REGION, mayWrite: () => true }, now: () => NOW });
     expect((await u.restore()).map((e) => e.id)).toEqual(['lb-aaaa0001', 'lb-cccc0003', 'lb-dddd0004']);
     expect(spreads).toEqual([{ ids: ['lb-aaaa0001'], now: NOW, span: 150_000 }]);
+  });
+
+  it('start writes the checkpoint every minute at a 5 min drift interval, only when the cache changed', async () => {
+    jest.useFakeTimers();
+    try {
+      const observer = new ClbObserver(reader({ value: 1 }).r);
+      await observer.observe(['lb-aaaa0001'], 5 * MIN);
+      const mem = memoryStore();
+      const u = checkpointer(observer, mem.store);
+      u.start();
+      await jest.advanceTimersByTimeAsync(MIN - 1);
+      expect(mem.saved).toHaveLength(0);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(mem.saved).toHaveLength(1);
+      await jest.advanceTimersByTimeAsync(MIN);
+      expect(mem.saved).toHaveLength(1);
+      observer.listenerSourceWritten('lb-aaaa0001', 'lb-aaaa0001-l1', 0);
+      await jest.advanceTimersByTimeAsync(MIN);
+      expect(mem.saved).toHaveLength(2);
+      await u.stop(2_000);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('stop writes the checkpoint once more while leading, and nothing as a standby', async () => {

@@ -21,7 +21,7 @@ function upkeep() {
 }
 
 describe('ObservationUpkeep', () => {
-  it('restore without a checkpoint (--observation-checkpoint=false) seeds nothing and spreads nothing', async () => {
+  it('restore without a checkpoint (--observation-checkpoint=false) seeds nothing: an empty spread', async () => {
     const { u, spreads } = upkeep();
     expect(await u.restore()).toEqual([]);
     expect(spreads).toEqual([{ ids: [], now: 10_000_000, span: 150_000 }]);

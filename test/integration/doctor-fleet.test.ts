@@ -17,6 +17,7 @@ import { installCrds, REPO_ROOT } from '../controlplane/crds.js';
 import { freePort, startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
 import { kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { localTkeCallers } from '../support/local-tke.js';
+import { entrypointArgs } from '../support/operator.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
 
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
@@ -46,7 +47,7 @@ describe('loopguard doctor over several clusters', () => {
       LOOPGUARD_CLB_PROTOCOL: 'http',
     };
     return new Promise((resolve) => {
-      execFile(process.execPath, [join(REPO_ROOT, 'bin/loopguard.js'), 'doctor', ...args], { cwd: REPO_ROOT, env, timeout: 120_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
+      execFile(process.execPath, entrypointArgs(['doctor', ...args]), { cwd: REPO_ROOT, env, timeout: 120_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
       );
     });

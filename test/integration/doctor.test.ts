@@ -15,7 +15,7 @@ import { installCrds, REPO_ROOT } from '../controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
 import { kubectl, waitFor } from '../support/kube.js';
 import { localTkeCallers, startLocalTke, type LocalTke } from '../support/local-tke.js';
-import { serviceAccountKubeconfig } from '../support/operator.js';
+import { entrypointArgs, serviceAccountKubeconfig } from '../support/operator.js';
 import { getPolicy, reportedStatus } from '../support/policy.js';
 
 const NS = 'loopguard-demo';
@@ -50,7 +50,7 @@ describe('loopguard doctor on the local TKE', () => {
       else base[k] = v;
     }
     return new Promise((resolve) => {
-      execFile(process.execPath, [join(REPO_ROOT, 'bin/loopguard.js'), 'doctor', ...args], { cwd: REPO_ROOT, env: base, timeout: 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
+      execFile(process.execPath, entrypointArgs(['doctor', ...args]), { cwd: REPO_ROOT, env: base, timeout: 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
         resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
       );
     });

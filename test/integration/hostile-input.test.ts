@@ -108,7 +108,11 @@ describe('hostile input from a namespace user', () => {
     const p = await waitForPolicy(ref, 'web and web2 ForeignClb', (x) => ['web', 'web2'].every((n) => targetOf(x, n)?.rootCause === 'ForeignClb'), { timeoutMs: 60_000, context: logs });
     expect(targetOf(p, 'web')?.verdict).toBe('Conflict');
     expect(targetOf(p, 'web')?.message).toMatch(/belongs to another object, which loopguard will not touch/);
-    const events = await core.listNamespacedEvent({ namespace: a, fieldSelector: 'reason=ForeignClb' });
+    // The round writes its status before its Events: wait for both targets' Events rather than race the second.
+    const events = await waitFor('ForeignClb Events on web and web2', () => core.listNamespacedEvent({ namespace: a, fieldSelector: 'reason=ForeignClb' }), {
+      until: (list) => new Set(list.items.map((e) => e.involvedObject.name)).size === 2,
+      timeoutMs: 30_000,
+    });
     expect(new Set(events.items.map((e) => e.involvedObject.name))).toEqual(new Set(['web', 'web2']));
     expect(events.items.every((e) => e.type === 'Warning')).toBe(true);
     // Issue 22 #9: namespace a learns nothing about b's Service: not its uid, not the kind of object owning the CLB.

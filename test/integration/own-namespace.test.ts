@@ -8,13 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type CoreV1Event } from '@kubernetes/client-node';
 import type { ClusterLoopbackPolicy } from '../../src/api/clusterloopbackpolicy.js';
 import { findCondition } from '../../src/api/conditions.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { createNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
+import { entrypointArgs } from '../support/operator.js';
 import { applyPolicy } from '../support/policy.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
 
@@ -28,7 +28,7 @@ describe("loopguard's own namespace is explicit", () => {
     const lease = `own-ns-${randomBytes(4).toString('hex')}`;
     const child = spawn(
       process.execPath,
-      ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts'), `--kubeconfig=${kubeconfigPath()}`, '--region=ap-guangzhou', '--clb-endpoint=127.0.0.1:9', '--clb-protocol=http://', '--probe-port=0', `--leader-election-id=${lease}`],
+      entrypointArgs([`--kubeconfig=${kubeconfigPath()}`, '--region=ap-guangzhou', '--clb-endpoint=127.0.0.1:9', '--clb-protocol=http://', '--probe-port=0', `--leader-election-id=${lease}`]),
       { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TENCENTCLOUD_SECRET_ID: 'AKIDx', TENCENTCLOUD_SECRET_KEY: 'x' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';

@@ -1,5 +1,5 @@
 // The loopback probe agent (issue 41, agent side; docs/probe.md) as the DaemonSet runs it: `loopguard probe`
-// (src/main.ts through tsx) under config/components/probe's ServiceAccount and Role, with a token bound to a pod on
+// (the image's entrypoint, test/support/operator.ts entrypointArgs) under config/components/probe's ServiceAccount and Role, with a token bound to a pod on
 // its node (as the kubelet projects it), and config/components/probe-own-node's admission policy, against the test
 // apiserver. Its plan ConfigMap points at listeners this test starts on 127.0.0.1 (the agent's --allow-cidr admits
 // loopback only for this): a TCP port that accepts, one that refuses, an HTTP server that answers and one that never
@@ -20,7 +20,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { kubeConfig, kubectl, waitFor } from '../support/kube.js';
-import { OPERATOR_NAMESPACE, serviceAccountKubeconfig } from '../support/operator.js';
+import { entrypointArgs, OPERATOR_NAMESPACE, serviceAccountKubeconfig } from '../support/operator.js';
 import type { ProbeReport } from '../../src/api/probe.js';
 import { selfSignedCert } from '../../src/runtime/self-signed-cert.js';
 
@@ -107,7 +107,9 @@ describe('loopguard probe', () => {
     const plan = {
       version: 1,
       windowSeconds: WINDOW_SECONDS,
-      timeoutMs: 1000,
+      // Below the 3 s stall threshold but long enough for a TLS handshake on a loaded 2-core machine: a 1 s timeout
+      // once counted a failure against the HTTPS target while the whole suite ran beside it.
+      timeoutMs: 2500,
       targets: [
         { id: 'Service/app/accepts:80', vip: '127.0.0.1', port: ports.tcp, protocol: 'TCP' },
         { id: 'Service/app/refuses:80', vip: '127.0.0.1', port: ports.refused, protocol: 'TCP' },
@@ -124,8 +126,8 @@ describe('loopguard probe', () => {
 
     agent = spawn(
       process.execPath,
-      ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts'), 'probe', `--kubeconfig=${kubeconfig}`, `--node=${node}`, `--namespace=${OPERATOR_NAMESPACE}`,
-        '--allow-cidr=127.0.0.0/8', '--min-window-seconds=1', '--rate=5', '--min-interval-seconds=1'],
+      entrypointArgs(['probe', `--kubeconfig=${kubeconfig}`, `--node=${node}`, `--namespace=${OPERATOR_NAMESPACE}`,
+        '--allow-cidr=127.0.0.0/8', '--min-window-seconds=1', '--rate=5', '--min-interval-seconds=1']),
       { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', POD_NAME: 'loopguard-probe-test', POD_UID: 'uid-test' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     agent.stdout?.on('data', (d: Buffer) => (logs += d.toString()));

@@ -16,7 +16,7 @@ import { REPO_ROOT } from '../controlplane/crds.js';
 import type { ProbePlan, ProbeReport, ProbeTargetResult } from '../../src/api/probe.js';
 import { createNamespace, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
-import { OPERATOR_NAMESPACE, type OperatorProcess } from '../support/operator.js';
+import { entrypointArgs, OPERATOR_NAMESPACE, type OperatorProcess } from '../support/operator.js';
 import { applyPolicy, getPolicy, policyManifest, reportedStatus, waitForCondition, waitForPolicy, type PolicyRef } from '../support/policy.js';
 import { lbService, PRIVATE_SUBNET } from '../support/workload.js';
 
@@ -118,7 +118,7 @@ describe('the probe, operator side, on the local TKE (ipvs-new)', () => {
     const doctor = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
       execFile(
         process.execPath,
-        [join(REPO_ROOT, 'bin/loopguard.js'), 'doctor', '-n', ns, '-o', 'json'],
+        entrypointArgs(['doctor', '-n', ns, '-o', 'json']),
         {
           cwd: REPO_ROOT,
           timeout: 60_000,

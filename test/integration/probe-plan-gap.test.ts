@@ -15,7 +15,7 @@ import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
 import { installCrds, REPO_ROOT } from '../controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
 import { kubeConfig, kubectl, waitFor } from '../support/kube.js';
-import { serviceAccountKubeconfig } from '../support/operator.js';
+import { entrypointArgs, serviceAccountKubeconfig } from '../support/operator.js';
 
 const NAMESPACE = 'loopguard-system';
 const PLAN = 'loopguard-probe-plan';
@@ -64,7 +64,7 @@ describe('the probe agent after a gap in its plan watch', () => {
     const kubeconfig = await serviceAccountKubeconfig(cp.kubeconfig, { name: 'loopguard-probe', namespace: NAMESPACE });
     agent = spawn(
       process.execPath,
-      ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts'), 'probe', `--kubeconfig=${kubeconfig}`, '--node=gap-node', `--namespace=${NAMESPACE}`, '--allow-cidr=127.0.0.0/8', '--min-window-seconds=1', '--rate=5', '--min-interval-seconds=1'],
+      entrypointArgs(['probe', `--kubeconfig=${kubeconfig}`, '--node=gap-node', `--namespace=${NAMESPACE}`, '--allow-cidr=127.0.0.0/8', '--min-window-seconds=1', '--rate=5', '--min-interval-seconds=1']),
       { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', POD_NAME: 'gap-pod', POD_UID: 'gap-uid' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     agent.stdout?.on('data', (d: Buffer) => (logs += d.toString()));

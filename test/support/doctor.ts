@@ -1,4 +1,4 @@
-// `loopguard doctor …` as a user runs it against a local TKE: its own process through bin/loopguard.js, with only the
+// `loopguard doctor …` as a user runs it against a local TKE: its own process (the image's entrypoint), with only the
 // environment a shell would give it (the kubeconfig, the region, the CLB credentials and the emulator's endpoint).
 import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
+import { entrypointArgs } from './operator.js';
 
 export interface DoctorRun {
   code: number;
@@ -27,7 +28,7 @@ export function runDoctor(args: readonly string[], at: { kubeconfig: string; emu
     LOOPGUARD_CLB_PROTOCOL: 'http',
   };
   return new Promise((resolve) => {
-    execFile(process.execPath, [join(REPO_ROOT, 'bin/loopguard.js'), 'doctor', ...args], { cwd: REPO_ROOT, env, timeout: 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
+    execFile(process.execPath, entrypointArgs(['doctor', ...args]), { cwd: REPO_ROOT, env, timeout: 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) =>
       resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
     );
   });

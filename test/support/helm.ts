@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { REPO_ROOT } from '../controlplane/crds.js';
+import { GO_CLIENT_ENV, REPO_ROOT } from '../controlplane/crds.js';
 
 export const CHART_DIR = join(REPO_ROOT, 'charts', 'loopguard');
 const BUILD = join(REPO_ROOT, 'scripts', 'helm', 'build.sh');
@@ -33,6 +33,7 @@ function helmEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const home = join(tmpdir(), 'loopguard-helm-home');
   return {
     ...process.env,
+    ...GO_CLIENT_ENV,
     HELM_CACHE_HOME: join(home, 'cache'),
     HELM_CONFIG_HOME: join(home, 'config'),
     HELM_DATA_HOME: join(home, 'data'),

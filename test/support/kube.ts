@@ -6,6 +6,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import { CoreV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node';
 import { PooledKubeConfig } from '../../src/kube/pooled-kubeconfig.js';
+import { GO_CLIENT_ENV } from '../controlplane/crds.js';
 
 export function kubeconfigPath(): string {
   const path = process.env.KUBECONFIG;
@@ -113,7 +114,7 @@ export async function kubectl(
       // Discovery cached per control plane: kubectl keys its cache by host:port, which a later control plane of another
       // minor may reuse, and a stale cache once said a 1.28 apiserver served VAP v1.
       ['--kubeconfig', kubeconfig, '--cache-dir', join(dirname(kubeconfig), 'kubectl-cache'), ...args],
-      { timeout: options.timeoutMs ?? 60_000, maxBuffer: 16 * 1024 * 1024 },
+      { timeout: options.timeoutMs ?? 60_000, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, ...GO_CLIENT_ENV } },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
         resolve({ code, stdout: String(stdout), stderr: String(stderr) });

@@ -11,8 +11,9 @@ export const CRD_DIRS = [join(REPO_ROOT, 'crds'), join(REPO_ROOT, 'sim', 'crds')
 /**
  * The environment of the tests' short-lived Go clients (kubectl, helm): one OS thread for Go code. A run of kubectl
  * is mostly start-up, and with two Ps its garbage collector marks on the second core too: `kubectl apply
- * --server-side` measured 0.30 s of CPU with the default and 0.24 s with one P (20 runs each, twice, 2026-11-30), over
- * about 1,300 runs in `npm test` (docs/development.md "The floor at today's CPU"). Their answers are the same.
+ * --server-side` measured 0.30 s of CPU with the default and 0.24 s with one P (20 runs each, twice, 2026-11-30, a
+ * quiet machine); over the 1,300 runs of a whole `npm test`, on a busy machine, 0.29 s against 0.30-0.32 s (docs/
+ * development.md "The floor at today's CPU"). Their answers are the same.
  */
 export const GO_CLIENT_ENV = { GOMAXPROCS: '1' } as const;
 

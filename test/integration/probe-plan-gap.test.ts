@@ -84,8 +84,10 @@ describe('the probe agent after a gap in its plan watch', () => {
     await must(['delete', 'rolebinding', 'loopguard-probe', '-n', NAMESPACE]);
     await waitFor('the agent\'s watch refused', () => (refused(logs.slice(mark)) ? true : undefined), { timeoutMs: 90_000, intervalMs: 100, context });
     await core.deleteNamespacedConfigMap({ namespace: NAMESPACE, name: PLAN });
-    await must(['apply', '--server-side', '-f', ROLE]);
+    // Unseen while refused. (Read before the binding is back: right after it, a retry due at that moment may already
+    // have found the deletion, as it once did 0.8 s into its backoff.)
     expect(logs).not.toContain(DELETED);
+    await must(['apply', '--server-side', '-f', ROLE]);
     // The informer's next try comes after its backoff (at most 30 s), then the watch replays the deletion.
     await waitFor('the agent to find its plan deleted', () => (logs.includes(DELETED) ? true : undefined), { timeoutMs: 60_000, intervalMs: 100, context });
     // It finishes the window it was in, and sends nothing more.

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { ActionThrottle, DEFAULT_ACTION_BUDGET, resolveBudget } from '../../src/cloud/throttle.js';
 import { ClbWriteGate } from '../../src/cloud/write-gate.js';
 
@@ -110,18 +110,26 @@ describe('ActionThrottle', () => {
   });
 
   it('pauses an action after RequestLimitExceeded and resumes after the cool-down', async () => {
-    const throttle = new ActionThrottle({ defaultBudget: { rps: 1000 }, cooldownMs: 50, adaptive: false });
-    throttle.slowDown('A');
-    expect(throttle.stats()['A']?.coolingDown).toBe(true);
-    const t0 = performance.now();
-    let ran = false;
-    const done = throttle.run('A', () => Promise.resolve((ran = true)));
-    await flush();
-    expect(ran).toBe(false);
-    await done;
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(45);
-    expect(throttle.stats()['A']?.coolingDown).toBe(false);
-    throttle.close();
+    // Fake timers: measured on the real clock, a loaded machine's stale event-loop time once let the 50 ms timer end
+    // 41 ms after the test's own reading of the clock.
+    jest.useFakeTimers();
+    try {
+      const throttle = new ActionThrottle({ defaultBudget: { rps: 1000 }, cooldownMs: 50, adaptive: false });
+      throttle.slowDown('A');
+      expect(throttle.stats()['A']?.coolingDown).toBe(true);
+      let ran = false;
+      const done = throttle.run('A', () => Promise.resolve((ran = true)));
+      await jest.advanceTimersByTimeAsync(49);
+      expect(ran).toBe(false);
+      expect(throttle.stats()['A']?.coolingDown).toBe(true);
+      await jest.advanceTimersByTimeAsync(1);
+      await done;
+      expect(ran).toBe(true);
+      expect(throttle.stats()['A']?.coolingDown).toBe(false);
+      throttle.close();
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('a caller that aborts while waiting leaves the queue', async () => {

@@ -82,8 +82,10 @@ describe('write proofs', () => {
   });
 
   it('a value that shows while its task runs (the other reading): caught by the first confirmation, then every proof asks the task', async () => {
-    await emu.admin.setConfig({ taskDurationMs: 400 });
-    const client = makeClient();
+    // The patch below must land before the client's first proof: 250 ms for it (50 ms was once too short on a busy
+    // machine), and a task long enough to be still running then.
+    await emu.admin.setConfig({ taskDurationMs: 800 });
+    const client = makeClient({ taskPoll: { initialDelayMs: 250, factor: 1.5, maxDelayMs: 250, timeoutMs: 10_000 } });
     const lb = await seed(3);
     await emu.admin.resetStats();
     const settled: Array<{ listenerId: string; running: number }> = [];
@@ -92,7 +94,7 @@ describe('write proofs', () => {
     for (const l of lb.Listeners) {
       const [fresh] = await client.describeListeners(lb.LoadBalancerId, { listenerIds: [l.ListenerId] });
       const write = client.modifyListenerHealthCheck(lb.LoadBalancerId, l.ListenerId, withSourceIpType(fresh?.healthCheck ?? {}, 1));
-      // Accepted within the first poll's 50 ms; the task runs 400 ms.
+      // Accepted within the first poll's 250 ms; the task runs 800 ms.
       await waitForTask(lb.LoadBalancerId);
       await early(lb.LoadBalancerId, l.ListenerId);
       await write;

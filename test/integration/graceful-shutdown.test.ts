@@ -178,8 +178,12 @@ describe('graceful shutdown on SIGTERM', () => {
     expect(lines.some((l) => l.message === 'CLB write done' && l['taskId'] === taskId)).toBe(false);
 
     // The policy says so too, for kubectl describe.
-    const events = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.kind=LoopbackPolicy,involvedObject.name=cut' });
-    const event = events.items.find((e) => e.reason === 'RoundInterrupted');
+    // Written by the shutdown's bounded Event flush; read until it is there (a flush cut short says so in the log).
+    const event = await waitFor(
+      'the RoundInterrupted Event',
+      async () => (await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.kind=LoopbackPolicy,involvedObject.name=cut' })).items.find((e) => e.reason === 'RoundInterrupted'),
+      { timeoutMs: 10_000 },
+    );
     expect(event?.message).toContain(`Service ${ns}/cut`);
     expect(event?.message).toContain('next leader');
 

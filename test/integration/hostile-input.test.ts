@@ -262,7 +262,11 @@ describe('hostile input from a namespace user', () => {
     }
     expect(await findRecord('Service', ns, 'web')).toBeUndefined();
     expect(await findRecord('Service', ns, 'corrupt')).toBeUndefined();
-    const abandoned = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=RevertAbandoned' });
+    // Events are queued (src/kube/events.ts): the finalizer can go before the last of them is written.
+    const abandoned = await waitFor('RevertAbandoned on p, web and corrupt', () => core.listNamespacedEvent({ namespace: ns, fieldSelector: 'reason=RevertAbandoned' }), {
+      until: (list) => new Set(list.items.map((e) => e.involvedObject.name)).size === 3,
+      timeoutMs: 30_000,
+    });
     expect(new Set(abandoned.items.map((e) => e.involvedObject.name))).toEqual(new Set(['p', 'web', 'corrupt']));
     // Left as loopguard set them: web's listeners stay on 100.64.
     expect((await clbState(lb)).sources).toEqual([1, 1]);

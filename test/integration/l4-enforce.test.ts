@@ -185,7 +185,11 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
       applied: [`annotation/${PREVENT}`, `listener/${tcp?.ListenerId ?? ''}/sourceIpType`, `listener/${udp?.ListenerId ?? ''}/sourceIpType`].sort(),
     });
     expect(svc.metadata?.managedFields?.some((f) => f.manager === 'loopguard')).toBe(true);
-    const switchedEvents = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=local-multi' });
+    // Events are queued (src/kube/events.ts), so the status of the same round can be written before them.
+    const switchedEvents = await waitFor('the switch and annotation Events', () => core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=local-multi' }), {
+      until: (list) => ['HealthCheckSourceSwitched', 'PreventLoopbackAnnotated'].every((r) => list.items.some((e) => e.reason === r)),
+      timeoutMs: 30_000,
+    });
     expect(switchedEvents.items.map((e) => e.reason)).toEqual(expect.arrayContaining(['HealthCheckSourceSwitched', 'PreventLoopbackAnnotated']));
 
     // Health checks from 100.64 are not dropped: all Dead → all Alive.
@@ -260,8 +264,9 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
     expect((await listenersOf('lb-notyet00')).map((l) => l.HealthCheck?.SourceIpType)).toEqual([0]);
     // The user's own prevent-loopback stays.
     expect((await core.readNamespacedService({ namespace: ns, name: 'bound' })).metadata?.annotations?.[PREVENT]).toBe('true');
-    const restoredEvents = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=local-multi' });
-    expect(restoredEvents.items.some((e) => e.reason === 'OriginalsRestored')).toBe(true);
+    await waitFor('OriginalsRestored on local-multi', async () =>
+      (await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=local-multi' })).items.some((e) => e.reason === 'OriginalsRestored') ? true : undefined,
+    );
   });
 
   it('converges with 20 % injected faults, one accepted write per listener', async () => {
@@ -357,8 +362,9 @@ describe('L4 Enforce on the local TKE (ipvs-new)', () => {
       expect(await snapshot(Object.values(ids))).toEqual(before);
       const svc = await core.readNamespacedService({ namespace: ns, name: 'nocap' });
       expect(svc.metadata?.annotations?.[PREVENT]).toBeUndefined();
-      const ev = await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=nocap' });
-      expect(ev.items.some((e) => e.reason === 'CapabilityMissing' && e.type === 'Warning')).toBe(true);
+      await waitFor('a CapabilityMissing Warning on nocap', async () =>
+        (await core.listNamespacedEvent({ namespace: ns, fieldSelector: 'involvedObject.name=nocap' })).items.some((e) => e.reason === 'CapabilityMissing' && e.type === 'Warning') ? true : undefined,
+      );
     } finally {
       await emulator.admin.setCapabilities({ healthCheckSource100_64: true });
     }

@@ -135,7 +135,9 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   let logs = '';
   child.stdout?.on('data', (d: Buffer) => (logs += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (logs += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the process may have exited with its last lines still in the pipes, and a test that reads
+  // the log right after stop() looks for them.
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   let done = false;
   void exited.then(() => (done = true));
   await waitFor(

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { jitteredDelay } from '../../src/runtime/backoff.js';
 import { ShutdownAbortError, WorkQueue } from '../../src/runtime/work-queue.js';
 
@@ -124,43 +124,65 @@ describe('WorkQueue', () => {
     expect(maxActive).toBe(3);
   });
 
+  // On fake timers: on the real clock a timer can end a few ms before the handler's own Date.now() says it should
+  // (Node starts it from the event loop's cached time), which made "≥ 18 ms" fail on a loaded machine.
   it('retries failures with growing per-key backoff and forgets them after success', async () => {
-    const times: number[] = [];
-    const failures: Array<number | undefined> = [];
-    const q = new WorkQueue(
-      't',
-      async () => {
-        times.push(Date.now());
-        // Three failures, a success, then one more failure: its retry starts again from the base.
-        if (times.length < 4 || times.length === 5) throw new Error('boom');
-      },
-      { backoff: { baseMs: 20, maxMs: 1_000 }, observer: { failed: (_n, _k, _e, retryIn) => failures.push(retryIn) } },
-    );
-    q.start();
-    q.add('x');
-    await until(() => times.length === 4, 'four attempts');
-    expect(failures).toEqual([20, 40, 80]);
-    const gaps = times.slice(1).map((t, i) => t - times[i]!);
-    expect(gaps[0]!).toBeGreaterThanOrEqual(18);
-    expect(gaps[2]!).toBeGreaterThanOrEqual(78);
-    q.add('x');
-    await until(() => times.length === 6, 'a failure after the success, and its retry');
-    expect(failures).toEqual([20, 40, 80, 20]);
+    jest.useFakeTimers();
+    try {
+      let attempts = 0;
+      const failures: Array<number | undefined> = [];
+      const q = new WorkQueue(
+        't',
+        async () => {
+          attempts++;
+          // Three failures, a success, then one more failure: its retry starts again from the base.
+          if (attempts < 4 || attempts === 5) throw new Error('boom');
+        },
+        { backoff: { baseMs: 20, maxMs: 1_000 }, observer: { failed: (_n, _k, _e, retryIn) => failures.push(retryIn) } },
+      );
+      q.start();
+      q.add('x');
+      await jest.advanceTimersByTimeAsync(0);
+      // Each retry comes exactly when its backoff has passed, not a millisecond before.
+      for (const [backoff, before] of [[20, 1], [40, 2], [80, 3]] as const) {
+        await jest.advanceTimersByTimeAsync(backoff - 1);
+        expect(attempts).toBe(before);
+        await jest.advanceTimersByTimeAsync(1);
+        expect(attempts).toBe(before + 1);
+      }
+      expect(failures).toEqual([20, 40, 80]);
+      q.add('x');
+      await jest.advanceTimersByTimeAsync(0);
+      expect(attempts).toBe(5);
+      await jest.advanceTimersByTimeAsync(20);
+      expect(attempts).toBe(6);
+      expect(failures).toEqual([20, 40, 80, 20]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('requeues after the requested delay, keeping the earliest of several', async () => {
-    const times: number[] = [];
-    const q = new WorkQueue('t', async () => {
-      times.push(Date.now());
-      return times.length === 1 ? { requeueAfterMs: 40 } : undefined;
-    });
-    q.start();
-    q.add('x');
-    await until(() => times.length === 2, 'requeue');
-    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(38);
-    q.addAfter('y', 10_000);
-    q.addAfter('y', 10);
-    await until(() => times.length === 3, 'earliest delay wins');
+    jest.useFakeTimers();
+    try {
+      let runs = 0;
+      const q = new WorkQueue('t', async () => {
+        runs++;
+        return runs === 1 ? { requeueAfterMs: 40 } : undefined;
+      });
+      q.start();
+      q.add('x');
+      await jest.advanceTimersByTimeAsync(39);
+      expect(runs).toBe(1);
+      await jest.advanceTimersByTimeAsync(1);
+      expect(runs).toBe(2);
+      q.addAfter('y', 10_000);
+      q.addAfter('y', 10);
+      await jest.advanceTimersByTimeAsync(10);
+      expect(runs).toBe(3);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it('shutdown lets an in-flight handler finish without aborting it, and takes no more work', async () => {

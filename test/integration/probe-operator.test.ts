@@ -7,16 +7,12 @@
 // `loopguard doctor` shows the same lines.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Report } from '../../src/cli/report.js';
-import { REPO_ROOT } from '../controlplane/crds.js';
 import type { ProbePlan, ProbeReport, ProbeTargetResult } from '../../src/api/probe.js';
 import { createNamespace, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
-import { entrypointArgs, OPERATOR_NAMESPACE, type OperatorProcess } from '../support/operator.js';
+import { OPERATOR_NAMESPACE, type OperatorProcess } from '../support/operator.js';
+import { runDoctor } from '../support/doctor.js';
 import { applyPolicy, getPolicy, policyManifest, reportedStatus, waitForCondition, waitForPolicy, type PolicyRef } from '../support/policy.js';
 import { lbService, PRIVATE_SUBNET } from '../support/workload.js';
 
@@ -115,27 +111,8 @@ describe('the probe, operator side, on the local TKE (ipvs-new)', () => {
     expect(await must(['describe', 'lbp', ref.name, '-n', ns])).toMatch(new RegExp(`\\n +Measured: +measured: 12/40 failed, 12 stalled from ${a}; p99 4\\.2 s\\n`));
 
     // `loopguard doctor` shows the same, from the same plan and reports, judged against the verdicts it finds.
-    const doctor = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-      execFile(
-        process.execPath,
-        entrypointArgs(['doctor', '-n', ns, '-o', 'json']),
-        {
-          cwd: REPO_ROOT,
-          timeout: 60_000,
-          env: {
-            PATH: process.env.PATH ?? '',
-            HOME: mkdtempSync(join(tmpdir(), 'loopguard-home-')),
-            KUBECONFIG: kubeconfigPath(),
-            TENCENTCLOUD_REGION: tke.emulator.region,
-            TENCENTCLOUD_SECRET_ID: tke.emulator.credentials.secretId,
-            TENCENTCLOUD_SECRET_KEY: tke.emulator.credentials.secretKey,
-            LOOPGUARD_CLB_ENDPOINT: tke.emulator.endpoint,
-            LOOPGUARD_CLB_PROTOCOL: 'http',
-          },
-        },
-        (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, stdout, stderr }),
-      ),
-    );
+    // With the operator's own credentials (the emulator's `loopguard` caller), as before.
+    const doctor = await runDoctor(['-n', ns, '-o', 'json'], { kubeconfig: kubeconfigPath(), emulator: tke.emulator, caller: 'loopguard' });
     expect({ code: doctor.code, stderr: doctor.stderr }).toEqual({ code: 1, stderr: '' });
     const scanned = JSON.parse(doctor.stdout) as Report;
     expect(scanned.notes).toEqual([]);

@@ -19,7 +19,7 @@ export const OPERATOR_BUNDLE_ENV = 'LOOPGUARD_TEST_OPERATOR_BUNDLE';
  * operator's flags): this run's bundle with the image's Node options, as `IMAGE doctor …` runs it, or `src/main.ts`
  * through tsx when there is no bundle (a suite run alone, outside the integration runner). From the bundle a run
  * costs about 0.5 s of CPU, through tsx 2.8 s (`--version`, 2026-11-30). The checkout's own `bin/loopguard.js` is
- * run by the CLI's unit tests, admission-warnings and the README's command lines.
+ * run by the CLI's unit tests, admission-warnings and `plugin` (`npm run loopguard -- doctor`, as the README says).
  */
 export function entrypointArgs(args: readonly string[], entry = process.env[OPERATOR_BUNDLE_ENV]): string[] {
   return [...(entry ? [...BUNDLE_NODE_OPTIONS, entry] : ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts')]), ...args];

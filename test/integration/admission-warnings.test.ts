@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { stringify } from 'yaml';
 import { ADMISSION_PARAMS_NAME } from '../../src/admission/params.js';
+import { ADMISSION_PARAMS_API_VERSION, ADMISSION_PARAMS_KIND, type AdmissionParams } from '../../src/api/admissionparams.js';
 import { warningText } from '../../src/admission/messages.js';
 import { AUDIT_KEY, POLICY_NAME } from '../../src/admission/policy.js';
 import type { Report } from '../../src/cli/report.js';
@@ -21,7 +22,7 @@ import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
 import { installCrds, REPO_ROOT } from '../controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
 import { ADMISSION_CASES, type AdmissionCase } from '../support/admission-cases.js';
-import { kubectl, waitFor, type CommandResult } from '../support/kube.js';
+import { kubectl, readObject, waitFor, type CommandResult } from '../support/kube.js';
 import { defaultOverlay } from '../support/overlay.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE } from '../support/operator.js';
@@ -48,9 +49,10 @@ describe('admission warnings on the real apiserver', () => {
     kubectl(['apply', ...extra, '-f', '-'], { ...admin(), input: JSON.stringify(withNamespace(m, namespace)) });
   const ours = (stderr: string) => stderr.split('\n').filter((l) => l.includes(POLICY_NAME));
 
+  /** The parameters' data ({} without any), or undefined while there are none; read in this process (mostly polled). */
   async function params(): Promise<Record<string, string> | undefined> {
-    const r = await kubectl(['get', PARAMS_RESOURCE, ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE, '-o', 'json'], admin());
-    return r.code === 0 ? ((JSON.parse(r.stdout) as { data?: Record<string, string> }).data ?? {}) : undefined;
+    const stored = await readObject<AdmissionParams>({ apiVersion: ADMISSION_PARAMS_API_VERSION, kind: ADMISSION_PARAMS_KIND, name: ADMISSION_PARAMS_NAME, namespace: OPERATOR_NAMESPACE }, cp.kubeconfig);
+    return stored && (stored.data ?? {});
   }
   const waitParams = (what: string, until: (d: Record<string, string> | undefined) => boolean) =>
     waitFor(`admission parameters: ${what}`, params, { until, timeoutMs: 60_000, intervalMs: 250, context: () => tke.operator?.logs().slice(-3000) ?? '' });

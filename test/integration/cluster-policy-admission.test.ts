@@ -16,7 +16,7 @@ import { API_VERSION, GROUP, VERSION } from '../../src/api/loopbackpolicy.js';
 import { CLUSTER_KIND, CLUSTER_PLURAL } from '../../src/api/clusterloopbackpolicy.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubectl, waitFor, type CommandResult } from '../support/kube.js';
-import { installOperatorRbac, serviceAccountKubeconfig } from '../support/operator.js';
+import { operatorAccountKubeconfig } from '../support/operator.js';
 
 const CRD_FILE = join(REPO_ROOT, 'crds', 'loopguard.dev_clusterloopbackpolicies.yaml');
 const OPENREPORTS_CRD = join(REPO_ROOT, 'test', 'fixtures', 'openreports', 'openreports.io_reports.yaml');
@@ -38,8 +38,7 @@ const manifest = (name: string, spec: unknown, extra: Record<string, unknown> = 
 let operatorKubeconfig: Promise<string> | undefined;
 const asOperator = (): Promise<string> =>
   (operatorKubeconfig ??= (async () => {
-    await installOperatorRbac();
-    const kubeconfig = await serviceAccountKubeconfig();
+    const kubeconfig = await operatorAccountKubeconfig();
     const can = async () => (await kubectl(['auth', 'can-i', 'watch', 'clusterloopbackpolicies.loopguard.dev'], { kubeconfig })).stdout.trim();
     await waitFor('config/rbac reaches the authorizer', async () => ((await can()) === 'yes' ? true : undefined), { timeoutMs: 30_000 });
     return kubeconfig;

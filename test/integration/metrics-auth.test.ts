@@ -13,7 +13,7 @@ import { REPO_ROOT } from '../controlplane/crds.js';
 import { freePort } from '../controlplane/launcher.js';
 import { CHART_DIR, helmBinary, runHelm } from '../support/helm.js';
 import { createNamespace, deleteNamespace, kubeconfigPath, kubectl } from '../support/kube.js';
-import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
+import { operatorAccountKubeconfig, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
 
 interface Answer {
   status: number;
@@ -94,7 +94,6 @@ describe('authenticated /metrics', () => {
   });
 
   it('config/default: 401 without a token, 403 for a ServiceAccount without loopguard-metrics-reader, 200 for the scraper', async () => {
-    await installOperatorRbac();
     const manifests = parseAllDocuments(readFileSync(join(REPO_ROOT, 'config/manager/deployment.yaml'), 'utf8')).map(
       (d) => d.toJS() as { kind?: string; spec?: { template: { spec: { containers: Array<{ name: string; args: string[] }> } } } },
     );
@@ -103,7 +102,7 @@ describe('authenticated /metrics', () => {
     const tokens = { scraper: await account(ns, 'scraper', 'loopguard-metrics-reader'), tenant: await account(ns, 'tenant') };
     bindings.push(`${ns}-scraper`);
     const metricsPort = await freePort();
-    const op = await startOperatorProcess({ kubeconfig: await serviceAccountKubeconfig(), emulator, extraArgs: [...withoutPorts(args), `--metrics-port=${metricsPort}`] });
+    const op = await startOperatorProcess({ kubeconfig: await operatorAccountKubeconfig(), emulator, extraArgs: [...withoutPorts(args), `--metrics-port=${metricsPort}`] });
     running.push(op);
     await expectGuarded(op, metricsPort, tokens);
     await op.stop();

@@ -14,7 +14,7 @@ import { ReportWriter } from '../../src/kube/report-writer.js';
 import { MAX_REPORT_RESULTS, namespaceReport, sameReport, type Report, type ReportTarget } from '../../src/model/namespace-report.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubectl, waitFor } from '../support/kube.js';
-import { installOperatorRbac, OPERATOR_NAMESPACE, serviceAccountKubeconfig } from '../support/operator.js';
+import { OPERATOR_NAMESPACE, operatorAccountKubeconfig } from '../support/operator.js';
 
 const OPENREPORTS_CRD = join(REPO_ROOT, 'test', 'fixtures', 'openreports', 'openreports.io_reports.yaml');
 const VIEW_ROLE = join(REPO_ROOT, 'config', 'rbac', 'aggregate_view_role.yaml');
@@ -287,8 +287,7 @@ describe('ReportWriter: per-namespace OpenReports reports on the real apiserver'
 
   it("across a restart (sealed with the checkpoint's key): nothing unchanged is rewritten, and prune deletes an earlier process's report, never a look-alike or a moved copy", async () => {
     // As the operator runs: its ServiceAccount under config/rbac (list on reports to adopt, get on the key's Secret).
-    await installOperatorRbac();
-    const sa = await serviceAccountKubeconfig();
+    const sa = await operatorAccountKubeconfig();
     await waitFor('config/rbac reaches the authorizer', async () => ((await kubectl(['auth', 'can-i', 'list', 'reports.openreports.io', '-A'], { kubeconfig: sa })).stdout.trim() === 'yes' ? true : undefined), { timeoutMs: 30_000 });
     const store = new ObservationStore(kubeConfig(sa), OPERATOR_NAMESPACE);
     const key = () => store.key(); // the Secret loopguard-observations-key, made by the first leader that needs it

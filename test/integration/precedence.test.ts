@@ -9,14 +9,15 @@
 // Each at-risk Service applied is either warned about at admission or enforced: never neither.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ClusterLoopbackPolicy } from '../../src/api/clusterloopbackpolicy.js';
-import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
-import type { LoopbackRecord } from '../../src/api/loopbackrecord.js';
+import { API_VERSION, type LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
+import { RECORD_KIND, type LoopbackRecord } from '../../src/api/loopbackrecord.js';
 import { ADMISSION_PARAMS_NAME } from '../../src/admission/params.js';
+import { ADMISSION_PARAMS_API_VERSION, ADMISSION_PARAMS_KIND, type AdmissionParams } from '../../src/api/admissionparams.js';
 import { POLICY_NAME } from '../../src/admission/policy.js';
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
 import { installCrds } from '../controlplane/crds.js';
 import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
-import { kubectl, waitFor } from '../support/kube.js';
+import { kubectl, readObject, waitFor } from '../support/kube.js';
 import { defaultOverlay } from '../support/overlay.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE } from '../support/operator.js';
@@ -45,12 +46,13 @@ describe('precedence: one rule for the manager and the admission warnings', () =
     spec: { mode, namespaceSelector: { matchLabels: { [label]: 'true' } } },
   });
   // loopguard's own param kind (AdmissionParams), not a ConfigMap: kubernetes/kubernetes#130887.
-  const params = () => getJson<{ data?: Record<string, string> }>(['admissionparams.loopguard.dev', ADMISSION_PARAMS_NAME, '-n', OPERATOR_NAMESPACE]).then((c) => c?.data);
+  // Polled, so read in this process (readObject); what the test looks at once goes through kubectl (getJson).
+  const params = async () => (await readObject<AdmissionParams>({ apiVersion: ADMISSION_PARAMS_API_VERSION, kind: ADMISSION_PARAMS_KIND, name: ADMISSION_PARAMS_NAME, namespace: OPERATOR_NAMESPACE }, cp.kubeconfig))?.data;
   /** Health-check source types of the CLB's listeners: 1 = 100.64.0.0/10, 0 = the VIP. */
   const sources = async (id: string) => (await tke.emulator.admin.getLoadBalancer(id)).Listeners.map((l) => l.HealthCheck?.SourceIpType ?? 0);
   const lbOf = (which: Which) =>
-    waitFor(`CLB of ${NS[which]}/web`, async () => (await getJson<{ metadata?: { annotations?: Record<string, string> } }>(['service', 'web', '-n', NS[which]]))?.metadata?.annotations?.[SERVICE_LB_ID]);
-  const recordOwner = async (which: Which) => (await getJson<LoopbackRecord>(['loopbackrecords', `service.${NS[which]}.web`]))?.spec.policy;
+    waitFor(`CLB of ${NS[which]}/web`, async () => (await readObject({ apiVersion: 'v1', kind: 'Service', name: 'web', namespace: NS[which] }, cp.kubeconfig))?.metadata?.annotations?.[SERVICE_LB_ID]);
+  const recordOwner = async (which: Which) => (await readObject<LoopbackRecord>({ apiVersion: API_VERSION, kind: RECORD_KIND, name: `service.${NS[which]}.web` }, cp.kubeconfig))?.spec.policy;
   const webOf = (p: { status?: { targets?: { namespace?: string; name: string; verdict?: string; rootCause?: string; message?: string }[] } } | undefined, which: Which) =>
     p?.status?.targets?.find((t) => (t.namespace ?? NS[which]) === NS[which] && t.name === 'web');
   const warned: Partial<Record<Which, string[]>> = {};

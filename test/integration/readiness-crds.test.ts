@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { installCrds } from '../controlplane/crds.js';
 import { kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
-import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
+import { operatorAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
 
 const CRD = 'loopbackrecords.loopguard.dev';
 
@@ -22,7 +22,6 @@ describe('/readyz and the CRDs loopguard needs', () => {
 
   beforeAll(async () => {
     emulator = await startClbEmulator({ taskDurationMs: 50 });
-    await installOperatorRbac();
   });
 
   afterAll(async () => {
@@ -32,7 +31,7 @@ describe('/readyz and the CRDs loopguard needs', () => {
   });
 
   it('is 503 naming the missing LoopbackRecord CRD while it is deleted, and 200 once it is back', async () => {
-    op = await startOperatorProcess({ kubeconfig: await serviceAccountKubeconfig(), emulator });
+    op = await startOperatorProcess({ kubeconfig: await operatorAccountKubeconfig(), emulator });
     expect((await readyz(op)).status).toBe(200);
     try {
       const deleted = await kubectl(['delete', 'crd', CRD, '--wait=true', '--timeout=60s']);

@@ -5,7 +5,7 @@
 import type { WriteLogEntry } from '../../sim/clb-emulator/index.js';
 import { RECORD_PLURAL, TARGET_NAMESPACE_LABEL, type LoopbackRecord } from '../../src/api/loopbackrecord.js';
 import type { ChaosWorld } from './chaos-world.js';
-import { findPolicy } from './policy.js';
+import { readPolicy } from './policy.js';
 
 const PREVENT = 'service.cloud.tencent.com/prevent-loopback';
 const GROUP = { group: 'loopguard.dev', version: 'v1alpha1', plural: RECORD_PLURAL };
@@ -26,7 +26,7 @@ async function listenersNow(world: ChaosWorld): Promise<Map<string, { SourceIpTy
 /** What keeps Enforce from being converged: every target Mitigated, every listener on 100.64, originals recorded. */
 export async function enforceGaps(world: ChaosWorld): Promise<string[]> {
   const gaps: string[] = [];
-  const policy = await findPolicy(world.policy);
+  const policy = await readPolicy(world.policy);
   const ready = policy?.status?.conditions?.find((c) => c.type === 'Ready');
   if (ready?.status !== 'True' || policy?.status?.observedGeneration !== policy?.metadata.generation) gaps.push(`policy not Ready at its generation (${ready?.reason ?? 'no status'})`);
   const counts = policy?.status?.counts;
@@ -58,7 +58,7 @@ export async function enforceGaps(world: ChaosWorld): Promise<string[]> {
 /** What keeps a revert from being done: the policy gone, every health check exactly as TKE made it, no traces. */
 export async function revertGaps(world: ChaosWorld): Promise<string[]> {
   const gaps: string[] = [];
-  const policy = await findPolicy(world.policy);
+  const policy = await readPolicy(world.policy);
   if (policy) gaps.push(`policy still there (finalizers ${JSON.stringify(policy.metadata.finalizers ?? [])})`);
   const now = await listenersNow(world);
   const differing = Object.entries(world.originals).filter(([k, hc]) => JSON.stringify(now.get(k)?.hc) !== JSON.stringify(hc));

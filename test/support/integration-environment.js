@@ -1,6 +1,7 @@
 // The integration project's test environment: Node's, pointed at this worker's control plane. The runner
 // (test/support/integration-runner.js) publishes one kubeconfig per worker; worker N (JEST_WORKER_ID, 1 in a serial
-// run) takes the Nth as KUBECONFIG and LOOPGUARD_TEST_USER_KUBECONFIG, in the worker's own process environment, so
+// run) takes the Nth as KUBECONFIG, LOOPGUARD_TEST_USER_KUBECONFIG and LOOPGUARD_TEST_OPERATOR_KUBECONFIG (the
+// operator's ServiceAccount, test/support/operator.ts), in the worker's own process environment, so
 // the suite (test/support/kube.ts `kubeconfigPath()`) and every process it starts (kubectl, scripts, operators)
 // reach the same control plane. Set before Node's environment copies process.env into the suite's sandbox.
 import process from 'node:process';
@@ -16,6 +17,7 @@ function useWorkersControlPlane() {
   const plane = planes[worker - 1];
   if (!plane) throw new Error(`Jest worker ${worker} has no control plane (${planes.length} started)`);
   process.env.KUBECONFIG = plane.kubeconfig;
+  process.env.LOOPGUARD_TEST_OPERATOR_KUBECONFIG = plane.operatorKubeconfig;
   if (plane.userKubeconfig) process.env.LOOPGUARD_TEST_USER_KUBECONFIG = plane.userKubeconfig;
   else delete process.env.LOOPGUARD_TEST_USER_KUBECONFIG;
 }

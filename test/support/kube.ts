@@ -4,8 +4,9 @@
 import { dirname, join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, realpathSync } from 'node:fs';
-import { CoreV1Api, VersionApi, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, KubernetesObjectApi, VersionApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
 import { PooledKubeConfig } from '../../src/kube/pooled-kubeconfig.js';
+import { ifFound } from '../../src/runtime/kube-errors.js';
 import { GO_CLIENT_ENV } from '../controlplane/crds.js';
 
 export function kubeconfigPath(): string {
@@ -38,6 +39,26 @@ export function kubeConfig(path?: string): KubeConfig {
     loaded.set(key, kc);
   }
   return kc;
+}
+
+const objectApis = new Map<KubeConfig, KubernetesObjectApi>();
+
+/**
+ * An object as stored, or undefined when there is none, read through this process's own client: what a wait polls.
+ * A `kubectl get` is a process of its own (0.2-0.3 s of CPU), which a poll every few hundred ms multiplies: two waits
+ * of `precedence` ran it 178 times (docs/development.md "Where the CPU goes"). What a user does, or reads once to
+ * look at it, goes through `kubectl` (below).
+ */
+export async function readObject<T = KubernetesObject>(
+  ref: { apiVersion: string; kind: string; name: string; namespace?: string },
+  kubeconfig?: string,
+): Promise<T | undefined> {
+  const kc = kubeConfig(kubeconfig);
+  let api = objectApis.get(kc);
+  if (!api) objectApis.set(kc, (api = KubernetesObjectApi.makeApiClient(kc)));
+  const metadata = { name: ref.name, ...(ref.namespace === undefined ? {} : { namespace: ref.namespace }) };
+  // The type is the caller's word for what it reads (loopguard's API types type timestamps as strings; client-node's, as Dates).
+  return (await ifFound(api.read({ apiVersion: ref.apiVersion, kind: ref.kind, metadata }))) as T | undefined;
 }
 
 /** Creates a namespace with a generated name (e.g. `svc-x7k2p`) and returns its name. */

@@ -7,7 +7,7 @@ import { startClbEmulator, type CallerCredentials, type ClbEmulator, type Emulat
 import { applyClusterProfile, startTkeSimulator, type ClusterProfileName, type TkeSimulator, type TkeSimulatorOptions, type VipBinder } from '../../sim/tke-simulator/index.js';
 import { kubeConfig, waitFor } from './kube.js';
 import { AT_RISK_L4, lbService } from './workload.js';
-import { installOperatorRbac, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess, type OperatorProcessOptions } from './operator.js';
+import { operatorAccountKubeconfig, startOperatorProcess, type OperatorProcess, type OperatorProcessOptions } from './operator.js';
 
 /**
  * The operator and TKE's controllers get their own credentials, so the emulator's stats tell their calls apart
@@ -73,8 +73,7 @@ export async function startLocalTke(options: LocalTkeOptions = {}): Promise<Loca
     ...(options.vips ? { vips: options.vips(emulator) } : {}),
     ...options.simulator,
   });
-  await installOperatorRbac(options.kubeconfig);
-  const operatorKubeconfig = await serviceAccountKubeconfig(options.kubeconfig);
+  const operatorKubeconfig = await operatorAccountKubeconfig(options.kubeconfig);
   const started: OperatorProcess[] = [];
   const startOperator = async ({ caller, ...extra }: LocalOperatorOptions = {}) => {
     const credentials = caller === undefined ? emulator.credentials : emulator.callers[caller];

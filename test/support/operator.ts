@@ -25,6 +25,21 @@ export function entrypointArgs(args: readonly string[], entry = process.env[OPER
   return [...(entry ? [...BUNDLE_NODE_OPTIONS, entry] : ['--import', 'tsx', join(REPO_ROOT, 'src/main.ts')]), ...args];
 }
 
+/** The operator's ServiceAccount kubeconfig on the worker's control plane, made with its RBAC by the harness. */
+export const OPERATOR_KUBECONFIG_ENV = 'LOOPGUARD_TEST_OPERATOR_KUBECONFIG';
+
+/**
+ * A kubeconfig of the operator's ServiceAccount under config/'s RBAC. The worker's control plane got both with its CRDs
+ * (test/support/harness.ts), once, instead of two `kubectl apply` and a token for each of the run's ~50 local TKEs
+ * (about 150 `kubectl` runs); a suite's own control plane (`adminKubeconfig`) gets them here.
+ */
+export async function operatorAccountKubeconfig(adminKubeconfig?: string): Promise<string> {
+  const prepared = adminKubeconfig === undefined ? process.env[OPERATOR_KUBECONFIG_ENV] : undefined;
+  if (prepared) return prepared;
+  await installOperatorRbac(adminKubeconfig);
+  return serviceAccountKubeconfig(adminKubeconfig);
+}
+
 /** Applies the namespace, ServiceAccount and RBAC of config/ (not the Deployment). Idempotent. */
 export async function installOperatorRbac(kubeconfig?: string): Promise<void> {
   for (const args of [

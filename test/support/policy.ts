@@ -3,11 +3,9 @@
 // carries the policy as last read (conditions, targets, finalizers), which is what a failure needs to show. A wait
 // reads through client-node in the test's own process: a poll every 100 ms through kubectl started a process of
 // 0.2-0.5 s of CPU each time, which the operator under test then waited for (docs/development.md "Where the CPU goes").
-import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { Condition } from '../../src/api/conditions.js';
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type LoopbackPolicy, type LoopbackPolicyStatus, type TargetStatus } from '../../src/api/loopbackpolicy.js';
-import { ifFound } from '../../src/runtime/kube-errors.js';
-import { kubeConfig, kubectl, waitFor, type CommandResult } from './kube.js';
+import { API_VERSION, KIND, type LoopbackPolicy, type LoopbackPolicyStatus, type TargetStatus } from '../../src/api/loopbackpolicy.js';
+import { kubectl, readObject, waitFor, type CommandResult } from './kube.js';
 
 export interface PolicyRef {
   namespace: string;
@@ -80,14 +78,9 @@ export function reportedStatus(policy: LoopbackPolicy): ReportedStatus {
   return status as ReportedStatus;
 }
 
-const apis = new Map<string, CustomObjectsApi>();
-
-/** The policy as stored, or undefined when there is none, read in this process (what the waits poll). */
-async function readPolicy(ref: PolicyRef): Promise<LoopbackPolicy | undefined> {
-  const path = ref.kubeconfig ?? '';
-  let api = apis.get(path);
-  if (!api) apis.set(path, (api = kubeConfig(ref.kubeconfig).makeApiClient(CustomObjectsApi)));
-  return (await ifFound(api.getNamespacedCustomObject({ group: GROUP, version: VERSION, namespace: ref.namespace, plural: PLURAL, name: ref.name }))) as LoopbackPolicy | undefined;
+/** The policy as stored, or undefined when there is none, read in this process: what the waits and the checks a wait repeats poll. */
+export function readPolicy(ref: PolicyRef): Promise<LoopbackPolicy | undefined> {
+  return readObject<LoopbackPolicy>({ apiVersion: API_VERSION, kind: KIND, name: ref.name, namespace: ref.namespace }, ref.kubeconfig);
 }
 
 /** Polls the policy until `predicate` holds for it and returns that version of it. */

@@ -1,15 +1,13 @@
-// A target's LoopbackRecord (loopguard's ownership registry), read as an admin would: `kubectl get lbrec`.
+// A target's LoopbackRecord (loopguard's ownership registry). Read in this process (readObject): most reads are a wait's
+// polls, and a record is a plain object whose `kubectl get` shows a user nothing these do not.
 import type { Originals } from '../../src/api/originals.js';
-import { recordName, type LoopbackRecord } from '../../src/api/loopbackrecord.js';
-import type { TargetKind } from '../../src/api/loopbackpolicy.js';
-import { kubectl } from './kube.js';
+import { RECORD_KIND, recordName, type LoopbackRecord } from '../../src/api/loopbackrecord.js';
+import { API_VERSION, type TargetKind } from '../../src/api/loopbackpolicy.js';
+import { readObject } from './kube.js';
 
 /** The record of a target, or undefined when there is none. */
-export async function findRecord(kind: TargetKind, namespace: string, name: string): Promise<LoopbackRecord | undefined> {
-  const res = await kubectl(['get', `loopbackrecord/${recordName({ kind, namespace, name })}`, '-o', 'json']);
-  if (res.code !== 0 && /\(NotFound\)/.test(res.stderr)) return undefined;
-  if (res.code !== 0) throw new Error(`kubectl get loopbackrecord: ${res.stderr}`);
-  return JSON.parse(res.stdout) as LoopbackRecord;
+export function findRecord(kind: TargetKind, namespace: string, name: string): Promise<LoopbackRecord | undefined> {
+  return readObject<LoopbackRecord>({ apiVersion: API_VERSION, kind: RECORD_KIND, name: recordName({ kind, namespace, name }) });
 }
 
 /** The originals a target's record holds ({} when there is no record). */

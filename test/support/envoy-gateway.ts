@@ -193,12 +193,14 @@ export async function createGatewayClass(
  * gateway-exists finalizer): with them the CRDs would never go, so they are taken off first.
  */
 export async function removeCrds(crds: readonly string[]): Promise<void> {
-  for (const crd of crds) {
-    const listed = await kubectl(['get', crd, '-A', '-o', 'jsonpath={range .items[*]}{.metadata.namespace}{" "}{.metadata.name}{"\\n"}{end}']);
-    for (const line of listed.stdout.split('\n').filter((l) => l.trim() !== '')) {
-      const [namespace, name] = line.trim().includes(' ') ? line.trim().split(' ') : ['', line.trim()];
-      await kubectl(['patch', crd, name!, ...(namespace ? ['-n', namespace] : []), '--type=merge', '-p', '{"metadata":{"finalizers":null}}']);
-    }
+  // One `kubectl get` of every kind and one `kubectl patch -f` of the objects that hold finalizers (kubectl finds each
+  // object's resource from its kind), not one of each per CRD and object: about 30 runs fewer per suite.
+  const listed = await kubectl(['get', crds.join(','), '-A', '-o', 'json']);
+  if (listed.code !== 0) throw new Error(`listing the Gateway objects: ${listed.stderr}`);
+  const held = (JSON.parse(listed.stdout) as { items: { metadata?: { finalizers?: string[] } }[] }).items.filter((o) => (o.metadata?.finalizers ?? []).length > 0);
+  if (held.length > 0) {
+    const patched = await kubectl(['patch', '-f', '-', '--type=merge', '-p', '{"metadata":{"finalizers":null}}'], { input: JSON.stringify({ apiVersion: 'v1', kind: 'List', items: held }) });
+    if (patched.code !== 0) throw new Error(`taking the finalizers off the Gateway objects: ${patched.stderr}`);
   }
   const deleted = await kubectl(['delete', 'crd', '--wait=true', '--timeout=120s', ...crds], { timeoutMs: 130_000 });
   if (deleted.code !== 0) throw new Error(`deleting the Gateway CRDs: ${deleted.stderr}`);

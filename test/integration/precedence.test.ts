@@ -9,8 +9,7 @@
 // Each at-risk Service applied is either warned about at admission or enforced: never neither.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ClusterLoopbackPolicy } from '../../src/api/clusterloopbackpolicy.js';
-import { API_VERSION, type LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
-import { RECORD_KIND, type LoopbackRecord } from '../../src/api/loopbackrecord.js';
+import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
 import { ADMISSION_PARAMS_NAME } from '../../src/admission/params.js';
 import { ADMISSION_PARAMS_API_VERSION, ADMISSION_PARAMS_KIND, type AdmissionParams } from '../../src/api/admissionparams.js';
 import { POLICY_NAME } from '../../src/admission/policy.js';
@@ -21,6 +20,7 @@ import { kubectl, readObject, waitFor } from '../support/kube.js';
 import { defaultOverlay } from '../support/overlay.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { OPERATOR_NAMESPACE } from '../support/operator.js';
+import { findRecord } from '../support/records.js';
 import { AT_RISK_L4, lbService } from '../support/workload.js';
 
 const SERVICE_LB_ID = 'service.kubernetes.io/loadbalance-id';
@@ -52,7 +52,7 @@ describe('precedence: one rule for the manager and the admission warnings', () =
   const sources = async (id: string) => (await tke.emulator.admin.getLoadBalancer(id)).Listeners.map((l) => l.HealthCheck?.SourceIpType ?? 0);
   const lbOf = (which: Which) =>
     waitFor(`CLB of ${NS[which]}/web`, async () => (await readObject({ apiVersion: 'v1', kind: 'Service', name: 'web', namespace: NS[which] }, cp.kubeconfig))?.metadata?.annotations?.[SERVICE_LB_ID]);
-  const recordOwner = async (which: Which) => (await readObject<LoopbackRecord>({ apiVersion: API_VERSION, kind: RECORD_KIND, name: `service.${NS[which]}.web` }, cp.kubeconfig))?.spec.policy;
+  const recordOwner = async (which: Which) => (await findRecord('Service', NS[which], 'web', cp.kubeconfig))?.spec.policy;
   const webOf = (p: { status?: { targets?: { namespace?: string; name: string; verdict?: string; rootCause?: string; message?: string }[] } } | undefined, which: Which) =>
     p?.status?.targets?.find((t) => (t.namespace ?? NS[which]) === NS[which] && t.name === 'web');
   const warned: Partial<Record<Which, string[]>> = {};

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { buildOperatorBundle } from '../../scripts/build-operator.js';
 import { gitCommit } from '../../scripts/lib/bundle.js';
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
-import { OPERATOR_BUNDLE_ENV, installOperatorRbac, serviceAccountKubeconfig } from './operator.js';
+import { OPERATOR_BUNDLE_ENV, operatorAccountKubeconfig } from './operator.js';
 import { installCrds } from '../controlplane/crds.js';
 import {
   killControlPlaneSync,
@@ -60,7 +60,7 @@ export async function setup(count: number): Promise<ControlPlaneState[]> {
     if (count !== 1) throw new Error(`an existing cluster serves one worker, not ${count}`);
     const crds = await installCrds(kubeconfig);
     console.log(`\n[loopguard] using the existing cluster in ${kubeconfig} (${crds.length} CRDs established)`);
-    publish([{ kubeconfig, userKubeconfig: process.env.LOOPGUARD_TEST_USER_KUBECONFIG, operatorKubeconfig: await operatorAccount(kubeconfig) }]);
+    publish([{ kubeconfig, userKubeconfig: process.env.LOOPGUARD_TEST_USER_KUBECONFIG, operatorKubeconfig: await operatorAccountKubeconfig(kubeconfig) }]);
     return [];
   }
   const reaped = await reapOrphans();
@@ -84,7 +84,9 @@ export async function setup(count: number): Promise<ControlPlaneState[]> {
     throw failed.reason;
   }
   const crds = await Promise.all(states.map((s) => installCrds(s.kubeconfig)));
-  const operators = await Promise.all(states.map((s) => operatorAccount(s.kubeconfig)));
+  // config/'s namespace, ServiceAccount and RBAC are part of every control plane, like the CRDs; so is a token of that
+  // account (2 h, longer than CI's limit for a whole run) that every operator started on it runs with.
+  const operators = await Promise.all(states.map((s) => operatorAccountKubeconfig(s.kubeconfig)));
   const t2 = Date.now();
   console.log(
     `\n[loopguard] ${count} control plane(s) ${states[0]?.version ?? ''} ready in ${((t2 - t1) / 1000).toFixed(1)} s ` +
@@ -92,15 +94,6 @@ export async function setup(count: number): Promise<ControlPlaneState[]> {
   );
   publish(states.map((s, i) => ({ kubeconfig: s.kubeconfig, userKubeconfig: s.userKubeconfig, operatorKubeconfig: operators[i]! })));
   return states;
-}
-
-/**
- * config/'s namespace, ServiceAccount and RBAC, like the CRDs part of every control plane, and a token of that account
- * (2 h, longer than CI's limit for a whole run) that every operator started on this control plane runs with.
- */
-async function operatorAccount(kubeconfig: string): Promise<string> {
-  await installOperatorRbac(kubeconfig);
-  return serviceAccountKubeconfig(kubeconfig);
 }
 
 function publish(planes: WorkerControlPlane[]): void {

@@ -30,8 +30,8 @@ export const OPERATOR_KUBECONFIG_ENV = 'LOOPGUARD_TEST_OPERATOR_KUBECONFIG';
 
 /**
  * A kubeconfig of the operator's ServiceAccount under config/'s RBAC. The worker's control plane got both with its CRDs
- * (test/support/harness.ts), once, instead of two `kubectl apply` and a token for each of the run's ~50 local TKEs
- * (about 150 `kubectl` runs); a suite's own control plane (`adminKubeconfig`) gets them here.
+ * (test/support/harness.ts), once, instead of two `kubectl apply` and a token for each local TKE (121 `kubectl` runs
+ * counted over most of one `npm test`); a suite's own control plane (`adminKubeconfig`) gets them here.
  */
 export async function operatorAccountKubeconfig(adminKubeconfig?: string): Promise<string> {
   const prepared = adminKubeconfig === undefined ? process.env[OPERATOR_KUBECONFIG_ENV] : undefined;

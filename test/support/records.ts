@@ -5,9 +5,9 @@ import { RECORD_KIND, recordName, type LoopbackRecord } from '../../src/api/loop
 import { API_VERSION, type TargetKind } from '../../src/api/loopbackpolicy.js';
 import { readObject } from './kube.js';
 
-/** The record of a target, or undefined when there is none. */
-export function findRecord(kind: TargetKind, namespace: string, name: string): Promise<LoopbackRecord | undefined> {
-  return readObject<LoopbackRecord>({ apiVersion: API_VERSION, kind: RECORD_KIND, name: recordName({ kind, namespace, name }) });
+/** The record of a target, or undefined when there is none; on the worker's control plane unless `kubeconfig` names another. */
+export function findRecord(kind: TargetKind, namespace: string, name: string, kubeconfig?: string): Promise<LoopbackRecord | undefined> {
+  return readObject<LoopbackRecord>({ apiVersion: API_VERSION, kind: RECORD_KIND, name: recordName({ kind, namespace, name }) }, kubeconfig);
 }
 
 /** The originals a target's record holds ({} when there is no record). */

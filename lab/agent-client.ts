@@ -34,6 +34,10 @@ export class Agent {
       else p.reject(new Error(`agent in ${ns}: ${msg.error}`));
     });
     child.stderr!.on('data', (d) => (this.stderr = (this.stderr + d.toString()).slice(-4000)));
+    // A request written while the lab is being removed (a signal mid-run) meets an agent that is gone or whose stdin
+    // is closed: EPIPE or write-after-end. Unhandled, that error would end the lab process with status 1 instead of
+    // the signal's; the 'exit' below rejects the request instead.
+    child.stdin!.on('error', () => undefined);
     child.on('exit', (code, signal) => {
       this.exited = true;
       for (const p of this.pending.values()) p.reject(new Error(`agent in ${ns} exited (${code ?? signal}): ${this.stderr.trim()}`));

@@ -135,6 +135,15 @@ describe('the data-plane lab: faults from the kernel', () => {
     expect((after.reply_inside_own ?? 0) - (mid.reply_inside_own ?? 0)).toBeGreaterThan(0);
     expect((after.reply_out_own ?? 0) - (mid.reply_out_own ?? 0)).toBe(0);
   });
+
+  // What a signal mid-run does: the lab is being removed (each agent's stdin closed) while the run still sends a
+  // request. The request fails; the write to the closed stdin must not end the process (`npm run lab` would exit 1,
+  // not with the signal's status).
+  it('a request sent while the lab is being removed fails, and nothing else does', async () => {
+    const removing = lab.stop();
+    await expect(lab.probe(0, 'vip')).rejects.toThrow(/agent in .* exited/);
+    await removing;
+  });
 });
 
 describe('npm run lab', () => {
@@ -213,7 +222,8 @@ describe('npm run lab', () => {
     const pid = run.child.pid ?? -1;
     expect((await sh('ip', ['netns', 'list'])).includes(`${LAB_PREFIX}${pid}-`)).toBe(true);
     run.child.kill('SIGTERM');
-    expect(await run.exited).toBe(143);
+    const code = await run.exited;
+    expect({ code, output: code === 143 ? '' : run.output() }).toEqual({ code: 143, output: '' });
     expect(await leftovers(pid)).toEqual([]);
   });
 
@@ -232,7 +242,8 @@ describe('npm run lab', () => {
     expect(perPod.map((p) => p.length)).toEqual([1, 1, 1]);
     const agentPids = perPod.flat();
     run.child.kill('SIGTERM');
-    expect(await run.exited).toBe(143);
+    const code = await run.exited;
+    expect({ code, output: code === 143 ? '' : run.output() }).toEqual({ code: 143, output: '' });
     expect(await leftovers(pid)).toEqual([]);
     const alive = agentPids.filter((p) => {
       try {

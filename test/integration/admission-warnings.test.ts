@@ -60,7 +60,7 @@ describe('admission warnings on the real apiserver', () => {
   /**
    * Whether a server-side dry run of `m` warns, once the apiserver has caught up with the policy and its parameters
    * (it reads them through informers). Under a name nothing has: kubectl sends no request for an unchanged object.
-   * Every 500 ms: each try is a `kubectl` process (about 0.3 s of CPU), and the apiserver takes a second or more.
+   * Every 500 ms: each try is a `kubectl` process (about 0.3 s of CPU), and the informers it waits on take moments.
    */
   const waitWarning = (what: string, m: Record<string, unknown>, namespace: string, warns: boolean) =>
     waitFor(`${what}: ${warns ? 'a warning' : 'no warning'}`, async () => ours((await apply({ ...m, metadata: { ...(m['metadata'] as object), name: 'dry-run-probe' } }, namespace, ['--dry-run=server'])).stderr), {

@@ -1,11 +1,19 @@
+import { clientNodeBundle } from './test/support/client-node-bundle.js';
+
 // Jest in ESM mode (client-node 2.x is ESM-only). Type-checking is done once by `tsc` in `npm test`,
 // so ts-jest only transpiles (isolatedModules), which keeps the suite fast on 2 cores.
 const transform = {
   '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
 };
+// client-node as one module (test/support/client-node-bundle.js says why): both ways loopguard imports it.
+const clientNode = await clientNodeBundle();
 const common = {
   extensionsToTreatAsEsm: ['.ts'],
-  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  moduleNameMapper: {
+    '^(\\.{1,2}/.*)\\.js$': '$1',
+    '^@kubernetes/client-node$': clientNode,
+    '^@kubernetes/client-node/dist/gen/apis/exception\\.js$': clientNode,
+  },
   transform,
   testEnvironment: 'node',
 };

@@ -4,7 +4,7 @@
 # outside the repo, as scripts/helm/build.sh does helm, and copies beside it the CRDs that the same module zip ships
 # (its Helm chart's Gateway API CRDs, of the gateway-api version its go.mod names, and Envoy Gateway's own
 # gateway.envoyproxy.io CRDs): nothing is downloaded but Go modules. The Gateway test
-# (test/integration/envoy-gateway.test.ts) runs the controller against the test apiserver.
+# (test/integration/gateways.test.ts) runs the controller against the test apiserver.
 # Prints the cache directory (holding `envoy-gateway` and crds/*.yaml) on the last line of stdout; exit 3 when
 # there is no Go toolchain.
 set -euo pipefail

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the stock Envoy Gateway controller outside a cluster as its Deployment's container would see things, for
-# test/integration/envoy-gateway.test.ts (through test/support/envoy-gateway.ts):
+# test/integration/gateways.test.ts (through test/support/envoy-gateway.ts):
 #   - its Kubernetes provider reads the xDS server's certificates from /certs (a fixed path: the chart mounts the
 #     certgen Secret there), so it runs chrooted into a tmpfs root that bind-mounts every top-level directory of /
 #     plus the test's own certificates at /certs: no /certs is made on the host;

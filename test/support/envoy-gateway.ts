@@ -188,9 +188,9 @@ export async function createGatewayClass(
 
 /**
  * Takes the Gateway API and Envoy Gateway CRDs a suite installed off the shared apiserver, and waits until they are
- * gone: a CRD still terminating refuses creates, so the next suite on this control plane that installs them (both
- * Gateway suites do) would fail. EG, stopped by now, leaves its finalizers on the objects (the GatewayClass's
- * gateway-exists finalizer): with them the CRDs would never go, so they are taken off first.
+ * gone: a CRD still terminating refuses creates, so a later run of the Gateway suite on this control plane (an
+ * existing cluster's, or `npm run cluster:up`'s) would fail. EG, stopped by now, leaves its finalizers on the objects
+ * (the GatewayClass's gateway-exists finalizer): with them the CRDs would never go, so they are taken off first.
  */
 export async function removeCrds(crds: readonly string[]): Promise<void> {
   // One `kubectl get` of every kind and one `kubectl patch -f` of the objects that hold finalizers (kubectl finds each

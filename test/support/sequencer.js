@@ -13,6 +13,8 @@ const LAST_MEASURED = {
   'test/integration/chaos.test.ts': 145,
   'test/integration/heavy-throttling.test.ts': 121,
   'test/integration/tke-waits.test.ts': 117,
+  // The two Gateway suites merged (2026-12-01): about their two times together, less one CRD install.
+  'test/integration/gateways.test.ts': 100,
   'test/integration/execution.test.ts': 96,
   'test/integration/release.test.ts': 78,
   'test/integration/admission-warnings.test.ts': 51,

@@ -1,5 +1,5 @@
 // A Gateway → the Service Envoy Gateway generated for it, by EG's labels, trusted only where a namespace user cannot
-// forge them (docs/gateways.md). The labels are the ones test/integration/envoy-gateway.test.ts observes on the real
+// forge them (docs/gateways.md). The labels are the ones test/integration/gateways.test.ts observes on the real
 // EG's Service.
 import { describe, expect, it } from '@jest/globals';
 import type { ServiceFacts } from '../../../src/model/facts.js';

@@ -1,6 +1,27 @@
-// Gateways as targets (issue 42 #1; docs/gateways.md §5), with the real Envoy Gateway controller (built from its Go
-// module: test/support/envoy-gateway.ts), the local TKE (simulator + CLB emulator) and the operator, all against the
-// test apiserver. EG runs in a namespace of its own name (not envoy-gateway-system: the operator is told with
+// The real Envoy Gateway controller (built from its Go module: test/support/envoy-gateway.ts) against the test
+// apiserver, in two blocks, each with its own EG, namespaces and GatewayClass (issue 42 #1):
+//   1. What EG does with the LoadBalancer Service it generates for a Gateway: the facts docs/gateways.md §1 rests on.
+//   2. Gateways as loopguard targets (docs/gateways.md §5), with the local TKE and the operator.
+// One file, so the Gateway API and Envoy Gateway CRDs (21, their schemas large) are installed and removed once:
+// the worker's kube-apiserver spends seconds of CPU on each install and removal, and the two blocks as two files did
+// both twice (docs/development.md, "The plan to 15 minutes", item 6: 98-121 s of CPU as two files, 72-92 s as one).
+//
+// 1. Envoy Gateway and its Services:
+//   - GatewayClass (parametersRef → EnvoyProxy) + two Gateways → one LoadBalancer Service per Gateway in EG's own
+//     namespace, named envoy-<gateway namespace>-<gateway name>-<hash>, labelled with the owning Gateway;
+//   - the EnvoyProxy's spec.provider.kubernetes.envoyService.annotations are on both: one EnvoyProxy, every Gateway
+//     of the class;
+//   - an annotation someone else adds to a Service (as loopguard would if it edited it) survives EG's later writes of
+//     that Service; one EG sets from the EnvoyProxy, changed by someone else, is EG's again when EG next writes it
+//     (EG writes a Service when its Gateway's infrastructure changes, not because the Service drifted: docs/gateways.md);
+//   - an annotation removed from the EnvoyProxy is removed from the Services (the revert), but not from one where
+//     someone else also wrote it (same value, so two owners); the added one stays;
+//   - with mergeGateways, one Service for the whole class, labelled with the class;
+// and loopguard's mapping (src/model/gateway-service.ts) finds each Gateway's Service among the real ones.
+// EG's writes are made visible by a Gateway change that changes its Service (a listener added → a port added), so
+// "kept" is asserted after EG provably wrote the Service again, not after a sleep.
+//
+// 2. Gateways as targets. EG runs in a namespace of its own name (not envoy-gateway-system: the operator is told with
 // --envoy-gateway-namespace, as a user whose EG lives elsewhere would).
 //   - A policy in the Gateway's namespace with `targets: [Gateway]` finds the Gateway's Service (in EG's namespace)
 //     and CLB, and its EnvoyProxy, its class's, in EG's namespace: only a ClusterLoopbackPolicy changes that one, so
@@ -16,38 +37,240 @@
 //     goes.
 //   - A policy in EG's namespace selecting Services skips the Service EG generated (the Gateway is the target).
 //   - A Gateway no controller serves has no Service: Pending.
+//
+// The first block's objects outlive it: the test control plane runs no namespace controller (test/support/kube.ts
+// deleteNamespace) and its stopped EG leaves its finalizer on its GatewayClasses, so they go only with the CRDs at the
+// end. They do not touch the second block: its EG serves another controllerName, and its policies select only its
+// own namespaces, whose Gateways' classes and EnvoyProxies are its own.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api, CustomObjectsApi, type V1Service } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import type { LoopbackPolicy } from '../../src/api/loopbackpolicy.js';
+import { gatewayServiceOf } from '../../src/model/gateway-service.js';
+import { serviceFacts } from '../../src/model/target-facts.js';
 import { installCrds } from '../controlplane/crds.js';
+import { runDoctor } from '../support/doctor.js';
 import { createGatewayClass, envoyGatewayTools, removeCrds, startEnvoyGateway, type EnvoyGatewayProcess } from '../support/envoy-gateway.js';
 import { createNamespace, deleteNamespace, kubeConfig, kubeconfigPath, kubectl, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import { applyPolicy, deletePolicy, policyManifest, reportedStatus, waitForPolicy, type PolicyRef } from '../support/policy.js';
 import { findRecord } from '../support/records.js';
-import { runDoctor } from '../support/doctor.js';
 
-const SUITE = 'test/integration/gateway-targets.test.ts';
+const SUITE = 'test/integration/gateways.test.ts';
 const tools = envoyGatewayTools(SUITE);
 
 const LB_ID = 'service.kubernetes.io/loadbalance-id';
 const PREVENT_LOOPBACK = 'service.cloud.tencent.com/prevent-loopback';
 const SUBNET = 'service.kubernetes.io/qcloud-loadbalancer-internal-subnetid';
+const DIRECT = 'loopguard.dev/test-direct';
+const OWNING_NAME = 'gateway.envoyproxy.io/owning-gateway-name';
+const OWNING_NAMESPACE = 'gateway.envoyproxy.io/owning-gateway-namespace';
 const GATEWAY_API = { group: 'gateway.networking.k8s.io', version: 'v1' };
 const ENVOY_PROXIES = { group: 'gateway.envoyproxy.io', version: 'v1alpha1', plural: 'envoyproxies' };
 
+const kc = kubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+const custom = kc.makeApiClient(CustomObjectsApi);
+let crds: string[] = [];
+
+beforeAll(async () => {
+  crds = await installCrds(kubeconfigPath(), [tools.crds]);
+}, 240_000);
+
+afterAll(async () => {
+  // Other suites share this apiserver: leave it without the 21 CRDs (both blocks' objects go with them).
+  if (crds.length > 0) await removeCrds(crds);
+}, 240_000); // removeCrds waits up to 130 s for its kubectl delete, after a kubectl get and a patch
+
+describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generates for a Gateway`, () => {
+  const suffix = randomBytes(3).toString('hex');
+  const className = `lg-eg-${suffix}`;
+  let egNs = '';
+  let appNs = '';
+  let eg: EnvoyGatewayProcess | undefined;
+
+  const logs = () => `--- envoy-gateway logs ---\n${eg?.logs().slice(-6000) ?? ''}`;
+  const generated = async (gateway: string): Promise<V1Service[]> =>
+    (await core.listNamespacedService({ namespace: egNs, labelSelector: `${OWNING_NAME}=${gateway},${OWNING_NAMESPACE}=${appNs}` })).items;
+  /** The one Service EG generated for `gateway`, once `until` holds for it. */
+  const service = (gateway: string, what: string, until: (svc: V1Service) => boolean = () => true) =>
+    waitFor(`${gateway}: ${what}`, async () => {
+      const svcs = await generated(gateway);
+      return svcs.length === 1 && until(svcs[0]!) ? svcs[0] : undefined;
+    }, { timeoutMs: 60_000, intervalMs: 250, context: logs });
+  const ports = (svc: V1Service) => (svc.spec?.ports ?? []).map((p) => p.port).sort((a, b) => a - b);
+  const setEnvoyServiceAnnotations = (annotations: Record<string, string>) =>
+    custom.patchNamespacedCustomObject({
+      ...ENVOY_PROXIES,
+      namespace: egNs,
+      name: 'tke',
+      body: [{ op: 'replace', path: '/spec/provider/kubernetes/envoyService/annotations', value: annotations }],
+    });
+  const listener = (name: string, port: number) => ({ name, protocol: 'HTTP', port });
+  const setListeners = (gateway: string, listeners: unknown[]) =>
+    custom.patchNamespacedCustomObject({ ...GATEWAY_API, plural: 'gateways', namespace: appNs, name: gateway, body: [{ op: 'replace', path: '/spec/listeners', value: listeners }] });
+
+  beforeAll(async () => {
+    egNs = await createNamespace('envoy-gateway-system');
+    appNs = await createNamespace('shop');
+    const controllerName = `loopguard.dev/envoy-gateway-test-${suffix}`;
+    eg = await startEnvoyGateway({ binary: tools.binary, namespace: egNs, controllerName });
+    // As Tencent's practice guide sets it up, with the L4 fix in the EnvoyProxy: a private CLB (subnet) and
+    // prevent-loopback on the Service EG generates.
+    await createGatewayClass(custom, { namespace: egNs, className, controllerName, envoyService: { annotations: { [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' } } });
+    for (const name of ['web', 'api']) {
+      await custom.createNamespacedCustomObject({
+        ...GATEWAY_API,
+        plural: 'gateways',
+        namespace: appNs,
+        body: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name }, spec: { gatewayClassName: className, listeners: [listener('http', 80)] } },
+      });
+    }
+  }, 240_000);
+
+  afterAll(async () => {
+    await eg?.stop();
+    await custom.deleteClusterCustomObject({ ...GATEWAY_API, plural: 'gatewayclasses', name: className }).catch(() => undefined);
+    if (appNs) await deleteNamespace(appNs);
+    if (egNs) await deleteNamespace(egNs);
+  });
+
+  it('accepts the GatewayClass and creates one LoadBalancer Service per Gateway, in its own namespace, labelled with the Gateway', async () => {
+    const accepted = await waitFor('GatewayClass Accepted', async () => {
+      const gc = (await custom.getClusterCustomObject({ ...GATEWAY_API, plural: 'gatewayclasses', name: className })) as { status?: { conditions?: { type: string; status: string }[] } };
+      return gc.status?.conditions?.find((c) => c.type === 'Accepted' && c.status === 'True');
+    }, { timeoutMs: 60_000, intervalMs: 250, context: logs });
+    expect(accepted).toBeDefined();
+    for (const gateway of ['web', 'api']) {
+      const svc = await service(gateway, 'the generated Service');
+      expect(svc.metadata?.name).toMatch(new RegExp(`^envoy-${appNs}-${gateway}-[0-9a-f]{8}$`));
+      expect(svc.metadata?.namespace).toBe(egNs);
+      expect(svc.spec?.type).toBe('LoadBalancer');
+      expect(svc.metadata?.labels).toEqual({
+        'app.kubernetes.io/component': 'proxy',
+        'app.kubernetes.io/managed-by': 'envoy-gateway',
+        'app.kubernetes.io/name': 'envoy',
+        [OWNING_NAME]: gateway,
+        [OWNING_NAMESPACE]: appNs,
+      });
+      expect(ports(svc)).toEqual([80]);
+      // Nothing points from the Gateway to its Service but those labels: the one owner reference is the GatewayClass.
+      expect((svc.metadata?.ownerReferences ?? []).map((o) => `${o.kind}/${o.name}`)).toEqual([`GatewayClass/${className}`]);
+    }
+    const all = (await core.listNamespacedService({ namespace: egNs })).items;
+    expect(all).toHaveLength(2);
+    // loopguard's mapping (src/model/gateway-service.ts) finds each Gateway's Service among the real ones.
+    const refs = all.map(serviceFacts);
+    for (const gateway of ['web', 'api']) {
+      const found = gatewayServiceOf({ namespace: appNs, name: gateway, className }, refs, egNs);
+      expect(found).toEqual({ state: 'Own', facts: refs.find((r) => r.labels?.[OWNING_NAME] === gateway) });
+    }
+  });
+
+  it("copies the EnvoyProxy's envoyService.annotations onto every Gateway's Service", async () => {
+    for (const gateway of ['web', 'api']) {
+      expect((await service(gateway, 'the generated Service')).metadata?.annotations).toEqual({ [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' });
+    }
+  });
+
+  it('keeps an annotation someone else adds to a Service across its writes; one the EnvoyProxy sets gets its value back', async () => {
+    const name = (await service('web', 'the generated Service')).metadata!.name!;
+    // As a user (or loopguard, if it edited the Service) would: kubectl annotate, its own field manager.
+    const annotated = await kubectl(['-n', egNs, 'annotate', 'service', name, `${DIRECT}=kept?`, `${PREVENT_LOOPBACK}=false`, '--overwrite']);
+    expect({ code: annotated.code, stderr: annotated.stderr }).toEqual({ code: 0, stderr: '' });
+
+    // A change to web's Gateway: EG writes its Service again (a second port), with the EnvoyProxy's value.
+    await setListeners('web', [listener('http', 80), listener('alt', 8080)]);
+    const after = await service('web', 'port 8080', (s) => ports(s).includes(8080));
+    expect(ports(after)).toEqual([80, 8080]);
+    expect(after.metadata?.annotations).toEqual({ [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true', [DIRECT]: 'kept?' });
+    // It writes with server-side apply as its own field manager, forcing what it declares and leaving the rest.
+    const owners = Object.fromEntries((after.metadata?.managedFields ?? []).map((f) => [`${f.manager}/${f.operation}`, Object.keys((f.fieldsV1 as { 'f:metadata'?: { 'f:annotations'?: object } })?.['f:metadata']?.['f:annotations'] ?? {}).sort()]));
+    expect(owners).toEqual({
+      'envoy-gateway/Apply': [`f:${PREVENT_LOOPBACK}`, `f:${SUBNET}`],
+      'kubectl-annotate/Update': [`f:${DIRECT}`],
+    });
+  });
+
+  it('removes from the Services an annotation removed from the EnvoyProxy (the revert), unless someone else also wrote it there', async () => {
+    // Someone applies to api's Service (server-side apply, its own field manager) the value the EnvoyProxy already
+    // gives it: no conflict, and the field now has two owners. (kubectl annotate with the same value would be a no-op
+    // write, which records no owner.)
+    const api = (await service('api', 'the generated Service')).metadata!.name!;
+    const applied = await kubectl(['apply', '--server-side', '--field-manager=someone', '-f', '-'], {
+      input: JSON.stringify({ apiVersion: 'v1', kind: 'Service', metadata: { name: api, namespace: egNs, annotations: { [PREVENT_LOOPBACK]: 'true' } } }),
+    });
+    expect({ code: applied.code, stderr: applied.stderr }).toEqual({ code: 0, stderr: '' });
+
+    await setEnvoyServiceAnnotations({ [SUBNET]: 'subnet-12345678' });
+    const web = await service('web', `no ${PREVENT_LOOPBACK}`, (s) => s.metadata?.annotations?.[PREVENT_LOOPBACK] === undefined);
+    expect(web.metadata?.annotations).toEqual({ [SUBNET]: 'subnet-12345678', [DIRECT]: 'kept?' });
+    // EG has written api's Service too (its apply no longer holds the annotation) …
+    const owned = (s: V1Service) => (s.metadata?.managedFields ?? []).find((f) => f.manager === 'envoy-gateway')?.fieldsV1 as { 'f:metadata'?: { 'f:annotations'?: object } } | undefined;
+    const after = await service('api', `EG's apply without ${PREVENT_LOOPBACK}`, (s) => !(`f:${PREVENT_LOOPBACK}` in (owned(s)?.['f:metadata']?.['f:annotations'] ?? {})));
+    // … and the annotation stays: the other owner still holds it. A revert through the EnvoyProxy undoes only what
+    // nobody else wrote on the Service.
+    expect(after.metadata?.annotations).toEqual({ [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' });
+  });
+
+  it("mergeGateways: one Service for the whole class, labelled with the class, carrying the EnvoyProxy's annotations", async () => {
+    const merged = `lg-eg-merged-${suffix}`;
+    await custom.createNamespacedCustomObject({
+      ...ENVOY_PROXIES,
+      namespace: egNs,
+      body: {
+        apiVersion: 'gateway.envoyproxy.io/v1alpha1',
+        kind: 'EnvoyProxy',
+        metadata: { name: 'merged' },
+        spec: { mergeGateways: true, provider: { type: 'Kubernetes', kubernetes: { envoyService: { annotations: { [PREVENT_LOOPBACK]: 'true' } } } } },
+      },
+    });
+    await custom.createClusterCustomObject({
+      ...GATEWAY_API,
+      plural: 'gatewayclasses',
+      body: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'GatewayClass', metadata: { name: merged }, spec: { controllerName: `loopguard.dev/envoy-gateway-test-${suffix}`, parametersRef: { group: 'gateway.envoyproxy.io', kind: 'EnvoyProxy', name: 'merged', namespace: egNs } } },
+    });
+    try {
+      for (const [name, port] of [['blue', 81], ['green', 82]] as const) {
+        await custom.createNamespacedCustomObject({
+          ...GATEWAY_API,
+          plural: 'gateways',
+          namespace: appNs,
+          body: { apiVersion: 'gateway.networking.k8s.io/v1', kind: 'Gateway', metadata: { name }, spec: { gatewayClassName: merged, listeners: [listener('http', port)] } },
+        });
+      }
+      const svc = await waitFor('the class Service with both Gateways\' ports', async () => {
+        const svcs = (await core.listNamespacedService({ namespace: egNs, labelSelector: `gateway.envoyproxy.io/owning-gatewayclass=${merged}` })).items;
+        return svcs.length === 1 && ports(svcs[0]!).length === 2 ? svcs[0] : undefined;
+      }, { timeoutMs: 60_000, intervalMs: 250, context: logs });
+      expect(svc.metadata?.name).toMatch(new RegExp(`^envoy-${merged}-[0-9a-f]{8}$`));
+      expect(ports(svc)).toEqual([81, 82]);
+      expect(svc.metadata?.labels).toEqual({
+        'app.kubernetes.io/component': 'proxy',
+        'app.kubernetes.io/managed-by': 'envoy-gateway',
+        'app.kubernetes.io/name': 'envoy',
+        'gateway.envoyproxy.io/owning-gatewayclass': merged,
+      });
+      expect(svc.metadata?.annotations).toEqual({ [PREVENT_LOOPBACK]: 'true' });
+      // No Service of its own for either Gateway: both map to the class's one (and so to one CLB).
+      expect(await generated('blue')).toEqual([]);
+      const refs = (await core.listNamespacedService({ namespace: egNs })).items.map(serviceFacts);
+      for (const name of ['blue', 'green']) {
+        expect(gatewayServiceOf({ namespace: appNs, name, className: merged }, refs, egNs)).toEqual({ state: 'Merged', facts: refs.find((r) => r.name === svc.metadata?.name) });
+      }
+    } finally {
+      await custom.deleteClusterCustomObject({ ...GATEWAY_API, plural: 'gatewayclasses', name: merged }).catch(() => undefined);
+    }
+  });
+});
+
 describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () => {
-  const kc = kubeConfig();
-  const core = kc.makeApiClient(CoreV1Api);
-  const custom = kc.makeApiClient(CustomObjectsApi);
   const suffix = randomBytes(3).toString('hex');
   const className = `lg-gw-${suffix}`;
   let egNs = '';
   let appNs = '';
   let eg: EnvoyGatewayProcess | undefined;
   let tke: LocalTke | undefined;
-  let crds: string[] = [];
   let generated: V1Service | undefined;
 
   const logs = () => `--- envoy-gateway logs ---\n${eg?.logs().slice(-3000) ?? ''}\n--- operator logs ---\n${tke?.operator?.logs().slice(-4000) ?? ''}`;
@@ -83,10 +306,9 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     ((await custom.getNamespacedCustomObject({ ...ENVOY_PROXIES, namespace: appNs, name })) as { spec: { provider: { kubernetes: { envoyService: { annotations?: Record<string, string> } } } } }).spec.provider.kubernetes.envoyService.annotations;
 
   beforeAll(async () => {
-    crds = await installCrds(kubeconfigPath(), [tools.crds]);
     egNs = await createNamespace('eg');
     appNs = await createNamespace('shop');
-    // The operator starts after the Gateway API CRDs: its Gateway informer finds them served.
+    // The operator starts after the Gateway API CRDs (the file's beforeAll): its Gateway informer finds them served.
     tke = await startLocalTke({ operator: { leaderElect: false, extraArgs: [`--envoy-gateway-namespace=${egNs}`, '--drift-check-interval=3s'] } });
     // TKE serves the Services of both namespaces (EG's generated ones live in EG's).
     tke.namespaces.add(egNs);
@@ -126,8 +348,7 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     await custom.deleteClusterCustomObject({ ...GATEWAY_API, plural: 'gatewayclasses', name: className }).catch(() => undefined);
     if (appNs) await deleteNamespace(appNs);
     if (egNs) await deleteNamespace(egNs);
-    if (crds.length > 0) await removeCrds(crds);
-  }, 240_000); // removeCrds waits up to 120 s for the CRDs to go, after a kubectl call per object
+  });
 
   it("diagnoses a selected Gateway through the Service EG generated, its CLB and its class's EnvoyProxy, which a namespace's policy does not change", async () => {
     const svcName = generated!.metadata!.name!;

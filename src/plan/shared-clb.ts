@@ -144,16 +144,22 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
   const holding = desired.preventLoopback.desired && desired.preventLoopback.present && annotatedByLoopguard(ownOriginals, PREVENT_LOOPBACK);
   if (!adding && !holding) return undefined;
   const clb = t.clb.clb;
-  const own = new Set(matchServiceListeners(t.facts, clb).matched.map((l) => l.listenerId));
+  const binders = otherBinders(s, t.facts, clb.loadBalancerId, { vips: clb.vips ?? [] });
+  // A check of another binder's own listener is that Service's: its own prevent-loopback drops it whatever this one
+  // does, and its own policy (or user) switches it. In a sync-all world TKE puts such a listener back on the VIP for
+  // a moment while two policies converge, before it sees that Service's annotation; counted here, it made this
+  // Service give its prevent-loopback back and take it again a round later, its own listeners on the bound VIP at
+  // TKE's next sync meanwhile (docs/execution.md "Shared CLBs").
+  const own = new Set([t.facts, ...binders.map((u) => u.facts)].flatMap((f) => matchServiceListeners(f, clb).matched.map((l) => l.listenerId)));
   const others = vipSourced(clb).filter((c) => c.locationId !== undefined || !own.has(c.listenerId));
   if (others.length === 0) return undefined;
   // Another Service keeps the VIP bound whatever this one does, by its user's prevent-loopback: this one's binds
   // nothing more (one VIP, bound once), and it is what makes TKE hold this Service's own listeners on 100.64.0.0/10
   // (tencent-cloud.md §9 #1, #2); without it, a TKE that puts back its view at each sync gives them the VIP source on
   // a bound VIP (every check dropped), and loopguard, correcting that, would write against TKE at every drift check.
-  // A binding loopguard set does not count: two of them would justify each other for good while the other checks on
-  // the VIP fail; each is held back here instead, in its own policy's pass.
-  if (otherBinders(s, t.facts, clb.loadBalancerId, { vips: clb.vips ?? [] }).some((u) => !u.annotatedByLoopguard)) return undefined;
+  // A binding loopguard set does not count: two of them would justify each other for good while a third Service's
+  // checks on the VIP fail; each is held back here instead, in its own policy's pass.
+  if (binders.some((u) => !u.annotatedByLoopguard)) return undefined;
   const left = others.filter((c) => c.locationId !== undefined || !switched.has(listenerKey(clb.loadBalancerId, c.listenerId)));
   // Without annotation, nobody asks TKE to switch: loopguard writes the own sources itself.
   const withheld = {

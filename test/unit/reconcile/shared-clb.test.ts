@@ -174,6 +174,20 @@ describe('prevent-loopback on a CLB shared by several Services', () => {
     else expect(steps.some((x) => x.kind === 'AnnotateTarget' && x.set[PL] === null)).toBe(false);
   });
 
+  it.each([
+    { state: 'holds its prevent-loopback', annotations: { [PL]: 'true' }, record: converged },
+    { state: 'is about to set its prevent-loopback', annotations: {}, record: undefined },
+  ])("another Service binds the VIP by loopguard's prevent-loopback and its own listener is (back) on the VIP, a moment while two policies converge: this one $state (that check is the binder's own, dropped by its binding whatever this one does)", ({ annotations, record }) => {
+    const I = svc('i', 9090, { [PL]: 'true' });
+    const t = gathered(svc('h', 8080, annotations), shared(record ? 1 : 0, 0), record ? { ownership: { originals: record, owner: OWNER } } : {});
+    const [p] = planPolicy(snapshot([t], { spec: SPEC, others: [I], loopguardAnnotated: [targetKey(I)] })).targets;
+    const steps = p?.plan.steps ?? [];
+    expect(p?.assessment.rootCause.id).toBe(record ? 'LoopbackPrevented' : 'PodSourceNotMasqueraded');
+    expect(steps.some((x) => x.kind === 'AnnotateTarget' && x.set[PL] === null)).toBe(false);
+    expect(annotates(steps)).toBe(!record);
+    expect(steps.some((s) => s.kind === 'SetListenerHealthCheckSource' && s.listenerId !== 'lbl-8080')).toBe(false);
+  });
+
   it('a listener another target of this policy switches in this pass: no Conflict, prevent-loopback in the next pass', () => {
     const i = svc('h', 9090, {}, 'api');
     const lb = shared(0, 0);

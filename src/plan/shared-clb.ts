@@ -150,7 +150,7 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
   // a moment while two policies converge, before it sees that Service's annotation; counted here, it made this
   // Service give its prevent-loopback back and take it again a round later, its own listeners on the bound VIP at
   // TKE's next sync meanwhile (docs/execution.md "Shared CLBs").
-  const own = new Set([t.facts, ...binders.map((u) => u.facts)].flatMap((f) => matchServiceListeners(f, clb).matched.map((l) => l.listenerId)));
+  const own = new Set([t.facts, ...binders.map((u) => u.facts)].flatMap((f) => (f.kind === 'Service' ? matchServiceListeners(f, clb).matched.map((l) => l.listenerId) : [])));
   const others = vipSourced(clb).filter((c) => c.locationId !== undefined || !own.has(c.listenerId));
   if (others.length === 0) return undefined;
   // Another Service keeps the VIP bound whatever this one does, by its user's prevent-loopback: this one's binds

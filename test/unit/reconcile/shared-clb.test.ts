@@ -174,9 +174,9 @@ describe('prevent-loopback on a CLB shared by several Services', () => {
     else expect(steps.some((x) => x.kind === 'AnnotateTarget' && x.set[PL] === null)).toBe(false);
   });
 
-  it.each([
+  it.each<{ state: string; annotations: Record<string, string>; record?: Originals }>([
     { state: 'holds its prevent-loopback', annotations: { [PL]: 'true' }, record: converged },
-    { state: 'is about to set its prevent-loopback', annotations: {}, record: undefined },
+    { state: 'is about to set its prevent-loopback', annotations: {} },
   ])("another Service binds the VIP by loopguard's prevent-loopback and its own listener is (back) on the VIP, a moment while two policies converge: this one $state (that check is the binder's own, dropped by its binding whatever this one does)", ({ annotations, record }) => {
     const I = svc('i', 9090, { [PL]: 'true' });
     const t = gathered(svc('h', 8080, annotations), shared(record ? 1 : 0, 0), record ? { ownership: { originals: record, owner: OWNER } } : {});

@@ -1,14 +1,11 @@
-// Starts an agent (lab/agent.ts) inside a namespace and talks to it over its stdin/stdout.
+// Starts an agent (lab/agent.ts, bundled: lab/agent-bundle.ts) inside a namespace and talks to it over its
+// stdin/stdout.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { BUNDLE_NODE_OPTIONS } from '../scripts/lib/bundle.js';
 import type { ProbeReport } from '../src/api/probe.js';
 import type { AgentRequest, AgentResponse, Outcome, ProbeWindowRequest, ProxyConfig } from './agent-protocol.js';
 import { labEnv } from './shell.js';
-
-const LAB_DIR = dirname(fileURLToPath(import.meta.url));
-const REPO_ROOT = join(LAB_DIR, '..');
 
 export class Agent {
   private nextId = 1;
@@ -49,9 +46,9 @@ export class Agent {
     return this.child.pid;
   }
 
-  static async start(ns: string): Promise<Agent> {
-    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--import', 'tsx', join(LAB_DIR, 'agent.ts')], {
-      cwd: REPO_ROOT,
+  /** `bundle`: the lab's AgentBundle file. */
+  static async start(ns: string, bundle: string): Promise<Agent> {
+    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, ...BUNDLE_NODE_OPTIONS, bundle], {
       env: labEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
     });

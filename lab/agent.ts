@@ -1,4 +1,4 @@
-// The lab's agent: runs inside one network namespace (`ip netns exec NS node --import tsx lab/agent.ts`) and
+// The lab's agent: runs inside one network namespace (`ip netns exec NS node <bundle>`, lab/agent-bundle.ts) and
 // does what needs a socket there: a node's NodePort backends, the client's connections and requests, the health
 // checker's probes, the L7 CLB's proxy, and windows of loopguard's own probe agent (src/probe, not a copy). Requests arrive as JSON lines on stdin; it exits when stdin closes,
 // so it never outlives the lab that started it.

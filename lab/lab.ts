@@ -2,6 +2,7 @@
 // L4 backend and L7 mode, a node's sysctls). Always stopped: by its owner, by the exit handler, or on a signal.
 import { readFile } from 'node:fs/promises';
 import { CLB_SNAT_SOURCE, HTTP_NODEPORT, L7_PORT, TCP_NODEPORT, VIP, nodeIp, nodeName, podIp, podShadow, probeBindAddress, shadowIp, type ClientKind, type ProbeSource } from './addresses.js';
+import { AgentBundle } from './agent-bundle.js';
 import { Agent } from './agent-client.js';
 import type { Outcome, ProbeWindowRequest } from './agent-protocol.js';
 import type { ProbeReport } from '../src/api/probe.js';
@@ -19,17 +20,29 @@ export interface LabOptions {
 
 export type L7Mode = 'passthrough' | 'snat';
 
-/** What one lab holds: its agents and namespaces. Released exactly once, however the run ends. */
+/** What one lab holds: its agents, their bundle and its namespaces. Released exactly once, however the run ends. */
 class Resources {
   readonly agents: Agent[] = [];
+  readonly namespaces: string[];
+  readonly bundle: AgentBundle;
   private releasing: Promise<void> | undefined;
-  constructor(readonly namespaces: string[]) {}
+  constructor(topology: Topology) {
+    this.namespaces = allNamespaces(topology);
+    this.bundle = new AgentBundle(topology.prefix);
+  }
+
+  async startAgent(ns: string): Promise<Agent> {
+    const agent = await Agent.start(ns, await this.bundle.file());
+    this.agents.push(agent);
+    return agent;
+  }
 
   /** Every caller (owner, signal handler, error path) waits for the same removal. */
   release(): Promise<void> {
     this.releasing ??= (async () => {
       await Promise.all(this.agents.map((a) => a.stop()));
       await removeNamespaces(this.namespaces);
+      await this.bundle.remove();
       live.delete(this);
     })();
     return this.releasing;
@@ -39,6 +52,7 @@ class Resources {
     live.delete(this);
     for (const a of this.agents) a.kill();
     removeNamespacesSync(this.namespaces);
+    this.bundle.removeSync();
   }
 }
 
@@ -76,19 +90,16 @@ export class Lab {
     const o: LabOptions = { nodes: 3, l7TimeoutMs: 4000, log: () => undefined, ...options };
     const topology = topologyNames(newPrefix(), o.nodes);
     // Tracked before anything exists, so a failure half-way is cleaned up like a finished run.
-    const resources = new Resources(allNamespaces(topology));
+    const resources = new Resources(topology);
     track(resources);
     try {
       const t0 = Date.now();
-      await buildTopology(topology);
+      // esbuild bundles the agent while the kernel builds the namespaces.
+      await Promise.all([resources.bundle.file(), buildTopology(topology)]);
       await nftNs(topology.clb, clbRuleset(o.nodes, 'random'));
       await Promise.all(topology.nodes.map((ns, i) => nftNs(ns, nodeObservationRuleset(i) + kubeProxyRuleset(false))));
       const [clb, hc, pod, ...nodes] = await Promise.all(
-        [topology.clb, topology.hc, topology.pod, ...topology.nodes].map(async (ns) => {
-          const agent = await Agent.start(ns);
-          resources.agents.push(agent);
-          return agent;
-        }),
+        [topology.clb, topology.hc, topology.pod, ...topology.nodes].map((ns) => resources.startAgent(ns)),
       );
       const lab = new Lab(topology, o, { clb: clb!, hc: hc!, pod: pod!, nodes }, resources);
       await Promise.all(nodes.map((a, i) => a.serve(nodeName(i), TCP_NODEPORT, HTTP_NODEPORT)));
@@ -171,15 +182,9 @@ export class Lab {
    * (a run without `--probe` never starts them).
    */
   async probeWindow(window: Omit<ProbeWindowRequest, 'node' | 'pod'>): Promise<ProbeReport[]> {
-    this.probers ??= Promise.all(this.topology.pods.map((ns, i) => (i === 0 ? this.agents.pod : this.startAgent(ns))));
+    this.probers ??= Promise.all(this.topology.pods.map((ns, i) => (i === 0 ? this.agents.pod : this.resources.startAgent(ns))));
     const agents = await this.probers;
     return Promise.all(agents.map((a, i) => a.probeWindow({ ...window, node: nodeName(i), pod: `loopguard-probe-${nodeName(i)}` })));
-  }
-
-  private async startAgent(ns: string): Promise<Agent> {
-    const agent = await Agent.start(ns);
-    this.resources.agents.push(agent);
-    return agent;
   }
 
   /** Node i's observation counters (lab/nft.ts): where packets of each source class got to. */

@@ -5,6 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
+import { reapOrphanBundles } from './agent-bundle.js';
 import { latencySvg, renderPng } from './chart.js';
 import { Lab, stopAllLabs } from './lab.js';
 import { gatherFacts, missing, parseSimulated } from './preflight.js';
@@ -37,6 +38,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const reaped = await reapOrphans();
+  await reapOrphanBundles();
   if (reaped.length > 0) console.log(`removed ${reaped.length} namespace(s) left by killed lab runs: ${reaped.join(' ')}`);
 
   const t0 = Date.now();

@@ -10,7 +10,7 @@
 // goes back through the CLB, as TKE's VPC steers CLB return traffic; a node's kube-ipvs0 is a veth left down
 // (the kernel has no dummy driver), on which the VIP is bound as kube-proxy IPVS does.
 import { CLB_HC_LINK, CLB_SNAT_SOURCE, HC_RANGE_SOURCE, HC_VIP_SOURCE, POD_GATEWAY, VIP, VPC_GATEWAY, nodeIp, podCidr, podIp, podShadow, shadowIp } from './addresses.js';
-import { LAB_PREFIX, ownerPid } from './names.js';
+import { LAB_PREFIX, orphaned } from './names.js';
 import { ipNs, run, runSyncQuiet, sysctlNs } from './shell.js';
 
 export interface Topology {
@@ -153,21 +153,9 @@ export function removeNamespacesSync(names: string[]): void {
 
 /** Namespaces left by lab runs whose process is gone (killed with SIGKILL, a crashed CI job); removed. */
 export async function reapOrphans(): Promise<string[]> {
-  const orphans = (await labNamespaces()).filter((n) => {
-    const pid = ownerPid(n);
-    return pid !== undefined && !alive(pid);
-  });
+  const orphans = (await labNamespaces()).filter(orphaned);
   await removeNamespaces(orphans);
   return orphans;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function killQuiet(pid: number): void {

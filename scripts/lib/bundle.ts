@@ -1,6 +1,7 @@
 // One esbuild bundle of loopguard's TypeScript and the parts of its dependencies it reaches, for the two programs
 // shipped as a single file: the operator the image runs (scripts/build-operator.ts) and the kubectl plugin
-// (scripts/plugin/build.ts). The build info (version, commit) is baked in, since no package.json or git sits beside
+// (scripts/plugin/build.ts); also for the data-plane lab's agent, which every lab namespace runs
+// (lab/agent-bundle.ts). The build info (version, commit) is baked in, since no package.json or git sits beside
 // a bundle. Imports nothing from test/: the image's build stage copies only src/, this file, scripts/build-operator.ts
 // and the package files.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -32,7 +33,7 @@ export function gitCommit(): string {
 }
 
 export interface BundleOptions {
-  /** A TypeScript entry point under src/. */
+  /** A TypeScript entry point: under src/, or the lab's agent. */
   entry: string;
   outfile: string;
   commit: string;

@@ -6,7 +6,7 @@
 // says what is missing) rather than skip.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { spawn, execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { VIP } from '../../lab/addresses.js';
@@ -23,13 +23,17 @@ holdForSuite('lab');
 const sh = (cmd: string, args: string[]) =>
   new Promise<string>((resolve, reject) => execFile(cmd, args, { encoding: 'utf8' }, (err, out, stderr) => (err ? reject(new Error(`${cmd} ${args.join(' ')}: ${stderr}`)) : resolve(out))));
 
-/** What a lab run of process `pid` may have left: namespaces, links and nft tables (the caller's namespace too). */
+/**
+ * What a lab run of process `pid` may have left: namespaces, links and nft tables (the caller's namespace too), and
+ * the agent's bundle in the temp dir (lab/agent-bundle.ts).
+ */
 async function leftovers(pid: number): Promise<string[]> {
   const prefix = `${LAB_PREFIX}${pid}-`;
   const namespaces = (await sh('ip', ['netns', 'list'])).split('\n').filter((l) => l.startsWith(prefix));
   const links = (await sh('ip', ['-o', 'link', 'show'])).split('\n').filter((l) => l.includes(LAB_PREFIX));
   const tables = (await sh('nft', ['list', 'tables'])).split('\n').filter((l) => l.includes('lg_lab'));
-  return [...namespaces, ...links, ...tables];
+  const bundles = (await readdir(tmpdir())).filter((f) => f.startsWith(prefix)).map((f) => join(tmpdir(), f));
+  return [...namespaces, ...links, ...tables, ...bundles];
 }
 
 /** `npm run lab` as one process (node + tsx), so its pid is the one in its namespaces' names. */
@@ -221,6 +225,7 @@ describe('npm run lab', () => {
     await waitFor('the lab measuring', () => (run.output().includes('(a) health checks') ? true : undefined), { timeoutMs: 60_000 });
     const pid = run.child.pid ?? -1;
     expect((await sh('ip', ['netns', 'list'])).includes(`${LAB_PREFIX}${pid}-`)).toBe(true);
+    expect((await readdir(tmpdir())).some((f) => f.startsWith(`${LAB_PREFIX}${pid}-`))).toBe(true); // the agent's bundle
     run.child.kill('SIGTERM');
     const code = await run.exited;
     expect({ code, output: code === 143 ? '' : run.output() }).toEqual({ code: 143, output: '' });

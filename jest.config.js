@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { clientNodeBundle } from './test/support/client-node-bundle.js';
 
 // Jest in ESM mode (client-node 2.x is ESM-only). Type-checking is done once by `tsc` in `npm test`,
@@ -22,11 +23,13 @@ const common = {
 export default {
   // Unit tests are far below this; the integration project's runner raises it to 180 s (integration-runner.js).
   testTimeout: 60000,
-  // Unit suites are CPU-bound and independent: one worker per core (2 on the 2-core machines; Jest's default would
-  // be cores - 1). Integration suites mostly wait, and share cluster-wide state: their project's runner
-  // (test/support/integration-runner.js) sizes its own workers (4 unless LOOPGUARD_TEST_INTEGRATION_WORKERS says
-  // otherwise), each with its own control plane, before or after the unit files (never alongside).
-  maxWorkers: '100%',
+  // Unit suites are independent, and most are CPU-bound; a few mostly wait (the emulator's rate windows in
+  // adaptive-rate, 42 s; processes they start). One worker more than cores fills those waits: the unit project took
+  // 65 s instead of 86-90 s on the 2-core machines, the same CPU (two runs each, 2026-12-01). Integration suites mostly
+  // wait, and share cluster-wide state: their project's runner (test/support/integration-runner.js) sizes its own
+  // workers (4 unless LOOPGUARD_TEST_INTEGRATION_WORKERS says otherwise), each with its own control plane, before or
+  // after the unit files (never alongside).
+  maxWorkers: availableParallelism() + 1,
   // Longest suites first, also in a fresh clone whose Jest cache holds no times (test/support/sequencer.js).
   testSequencer: '<rootDir>/test/support/sequencer.js',
   // The 10 slowest suites, each project's sum and the wall time, at the end of every run (docs/development.md).

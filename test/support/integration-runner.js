@@ -7,7 +7,7 @@
 // machines (docs/development.md "The test suite's time": 13.5 min with 4, 15.9 with 3, on the same suites);
 // LOOPGUARD_TEST_INTEGRATION_WORKERS says otherwise. A run Jest makes serial (one file, --runInBand, -w 1)
 // gets one control plane, in Jest's own process, as does LOOPGUARD_USE_EXISTING_CLUSTER=true.
-// Jest runs one runner's files after the other's, so unit suites (CPU-bound, on `maxWorkers`) never load the machine
+// Jest runs one runner's files after the other's, so unit suites (mostly CPU-bound, on `maxWorkers`) never load the machine
 // while integration suites measure intervals.
 // JavaScript, not TypeScript: Jest loads runners natively; the harness comes through tsx, which resolves the
 // project's `.js` imports of `.ts` files like tsc does. jest-runner's ESM build exports the class as its default.

@@ -145,12 +145,15 @@ export function sharedClbAssessment(s: Snapshot, t: TargetSnapshot, assessed: As
   if (!adding && !holding) return undefined;
   const clb = t.clb.clb;
   const binders = otherBinders(s, t.facts, clb.loadBalancerId, { vips: clb.vips ?? [] });
-  // A check of another binder's own listener is that Service's: its own prevent-loopback drops it whatever this one
-  // does, and its own policy (or user) switches it. In a sync-all world TKE puts such a listener back on the VIP for
-  // a moment while two policies converge, before it sees that Service's annotation; counted here, it made this
-  // Service give its prevent-loopback back and take it again a round later, its own listeners on the bound VIP at
-  // TKE's next sync meanwhile (docs/execution.md "Shared CLBs").
-  const own = new Set([t.facts, ...binders.map((u) => u.facts)].flatMap((f) => (f.kind === 'Service' ? matchServiceListeners(f, clb).matched.map((l) => l.listenerId) : [])));
+  // A check of another binder's own listener, while a policy manages that Service, is that policy's: the Service's own
+  // prevent-loopback drops it whatever this one does, and its policy switches it. In a sync-all world TKE puts such a
+  // listener back on the VIP for a moment while two policies converge, before it sees that Service's annotation;
+  // counted here, it made this Service give its prevent-loopback back and take it again a round later, its own
+  // listeners on the bound VIP at TKE's next sync meanwhile (docs/execution.md "Shared CLBs"). A binder nothing
+  // manages (opted out, or no policy selects it) still counts: nothing will switch its listener, and two bindings
+  // loopguard set would otherwise hold each other for good while that check is dropped.
+  const managed = binders.filter((u) => u.policy !== undefined && !u.optedOut).map((u) => u.facts);
+  const own = new Set([t.facts, ...managed].flatMap((f) => (f.kind === 'Service' ? matchServiceListeners(f, clb).matched.map((l) => l.listenerId) : [])));
   const others = vipSourced(clb).filter((c) => c.locationId !== undefined || !own.has(c.listenerId));
   if (others.length === 0) return undefined;
   // Another Service keeps the VIP bound whatever this one does, by its user's prevent-loopback: this one's binds

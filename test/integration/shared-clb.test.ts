@@ -128,8 +128,8 @@ describe.each(TKE_WORLDS)('a user-brought CLB shared by Services of two namespac
       for (const ref of Object.values(refs)) expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce', revertOnDelete: true, l4: { sourceSwitch: world.sourceSwitch } }))).stderr).toBe('');
       for (const ref of Object.values(refs)) await mitigated(ref);
       // Converged: both sources on 100.64, the VIP bound and both Services carrying prevent-loopback, waited for
-      // together, not read once: while the two policies converge in a sync-all world, one was seen to give its
-      // annotation back 0.4 s after adding it and to add it again (docs/execution.md "Shared CLBs": not yet explained).
+      // together, not read once: the annotations reach the apiserver in separate rounds (and before 2026-12-01 one was
+      // given back while TKE had the other's listener on the VIP for a moment: docs/execution.md "Shared CLBs").
       const annotated = async () => (await Promise.all([h, i].map(async (ns) => (await core.readNamespacedService({ namespace: ns, name: 'shared' })).metadata?.annotations?.[PREVENT]))).every((v) => v === 'true');
       await waitFor('both sources on 100.64, the VIP bound and both Services carrying prevent-loopback', async () => ((await sourceOf(8080)) === 1 && (await sourceOf(9090)) === 1 && (await vipBound()) && (await annotated()) ? true : undefined), { timeoutMs: 30_000 });
       // A SharedClb Event (whichever policy planned first may have seen the other's listener on the VIP) counts the

@@ -177,7 +177,7 @@ describe('prevent-loopback on a CLB shared by several Services', () => {
   it.each<{ state: string; annotations: Record<string, string>; record?: Originals }>([
     { state: 'holds its prevent-loopback', annotations: { [PL]: 'true' }, record: converged },
     { state: 'is about to set its prevent-loopback', annotations: {} },
-  ])("another Service binds the VIP by loopguard's prevent-loopback and its own listener is (back) on the VIP, a moment while two policies converge: this one $state (that check is the binder's own, dropped by its binding whatever this one does)", ({ annotations, record }) => {
+  ])("another Service a policy manages binds the VIP by loopguard's prevent-loopback and its own listener is (back) on the VIP, a moment while two policies converge: this one $state (that check is the binder's own, dropped by its binding whatever this one does, and its policy switches it)", ({ annotations, record }) => {
     const I = svc('i', 9090, { [PL]: 'true' });
     const t = gathered(svc('h', 8080, annotations), shared(record ? 1 : 0, 0), record ? { ownership: { originals: record, owner: OWNER } } : {});
     const [p] = planPolicy(snapshot([t], { spec: SPEC, others: [I], loopguardAnnotated: [targetKey(I)] })).targets;
@@ -186,6 +186,18 @@ describe('prevent-loopback on a CLB shared by several Services', () => {
     expect(steps.some((x) => x.kind === 'AnnotateTarget' && x.set[PL] === null)).toBe(false);
     expect(annotates(steps)).toBe(!record);
     expect(steps.some((s) => s.kind === 'SetListenerHealthCheckSource' && s.listenerId !== 'lbl-8080')).toBe(false);
+  });
+
+  it.each<{ why: string; annotations: Record<string, string>; unmanaged: boolean }>([
+    { why: 'no policy selects it (its record held under a deleted one)', annotations: {}, unmanaged: true },
+    { why: 'it is opted out (loopguard.dev/skip)', annotations: { 'loopguard.dev/skip': 'true' }, unmanaged: false },
+  ])("the binder whose own listener is on the VIP is one nothing manages, as $why: its check still counts, and this one's prevent-loopback is taken back (two bindings loopguard set would hold each other for good while that check is dropped)", ({ annotations, unmanaged }) => {
+    const I = svc('i', 9090, { [PL]: 'true', ...annotations }, 'api-i');
+    const t = gathered(svc('h', 8080, { [PL]: 'true' }), shared(1, 0), { ownership: { originals: converged, owner: OWNER } });
+    const [p] = planPolicy(snapshot([t], { spec: SPEC, others: [I], loopguardAnnotated: [targetKey(I)], ...(unmanaged ? { policies: { 'api-i': undefined } } : {}) })).targets;
+    const steps = p?.plan.steps ?? [];
+    expect(p?.assessment.rootCause.id).toBe('SharedClb');
+    expect(steps[0]).toMatchObject({ kind: 'AnnotateTarget', set: { [PL]: null }, restore: true });
   });
 
   it('a listener another target of this policy switches in this pass: no Conflict, prevent-loopback in the next pass', () => {

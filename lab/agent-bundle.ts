@@ -7,7 +7,7 @@
 // removes it with its namespaces, and a later run removes the directory of a run whose pid is gone (a SIGKILLed
 // run), as it does that run's namespaces.
 import { rmSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -52,9 +52,20 @@ export class AgentBundle {
   }
 }
 
-/** Bundle directories of lab runs whose process is gone (killed with SIGKILL); removed. */
-export async function reapOrphanBundles(): Promise<void> {
-  const tmp = tmpdir();
-  const orphans = (await readdir(tmp)).filter((name) => BUNDLE_DIR.test(name) && orphaned(name));
-  await Promise.all(orphans.map((name) => rm(join(tmp, name), { recursive: true, force: true })));
+/**
+ * Bundle directories of lab runs whose process is gone (killed with SIGKILL), in `dir` (the temp dir); removed, best
+ * effort. Only real directories this user owns: the lab runs as root, and a name in a shared temp dir is anyone's to
+ * make, so a directory (or symlink) someone else made with a matching name is left alone — removing it recursively
+ * as root would follow whatever they swap into it. A directory mkdtemp made for this user is 0700: nobody else can
+ * change what is inside. One that cannot be removed is left for a later run, not a reason to fail this one.
+ */
+export async function reapOrphanBundles(dir = tmpdir()): Promise<void> {
+  const uid = process.getuid?.();
+  const orphans: string[] = [];
+  for (const name of await readdir(dir)) {
+    if (!BUNDLE_DIR.test(name) || !orphaned(name)) continue;
+    const st = await lstat(join(dir, name)).catch(() => undefined);
+    if (st?.isDirectory() && (uid === undefined || st.uid === uid)) orphans.push(join(dir, name));
+  }
+  await Promise.allSettled(orphans.map((path) => rm(path, { recursive: true, force: true })));
 }

@@ -94,8 +94,10 @@ export class Lab {
     track(resources);
     try {
       const t0 = Date.now();
-      // esbuild bundles the agent while the kernel builds the namespaces.
-      await Promise.all([resources.bundle.file(), buildTopology(topology)]);
+      // esbuild bundles the agent while the kernel builds the namespaces; both settle before a failure of either is
+      // thrown, so the release that follows finds every namespace the build made.
+      const built = await Promise.allSettled([resources.bundle.file(), buildTopology(topology)]);
+      for (const r of built) if (r.status === 'rejected') throw r.reason;
       await nftNs(topology.clb, clbRuleset(o.nodes, 'random'));
       await Promise.all(topology.nodes.map((ns, i) => nftNs(ns, nodeObservationRuleset(i) + kubeProxyRuleset(false))));
       const [clb, hc, pod, ...nodes] = await Promise.all(

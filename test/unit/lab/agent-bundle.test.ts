@@ -3,7 +3,7 @@
 // or root needed: the agent runs in this one.
 import { describe, expect, it } from '@jest/globals';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -15,33 +15,42 @@ describe('the lab agent bundle', () => {
   it('answers a request and a malformed line as lab/agent.ts does, exits 0 when stdin closes, and is removed with the lab', async () => {
     const prefix = newPrefix();
     const bundle = new AgentBundle(prefix);
-    const file = await bundle.file();
-    expect(dirname(file).startsWith(join(tmpdir(), `${prefix}agent-`))).toBe(true);
+    let file: string | undefined;
+    try {
+      file = await bundle.file();
+      expect(dirname(file).startsWith(join(tmpdir(), `${prefix}agent-`))).toBe(true);
 
-    const child = spawn(process.execPath, [...BUNDLE_NODE_OPTIONS, file], { stdio: ['pipe', 'pipe', 'inherit'] });
-    const lines: unknown[] = [];
-    createInterface({ input: child.stdout }).on('line', (l) => lines.push(JSON.parse(l)));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-    child.stdin.write(`${JSON.stringify({ id: 1, req: { op: 'ping' } })}\nnot json\n`);
-    child.stdin.end();
-    expect(await exited).toBe(0);
-    expect(lines).toEqual(expect.arrayContaining([{ id: 1, ok: true, result: 'pong' }, { id: -1, ok: false, error: expect.stringMatching(/JSON/) }]));
-    expect(lines).toHaveLength(2);
-
-    await bundle.remove();
-    expect(existsSync(dirname(file))).toBe(false);
+      const child = spawn(process.execPath, [...BUNDLE_NODE_OPTIONS, file], { stdio: ['pipe', 'pipe', 'inherit'] });
+      const lines: unknown[] = [];
+      createInterface({ input: child.stdout }).on('line', (l) => lines.push(JSON.parse(l)));
+      const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+      child.stdin.write(`${JSON.stringify({ id: 1, req: { op: 'ping' } })}\nnot json\n`);
+      child.stdin.end();
+      expect(await exited).toBe(0);
+      expect(lines).toEqual(expect.arrayContaining([{ id: 1, ok: true, result: 'pong' }, { id: -1, ok: false, error: expect.stringMatching(/JSON/) }]));
+      expect(lines).toHaveLength(2);
+    } finally {
+      await bundle.remove();
+    }
+    expect(file !== undefined && !existsSync(dirname(file))).toBe(true);
   });
 
-  it("removes a bundle directory whose run is gone, and not a live run's", async () => {
+  it("removes a bundle directory whose run is gone, and not a live run's, nor a symlink or a file with such a name", async () => {
     const gone = spawnSync('true').pid; // exited: no process has this pid (until it is reused)
-    const dead = join(tmpdir(), `lg-lab-${gone}-1-agent-test01`);
-    const live = join(tmpdir(), `lg-lab-${process.pid}-999-agent-test02`);
-    for (const d of [dead, live]) mkdirSync(join(d, 'inside'), { recursive: true });
+    const root = mkdtempSync(join(tmpdir(), 'lg-reap-test-'));
+    const dead = join(root, `lg-lab-${gone}-1-agent-test01`);
+    const live = join(root, `lg-lab-${process.pid}-999-agent-test02`);
+    const target = join(root, 'not-a-bundle');
+    const link = join(root, `lg-lab-${gone}-2-agent-test03`);
+    const file = join(root, `lg-lab-${gone}-3-agent-test04`);
     try {
-      await reapOrphanBundles();
-      expect([existsSync(dead), existsSync(live)]).toEqual([false, true]);
+      for (const d of [dead, live, join(target, 'kept')]) mkdirSync(join(d, 'inside'), { recursive: true });
+      symlinkSync(target, link);
+      writeFileSync(file, '');
+      await reapOrphanBundles(root);
+      expect([dead, live, link, file, join(target, 'kept', 'inside')].map((p) => existsSync(p))).toEqual([false, true, true, true, true]);
     } finally {
-      for (const d of [dead, live]) rmSync(d, { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

@@ -1,19 +1,22 @@
 // @kubernetes/client-node as one ES module, for Jest. Jest gives every test file its own module registry and links
-// each ES module a file imports into it: client-node is 1,033 of them (one per API model), about 0.7 s of CPU for each
-// of the ~90 test files that load it, on every run. One module of the same code costs about 0.2 s. It is the same
-// package, only concatenated, as the operator's own bundle (scripts/lib/bundle.ts) concatenates it into the image.
+// each module a file imports into it: client-node is 1,033 ES modules (one per API model) and its dependencies
+// (undici alone 132 files), about 0.7 s of CPU for each of the ~90 test files that load it, on every run. One
+// minified module of the same code costs a file about 0.25 s. It is the same code, only concatenated, as the
+// operator's own bundle (scripts/lib/bundle.ts) concatenates it into the image; its dependencies are bundled too,
+// Node's own modules required through Node (the banner), and ws's optional native helpers stay absent as they are here.
 //
-// client-node's dependencies stay outside, each imported by the absolute path Node's resolution gives from
-// client-node's own files (some are client-node's nested copies, e.g. its js-yaml), so the bundle loads exactly the
-// files client-node would. jest.config.js maps both ways loopguard imports client-node onto it: the package, and
+// jest.config.js maps both ways loopguard imports client-node onto it: the package, and
 // `dist/gen/apis/exception.js` (src/runtime/kube-errors.ts imports ApiException from there, to keep client-node out of
-// the CLI's `--help`); one module for both keeps one ApiException class, so `instanceof` holds.
+// the CLI's `--help`); one module for both keeps one ApiException class, so `instanceof` holds. Another deep import
+// would load a second copy beside it in tests only: map it there too.
 //
-// Built once per client-node version, esbuild version, checkout and version of this file, into the cache outside the repo that the other
-// builds use (~/.cache/loopguard, or $LOOPGUARD_CACHE); written to a temporary name and renamed, so two runs starting
-// together never read half a file. JavaScript, not TypeScript: jest.config.js loads it natively.
+// Built once per checkout and per contents of its installed packages (the lockfile npm writes into node_modules),
+// esbuild version and version of this file, into the cache outside the repo that the other builds use
+// (~/.cache/loopguard, or $LOOPGUARD_CACHE); a checkout's bundles a day old are removed then. Written to a temporary name
+// and renamed, so two runs starting together never read half a file. JavaScript, not TypeScript: jest.config.js
+// loads it natively.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import process from 'node:process';
@@ -23,32 +26,47 @@ import { build, version as esbuildVersion } from 'esbuild';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PACKAGE = join(ROOT, 'node_modules', '@kubernetes', 'client-node');
 
-/** The bundle's path, built first when the cache has none for this client-node, esbuild and checkout. */
+const DAY_MS = 24 * 3600_000;
+
+const hash = (...parts) => parts.reduce((h, p) => h.update(p).update('\0'), createHash('sha256')).digest('hex').slice(0, 16);
+
+/** The bundle's path, built first when the cache has none for this checkout, its packages, esbuild and this file. */
 export async function clientNodeBundle() {
-  const manifest = readFileSync(join(PACKAGE, 'package.json'));
-  // This file's own text is in the key: a change to how the bundle is made makes a new one.
-  const key = createHash('sha256').update(manifest).update(esbuildVersion).update(ROOT).update(readFileSync(fileURLToPath(import.meta.url))).digest('hex').slice(0, 16);
+  const installed = readFileSync(join(ROOT, 'node_modules', '.package-lock.json'));
+  const version = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8')).version;
+  const checkout = `client-node-${version}-${hash(ROOT)}-`;
   const cache = process.env.LOOPGUARD_CACHE ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'loopguard');
-  const file = join(cache, 'jest', `client-node-${JSON.parse(manifest.toString()).version}-${key}.mjs`);
+  const dir = join(cache, 'jest');
+  const file = join(dir, `${checkout}${hash(installed, esbuildVersion, readFileSync(fileURLToPath(import.meta.url)))}.mjs`);
   if (existsSync(file)) return file;
-  mkdirSync(dirname(file), { recursive: true });
+  mkdirSync(dir, { recursive: true });
   const partial = `${file}.${process.pid}.partial`;
-  await build({
-    stdin: { contents: "export * from './dist/index.js';", resolveDir: PACKAGE, sourcefile: 'client-node-bundle.mjs' },
-    outfile: partial,
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node24',
-    // As the operator's bundle: less to parse, every name kept (stack traces, error names).
-    minifyWhitespace: true,
-    minifySyntax: true,
-    keepNames: true,
-    legalComments: 'none',
-    logLevel: 'warning',
-    // CommonJS dependencies (undici, openid-client, …) require Node's own modules: through Node's require.
-    banner: { js: "import { createRequire as __loopguardCreateRequire } from 'node:module'; const require = __loopguardCreateRequire(import.meta.url);" },
-  });
-  renameSync(partial, file);
+  try {
+    await build({
+      stdin: { contents: "export * from './dist/index.js';", resolveDir: PACKAGE, sourcefile: 'client-node-bundle.mjs' },
+      outfile: partial,
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node24',
+      // As the operator's bundle: less to parse, every name kept (stack traces, error names).
+      minifyWhitespace: true,
+      minifySyntax: true,
+      keepNames: true,
+      legalComments: 'none',
+      logLevel: 'warning',
+      // The CommonJS dependencies (undici, ws, …) require Node's own modules: through Node's require.
+      banner: { js: "import { createRequire as __loopguardCreateRequire } from 'node:module'; const require = __loopguardCreateRequire(import.meta.url);" },
+    });
+    renameSync(partial, file);
+  } finally {
+    rmSync(partial, { force: true });
+  }
+  // A checkout's bundles made for other packages or another version of this file, once a day old: a run still going
+  // from this checkout (hours at most) may be reading one younger than that.
+  for (const old of readdirSync(dir)) {
+    const path = join(dir, old);
+    if (old.startsWith(checkout) && old.endsWith('.mjs') && path !== file && Date.now() - statSync(path).mtimeMs > DAY_MS) rmSync(path, { force: true });
+  }
   return file;
 }

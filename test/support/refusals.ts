@@ -6,7 +6,7 @@
 // reads. One process for a table instead of one per row: each `kubectl apply` costs about 0.3 s of CPU, and the two
 // admission tables send 135 rows with apply (docs/development.md, fourteenth session). kubectl prints a refusal of a
 // single object in another form ("The LoopbackPolicy "n" is invalid: …"); the tables' `create` rows still show it.
-import { expect } from '@jest/globals';
+import { beforeAll, expect } from '@jest/globals';
 import { kubectl } from './kube.js';
 
 export interface RefusedRow {
@@ -35,29 +35,35 @@ async function applyRefused(objects: ReadonlyArray<object>): Promise<string[]> {
 }
 
 /**
- * Checks row i of `rows()` (called once, when the first row is checked: by then the suite's namespace exists): the
- * rows sent with `apply` go together, a `create` row on its own, and each refusal must read as a user needs it to:
- * the apiserver's (422 Invalid naming the object; for a field the schema does not know, 400 naming the kind), with
- * every fragment the row expects, no CEL rule printed in place of its message and no megabyte of input echoed back.
+ * Sends the table once, in a `beforeAll` of the calling `describe` (after the file's own, which make the namespace
+ * `rows` may name): the rows sent with `apply` together, each `create` row on its own. Returns the check of row i: its
+ * refusal must read as a user needs it to: the apiserver's (422 Invalid naming the object; for a field the schema does
+ * not know, 400 naming the kind), with every fragment the row expects, no CEL rule printed in place of its message and
+ * no megabyte of input echoed back. A table that could not be sent (a row accepted) fails every row, not the describe.
  */
-export function refusalTable(rows: () => readonly RefusedRow[]): (i: number, fragments: readonly string[]) => Promise<void> {
-  let table: readonly RefusedRow[] | undefined;
-  let applied: Promise<string[]> | undefined;
-  const refusalOf = async (row: RefusedRow, all: readonly RefusedRow[]): Promise<string> => {
-    if (row.create) {
+export function refusalTable(rows: () => readonly RefusedRow[]): (i: number, fragments: readonly string[]) => void {
+  let table: readonly RefusedRow[] = [];
+  let refusals: string[] | Error = new Error('the table was not sent');
+  beforeAll(async () => {
+    table = rows();
+    const applied = applyRefused(table.filter((r) => !r.create).map((r) => r.manifest));
+    const created = table.map(async (row) => {
+      if (!row.create) return undefined;
       const r = await kubectl(['create', '-f', '-'], { input: JSON.stringify(row.manifest) });
-      expect(r.code).not.toBe(0);
-      return r.stderr;
+      return r.code === 0 ? new Error(`kubectl create accepted ${row.manifest.kind} ${row.manifest.metadata.name}`) : r.stderr;
+    });
+    try {
+      const [sent, one] = await Promise.all([applied, Promise.all(created)]);
+      let next = 0;
+      refusals = one.map((c) => (c === undefined ? sent[next++]! : c instanceof Error ? c.message : c));
+    } catch (err) {
+      refusals = err instanceof Error ? err : new Error(String(err));
     }
-    const sent = all.filter((r) => !r.create);
-    applied ??= applyRefused(sent.map((r) => r.manifest));
-    return (await applied)[sent.indexOf(row)]!;
-  };
-  return async (i, fragments) => {
-    const all = (table ??= rows());
-    const row = all[i]!;
-    const message = await refusalOf(row, all);
-    const { kind, metadata } = row.manifest;
+  }, 240_000);
+  return (i, fragments) => {
+    if (refusals instanceof Error) throw refusals;
+    const message = refusals[i]!;
+    const { kind, metadata } = table[i]!.manifest;
     // Which answer is expected comes from the row, not from the message: a field the schema does not know is a 400
     // naming the kind; anything else a 422 naming the object.
     if (fragments.some((f) => f.startsWith('unknown field'))) {

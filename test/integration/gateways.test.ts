@@ -169,7 +169,13 @@ describe(`Envoy Gateway ${tools.version} and the LoadBalancer Service it generat
 
   it("copies the EnvoyProxy's envoyService.annotations onto every Gateway's Service", async () => {
     for (const gateway of ['web', 'api']) {
-      expect((await service(gateway, 'the generated Service')).metadata?.annotations).toEqual({ [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' });
+      // Waited for, and said when not there at first: in one loaded run (2026-12-01) a Service read after the first
+      // test had none yet. EG reconciling the Gateway before its cache held the EnvoyProxy, both created moments
+      // before, is the likely cause (EG's logs were not kept); docs/gateways.md says what it means on TKE.
+      const first = (await service(gateway, 'the generated Service')).metadata?.annotations;
+      if (first?.[SUBNET] === undefined) console.log(`[gateways] ${gateway}: the generated Service had none of the EnvoyProxy's annotations when first read (${JSON.stringify(first ?? {})})`);
+      const svc = await service(gateway, "the EnvoyProxy's annotations on the generated Service", (x) => x.metadata?.annotations?.[SUBNET] !== undefined);
+      expect(svc.metadata?.annotations).toEqual({ [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' });
     }
   });
 

@@ -25,6 +25,12 @@ interface Entry {
   observation: ClbObservation;
   /** Loaded from the observation checkpoint (a previous leader's read), not read by this process: no raw listeners. */
   seeded?: boolean;
+  /**
+   * How new what the entry holds is (ClbObserver.seq): the number a read took when it was sent, or a write patched in
+   * took. A read sent before may have been answered before that write took effect (docs/history.md, 2026-12-01), or
+   * before a newer read: it is not stored over the entry. Seeded entries are older than any read (0).
+   */
+  seq?: number;
 }
 
 function health(targets: readonly { status: string }[]): BackendHealth | undefined {
@@ -90,6 +96,8 @@ export class ClbObserver {
   private readonly listeners = new Map<string, RawListener[]>();
   /** When a round last asked for each CLB (observe), so that CLBs no target names any more can be dropped (sweep). */
   private readonly used = new Map<string, number>();
+  /** Taken by every read when it is sent and every write patched in: orders the two (Entry.seq). */
+  private seq = 0;
   /**
    * Told of every read whose observation differs from the cached one as a plan reads it (plannedView): the work that
    * concerns that CLB, and only it, is planned again (routing.ts), the reader's own included (another of its chunks
@@ -134,7 +142,7 @@ export class ClbObserver {
   private patchFacts(id: string, change: (clb: ClbFacts) => ClbFacts): void {
     const e = this.cache.get(id);
     if (e?.observation.state !== 'Found') return;
-    this.cache.set(id, { ...e, observation: { state: 'Found', clb: change(e.observation.clb) } });
+    this.cache.set(id, { ...e, observation: { state: 'Found', clb: change(e.observation.clb) }, seq: ++this.seq });
   }
 
   /** Observations for `ids`, reading from the CLB API those not read within `maxAgeMs`. */
@@ -219,6 +227,7 @@ export class ClbObserver {
   }
 
   private async refresh(ids: string[], signal?: AbortSignal): Promise<void> {
+    const sent = ++this.seq;
     const found = await this.clb.describeLoadBalancers(ids, { signal });
     const byId = new Map(found.map((lb) => [lb.loadBalancerId, lb]));
     const [listenerSets, healthSets] = await Promise.all([
@@ -227,21 +236,26 @@ export class ClbObserver {
     ]);
     const healthById = new Map(healthSets.map((h) => [h.loadBalancerId, h]));
     const at = this.now();
+    // A read older than the entry (sent before loopguard's last write to the CLB, or before a read already stored) keeps
+    // neither its answer nor its read time: the cache keeps the newer value, and after a write the CLB stays due, so
+    // the next drift check reads it again.
+    const stale = (id: string): boolean => (this.cache.get(id)?.seq ?? 0) > sent;
     found.forEach((lb, i) => {
+      if (stale(lb.loadBalancerId)) return;
       const listeners = listenerSets[i] ?? [];
       this.listeners.set(lb.loadBalancerId, rawListeners(listeners));
-      this.store(lb.loadBalancerId, at, { state: 'Found', clb: clbFacts(lb, listeners, healthById.get(lb.loadBalancerId)) });
+      this.store(lb.loadBalancerId, at, sent, { state: 'Found', clb: clbFacts(lb, listeners, healthById.get(lb.loadBalancerId)) });
     });
     for (const id of ids) {
-      if (byId.has(id)) continue;
-      this.store(id, at, { state: 'NotFound', loadBalancerId: id });
+      if (byId.has(id) || stale(id)) continue;
+      this.store(id, at, sent, { state: 'NotFound', loadBalancerId: id });
     }
   }
 
   /** A read's result: the read time always, onChange only when the observation differs from the cached one. */
-  private store(id: string, at: number, observation: ClbObservation): void {
+  private store(id: string, at: number, seq: number, observation: ClbObservation): void {
     const before = this.cache.get(id);
-    this.cache.set(id, { at, observation });
+    this.cache.set(id, { at, observation, seq });
     // A seeded entry read the same is not news: a converged plan does not depend on whether its read was seeded; nor
     // is what no plan reads (plannedView: backend health behind a 100.64 source comes and goes with the backends).
     if (before && !isDeepStrictEqual(plannedView(before.observation), plannedView(observation))) this.onChange(id);

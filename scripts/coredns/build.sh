@@ -16,6 +16,7 @@ COREDNS_MODULE=github.com/coredns/coredns
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/go-tool.sh"
 
 out=$(lg_tool_dir coredns "$COREDNS_VERSION")
+lg_tool_lock "$out"
 if [ -x "$out/coredns" ]; then
   echo "$out"
   exit 0

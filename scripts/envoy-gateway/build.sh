@@ -17,6 +17,7 @@ EG_MODULE=github.com/envoyproxy/gateway
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/go-tool.sh"
 
 out=$(lg_tool_dir envoy-gateway "$EG_VERSION")
+lg_tool_lock "$out"
 if [ -x "$out/envoy-gateway" ] && [ -s "$out/crds/gatewayapi-crds.yaml" ] && [ -s "$out/crds/gateway.envoyproxy.io_envoyproxies.yaml" ]; then
   echo "$out"
   exit 0

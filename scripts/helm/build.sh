@@ -11,6 +11,7 @@ HELM_VERSION=v3.21.4
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/go-tool.sh"
 
 out=$(lg_tool_dir helm "$HELM_VERSION")
+lg_tool_lock "$out"
 if [ -x "$out/helm" ]; then
   echo "$out/helm"
   exit 0

@@ -13,6 +13,7 @@ KREW_VERSION=v0.4.3
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/go-tool.sh"
 
 out=$(lg_tool_dir krew "$KREW_VERSION")
+lg_tool_lock "$out"
 if [ -x "$out/krew" ] && [ -x "$out/validate-krew-manifest" ] && [ -L "$out/kubectl-krew" ]; then
   echo "$out"
   exit 0

@@ -8,6 +8,16 @@ lg_tool_dir() {
   echo "${LOOPGUARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopguard}/$1/$2"
 }
 
+# Holds "$1.lock" until the calling script exits, so that one build of a tool's version runs at a time: on a fresh
+# machine two suites side by side need the same tool (coredns and dns-managed: CoreDNS), and the second build removed
+# the first's "$out.tmp" under it. The second waits, then finds the tool built. Taken before the cache is looked at.
+#   lg_tool_lock OUT
+lg_tool_lock() {
+  mkdir -p "$(dirname "$1")"
+  exec 9>"$1.lock"
+  flock 9
+}
+
 # Go on PATH (Debian's machines keep it in /usr/local/go/bin); exit 3, "cannot be built here", without it.
 #   $1: what the tool is for, for the message
 lg_need_go() {

@@ -27,8 +27,8 @@ interface Entry {
   seeded?: boolean;
   /**
    * How new what the entry holds is (ClbObserver.seq): the number a read took when it was sent, or a write patched in
-   * took. A read sent before may have been answered before that write took effect (docs/history.md, 2026-12-01), or
-   * before a newer read: it is not stored over the entry. Seeded entries are older than any read (0).
+   * took. A read sent before may have been answered before that write took effect, or before a newer read: it is not
+   * stored over the entry (docs/history.md "Landed on 2026-12-01, sixteenth session"). Seeded entries hold 0.
    */
   seq?: number;
 }

@@ -1,7 +1,7 @@
 // A read that was sent before loopguard's own write to the CLB took effect, and is answered after the write's task
 // succeeded and was patched into the cache (listenerSourceWritten), holds the value from before the write. Stored, it
 // put the VIP source back in the cache with a fresh read time, and the next plan, whose record already says
-// "applied", called it drift (docs/history.md "A drift correction no TKE write explains"). It is not stored: the cache
+// "applied", called it drift (docs/history.md "Landed on 2026-12-01, sixteenth session"). It is not stored: the cache
 // keeps the written value and its read time, so the CLB stays due and the next drift check reads it again.
 import { describe, expect, it } from '@jest/globals';
 import type { ClbReader, ListenerInfo, LoadBalancerInfo } from '../../src/cloud/index.js';

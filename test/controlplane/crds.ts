@@ -9,15 +9,13 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', 
 export const CRD_DIRS = [join(REPO_ROOT, 'crds'), join(REPO_ROOT, 'sim', 'crds')];
 
 /**
- * The environment of the tests' short-lived Go clients (kubectl, helm): one OS thread for Go code, and garbage
- * collected at 4x the live heap instead of 2x. A run of kubectl is mostly start-up, and with two Ps its garbage
- * collector marks on the second core too: `kubectl apply --server-side` measured 0.30 s of CPU with the default and
- * 0.24 s with one P (20 runs each, twice, 2026-11-30, a quiet machine; over the 1,300 runs of a whole `npm test`, on a
- * busy machine, 0.29 s against 0.30-0.32 s: docs/development.md "The floor at today's CPU"). GOGC=400 then took 121
- * runs (`apply` and `get`) from 11.6-13.0 s of CPU to 8.8-9.6 s (2026-12-01, "Sixteenth session"); a run lives well
- * under a second, so its heap never grows far. Their answers are the same.
+ * The environment of the tests' short-lived Go clients (kubectl, helm): one OS thread for Go code. A run of kubectl
+ * is mostly start-up, and with two Ps its garbage collector marks on the second core too: `kubectl apply
+ * --server-side` measured 0.30 s of CPU with the default and 0.24 s with one P (20 runs each, twice, 2026-11-30, a
+ * quiet machine); over the 1,300 runs of a whole `npm test`, on a busy machine, 0.29 s against 0.30-0.32 s (docs/
+ * development.md "The floor at today's CPU"). Their answers are the same.
  */
-export const GO_CLIENT_ENV = { GOMAXPROCS: '1', GOGC: '400' } as const;
+export const GO_CLIENT_ENV = { GOMAXPROCS: '1' } as const;
 
 function run(args: string[]): Promise<string> {
   return new Promise((resolvePromise, reject) => {

@@ -54,18 +54,10 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/**
- * etcd and kube-apiserver collect garbage at 4x their live heap instead of 2x (GOGC=400; a GOGC in the environment
- * wins): a kube-apiserver serving 121 `kubectl` runs used 1.55-1.62 s of CPU against 1.85-2.00, an idle one 0.76 s a
- * minute and a half against 0.81-0.86, for about 90 MB more RSS each (2026-12-01, docs/development.md "Sixteenth
- * session"). The tests run several control planes on two cores; memory they have.
- */
-const SERVER_ENV = { GOGC: '400' } as const;
-
 function spawnLogged(bin: string, args: string[], logFile: string, detached: boolean): ChildProcess {
   const fd = openSync(logFile, 'a');
   try {
-    const child = spawn(bin, args, { stdio: ['ignore', fd, fd], detached, env: { ...SERVER_ENV, ...process.env } });
+    const child = spawn(bin, args, { stdio: ['ignore', fd, fd], detached });
     if (detached) child.unref();
     return child;
   } finally {

@@ -13,6 +13,7 @@ lg_tool_dir() {
 # the first's "$out.tmp" under it. The second waits, then finds the tool built. Taken before the cache is looked at.
 #   lg_tool_lock OUT
 lg_tool_lock() {
+  command -v flock >/dev/null 2>&1 || return 0 # util-linux; without it, builds are not serialized (as before)
   mkdir -p "$(dirname "$1")"
   exec 9>"$1.lock"
   flock 9
@@ -38,7 +39,8 @@ lg_tool_build() {
   rm -rf "$out.tmp" && mkdir -p "$out.tmp"
   lg_tool_started=$(date +%s)
   echo "loopguard: building $name $version (a few minutes the first time)" >&2
-  GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod GOBIN="$out.tmp" go install -trimpath -ldflags "-s -w $ldflags" "$@" >&2
+  # 9>&-: the lock's descriptor (lg_tool_lock) stays with this script, not with go's processes.
+  GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod GOBIN="$out.tmp" go install -trimpath -ldflags "-s -w $ldflags" "$@" >&2 9>&-
 }
 
 # Moves "$out.tmp" to "$out".   lg_tool_publish NAME OUT

@@ -26,8 +26,8 @@ interface Entry {
   /** Loaded from the observation checkpoint (a previous leader's read), not read by this process: no raw listeners. */
   seeded?: boolean;
   /**
-   * How new what the entry holds is (ClbObserver.seq): the number a read took when it was sent, or a write patched in
-   * took. A read sent before may have been answered before that write took effect, or before a newer read: it is not
+   * How new what the entry holds is (ClbObserver.seq): the number a read took when it was asked for, or a write
+   * patched in took. A read sent before may have been answered before that write took effect, or before a newer read: it is not
    * stored over the entry (docs/history.md "Landed on 2026-12-01, sixteenth session"). Seeded entries hold 0.
    */
   seq?: number;
@@ -96,8 +96,13 @@ export class ClbObserver {
   private readonly listeners = new Map<string, RawListener[]>();
   /** When a round last asked for each CLB (observe), so that CLBs no target names any more can be dropped (sweep). */
   private readonly used = new Map<string, number>();
-  /** Taken by every read when it is sent and every write patched in: orders the two (Entry.seq). */
+  /** Taken by every read when it is asked for and every write patched in: orders the two (Entry.seq). */
   private seq = 0;
+  /**
+   * The seq an invalidated CLB had when its entry went (a write whose outcome is unknown, a plan superseded): a read
+   * asked for before that is not stored either. Dropped with the next read stored, or by sweep.
+   */
+  private readonly invalidated = new Map<string, { seq: number; at: number }>();
   /**
    * Told of every read whose observation differs from the cached one as a plan reads it (plannedView): the work that
    * concerns that CLB, and only it, is planned again (routing.ts), the reader's own included (another of its chunks
@@ -203,6 +208,7 @@ export class ClbObserver {
   }
 
   invalidate(id: string): void {
+    this.invalidated.set(id, { seq: ++this.seq, at: this.now() });
     this.cache.delete(id);
     this.listeners.delete(id);
   }
@@ -223,6 +229,7 @@ export class ClbObserver {
       dropped.push(id);
     }
     for (const [id, at] of this.used) if (at < before && !this.cache.has(id)) this.used.delete(id);
+    for (const [id, { at }] of this.invalidated) if (at < before) this.invalidated.delete(id);
     return dropped;
   }
 
@@ -236,10 +243,11 @@ export class ClbObserver {
     ]);
     const healthById = new Map(healthSets.map((h) => [h.loadBalancerId, h]));
     const at = this.now();
-    // A read older than the entry (sent before loopguard's last write to the CLB, or before a read already stored) keeps
-    // neither its answer nor its read time: the cache keeps the newer value, and after a write the CLB stays due, so
-    // the next drift check reads it again.
-    const stale = (id: string): boolean => (this.cache.get(id)?.seq ?? 0) > sent;
+    // A read older than the entry (asked for before loopguard's last write to the CLB was patched in, before a read
+    // already stored, or before the CLB was invalidated) keeps neither its answer nor its read time: the cache keeps
+    // the newer value, and the CLB stays due, so the next drift check reads it again. Conservative: `sent` is taken
+    // before the client's throttle, so a read that reached the CLB after the write is dropped too (one more read).
+    const stale = (id: string): boolean => Math.max(this.cache.get(id)?.seq ?? 0, this.invalidated.get(id)?.seq ?? 0) > sent;
     found.forEach((lb, i) => {
       if (stale(lb.loadBalancerId)) return;
       const listeners = listenerSets[i] ?? [];
@@ -256,6 +264,7 @@ export class ClbObserver {
   private store(id: string, at: number, seq: number, observation: ClbObservation): void {
     const before = this.cache.get(id);
     this.cache.set(id, { at, observation, seq });
+    this.invalidated.delete(id);
     // A seeded entry read the same is not news: a converged plan does not depend on whether its read was seeded; nor
     // is what no plan reads (plannedView: backend health behind a 100.64 source comes and goes with the backends).
     if (before && !isDeepStrictEqual(plannedView(before.observation), plannedView(observation))) this.onChange(id);

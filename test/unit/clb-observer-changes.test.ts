@@ -209,4 +209,24 @@ describe('ClbObserver: a read sent before loopguard wrote the CLB', () => {
     expect(o.observedAt(id)).toBe(3_000);
     expect(changes).toEqual([id]);
   });
+
+  it('does not store a read asked for before the CLB was invalidated (a write whose outcome is unknown)', async () => {
+    const { w, o, changes, clock } = await observedAt1000();
+    clock.now = 2_000;
+    w.hold();
+    const older = o.reread([id]);
+    await new Promise((r) => setImmediate(r));
+    // The write's task went through, but its poll timed out: the executor forgets the CLB (writeOrForget).
+    w.setSource(1);
+    o.invalidate(id);
+    w.release();
+    await older;
+    expect(o.cached(id)).toBeUndefined();
+    expect(changes).toEqual([]);
+    // The next read is stored as always.
+    clock.now = 3_000;
+    await o.observe([id], 60_000);
+    expect(sourceOf(o.cached(id))).toBe(1);
+    expect(o.observedAt(id)).toBe(3_000);
+  });
 });

@@ -152,25 +152,30 @@ describe('ClbObserver: a read sent before loopguard wrote the CLB', () => {
     const changes: string[] = [];
     o.onChange = (changed) => void changes.push(changed);
     await o.observe([id], 60_000);
-    return { w, o, changes, clock };
+    /** At t = 2,000 ms a re-read goes out; its DescribeListeners answers now (source 0) and returns on `w.release()`. */
+    const heldRead = async (): Promise<{ done: Promise<void> }> => {
+      clock.now = 2_000;
+      w.hold();
+      const done = o.reread([id]);
+      await new Promise((r) => setImmediate(r));
+      return { done };
+    };
+    return { w, o, changes, clock, heldRead };
   }
 
   it('does not overwrite the written value when it is answered after the write was patched in', async () => {
-    const { w, o, changes, clock } = await observedAt1000();
+    const { w, o, changes, clock, heldRead } = await observedAt1000();
     expect(sourceOf(o.cached(id))).toBe(0);
 
     // A drift check's read goes out while loopguard's ModifyListener task still runs: the CLB answers the VIP (0).
-    clock.now = 2_000;
-    w.hold();
-    const drift = o.reread([id]);
-    await new Promise((r) => setImmediate(r));
+    const drift = await heldRead();
     // The task succeeds; the executor patches the cache (set-listener-health-check-source.ts).
     w.setSource(1);
     o.listenerSourceWritten(id, 'lbl-1', 1);
     // The old answer arrives only now.
     clock.now = 3_000;
     w.release();
-    await drift;
+    await drift.done;
 
     expect(sourceOf(o.cached(id))).toBe(1);
     expect(o.rawListeners(id)?.[0]?.healthCheck?.SourceIpType).toBe(1);
@@ -189,13 +194,10 @@ describe('ClbObserver: a read sent before loopguard wrote the CLB', () => {
   });
 
   it('does not overwrite a newer read with an older one answered after it', async () => {
-    const { w, o, changes, clock } = await observedAt1000();
+    const { w, o, changes, clock, heldRead } = await observedAt1000();
 
     // Read A answers the VIP (0) and is held; the source then changes outside loopguard and read B, sent later, sees it.
-    clock.now = 2_000;
-    w.hold();
-    const older = o.reread([id]);
-    await new Promise((r) => setImmediate(r));
+    const older = await heldRead();
     w.setSource(1);
     clock.now = 3_000;
     await o.reread([id]);
@@ -204,23 +206,20 @@ describe('ClbObserver: a read sent before loopguard wrote the CLB', () => {
 
     clock.now = 4_000;
     w.release();
-    await older;
+    await older.done;
     expect(sourceOf(o.cached(id))).toBe(1);
     expect(o.observedAt(id)).toBe(3_000);
     expect(changes).toEqual([id]);
   });
 
   it('does not store a read asked for before the CLB was invalidated (a write whose outcome is unknown)', async () => {
-    const { w, o, changes, clock } = await observedAt1000();
-    clock.now = 2_000;
-    w.hold();
-    const older = o.reread([id]);
-    await new Promise((r) => setImmediate(r));
+    const { w, o, changes, clock, heldRead } = await observedAt1000();
+    const older = await heldRead();
     // The write's task went through, but its poll timed out: the executor forgets the CLB (writeOrForget).
     w.setSource(1);
     o.invalidate(id);
     w.release();
-    await older;
+    await older.done;
     expect(o.cached(id)).toBeUndefined();
     expect(changes).toEqual([]);
     // The next read is stored as always.

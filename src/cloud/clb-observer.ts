@@ -25,12 +25,6 @@ interface Entry {
   observation: ClbObservation;
   /** Loaded from the observation checkpoint (a previous leader's read), not read by this process: no raw listeners. */
   seeded?: boolean;
-  /**
-   * How new what the entry holds is (ClbObserver.seq): the number a read took when it was asked for, or a write
-   * patched in took. A read sent before may have been answered before that write took effect, or before a newer read: it is not
-   * stored over the entry (docs/history.md "Landed on 2026-12-01, sixteenth session"). Seeded entries hold 0.
-   */
-  seq?: number;
 }
 
 function health(targets: readonly { status: string }[]): BackendHealth | undefined {
@@ -96,13 +90,14 @@ export class ClbObserver {
   private readonly listeners = new Map<string, RawListener[]>();
   /** When a round last asked for each CLB (observe), so that CLBs no target names any more can be dropped (sweep). */
   private readonly used = new Map<string, number>();
-  /** Taken by every read when it is asked for and every write patched in: orders the two (Entry.seq). */
-  private seq = 0;
   /**
-   * The seq an invalidated CLB had when its entry went (a write whose outcome is unknown, a plan superseded): a read
-   * asked for before that is not stored either. Dropped with the next read stored, or by sweep.
+   * Per CLB, the number (from `seq`, one counter for all) of the newest thing known of it: a read stored (numbered when
+   * it was asked for), a write patched in, an invalidation. A read asked for before that may have been answered before
+   * the write took effect, or before the newer read: it is not stored (docs/history.md "Landed on 2026-12-01,
+   * sixteenth session"). Seeded entries are older than any of it.
    */
-  private readonly invalidated = new Map<string, { seq: number; at: number }>();
+  private readonly newest = new Map<string, number>();
+  private seq = 0;
   /**
    * Told of every read whose observation differs from the cached one as a plan reads it (plannedView): the work that
    * concerns that CLB, and only it, is planned again (routing.ts), the reader's own included (another of its chunks
@@ -145,9 +140,10 @@ export class ClbObserver {
   }
 
   private patchFacts(id: string, change: (clb: ClbFacts) => ClbFacts): void {
+    this.newest.set(id, ++this.seq);
     const e = this.cache.get(id);
     if (e?.observation.state !== 'Found') return;
-    this.cache.set(id, { ...e, observation: { state: 'Found', clb: change(e.observation.clb) }, seq: ++this.seq });
+    this.cache.set(id, { ...e, observation: { state: 'Found', clb: change(e.observation.clb) } });
   }
 
   /** Observations for `ids`, reading from the CLB API those not read within `maxAgeMs`. */
@@ -208,7 +204,7 @@ export class ClbObserver {
   }
 
   invalidate(id: string): void {
-    this.invalidated.set(id, { seq: ++this.seq, at: this.now() });
+    this.newest.set(id, ++this.seq);
     this.cache.delete(id);
     this.listeners.delete(id);
   }
@@ -229,7 +225,7 @@ export class ClbObserver {
       dropped.push(id);
     }
     for (const [id, at] of this.used) if (at < before && !this.cache.has(id)) this.used.delete(id);
-    for (const [id, { at }] of this.invalidated) if (at < before) this.invalidated.delete(id);
+    for (const id of this.newest.keys()) if (!this.cache.has(id) && !this.used.has(id)) this.newest.delete(id);
     return dropped;
   }
 
@@ -243,11 +239,10 @@ export class ClbObserver {
     ]);
     const healthById = new Map(healthSets.map((h) => [h.loadBalancerId, h]));
     const at = this.now();
-    // A read older than the entry (asked for before loopguard's last write to the CLB was patched in, before a read
-    // already stored, or before the CLB was invalidated) keeps neither its answer nor its read time: the cache keeps
-    // the newer value, and the CLB stays due, so the next drift check reads it again. Conservative: `sent` is taken
-    // before the client's throttle, so a read that reached the CLB after the write is dropped too (one more read).
-    const stale = (id: string): boolean => Math.max(this.cache.get(id)?.seq ?? 0, this.invalidated.get(id)?.seq ?? 0) > sent;
+    // A read older than the newest known of the CLB keeps neither its answer nor its read time: the cache keeps what it
+    // has, and the CLB stays due, so the next drift check reads it again. Conservative: `sent` is taken before the
+    // client's throttle, so a read that reached the CLB after the write is dropped too (one more read).
+    const stale = (id: string): boolean => (this.newest.get(id) ?? 0) > sent;
     found.forEach((lb, i) => {
       if (stale(lb.loadBalancerId)) return;
       const listeners = listenerSets[i] ?? [];
@@ -263,8 +258,8 @@ export class ClbObserver {
   /** A read's result: the read time always, onChange only when the observation differs from the cached one. */
   private store(id: string, at: number, seq: number, observation: ClbObservation): void {
     const before = this.cache.get(id);
-    this.cache.set(id, { at, observation, seq });
-    this.invalidated.delete(id);
+    this.cache.set(id, { at, observation });
+    this.newest.set(id, seq);
     // A seeded entry read the same is not news: a converged plan does not depend on whether its read was seeded; nor
     // is what no plan reads (plannedView: backend health behind a 100.64 source comes and goes with the backends).
     if (before && !isDeepStrictEqual(plannedView(before.observation), plannedView(observation))) this.onChange(id);

@@ -43,7 +43,7 @@ async function applyRefused(objects: ReadonlyArray<object>): Promise<string[]> {
  */
 export function refusalTable(rows: () => readonly RefusedRow[]): (i: number, fragments: readonly string[]) => void {
   let table: readonly RefusedRow[] = [];
-  let refusals: string[] | Error = new Error('the table was not sent');
+  let refusals: Array<string | Error> | Error = new Error('the table was not sent');
   beforeAll(async () => {
     table = rows();
     const applied = applyRefused(table.filter((r) => !r.create).map((r) => r.manifest));
@@ -55,7 +55,7 @@ export function refusalTable(rows: () => readonly RefusedRow[]): (i: number, fra
     try {
       const [sent, one] = await Promise.all([applied, Promise.all(created)]);
       let next = 0;
-      refusals = one.map((c) => (c === undefined ? sent[next++]! : c instanceof Error ? c.message : c));
+      refusals = one.map((c) => (c === undefined ? sent[next++]! : c));
     } catch (err) {
       refusals = err instanceof Error ? err : new Error(String(err));
     }
@@ -63,6 +63,7 @@ export function refusalTable(rows: () => readonly RefusedRow[]): (i: number, fra
   return (i, fragments) => {
     if (refusals instanceof Error) throw refusals;
     const message = refusals[i]!;
+    if (message instanceof Error) throw message;
     const { kind, metadata } = table[i]!.manifest;
     // Which answer is expected comes from the row, not from the message: a field the schema does not know is a 400
     // naming the kind; anything else a 422 naming the object.

@@ -33,6 +33,11 @@ if [ "$api_dir" = "$here" ]; then key_files=(go.mod go.sum); else key_files=(go.
 key=$(cat "${key_files[@]}" | sha256sum | cut -c1-12)
 cache_root=${LOOPGUARD_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/loopguard}
 out="$cache_root/controlplane/${k8s_version}-${etcd_version}-${key}"
+# One build of a key at a time (two suites that start a minor's control plane together would each remove the other's
+# "$out.tmp"); the second waits, then finds it built.
+# shellcheck source=../../scripts/lib/go-tool.sh
+source "$here/../../scripts/lib/go-tool.sh"
+lg_tool_lock "$out"
 
 if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ]; then
   echo "$out"
@@ -45,7 +50,7 @@ if ! command -v go >/dev/null 2>&1; then
   exit 3
 fi
 
-mkdir -p "$out.tmp"
+rm -rf "$out.tmp" && mkdir -p "$out.tmp"
 k8s_minor=$(echo "$k8s_version" | cut -d. -f2)
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
 start=$(date +%s)
@@ -56,9 +61,9 @@ linkname=""
   -X k8s.io/component-base/version.gitMajor=1 \
   -X k8s.io/component-base/version.gitMinor=$k8s_minor \
   -X k8s.io/component-base/version.gitTreeState=clean" \
-  -o "$out.tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver) >&2
+  -o "$out.tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver) >&2 9>&-
 go build -trimpath -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=${etcd_version}" \
-  -o "$out.tmp/etcd" go.etcd.io/etcd/server/v3 >&2
+  -o "$out.tmp/etcd" go.etcd.io/etcd/server/v3 >&2 9>&-
 rm -rf "$out" && mv "$out.tmp" "$out"
 echo "loopguard: control plane built in $(( $(date +%s) - start ))s into $out" >&2
 echo "$out"

@@ -27,7 +27,7 @@ lg_need_go() {
     export PATH="$PATH:/usr/local/go/bin"
     return 0
   fi
-  echo "loopguard: no 'go' on PATH; $1 is built from its Go module." >&2
+  echo "loopguard: no 'go' on PATH; $1 is built from Go modules." >&2
   exit 3
 }
 

@@ -45,15 +45,12 @@ if [ -x "$out/kube-apiserver" ] && [ -x "$out/etcd" ]; then
 fi
 
 # Go is needed only to build: cached binaries serve a shell without it.
-if ! command -v go >/dev/null 2>&1; then
-  echo "loopguard: no 'go' on PATH; kube-apiserver and etcd for the integration tests are built from Go modules." >&2
-  exit 3
-fi
+lg_need_go "the control plane (kube-apiserver, etcd) for the integration tests"
 
 rm -rf "$out.tmp" && mkdir -p "$out.tmp"
 k8s_minor=$(echo "$k8s_version" | cut -d. -f2)
 export GOTOOLCHAIN=local CGO_ENABLED=0 GOFLAGS=-mod=mod
-start=$(date +%s)
+lg_tool_started=$(date +%s)
 echo "loopguard: building kube-apiserver $k8s_version and etcd $etcd_version (first build takes 10-20 min on 2 cores)" >&2
 linkname=""
 (cd "$api_dir" && go build -trimpath -ldflags "-s -w $linkname \
@@ -64,6 +61,5 @@ linkname=""
   -o "$out.tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver) >&2 9>&-
 go build -trimpath -ldflags "-s -w -X go.etcd.io/etcd/api/v3/version.GitSHA=${etcd_version}" \
   -o "$out.tmp/etcd" go.etcd.io/etcd/server/v3 >&2 9>&-
-rm -rf "$out" && mv "$out.tmp" "$out"
-echo "loopguard: control plane built in $(( $(date +%s) - start ))s into $out" >&2
+lg_tool_publish "kube-apiserver $k8s_version and etcd $etcd_version" "$out"
 echo "$out"

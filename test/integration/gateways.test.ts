@@ -479,28 +479,34 @@ describe(`Gateways of Envoy Gateway ${tools.version} as loopguard targets`, () =
     const classAnnotations = async () => ((await envoyProxy()) as { spec: { provider: { kubernetes: { envoyService: { annotations?: Record<string, string> } } } } }).spec.provider.kubernetes.envoyService.annotations;
     expect(await webSource()).toBe(0);
     expect(await applyPolicy(JSON.stringify(manifest))).toMatchObject({ code: 0, stderr: '' });
-    const get = async () => (await custom.getClusterCustomObject({ group: 'loopguard.dev', version: 'v1alpha1', plural: 'clusterloopbackpolicies', name })) as LoopbackPolicy;
-    const mitigated = await waitFor(
-      'web and api Mitigated',
-      async () => {
-        const p = await get();
-        const targets = (p.status?.targets ?? []) as { name: string; verdict: string; rootCause: string }[];
-        return ['web', 'api'].every((n) => targets.some((t) => t.name === n && t.verdict === 'Mitigated')) ? targets : undefined;
-      },
-      { timeoutMs: 60_000, context: async () => `${JSON.stringify((await get()).status?.targets)}\n${logs()}` },
-    );
-    expect(mitigated.map((t) => `${t.name} ${t.verdict} ${t.rootCause}`).sort()).toEqual(['api Mitigated LoopbackPrevented', 'orphan Pending GatewayServiceMissing', 'web Mitigated LoopbackPrevented']);
-    expect(await classAnnotations()).toEqual({ [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' });
-    expect(await webSource()).toBe(1);
-    const svc = await core.readNamespacedService({ namespace: egNs, name: webSvc });
-    expect(svc.metadata?.annotations?.[PREVENT_LOOPBACK]).toBe('true');
-    expect((svc.metadata?.managedFields ?? []).map((m) => m.manager)).not.toContain('loopguard');
+    // Deleted here whatever happens above: left behind, it selects this namespace's Gateways and takes over the next
+    // test's target once that test's own policy goes (one failure would become two).
+    try {
+      const get = async () => (await custom.getClusterCustomObject({ group: 'loopguard.dev', version: 'v1alpha1', plural: 'clusterloopbackpolicies', name })) as LoopbackPolicy;
+      const mitigated = await waitFor(
+        'web and api Mitigated',
+        async () => {
+          const p = await get();
+          const targets = (p.status?.targets ?? []) as { name: string; verdict: string; rootCause: string }[];
+          return ['web', 'api'].every((n) => targets.some((t) => t.name === n && t.verdict === 'Mitigated')) ? targets : undefined;
+        },
+        { timeoutMs: 60_000, context: async () => `${JSON.stringify((await get()).status?.targets)}\n${logs()}` },
+      );
+      expect(mitigated.map((t) => `${t.name} ${t.verdict} ${t.rootCause}`).sort()).toEqual(['api Mitigated LoopbackPrevented', 'orphan Pending GatewayServiceMissing', 'web Mitigated LoopbackPrevented']);
+      expect(await classAnnotations()).toEqual({ [SUBNET]: 'subnet-12345678', [PREVENT_LOOPBACK]: 'true' });
+      expect(await webSource()).toBe(1);
+      const svc = await core.readNamespacedService({ namespace: egNs, name: webSvc });
+      expect(svc.metadata?.annotations?.[PREVENT_LOOPBACK]).toBe('true');
+      expect((svc.metadata?.managedFields ?? []).map((m) => m.manager)).not.toContain('loopguard');
 
-    expect((await kubectl(['delete', 'clbp', name, '--wait=true', '--timeout=90s'])).code).toBe(0);
-    expect(await classAnnotations()).toEqual({ [SUBNET]: 'subnet-12345678' });
-    expect(await webSource()).toBe(0);
-    expect(await findRecord('Gateway', appNs, 'web')).toBeUndefined();
-    expect(await findRecord('Gateway', appNs, 'api')).toBeUndefined();
+      expect((await kubectl(['delete', 'clbp', name, '--wait=true', '--timeout=90s'])).code).toBe(0);
+      expect(await classAnnotations()).toEqual({ [SUBNET]: 'subnet-12345678' });
+      expect(await webSource()).toBe(0);
+      expect(await findRecord('Gateway', appNs, 'web')).toBeUndefined();
+      expect(await findRecord('Gateway', appNs, 'api')).toBeUndefined();
+    } finally {
+      await kubectl(['delete', 'clbp', name, '--ignore-not-found', '--wait=true', '--timeout=90s']);
+    }
   });
 
   it('a mitigated Gateway deleted while its policy stays: loopguard takes its key out of the EnvoyProxy and forgets the record', async () => {

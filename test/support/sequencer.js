@@ -20,7 +20,6 @@ const LAST_MEASURED = {
   'test/integration/admission-warnings.test.ts': 51,
   'test/integration/l4-enforce.test.ts': 46,
   'test/emulator/adaptive-rate.test.ts': 42,
-  'test/integration/deletion-terminating-namespace.test.ts': 39,
 };
 
 export default class Sequencer extends TestSequencer {

@@ -8,8 +8,9 @@
 // throttled, the policy's revert is held up: its status must say so (Terminating, naming the cause) although not one
 // Event can be written, the operator must log the refused Events and go on, and once the throttling ends the revert
 // must finish in the safe order (prevent-loopback first, then the sources back to their recorded originals) and
-// release the finalizer. (A namespace that is not terminating takes the same path with its Events written; one test
-// covers both, as the two files did with one local TKE each until 2026-12-02.)
+// release the finalizer. (Until 2026-12-02 a second file tested it in a terminating namespace and this one in an
+// ordinary namespace, each with a local TKE of its own; a throttled deletion in an ordinary namespace, Terminating
+// while it waits and then restored, is heavy-throttling.test.ts's.)
 //
 // The test apiserver runs no namespace controller: the namespace stays Terminating (finalizer `kubernetes`) and
 // the test deletes the policy itself, as that controller would. The namespace controller would delete the Service

@@ -8,9 +8,8 @@
 // throttled, the policy's revert is held up: its status must say so (Terminating, naming the cause) although not one
 // Event can be written, the operator must log the refused Events and go on, and once the throttling ends the revert
 // must finish in the safe order (prevent-loopback first, then the sources back to their recorded originals) and
-// release the finalizer. (Until 2026-12-02 a second file tested it in a terminating namespace and this one in an
-// ordinary namespace, each with a local TKE of its own; a throttled deletion in an ordinary namespace, Terminating
-// while it waits and then restored, is heavy-throttling.test.ts's.)
+// release the finalizer. A throttled deletion in an ordinary namespace (Terminating while it waits, then restored)
+// is heavy-throttling.test.ts's.
 //
 // The test apiserver runs no namespace controller: the namespace stays Terminating (finalizer `kubernetes`) and
 // the test deletes the policy itself, as that controller would. The namespace controller would delete the Service
@@ -106,6 +105,8 @@ describe('every wait for TKE ends; a held-up deletion says so, even where no Eve
     const lb = await waitFor('CLB of web', async () => (await core.readNamespacedService({ namespace: ns, name: 'web' })).metadata?.annotations?.[SERVICE_LB_ID]);
     const ref = { namespace: ns, name: 'p' };
     expect((await applyPolicy(policyManifest(ref, { mode: 'Enforce' }))).stderr).toBe('');
+    // Mitigated first (Ready alone may be a round that found TKE's listeners not there yet): the deletion under test
+    // restores what Enforce changed, not a round still switching sources.
     await waitForPolicy(ref, 'web mitigated', (p) => p.status?.counts?.mitigated === 1, { timeoutMs: 60_000, context: logs });
     expect((await core.readNamespacedService({ namespace: ns, name: 'web' })).metadata?.annotations?.[PREVENT]).toBe('true');
     // What the revert must give back: the sources the record holds, per listener, all of them switched now.

@@ -20,10 +20,14 @@
 // rate arrive after the cut and must not cut again (TCP's once per round trip); 1 s is the quota's window.
 //
 // The start (issue 40): an action starts at the rate the account last sustained, and slows down only on evidence of
-// contention. Evidence is a RequestLimitExceeded answer to this client, on any action, within `contentionMemoryMs`:
-// then a new action (or one idle for `idleRestartMs`) starts at the lowest rate the recently cut actions run at now,
-// the rate this client has found the account's quota to leave it; without such evidence, at the full share (the
-// ceiling), with the first refusal cutting deeper (`slowStartBeta` 0.5, TCP's halving of its window: every client
+// contention. Evidence is a refusal that recurs: `contentionRefusals` (2) RequestLimitExceeded answers to this
+// client, on any actions, within `contentionMemoryMs`. One refusal is not: a lone cluster's discovery reads meet
+// TKE's own syncs on one action for a second, and when that single refusal slowed every action started in the next
+// minute, a lone cluster's bulk Enforce fell from T_min/T_actual 0.91 to 0.67–0.77 (bench:l4, N = 200, 2026-12-02),
+// while counting from the second left the fleet throttled as much or less (bench:fleet; docs/benchmarks.md "The
+// second refusal is the evidence"). With evidence, a new action (or one idle for `idleRestartMs`) starts at the
+// lowest rate the recently cut actions run at now, the rate this client has found the account's quota to leave it;
+// without such evidence, at the full share (the ceiling), with the first refusal cutting deeper (`slowStartBeta` 0.5, TCP's halving of its window: every client
 // that started at its share together overshoots the quota together, and the quota's one-second burst hides it for a
 // second or so). History: a TCP-like slow start (a quarter of the ceiling, doubling each second to half of it, then
 // +1 req/s per second; 2026-11-26) halved the fleet's start-up refusals but cost a lone cluster every start: its bulk
@@ -45,7 +49,9 @@ export interface AdaptiveRateParams {
   holdMs: number;
   /** The cut of the first RequestLimitExceeded of an action that started at the full share without evidence. */
   slowStartBeta: number;
-  /** A RequestLimitExceeded (any action) this recent is evidence of contention for an action that starts. */
+  /** This many RequestLimitExceeded answers (any actions) within contentionMemoryMs: evidence of contention for a start. */
+  contentionRefusals: number;
+  /** How long a RequestLimitExceeded answer is remembered as part of that evidence. */
   contentionMemoryMs: number;
   /** No call for this long: the next starts again (startRate). */
   idleRestartMs: number;
@@ -57,6 +63,7 @@ export const DEFAULT_ADAPTIVE_RATE: Readonly<Omit<AdaptiveRateParams, 'ceiling'>
   increasePerSecond: 0.1,
   holdMs: 1_000,
   slowStartBeta: 0.5,
+  contentionRefusals: 2,
   contentionMemoryMs: 60_000,
   idleRestartMs: 30_000,
 });
@@ -80,28 +87,37 @@ export function resolveAdaptiveRate(ceiling: number, overrides: Partial<Omit<Ada
   if (!(p.increasePerSecond > 0)) throw new TypeError(`adaptive rate: increasePerSecond must be positive, got ${p.increasePerSecond}`);
   if (!(p.holdMs >= 0)) throw new TypeError(`adaptive rate: holdMs must be ≥ 0, got ${p.holdMs}`);
   if (!(p.slowStartBeta > 0 && p.slowStartBeta < 1)) throw new TypeError(`adaptive rate: slowStartBeta must be in (0, 1), got ${p.slowStartBeta}`);
+  if (!(Number.isInteger(p.contentionRefusals) && p.contentionRefusals >= 1)) throw new TypeError(`adaptive rate: contentionRefusals must be an integer ≥ 1, got ${p.contentionRefusals}`);
   if (!(p.contentionMemoryMs >= 0)) throw new TypeError(`adaptive rate: contentionMemoryMs must be ≥ 0, got ${p.contentionMemoryMs}`);
   if (!(p.idleRestartMs > 0)) throw new TypeError(`adaptive rate: idleRestartMs must be positive, got ${p.idleRestartMs}`);
   return p;
 }
 
 /**
- * What this client knows of the account's quota at `now`: when it was last refused (RequestLimitExceeded, any action;
- * -Infinity: never) and the lowest rate its actions cut since run at now (what the quota has been found to leave it).
+ * What this client knows of the account's quota at `now`: when it was refused (RequestLimitExceeded, any action; the
+ * answers within contentionMemoryMs, rememberRefusal) and the lowest rate its actions cut since run at now (what the
+ * quota has been found to leave it).
  */
 export interface AccountEvidence {
-  lastCutAt: number;
+  refusedAt: readonly number[];
   sustained: number;
 }
 
-export const NO_EVIDENCE: Readonly<AccountEvidence> = Object.freeze({ lastCutAt: -Infinity, sustained: Infinity });
+export const NO_EVIDENCE: Readonly<AccountEvidence> = Object.freeze({ refusedAt: Object.freeze([]), sustained: Infinity });
+
+/** The refusal times a client remembers after one more at `now`: those older than contentionMemoryMs forgotten. */
+export function rememberRefusal(refusedAt: readonly number[], params: AdaptiveRateParams, now: number): number[] {
+  return [...refusedAt.filter((t) => now - t < params.contentionMemoryMs), now];
+}
 
 /**
- * The first state of an action: with evidence of contention (a refusal within contentionMemoryMs), the rate the account
- * sustains (within [floor, ceiling]), growing additively; without, the full share, the first refusal cutting deeper.
+ * The first state of an action: with evidence of contention (contentionRefusals refusals within contentionMemoryMs), the
+ * rate the account sustains (within [floor, ceiling]), growing additively; without, the full share, the first refusal
+ * cutting deeper.
  */
 export function startRate(params: AdaptiveRateParams, now: number, evidence: AccountEvidence = NO_EVIDENCE): RateState {
-  if (now - evidence.lastCutAt < params.contentionMemoryMs) {
+  const recent = evidence.refusedAt.filter((t) => now - t < params.contentionMemoryMs).length;
+  if (recent >= params.contentionRefusals) {
     return { base: Math.min(params.ceiling, Math.max(params.floor, evidence.sustained)), since: now, cutAt: -Infinity };
   }
   return { base: params.ceiling, since: now, cutAt: -Infinity, slowStart: true };

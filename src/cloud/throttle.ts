@@ -11,7 +11,7 @@
 // and resumes at the same rate, so queued calls wait instead of piling on.
 import PQueue from 'p-queue';
 import type { AccountEvidence, AdaptiveRateParams, RateState } from './adaptive-rate.js';
-import { currentRate, onCall, onThrottled, resolveAdaptiveRate, startRate } from './adaptive-rate.js';
+import { currentRate, onCall, onThrottled, rememberRefusal, resolveAdaptiveRate, startRate } from './adaptive-rate.js';
 import { Pacer } from './pacer.js';
 import { queueSignal } from './queue-signal.js';
 
@@ -102,6 +102,8 @@ interface ActionQueue {
 export class ActionThrottle {
   private readonly queues = new Map<string, ActionQueue>();
   private readonly cooldownMs: number;
+  /** Adaptive only: when this client was refused (any action), the refusals within contentionMemoryMs. */
+  private refusedAt: readonly number[] = [];
 
   constructor(private readonly options: ThrottleOptions = {}) {
     this.cooldownMs = options.cooldownMs ?? DEFAULT_COOLDOWN_MS;
@@ -145,7 +147,9 @@ export class ActionThrottle {
     const q = this.entry(action);
     if (q.adaptive) {
       const { params, state, pacer } = q.adaptive;
-      q.adaptive.state = onThrottled(state, params, performance.now(), pacer.measured());
+      const now = performance.now();
+      q.adaptive.state = onThrottled(state, params, now, pacer.measured());
+      this.refusedAt = rememberRefusal(this.refusedAt, params, now);
       return;
     }
     const resumeAt = Date.now() + ms;
@@ -199,19 +203,17 @@ export class ActionThrottle {
   }
 
   /**
-   * What this client knows of the account's quota (adaptive-rate.ts startRate): its last RequestLimitExceeded on any
+   * What this client knows of the account's quota (adaptive-rate.ts startRate): its RequestLimitExceeded answers on any
    * action, and the lowest rate an action cut within the memory runs at now.
    */
   private evidence(now: number): AccountEvidence {
-    let lastCutAt = -Infinity;
     let sustained = Infinity;
     for (const q of this.queues.values()) {
       const a = q.adaptive;
       if (!a || !(now - a.state.cutAt < a.params.contentionMemoryMs)) continue;
-      lastCutAt = Math.max(lastCutAt, a.state.cutAt);
       sustained = Math.min(sustained, currentRate(a.state, a.params, now));
     }
-    return { lastCutAt, sustained };
+    return { refusedAt: this.refusedAt, sustained };
   }
 
   /**

@@ -223,17 +223,20 @@ describe('budgets against the quota', () => {
 
   it('reserve spends the budget of the action without calling the CLB: reads queued behind reservations wait their turn', async () => {
     const lb = await emu.admin.seedLoadBalancer({ Listeners: [{ Protocol: 'TCP', Port: 80 }] });
-    // Congested (reserve spends only then): after a RequestLimitExceeded on another action, DescribeListeners starts
-    // at the rate the account sustains (that action's cut rate, here the floor of 4/s), below its budget of 5/s.
+    // Congested (reserve spends only then): after two RequestLimitExceeded answers on another action (a refusal that
+    // recurs is evidence of contention), DescribeListeners starts at the rate the account sustains (that action's cut
+    // rate, here the floor of 4/s), below its budget of 5/s.
     await emu.admin.setFaults({ rules: [{ action: 'DescribeLoadBalancers', rate: 1, kind: 'error', code: 'RequestLimitExceeded' }] });
     let cleared: Promise<void> | undefined;
+    let refused = 0;
     const client = makeClient({
       throttle: { defaultBudget: { rps: 500 }, budgets: { DescribeListeners: { rps: 5, burst: 1 } }, adaptive: { floor: 4 } },
-      // The retry waits ≥ 1 s after a refusal: the fault is gone by then.
-      onCall: (e) => void (e.outcome === 'throttled' && (cleared ??= emu.admin.clearFaults())),
+      // The retry waits ≥ 1 s after a refusal: after the second, the fault is gone by then.
+      onCall: (e) => void (e.outcome === 'throttled' && ++refused === 2 && (cleared ??= emu.admin.clearFaults())),
     });
     await client.describeLoadBalancers([lb.LoadBalancerId]);
     await cleared;
+    expect(refused).toBe(2);
     expect(client.rateLimits()['DescribeLoadBalancers']).toBeLessThan(5);
     const before = (await emu.admin.stats()).calls['DescribeListeners'] ?? 0;
     const t0 = performance.now();

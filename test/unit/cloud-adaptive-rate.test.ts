@@ -1,13 +1,15 @@
 // The adaptive per-action rate (src/cloud/adaptive-rate.ts): AIMD under --cloud-rate-limit.
 import { describe, expect, it, jest } from '@jest/globals';
 import type { AccountEvidence, RateState } from '../../src/cloud/adaptive-rate.js';
-import { currentRate, DEFAULT_ADAPTIVE_RATE, NO_EVIDENCE, onCall, onThrottled, resolveAdaptiveRate, startRate } from '../../src/cloud/adaptive-rate.js';
+import { currentRate, DEFAULT_ADAPTIVE_RATE, NO_EVIDENCE, onCall, onThrottled, rememberRefusal, resolveAdaptiveRate, startRate } from '../../src/cloud/adaptive-rate.js';
 import { ActionThrottle } from '../../src/cloud/throttle.js';
 import { Pacer } from '../../src/cloud/pacer.js';
 
 const P = resolveAdaptiveRate(10);
 /** AIMD alone: started on evidence of contention at the ceiling's rate (the rows that show the cut and the recovery). */
-const AIMD_START: AccountEvidence = { lastCutAt: 0, sustained: 10 };
+const AIMD_START: AccountEvidence = { refusedAt: [0, 0], sustained: 10 };
+/** Refused twice (the recurrence that is evidence) at `t` ms, the account sustaining `sustained`. */
+const refused = (t: number, sustained: number): AccountEvidence => ({ refusedAt: [t - 100, t], sustained });
 
 /**
  * Replays events from the start state at t=0 (`evidence` then): at `t` ms, `throttled` (with the measured rate), `call`
@@ -24,19 +26,30 @@ function replay(events: Array<{ t: number; throttled?: number; call?: number; ev
 }
 
 describe('adaptive rate', () => {
-  it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.1 req/s per second (bench:fleet), one cut per second, a deeper first cut (0.5) after a start without evidence, 60 s of memory for a refusal, restart after 30 s idle", () => {
-    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.1, holdMs: 1000, slowStartBeta: 0.5, contentionMemoryMs: 60_000, idleRestartMs: 30_000 });
+  it("uses the AWS adaptive mode's cut and floor (β 0.7, 0.5 req/s), grows 0.1 req/s per second (bench:fleet), one cut per second, a deeper first cut (0.5) after a start without evidence, two refusals within 60 s as evidence, restart after 30 s idle", () => {
+    expect(DEFAULT_ADAPTIVE_RATE).toEqual({ floor: 0.5, beta: 0.7, increasePerSecond: 0.1, holdMs: 1000, slowStartBeta: 0.5, contentionRefusals: 2, contentionMemoryMs: 60_000, idleRestartMs: 30_000 });
   });
 
   // The start (issue 40): the full share without evidence of contention, the rate the account sustains with it.
   it.each<[string, number, AccountEvidence, RateState]>([
     ['never refused: the full share, the first refusal to cut deeper', 5000, NO_EVIDENCE, { base: 10, since: 5000, cutAt: -Infinity, slowStart: true }],
-    ['refused 59.9 s ago: the rate the account sustains now, growing additively', 60_000, { lastCutAt: 100, sustained: 3.2 }, { base: 3.2, since: 60_000, cutAt: -Infinity }],
-    ['refused 60 s ago: forgotten, the full share', 60_100, { lastCutAt: 100, sustained: 3.2 }, { base: 10, since: 60_100, cutAt: -Infinity, slowStart: true }],
-    ['the sustained rate is kept within the floor', 1000, { lastCutAt: 900, sustained: 0.1 }, { base: 0.5, since: 1000, cutAt: -Infinity }],
-    ['and within the ceiling (a cut action of a larger budget)', 1000, { lastCutAt: 900, sustained: 14 }, { base: 10, since: 1000, cutAt: -Infinity }],
+    ['refused twice, the older 59.9 s ago: the rate the account sustains now, growing additively', 60_000, { refusedAt: [100, 30_000], sustained: 3.2 }, { base: 3.2, since: 60_000, cutAt: -Infinity }],
+    ['refused twice on two actions within one second: evidence too', 2000, { refusedAt: [1500, 1600], sustained: 3.2 }, { base: 3.2, since: 2000, cutAt: -Infinity }],
+    ['refused once (a lone cluster\'s discovery meeting TKE\'s syncs): not evidence, the full share', 1000, { refusedAt: [900], sustained: 3.2 }, { base: 10, since: 1000, cutAt: -Infinity, slowStart: true }],
+    ['refused twice, the older 60 s ago: forgotten, one refusal left, the full share', 60_100, { refusedAt: [100, 30_000], sustained: 3.2 }, { base: 10, since: 60_100, cutAt: -Infinity, slowStart: true }],
+    ['the sustained rate is kept within the floor', 1000, refused(900, 0.1), { base: 0.5, since: 1000, cutAt: -Infinity }],
+    ['and within the ceiling (a cut action of a larger budget)', 1000, refused(900, 14), { base: 10, since: 1000, cutAt: -Infinity }],
   ])('start: %s', (_name, now, evidence, state) => {
     expect(startRate(P, now, evidence)).toEqual(state);
+  });
+
+  it.each<[string, number[], number, number[]]>([
+    ['the first refusal is remembered', [], 1000, [1000]],
+    ['a second within the memory joins it', [1000], 30_000, [1000, 30_000]],
+    ['refusals older than the memory are forgotten as a new one comes', [1000, 30_000], 61_000, [30_000, 61_000]],
+    ['exactly the memory old: forgotten (the memory is open at its end)', [1000], 61_000, [61_000]],
+  ])('remembered refusals: %s', (_name, before, now, after) => {
+    expect(rememberRefusal(before, P, now)).toEqual(after);
   });
 
   it.each<[string, Array<{ t: number; throttled?: number; call?: number; evidence?: AccountEvidence }>, AccountEvidence, number[]]>([
@@ -44,11 +57,12 @@ describe('adaptive rate', () => {
     ['the first refusal after a start without evidence cuts by half from what was allowed, then +0.1 req/s per second', [{ t: 1000, throttled: 10 }, { t: 6000 }, { t: 60_000 }], NO_EVIDENCE, [5, 5.5, 10]],
     ['…by half from what was sent when less', [{ t: 1000, throttled: 2 }], NO_EVIDENCE, [1]],
     ['after the first refusal the cut is β 0.7', [{ t: 2000, throttled: 10 }, { t: 3000, throttled: 5 }], NO_EVIDENCE, [5, 3.5]],
-    ['a start on evidence cuts by β 0.7 at once', [{ t: 1000, throttled: 4 }], { lastCutAt: 0, sustained: 4 }, [2.8]],
-    ['idle restart with fresh evidence: down to the rate the account sustains', [{ t: 0 }, { t: 100_000, call: 60_000, evidence: { lastCutAt: 99_000, sustained: 2 } }, { t: 101_000 }], NO_EVIDENCE, [10, 2, 2.1]],
+    ['a start on evidence cuts by β 0.7 at once', [{ t: 1000, throttled: 4 }], refused(0, 4), [2.8]],
+    ['idle restart with fresh evidence: down to the rate the account sustains', [{ t: 0 }, { t: 100_000, call: 60_000, evidence: refused(99_000, 2) }, { t: 101_000 }], NO_EVIDENCE, [10, 2, 2.1]],
     ['idle restart without evidence: the full share again', [{ t: 1000, throttled: 10 }, { t: 100_000, call: 60_000 }, { t: 101_000, throttled: 10 }], NO_EVIDENCE, [5, 10, 5]],
+    ['idle restart after one refusal: the full share again', [{ t: 0 }, { t: 100_000, call: 60_000, evidence: { refusedAt: [99_000], sustained: 2 } }], NO_EVIDENCE, [10, 10]],
     ['idle restart keeps a recent cut of its own below the start rate', [{ t: 40_000, throttled: 1 }, { t: 45_000, call: 10_000 }, { t: 46_000 }], NO_EVIDENCE, [0.5, 1, 1.1]],
-    ['no restart while calls keep coming, nor before the first call', [{ t: 0, call: -Infinity, evidence: { lastCutAt: 0, sustained: 1 } }, { t: 20_000, call: 19_900, evidence: { lastCutAt: 20_000, sustained: 1 } }], NO_EVIDENCE, [10, 10]],
+    ['no restart while calls keep coming, nor before the first call', [{ t: 0, call: -Infinity, evidence: refused(0, 1) }, { t: 20_000, call: 19_900, evidence: refused(20_000, 1) }], NO_EVIDENCE, [10, 10]],
   ])('%s', (_name, events, evidence, rates) => {
     expect(replay(events, evidence)).toEqual(rates);
   });
@@ -58,6 +72,8 @@ describe('adaptive rate', () => {
     expect(() => resolveAdaptiveRate(10, { slowStartBeta: 1 })).toThrow(/slowStartBeta/);
     expect(() => resolveAdaptiveRate(10, { idleRestartMs: -1 })).toThrow(/idleRestartMs/);
     expect(() => resolveAdaptiveRate(10, { contentionMemoryMs: -1 })).toThrow(/contentionMemoryMs/);
+    expect(() => resolveAdaptiveRate(10, { contentionRefusals: 0 })).toThrow(/contentionRefusals/);
+    expect(() => resolveAdaptiveRate(10, { contentionRefusals: 1.5 })).toThrow(/contentionRefusals/);
   });
 
   it.each([
@@ -128,16 +144,22 @@ describe('ActionThrottle with the adaptive rate', () => {
     throttle.close();
   });
 
-  it('a lone client starts every action at its full share; after a refusal, a new action starts at the rate the account sustains', async () => {
+  it('a lone client starts every action at its full share, also after one refusal; after a second, a new action starts at the rate the account sustains', async () => {
     const throttle = new ActionThrottle({ defaultBudget: { rps: 10 } });
     await throttle.run('A', () => Promise.resolve());
     expect([throttle.rate('A'), throttle.congested('A')]).toEqual([10, false]);
     throttle.slowDown('A');
     // One call in the last second, the first refusal: cut by half from 1 req/s, the floor.
     expect(throttle.rate('A')).toBeCloseTo(0.5, 1);
-    // B starts on that evidence, at A's rate now, not at its ceiling.
-    expect(throttle.rate('B')).toBeCloseTo(0.5, 1);
-    expect(throttle.congested('B')).toBe(true);
+    // One refusal is not evidence: B starts at its ceiling.
+    expect([throttle.rate('B'), throttle.congested('B')]).toEqual([10, false]);
+    // A second refusal (within A's hold: no second cut, but it counts) is: C starts at A's rate now.
+    throttle.slowDown('A');
+    expect(throttle.rate('A')).toBeCloseTo(0.5, 1);
+    expect(throttle.rate('C')).toBeCloseTo(0.5, 1);
+    expect(throttle.congested('C')).toBe(true);
+    // B, started before, keeps its state.
+    expect(throttle.rate('B')).toBe(10);
     throttle.close();
   });
 

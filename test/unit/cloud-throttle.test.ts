@@ -46,8 +46,9 @@ describe('ActionThrottle', () => {
     const throttle = new ActionThrottle({ defaultBudget: { rps: 100, burst: 1 } });
     const starts: number[] = [];
     await Promise.all(Array.from({ length: 5 }, () => throttle.run('A', () => Promise.resolve(starts.push(performance.now())))));
-    // 5 starts, at most 1 per 10 ms window → ≥ 40 ms between first and last.
-    expect((starts[4] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(38);
+    // 5 starts, at most 1 per 10 ms window → 40 ms between first and last, less up to 1 ms per gap: timers run on
+    // the event loop's whole-millisecond clock, cached per turn (seen: 36.8 ms on a busy machine).
+    expect((starts[4] ?? 0) - (starts[0] ?? 0)).toBeGreaterThanOrEqual(36);
     throttle.close();
   });
 
@@ -90,8 +91,11 @@ describe('ActionThrottle', () => {
     expect(adaptive.congested('A')).toBe(false);
     await adaptive.run('A', () => Promise.resolve());
     adaptive.slowDown('A');
-    // B, first asked for after A's refusal, starts on that evidence at A's rate: congested too.
-    expect([adaptive.congested('A'), adaptive.congested('B')]).toEqual([true, true]);
+    // B, first asked for after A's one refusal, starts at its budget: one refusal is not evidence of contention.
+    expect([adaptive.congested('A'), adaptive.congested('B')]).toEqual([true, false]);
+    adaptive.slowDown('A');
+    // C, first asked for after a second, starts on that evidence at A's rate: congested too.
+    expect([adaptive.congested('A'), adaptive.congested('C')]).toEqual([true, true]);
     expect(new ActionThrottle({ defaultBudget: { rps: 10 } }).congested('A')).toBe(false); // a lone client starts at its budget
     const fixed = new ActionThrottle({ defaultBudget: { rps: 10 }, adaptive: false, cooldownMs: 60_000 });
     expect(fixed.congested('A')).toBe(false);

@@ -94,9 +94,9 @@ export function resolveAdaptiveRate(ceiling: number, overrides: Partial<Omit<Ada
 }
 
 /**
- * What this client knows of the account's quota at `now`: when it was refused (RequestLimitExceeded, any action; the
- * answers within contentionMemoryMs, rememberRefusal) and the lowest rate its actions cut since run at now (what the
- * quota has been found to leave it).
+ * What this client knows of the account's quota at `now`: when it was last refused (RequestLimitExceeded, any action;
+ * the last contentionRefusals times, oldest first: rememberRefusal) and the lowest rate its actions cut since run at
+ * now (what the quota has been found to leave it).
  */
 export interface AccountEvidence {
   refusedAt: readonly number[];
@@ -105,9 +105,9 @@ export interface AccountEvidence {
 
 export const NO_EVIDENCE: Readonly<AccountEvidence> = Object.freeze({ refusedAt: Object.freeze([]), sustained: Infinity });
 
-/** The refusal times a client remembers after one more at `now`: those older than contentionMemoryMs forgotten. */
+/** The refusal times a client remembers after one more at `now`: the last contentionRefusals, all startRate needs. */
 export function rememberRefusal(refusedAt: readonly number[], params: AdaptiveRateParams, now: number): number[] {
-  return [...refusedAt.filter((t) => now - t < params.contentionMemoryMs), now];
+  return [...refusedAt, now].slice(-params.contentionRefusals);
 }
 
 /**
@@ -116,8 +116,9 @@ export function rememberRefusal(refusedAt: readonly number[], params: AdaptiveRa
  * cutting deeper.
  */
 export function startRate(params: AdaptiveRateParams, now: number, evidence: AccountEvidence = NO_EVIDENCE): RateState {
-  const recent = evidence.refusedAt.filter((t) => now - t < params.contentionMemoryMs).length;
-  if (recent >= params.contentionRefusals) {
+  // The last contentionRefusals refusals all within the memory: the oldest of them is.
+  const oldest = evidence.refusedAt.at(-params.contentionRefusals);
+  if (oldest !== undefined && now - oldest < params.contentionMemoryMs) {
     return { base: Math.min(params.ceiling, Math.max(params.floor, evidence.sustained)), since: now, cutAt: -Infinity };
   }
   return { base: params.ceiling, since: now, cutAt: -Infinity, slowStart: true };

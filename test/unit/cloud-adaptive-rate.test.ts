@@ -37,6 +37,7 @@ describe('adaptive rate', () => {
     ['refused twice on two actions within one second: evidence too', 2000, { refusedAt: [1500, 1600], sustained: 3.2 }, { base: 3.2, since: 2000, cutAt: -Infinity }],
     ['refused once (a lone cluster\'s discovery meeting TKE\'s syncs): not evidence, the full share', 1000, { refusedAt: [900], sustained: 3.2 }, { base: 10, since: 1000, cutAt: -Infinity, slowStart: true }],
     ['refused twice, the older 60 s ago: forgotten, one refusal left, the full share', 60_100, { refusedAt: [100, 30_000], sustained: 3.2 }, { base: 10, since: 60_100, cutAt: -Infinity, slowStart: true }],
+    ['refused twice, the older exactly 60 s ago: forgotten (the memory is open at its end)', 60_100, { refusedAt: [100, 60_000], sustained: 3.2 }, { base: 10, since: 60_100, cutAt: -Infinity, slowStart: true }],
     ['the sustained rate is kept within the floor', 1000, refused(900, 0.1), { base: 0.5, since: 1000, cutAt: -Infinity }],
     ['and within the ceiling (a cut action of a larger budget)', 1000, refused(900, 14), { base: 10, since: 1000, cutAt: -Infinity }],
   ])('start: %s', (_name, now, evidence, state) => {
@@ -45,9 +46,8 @@ describe('adaptive rate', () => {
 
   it.each<[string, number[], number, number[]]>([
     ['the first refusal is remembered', [], 1000, [1000]],
-    ['a second within the memory joins it', [1000], 30_000, [1000, 30_000]],
-    ['refusals older than the memory are forgotten as a new one comes', [1000, 30_000], 61_000, [30_000, 61_000]],
-    ['exactly the memory old: forgotten (the memory is open at its end)', [1000], 61_000, [61_000]],
+    ['a second joins it, oldest first', [1000], 30_000, [1000, 30_000]],
+    ['a third: only the last two are kept (all startRate needs)', [1000, 30_000], 61_000, [30_000, 61_000]],
   ])('remembered refusals: %s', (_name, before, now, after) => {
     expect(rememberRefusal(before, P, now)).toEqual(after);
   });

@@ -27,7 +27,7 @@ export default {
   // adaptive-rate, 42 s; processes they start). One worker more than cores fills those waits: the unit project took
   // 65 s instead of 86-90 s on the 2-core machines, the same CPU (two runs each, 2026-12-01). Integration suites mostly
   // wait, and share cluster-wide state: their project's runner (test/support/integration-runner.js) sizes its own
-  // workers (4 unless LOOPGUARD_TEST_INTEGRATION_WORKERS says otherwise), each with its own control plane, before or
+  // workers (5 unless LOOPGUARD_TEST_INTEGRATION_WORKERS says otherwise), each with its own control plane, before or
   // after the unit files (never alongside).
   maxWorkers: availableParallelism() + 1,
   // Longest suites first, also in a fresh clone whose Jest cache holds no times (test/support/sequencer.js).

@@ -297,7 +297,7 @@ export class TencentClbClient implements ClbClient {
 
   /**
    * The proof of one write, asked again until its task is done (waitForTask): each time DescribeTaskStatus, or a read of
-   * the written listener when DescribeListeners has more room (proof.ts chooseProof). A read that does not show the
+   * the written listener when the polls have no room and DescribeListeners has more (proof.ts chooseProof). A read that does not show the
    * write counts as "still running", and the next proof asks the task (only it tells a failed task). A read that shows
    * it proves the write once reads are known to show values only at completion; until then (and in a world where they
    * show early) DescribeTaskStatus confirms it.

@@ -3,9 +3,9 @@
 // loopguard-system, the CRDs), so two of them may run at once only on two control planes: this runner starts one per
 // worker before its workers and stops them after (test/support/harness.ts), and each worker takes its own
 // (test/support/integration-environment.js). Most of an integration suite's time is waiting (drift intervals, TKE's
-// grace period, CLB tasks, processes starting), about a quarter of a core each, so 4 workers fit the 2-core
-// machines (docs/development.md "The test suite's time": 13.5 min with 4, 15.9 with 3, on the same suites);
-// LOOPGUARD_TEST_INTEGRATION_WORKERS says otherwise. A run Jest makes serial (one file, --runInBand, -w 1)
+// grace period, CLB tasks, processes starting), about a quarter of a core each, so 5 workers fit the 2-core
+// machines (docs/development.md "The test suite's time": 11.3 min with 5 against 12.3 with 4 on one machine, 13.5
+// with 4 against 15.9 with 3 before); LOOPGUARD_TEST_INTEGRATION_WORKERS says otherwise. A run Jest makes serial (one file, --runInBand, -w 1)
 // gets one control plane, in Jest's own process, as does LOOPGUARD_USE_EXISTING_CLUSTER=true.
 // Jest runs one runner's files after the other's, so unit suites (mostly CPU-bound, on `maxWorkers`) never load the machine
 // while integration suites measure intervals.
@@ -15,7 +15,7 @@ import process from 'node:process';
 import TestRunner from 'jest-runner';
 import { tsImport } from 'tsx/esm/api';
 
-const DEFAULT_WORKERS = 4;
+const DEFAULT_WORKERS = 5;
 /**
  * Jest's limit for an integration test or hook (the unit project keeps jest.config.js's 60 s). On these 2-core machines
  * a loaded `npm test` stretched setups and tests that wait on the apiserver, processes and CLB tasks past 60 s: two

@@ -10,7 +10,9 @@ describe('chooseProof', () => {
   it.each<[string, ActionLoad, ActionLoad, ProofContext, string]>([
     ['a lone client, both idle at their budgets: the task (a tie goes to the proof right in every world)', load(10), load(10), ctx(), 'DescribeTaskStatus'],
     ['polls cut by refusals, reads at their budget: a read', load(5), load(10), ctx(), 'DescribeListeners'],
-    ['polls backed up (8 queued at 10/s), reads free: a read', load(10, 6, 2), load(10), ctx(), 'DescribeListeners'],
+    ['polls backed up (a second of them queued at 10/s), reads free: a read', load(10, 8, 2), load(10), ctx(), 'DescribeListeners'],
+    ['a few polls queued (8 at 10/s), reads free: still the task (loopguard cannot see TKE\'s reads)', load(10, 6, 2), load(10), ctx(), 'DescribeTaskStatus'],
+    ['polls with room, but the account cut them below the reads: a read', load(9.5), load(10), ctx(), 'DescribeListeners'],
     ['reads backed up by a discovery (40 queued), polls free: the task', load(10), load(10, 30, 10), ctx(), 'DescribeTaskStatus'],
     ['both backed up: the shorter backlog (reads)', load(10, 20), load(10, 12), ctx(), 'DescribeListeners'],
     ['an attribute write (no listener shows it): the task, whatever the room', load(1, 50), load(10), ctx({ readable: false }), 'DescribeTaskStatus'],

@@ -94,9 +94,9 @@ export function resolveAdaptiveRate(ceiling: number, overrides: Partial<Omit<Ada
 }
 
 /**
- * What this client knows of the account's quota at `now`: when it was last refused (RequestLimitExceeded, any action;
- * the last contentionRefusals times, oldest first: rememberRefusal) and the lowest rate its actions cut since run at
- * now (what the quota has been found to leave it).
+ * What this client knows of the account's quota at `now`: the times of its last contentionRefusals RequestLimitExceeded
+ * answers, any action, oldest first (rememberRefusal), and the lowest rate its actions cut since run at now (what the
+ * quota has been found to leave it).
  */
 export interface AccountEvidence {
   refusedAt: readonly number[];

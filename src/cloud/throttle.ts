@@ -102,7 +102,7 @@ interface ActionQueue {
 export class ActionThrottle {
   private readonly queues = new Map<string, ActionQueue>();
   private readonly cooldownMs: number;
-  /** Adaptive only: when this client was last refused (any action; rememberRefusal). */
+  /** Adaptive only: the times of this client's last contentionRefusals refusals, any action (rememberRefusal). */
   private refusedAt: readonly number[] = [];
 
   constructor(private readonly options: ThrottleOptions = {}) {

@@ -31,6 +31,34 @@ const WHAT: Record<Capability, string> = {
   sysctl: 'the sysctl command',
 };
 
+const reason = (err: unknown): string => (err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err));
+
+/** The Debian package of each command the lab runs. */
+const PACKAGES = { ip: 'iproute2', nft: 'nftables', sysctl: 'procps' } as const;
+
+/**
+ * Installs the Debian packages of the lab's missing commands, as root where apt-get is, and returns what it installed:
+ * `npm test` sets up what its suites need (the lab suites need these, as the others need kube-apiserver), and a fresh
+ * Debian machine has no nftables. Not root, no apt-get or a failed install: nothing, and the lab's preflight then names
+ * what is missing (the lab suites fail with it; they never skip).
+ */
+export async function installLabCommands(log: (line: string) => void): Promise<string[]> {
+  const missing: string[] = [];
+  for (const [cmd, pkg] of Object.entries(PACKAGES)) await run([cmd, cmd === 'ip' ? '-V' : '--version']).catch(() => missing.push(pkg));
+  if (missing.length === 0 || process.getuid?.() !== 0) return [];
+  // The lock timeout: the image's build may be installing podman at the same time (scripts/image/lib.sh).
+  const apt = (args: string[]) => run(['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', '-o', 'DPkg::Lock::Timeout=300', ...args]);
+  try {
+    await apt(['update', '-qq']);
+    await apt(['install', '-y', '-qq', ...missing]);
+    log(`installed the lab's commands from Debian: ${missing.join(', ')}`);
+    return missing;
+  } catch (err) {
+    log(`could not install ${missing.join(', ')} for the lab: ${reason(err)}`);
+    return [];
+  }
+}
+
 /** One line per missing capability, in a stable order; empty when the lab can run. */
 export function missing(f: Facts): string[] {
   return CAPABILITIES.filter((c) => f.problems[c] !== undefined).map((c) => `missing ${WHAT[c]}: ${f.problems[c]} — ${FIX[c]}`);
@@ -46,7 +74,6 @@ export function parseSimulated(list: string | undefined): Set<Capability> {
   return out;
 }
 
-const reason = (err: unknown): string => (err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err));
 
 export async function gatherFacts(simulated: Set<Capability> = new Set()): Promise<Facts> {
   const uid = process.getuid?.() ?? -1;

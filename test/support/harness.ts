@@ -13,6 +13,7 @@ import { gitCommit } from '../../scripts/lib/bundle.js';
 import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
 import { OPERATOR_BUNDLE_ENV, operatorAccountKubeconfig } from './operator.js';
 import { installCrds } from '../controlplane/crds.js';
+import { installLabCommands } from '../../lab/preflight.js';
 import {
   killControlPlaneSync,
   reapOrphans,
@@ -67,6 +68,7 @@ export async function setup(count: number): Promise<ControlPlaneState[]> {
   if (reaped > 0) console.log(`\n[loopguard] stopped ${reaped} control plane(s) left behind by a killed run`);
 
   const t0 = Date.now();
+  await installLabCommands((line) => console.log(`\n[loopguard] ${line}`));
   const binaries = await ensureControlPlaneBinaries();
   const t1 = Date.now();
   const started = await Promise.allSettled(

@@ -38,10 +38,12 @@ describe("a new leader's first round", () => {
     tke.namespaces.add(ns);
     for (let i = 0; i < BOUND; i++) await core.createNamespacedService({ namespace: ns, body: lbService(`lb-${i}`, AT_RISK_L4) });
     for (let i = 0; i < CLUSTER_IP; i++) await core.createNamespacedService({ namespace: ns, body: { metadata: { name: `cip-${i}` }, spec: { type: 'ClusterIP', ports: [{ port: 80 }] } } });
+    // TKE's writes to the Services done (the id, the status VIP, the listeners): none comes after the operator starts.
     await waitFor('every CLB built with its listeners', async () => {
       for (let i = 0; i < BOUND; i++) {
-        const id = (await core.readNamespacedService({ namespace: ns, name: `lb-${i}` })).metadata?.annotations?.[LB_ID];
-        if (!id || (await tke.emulator.admin.getLoadBalancer(id)).Listeners.length < 2) return undefined;
+        const svc = await core.readNamespacedService({ namespace: ns, name: `lb-${i}` });
+        const id = svc.metadata?.annotations?.[LB_ID];
+        if (!id || !svc.status?.loadBalancer?.ingress?.length || (await tke.emulator.admin.getLoadBalancer(id)).Listeners.length < 2) return undefined;
       }
       return true;
     });

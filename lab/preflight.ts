@@ -13,13 +13,21 @@ export interface Facts {
   problems: Partial<Record<Capability, string>>;
 }
 
+/** The commands the lab runs: how each is checked, and the Debian package that brings it. */
+const COMMANDS = {
+  ip: { check: ['ip', '-V'], pkg: 'iproute2' },
+  nft: { check: ['nft', '--version'], pkg: 'nftables' },
+  sysctl: { check: ['sysctl', '-V'], pkg: 'procps' },
+} as const;
+const apt = (c: keyof typeof COMMANDS): string => `install ${COMMANDS[c].pkg} (apt-get install ${COMMANDS[c].pkg})`;
+
 const FIX: Record<Capability, string> = {
   root: 'run it as root (sudo npm run lab): network namespaces, veth and nftables need CAP_SYS_ADMIN and CAP_NET_ADMIN',
-  ip: 'install iproute2 (apt-get install iproute2)',
+  ip: apt('ip'),
   netns: 'the kernel or the container must allow network namespaces (CONFIG_NET_NS; in a container: --privileged or CAP_SYS_ADMIN)',
   veth: 'the kernel needs the veth driver (CONFIG_VETH, modprobe veth)',
-  nft: 'install nftables (apt-get install nftables) and the kernel needs nf_tables with NAT (CONFIG_NF_TABLES, CONFIG_NFT_NAT)',
-  sysctl: 'install procps (apt-get install procps) for sysctl',
+  nft: `${apt('nft')} and the kernel needs nf_tables with NAT (CONFIG_NF_TABLES, CONFIG_NFT_NAT)`,
+  sysctl: `${apt('sysctl')} for sysctl`,
 };
 
 const WHAT: Record<Capability, string> = {
@@ -33,29 +41,24 @@ const WHAT: Record<Capability, string> = {
 
 const reason = (err: unknown): string => (err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err));
 
-/** The Debian package of each command the lab runs. */
-const PACKAGES = { ip: 'iproute2', nft: 'nftables', sysctl: 'procps' } as const;
-
 /**
- * Installs the Debian packages of the lab's missing commands, as root where apt-get is, and returns what it installed:
- * `npm test` sets up what its suites need (the lab suites need these, as the others need kube-apiserver), and a fresh
- * Debian machine has no nftables. Not root, no apt-get or a failed install: nothing, and the lab's preflight then names
- * what is missing (the lab suites fail with it; they never skip).
+ * Installs the Debian packages of the lab's missing commands, as root where apt-get is: `npm test` sets up what its
+ * suites need (the lab suites need these, as the others need kube-apiserver), and a fresh Debian machine has no
+ * nftables. Not root, no apt-get or a failed install: nothing, and the lab's preflight then names what is missing (the
+ * lab suites fail with it; they never skip). The apt-get call is scripts/image/lib.sh's (ensure_tools) for the image.
  */
-export async function installLabCommands(log: (line: string) => void): Promise<string[]> {
+export async function installLabCommands(log: (line: string) => void): Promise<void> {
   const missing: string[] = [];
-  for (const [cmd, pkg] of Object.entries(PACKAGES)) await run([cmd, cmd === 'ip' ? '-V' : '--version']).catch(() => missing.push(pkg));
-  if (missing.length === 0 || process.getuid?.() !== 0) return [];
-  // The lock timeout: the image's build may be installing podman at the same time (scripts/image/lib.sh).
-  const apt = (args: string[]) => run(['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', '-o', 'DPkg::Lock::Timeout=300', ...args]);
+  for (const { check, pkg } of Object.values(COMMANDS)) await run([...check]).catch(() => missing.push(pkg));
+  if (missing.length === 0 || process.getuid?.() !== 0) return;
+  // The lock timeout: the image's build may be installing podman at the same time.
+  const aptGet = (args: string[]) => run(['env', 'DEBIAN_FRONTEND=noninteractive', 'apt-get', '-o', 'DPkg::Lock::Timeout=300', ...args]);
   try {
-    await apt(['update', '-qq']);
-    await apt(['install', '-y', '-qq', ...missing]);
+    await aptGet(['update', '-qq']);
+    await aptGet(['install', '-y', '-qq', ...missing]);
     log(`installed the lab's commands from Debian: ${missing.join(', ')}`);
-    return missing;
   } catch (err) {
     log(`could not install ${missing.join(', ')} for the lab: ${reason(err)}`);
-    return [];
   }
 }
 
@@ -74,19 +77,14 @@ export function parseSimulated(list: string | undefined): Set<Capability> {
   return out;
 }
 
-
 export async function gatherFacts(simulated: Set<Capability> = new Set()): Promise<Facts> {
   const uid = process.getuid?.() ?? -1;
   const problems: Facts['problems'] = {};
   const note = (c: Capability, why: string) => (problems[c] ??= why);
   if (simulated.has('root') || uid !== 0) note('root', simulated.has('root') ? 'simulated (--simulate-missing root)' : `running as uid ${uid}`);
-  for (const [c, argv] of [
-    ['ip', ['ip', '-V']],
-    ['nft', ['nft', '--version']],
-    ['sysctl', ['sysctl', '-V']],
-  ] as Array<[Capability, string[]]>) {
+  for (const c of Object.keys(COMMANDS) as Array<keyof typeof COMMANDS>) {
     if (simulated.has(c)) note(c, `simulated (--simulate-missing ${c})`);
-    else await run(argv).catch((err: unknown) => note(c, reason(err)));
+    else await run([...COMMANDS[c].check]).catch((err: unknown) => note(c, reason(err)));
   }
   for (const c of ['netns', 'veth'] as const) if (simulated.has(c)) note(c, `simulated (--simulate-missing ${c})`);
   // Live checks only where they can mean something: a throw-away namespace with a veth pair and an nft NAT table.

@@ -55,6 +55,8 @@ async function buildOperator(): Promise<void> {
  */
 export async function setup(count: number): Promise<ControlPlaneState[]> {
   await buildOperator();
+  // On any cluster, an existing one too: the lab suites run on this machine's kernel.
+  await installLabCommands((line) => console.log(`\n[loopguard] ${line}`));
   if (process.env.LOOPGUARD_USE_EXISTING_CLUSTER === 'true') {
     const kubeconfig = process.env.KUBECONFIG;
     if (!kubeconfig) throw new Error('LOOPGUARD_USE_EXISTING_CLUSTER=true needs KUBECONFIG=/path/to/kubeconfig');
@@ -68,7 +70,6 @@ export async function setup(count: number): Promise<ControlPlaneState[]> {
   if (reaped > 0) console.log(`\n[loopguard] stopped ${reaped} control plane(s) left behind by a killed run`);
 
   const t0 = Date.now();
-  await installLabCommands((line) => console.log(`\n[loopguard] ${line}`));
   const binaries = await ensureControlPlaneBinaries();
   const t1 = Date.now();
   const started = await Promise.allSettled(

@@ -2,9 +2,13 @@
 // Audit policy exist before the operator starts, as after an install or a restart: the policy's informer queues it with
 // every target before leadership comes, and leadership queues every policy with every target again. Queued while the
 // first round already ran, the second made a full round right after it (the process's memory peak at 3,000 CLBs);
-// queued before the queue runs, both are one round. Counted by the operator's own loopguard_targets_planned_total.
+// queued before the queue runs, both are one round. Counted by the operator's own loopguard_targets_planned_total,
+// which counts every policy's targets: on a control plane of its own, so that no other suite's policy is counted.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { CoreV1Api } from '@kubernetes/client-node';
+import { ensureControlPlaneBinaries } from '../controlplane/binaries.js';
+import { installCrds } from '../controlplane/crds.js';
+import { startControlPlane, stopControlPlane, type ControlPlaneState } from '../controlplane/launcher.js';
 import { createNamespace, kubeConfig, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
 import type { OperatorProcess } from '../support/operator.js';
@@ -22,20 +26,24 @@ async function targetsPlanned(operator: OperatorProcess): Promise<number> {
 }
 
 describe("a new leader's first round", () => {
+  let cp: ControlPlaneState;
   let tke: LocalTke;
-  const core = kubeConfig().makeApiClient(CoreV1Api);
 
   beforeAll(async () => {
-    tke = await startLocalTke({ operator: false });
-  });
+    cp = await startControlPlane({ binaries: await ensureControlPlaneBinaries() });
+    await installCrds(cp.kubeconfig);
+    tke = await startLocalTke({ kubeconfig: cp.kubeconfig, allNamespaces: true, operator: false });
+  }, 180_000);
 
   afterAll(async () => {
     await tke?.stop();
+    if (cp) await stopControlPlane(cp);
   });
 
   it('plans every target once, not once more right after', async () => {
-    const ns = await createNamespace('first-round');
-    tke.namespaces.add(ns);
+    const kc = kubeConfig(cp.kubeconfig);
+    const core = kc.makeApiClient(CoreV1Api);
+    const ns = await createNamespace('first-round', kc);
     for (let i = 0; i < BOUND; i++) await core.createNamespacedService({ namespace: ns, body: lbService(`lb-${i}`, AT_RISK_L4) });
     for (let i = 0; i < CLUSTER_IP; i++) await core.createNamespacedService({ namespace: ns, body: { metadata: { name: `cip-${i}` }, spec: { type: 'ClusterIP', ports: [{ port: 80 }] } } });
     // TKE's writes to the Services done (the id, the status VIP, the listeners): none comes after the operator starts.
@@ -47,8 +55,8 @@ describe("a new leader's first round", () => {
       }
       return true;
     });
-    const policy = { namespace: ns, name: 'audit' };
-    expect((await applyPolicy(policyManifest(policy, { mode: 'Audit' }))).code).toBe(0);
+    const policy = { namespace: ns, name: 'audit', kubeconfig: cp.kubeconfig };
+    expect((await applyPolicy(policyManifest(policy, { mode: 'Audit' }), { kubeconfig: cp.kubeconfig })).code).toBe(0);
 
     const operator = await tke.startOperator();
     await waitForCondition(policy, 'Ready');

@@ -12,12 +12,15 @@ import type { ReconcileOutcome } from '../../runtime/work-queue.js';
 import { PolicyDeletion } from './deletion.js';
 import { PolicyPublisher } from './publish.js';
 import type { MeasuredCondition } from '../../probe/evidence.js';
-import type { PolicyControllerOptions } from './deps.js';
+import type { PolicyControllerOptions, RoundInput } from './deps.js';
 import { nextReconcile, settled } from './requeue.js';
 import { EVERYTHING, PendingChanges, targetsToPlan, type Change } from './pending.js';
 import { PolicyRound, type RoundResult } from './round.js';
 import { asksForDns, liveSubject, type PolicySubject } from './subject.js';
-import { policyTargets, sharedWith, type PolicyTargets } from './targets.js';
+import { policyTargets, sharedWith, type ManagedFacts, type PolicyTargets } from './targets.js';
+
+/** A round with nothing to plan or release. */
+const NOTHING_PLANNED: RoundResult = { outcomes: [], releases: [], waitsOnTke: false, stopped: [], skipped: 0 };
 
 const jitter = (ms: number): number => Math.round(ms * (0.9 + Math.random() * 0.2));
 
@@ -100,13 +103,8 @@ export class PolicyController {
       this.forgetPolicy(policy.owner);
       return;
     }
-    const all = policyTargets(policy, this.o.caches);
-    // Whatever brought this round may change what the probe plan measures (it reads the caches, not this round).
-    this.o.probe?.changed(policy.spec.probe.enabled);
-    const { targets, covering } = this.changedTargets(policy.owner, all);
-    await this.ensureFinalizer(policy, all);
-    const previous = await this.markReconciling(policy);
-    const run = await this.runRound(policy, targets, signal);
+    const { input, planned, covering, previous } = await this.begin(policy);
+    const run = input ? await this.round.run(input, signal) : NOTHING_PLANNED;
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.
@@ -114,11 +112,29 @@ export class PolicyController {
       await this.publisher.reportStopped(policy, run.stopped, false, run.skipped);
       return;
     }
-    const { outcomes, measured } = await this.remember(policy, all, targets, run, covering);
+    // The targets as the caches show them now: a round under Enforce runs for minutes, and holding what `begin`
+    // gathered until here kept every target's facts alive through it, to meet the next round's in the old generation
+    // (bench/scale's peaks at the rounds' ends: docs/benchmarks.md, "Gathered twice").
+    const all = policyTargets(policy, this.o.caches);
+    const { outcomes, measured } = await this.remember(policy, all, planned, run, covering);
     await this.publisher.publish(policy, previous, all, outcomes, run.releases, this.stateOf(policy.owner), measured);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.publisher.reportStopped(policy, run.stopped, false);
     return this.requeue(policy.owner, outcomes, run);
+  }
+
+  /**
+   * A round's start: the targets the changes concern, the finalizer, Reconciling; what the round runs on (none when
+   * nothing is to plan), and only that: what was gathered to choose it is let go here.
+   */
+  private async begin(policy: PolicySubject): Promise<{ input?: RoundInput; planned: ManagedFacts[]; covering?: Iterable<string>; previous: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined }> {
+    const all = policyTargets(policy, this.o.caches);
+    // Whatever brought this round may change what the probe plan measures (it reads the caches, not this round).
+    this.o.probe?.changed(policy.spec.probe.enabled);
+    const { targets, covering } = this.changedTargets(policy.owner, all);
+    await this.ensureFinalizer(policy, all);
+    const previous = await this.markReconciling(policy);
+    return { ...(this.roundInput(policy, targets) ?? {}), planned: targets.mine, ...(covering ? { covering: [...covering] } : {}), previous };
   }
 
   /**
@@ -147,7 +163,7 @@ export class PolicyController {
    * Every target's outcome, this round's or its last, the conflicts, with the probe's figures (docs/architecture.md §7
    * `remember`); a target not settled stays pending; the reports of the namespaces whose outcomes changed are queued.
    */
-  private async remember(policy: PolicySubject, all: PolicyTargets, planned: PolicyTargets, run: RoundResult, covering?: Iterable<string>): Promise<{ outcomes: TargetOutcome[]; measured?: MeasuredCondition }> {
+  private async remember(policy: PolicySubject, all: PolicyTargets, planned: readonly ManagedFacts[], run: RoundResult, covering?: Iterable<string>): Promise<{ outcomes: TargetOutcome[]; measured?: MeasuredCondition }> {
     const state = this.stateOf(policy.owner);
     const fresh = new Map(run.outcomes.map((o) => [targetKey(o.assessment.target), o]));
     const before = state.planned;
@@ -168,7 +184,7 @@ export class PolicyController {
     // A target that has not settled (requeue.ts) stays pending, as does one whose verdict a time decides (`due`, at the
     // requeue's graceEndsAt); shutdown's stop leaves everything the round planned pending.
     const configsKnown = this.o.tkeServiceConfigsSynced();
-    for (const m of planned.mine) {
+    for (const m of planned) {
       const k = targetKey(m.facts);
       const o = now.get(k);
       if (!o || !settled(o, this.o.executor !== undefined && m.mode === 'Enforce', configsKnown) || run.stopped.length > 0) this.touch(policy.owner, { target: k });
@@ -183,18 +199,17 @@ export class PolicyController {
   /**
    * One round over the targets the changes concern and the orphans, each carried out by its own mode: a cluster
    * policy's namespaces may be in Enforce or Audit (modeOverrides), and a namespace that left it releases by the mode
-   * its labels give now (targets.ts).
+   * its labels give now (targets.ts). None when there is nothing to plan or release.
    */
-  private async runRound(policy: PolicySubject, targets: PolicyTargets, signal: AbortSignal): Promise<RoundResult> {
-    if (targets.mine.length === 0 && targets.orphans.length === 0) return { outcomes: [], releases: [], waitsOnTke: false, stopped: [], skipped: 0 };
+  private roundInput(policy: PolicySubject, targets: PolicyTargets): { input: RoundInput } | undefined {
+    if (targets.mine.length === 0 && targets.orphans.length === 0) return undefined;
     const modes = new Map([...targets.mine, ...targets.orphans].map((t) => [targetKey(t.facts), t.mode]));
     // The orphans' CLBs too: a release must see who else keeps a shared CLB's VIP bound (shared-clb.ts).
     const ignoreSkipOf = policy.cluster?.skipAnnotation === 'Ignore' ? policy.owner : undefined;
     const shared = sharedWith([...targets.mine, ...targets.orphans].map((t) => t.facts), this.o.caches, new Set(targets.namespaces.keys()), targets.index, ignoreSkipOf);
-    return this.round.run(
-      { spec: policy.spec, profile: this.o.profile(), owner: policy.owner, targets: targets.mine.map((m) => m.facts), orphans: targets.orphans, enforcing: (t) => this.o.executor !== undefined && modes.get(targetKey(t)) === 'Enforce', shared, ...(ignoreSkipOf ? { ignoreSkipAnnotation: true } : {}) },
-      signal,
-    );
+    return {
+      input: { spec: policy.spec, profile: this.o.profile(), owner: policy.owner, targets: targets.mine.map((m) => m.facts), orphans: targets.orphans, enforcing: (t) => this.o.executor !== undefined && modes.get(targetKey(t)) === 'Enforce', shared, ...(ignoreSkipOf ? { ignoreSkipAnnotation: true } : {}) },
+    };
   }
 
   /** A new generation: Ready=Unknown + Reconciling first, so kstatus/Flux never see the old status as current. */

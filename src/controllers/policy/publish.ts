@@ -59,7 +59,6 @@ export class PolicyPublisher {
   /** Events on targets when their verdict changes, and the per-target risk and error gauges. */
   private async events(policy: PolicySubject, outcomes: readonly TargetOutcome[], targets: PolicyTargets, reported: Reported): Promise<void> {
     const enforcingIn = (ns: string) => this.o.executor !== undefined && (targets.namespaces.get(ns) ?? policy.spec.mode) === 'Enforce';
-    const mine = new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts]));
     this.o.metrics.reportTargets(
       policy.namespace ?? '',
       policy.namespace === undefined ? policy.owner : policy.name,
@@ -71,6 +70,8 @@ export class PolicyPublisher {
     );
     const by = `(${describeOwner(policy.owner)})`;
     const ignoresSkip = policy.cluster?.skipAnnotation === 'Ignore';
+    // Only a cluster policy that ignores loopguard.dev/skip reads its targets' own annotations here.
+    const mine = ignoresSkip ? new Map(targets.mine.map((m) => [targetKey(m.facts), m.facts])) : undefined;
     const before = reported.verdicts ?? new Map<string, Assessment>();
     const after = new Map<string, Assessment>();
     reported.verdicts = after;
@@ -80,7 +81,7 @@ export class PolicyPublisher {
       // True in every round until someone fixes it: one Event per problem, not one write per round.
       for (const w of a.warnings) await this.o.events.recordStanding(involved, 'Warning', EventReason.InvalidAnnotation, w);
       if (ignoresSkip && a.verdict !== 'Conflict') {
-        const own = mine.get(targetKey(t));
+        const own = mine?.get(targetKey(t));
         if (own?.annotations?.[LoopguardAnnotation.Skip] !== undefined && readSkip(own.annotations, t.kind, { ignoreOwn: true }).skipped === undefined) {
           await this.o.events.recordStanding(involved, 'Normal', EventReason.SkipAnnotationIgnored, `${LoopguardAnnotation.Skip} has no effect: ${describeOwner(policy.owner)} sets skipAnnotation: Ignore, so the platform team's policy manages this ${t.kind} whatever the annotation says`);
         }

@@ -277,6 +277,20 @@ describe('PolicyController.reconcile over an in-memory world', () => {
     expect(h.world.records.size).toBe(0);
   });
 
+  it('a target deleted while its round runs is not in that round\'s status: outcomes are published over the targets as they are at its end', async () => {
+    const h = harnessOf(['web', 'api'], 1);
+    h.policies.set('p', policyOf('p', { mode: 'Enforce' }));
+    // The Service api goes from the cache while the round writes web's CLB (a fault that never matches: a hook).
+    h.world.fail((t) => {
+      if (t.name === 'web') h.world.facts.delete('api');
+      return false;
+    }, { status: 'done' });
+    await h.reconcile('p');
+    expect(h.target('p', 'web')).toMatchObject({ verdict: 'Mitigated' });
+    expect(h.target('p', 'api')).toBeUndefined();
+    expect(h.policies.get('p')?.status?.counts).toMatchObject({ total: 1, mitigated: 1 });
+  });
+
   it('deletion: every original restored through the same planner and executor, then the finalizer goes', async () => {
     const h = harness('web', 'api');
     h.policies.set('p', policyOf('p', { mode: 'Enforce' }));

@@ -19,6 +19,12 @@ import { PolicyRound, type RoundResult } from './round.js';
 import { asksForDns, liveSubject, type PolicySubject } from './subject.js';
 import { policyTargets, sharedWith, type ManagedFacts, type PolicyTargets } from './targets.js';
 
+/**
+ * What a round's start leaves for its end (PolicyController.begin): the round's input when there is something to plan
+ * or release, else the selection it was chosen from.
+ */
+type Begun = { previous: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined; planned: ManagedFacts[]; covering?: Iterable<string> } & ({ round: RoundInput } | { all: PolicyTargets });
+
 /** A round with nothing to plan or release. */
 const NOTHING_PLANNED: RoundResult = { outcomes: [], releases: [], waitsOnTke: false, stopped: [], skipped: 0 };
 
@@ -103,8 +109,8 @@ export class PolicyController {
       this.forgetPolicy(policy.owner);
       return;
     }
-    const { input, planned, covering, previous } = await this.begin(policy);
-    const run = input ? await this.round.run(input, signal) : NOTHING_PLANNED;
+    const begun = await this.begin(policy);
+    const run = 'round' in begun ? await this.round.run(begun.round, signal) : NOTHING_PLANNED;
     if (run.skipped > 0) {
       // Shutdown began mid-round: a status of the targets reached so far would drop the others. The last full
       // status stays; the log line and Event say where the round stopped.
@@ -112,29 +118,31 @@ export class PolicyController {
       await this.publisher.reportStopped(policy, run.stopped, false, run.skipped);
       return;
     }
-    // The targets as the caches show them now: a round under Enforce runs for minutes, and holding what `begin`
-    // gathered until here kept every target's facts alive through it, to meet the next round's in the old generation
-    // (bench/scale's peaks at the rounds' ends: docs/benchmarks.md, "Gathered twice").
-    const all = policyTargets(policy, this.o.caches);
-    const { outcomes, measured } = await this.remember(policy, all, planned, run, covering);
-    await this.publisher.publish(policy, previous, all, outcomes, run.releases, this.stateOf(policy.owner), measured);
+    // After a round, the targets as the caches show them now: under Enforce a round runs for minutes, and holding what
+    // `begin` gathered until here kept every target's facts alive through it, to meet the next round's in the old
+    // generation (bench/scale's peaks at the rounds' ends: docs/benchmarks.md, "Gathered twice").
+    const all = 'all' in begun ? begun.all : policyTargets(policy, this.o.caches);
+    const { outcomes, measured } = await this.remember(policy, all, begun.planned, run, begun.covering);
+    await this.publisher.publish(policy, begun.previous, all, outcomes, run.releases, this.stateOf(policy.owner), measured);
     // Shutdown began during the round: the status shows the steps left; this says why they were left.
     if (run.stopped.length > 0) await this.publisher.reportStopped(policy, run.stopped, false);
     return this.requeue(policy.owner, outcomes, run);
   }
 
   /**
-   * A round's start: the targets the changes concern, the finalizer, Reconciling; what the round runs on (none when
-   * nothing is to plan), and only that: what was gathered to choose it is let go here.
+   * A round's start: the targets the changes concern, the finalizer, Reconciling. With something to plan or release,
+   * what the round runs on and only that (what was gathered to choose it is let go here); with nothing, the selection
+   * itself, still current, for the status.
    */
-  private async begin(policy: PolicySubject): Promise<{ input?: RoundInput; planned: ManagedFacts[]; covering?: Iterable<string>; previous: LoopbackPolicyStatus | ClusterLoopbackPolicyStatus | undefined }> {
+  private async begin(policy: PolicySubject): Promise<Begun> {
     const all = policyTargets(policy, this.o.caches);
     // Whatever brought this round may change what the probe plan measures (it reads the caches, not this round).
     this.o.probe?.changed(policy.spec.probe.enabled);
     const { targets, covering } = this.changedTargets(policy.owner, all);
     await this.ensureFinalizer(policy, all);
     const previous = await this.markReconciling(policy);
-    return { ...(this.roundInput(policy, targets) ?? {}), planned: targets.mine, ...(covering ? { covering: [...covering] } : {}), previous };
+    const round = this.roundInput(policy, targets);
+    return { previous, planned: targets.mine, ...(covering ? { covering } : {}), ...(round ? { round } : { all }) };
   }
 
   /**
@@ -201,15 +209,13 @@ export class PolicyController {
    * policy's namespaces may be in Enforce or Audit (modeOverrides), and a namespace that left it releases by the mode
    * its labels give now (targets.ts). None when there is nothing to plan or release.
    */
-  private roundInput(policy: PolicySubject, targets: PolicyTargets): { input: RoundInput } | undefined {
+  private roundInput(policy: PolicySubject, targets: PolicyTargets): RoundInput | undefined {
     if (targets.mine.length === 0 && targets.orphans.length === 0) return undefined;
     const modes = new Map([...targets.mine, ...targets.orphans].map((t) => [targetKey(t.facts), t.mode]));
     // The orphans' CLBs too: a release must see who else keeps a shared CLB's VIP bound (shared-clb.ts).
     const ignoreSkipOf = policy.cluster?.skipAnnotation === 'Ignore' ? policy.owner : undefined;
     const shared = sharedWith([...targets.mine, ...targets.orphans].map((t) => t.facts), this.o.caches, new Set(targets.namespaces.keys()), targets.index, ignoreSkipOf);
-    return {
-      input: { spec: policy.spec, profile: this.o.profile(), owner: policy.owner, targets: targets.mine.map((m) => m.facts), orphans: targets.orphans, enforcing: (t) => this.o.executor !== undefined && modes.get(targetKey(t)) === 'Enforce', shared, ...(ignoreSkipOf ? { ignoreSkipAnnotation: true } : {}) },
-    };
+    return { spec: policy.spec, profile: this.o.profile(), owner: policy.owner, targets: targets.mine.map((m) => m.facts), orphans: targets.orphans, enforcing: (t) => this.o.executor !== undefined && modes.get(targetKey(t)) === 'Enforce', shared, ...(ignoreSkipOf ? { ignoreSkipAnnotation: true } : {}) };
   }
 
   /** A new generation: Ready=Unknown + Reconciling first, so kstatus/Flux never see the old status as current. */

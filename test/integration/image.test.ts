@@ -16,10 +16,9 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { REPO_ROOT } from '../controlplane/crds.js';
-import { freePort } from '../controlplane/launcher.js';
 import { createNamespace, kubeConfig, kubeconfigPath, waitFor } from '../support/kube.js';
 import { startLocalTke, type LocalTke } from '../support/local-tke.js';
-import { OPERATOR_NAMESPACE } from '../support/operator.js';
+import { OPERATOR_NAMESPACE, listeningPort } from '../support/operator.js';
 import { OPERATOR_BUNDLE } from '../../scripts/build-operator.js';
 import { BUNDLE_NODE_OPTIONS } from '../../scripts/lib/bundle.js';
 import { applyPolicy, getPolicy, policyManifest, reportedStatus } from '../support/policy.js';
@@ -183,7 +182,6 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     }
     chmodSync(dir, 0o700);
 
-    const port = await freePort();
     const name = `lg-image-run-${randomBytes(4).toString('hex')}`;
     containers.push(name);
     const { secretId, secretKey } = emulator.credentials;
@@ -196,7 +194,8 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
       '--env', 'TENCENTCLOUD_SECRET_ID', '--env', 'TENCENTCLOUD_SECRET_KEY',
       image,
       '--kubeconfig=/var/run/loopguard/kubeconfig',
-      '--probe-host=127.0.0.1', `--probe-port=${port}`,
+      // Port 0 and the port read from the log: a port found free beforehand can be taken before the container binds it.
+      '--probe-host=127.0.0.1', '--probe-port=0',
       `--clb-endpoint=${emulator.endpoint}`, '--clb-protocol=http://', `--region=${emulator.region}`,
       `--identity=${name}`, '--leader-elect=true', `--leader-election-namespace=${OPERATOR_NAMESPACE}`,
     ];
@@ -212,11 +211,14 @@ suite(`the loopguard image${unavailable ? ` (skipped: ${unavailable})` : ''}`, (
     let done = false;
     void exited.then(() => (done = true));
     const context = () => `--- container logs (tail) ---\n${logs.slice(-4000)}`;
+    let port: number | undefined;
     try {
       await waitFor(
         'the container ready (/readyz 200)',
         async () => {
           if (done) throw new Error('container exited');
+          port ??= listeningPort(logs, 'Probe server');
+          if (port === undefined) return undefined;
           const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
           return res?.status === 200 ? true : undefined;
         },

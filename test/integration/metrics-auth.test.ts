@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { startClbEmulator, type ClbEmulator } from '../../sim/clb-emulator/index.js';
 import { REPO_ROOT } from '../controlplane/crds.js';
-import { freePort } from '../controlplane/launcher.js';
 import { CHART_DIR, helmBinary, runHelm } from '../support/helm.js';
 import { createNamespace, deleteNamespace, kubeconfigPath, kubectl } from '../support/kube.js';
 import { operatorAccountKubeconfig, serviceAccountKubeconfig, startOperatorProcess, type OperatorProcess } from '../support/operator.js';
@@ -55,7 +54,9 @@ function withoutPorts(args: readonly string[]): string[] {
   return args.filter((a) => !/^--(probe-port|metrics-port)=/.test(a));
 }
 
-async function expectGuarded(op: OperatorProcess, metricsPort: number, tokens: { scraper: string; tenant: string }): Promise<void> {
+async function expectGuarded(op: OperatorProcess, tokens: { scraper: string; tenant: string }): Promise<void> {
+  const metricsPort = op.metricsPort;
+  if (metricsPort === undefined) throw new Error(`the operator logged no "Metrics server listening" line:\n${op.logs()}`);
   expect(await scrape(metricsPort)).toEqual({ status: 401, body: expect.stringMatching(/^Unauthorized/) });
   expect(await scrape(metricsPort, 'not-a-token')).toMatchObject({ status: 401 });
   const denied = await scrape(metricsPort, tokens.tenant);
@@ -101,10 +102,9 @@ describe('authenticated /metrics', () => {
     expect(args).toContain('--metrics-secure=true');
     const tokens = { scraper: await account(ns, 'scraper', 'loopguard-metrics-reader'), tenant: await account(ns, 'tenant') };
     bindings.push(`${ns}-scraper`);
-    const metricsPort = await freePort();
-    const op = await startOperatorProcess({ kubeconfig: await operatorAccountKubeconfig(), emulator, extraArgs: [...withoutPorts(args), `--metrics-port=${metricsPort}`] });
+    const op = await startOperatorProcess({ kubeconfig: await operatorAccountKubeconfig(), emulator, extraArgs: [...withoutPorts(args), '--metrics-port=0'] });
     running.push(op);
-    await expectGuarded(op, metricsPort, tokens);
+    await expectGuarded(op, tokens);
     await op.stop();
   }, 180_000);
 
@@ -120,16 +120,15 @@ describe('authenticated /metrics', () => {
       const tokens = { scraper: await account(ns, 'chart-scraper', `${release}-loopguard-metrics-reader`), tenant: await account(ns, 'tenant-2') };
       bindings.push(`${ns}-chart-scraper`);
       const operatorKubeconfig = await serviceAccountKubeconfig(undefined, { name: `${release}-loopguard`, namespace: ns });
-      const metricsPort = await freePort();
       const op = await startOperatorProcess({
         kubeconfig: operatorKubeconfig,
         emulator,
         // The chart's Lease lives in the release namespace, where its leader-election Role is.
         namespace: ns,
-        extraArgs: [...withoutPorts(args), `--metrics-port=${metricsPort}`],
+        extraArgs: [...withoutPorts(args), '--metrics-port=0'],
       });
       running.push(op);
-      await expectGuarded(op, metricsPort, tokens);
+      await expectGuarded(op, tokens);
       await op.stop();
     } finally {
       helm(['uninstall', release, '-n', ns]);

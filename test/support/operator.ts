@@ -5,7 +5,6 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
-import { freePort } from '../controlplane/launcher.js';
 import { BUNDLE_NODE_OPTIONS } from '../../scripts/lib/bundle.js';
 import { WaitHopeless, kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
 
@@ -91,7 +90,10 @@ export async function serviceAccountKubeconfig(adminKubeconfig?: string, account
 
 export interface OperatorProcess {
   child: ChildProcess;
+  /** The probe server's port, as the operator logged it ("Probe server listening"). */
   port: number;
+  /** The HTTPS metrics server's port when it runs (--metrics-secure; pass --metrics-port=0), as the operator logged it. */
+  metricsPort?: number;
   identity: string;
   logs: () => string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -112,10 +114,26 @@ export interface OperatorProcessOptions {
   entry?: string;
 }
 
-/** Starts the operator (its bundle, or `src/main.ts` through tsx) and waits until /readyz answers 200 (caches synced). */
+/** The port of the server a "… listening" line of the operator's JSON log names (`Probe server`, `Metrics server`). */
+export function listeningPort(logs: string, server: 'Probe server' | 'Metrics server'): number | undefined {
+  for (const line of logs.split('\n')) {
+    if (!line.includes(`"${server} listening`)) continue;
+    const port = (JSON.parse(line) as { port?: unknown }).port;
+    if (typeof port === 'number') return port;
+  }
+  return undefined;
+}
+
+let started = 0;
+
+/**
+ * Starts the operator (its bundle, or `src/main.ts` through tsx) and waits until /readyz answers 200 (caches synced).
+ * Its servers listen on ports the kernel picks (port 0) and the test reads them from the log: a port found free
+ * beforehand and handed over can be taken in between by another suite's server or an outgoing connection (CI, stop
+ * 63: EADDRINUSE on the probe port).
+ */
 export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
-  const port = await freePort();
-  const identity = options.identity ?? `op-${port}`;
+  const identity = options.identity ?? `op-${process.pid}-${++started}`;
   const args = [
     // For measuring a bench's operator under other V8 flags, e.g. LOOPGUARD_OPERATOR_V8_FLAGS=--single-threaded-gc
     // (NODE_OPTIONS takes only a few V8 flags).
@@ -123,7 +141,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     ...entrypointArgs([
     `--kubeconfig=${options.kubeconfig ?? kubeconfigPath()}`,
     `--probe-host=127.0.0.1`,
-    `--probe-port=${port}`,
+    '--probe-port=0',
     `--clb-endpoint=${options.emulator.endpoint}`,
     '--clb-protocol=http://',
     `--region=${options.emulator.region}`,
@@ -155,10 +173,13 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   let done = false;
   void exited.then(() => (done = true));
+  let port: number | undefined;
   await waitFor(
     `operator ${identity} ready`,
     async () => {
       if (done) throw new WaitHopeless(`operator exited early:\n${logs}`);
+      port ??= listeningPort(logs, 'Probe server');
+      if (port === undefined) return undefined;
       const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
       return res?.status === 200 ? true : undefined;
     },
@@ -167,9 +188,11 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     child.kill('SIGKILL');
     throw new Error(`${err instanceof Error ? err.message : String(err)}\n--- operator logs ---\n${logs}`);
   });
+  const metricsPort = listeningPort(logs, 'Metrics server');
   return {
     child,
-    port,
+    port: port!,
+    ...(metricsPort === undefined ? {} : { metricsPort }),
     identity,
     logs: () => logs,
     stop: async (signal: NodeJS.Signals = 'SIGTERM') => {

@@ -5,6 +5,7 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
+import { freePort } from '../controlplane/launcher.js';
 import { BUNDLE_NODE_OPTIONS } from '../../scripts/lib/bundle.js';
 import { WaitHopeless, kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
 
@@ -90,7 +91,6 @@ export async function serviceAccountKubeconfig(adminKubeconfig?: string, account
 
 export interface OperatorProcess {
   child: ChildProcess;
-  /** The probe server's port, as the operator logged it ("Probe server listening"). */
   port: number;
   /** The HTTPS metrics server's port when it runs (--metrics-secure; pass --metrics-port=0), as the operator logged it. */
   metricsPort?: number;
@@ -126,14 +126,30 @@ export function listeningPort(logs: string, server: 'Probe server' | 'Metrics se
 
 let started = 0;
 
+/** Starts with a probe port found free beforehand; another port when it was taken before the operator bound it. */
+const PORT_ATTEMPTS = 3;
+
 /**
  * Starts the operator (its bundle, or `src/main.ts` through tsx) and waits until /readyz answers 200 (caches synced).
- * Its servers listen on ports the kernel picks (port 0) and the test reads them from the log: a port found free
- * beforehand and handed over can be taken in between by another suite's server or an outgoing connection (CI, stop
- * 63: EADDRINUSE on the probe port).
+ * The probe port is one found free just before: it can be taken in between by another suite's server or an outgoing
+ * connection (CI, stop 63: EADDRINUSE), and the operator then exits at once saying so; it is started again on
+ * another. (Port 0 would need the port from the log, and the benches run at --log-level=warn.)
  */
 export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
   const identity = options.identity ?? `op-${process.pid}-${++started}`;
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    try {
+      return await launchOperator(options, identity, port);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt >= PORT_ATTEMPTS) throw err;
+    }
+  }
+}
+
+class PortTaken extends WaitHopeless {}
+
+async function launchOperator(options: OperatorProcessOptions, identity: string, port: number): Promise<OperatorProcess> {
   const args = [
     // For measuring a bench's operator under other V8 flags, e.g. LOOPGUARD_OPERATOR_V8_FLAGS=--single-threaded-gc
     // (NODE_OPTIONS takes only a few V8 flags).
@@ -141,7 +157,7 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
     ...entrypointArgs([
     `--kubeconfig=${options.kubeconfig ?? kubeconfigPath()}`,
     `--probe-host=127.0.0.1`,
-    '--probe-port=0',
+    `--probe-port=${port}`,
     `--clb-endpoint=${options.emulator.endpoint}`,
     '--clb-protocol=http://',
     `--region=${options.emulator.region}`,
@@ -173,25 +189,24 @@ export async function startOperatorProcess(options: OperatorProcessOptions): Pro
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   let done = false;
   void exited.then(() => (done = true));
-  let port: number | undefined;
   await waitFor(
     `operator ${identity} ready`,
     async () => {
-      if (done) throw new WaitHopeless(`operator exited early:\n${logs}`);
-      port ??= listeningPort(logs, 'Probe server');
-      if (port === undefined) return undefined;
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+      if (done) throw logs.includes(`probe port 127.0.0.1:${port} is in use`) ? new PortTaken(`operator exited early:\n${logs}`) : new WaitHopeless(`operator exited early:\n${logs}`);
+      // Bounded: whatever took the port may accept and never answer, and the exit above is seen only between polls.
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
       return res?.status === 200 ? true : undefined;
     },
     { timeoutMs: 60_000, intervalMs: 200 },
   ).catch((err: unknown) => {
     child.kill('SIGKILL');
+    if (err instanceof PortTaken) throw err;
     throw new Error(`${err instanceof Error ? err.message : String(err)}\n--- operator logs ---\n${logs}`);
   });
   const metricsPort = listeningPort(logs, 'Metrics server');
   return {
     child,
-    port: port!,
+    port,
     ...(metricsPort === undefined ? {} : { metricsPort }),
     identity,
     logs: () => logs,

@@ -204,15 +204,22 @@ export async function reapOrphans(): Promise<number> {
 /** Ports are probed free and handed over, so another process may take one in between: then start again. */
 const PORT_RACE_ATTEMPTS = 3;
 
-export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlaneState> {
+/**
+ * Runs `start` (which picks its ports with freePort) again, on new ports, when `lost` says a port was taken between
+ * the probe and the bind; up to PORT_RACE_ATTEMPTS times. For servers that must be told their port before they start.
+ */
+export async function onFreshPorts<T>(start: () => Promise<T>, lost: (err: unknown) => boolean): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startControlPlaneOnce(options);
+      return await start();
     } catch (err) {
-      const lost = err instanceof Error && /bind: address already in use/.test(err.message);
-      if (!lost || attempt >= PORT_RACE_ATTEMPTS) throw err;
+      if (!lost(err) || attempt >= PORT_RACE_ATTEMPTS) throw err;
     }
   }
+}
+
+export async function startControlPlane(options: ControlPlaneOptions): Promise<ControlPlaneState> {
+  return onFreshPorts(() => startControlPlaneOnce(options), (err) => err instanceof Error && /bind: address already in use/.test(err.message));
 }
 
 async function startControlPlaneOnce(options: ControlPlaneOptions): Promise<ControlPlaneState> {

@@ -5,7 +5,7 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../controlplane/crds.js';
-import { freePort } from '../controlplane/launcher.js';
+import { freePort, onFreshPorts } from '../controlplane/launcher.js';
 import { BUNDLE_NODE_OPTIONS } from '../../scripts/lib/bundle.js';
 import { WaitHopeless, kubeConfig, kubeconfigPath, kubectl, waitFor } from './kube.js';
 
@@ -126,27 +126,19 @@ export function listeningPort(logs: string, server: 'Probe server' | 'Metrics se
 
 let started = 0;
 
-/** Starts with a probe port found free beforehand; another port when it was taken before the operator bound it. */
-const PORT_ATTEMPTS = 3;
-
 /**
  * Starts the operator (its bundle, or `src/main.ts` through tsx) and waits until /readyz answers 200 (caches synced).
  * The probe port is one found free just before: it can be taken in between by another suite's server or an outgoing
  * connection (CI, stop 63: EADDRINUSE), and the operator then exits at once saying so; it is started again on
- * another. (Port 0 would need the port from the log, and the benches run at --log-level=warn.)
+ * another, as the control plane is (onFreshPorts). Port 0 would need the port from the log, and the benches run at
+ * --log-level=warn.
  */
 export async function startOperatorProcess(options: OperatorProcessOptions): Promise<OperatorProcess> {
   const identity = options.identity ?? `op-${process.pid}-${++started}`;
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    try {
-      return await launchOperator(options, identity, port);
-    } catch (err) {
-      if (!(err instanceof PortTaken) || attempt >= PORT_ATTEMPTS) throw err;
-    }
-  }
+  return onFreshPorts(async () => launchOperator(options, identity, await freePort()), (err) => err instanceof PortTaken);
 }
 
+/** The operator exited because its probe port was in use. */
 class PortTaken extends WaitHopeless {}
 
 async function launchOperator(options: OperatorProcessOptions, identity: string, port: number): Promise<OperatorProcess> {
